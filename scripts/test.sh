@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# The README's test command (`npm test`): installs what is missing, then runs every test.
+#   1. node dependencies (npm ci) when node_modules is missing or stale
+#   2. typecheck, lint and the layering check
+#   3. unit and integration tests (vitest project "unit")
+#   4. build and package the .vsix
+#   5. the e2e prerequisites (Debian packages, code-server 4.100.3 in a cache folder)
+#   6. the end-to-end tests in code-server driven by Playwright (vitest project "e2e")
+# Set KEEL_SKIP_E2E=1 to stop after step 4.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+step() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
+
+if [ ! -d node_modules ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
+  step "installing node dependencies (npm ci)"
+  npm ci --no-audit --no-fund
+fi
+
+step "typecheck"
+npm run --silent typecheck
+step "lint + layering check"
+npm run --silent lint
+
+step "unit and integration tests"
+npx vitest run --project unit
+
+step "build and package"
+npm run --silent package
+
+if [ "${KEEL_SKIP_E2E:-0}" = "1" ]; then
+  echo "KEEL_SKIP_E2E=1: skipping the end-to-end tests"
+  exit 0
+fi
+
+step "e2e prerequisites"
+bash scripts/e2e/ensure-deps.sh
+
+step "end-to-end tests (code-server + Playwright)"
+npx vitest run --project e2e
