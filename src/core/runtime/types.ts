@@ -1,0 +1,35 @@
+import type { TaskEvent } from '../../shared/domain/events';
+import type { TaskTranscript } from '../../shared/domain/transcript';
+import type { ProviderConfig } from '../providers/types';
+
+/**
+ * What a host (the extension, the CLI) sees of the core: it starts tasks and watches them.
+ * A host never drives a task's machine directly; it sends the task intents (a user message,
+ * cancel, retry) and the task's own machine decides what happens.
+ */
+export type PermissionMode = 'default' | 'acceptEdits' | 'plan' | 'dontAsk' | 'bypassPermissions';
+
+export interface StartTaskOptions {
+  prompt: string;
+  provider: ProviderConfig;
+  mode?: PermissionMode;
+  maxTurns?: number;
+}
+
+export interface TaskHandle {
+  readonly id: string;
+  /** The transcript so far: what a view that attaches now must show. */
+  transcript(): TaskTranscript;
+  /** Future events only, in order. Returns the unsubscribe function. */
+  subscribe(listener: (event: TaskEvent) => void): () => void;
+  /** A follow-up from the user. Ignored (and reported as an error event) while a turn runs. */
+  sendUserMessage(text: string): void;
+  /** Aborts the request in flight, the running tool and its child processes. */
+  cancel(): void;
+  /** After a failure the task waits; this sends the last request again. */
+  retry(): void;
+  /** Gives up on a task that waits after a failure: it ends `failed`. */
+  abandon(): void;
+  /** Resolves when the task reaches a state where it waits for the user or ends. */
+  settled(): Promise<TaskEvent & { type: 'done' }>;
+}

@@ -1,0 +1,61 @@
+import type { z } from 'zod';
+import type { HeldLock, LockManager } from '../locks/lockManager';
+
+/**
+ * A tool in two steps (STYLE.md #4): `subject` describes what the call will touch, before
+ * anything runs, so the permission engine can decide; `invoke` runs only after an allow.
+ * `invoke` never throws: a failure is a result with `isError: true` and a message the model can
+ * act on.
+ */
+export type PermissionSubject =
+  | { kind: 'read'; tool: string; paths: string[]; summary: string }
+  | { kind: 'write'; tool: string; paths: string[]; summary: string; diff?: { path: string; before: string | null; after: string } }
+  | { kind: 'execute'; tool: string; command: string; cwd: string; summary: string }
+  | { kind: 'network'; tool: string; url: string; summary: string }
+  | { kind: 'task'; tool: string; summary: string }
+  | { kind: 'mcp'; tool: string; server: string; summary: string };
+
+export interface ToolResult {
+  /** What the model receives as the tool_result content. */
+  content: string;
+  isError: boolean;
+  /** One line for people: "Read 120 lines of src/a.ts", "exit 0". */
+  summary: string;
+}
+
+export interface SubtaskRunner {
+  /** Runs a subtask to completion and returns its final answer. */
+  run(description: string, prompt: string, signal: AbortSignal): Promise<ToolResult>;
+}
+
+export interface ToolContext {
+  taskId: string;
+  /** Absolute path of the workspace root; relative paths resolve against it. */
+  workspace: string;
+  signal: AbortSignal;
+  locks: LockManager;
+  /** Path of the ripgrep binary, if known (the extension passes VS Code's bundled one). */
+  ripgrepPath?: string;
+  /** Streams live output (Bash) to the UI. */
+  onOutput(chunk: string): void;
+  subtasks?: SubtaskRunner;
+  /** Held task lock, when the caller holds one (never re-acquire it). */
+  heldLock?: HeldLock;
+}
+
+export interface Tool<Input = unknown> {
+  readonly name: string;
+  readonly description: string;
+  readonly inputSchema: z.ZodType<Input>;
+  /** True when the tool never changes anything (allowed in plan mode). */
+  readonly readOnly: boolean;
+  subject(input: Input, ctx: Pick<ToolContext, 'workspace'>): PermissionSubject;
+  invoke(input: Input, ctx: ToolContext): Promise<ToolResult>;
+}
+
+/**
+ * A tool with its input type erased, as held by the registry. Any `Tool<I>` is assignable
+ * (method parameters are bivariant). Contract: pass `subject`/`invoke` only an input produced by
+ * this tool's `inputSchema` (`parseToolInput` in execute.ts does exactly that).
+ */
+export type AnyTool = Tool<unknown>;

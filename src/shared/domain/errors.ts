@@ -1,0 +1,30 @@
+/**
+ * Error codes shared by the core, the CLI and the webview. Every failure a user can see carries
+ * one of these, so the UI and tests can act on the kind of failure rather than on message text.
+ */
+export const ERROR_CODES = [
+  'no_api_key',
+  'auth_failed',
+  'connection_refused',
+  'connection_reset',
+  'stream_stalled',
+  'overloaded',
+  'rate_limited',
+  'server_error',
+  'bad_request',
+  'malformed_response',
+  'max_tokens_tool_input',
+  'max_turns',
+  'cancelled',
+  'tool_failed',
+  'invalid_input',
+  'internal',
+] as const;
+export type ErrorCode = (typeof ERROR_CODES)[number];
+
+/** A failure as data: what happened, whether retrying could help. */
+export interface KeelError {
+  code: ErrorCode;
+  message: string;
+  retryable: boolean;
+}

@@ -1,0 +1,147 @@
+import type { ErrorCode } from './errors';
+import type { PermissionDecision, StreamMode, TaskEvent } from './events';
+
+/**
+ * What a person sees of a task: the items of the chat and the header figures. The host keeps one
+ * per task by folding task events through `applyTaskEvent`; a view that attaches gets it whole
+ * (the snapshot) and then folds the same events itself (the deltas). One pure function on both
+ * sides means the two can never disagree about what an event does.
+ */
+export type TranscriptItem =
+  | { kind: 'user'; id: string; text: string }
+  | { kind: 'assistant'; id: string; model: string; text: string; thinking: string; streaming: boolean; interrupted?: boolean }
+  | {
+      kind: 'tool';
+      id: string;
+      name: string;
+      input: Record<string, unknown>;
+      output: string;
+      result?: { isError: boolean; summary: string };
+      permission?: { requestId: string; decision: PermissionDecision; reason?: string };
+    }
+  | { kind: 'error'; id: string; code: ErrorCode; message: string; retryable: boolean }
+  | { kind: 'notice'; id: string; text: string };
+
+export interface TaskTranscript {
+  taskId: string;
+  title: string;
+  /** The task machine's state, as a dotted path (e.g. "running", "awaitingUser"). */
+  state: string;
+  turnState: string;
+  turn: number;
+  streamMode: StreamMode | null;
+  model: string;
+  usage: { inputTokens: number; outputTokens: number; cacheReadTokens: number; cacheWriteTokens: number; costUsd: number };
+  items: TranscriptItem[];
+  done: boolean;
+}
+
+export function emptyTranscript(taskId: string, title: string, model: string): TaskTranscript {
+  return {
+    taskId,
+    title,
+    state: 'created',
+    turnState: 'idle',
+    turn: 0,
+    streamMode: null,
+    model,
+    usage: { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0, costUsd: 0 },
+    items: [],
+    done: false,
+  };
+}
+
+function lastStreamingAssistant(items: TranscriptItem[]): number {
+  for (let i = items.length - 1; i >= 0; i--) {
+    const it = items[i]!;
+    if (it.kind === 'assistant') return it.streaming ? i : -1;
+    if (it.kind === 'user') return -1;
+  }
+  return -1;
+}
+
+function replaceAt(items: TranscriptItem[], i: number, item: TranscriptItem): TranscriptItem[] {
+  const next = items.slice();
+  next[i] = item;
+  return next;
+}
+
+/**
+ * Folds one event into a transcript. Pure: returns a new transcript (sharing unchanged items),
+ * never mutates its argument, and ignores events it has no use for.
+ */
+export function applyTaskEvent(t: TaskTranscript, e: TaskEvent): TaskTranscript {
+  switch (e.type) {
+    case 'task':
+      return { ...t, state: e.state, title: e.title ?? t.title };
+    case 'turn':
+      return { ...t, turnState: e.state, turn: e.turn };
+    case 'user_message':
+      return { ...t, done: false, items: [...closeStreaming(t.items), { kind: 'user', id: e.id, text: e.text }] };
+    case 'stream':
+      return { ...t, streamMode: e.mode };
+    case 'assistant_start': {
+      const items = closeStreaming(t.items);
+      return { ...t, model: e.model || t.model, items: [...items, { kind: 'assistant', id: e.messageId, model: e.model, text: '', thinking: '', streaming: true }] };
+    }
+    case 'text':
+    case 'thinking': {
+      const i = lastStreamingAssistant(t.items);
+      if (i < 0) return t;
+      const it = t.items[i] as Extract<TranscriptItem, { kind: 'assistant' }>;
+      const updated = e.type === 'text' ? { ...it, text: it.text + e.delta } : { ...it, thinking: it.thinking + e.delta };
+      return { ...t, items: replaceAt(t.items, i, updated) };
+    }
+    case 'tool_call':
+      return { ...t, items: [...closeStreaming(t.items), { kind: 'tool', id: e.id, name: e.name, input: e.input, output: '' }] };
+    case 'tool_output':
+    case 'tool_result':
+    case 'permission': {
+      const id = e.type === 'permission' ? e.toolCallId : e.id;
+      let i = -1;
+      for (let k = t.items.length - 1; k >= 0; k--) {
+        const it = t.items[k]!;
+        if (it.kind === 'tool' && it.id === id) {
+          i = k;
+          break;
+        }
+      }
+      if (i < 0) return t;
+      const it = t.items[i] as Extract<TranscriptItem, { kind: 'tool' }>;
+      const updated =
+        e.type === 'tool_output'
+          ? { ...it, output: it.output + e.chunk }
+          : e.type === 'tool_result'
+            ? { ...it, result: { isError: e.is_error, summary: e.summary } }
+            : { ...it, permission: { requestId: e.requestId, decision: e.decision, ...(e.reason ? { reason: e.reason } : {}) } };
+      return { ...t, items: replaceAt(t.items, i, updated) };
+    }
+    case 'usage':
+      return {
+        ...t,
+        usage: {
+          inputTokens: t.usage.inputTokens + e.inputTokens,
+          outputTokens: t.usage.outputTokens + e.outputTokens,
+          cacheReadTokens: t.usage.cacheReadTokens + e.cacheReadTokens,
+          cacheWriteTokens: t.usage.cacheWriteTokens + e.cacheWriteTokens,
+          costUsd: e.totalCostUsd,
+        },
+      };
+    case 'retry':
+      return { ...t, items: closeStreaming(t.items, true) };
+    case 'error':
+      return {
+        ...t,
+        items: [...closeStreaming(t.items, true), { kind: 'error', id: `err-${t.items.length}`, code: e.code, message: e.message, retryable: e.retryable }],
+      };
+    case 'done':
+      return { ...t, done: true, streamMode: null, items: closeStreaming(t.items) };
+  }
+}
+
+function closeStreaming(items: TranscriptItem[], interrupted = false): TranscriptItem[] {
+  const i = lastStreamingAssistant(items);
+  if (i < 0) return items;
+  const it = items[i] as Extract<TranscriptItem, { kind: 'assistant' }>;
+  return replaceAt(items, i, { ...it, streaming: false, ...(interrupted ? { interrupted: true } : {}) });
+}
