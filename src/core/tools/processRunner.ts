@@ -1,0 +1,153 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { errnoCode, errorMessage } from './paths';
+
+export interface RunProcessOptions {
+  cwd: string;
+  /** Aborting kills the whole process group. */
+  signal: AbortSignal;
+  /** Kill the whole process group after this many ms. Absent: no timeout. */
+  timeoutMs?: number;
+  env?: NodeJS.ProcessEnv;
+  onStdout?(chunk: string): void;
+  onStderr?(chunk: string): void;
+  /** Time between SIGTERM and SIGKILL when killing. Default 1000 ms. */
+  killGraceMs?: number;
+  /**
+   * After the process exits, how long to wait for its output pipes to close. A background child
+   * (`server &`) inherits them and may keep them open for ever; after this the pipes are dropped.
+   * Default 250 ms.
+   */
+  drainMs?: number;
+}
+
+export type ProcessOutcome =
+  | { kind: 'exited'; code: number | null; signal: NodeJS.Signals | null; pipesHeldOpen: boolean }
+  | { kind: 'timedOut'; timeoutMs: number }
+  | { kind: 'cancelled' }
+  | { kind: 'spawnFailed'; message: string };
+
+/**
+ * Runs `file args` as the leader of its own process group (`detached: true`), with stdin closed,
+ * and decodes its output as UTF-8 into the callbacks in arrival order.
+ *
+ * Contract: never rejects. On timeout or abort the whole group gets SIGTERM, then SIGKILL after
+ * `killGraceMs` if anything in it is still alive, so grandchildren die too; the promise resolves
+ * only after that. An already-aborted signal resolves `cancelled` without spawning.
+ */
+export function runProcess(file: string, args: readonly string[], opts: RunProcessOptions): Promise<ProcessOutcome> {
+  if (opts.signal.aborted) return Promise.resolve({ kind: 'cancelled' });
+  return new Promise<ProcessOutcome>((resolve) => {
+    const graceMs = opts.killGraceMs ?? 1000;
+    const drainMs = opts.drainMs ?? 250;
+    let child: ChildProcess;
+    try {
+      child = spawn(file, [...args], {
+        cwd: opts.cwd,
+        env: opts.env ?? process.env,
+        detached: process.platform !== 'win32',
+        stdio: ['ignore', 'pipe', 'pipe'],
+        windowsHide: true,
+      });
+    } catch (err) {
+      resolve({ kind: 'spawnFailed', message: errorMessage(err) });
+      return;
+    }
+
+    let settled = false;
+    let killReason: 'timeout' | 'cancel' | undefined;
+    let killTimer: NodeJS.Timeout | undefined;
+    let killEscalated = false;
+    let exited: { code: number | null; signal: NodeJS.Signals | null } | undefined;
+    let drainTimer: NodeJS.Timeout | undefined;
+
+    const timeoutTimer = opts.timeoutMs !== undefined ? setTimeout(() => killGroup('timeout'), opts.timeoutMs) : undefined;
+    const onAbort = (): void => killGroup('cancel');
+    opts.signal.addEventListener('abort', onAbort, { once: true });
+
+    child.stdout?.setEncoding('utf8');
+    child.stderr?.setEncoding('utf8');
+    child.stdout?.on('data', (chunk: string) => opts.onStdout?.(chunk));
+    child.stderr?.on('data', (chunk: string) => opts.onStderr?.(chunk));
+
+    child.on('error', (err) => {
+      // Spawn failures (ENOENT for the binary or the cwd) arrive here without an 'exit'.
+      if (child.pid === undefined) finish({ kind: 'spawnFailed', message: spawnMessage(err, file, opts.cwd) });
+    });
+    child.on('exit', (code, signal) => {
+      exited = { code, signal };
+      if (killReason) maybeFinishKilled();
+      else drainTimer = setTimeout(() => finishExited(true), drainMs);
+    });
+    child.on('close', () => {
+      if (!killReason && exited) finishExited(false);
+    });
+
+    function signalGroup(sig: NodeJS.Signals): boolean {
+      const pid = child.pid;
+      if (pid === undefined) return false;
+      try {
+        if (process.platform === 'win32') child.kill(sig);
+        else process.kill(-pid, sig);
+        return true;
+      } catch {
+        return false; // ESRCH: nothing left in the group
+      }
+    }
+
+    function groupAlive(): boolean {
+      const pid = child.pid;
+      if (pid === undefined || process.platform === 'win32') return false;
+      try {
+        process.kill(-pid, 0);
+        return true;
+      } catch (err) {
+        return errnoCode(err) === 'EPERM';
+      }
+    }
+
+    function killGroup(reason: 'timeout' | 'cancel'): void {
+      if (settled || killReason) return;
+      killReason = reason;
+      signalGroup('SIGTERM');
+      killTimer = setTimeout(() => {
+        signalGroup('SIGKILL');
+        killEscalated = true;
+        maybeFinishKilled();
+      }, graceMs);
+      if (exited) maybeFinishKilled();
+    }
+
+    function maybeFinishKilled(): void {
+      if (!exited) return;
+      // The leader is gone; wait for SIGKILL unless nothing else is left in its group.
+      if (!killEscalated && groupAlive()) return;
+      child.stdout?.destroy();
+      child.stderr?.destroy();
+      finish(killReason === 'timeout' ? { kind: 'timedOut', timeoutMs: opts.timeoutMs ?? 0 } : { kind: 'cancelled' });
+    }
+
+    function finishExited(pipesHeldOpen: boolean): void {
+      if (!exited) return;
+      if (pipesHeldOpen) {
+        child.stdout?.destroy();
+        child.stderr?.destroy();
+      }
+      finish({ kind: 'exited', code: exited.code, signal: exited.signal, pipesHeldOpen });
+    }
+
+    function finish(outcome: ProcessOutcome): void {
+      if (settled) return;
+      settled = true;
+      if (timeoutTimer) clearTimeout(timeoutTimer);
+      if (killTimer) clearTimeout(killTimer);
+      if (drainTimer) clearTimeout(drainTimer);
+      opts.signal.removeEventListener('abort', onAbort);
+      resolve(outcome);
+    }
+  });
+}
+
+function spawnMessage(err: Error, file: string, cwd: string): string {
+  if (errnoCode(err) === 'ENOENT') return `could not start ${file} in ${cwd}: ${err.message} (missing program or working directory)`;
+  return `could not start ${file}: ${err.message}`;
+}
