@@ -20,7 +20,10 @@ export interface TaskHandle {
   readonly id: string;
   /** The transcript so far: what a view that attaches now must show. */
   transcript(): TaskTranscript;
-  /** Future events only, in order. Returns the unsubscribe function. */
+  /**
+   * Future events only, in order. A task starts on the microtask after `startTask` returns, so a
+   * listener subscribed synchronously sees every event. Returns the unsubscribe function.
+   */
   subscribe(listener: (event: TaskEvent) => void): () => void;
   /** A follow-up from the user. Ignored (and reported as an error event) while a turn runs. */
   sendUserMessage(text: string): void;

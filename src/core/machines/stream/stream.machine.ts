@@ -1,0 +1,187 @@
+import { assign, fromCallback, setup, type EventObject } from 'xstate';
+import type { StreamMode, TaskEvent } from '../../../shared/domain/events';
+import { ZERO_USAGE, type StopReason, type Usage } from '../../../shared/domain/messages';
+import type { ProviderError, ProviderEvent, ProviderRequest } from '../../providers/types';
+import { applyDelta, assembleMessage, mergeUsage, startBlock, stopBlock, type BuildingBlock, type StreamOutput } from './assembly';
+
+/**
+ * The stream machine follows one model response through the SSE grammar:
+ * requesting → messageStart → processingBlocks (text | toolUse | thinking) → messageDelta →
+ * messageStop, or failed from anywhere. Its UI mode is derived from its state. It does no I/O
+ * itself: the `providerStream` actor feeds it the provider's events.
+ */
+export interface StreamInput {
+  taskId: string;
+  request: ProviderRequest;
+}
+
+interface StreamContext {
+  taskId: string;
+  request: ProviderRequest;
+  messageId: string;
+  model: string;
+  blocks: BuildingBlock[];
+  current: number;
+  stopReason: StopReason | null;
+  usage: Usage;
+  error: ProviderError | null;
+}
+
+type ProviderStreamEvent = ProviderEvent;
+type StreamEvent = ProviderStreamEvent;
+
+type StartOf<T extends ProviderEvent['type']> = Extract<ProviderEvent, { type: T }>;
+
+export const streamMachine = setup({
+  types: {
+    context: {} as StreamContext,
+    events: {} as StreamEvent,
+    input: {} as StreamInput,
+    output: {} as StreamOutput,
+  },
+  actors: {
+    /** Iterates the provider's stream and sends each event back. Provided by the runtime. */
+    providerStream: fromCallback<EventObject, StreamInput>(({ sendBack }) => {
+      sendBack({ type: 'provider_error', error: { code: 'internal', message: 'no provider wired', phase: 'connect', retryable: false } });
+    }),
+  },
+  actions: {
+    /** Publishes a task event to the outside world. Provided by the runtime; a no-op unwired. */
+    publish: (_: unknown, _event: TaskEvent | null) => {},
+    openBlock: assign(({ context, event }) => {
+      const e = event as StartOf<'content_block_start'>;
+      const blocks = context.blocks.slice();
+      blocks[e.index] = startBlock(e.content_block);
+      return { blocks, current: e.index };
+    }),
+    applyDelta: assign(({ context, event }) => {
+      const e = event as StartOf<'content_block_delta'>;
+      const block = context.blocks[e.index];
+      if (!block) return {};
+      const blocks = context.blocks.slice();
+      blocks[e.index] = applyDelta(block, e.delta);
+      return { blocks };
+    }),
+    closeBlock: assign(({ context, event }) => {
+      const e = event as StartOf<'content_block_stop'>;
+      const block = context.blocks[e.index];
+      if (!block) return {};
+      const blocks = context.blocks.slice();
+      blocks[e.index] = stopBlock(block);
+      return { blocks };
+    }),
+    recordDelta: assign(({ context, event }) => {
+      const e = event as StartOf<'message_delta'>;
+      return { stopReason: e.delta.stop_reason ?? context.stopReason, usage: mergeUsage(context.usage, e.usage) };
+    }),
+  },
+  guards: {
+    isText: ({ event }) => event.type === 'content_block_start' && event.content_block.type === 'text',
+    isThinking: ({ event }) =>
+      event.type === 'content_block_start' && (event.content_block.type === 'thinking' || event.content_block.type === 'redacted_thinking'),
+    isToolUse: ({ event }) => event.type === 'content_block_start' && event.content_block.type === 'tool_use',
+  },
+}).createMachine({
+  id: 'stream',
+  context: ({ input }) => ({
+    taskId: input.taskId,
+    request: input.request,
+    messageId: '',
+    model: input.request.model,
+    blocks: [],
+    current: -1,
+    stopReason: null,
+    usage: ZERO_USAGE,
+    error: null,
+  }),
+  invoke: { id: 'providerStream', src: 'providerStream', input: ({ context }) => ({ taskId: context.taskId, request: context.request }) },
+  initial: 'requesting',
+  on: {
+    provider_error: { target: '.failed', actions: assign({ error: ({ event }) => event.error }) },
+    ping: {},
+  },
+  states: {
+    requesting: {
+      entry: { type: 'publish', params: ({ context }) => modeEvent(context.taskId, 'requesting') },
+      on: {
+        message_start: {
+          target: 'messageStart',
+          actions: [
+            assign({
+              messageId: ({ event }) => event.message.id,
+              model: ({ event, context }) => event.message.model || context.model,
+              usage: ({ event, context }) => mergeUsage(context.usage, event.message.usage),
+            }),
+            { type: 'publish', params: ({ event, context }) => ({ type: 'assistant_start', taskId: context.taskId, messageId: event.message.id, model: event.message.model || context.model }) },
+          ],
+        },
+      },
+    },
+    messageStart: {
+      on: {
+        content_block_start: [
+          { guard: 'isText', target: 'processingBlocks.text', actions: 'openBlock' },
+          { guard: 'isThinking', target: 'processingBlocks.thinking', actions: 'openBlock' },
+          { guard: 'isToolUse', target: 'processingBlocks.toolUse', actions: 'openBlock' },
+        ],
+        message_delta: { target: 'messageDelta', actions: 'recordDelta' },
+      },
+    },
+    processingBlocks: {
+      initial: 'between',
+      on: {
+        content_block_start: [
+          { guard: 'isText', target: '.text', actions: 'openBlock' },
+          { guard: 'isThinking', target: '.thinking', actions: 'openBlock' },
+          { guard: 'isToolUse', target: '.toolUse', actions: 'openBlock' },
+        ],
+        content_block_delta: { actions: ['applyDelta', { type: 'publish', params: ({ context, event }) => deltaEvent(context.taskId, event as StartOf<'content_block_delta'>) }] },
+        content_block_stop: { target: '.between', actions: 'closeBlock' },
+        message_delta: { target: 'messageDelta', actions: 'recordDelta' },
+      },
+      states: {
+        between: {},
+        text: { entry: { type: 'publish', params: ({ context }) => modeEvent(context.taskId, 'responding') } },
+        thinking: { entry: { type: 'publish', params: ({ context }) => modeEvent(context.taskId, 'thinking') } },
+        toolUse: { entry: { type: 'publish', params: ({ context }) => modeEvent(context.taskId, 'toolInput') } },
+      },
+    },
+    messageDelta: {
+      on: {
+        message_delta: { actions: 'recordDelta' },
+        message_stop: 'messageStop',
+      },
+    },
+    messageStop: { type: 'final' },
+    failed: { type: 'final' },
+  },
+  output: ({ context }) => streamOutput(context),
+});
+
+/** The text / thinking delta as a task event (the only per-token work outside the machine). */
+function deltaEvent(taskId: string, e: StartOf<'content_block_delta'>): TaskEvent | null {
+  if (e.delta.type === 'text_delta') return { type: 'text', taskId, delta: e.delta.text };
+  if (e.delta.type === 'thinking_delta') return { type: 'thinking', taskId, delta: e.delta.thinking };
+  return null;
+}
+
+function modeEvent(taskId: string, mode: StreamMode): TaskEvent {
+  return { type: 'stream', taskId, mode };
+}
+
+function streamOutput(context: StreamContext): StreamOutput {
+  if (context.error || context.stopReason === null) {
+    const err = context.error ?? { code: 'malformed_response' as const, message: 'The model stream ended without a stop reason.', phase: 'mid-stream' as const, retryable: true };
+    const partialText = context.blocks.map((b) => (b?.type === 'text' ? b.text : '')).join('');
+    return {
+      ok: false,
+      error: { code: err.code, message: err.message, retryable: err.retryable, phase: err.phase, ...(err.retryAfterMs !== undefined ? { retryAfterMs: err.retryAfterMs } : {}) },
+      partialText,
+      usage: context.usage,
+    };
+  }
+  const { message, truncatedToolUses } = assembleMessage(context.blocks.filter((b): b is BuildingBlock => b !== undefined));
+  return { ok: true, messageId: context.messageId, model: context.model, message, stopReason: context.stopReason, usage: context.usage, truncatedToolUses };
+}
+
+export { deltaEvent };

@@ -1,0 +1,236 @@
+import { assign, fromCallback, fromPromise, sendTo, setup, type EventObject } from 'xstate';
+import type { KeelError } from '../../../shared/domain/errors';
+import type { TaskEvent, TaskStatus } from '../../../shared/domain/events';
+import { ZERO_USAGE, type ConversationMessage, type StopReason, type ToolResultBlock, type Usage } from '../../../shared/domain/messages';
+import type { PermissionMode } from '../../runtime/types';
+import { userText } from '../turn/conversation';
+import { turnMachine, type TurnLimits, type TurnOutput } from '../turn/turn.machine';
+
+/**
+ * The task machine owns one task's execution. Only it starts a turn loop (the invoked `turnLoop`
+ * actor); hosts send it intents (USER_MESSAGE, CANCEL, RETRY) and watch its events. A subtask
+ * (the Task tool) moves it to running.waitingForSubtask; the child's completion arrives as
+ * SUBTASK_DONE and the parent's own machine continues. A SUBTASK_DONE that does not match the
+ * subtask being waited for (late, duplicate) is ignored and counted.
+ */
+export interface TaskInput {
+  taskId: string;
+  title: string;
+  model: string;
+  mode: PermissionMode;
+  limits: TurnLimits;
+  messages?: ConversationMessage[];
+}
+
+export interface PendingSubtask {
+  toolCallId: string;
+  description: string;
+  prompt: string;
+}
+
+interface TaskContext extends Required<TaskInput> {
+  pendingText: string | null;
+  error: KeelError | null;
+  stopReason: StopReason | null;
+  subtask: PendingSubtask | null;
+  ignoredSubtaskEvents: number;
+  compactionFailures: number;
+  usage: Usage;
+  userMessages: number;
+  /** Turn loops started so far; each run gets its own number. */
+  runs: number;
+}
+
+export type TaskMachineEvent =
+  | { type: 'START'; text: string }
+  | { type: 'USER_MESSAGE'; text: string }
+  | { type: 'CANCEL' }
+  | { type: 'RETRY' }
+  | { type: 'ABANDON' }
+  | { type: 'MARK_INTERRUPTED' }
+  | { type: 'RESUME'; note: string }
+  | { type: 'SUBTASK_STARTED'; toolCallId: string; description: string; prompt: string }
+  | { type: 'SUBTASK_DONE'; toolCallId: string; result: ToolResultBlock; summary: string };
+
+export const taskMachine = setup({
+  types: {
+    context: {} as TaskContext,
+    input: {} as TaskInput,
+    events: {} as TaskMachineEvent,
+  },
+  actors: {
+    /** Checks that the task can run (provider configured, key present). Provided by the runtime. */
+    initialize: fromPromise<void, { taskId: string }>(async () => undefined),
+    turnLoop: turnMachine,
+    /** Runs (or re-attaches to) the subtask of a Task tool call and sends SUBTASK_DONE. Provided by the runtime. */
+    subtask: fromCallback<EventObject, { parentId: string; subtask: PendingSubtask }>(() => () => undefined),
+    /** Rebuilds the conversation from the task's log. Provided by the runtime (store). */
+    reconstruct: fromPromise<ConversationMessage[], { taskId: string }>(async () => []),
+  },
+  actions: {
+    publish: (_: unknown, _event: TaskEvent | null) => {},
+    takePendingText: assign(({ context }) => {
+      if (context.pendingText === null) return {};
+      return { messages: [...context.messages, userText(context.pendingText)], pendingText: null, userMessages: context.userMessages + 1 };
+    }),
+    recordTurn: assign((_, p: { output: TurnOutput }) => ({
+      messages: p.output.messages,
+      error: p.output.error,
+      stopReason: p.output.stopReason,
+      compactionFailures: p.output.compactionFailures,
+    })),
+  },
+  guards: {
+    turnCancelled: (_, p: { output: TurnOutput }) => p.output.error?.code === 'cancelled',
+    turnFailed: (_, p: { output: TurnOutput }) => p.output.status === 'error',
+    isAwaitedSubtask: ({ context, event }) => event.type === 'SUBTASK_DONE' && context.subtask?.toolCallId === event.toolCallId,
+  },
+}).createMachine({
+  id: 'task',
+  context: ({ input }) => ({
+    ...input,
+    messages: input.messages ?? [],
+    pendingText: null,
+    error: null,
+    stopReason: null,
+    subtask: null,
+    ignoredSubtaskEvents: 0,
+    compactionFailures: 0,
+    usage: ZERO_USAGE,
+    userMessages: 0,
+    runs: 0,
+  }),
+  initial: 'created',
+  on: {
+    // A subtask result nobody is waiting for: late or duplicate. Never drives the task.
+    SUBTASK_DONE: { actions: assign({ ignoredSubtaskEvents: ({ context }) => context.ignoredSubtaskEvents + 1 }) },
+  },
+  states: {
+    created: {
+      on: {
+        START: { target: 'initializing', actions: assign({ pendingText: ({ event }) => event.text }) },
+        MARK_INTERRUPTED: 'interrupted',
+      },
+    },
+    initializing: {
+      entry: { type: 'publish', params: ({ context }) => stateEvent(context, 'initializing') },
+      invoke: {
+        src: 'initialize',
+        input: ({ context }) => ({ taskId: context.taskId }),
+        onDone: {
+          target: 'running',
+          actions: [
+            {
+              type: 'publish',
+              params: ({ context }) =>
+                context.pendingText === null ? null : { type: 'user_message', taskId: context.taskId, id: `${context.taskId}-u${context.userMessages + 1}`, text: context.pendingText },
+            },
+            'takePendingText',
+          ],
+        },
+        onError: { target: 'awaitingUser', actions: [assign({ error: ({ event }) => asKeelError(event.error) })] },
+      },
+    },
+    running: {
+      entry: [{ type: 'publish', params: ({ context }) => stateEvent(context, 'running') }, assign({ error: null, stopReason: null, runs: ({ context }) => context.runs + 1 })],
+      invoke: {
+        id: 'turnLoop',
+        src: 'turnLoop',
+        input: ({ context }) => ({
+          taskId: context.taskId,
+          model: context.model,
+          mode: context.mode,
+          messages: context.messages,
+          limits: context.limits,
+          compactionFailures: context.compactionFailures,
+          run: context.runs,
+        }),
+        onDone: [
+          { guard: { type: 'turnCancelled', params: ({ event }) => ({ output: event.output }) }, target: 'aborted', actions: { type: 'recordTurn', params: ({ event }) => ({ output: event.output }) } },
+          { guard: { type: 'turnFailed', params: ({ event }) => ({ output: event.output }) }, target: 'awaitingUser', actions: { type: 'recordTurn', params: ({ event }) => ({ output: event.output }) } },
+          { target: 'completed', actions: { type: 'recordTurn', params: ({ event }) => ({ output: event.output }) } },
+        ],
+      },
+      on: {
+        CANCEL: { actions: sendTo('turnLoop', { type: 'CANCEL' }) },
+        USER_MESSAGE: {
+          actions: {
+            type: 'publish',
+            params: ({ context }) => ({ type: 'error', taskId: context.taskId, code: 'invalid_input', message: 'The task is still working; wait for it to finish or cancel it first.', retryable: false }),
+          },
+        },
+      },
+      initial: 'turn',
+      states: {
+        turn: {
+          on: { SUBTASK_STARTED: { target: 'waitingForSubtask', actions: assign({ subtask: ({ event }) => ({ toolCallId: event.toolCallId, description: event.description, prompt: event.prompt }) }) } },
+        },
+        waitingForSubtask: {
+          entry: { type: 'publish', params: ({ context }) => stateEvent(context, 'waitingForSubtask') },
+          invoke: { src: 'subtask', input: ({ context }) => ({ parentId: context.taskId, subtask: context.subtask! }) },
+          on: {
+            SUBTASK_DONE: {
+              guard: 'isAwaitedSubtask',
+              target: 'turn',
+              actions: [
+                sendTo('turnLoop', ({ event }) => ({ type: 'SUBTASK_RESULT', toolCallId: event.toolCallId, result: event.result, summary: event.summary })),
+                assign({ subtask: null }),
+              ],
+            },
+          },
+          exit: { type: 'publish', params: ({ context }) => stateEvent(context, 'running') },
+        },
+      },
+    },
+    awaitingUser: {
+      entry: [
+        { type: 'publish', params: ({ context }) => stateEvent(context, 'awaitingUser') },
+        { type: 'publish', params: ({ context }) => (context.error ? { type: 'error', taskId: context.taskId, code: context.error.code, message: context.error.message, retryable: context.error.retryable } : null) },
+        { type: 'publish', params: ({ context }) => doneEvent(context, 'failed') },
+      ],
+      on: {
+        RETRY: 'initializing',
+        USER_MESSAGE: { target: 'initializing', actions: assign({ pendingText: ({ event }) => event.text }) },
+        ABANDON: 'failed',
+      },
+    },
+    completed: {
+      entry: [{ type: 'publish', params: ({ context }) => stateEvent(context, 'completed') }, { type: 'publish', params: ({ context }) => doneEvent(context, 'completed') }],
+      on: { USER_MESSAGE: { target: 'initializing', actions: assign({ pendingText: ({ event }) => event.text }) } },
+    },
+    aborted: {
+      entry: [{ type: 'publish', params: ({ context }) => stateEvent(context, 'aborted') }, { type: 'publish', params: ({ context }) => doneEvent(context, 'aborted') }],
+      on: { USER_MESSAGE: { target: 'initializing', actions: assign({ pendingText: ({ event }) => event.text }) } },
+    },
+    failed: { type: 'final', entry: { type: 'publish', params: ({ context }) => stateEvent(context, 'failed') } },
+    interrupted: {
+      entry: { type: 'publish', params: ({ context }) => stateEvent(context, 'interrupted') },
+      on: { RESUME: { target: 'reconstructing', actions: assign({ pendingText: ({ event }) => event.note }) } },
+    },
+    reconstructing: {
+      entry: { type: 'publish', params: ({ context }) => stateEvent(context, 'reconstructing') },
+      invoke: {
+        src: 'reconstruct',
+        input: ({ context }) => ({ taskId: context.taskId }),
+        onDone: { target: 'initializing', actions: assign({ messages: ({ event }) => event.output }) },
+        onError: { target: 'failed', actions: assign({ error: ({ event }) => asKeelError(event.error) }) },
+      },
+    },
+  },
+});
+
+function stateEvent(context: TaskContext, state: string): TaskEvent {
+  return { type: 'task', taskId: context.taskId, state, title: context.title };
+}
+
+function doneEvent(context: TaskContext, status: TaskStatus): TaskEvent {
+  return { type: 'done', taskId: context.taskId, status, stopReason: context.stopReason };
+}
+
+function asKeelError(err: unknown): KeelError {
+  if (err && typeof err === 'object' && 'code' in err && 'message' in err) {
+    const e = err as KeelError;
+    return { code: e.code, message: e.message, retryable: e.retryable ?? true };
+  }
+  return { code: 'internal', message: err instanceof Error ? err.message : String(err), retryable: true };
+}

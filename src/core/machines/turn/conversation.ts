@@ -1,0 +1,56 @@
+import type { AssistantMessage, ConversationMessage, ToolResultBlock, ToolUseBlock, UserMessage } from '../../../shared/domain/messages';
+
+/** Pure helpers for the conversation the turn machine carries. */
+
+export function pendingToolUses(message: AssistantMessage): ToolUseBlock[] {
+  return message.content.filter((b): b is ToolUseBlock => b.type === 'tool_use');
+}
+
+export function toolResultsMessage(results: ToolResultBlock[]): UserMessage {
+  return { role: 'user', content: results };
+}
+
+/**
+ * Makes a conversation valid to send: every tool_use gets a tool_result (a call whose result
+ * was never recorded, because it was cancelled or cut off by a crash, is reported as not run),
+ * empty assistant messages are dropped, and consecutive user messages are merged.
+ */
+export function repairConversation(messages: ConversationMessage[], reason = 'The tool call was interrupted before it finished; it did not run to completion.'): ConversationMessage[] {
+  const out: ConversationMessage[] = [];
+  for (let i = 0; i < messages.length; i++) {
+    const m = messages[i]!;
+    if (m.role === 'assistant') {
+      if (m.content.length === 0) continue;
+      out.push(m);
+      const uses = pendingToolUses(m);
+      if (uses.length === 0) continue;
+      const next = messages[i + 1];
+      const answered = new Set(next?.role === 'user' ? next.content.filter((b): b is ToolResultBlock => b.type === 'tool_result').map((b) => b.tool_use_id) : []);
+      const missing = uses.filter((u) => !answered.has(u.id));
+      if (missing.length > 0) {
+        const filler: ToolResultBlock[] = missing.map((u) => ({ type: 'tool_result', tool_use_id: u.id, content: reason, is_error: true }));
+        if (next?.role === 'user') {
+          messages = messages.slice();
+          messages[i + 1] = { role: 'user', content: [...filler, ...next.content] };
+        } else {
+          out.push({ role: 'user', content: filler });
+        }
+      }
+      continue;
+    }
+    const prev = out[out.length - 1];
+    if (prev && prev.role === 'user') out[out.length - 1] = { role: 'user', content: [...prev.content, ...m.content] };
+    else out.push(m);
+  }
+  return out;
+}
+
+export function userText(text: string): UserMessage {
+  return { role: 'user', content: [{ type: 'text', text }] };
+}
+
+/** Backoff for retrying a failed stream: exponential from 1 s, honouring retry-after, capped. */
+export function retryDelayMs(attempt: number, retryAfterMs: number | undefined, baseMs: number): number {
+  if (retryAfterMs !== undefined && retryAfterMs > 0) return Math.min(retryAfterMs, 60_000);
+  return Math.min(baseMs * 2 ** Math.max(0, attempt - 1), 30_000);
+}

@@ -1,0 +1,463 @@
+import { and, assign, fromPromise, sendParent, setup } from 'xstate';
+import type { KeelError } from '../../../shared/domain/errors';
+import type { TaskEvent } from '../../../shared/domain/events';
+import { ZERO_USAGE, type ConversationMessage, type StopReason, type ToolResultBlock, type ToolUseBlock, type Usage } from '../../../shared/domain/messages';
+import { compactWithSummary, truncateConversation } from '../../context/compaction';
+import { estimateTokens } from '../../context/tokens';
+import type { ProviderRequest, ToolDefinition } from '../../providers/types';
+import type { PermissionMode } from '../../runtime/types';
+import { callMachine, type CallOutput } from '../call/call.machine';
+import type { StreamOutput } from '../stream/assembly';
+import { pendingToolUses, repairConversation, retryDelayMs, toolResultsMessage, userText } from './conversation';
+
+/**
+ * The agent loop. One run of this machine answers one user message: it prepares the system
+ * prompt, keeps the context under its limit, streams a response (retrying failures after the
+ * stream started, with backoff), and while the model asks for tools, checks each call's
+ * permission, runs it, and sends all results of a turn back in one user message. It is
+ * iterative: assembling returns to checkingContext. It ends in `done` or `error`, and its output
+ * carries the conversation so far either way.
+ */
+export interface TurnLimits {
+  maxTurns: number;
+  maxTokens: number;
+  /** Estimated tokens above which the context is compacted. */
+  contextLimit: number;
+  /** Retries of a failed stream before the turn gives up. */
+  retryLimit: number;
+  retryBaseMs: number;
+  lockTimeoutMs: number;
+  thinkingBudgetTokens?: number;
+}
+
+export interface TurnInput {
+  taskId: string;
+  model: string;
+  mode: PermissionMode;
+  messages: ConversationMessage[];
+  limits: TurnLimits;
+  compactionFailures: number;
+  /** Which run of the task's turn loop this is; with the call and attempt counts it names each request. */
+  run: number;
+}
+
+export type PermissionOutcome =
+  | { decision: 'allow'; reason: string; requestId: string; mcp?: boolean }
+  | { decision: 'deny'; reason: string; requestId: string; result: ToolResultBlock }
+  | { decision: 'invalid'; result: ToolResultBlock };
+
+export interface ToolRunOutput {
+  result: ToolResultBlock;
+  summary: string;
+}
+
+export interface TurnOutput {
+  status: 'done' | 'error';
+  stopReason: StopReason | null;
+  messages: ConversationMessage[];
+  error: KeelError | null;
+  usage: Usage;
+  costUsd: number;
+  compactionFailures: number;
+}
+
+interface TurnContext extends TurnInput {
+  system: string[];
+  tools: ToolDefinition[];
+  modelCalls: number;
+  attempt: number;
+  last: Extract<StreamOutput, { ok: true }> | null;
+  failure: CallOutput | null;
+  pending: ToolUseBlock[];
+  index: number;
+  results: ToolResultBlock[];
+  maxTokensContinued: boolean;
+  stopReason: StopReason | null;
+  error: KeelError | null;
+  usage: Usage;
+  costUsd: number;
+}
+
+export type TurnEvent =
+  | { type: 'CANCEL' }
+  | { type: 'SUBTASK_RESULT'; toolCallId: string; result: ToolResultBlock; summary: string };
+
+const COMPACTION_BREAKER = 3;
+
+export const turnMachine = setup({
+  types: {
+    context: {} as TurnContext,
+    input: {} as TurnInput,
+    output: {} as TurnOutput,
+    events: {} as TurnEvent,
+  },
+  actors: {
+    /** System prompt parts and tool definitions. Provided by the runtime. */
+    prepareSystemPrompt: fromPromise<{ system: string[]; tools: ToolDefinition[] }, { taskId: string; mode: PermissionMode }>(async () => ({ system: [], tools: [] })),
+    /** One summarisation call; resolves with the summary text. Provided by the runtime. */
+    summarize: fromPromise<string, { taskId: string; model: string; system: string[]; messages: ConversationMessage[] }>(async () => {
+      throw new Error('no summariser wired');
+    }),
+    modelCall: callMachine,
+    /** Decides one tool call (parses its input first). Provided by the runtime. */
+    checkPermission: fromPromise<PermissionOutcome, { taskId: string; call: ToolUseBlock; mode: PermissionMode }>(async ({ input }) => ({
+      decision: 'invalid',
+      result: { type: 'tool_result', tool_use_id: input.call.id, content: 'No permission engine wired.', is_error: true },
+    })),
+    /** Runs one allowed tool call; never rejects (failures are error results). Provided by the runtime. */
+    runTool: fromPromise<ToolRunOutput, { taskId: string; call: ToolUseBlock }>(async ({ input }) => ({
+      result: { type: 'tool_result', tool_use_id: input.call.id, content: 'No tools wired.', is_error: true },
+      summary: 'not run',
+    })),
+    /** Calls a tool on an MCP server (arrives with the MCP capability). */
+    callMcpTool: fromPromise<ToolRunOutput, { taskId: string; call: ToolUseBlock }>(async ({ input }) => ({
+      result: { type: 'tool_result', tool_use_id: input.call.id, content: `MCP tool ${input.call.name} is not available: no MCP servers are configured.`, is_error: true },
+      summary: 'MCP not configured',
+    })),
+  },
+  actions: {
+    publish: (_: unknown, _event: TaskEvent | null) => {},
+  },
+  delays: {
+    retryDelay: ({ context }) => retryDelayMs(context.attempt - 1, context.failure && 'error' in context.failure ? context.failure.error.retryAfterMs : undefined, context.limits.retryBaseMs),
+  },
+  guards: {
+    maxTurnsReached: ({ context }) => context.modelCalls >= context.limits.maxTurns,
+    overContext: ({ context }) => estimateTokens(context.system, context.messages) > context.limits.contextLimit,
+    breakerClosed: ({ context }) => context.compactionFailures < COMPACTION_BREAKER,
+    callSucceeded: (_, p: { output: CallOutput }) => p.output.ok,
+    callRetryable: ({ context }, p: { output: CallOutput }) =>
+      !p.output.ok && 'error' in p.output && p.output.error.retryable && context.attempt <= context.limits.retryLimit,
+    hasToolUses: ({ context }) => (context.last ? pendingToolUses(context.last.message).length > 0 : false),
+    stoppedAt: ({ context }, p: { reason: StopReason }) => context.last?.stopReason === p.reason,
+    canContinueAfterMaxTokens: ({ context }) => context.last?.stopReason === 'max_tokens' && !context.maxTokensContinued,
+    hasNextCall: ({ context }) => context.index < context.pending.length,
+    decisionIs: (_, p: { outcome: PermissionOutcome; decision: PermissionOutcome['decision']; mcp?: boolean }) =>
+      p.outcome.decision === p.decision && (p.mcp === undefined || (p.outcome.decision === 'allow' && Boolean(p.outcome.mcp) === p.mcp)),
+    isAllowedSubtask: ({ context }, p: { outcome: PermissionOutcome }) => p.outcome.decision === 'allow' && context.pending[context.index]?.name === 'Task',
+    isCurrentSubtask: ({ context, event }) => event.type === 'SUBTASK_RESULT' && context.pending[context.index]?.id === event.toolCallId,
+  },
+}).createMachine({
+  id: 'turn',
+  context: ({ input }) => ({
+    ...input,
+    system: [],
+    tools: [],
+    modelCalls: 0,
+    attempt: 1,
+    last: null,
+    failure: null,
+    pending: [],
+    index: 0,
+    results: [],
+    maxTokensContinued: false,
+    stopReason: null,
+    error: null,
+    usage: ZERO_USAGE,
+    costUsd: 0,
+  }),
+  initial: 'idle',
+  on: {
+    CANCEL: {
+      target: '.error',
+      actions: assign({ error: { code: 'cancelled', message: 'Cancelled by the user.', retryable: false } }),
+    },
+  },
+  states: {
+    idle: { always: 'preparing' },
+    preparing: {
+      entry: { type: 'publish', params: ({ context }) => turnEvent(context, 'preparing') },
+      invoke: {
+        src: 'prepareSystemPrompt',
+        input: ({ context }) => ({ taskId: context.taskId, mode: context.mode }),
+        onDone: { target: 'checkingContext', actions: assign({ system: ({ event }) => event.output.system, tools: ({ event }) => event.output.tools }) },
+        onError: { target: 'error', actions: assign({ error: ({ event }) => internal(event.error) }) },
+      },
+    },
+    checkingContext: {
+      entry: { type: 'publish', params: ({ context }) => turnEvent(context, 'checkingContext') },
+      always: [
+        {
+          guard: 'maxTurnsReached',
+          target: 'error',
+          actions: assign({ error: ({ context }) => ({ code: 'max_turns' as const, message: `Stopped after ${context.limits.maxTurns} model calls (the max-turns limit).`, retryable: true }) }),
+        },
+        { guard: and(['overContext', 'breakerClosed']), target: 'compacting' },
+        {
+          guard: 'overContext',
+          target: 'streaming',
+          actions: assign({ messages: ({ context }) => truncateConversation(context.messages, context.system, context.limits.contextLimit) }),
+        },
+        { target: 'streaming' },
+      ],
+    },
+    compacting: {
+      entry: { type: 'publish', params: ({ context }) => turnEvent(context, 'compacting') },
+      invoke: {
+        src: 'summarize',
+        input: ({ context }) => ({ taskId: context.taskId, model: context.model, system: context.system, messages: repairConversation(context.messages) }),
+        onDone: {
+          target: 'streaming',
+          actions: assign({
+            messages: ({ context, event }) => truncateConversation(compactWithSummary(context.messages, event.output), context.system, context.limits.contextLimit),
+          }),
+        },
+        onError: { target: 'checkingContext', actions: assign({ compactionFailures: ({ context }) => context.compactionFailures + 1 }) },
+      },
+    },
+    streaming: {
+      initial: 'requesting',
+      entry: { type: 'publish', params: ({ context }) => turnEvent(context, 'streaming') },
+      states: {
+        requesting: {
+          invoke: {
+            src: 'modelCall',
+            input: ({ context }) => ({
+              taskId: context.taskId,
+              request: buildRequest(context),
+              continuationKey: `${context.taskId}:r${context.run}:c${context.modelCalls}:a${context.attempt}`,
+              lockTimeoutMs: context.limits.lockTimeoutMs,
+            }),
+            onDone: [
+              {
+                guard: { type: 'callSucceeded', params: ({ event }) => ({ output: event.output }) },
+                target: '#turn.evaluating',
+                actions: [
+                  assign(({ context, event }) => {
+                    const out = event.output as Extract<StreamOutput, { ok: true }>;
+                    return {
+                      last: out,
+                      failure: null,
+                      attempt: 1,
+                      modelCalls: context.modelCalls + 1,
+                      usage: addUsage(context.usage, out.usage),
+                      messages: out.message.content.length > 0 ? [...context.messages, out.message] : context.messages,
+                    };
+                  }),
+                  { type: 'publish', params: ({ context }) => usageEvent(context) },
+                ],
+              },
+              {
+                guard: { type: 'callRetryable', params: ({ event }) => ({ output: event.output }) },
+                target: 'backoff',
+                actions: [
+                  assign({ failure: ({ event }) => event.output, attempt: ({ context }) => context.attempt + 1 }),
+                  { type: 'publish', params: ({ context }) => retryEvent(context) },
+                ],
+              },
+              { target: '#turn.error', actions: assign({ failure: ({ event }) => event.output, error: ({ event }) => callError(event.output) }) },
+            ],
+          },
+        },
+        backoff: { after: { retryDelay: 'requesting' } },
+      },
+    },
+    evaluating: {
+      entry: { type: 'publish', params: ({ context }) => turnEvent(context, 'evaluating') },
+      always: [
+        { guard: 'hasToolUses', target: 'dispatchingTools', actions: assign({ pending: ({ context }) => pendingToolUses(context.last!.message), index: 0, results: [] }) },
+        {
+          guard: 'canContinueAfterMaxTokens',
+          target: 'checkingContext',
+          actions: assign({
+            maxTokensContinued: true,
+            messages: ({ context }) => [...context.messages, userText(continueAfterMaxTokens(context.last!))],
+          }),
+        },
+        { guard: { type: 'stoppedAt', params: { reason: 'pause_turn' } }, target: 'checkingContext' },
+        { target: 'done', actions: assign({ stopReason: ({ context }) => context.last?.stopReason ?? null }) },
+      ],
+    },
+    dispatchingTools: {
+      always: [{ guard: 'hasNextCall', target: 'permissionCheck' }, { target: 'assembling' }],
+    },
+    permissionCheck: {
+      entry: [
+        { type: 'publish', params: ({ context }) => turnEvent(context, 'permissionCheck') },
+        { type: 'publish', params: ({ context }) => toolCallEvent(context) },
+      ],
+      invoke: {
+        src: 'checkPermission',
+        input: ({ context }) => ({ taskId: context.taskId, call: context.pending[context.index]!, mode: context.mode }),
+        onDone: [
+          {
+            guard: { type: 'decisionIs', params: ({ event }) => ({ outcome: event.output, decision: 'allow', mcp: true }) },
+            target: 'mcpCall',
+            actions: { type: 'publish', params: ({ context, event }) => permissionEvent(context, event.output) },
+          },
+          {
+            guard: { type: 'isAllowedSubtask', params: ({ event }) => ({ outcome: event.output }) },
+            target: 'awaitingSubtask',
+            actions: { type: 'publish', params: ({ context, event }) => permissionEvent(context, event.output) },
+          },
+          {
+            guard: { type: 'decisionIs', params: ({ event }) => ({ outcome: event.output, decision: 'allow' }) },
+            target: 'executingTool',
+            actions: { type: 'publish', params: ({ context, event }) => permissionEvent(context, event.output) },
+          },
+          {
+            target: 'dispatchingTools',
+            actions: [
+              { type: 'publish', params: ({ context, event }) => permissionEvent(context, event.output) },
+              { type: 'publish', params: ({ context, event }) => resultEvent(context, (event.output as Exclude<PermissionOutcome, { decision: 'allow' }>).result, event.output.decision === 'deny' ? `denied: ${event.output.reason}` : 'invalid input') },
+              assign(({ context, event }) => advance(context, (event.output as Exclude<PermissionOutcome, { decision: 'allow' }>).result)),
+            ],
+          },
+        ],
+        onError: { target: 'dispatchingTools', actions: assign(({ context, event }) => advance(context, errorResult(context, event.error))) },
+      },
+    },
+    executingTool: {
+      entry: { type: 'publish', params: ({ context }) => turnEvent(context, 'executingTool') },
+      invoke: {
+        src: 'runTool',
+        input: ({ context }) => ({ taskId: context.taskId, call: context.pending[context.index]! }),
+        onDone: {
+          target: 'dispatchingTools',
+          actions: [{ type: 'publish', params: ({ context, event }) => resultEvent(context, event.output.result, event.output.summary) }, assign(({ context, event }) => advance(context, event.output.result))],
+        },
+        onError: { target: 'dispatchingTools', actions: assign(({ context, event }) => advance(context, errorResult(context, event.error))) },
+      },
+    },
+    /** The Task tool: the parent task's machine runs the subtask and sends its result here. */
+    awaitingSubtask: {
+      entry: [
+        { type: 'publish', params: ({ context }) => turnEvent(context, 'awaitingSubtask') },
+        sendParent(({ context }) => {
+          const call = context.pending[context.index]!;
+          return { type: 'SUBTASK_STARTED', toolCallId: call.id, description: String(call.input.description ?? ''), prompt: String(call.input.prompt ?? '') };
+        }),
+      ],
+      on: {
+        SUBTASK_RESULT: {
+          guard: 'isCurrentSubtask',
+          target: 'dispatchingTools',
+          actions: [
+            { type: 'publish', params: ({ context, event }) => resultEvent(context, (event as Extract<TurnEvent, { type: 'SUBTASK_RESULT' }>).result, (event as Extract<TurnEvent, { type: 'SUBTASK_RESULT' }>).summary) },
+            assign(({ context, event }) => advance(context, (event as Extract<TurnEvent, { type: 'SUBTASK_RESULT' }>).result)),
+          ],
+        },
+      },
+    },
+    mcpCall: {
+      entry: { type: 'publish', params: ({ context }) => turnEvent(context, 'mcpCall') },
+      invoke: {
+        src: 'callMcpTool',
+        input: ({ context }) => ({ taskId: context.taskId, call: context.pending[context.index]! }),
+        onDone: {
+          target: 'dispatchingTools',
+          actions: [{ type: 'publish', params: ({ context, event }) => resultEvent(context, event.output.result, event.output.summary) }, assign(({ context, event }) => advance(context, event.output.result))],
+        },
+        onError: { target: 'dispatchingTools', actions: assign(({ context, event }) => advance(context, errorResult(context, event.error))) },
+      },
+    },
+    assembling: {
+      entry: [
+        { type: 'publish', params: ({ context }) => turnEvent(context, 'assembling') },
+        assign({ messages: ({ context }) => [...context.messages, toolResultsMessage(context.results)], pending: [], results: [], index: 0 }),
+      ],
+      always: 'checkingContext',
+    },
+    done: { type: 'final', entry: { type: 'publish', params: ({ context }) => turnEvent(context, 'done') } },
+    error: { type: 'final', entry: { type: 'publish', params: ({ context }) => turnEvent(context, 'error') } },
+  },
+  output: ({ context }) => ({
+    status: context.error ? 'error' : 'done',
+    stopReason: context.stopReason,
+    messages: context.messages,
+    error: context.error,
+    usage: context.usage,
+    costUsd: context.costUsd,
+    compactionFailures: context.compactionFailures,
+  }),
+});
+
+function addUsage(a: Usage, b: Usage): Usage {
+  return {
+    inputTokens: a.inputTokens + b.inputTokens,
+    outputTokens: a.outputTokens + b.outputTokens,
+    cacheReadTokens: a.cacheReadTokens + b.cacheReadTokens,
+    cacheWriteTokens: a.cacheWriteTokens + b.cacheWriteTokens,
+  };
+}
+
+function buildRequest(context: TurnContext): ProviderRequest {
+  return {
+    model: context.model,
+    system: context.system,
+    messages: repairConversation(context.messages),
+    tools: context.tools,
+    maxTokens: context.limits.maxTokens,
+    ...(context.limits.thinkingBudgetTokens ? { thinkingBudgetTokens: context.limits.thinkingBudgetTokens } : {}),
+  };
+}
+
+function advance(context: TurnContext, result: ToolResultBlock): Partial<TurnContext> {
+  return { results: [...context.results, result], index: context.index + 1 };
+}
+
+function errorResult(context: TurnContext, err: unknown): ToolResultBlock {
+  const call = context.pending[context.index];
+  return { type: 'tool_result', tool_use_id: call?.id ?? 'unknown', content: `The tool failed: ${err instanceof Error ? err.message : String(err)}`, is_error: true };
+}
+
+function internal(err: unknown): KeelError {
+  return { code: 'internal', message: err instanceof Error ? err.message : String(err), retryable: true };
+}
+
+function callError(output: CallOutput): KeelError {
+  if (output.ok) return { code: 'internal', message: 'unexpected success', retryable: false };
+  if ('duplicate' in output) return { code: 'internal', message: 'A duplicate request for this step was dropped: another driver already sent it.', retryable: false };
+  if ('timeout' in output) return { code: 'internal', message: 'Timed out waiting for the task lock: another request of this task is still running.', retryable: true };
+  const { code, message, retryable } = output.error;
+  return { code, message, retryable };
+}
+
+function continueAfterMaxTokens(last: Extract<StreamOutput, { ok: true }>): string {
+  const cut = last.truncatedToolUses.map((t) => `${t.name} (${t.reason})`);
+  return (
+    'Your previous answer was cut off by the output token limit.' +
+    (cut.length ? ` These tool calls were incomplete and were NOT run: ${cut.join(', ')}.` : '') +
+    ' Continue from where you stopped.'
+  );
+}
+
+function turnEvent(context: TurnContext, state: string): TaskEvent {
+  return { type: 'turn', taskId: context.taskId, state, turn: context.modelCalls };
+}
+
+function toolCallEvent(context: TurnContext): TaskEvent | null {
+  const call = context.pending[context.index];
+  return call ? { type: 'tool_call', taskId: context.taskId, id: call.id, name: call.name, input: call.input } : null;
+}
+
+function permissionEvent(context: TurnContext, outcome: PermissionOutcome): TaskEvent | null {
+  const call = context.pending[context.index];
+  if (!call || outcome.decision === 'invalid') return null;
+  return { type: 'permission', taskId: context.taskId, requestId: outcome.requestId, toolCallId: call.id, tool: call.name, decision: outcome.decision, reason: outcome.reason };
+}
+
+function resultEvent(context: TurnContext, result: ToolResultBlock, summary: string): TaskEvent {
+  return { type: 'tool_result', taskId: context.taskId, id: result.tool_use_id, is_error: Boolean(result.is_error), summary };
+}
+
+function retryEvent(context: TurnContext): TaskEvent | null {
+  const f = context.failure;
+  if (!f || f.ok || !('error' in f)) return null;
+  return { type: 'retry', taskId: context.taskId, attempt: context.attempt - 1, delayMs: retryDelayMs(context.attempt - 1, f.error.retryAfterMs, context.limits.retryBaseMs), code: f.error.code };
+}
+
+function usageEvent(context: TurnContext): TaskEvent | null {
+  const last = context.last;
+  if (!last) return null;
+  return {
+    type: 'usage',
+    taskId: context.taskId,
+    inputTokens: last.usage.inputTokens,
+    outputTokens: last.usage.outputTokens,
+    cacheReadTokens: last.usage.cacheReadTokens,
+    cacheWriteTokens: last.usage.cacheWriteTokens,
+    costUsd: 0,
+    totalCostUsd: 0,
+  };
+}

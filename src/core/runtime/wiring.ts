@@ -1,0 +1,168 @@
+import { randomUUID } from 'node:crypto';
+import { fromCallback, fromPromise, type EventObject } from 'xstate';
+import type { TaskEvent } from '../../shared/domain/events';
+import type { KeelError } from '../../shared/domain/errors';
+import type { ConversationMessage, ToolResultBlock, ToolUseBlock } from '../../shared/domain/messages';
+import { SUMMARY_INSTRUCTION } from '../context/compaction';
+import { taskLockKey, type HeldLock, type LockManager } from '../locks/lockManager';
+import { callMachine } from '../machines/call/call.machine';
+import { providerStreamActor } from '../machines/stream/actors';
+import { streamMachine } from '../machines/stream/stream.machine';
+import { taskMachine, type PendingSubtask } from '../machines/task/task.machine';
+import { userText } from '../machines/turn/conversation';
+import { turnMachine, type PermissionOutcome, type ToolRunOutput } from '../machines/turn/turn.machine';
+import { decideByMode, type PermissionAsker } from '../permissions/gate';
+import type { ModelProvider } from '../providers/types';
+import { invokeTool, parseToolInput } from '../tools/execute';
+import type { ToolRegistry } from '../tools/registry';
+import { buildSystemPrompt } from './systemPrompt';
+import type { PermissionMode } from './types';
+
+/**
+ * Connects the machine definitions to real actors for one task: the provider, the lock manager,
+ * the tools, the permission gate, the event sink. The definitions stay I/O-free; everything that
+ * acts is supplied here, by name.
+ */
+export interface TaskServices {
+  taskId: string;
+  workspace: string;
+  ripgrepPath?: string;
+  locks: LockManager;
+  tools: ToolRegistry;
+  asker: PermissionAsker;
+  /** Creates the provider when the task initialises; a KeelError (e.g. no key) fails initialisation. */
+  createProvider(): ModelProvider | KeelError;
+  publish(event: TaskEvent): void;
+  /** Starts (or finds) the child task for a Task tool call; resolves with its final answer. */
+  runSubtask(parentId: string, subtask: PendingSubtask): { result: Promise<{ result: ToolResultBlock; summary: string }>; cancel(): void };
+}
+
+export function wireTaskMachine(services: TaskServices) {
+  let provider: ModelProvider | null = null;
+  const getProvider = (): ModelProvider => {
+    if (!provider) throw new Error('provider not initialised');
+    return provider;
+  };
+  const publish = (_: unknown, event: TaskEvent | null) => {
+    if (event) services.publish(event);
+  };
+
+  // Requests of this task still winding down after an abort; the lock waits for them.
+  const inflight = new Set<Promise<void>>();
+  const track = (p: Promise<void>) => {
+    inflight.add(p);
+    void p.finally(() => inflight.delete(p));
+  };
+  const stream = streamMachine.provide({ actors: { providerStream: providerStreamActor(getProvider, track) }, actions: { publish } });
+  const modelCall = callMachine.provide({
+    actors: {
+      stream,
+      holdTaskLock: fromCallback<EventObject, { taskId: string; timeoutMs: number }>(({ input, sendBack }) => {
+        const controller = new AbortController();
+        let held: HeldLock | null = null;
+        services.locks.acquire(taskLockKey(input.taskId), { timeoutMs: input.timeoutMs, signal: controller.signal }).then(
+          (lock) => {
+            if (controller.signal.aborted) return lock.release();
+            held = lock;
+            sendBack({ type: 'LOCK_ACQUIRED' });
+          },
+          (err: Error) => {
+            if (!controller.signal.aborted) sendBack({ type: 'LOCK_FAILED', reason: err.message });
+          },
+        );
+        return () => {
+          controller.abort();
+          const lock = held;
+          if (lock) void Promise.allSettled([...inflight]).then(() => lock.release());
+        };
+      }),
+    },
+    guards: { isDuplicateContinuation: (_, p) => services.locks.hasContinuation(taskLockKey(p.taskId), p.key) },
+    actions: {
+      registerContinuation: (_, p) => void services.locks.beginContinuation(taskLockKey(p.taskId), p.key),
+      countDuplicate: () => services.locks.recordDuplicate(),
+    },
+  });
+
+  const turnLoop = turnMachine.provide({
+    actors: {
+      modelCall,
+      prepareSystemPrompt: fromPromise(async ({ input }) => ({
+        system: buildSystemPrompt({ workspace: services.workspace, date: new Date(), mode: input.mode }),
+        tools: services.tools.definitions(),
+      })),
+      summarize: fromPromise(({ input, signal }) =>
+        services.locks.runExclusive(taskLockKey(input.taskId), () => summarize(getProvider(), input.taskId, input.model, input.system, input.messages, signal), { signal }),
+      ),
+      checkPermission: fromPromise(({ input, signal }) => checkPermission(services, input.taskId, input.call, input.mode, signal)),
+      runTool: fromPromise(({ input, signal }) => runTool(services, input.taskId, input.call, signal)),
+    },
+    actions: { publish },
+  });
+
+  return taskMachine.provide({
+    actors: {
+      turnLoop,
+      initialize: fromPromise(async () => {
+        const created = services.createProvider();
+        if ('stream' in created) provider = created;
+        else throw created;
+      }),
+      subtask: fromCallback<EventObject, { parentId: string; subtask: PendingSubtask }>(({ input, sendBack }) => {
+        const run = services.runSubtask(input.parentId, input.subtask);
+        let live = true;
+        run.result.then((r) => {
+          if (live) sendBack({ type: 'SUBTASK_DONE', toolCallId: input.subtask.toolCallId, result: r.result, summary: r.summary });
+        });
+        return () => {
+          live = false;
+          run.cancel();
+        };
+      }),
+    },
+    actions: { publish },
+  });
+}
+
+async function checkPermission(services: TaskServices, taskId: string, call: ToolUseBlock, mode: PermissionMode, signal: AbortSignal): Promise<PermissionOutcome> {
+  const parsed = parseToolInput(services.tools, call.name, call.input);
+  if (!parsed.ok) return { decision: 'invalid', result: toolResult(call.id, parsed.result.content, true) };
+  const subject = parsed.tool.subject(parsed.input as never, { workspace: services.workspace });
+  const byMode = decideByMode(mode, subject, parsed.tool.readOnly, services.workspace);
+  const requestId = randomUUID();
+  if (byMode.decision === 'allow') return { decision: 'allow', reason: byMode.reason, requestId };
+  if (byMode.decision === 'deny') return { decision: 'deny', reason: byMode.reason, requestId, result: toolResult(call.id, `Permission denied: ${byMode.reason}.`, true) };
+  services.publish({ type: 'permission', taskId, requestId, toolCallId: call.id, tool: call.name, decision: 'ask', reason: byMode.reason });
+  const answer = await services.asker.ask({ requestId, taskId, toolCallId: call.id, tool: call.name, input: parsed.input, subject, reason: byMode.reason }, signal);
+  if (answer.decision === 'allow') return { decision: 'allow', reason: 'allowed by the user', requestId };
+  const feedback = answer.feedback ? ` Feedback: ${answer.feedback}` : '';
+  return { decision: 'deny', reason: 'denied by the user', requestId, result: toolResult(call.id, `The user denied this ${call.name} call.${feedback}`, true) };
+}
+
+async function runTool(services: TaskServices, taskId: string, call: ToolUseBlock, signal: AbortSignal): Promise<ToolRunOutput> {
+  const parsed = parseToolInput(services.tools, call.name, call.input);
+  if (!parsed.ok) return { result: toolResult(call.id, parsed.result.content, true), summary: parsed.result.summary };
+  const r = await invokeTool(parsed.tool, parsed.input, {
+    taskId,
+    workspace: services.workspace,
+    signal,
+    locks: services.locks,
+    ...(services.ripgrepPath ? { ripgrepPath: services.ripgrepPath } : {}),
+    onOutput: (chunk) => services.publish({ type: 'tool_output', taskId, id: call.id, chunk }),
+  });
+  return { result: toolResult(call.id, r.content, r.isError), summary: r.summary };
+}
+
+async function summarize(provider: ModelProvider, taskId: string, model: string, system: string[], messages: ConversationMessage[], signal: AbortSignal): Promise<string> {
+  let text = '';
+  for await (const e of provider.stream({ model, system, messages: [...messages, userText(SUMMARY_INSTRUCTION)], tools: [], maxTokens: 4096, taskId }, signal)) {
+    if (e.type === 'content_block_delta' && e.delta.type === 'text_delta') text += e.delta.text;
+    if (e.type === 'provider_error') throw new Error(e.error.message);
+  }
+  if (!text.trim()) throw new Error('empty summary');
+  return text;
+}
+
+function toolResult(id: string, content: string, isError: boolean): ToolResultBlock {
+  return { type: 'tool_result', tool_use_id: id, content, ...(isError ? { is_error: true } : {}) };
+}
