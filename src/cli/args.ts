@@ -1,0 +1,77 @@
+import { resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import type { ProviderConfig } from '../core/providers/types';
+import type { PermissionMode } from '../core/runtime/types';
+
+export interface RunArgs {
+  prompt: string;
+  workspace: string;
+  provider: ProviderConfig;
+  mode: PermissionMode;
+  outputFormat: 'text' | 'stream-json';
+  maxTurns: number | undefined;
+  storage: string | undefined;
+}
+
+const PROVIDERS = ['anthropic', 'openai-compatible', 'demo'] as const;
+const MODES = ['default', 'acceptEdits', 'plan', 'dontAsk', 'bypassPermissions'] as const;
+export const DEFAULT_MODELS: Record<(typeof PROVIDERS)[number], string> = {
+  anthropic: 'claude-sonnet-5-5',
+  'openai-compatible': 'llama3.1',
+  demo: 'demo',
+};
+
+export class UsageError extends Error {}
+
+/** Parses `keel run` arguments. Throws UsageError with a message for people on bad input. */
+export function parseRunArgs(argv: string[], env: NodeJS.ProcessEnv): RunArgs {
+  let parsed;
+  try {
+    parsed = parseArgs({
+      args: argv,
+      allowPositionals: true,
+      options: {
+        workspace: { type: 'string' },
+        provider: { type: 'string' },
+        'base-url': { type: 'string' },
+        model: { type: 'string' },
+        mode: { type: 'string' },
+        'output-format': { type: 'string' },
+        'max-turns': { type: 'string' },
+        storage: { type: 'string' },
+      },
+    });
+  } catch (err) {
+    throw new UsageError((err as Error).message);
+  }
+  const { values, positionals } = parsed;
+  const prompt = positionals.join(' ').trim();
+  if (!prompt) throw new UsageError('keel run needs a prompt: keel run "<prompt>"');
+  const provider = (values.provider ?? 'anthropic') as (typeof PROVIDERS)[number];
+  if (!PROVIDERS.includes(provider)) throw new UsageError(`--provider must be one of ${PROVIDERS.join(', ')} (got "${values.provider}")`);
+  const mode = (values.mode ?? 'default') as PermissionMode;
+  if (!(MODES as readonly string[]).includes(mode)) throw new UsageError(`--mode must be one of ${MODES.join(', ')} (got "${values.mode}")`);
+  const outputFormat = values['output-format'] ?? 'text';
+  if (outputFormat !== 'text' && outputFormat !== 'stream-json') throw new UsageError(`--output-format must be text or stream-json (got "${outputFormat}")`);
+  let maxTurns: number | undefined;
+  if (values['max-turns'] !== undefined) {
+    maxTurns = Number(values['max-turns']);
+    if (!Number.isInteger(maxTurns) || maxTurns < 1) throw new UsageError(`--max-turns must be a positive integer (got "${values['max-turns']}")`);
+  }
+  const apiKey = provider === 'anthropic' ? env.ANTHROPIC_API_KEY : provider === 'openai-compatible' ? env.OPENAI_API_KEY : undefined;
+  const baseUrl = values['base-url'];
+  return {
+    prompt,
+    workspace: resolve(values.workspace ?? process.cwd()),
+    provider: {
+      provider,
+      model: values.model ?? DEFAULT_MODELS[provider],
+      ...(baseUrl ? { baseUrl } : {}),
+      ...(apiKey ? { apiKey } : {}),
+    },
+    mode,
+    outputFormat,
+    maxTurns,
+    storage: values.storage ?? env.KEEL_HOME,
+  };
+}

@@ -1,0 +1,24 @@
+export const VERSION = '0.1.0';
+
+export const HELP = `keel — a coding agent whose every behaviour is an explicit state machine
+
+Usage:
+  keel run "<prompt>" [options]     run a task to completion and stream it
+  keel machines [--json]            print the state machines (states and transitions)
+  keel --help | --version
+
+Options for run:
+  --workspace DIR          the folder the agent works in (default: current directory)
+  --provider P             anthropic | openai-compatible | demo   (default: anthropic)
+  --base-url URL           API base URL (Anthropic: https://api.anthropic.com;
+                           OpenAI-compatible: e.g. http://localhost:11434/v1)
+  --model ID               model id (default: claude-sonnet-5-5 for anthropic)
+  --mode MODE              default | acceptEdits | plan | dontAsk | bypassPermissions
+                           (headless, anything that would ask is denied)
+  --output-format F        text (default) | stream-json (one JSON event per line)
+  --max-turns N            stop after N model calls (default 50)
+  --storage DIR            where tasks are kept (default: $KEEL_HOME or ~/.keel)
+
+Keys come from the environment: ANTHROPIC_API_KEY, OPENAI_API_KEY.
+Exit status: 0 when the task completes, 1 when it fails or is cancelled, 2 on bad usage.
+`;

@@ -1,0 +1,58 @@
+import type { TaskEvent } from '../shared/domain/events';
+
+/**
+ * Human output of `keel run`: the answer on stdout as it streams; tool activity, retries and
+ * errors on stderr, so stdout stays the answer.
+ */
+export class TextRenderer {
+  private atLineStart = true;
+
+  constructor(
+    private readonly out: (s: string) => void,
+    private readonly err: (s: string) => void,
+  ) {}
+
+  render(e: TaskEvent): void {
+    switch (e.type) {
+      case 'text':
+        this.out(e.delta);
+        this.atLineStart = e.delta.endsWith('\n');
+        break;
+      case 'tool_call':
+        this.newline();
+        this.err(`→ ${e.name} ${brief(e.input)}\n`);
+        break;
+      case 'tool_result':
+        this.err(`  ${e.is_error ? '✗' : '✓'} ${e.summary}\n`);
+        break;
+      case 'permission':
+        if (e.decision === 'deny') this.err(`  ✗ permission denied for ${e.tool}: ${e.reason ?? ''}\n`);
+        break;
+      case 'retry':
+        this.newline();
+        this.err(`(${e.code}; retrying in ${Math.round(e.delayMs / 100) / 10} s, attempt ${e.attempt})\n`);
+        break;
+      case 'error':
+        this.newline();
+        this.err(`Error (${e.code}): ${e.message}\n`);
+        break;
+      default:
+        break;
+    }
+  }
+
+  finish(): void {
+    this.newline();
+  }
+
+  private newline(): void {
+    if (!this.atLineStart) this.out('\n');
+    this.atLineStart = true;
+  }
+}
+
+function brief(input: Record<string, unknown>): string {
+  const main = input.command ?? input.file_path ?? input.pattern ?? input.url ?? input.description;
+  const s = typeof main === 'string' ? main : JSON.stringify(input);
+  return s.length > 100 ? `${s.slice(0, 97)}…` : s;
+}
