@@ -76,7 +76,7 @@ export type ProviderId = 'anthropic' | 'openai-compatible' | 'demo' | 'scripted'
 
 export interface ModelProvider {
   readonly id: ProviderId;
-  /** What the UI shows as the model, e.g. "claude-sonnet-4-5" or "demo model". */
+  /** What the UI shows as the model, e.g. "claude-sonnet-5-5" or "demo model". */
   readonly label: string;
   /**
    * Streams one model response. Contract: never throws and never rejects; ends with

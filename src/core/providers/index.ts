@@ -1,0 +1,51 @@
+import type { KeelError } from '../../shared/domain/errors';
+import { AnthropicProvider } from './anthropic';
+import { createDemoProvider } from './demo';
+import { OpenAICompatibleProvider } from './openai';
+import type { ModelProvider, ProviderConfig } from './types';
+
+export const DEFAULT_ANTHROPIC_MODEL = 'claude-sonnet-5-5';
+
+export const NO_API_KEY_MESSAGE =
+  'No Anthropic API key is set. Run “Keel: Set API Key” or set ANTHROPIC_API_KEY, or choose the demo provider to try Keel without a key.';
+
+/**
+ * Builds the provider a config names. Never throws: a config that cannot work (the anthropic
+ * provider without a key, an OpenAI-compatible server without a model) is a `KeelError`.
+ */
+export function createProvider(config: ProviderConfig): ModelProvider | KeelError {
+  const common = {
+    ...(config.stallTimeoutMs !== undefined ? { stallTimeoutMs: config.stallTimeoutMs } : {}),
+    ...(config.maxRetries !== undefined ? { maxRetries: config.maxRetries } : {}),
+    ...(config.baseUrl ? { baseUrl: config.baseUrl } : {}),
+  };
+  switch (config.provider) {
+    case 'anthropic':
+      if (!config.apiKey) return { code: 'no_api_key', message: NO_API_KEY_MESSAGE, retryable: false };
+      return new AnthropicProvider({ ...common, apiKey: config.apiKey, model: config.model || DEFAULT_ANTHROPIC_MODEL });
+    case 'openai-compatible':
+      if (!config.model) {
+        return {
+          code: 'invalid_input',
+          message: 'Set “keel.model” to the model your OpenAI-compatible server serves (for Ollama, e.g. “llama3.1”).',
+          retryable: false,
+        };
+      }
+      return new OpenAICompatibleProvider({ ...common, model: config.model, ...(config.apiKey ? { apiKey: config.apiKey } : {}) });
+    case 'demo':
+      return createDemoProvider();
+  }
+}
+
+/** Narrows the result of {@link createProvider}. */
+export function isModelProvider(value: ModelProvider | KeelError): value is ModelProvider {
+  return 'stream' in value;
+}
+
+export type { ModelProvider, ProviderConfig, ProviderEvent, ProviderError, ProviderRequest } from './types';
+export { AnthropicProvider } from './anthropic';
+export { OpenAICompatibleProvider } from './openai';
+export { ScriptedProvider, scriptedEvents } from './scripted';
+export type { ScriptedTurn, ScriptedBlock, Script } from './scripted';
+export { createDemoProvider, demoAnswer } from './demo';
+export { costUsd, priceOf } from './pricing';
