@@ -1,0 +1,48 @@
+import * as vscode from 'vscode';
+import { ChatController } from './chatController';
+import { ChatPanels } from './chatPanel';
+import { ChatViewProvider } from './chatViewProvider';
+import { registerCommands } from './commands';
+import { readChatConfig, readPermissionMode, readProviderConfig } from './providerSettings';
+import { loadTaskRuntime } from './runtimeHost';
+
+/**
+ * Entry point of the extension host. Activation only wires things up: no network, no file
+ * reads, no task; the core is imported on the first prompt (see runtimeHost.ts).
+ */
+export function activate(context: vscode.ExtensionContext): void {
+  const started = performance.now();
+  const output = vscode.window.createOutputChannel('Keel', { log: true });
+  context.subscriptions.push(output);
+  const log = output;
+
+  const controller = new ChatController({
+    log,
+    loadRuntime: () => loadTaskRuntime(context, log),
+    providerConfig: () => readProviderConfig(context.secrets),
+    chatConfig: readChatConfig,
+    permissionMode: readPermissionMode,
+    openExternal: (href) => Promise.resolve(vscode.env.openExternal(vscode.Uri.parse(href, true))),
+    warn: (message) => void vscode.window.showWarningMessage(message),
+  });
+  context.subscriptions.push({ dispose: () => controller.dispose() });
+
+  const sidebar = new ChatViewProvider(context.extensionUri, controller, log);
+  context.subscriptions.push(vscode.window.registerWebviewViewProvider(ChatViewProvider.viewType, sidebar));
+
+  const panels = new ChatPanels(context.extensionUri, controller, log);
+  context.subscriptions.push(panels, vscode.window.registerWebviewPanelSerializer(ChatPanels.viewType, panels));
+
+  registerCommands({ context, controller, panels, output, log });
+
+  context.subscriptions.push(
+    vscode.workspace.onDidChangeConfiguration((e) => {
+      if (e.affectsConfiguration('keel')) controller.refresh();
+    }),
+  );
+
+  log.info(`activate() took ${(performance.now() - started).toFixed(1)} ms`);
+}
+
+/** Everything is disposed through the context's subscriptions (the runtime cancels its tasks). */
+export function deactivate(): void {}

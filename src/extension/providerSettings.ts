@@ -1,0 +1,50 @@
+import * as vscode from 'vscode';
+import type { ProviderConfig } from '../core/providers/types';
+import type { PermissionMode } from '../core/runtime/types';
+import type { ChatConfig } from '../shared/protocol/toWebview';
+import {
+  type KeelSettings,
+  type KeyedProviderId,
+  SECRET_KEYS,
+  chatConfigOf,
+  permissionModeOf,
+  providerOf,
+  resolveProviderConfig,
+} from './providerConfig';
+
+/** Reads the `keel.*` settings as they are now. */
+export function readKeelSettings(): KeelSettings {
+  const c = vscode.workspace.getConfiguration('keel');
+  return {
+    provider: c.get('provider'),
+    model: c.get('model'),
+    anthropicBaseUrl: c.get('anthropic.baseUrl'),
+    openaiBaseUrl: c.get('openai.baseUrl'),
+    defaultMode: c.get('permissions.defaultMode'),
+  };
+}
+
+/**
+ * Settings + SecretStorage (+ environment fallback) → the `ProviderConfig` a task starts with.
+ * Reads the secret only when called (i.e. when a task starts), never at activation.
+ */
+export async function readProviderConfig(secrets: vscode.SecretStorage): Promise<ProviderConfig> {
+  const settings = readKeelSettings();
+  const provider = providerOf(settings);
+  const secret = provider === 'demo' ? undefined : await secrets.get(SECRET_KEYS[provider]);
+  return resolveProviderConfig(settings, secret, process.env);
+}
+
+export function readChatConfig(): ChatConfig {
+  return chatConfigOf(readKeelSettings());
+}
+
+export function readPermissionMode(): PermissionMode {
+  return permissionModeOf(readKeelSettings());
+}
+
+/** Stores (or, with an empty key, deletes) a provider's API key. The key is never logged. */
+export async function storeApiKey(secrets: vscode.SecretStorage, provider: KeyedProviderId, key: string): Promise<void> {
+  if (key) await secrets.store(SECRET_KEYS[provider], key);
+  else await secrets.delete(SECRET_KEYS[provider]);
+}

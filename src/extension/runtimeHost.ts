@@ -1,0 +1,47 @@
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import * as vscode from 'vscode';
+import type { TaskRuntimeLike } from './chatController';
+import type { Logger } from './logger';
+import { notificationAsker } from './permissionDialog';
+
+/**
+ * Where VS Code keeps its bundled ripgrep (desktop and code-server lay it out the same way);
+ * undefined if not found, and the core falls back to its own search.
+ */
+function findRipgrep(): string | undefined {
+  const exe = process.platform === 'win32' ? 'rg.exe' : 'rg';
+  for (const dir of ['node_modules', 'node_modules.asar.unpacked']) {
+    const p = join(vscode.env.appRoot, dir, '@vscode', 'ripgrep', 'bin', exe);
+    if (existsSync(p)) return p;
+  }
+  return undefined;
+}
+
+/**
+ * Creates the core's TaskRuntime for this window. Called on the first prompt, never at
+ * activation: the core (and the provider SDKs it pulls in) is imported here, lazily.
+ * Rejects when no folder is open: a task needs a workspace to work in.
+ */
+export async function loadTaskRuntime(context: vscode.ExtensionContext, log: Logger): Promise<TaskRuntimeLike> {
+  const folder = vscode.workspace.workspaceFolders?.[0];
+  if (!folder || folder.uri.scheme !== 'file') throw new Error('open a folder first: a task works inside a workspace folder.');
+  const started = performance.now();
+  const { TaskRuntime } = await import('../core/runtime/taskRuntime');
+  const ripgrepPath = findRipgrep();
+  const storageDir = (context.storageUri ?? context.globalStorageUri).fsPath;
+  const runtime = new TaskRuntime({
+    workspace: folder.uri.fsPath,
+    ...(ripgrepPath ? { ripgrepPath } : {}),
+    storageDir,
+    asker: notificationAsker(log),
+    log: (level: string, message: string) => {
+      if (level === 'error') log.error(message);
+      else if (level === 'warn') log.warn(message);
+      else if (level === 'info') log.info(message);
+      else log.debug(message);
+    },
+  });
+  log.info(`task runtime ready in ${(performance.now() - started).toFixed(1)} ms (workspace ${folder.uri.fsPath})`);
+  return runtime;
+}

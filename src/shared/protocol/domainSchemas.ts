@@ -1,0 +1,112 @@
+import { z } from 'zod';
+import { ERROR_CODES } from '../domain/errors';
+import type { TaskEvent } from '../domain/events';
+import type { StopReason } from '../domain/messages';
+import type { TaskTranscript, TranscriptItem } from '../domain/transcript';
+
+/**
+ * Zod schemas mirroring the domain types of src/shared/domain, for validating what crosses the
+ * host<->webview boundary. The type assertions at the bottom make the build fail if a schema and
+ * its domain type drift apart (in either direction).
+ */
+
+const STOP_REASONS = ['end_turn', 'max_tokens', 'stop_sequence', 'tool_use', 'pause_turn', 'refusal'] as const;
+
+export const errorCodeSchema = z.enum(ERROR_CODES);
+export const stopReasonSchema = z.enum(STOP_REASONS);
+export const taskStatusSchema = z.enum(['running', 'completed', 'interrupted', 'failed', 'aborted']);
+export const streamModeSchema = z.enum(['requesting', 'responding', 'toolInput', 'thinking']);
+export const permissionDecisionSchema = z.enum(['allow', 'deny', 'ask']);
+
+const count = z.number().int().nonnegative();
+const taskId = z.string();
+const toolInput = z.record(z.string(), z.unknown());
+
+/** One schema per `TaskEvent` variant, keyed by its literal `type`. */
+export const taskEventSchema = z.discriminatedUnion('type', [
+  z.object({ type: z.literal('task'), taskId, state: z.string(), title: z.string().optional() }),
+  z.object({ type: z.literal('turn'), taskId, state: z.string(), turn: count }),
+  z.object({ type: z.literal('user_message'), taskId, id: z.string(), text: z.string() }),
+  z.object({ type: z.literal('stream'), taskId, mode: streamModeSchema }),
+  z.object({ type: z.literal('assistant_start'), taskId, messageId: z.string(), model: z.string() }),
+  z.object({ type: z.literal('text'), taskId, delta: z.string() }),
+  z.object({ type: z.literal('thinking'), taskId, delta: z.string() }),
+  z.object({ type: z.literal('tool_call'), taskId, id: z.string(), name: z.string(), input: toolInput }),
+  z.object({ type: z.literal('tool_output'), taskId, id: z.string(), chunk: z.string() }),
+  z.object({ type: z.literal('tool_result'), taskId, id: z.string(), is_error: z.boolean(), summary: z.string() }),
+  z.object({
+    type: z.literal('permission'),
+    taskId,
+    requestId: z.string(),
+    toolCallId: z.string(),
+    tool: z.string(),
+    decision: permissionDecisionSchema,
+    reason: z.string().optional(),
+  }),
+  z.object({
+    type: z.literal('usage'),
+    taskId,
+    inputTokens: count,
+    outputTokens: count,
+    cacheReadTokens: count,
+    cacheWriteTokens: count,
+    costUsd: z.number().nonnegative(),
+    totalCostUsd: z.number().nonnegative(),
+  }),
+  z.object({ type: z.literal('retry'), taskId, attempt: count, delayMs: z.number().nonnegative(), code: errorCodeSchema }),
+  z.object({ type: z.literal('error'), taskId, code: errorCodeSchema, message: z.string(), retryable: z.boolean() }),
+  z.object({ type: z.literal('done'), taskId, status: taskStatusSchema, stopReason: stopReasonSchema.nullable() }),
+]);
+
+export const transcriptItemSchema = z.discriminatedUnion('kind', [
+  z.object({ kind: z.literal('user'), id: z.string(), text: z.string() }),
+  z.object({
+    kind: z.literal('assistant'),
+    id: z.string(),
+    model: z.string(),
+    text: z.string(),
+    thinking: z.string(),
+    streaming: z.boolean(),
+    interrupted: z.boolean().optional(),
+  }),
+  z.object({
+    kind: z.literal('tool'),
+    id: z.string(),
+    name: z.string(),
+    input: toolInput,
+    output: z.string(),
+    result: z.object({ isError: z.boolean(), summary: z.string() }).optional(),
+    permission: z
+      .object({ requestId: z.string(), decision: permissionDecisionSchema, reason: z.string().optional() })
+      .optional(),
+  }),
+  z.object({ kind: z.literal('error'), id: z.string(), code: errorCodeSchema, message: z.string(), retryable: z.boolean() }),
+  z.object({ kind: z.literal('notice'), id: z.string(), text: z.string() }),
+]);
+
+export const taskTranscriptSchema = z.object({
+  taskId,
+  title: z.string(),
+  state: z.string(),
+  turnState: z.string(),
+  turn: count,
+  streamMode: streamModeSchema.nullable(),
+  model: z.string(),
+  usage: z.object({
+    inputTokens: count,
+    outputTokens: count,
+    cacheReadTokens: count,
+    cacheWriteTokens: count,
+    costUsd: z.number().nonnegative(),
+  }),
+  items: z.array(transcriptItemSchema),
+  done: z.boolean(),
+});
+
+// Compile-time drift checks: each schema's type and its domain type must be mutually assignable.
+type MutuallyAssignable<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
+const assertTrue = <T extends true>(): T | undefined => undefined;
+assertTrue<MutuallyAssignable<z.infer<typeof taskEventSchema>, TaskEvent>>();
+assertTrue<MutuallyAssignable<z.infer<typeof transcriptItemSchema>, TranscriptItem>>();
+assertTrue<MutuallyAssignable<z.infer<typeof taskTranscriptSchema>, TaskTranscript>>();
+assertTrue<MutuallyAssignable<z.infer<typeof stopReasonSchema>, StopReason>>();

@@ -1,0 +1,171 @@
+import { describe, expect, it } from 'vitest';
+import { ChatController } from '../../../src/extension/chatController';
+import { ViewConnection } from '../../../src/extension/viewConnection';
+import type { ToWebviewMessage } from '../../../src/shared/protocol/toWebview';
+import { fakeHost, recordingPort } from './fakes';
+
+function view(controller: ChatController, host: ReturnType<typeof fakeHost>, id = 'v1') {
+  const port = recordingPort();
+  const conn = new ViewConnection(id, 'sidebar', port.post, host.log);
+  const detach = controller.attach(conn);
+  /** Simulates the webview posting raw data, as the vscode host does. */
+  const fromPage = async (data: unknown) => {
+    const m = conn.receive(data);
+    if (m) await controller.handle(conn, m);
+  };
+  return { conn, port, detach, fromPage };
+}
+
+const kinds = (ms: ToWebviewMessage[]) => ms.map((m) => `${m.seq}:${m.type === 'event' ? m.event.type : m.type}`);
+
+describe('ChatController', () => {
+  it('answers ready with an empty snapshot and creates no runtime', async () => {
+    const h = fakeHost();
+    const c = new ChatController(h.host);
+    const v = view(c, h);
+    await v.fromPage({ type: 'ready' });
+    expect(v.port.posted).toEqual([
+      { type: 'snapshot', seq: 1, transcript: null, config: h.host.chatConfig() },
+    ]);
+    expect(h.loads()).toBe(0);
+  });
+
+  it('a prompt starts a task with the provider config and mode; views get its snapshot, then its events', async () => {
+    const h = fakeHost();
+    const c = new ChatController(h.host);
+    const v = view(c, h);
+    await v.fromPage({ type: 'ready' });
+    await v.fromPage({ type: 'prompt', text: 'list files' });
+    const task = h.runtime.tasks[0]!;
+    expect(task.options).toMatchObject({ prompt: 'list files', provider: { provider: 'demo', model: 'demo' }, mode: 'acceptEdits' });
+    expect(await task.options.refreshProvider?.()).toEqual({ provider: 'demo', model: 'demo' });
+    task.emit({ type: 'assistant_start', taskId: task.id, messageId: 'm1', model: 'demo model' });
+    task.emit({ type: 'text', taskId: task.id, delta: 'Hi' });
+    expect(kinds(v.port.posted)).toEqual(['1:snapshot', '2:snapshot', '3:assistant_start', '4:text']);
+    const snap = v.port.posted[1]!;
+    expect(snap.type === 'snapshot' && snap.transcript?.items.map((i) => i.kind)).toEqual(['user']);
+  });
+
+  it('a second prompt is a follow-up to the open task, not a new task', async () => {
+    const h = fakeHost();
+    const c = new ChatController(h.host);
+    const v = view(c, h);
+    await Promise.all([v.fromPage({ type: 'prompt', text: 'one' }), v.fromPage({ type: 'prompt', text: 'two' })]);
+    expect(h.runtime.tasks).toHaveLength(1);
+    expect(h.runtime.tasks[0]!.followUps).toEqual(['two']);
+  });
+
+  it('two views watch the same task, each with its own numbering', async () => {
+    const h = fakeHost();
+    const c = new ChatController(h.host);
+    const a = view(c, h, 'a');
+    const b = view(c, h, 'b');
+    await a.fromPage({ type: 'ready' });
+    await a.fromPage({ type: 'prompt', text: 'go' });
+    const task = h.runtime.tasks[0]!;
+    task.emit({ type: 'assistant_start', taskId: task.id, messageId: 'm1', model: 'demo model' });
+    await b.fromPage({ type: 'ready' });
+    task.emit({ type: 'text', taskId: task.id, delta: 'x' });
+    expect(kinds(a.port.posted)).toEqual(['1:snapshot', '2:snapshot', '3:assistant_start', '4:text']);
+    expect(kinds(b.port.posted)).toEqual(['1:snapshot', '2:text']);
+    const bSnap = b.port.posted[0]!;
+    expect(bSnap.type === 'snapshot' && bSnap.transcript?.items.map((i) => i.kind)).toEqual(['user', 'assistant']);
+  });
+
+  it('a hidden view misses nothing: on its next ready the snapshot holds what happened meanwhile', async () => {
+    const h = fakeHost();
+    const c = new ChatController(h.host);
+    const v = view(c, h);
+    await v.fromPage({ type: 'ready' });
+    await v.fromPage({ type: 'prompt', text: 'go' });
+    v.conn.setVisible(false);
+    const task = h.runtime.tasks[0]!;
+    task.emit({ type: 'assistant_start', taskId: task.id, messageId: 'm1', model: 'demo model' });
+    task.emit({ type: 'text', taskId: task.id, delta: 'while hidden' });
+    const before = v.port.posted.length;
+    await v.fromPage({ type: 'ready', lastSeq: 2 });
+    const after = v.port.posted.slice(before);
+    expect(kinds(after)).toEqual(['1:snapshot']);
+    const s = after[0]!;
+    const last = s.type === 'snapshot' ? s.transcript?.items.at(-1) : undefined;
+    expect(last?.kind === 'assistant' && last.text).toBe('while hidden');
+  });
+
+  it('new task shows the empty state and stops forwarding the old task (which keeps running)', async () => {
+    const h = fakeHost();
+    const c = new ChatController(h.host);
+    const v = view(c, h);
+    await v.fromPage({ type: 'ready' });
+    await v.fromPage({ type: 'prompt', text: 'go' });
+    const task = h.runtime.tasks[0]!;
+    await v.fromPage({ type: 'newTask' });
+    task.emit({ type: 'text', taskId: task.id, delta: 'late' });
+    const last = v.port.posted.at(-1)!;
+    expect(last).toMatchObject({ type: 'snapshot', transcript: null });
+    expect(task.listenerCount).toBe(0);
+    expect(task.cancels).toBe(0);
+    await v.fromPage({ type: 'prompt', text: 'another' });
+    expect(h.runtime.tasks).toHaveLength(2);
+    expect(c.showTask(task.id)).toBe(true);
+    expect(v.port.posted.at(-1)).toMatchObject({ type: 'snapshot', transcript: { taskId: task.id } });
+    expect(c.showTask('nope')).toBe(false);
+  });
+
+  it('cancel and retry go to the shown task', async () => {
+    const h = fakeHost();
+    const c = new ChatController(h.host);
+    const v = view(c, h);
+    await v.fromPage({ type: 'cancel' });
+    await v.fromPage({ type: 'prompt', text: 'go' });
+    await v.fromPage({ type: 'cancel' });
+    await v.fromPage({ type: 'retry' });
+    expect(h.runtime.tasks[0]!.cancels).toBe(1);
+    expect(h.runtime.tasks[0]!.retries).toBe(1);
+  });
+
+  it('a runtime that cannot load becomes a host error in the views, and is tried again next time', async () => {
+    const h = fakeHost({ runtimeError: 'open a folder first' });
+    const c = new ChatController(h.host);
+    const v = view(c, h);
+    await v.fromPage({ type: 'ready' });
+    await v.fromPage({ type: 'prompt', text: 'go' });
+    expect(v.port.posted.at(-1)).toEqual({ type: 'error', seq: 2, message: 'Keel could not start the task: open a folder first' });
+    await v.fromPage({ type: 'prompt', text: 'go' });
+    expect(h.loads()).toBe(2);
+  });
+
+  it('opens only http(s) links', async () => {
+    const h = fakeHost();
+    const c = new ChatController(h.host);
+    const v = view(c, h);
+    await v.fromPage({ type: 'openLink', href: 'https://example.com/x' });
+    await v.fromPage({ type: 'openLink', href: 'command:workbench.action.terminal.new' });
+    await v.fromPage({ type: 'openLink', href: 'file:///etc/passwd' });
+    expect(h.opened).toEqual(['https://example.com/x']);
+    expect(h.warnings).toHaveLength(2);
+  });
+
+  it('drops invalid messages from a view with a log line', async () => {
+    const h = fakeHost();
+    const c = new ChatController(h.host);
+    const v = view(c, h);
+    await v.fromPage({ type: 'prompt' });
+    await v.fromPage({ type: 'deleteEverything' });
+    expect(h.runtime.tasks).toHaveLength(0);
+    expect(h.log.lines.filter((l) => l.includes('dropped an invalid message'))).toHaveLength(2);
+  });
+
+  it('a detached view gets nothing more; dispose disposes the runtime', async () => {
+    const h = fakeHost();
+    const c = new ChatController(h.host);
+    const v = view(c, h);
+    await v.fromPage({ type: 'ready' });
+    await v.fromPage({ type: 'prompt', text: 'go' });
+    v.detach();
+    const n = v.port.posted.length;
+    h.runtime.tasks[0]!.emit({ type: 'text', taskId: 'task-1', delta: 'x' });
+    expect(v.port.posted).toHaveLength(n);
+    c.dispose();
+    expect(h.runtime.disposed).toBe(true);
+  });
+});

@@ -1,0 +1,96 @@
+import { describe, expect, it } from 'vitest';
+import { isExternalHttpLink } from '../../../src/extension/links';
+import { chatConfigOf, resolveProviderConfig } from '../../../src/extension/providerConfig';
+import { contentSecurityPolicy, renderWebviewHtml } from '../../../src/extension/webviewHtml';
+
+const settings = (over: Record<string, unknown> = {}) => ({
+  provider: 'anthropic',
+  model: '',
+  anthropicBaseUrl: '',
+  openaiBaseUrl: 'http://localhost:11434/v1',
+  defaultMode: 'default',
+  ...over,
+});
+
+describe('provider config', () => {
+  it('anthropic: default model, secret wins over env, env as fallback, no key is not an error', () => {
+    expect(resolveProviderConfig(settings(), 'sk-secret', { ANTHROPIC_API_KEY: 'sk-env' })).toEqual({
+      provider: 'anthropic',
+      model: 'claude-sonnet-5-5',
+      apiKey: 'sk-secret',
+    });
+    expect(resolveProviderConfig(settings(), undefined, { ANTHROPIC_API_KEY: 'sk-env' }).apiKey).toBe('sk-env');
+    expect(resolveProviderConfig(settings({ anthropicBaseUrl: 'http://127.0.0.1:9/' }), undefined, {})).toEqual({
+      provider: 'anthropic',
+      model: 'claude-sonnet-5-5',
+      baseUrl: 'http://127.0.0.1:9/',
+    });
+  });
+
+  it('openai-compatible uses its own base URL and env key', () => {
+    expect(resolveProviderConfig(settings({ provider: 'openai-compatible', model: 'qwen3' }), undefined, { OPENAI_API_KEY: 'k', ANTHROPIC_API_KEY: 'no' })).toEqual({
+      provider: 'openai-compatible',
+      model: 'qwen3',
+      baseUrl: 'http://localhost:11434/v1',
+      apiKey: 'k',
+    });
+  });
+
+  it('demo needs no key; unknown values fall back to defaults', () => {
+    expect(resolveProviderConfig(settings({ provider: 'demo' }), undefined, { ANTHROPIC_API_KEY: 'x' })).toEqual({ provider: 'demo', model: 'demo' });
+    expect(chatConfigOf(settings({ provider: 'demo' }))).toEqual({ provider: 'demo', providerLabel: 'Demo', model: 'demo model', mode: 'default' });
+    expect(chatConfigOf(settings({ provider: 42, defaultMode: 'yolo', model: ' claude-opus-4-1 ' }))).toEqual({
+      provider: 'anthropic',
+      providerLabel: 'Anthropic',
+      model: 'claude-opus-4-1',
+      mode: 'default',
+    });
+  });
+});
+
+describe('links', () => {
+  it.each([
+    ['https://example.com', true],
+    ['http://localhost:3000/x', true],
+    ['HTTPS://EXAMPLE.COM', true],
+    ['command:workbench.action.openSettings', false],
+    ['javascript:alert(1)', false],
+    ['file:///etc/passwd', false],
+    ['vscode://settings', false],
+    ['/relative/path', false],
+    ['#anchor', false],
+    ['mailto:a@b.c', false],
+  ])('%s -> %s', (href, ok) => {
+    expect(isExternalHttpLink(href)).toBe(ok);
+  });
+});
+
+describe('webview html', () => {
+  const html = renderWebviewHtml({
+    cspSource: 'https://webview.test',
+    nonce: 'abc123',
+    scriptUri: 'https://webview.test/dist/webview.js',
+    styleUri: 'https://webview.test/dist/webview.css',
+    codiconUri: 'https://webview.test/dist/codicon.css',
+    title: 'Keel',
+  });
+
+  it('has a strict CSP: nonce scripts only, no unsafe-*', () => {
+    expect(contentSecurityPolicy('https://webview.test', 'abc123')).toBe(
+      "default-src 'none'; script-src 'nonce-abc123'; style-src https://webview.test; font-src https://webview.test; img-src https://webview.test data:;",
+    );
+    expect(html).toContain(`content="default-src 'none'; script-src 'nonce-abc123';`);
+    expect(html).not.toContain('unsafe');
+  });
+
+  it('loads exactly the bundled script (with the nonce) and the two stylesheets', () => {
+    expect(html.match(/<script/g)).toHaveLength(1);
+    expect(html).toContain('<script nonce="abc123" src="https://webview.test/dist/webview.js"></script>');
+    expect(html).toContain('href="https://webview.test/dist/webview.css"');
+    expect(html).toContain('href="https://webview.test/dist/codicon.css"');
+  });
+
+  it('refuses a nonce that could break out of the attribute', () => {
+    expect(() => renderWebviewHtml({ cspSource: 'x', nonce: `a"><script>`, scriptUri: '', styleUri: '', codiconUri: '', title: '' })).toThrow();
+  });
+});

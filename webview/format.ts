@@ -1,0 +1,48 @@
+import type { TaskTranscript } from '../src/shared/domain/transcript';
+import type { ChatConfig } from '../src/shared/protocol/toWebview';
+
+/** Task states in which the task is working (Cancel shown, Send held back). */
+const BUSY_STATES = ['created', 'initializing', 'running', 'waitingForSubtask', 'reconstructing'];
+
+export function isBusy(t: TaskTranscript | null): boolean {
+  if (!t || t.done) return false;
+  const top = t.state.split('.')[0] ?? '';
+  return BUSY_STATES.includes(top);
+}
+
+/** Display names of model ids that are not meant to be read as ids. */
+const MODEL_LABELS: Record<string, string> = { demo: 'demo model' };
+
+/** The model label of the header: the task's model once known, else the configured one. */
+export function modelLabel(t: TaskTranscript | null, config: ChatConfig | null): string {
+  const model = t?.model || config?.model || '';
+  return MODEL_LABELS[model] ?? model;
+}
+
+export function formatTokens(n: number): string {
+  if (n < 1000) return String(n);
+  if (n < 1_000_000) return `${(n / 1000).toFixed(n < 10_000 ? 1 : 0)}k`;
+  return `${(n / 1_000_000).toFixed(1)}M`;
+}
+
+export function formatCost(usd: number): string {
+  if (usd === 0) return '$0.00';
+  return usd < 0.01 ? `$${usd.toFixed(4)}` : `$${usd.toFixed(2)}`;
+}
+
+const MAIN_INPUT_KEYS = ['command', 'file_path', 'path', 'pattern', 'url', 'query', 'glob', 'description'];
+
+/** The one input of a tool call worth showing on its card (e.g. the command or the file path). */
+export function mainToolInput(input: Record<string, unknown>): string {
+  for (const k of MAIN_INPUT_KEYS) {
+    const v = input[k];
+    if (typeof v === 'string' && v) return v;
+  }
+  for (const v of Object.values(input)) if (typeof v === 'string' && v) return v;
+  const json = JSON.stringify(input);
+  return json === '{}' ? '' : json;
+}
+
+export function truncate(s: string, max: number): string {
+  return s.length > max ? `${s.slice(0, max - 1)}…` : s;
+}
