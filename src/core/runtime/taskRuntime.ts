@@ -103,6 +103,7 @@ class LiveTask implements TaskHandle {
   private readonly listeners = new Set<(e: TaskEvent) => void>();
   private settleWaiters: ((e: TaskEvent & { type: 'done' }) => void)[] = [];
   private totalCost = 0;
+  private model: string;
   private lastDone: (TaskEvent & { type: 'done' }) | null = null;
 
   constructor(
@@ -114,6 +115,7 @@ class LiveTask implements TaskHandle {
     const { options: rt, locks, tools } = runtime.services();
     const providerFactory = rt.providerFactory ?? createProvider;
     const model = options.provider.model;
+    this.model = model;
     const title = titleOf(options.prompt);
     this.transcriptState = emptyTranscript(id, title, options.provider.provider === 'demo' ? 'demo model' : model);
     const machine = wireTaskMachine({
@@ -123,7 +125,18 @@ class LiveTask implements TaskHandle {
       locks,
       tools,
       asker: rt.asker ?? denyingAsker,
-      createProvider: () => providerFactory(options.provider),
+      createProvider: async () => {
+        let config = options.provider;
+        if (options.refreshProvider) {
+          try {
+            config = await options.refreshProvider();
+          } catch (err) {
+            return { code: 'internal', message: `Could not read the provider settings: ${(err as Error).message}`, retryable: true };
+          }
+        }
+        this.model = config.model;
+        return providerFactory(config);
+      },
       publish: (e) => this.emit(e),
       runSubtask: (_parentId, sub) => this.runSubtask(sub),
     });
@@ -189,7 +202,7 @@ class LiveTask implements TaskHandle {
 
   private emit(event: TaskEvent): void {
     if (event.type === 'usage') {
-      const cost = costUsd(this.options.provider.model, event);
+      const cost = costUsd(this.model, event);
       this.totalCost += cost;
       event = { ...event, costUsd: cost, totalCostUsd: this.totalCost };
     }

@@ -14,6 +14,11 @@ export interface StartTaskOptions {
   provider: ProviderConfig;
   mode?: PermissionMode;
   maxTurns?: number;
+  /**
+   * Reads the provider settings again each time the task (re)initialises, so a key set after a
+   * `no_api_key` error is used by Retry or the next message. Defaults to `provider` as given.
+   */
+  refreshProvider?: () => Promise<ProviderConfig>;
 }
 
 export interface TaskHandle {

@@ -31,7 +31,7 @@ export interface TaskServices {
   tools: ToolRegistry;
   asker: PermissionAsker;
   /** Creates the provider when the task initialises; a KeelError (e.g. no key) fails initialisation. */
-  createProvider(): ModelProvider | KeelError;
+  createProvider(): Promise<ModelProvider | KeelError>;
   publish(event: TaskEvent): void;
   /** Starts (or finds) the child task for a Task tool call; resolves with its final answer. */
   runSubtask(parentId: string, subtask: PendingSubtask): { result: Promise<{ result: ToolResultBlock; summary: string }>; cancel(): void };
@@ -104,7 +104,7 @@ export function wireTaskMachine(services: TaskServices) {
     actors: {
       turnLoop,
       initialize: fromPromise(async () => {
-        const created = services.createProvider();
+        const created = await services.createProvider();
         if ('stream' in created) provider = created;
         else throw created;
       }),

@@ -69,10 +69,13 @@ export const taskMachine = setup({
   },
   actions: {
     publish: (_: unknown, _event: TaskEvent | null) => {},
+    /** A resume note waiting for the rebuilt conversation goes in before the next run. */
     takePendingText: assign(({ context }) => {
       if (context.pendingText === null) return {};
-      return { messages: [...context.messages, userText(context.pendingText)], pendingText: null, userMessages: context.userMessages + 1 };
+      return { messages: [...context.messages, userText(context.pendingText)], pendingText: null };
     }),
+    appendUserMessage: assign(({ context }, p: { text: string }) => ({ messages: [...context.messages, userText(p.text)], userMessages: context.userMessages + 1 })),
+
     recordTurn: assign((_, p: { output: TurnOutput }) => ({
       messages: p.output.messages,
       error: p.output.error,
@@ -108,7 +111,7 @@ export const taskMachine = setup({
   states: {
     created: {
       on: {
-        START: { target: 'initializing', actions: assign({ pendingText: ({ event }) => event.text }) },
+        START: { target: 'initializing', actions: [{ type: 'publish', params: ({ context, event }) => userMessageEvent(context, event.text) }, { type: 'appendUserMessage', params: ({ event }) => ({ text: event.text }) }] },
         MARK_INTERRUPTED: 'interrupted',
       },
     },
@@ -117,17 +120,7 @@ export const taskMachine = setup({
       invoke: {
         src: 'initialize',
         input: ({ context }) => ({ taskId: context.taskId }),
-        onDone: {
-          target: 'running',
-          actions: [
-            {
-              type: 'publish',
-              params: ({ context }) =>
-                context.pendingText === null ? null : { type: 'user_message', taskId: context.taskId, id: `${context.taskId}-u${context.userMessages + 1}`, text: context.pendingText },
-            },
-            'takePendingText',
-          ],
-        },
+        onDone: { target: 'running', actions: 'takePendingText' },
         onError: { target: 'awaitingUser', actions: [assign({ error: ({ event }) => asKeelError(event.error) })] },
       },
     },
@@ -190,17 +183,17 @@ export const taskMachine = setup({
       ],
       on: {
         RETRY: 'initializing',
-        USER_MESSAGE: { target: 'initializing', actions: assign({ pendingText: ({ event }) => event.text }) },
+        USER_MESSAGE: { target: 'initializing', actions: [{ type: 'publish', params: ({ context, event }) => userMessageEvent(context, event.text) }, { type: 'appendUserMessage', params: ({ event }) => ({ text: event.text }) }] },
         ABANDON: 'failed',
       },
     },
     completed: {
       entry: [{ type: 'publish', params: ({ context }) => stateEvent(context, 'completed') }, { type: 'publish', params: ({ context }) => doneEvent(context, 'completed') }],
-      on: { USER_MESSAGE: { target: 'initializing', actions: assign({ pendingText: ({ event }) => event.text }) } },
+      on: { USER_MESSAGE: { target: 'initializing', actions: [{ type: 'publish', params: ({ context, event }) => userMessageEvent(context, event.text) }, { type: 'appendUserMessage', params: ({ event }) => ({ text: event.text }) }] } },
     },
     aborted: {
       entry: [{ type: 'publish', params: ({ context }) => stateEvent(context, 'aborted') }, { type: 'publish', params: ({ context }) => doneEvent(context, 'aborted') }],
-      on: { USER_MESSAGE: { target: 'initializing', actions: assign({ pendingText: ({ event }) => event.text }) } },
+      on: { USER_MESSAGE: { target: 'initializing', actions: [{ type: 'publish', params: ({ context, event }) => userMessageEvent(context, event.text) }, { type: 'appendUserMessage', params: ({ event }) => ({ text: event.text }) }] } },
     },
     failed: { type: 'final', entry: { type: 'publish', params: ({ context }) => stateEvent(context, 'failed') } },
     interrupted: {
@@ -218,6 +211,10 @@ export const taskMachine = setup({
     },
   },
 });
+
+function userMessageEvent(context: TaskContext, text: string): TaskEvent {
+  return { type: 'user_message', taskId: context.taskId, id: `${context.taskId}-u${context.userMessages + 1}`, text };
+}
 
 function stateEvent(context: TaskContext, state: string): TaskEvent {
   return { type: 'task', taskId: context.taskId, state, title: context.title };
