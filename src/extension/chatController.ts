@@ -1,5 +1,5 @@
 import { Mutex } from 'async-mutex';
-import type { TaskEvent } from '../shared/domain/events';
+import { isViewEvent, type TaskEvent } from '../shared/domain/events';
 import type { FromWebviewMessage } from '../shared/protocol/fromWebview';
 import type { ChatConfig, SnapshotMessage } from '../shared/protocol/toWebview';
 import type { ProviderConfig } from '../core/providers/types';
@@ -208,7 +208,7 @@ export class ChatController {
     if (task !== this.current) return;
     if (event.type === 'error') this.host.log.warn(`task ${task.id}: ${event.code}: ${event.message}`);
     if (event.type === 'done') this.host.log.info(`task ${task.id} done: ${event.status} (${event.stopReason ?? 'no stop reason'})`);
-    this.broadcast({ type: 'event', event });
+    if (isViewEvent(event)) this.broadcast({ type: 'event', event });
   }
 
   private snapshot(): Omit<SnapshotMessage, 'seq'> {

@@ -1,5 +1,8 @@
-import type { AnyStateMachine, StateNode } from 'xstate';
+import type { AnyStateMachine, EventObject, MachineContext, StateNode } from 'xstate';
+import { appSessionMachine } from './appSession/appSession.machine';
 import { callMachine } from './call/call.machine';
+import { modelSelectionMachine } from './modelSelection/modelSelection.machine';
+import { sessionMachine } from './session/session.machine';
 import { streamMachine } from './stream/stream.machine';
 import { taskMachine } from './task/task.machine';
 import { turnMachine } from './turn/turn.machine';
@@ -16,7 +19,7 @@ export interface MachineDescription {
   transitions: { from: string; to: string; event: string }[];
 }
 
-type AnyNode = StateNode<any, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+type AnyNode = StateNode<MachineContext, EventObject>;
 
 function pathOf(node: AnyNode): string {
   return node.path.join('.');
@@ -48,7 +51,7 @@ export function describeMachine(machine: AnyStateMachine): MachineDescription {
   return { id: machine.id, states, transitions: unique };
 }
 
-export const MACHINES: AnyStateMachine[] = [taskMachine, turnMachine, callMachine, streamMachine];
+export const MACHINES: AnyStateMachine[] = [taskMachine, sessionMachine, callMachine, turnMachine, streamMachine, appSessionMachine, modelSelectionMachine];
 
 export function describeAll(): { machines: MachineDescription[] } {
   return { machines: MACHINES.map(describeMachine) };

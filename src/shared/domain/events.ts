@@ -1,5 +1,5 @@
 import type { ErrorCode } from './errors';
-import type { StopReason } from './messages';
+import type { ConversationMessage, StopReason } from './messages';
 
 /**
  * What a task tells the outside world, in order. The CLI prints these as NDJSON
@@ -17,6 +17,10 @@ export type TaskEvent =
   | { type: 'task'; taskId: string; state: string; title?: string }
   | { type: 'turn'; taskId: string; state: string; turn: number }
   | { type: 'user_message'; taskId: string; id: string; text: string }
+  /** The conversation grew by one message (user text, a complete assistant answer, tool results): what a log must keep to rebuild it. */
+  | { type: 'message'; taskId: string; message: ConversationMessage }
+  /** The conversation was compacted: from now on it is `messages`. */
+  | { type: 'compacted'; taskId: string; messages: ConversationMessage[]; summary: boolean }
   | { type: 'stream'; taskId: string; mode: StreamMode }
   | { type: 'assistant_start'; taskId: string; messageId: string; model: string }
   | { type: 'text'; taskId: string; delta: string }
@@ -40,3 +44,12 @@ export type TaskEvent =
   | { type: 'done'; taskId: string; status: TaskStatus; stopReason: StopReason | null };
 
 export type TaskEventType = TaskEvent['type'];
+
+/** Events that only matter to the task's log (full conversation content); views never get them. */
+export type ConversationEvent = Extract<TaskEvent, { type: 'message' | 'compacted' }>;
+/** The events a chat view receives. */
+export type ViewTaskEvent = Exclude<TaskEvent, ConversationEvent>;
+
+export function isViewEvent(e: TaskEvent): e is ViewTaskEvent {
+  return e.type !== 'message' && e.type !== 'compacted';
+}

@@ -134,6 +134,10 @@ export function applyTaskEvent(t: TaskTranscript, e: TaskEvent): TaskTranscript 
         ...t,
         items: [...closeStreaming(t.items, true), { kind: 'error', id: `err-${t.items.length}`, code: e.code, message: e.message, retryable: e.retryable }],
       };
+    case 'message':
+    case 'compacted':
+      // Conversation content for the log; what a person sees came with the other events.
+      return t;
     case 'done':
       return { ...t, done: true, streamMode: null, items: closeStreaming(t.items) };
   }

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { ERROR_CODES } from '../domain/errors';
-import type { TaskEvent } from '../domain/events';
+import type { ViewTaskEvent } from '../domain/events';
 import type { StopReason } from '../domain/messages';
 import type { TaskTranscript, TranscriptItem } from '../domain/transcript';
 
@@ -106,7 +106,7 @@ export const taskTranscriptSchema = z.object({
 // Compile-time drift checks: each schema's type and its domain type must be mutually assignable.
 type MutuallyAssignable<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
 const assertTrue = <T extends true>(): T | undefined => undefined;
-assertTrue<MutuallyAssignable<z.infer<typeof taskEventSchema>, TaskEvent>>();
+assertTrue<MutuallyAssignable<z.infer<typeof taskEventSchema>, ViewTaskEvent>>();
 assertTrue<MutuallyAssignable<z.infer<typeof transcriptItemSchema>, TranscriptItem>>();
 assertTrue<MutuallyAssignable<z.infer<typeof taskTranscriptSchema>, TaskTranscript>>();
 assertTrue<MutuallyAssignable<z.infer<typeof stopReasonSchema>, StopReason>>();

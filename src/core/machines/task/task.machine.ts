@@ -111,7 +111,7 @@ export const taskMachine = setup({
   states: {
     created: {
       on: {
-        START: { target: 'initializing', actions: [{ type: 'publish', params: ({ context, event }) => userMessageEvent(context, event.text) }, { type: 'appendUserMessage', params: ({ event }) => ({ text: event.text }) }] },
+        START: { target: 'initializing', actions: [{ type: 'publish', params: ({ context, event }) => userMessageEvent(context, event.text) }, { type: 'publish', params: ({ context, event }) => conversationEvent(context, event.text) }, { type: 'appendUserMessage', params: ({ event }) => ({ text: event.text }) }] },
         MARK_INTERRUPTED: 'interrupted',
       },
     },
@@ -183,17 +183,17 @@ export const taskMachine = setup({
       ],
       on: {
         RETRY: 'initializing',
-        USER_MESSAGE: { target: 'initializing', actions: [{ type: 'publish', params: ({ context, event }) => userMessageEvent(context, event.text) }, { type: 'appendUserMessage', params: ({ event }) => ({ text: event.text }) }] },
+        USER_MESSAGE: { target: 'initializing', actions: [{ type: 'publish', params: ({ context, event }) => userMessageEvent(context, event.text) }, { type: 'publish', params: ({ context, event }) => conversationEvent(context, event.text) }, { type: 'appendUserMessage', params: ({ event }) => ({ text: event.text }) }] },
         ABANDON: 'failed',
       },
     },
     completed: {
       entry: [{ type: 'publish', params: ({ context }) => stateEvent(context, 'completed') }, { type: 'publish', params: ({ context }) => doneEvent(context, 'completed') }],
-      on: { USER_MESSAGE: { target: 'initializing', actions: [{ type: 'publish', params: ({ context, event }) => userMessageEvent(context, event.text) }, { type: 'appendUserMessage', params: ({ event }) => ({ text: event.text }) }] } },
+      on: { USER_MESSAGE: { target: 'initializing', actions: [{ type: 'publish', params: ({ context, event }) => userMessageEvent(context, event.text) }, { type: 'publish', params: ({ context, event }) => conversationEvent(context, event.text) }, { type: 'appendUserMessage', params: ({ event }) => ({ text: event.text }) }] } },
     },
     aborted: {
       entry: [{ type: 'publish', params: ({ context }) => stateEvent(context, 'aborted') }, { type: 'publish', params: ({ context }) => doneEvent(context, 'aborted') }],
-      on: { USER_MESSAGE: { target: 'initializing', actions: [{ type: 'publish', params: ({ context, event }) => userMessageEvent(context, event.text) }, { type: 'appendUserMessage', params: ({ event }) => ({ text: event.text }) }] } },
+      on: { USER_MESSAGE: { target: 'initializing', actions: [{ type: 'publish', params: ({ context, event }) => userMessageEvent(context, event.text) }, { type: 'publish', params: ({ context, event }) => conversationEvent(context, event.text) }, { type: 'appendUserMessage', params: ({ event }) => ({ text: event.text }) }] } },
     },
     failed: { type: 'final', entry: { type: 'publish', params: ({ context }) => stateEvent(context, 'failed') } },
     interrupted: {
@@ -214,6 +214,10 @@ export const taskMachine = setup({
 
 function userMessageEvent(context: TaskContext, text: string): TaskEvent {
   return { type: 'user_message', taskId: context.taskId, id: `${context.taskId}-u${context.userMessages + 1}`, text };
+}
+
+function conversationEvent(context: TaskContext, text: string): TaskEvent {
+  return { type: 'message', taskId: context.taskId, message: userText(text) };
 }
 
 function stateEvent(context: TaskContext, state: string): TaskEvent {

@@ -186,7 +186,10 @@ export const turnMachine = setup({
         {
           guard: 'overContext',
           target: 'streaming',
-          actions: assign({ messages: ({ context }) => truncateConversation(context.messages, context.system, context.limits.contextLimit) }),
+          actions: [
+            assign({ messages: ({ context }) => truncateConversation(context.messages, context.system, context.limits.contextLimit) }),
+            { type: 'publish', params: ({ context }) => ({ type: 'compacted', taskId: context.taskId, messages: context.messages, summary: false }) },
+          ],
         },
         { target: 'streaming' },
       ],
@@ -198,9 +201,12 @@ export const turnMachine = setup({
         input: ({ context }) => ({ taskId: context.taskId, model: context.model, system: context.system, messages: repairConversation(context.messages) }),
         onDone: {
           target: 'streaming',
-          actions: assign({
-            messages: ({ context, event }) => truncateConversation(compactWithSummary(context.messages, event.output), context.system, context.limits.contextLimit),
-          }),
+          actions: [
+            assign({
+              messages: ({ context, event }) => truncateConversation(compactWithSummary(context.messages, event.output), context.system, context.limits.contextLimit),
+            }),
+            { type: 'publish', params: ({ context }) => ({ type: 'compacted', taskId: context.taskId, messages: context.messages, summary: true }) },
+          ],
         },
         onError: { target: 'checkingContext', actions: assign({ compactionFailures: ({ context }) => context.compactionFailures + 1 }) },
       },
@@ -235,6 +241,7 @@ export const turnMachine = setup({
                     };
                   }),
                   { type: 'publish', params: ({ context }) => usageEvent(context) },
+                  { type: 'publish', params: ({ context, event }) => messageEvent(context, (event.output as Extract<StreamOutput, { ok: true }>).message) },
                 ],
               },
               {
@@ -259,10 +266,13 @@ export const turnMachine = setup({
         {
           guard: 'canContinueAfterMaxTokens',
           target: 'checkingContext',
-          actions: assign({
-            maxTokensContinued: true,
-            messages: ({ context }) => [...context.messages, userText(continueAfterMaxTokens(context.last!))],
-          }),
+          actions: [
+            { type: 'publish', params: ({ context }) => messageEvent(context, userText(continueAfterMaxTokens(context.last!))) },
+            assign({
+              maxTokensContinued: true,
+              messages: ({ context }) => [...context.messages, userText(continueAfterMaxTokens(context.last!))],
+            }),
+          ],
         },
         { guard: { type: 'stoppedAt', params: { reason: 'pause_turn' } }, target: 'checkingContext' },
         { target: 'done', actions: assign({ stopReason: ({ context }) => context.last?.stopReason ?? null }) },
@@ -354,6 +364,7 @@ export const turnMachine = setup({
     assembling: {
       entry: [
         { type: 'publish', params: ({ context }) => turnEvent(context, 'assembling') },
+        { type: 'publish', params: ({ context }) => messageEvent(context, toolResultsMessage(context.results)) },
         assign({ messages: ({ context }) => [...context.messages, toolResultsMessage(context.results)], pending: [], results: [], index: 0 }),
       ],
       always: 'checkingContext',
@@ -420,6 +431,11 @@ function continueAfterMaxTokens(last: Extract<StreamOutput, { ok: true }>): stri
     (cut.length ? ` These tool calls were incomplete and were NOT run: ${cut.join(', ')}.` : '') +
     ' Continue from where you stopped.'
   );
+}
+
+function messageEvent(context: TurnContext, message: ConversationMessage): TaskEvent | null {
+  if (message.content.length === 0) return null;
+  return { type: 'message', taskId: context.taskId, message };
 }
 
 function turnEvent(context: TurnContext, state: string): TaskEvent {

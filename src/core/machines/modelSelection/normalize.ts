@@ -1,0 +1,24 @@
+/**
+ * Model ids as people type them → the ids providers accept. Pure.
+ * Aliases follow Claude Code's: `sonnet`, `opus`, `haiku` name the current model of that family.
+ */
+export const MODEL_ALIASES: Readonly<Record<string, string>> = {
+  sonnet: 'claude-sonnet-5-5',
+  opus: 'claude-opus-5-5',
+  haiku: 'claude-haiku-5-5',
+  default: 'claude-sonnet-5-5',
+};
+
+export const DEFAULT_MODEL = 'claude-sonnet-5-5';
+/** In plan mode Claude Code prefers the strongest model for planning. */
+export const DEFAULT_PLAN_MODEL = 'claude-opus-5-5';
+
+/** Trims, lower-cases Claude ids, resolves aliases; returns null for an empty id. */
+export function normalizeModelId(raw: string | undefined | null): string | null {
+  const id = (raw ?? '').trim();
+  if (!id) return null;
+  const lower = id.toLowerCase();
+  if (MODEL_ALIASES[lower]) return MODEL_ALIASES[lower]!;
+  // Claude ids are lower case; other providers' ids (e.g. "Qwen2.5-Coder:7B") keep their case.
+  return lower.startsWith('claude') ? lower : id;
+}

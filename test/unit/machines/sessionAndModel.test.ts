@@ -1,0 +1,131 @@
+import { describe, expect, it } from 'vitest';
+import { createActor, fromPromise } from 'xstate';
+import { appSessionMachine } from '../../../src/core/machines/appSession/appSession.machine';
+import { modelSelectionMachine } from '../../../src/core/machines/modelSelection/modelSelection.machine';
+import { normalizeModelId } from '../../../src/core/machines/modelSelection/normalize';
+import { sessionMachine } from '../../../src/core/machines/session/session.machine';
+
+describe('session machine: a view attached to a task', () => {
+  function view() {
+    const snapshots: (string | null)[] = [];
+    const actor = createActor(
+      sessionMachine.provide({ actions: { sendSnapshot: (_, p) => void snapshots.push(p.taskId) }, delays: { idleTimeout: 20 } }),
+      { input: { viewId: 'sidebar' } },
+    );
+    actor.start();
+    return { actor, snapshots };
+  }
+
+  it('a view that comes back gets a snapshot each time; hiding sends nothing', () => {
+    const { actor, snapshots } = view();
+    actor.send({ type: 'ATTACH', taskId: 't1' });
+    actor.send({ type: 'HIDE' });
+    expect(actor.getSnapshot().value).toBe('paused');
+    actor.send({ type: 'SHOW' });
+    expect(actor.getSnapshot().value).toBe('active');
+    expect(snapshots).toEqual(['t1', 't1']);
+  });
+
+  it('switching tasks resends the snapshot of the new task; detaching shows none', () => {
+    const { actor, snapshots } = view();
+    actor.send({ type: 'ATTACH', taskId: 't1' });
+    actor.send({ type: 'ATTACH', taskId: 't2' });
+    actor.send({ type: 'DETACH' });
+    expect(snapshots).toEqual(['t1', 't2', null]);
+    expect(actor.getSnapshot().value).toBe('inactive');
+  });
+
+  it('a view hidden past the idle timeout drops its buffer and resyncs on show', async () => {
+    const dropped: string[] = [];
+    const actor = createActor(sessionMachine.provide({ actions: { dropBuffered: (_, p) => void dropped.push(p.viewId) }, delays: { idleTimeout: 5 } }), { input: { viewId: 'tab' } });
+    actor.start();
+    actor.send({ type: 'ATTACH', taskId: 't1' });
+    actor.send({ type: 'HIDE' });
+    await new Promise((r) => setTimeout(r, 30));
+    expect(actor.getSnapshot().value).toBe('timeout');
+    expect(dropped).toEqual(['tab']);
+    actor.send({ type: 'SHOW' });
+    expect(actor.getSnapshot().value).toBe('active');
+  });
+
+  it('task completion and disposal are states of the view only', () => {
+    const { actor } = view();
+    actor.send({ type: 'ATTACH', taskId: 't1' });
+    actor.send({ type: 'TASK_SETTLED' });
+    expect(actor.getSnapshot().value).toBe('completed');
+    actor.send({ type: 'DISPOSE' });
+    expect(actor.getSnapshot().status).toBe('done');
+  });
+});
+
+describe('model selection', () => {
+  const resolve = (input: Parameters<typeof createActor<typeof modelSelectionMachine>>[1] extends infer O ? (O extends { input?: infer I } ? I : never) : never) => {
+    const a = createActor(modelSelectionMachine, { input });
+    a.start();
+    return a;
+  };
+
+  it('env override beats the user choice, which beats the default', () => {
+    expect(resolve({}).getSnapshot().context.model).toBe('claude-sonnet-5-5');
+    const user = resolve({ userModel: 'opus' });
+    expect(user.getSnapshot().context.model).toBe('claude-opus-5-5');
+    expect(user.getSnapshot().value).toEqual({ resolved: 'fromUser' });
+    const env = resolve({ userModel: 'opus', envModel: ' Claude-Haiku-5-5 ' });
+    expect(env.getSnapshot().context.model).toBe('claude-haiku-5-5');
+    expect(env.getSnapshot().value).toEqual({ resolved: 'fromEnv' });
+  });
+
+  it('plan mode uses the plan model; leaving plan mode goes back', () => {
+    const a = resolve({ userModel: 'sonnet', planModel: 'opus' });
+    a.send({ type: 'MODE_CHANGED', planMode: true });
+    expect(a.getSnapshot().context.model).toBe('claude-opus-5-5');
+    a.send({ type: 'MODE_CHANGED', planMode: false });
+    expect(a.getSnapshot().context.model).toBe('claude-sonnet-5-5');
+  });
+
+  it('a cleared selection falls back to the provider default; other providers keep their id case', () => {
+    const a = resolve({ userModel: 'opus' });
+    a.send({ type: 'PROVIDER_CHANGED', providerDefault: 'Qwen2.5-Coder:7B' });
+    a.send({ type: 'USER_SELECTED', model: '' });
+    expect(a.getSnapshot().context.model).toBe('Qwen2.5-Coder:7B');
+    expect(normalizeModelId('  ')).toBeNull();
+  });
+});
+
+describe('app session lifecycle', () => {
+  it('waits for a key instead of failing, then runs queries and saves on exit', async () => {
+    let hasKey = false;
+    let saved = 0;
+    const actor = createActor(
+      appSessionMachine.provide({
+        actors: {
+          checkAuth: fromPromise(async () => {
+            if (!hasKey) throw new Error('No Anthropic API key is set.');
+          }),
+          save: fromPromise<void, void>(async () => {
+            saved++;
+          }),
+        },
+      }),
+      { input: { provider: 'anthropic' } },
+    );
+    actor.start();
+    await new Promise((r) => setTimeout(r, 0));
+    expect(actor.getSnapshot().value).toEqual({ auth: 'missing' });
+    expect(actor.getSnapshot().context.authProblem).toContain('API key');
+    hasKey = true;
+    actor.send({ type: 'SET_KEY' });
+    await new Promise((r) => setTimeout(r, 0));
+    expect(actor.getSnapshot().value).toEqual({ active: 'idle' });
+    actor.send({ type: 'QUERY_STARTED' });
+    actor.send({ type: 'QUERY_STARTED' });
+    actor.send({ type: 'QUERY_SETTLED' });
+    expect(actor.getSnapshot().value).toEqual({ active: 'querying' });
+    actor.send({ type: 'QUERY_SETTLED' });
+    expect(actor.getSnapshot().value).toEqual({ active: 'idle' });
+    actor.send({ type: 'EXIT' });
+    await new Promise((r) => setTimeout(r, 0));
+    expect(actor.getSnapshot().status).toBe('done');
+    expect(saved).toBe(1);
+  });
+});
