@@ -1,10 +1,10 @@
 import Anthropic from '@anthropic-ai/sdk';
 import { AnthropicEventMapper } from './anthropicEvents';
 import { toAnthropicParams } from './anthropicRequest';
-import { describeCause, findErrorCode, internalError, retryAfterMs, toProviderError } from './failures';
+import { describeCause, findErrorCode, guardedError, internalError, retryAfterMs } from './failures';
 import type { Failure, FailureContext } from './failures';
 import { StreamGuard } from './streamGuard';
-import type { ModelProvider, ProviderError, ProviderErrorPhase, ProviderEvent, ProviderRequest } from './types';
+import type { ModelProvider, ProviderErrorPhase, ProviderEvent, ProviderRequest } from './types';
 
 export const DEFAULT_ANTHROPIC_BASE_URL = 'https://api.anthropic.com';
 export const DEFAULT_STALL_TIMEOUT_MS = 60_000;
@@ -48,7 +48,7 @@ export class AnthropicProvider implements ModelProvider {
 
   async *stream(request: ProviderRequest, signal: AbortSignal): AsyncGenerator<ProviderEvent, void, undefined> {
     const guard = new StreamGuard(signal, this.#opts.stallTimeoutMs);
-    const fail = (f: Failure, phase: ProviderErrorPhase): ProviderEvent => ({ type: 'provider_error', error: this.#error(f, phase, guard) });
+    const fail = (f: Failure, phase: ProviderErrorPhase): ProviderEvent => ({ type: 'provider_error', error: guardedError(f, phase, guard, this.#ctx) });
     try {
       const client = new Anthropic({
         apiKey: this.#opts.apiKey,
@@ -97,12 +97,6 @@ export class AnthropicProvider implements ModelProvider {
     }
   }
 
-  /** Cancellation and stalls first: after our own abort, whatever the SDK threw is a consequence. */
-  #error(f: Failure, phase: ProviderErrorPhase, guard: StreamGuard): ProviderError {
-    if (guard.cancelled) return toProviderError({ kind: 'cancelled' }, phase, this.#ctx);
-    if (guard.stalled) return toProviderError({ kind: 'stalled', timeoutMs: guard.stallTimeoutMs }, 'mid-stream', this.#ctx);
-    return toProviderError(f, phase, this.#ctx);
-  }
 
   #classify(err: unknown, started: boolean): Failure {
     if (err instanceof Anthropic.APIUserAbortError) return { kind: 'cancelled' };

@@ -184,3 +184,13 @@ function httpError(f: Extract<Failure, { kind: 'http' }>, ctx: FailureContext): 
 export function internalError(err: unknown): ProviderError {
   return { code: 'internal', message: `Internal error in the provider: ${describeCause(err)}`, phase: 'connect', retryable: false };
 }
+
+/**
+ * The error to report for a failure seen while `guard` watched the request. Cancellation and
+ * stalls come first: after our own abort, whatever the SDK threw is a consequence of it.
+ */
+export function guardedError(f: Failure, phase: ProviderErrorPhase, guard: { cancelled: boolean; stalled: boolean; stallTimeoutMs: number }, ctx: FailureContext): ProviderError {
+  if (guard.cancelled) return toProviderError({ kind: 'cancelled' }, phase, ctx);
+  if (guard.stalled) return toProviderError({ kind: 'stalled', timeoutMs: guard.stallTimeoutMs }, 'mid-stream', ctx);
+  return toProviderError(f, phase, ctx);
+}

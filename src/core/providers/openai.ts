@@ -1,12 +1,12 @@
 import OpenAI from 'openai';
 import { DEFAULT_MAX_RETRIES, DEFAULT_STALL_TIMEOUT_MS } from './anthropic';
-import { describeCause, findErrorCode, internalError, retryAfterMs, toProviderError } from './failures';
+import { describeCause, findErrorCode, guardedError, internalError, retryAfterMs } from './failures';
 import type { Failure, FailureContext } from './failures';
 import { ChatChunkTranslator } from './openaiChunks';
 import type { LooseChunk } from './openaiChunks';
 import { toChatParams } from './openaiRequest';
 import { StreamGuard } from './streamGuard';
-import type { ModelProvider, ProviderError, ProviderErrorPhase, ProviderEvent, ProviderRequest } from './types';
+import type { ModelProvider, ProviderErrorPhase, ProviderEvent, ProviderRequest } from './types';
 
 export const DEFAULT_OPENAI_BASE_URL = 'http://localhost:11434/v1';
 
@@ -49,7 +49,7 @@ export class OpenAICompatibleProvider implements ModelProvider {
 
   async *stream(request: ProviderRequest, signal: AbortSignal): AsyncGenerator<ProviderEvent, void, undefined> {
     const guard = new StreamGuard(signal, this.#opts.stallTimeoutMs);
-    const fail = (f: Failure, phase: ProviderErrorPhase): ProviderEvent => ({ type: 'provider_error', error: this.#error(f, phase, guard) });
+    const fail = (f: Failure, phase: ProviderErrorPhase): ProviderEvent => ({ type: 'provider_error', error: guardedError(f, phase, guard, this.#ctx) });
     try {
       const client = new OpenAI({
         apiKey: this.#opts.apiKey,
@@ -98,11 +98,6 @@ export class OpenAICompatibleProvider implements ModelProvider {
     }
   }
 
-  #error(f: Failure, phase: ProviderErrorPhase, guard: StreamGuard): ProviderError {
-    if (guard.cancelled) return toProviderError({ kind: 'cancelled' }, phase, this.#ctx);
-    if (guard.stalled) return toProviderError({ kind: 'stalled', timeoutMs: guard.stallTimeoutMs }, 'mid-stream', this.#ctx);
-    return toProviderError(f, phase, this.#ctx);
-  }
 
   #classify(err: unknown, started: boolean): Failure {
     if (err instanceof OpenAI.APIUserAbortError) return { kind: 'cancelled' };
