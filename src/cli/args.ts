@@ -1,16 +1,30 @@
-import { resolve } from 'node:path';
+import { homedir } from 'node:os';
+import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import type { ProviderConfig } from '../core/providers/types';
 import type { PermissionMode } from '../core/runtime/types';
 
 export interface RunArgs {
+  /** The prompt; with `resume`, the follow-up (may be empty). */
   prompt: string;
+  /** `--resume ID`: continue a stored task instead of starting one. */
+  resume: string | undefined;
+  /** `--workspace` as given (a resumed task defaults to its own workspace). */
+  workspaceGiven: boolean;
+  /** `--model` as given (a resumed task defaults to its own model). */
+  modelGiven: boolean;
   workspace: string;
   provider: ProviderConfig;
   mode: PermissionMode;
   outputFormat: 'text' | 'stream-json';
   maxTurns: number | undefined;
-  storage: string | undefined;
+  /** The store root: --storage, else $KEEL_HOME, else ~/.keel. */
+  storage: string;
+}
+
+/** The store root when --storage is not given: $KEEL_HOME, else ~/.keel. */
+export function defaultStorage(env: NodeJS.ProcessEnv): string {
+  return resolve(env.KEEL_HOME || join(homedir(), '.keel'));
 }
 
 const PROVIDERS = ['anthropic', 'openai-compatible', 'demo'] as const;
@@ -39,6 +53,7 @@ export function parseRunArgs(argv: string[], env: NodeJS.ProcessEnv): RunArgs {
         'output-format': { type: 'string' },
         'max-turns': { type: 'string' },
         storage: { type: 'string' },
+        resume: { type: 'string' },
       },
     });
   } catch (err) {
@@ -46,7 +61,9 @@ export function parseRunArgs(argv: string[], env: NodeJS.ProcessEnv): RunArgs {
   }
   const { values, positionals } = parsed;
   const prompt = positionals.join(' ').trim();
-  if (!prompt) throw new UsageError('keel run needs a prompt: keel run "<prompt>"');
+  const resume = values.resume?.trim() || undefined;
+  if (values.resume !== undefined && !resume) throw new UsageError('--resume needs a task id (see keel tasks list)');
+  if (!prompt && !resume) throw new UsageError('keel run needs a prompt: keel run "<prompt>"');
   const provider = (values.provider ?? 'anthropic') as (typeof PROVIDERS)[number];
   if (!PROVIDERS.includes(provider)) throw new UsageError(`--provider must be one of ${PROVIDERS.join(', ')} (got "${values.provider}")`);
   const mode = (values.mode ?? 'default') as PermissionMode;
@@ -62,6 +79,9 @@ export function parseRunArgs(argv: string[], env: NodeJS.ProcessEnv): RunArgs {
   const baseUrl = values['base-url'];
   return {
     prompt,
+    resume,
+    workspaceGiven: values.workspace !== undefined,
+    modelGiven: values.model !== undefined,
     workspace: resolve(values.workspace ?? process.cwd()),
     provider: {
       provider,
@@ -72,6 +92,6 @@ export function parseRunArgs(argv: string[], env: NodeJS.ProcessEnv): RunArgs {
     mode,
     outputFormat,
     maxTurns,
-    storage: values.storage ?? env.KEEL_HOME,
+    storage: values.storage ? resolve(values.storage) : defaultStorage(env),
   };
 }

@@ -4,6 +4,14 @@ export const HELP = `keel — a coding agent whose every behaviour is an explici
 
 Usage:
   keel run "<prompt>" [options]     run a task to completion and stream it
+  keel run --resume ID ["<follow-up>"] [options]
+                                    continue a stored task (an interrupted one resumes)
+  keel tasks list [--json] [--all]  stored tasks: id, title, status, time, tokens, cost
+  keel tasks show ID                one task's figures and chat
+  keel tasks export ID --format md|json [--output FILE]
+  keel tasks delete ID              (tasks commands take --storage DIR too)
+  keel permissions check --tool NAME --input JSON [--workspace DIR] [--settings FILE]... [--mode MODE]
+                                    print the permission decision for one tool call as JSON
   keel machines [--json]            print the state machines (states and transitions)
   keel --help | --version
 
@@ -18,6 +26,8 @@ Options for run:
   --output-format F        text (default) | stream-json (one JSON event per line)
   --max-turns N            stop after N model calls (default 50)
   --storage DIR            where tasks are kept (default: $KEEL_HOME or ~/.keel)
+  --resume ID              continue stored task ID (or a unique prefix of it); it keeps
+                           its workspace and model unless --workspace / --model say otherwise
 
 Keys come from the environment: ANTHROPIC_API_KEY, OPENAI_API_KEY.
 Exit status: 0 when the task completes, 1 when it fails or is cancelled, 2 on bad usage.

@@ -1,13 +1,19 @@
 import { existsSync, statSync } from 'node:fs';
 import type { TaskEvent } from '../shared/domain/events';
 import { TaskRuntime } from '../core/runtime/taskRuntime';
-import { parseRunArgs, UsageError } from './args';
+import type { TaskHandle } from '../core/runtime/types';
+import { TaskStore } from '../core/store/taskStore';
+import { StoreError } from '../core/store/types';
+import { parseRunArgs, UsageError, type RunArgs } from './args';
 import { HELP } from './help';
 import { TextRenderer } from './textRenderer';
 
-/** `keel run`: starts one task, streams its events, exits when it settles. */
+/**
+ * `keel run`: starts one task (or, with --resume, continues a stored one), streams its events,
+ * exits when it settles. Every task is recorded under --storage.
+ */
 export async function runCommand(argv: string[]): Promise<number> {
-  let args;
+  let args: RunArgs;
   try {
     args = parseRunArgs(argv, process.env);
   } catch (err) {
@@ -17,17 +23,39 @@ export async function runCommand(argv: string[]): Promise<number> {
     }
     throw err;
   }
+  let taskId: string | undefined;
+  if (args.resume) {
+    // A resumed task works in its own workspace with its own model unless told otherwise.
+    try {
+      const store = new TaskStore(args.storage);
+      taskId = store.resolveId(args.resume);
+      const meta = await store.readMeta(taskId);
+      if (!args.workspaceGiven && meta.workspace) args.workspace = meta.workspace;
+      if (!args.modelGiven && meta.model && (!meta.provider || meta.provider === args.provider.provider)) args.provider = { ...args.provider, model: meta.model };
+    } catch (err) {
+      return storeFailure(err);
+    }
+  }
   if (!existsSync(args.workspace) || !statSync(args.workspace).isDirectory()) {
     process.stderr.write(`keel run: the workspace ${args.workspace} is not a folder\n`);
     return 2;
   }
   const runtime = new TaskRuntime({
     workspace: args.workspace,
+    storageDir: args.storage,
+    ownerLabel: 'keel run',
     log: (level, message) => {
       if (level !== 'info') process.stderr.write(`keel: ${message}\n`);
     },
   });
-  const task = runtime.startTask({ prompt: args.prompt, provider: args.provider, mode: args.mode, ...(args.maxTurns ? { maxTurns: args.maxTurns } : {}) });
+  const options = { provider: args.provider, mode: args.mode, ...(args.maxTurns ? { maxTurns: args.maxTurns } : {}) };
+  let task: TaskHandle;
+  try {
+    task = taskId ? await runtime.resume(taskId, { ...options, ...(args.prompt ? { followUp: args.prompt } : {}) }) : runtime.startTask({ prompt: args.prompt, ...options });
+  } catch (err) {
+    runtime.dispose();
+    return storeFailure(err);
+  }
   const write = (line: string) => process.stdout.write(line);
   const text = new TextRenderer(write, (line) => process.stderr.write(line));
   const onEvent = (e: TaskEvent) => (args.outputFormat === 'stream-json' ? write(`${JSON.stringify(e)}\n`) : text.render(e));
@@ -53,4 +81,17 @@ export async function runCommand(argv: string[]): Promise<number> {
     unsubscribe();
     runtime.dispose();
   }
+}
+
+/** Prints a store failure for people; 2 for an id that names no task, else 1. */
+function storeFailure(err: unknown): number {
+  if (err instanceof StoreError) {
+    process.stderr.write(`keel run: ${err.message}\n`);
+    return err.code === 'not_found' || err.code === 'ambiguous' ? 2 : 1;
+  }
+  if (err instanceof Error) {
+    process.stderr.write(`keel run: ${err.message}\n`);
+    return 1;
+  }
+  throw err;
 }

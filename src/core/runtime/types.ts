@@ -41,3 +41,12 @@ export interface TaskHandle {
   /** Resolves when the task reaches a state where it waits for the user or ends. */
   settled(): Promise<TaskEvent & { type: 'done' }>;
 }
+
+/**
+ * Continuing a stored task (`TaskRuntime.resume`): the provider and mode to use from now on, and
+ * an optional follow-up. An interrupted task resumes with a note telling the model how long ago
+ * and what was cut off (the follow-up, if any, comes after it); a settled task needs a follow-up.
+ */
+export interface ResumeTaskOptions extends Omit<StartTaskOptions, 'prompt'> {
+  followUp?: string;
+}

@@ -12,6 +12,8 @@ import { taskMachine, type PendingSubtask } from '../machines/task/task.machine'
 import { userText } from '../machines/turn/conversation';
 import { turnMachine, type PermissionOutcome, type ToolRunOutput } from '../machines/turn/turn.machine';
 import { decideByMode, type PermissionAsker } from '../permissions/gate';
+import type { EngineDecision, PermissionCall } from '../permissions/engine';
+import { suggestRules } from '../permissions/persist';
 import type { ModelProvider } from '../providers/types';
 import { invokeTool, parseToolInput } from '../tools/execute';
 import type { ToolRegistry } from '../tools/registry';
@@ -23,8 +25,16 @@ import type { PermissionMode } from './types';
  * the tools, the permission gate, the event sink. The definitions stay I/O-free; everything that
  * acts is supplied here, by name.
  */
+/** What the runtime asks of the permission engine (src/core/permissions): one decision per call. */
+export interface PermissionDecider {
+  /** Never throws. */
+  decide(call: PermissionCall, mode: PermissionMode): Promise<EngineDecision>;
+}
+
 export interface TaskServices {
   taskId: string;
+  /** The permission engine. Without one, calls are decided by the mode alone (`decideByMode`). */
+  permissions?: PermissionDecider;
   workspace: string;
   ripgrepPath?: string;
   locks: LockManager;
@@ -33,6 +43,14 @@ export interface TaskServices {
   /** Creates the provider when the task initialises; a KeelError (e.g. no key) fails initialisation. */
   createProvider(): Promise<ModelProvider | KeelError>;
   publish(event: TaskEvent): void;
+  /**
+   * Resolves once every event published so far is durable (the task's log fsynced). A tool runs
+   * only after it, so a crash during a tool never loses the record that the tool was started.
+   * Optional: without a store there is nothing to wait for.
+   */
+  durable?(): Promise<void>;
+  /** Rebuilds the conversation of an interrupted task from its log (the `reconstructing` state). */
+  reconstruct?(): Promise<ConversationMessage[]>;
   /** Starts (or finds) the child task for a Task tool call; resolves with its final answer. */
   runSubtask(parentId: string, subtask: PendingSubtask): { result: Promise<{ result: ToolResultBlock; summary: string }>; cancel(): void };
 }
@@ -103,6 +121,10 @@ export function wireTaskMachine(services: TaskServices) {
   return taskMachine.provide({
     actors: {
       turnLoop,
+      reconstruct: fromPromise(async () => {
+        if (!services.reconstruct) throw new Error('this task has no stored log to rebuild it from');
+        return services.reconstruct();
+      }),
       initialize: fromPromise(async () => {
         const created = await services.createProvider();
         if ('stream' in created) provider = created;
@@ -124,16 +146,41 @@ export function wireTaskMachine(services: TaskServices) {
   });
 }
 
+function modeOnly(workspace: string): PermissionDecider {
+  return { decide: async (call, mode) => decideByMode(mode, call.subject, call.readOnly, workspace) };
+}
+
 async function checkPermission(services: TaskServices, taskId: string, call: ToolUseBlock, mode: PermissionMode, signal: AbortSignal): Promise<PermissionOutcome> {
   const parsed = parseToolInput(services.tools, call.name, call.input);
   if (!parsed.ok) return { decision: 'invalid', result: toolResult(call.id, parsed.result.content, true) };
   const subject = parsed.tool.subject(parsed.input as never, { workspace: services.workspace });
-  const byMode = decideByMode(mode, subject, parsed.tool.readOnly, services.workspace);
+  const decided = await (services.permissions ?? modeOnly(services.workspace)).decide({ tool: call.name, input: parsed.input, subject, readOnly: parsed.tool.readOnly }, mode);
+  const why = decided.rule ? `${decided.reason} (rule ${decided.rule})` : decided.reason;
   const requestId = randomUUID();
-  if (byMode.decision === 'allow') return { decision: 'allow', reason: byMode.reason, requestId };
-  if (byMode.decision === 'deny') return { decision: 'deny', reason: byMode.reason, requestId, result: toolResult(call.id, `Permission denied: ${byMode.reason}.`, true) };
-  services.publish({ type: 'permission', taskId, requestId, toolCallId: call.id, tool: call.name, decision: 'ask', reason: byMode.reason });
-  const answer = await services.asker.ask({ requestId, taskId, toolCallId: call.id, tool: call.name, input: parsed.input, subject, reason: byMode.reason }, signal);
+  if (decided.decision === 'allow') return { decision: 'allow', reason: why, requestId };
+  if (decided.decision === 'deny') return { decision: 'deny', reason: why, requestId, result: toolResult(call.id, `Permission denied: ${why}.`, true) };
+  services.publish({ type: 'permission', taskId, requestId, toolCallId: call.id, tool: call.name, decision: 'ask', reason: why });
+  let suggestedRules: string[] = [];
+  try {
+    suggestedRules = suggestRules({ tool: call.name, subject, workspace: services.workspace });
+  } catch {
+    // A suggestion is a convenience; without one the user can still allow once.
+  }
+  const answer = await services.asker.ask(
+    {
+      requestId,
+      taskId,
+      toolCallId: call.id,
+      tool: call.name,
+      input: parsed.input,
+      subject,
+      reason: why,
+      ...(decided.rule ? { rule: decided.rule } : {}),
+      ...(decided.risky ? { risky: true } : {}),
+      suggestedRules,
+    },
+    signal,
+  );
   if (answer.decision === 'allow') return { decision: 'allow', reason: 'allowed by the user', requestId };
   const feedback = answer.feedback ? ` Feedback: ${answer.feedback}` : '';
   return { decision: 'deny', reason: 'denied by the user', requestId, result: toolResult(call.id, `The user denied this ${call.name} call.${feedback}`, true) };
@@ -142,6 +189,8 @@ async function checkPermission(services: TaskServices, taskId: string, call: Too
 async function runTool(services: TaskServices, taskId: string, call: ToolUseBlock, signal: AbortSignal): Promise<ToolRunOutput> {
   const parsed = parseToolInput(services.tools, call.name, call.input);
   if (!parsed.ok) return { result: toolResult(call.id, parsed.result.content, true), summary: parsed.result.summary };
+  await services.durable?.();
+  if (signal.aborted) return { result: toolResult(call.id, 'The tool call was cancelled before it started.', true), summary: 'cancelled' };
   const r = await invokeTool(parsed.tool, parsed.input, {
     taskId,
     workspace: services.workspace,

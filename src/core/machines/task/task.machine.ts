@@ -20,6 +20,8 @@ export interface TaskInput {
   mode: PermissionMode;
   limits: TurnLimits;
   messages?: ConversationMessage[];
+  /** User messages already in a rebuilt conversation (keeps user message ids unique). */
+  userMessages?: number;
 }
 
 export interface PendingSubtask {
@@ -72,7 +74,7 @@ export const taskMachine = setup({
     /** A resume note waiting for the rebuilt conversation goes in before the next run. */
     takePendingText: assign(({ context }) => {
       if (context.pendingText === null) return {};
-      return { messages: [...context.messages, userText(context.pendingText)], pendingText: null };
+      return { messages: [...context.messages, userText(context.pendingText)], pendingText: null, userMessages: context.userMessages + 1 };
     }),
     appendUserMessage: assign(({ context }, p: { text: string }) => ({ messages: [...context.messages, userText(p.text)], userMessages: context.userMessages + 1 })),
 
@@ -100,7 +102,7 @@ export const taskMachine = setup({
     ignoredSubtaskEvents: 0,
     compactionFailures: 0,
     usage: ZERO_USAGE,
-    userMessages: 0,
+    userMessages: input.userMessages ?? 0,
     runs: 0,
   }),
   initial: 'created',
@@ -120,7 +122,15 @@ export const taskMachine = setup({
       invoke: {
         src: 'initialize',
         input: ({ context }) => ({ taskId: context.taskId }),
-        onDone: { target: 'running', actions: 'takePendingText' },
+        onDone: {
+          target: 'running',
+          actions: [
+            // A resume note becomes a user message like any other (a view shows it, the log keeps it).
+            { type: 'publish', params: ({ context }) => (context.pendingText === null ? null : userMessageEvent(context, context.pendingText)) },
+            { type: 'publish', params: ({ context }) => (context.pendingText === null ? null : conversationEvent(context, context.pendingText)) },
+            'takePendingText',
+          ],
+        },
         onError: { target: 'awaitingUser', actions: [assign({ error: ({ event }) => asKeelError(event.error) })] },
       },
     },

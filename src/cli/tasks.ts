@@ -1,0 +1,182 @@
+import { writeFileSync } from 'node:fs';
+import { parseArgs } from 'node:util';
+import type { TranscriptItem } from '../shared/domain/transcript';
+import { exportJson, exportMarkdown } from '../core/store/exportTask';
+import { TaskStore, type LoadedTask } from '../core/store/taskStore';
+import { StoreError, type TaskSummary } from '../core/store/types';
+import { defaultStorage } from './args';
+
+export const TASKS_HELP = `Usage:
+  keel tasks list [--json] [--all]                 every stored task, newest first
+  keel tasks show ID                               one task: its figures and its chat
+  keel tasks export ID --format md|json [--output FILE]
+  keel tasks delete ID
+Options: --storage DIR (default: $KEEL_HOME or ~/.keel). ID may be a unique prefix of the id.
+`;
+
+/** One line of `keel tasks list --json`. */
+export interface TaskListEntry {
+  id: string;
+  title: string;
+  status: TaskSummary['status'];
+  createdAt: string;
+  updatedAt: string;
+  tokens: number;
+  cost: number;
+  model: string;
+  workspace: string;
+  /** Set when another window or process drives the task right now. */
+  runningElsewhere?: string;
+}
+
+/**
+ * `keel tasks list|show|export|delete`. Exit codes: 0 success, 1 the task cannot be read or is
+ * locked, 2 bad usage or unknown id. Problems with individual tasks (quarantined) go to stderr and
+ * never stop a listing.
+ */
+export async function tasksCommand(argv: string[]): Promise<number> {
+  const [sub, ...rest] = argv;
+  let parsed;
+  try {
+    parsed = parseArgs({
+      args: rest,
+      allowPositionals: true,
+      options: { storage: { type: 'string' }, json: { type: 'boolean' }, all: { type: 'boolean' }, format: { type: 'string' }, output: { type: 'string' } },
+    });
+  } catch (err) {
+    return usage((err as Error).message);
+  }
+  const { values, positionals } = parsed;
+  const store = new TaskStore(values.storage ?? defaultStorage(process.env), { log: (level, message) => level !== 'info' && process.stderr.write(`keel: ${message}\n`) });
+  try {
+    switch (sub) {
+      case 'list':
+        return await list(store, Boolean(values.json), Boolean(values.all));
+      case 'show':
+      case 'export':
+      case 'delete': {
+        const [given] = positionals;
+        if (!given) return usage(`keel tasks ${sub} needs a task id`);
+        const id = store.resolveId(given);
+        if (sub === 'delete') {
+          await store.delete(id);
+          process.stdout.write(`deleted task ${id}\n`);
+          return 0;
+        }
+        const task = await store.load(id);
+        const summary = summaryOf(task);
+        if (sub === 'show') {
+          process.stdout.write(showText(task, summary));
+          return 0;
+        }
+        const format = values.format;
+        if (format !== 'md' && format !== 'json') return usage('keel tasks export needs --format md or --format json');
+        const out = format === 'md' ? exportMarkdown(task, summary) : exportJson(task, summary);
+        if (values.output) writeFileSync(values.output, out);
+        else process.stdout.write(out);
+        return 0;
+      }
+      case undefined:
+      case 'help':
+      case '--help':
+        process.stdout.write(TASKS_HELP);
+        return sub === undefined ? 2 : 0;
+      default:
+        return usage(`unknown subcommand "${sub}"`);
+    }
+  } catch (err) {
+    if (err instanceof StoreError) {
+      process.stderr.write(`keel tasks: ${err.message}\n`);
+      return err.code === 'not_found' || err.code === 'ambiguous' ? 2 : 1;
+    }
+    throw err;
+  }
+}
+
+async function list(store: TaskStore, json: boolean, all: boolean): Promise<number> {
+  const { tasks, problems } = await store.list({ includeSubtasks: all });
+  for (const p of problems) process.stderr.write(`keel: task ${p.taskId}: ${p.message}\n`);
+  const entries = tasks.map(entryOf);
+  if (json) {
+    process.stdout.write(`${JSON.stringify(entries)}\n`);
+    return 0;
+  }
+  if (entries.length === 0) {
+    process.stdout.write(`no tasks in ${store.tasksDir}\n`);
+    return 0;
+  }
+  const rows = entries.map((e) => [e.id.slice(0, 8), e.runningElsewhere ? 'running*' : e.status, e.updatedAt.slice(0, 16).replace('T', ' '), String(e.tokens), `$${e.cost.toFixed(4)}`, e.title]);
+  const head = ['ID', 'STATUS', 'UPDATED', 'TOKENS', 'COST', 'TITLE'];
+  const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
+  const fmt = (r: string[]) => r.map((c, i) => (i === r.length - 1 ? c : c.padEnd(widths[i]!))).join('  ');
+  process.stdout.write(`${[fmt(head), ...rows.map(fmt)].join('\n')}\n`);
+  if (entries.some((e) => e.runningElsewhere)) process.stdout.write('* running in another window or process\n');
+  return 0;
+}
+
+function entryOf(t: TaskSummary): TaskListEntry {
+  return {
+    id: t.id,
+    title: t.title,
+    status: t.status,
+    createdAt: new Date(t.createdAt).toISOString(),
+    updatedAt: new Date(t.updatedAt).toISOString(),
+    tokens: t.tokens,
+    cost: t.costUsd,
+    model: t.model,
+    workspace: t.workspace,
+    ...(t.heldElsewhere ? { runningElsewhere: `${t.heldElsewhere.label ?? 'pid'} ${t.heldElsewhere.pid} on ${t.heldElsewhere.host}` } : {}),
+  };
+}
+
+function summaryOf(task: LoadedTask): TaskSummary {
+  const status = task.meta.status === 'running' && !task.heldElsewhere ? 'interrupted' : task.meta.status;
+  return { ...task.meta, status, ...(task.heldElsewhere ? { heldElsewhere: task.heldElsewhere } : {}) };
+}
+
+function showText(task: LoadedTask, s: TaskSummary): string {
+  const lines = [
+    `${s.title}`,
+    `  id:        ${s.id}`,
+    `  status:    ${s.status}${s.heldElsewhere ? ` (running in another window or process: ${s.heldElsewhere.label ?? 'pid'} ${s.heldElsewhere.pid}; read-only here)` : ''}`,
+    `  created:   ${new Date(s.createdAt).toISOString()}`,
+    `  updated:   ${new Date(s.updatedAt).toISOString()}`,
+    `  model:     ${s.model || 'unknown'}`,
+    `  workspace: ${s.workspace || 'unknown'}`,
+    `  tokens:    ${s.tokens}   cost: $${s.costUsd.toFixed(4)}   events: ${task.replay.events}`,
+    '',
+  ];
+  for (const it of task.replay.transcript.items) lines.push(...itemText(it), '');
+  if (s.status === 'interrupted') lines.push(`Resume it with: keel run --resume ${s.id} "<follow-up>"`);
+  return `${lines.join('\n').trimEnd()}\n`;
+}
+
+function itemText(it: TranscriptItem): string[] {
+  switch (it.kind) {
+    case 'user':
+      return ['> user', indent(it.text)];
+    case 'assistant':
+      return [`> assistant${it.interrupted ? ' (interrupted: the answer was cut off)' : ''}`, indent(it.text || '(no text)')];
+    case 'tool':
+      return [
+        `> tool ${it.name} ${JSON.stringify(it.input)}`,
+        indent(`${it.permission ? `permission: ${it.permission.decision}; ` : ''}${it.result ? `${it.result.isError ? 'error: ' : ''}${it.result.summary}` : 'no result recorded'}`),
+      ];
+    case 'error':
+      return [`> error ${it.code}: ${it.message}`];
+    case 'notice':
+      return [`> ${it.text}`];
+  }
+}
+
+function indent(text: string): string {
+  return text
+    .split('\n')
+    .map((l) => `  ${l}`)
+    .join('\n');
+}
+
+function usage(message: string): number {
+  process.stderr.write(`keel tasks: ${message}\n\n${TASKS_HELP}`);
+  return 2;
+}

@@ -1,0 +1,142 @@
+import { open } from 'node:fs/promises';
+import { migrator, MIGRATIONS, type MigrationTable } from './migrations';
+import { SCHEMA_VERSION, StoreError, type LogHeader, type LogRecord, type StoreLogger } from './types';
+
+export interface ReadLogOptions {
+  /** Longest stretch of parsing between two yields to the event loop (default 5 ms). */
+  sliceMs?: number;
+  chunkBytes?: number;
+  migrations?: MigrationTable;
+  /** The version records are upgraded to (default SCHEMA_VERSION; tests of the hook set a later one). */
+  targetVersion?: number;
+  log?: StoreLogger;
+}
+
+export interface ReadLogResult {
+  header: LogHeader;
+  records: number;
+  /** Byte offset where the last good line ends: an appender truncates the file here first. */
+  validBytes: number;
+  /** The last good line has no newline yet: an appender writes one first. */
+  missingNewline: boolean;
+  /** The schema version of the last lines (an appender writes a new header if it is older). */
+  version: number;
+  /** A torn last line that was dropped. */
+  torn: { offset: number; bytes: number } | null;
+}
+
+const NEWLINE = 10;
+
+/**
+ * Reads `events.jsonl` in chunks, calling `onRecord` for each event line in order, and yields to
+ * the event loop at least every `sliceMs` of work so a large log never blocks the host.
+ * A torn last line (a crash in the middle of a write) is dropped and logged. Throws
+ * StoreError('corrupt') for a missing or unreadable header or an unreadable line that is not the
+ * last one, StoreError('unsupported') for a version this build cannot read, and StoreError('io')
+ * when the file cannot be opened.
+ */
+export async function readLog(path: string, onRecord: (r: LogRecord) => void, options: ReadLogOptions = {}): Promise<ReadLogResult> {
+  const sliceMs = options.sliceMs ?? 5;
+  const chunkBytes = options.chunkBytes ?? 1 << 20;
+  const table = options.migrations ?? MIGRATIONS;
+  let fh;
+  try {
+    fh = await open(path, 'r');
+  } catch (err) {
+    throw new StoreError((err as NodeJS.ErrnoException).code === 'ENOENT' ? 'not_found' : 'io', `cannot open ${path}: ${(err as Error).message}`);
+  }
+  try {
+    let header: LogHeader | null = null;
+    let upgrade: ((v: unknown) => unknown) | null = null;
+    let version = SCHEMA_VERSION;
+    let records = 0;
+    let offset = 0; // file offset of `carry[0]`
+    let validBytes = 0;
+    let carry: Buffer = Buffer.alloc(0);
+    let sliceStart = performance.now();
+    // Held in an object: TypeScript does not see assignments made inside `handleLine`.
+    const bad: { line: { offset: number; bytes: number; reason: string } | null } = { line: null };
+
+    const handleLine = (text: string, lineOffset: number, byteLength: number): void => {
+      if (bad.line) throw new StoreError('corrupt', `${path}: unreadable line at byte ${bad.line.offset} (${bad.line.reason})`);
+      let value: unknown;
+      try {
+        value = JSON.parse(text);
+      } catch (err) {
+        bad.line = { offset: lineOffset, bytes: byteLength, reason: (err as Error).message };
+        return;
+      }
+      if (isHeader(value)) {
+        if (header && value.taskId !== header.taskId) {
+          bad.line = { offset: lineOffset, bytes: byteLength, reason: 'header of another task' };
+          return;
+        }
+        header ??= value;
+        version = value.schemaVersion;
+        upgrade = migrator('record', version, table, options.targetVersion ?? SCHEMA_VERSION);
+        return;
+      }
+      if (!header) throw new StoreError('corrupt', `${path}: the first line is not a Keel task-log header`);
+      const rec = upgrade ? upgrade(value) : value;
+      if (!isRecord(rec)) {
+        bad.line = { offset: lineOffset, bytes: byteLength, reason: 'not an event record' };
+        return;
+      }
+      records++;
+      onRecord(rec);
+    };
+
+    for (;;) {
+      const buf = Buffer.allocUnsafe(chunkBytes);
+      const { bytesRead } = await fh.read(buf, 0, chunkBytes, offset + carry.length);
+      sliceStart = performance.now(); // the read itself was a wait, not work
+      if (bytesRead === 0) break;
+      const data = carry.length ? Buffer.concat([carry, buf.subarray(0, bytesRead)]) : buf.subarray(0, bytesRead);
+      let start = 0;
+      let n = 0;
+      for (let nl = data.indexOf(NEWLINE, start); nl !== -1; nl = data.indexOf(NEWLINE, start)) {
+        if (nl > start) {
+          handleLine(data.toString('utf8', start, nl), offset + start, nl - start);
+          if (!bad.line) validBytes = offset + nl + 1;
+        } else if (!bad.line) validBytes = offset + nl + 1;
+        start = nl + 1;
+        if ((++n & 63) === 0 && performance.now() - sliceStart > sliceMs) {
+          await new Promise<void>((r) => setImmediate(r));
+          sliceStart = performance.now();
+        }
+      }
+      offset += start;
+      carry = Buffer.from(data.subarray(start));
+      if (performance.now() - sliceStart > sliceMs) {
+        await new Promise<void>((r) => setImmediate(r));
+        sliceStart = performance.now();
+      }
+    }
+
+    // What is left has no newline: a complete record (kept) or a torn write (dropped).
+    let missingNewline = false;
+    if (carry.length > 0) {
+      handleLine(carry.toString('utf8'), offset, carry.length);
+      if (!bad.line) {
+        validBytes = offset + carry.length;
+        missingNewline = true;
+      }
+    }
+    const torn = bad.line;
+    if (!header) throw new StoreError('corrupt', `${path}: empty or headerless task log`);
+    if (torn) options.log?.('warn', `${path}: dropped a torn last line (${torn.bytes} bytes at byte ${torn.offset}); every earlier event was kept`);
+    return { header, records, validBytes, missingNewline, version, torn: torn ? { offset: torn.offset, bytes: torn.bytes } : null };
+  } finally {
+    await fh.close();
+  }
+}
+
+function isHeader(v: unknown): v is LogHeader {
+  return typeof v === 'object' && v !== null && (v as { type?: unknown }).type === 'keel.task-log' && typeof (v as LogHeader).schemaVersion === 'number' && typeof (v as LogHeader).taskId === 'string';
+}
+
+function isRecord(v: unknown): v is LogRecord {
+  if (typeof v !== 'object' || v === null) return false;
+  const r = v as { at?: unknown; event?: unknown };
+  return typeof r.at === 'number' && typeof r.event === 'object' && r.event !== null && typeof (r.event as { type?: unknown }).type === 'string';
+}

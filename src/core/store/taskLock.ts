@@ -1,0 +1,108 @@
+import { readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { hostname } from 'node:os';
+import { join } from 'node:path';
+import * as lockfile from 'proper-lockfile';
+import type { LockOwner, StoreLogger } from './types';
+
+/** A lock not refreshed for this long is stale (its owner froze or died); proper-lockfile refreshes it every half of it. */
+export const LOCK_STALE_MS = 10_000;
+
+const LOCK_DIR = 'lock';
+const OWNER_FILE = 'lock.owner.json';
+
+export interface HeldTaskLock {
+  /** Releases the lock. Idempotent, synchronous (safe in `dispose` and at exit). */
+  release(): void;
+}
+
+export type LockAttempt = { ok: true; lock: HeldTaskLock; tookOver: LockOwner | null } | { ok: false; owner: LockOwner | null };
+
+/**
+ * The cross-process lock of one task folder (`<task>/lock`, made with proper-lockfile, plus
+ * `lock.owner.json` naming the holder). Live = the lock exists, was refreshed within
+ * LOCK_STALE_MS, and its owner (when on this host) is a running process. A lock that is not live
+ * is stale and may be taken over; a `kill -9`ed owner is detected at once by its pid.
+ */
+export function acquireTaskLock(dir: string, label: string, log?: StoreLogger): LockAttempt {
+  let tookOver: LockOwner | null = null;
+  const state = lockState(dir);
+  if (state.held) {
+    if (state.live) return { ok: false, owner: state.owner };
+    tookOver = state.owner;
+    forceRemove(dir);
+    log?.('info', `${dir}: took over a stale lock${state.owner ? ` of pid ${state.owner.pid} on ${state.owner.host}` : ''}`);
+  }
+  let releaseFn: () => void;
+  try {
+    releaseFn = lockfile.lockSync(dir, {
+      lockfilePath: join(dir, LOCK_DIR),
+      stale: LOCK_STALE_MS,
+      realpath: false,
+      onCompromised: (err) => log?.('warn', `${dir}: the task lock was compromised (${err.message}); another process may drive this task now`),
+    });
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ELOCKED') return { ok: false, owner: readOwner(dir) };
+    throw err;
+  }
+  const owner: LockOwner = { pid: process.pid, host: hostname(), since: Date.now(), label };
+  try {
+    writeFileSync(join(dir, OWNER_FILE), JSON.stringify(owner));
+  } catch {
+    // The owner file only speeds up stale detection; the lock itself is held.
+  }
+  let released = false;
+  return {
+    ok: true,
+    tookOver,
+    lock: {
+      release() {
+        if (released) return;
+        released = true;
+        try {
+          rmSync(join(dir, OWNER_FILE), { force: true });
+          releaseFn();
+        } catch {
+          // Already gone (the folder was deleted or the lock was taken over).
+        }
+      },
+    },
+  };
+}
+
+/** Who holds the task's lock and whether that holder is alive. Never throws. */
+export function lockState(dir: string): { held: boolean; live: boolean; owner: LockOwner | null } {
+  let mtimeMs: number;
+  try {
+    mtimeMs = statSync(join(dir, LOCK_DIR)).mtimeMs;
+  } catch {
+    return { held: false, live: false, owner: null };
+  }
+  const owner = readOwner(dir);
+  if (Date.now() - mtimeMs > LOCK_STALE_MS) return { held: true, live: false, owner };
+  if (owner && owner.host === hostname() && !processAlive(owner.pid)) return { held: true, live: false, owner };
+  return { held: true, live: true, owner };
+}
+
+function readOwner(dir: string): LockOwner | null {
+  try {
+    const v = JSON.parse(readFileSync(join(dir, OWNER_FILE), 'utf8')) as Partial<LockOwner>;
+    return typeof v.pid === 'number' && typeof v.host === 'string' ? { pid: v.pid, host: v.host, since: Number(v.since) || 0, ...(v.label ? { label: v.label } : {}) } : null;
+  } catch {
+    return null;
+  }
+}
+
+function forceRemove(dir: string): void {
+  rmSync(join(dir, LOCK_DIR), { recursive: true, force: true });
+  rmSync(join(dir, OWNER_FILE), { force: true });
+}
+
+function processAlive(pid: number): boolean {
+  if (pid === process.pid) return true;
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}

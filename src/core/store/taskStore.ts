@@ -1,0 +1,312 @@
+import { existsSync, mkdirSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { writeFileAtomicSync } from './atomicFile';
+import { EventLogWriter } from './eventLog';
+import { readLog, type ReadLogResult } from './logReader';
+import { metaFromLog, readMeta } from './metaFile';
+import { MIGRATIONS, type MigrationTable } from './migrations';
+import { ReplayFold, type ReplayedTask } from './replay';
+import { readIndex, writeIndex, type IndexFile } from './taskIndex';
+import { acquireTaskLock, lockState } from './taskLock';
+import { TaskRecorder } from './taskRecorder';
+import { SCHEMA_VERSION, StoreError, type LockOwner, type StoreLogger, type StoreProblem, type TaskMeta, type TaskSummary } from './types';
+
+export interface TaskStoreOptions {
+  log?: StoreLogger;
+  migrations?: MigrationTable;
+  /** How long streamed text may wait in memory before it is written (default 250 ms). */
+  flushIntervalMs?: number;
+  /** Parsing slice between yields while reading a log (default 5 ms). */
+  sliceMs?: number;
+}
+
+export interface NewTaskInit {
+  id: string;
+  title: string;
+  model: string;
+  provider?: string;
+  workspace: string;
+  parentId?: string;
+  /** Who drives it, for "running in another window" messages (e.g. "keel run", "VS Code window"). */
+  owner: string;
+}
+
+/** A task read from its folder. */
+export interface LoadedTask {
+  meta: TaskMeta;
+  replay: ReplayedTask;
+  log: ReadLogResult;
+  /** Set when another live process holds the task (so it is shown read-only, not interrupted). */
+  heldElsewhere: LockOwner | null;
+}
+
+/** A stored task this process now drives: its log is open for appending and its lock is held. */
+export interface OpenedTask extends LoadedTask {
+  recorder: TaskRecorder;
+}
+
+/**
+ * The task store under one root folder (the extension's globalStorage, the CLI's --storage or
+ * $KEEL_HOME). Layout and guarantees: docs/persistence.md. Methods that read never throw for one
+ * bad task while listing others: an unreadable task is quarantined (moved to
+ * `<root>/quarantine/`) and reported as a problem.
+ */
+export class TaskStore {
+  readonly tasksDir: string;
+  readonly quarantineDir: string;
+  private readonly indexPath: string;
+  private readonly migrations: MigrationTable;
+
+  constructor(
+    readonly root: string,
+    private readonly options: TaskStoreOptions = {},
+  ) {
+    this.tasksDir = join(root, 'tasks');
+    this.quarantineDir = join(root, 'quarantine');
+    this.indexPath = join(root, 'index.json');
+    this.migrations = options.migrations ?? MIGRATIONS;
+  }
+
+  taskDir(id: string): string {
+    if (!/^[A-Za-z0-9_-]+$/.test(id)) throw new StoreError('not_found', `"${id}" is not a task id`);
+    return join(this.tasksDir, id);
+  }
+
+  /**
+   * Creates a new task's folder, log (header, fsynced) and meta, and takes its lock; synchronous
+   * so a task records its very first event. Throws on I/O errors.
+   */
+  create(init: NewTaskInit): TaskRecorder {
+    const dir = this.taskDir(init.id);
+    mkdirSync(dir, { recursive: true });
+    const now = Date.now();
+    const lock = acquireTaskLock(dir, init.owner, this.options.log);
+    if (!lock.ok) throw new StoreError('locked', `task ${init.id} is locked by another process`);
+    const header = { type: 'keel.task-log' as const, schemaVersion: SCHEMA_VERSION, taskId: init.id, createdAt: now, title: init.title, model: init.model, workspace: init.workspace, ...(init.parentId ? { parentId: init.parentId } : {}) };
+    const writer = EventLogWriter.create(join(dir, 'events.jsonl'), header, this.writerOptions(init.id));
+    const meta: TaskMeta = {
+      schemaVersion: SCHEMA_VERSION,
+      id: init.id,
+      title: init.title,
+      status: 'running',
+      createdAt: now,
+      updatedAt: now,
+      tokens: 0,
+      costUsd: 0,
+      model: init.model,
+      ...(init.provider ? { provider: init.provider } : {}),
+      workspace: init.workspace,
+      ...(init.parentId ? { parentId: init.parentId } : {}),
+    };
+    writeFileAtomicSync(join(dir, 'meta.json'), `${JSON.stringify(meta, null, 2)}\n`);
+    return new TaskRecorder(dir, meta, writer, lock.lock, this.options.log);
+  }
+
+  /**
+   * Every task (subtasks only when asked), newest first. A `running` task that no live process
+   * holds is reported `interrupted`; one held by another process carries `heldElsewhere`.
+   * Never throws for a bad task: it is quarantined and reported in `problems`.
+   */
+  async list(opts: { includeSubtasks?: boolean } = {}): Promise<{ tasks: TaskSummary[]; problems: StoreProblem[] }> {
+    const problems: StoreProblem[] = [];
+    let ids: string[] = [];
+    try {
+      ids = readdirSync(this.tasksDir, { withFileTypes: true })
+        .filter((d) => d.isDirectory() && /^[A-Za-z0-9_-]+$/.test(d.name))
+        .map((d) => d.name);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw new StoreError('io', `cannot read ${this.tasksDir}: ${(err as Error).message}`);
+    }
+    const old = readIndex(this.indexPath);
+    if (!old && ids.length > 0 && existsSync(this.indexPath)) this.options.log?.('warn', `${this.indexPath} is unreadable; rebuilding it by scanning the task folders`);
+    const next: IndexFile = { schemaVersion: SCHEMA_VERSION, tasks: {} };
+    let changed = !old;
+    for (const id of ids) {
+      const metaPath = join(this.tasksDir, id, 'meta.json');
+      let mtimeMs = -1;
+      try {
+        mtimeMs = statSync(metaPath).mtimeMs;
+      } catch {
+        /* missing: rebuilt from the log below */
+      }
+      const cached = old?.tasks[id];
+      if (cached && cached.metaMtimeMs === mtimeMs) {
+        next.tasks[id] = cached;
+        continue;
+      }
+      changed = true;
+      try {
+        const meta = await this.metaOrRebuild(id);
+        next.tasks[id] = { metaMtimeMs: statSync(metaPath).mtimeMs, meta };
+      } catch (err) {
+        if (err instanceof StoreError && err.code === 'unsupported') problems.push({ taskId: id, message: err.message });
+        else problems.push({ taskId: id, message: err instanceof Error ? err.message : String(err) });
+      }
+    }
+    if (old && Object.keys(old.tasks).some((id) => !next.tasks[id])) changed = true;
+    if (changed) {
+      try {
+        mkdirSync(this.root, { recursive: true });
+        await writeIndex(this.indexPath, next);
+      } catch (err) {
+        this.options.log?.('warn', `could not write ${this.indexPath}: ${(err as Error).message}`);
+      }
+    }
+    const tasks = Object.values(next.tasks)
+      .map((e) => this.summarize(e.meta))
+      .filter((t) => opts.includeSubtasks || !t.parentId)
+      .sort((a, b) => b.updatedAt - a.updatedAt);
+    return { tasks, problems };
+  }
+
+  /** The id a full id or a unique prefix names. Throws StoreError not_found / ambiguous. */
+  resolveId(idOrPrefix: string): string {
+    let ids: string[] = [];
+    try {
+      ids = readdirSync(this.tasksDir);
+    } catch {
+      /* no tasks yet */
+    }
+    if (ids.includes(idOrPrefix)) return idOrPrefix;
+    const matches = idOrPrefix.length >= 4 ? ids.filter((id) => id.startsWith(idOrPrefix)) : [];
+    if (matches.length === 1) return matches[0]!;
+    if (matches.length > 1) throw new StoreError('ambiguous', `"${idOrPrefix}" matches ${matches.length} tasks; give more of the id`);
+    throw new StoreError('not_found', `no task "${idOrPrefix}" in ${this.tasksDir}`);
+  }
+
+  /** A task's meta (rebuilt from its log if meta.json is damaged). Throws StoreError like `load`. */
+  async readMeta(id: string): Promise<TaskMeta> {
+    if (!existsSync(this.taskDir(id))) throw new StoreError('not_found', `no task "${id}" in ${this.tasksDir}`);
+    return this.metaOrRebuild(id);
+  }
+
+  /**
+   * Reads a task for viewing. A task whose log cannot be read is quarantined and this throws
+   * StoreError('corrupt') saying where it went. `transcript` marks a cut-off answer interrupted
+   * unless another live process still drives the task.
+   */
+  async load(id: string): Promise<LoadedTask> {
+    const dir = this.taskDir(id);
+    if (!existsSync(dir)) throw new StoreError('not_found', `no task "${id}" in ${this.tasksDir}`);
+    const held = lockState(dir);
+    const heldElsewhere = held.live && held.owner && held.owner.pid !== process.pid ? held.owner : held.live && !held.owner ? { pid: 0, host: '?', since: 0 } : null;
+    return { ...(await this.read(id, held.live)), heldElsewhere };
+  }
+
+  /**
+   * Takes a stored task over for driving it here: takes its lock (a stale one is taken over),
+   * reads its log, cuts a torn tail and opens the log for appending. Throws StoreError('locked')
+   * when a live process holds it ("running in another window or process"), 'corrupt' (after
+   * quarantining it), 'not_found', 'unsupported'.
+   */
+  async open(id: string, owner: string): Promise<OpenedTask> {
+    const dir = this.taskDir(id);
+    if (!existsSync(dir)) throw new StoreError('not_found', `no task "${id}" in ${this.tasksDir}`);
+    const attempt = acquireTaskLock(dir, owner, this.options.log);
+    if (!attempt.ok) throw new StoreError('locked', `task ${id} is running in another window or process${describeOwner(attempt.owner)}; it is read-only here`);
+    try {
+      const { meta, replay, log } = await this.read(id, false);
+      const upgradeHeader = log.version < SCHEMA_VERSION ? { ...log.header, schemaVersion: SCHEMA_VERSION } : null;
+      const writer = EventLogWriter.openExisting(join(dir, 'events.jsonl'), { validBytes: log.validBytes, missingNewline: log.missingNewline, upgradeHeader }, this.writerOptions(id));
+      const recorder = new TaskRecorder(dir, meta, writer, attempt.lock, this.options.log);
+      return { meta, replay, log, heldElsewhere: null, recorder };
+    } catch (err) {
+      attempt.lock.release();
+      throw err;
+    }
+  }
+
+  /** Deletes a task's folder. Throws StoreError('locked') while a live process drives it. */
+  async delete(id: string): Promise<void> {
+    const dir = this.taskDir(id);
+    if (!existsSync(dir)) throw new StoreError('not_found', `no task "${id}" in ${this.tasksDir}`);
+    const held = lockState(dir);
+    if (held.live) throw new StoreError('locked', `task ${id} is running in another window or process${describeOwner(held.owner)}; stop it there first`);
+    rmSync(dir, { recursive: true, force: true });
+    await this.list({ includeSubtasks: true }).catch(() => undefined);
+  }
+
+  /** Moves a task folder to `<root>/quarantine/` with a note saying why. Returns where it went. */
+  quarantine(id: string, reason: string): string {
+    const from = this.taskDir(id);
+    mkdirSync(this.quarantineDir, { recursive: true });
+    const to = join(this.quarantineDir, `${id}-${new Date().toISOString().replace(/[:.]/g, '-')}`);
+    renameSync(from, to);
+    try {
+      writeFileSync(join(to, 'QUARANTINED.txt'), `Keel could not read this task and moved it here on ${new Date().toISOString()}.\nReason: ${reason}\n`);
+    } catch {
+      /* the move is what matters */
+    }
+    this.options.log?.('error', `task ${id} could not be read (${reason}); moved to ${to}`);
+    return to;
+  }
+
+  private async read(id: string, live: boolean): Promise<{ meta: TaskMeta; replay: ReplayedTask; log: ReadLogResult }> {
+    const dir = this.taskDir(id);
+    const stored = safeReadMeta(join(dir, 'meta.json'), this.migrations);
+    let fold: ReplayFold | null = null;
+    let log: ReadLogResult;
+    try {
+      log = await readLog(
+        join(dir, 'events.jsonl'),
+        (r) => {
+          fold ??= new ReplayFold(id, stored?.title ?? 'Untitled task', stored?.model ?? '');
+          fold.add(r);
+        },
+        { migrations: this.migrations, log: this.options.log, ...(this.options.sliceMs ? { sliceMs: this.options.sliceMs } : {}) },
+      );
+    } catch (err) {
+      if (err instanceof StoreError && (err.code === 'corrupt' || (err.code === 'not_found' && !stored))) {
+        const to = this.quarantine(id, err.message);
+        throw new StoreError('corrupt', `task ${id} could not be read (${err.message}); it was moved to ${to}`);
+      }
+      throw err;
+    }
+    const replay = (fold ?? new ReplayFold(id, stored?.title ?? log.header.title ?? 'Untitled task', stored?.model ?? log.header.model ?? '')).finish({ live });
+    let meta = stored;
+    if (!meta || meta.id !== id) {
+      meta = metaFromLog(log.header, replay);
+      this.options.log?.('warn', `task ${id}: meta.json was missing or unreadable; rebuilt it from the log`);
+      try {
+        writeFileAtomicSync(join(dir, 'meta.json'), `${JSON.stringify(meta, null, 2)}\n`);
+      } catch {
+        /* shown from memory this time */
+      }
+    }
+    return { meta, replay, log };
+  }
+
+  private async metaOrRebuild(id: string): Promise<TaskMeta> {
+    const meta = safeReadMeta(join(this.taskDir(id), 'meta.json'), this.migrations);
+    if (meta && meta.id === id) return meta;
+    return (await this.read(id, false)).meta;
+  }
+
+  private summarize(meta: TaskMeta): TaskSummary {
+    const held = lockState(join(this.tasksDir, meta.id));
+    const elsewhere = held.live && held.owner && held.owner.pid !== process.pid ? held.owner : null;
+    const status = meta.status === 'running' && !held.live ? 'interrupted' : meta.status;
+    return { ...meta, status, ...(elsewhere ? { heldElsewhere: elsewhere } : {}) };
+  }
+
+  private writerOptions(id: string) {
+    return {
+      ...(this.options.flushIntervalMs ? { flushIntervalMs: this.options.flushIntervalMs } : {}),
+      onError: (err: Error) => this.options.log?.('error', `task ${id}: writing its log failed (${err.message}); later events are not saved`),
+    };
+  }
+}
+
+function safeReadMeta(path: string, table: MigrationTable): TaskMeta | null {
+  try {
+    return readMeta(path, table);
+  } catch (err) {
+    if (err instanceof StoreError) throw err;
+    return null;
+  }
+}
+
+function describeOwner(owner: LockOwner | null): string {
+  if (!owner) return '';
+  return ` (${owner.label ?? 'pid'} ${owner.pid} on ${owner.host})`;
+}

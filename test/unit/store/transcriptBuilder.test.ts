@@ -1,0 +1,54 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import type { TaskEvent } from '../../../src/shared/domain/events';
+import { applyTaskEvent, emptyTranscript } from '../../../src/shared/domain/transcript';
+import { TranscriptBuilder } from '../../../src/core/store/transcriptBuilder';
+
+const T = 'task-1';
+const ids = fc.constantFrom('a', 'b', 'c');
+const event: fc.Arbitrary<TaskEvent> = fc.oneof(
+  fc.constantFrom('running', 'completed', 'awaitingUser').map((state): TaskEvent => ({ type: 'task', taskId: T, state, title: `t-${state}` })),
+  fc.nat(5).map((turn): TaskEvent => ({ type: 'turn', taskId: T, state: 'streaming', turn })),
+  fc.string().map((text): TaskEvent => ({ type: 'user_message', taskId: T, id: `u-${text.length}`, text })),
+  fc.constantFrom('requesting', 'responding', 'thinking').map((mode): TaskEvent => ({ type: 'stream', taskId: T, mode: mode as 'requesting' })),
+  fc.constantFrom('', 'model-b').map((model): TaskEvent => ({ type: 'assistant_start', taskId: T, messageId: `m-${model}`, model })),
+  fc.string().map((delta): TaskEvent => ({ type: 'text', taskId: T, delta })),
+  fc.string().map((delta): TaskEvent => ({ type: 'thinking', taskId: T, delta })),
+  ids.map((id): TaskEvent => ({ type: 'tool_call', taskId: T, id, name: 'Read', input: { id } })),
+  fc.tuple(ids, fc.string()).map(([id, chunk]): TaskEvent => ({ type: 'tool_output', taskId: T, id, chunk })),
+  fc.tuple(ids, fc.boolean()).map(([id, is_error]): TaskEvent => ({ type: 'tool_result', taskId: T, id, is_error, summary: 's' })),
+  fc.tuple(ids, fc.constantFrom('allow', 'deny', 'ask'), fc.option(fc.string(), { nil: undefined })).map(
+    ([toolCallId, decision, reason]): TaskEvent => ({ type: 'permission', taskId: T, requestId: 'r', toolCallId, tool: 'Read', decision: decision as 'allow', ...(reason ? { reason } : {}) }),
+  ),
+  fc.nat(100).map((n): TaskEvent => ({ type: 'usage', taskId: T, inputTokens: n, outputTokens: 1, cacheReadTokens: 2, cacheWriteTokens: 3, costUsd: 0.1, totalCostUsd: n / 10 })),
+  fc.constant<TaskEvent>({ type: 'retry', taskId: T, attempt: 1, delayMs: 1, code: 'overloaded' }),
+  fc.constant<TaskEvent>({ type: 'error', taskId: T, code: 'overloaded', message: 'x', retryable: true }),
+  fc.constant<TaskEvent>({ type: 'done', taskId: T, status: 'completed', stopReason: 'end_turn' }),
+  fc.constant<TaskEvent>({ type: 'message', taskId: T, message: { role: 'user', content: [{ type: 'text', text: 'x' }] } }),
+);
+
+describe('TranscriptBuilder', () => {
+  it('gives exactly what folding through applyTaskEvent gives, for any event sequence', () => {
+    fc.assert(
+      fc.property(fc.array(event, { maxLength: 60 }), (events) => {
+        const b = new TranscriptBuilder(T, 'title', 'model-a');
+        let t = emptyTranscript(T, 'title', 'model-a');
+        for (const e of events) {
+          b.apply(e);
+          t = applyTaskEvent(t, e);
+        }
+        expect(b.build()).toEqual(t);
+      }),
+      { numRuns: 400 },
+    );
+  });
+
+  it('marks an answer cut off by the end of the log as interrupted', () => {
+    const b = new TranscriptBuilder(T, 'title', 'm');
+    b.apply({ type: 'assistant_start', taskId: T, messageId: 'x', model: 'm' });
+    b.apply({ type: 'text', taskId: T, delta: 'half an ans' });
+    expect(b.isStreaming()).toBe(true);
+    b.markInterrupted();
+    expect(b.build().items[0]).toMatchObject({ kind: 'assistant', text: 'half an ans', streaming: false, interrupted: true });
+  });
+});
