@@ -19,13 +19,11 @@ mkdirSync('dist', { recursive: true });
 const codicons = dirname(require.resolve('@vscode/codicons/dist/codicon.css'));
 cpSync(join(codicons, 'codicon.css'), 'dist/codicon.css');
 cpSync(join(codicons, 'codicon.ttf'), 'dist/codicon.ttf');
-for (const [pkg, file] of [['web-tree-sitter', 'web-tree-sitter.wasm'], ['tree-sitter-bash', 'tree-sitter-bash.wasm']]) {
-  try {
-    const p = join(dirname(require.resolve(`${pkg}/package.json`)), file);
-    if (existsSync(p)) cpSync(p, join('dist', file));
-  } catch {
-    /* optional until the permission engine lands */
-  }
+// (web-tree-sitter's exports do not list package.json, so resolve its main file instead.)
+for (const [entry, file] of [['web-tree-sitter', 'web-tree-sitter.wasm'], ['tree-sitter-bash/package.json', 'tree-sitter-bash.wasm']]) {
+  const p = join(dirname(require.resolve(entry)), file);
+  if (!existsSync(p)) throw new Error(`build: ${p} is missing; the shell parser needs it`);
+  cpSync(p, join('dist', file));
 }
 
 const common = {

@@ -18,6 +18,12 @@ export interface PermissionRequest {
   input: unknown;
   subject: PermissionSubject;
   reason: string;
+  /** The rule that made it ask, if one did (e.g. `Bash(git push:*)` in an ask list). */
+  rule?: string;
+  /** Unparseable, sudo, writes outside the workspace, network tools: hosts show a modal too. */
+  risky?: boolean;
+  /** What "Always allow" would save, most specific first; hosts let the user edit it. */
+  suggestedRules?: string[];
 }
 
 export type PermissionAnswer = { decision: 'allow' | 'deny'; feedback?: string };

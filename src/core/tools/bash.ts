@@ -1,8 +1,9 @@
 import { z } from 'zod';
+import { detectSandbox, isExcluded, sandboxedCommand, type SandboxSettings } from '../permissions/sandbox';
 import { CappedText } from './cappedText';
 import { findOnPath, isExecutableFile } from './executables';
 import { runProcess } from './processRunner';
-import type { Tool, ToolResult } from './types';
+import type { Tool, ToolContext, ToolResult } from './types';
 
 export const BASH_DEFAULT_TIMEOUT_MS = 120_000;
 export const BASH_MAX_TIMEOUT_MS = 600_000;
@@ -13,6 +14,7 @@ const inputSchema = z.object({
   command: z.string().min(1).describe('The command to execute'),
   timeout: z.number().int().min(1).max(BASH_MAX_TIMEOUT_MS).optional().describe(`Optional timeout in milliseconds (max ${BASH_MAX_TIMEOUT_MS})`),
   description: z.string().optional().describe('A clear, concise description of what this command does, in 5-10 words'),
+  dangerouslyDisableSandbox: z.boolean().optional().describe('Run outside the sandbox (the user is always asked). Only when the sandbox blocks something the task truly needs.'),
 });
 export type BashInput = z.infer<typeof inputSchema>;
 
@@ -22,6 +24,17 @@ const description = `Executes a bash command in the workspace root and returns i
 - stdin is closed: interactive commands will not wait for input.
 - A non-zero exit code is reported as an error together with the output.
 - Prefer Read, Glob and Grep over cat, find and grep.`;
+
+/**
+ * The Bash tool. With `sandbox.enabled`, commands run inside bubblewrap (see
+ * permissions/sandbox.ts) unless excluded or the call sets `dangerouslyDisableSandbox` (which the
+ * permission engine always asks about); when bwrap is unavailable the command is not run and the
+ * result says why.
+ */
+export function createBashTool(opts: { sandbox?: SandboxSettings } = {}): Tool<BashInput> {
+  const sandbox = opts.sandbox?.enabled ? opts.sandbox : undefined;
+  return { ...bashTool, invoke: (input, ctx) => invokeBash(input, ctx, sandbox) };
+}
 
 export const bashTool: Tool<BashInput> = {
   name: 'Bash',
@@ -33,7 +46,18 @@ export const bashTool: Tool<BashInput> = {
     const short = firstLine.length > 80 || input.command.includes('\n') ? `${firstLine.slice(0, 80)}…` : firstLine;
     return { kind: 'execute', tool: 'Bash', command: input.command, cwd: ctx.workspace, summary: input.description?.trim() || `Run ${short}` };
   },
-  async invoke(input, ctx) {
+  invoke: (input, ctx) => invokeBash(input, ctx, undefined),
+};
+
+async function invokeBash(input: BashInput, ctx: ToolContext, sandbox: SandboxSettings | undefined): Promise<ToolResult> {
+  {
+    let file = shellPath();
+    let args = ['-c', input.command];
+    if (sandbox && !input.dangerouslyDisableSandbox && !isExcluded(input.command, sandbox.excludedCommands ?? [])) {
+      const avail = detectSandbox(sandbox.bwrapPath);
+      if (!avail.available) return { content: `The sandbox is enabled but unavailable: ${avail.reason}. The command was not run.`, isError: true, summary: 'sandbox unavailable' };
+      ({ file, args } = sandboxedCommand(avail.bwrap, shellPath(), input.command, ctx.workspace, sandbox));
+    }
     const timeoutMs = Math.min(input.timeout ?? BASH_DEFAULT_TIMEOUT_MS, BASH_MAX_TIMEOUT_MS);
     const output = new CappedText(BASH_MAX_OUTPUT_CHARS);
     const onChunk = (chunk: string): void => {
@@ -44,7 +68,7 @@ export const bashTool: Tool<BashInput> = {
         // A failing listener must not take the command (or the host) down with it.
       }
     };
-    const outcome = await runProcess(shellPath(), ['-c', input.command], {
+    const outcome = await runProcess(file, args, {
       cwd: ctx.workspace,
       signal: ctx.signal,
       timeoutMs,
@@ -67,8 +91,8 @@ export const bashTool: Tool<BashInput> = {
       case 'exited':
         return exitedResult(body, outcome.code, outcome.signal, outcome.pipesHeldOpen);
     }
-  },
-};
+  }
+}
 
 function exitedResult(body: string, code: number | null, signal: NodeJS.Signals | null, pipesHeldOpen: boolean): ToolResult {
   const note = pipesHeldOpen ? '\n[background processes kept running; their later output is not captured]' : '';

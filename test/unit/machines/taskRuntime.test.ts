@@ -57,7 +57,7 @@ describe('task runtime: the agent loop through the real machines', () => {
   });
 
   it('denies a command headless in default mode and tells the model why', async () => {
-    const { runtime, provider } = setup([toolTurn('b1', 'Bash', { command: 'echo hi' }), textTurn('ok')]);
+    const { runtime, provider } = setup([toolTurn('b1', 'Bash', { command: 'npm install left-pad' }), textTurn('ok')]);
     const task = runtime.startTask({ prompt: 'run', provider: { provider: 'anthropic', model: 'm' } });
     const events = collect(task);
     await task.settled();
@@ -69,7 +69,7 @@ describe('task runtime: the agent loop through the real machines', () => {
   it('asks the asker and runs the command when allowed', async () => {
     const asked: string[] = [];
     const asker: PermissionAsker = { ask: async (r) => (asked.push(r.tool), { decision: 'allow' }) };
-    const { runtime, provider } = setup([toolTurn('b1', 'Bash', { command: 'echo from-bash' }), textTurn('ok')], { asker });
+    const { runtime, provider } = setup([toolTurn('b1', 'Bash', { command: 'echo from-bash > out.txt && cat out.txt' }), textTurn('ok')], { asker });
     const task = runtime.startTask({ prompt: 'run', provider: { provider: 'anthropic', model: 'm' } });
     await task.settled();
     expect(asked).toEqual(['Bash']);

@@ -1,0 +1,130 @@
+import { readFileSync, statSync } from 'node:fs';
+import { dirname, isAbsolute, join, resolve } from 'node:path';
+import { z } from 'zod';
+import type { PermissionMode } from '../runtime/types';
+import { parseRule, type PermissionRule, type RuleBehavior } from './rules';
+
+/**
+ * Reads permission settings: `{"permissions":{"allow":[],"ask":[],"deny":[],"defaultMode":…,
+ * "additionalDirectories":[]}}`. A missing file is fine; a malformed one becomes a problem and
+ * marks the settings `degraded` (the engine then never allows without asking), because its deny
+ * rules are unknown. Never throws.
+ */
+export interface SettingsSource {
+  path: string;
+  scope: 'project' | 'local' | 'user';
+  /** Folder that `/path` patterns in this file are relative to. */
+  projectRoot: string;
+}
+
+export interface LoadedSettings {
+  rules: PermissionRule[];
+  additionalDirectories: string[];
+  defaultMode?: PermissionMode;
+  problems: string[];
+  /** Tools whose rules could not be read (a malformed deny/ask rule): every call of them asks. `*`: all tools. */
+  unreadableTools: Set<string>;
+  /** Identity of the files read (path, mtime, size), to notice changes. */
+  stamp: string;
+}
+
+const MODES = ['default', 'acceptEdits', 'plan', 'dontAsk', 'bypassPermissions'] as const;
+
+const fileSchema = z.looseObject({
+  permissions: z
+    .looseObject({
+      allow: z.array(z.string()).optional(),
+      ask: z.array(z.string()).optional(),
+      deny: z.array(z.string()).optional(),
+      defaultMode: z.string().optional(),
+      additionalDirectories: z.array(z.string()).optional(),
+    })
+    .optional(),
+});
+
+/** The settings files of a workspace, lowest to highest scope. */
+export function defaultSources(workspace: string, userSettingsPath: string | undefined): SettingsSource[] {
+  const out: SettingsSource[] = [];
+  if (userSettingsPath) out.push({ path: userSettingsPath, scope: 'user', projectRoot: workspace });
+  for (const dir of ['.claude', '.keel']) {
+    out.push({ path: join(workspace, dir, 'settings.json'), scope: 'project', projectRoot: workspace });
+    out.push({ path: join(workspace, dir, 'settings.local.json'), scope: 'local', projectRoot: workspace });
+  }
+  return out;
+}
+
+/** An explicit `--settings FILE`: its project is the folder holding its `.keel`/`.claude` folder. */
+export function explicitSource(path: string, workspace: string): SettingsSource {
+  const abs = resolve(workspace, path);
+  const parent = dirname(abs);
+  const projectRoot = /[/\\]\.(keel|claude)$/.test(parent) ? dirname(parent) : parent;
+  return { path: abs, scope: /\.local\.json$/.test(abs) ? 'local' : 'project', projectRoot };
+}
+
+export function stampOf(sources: SettingsSource[]): string {
+  return sources
+    .map((s) => {
+      try {
+        const st = statSync(s.path);
+        return `${s.path}:${st.mtimeMs}:${st.size}`;
+      } catch {
+        return `${s.path}:-`;
+      }
+    })
+    .join('|');
+}
+
+export function loadSettings(sources: SettingsSource[], home: string): LoadedSettings {
+  const out: LoadedSettings = { rules: [], additionalDirectories: [], problems: [], unreadableTools: new Set(), stamp: stampOf(sources) };
+  for (const src of sources) {
+    let text: string;
+    try {
+      text = readFileSync(src.path, 'utf8');
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT' || (err as NodeJS.ErrnoException).code === 'ENOTDIR') continue;
+      out.problems.push(`${src.path}: cannot be read (${(err as Error).message}); every call will ask until it is fixed`);
+      out.unreadableTools.add('*');
+      continue;
+    }
+    let json: unknown;
+    try {
+      json = text.trim() === '' ? {} : JSON.parse(text);
+    } catch (err) {
+      out.problems.push(`${src.path}: not valid JSON (${(err as Error).message}); every call will ask until it is fixed`);
+      out.unreadableTools.add('*');
+      continue;
+    }
+    const parsed = fileSchema.safeParse(json);
+    if (!parsed.success) {
+      out.problems.push(`${src.path}: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}; every call will ask until it is fixed`);
+      out.unreadableTools.add('*');
+      continue;
+    }
+    const p = parsed.data.permissions;
+    if (!p) continue;
+    for (const behavior of ['deny', 'ask', 'allow'] as RuleBehavior[]) {
+      for (const raw of p[behavior] ?? []) {
+        const r = parseRule(raw);
+        if (r.ok) {
+          out.rules.push({ behavior, tool: r.tool, ...(r.specifier !== undefined ? { specifier: r.specifier } : {}), raw: raw.trim(), source: src.path, projectRoot: src.projectRoot });
+          continue;
+        }
+        if (behavior === 'allow') out.problems.push(`${src.path}: allow rule ignored: ${r.error}`);
+        else {
+          out.unreadableTools.add(r.tool ?? '*');
+          out.problems.push(`${src.path}: ${behavior} rule not understood: ${r.error}; every ${r.tool ?? ''} call will ask until it is fixed`.replace('every  call', 'every call'));
+        }
+      }
+    }
+    if (p.defaultMode !== undefined) {
+      if (!(MODES as readonly string[]).includes(p.defaultMode)) out.problems.push(`${src.path}: defaultMode "${p.defaultMode}" ignored (one of ${MODES.join(', ')})`);
+      else if (p.defaultMode === 'bypassPermissions' && src.scope === 'project') out.problems.push(`${src.path}: a shared project file cannot turn on bypassPermissions; set it in settings.local.json or user settings`);
+      else out.defaultMode = p.defaultMode as PermissionMode;
+    }
+    for (const d of p.additionalDirectories ?? []) {
+      const expanded = d === '~' || d.startsWith('~/') ? home + d.slice(1) : d;
+      out.additionalDirectories.push(isAbsolute(expanded) ? expanded : resolve(src.projectRoot, expanded));
+    }
+  }
+  return out;
+}

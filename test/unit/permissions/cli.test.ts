@@ -1,0 +1,43 @@
+import { execFileSync } from 'node:child_process';
+import { existsSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { makeFixture, type PermissionFixture } from './fixture';
+
+const root = join(__dirname, '..', '..', '..');
+const cli = join(root, 'dist', 'cli.js');
+let fx: PermissionFixture;
+
+beforeAll(async () => {
+  if (!existsSync(cli) || !existsSync(join(root, 'dist', 'tree-sitter-bash.wasm'))) execFileSync(process.execPath, ['scripts/build.mjs'], { cwd: root, stdio: 'ignore' });
+  fx = await makeFixture();
+}, 120_000);
+afterAll(() => fx.cleanup());
+
+function check(args: string[]): { decision: string; reason: string; rule: string | null } {
+  const out = execFileSync(process.execPath, [cli, 'permissions', 'check', '--workspace', fx.ws, '--home', fx.home, ...args], { encoding: 'utf8', cwd: fx.root });
+  const lines = out.trim().split('\n');
+  expect(lines).toHaveLength(1);
+  return JSON.parse(lines[0] as string) as { decision: string; reason: string; rule: string | null };
+}
+
+describe('keel permissions check (built CLI)', () => {
+  it('prints one JSON line per decision and exits 0', () => {
+    expect(check(['--tool', 'Bash', '--input', '{"command":"ls"}'])).toMatchObject({ decision: 'allow' });
+    expect(check(['--tool', 'Bash', '--input', '{"command":"git status; rm -rf /"}'])).toMatchObject({ decision: 'deny', rule: 'Bash(rm:*)' });
+    expect(check(['--tool', 'Bash', '--input', '{"command":"git status > ~/.ssh/authorized_keys"}'])).toMatchObject({ decision: 'ask', rule: null });
+    expect(check(['--tool', 'Write', '--input', '{"file_path":"src/a.ts","content":"x"}'])).toMatchObject({ decision: 'allow', rule: 'Edit(./src/**)' });
+    expect(check(['--tool', 'Write', '--input', '{"file_path":"README.md","content":"x"}', '--mode', 'acceptEdits'])).toMatchObject({ decision: 'allow' });
+    expect(check(['--tool', 'Bash', '--input', '{"command":"npm publish"}', '--mode', 'dontAsk'])).toMatchObject({ decision: 'deny' });
+  });
+
+  it('reads extra --settings files (rules relative to their project)', () => {
+    const extra = join(fx.root, 'extra.json');
+    writeFileSync(extra, JSON.stringify({ permissions: { allow: ['Bash(npm publish)'] } }));
+    expect(check(['--tool', 'Bash', '--input', '{"command":"npm publish"}', '--settings', extra])).toMatchObject({ decision: 'allow', rule: 'Bash(npm publish)' });
+  });
+
+  it('exits 2 on bad usage', () => {
+    expect(() => execFileSync(process.execPath, [cli, 'permissions', 'check', '--input', '{}'], { stdio: 'ignore' })).toThrow();
+  });
+});
