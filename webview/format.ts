@@ -46,3 +46,31 @@ export function mainToolInput(input: Record<string, unknown>): string {
 export function truncate(s: string, max: number): string {
   return s.length > max ? `${s.slice(0, max - 1)}…` : s;
 }
+
+/** "12 s", "1 min 5 s" — for thinking times. */
+export function formatSeconds(ms: number): string {
+  const s = Math.max(1, Math.round(ms / 1000));
+  return s < 60 ? `${s} s` : `${Math.floor(s / 60)} min ${s % 60} s`;
+}
+
+/** "14:05" today, else "Mar 3, 14:05". */
+export function formatTime(epochMs: number, now = Date.now()): string {
+  if (!epochMs) return '';
+  const d = new Date(epochMs);
+  const time = d.toLocaleTimeString(undefined, { hour: '2-digit', minute: '2-digit' });
+  return new Date(now).toDateString() === d.toDateString() ? time : `${d.toLocaleDateString(undefined, { month: 'short', day: 'numeric' })}, ${time}`;
+}
+
+/** The last `maxLines` lines of `text` (live command output stays small in the DOM). */
+export function tailLines(text: string, maxLines: number): { text: string; dropped: number } {
+  let i = text.length;
+  let n = 0;
+  while (i > 0) {
+    const j = text.lastIndexOf('\n', i - 2);
+    n++;
+    if (n > maxLines) return { text: text.slice(i), dropped: text.slice(0, i).split('\n').length - 1 };
+    if (j < 0) break;
+    i = j + 1;
+  }
+  return { text, dropped: 0 };
+}

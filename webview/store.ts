@@ -1,6 +1,7 @@
 import { signal } from '@preact/signals';
 import type { TaskTranscript } from '../src/shared/domain/transcript';
 import { applyTaskEvent } from '../src/shared/domain/transcript';
+import type { Page, PendingPermission, SettingsState, TaskSummary } from '../src/shared/protocol/chatMessages';
 import { INITIAL_SEQUENCE_STATE, type SequenceState, acceptMessage } from '../src/shared/protocol/sequencing';
 import { type ChatConfig, type ToWebviewMessage, parseToWebview } from '../src/shared/protocol/toWebview';
 
@@ -17,6 +18,10 @@ export interface ChatStoreOptions {
   log?: (message: string) => void;
   /** Schedules a render; defaults to the next animation frame (with a timer fallback). */
   schedule?: (flush: () => void) => void;
+  /** The page shown before the first snapshot (restored after the view was hidden). */
+  initialPage?: Page;
+  /** Clock for measuring thinking while it streams (ms). */
+  now?: () => number;
 }
 
 function nextFrame(flush: () => void): void {
@@ -31,24 +36,42 @@ function nextFrame(flush: () => void): void {
   setTimeout(run, 100);
 }
 
+const DEFAULT_CONTEXT_WINDOW = 200_000;
+
 /**
  * The chat page's state. Messages from the host are validated, sequenced (duplicates and
  * out-of-order messages dropped) and folded into the transcript with the same `applyTaskEvent`
  * the host uses. Streaming events update a working copy; the rendered signal is updated at most
- * once per animation frame. A snapshot is rendered at once.
+ * once per animation frame. A snapshot is rendered at once. Never throws from `receive`.
  */
 export class ChatStore {
   readonly transcript = signal<TaskTranscript | null>(null);
   readonly config = signal<ChatConfig | null>(null);
   readonly hostErrors = signal<HostError[]>([]);
+  readonly notices = signal<HostError[]>([]);
   readonly ready = signal(false);
+  /** Permission prompts waiting for an answer (any task of this window). */
+  readonly permissions = signal<PendingPermission[]>([]);
+  /** How long each assistant message thought, by id (host-measured; live ones measured here). */
+  readonly thinkingMs = signal<Record<string, number>>({});
+  readonly contextWindow = signal(DEFAULT_CONTEXT_WINDOW);
+  /** Tokens the last model request used of the context window (undefined: none yet). */
+  readonly contextTokens = signal<number | undefined>(undefined);
+  readonly page = signal<Page>('chat');
+  readonly tasks = signal<TaskSummary[] | null>(null);
+  readonly settings = signal<SettingsState | null>(null);
+  readonly mentions = signal<{ queryId: number; files: string[] } | null>(null);
 
   private seqState: SequenceState = INITIAL_SEQUENCE_STATE;
   private working: TaskTranscript | null = null;
   private flushScheduled = false;
   private nextErrorId = 1;
+  /** When the streaming message started thinking (local clock), until the host reports its time. */
+  private thinkingSince = new Map<string, number>();
 
-  constructor(private readonly options: ChatStoreOptions = {}) {}
+  constructor(private readonly options: ChatStoreOptions = {}) {
+    if (options.initialPage) this.page.value = options.initialPage;
+  }
 
   get lastSeq(): number {
     return this.seqState.lastSeq;
@@ -68,12 +91,37 @@ export class ChatStore {
     }
     if (verdict.gap > 0) this.options.log?.(`missed ${verdict.gap} message(s) before seq ${parsed.message.seq}`);
     this.seqState = verdict.state;
-    this.apply(parsed.message);
+    try {
+      this.apply(parsed.message);
+    } catch (e) {
+      this.options.log?.(`failed to apply ${parsed.message.type}: ${e instanceof Error ? e.message : String(e)}`);
+    }
     this.options.onSeq?.(this.seqState.lastSeq);
   }
 
   dismissHostError(id: number): void {
     this.hostErrors.value = this.hostErrors.value.filter((e) => e.id !== id);
+  }
+
+  dismissNotice(id: number): void {
+    this.notices.value = this.notices.value.filter((e) => e.id !== id);
+  }
+
+  /** Removes a card at once after the user answered it (the host confirms with permissionResolved). */
+  answered(requestId: string): void {
+    this.permissions.value = this.permissions.value.filter((p) => p.requestId !== requestId);
+  }
+
+  /** Seconds a message thought: host-measured, else measured live; undefined if unknown. */
+  thoughtMs(messageId: string): number | undefined {
+    const known = this.thinkingMs.value[messageId];
+    if (known !== undefined) return known;
+    const since = this.thinkingSince.get(messageId);
+    return since === undefined ? undefined : this.now() - since;
+  }
+
+  private now(): number {
+    return (this.options.now ?? (() => performance.now()))();
   }
 
   private apply(message: ToWebviewMessage): void {
@@ -82,6 +130,11 @@ export class ChatStore {
         this.working = message.transcript;
         this.config.value = message.config;
         this.hostErrors.value = [];
+        this.permissions.value = message.permissions ?? [];
+        this.thinkingMs.value = message.meta?.thinkingMs ?? {};
+        this.contextWindow.value = message.meta?.contextWindow ?? DEFAULT_CONTEXT_WINDOW;
+        this.contextTokens.value = message.meta?.contextTokens;
+        this.thinkingSince.clear();
         this.flush();
         if (!this.ready.value) {
           this.ready.value = true;
@@ -91,12 +144,45 @@ export class ChatStore {
       case 'event': {
         const t = this.working;
         if (!t || t.taskId !== message.event.taskId) return;
-        this.working = applyTaskEvent(t, message.event);
+        const e = message.event;
+        this.working = applyTaskEvent(t, e);
+        if (e.type === 'thinking') {
+          const last = this.working.items[this.working.items.length - 1];
+          if (last?.kind === 'assistant' && !this.thinkingSince.has(last.id)) this.thinkingSince.set(last.id, this.now());
+        }
+        if (e.type === 'usage') this.contextTokens.value = e.inputTokens + e.cacheReadTokens + e.cacheWriteTokens + e.outputTokens;
         this.scheduleFlush();
         return;
       }
       case 'error':
         this.hostErrors.value = [...this.hostErrors.value, { id: this.nextErrorId++, message: message.message }];
+        return;
+      case 'notice':
+        this.notices.value = [...this.notices.value.slice(-4), { id: this.nextErrorId++, message: message.message }];
+        return;
+      case 'permissionRequest':
+        if (!this.permissions.value.some((p) => p.requestId === message.request.requestId)) {
+          this.permissions.value = [...this.permissions.value, message.request];
+        }
+        return;
+      case 'permissionResolved':
+        this.answered(message.requestId);
+        return;
+      case 'thinkingTime':
+        this.thinkingSince.delete(message.messageId);
+        this.thinkingMs.value = { ...this.thinkingMs.value, [message.messageId]: message.ms };
+        return;
+      case 'taskList':
+        this.tasks.value = message.tasks;
+        return;
+      case 'settings':
+        this.settings.value = message.settings;
+        return;
+      case 'mentionResults':
+        this.mentions.value = { queryId: message.queryId, files: message.files };
+        return;
+      case 'navigate':
+        this.page.value = message.page;
         return;
     }
   }

@@ -1,8 +1,14 @@
+import type { Page } from '../src/shared/protocol/chatMessages';
 import type { FromWebviewMessage } from '../src/shared/protocol/fromWebview';
 
-/** What the page persists across reloads of a hidden view: nothing sensitive, only the last seq. */
+/**
+ * What the page persists across reloads of a hidden view (no retainContextWhenHidden): the last
+ * seq, the page shown and the unsent draft. Nothing sensitive (never a key).
+ */
 export interface PersistedState {
   lastSeq: number;
+  page?: Page;
+  draft?: string;
 }
 
 interface VsCodeApi {
@@ -17,22 +23,34 @@ declare function acquireVsCodeApi(): VsCodeApi;
 export interface HostChannel {
   post(message: FromWebviewMessage): void;
   persisted(): PersistedState | undefined;
-  persist(state: PersistedState): void;
+  /** Merges `state` into what is persisted. */
+  persist(state: Partial<PersistedState>): void;
 }
 
 let channel: HostChannel | undefined;
 
+const PAGES: readonly string[] = ['chat', 'history', 'settings'];
+
 export function hostChannel(): HostChannel {
   if (channel) return channel;
   const api = acquireVsCodeApi();
+  let current: PersistedState | undefined;
+  const read = (): PersistedState | undefined => {
+    const s = api.getState();
+    if (!s || typeof s !== 'object' || !('lastSeq' in s) || typeof s.lastSeq !== 'number') return undefined;
+    const out: PersistedState = { lastSeq: s.lastSeq };
+    if ('page' in s && typeof s.page === 'string' && PAGES.includes(s.page)) out.page = s.page as Page;
+    if ('draft' in s && typeof s.draft === 'string') out.draft = s.draft;
+    return out;
+  };
+  current = read();
   channel = {
     post: (message) => api.postMessage(message),
-    persisted() {
-      const s = api.getState();
-      if (s && typeof s === 'object' && 'lastSeq' in s && typeof s.lastSeq === 'number') return { lastSeq: s.lastSeq };
-      return undefined;
+    persisted: () => current,
+    persist(state) {
+      current = { lastSeq: 0, ...current, ...state };
+      api.setState(current);
     },
-    persist: (state) => api.setState(state),
   };
   return channel;
 }

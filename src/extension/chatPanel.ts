@@ -60,7 +60,10 @@ export class ChatPanels implements vscode.WebviewPanelSerializer, vscode.Disposa
     this.panel = panel;
     panel.iconPath = vscode.Uri.joinPath(this.extensionUri, 'media', 'keel.svg');
     const host = connectWebview(panel.webview, 'panel', this.extensionUri, this.controller, this.log);
-    const viewState = panel.onDidChangeViewState(() => host.connection.setVisible(panel.visible));
+    const viewState = panel.onDidChangeViewState(() => {
+      host.connection.setVisible(panel.visible);
+      this.controller.viewsChanged();
+    });
     panel.onDidDispose(() => {
       viewState.dispose();
       host.dispose();

@@ -22,7 +22,10 @@ export class ChatViewProvider implements vscode.WebviewViewProvider {
   resolveWebviewView(view: vscode.WebviewView): void {
     this.view = view;
     const host = connectWebview(view.webview, 'sidebar', this.extensionUri, this.controller, this.log);
-    const visibility = view.onDidChangeVisibility(() => host.connection.setVisible(view.visible));
+    const visibility = view.onDidChangeVisibility(() => {
+      host.connection.setVisible(view.visible);
+      this.controller.viewsChanged();
+    });
     view.onDidDispose(() => {
       visibility.dispose();
       host.dispose();

@@ -31,32 +31,10 @@ export function registerCommands(d: CommandDeps): void {
   reg('keel.showLogs', () => d.output.show(true));
 }
 
+/** Shows the history page of the chat (the tab if it is active, else the sidebar). */
 async function showHistory(d: CommandDeps): Promise<void> {
-  const tasks = d.controller.tasks();
-  if (tasks.length === 0) {
-    void vscode.window.showInformationMessage('Keel: no tasks in this window yet.');
-    return;
-  }
-  const currentId = d.controller.currentTask?.id;
-  const items = tasks
-    .slice()
-    .reverse()
-    .map((t) => {
-      const tr = t.transcript();
-      return {
-        label: tr.title || '(untitled task)',
-        description: tr.state + (t.id === currentId ? ' · shown' : ''),
-        detail: `${tr.model} · ${tr.usage.inputTokens + tr.usage.outputTokens} tokens`,
-        id: t.id,
-      };
-    });
-  const pick = await vscode.window.showQuickPick(items, { title: 'Keel: Tasks in this window', matchOnDescription: true });
-  if (!pick) return;
-  if (!d.controller.showTask(pick.id)) {
-    void vscode.window.showWarningMessage('Keel: that task is no longer available.');
-    return;
-  }
   if (!d.panels.isActive) await vscode.commands.executeCommand(`${ChatViewProvider.viewType}.focus`);
+  d.controller.navigate('history');
 }
 
 async function setApiKey(d: CommandDeps): Promise<void> {

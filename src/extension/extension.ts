@@ -4,7 +4,9 @@ import { ChatPanels } from './chatPanel';
 import { ChatViewProvider } from './chatViewProvider';
 import { registerCommands } from './commands';
 import { readChatConfig, readPermissionMode, readProviderConfig } from './providerSettings';
+import { notificationAsker } from './permissionDialog';
 import { loadTaskRuntime } from './runtimeHost';
+import { vscodeWorkbench } from './workbench';
 
 /**
  * Entry point of the extension host. Activation only wires things up: no network, no file
@@ -18,12 +20,15 @@ export function activate(context: vscode.ExtensionContext): void {
 
   const controller = new ChatController({
     log,
-    loadRuntime: () => loadTaskRuntime(context, log),
+    loadRuntime: (asker) => loadTaskRuntime(context, log, asker),
     providerConfig: () => readProviderConfig(context.secrets),
     chatConfig: readChatConfig,
     permissionMode: readPermissionMode,
     openExternal: (href) => Promise.resolve(vscode.env.openExternal(vscode.Uri.parse(href, true))),
+    confirm: async (message, detail) => (await vscode.window.showWarningMessage(message, { modal: true, detail }, 'Open')) === 'Open',
     warn: (message) => void vscode.window.showWarningMessage(message),
+    notifyPermission: (request, signal) => notificationAsker(log).ask(request, signal),
+    workbench: vscodeWorkbench(context, log),
   });
   context.subscriptions.push({ dispose: () => controller.dispose() });
 

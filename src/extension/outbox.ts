@@ -1,4 +1,4 @@
-import type { SnapshotMessage, ToWebviewMessage, ToWebviewPayload } from '../shared/protocol/toWebview';
+import { COVERED_BY_SNAPSHOT, type SnapshotMessage, type ToWebviewMessage, type ToWebviewPayload } from '../shared/protocol/toWebview';
 import { type Logger, describeError, silentLogger } from './logger';
 
 /** Where an outbox delivers numbered messages: `Webview.postMessage` in the extension. */
@@ -16,8 +16,8 @@ export interface OutboxOptions {
  * - Messages are numbered per view: the snapshot that answers a `ready` is seq 1, then 2, 3, …
  *   in the order `send` was called. Numbering restarts with each `open` (each page load).
  * - While the view is not ready (loading, hidden, or a post failed), nothing is posted.
- *   Transcript messages (`event`, `snapshot`) are not kept: the snapshot sent on the next `ready`
- *   already contains them. Other messages (host errors) are kept and posted right after that
+ *   Messages a snapshot covers (`COVERED_BY_SNAPSHOT`: events, permission prompts, answers the
+ *   reloaded page asks for again) are not kept. Other messages (host errors, notices) are kept and posted right after that
  *   snapshot, in order.
  * - Never throws; a failed post is logged and makes the view not ready until its next `ready`.
  */
@@ -53,7 +53,7 @@ export class Outbox {
       this.deliver(payload);
       return;
     }
-    if (payload.type === 'event' || payload.type === 'snapshot') return;
+    if (COVERED_BY_SNAPSHOT.has(payload.type)) return;
     this.pending.push(payload);
     if (this.pending.length > this.maxPending) this.pending.splice(0, this.pending.length - this.maxPending);
   }

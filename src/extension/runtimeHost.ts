@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import * as vscode from 'vscode';
 import type { TaskRuntimeLike } from './chatController';
 import type { Logger } from './logger';
-import { notificationAsker } from './permissionDialog';
+import type { PermissionAsker } from '../core/permissions/gate';
 
 /**
  * Where VS Code keeps its bundled ripgrep (desktop and code-server lay it out the same way);
@@ -21,9 +21,11 @@ function findRipgrep(): string | undefined {
 /**
  * Creates the core's TaskRuntime for this window. Called on the first prompt, never at
  * activation: the core (and the provider SDKs it pulls in) is imported here, lazily.
- * Rejects when no folder is open: a task needs a workspace to work in.
+ * Rejects when no folder is open: a task needs a workspace to work in. Permission prompts go to
+ * `asker` (the chat's PermissionBroker: a card in the chat, and the notification of
+ * permissionDialog.ts when no chat is visible).
  */
-export async function loadTaskRuntime(context: vscode.ExtensionContext, log: Logger): Promise<TaskRuntimeLike> {
+export async function loadTaskRuntime(context: vscode.ExtensionContext, log: Logger, asker: PermissionAsker): Promise<TaskRuntimeLike> {
   const folder = vscode.workspace.workspaceFolders?.[0];
   if (!folder || folder.uri.scheme !== 'file') throw new Error('open a folder first: a task works inside a workspace folder.');
   const started = performance.now();
@@ -34,7 +36,7 @@ export async function loadTaskRuntime(context: vscode.ExtensionContext, log: Log
     workspace: folder.uri.fsPath,
     ...(ripgrepPath ? { ripgrepPath } : {}),
     storageDir,
-    asker: notificationAsker(log),
+    asker,
     log: (level: string, message: string) => {
       if (level === 'error') log.error(message);
       else if (level === 'warn') log.warn(message);

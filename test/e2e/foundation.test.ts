@@ -29,7 +29,7 @@ function keelSettings(server: FakeModelServer): Record<string, unknown> {
   return {
     'keel.provider': 'anthropic',
     'keel.anthropic.baseUrl': server.url,
-    'keel.model': 'claude-sonnet-4-5',
+    'keel.model': 'claude-sonnet-5-5',
   };
 }
 
@@ -117,7 +117,7 @@ describe('foundation: Keel in a real VS Code', () => {
     expect(messages).toHaveLength(1);
     const request = messages[0];
     expect(JSON.stringify(request?.body)).toContain(PROMPT);
-    expect(request?.body).toMatchObject({ model: 'claude-sonnet-4-5', stream: true });
+    expect(request?.body).toMatchObject({ model: 'claude-sonnet-5-5', stream: true });
     expect(request && apiKeyOf(request), JSON.stringify(request?.headers)).toBe('test-key');
   });
 

@@ -1,32 +1,83 @@
-import { useEffect } from 'preact/hooks';
+import { useEffect, useMemo } from 'preact/hooks';
+import type { Page, PermissionMode } from '../../src/shared/protocol/chatMessages';
 import type { FromWebviewMessage } from '../../src/shared/protocol/fromWebview';
 import { isBusy } from '../format';
+import { HistoryPage } from '../pages/HistoryPage';
+import { SettingsPage } from '../pages/SettingsPage';
 import type { ChatStore } from '../store';
 import { Composer } from './Composer';
 import { Header } from './Header';
+import { PermissionCard } from './PermissionCard';
 import { Transcript } from './Transcript';
 
 export interface AppProps {
   store: ChatStore;
   post(message: FromWebviewMessage): void;
+  initialDraft?: string;
+  /** Remembers the page and draft across reloads of a hidden view. */
+  persist?(state: { page?: Page; draft?: string }): void;
 }
 
-/** The chat page: header, host errors, the transcript (or the empty state) and the composer. */
-export function App({ store, post }: AppProps) {
+/** The chat page: header, notices, the page (chat transcript, history or settings) and the composer. */
+export function App({ store, post, initialDraft = '', persist }: AppProps) {
   const transcript = store.transcript.value;
   const config = store.config.value;
   const hostErrors = store.hostErrors.value;
+  const notices = store.notices.value;
+  const permissions = store.permissions.value;
+  const page = store.page.value;
   const busy = isBusy(transcript);
   const ready = store.ready.value;
+
+  // Stable callbacks, so memoized rows do not re-render for a new function identity.
+  const actions = useMemo(
+    () => ({
+      retry: () => post({ type: 'retry' }),
+      resume: () => post({ type: 'resume' }),
+      openLink: (href: string) => post({ type: 'openLink', href }),
+      copy: (text: string) => post({ type: 'copy', text }),
+      openDiff: (toolCallId: string) => post({ type: 'openDiff', toolCallId }),
+      openSubtask: (toolCallId: string) => post({ type: 'openSubtask', toolCallId }),
+      thoughtMs: (id: string) => store.thoughtMs(id),
+      setPage: (p: Page) => {
+        store.page.value = p;
+        persist?.({ page: p });
+      },
+    }),
+    [post, store, persist],
+  );
 
   // Set after the first snapshot is rendered, so whoever waits for it sees the DOM it describes.
   useEffect(() => {
     if (ready) document.body.dataset.keelReady = 'true';
   }, [ready]);
 
+  // Esc anywhere in the chat cancels a running task (the composer handles it in the text box).
+  useEffect(() => {
+    const onKey = (e: KeyboardEvent) => {
+      if (e.key === 'Escape' && !e.defaultPrevented && isBusy(store.transcript.value)) post({ type: 'cancel' });
+    };
+    document.addEventListener('keydown', onKey);
+    return () => document.removeEventListener('keydown', onKey);
+  }, [post, store]);
+
+  const awaiting = useMemo(() => new Set(permissions.map((p) => p.toolCallId)), [permissions]);
+  const mode: PermissionMode = config?.mode ?? 'default';
+
   return (
     <main class="keel-app" aria-busy={ready ? 'false' : 'true'}>
-      <Header transcript={transcript} config={config} onNewTask={() => post({ type: 'newTask' })} />
+      <Header
+        transcript={transcript}
+        config={config}
+        page={page}
+        contextTokens={store.contextTokens.value}
+        contextWindow={store.contextWindow.value}
+        onNewTask={() => {
+          actions.setPage('chat');
+          post({ type: 'newTask' });
+        }}
+        onPage={actions.setPage}
+      />
       {hostErrors.map((e) => (
         <div key={e.id} class="keel-error keel-host-error" data-testid="error" data-source="host" role="alert">
           <span class="codicon codicon-warning" aria-hidden="true" />
@@ -36,8 +87,39 @@ export function App({ store, post }: AppProps) {
           </button>
         </div>
       ))}
-      {transcript ? (
-        <Transcript transcript={transcript} onRetry={() => post({ type: 'retry' })} onOpenLink={(href) => post({ type: 'openLink', href })} />
+      {notices.map((n) => (
+        <div key={n.id} class="keel-notice" data-testid="notice" role="status">
+          <span class="codicon codicon-info" aria-hidden="true" />
+          <span class="keel-error-text">{n.message}</span>
+          <button type="button" class="keel-icon-button" aria-label="Dismiss" title="Dismiss" onClick={() => store.dismissNotice(n.id)}>
+            <span class="codicon codicon-close" aria-hidden="true" />
+          </button>
+        </div>
+      ))}
+      {page === 'history' ? (
+        <HistoryPage
+          tasks={store.tasks.value}
+          onLoad={() => post({ type: 'listTasks' })}
+          onOpen={(taskId) => {
+            actions.setPage('chat');
+            post({ type: 'openTask', taskId });
+          }}
+          onDelete={(taskId) => post({ type: 'deleteTask', taskId })}
+        />
+      ) : page === 'settings' ? (
+        <SettingsPage settings={store.settings.value} post={post} />
+      ) : transcript ? (
+        <Transcript
+          transcript={transcript}
+          thoughtMs={actions.thoughtMs}
+          awaiting={awaiting}
+          onRetry={actions.retry}
+          onResume={actions.resume}
+          onOpenLink={actions.openLink}
+          onCopy={actions.copy}
+          onOpenDiff={actions.openDiff}
+          onOpenSubtask={actions.openSubtask}
+        />
       ) : (
         <section class="keel-empty" data-testid="empty-state" aria-label="No task open">
           <span class="codicon codicon-comment-discussion keel-empty-icon" aria-hidden="true" />
@@ -46,11 +128,41 @@ export function App({ store, post }: AppProps) {
           {config && <p class="keel-note">{`${config.providerLabel} · ${config.model} · mode ${config.mode}`}</p>}
         </section>
       )}
+      {permissions.length > 0 &&
+        (page === 'chat' ? (
+          <div class="keel-permission-dock" aria-label="Permission requests">
+            {permissions.map((p) => (
+              <PermissionCard
+                key={p.requestId}
+                request={p}
+                otherTask={p.taskId !== transcript?.taskId}
+                onAnswer={(requestId, decision, feedback) => {
+                  store.answered(requestId);
+                  post({ type: 'permissionAnswer', requestId, decision, ...(feedback ? { feedback } : {}) });
+                }}
+                onOpenDiff={actions.openDiff}
+              />
+            ))}
+          </div>
+        ) : (
+          <button type="button" class="keel-notice keel-permission-banner" onClick={() => actions.setPage('chat')}>
+            <span class="codicon codicon-shield" aria-hidden="true" /> Keel is waiting for your approval — back to the chat
+          </button>
+        ))}
       <Composer
         busy={busy}
         hasTask={transcript !== null}
-        onSend={(text) => post({ type: 'prompt', text })}
+        mode={mode}
+        initialDraft={initialDraft}
+        mentions={store.mentions.value}
+        onSend={(text) => {
+          actions.setPage('chat');
+          post({ type: 'prompt', text });
+        }}
         onCancel={() => post({ type: 'cancel' })}
+        onMode={(m) => post({ type: 'setMode', mode: m })}
+        onDraft={(draft) => persist?.({ draft })}
+        onMentionQuery={(queryId, query) => post({ type: 'mentionQuery', queryId, query })}
       />
     </main>
   );

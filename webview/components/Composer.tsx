@@ -1,26 +1,100 @@
-import { useRef, useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
+import { SELECTABLE_MODES } from '../../src/shared/protocol/chatMessages';
+import type { PermissionMode } from '../../src/shared/protocol/chatMessages';
+import { activeMention, insertMention } from '../mentions';
 
 export interface ComposerProps {
   busy: boolean;
   hasTask: boolean;
+  mode: PermissionMode;
+  initialDraft: string;
+  /** The latest file search answer for a mention query. */
+  mentions: { queryId: number; files: string[] } | null;
   onSend(text: string): void;
   onCancel(): void;
+  onMode(mode: PermissionMode): void;
+  onDraft(text: string): void;
+  onMentionQuery(queryId: number, query: string): void;
 }
 
-/** The message box: Enter sends, Shift+Enter adds a line; Cancel while the task works. */
-export function Composer({ busy, hasTask, onSend, onCancel }: ComposerProps) {
-  const [text, setText] = useState('');
+const MODE_LABELS: Record<string, string> = { default: 'Ask before edits', acceptEdits: 'Accept edits', plan: 'Plan (read-only)', dontAsk: "Don't ask", bypassPermissions: 'Bypass permissions' };
+
+let nextQueryId = 1;
+
+/**
+ * The message box: Enter sends, Shift+Enter adds a line; Cancel (and Esc) while the task works;
+ * `@` opens a list of workspace files (arrows to move, Enter or Tab to pick, Esc to close); the
+ * mode selector sets the permission mode of the next task or message.
+ */
+export function Composer(p: ComposerProps) {
+  const [text, setText] = useState(p.initialDraft);
+  const [mention, setMention] = useState<{ start: number; caret: number; queryId: number } | null>(null);
+  const [active, setActive] = useState(0);
   const ref = useRef<HTMLTextAreaElement>(null);
-  const canSend = !busy && text.trim().length > 0;
+  const canSend = !p.busy && text.trim().length > 0;
+  const files = mention && p.mentions?.queryId === mention.queryId ? p.mentions.files.slice(0, 12) : [];
+  const listOpen = mention !== null && files.length > 0;
+
+  useEffect(() => setActive(0), [p.mentions]);
+
+  const update = (value: string, caret: number) => {
+    setText(value);
+    p.onDraft(value);
+    const m = activeMention(value, caret);
+    if (!m) {
+      setMention(null);
+      return;
+    }
+    const queryId = nextQueryId++;
+    setMention({ start: m.start, caret, queryId });
+    p.onMentionQuery(queryId, m.query);
+  };
+
+  const pick = (path: string) => {
+    if (!mention) return;
+    const next = insertMention(text, mention.start, mention.caret, path);
+    setText(next.text);
+    p.onDraft(next.text);
+    setMention(null);
+    requestAnimationFrame(() => {
+      ref.current?.focus();
+      ref.current?.setSelectionRange(next.caret, next.caret);
+    });
+  };
 
   const send = () => {
     if (!canSend) return;
-    onSend(text);
+    p.onSend(text);
     setText('');
+    p.onDraft('');
+    setMention(null);
     ref.current?.focus();
   };
 
   const onKeyDown = (e: KeyboardEvent) => {
+    if (listOpen) {
+      if (e.key === 'ArrowDown' || e.key === 'ArrowUp') {
+        e.preventDefault();
+        setActive((a) => (a + (e.key === 'ArrowDown' ? 1 : files.length - 1)) % files.length);
+        return;
+      }
+      if ((e.key === 'Enter' || e.key === 'Tab') && !e.shiftKey) {
+        e.preventDefault();
+        const f = files[active];
+        if (f) pick(f);
+        return;
+      }
+      if (e.key === 'Escape') {
+        e.preventDefault();
+        setMention(null);
+        return;
+      }
+    }
+    if (e.key === 'Escape' && p.busy) {
+      e.preventDefault();
+      p.onCancel();
+      return;
+    }
     if (e.key === 'Enter' && !e.shiftKey && !e.isComposing) {
       e.preventDefault();
       send();
@@ -35,27 +109,72 @@ export function Composer({ busy, hasTask, onSend, onCancel }: ComposerProps) {
         send();
       }}
     >
+      {listOpen && (
+        <ul class="keel-mentions" role="listbox" id="keel-mention-list" aria-label="Workspace files" data-testid="mention-list">
+          {files.map((f, i) => (
+            <li
+              key={f}
+              id={`keel-mention-${i}`}
+              role="option"
+              aria-selected={i === active ? 'true' : 'false'}
+              class={i === active ? 'keel-mention keel-mention-active' : 'keel-mention'}
+              data-testid="mention-option"
+              onMouseDown={(e) => {
+                e.preventDefault();
+                pick(f);
+              }}
+            >
+              <span class="codicon codicon-file" aria-hidden="true" /> {f}
+            </li>
+          ))}
+        </ul>
+      )}
       <textarea
         ref={ref}
         class="keel-input"
         data-testid="prompt-input"
         aria-label="Message Keel"
-        placeholder={hasTask ? 'Reply to Keel (Enter to send, Shift+Enter for a new line)' : 'Ask Keel to do something (Enter to send)'}
+        aria-autocomplete="list"
+        aria-expanded={listOpen ? 'true' : 'false'}
+        aria-controls={listOpen ? 'keel-mention-list' : undefined}
+        aria-activedescendant={listOpen ? `keel-mention-${active}` : undefined}
+        placeholder={hasTaskPlaceholder(p.hasTask)}
         rows={3}
         value={text}
-        onInput={(e) => setText(e.currentTarget.value)}
+        onInput={(e) => update(e.currentTarget.value, e.currentTarget.selectionStart ?? e.currentTarget.value.length)}
         onKeyDown={onKeyDown}
       />
       <div class="keel-composer-actions">
-        {busy && (
-          <button type="button" class="keel-button keel-button-secondary" data-testid="cancel" onClick={onCancel}>
+        <label class="keel-mode">
+          <span class="codicon codicon-shield" aria-hidden="true" />
+          <select
+            class="keel-select"
+            data-testid="mode-select"
+            aria-label="Permission mode for the next message"
+            value={p.mode}
+            onChange={(e) => p.onMode(e.currentTarget.value as PermissionMode)}
+          >
+            {[...SELECTABLE_MODES, ...(SELECTABLE_MODES.includes(p.mode as (typeof SELECTABLE_MODES)[number]) ? [] : [p.mode])].map((m) => (
+              <option key={m} value={m}>
+                {MODE_LABELS[m] ?? m}
+              </option>
+            ))}
+          </select>
+        </label>
+        <span class="keel-spacer" />
+        {p.busy && (
+          <button type="button" class="keel-button keel-button-secondary" data-testid="cancel" onClick={p.onCancel} title="Cancel (Esc)">
             <span class="codicon codicon-debug-stop" aria-hidden="true" /> Cancel
           </button>
         )}
-        <button type="submit" class="keel-button" data-testid="send" disabled={!canSend} aria-label="Send">
+        <button type="submit" class="keel-button" data-testid="send" disabled={!canSend} aria-label="Send" title="Send (Enter)">
           <span class="codicon codicon-send" aria-hidden="true" /> Send
         </button>
       </div>
     </form>
   );
+}
+
+function hasTaskPlaceholder(hasTask: boolean): string {
+  return hasTask ? 'Reply to Keel — @ to mention a file, Enter to send, Shift+Enter for a new line' : 'Ask Keel to do something — @ to mention a file, Enter to send';
 }

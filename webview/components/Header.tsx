@@ -1,25 +1,82 @@
 import type { TaskTranscript } from '../../src/shared/domain/transcript';
+import type { Page } from '../../src/shared/protocol/chatMessages';
 import type { ChatConfig } from '../../src/shared/protocol/toWebview';
 import { formatCost, formatTokens, modelLabel } from '../format';
 
 export interface HeaderProps {
   transcript: TaskTranscript | null;
   config: ChatConfig | null;
+  page: Page;
+  contextTokens: number | undefined;
+  contextWindow: number;
   onNewTask(): void;
+  onPage(page: Page): void;
 }
 
-/** Title, task state, model, tokens and cost of the shown task, and the New Task button. */
-export function Header({ transcript: t, config, onNewTask }: HeaderProps) {
-  const tokens = t ? t.usage.inputTokens + t.usage.cacheReadTokens + t.usage.cacheWriteTokens : 0;
+/** The context-window meter: tokens the last request used of the model's window. */
+function ContextMeter({ used, size }: { used: number; size: number }) {
+  const pct = Math.min(100, Math.round((used / size) * 100));
+  const level = pct >= 90 ? 'high' : pct >= 70 ? 'mid' : 'low';
   return (
-    <header class="keel-header" role="banner">
+    <span
+      class="keel-meter"
+      data-testid="context-meter"
+      data-level={level}
+      role="meter"
+      aria-label="Context window used"
+      aria-valuemin={0}
+      aria-valuemax={size}
+      aria-valuenow={used}
+      aria-valuetext={`${formatTokens(used)} of ${formatTokens(size)} tokens (${pct}%)`}
+      title={`Context: ${formatTokens(used)} / ${formatTokens(size)} tokens (${pct}%)`}
+    >
+      <span class="keel-meter-track">
+        <span class="keel-meter-fill" style={{ width: `${pct}%` }} />
+      </span>
+      <span class="keel-meter-label">{`${pct}%`}</span>
+    </span>
+  );
+}
+
+const NAV: Array<{ page: Page; icon: string; label: string; testid: string }> = [
+  { page: 'history', icon: 'codicon-history', label: 'History', testid: 'nav-history' },
+  { page: 'settings', icon: 'codicon-settings-gear', label: 'Settings', testid: 'nav-settings' },
+];
+
+/** Title, task state, model, tokens (in/out/cache), cost, the context meter, and navigation. */
+export function Header({ transcript: t, config, page, contextTokens, contextWindow, onNewTask, onPage }: HeaderProps) {
+  const u = t?.usage;
+  const cache = u ? u.cacheReadTokens + u.cacheWriteTokens : 0;
+  return (
+    <header class="keel-header">
       <div class="keel-header-row">
-        <h1 class="keel-title" title={t?.title || 'New task'}>
-          {t?.title || 'New task'}
+        {page !== 'chat' ? (
+          <button type="button" class="keel-icon-button" data-testid="nav-chat" aria-label="Back to chat" title="Back to chat" onClick={() => onPage('chat')}>
+            <span class="codicon codicon-arrow-left" aria-hidden="true" />
+          </button>
+        ) : null}
+        <h1 class="keel-title" title={page === 'chat' ? t?.title || 'New task' : undefined}>
+          {page === 'history' ? 'History' : page === 'settings' ? 'Settings' : t?.title || 'New task'}
         </h1>
-        <button type="button" class="keel-icon-button" data-testid="new-task" aria-label="New Task" title="New Task" onClick={onNewTask}>
-          <span class="codicon codicon-add" aria-hidden="true" />
-        </button>
+        <nav class="keel-nav" aria-label="Keel">
+          {NAV.map((n) => (
+            <button
+              key={n.page}
+              type="button"
+              class="keel-icon-button"
+              data-testid={n.testid}
+              aria-label={n.label}
+              aria-pressed={page === n.page ? 'true' : 'false'}
+              title={n.label}
+              onClick={() => onPage(page === n.page ? 'chat' : n.page)}
+            >
+              <span class={`codicon ${n.icon}`} aria-hidden="true" />
+            </button>
+          ))}
+          <button type="button" class="keel-icon-button" data-testid="new-task" aria-label="New Task" title="New Task" onClick={onNewTask}>
+            <span class="codicon codicon-add" aria-hidden="true" />
+          </button>
+        </nav>
       </div>
       <div class="keel-header-meta" aria-label="Task status">
         {t && (
@@ -31,11 +88,17 @@ export function Header({ transcript: t, config, onNewTask }: HeaderProps) {
           <span class="codicon codicon-sparkle" aria-hidden="true" />
           <span data-testid="model-label">{modelLabel(t, config)}</span>
         </span>
-        {t && (
-          <span class="keel-meta-item" data-testid="usage" title="Tokens in / out, and cost">
-            {`${formatTokens(tokens)} in · ${formatTokens(t.usage.outputTokens)} out · ${formatCost(t.usage.costUsd)}`}
+        {u && (
+          <span class="keel-meta-item" data-testid="usage" title="Tokens in / out, cache (read + write), and cost">
+            <span class="codicon codicon-arrow-up" aria-hidden="true" />
+            {formatTokens(u.inputTokens)}
+            <span class="codicon codicon-arrow-down" aria-hidden="true" />
+            {formatTokens(u.outputTokens)}
+            {cache > 0 && <span class="keel-cache">{` · cache ${formatTokens(cache)}`}</span>}
+            <span data-testid="cost">{` · ${formatCost(u.costUsd)}`}</span>
           </span>
         )}
+        {t && <ContextMeter used={contextTokens ?? 0} size={contextWindow} />}
       </div>
     </header>
   );

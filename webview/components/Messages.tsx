@@ -1,21 +1,64 @@
-import { useMemo } from 'preact/hooks';
+import { memo } from 'preact/compat';
+import { useLayoutEffect, useMemo, useRef } from 'preact/hooks';
 import type { TranscriptItem } from '../../src/shared/domain/transcript';
+import { formatSeconds } from '../format';
 import { renderMarkdown } from '../markdown';
 
 type AssistantItem = Extract<TranscriptItem, { kind: 'assistant' }>;
 type ErrorItem = Extract<TranscriptItem, { kind: 'error' }>;
 
-export function UserMessage({ text }: { text: string }) {
+export const UserMessage = memo(function UserMessage({ text }: { text: string }) {
   return (
     <article class="keel-msg keel-msg-user" data-testid="message-user" aria-label="You">
       <div class="keel-msg-body keel-pre">{text}</div>
     </article>
   );
+});
+
+/** Adds a Copy button to each code block of `root` that has none (buttons cannot come from Markdown). */
+function addCopyButtons(root: HTMLElement): void {
+  for (const block of root.querySelectorAll<HTMLElement>('.keel-code')) {
+    if (block.querySelector('.keel-copy')) continue;
+    const button = document.createElement('button');
+    button.type = 'button';
+    button.className = 'keel-icon-button keel-copy';
+    button.title = 'Copy code';
+    button.setAttribute('aria-label', 'Copy code');
+    button.dataset.testid = 'copy-code';
+    const icon = document.createElement('span');
+    icon.className = 'codicon codicon-copy';
+    icon.setAttribute('aria-hidden', 'true');
+    button.append(icon);
+    block.prepend(button);
+  }
 }
 
-/** An assistant message: thinking folded away, text as sanitized Markdown. */
-export function AssistantMessage({ item }: { item: AssistantItem }) {
+export interface AssistantMessageProps {
+  item: AssistantItem;
+  /** How long it thought, in ms (undefined: unknown). */
+  thoughtMs: number | undefined;
+  onCopy(text: string): void;
+  onResume(): void;
+}
+
+/** An assistant message: thinking folded away ("Thought for N s"), text as sanitized Markdown. */
+export const AssistantMessage = memo(function AssistantMessage({ item, thoughtMs, onCopy, onResume }: AssistantMessageProps) {
   const html = useMemo(() => renderMarkdown(item.text), [item.text]);
+  const body = useRef<HTMLDivElement>(null);
+  useLayoutEffect(() => {
+    if (body.current) addCopyButtons(body.current);
+  }, [html]);
+  const thinkingNow = item.streaming && item.thinking && !item.text;
+  const onClick = (e: MouseEvent) => {
+    const button = e.target instanceof Element ? e.target.closest('.keel-copy') : null;
+    if (!button) return;
+    e.preventDefault();
+    e.stopPropagation();
+    const code = button.parentElement?.querySelector('code');
+    if (code) onCopy(code.textContent ?? '');
+    button.classList.add('keel-copied');
+    setTimeout(() => button.classList.remove('keel-copied'), 1200);
+  };
   return (
     <article
       class="keel-msg keel-msg-assistant"
@@ -25,19 +68,27 @@ export function AssistantMessage({ item }: { item: AssistantItem }) {
       aria-busy={item.streaming ? 'true' : 'false'}
     >
       {item.thinking && (
-        <details class="keel-thinking">
+        <details class="keel-thinking" data-testid="thinking">
           <summary>
-            <span class="codicon codicon-lightbulb" aria-hidden="true" /> Thinking
+            <span class={`codicon ${thinkingNow ? 'codicon-loading codicon-modifier-spin' : 'codicon-lightbulb'}`} aria-hidden="true" />{' '}
+            {thinkingNow ? 'Thinking…' : thoughtMs !== undefined ? `Thought for ${formatSeconds(thoughtMs)}` : 'Thought'}
           </summary>
-          <div class="keel-pre">{item.thinking}</div>
+          <div class="keel-pre keel-thinking-text">{item.thinking}</div>
         </details>
       )}
-      <div class="keel-msg-body keel-markdown" dangerouslySetInnerHTML={{ __html: html }} />
-      {item.streaming && !item.text && <span class="codicon codicon-loading codicon-modifier-spin" aria-label="Responding" />}
-      {item.interrupted && <div class="keel-note">(interrupted)</div>}
+      <div class="keel-msg-body keel-markdown" ref={body} onClick={onClick} dangerouslySetInnerHTML={{ __html: html }} />
+      {item.streaming && !item.text && !item.thinking && <span class="codicon codicon-loading codicon-modifier-spin" aria-label="Responding" />}
+      {item.interrupted && (
+        <div class="keel-interrupted" data-testid="interrupted" role="note">
+          <span class="codicon codicon-debug-pause" aria-hidden="true" /> Interrupted
+          <button type="button" class="keel-button keel-button-secondary" data-testid="resume" onClick={onResume}>
+            <span class="codicon codicon-debug-continue" aria-hidden="true" /> Resume
+          </button>
+        </div>
+      )}
     </article>
   );
-}
+});
 
 export interface ErrorMessageProps {
   item: ErrorItem;
@@ -46,7 +97,7 @@ export interface ErrorMessageProps {
   onRetry(): void;
 }
 
-export function ErrorMessage({ item, canRetry, onRetry }: ErrorMessageProps) {
+export const ErrorMessage = memo(function ErrorMessage({ item, canRetry, onRetry }: ErrorMessageProps) {
   return (
     <div class="keel-error" data-testid="error" data-code={item.code} role="alert">
       <span class="codicon codicon-error" aria-hidden="true" />
@@ -58,4 +109,4 @@ export function ErrorMessage({ item, canRetry, onRetry }: ErrorMessageProps) {
       )}
     </div>
   );
-}
+});

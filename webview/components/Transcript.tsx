@@ -1,12 +1,21 @@
-import { useLayoutEffect, useRef } from 'preact/hooks';
+import { Virtualizer, elementScroll, measureElement, observeElementOffset, observeElementRect } from '@tanstack/virtual-core';
+import { useLayoutEffect, useReducer, useRef, useState } from 'preact/hooks';
 import type { TaskTranscript, TranscriptItem } from '../../src/shared/domain/transcript';
 import { AssistantMessage, ErrorMessage, UserMessage } from './Messages';
 import { ToolCard } from './ToolCard';
 
 export interface TranscriptProps {
   transcript: TaskTranscript;
+  /** How long each assistant message thought, by id (ms). */
+  thoughtMs(messageId: string): number | undefined;
+  /** Tool call ids that wait for a permission answer. */
+  awaiting: ReadonlySet<string>;
   onRetry(): void;
+  onResume(): void;
   onOpenLink(href: string): void;
+  onCopy(text: string): void;
+  onOpenDiff(toolCallId: string): void;
+  onOpenSubtask(toolCallId: string): void;
 }
 
 /** Index of the item Retry belongs to: the last error, if nothing but notices came after it. */
@@ -19,23 +28,68 @@ function retryableIndex(items: TranscriptItem[]): number {
   return -1;
 }
 
+/** A rough height before a row is measured, so the scrollbar is about right for long tasks. */
+function estimate(item: TranscriptItem | undefined): number {
+  if (!item) return 40;
+  switch (item.kind) {
+    case 'user':
+      return 36 + Math.min(400, Math.ceil(item.text.length / 60) * 18);
+    case 'assistant':
+      return 30 + Math.min(2000, Math.ceil(item.text.length / 60) * 19);
+    case 'tool':
+      return item.name === 'Read' || item.name === 'Glob' || item.name === 'Grep' ? 30 : 120;
+    default:
+      return 40;
+  }
+}
+
+/** A Virtualizer owned by a component: re-renders it when the visible range or sizes change. */
+function useVirtualizer(count: number, getScrollElement: () => HTMLDivElement | null, items: TranscriptItem[]) {
+  const [, rerender] = useReducer((x: number) => x + 1, 0);
+  const itemsRef = useRef(items);
+  itemsRef.current = items;
+  const [v] = useState(
+    () =>
+      new Virtualizer<HTMLDivElement, HTMLDivElement>({
+        count,
+        getScrollElement,
+        estimateSize: (i) => estimate(itemsRef.current[i]),
+        getItemKey: (i) => itemsRef.current[i]?.id ?? i,
+        scrollToFn: elementScroll,
+        observeElementRect,
+        observeElementOffset,
+        measureElement,
+        overscan: 4,
+        anchorTo: 'end',
+        followOnAppend: true,
+        onChange: () => rerender(0),
+      }),
+  );
+  v.setOptions({ ...v.options, count, getScrollElement, onChange: () => rerender(0) });
+  useLayoutEffect(() => v._didMount(), [v]);
+  useLayoutEffect(() => v._willUpdate());
+  return v;
+}
+
 /**
- * The chat items of a task. Follows the bottom while the user is there; clicks on links are
- * handed to the host (which opens only http(s)) instead of navigating the webview.
+ * The chat items of a task, virtualized: only the rows in view (plus a few) are in the DOM, so a
+ * ten-thousand-message task stays light; rows are memoized by item, so while an answer streams
+ * only its row re-renders. Follows the bottom while the user is there; clicks on links are handed
+ * to the host (which opens http(s) and asks about anything else) instead of navigating.
  */
-export function Transcript({ transcript, onRetry, onOpenLink }: TranscriptProps) {
-  const ref = useRef<HTMLDivElement>(null);
-  const stick = useRef(true);
+export function Transcript(props: TranscriptProps) {
+  const { transcript, thoughtMs, awaiting, onRetry, onResume, onOpenLink, onCopy, onOpenDiff, onOpenSubtask } = props;
+  const scroller = useRef<HTMLDivElement>(null);
+  const items = transcript.items;
+  const v = useVirtualizer(items.length, () => scroller.current, items);
+  const firstTask = useRef<string | null>(null);
 
+  // A newly shown task opens at its end.
   useLayoutEffect(() => {
-    const el = ref.current;
-    if (el && stick.current) el.scrollTop = el.scrollHeight;
-  });
-
-  const onScroll = () => {
-    const el = ref.current;
-    if (el) stick.current = el.scrollHeight - el.scrollTop - el.clientHeight < 40;
-  };
+    if (firstTask.current === transcript.taskId || items.length === 0) return;
+    firstTask.current = transcript.taskId;
+    v.scrollToIndex(items.length - 1, { align: 'end' });
+  }, [transcript.taskId, items.length, v]);
 
   const onClick = (e: MouseEvent) => {
     const target = e.target instanceof Element ? e.target.closest('a') : null;
@@ -45,27 +99,40 @@ export function Transcript({ transcript, onRetry, onOpenLink }: TranscriptProps)
     if (href) onOpenLink(href);
   };
 
-  const retryAt = retryableIndex(transcript.items);
+  const retryAt = retryableIndex(items);
+  const rows = v.getVirtualItems();
   return (
-    <div class="keel-transcript" ref={ref} onScroll={onScroll} onClick={onClick} role="log" aria-label="Conversation">
-      {transcript.items.map((item, i) => {
-        switch (item.kind) {
-          case 'user':
-            return <UserMessage key={item.id} text={item.text} />;
-          case 'assistant':
-            return <AssistantMessage key={item.id} item={item} />;
-          case 'tool':
-            return <ToolCard key={item.id} item={item} />;
-          case 'error':
-            return <ErrorMessage key={item.id} item={item} canRetry={i === retryAt} onRetry={onRetry} />;
-          case 'notice':
-            return (
-              <div key={item.id} class="keel-note" role="note">
-                {item.text}
-              </div>
-            );
-        }
-      })}
+    <div class="keel-transcript" ref={scroller} onClick={onClick} role="log" aria-label="Conversation" aria-live="off" tabIndex={0}>
+      <div class="keel-transcript-inner" style={{ height: `${v.getTotalSize()}px` }}>
+        {rows.map((row) => {
+          const item = items[row.index];
+          if (!item) return null;
+          return (
+            <div key={row.key} class="keel-row" data-index={row.index} ref={v.measureElement} style={{ transform: `translateY(${row.start}px)` }}>
+              {renderItem(item, row.index === retryAt)}
+            </div>
+          );
+        })}
+      </div>
     </div>
   );
+
+  function renderItem(item: TranscriptItem, canRetry: boolean) {
+    switch (item.kind) {
+      case 'user':
+        return <UserMessage text={item.text} />;
+      case 'assistant':
+        return <AssistantMessage item={item} thoughtMs={item.thinking ? thoughtMs(item.id) : undefined} onCopy={onCopy} onResume={onResume} />;
+      case 'tool':
+        return <ToolCard item={item} awaitingPermission={awaiting.has(item.id)} onOpenDiff={onOpenDiff} onOpenSubtask={onOpenSubtask} />;
+      case 'error':
+        return <ErrorMessage item={item} canRetry={canRetry} onRetry={onRetry} />;
+      case 'notice':
+        return (
+          <div class="keel-note" role="note">
+            {item.text}
+          </div>
+        );
+    }
+  }
 }

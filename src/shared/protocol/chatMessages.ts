@@ -12,6 +12,7 @@ export const SELECTABLE_MODES = ['default', 'acceptEdits', 'plan'] as const;
 
 export const providerIdSchema = z.enum(PROVIDER_IDS);
 export const permissionModeSchema = z.enum(PERMISSION_MODES);
+export type PermissionMode = z.infer<typeof permissionModeSchema>;
 
 /** A proposed file change, shown as an inline diff on a permission card. `before` null: a new file. */
 export const proposedDiffSchema = z.object({ path: z.string(), before: z.string().nullable(), after: z.string() });
@@ -73,5 +74,7 @@ export const transcriptMetaSchema = z.object({
   thinkingMs: z.record(z.string(), z.number().nonnegative()),
   /** The model's context window in tokens (200k for Claude). */
   contextWindow: z.number().int().positive(),
+  /** Tokens the last model request used of that window (input, cache and output), if known. */
+  contextTokens: z.number().int().nonnegative().optional(),
 });
 export type TranscriptMeta = z.infer<typeof transcriptMetaSchema>;

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { permissionChoiceSchema, permissionModeSchema, providerIdSchema } from './chatMessages';
 import type { ParseResult } from './toWebview';
 
 /**
@@ -21,8 +22,53 @@ export const cancelMessageSchema = z.object({ type: z.literal('cancel') });
 /** Send the last failed request of the current task again. */
 export const retryMessageSchema = z.object({ type: z.literal('retry') });
 
-/** The user clicked a link in the transcript; the host opens it only if it is http(s). */
+/** Resume the current task after it was interrupted (reload, crash). */
+export const resumeMessageSchema = z.object({ type: z.literal('resume') });
+
+/** The user clicked a link in the transcript; the host opens http(s) and asks about anything else. */
 export const openLinkMessageSchema = z.object({ type: z.literal('openLink'), href: z.string().max(8192) });
+
+/** The user's answer to permission prompt `requestId`; the host checks the id is pending. */
+export const permissionAnswerMessageSchema = z.object({
+  type: z.literal('permissionAnswer'),
+  requestId: z.string().min(1).max(200),
+  decision: permissionChoiceSchema,
+  feedback: z.string().max(10_000).optional(),
+});
+
+/** The permission mode for the next task or message. */
+export const setModeMessageSchema = z.object({ type: z.literal('setMode'), mode: permissionModeSchema });
+
+/** Workspace files whose path contains `query` (the `@` mention being typed). */
+export const mentionQueryMessageSchema = z.object({ type: z.literal('mentionQuery'), queryId: z.number().int().nonnegative(), query: z.string().max(500) });
+
+/** Open the change of tool call `toolCallId` (or of its pending permission prompt) in a diff editor. */
+export const openDiffMessageSchema = z.object({ type: z.literal('openDiff'), toolCallId: z.string().max(200) });
+
+/** Show the subtask started by the Task tool call `toolCallId`. */
+export const openSubtaskMessageSchema = z.object({ type: z.literal('openSubtask'), toolCallId: z.string().max(200) });
+
+/** Put `text` on the clipboard (a code block's Copy button). */
+export const copyMessageSchema = z.object({ type: z.literal('copy'), text: z.string().max(2_000_000) });
+
+/** History page: list this window's tasks; show one; hide one from the list. */
+export const listTasksMessageSchema = z.object({ type: z.literal('listTasks') });
+export const openTaskMessageSchema = z.object({ type: z.literal('openTask'), taskId: z.string().max(200) });
+export const deleteTaskMessageSchema = z.object({ type: z.literal('deleteTask'), taskId: z.string().max(200) });
+
+/** Settings page: read; save the non-secret settings; store (or, empty, remove) an API key. */
+export const getSettingsMessageSchema = z.object({ type: z.literal('getSettings') });
+export const saveSettingsMessageSchema = z.object({
+  type: z.literal('saveSettings'),
+  provider: providerIdSchema,
+  model: z.string().max(200),
+  baseUrl: z.string().max(2000),
+});
+export const setApiKeyMessageSchema = z.object({
+  type: z.literal('setApiKey'),
+  provider: z.enum(['anthropic', 'openai-compatible']),
+  key: z.string().max(1000),
+});
 
 export const fromWebviewMessageSchema = z.discriminatedUnion('type', [
   readyMessageSchema,
@@ -30,12 +76,27 @@ export const fromWebviewMessageSchema = z.discriminatedUnion('type', [
   newTaskMessageSchema,
   cancelMessageSchema,
   retryMessageSchema,
+  resumeMessageSchema,
   openLinkMessageSchema,
+  permissionAnswerMessageSchema,
+  setModeMessageSchema,
+  mentionQueryMessageSchema,
+  openDiffMessageSchema,
+  openSubtaskMessageSchema,
+  copyMessageSchema,
+  listTasksMessageSchema,
+  openTaskMessageSchema,
+  deleteTaskMessageSchema,
+  getSettingsMessageSchema,
+  saveSettingsMessageSchema,
+  setApiKeyMessageSchema,
 ]);
 
 export type ReadyMessage = z.infer<typeof readyMessageSchema>;
 export type PromptMessage = z.infer<typeof promptMessageSchema>;
 export type OpenLinkMessage = z.infer<typeof openLinkMessageSchema>;
+export type PermissionAnswerMessage = z.infer<typeof permissionAnswerMessageSchema>;
+export type SaveSettingsMessage = z.infer<typeof saveSettingsMessageSchema>;
 export type FromWebviewMessage = z.infer<typeof fromWebviewMessageSchema>;
 export type FromWebviewType = FromWebviewMessage['type'];
 

@@ -1,5 +1,17 @@
 import { z } from 'zod';
+import {
+  PERMISSION_MODES,
+  PROVIDER_IDS,
+  pageSchema,
+  pendingPermissionSchema,
+  permissionChoiceSchema,
+  settingsStateSchema,
+  taskSummarySchema,
+  transcriptMetaSchema,
+} from './chatMessages';
 import { taskEventSchema, taskTranscriptSchema } from './domainSchemas';
+
+export { PERMISSION_MODES, PROVIDER_IDS } from './chatMessages';
 
 /**
  * Messages from the extension host to a chat webview. Each is defined once, here, as data.
@@ -8,9 +20,6 @@ import { taskEventSchema, taskTranscriptSchema } from './domainSchemas';
  * answering a view's `ready` and grows by one per message. A view applies a message only if its
  * seq is higher than the last one it applied; a `snapshot` replaces everything the view shows.
  */
-
-export const PROVIDER_IDS = ['anthropic', 'openai-compatible', 'demo'] as const;
-export const PERMISSION_MODES = ['default', 'acceptEdits', 'plan', 'dontAsk', 'bypassPermissions'] as const;
 
 const seq = z.number().int().positive();
 
@@ -21,16 +30,22 @@ export const chatConfigSchema = z.object({
   providerLabel: z.string(),
   /** The model label shown when no task says otherwise, e.g. "claude-sonnet-5-5" or "demo model". */
   model: z.string(),
+  /** The permission mode the next task or message uses. */
   mode: z.enum(PERMISSION_MODES),
 });
 export type ChatConfig = z.infer<typeof chatConfigSchema>;
 
-/** The whole state a view shows: the current task's transcript (null: no task open) and config. */
+/**
+ * The whole state a view shows: the current task's transcript (null: no task open), config, the
+ * permission prompts waiting for an answer, and host-measured facts about the task.
+ */
 export const snapshotMessageSchema = z.object({
   type: z.literal('snapshot'),
   seq,
   transcript: taskTranscriptSchema.nullable(),
   config: chatConfigSchema,
+  permissions: z.array(pendingPermissionSchema).optional(),
+  meta: transcriptMetaSchema.optional(),
 });
 
 /** One event of the task the snapshot showed; the view folds it with `applyTaskEvent`. */
@@ -47,10 +62,54 @@ export const hostErrorMessageSchema = z.object({
   message: z.string(),
 });
 
+/** A tool call asks for permission: show a card until `permissionResolved` with the same id. */
+export const permissionRequestMessageSchema = z.object({ type: z.literal('permissionRequest'), seq, request: pendingPermissionSchema });
+
+/** The prompt `requestId` was answered (here, in another view, or in the notification) or withdrawn. */
+export const permissionResolvedMessageSchema = z.object({
+  type: z.literal('permissionResolved'),
+  seq,
+  requestId: z.string(),
+  decision: permissionChoiceSchema,
+  /** Where the answer came from: a chat card, the notification, or the task (cancelled). */
+  source: z.enum(['card', 'notification', 'task']),
+});
+
+/** The host measured how long a message thought (for "Thought for N s"). */
+export const thinkingTimeMessageSchema = z.object({ type: z.literal('thinkingTime'), seq, messageId: z.string(), ms: z.number().nonnegative() });
+
+/** This window's tasks for the history page (answers `listTasks`, and after a change). */
+export const taskListMessageSchema = z.object({ type: z.literal('taskList'), seq, tasks: z.array(taskSummarySchema) });
+
+/** The settings page's state (answers `getSettings` and follows every change). */
+export const settingsMessageSchema = z.object({ type: z.literal('settings'), seq, settings: settingsStateSchema });
+
+/** Workspace files matching the `@` mention being typed (answers `mentionQuery` with the same id). */
+export const mentionResultsMessageSchema = z.object({
+  type: z.literal('mentionResults'),
+  seq,
+  queryId: z.number().int().nonnegative(),
+  files: z.array(z.string()).max(200),
+});
+
+/** Show a page (e.g. "Keel: Show History" from the palette). */
+export const navigateMessageSchema = z.object({ type: z.literal('navigate'), seq, page: pageSchema });
+
+/** Something the user should read that is not an error (e.g. "Resume is not available yet"). */
+export const noticeMessageSchema = z.object({ type: z.literal('notice'), seq, message: z.string() });
+
 export const toWebviewMessageSchema = z.discriminatedUnion('type', [
   snapshotMessageSchema,
   eventMessageSchema,
   hostErrorMessageSchema,
+  permissionRequestMessageSchema,
+  permissionResolvedMessageSchema,
+  thinkingTimeMessageSchema,
+  taskListMessageSchema,
+  settingsMessageSchema,
+  mentionResultsMessageSchema,
+  navigateMessageSchema,
+  noticeMessageSchema,
 ]);
 
 export type SnapshotMessage = z.infer<typeof snapshotMessageSchema>;
@@ -58,6 +117,21 @@ export type EventMessage = z.infer<typeof eventMessageSchema>;
 export type HostErrorMessage = z.infer<typeof hostErrorMessageSchema>;
 export type ToWebviewMessage = z.infer<typeof toWebviewMessageSchema>;
 export type ToWebviewType = ToWebviewMessage['type'];
+
+/**
+ * Messages that only describe what a snapshot also holds (or answer a question the reloaded page
+ * asks again): an outbox may drop them while the view is not ready.
+ */
+export const COVERED_BY_SNAPSHOT: ReadonlySet<ToWebviewType> = new Set<ToWebviewType>([
+  'snapshot',
+  'event',
+  'permissionRequest',
+  'permissionResolved',
+  'thinkingTime',
+  'taskList',
+  'settings',
+  'mentionResults',
+]);
 
 /** A host->webview message before the outbox numbers it. */
 export type ToWebviewPayload = ToWebviewMessage extends infer M ? (M extends { seq: number } ? Omit<M, 'seq'> : never) : never;

@@ -25,7 +25,8 @@ describe('ChatController', () => {
     const v = view(c, h);
     await v.fromPage({ type: 'ready' });
     expect(v.port.posted).toEqual([
-      { type: 'snapshot', seq: 1, transcript: null, config: h.host.chatConfig() },
+      // The mode shown is the one the next task uses (here the host's permission mode).
+      { type: 'snapshot', seq: 1, transcript: null, config: { ...h.host.chatConfig(), mode: 'acceptEdits' }, permissions: [] },
     ]);
     expect(h.loads()).toBe(0);
   });
@@ -102,7 +103,8 @@ describe('ChatController', () => {
     task.emit({ type: 'text', taskId: task.id, delta: 'late' });
     const last = v.port.posted.at(-1)!;
     expect(last).toMatchObject({ type: 'snapshot', transcript: null });
-    expect(task.listenerCount).toBe(0);
+    // Only the task book still listens (history times, thinking times); the views get nothing.
+    expect(task.listenerCount).toBe(1);
     expect(task.cancels).toBe(0);
     await v.fromPage({ type: 'prompt', text: 'another' });
     expect(h.runtime.tasks).toHaveLength(2);
@@ -134,15 +136,18 @@ describe('ChatController', () => {
     expect(h.loads()).toBe(2);
   });
 
-  it('opens only http(s) links', async () => {
+  it('opens http(s) links, refuses script links, asks before anything else', async () => {
     const h = fakeHost();
     const c = new ChatController(h.host);
     const v = view(c, h);
     await v.fromPage({ type: 'openLink', href: 'https://example.com/x' });
     await v.fromPage({ type: 'openLink', href: 'command:workbench.action.terminal.new' });
+    await v.fromPage({ type: 'openLink', href: 'javascript:alert(1)' });
     await v.fromPage({ type: 'openLink', href: 'file:///etc/passwd' });
     expect(h.opened).toEqual(['https://example.com/x']);
     expect(h.warnings).toHaveLength(2);
+    expect(h.confirms).toHaveLength(1);
+    expect(h.confirms[0]).toContain('file:///etc/passwd');
   });
 
   it('drops invalid messages from a view with a log line', async () => {

@@ -3,7 +3,10 @@ import type { StartTaskOptions, TaskHandle } from '../../../src/core/runtime/typ
 import type { TaskEvent } from '../../../src/shared/domain/events';
 import { type TaskTranscript, applyTaskEvent, emptyTranscript } from '../../../src/shared/domain/transcript';
 import type { ToWebviewMessage } from '../../../src/shared/protocol/toWebview';
+import type { PermissionAnswer, PermissionRequest } from '../../../src/core/permissions/gate';
+import type { SettingsState } from '../../../src/shared/protocol/chatMessages';
 import type { ChatHost, TaskRuntimeLike } from '../../../src/extension/chatController';
+import type { WorkbenchServices } from '../../../src/extension/viewRequests';
 import type { Logger } from '../../../src/extension/logger';
 
 /** A task behind the TaskHandle interface whose events the test emits by hand. */
@@ -90,12 +93,65 @@ export class MemoryLogger implements Logger {
   }
 }
 
+/** A notification prompt the test answers by hand (`answer`), recording what was shown and withdrawn. */
+export class FakeNotifications {
+  readonly shown: PermissionRequest[] = [];
+  readonly withdrawn: string[] = [];
+  private readonly resolvers = new Map<string, (a: PermissionAnswer) => void>();
+  readonly prompt = (request: PermissionRequest, signal: AbortSignal): Promise<PermissionAnswer> => {
+    this.shown.push(request);
+    return new Promise((resolve) => {
+      this.resolvers.set(request.requestId, resolve);
+      signal.addEventListener('abort', () => {
+        this.withdrawn.push(request.requestId);
+        resolve({ decision: 'deny', feedback: 'withdrawn' });
+      });
+    });
+  };
+  answer(requestId: string, a: PermissionAnswer): void {
+    this.resolvers.get(requestId)?.(a);
+  }
+}
+
+/** Workbench services in memory: files to search, diffs and clipboard recorded, settings and keys in maps. */
+export class FakeWorkbench implements WorkbenchServices {
+  files: string[] = ['src/greet.ts', 'src/greet.test.ts', 'README.md', 'package.json'];
+  readonly searches: string[] = [];
+  readonly diffs: Array<{ path: string; before: string | null; after: string; title: string }> = [];
+  readonly copied: string[] = [];
+  readonly keys = new Map<string, string>();
+  settings: Omit<SettingsState, 'hasKey'> = { provider: 'anthropic', model: '', anthropicBaseUrl: '', openaiBaseUrl: 'http://localhost:11434/v1' };
+  async findFiles(query: string, max: number): Promise<string[]> {
+    this.searches.push(query);
+    return this.files.filter((f) => f.includes(query)).slice(0, max);
+  }
+  async openDiff(change: { path: string; before: string | null; after: string; title: string }): Promise<void> {
+    this.diffs.push(change);
+  }
+  async copy(text: string): Promise<void> {
+    this.copied.push(text);
+  }
+  async readSettings(): Promise<SettingsState> {
+    return { ...this.settings, hasKey: { anthropic: this.keys.has('anthropic'), 'openai-compatible': this.keys.has('openai-compatible') } };
+  }
+  async saveSettings(s: { provider: SettingsState['provider']; model: string; baseUrl: string }): Promise<void> {
+    this.settings = { ...this.settings, provider: s.provider, model: s.model, ...(s.provider === 'anthropic' ? { anthropicBaseUrl: s.baseUrl } : s.provider === 'openai-compatible' ? { openaiBaseUrl: s.baseUrl } : {}) };
+  }
+  async storeApiKey(provider: 'anthropic' | 'openai-compatible', key: string): Promise<void> {
+    if (key) this.keys.set(provider, key);
+    else this.keys.delete(provider);
+  }
+}
+
 /** A ChatHost with a fake runtime; `runtimeError` makes loading the runtime fail. */
-export function fakeHost(opts: { runtimeError?: string; provider?: ProviderConfig } = {}) {
+export function fakeHost(opts: { runtimeError?: string; provider?: ProviderConfig; confirm?: boolean } = {}) {
   const runtime = new FakeRuntime();
   const log = new MemoryLogger();
   const opened: string[] = [];
   const warnings: string[] = [];
+  const confirms: string[] = [];
+  const notifications = new FakeNotifications();
+  const workbench = new FakeWorkbench();
   let loads = 0;
   const host: ChatHost = {
     log,
@@ -110,9 +166,17 @@ export function fakeHost(opts: { runtimeError?: string; provider?: ProviderConfi
     openExternal: async (href) => {
       opened.push(href);
     },
-    warn: (m) => warnings.push(m),
+    warn: (m) => {
+      warnings.push(m);
+    },
+    confirm: async (message, detail) => {
+      confirms.push(`${message} ${detail}`);
+      return opts.confirm ?? false;
+    },
+    notifyPermission: notifications.prompt,
+    workbench,
   };
-  return { host, runtime, log, opened, warnings, loads: () => loads };
+  return { host, runtime, log, opened, warnings, confirms, notifications, workbench, loads: () => loads };
 }
 
 /** Records what a view was posted; `accept` decides postMessage's answer. */

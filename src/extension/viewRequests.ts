@@ -1,0 +1,143 @@
+import type { TranscriptItem } from '../shared/domain/transcript';
+import type { PendingPermission, SettingsState } from '../shared/protocol/chatMessages';
+import type { FromWebviewMessage, SaveSettingsMessage } from '../shared/protocol/fromWebview';
+import { isExternalHttpLink, isRefusedLink } from './links';
+import type { Logger } from './logger';
+import type { ViewConnection } from './viewConnection';
+
+/** What the chat asks of the workbench (VS Code in the extension, fakes in tests). */
+export interface WorkbenchServices {
+  /** Workspace-relative paths of files whose path contains `query` (at most `max`). */
+  findFiles(query: string, max: number): Promise<string[]>;
+  /** Opens a diff editor: `before` (null: a new file) on the left, `after` on the right. */
+  openDiff(change: { path: string; before: string | null; after: string; title: string }): Promise<void>;
+  copy(text: string): Promise<void>;
+  readSettings(): Promise<SettingsState>;
+  saveSettings(settings: Omit<SaveSettingsMessage, 'type'>): Promise<void>;
+  /** Stores a key in SecretStorage (empty: removes it). Never logs or returns it. */
+  storeApiKey(provider: 'anthropic' | 'openai-compatible', key: string): Promise<void>;
+}
+
+type ProposedDiff = NonNullable<PendingPermission['diff']>;
+type ToolItem = Extract<TranscriptItem, { kind: 'tool' }>;
+
+export interface ViewRequestsOptions {
+  log: Logger;
+  workbench: WorkbenchServices;
+  openExternal(href: string): Promise<unknown>;
+  confirm(message: string, detail: string): Promise<boolean>;
+  warn(message: string): void;
+  /** The full proposed change of a tool call (from its permission prompt), else its transcript item. */
+  diffSource(toolCallId: string): ProposedDiff | ToolItem | undefined;
+  /** Settings or a key changed: views need a fresh snapshot. */
+  settingsChanged(): void;
+  /** How long to wait for typing to pause before searching files (default 120 ms). */
+  mentionDebounceMs?: number;
+}
+
+/** The change a tool call makes, as far as its input tells (Edit: the replaced text; Write: the new file). */
+export function diffOfToolInput(item: ToolItem): ProposedDiff | undefined {
+  const path = typeof item.input.file_path === 'string' ? item.input.file_path : '';
+  if (!path) return undefined;
+  if (item.name === 'Write' && typeof item.input.content === 'string') return { path, before: null, after: item.input.content };
+  if (item.name === 'Edit' && typeof item.input.old_string === 'string' && typeof item.input.new_string === 'string') {
+    return { path, before: item.input.old_string, after: item.input.new_string };
+  }
+  return undefined;
+}
+
+/**
+ * The chat's requests that touch the workbench rather than a task: links, `@` file search,
+ * diffs, the clipboard and the settings page. Never throws; failures are logged and told to the
+ * view that asked.
+ */
+export class ViewRequests {
+  private readonly mentionTimers = new Map<ViewConnection, ReturnType<typeof setTimeout>>();
+
+  constructor(private readonly o: ViewRequestsOptions) {}
+
+  async handle(view: ViewConnection, m: FromWebviewMessage): Promise<void> {
+    switch (m.type) {
+      case 'openLink':
+        await this.openLink(m.href);
+        return;
+      case 'mentionQuery':
+        this.mention(view, m.queryId, m.query);
+        return;
+      case 'openDiff':
+        await this.openDiff(view, m.toolCallId);
+        return;
+      case 'copy':
+        await this.o.workbench.copy(m.text);
+        return;
+      case 'getSettings':
+        view.send({ type: 'settings', settings: await this.o.workbench.readSettings() });
+        return;
+      case 'saveSettings':
+        await this.o.workbench.saveSettings({ provider: m.provider, model: m.model.trim(), baseUrl: m.baseUrl.trim() });
+        this.o.log.info(`settings saved from the chat (provider ${m.provider})`);
+        view.send({ type: 'settings', settings: await this.o.workbench.readSettings() });
+        this.o.settingsChanged();
+        return;
+      case 'setApiKey':
+        await this.o.workbench.storeApiKey(m.provider, m.key.trim());
+        this.o.log.info(`API key for ${m.provider} ${m.key.trim() ? 'stored' : 'removed'} from the chat`);
+        view.send({ type: 'settings', settings: await this.o.workbench.readSettings() });
+        view.send({ type: 'notice', message: m.key.trim() ? 'API key saved in VS Code Secret Storage.' : 'API key removed.' });
+        this.o.settingsChanged();
+        return;
+      default:
+        this.o.log.warn(`no handler for ${m.type}`);
+    }
+  }
+
+  dispose(): void {
+    for (const t of this.mentionTimers.values()) clearTimeout(t);
+    this.mentionTimers.clear();
+  }
+
+  /** Only the last query of a burst of typing is searched; its answer carries its id. */
+  private mention(view: ViewConnection, queryId: number, query: string): void {
+    const previous = this.mentionTimers.get(view);
+    if (previous) clearTimeout(previous);
+    const timer = setTimeout(() => {
+      this.mentionTimers.delete(view);
+      this.o.workbench.findFiles(query, 50).then(
+        (files) => view.send({ type: 'mentionResults', queryId, files: files.slice(0, 200) }),
+        (e: unknown) => this.o.log.warn(`file search for a mention failed: ${String(e)}`),
+      );
+    }, this.o.mentionDebounceMs ?? 120);
+    this.mentionTimers.set(view, timer);
+  }
+
+  private async openDiff(view: ViewConnection, toolCallId: string): Promise<void> {
+    const source = this.o.diffSource(toolCallId);
+    const diff = source && 'kind' in source ? diffOfToolInput(source) : source;
+    if (!diff) {
+      view.send({ type: 'notice', message: 'There is no change to show for that tool call.' });
+      return;
+    }
+    const name = diff.path.split(/[\\/]/).pop() ?? diff.path;
+    await this.o.workbench.openDiff({ ...diff, title: `${name} (proposed by Keel)` });
+  }
+
+  /**
+   * http(s) links open in the browser. Script-like schemes (javascript:, data:, vbscript:,
+   * command:) are refused. Anything else (mailto:, file:, vscode:) is opened only if the user
+   * confirms in a modal.
+   */
+  private async openLink(href: string): Promise<void> {
+    if (isExternalHttpLink(href)) {
+      await this.o.openExternal(href);
+      return;
+    }
+    if (isRefusedLink(href)) {
+      this.o.log.warn(`refused to open a link: ${href.slice(0, 200)}`);
+      this.o.warn('Keel does not open script, data or command links.');
+      return;
+    }
+    if (await this.o.confirm('Open a link that is not a web page?', `The chat wants to open:\n${href.slice(0, 500)}`)) {
+      await this.o.openExternal(href);
+    }
+  }
+}
