@@ -1,6 +1,7 @@
 import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
+import { resolveModel } from '../core/machines/modelSelection/modelSelection.machine';
 import type { ProviderConfig } from '../core/providers/types';
 import type { PermissionMode } from '../core/runtime/types';
 
@@ -85,7 +86,12 @@ export function parseRunArgs(argv: string[], env: NodeJS.ProcessEnv): RunArgs {
     workspace: resolve(values.workspace ?? process.cwd()),
     provider: {
       provider,
-      model: values.model ?? DEFAULT_MODELS[provider],
+      // The model-selection machine: --model (this run's override) > $KEEL_MODEL (the user's
+      // standing choice) > the provider's default; in plan mode $KEEL_PLAN_MODEL when set.
+      model:
+        provider === 'demo'
+          ? DEFAULT_MODELS.demo
+          : resolveModel({ envModel: values.model ?? null, userModel: env.KEEL_MODEL ?? null, planModel: env.KEEL_PLAN_MODEL ?? null, planMode: mode === 'plan', providerDefault: DEFAULT_MODELS[provider] }),
       ...(baseUrl ? { baseUrl } : {}),
       ...(apiKey ? { apiKey } : {}),
     },

@@ -1,11 +1,11 @@
-import { assign, setup } from 'xstate';
-import { DEFAULT_MODEL, DEFAULT_PLAN_MODEL, normalizeModelId } from './normalize';
+import { assign, createActor, setup } from 'xstate';
+import { DEFAULT_MODEL, normalizeModelId } from './normalize';
 
 /**
  * Which model a request uses. Precedence: an environment override (KEEL_MODEL, set by whoever
  * started the host) > the model the user selected (setting or command) > the provider default.
- * In plan mode a plan model is used when one is configured (or the default plan model when the
- * user has not chosen one). Every id is normalised (aliases, case).
+ * In plan mode the plan model is used when one is configured. Every id is normalised (aliases,
+ * case).
  *
  * States say where the choice came from: resolved.{fromEnv, fromUser, fromDefault}, each with a
  * plan-mode variant decided by a guard; any input change re-resolves.
@@ -36,7 +36,7 @@ export interface ModelSelectionInput {
 }
 
 const pick = (c: ModelSelectionContext, base: string | null): string => {
-  if (c.planMode) return c.planModel ?? (c.providerDefault === DEFAULT_MODEL && !c.userModel && !c.envModel ? DEFAULT_PLAN_MODEL : (base ?? c.providerDefault));
+  if (c.planMode && c.planModel) return c.planModel;
   return base ?? c.providerDefault;
 };
 
@@ -88,5 +88,11 @@ export const modelSelectionMachine = setup({
   },
 });
 
-/** Resolves once, for hosts that need the answer without keeping an actor. */
-export { normalizeModelId };
+/** Runs the machine once and returns its answer, for hosts that need no live actor. */
+export function resolveModel(input: ModelSelectionInput): string {
+  const actor = createActor(modelSelectionMachine, { input });
+  actor.start();
+  const model = actor.getSnapshot().context.model;
+  actor.stop();
+  return model;
+}

@@ -10,8 +10,6 @@ export const MODEL_ALIASES: Readonly<Record<string, string>> = {
 };
 
 export const DEFAULT_MODEL = 'claude-sonnet-5-5';
-/** In plan mode Claude Code prefers the strongest model for planning. */
-export const DEFAULT_PLAN_MODEL = 'claude-opus-5-5';
 
 /** Trims, lower-cases Claude ids, resolves aliases; returns null for an empty id. */
 export function normalizeModelId(raw: string | undefined | null): string | null {

@@ -1,0 +1,24 @@
+import { describe, expect, it } from 'vitest';
+import { parseRunArgs, UsageError } from '../../../src/cli/args';
+
+describe('keel run arguments', () => {
+  it('picks the model through the model-selection machine: --model > KEEL_MODEL > default', () => {
+    expect(parseRunArgs(['hi'], {}).provider.model).toBe('claude-sonnet-5-5');
+    expect(parseRunArgs(['hi'], { KEEL_MODEL: 'haiku' }).provider.model).toBe('claude-haiku-5-5');
+    expect(parseRunArgs(['hi', '--model', 'opus'], { KEEL_MODEL: 'haiku' }).provider.model).toBe('claude-opus-5-5');
+    expect(parseRunArgs(['hi', '--mode', 'plan'], { KEEL_PLAN_MODEL: 'opus' }).provider.model).toBe('claude-opus-5-5');
+    expect(parseRunArgs(['hi', '--provider', 'openai-compatible', '--model', 'Qwen2.5-Coder:7B'], {}).provider.model).toBe('Qwen2.5-Coder:7B');
+  });
+
+  it('takes the key from the environment only', () => {
+    expect(parseRunArgs(['hi'], { ANTHROPIC_API_KEY: 'k' }).provider.apiKey).toBe('k');
+    expect(parseRunArgs(['hi', '--provider', 'openai-compatible'], { ANTHROPIC_API_KEY: 'k' }).provider.apiKey).toBeUndefined();
+  });
+
+  it('rejects bad usage with a message', () => {
+    expect(() => parseRunArgs([], {})).toThrow(UsageError);
+    expect(() => parseRunArgs(['hi', '--mode', 'yolo'], {})).toThrow(/--mode must be one of/);
+    expect(() => parseRunArgs(['hi', '--max-turns', '0'], {})).toThrow(/positive integer/);
+    expect(() => parseRunArgs(['hi', '--provider', 'gpt'], {})).toThrow(/--provider/);
+  });
+});
