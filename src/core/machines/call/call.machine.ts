@@ -15,7 +15,7 @@ import { streamMachine } from '../stream/stream.machine';
 export interface CallInput {
   taskId: string;
   request: ProviderRequest;
-  /** Identifies this step of the task ("<taskId>:<history length>:<attempt>"). */
+  /** Identifies this step of the task ("<taskId>:r<run>:c<model calls>:h<history length>:a<attempt>"). */
   continuationKey: string;
   lockTimeoutMs: number;
 }

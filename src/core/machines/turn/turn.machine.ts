@@ -221,7 +221,10 @@ export const turnMachine = setup({
             input: ({ context }) => ({
               taskId: context.taskId,
               request: buildRequest(context),
-              continuationKey: `${context.taskId}:r${context.run}:c${context.modelCalls}:a${context.attempt}`,
+              // The history length is part of the step's identity: an actor rebuilt from the log
+              // restarts its run and call counters, and must not collide with the steps its
+              // predecessor already sent (that would drop the rebuilt task's first request).
+              continuationKey: `${context.taskId}:r${context.run}:c${context.modelCalls}:h${context.messages.length}:a${context.attempt}`,
               lockTimeoutMs: context.limits.lockTimeoutMs,
             }),
             onDone: [

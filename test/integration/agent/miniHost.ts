@@ -1,0 +1,141 @@
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createActor, fromPromise, type Actor } from 'xstate';
+import type { TaskEvent } from '../../../src/shared/domain/events';
+import type { ConversationMessage, ToolResultBlock } from '../../../src/shared/domain/messages';
+import { LockManager } from '../../../src/core/locks/lockManager';
+import type { PendingSubtask, TaskMachineEvent } from '../../../src/core/machines/task/task.machine';
+import type { TurnLimits } from '../../../src/core/machines/turn/turn.machine';
+import type { PermissionAsker } from '../../../src/core/permissions/gate';
+import { createProvider } from '../../../src/core/providers/index';
+import { wireTaskMachine } from '../../../src/core/runtime/wiring';
+import type { PermissionMode } from '../../../src/core/runtime/types';
+import { createToolRegistry } from '../../../src/core/tools/registry';
+
+/**
+ * A small host over the wired task machine, for the races a host can cause: every task has an
+ * event log (what a store keeps), views that attach and detach (navigation), and a parent can be
+ * rebuilt: its actor stopped and a new one started from its logged conversation
+ * (interrupted → RESUME → reconstructing), while its subtask goes on. Subtasks are keyed by
+ * (parent, tool call), so a rebuilt parent finds the same child, as TaskRuntime.ensureSubtask does.
+ * Providers are the real Anthropic provider (official SDK) against the fake model server.
+ */
+export const LIMITS: TurnLimits = { maxTurns: 20, maxTokens: 1024, contextLimit: 1e9, retryLimit: 2, retryBaseMs: 1, lockTimeoutMs: 0 };
+
+interface Child {
+  id: string;
+  result: Promise<{ result: ToolResultBlock; summary: string }>;
+}
+
+export class MiniHost {
+  readonly workspace = mkdtempSync(join(tmpdir(), 'keel-race-'));
+  readonly locks = new LockManager();
+  readonly logs = new Map<string, TaskEvent[]>();
+  readonly actors = new Map<string, Actor<ReturnType<typeof wireTaskMachine>>>();
+  private readonly views = new Map<string, Set<(e: TaskEvent) => void>>();
+  private readonly children = new Map<string, Child>();
+  private readonly tools = createToolRegistry();
+  /** Called when a child task publishes its `done` (before its parent hears of it). */
+  onChildDone: ((childId: string) => void) | null = null;
+  private seq = 0;
+
+  constructor(
+    private readonly baseUrl: string,
+    private readonly asker: PermissionAsker = { ask: async () => ({ decision: 'deny' }) },
+    private readonly mode: PermissionMode = 'default',
+  ) {}
+
+  log(taskId: string): TaskEvent[] {
+    let l = this.logs.get(taskId);
+    if (!l) this.logs.set(taskId, (l = []));
+    return l;
+  }
+
+  /** The conversation a store rebuilds from the log: `message` events, `compacted` replacing. */
+  conversation(taskId: string): ConversationMessage[] {
+    let out: ConversationMessage[] = [];
+    for (const e of this.log(taskId)) {
+      if (e.type === 'message') out.push(e.message);
+      if (e.type === 'compacted') out = e.messages.slice();
+    }
+    return out;
+  }
+
+  attachView(taskId: string, listener: (e: TaskEvent) => void): () => void {
+    let set = this.views.get(taskId);
+    if (!set) this.views.set(taskId, (set = new Set()));
+    set.add(listener);
+    return () => set.delete(listener);
+  }
+
+  start(prompt: string, parentId?: string): string {
+    const id = `${parentId ? `${parentId}.child` : 'task'}-${++this.seq}`;
+    const actor = this.spawn(id, parentId);
+    actor.start();
+    actor.send({ type: 'START', text: prompt });
+    return id;
+  }
+
+  send(taskId: string, event: TaskMachineEvent): void {
+    this.actors.get(taskId)?.send(event);
+  }
+
+  state(taskId: string): string {
+    return JSON.stringify(this.actors.get(taskId)?.getSnapshot().value);
+  }
+
+  /** Stops the task's actor and starts a new one from its logged conversation (interrupted → RESUME). */
+  rebuild(taskId: string, note: string): void {
+    this.actors.get(taskId)?.stop();
+    const actor = this.spawn(taskId, undefined, this.conversation(taskId));
+    actor.start();
+    actor.send({ type: 'MARK_INTERRUPTED' });
+    actor.send({ type: 'RESUME', note });
+  }
+
+  stopAll(): void {
+    for (const a of this.actors.values()) a.stop();
+  }
+
+  private spawn(id: string, parentId: string | undefined, messages?: ConversationMessage[]) {
+    const machine = wireTaskMachine({
+      taskId: id,
+      workspace: this.workspace,
+      locks: this.locks,
+      tools: this.tools,
+      asker: this.asker,
+      createProvider: async () => createProvider({ provider: 'anthropic', model: 'claude-test', baseUrl: this.baseUrl, apiKey: 'test-key', maxRetries: 0 }),
+      publish: (e) => {
+        this.log(id).push(e);
+        for (const v of this.views.get(id) ?? []) v(e);
+        if (parentId && e.type === 'done') this.onChildDone?.(id);
+      },
+      runSubtask: (pid, sub) => this.ensureChild(pid, sub),
+    }).provide({ actors: { reconstruct: fromPromise<ConversationMessage[], { taskId: string }>(async () => this.conversation(id)) } });
+    const actor = createActor(machine, { input: { taskId: id, title: id, model: 'claude-test', mode: this.mode, limits: LIMITS, ...(messages ? { messages } : {}) } });
+    actor.subscribe({ error: () => undefined });
+    this.actors.set(id, actor);
+    return actor;
+  }
+
+  private ensureChild(parentId: string, sub: PendingSubtask): { result: Promise<{ result: ToolResultBlock; summary: string }>; cancel(): void } {
+    const key = `${parentId}:${sub.toolCallId}`;
+    let child = this.children.get(key);
+    if (!child) {
+      const childId = this.start(`${sub.description}\n\n${sub.prompt}`, parentId);
+      const result = new Promise<{ result: ToolResultBlock; summary: string }>((resolve) => {
+        const check = (e: TaskEvent) => {
+          if (e.type !== 'done') return;
+          const texts = this.log(childId).filter((x): x is Extract<TaskEvent, { type: 'text' }> => x.type === 'text');
+          resolve({ result: { type: 'tool_result', tool_use_id: sub.toolCallId, content: texts.map((t) => t.delta).join('') || '(no answer)' }, summary: `subtask ${e.status}` });
+        };
+        this.attachView(childId, check);
+      });
+      child = { id: childId, result };
+      this.children.set(key, child);
+    }
+    // A parent's actor going away (a rebuild) does not cancel the child: only a cancel of the task would.
+    return { result: child.result, cancel: () => undefined };
+  }
+}

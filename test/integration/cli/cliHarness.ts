@@ -1,0 +1,90 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { build } from 'esbuild';
+
+/**
+ * Runs the real CLI (`node cli.js run …`) as a child process. The bundle is dist/cli.js when it
+ * is newer than every source file; otherwise it is built once, with the same esbuild options as
+ * scripts/build.mjs, into a private temp folder (so this test never deletes or rewrites dist/
+ * while another process packages or runs it), with the tree-sitter wasm files beside it.
+ */
+const ROOT = resolve(__dirname, '../../..');
+
+function newestSource(dir: string): number {
+  let newest = 0;
+  for (const name of readdirSync(dir, { withFileTypes: true })) {
+    const p = join(dir, name.name);
+    newest = Math.max(newest, name.isDirectory() ? newestSource(p) : statSync(p).mtimeMs);
+  }
+  return newest;
+}
+
+let cliPath: Promise<string> | undefined;
+
+export function cliBundle(): Promise<string> {
+  cliPath ??= (async () => {
+    const dist = join(ROOT, 'dist/cli.js');
+    if (existsSync(dist) && statSync(dist).mtimeMs > newestSource(join(ROOT, 'src'))) return dist;
+    const out = mkdtempSync(join(tmpdir(), 'keel-cli-build-'));
+    await build({
+      entryPoints: { cli: join(ROOT, 'src/cli/main.ts') },
+      outdir: out,
+      bundle: true,
+      platform: 'node',
+      format: 'cjs',
+      target: 'node20',
+      banner: { js: '#!/usr/bin/env node' },
+      logLevel: 'silent',
+      legalComments: 'none',
+    });
+    for (const [pkg, file] of [['web-tree-sitter', 'web-tree-sitter.wasm'], ['tree-sitter-bash', 'tree-sitter-bash.wasm']] as const) {
+      const p = join(ROOT, 'node_modules', pkg, file);
+      if (existsSync(p)) copyFileSync(p, join(out, file));
+    }
+    return join(out, 'cli.js');
+  })();
+  return cliPath;
+}
+
+export interface CliRun {
+  child: ChildProcess;
+  /** Parsed stream-json lines so far. */
+  events: Record<string, unknown>[];
+  stdout: () => string;
+  stderr: () => string;
+  exit: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+}
+
+export async function runCli(args: string[], env: Record<string, string | undefined> = {}): Promise<CliRun> {
+  const cli = await cliBundle();
+  const storage = mkdtempSync(join(tmpdir(), 'keel-cli-store-'));
+  mkdirSync(storage, { recursive: true });
+  const childEnv: NodeJS.ProcessEnv = { PATH: process.env.PATH, HOME: storage, KEEL_HOME: storage };
+  for (const [k, v] of Object.entries(env)) if (v !== undefined) childEnv[k] = v;
+  const child = spawn(process.execPath, [cli, ...args, '--storage', storage], { env: childEnv, stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  let err = '';
+  const events: Record<string, unknown>[] = [];
+  let partial = '';
+  child.stdout!.setEncoding('utf8').on('data', (d: string) => {
+    out += d;
+    partial += d;
+    const lines = partial.split('\n');
+    partial = lines.pop() ?? '';
+    for (const line of lines) {
+      if (!line.trim()) continue;
+      try {
+        events.push(JSON.parse(line) as Record<string, unknown>);
+      } catch {
+        /* text output */
+      }
+    }
+  });
+  child.stderr!.setEncoding('utf8').on('data', (d: string) => (err += d));
+  const exit = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((res) => child.once('close', (code, signal) => res({ code, signal })));
+  return { child, events, stdout: () => out, stderr: () => err, exit };
+}
+
+export const ofType = (events: Record<string, unknown>[], type: string) => events.filter((e) => e.type === type);

@@ -1,0 +1,195 @@
+import type { AnyMachineSnapshot } from 'xstate';
+import { ZERO_USAGE, type AssistantBlock, type StopReason } from '../../../src/shared/domain/messages';
+import type { ProviderEvent } from '../../../src/core/providers/types';
+import { userText } from '../../../src/core/machines/turn/conversation';
+import { turnMachine } from '../../../src/core/machines/turn/turn.machine';
+import { end, midStreamError, start, textBlock, textTurn, toolTurn } from '../helpers/scriptedEvents';
+import { dedupe, doneEvent, errorEvent, transitionPaths, type ModelEvent, type ModelPath } from './paths';
+import { emptyScript, LIMITS, TASK_ID, type Script, type Trigger } from './system';
+
+/**
+ * The turn machine's model. Its events are the completions of what it invokes, each with the
+ * outputs the real actors can produce (a model call that ends end_turn / tool_use / max_tokens /
+ * pause_turn, fails retryably or not, is a duplicate or times out on the lock; a permission
+ * allow / deny / invalid / MCP / failure; ...), plus CANCEL and the backoff timer. Three limit
+ * variants make the context guards reachable (over the context limit; one model call allowed).
+ * A path compiles to a script for the wired task system: what the provider streams, what the
+ * asker answers, whether the subtask finishes, and when CANCEL is sent.
+ */
+export interface TurnVariant {
+  name: string;
+  limits: { contextLimit?: number; maxTurns?: number };
+}
+
+export const TURN_VARIANTS: TurnVariant[] = [
+  { name: 'roomy', limits: {} },
+  { name: 'over-context', limits: { contextLimit: 0 } },
+  { name: 'one-call', limits: { maxTurns: 1 } },
+];
+
+const ok = (stopReason: StopReason, content: AssistantBlock[]) => ({ ok: true, messageId: 'm', model: 'test-model', message: { role: 'assistant', content }, stopReason, usage: ZERO_USAGE, truncatedToolUses: [] });
+const CALL_OUTPUTS: [string, unknown][] = [
+  ['end', ok('end_turn', [{ type: 'text', text: 'answer' }])],
+  ['tool', ok('tool_use', [{ type: 'tool_use', id: 'tu1', name: 'Read', input: { file_path: 'a.txt' } }])],
+  ['task', ok('tool_use', [{ type: 'tool_use', id: 'k1', name: 'Task', input: { description: 'd', prompt: 'p' } }])],
+  ['max', ok('max_tokens', [{ type: 'text', text: 'cut' }])],
+  ['pause', ok('pause_turn', [{ type: 'text', text: 'paused' }])],
+  ['retry', { ok: false, error: { code: 'overloaded', message: 'Overloaded', retryable: true, phase: 'mid-stream' }, partialText: '', usage: ZERO_USAGE }],
+  ['fatal', { ok: false, error: { code: 'auth_failed', message: 'bad key', retryable: false, phase: 'pre-stream' }, partialText: '', usage: ZERO_USAGE }],
+];
+
+interface TurnCtx {
+  limits: { contextLimit: number };
+  modelCalls: number;
+  attempt: number;
+  compactionFailures: number;
+  index: number;
+  pending: { id: string; name: string }[];
+  maxTokensContinued: boolean;
+  error: { code: string } | null;
+}
+
+function events(s: AnyMachineSnapshot): ModelEvent[] {
+  const c = s.context as TurnCtx;
+  const out: ModelEvent[] = [];
+  for (const node of s._nodes) {
+    for (const inv of node.invoke) {
+      const id = inv.id;
+      switch (inv.src) {
+        case 'prepareSystemPrompt':
+          out.push(doneEvent(id, { system: [], tools: [] }, 'ok'), errorEvent(id, new Error('x')));
+          break;
+        case 'summarize':
+          out.push(doneEvent(id, 'summary', 'ok'), errorEvent(id, new Error('x')));
+          break;
+        case 'modelCall':
+          for (const [tag, output] of CALL_OUTPUTS) out.push(doneEvent(id, output, tag));
+          // Replayed by pre-registering the first continuation / holding the task lock from the
+          // start, so offered for the first request only (and not after a compaction, which
+          // needs the same lock).
+          if (c.modelCalls === 0 && c.attempt === 1 && c.limits.contextLimit > 0) out.push(doneEvent(id, { ok: false, duplicate: true }, 'duplicate'), doneEvent(id, { ok: false, timeout: true }, 'timeout'));
+          out.push({ type: 'CANCEL' });
+          break;
+        case 'checkPermission': {
+          const call = c.pending[c.index];
+          if (call?.name === 'Task') out.push(doneEvent(id, { decision: 'allow', reason: 'r', requestId: 'q' }, 'allow'));
+          else {
+            out.push(
+              doneEvent(id, { decision: 'allow', reason: 'r', requestId: 'q' }, 'allow'),
+              doneEvent(id, { decision: 'allow', reason: 'r', requestId: 'q', mcp: true }, 'mcp'),
+              doneEvent(id, { decision: 'deny', reason: 'r', requestId: 'q', result: { type: 'tool_result', tool_use_id: 'tu1', content: 'no', is_error: true } }, 'deny'),
+              doneEvent(id, { decision: 'invalid', result: { type: 'tool_result', tool_use_id: 'tu1', content: 'bad', is_error: true } }, 'invalid'),
+              errorEvent(id, new Error('x')),
+            );
+          }
+          break;
+        }
+        case 'runTool':
+        case 'callMcpTool':
+          out.push(doneEvent(id, { result: { type: 'tool_result', tool_use_id: 'tu1', content: 'ran' }, summary: 'ran' }, 'ok'), errorEvent(id, new Error('x')));
+          break;
+      }
+    }
+  }
+  if (s.matches('awaitingSubtask')) out.push({ type: 'SUBTASK_RESULT', toolCallId: c.pending[c.index]?.id ?? '', result: { type: 'tool_result', tool_use_id: 'k1', content: 'sub' }, summary: 's' });
+  if (s.matches({ streaming: 'backoff' })) out.push({ type: 'xstate.after.retryDelay.turn.streaming.backoff' });
+  return out;
+}
+
+export function turnPaths(variant: TurnVariant): ModelPath[] {
+  return transitionPaths(turnMachine, {
+    input: { taskId: TASK_ID, model: 'test-model', mode: 'default', messages: [userText('hi')], limits: { ...LIMITS, ...variant.limits }, compactionFailures: 0, run: 1 },
+    events,
+    context: (s) => {
+      const c = s.context as TurnCtx;
+      return [c.modelCalls, c.attempt, c.compactionFailures, c.index, c.pending.map((p) => p.name), c.maxTokensContinued, c.error?.code ?? null];
+    },
+  });
+}
+
+const fatal: ProviderEvent[] = [start(), { type: 'provider_error', error: { code: 'auth_failed', message: 'bad key (scripted)', phase: 'mid-stream', retryable: false } }];
+const ANSWERING = { pre: 'xstate.done.actor.0.turn.permissionCheck' };
+
+/** Position of values[i] in the deduplicated sequence. */
+export function dedupIndex(values: unknown[], i: number): number {
+  return dedupe(values.slice(0, i + 1) as never).length - 1;
+}
+
+export function compileTurn(path: ModelPath, variant: TurnVariant): { script: Script; triggers: Trigger[]; expected: string[]; prefixOk: boolean } {
+  const script = emptyScript();
+  script.init = ['ok'];
+  script.limits = { ...variant.limits };
+  const triggers: Trigger[] = [];
+  const tags = path.events.map((e) => `${e.type}[${e.tag ?? ''}]`);
+  const inject = tags.some((t) => t.endsWith('permissionCheck[mcp]') || t.startsWith('xstate.error.actor.0.turn.executingTool') || t.includes('turn.mcpCall'));
+  if (inject) script.injected = { permission: [], runTool: [], mcp: [] };
+  path.events.forEach((e, i) => {
+    const t = e.type;
+    const next = path.events[i + 1];
+    if (t.startsWith('xstate.error.actor.0.turn.preparing')) script.prepareFails.push(true);
+    else if (t.startsWith('xstate.done.actor.0.turn.preparing')) script.prepareFails.push(false);
+    else if (t.startsWith('xstate.done.actor.0.turn.compacting')) script.provider.push({ events: textTurn('summary of the conversation') });
+    else if (t.startsWith('xstate.error.actor.0.turn.compacting')) script.provider.push({ events: fatal });
+    else if (t === 'CANCEL') {
+      script.provider.push({ events: [], hang: true });
+      triggers.push({ at: dedupIndex(path.values, i), send: { type: 'CANCEL' }, whenHung: true });
+    } else if (t.startsWith('xstate.done.actor.0.turn.streaming.requesting')) {
+      switch (e.tag) {
+        case 'end':
+          script.provider.push({ events: textTurn('answer') });
+          break;
+        case 'max':
+          script.provider.push({ events: [start(), ...textBlock(0, 'cut off'), ...end('max_tokens')] });
+          break;
+        case 'pause':
+          script.provider.push({ events: [start(), ...textBlock(0, 'paused'), ...end('pause_turn')] });
+          break;
+        case 'retry':
+          script.provider.push({ events: midStreamError() });
+          break;
+        case 'fatal':
+          script.provider.push({ events: fatal });
+          break;
+        case 'duplicate':
+          script.duplicateKeys.push(`${TASK_ID}:r1:c0:h1:a1`);
+          break;
+        case 'timeout':
+          script.holdLock = true;
+          script.limits.lockTimeoutMs = 20;
+          break;
+        case 'task':
+          script.provider.push({ events: toolTurn(`k${i}`, 'Task', { description: 'd', prompt: 'p' }) });
+          script.subtasks.push(path.events[i + 2]?.type === 'SUBTASK_RESULT' ? 'resolve' : 'hang');
+          if (inject && next?.type.startsWith(ANSWERING.pre)) script.injected!.permission!.push('allow');
+          break;
+        case 'tool': {
+          const answer = next?.type.startsWith(ANSWERING.pre) || next?.type.startsWith('xstate.error.actor.0.turn.permissionCheck') ? (next.tag ?? 'error') : 'none';
+          if (inject) {
+            script.provider.push({ events: toolTurn(`t${i}`, 'Read', { file_path: 'a.txt' }) });
+            const p = ({ allow: 'allow', mcp: 'mcp', deny: 'deny', invalid: 'invalid', error: 'reject' } as const)[answer as 'allow'];
+            if (p) script.injected!.permission!.push(p);
+          } else if (answer === 'allow') script.provider.push({ events: toolTurn(`t${i}`, 'Read', { file_path: 'a.txt' }) });
+          else if (answer === 'invalid') script.provider.push({ events: toolTurn(`t${i}`, 'Read', { wrong: 1 }) });
+          else {
+            script.provider.push({ events: toolTurn(`t${i}`, 'Bash', { command: 'echo hi' }) });
+            if (answer === 'deny') script.asker.push('deny');
+            if (answer === 'error') script.asker.push('reject');
+          }
+          break;
+        }
+      }
+    } else if (inject && t.includes('turn.executingTool')) script.injected!.runTool!.push(t.startsWith('xstate.error') ? 'reject' : 'ok');
+    else if (inject && t.includes('turn.mcpCall')) script.injected!.mcp!.push(t.startsWith('xstate.error') ? 'reject' : 'ok');
+  });
+  // The backoff timer is real: a path that stops in backoff goes on to request again.
+  const last = JSON.stringify(path.values.at(-1));
+  // Real parts that finish at once cannot be held where a path ends: the backoff timer, a
+  // permission the mode decides (a Task call), a real tool run (a Read). The path is then a prefix.
+  const lastTag = path.events.at(-1)?.tag;
+  const prefixOk =
+    path.events.length === 0 ||
+    last === JSON.stringify({ streaming: 'backoff' }) ||
+    (!inject && last === '"executingTool"') ||
+    (!inject && last === '"permissionCheck"' && lastTag === 'task');
+  return { script, triggers, expected: dedupe(path.values), prefixOk };
+}
