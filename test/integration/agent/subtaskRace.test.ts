@@ -61,16 +61,11 @@ describe('a subtask finishing while the user navigates away and back', () => {
     for (const n of server.maxConcurrentByTask().values()) expect(n).toBe(1);
   });
 
-  // This test first exposed a duplicate-key bug (fixed in turn.machine.ts): the rebuilt actor's
-  // first request had the same continuation key as its predecessor's (r1:c0:a1) and was dropped.
-  // BUG (task/turn machines, reported, still open): a rebuilt parent does not re-attach to the subtask it was
-  // waiting for. Reconstruction starts a fresh turn whose conversation ends with the Task
-  // tool_use unanswered, so repairConversation answers it with "interrupted" and the parent
-  // asks the model again without the child's answer; the child's SUBTASK_DONE then reaches
-  // nobody (the old actor is gone, the new one is not waiting). Fix: after reconstructing, an
-  // unanswered Task call of the last assistant message should put the parent back in
-  // waitingForSubtask for the same (parent, tool call) child (runSubtask is idempotent for this).
-  it.fails('with the parent rebuilt: it continues exactly once, with the child answer exactly once, never two requests at a time', async () => {
+  // This test first exposed a duplicate-key bug (fixed in turn.machine.ts: the rebuilt actor's
+  // first request reused its predecessor's continuation key) and then that a rebuilt parent did
+  // not re-attach to the subtask it was waiting for (fixed: the turn adopts unanswered Task calls
+  // and the subtask runner, keyed by parent and tool call, hands back the same child).
+  it('with the parent rebuilt: it continues exactly once, with the child answer exactly once, never two requests at a time', async () => {
     const { host, parent } = await runRace(true);
     const parentBodies = bodiesOf(parent);
     for (const n of server.maxConcurrentByTask().values()) expect(n).toBe(1);

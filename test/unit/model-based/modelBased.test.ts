@@ -43,7 +43,7 @@ for (const variant of TURN_VARIANTS) {
     const paths = turnPaths(variant);
     it.each(paths.map((p) => [label(p.events), p] as const))('%s', async (_name, path) => {
       const c = compileTurn(path, variant);
-      const { observed } = await replay(c.script, 'turn', c.expected, c.triggers, recorder, {}, c.script.injected ? undefined : realOnly);
+      const { observed } = await replay(c.script, 'turn', c.expected, c.triggers, recorder, variant.messages ? { messages: variant.messages } : {}, c.script.injected ? undefined : realOnly);
       if (c.prefixOk) expect(observed.slice(0, c.expected.length)).toEqual(c.expected);
       else expect(observed).toEqual(c.expected);
     });

@@ -1,5 +1,5 @@
 import type { AnyMachineSnapshot } from 'xstate';
-import { ZERO_USAGE, type AssistantBlock, type StopReason } from '../../../src/shared/domain/messages';
+import { ZERO_USAGE, type AssistantBlock, type ConversationMessage, type StopReason } from '../../../src/shared/domain/messages';
 import type { ProviderEvent } from '../../../src/core/providers/types';
 import { userText } from '../../../src/core/machines/turn/conversation';
 import { turnMachine } from '../../../src/core/machines/turn/turn.machine';
@@ -19,12 +19,29 @@ import { emptyScript, LIMITS, TASK_ID, type Script, type Trigger } from './syste
 export interface TurnVariant {
   name: string;
   limits: { contextLimit?: number; maxTurns?: number };
+  /** The conversation the task starts with (a rebuilt task); default: none. */
+  messages?: ConversationMessage[];
+  /** Keeps only the paths this variant exists for (the rest repeat the roomy variant). */
+  only?: (tags: string[]) => boolean;
 }
+
+/** A rebuilt task whose last answer asked for a subtask that has not answered yet. */
+const REBUILT_WITH_SUBTASK: ConversationMessage[] = [
+  userText('delegate'),
+  { role: 'assistant', content: [{ type: 'tool_use', id: 'k0', name: 'Task', input: { description: 'd', prompt: 'p' } }] },
+];
 
 export const TURN_VARIANTS: TurnVariant[] = [
   { name: 'roomy', limits: {} },
   { name: 'over-context', limits: { contextLimit: 0 } },
   { name: 'one-call', limits: { maxTurns: 1 } },
+  {
+    name: 'rebuilt-with-subtask',
+    limits: {},
+    messages: REBUILT_WITH_SUBTASK,
+    // preparing → dispatchingTools (the adopted Task call) → awaitingSubtask → its result → an answer.
+    only: (tags) => tags.length === 4 && tags[0] === 'preparing:ok' && tags[1] === 'permissionCheck:allow' && tags[2] === 'SUBTASK_RESULT' && tags[3] === 'streaming.requesting:end',
+  },
 ];
 
 const ok = (stopReason: StopReason, content: AssistantBlock[]) => ({ ok: true, messageId: 'm', model: 'test-model', message: { role: 'assistant', content }, stopReason, usage: ZERO_USAGE, truncatedToolUses: [] });
@@ -97,14 +114,17 @@ function events(s: AnyMachineSnapshot): ModelEvent[] {
 }
 
 export function turnPaths(variant: TurnVariant): ModelPath[] {
-  return transitionPaths(turnMachine, {
-    input: { taskId: TASK_ID, model: 'test-model', mode: 'default', messages: [userText('hi')], limits: { ...LIMITS, ...variant.limits }, compactionFailures: 0, run: 1 },
+  const paths = transitionPaths(turnMachine, {
+    input: { taskId: TASK_ID, model: 'test-model', mode: 'default', messages: [...(variant.messages ?? []), userText('hi')], limits: { ...LIMITS, ...variant.limits }, compactionFailures: 0, run: 1 },
     events,
     context: (s) => {
       const c = s.context as TurnCtx;
       return [c.modelCalls, c.attempt, c.compactionFailures, c.index, c.pending.map((p) => p.name), c.maxTokensContinued, c.error?.code ?? null];
     },
   });
+  if (!variant.only) return paths;
+  const tag = (e: ModelPath['events'][number]) => (e.type.startsWith('xstate.done.actor.0.turn.') ? `${e.type.slice('xstate.done.actor.0.turn.'.length)}:${e.tag ?? ''}` : e.type);
+  return paths.filter((p) => variant.only!(p.events.map(tag)));
 }
 
 const fatal: ProviderEvent[] = [start(), { type: 'provider_error', error: { code: 'auth_failed', message: 'bad key (scripted)', phase: 'mid-stream', retryable: false } }];
@@ -121,6 +141,13 @@ export function compileTurn(path: ModelPath, variant: TurnVariant): { script: Sc
   script.limits = { ...variant.limits };
   const triggers: Trigger[] = [];
   const tags = path.events.map((e) => `${e.type}[${e.tag ?? ''}]`);
+  if (variant.messages) {
+    // The adopted subtask comes first: it answers when the path's first SUBTASK_RESULT precedes
+    // any subtask the model asks for.
+    const firstResult = path.events.findIndex((e) => e.type === 'SUBTASK_RESULT');
+    const firstTask = path.events.findIndex((e) => e.tag === 'task');
+    script.subtasks.push(firstResult >= 0 && (firstTask < 0 || firstResult < firstTask) ? 'resolve' : 'hang');
+  }
   const inject = tags.some((t) => t.endsWith('permissionCheck[mcp]') || t.startsWith('xstate.error.actor.0.turn.executingTool') || t.includes('turn.mcpCall'));
   if (inject) script.injected = { permission: [], runTool: [], mcp: [] };
   path.events.forEach((e, i) => {

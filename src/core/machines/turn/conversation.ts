@@ -6,6 +6,43 @@ export function pendingToolUses(message: AssistantMessage): ToolUseBlock[] {
   return message.content.filter((b): b is ToolUseBlock => b.type === 'tool_use');
 }
 
+/**
+ * Subtask (Task) calls of the last assistant message that have no result yet: a rebuilt task
+ * re-attaches to these children instead of declaring them interrupted.
+ */
+export function unansweredSubtaskCalls(messages: ConversationMessage[]): ToolUseBlock[] {
+  let i = messages.length - 1;
+  while (i >= 0 && messages[i]!.role === 'user') i--;
+  const last = messages[i];
+  if (!last || last.role !== 'assistant') return [];
+  const answered = new Set(
+    messages.slice(i + 1).flatMap((m) => (m.role === 'user' ? m.content.filter((b): b is ToolResultBlock => b.type === 'tool_result').map((b) => b.tool_use_id) : [])),
+  );
+  return pendingToolUses(last).filter((u) => u.name === 'Task' && !answered.has(u.id));
+}
+
+/**
+ * Adds a turn's tool results right after the assistant message that asked for them: appended as
+ * a new user message when that message is the last one (the usual case), or put first in the user
+ * message that follows it (a rebuilt task whose resume note came after the calls). Pure.
+ */
+export function insertToolResults(messages: ConversationMessage[], results: ToolResultBlock[]): { messages: ConversationMessage[]; appended: boolean } {
+  const ids = new Set(results.map((r) => r.tool_use_id));
+  let at = -1;
+  for (let i = messages.length - 1; i >= 0; i--) {
+    const m = messages[i]!;
+    if (m.role === 'assistant' && m.content.some((b) => b.type === 'tool_use' && ids.has(b.id))) {
+      at = i;
+      break;
+    }
+  }
+  const next = messages[at + 1];
+  if (at < 0 || at === messages.length - 1 || !next || next.role !== 'user') return { messages: [...messages, toolResultsMessage(results)], appended: true };
+  const out = messages.slice();
+  out[at + 1] = { role: 'user', content: [...results, ...next.content] };
+  return { messages: out, appended: false };
+}
+
 export function toolResultsMessage(results: ToolResultBlock[]): UserMessage {
   return { role: 'user', content: results };
 }

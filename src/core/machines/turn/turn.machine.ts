@@ -8,7 +8,7 @@ import type { ProviderRequest, ToolDefinition } from '../../providers/types';
 import type { PermissionMode } from '../../runtime/types';
 import { callMachine, type CallOutput } from '../call/call.machine';
 import type { StreamOutput } from '../stream/assembly';
-import { pendingToolUses, repairConversation, retryDelayMs, toolResultsMessage, userText } from './conversation';
+import { insertToolResults, pendingToolUses, repairConversation, retryDelayMs, toolResultsMessage, unansweredSubtaskCalls, userText } from './conversation';
 
 /**
  * The agent loop. One run of this machine answers one user message: it prepares the system
@@ -164,13 +164,20 @@ export const turnMachine = setup({
     },
   },
   states: {
-    idle: { always: 'preparing' },
+    idle: {
+      // A rebuilt task whose last answer asked for subtasks re-attaches to them (the subtask
+      // runner is keyed by parent and tool call) instead of declaring them interrupted.
+      always: { target: 'preparing', actions: assign({ pending: ({ context }) => unansweredSubtaskCalls(context.messages), index: 0, results: [] }) },
+    },
     preparing: {
       entry: { type: 'publish', params: ({ context }) => turnEvent(context, 'preparing') },
       invoke: {
         src: 'prepareSystemPrompt',
         input: ({ context }) => ({ taskId: context.taskId, mode: context.mode }),
-        onDone: { target: 'checkingContext', actions: assign({ system: ({ event }) => event.output.system, tools: ({ event }) => event.output.tools }) },
+        onDone: [
+          { guard: 'hasNextCall', target: 'dispatchingTools', actions: assign({ system: ({ event }) => event.output.system, tools: ({ event }) => event.output.tools }) },
+          { target: 'checkingContext', actions: assign({ system: ({ event }) => event.output.system, tools: ({ event }) => event.output.tools }) },
+        ],
         onError: { target: 'error', actions: assign({ error: ({ event }) => internal(event.error) }) },
       },
     },
@@ -367,8 +374,10 @@ export const turnMachine = setup({
     assembling: {
       entry: [
         { type: 'publish', params: ({ context }) => turnEvent(context, 'assembling') },
-        { type: 'publish', params: ({ context }) => messageEvent(context, toolResultsMessage(context.results)) },
-        assign({ messages: ({ context }) => [...context.messages, toolResultsMessage(context.results)], pending: [], results: [], index: 0 }),
+        // Usually appended as a new message; for re-attached subtasks, placed after the calls (the
+        // log then gets the whole conversation again, as a compaction would give it).
+        { type: 'publish', params: ({ context }) => resultsEvent(context) },
+        assign({ messages: ({ context }) => insertToolResults(context.messages, context.results).messages, pending: [], results: [], index: 0 }),
       ],
       always: 'checkingContext',
     },
@@ -434,6 +443,11 @@ function continueAfterMaxTokens(last: Extract<StreamOutput, { ok: true }>): stri
     (cut.length ? ` These tool calls were incomplete and were NOT run: ${cut.join(', ')}.` : '') +
     ' Continue from where you stopped.'
   );
+}
+
+function resultsEvent(context: TurnContext): TaskEvent | null {
+  const { messages, appended } = insertToolResults(context.messages, context.results);
+  return appended ? messageEvent(context, toolResultsMessage(context.results)) : { type: 'compacted', taskId: context.taskId, messages, summary: false };
 }
 
 function messageEvent(context: TurnContext, message: ConversationMessage): TaskEvent | null {
