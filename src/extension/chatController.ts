@@ -7,8 +7,14 @@ import type { PermissionAsker } from '../core/permissions/gate';
 import type { ProviderConfig } from '../core/providers/types';
 import type { StartTaskOptions, TaskHandle } from '../core/runtime/types';
 import { type Logger, describeError } from './logger';
-import { PermissionBroker, type NotificationPrompt } from './permissionBroker';
+import { PermissionBroker, type NotificationPrompt, type PromptSurface } from './permissionBroker';
+import type { RuleCheck } from './permissions/alwaysAllow';
+import type { RuleScope } from '../shared/protocol/chatMessages';
 import { TaskBook } from './taskBook';
+import { HistoryActions, isHistoryMessage } from './history/historyActions';
+import { isStoredTask } from './history/storedTask';
+import { memoryHistoryServices, TaskHistory, type HistoryServices } from './history/taskHistory';
+import type { StoredTaskState } from '../shared/protocol/chatMessages';
 import type { ViewConnection } from './viewConnection';
 import { ViewRequests, type WorkbenchServices } from './viewRequests';
 
@@ -17,6 +23,8 @@ export interface TaskRuntimeLike {
   startTask(options: StartTaskOptions): TaskHandle;
   get(id: string): TaskHandle | undefined;
   list(): TaskHandle[];
+  /** The subtask a parent started for one Task tool call, if this runtime runs it. */
+  subtaskFor(parentId: string, toolCallId: string): TaskHandle | undefined;
   dispose(): void;
 }
 
@@ -41,19 +49,16 @@ export interface ChatHost {
   warn(message: string): void;
   /** The notification prompt for a permission request (shown when no chat view is visible). */
   notifyPermission: NotificationPrompt;
+  /** Other places a prompt shows (the diff editor for edits, a modal for risky commands). */
+  permissionSurfaces?: PromptSurface[];
+  /** Saves "Always allow" rules to a settings file (the engine's saveRule). */
+  saveRules?(rules: string[], where: RuleScope): Promise<void>;
+  /** Validates an "Always allow" rule the user edited. */
+  checkRule?: RuleCheck;
   /** Files, diffs, clipboard and settings. */
   workbench: WorkbenchServices;
-}
-
-/** Optional abilities of a task the core may add; used when present. */
-interface ModalTask {
-  setMode(mode: PermissionMode): void;
-}
-interface ResumableTask {
-  resume(): void;
-}
-function hasMethod<K extends string>(o: object, key: K): o is Record<K, (...args: never[]) => unknown> {
-  return typeof (o as Record<string, unknown>)[key] === 'function';
+  /** Save dialogs, confirmations and the last task shown, for the history (default: none, in memory). */
+  history?: HistoryServices;
 }
 
 /**
@@ -79,11 +84,19 @@ export class ChatController {
   readonly permissions: PermissionBroker;
   private readonly book: TaskBook;
   private readonly requests: ViewRequests;
+  private readonly historyServices: HistoryServices;
+  private readonly history: HistoryActions;
+  /** Set while the current task is shown from the store (read-only until resumed). */
+  private stored: StoredTaskState | undefined;
 
   constructor(private readonly host: ChatHost) {
     this.permissions = new PermissionBroker({
       log: host.log,
       notify: host.notifyPermission,
+      ...(host.permissionSurfaces ? { surfaces: host.permissionSurfaces } : {}),
+      ...(host.saveRules ? { saveRules: (rules: string[], where: RuleScope) => host.saveRules!(rules, where) } : {}),
+      ...(host.checkRule ? { checkRule: host.checkRule } : {}),
+      warn: (message) => host.warn(message),
       hasVisibleView: () => [...this.views].some((v) => v.isReady),
     });
     this.permissions.listen({
@@ -93,6 +106,23 @@ export class ChatController {
     this.book = new TaskBook((taskId, messageId, ms) => {
       if (taskId === this.current?.id) this.broadcast({ type: 'thinkingTime', messageId, ms });
     });
+    this.historyServices = host.history ?? memoryHistoryServices();
+    this.history = new HistoryActions(
+      {
+        log: host.log,
+        current: () => this.current,
+        show: (task, stored) => this.show(task, stored),
+        track: (task) => this.book.track(task, task.transcript().model),
+        broadcast: (payload) => this.broadcast(payload),
+      },
+      new TaskHistory({
+        log: host.log,
+        runtime: () => this.ensureRuntime(),
+        services: this.historyServices,
+        startOptions: async () => ({ provider: await host.providerConfig(), mode: this.permissionMode(), refreshProvider: () => host.providerConfig() }),
+        startedAt: (id) => this.book.startedAt(id),
+      }),
+    );
     this.requests = new ViewRequests({
       log: host.log,
       workbench: host.workbench,
@@ -142,6 +172,7 @@ export class ChatController {
         case 'ready':
           this.host.log.debug(`view ${view.id} ready (lastSeq ${message.lastSeq ?? 'none'})`);
           view.open(this.snapshot());
+          if (!this.current) void this.history.restoreLast(this.historyServices.lastTask.get());
           return;
         case 'prompt':
           await this.prompt(message.text);
@@ -155,33 +186,25 @@ export class ChatController {
         case 'retry':
           this.retry();
           return;
-        case 'resume':
-          this.resume(view);
-          return;
-        case 'permissionAnswer':
-          if (!this.permissions.answer(message.requestId, message.decision, message.feedback)) {
-            view.send({ type: 'notice', message: 'That permission request was already answered.' });
+        case 'permissionAnswer': {
+          const r = this.permissions.answer(message.requestId, message.decision, message.feedback, message.always);
+          if (r !== true) {
+            view.send({ type: 'notice', message: r.message });
+            // A refused "Always allow" rule: the card was removed optimistically; show it again.
+            const still = this.permissions.list().find((p) => p.requestId === message.requestId);
+            if (still) view.send({ type: 'permissionRequest', request: still });
           }
           return;
+        }
         case 'setMode':
           this.setMode(message.mode);
-          return;
-        case 'listTasks':
-          view.send({ type: 'taskList', tasks: this.book.summaries(this.tasks(), this.current?.id) });
-          return;
-        case 'openTask':
-          if (!this.showTask(message.taskId)) view.send({ type: 'notice', message: 'That task is no longer available.' });
-          return;
-        case 'deleteTask':
-          this.book.hide(message.taskId);
-          if (this.current?.id === message.taskId) this.show(undefined);
-          this.broadcast({ type: 'taskList', tasks: this.book.summaries(this.tasks(), this.current?.id) });
           return;
         case 'openSubtask':
           this.openSubtask(view, message.toolCallId);
           return;
         default:
-          await this.requests.handle(view, message);
+          if (isHistoryMessage(message)) await this.history.handle(view, message);
+          else await this.requests.handle(view, message);
       }
     } catch (e) {
       this.host.log.error(`handling ${message.type} from view ${view.id} failed: ${describeError(e)}`);
@@ -196,6 +219,10 @@ export class ChatController {
   async prompt(text: string): Promise<void> {
     await this.promptLock.runExclusive(async () => {
       if (this.disposed) return;
+      if (isStoredTask(this.current)) {
+        await this.history.followUp(text);
+        return;
+      }
       if (this.current) {
         this.current.sendUserMessage(text);
         return;
@@ -267,25 +294,16 @@ export class ChatController {
   private setMode(mode: PermissionMode): void {
     this.modeOverride = mode;
     const task = this.current;
-    if (task && hasMethod<keyof ModalTask>(task, 'setMode')) (task as unknown as ModalTask).setMode(mode);
-    this.host.log.info(`permission mode for the next task or message: ${mode}`);
+    task?.setMode(mode);
+    this.host.log.info(`permission mode from now on: ${mode}`);
     this.refresh();
-  }
-
-  private resume(view: ViewConnection): void {
-    const task = this.current;
-    if (task && hasMethod<keyof ResumableTask>(task, 'resume')) {
-      (task as unknown as ResumableTask).resume();
-      return;
-    }
-    view.send({ type: 'notice', message: 'Resuming an interrupted task is not available yet in this version.' });
   }
 
   private openSubtask(view: ViewConnection, toolCallId: string): void {
     const runtime = this.runtime;
     const parent = this.current;
-    if (runtime && parent && hasMethod(runtime, 'subtaskFor')) {
-      const child = (runtime as unknown as { subtaskFor(parentId: string, toolCallId: string): TaskHandle | undefined }).subtaskFor(parent.id, toolCallId);
+    if (runtime && parent) {
+      const child = runtime.subtaskFor(parent.id, toolCallId);
       if (child) {
         this.book.track(child, child.transcript().model);
         this.show(child);
@@ -323,10 +341,12 @@ export class ChatController {
   }
 
   /** Switches the shown task: subscribes to its future events, then snapshots it to every view. */
-  private show(task: TaskHandle | undefined): void {
+  private show(task: TaskHandle | undefined, stored?: StoredTaskState): void {
     this.unsubscribe?.();
     this.unsubscribe = undefined;
     this.current = task;
+    this.stored = task ? stored : undefined;
+    this.historyServices.lastTask.set(task?.id);
     if (task) this.unsubscribe = task.subscribe((event) => this.onTaskEvent(task, event));
     this.broadcast(this.snapshot());
   }
@@ -346,6 +366,7 @@ export class ChatController {
       config: { ...this.host.chatConfig(), mode: this.permissionMode() },
       permissions: this.permissions.list(),
       ...(t ? { meta: this.book.meta(t.id) } : {}),
+      ...(t && this.stored ? { stored: this.stored } : {}),
     };
   }
 

@@ -21,7 +21,7 @@ import type { AnyTool } from '../tools/types';
 import { createPermissionEngine, type PermissionEngine } from '../permissions/engine';
 import { decideByMode } from '../permissions/gate';
 import type { SandboxSettings } from '../permissions/sandbox';
-import type { ResumeTaskOptions, StartTaskOptions, TaskHandle } from './types';
+import type { PermissionMode, ResumeTaskOptions, StartTaskOptions, TaskHandle } from './types';
 import { wireTaskMachine, type PermissionDecider } from './wiring';
 
 export const DEFAULT_LIMITS: TurnLimits = {
@@ -175,6 +175,11 @@ export class TaskRuntime {
     if (interrupted) task.resumeInterrupted(opened, opts.followUp);
     else task.continueWith(opts.followUp!.trim());
     return task;
+  }
+
+  /** The subtask a parent started for one Task tool call, if this runtime runs it. */
+  subtaskFor(parentId: string, toolCallId: string): TaskHandle | undefined {
+    return this.subtasks.get(`${parentId}:${toolCallId}`);
   }
 
   get(id: string): TaskHandle | undefined {
@@ -366,6 +371,10 @@ class LiveTask implements TaskHandle {
 
   retry(): void {
     this.actor.send({ type: 'RETRY' });
+  }
+
+  setMode(mode: PermissionMode): void {
+    this.actor.send({ type: 'SET_MODE', mode });
   }
 
   abandon(): void {

@@ -36,6 +36,8 @@ export interface TaskHandle {
   cancel(): void;
   /** After a failure the task waits; this sends the last request again. */
   retry(): void;
+  /** The permission mode from now on (the running turn's next decisions and later runs). */
+  setMode(mode: PermissionMode): void;
   /** Gives up on a task that waits after a failure: it ends `failed`. */
   abandon(): void;
   /** Resolves when the task reaches a state where it waits for the user or ends. */

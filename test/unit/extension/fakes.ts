@@ -53,6 +53,10 @@ export class FakeTask implements TaskHandle {
     this.retries++;
   }
   abandon(): void {}
+  readonly modes: string[] = [];
+  setMode(mode: string): void {
+    this.modes.push(mode);
+  }
   settled(): Promise<TaskEvent & { type: 'done' }> {
     return new Promise(() => {});
   }
@@ -71,6 +75,11 @@ export class FakeRuntime implements TaskRuntimeLike {
   }
   list(): FakeTask[] {
     return this.tasks.slice();
+  }
+  /** Subtasks registered by a test: `${parentId}:${toolCallId}` → task. */
+  readonly subtasks = new Map<string, FakeTask>();
+  subtaskFor(parentId: string, toolCallId: string): FakeTask | undefined {
+    return this.subtasks.get(`${parentId}:${toolCallId}`);
   }
   dispose(): void {
     this.disposed = true;

@@ -172,4 +172,23 @@ describe('task runtime: the agent loop through the real machines', () => {
     expect(JSON.stringify(results[0])).toContain('unknown tool');
     expect(results[1]).toMatchObject({ tool_use_id: 'u2', is_error: true });
   });
+
+  it('a mode change reaches the running turn: the next call is decided under the new mode', async () => {
+    const { runtime, provider, workspace } = setup([toolTurn('w1', 'Write', { file_path: 'm.txt', content: 'x' }), textTurn('ok')], { delayMs: 5 });
+    const task = runtime.startTask({ prompt: 'write', provider: { provider: 'anthropic', model: 'm' }, mode: 'default' });
+    task.setMode('acceptEdits');
+    expect((await task.settled()).status).toBe('completed');
+    expect(readFileSync(join(workspace, 'm.txt'), 'utf8')).toBe('x');
+    expect(provider.requests).toHaveLength(2);
+  });
+
+  it('finds the subtask a parent started for a Task call', async () => {
+    const steps: Step[] = [toolTurn('k9', 'Task', { description: 'd', prompt: 'p' }), textTurn('child says hi'), textTurn('parent done')];
+    const { runtime } = setup(steps);
+    const task = runtime.startTask({ prompt: 'delegate', provider: { provider: 'anthropic', model: 'm' } });
+    await task.settled();
+    const child = runtime.subtaskFor(task.id, 'k9');
+    expect(child?.transcript().items.find((i) => i.kind === 'assistant')).toMatchObject({ text: 'child says hi' });
+    expect(runtime.subtaskFor(task.id, 'nope')).toBeUndefined();
+  });
 });

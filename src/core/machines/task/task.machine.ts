@@ -49,6 +49,8 @@ export type TaskMachineEvent =
   | { type: 'CANCEL' }
   | { type: 'RETRY' }
   | { type: 'ABANDON' }
+  /** The permission mode from now on: the running turn's next decisions and every later run. */
+  | { type: 'SET_MODE'; mode: PermissionMode }
   | { type: 'MARK_INTERRUPTED' }
   | { type: 'RESUME'; note: string }
   | { type: 'SUBTASK_STARTED'; toolCallId: string; description: string; prompt: string }
@@ -109,6 +111,7 @@ export const taskMachine = setup({
   on: {
     // A subtask result nobody is waiting for: late or duplicate. Never drives the task.
     SUBTASK_DONE: { actions: assign({ ignoredSubtaskEvents: ({ context }) => context.ignoredSubtaskEvents + 1 }) },
+    SET_MODE: { actions: assign({ mode: ({ event }) => event.mode }) },
   },
   states: {
     created: {
@@ -156,6 +159,7 @@ export const taskMachine = setup({
       },
       on: {
         CANCEL: { actions: sendTo('turnLoop', { type: 'CANCEL' }) },
+        SET_MODE: { actions: [assign({ mode: ({ event }) => event.mode }), sendTo('turnLoop', ({ event }) => ({ type: 'SET_MODE', mode: event.mode }))] },
         USER_MESSAGE: {
           actions: {
             type: 'publish',

@@ -80,6 +80,7 @@ interface TurnContext extends TurnInput {
 
 export type TurnEvent =
   | { type: 'CANCEL' }
+  | { type: 'SET_MODE'; mode: PermissionMode }
   | { type: 'SUBTASK_RESULT'; toolCallId: string; result: ToolResultBlock; summary: string };
 
 const COMPACTION_BREAKER = 3;
@@ -158,6 +159,7 @@ export const turnMachine = setup({
   }),
   initial: 'idle',
   on: {
+    SET_MODE: { actions: assign({ mode: ({ event }) => event.mode }) },
     CANCEL: {
       target: '.error',
       actions: assign({ error: { code: 'cancelled', message: 'Cancelled by the user.', retryable: false } }),
