@@ -45,6 +45,11 @@ export class TaskBook {
     this.entries.set(task.id, entry);
   }
 
+  /** When this window started watching task `taskId` (epoch ms; 0 if it never did). */
+  startedAt(taskId: string): number {
+    return this.entries.get(taskId)?.startedAt ?? 0;
+  }
+
   hide(taskId: string): void {
     this.hidden.add(taskId);
   }

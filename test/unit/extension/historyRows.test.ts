@@ -1,0 +1,75 @@
+import { describe, expect, it } from 'vitest';
+import type { TaskSummary as StoredSummary } from '../../../src/core/store/types';
+import { exportFileName } from '../../../src/extension/history/exportFile';
+import { historyRows, storedStateOf } from '../../../src/extension/history/historyRows';
+import { StoredTaskHandle } from '../../../src/extension/history/storedTask';
+import { emptyTranscript } from '../../../src/shared/domain/transcript';
+import { matchesQuery, rowStatus } from '../../../webview/pages/HistoryPage';
+import { bannerText } from '../../../webview/pages/StoredTaskBanner';
+import { FakeTask } from './fakes';
+
+function stored(id: string, over: Partial<StoredSummary> = {}): StoredSummary {
+  return { schemaVersion: 1, id, title: `task ${id}`, status: 'completed', createdAt: 1000, updatedAt: 2000, tokens: 1234, costUsd: 0.5, model: 'm', workspace: '/ws', ...over };
+}
+
+const opts = { currentId: undefined, workspace: '/ws', hidden: () => false, startedAt: () => 5000 };
+
+describe('history rows', () => {
+  it('stored tasks with status, total tokens and cost; resumable only when interrupted, failed or aborted here', () => {
+    const rows = historyRows(
+      [stored('a', { status: 'interrupted', createdAt: 3000 }), stored('b'), stored('c', { status: 'failed', workspace: '/other' }), stored('d', { status: 'aborted', createdAt: 10 })],
+      [],
+      opts,
+    );
+    expect(rows.map((r) => [r.taskId, r.status, r.resumable, r.live])).toEqual([
+      ['a', 'interrupted', true, false],
+      ['b', 'completed', false, false],
+      ['c', 'failed', false, false],
+      ['d', 'aborted', true, false],
+    ]);
+    expect(rows[0]).toMatchObject({ totalTokens: 1234, costUsd: 0.5, startedAt: 3000, updatedAt: 2000, done: true });
+    expect(rows[2]!.otherWorkspace).toBe('/other');
+  });
+
+  it('a task running in another window is marked and not resumable from the list', () => {
+    const [row] = historyRows([stored('a', { status: 'running', heldElsewhere: { pid: 42, host: 'h', since: 1, label: 'VS Code window 42' } })], [], opts);
+    expect(row).toMatchObject({ state: 'running elsewhere', heldElsewhere: 'VS Code window 42 (pid 42 on h)', resumable: false });
+    expect(rowStatus(row!)).toBe('running elsewhere');
+    // Opened, it offers Take over.
+    expect(storedStateOf(stored('a', { status: 'running', heldElsewhere: { pid: 42, host: 'h', since: 1 } }), '/ws')).toMatchObject({ resumable: true });
+  });
+
+  it('live tasks overlay their stored row; live tasks the store lacks are added; hidden ones left out', () => {
+    const live = new FakeTask('a', { prompt: 'live one', provider: { provider: 'demo', model: 'demo' } });
+    const extra = new FakeTask('x', { prompt: 'not stored', provider: { provider: 'demo', model: 'demo' } });
+    const rows = historyRows([stored('a', { status: 'running' }), stored('gone')], [live, extra], { ...opts, currentId: 'a', hidden: (id) => id === 'gone' });
+    expect(rows.map((r) => [r.taskId, r.live, r.state, r.current])).toEqual([
+      ['x', true, 'running', false],
+      ['a', true, 'running', true],
+    ]);
+    expect(rowStatus(rows[1]!)).toBe('running');
+  });
+
+  it('search matches title, status and id prefix', () => {
+    const [row] = historyRows([stored('abcd1234', { title: 'Fix the parser', status: 'interrupted' })], [], opts);
+    expect(['parser', 'INTERRUPTED', 'abcd', ''].map((q) => matchesQuery(row!, q))).toEqual([true, true, true, true]);
+    expect(matchesQuery(row!, 'compiler')).toBe(false);
+  });
+});
+
+describe('stored task handle and banner', () => {
+  it('reads as its stored status, not busy, and refuses nothing loudly', async () => {
+    const t = new StoredTaskHandle('t', { ...emptyTranscript('t', 'title', 'm'), state: 'running' }, { status: 'interrupted', resumable: true });
+    expect(t.transcript()).toMatchObject({ state: 'interrupted', done: true });
+    expect((await t.settled()).status).toBe('interrupted');
+    expect(bannerText({ status: 'interrupted', resumable: true })).toMatch(/interrupted.*Resume/);
+    expect(bannerText({ status: 'running', resumable: true, heldElsewhere: 'VS Code window 7' })).toMatch(/another window \(VS Code window 7\)/);
+  });
+});
+
+describe('export file names', () => {
+  it('are safe and recognisable', () => {
+    expect(exportFileName('Fix: the "parser" / lexer?', '0123456789abcdef', 'markdown')).toBe('keel-fix-the-parser-lexer-01234567.md');
+    expect(exportFileName('¿¿¿', 'abcdefgh12', 'json')).toBe('keel-abcdefgh.json');
+  });
+});
