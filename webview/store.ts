@@ -1,7 +1,7 @@
 import { signal } from '@preact/signals';
 import type { TaskTranscript } from '../src/shared/domain/transcript';
 import { applyTaskEvent } from '../src/shared/domain/transcript';
-import type { Page, PendingPermission, SettingsState, TaskSummary } from '../src/shared/protocol/chatMessages';
+import type { Page, PendingPermission, SettingsState, StoredTaskState, TaskSummary } from '../src/shared/protocol/chatMessages';
 import { INITIAL_SEQUENCE_STATE, type SequenceState, acceptMessage } from '../src/shared/protocol/sequencing';
 import { type ChatConfig, type ToWebviewMessage, parseToWebview } from '../src/shared/protocol/toWebview';
 
@@ -59,6 +59,8 @@ export class ChatStore {
   readonly contextTokens = signal<number | undefined>(undefined);
   readonly page = signal<Page>('chat');
   readonly tasks = signal<TaskSummary[] | null>(null);
+  /** Set while the shown task comes from the store (read-only until resumed). */
+  readonly stored = signal<StoredTaskState | undefined>(undefined);
   readonly settings = signal<SettingsState | null>(null);
   readonly mentions = signal<{ queryId: number; files: string[] } | null>(null);
 
@@ -134,6 +136,7 @@ export class ChatStore {
         this.thinkingMs.value = message.meta?.thinkingMs ?? {};
         this.contextWindow.value = message.meta?.contextWindow ?? DEFAULT_CONTEXT_WINDOW;
         this.contextTokens.value = message.meta?.contextTokens;
+        this.stored.value = message.stored;
         this.thinkingSince.clear();
         this.flush();
         if (!this.ready.value) {

@@ -7,6 +7,7 @@ import { connectWebview } from './webviewHost';
 export class ChatViewProvider implements vscode.WebviewViewProvider {
   static readonly viewType = 'keel.chat';
   private view: vscode.WebviewView | undefined;
+  private badge: vscode.ViewBadge | undefined;
 
   constructor(
     private readonly extensionUri: vscode.Uri,
@@ -19,8 +20,15 @@ export class ChatViewProvider implements vscode.WebviewViewProvider {
     return this.view?.visible ?? false;
   }
 
+  /** The view's badge (e.g. permission prompts waiting); kept until the view exists. */
+  setBadge(badge: vscode.ViewBadge | undefined): void {
+    this.badge = badge;
+    if (this.view) this.view.badge = badge;
+  }
+
   resolveWebviewView(view: vscode.WebviewView): void {
     this.view = view;
+    view.badge = this.badge;
     const host = connectWebview(view.webview, 'sidebar', this.extensionUri, this.controller, this.log);
     const visibility = view.onDidChangeVisibility(() => {
       host.connection.setVisible(view.visible);

@@ -5,7 +5,10 @@ import { ChatViewProvider } from './chatViewProvider';
 import { registerCommands } from './commands';
 import { readChatConfig, readPermissionMode, readProviderConfig } from './providerSettings';
 import { notificationAsker } from './permissionDialog';
+import { permissionIndicators } from './permissions/indicators';
+import { createPermissionPrompts } from './permissions/setup';
 import { loadTaskRuntime } from './runtimeHost';
+import { vscodeHistoryServices } from './history/vscodeHistory';
 import { vscodeWorkbench } from './workbench';
 
 /**
@@ -18,6 +21,8 @@ export function activate(context: vscode.ExtensionContext): void {
   context.subscriptions.push(output);
   const log = output;
 
+  const prompts = createPermissionPrompts(context, log);
+  const workbench = vscodeWorkbench(context, log);
   const controller = new ChatController({
     log,
     loadRuntime: (asker) => loadTaskRuntime(context, log, asker),
@@ -28,12 +33,23 @@ export function activate(context: vscode.ExtensionContext): void {
     confirm: async (message, detail) => (await vscode.window.showWarningMessage(message, { modal: true, detail }, 'Open')) === 'Open',
     warn: (message) => void vscode.window.showWarningMessage(message),
     notifyPermission: (request, signal) => notificationAsker(log).ask(request, signal),
-    workbench: vscodeWorkbench(context, log),
+    history: vscodeHistoryServices(context),
+    permissionSurfaces: prompts.surfaces,
+    saveRules: prompts.saveRules,
+    checkRule: prompts.checkRule,
+    // "Open diff" on a pending edit shows its Accept / Reject diff editor again.
+    workbench: {
+      ...workbench,
+      openDiff: async (change) => {
+        if (!change.toolCallId || !(await prompts.diff.reveal(change.toolCallId))) await workbench.openDiff(change);
+      },
+    },
   });
   context.subscriptions.push({ dispose: () => controller.dispose() });
 
   const sidebar = new ChatViewProvider(context.extensionUri, controller, log);
   context.subscriptions.push(vscode.window.registerWebviewViewProvider(ChatViewProvider.viewType, sidebar));
+  context.subscriptions.push(permissionIndicators(controller.permissions, (badge) => sidebar.setBadge(badge), `${ChatViewProvider.viewType}.focus`));
 
   const panels = new ChatPanels(context.extensionUri, controller, log);
   context.subscriptions.push(panels, vscode.window.registerWebviewPanelSerializer(ChatPanels.viewType, panels));

@@ -3,10 +3,11 @@ import type { PermissionAnswer, PermissionAsker, PermissionRequest } from '../co
 import type { Logger } from './logger';
 
 /**
- * Until the chat has permission cards, a request that must ask the user is shown as a VS Code
- * notification with Allow / Deny. Dismissing it, or the task cancelling the request (signal),
- * counts as deny. The answer is logged with the request id; the input itself is not (it may
- * hold secrets the model read).
+ * The notification prompt: while no chat view can show the card (the view is hidden or closed),
+ * the broker also shows the request as a VS Code notification with Allow / Deny (same request id;
+ * the first answer anywhere wins and withdraws the others). Dismissing it counts as deny; the
+ * task cancelling the request (signal) withdraws it. The answer is logged with the request id;
+ * the input itself is not (it may hold secrets the model read).
  */
 export function notificationAsker(log: Logger): PermissionAsker {
   return {

@@ -4,6 +4,7 @@ import * as vscode from 'vscode';
 import type { TaskRuntimeLike } from './chatController';
 import type { Logger } from './logger';
 import type { PermissionAsker } from '../core/permissions/gate';
+import { sandboxSettings } from './permissions/setup';
 
 /**
  * Where VS Code keeps its bundled ripgrep (desktop and code-server lay it out the same way);
@@ -19,8 +20,10 @@ function findRipgrep(): string | undefined {
 }
 
 /**
- * Creates the core's TaskRuntime for this window. Called on the first prompt, never at
- * activation: the core (and the provider SDKs it pulls in) is imported here, lazily.
+ * Creates the core's TaskRuntime for this window. Called on the first prompt, the first history
+ * request or when a view shows the last task again, never at activation: the core (and the
+ * provider SDKs it pulls in) is imported here, lazily. Tasks are stored under the extension's
+ * global storage, locked as "VS Code window <pid>".
  * Rejects when no folder is open: a task needs a workspace to work in. Permission prompts go to
  * `asker` (the chat's PermissionBroker: a card in the chat, and the notification of
  * permissionDialog.ts when no chat is visible).
@@ -31,12 +34,16 @@ export async function loadTaskRuntime(context: vscode.ExtensionContext, log: Log
   const started = performance.now();
   const { TaskRuntime } = await import('../core/runtime/taskRuntime');
   const ripgrepPath = findRipgrep();
-  const storageDir = (context.storageUri ?? context.globalStorageUri).fsPath;
+  // One store for every window and folder (docs/persistence.md): history lists tasks of other
+  // folders too, and two windows on one task meet at its lock file.
+  const storageDir = context.globalStorageUri.fsPath;
   const runtime = new TaskRuntime({
     workspace: folder.uri.fsPath,
     ...(ripgrepPath ? { ripgrepPath } : {}),
     storageDir,
+    ownerLabel: `VS Code window ${process.pid}`,
     asker,
+    sandbox: await sandboxSettings(log),
     log: (level: string, message: string) => {
       if (level === 'error') log.error(message);
       else if (level === 'warn') log.warn(message);

@@ -9,8 +9,8 @@ import type { ViewConnection } from './viewConnection';
 export interface WorkbenchServices {
   /** Workspace-relative paths of files whose path contains `query` (at most `max`). */
   findFiles(query: string, max: number): Promise<string[]>;
-  /** Opens a diff editor: `before` (null: a new file) on the left, `after` on the right. */
-  openDiff(change: { path: string; before: string | null; after: string; title: string }): Promise<void>;
+  /** Opens a diff editor: `before` (null: a new file) on the left, `after` on the right. `toolCallId`: the call it belongs to. */
+  openDiff(change: { path: string; before: string | null; after: string; title: string; toolCallId?: string }): Promise<void>;
   copy(text: string): Promise<void>;
   readSettings(): Promise<SettingsState>;
   saveSettings(settings: Omit<SaveSettingsMessage, 'type'>): Promise<void>;
@@ -118,7 +118,7 @@ export class ViewRequests {
       return;
     }
     const name = diff.path.split(/[\\/]/).pop() ?? diff.path;
-    await this.o.workbench.openDiff({ ...diff, title: `${name} (proposed by Keel)` });
+    await this.o.workbench.openDiff({ ...diff, title: `${name} (proposed by Keel)`, toolCallId });
   }
 
   /**

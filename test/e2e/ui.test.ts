@@ -82,8 +82,8 @@ async function flow(theme: 'light' | 'dark'): Promise<void> {
 
     // Allow once: the file is written, the card goes, the tool is done, the answer streams.
     await permission.locator('[data-testid="permission-allow"]').click();
-    await expect.poll(() => existsSync(join(vs!.workspace, FILE)), { timeout: 30_000 }).toBe(true);
-    expect(readFileSync(join(vs.workspace, FILE), 'utf8')).toBe(CONTENT);
+    // Polled on the content: the file exists a moment before the write has finished.
+    await expect.poll(() => (existsSync(join(vs!.workspace, FILE)) ? readFileSync(join(vs!.workspace, FILE), 'utf8') : null), { timeout: 30_000 }).toBe(CONTENT);
     await permission.waitFor({ state: 'detached', timeout: 10_000 });
     await expect.poll(() => card.getAttribute('data-status'), { timeout: 30_000 }).toBe('done');
 

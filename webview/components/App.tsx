@@ -4,6 +4,7 @@ import type { FromWebviewMessage } from '../../src/shared/protocol/fromWebview';
 import { isBusy } from '../format';
 import { HistoryPage } from '../pages/HistoryPage';
 import { SettingsPage } from '../pages/SettingsPage';
+import { StoredTaskBanner } from '../pages/StoredTaskBanner';
 import type { ChatStore } from '../store';
 import { Composer } from './Composer';
 import { Header } from './Header';
@@ -104,11 +105,18 @@ export function App({ store, post, initialDraft = '', persist }: AppProps) {
             actions.setPage('chat');
             post({ type: 'openTask', taskId });
           }}
+          onResume={(taskId) => {
+            actions.setPage('chat');
+            post({ type: 'resumeTask', taskId });
+          }}
+          onExport={(taskId, format) => post({ type: 'exportTask', taskId, format })}
           onDelete={(taskId) => post({ type: 'deleteTask', taskId })}
         />
       ) : page === 'settings' ? (
         <SettingsPage settings={store.settings.value} post={post} />
       ) : transcript ? (
+        <>
+        {store.stored.value && <StoredTaskBanner stored={store.stored.value} onResume={actions.resume} />}
         <Transcript
           transcript={transcript}
           thoughtMs={actions.thoughtMs}
@@ -120,6 +128,7 @@ export function App({ store, post, initialDraft = '', persist }: AppProps) {
           onOpenDiff={actions.openDiff}
           onOpenSubtask={actions.openSubtask}
         />
+        </>
       ) : (
         <section class="keel-empty" data-testid="empty-state" aria-label="No task open">
           <span class="codicon codicon-comment-discussion keel-empty-icon" aria-hidden="true" />
@@ -136,9 +145,9 @@ export function App({ store, post, initialDraft = '', persist }: AppProps) {
                 key={p.requestId}
                 request={p}
                 otherTask={p.taskId !== transcript?.taskId}
-                onAnswer={(requestId, decision, feedback) => {
+                onAnswer={(requestId, decision, feedback, always) => {
                   store.answered(requestId);
-                  post({ type: 'permissionAnswer', requestId, decision, ...(feedback ? { feedback } : {}) });
+                  post({ type: 'permissionAnswer', requestId, decision, ...(feedback ? { feedback } : {}), ...(always ? { always } : {}) });
                 }}
                 onOpenDiff={actions.openDiff}
               />

@@ -1,5 +1,5 @@
 import { useState } from 'preact/hooks';
-import type { PendingPermission, PermissionChoice } from '../../src/shared/protocol/chatMessages';
+import { type AlwaysAllow, type PendingPermission, type PermissionChoice, RULE_SCOPES, RULE_SCOPE_FILES, type RuleScope } from '../../src/shared/protocol/chatMessages';
 import { truncate } from '../format';
 import { DiffView } from './DiffView';
 
@@ -7,34 +7,68 @@ export interface PermissionCardProps {
   request: PendingPermission;
   /** Whether the request belongs to the task shown (else it is from another or a sub task). */
   otherTask: boolean;
-  onAnswer(requestId: string, decision: PermissionChoice, feedback?: string): void;
+  onAnswer(requestId: string, decision: PermissionChoice, feedback?: string, always?: AlwaysAllow): void;
   onOpenDiff(toolCallId: string): void;
 }
 
+const SCOPE_LABELS: Record<RuleScope, string> = {
+  local: 'This project, only me (local)',
+  project: 'This project, shared (project)',
+  user: 'All my projects (user)',
+};
+
+/** The rules a textarea holds: one per line, blank lines dropped. Pure. */
+export function rulesOfText(text: string): string[] {
+  return text
+    .split('\n')
+    .map((l) => l.trim())
+    .filter((l) => l.length > 0);
+}
+
 /**
- * A tool call waiting for the user: what it will do, why Keel asks, the proposed change, and
- * Allow once / Always allow / Deny with optional feedback for the model. The host decides; this
- * card only sends `{requestId, decision}`.
+ * A tool call waiting for the user: what it will do, why Keel asks (the reason and the rule),
+ * the proposed change, and Allow once / Always allow / Deny with optional feedback for the
+ * model. "Always allow" first shows the rule(s) it will save, editable, and where (local — the
+ * default —, project or user settings). The host decides and validates; this card only sends
+ * `{requestId, decision, always?}`.
  */
 export function PermissionCard({ request, otherTask, onAnswer, onOpenDiff }: PermissionCardProps) {
   const [feedback, setFeedback] = useState('');
+  const [always, setAlways] = useState(false);
+  const [rulesText, setRulesText] = useState((request.suggestedRules ?? []).join('\n'));
+  const [where, setWhere] = useState<RuleScope>('local');
   const command = typeof request.input.command === 'string' ? request.input.command : undefined;
-  const answer = (d: PermissionChoice) => onAnswer(request.requestId, d, feedback.trim() || undefined);
+  const answer = (d: PermissionChoice, a?: AlwaysAllow) => onAnswer(request.requestId, d, feedback.trim() || undefined, a);
   const titleId = `perm-${request.requestId}`;
+  const rules = rulesOfText(rulesText);
+  const ruleShown = request.rule && !request.reason.includes(request.rule) ? ` (rule ${request.rule})` : '';
   return (
-    <section class="keel-permission" data-testid="permission-card" data-request-id={request.requestId} data-tool={request.tool} role="alertdialog" aria-labelledby={titleId}>
+    <section
+      class="keel-permission"
+      data-testid="permission-card"
+      data-request-id={request.requestId}
+      data-tool={request.tool}
+      data-risky={request.risky ? 'true' : 'false'}
+      role="alertdialog"
+      aria-labelledby={titleId}
+    >
       <div class="keel-permission-head" id={titleId}>
         <span class="codicon codicon-shield" aria-hidden="true" />
         <strong>{`Allow ${request.tool}?`}</strong>
         <span class="keel-permission-summary" title={request.summary}>{truncate(request.summary, 160)}</span>
+        {request.risky && (
+          <span class="keel-note" data-testid="permission-risky">
+            <span class="codicon codicon-warning" aria-hidden="true" /> risky
+          </span>
+        )}
       </div>
-      <div class="keel-note">{`Keel asks because: ${request.reason}${otherTask ? ' (another task)' : ''}`}</div>
+      <div class="keel-note" data-testid="permission-reason">{`Keel asks because: ${request.reason}${ruleShown}${otherTask ? ' (another task)' : ''}`}</div>
       {command && <pre class="keel-terminal">{command}</pre>}
       {request.diff && (
         <>
           <DiffView before={request.diff.before} after={request.diff.after} maxLines={30} />
           <button type="button" class="keel-link-button" data-testid="permission-open-diff" onClick={() => onOpenDiff(request.toolCallId)}>
-            <span class="codicon codicon-diff" aria-hidden="true" /> Open diff
+            <span class="codicon codicon-diff" aria-hidden="true" /> Open diff (Accept / Reject in the editor)
           </button>
         </>
       )}
@@ -53,17 +87,52 @@ export function PermissionCard({ request, otherTask, onAnswer, onOpenDiff }: Per
           }
         }}
       />
-      <div class="keel-permission-actions">
-        <button type="button" class="keel-button" data-testid="permission-allow" onClick={() => answer('allow')}>
-          <span class="codicon codicon-check" aria-hidden="true" /> Allow once
-        </button>
-        <button type="button" class="keel-button keel-button-secondary" data-testid="permission-always" onClick={() => answer('allowAlways')}>
-          <span class="codicon codicon-check-all" aria-hidden="true" /> Always allow
-        </button>
-        <button type="button" class="keel-button keel-button-secondary" data-testid="permission-deny" onClick={() => answer('deny')}>
-          <span class="codicon codicon-close" aria-hidden="true" /> Deny
-        </button>
-      </div>
+      {always ? (
+        <div data-testid="permission-always-form" style={{ display: 'flex', flexDirection: 'column', gap: '6px' }}>
+          <label class="keel-note" for={`${titleId}-rules`}>
+            Rule to save (one per line; later calls it matches run without asking):
+          </label>
+          <textarea
+            id={`${titleId}-rules`}
+            class="keel-text-input"
+            data-testid="permission-rule-input"
+            rows={Math.min(4, Math.max(1, rules.length))}
+            spellcheck={false}
+            style={{ width: '100%', resize: 'vertical', fontFamily: 'var(--vscode-editor-font-family)' }}
+            value={rulesText}
+            onInput={(e) => setRulesText(e.currentTarget.value)}
+          />
+          <label class="keel-note" for={`${titleId}-where`}>
+            Save in:
+          </label>
+          <select id={`${titleId}-where`} class="keel-select" data-testid="permission-where" value={where} onChange={(e) => setWhere(e.currentTarget.value as RuleScope)}>
+            {RULE_SCOPES.map((s) => (
+              <option key={s} value={s}>{SCOPE_LABELS[s]}</option>
+            ))}
+          </select>
+          <div class="keel-note" data-testid="permission-where-file">{`Saved to ${RULE_SCOPE_FILES[where]}`}</div>
+          <div class="keel-permission-actions">
+            <button type="button" class="keel-button" data-testid="permission-always-save" disabled={rules.length === 0} onClick={() => answer('allowAlways', { rules, where })}>
+              <span class="codicon codicon-check-all" aria-hidden="true" /> Save rule and allow
+            </button>
+            <button type="button" class="keel-button keel-button-secondary" data-testid="permission-always-cancel" onClick={() => setAlways(false)}>
+              Back
+            </button>
+          </div>
+        </div>
+      ) : (
+        <div class="keel-permission-actions">
+          <button type="button" class="keel-button" data-testid="permission-allow" onClick={() => answer('allow')}>
+            <span class="codicon codicon-check" aria-hidden="true" /> Allow once
+          </button>
+          <button type="button" class="keel-button keel-button-secondary" data-testid="permission-always" onClick={() => setAlways(true)}>
+            <span class="codicon codicon-check-all" aria-hidden="true" /> Always allow…
+          </button>
+          <button type="button" class="keel-button keel-button-secondary" data-testid="permission-deny" onClick={() => answer('deny')}>
+            <span class="codicon codicon-close" aria-hidden="true" /> Deny
+          </button>
+        </div>
+      )}
     </section>
   );
 }

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { permissionChoiceSchema, permissionModeSchema, providerIdSchema } from './chatMessages';
+import { alwaysAllowSchema, exportFormatSchema, permissionChoiceSchema, permissionModeSchema, providerIdSchema } from './chatMessages';
 import type { ParseResult } from './toWebview';
 
 /**
@@ -22,7 +22,10 @@ export const cancelMessageSchema = z.object({ type: z.literal('cancel') });
 /** Send the last failed request of the current task again. */
 export const retryMessageSchema = z.object({ type: z.literal('retry') });
 
-/** Resume the current task after it was interrupted (reload, crash). */
+/**
+ * Resume the current task after it was interrupted (reload, crash), or take over a task shown
+ * read-only because another window held it (refused while that window is alive).
+ */
 export const resumeMessageSchema = z.object({ type: z.literal('resume') });
 
 /** The user clicked a link in the transcript; the host opens http(s) and asks about anything else. */
@@ -34,6 +37,8 @@ export const permissionAnswerMessageSchema = z.object({
   requestId: z.string().min(1).max(200),
   decision: permissionChoiceSchema,
   feedback: z.string().max(10_000).optional(),
+  /** With `allowAlways`: the rule(s) to save and where; absent, the host saves the first suggested rule locally. */
+  always: alwaysAllowSchema.optional(),
 });
 
 /** The permission mode for the next task or message. */
@@ -51,10 +56,16 @@ export const openSubtaskMessageSchema = z.object({ type: z.literal('openSubtask'
 /** Put `text` on the clipboard (a code block's Copy button). */
 export const copyMessageSchema = z.object({ type: z.literal('copy'), text: z.string().max(2_000_000) });
 
-/** History page: list this window's tasks; show one; hide one from the list. */
+/**
+ * History page: list every stored task (and this window's live ones); show one (live, or stored
+ * read-only); delete one from the store (the host asks to confirm); resume an interrupted,
+ * failed or aborted one; export one to a file (the host shows a save dialog).
+ */
 export const listTasksMessageSchema = z.object({ type: z.literal('listTasks') });
 export const openTaskMessageSchema = z.object({ type: z.literal('openTask'), taskId: z.string().max(200) });
 export const deleteTaskMessageSchema = z.object({ type: z.literal('deleteTask'), taskId: z.string().max(200) });
+export const resumeTaskMessageSchema = z.object({ type: z.literal('resumeTask'), taskId: z.string().max(200) });
+export const exportTaskMessageSchema = z.object({ type: z.literal('exportTask'), taskId: z.string().max(200), format: exportFormatSchema });
 
 /** Settings page: read; save the non-secret settings; store (or, empty, remove) an API key. */
 export const getSettingsMessageSchema = z.object({ type: z.literal('getSettings') });
@@ -87,6 +98,8 @@ export const fromWebviewMessageSchema = z.discriminatedUnion('type', [
   listTasksMessageSchema,
   openTaskMessageSchema,
   deleteTaskMessageSchema,
+  resumeTaskMessageSchema,
+  exportTaskMessageSchema,
   getSettingsMessageSchema,
   saveSettingsMessageSchema,
   setApiKeyMessageSchema,

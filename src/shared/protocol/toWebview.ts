@@ -6,6 +6,7 @@ import {
   pendingPermissionSchema,
   permissionChoiceSchema,
   settingsStateSchema,
+  storedTaskStateSchema,
   taskSummarySchema,
   transcriptMetaSchema,
 } from './chatMessages';
@@ -46,6 +47,8 @@ export const snapshotMessageSchema = z.object({
   config: chatConfigSchema,
   permissions: z.array(pendingPermissionSchema).optional(),
   meta: transcriptMetaSchema.optional(),
+  /** Set when the task is shown from the store (read-only until resumed); absent for a live task. */
+  stored: storedTaskStateSchema.optional(),
 });
 
 /** One event of the task the snapshot showed; the view folds it with `applyTaskEvent`. */
@@ -71,8 +74,8 @@ export const permissionResolvedMessageSchema = z.object({
   seq,
   requestId: z.string(),
   decision: permissionChoiceSchema,
-  /** Where the answer came from: a chat card, the notification, or the task (cancelled). */
-  source: z.enum(['card', 'notification', 'task']),
+  /** Where the answer came from: a chat card, the notification, the diff editor, the modal dialog, or the task (cancelled). */
+  source: z.enum(['card', 'notification', 'editor', 'dialog', 'task']),
 });
 
 /** The host measured how long a message thought (for "Thought for N s"). */

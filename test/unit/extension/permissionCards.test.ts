@@ -103,24 +103,41 @@ describe('permission prompts: one id for card and notification, first answer win
     expect(of(v.port.posted, 'permissionResolved')).toMatchObject([{ requestId: 'r5', decision: 'deny', source: 'task' }]);
   });
 
-  it('"Always allow" allows the same tool (and for commands the same command) without asking again', async () => {
+  it('"Always allow" saves the rules (as edited, where chosen) before the task goes on; nothing is remembered in memory', async () => {
     const h = fakeHost();
-    const c = new ChatController(h.host);
+    const saved: Array<{ rules: string[]; where: string }> = [];
+    let release: () => void = () => undefined;
+    const c = new ChatController({
+      ...h.host,
+      saveRules: (rules, where) => {
+        saved.push({ rules, where });
+        return new Promise<void>((r) => (release = r));
+      },
+    });
     const v = view(c, h);
     await v.fromPage({ type: 'ready' });
-    const first = c.permissions.ask(request('r6'), new AbortController().signal);
-    await v.fromPage({ type: 'permissionAnswer', requestId: 'r6', decision: 'allowAlways' });
-    expect(await first).toEqual({ decision: 'allow' });
-    expect(await c.permissions.ask(request('r7'), new AbortController().signal)).toEqual({ decision: 'allow' });
-    expect(of(v.port.posted, 'permissionRequest')).toHaveLength(1);
     const bash = (id: string, command: string) =>
-      request(id, { tool: 'Bash', input: { command }, subject: { kind: 'execute', tool: 'Bash', command, cwd: '/w', summary: command } });
-    const ls = c.permissions.ask(bash('r8', 'ls'), new AbortController().signal);
-    await v.fromPage({ type: 'permissionAnswer', requestId: 'r8', decision: 'allowAlways' });
-    await ls;
-    expect(await c.permissions.ask(bash('r9', 'ls'), new AbortController().signal)).toEqual({ decision: 'allow' });
-    void c.permissions.ask(bash('r10', 'rm -rf x'), new AbortController().signal);
-    expect(of(v.port.posted, 'permissionRequest').map((m) => m.request.requestId)).toEqual(['r6', 'r8', 'r10']);
+      request(id, { tool: 'Bash', input: { command }, subject: { kind: 'execute', tool: 'Bash', command, cwd: '/w', summary: command }, suggestedRules: ['Bash(touch:*)'] });
+    let settled = false;
+    const first = c.permissions.ask(bash('r6', 'touch a'), new AbortController().signal).then((a) => {
+      settled = true;
+      return a;
+    });
+    expect(of(v.port.posted, 'permissionRequest')[0]?.request.suggestedRules).toEqual(['Bash(touch:*)']);
+    await v.fromPage({ type: 'permissionAnswer', requestId: 'r6', decision: 'allowAlways', always: { rules: [' Bash(touch a) ', 'Bash(touch a)'], where: 'project' } });
+    expect(saved).toEqual([{ rules: ['Bash(touch a)'], where: 'project' }]);
+    // The card closes at once, but the task waits until the rule is on disk.
+    expect(of(v.port.posted, 'permissionResolved')).toMatchObject([{ requestId: 'r6', decision: 'allowAlways', source: 'card' }]);
+    await Promise.resolve();
+    expect(settled).toBe(false);
+    release();
+    expect(await first).toEqual({ decision: 'allow' });
+    // No in-memory "always": the same call asks again (the engine, reading the file, is what allows it).
+    void c.permissions.ask(bash('r7', 'touch a'), new AbortController().signal);
+    expect(of(v.port.posted, 'permissionRequest').map((m) => m.request.requestId)).toEqual(['r6', 'r7']);
+    // Without edited rules, every suggested rule is saved locally.
+    await v.fromPage({ type: 'permissionAnswer', requestId: 'r7', decision: 'allowAlways' });
+    expect(saved[1]).toEqual({ rules: ['Bash(touch:*)'], where: 'local' });
   });
 
   it('"Open diff" uses the prompt\'s full proposed change, also after it was answered', async () => {
