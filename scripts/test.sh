@@ -22,14 +22,27 @@ npm run --silent typecheck
 step "lint + layering check"
 npm run --silent lint
 
+mkdir -p test-results
 step "unit and integration tests"
-npx vitest run --project unit
+npx vitest run --project unit --reporter=default --reporter=json --outputFile.json=test-results/unit.json
 
 step "build and package"
 npm run --silent package
 
+# The closing line CI reads: "N passed, N failed" over every suite that ran.
+summary() {
+  node -e '
+    let p = 0, f = 0;
+    for (const file of process.argv.slice(1)) {
+      try { const r = require(require("path").resolve(file)); p += r.numPassedTests; f += r.numFailedTests; } catch {}
+    }
+    console.log(`total: ${p} passed, ${f} failed`);
+  ' "$@"
+}
+
 if [ "${KEEL_SKIP_E2E:-0}" = "1" ]; then
   echo "KEEL_SKIP_E2E=1: skipping the end-to-end tests"
+  summary test-results/unit.json
   exit 0
 fi
 
@@ -37,4 +50,5 @@ step "e2e prerequisites"
 bash scripts/e2e/ensure-deps.sh
 
 step "end-to-end tests (code-server + Playwright)"
-npx vitest run --project e2e
+npx vitest run --project e2e --reporter=default --reporter=json --outputFile.json=test-results/e2e.json
+summary test-results/unit.json test-results/e2e.json
