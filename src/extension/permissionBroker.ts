@@ -231,6 +231,9 @@ export class PermissionBroker implements PermissionAsker {
       if (rules.length === 0) throw new Error('there is no rule to save for this call');
       await save(rules, where);
       this.options.log.info(`permission ${p.request.requestId}: saved ${rules.join(', ')} to ${where} settings`);
+      // Saved: the answer says so, and the task's permission machine ends in allowAlways.
+      p.resolve({ ...allow, always: { rules, where } });
+      return;
     } catch (e) {
       this.options.log.error(`permission ${p.request.requestId}: could not save ${rules.join(', ') || 'a rule'}: ${describeError(e)}`);
       this.options.warn?.(`Keel allowed this call once but could not save the rule: ${describeError(e)}`);

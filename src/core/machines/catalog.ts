@@ -2,6 +2,7 @@ import type { AnyStateMachine, EventObject, MachineContext, StateNode } from 'xs
 import { appSessionMachine } from './appSession/appSession.machine';
 import { callMachine } from './call/call.machine';
 import { modelSelectionMachine } from './modelSelection/modelSelection.machine';
+import { permissionMachine } from './permission/permission.machine';
 import { sessionMachine } from './session/session.machine';
 import { streamMachine } from './stream/stream.machine';
 import { taskMachine } from './task/task.machine';
@@ -51,7 +52,7 @@ export function describeMachine(machine: AnyStateMachine): MachineDescription {
   return { id: machine.id, states, transitions: unique };
 }
 
-export const MACHINES: AnyStateMachine[] = [taskMachine, sessionMachine, callMachine, turnMachine, streamMachine, appSessionMachine, modelSelectionMachine];
+export const MACHINES: AnyStateMachine[] = [taskMachine, sessionMachine, callMachine, turnMachine, streamMachine, permissionMachine, appSessionMachine, modelSelectionMachine];
 
 export function describeAll(): { machines: MachineDescription[] } {
   return { machines: MACHINES.map(describeMachine) };

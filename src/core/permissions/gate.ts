@@ -26,7 +26,12 @@ export interface PermissionRequest {
   suggestedRules?: string[];
 }
 
-export type PermissionAnswer = { decision: 'allow' | 'deny'; feedback?: string };
+export type PermissionAnswer = {
+  decision: 'allow' | 'deny';
+  feedback?: string;
+  /** Set when the user chose "Always allow": the rules the host saved, and where. */
+  always?: { rules: string[]; where: 'project' | 'local' | 'user' };
+};
 
 export interface PermissionAsker {
   /** Resolves with the user's answer; rejects or resolves deny when `signal` aborts. */

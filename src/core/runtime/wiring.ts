@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { fromCallback, fromPromise, type EventObject } from 'xstate';
+import { createActor, fromCallback, fromPromise, toPromise, type EventObject } from 'xstate';
 import type { TaskEvent } from '../../shared/domain/events';
 import type { KeelError } from '../../shared/domain/errors';
 import type { ConversationMessage, ToolResultBlock, ToolUseBlock } from '../../shared/domain/messages';
@@ -8,6 +8,7 @@ import { taskLockKey, type HeldLock, type LockManager } from '../locks/lockManag
 import { callMachine } from '../machines/call/call.machine';
 import { providerStreamActor } from '../machines/stream/actors';
 import { streamMachine } from '../machines/stream/stream.machine';
+import { permissionMachine } from '../machines/permission/permission.machine';
 import { taskMachine, type PendingSubtask } from '../machines/task/task.machine';
 import { userText } from '../machines/turn/conversation';
 import { turnMachine, type PermissionOutcome, type ToolRunOutput } from '../machines/turn/turn.machine';
@@ -150,40 +151,42 @@ function modeOnly(workspace: string): PermissionDecider {
   return { decide: async (call, mode) => decideByMode(mode, call.subject, call.readOnly, workspace) };
 }
 
+/**
+ * Validates the call's input (an invalid call is answered without asking anyone), then runs the
+ * permission machine for it: the engine's rules and mode, and the host's prompt when it asks.
+ * Stopping (cancel) stops the machine, which withdraws a pending prompt.
+ */
 async function checkPermission(services: TaskServices, taskId: string, call: ToolUseBlock, mode: PermissionMode, signal: AbortSignal): Promise<PermissionOutcome> {
   const parsed = parseToolInput(services.tools, call.name, call.input);
   if (!parsed.ok) return { decision: 'invalid', result: toolResult(call.id, parsed.result.content, true) };
   const subject = parsed.tool.subject(parsed.input as never, { workspace: services.workspace });
-  const decided = await (services.permissions ?? modeOnly(services.workspace)).decide({ tool: call.name, input: parsed.input, subject, readOnly: parsed.tool.readOnly }, mode);
-  const why = decided.rule ? `${decided.reason} (rule ${decided.rule})` : decided.reason;
-  const requestId = randomUUID();
-  if (decided.decision === 'allow') return { decision: 'allow', reason: why, requestId };
-  if (decided.decision === 'deny') return { decision: 'deny', reason: why, requestId, result: toolResult(call.id, `Permission denied: ${why}.`, true) };
-  services.publish({ type: 'permission', taskId, requestId, toolCallId: call.id, tool: call.name, decision: 'ask', reason: why });
-  let suggestedRules: string[] = [];
-  try {
-    suggestedRules = suggestRules({ tool: call.name, subject, workspace: services.workspace });
-  } catch {
-    // A suggestion is a convenience; without one the user can still allow once.
-  }
-  const answer = await services.asker.ask(
-    {
-      requestId,
-      taskId,
-      toolCallId: call.id,
-      tool: call.name,
-      input: parsed.input,
-      subject,
-      reason: why,
-      ...(decided.rule ? { rule: decided.rule } : {}),
-      ...(decided.risky ? { risky: true } : {}),
-      suggestedRules,
+  const decider = services.permissions ?? modeOnly(services.workspace);
+  const machine = permissionMachine.provide({
+    actors: {
+      evaluate: fromPromise(({ input }) => decider.decide(input.call, input.mode)),
+      askUser: fromPromise(({ input, signal: askSignal }) => {
+        let suggestedRules: string[] = [];
+        try {
+          suggestedRules = suggestRules({ tool: input.tool, subject: input.subject, workspace: services.workspace });
+        } catch {
+          // A suggestion is a convenience; without one the user can still allow once.
+        }
+        return services.asker.ask({ ...input, suggestedRules }, askSignal);
+      }),
     },
-    signal,
-  );
-  if (answer.decision === 'allow') return { decision: 'allow', reason: 'allowed by the user', requestId };
-  const feedback = answer.feedback ? ` Feedback: ${answer.feedback}` : '';
-  return { decision: 'deny', reason: 'denied by the user', requestId, result: toolResult(call.id, `The user denied this ${call.name} call.${feedback}`, true) };
+    actions: { publish: (_: unknown, e: TaskEvent | null) => e && services.publish(e) },
+  });
+  const actor = createActor(machine, {
+    input: { taskId, requestId: randomUUID(), toolCallId: call.id, tool: call.name, input: parsed.input, subject, readOnly: parsed.tool.readOnly, mode },
+  });
+  const stop = () => actor.stop();
+  signal.addEventListener('abort', stop, { once: true });
+  try {
+    actor.start();
+    return await toPromise(actor);
+  } finally {
+    signal.removeEventListener('abort', stop);
+  }
 }
 
 async function runTool(services: TaskServices, taskId: string, call: ToolUseBlock, signal: AbortSignal): Promise<ToolRunOutput> {

@@ -131,7 +131,7 @@ describe('permission prompts: one id for card and notification, first answer win
     await Promise.resolve();
     expect(settled).toBe(false);
     release();
-    expect(await first).toEqual({ decision: 'allow' });
+    expect(await first).toEqual({ decision: 'allow', always: { rules: ['Bash(touch a)'], where: 'project' } });
     // No in-memory "always": the same call asks again (the engine, reading the file, is what allows it).
     void c.permissions.ask(bash('r7', 'touch a'), new AbortController().signal);
     expect(of(v.port.posted, 'permissionRequest').map((m) => m.request.requestId)).toEqual(['r6', 'r7']);

@@ -181,7 +181,7 @@ describe('"Always allow" with the real engine and settings files', () => {
     const broker = new PermissionBroker({ log: new MemoryLogger(), hasVisibleView: () => true, saveRules: (rules, where) => saveRule(rules, where, { workspace, home }) });
     const answer = broker.ask(bash('s1', 'touch made.txt', { suggestedRules: ['Bash(touch:*)'] }), new AbortController().signal);
     broker.answer('s1', 'allowAlways');
-    expect(await answer).toEqual({ decision: 'allow' });
+    expect(await answer).toEqual({ decision: 'allow', always: { rules: ['Bash(touch:*)'], where: 'local' } });
     expect(JSON.parse(readFileSync(join(workspace, '.keel', 'settings.local.json'), 'utf8'))).toEqual({ permissions: { allow: ['Bash(touch:*)'] } });
     expect(readFileSync(join(workspace, '.keel', '.gitignore'), 'utf8')).toContain('settings.local.json');
     expect(await engine.decide(call, 'default')).toMatchObject({ decision: 'allow' });

@@ -1,6 +1,7 @@
 import { createActor, fromPromise, type AnyMachineSnapshot, type AnyStateMachine, type InspectionEvent } from 'xstate';
 import { appSessionMachine } from '../../../src/core/machines/appSession/appSession.machine';
 import { modelSelectionMachine } from '../../../src/core/machines/modelSelection/modelSelection.machine';
+import { permissionMachine } from '../../../src/core/machines/permission/permission.machine';
 import { sessionMachine } from '../../../src/core/machines/session/session.machine';
 import type { CoverageRecorder } from './coverage';
 import { dedupe, doneEvent, errorEvent, transitionPaths, type ModelEvent, type ModelPath } from './paths';
@@ -51,6 +52,34 @@ export const HOST_MODELS: HostModel[] = [
     },
   },
   {
+    // Engine decisions and user answers are the completions of its two actors.
+    machine: permissionMachine,
+    input: { taskId: 't', requestId: 'r', toolCallId: 'c', tool: 'Bash', input: { command: 'make' }, subject: { kind: 'execute', tool: 'Bash', command: 'make', cwd: '/w', summary: 'make' }, readOnly: false, mode: 'default' },
+    events: (s) => {
+      const evs: ModelEvent[] = [];
+      for (const i of invoked(s)) {
+        if (i.src === 'evaluate') {
+          for (const d of ['allow', 'deny', 'ask'] as const) evs.push(doneEvent(i.id, { decision: d, reason: `engine says ${d}` }, d));
+          evs.push(errorEvent(i.id, new Error('engine broke')));
+        } else {
+          evs.push(
+            doneEvent(i.id, { decision: 'allow' }, 'once'),
+            doneEvent(i.id, { decision: 'allow', always: { rules: ['Bash(make:*)'], where: 'local' } }, 'always'),
+            doneEvent(i.id, { decision: 'deny', feedback: 'no' }, 'deny'),
+            errorEvent(i.id, new Error('prompt failed')),
+          );
+        }
+      }
+      return evs;
+    },
+  },
+  {
+    // The same machine in plan mode: checkMode refuses a change before any rule is read.
+    machine: permissionMachine,
+    input: { taskId: 't', requestId: 'r', toolCallId: 'c', tool: 'Write', input: {}, subject: { kind: 'write', tool: 'Write', paths: ['/w/a'], summary: 'write a' }, readOnly: false, mode: 'plan' },
+    events: () => [],
+  },
+  {
     machine: modelSelectionMachine,
     input: { providerDefault: 'claude-sonnet-4-5' },
     events: () => [
@@ -82,7 +111,7 @@ export async function replayHost(model: HostModel, path: ModelPath, recorder: Co
   const lastNodes = model.machine.resolveState({ value: path.values.at(-1)!, context: {} as never })._nodes;
   const prefixOk = lastNodes.some((n) => n.after.length > 0);
   // Per actor name, the outcomes the path needs, in order.
-  const outcomes = new Map<string, ('ok' | 'fail')[]>();
+  const outcomes = new Map<string, { kind: 'ok' | 'fail'; output: unknown }[]>();
   const srcOf = new Map<string, string>();
   const walk = (node: AnyMachineSnapshot['_nodes'][number]): void => {
     for (const inv of node.invoke) srcOf.set(inv.id, String(inv.src));
@@ -94,15 +123,16 @@ export async function replayHost(model: HostModel, path: ModelPath, recorder: Co
     if (!m) continue;
     const src = srcOf.get(m[2]!)!;
     if (!outcomes.has(src)) outcomes.set(src, []);
-    outcomes.get(src)!.push(m[1] === 'done' ? 'ok' : 'fail');
+    outcomes.get(src)!.push({ kind: m[1] === 'done' ? 'ok' : 'fail', output: 'output' in e ? e.output : undefined });
   }
-  const actors: Record<string, ReturnType<typeof fromPromise<void, unknown>>> = {};
+  const actors: Record<string, ReturnType<typeof fromPromise<unknown, unknown>>> = {};
   for (const src of new Set(srcOf.values())) {
     const queue = outcomes.get(src) ?? [];
-    actors[src] = fromPromise<void, unknown>(async () => {
+    actors[src] = fromPromise<unknown, unknown>(async () => {
       const o = queue.shift();
       if (o === undefined) return never();
-      if (o === 'fail') throw new Error(`${src} failed (scripted)`);
+      if (o.kind === 'fail') throw new Error(`${src} failed (scripted)`);
+      return o.output;
     });
   }
   const machine = model.machine.provide({ actors, ...(model.delays ? { delays: model.delays } : {}) });

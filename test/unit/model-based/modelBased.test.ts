@@ -70,12 +70,12 @@ for (const model of HOST_MODELS) {
 }
 
 describe('model-based: coverage of the catalog', () => {
-  const machines = [taskMachine, turnMachine, callMachine, streamMachine, ...HOST_MODELS.map((m) => m.machine)];
+  const machines = [...new Set([taskMachine, turnMachine, callMachine, streamMachine, ...HOST_MODELS.map((m) => m.machine)])];
   afterAll(() => {
     const injectedOnly = [taskMachine, turnMachine, callMachine, streamMachine].flatMap((m) => realOnly.report(m).transitions.missing.map((t) => `  ${m.id}: ${t}`));
     process.stdout.write(
       `\nModel-based coverage (real actors):\n${machines.map((m) => formatCoverage(recorder.report(m))).join('\n')}\n` +
-        `Reached only through an injected actor (no real producer yet: MCP, a tool runner that rejects):\n${injectedOnly.join('\n') || '  (none)'}\n`,
+        `Reached only through an injected actor (no real producer yet: MCP, a tool runner or permission check that rejects):\n${injectedOnly.join('\n') || '  (none)'}\n`,
     );
   });
   it.each(machines.map((m) => [m.id, m] as const))('%s: every state and transition was taken by the real actors', (_id, machine) => {

@@ -148,7 +148,7 @@ export function compileTurn(path: ModelPath, variant: TurnVariant): { script: Sc
     const firstTask = path.events.findIndex((e) => e.tag === 'task');
     script.subtasks.push(firstResult >= 0 && (firstTask < 0 || firstResult < firstTask) ? 'resolve' : 'hang');
   }
-  const inject = tags.some((t) => t.endsWith('permissionCheck[mcp]') || t.startsWith('xstate.error.actor.0.turn.executingTool') || t.includes('turn.mcpCall'));
+  const inject = tags.some((t) => t.endsWith('permissionCheck[mcp]') || t.startsWith('xstate.error.actor.0.turn.permissionCheck') || t.startsWith('xstate.error.actor.0.turn.executingTool') || t.includes('turn.mcpCall'));
   if (inject) script.injected = { permission: [], runTool: [], mcp: [] };
   path.events.forEach((e, i) => {
     const t = e.type;

@@ -1,0 +1,127 @@
+import { assign, fromPromise, setup } from 'xstate';
+import type { TaskEvent } from '../../../shared/domain/events';
+import type { ToolResultBlock } from '../../../shared/domain/messages';
+import type { EngineDecision } from '../../permissions/engine';
+import type { PermissionAnswer, PermissionRequest } from '../../permissions/gate';
+import type { PermissionMode } from '../../runtime/types';
+import type { PermissionSubject } from '../../tools/types';
+import type { PermissionOutcome } from '../turn/turn.machine';
+
+/**
+ * One permission decision for one tool call (the catalog's permission machine):
+ * checkMode (plan mode refuses anything that is not read-only before any rule is read) →
+ * checkRules (the engine: deny rules, ask rules, the mode, allow rules) → allowOnce | deny, or
+ * askUser (the host's prompt; headless, a denying asker) → allowOnce | allowAlways | deny.
+ * Its output is what the turn machine acts on; a denial carries the tool_result the model gets.
+ */
+export interface PermissionInput {
+  taskId: string;
+  requestId: string;
+  toolCallId: string;
+  tool: string;
+  input: unknown;
+  subject: PermissionSubject;
+  readOnly: boolean;
+  mode: PermissionMode;
+}
+
+interface PermissionContext extends PermissionInput {
+  reason: string;
+  rule: string | undefined;
+  risky: boolean;
+  feedback: string | undefined;
+  verdict: 'allowOnce' | 'allowAlways' | 'deny';
+}
+
+export const permissionMachine = setup({
+  types: {
+    context: {} as PermissionContext,
+    input: {} as PermissionInput,
+    output: {} as PermissionOutcome,
+  },
+  actors: {
+    /** The rule engine (src/core/permissions). Provided by the runtime. */
+    evaluate: fromPromise<EngineDecision, { call: Pick<PermissionInput, 'tool' | 'input' | 'subject' | 'readOnly'>; mode: PermissionMode }>(async () => ({
+      decision: 'ask',
+      reason: 'no permission engine wired',
+    })),
+    /**
+     * The host's prompt. Provided by the runtime (the extension's broker, or the CLI's denying
+     * asker), which adds what "Always allow" would save.
+     */
+    askUser: fromPromise<PermissionAnswer, PermissionRequest>(async () => ({ decision: 'deny', feedback: 'Nobody to ask.' })),
+  },
+  actions: {
+    publish: (_: unknown, _event: TaskEvent | null) => {},
+  },
+  guards: {
+    planBlocksChange: ({ context }) => context.mode === 'plan' && !context.readOnly,
+    decided: (_, p: { decision: EngineDecision; is: EngineDecision['decision'] }) => p.decision.decision === p.is,
+    answeredAlways: (_, p: { answer: PermissionAnswer }) => p.answer.decision === 'allow' && Boolean(p.answer.always),
+    answeredAllow: (_, p: { answer: PermissionAnswer }) => p.answer.decision === 'allow',
+  },
+}).createMachine({
+  id: 'permission',
+  context: ({ input }) => ({ ...input, reason: '', rule: undefined, risky: false, feedback: undefined, verdict: 'deny' }),
+  initial: 'checkMode',
+  states: {
+    checkMode: {
+      always: [{ guard: 'planBlocksChange', target: 'deny', actions: assign({ reason: 'plan mode allows read-only tools only' }) }, { target: 'checkRules' }],
+    },
+    checkRules: {
+      invoke: {
+        src: 'evaluate',
+        input: ({ context }) => ({ call: { tool: context.tool, input: context.input, subject: context.subject, readOnly: context.readOnly }, mode: context.mode }),
+        onDone: [
+          { guard: { type: 'decided', params: ({ event }) => ({ decision: event.output, is: 'allow' }) }, target: 'allowOnce', actions: assign(({ event }) => decisionFields(event.output)) },
+          { guard: { type: 'decided', params: ({ event }) => ({ decision: event.output, is: 'deny' }) }, target: 'deny', actions: assign(({ event }) => decisionFields(event.output)) },
+          { target: 'askUser', actions: assign(({ event }) => decisionFields(event.output)) },
+        ],
+        // The engine never throws; if it does, asking is the safe answer (it never widens).
+        onError: { target: 'askUser', actions: assign({ reason: ({ event }) => `the permission engine failed (${event.error instanceof Error ? event.error.message : String(event.error)})` }) },
+      },
+    },
+    askUser: {
+      entry: {
+        type: 'publish',
+        params: ({ context }) => ({ type: 'permission', taskId: context.taskId, requestId: context.requestId, toolCallId: context.toolCallId, tool: context.tool, decision: 'ask', reason: context.reason }),
+      },
+      invoke: {
+        src: 'askUser',
+        input: ({ context }) => ({
+          requestId: context.requestId,
+          taskId: context.taskId,
+          toolCallId: context.toolCallId,
+          tool: context.tool,
+          input: context.input,
+          subject: context.subject,
+          reason: context.reason,
+          ...(context.rule ? { rule: context.rule } : {}),
+          ...(context.risky ? { risky: true } : {}),
+        }),
+        onDone: [
+          { guard: { type: 'answeredAlways', params: ({ event }) => ({ answer: event.output }) }, target: 'allowAlways', actions: assign({ reason: 'always allowed by the user' }) },
+          { guard: { type: 'answeredAllow', params: ({ event }) => ({ answer: event.output }) }, target: 'allowOnce', actions: assign({ reason: 'allowed by the user' }) },
+          { target: 'deny', actions: assign({ reason: 'denied by the user', feedback: ({ event }) => event.output.feedback }) },
+        ],
+        onError: { target: 'deny', actions: assign({ reason: 'the permission prompt failed' }) },
+      },
+    },
+    allowOnce: { type: 'final', entry: assign({ verdict: 'allowOnce' }) },
+    allowAlways: { type: 'final', entry: assign({ verdict: 'allowAlways' }) },
+    deny: { type: 'final', entry: assign({ verdict: 'deny' }) },
+  },
+  output: ({ context }) => outcome(context),
+});
+
+function decisionFields(d: EngineDecision): Partial<PermissionContext> {
+  return { reason: d.rule ? `${d.reason} (rule ${d.rule})` : d.reason, rule: d.rule, risky: Boolean(d.risky) };
+}
+
+function outcome(c: PermissionContext): PermissionOutcome {
+  if (c.verdict !== 'deny') return { decision: 'allow', reason: c.reason, requestId: c.requestId };
+  const byUser = c.reason === 'denied by the user';
+  const content = byUser ? `The user denied this ${c.tool} call.${c.feedback ? ` Feedback: ${c.feedback}` : ''}` : `Permission denied: ${c.reason}.`;
+  const result: ToolResultBlock = { type: 'tool_result', tool_use_id: c.toolCallId, content, is_error: true };
+  return { decision: 'deny', reason: c.reason, requestId: c.requestId, result };
+}
