@@ -1,14 +1,31 @@
 import { and, assign, fromPromise, sendParent, setup } from 'xstate';
-import type { KeelError } from '../../../shared/domain/errors';
 import type { TaskEvent } from '../../../shared/domain/events';
-import { ZERO_USAGE, type ConversationMessage, type StopReason, type ToolResultBlock, type ToolUseBlock, type Usage } from '../../../shared/domain/messages';
+import { ZERO_USAGE, type ConversationMessage, type StopReason, type ToolUseBlock } from '../../../shared/domain/messages';
 import { compactWithSummary, truncateConversation } from '../../context/compaction';
 import { estimateTokens } from '../../context/tokens';
-import type { ProviderRequest, ToolDefinition } from '../../providers/types';
+import type { ToolDefinition } from '../../providers/types';
 import type { PermissionMode } from '../../runtime/types';
 import { callMachine, type CallOutput } from '../call/call.machine';
 import type { StreamOutput } from '../stream/assembly';
-import { insertToolResults, pendingToolUses, repairConversation, retryDelayMs, toolResultsMessage, unansweredSubtaskCalls, userText } from './conversation';
+import { insertToolResults, pendingToolUses, repairConversation, retryDelayMs, unansweredSubtaskCalls, userText } from './conversation';
+import {
+  addUsage,
+  advance,
+  buildRequest,
+  callError,
+  continueAfterMaxTokens,
+  errorResult,
+  internal,
+  messageEvent,
+  permissionEvent,
+  resultEvent,
+  resultsEvent,
+  retryEvent,
+  toolCallEvent,
+  turnEvent,
+  usageEvent,
+} from './turnHelpers';
+import type { PermissionOutcome, ToolRunOutput, TurnContext, TurnEvent, TurnInput, TurnOutput } from './types';
 
 /**
  * The agent loop. One run of this machine answers one user message: it prepares the system
@@ -18,70 +35,7 @@ import { insertToolResults, pendingToolUses, repairConversation, retryDelayMs, t
  * iterative: assembling returns to checkingContext. It ends in `done` or `error`, and its output
  * carries the conversation so far either way.
  */
-export interface TurnLimits {
-  maxTurns: number;
-  maxTokens: number;
-  /** Estimated tokens above which the context is compacted. */
-  contextLimit: number;
-  /** Retries of a failed stream before the turn gives up. */
-  retryLimit: number;
-  retryBaseMs: number;
-  lockTimeoutMs: number;
-  thinkingBudgetTokens?: number;
-}
-
-export interface TurnInput {
-  taskId: string;
-  model: string;
-  mode: PermissionMode;
-  messages: ConversationMessage[];
-  limits: TurnLimits;
-  compactionFailures: number;
-  /** Which run of the task's turn loop this is; with the call and attempt counts it names each request. */
-  run: number;
-}
-
-export type PermissionOutcome =
-  | { decision: 'allow'; reason: string; requestId: string; mcp?: boolean }
-  | { decision: 'deny'; reason: string; requestId: string; result: ToolResultBlock }
-  | { decision: 'invalid'; result: ToolResultBlock };
-
-export interface ToolRunOutput {
-  result: ToolResultBlock;
-  summary: string;
-}
-
-export interface TurnOutput {
-  status: 'done' | 'error';
-  stopReason: StopReason | null;
-  messages: ConversationMessage[];
-  error: KeelError | null;
-  usage: Usage;
-  costUsd: number;
-  compactionFailures: number;
-}
-
-interface TurnContext extends TurnInput {
-  system: string[];
-  tools: ToolDefinition[];
-  modelCalls: number;
-  attempt: number;
-  last: Extract<StreamOutput, { ok: true }> | null;
-  failure: CallOutput | null;
-  pending: ToolUseBlock[];
-  index: number;
-  results: ToolResultBlock[];
-  maxTokensContinued: boolean;
-  stopReason: StopReason | null;
-  error: KeelError | null;
-  usage: Usage;
-  costUsd: number;
-}
-
-export type TurnEvent =
-  | { type: 'CANCEL' }
-  | { type: 'SET_MODE'; mode: PermissionMode }
-  | { type: 'SUBTASK_RESULT'; toolCallId: string; result: ToolResultBlock; summary: string };
+export type { PermissionOutcome, ToolRunOutput, TurnEvent, TurnInput, TurnLimits, TurnOutput } from './types';
 
 const COMPACTION_BREAKER = 3;
 
@@ -397,102 +351,3 @@ export const turnMachine = setup({
   }),
 });
 
-function addUsage(a: Usage, b: Usage): Usage {
-  return {
-    inputTokens: a.inputTokens + b.inputTokens,
-    outputTokens: a.outputTokens + b.outputTokens,
-    cacheReadTokens: a.cacheReadTokens + b.cacheReadTokens,
-    cacheWriteTokens: a.cacheWriteTokens + b.cacheWriteTokens,
-  };
-}
-
-function buildRequest(context: TurnContext): ProviderRequest {
-  return {
-    model: context.model,
-    system: context.system,
-    messages: repairConversation(context.messages),
-    tools: context.tools,
-    maxTokens: context.limits.maxTokens,
-    ...(context.limits.thinkingBudgetTokens ? { thinkingBudgetTokens: context.limits.thinkingBudgetTokens } : {}),
-  };
-}
-
-function advance(context: TurnContext, result: ToolResultBlock): Partial<TurnContext> {
-  return { results: [...context.results, result], index: context.index + 1 };
-}
-
-function errorResult(context: TurnContext, err: unknown): ToolResultBlock {
-  const call = context.pending[context.index];
-  return { type: 'tool_result', tool_use_id: call?.id ?? 'unknown', content: `The tool failed: ${err instanceof Error ? err.message : String(err)}`, is_error: true };
-}
-
-function internal(err: unknown): KeelError {
-  return { code: 'internal', message: err instanceof Error ? err.message : String(err), retryable: true };
-}
-
-function callError(output: CallOutput): KeelError {
-  if (output.ok) return { code: 'internal', message: 'unexpected success', retryable: false };
-  if ('duplicate' in output) return { code: 'internal', message: 'A duplicate request for this step was dropped: another driver already sent it.', retryable: false };
-  if ('timeout' in output) return { code: 'internal', message: 'Timed out waiting for the task lock: another request of this task is still running.', retryable: true };
-  const { code, message, retryable } = output.error;
-  return { code, message, retryable };
-}
-
-function continueAfterMaxTokens(last: Extract<StreamOutput, { ok: true }>): string {
-  const cut = last.truncatedToolUses.map((t) => `${t.name} (${t.reason})`);
-  return (
-    'Your previous answer was cut off by the output token limit.' +
-    (cut.length ? ` These tool calls were incomplete and were NOT run: ${cut.join(', ')}.` : '') +
-    ' Continue from where you stopped.'
-  );
-}
-
-function resultsEvent(context: TurnContext): TaskEvent | null {
-  const { messages, appended } = insertToolResults(context.messages, context.results);
-  return appended ? messageEvent(context, toolResultsMessage(context.results)) : { type: 'compacted', taskId: context.taskId, messages, summary: false };
-}
-
-function messageEvent(context: TurnContext, message: ConversationMessage): TaskEvent | null {
-  if (message.content.length === 0) return null;
-  return { type: 'message', taskId: context.taskId, message };
-}
-
-function turnEvent(context: TurnContext, state: string): TaskEvent {
-  return { type: 'turn', taskId: context.taskId, state, turn: context.modelCalls };
-}
-
-function toolCallEvent(context: TurnContext): TaskEvent | null {
-  const call = context.pending[context.index];
-  return call ? { type: 'tool_call', taskId: context.taskId, id: call.id, name: call.name, input: call.input } : null;
-}
-
-function permissionEvent(context: TurnContext, outcome: PermissionOutcome): TaskEvent | null {
-  const call = context.pending[context.index];
-  if (!call || outcome.decision === 'invalid') return null;
-  return { type: 'permission', taskId: context.taskId, requestId: outcome.requestId, toolCallId: call.id, tool: call.name, decision: outcome.decision, reason: outcome.reason };
-}
-
-function resultEvent(context: TurnContext, result: ToolResultBlock, summary: string): TaskEvent {
-  return { type: 'tool_result', taskId: context.taskId, id: result.tool_use_id, is_error: Boolean(result.is_error), summary };
-}
-
-function retryEvent(context: TurnContext): TaskEvent | null {
-  const f = context.failure;
-  if (!f || f.ok || !('error' in f)) return null;
-  return { type: 'retry', taskId: context.taskId, attempt: context.attempt - 1, delayMs: retryDelayMs(context.attempt - 1, f.error.retryAfterMs, context.limits.retryBaseMs), code: f.error.code };
-}
-
-function usageEvent(context: TurnContext): TaskEvent | null {
-  const last = context.last;
-  if (!last) return null;
-  return {
-    type: 'usage',
-    taskId: context.taskId,
-    inputTokens: last.usage.inputTokens,
-    outputTokens: last.usage.outputTokens,
-    cacheReadTokens: last.usage.cacheReadTokens,
-    cacheWriteTokens: last.usage.cacheWriteTokens,
-    costUsd: 0,
-    totalCostUsd: 0,
-  };
-}
