@@ -148,6 +148,24 @@ export class TaskRuntime {
   }
 
   /** Stops every task, writes and closes their logs and releases their locks (synchronously). */
+  /**
+   * Stops a task and lets go of it (its log is closed, its lock released); a later `get` finds
+   * nothing. Its subtasks are let go too. Used before deleting a stored task.
+   */
+  forget(id: string): void {
+    const task = this.tasks.get(id);
+    if (!task) return;
+    task.stop();
+    this.tasks.delete(id);
+    for (const [key, child] of this.subtasks) {
+      if (key.startsWith(`${id}:`)) {
+        child.stop();
+        this.subtasks.delete(key);
+        this.tasks.delete(child.id);
+      }
+    }
+  }
+
   dispose(): void {
     for (const t of this.tasks.values()) t.stop();
     this.tasks.clear();

@@ -14,13 +14,15 @@ export interface TaskArchive {
   resume(id: string, opts: ResumeTaskOptions): Promise<TaskHandle>;
   get(id: string): TaskHandle | undefined;
   list(): TaskHandle[];
+  /** Stops a task and lets go of it (closes its log, releases its lock). */
+  forget(id: string): void;
   readonly store: { load(id: string): Promise<LoadedTask>; delete(id: string): Promise<void> } | undefined;
 }
 
 /** The runtime as a TaskArchive when it has the methods and a store; undefined for a memory-only runtime. */
 export function archiveOf(runtime: object): TaskArchive | undefined {
   const r = runtime as Partial<TaskArchive>;
-  const ok = typeof r.listStored === 'function' && typeof r.inspect === 'function' && typeof r.resume === 'function' && r.store !== undefined;
+  const ok = typeof r.listStored === 'function' && typeof r.inspect === 'function' && typeof r.resume === 'function' && typeof r.forget === 'function' && r.store !== undefined;
   return ok ? (runtime as TaskArchive) : undefined;
 }
 

@@ -145,7 +145,7 @@ export class TaskHistory {
     if (live && !live.transcript().done) throw new HistoryError('busy', 'This task is still running; cancel it before deleting it.');
     if (!(await this.d.services.confirm(`Delete the task "${title}"?`, 'Its conversation and log are removed from disk. This cannot be undone.', 'Delete'))) return false;
     // A settled live task holds its log and lock until it is stopped.
-    if (live && typeof (live as Partial<{ stop(): void }>).stop === 'function') (live as unknown as { stop(): void }).stop();
+    if (live) archive.forget(id);
     try {
       await archive.store?.delete(id);
     } catch (err) {
