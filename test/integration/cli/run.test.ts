@@ -2,6 +2,7 @@ import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { isAlive } from '../../unit/tools/helpers';
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startFakeModelServer, type FakeModelServer } from '../../fixtures/fake-model-server';
 import { waitUntil } from '../../unit/model-based/system';
@@ -142,13 +143,9 @@ describe('keel run: bad inputs end with exit 1 and a message', () => {
   });
 });
 
+/** Running, not a zombie (an orphan here may wait a while to be reaped). */
 function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
+  return isAlive(pid);
 }
 
 async function closedPort(): Promise<number> {
