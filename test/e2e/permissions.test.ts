@@ -12,7 +12,7 @@
  * Screenshots go to test-results/permissions-*.png.
  */
 import { existsSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import type { Frame } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
 import { startFakeModelServer, type FakeModelServer, type FakeTurn } from '../fixtures/fake-model-server/index';
@@ -68,14 +68,15 @@ describe('permissions: chat card, diff editor, always allow', () => {
       await input.press('Enter');
 
       const card = chat.locator('[data-testid="permission-card"]');
-      const proposedTab = page.locator('.tabs-container .tab', { hasText: 'proposed by Keel' });
+      // One file's proposal tab: the next call's diff may open before this one's tab is gone.
+      const proposedTab = (file: string) => page.locator(`.tabs-container .tab[data-resource-name="${basename(file)}"]`, { hasText: 'proposed by Keel' });
       const waiting = page.locator('.statusbar-item', { hasText: 'Keel: waiting for permission' });
 
       // 1. Edit: the diff editor and the card, at once; Accept in the editor title writes the file.
       await card.waitFor({ timeout: 60_000 });
       expect(await card.getAttribute('data-tool')).toBe('Edit');
       const firstCard = chat.locator(`[data-testid="permission-card"][data-request-id="${await card.getAttribute('data-request-id')}"]`);
-      await proposedTab.waitFor({ timeout: 30_000 });
+      await proposedTab(GREET).waitFor({ timeout: 30_000 });
       await page.locator('.monaco-diff-editor').first().waitFor({ timeout: 30_000 });
       await waiting.waitFor({ timeout: 30_000 });
       expect(await card.locator('[data-testid="permission-reason"]').textContent()).toContain('Keel asks because');
@@ -86,7 +87,8 @@ describe('permissions: chat card, diff editor, always allow', () => {
       expect(readFileSync(join(ws, GREET), 'utf8')).toBe(original);
       await accept.click();
       await expect.poll(() => readFileSync(join(ws, GREET), 'utf8'), { timeout: 30_000 }).toContain('return `Hi, ${name}!`;');
-      await proposedTab.waitFor({ state: 'detached', timeout: 30_000 });
+      // Answered in the editor, the card closes. (The tab's own closing is checked after the next
+      // answers: the next Edit opens a tab for the same file right away.)
       await firstCard.waitFor({ state: 'detached', timeout: 30_000 });
       await waitForRequests(server, 2);
       expect(requestText(server, 1)).toContain('toolu_edit_1');
@@ -94,7 +96,7 @@ describe('permissions: chat card, diff editor, always allow', () => {
       // 2. The next Edit: Deny on the card with feedback. The file stays, the tab closes, the model hears why.
       const second = chat.locator('[data-testid="permission-card"][data-tool="Edit"]');
       await second.waitFor({ timeout: 60_000 });
-      await proposedTab.waitFor({ timeout: 30_000 });
+      await proposedTab(GREET).waitFor({ timeout: 30_000 });
       const afterFirst = readFileSync(join(ws, GREET), 'utf8');
       await second.locator('[data-testid="permission-feedback"]').fill(FEEDBACK);
       await second.locator('[data-testid="permission-deny"]').click();
@@ -102,16 +104,16 @@ describe('permissions: chat card, diff editor, always allow', () => {
       expect(requestText(server, 2)).toContain(FEEDBACK);
       expect(requestText(server, 2)).toContain('toolu_edit_2');
       expect(readFileSync(join(ws, GREET), 'utf8')).toBe(afterFirst);
-      await proposedTab.waitFor({ state: 'detached', timeout: 30_000 });
+      await proposedTab(GREET).waitFor({ state: 'detached', timeout: 30_000 });
       await second.waitFor({ state: 'detached', timeout: 30_000 });
 
       // 3. A Write allowed once on the card is written.
       const write = chat.locator('[data-testid="permission-card"][data-tool="Write"]');
       await write.waitFor({ timeout: 60_000 });
-      await proposedTab.waitFor({ timeout: 30_000 });
+      await proposedTab(NOTES).waitFor({ timeout: 30_000 });
       await write.locator('[data-testid="permission-allow"]').click();
       await expect.poll(() => existsSync(join(ws, NOTES)) && readFileSync(join(ws, NOTES), 'utf8'), { timeout: 30_000 }).toBe(NOTES_TEXT);
-      await proposedTab.waitFor({ state: 'detached', timeout: 30_000 });
+      await proposedTab(NOTES).waitFor({ state: 'detached', timeout: 30_000 });
 
       // 4. Bash: "Always allow" shows the rule and where, saves it locally; the same command then runs unasked.
       const bash = chat.locator('[data-testid="permission-card"][data-tool="Bash"]');
