@@ -2,9 +2,10 @@
 # The README's test command (`npm test`): installs what is missing, then runs every test.
 #   1. node dependencies (npm ci) when node_modules is missing or stale
 #   2. typecheck, lint and the layering check
-#   3. unit and integration tests (vitest project "unit")
-#   4. build and package the .vsix
-#   5. the e2e prerequisites (Debian packages, code-server 4.100.3 in a cache folder)
+#   3. the prerequisites (Debian packages such as ripgrep and bubblewrap, which unit tests use;
+#      code-server 4.100.3 in a cache folder for the e2e)
+#   4. unit and integration tests (vitest project "unit")
+#   5. build and package the .vsix
 #   6. the end-to-end tests in code-server driven by Playwright (vitest project "e2e")
 # Set KEEL_SKIP_E2E=1 to stop after step 4.
 set -euo pipefail
@@ -21,6 +22,11 @@ step "typecheck"
 npm run --silent typecheck
 step "lint + layering check"
 npm run --silent lint
+
+# Before the unit tests: Glob/Grep and the sandbox tests run the real rg and bwrap, which a fresh
+# machine does not have.
+step "prerequisites (Debian packages, code-server)"
+bash scripts/e2e/ensure-deps.sh >/dev/null
 
 mkdir -p test-results
 step "unit and integration tests"
@@ -45,9 +51,6 @@ if [ "${KEEL_SKIP_E2E:-0}" = "1" ]; then
   summary test-results/unit.json
   exit 0
 fi
-
-step "e2e prerequisites"
-bash scripts/e2e/ensure-deps.sh
 
 step "end-to-end tests (code-server + Playwright)"
 npx vitest run --project e2e --reporter=default --reporter=json --outputFile.json=test-results/e2e.json
