@@ -1,9 +1,10 @@
 import { BASE_GROUP } from './base';
 import type { CorpusGroup } from './types';
+import { WRAPPER_GROUPS } from './wrappers';
 
 /**
  * Every group of the permission corpus. corpus.test.ts checks each case's decision (and, where a
  * case carries `realBash`, what real bash does with it); bench/permissions.bench.ts times them.
  * Add a group in its own file and list it here.
  */
-export const CORPUS: CorpusGroup[] = [BASE_GROUP];
+export const CORPUS: CorpusGroup[] = [BASE_GROUP, ...WRAPPER_GROUPS];
