@@ -119,18 +119,18 @@ export function checkBash(ctx: BashContext, command: string, cwd: string, f: Fin
   let allReadOnly = c.opaque.length === 0 && writes === 0;
   let allAllowed = c.opaque.length === 0;
   const used: PermissionRule[] = [];
+  // A variable set as a statement reaches later commands if exported (or already in the
+  // environment, as upper-case names usually are): only harmless ones keep commands read-only.
+  const envChanged = c.analyses.some((a) => a.assigns.some((v) => !isHarmlessVariable(v.name) && (v.declared || !/[a-z]/.test(v.name))));
   for (const a of c.analyses) {
     for (const cmd of a.commands) {
       if (cmd.cwd === null) allReadOnly = false;
     }
-    // A variable set as a statement reaches later commands if exported (or already in the
-    // environment, as upper-case names usually are): only harmless ones keep them read-only.
-    if (a.assigns.some((v) => !isHarmlessVariable(v.name) && (v.declared || !/[a-z]/.test(v.name)))) allReadOnly = false;
   }
   for (const p of c.plans) {
     for (const form of p.allowForms) {
       const cwd = form.cwd === undefined ? p.cwd : form.cwd;
-      const readOnly = isReadOnlyCommand(form, {
+      const readOnly = !envChanged && isReadOnlyCommand(form, {
         cwd,
         home: ctx.home,
         pathOk: (v) => {

@@ -65,15 +65,20 @@ export function isReadOnlyCommand(form: CommandForm, ctx: ReadOnlyContext): bool
   const words = spec.prepare ? spec.prepare(form.words) : form.words;
   if (!words) return false;
   const safe = allSafe(spec);
-  // A computed word may be any option and several words: fine only when every option is harmless
-  // and no operand is a file. A glob may expand to a file named like an option (`-rf`): fine only
-  // when every option is harmless and none changes what the operands mean.
-  if (words.some((w) => w.dynamic) && !(safe && spec.operands === 'none')) return false;
+  // A computed word may be any option and several words: fine when every option is harmless and
+  // no operand is a file, or when it stands after the options of a program that stops at its
+  // first operand and has no file operands (printf's arguments). A glob may expand to a file
+  // named like an option (`-rf`): fine only when every option is harmless and none changes what
+  // the operands mean.
   const globsOk = safe && spec.operands !== 'pattern-then-paths';
   if (!globsOk && words.some((w) => w.glob && mayBeOption(w))) return false;
-  const r = parseOptions(spec.table, words, 1, { uncertain: 'operand' });
+  const r = parseOptions(spec.table, words, 1, { uncertain: safe ? 'operand' : 'fail' });
   if (!r.ok) return false;
   const a = r.args;
+  if (!(safe && spec.operands === 'none')) {
+    const computedOperandsOk = spec.operands === 'none' && !spec.table.settings.permute;
+    if (words.some((w, i) => w.dynamic && !(computedOperandsOk && i >= a.end))) return false;
+  }
   for (const o of a.options) if (!optionOk(o.effect, o.value, o.valueWord, ctx)) return false;
   if (spec.check && !spec.check(a, ctx)) return false;
   let operands = a.operands;

@@ -10,7 +10,9 @@ import type { ReadOnlyContext, RO } from './types';
  * follow parse-options (unambiguous abbreviations, `--no-X`), so every table lists the options
  * that write or run programs too, and an abbreviation resolves against all of them
  * (`--edit-desc` is `--edit-description`). Every operand (revision or path) is path-checked, and
- * the repository itself must not be able to run code (gitRepo.ts).
+ * the repository itself must not be able to run code (gitRepo.ts). `--contains`, `--merged` and
+ * the like take the next word when one follows (parse-options' LASTARG_DEFAULT): modelled as
+ * required, so a bare one at the end asks.
  */
 const GLOBAL = roTable(
   'git',
@@ -60,7 +62,7 @@ const SUBS: Record<string, Sub> = {
   branch: {
     table: roTable(
       'git branch',
-      `a/all r/remotes v/verbose l/list /show-current /contains=? /no-contains=? /merged=? /no-merged=? /sort= /format= /points-at= /color=? /column=?
+      `a/all r/remotes v/verbose l/list /show-current /contains= /no-contains= /merged= /no-merged= /sort= /format= /points-at= /color=? /column=?
        i/ignore-case /omit-empty /abbrev=? q/quiet d/delete! D! m/move! M! c/copy! C! /edit-description! u/set-upstream-to=! /unset-upstream!
        t/track=?! f/force! /create-reflog! /recurse-submodules!`,
       NEG,
@@ -71,7 +73,7 @@ const SUBS: Record<string, Sub> = {
   tag: {
     table: roTable(
       'git tag',
-      `l/list n=? /contains=? /no-contains=? /merged=? /no-merged=? /points-at=? /sort= /format= /color=? /column=? i/ignore-case /omit-empty a/annotate!
+      `l/list n=? /contains= /no-contains= /merged= /no-merged= /points-at= /sort= /format= /color=? /column=? i/ignore-case /omit-empty a/annotate!
        s/sign! u/local-user=! f/force! d/delete! v/verify! m/message=! F/file=! e/edit! /cleanup=! /create-reflog! /trailer=!`,
       NEG,
     ),
