@@ -14,7 +14,8 @@ import type { ReadOnlyContext, RO } from './types';
  * the like take the next word when one follows (parse-options' LASTARG_DEFAULT): modelled as
  * required, so a bare one at the end asks.
  */
-const GLOBAL = roTable(
+/** git's own options (before the sub-command), exact as git.c reads them. */
+export const GIT_GLOBAL = roTable(
   'git',
   `v/version h/help! C=! c=! /config-env=! /exec-path=? /html-path /man-path /info-path p/paginate! P/no-pager /no-replace-objects /bare! /git-dir=!
    /work-tree=! /namespace= /super-prefix=! /literal-pathspecs /glob-pathspecs /noglob-pathspecs /icase-pathspecs /no-optional-locks /list-cmds=`,
@@ -125,7 +126,7 @@ const SUBS: Record<string, Sub> = {
 export function gitIsReadOnly(input: readonly ShellWord[], ctx: ReadOnlyContext): boolean {
   const words = input.map((w) => (isLiteral(w) && w.value === '--end-of-options' ? { ...w, value: '--' } : w));
   if (words.some((w) => w.dynamic)) return false;
-  const g = parseOptions(GLOBAL, words, 1);
+  const g = parseOptions(GIT_GLOBAL, words, 1);
   if (!g.ok || g.args.options.some((o) => o.effect !== 'safe' || (o.name === '--exec-path' && o.value !== undefined))) return false;
   const subWord = words[g.args.end];
   if (!subWord) return g.args.options.length > 0;

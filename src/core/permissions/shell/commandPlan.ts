@@ -1,5 +1,6 @@
 import { basename, isAbsolute, resolve } from 'node:path';
 import { isDangerousVariable, type FileTarget, type SimpleCommand } from './analyze';
+import { execOptionAt } from './execOptions';
 import { isLiteral } from './options';
 import { unwrap, type Unwrapped } from './wrappers';
 import type { ShellWord } from './words';
@@ -48,17 +49,6 @@ const INTERPRETER_FLAGS: Record<string, string[]> = {
 };
 const AWKS = new Set(['awk', 'gawk', 'mawk', 'nawk']);
 const NETWORK_TOOLS = new Set(['curl', 'wget', 'nc', 'ncat', 'netcat', 'socat', 'ssh', 'scp', 'sftp', 'rsync', 'ftp', 'telnet', 'aria2c', 'http', 'https']);
-/** Option flags that make a command run another program it names. */
-const EXEC_OPTIONS: Record<string, RegExp> = {
-  git: /^(-c|--config-env(=.*)?|--exec-path(=.*)?|--upload-pack(=.*)?|--receive-pack(=.*)?|--exec(=.*)?)$/,
-  rg: /^(--pre(=.*)?|--pre-glob(=.*)?)$/,
-  tar: /^(--to-command(=.*)?|--use-compress-program(=.*)?|-I|--checkpoint-action(=.*)?|--info-script(=.*)?|-F|--new-volume-script(=.*)?)$/,
-  rsync: /^(-e|--rsh(=.*)?|--rsync-path(=.*)?)$/,
-  sort: /^(--compress-program(=.*)?)$/,
-  man: /^(-P|--pager(=.*)?|-H.*|--html(=.*)?)$/,
-  zip: /^(-TT|--unzip-command(=.*)?|-T)$/,
-  ssh: /^(-o.*|-F)$/,
-};
 
 function isOption(w: ShellWord | undefined): boolean {
   return !!w && !w.dynamic && w.value.startsWith('-') && w.value.length > 1;
@@ -168,11 +158,8 @@ function planWords(words: ShellWord[], openEnded: boolean, ctx: PlanContext, dep
     plan.allowForms.push(self);
     return;
   }
-  const exec = EXEC_OPTIONS[base];
-  if (exec) {
-    const at = words.findIndex((w, k) => k > 0 && (w.dynamic || exec.test(w.value)));
-    if (at > 0) return void plan.allowForms.push({ ...self, inlineAt: at });
-  }
+  const at = execOptionAt(base, words);
+  if (at > 0) return void plan.allowForms.push({ ...self, inlineAt: at });
   plan.allowForms.push(self);
 }
 
