@@ -147,6 +147,15 @@ function argWord(x: ParsedOption<W>): ShellWord | undefined {
  * when `name` is not a wrapper. Never throws.
  */
 export function unwrap(name: string, words: ShellWord[]): Unwrapped | undefined {
+  const u = unwrapWords(name, words);
+  if (!u || u.opaque || u.innerAt === undefined) return u;
+  // A computed word before the command (`timeout 5$x cmd`) may split into more words and move
+  // where the command starts.
+  const computed = u.words.slice(1, u.innerAt).find((w) => !isLiteral(w));
+  return computed ? opaque(u.words, `${name} with arguments known only at run time (${computed.text})`) : u;
+}
+
+function unwrapWords(name: string, words: ShellWord[]): Unwrapped | undefined {
   switch (name) {
     case 'env':
       return unwrapEnv(words);

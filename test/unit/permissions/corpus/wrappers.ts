@@ -28,6 +28,9 @@ const FORMS: Row[] = [
   ['timeout -f 5 rm x', 'ask'],
   ['timeout --bogus 5 rm x', 'ask'],
   ['timeout $T rm x', 'ask'],
+  ['timeout 5$T rm x', 'ask'],
+  ['taskset 1$M rm x', 'ask'],
+  ['flock $LOCK rm x', 'ask'],
   ['timeout 5 ls src', 'allow'],
   // nice: -n N, --adjustment=N, and the obsolete -N / --N / -+N.
   ['nice rm x', 'deny'],
