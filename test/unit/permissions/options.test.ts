@@ -143,6 +143,9 @@ describe('parseOptions: words known only at run time', () => {
     expect(mayBeOption(glob('*'))).toBe(true);
     expect(mayBeOption(glob('src/*.ts'))).toBe(false);
     expect(mayBeOption(w('-rf')[0] as ShellWord)).toBe(false);
+    expect(mayBeOption(glob('--include=*.ts'))).toBe(false);
+    expect(mayBeOption(glob('--pre*'))).toBe(true);
+    expect(mayBeOption(glob('-*'))).toBe(true);
   });
   it('names options by every alias', () => {
     const def = { short: 'u', long: ['unset'], effect: 'plain' as const };

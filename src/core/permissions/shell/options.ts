@@ -135,15 +135,17 @@ export function isLiteral(w: ShellWord): boolean {
 }
 
 /**
- * Could bash turn this word into something starting with `-`? A computed word can; so can a
- * glob whose first character is a wildcard (`*` matches a file named `-rf`).
+ * Could bash turn this word into an option Keel cannot name? A computed word can; so can a glob
+ * whose first character is a wildcard (`*` matches a file named `-rf`), or one that starts with
+ * a dash before the option's name is complete (`-*`, `--pre*`). A glob like `--include=*.ts`
+ * stays that one option whatever it matches.
  */
 export function mayBeOption(w: ShellWord): boolean {
   if (w.dynamic) {
     const c = w.value[0];
     return c === undefined || c === '-' || c === '\u0000' || c === '*' || c === '?' || c === '[';
   }
-  if (w.glob) return /^[*?[]/.test(w.value) || w.value.startsWith('-');
+  if (w.glob) return /^[*?[]/.test(w.value) || (w.value.startsWith('-') && !/^--[^=*?[]+=/.test(w.value));
   return false;
 }
 
@@ -192,7 +194,8 @@ export function parseOptions<E extends string>(table: OptionTable<E>, words: rea
       if (uncertain === 'fail') return { ok: false, reason: `${w.text} may expand to an option of ${table.program}`, at: i };
     }
     const v = w.value;
-    const option = isLiteral(w) && v.startsWith('-') && v.length > 1 && !(numericOperands && isNumeric(v));
+    // A glob that starts with a dash stays an option word (`--include=*.ts`): its name decides.
+    const option = !w.dynamic && v.startsWith('-') && v.length > 1 && !(numericOperands && isNumeric(v));
     if (!option) {
       if (!permute) {
         out.end = i;

@@ -38,6 +38,8 @@ const ORDINARY: Row[] = [
   ['grep -5 -c x src/a.ts', 'allow'],
   ['grep /etc/passwd src/a.ts', 'allow'],
   ["grep -rn --include='*.ts' TODO src", 'allow'],
+  ['grep -rn TODO --include=*.ts .', 'allow'],
+  ['rg TODO --glob=*.ts', 'allow'],
   ['rg foo src', 'allow'],
   ['rg -n --hidden -i foo src', 'allow'],
   ['rg foo', 'allow'],
@@ -174,6 +176,9 @@ const FLAGS: Row[] = [
   ['grep -e x -- /etc/passwd', 'ask'],
   ['grep -rn x ..', 'ask'],
   ['grep x *', 'ask'],
+  ['grep -r x --exclude-from=../* .', 'ask'],
+  ['grep -r x --inc*=x .', 'ask'],
+  ['sort -* src/a.ts', 'ask'],
   ['cd /etc && grep -r root', 'ask'],
   // find
   ['find . -delete', 'ask'],
