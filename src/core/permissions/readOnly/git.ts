@@ -131,7 +131,7 @@ export function gitIsReadOnly(input: readonly ShellWord[], ctx: ReadOnlyContext)
   const subWord = words[g.args.end];
   if (!subWord) return g.args.options.length > 0;
   if (!isLiteral(subWord)) return false;
-  const sub = SUBS[subWord.value];
+  const sub = Object.hasOwn(SUBS, subWord.value) ? SUBS[subWord.value] : undefined;
   if (!sub) return false;
   const r = parseOptions(sub.table, words, g.args.end + 1, { uncertain: 'fail' });
   if (!r.ok) return false;

@@ -172,7 +172,7 @@ export function unsafeSetting(e: ConfigEntry): string | null {
   if (e.subsection === undefined) {
     if (e.section === 'diff') return SAFE_DIFF.test(e.key) ? null : bad();
     if (e.section === 'submodule') return SAFE_SUBMODULE.test(e.key) ? null : bad();
-    return SAFE[e.section]?.test(e.key) ? null : bad();
+    return Object.hasOwn(SAFE, e.section) && SAFE[e.section]?.test(e.key) ? null : bad();
   }
-  return SAFE_SUB[e.section]?.test(e.key) ? null : bad();
+  return Object.hasOwn(SAFE_SUB, e.section) && SAFE_SUB[e.section]?.test(e.key) ? null : bad();
 }

@@ -46,7 +46,7 @@ function matches(spec: ExecSpec, w: ShellWord, first: boolean): boolean {
 /** Index of the word where inline code starts in `words` of program `base`, or -1. */
 export function execOptionAt(base: string, words: readonly ShellWord[]): number {
   if (base === 'git') return gitExecAt(words);
-  const spec = SPECS[base];
+  const spec = Object.hasOwn(SPECS, base) ? SPECS[base] : undefined;
   if (!spec) return -1;
   return words.findIndex((w, k) => k > 0 && (w.dynamic || (!w.glob && matches(spec, w, k === 1))));
 }

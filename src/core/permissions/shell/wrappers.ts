@@ -166,7 +166,7 @@ function unwrapWords(name: string, words: ShellWord[]): Unwrapped | undefined {
     default:
       break;
   }
-  const table = (T as Record<string, OptionTable<W>>)[name];
+  const table = Object.hasOwn(T, name) ? (T as Record<string, OptionTable<W>>)[name] : undefined;
   if (!table) return undefined;
   const a = own(table, words);
   if (typeof a === 'string') return opaque(words, a);

@@ -141,6 +141,8 @@ const FORMS: Row[] = [
   ['git ls-files -X /etc/passwd -o', 'ask'],
   ['git status --bogus', 'ask'],
   ['git log $X', 'ask'],
+  ['git constructor', 'ask'],
+  ['git __proto__', 'ask'],
 ];
 
 /** The typical config of a clone, VS Code's branch keys, husky's hooks folder: no friction. */

@@ -221,6 +221,9 @@ const FORMS: Row[] = [
   ["flock -c 'rm x' .lock", 'ask'],
   ['flock .lock ls src', 'ask'],
   ['flock 9', 'ask'],
+  // Names that are also properties of every JavaScript object.
+  ['constructor rm x', 'ask'],
+  ['toString rm x', 'ask'],
   // Wrappers inside wrappers.
   ['timeout 5 nice -n 5 env -u X rm x', 'deny'],
   ["sudo -u root env -S'rm -rf src'", 'deny'],
