@@ -28,7 +28,11 @@ Options for run:
   --storage DIR            where tasks are kept (default: $KEEL_HOME or ~/.keel)
   --resume ID              continue stored task ID (or a unique prefix of it); it keeps
                            its workspace and model unless --workspace / --model say otherwise
+  --pass-env NAME          give tool processes (Bash, …) the variable NAME although Keel would
+                           remove it (its keys, BASH_ENV, GIT_CONFIG_*, …); repeatable. Also:
+                           "passEnv": ["NAME"] in ~/.keel/settings.json
 
-Keys come from the environment: ANTHROPIC_API_KEY, OPENAI_API_KEY.
+Keys come from the environment: ANTHROPIC_API_KEY, OPENAI_API_KEY. Tool processes never see
+them, and known key shapes are redacted from tool output.
 Exit status: 0 when the task completes, 1 when it fails or is cancelled, 2 on bad usage.
 `;
