@@ -10,8 +10,9 @@ Usage:
   keel tasks show ID                one task's figures and chat
   keel tasks export ID --format md|json [--output FILE]
   keel tasks delete ID              (tasks commands take --storage DIR too)
-  keel permissions check --tool NAME --input JSON [--workspace DIR] [--settings FILE]... [--mode MODE]
-                                    print the permission decision for one tool call as JSON
+  keel permissions check --tool NAME --input JSON... [--workspace DIR] [--settings FILE]... [--mode MODE]
+                                    print the decision a run would reach for each tool call,
+                                    one JSON line per --input ("ask" where a run would ask)
   keel machines [--json]            print the state machines (states and transitions)
   keel --help | --version
 
