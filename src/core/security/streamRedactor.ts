@@ -3,7 +3,7 @@ import { redactSecrets } from './secrets';
 /**
  * Redacts live output that arrives in chunks cut anywhere (a pipe hands over 64 KB at a time, or
  * one byte). A secret split between two chunks must not slip through in halves, so text is let
- * out line by line: a line is redacted once it is complete. A private-key block is held until its
+ * out line by line: a line is redacted once it is complete (ended by `\n` or `\r`). A private-key block is held until its
  * END line (it spans lines). Limits keep memory bounded: a line longer than `maxLine` is let out
  * except its last `holdBack` characters; a key block longer than `maxBlock` is replaced at once and
  * the rest of it dropped until its END line.
@@ -28,7 +28,8 @@ export class StreamRedactor {
     for (;;) {
       if (this.droppingKey && !this.skipKeyRest()) return out;
       const text = this.pending;
-      let cut = text.lastIndexOf('\n') + 1;
+      // A carriage return ends a line too (progress bars redraw with it); no key holds one.
+      let cut = Math.max(text.lastIndexOf('\n'), text.lastIndexOf('\r')) + 1;
       if (cut === 0 && text.length > this.limits.maxLine) cut = text.length - this.limits.holdBack;
       const begin = openKeyBlock(text.slice(0, cut));
       if (begin === -1) return out + this.release(cut);

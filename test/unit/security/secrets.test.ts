@@ -111,6 +111,13 @@ describe('StreamRedactor: secrets split across chunks', () => {
     }
   });
 
+  it('lets a progress line redrawn with carriage returns out as it comes', () => {
+    const r = new StreamRedactor(() => []);
+    expect(r.push('downloading 10%\r')).toBe('downloading 10%\r');
+    expect(r.push('downloading 55%')).toBe('');
+    expect(r.push('\rdone\n')).toBe('downloading 55%\rdone\n');
+  });
+
   it('holds a private key until its END line, and lets ordinary lines out at once', () => {
     const pem = secretCorpus().find((c) => c.name === 'RSA private key')!.secret;
     const r = new StreamRedactor(() => []);
