@@ -19,9 +19,10 @@ import { makeFixture, type PermissionFixture } from './fixture';
  * group's own settings file and fixture: every case of a group is a part, sorted by what the
  * engine decides for it alone in the mode at hand. A group added to the corpus is picked up here
  * without a change. Left out of the parts: cases bash itself rejects as a syntax error (gluing text
- * to them can make valid, different commands), cases whose `#` starts a comment (it would swallow
- * what follows), and, from the allowed parts only, parts that change what later parts mean
- * (`cd`/`pushd`/`popd`, assignments, function definitions).
+ * to them can make valid, different commands) and cases whose `#` starts a comment (it would
+ * swallow what follows). A composition with an allowed part that changes what later parts mean
+ * (`cd`/`pushd`/`popd`, assignments, function definitions) is generated but not judged: after
+ * `cd src`, `head ../x` is no longer outside the workspace.
  *
  * Replays from its seed: KEEL_FC_SEED, and KEEL_FC_RUNS for more runs.
  */
