@@ -4,6 +4,7 @@ import { parseArgs } from 'node:util';
 import { resolveModel } from '../core/machines/modelSelection/modelSelection.machine';
 import type { ProviderConfig } from '../core/providers/types';
 import type { PermissionMode } from '../core/runtime/types';
+import { checkPassEnvNames } from '../core/security/passEnv';
 
 export interface RunArgs {
   /** The prompt; with `resume`, the follow-up (may be empty). */
@@ -21,6 +22,8 @@ export interface RunArgs {
   maxTurns: number | undefined;
   /** The store root: --storage, else $KEEL_HOME, else ~/.keel. */
   storage: string;
+  /** `--pass-env NAME` (repeatable): variables tool processes keep although Keel would remove them. */
+  passEnv: string[];
 }
 
 /** The store root when --storage is not given: $KEEL_HOME, else ~/.keel. */
@@ -55,6 +58,7 @@ export function parseRunArgs(argv: string[], env: NodeJS.ProcessEnv): RunArgs {
         'max-turns': { type: 'string' },
         storage: { type: 'string' },
         resume: { type: 'string' },
+        'pass-env': { type: 'string', multiple: true },
       },
     });
   } catch (err) {
@@ -76,6 +80,8 @@ export function parseRunArgs(argv: string[], env: NodeJS.ProcessEnv): RunArgs {
     maxTurns = Number(values['max-turns']);
     if (!Number.isInteger(maxTurns) || maxTurns < 1) throw new UsageError(`--max-turns must be a positive integer (got "${values['max-turns']}")`);
   }
+  const passEnv = checkPassEnvNames(values['pass-env'] ?? [], '--pass-env');
+  if (passEnv.problems.length > 0) throw new UsageError(passEnv.problems[0] as string);
   const apiKey = provider === 'anthropic' ? env.ANTHROPIC_API_KEY : provider === 'openai-compatible' ? env.OPENAI_API_KEY : undefined;
   const baseUrl = values['base-url'];
   return {
@@ -99,5 +105,6 @@ export function parseRunArgs(argv: string[], env: NodeJS.ProcessEnv): RunArgs {
     outputFormat,
     maxTurns,
     storage: values.storage ? resolve(values.storage) : defaultStorage(env),
+    passEnv: passEnv.names,
   };
 }

@@ -10,8 +10,9 @@ Usage:
   keel tasks show ID                one task's figures and chat
   keel tasks export ID --format md|json [--output FILE]
   keel tasks delete ID              (tasks commands take --storage DIR too)
-  keel permissions check --tool NAME --input JSON [--workspace DIR] [--settings FILE]... [--mode MODE]
-                                    print the permission decision for one tool call as JSON
+  keel permissions check --tool NAME --input JSON... [--workspace DIR] [--settings FILE]... [--mode MODE]
+                                    print the decision a run would reach for each tool call,
+                                    one JSON line per --input ("ask" where a run would ask)
   keel machines [--json]            print the state machines (states and transitions)
   keel --help | --version
 
@@ -28,7 +29,11 @@ Options for run:
   --storage DIR            where tasks are kept (default: $KEEL_HOME or ~/.keel)
   --resume ID              continue stored task ID (or a unique prefix of it); it keeps
                            its workspace and model unless --workspace / --model say otherwise
+  --pass-env NAME          give tool processes (Bash, …) the variable NAME although Keel would
+                           remove it (its keys, BASH_ENV, GIT_CONFIG_*, …); repeatable. Also:
+                           "passEnv": ["NAME"] in ~/.keel/settings.json
 
-Keys come from the environment: ANTHROPIC_API_KEY, OPENAI_API_KEY.
+Keys come from the environment: ANTHROPIC_API_KEY, OPENAI_API_KEY. Tool processes never see
+them, and known key shapes are redacted from tool output.
 Exit status: 0 when the task completes, 1 when it fails or is cancelled, 2 on bad usage.
 `;

@@ -1,15 +1,23 @@
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
+import { z } from 'zod';
 import { createPermissionEngine } from '../core/permissions';
+import { explainPermission } from '../core/runtime/permissionCheck';
 import type { PermissionMode } from '../core/runtime/types';
-import { createToolRegistry } from '../core/tools/registry';
-import { parseToolInput } from '../core/tools/execute';
+import { createToolRegistry, type ToolRegistry } from '../core/tools/registry';
+import type { AnyTool } from '../core/tools/types';
 
 const MODES = ['default', 'acceptEdits', 'plan', 'dontAsk', 'bypassPermissions'] as const;
 
 /**
- * `keel permissions check --tool <Name> --input '<json>' [--workspace DIR] [--settings FILE]...
- * [--mode MODE]`: prints one JSON line {"decision","reason","rule"} and exits 0; 2 on bad usage.
+ * `keel permissions check --tool <Name> --input '<json>'... [--workspace DIR] [--settings FILE]...
+ * [--mode MODE]`: prints one JSON line {"decision","reason","rule"} per `--input`, in order, and
+ * exits 0; 2 on bad usage (then nothing is printed on stdout).
+ *
+ * It runs the decision path of a run (`explainPermission` → `decideToolCall`: input validation,
+ * the tool's subject, the permission machine with plan's read-only rule, the engine's rules,
+ * modes, dontAsk and safety asks) and reports `ask` where a run would ask. Without `--mode`, the
+ * mode of `keel run` without `--mode`: `default`.
  */
 export async function permissionsCommand(argv: string[]): Promise<number> {
   const [sub, ...rest] = argv;
@@ -18,41 +26,60 @@ export async function permissionsCommand(argv: string[]): Promise<number> {
   try {
     values = parseArgs({
       args: rest,
-      options: { tool: { type: 'string' }, input: { type: 'string' }, workspace: { type: 'string' }, settings: { type: 'string', multiple: true }, mode: { type: 'string' }, home: { type: 'string' } },
+      options: { tool: { type: 'string' }, input: { type: 'string', multiple: true }, workspace: { type: 'string' }, settings: { type: 'string', multiple: true }, mode: { type: 'string' }, home: { type: 'string' } },
     }).values;
   } catch (err) {
     return usage((err as Error).message);
   }
   if (!values.tool) return usage('--tool is required');
-  let input: unknown;
-  try {
-    input = JSON.parse(values.input ?? '{}');
-  } catch (err) {
-    return usage(`--input is not JSON: ${(err as Error).message}`);
+  const inputs: Record<string, unknown>[] = [];
+  for (const text of values.input ?? ['{}']) {
+    let input: unknown;
+    try {
+      input = JSON.parse(text);
+    } catch (err) {
+      return usage(`--input is not JSON: ${(err as Error).message}`);
+    }
+    if (typeof input !== 'object' || input === null || Array.isArray(input)) return usage("--input must be a JSON object, as a tool call's input is");
+    inputs.push(input as Record<string, unknown>);
   }
+  const mode = (values.mode ?? 'default') as PermissionMode;
+  if (!(MODES as readonly string[]).includes(mode)) return usage(`--mode must be one of ${MODES.join(', ')}`);
   const workspace = resolve(values.workspace ?? process.cwd());
   const engine = await createPermissionEngine({ workspace, ...(values.settings ? { settingsFiles: values.settings } : {}), ...(values.home ? { home: values.home } : {}) });
-  const mode = (values.mode ?? engine.defaultMode() ?? 'default') as PermissionMode;
-  if (!(MODES as readonly string[]).includes(mode)) return usage(`--mode must be one of ${MODES.join(', ')}`);
-  if (values.tool.startsWith('mcp__')) {
-    const server = /^mcp__(.+?)__/.exec(values.tool)?.[1] ?? values.tool.slice(5);
-    const d = await engine.decide({ tool: values.tool, input, subject: { kind: 'mcp', tool: values.tool, server, summary: values.tool }, readOnly: false }, mode);
-    process.stdout.write(`${JSON.stringify({ decision: d.decision, reason: d.reason, rule: d.rule ?? null })}\n`);
-    return 0;
+  const tools = withMcpTools(createToolRegistry());
+  for (const input of inputs) {
+    const d = await explainPermission({ workspace, tools, permissions: engine }, { tool: values.tool, input, mode });
+    const problems = engine.problems();
+    process.stdout.write(`${JSON.stringify({ decision: d.decision, reason: d.reason, rule: d.rule ?? null, ...(d.source ? { source: d.source } : {}), ...(d.risky ? { risky: true } : {}), ...(problems.length ? { problems } : {}) })}\n`);
   }
-  const parsed = parseToolInput(createToolRegistry(), values.tool, input);
-  if (!parsed.ok) {
-    process.stdout.write(`${JSON.stringify({ decision: 'deny', reason: `invalid call: ${parsed.result.content}`, rule: null })}\n`);
-    return 0;
-  }
-  const subject = parsed.tool.subject(parsed.input as never, { workspace });
-  const d = await engine.decide({ tool: values.tool, input: parsed.input, subject, readOnly: parsed.tool.readOnly }, mode);
-  const problems = engine.problems();
-  process.stdout.write(`${JSON.stringify({ decision: d.decision, reason: d.reason, rule: d.rule ?? null, ...(d.source ? { source: d.source } : {}), ...(d.risky ? { risky: true } : {}), ...(problems.length ? { problems } : {}) })}\n`);
   return 0;
 }
 
+/**
+ * The built-in tools, and any `mcp__server__tool` name as an MCP tool that may change things
+ * (no MCP server is connected here, so nothing says otherwise): what the rules decide for it.
+ */
+function withMcpTools(registry: ToolRegistry): Pick<ToolRegistry, 'get' | 'names'> {
+  return {
+    names: () => registry.names(),
+    get: (name) => registry.get(name) ?? (name.startsWith('mcp__') ? mcpTool(name) : undefined),
+  };
+}
+
+function mcpTool(name: string): AnyTool {
+  const server = /^mcp__(.+?)__/.exec(name)?.[1] ?? name.slice(5);
+  return {
+    name,
+    description: 'an MCP tool',
+    inputSchema: z.record(z.string(), z.unknown()),
+    readOnly: false,
+    subject: () => ({ kind: 'mcp', tool: name, server, summary: name }),
+    invoke: async () => ({ content: 'not connected', isError: true, summary: 'not connected' }),
+  };
+}
+
 function usage(msg: string): number {
-  process.stderr.write(`keel permissions: ${msg}\nUsage: keel permissions check --tool <Name> --input '<json>' [--workspace DIR] [--settings FILE]... [--mode MODE]\n`);
+  process.stderr.write(`keel permissions: ${msg}\nUsage: keel permissions check --tool <Name> --input '<json>'... [--workspace DIR] [--settings FILE]... [--mode MODE]\n`);
   return 2;
 }

@@ -1,6 +1,7 @@
 import { existsSync, statSync } from 'node:fs';
 import type { TaskEvent } from '../shared/domain/events';
 import { TaskRuntime } from '../core/runtime/taskRuntime';
+import { readUserPassEnv } from '../core/security/passEnv';
 import type { TaskHandle } from '../core/runtime/types';
 import { TaskStore } from '../core/store/taskStore';
 import { StoreError } from '../core/store/types';
@@ -40,8 +41,13 @@ export async function runCommand(argv: string[]): Promise<number> {
     process.stderr.write(`keel run: the workspace ${args.workspace} is not a folder\n`);
     return 2;
   }
+  // Variables passed to tool processes: --pass-env, and passEnv in ~/.keel/settings.json (never
+  // a project's own files: a cloned repository must not be able to ask for the keys).
+  const userPassEnv = readUserPassEnv();
+  for (const p of userPassEnv.problems) process.stderr.write(`keel: ${p}\n`);
   const runtime = new TaskRuntime({
     workspace: args.workspace,
+    passEnv: [...new Set([...args.passEnv, ...userPassEnv.names])],
     storageDir: args.storage,
     ownerLabel: 'keel run',
     log: (level, message) => {

@@ -14,6 +14,7 @@ import type { LockManager } from '../locks/lockManager';
 import type { ToolRegistry } from '../tools/registry';
 import type { TaskRuntimeOptions } from './options';
 import type { PermissionDecider } from './wiring';
+import type { SecretKeeper } from '../security/secretKeeper';
 import type { PermissionMode, StartTaskOptions, TaskHandle } from './types';
 import { wireTaskMachine } from './wiring';
 
@@ -22,6 +23,7 @@ import { wireTaskMachine } from './wiring';
 export interface TaskOwner {
   services(): { options: TaskRuntimeOptions; locks: LockManager; tools: ToolRegistry };
   readonly permissions: PermissionDecider;
+  readonly secrets: SecretKeeper;
   ensureSubtask(parent: LiveTask, sub: PendingSubtask): LiveTask;
   log(level: 'info' | 'warn' | 'error', message: string): void;
 }
@@ -73,6 +75,7 @@ export class LiveTask implements TaskHandle {
       locks,
       tools,
       permissions: runtime.permissions,
+      secrets: runtime.secrets,
       asker: rt.asker ?? denyingAsker,
       createProvider: async () => {
         let config = options.provider;
@@ -84,6 +87,8 @@ export class LiveTask implements TaskHandle {
           }
         }
         this.model = config.model;
+        // The key this task's provider uses is one Keel holds: kept from tools and redacted.
+        runtime.secrets.remember(config.apiKey);
         return providerFactory(config);
       },
       publish: (e) => this.emit(e),

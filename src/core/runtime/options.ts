@@ -4,6 +4,7 @@ import type { TurnLimits } from '../machines/turn/turn.machine';
 import type { PermissionAsker } from '../permissions/gate';
 import type { SandboxSettings } from '../permissions/sandbox';
 import type { ModelProvider, ProviderConfig } from '../providers/types';
+import type { SecretKeeper } from '../security/secretKeeper';
 import type { ToolRegistry } from '../tools/registry';
 import type { PermissionDecider } from './wiring';
 
@@ -33,6 +34,18 @@ export interface TaskRuntimeOptions {
   permissions?: PermissionDecider;
   /** Extra settings files for the default engine (the CLI's --settings). */
   settingsFiles?: string[];
+  /**
+   * Keeps Keel's keys out of tool processes and secrets out of tool output (security/). Default:
+   * `SecretKeeper.fromEnvironment(process.env, passEnv)`. A provider's key is registered with it
+   * when a task creates its provider; hosts register the other keys they hold (SecretStorage).
+   */
+  secrets?: SecretKeeper;
+  /**
+   * Environment variables the person chose to pass to tool processes although Keel would remove
+   * them (`--pass-env`, `keel.tools.passEnv`, `passEnv` in ~/.keel/settings.json). Used only when
+   * `secrets` is not given.
+   */
+  passEnv?: readonly string[];
   /** Runs Bash inside bubblewrap (Linux) when enabled. */
   sandbox?: SandboxSettings;
 }

@@ -4,6 +4,7 @@ import type { PendingSubtask } from '../machines/task/task.machine';
 import type { TaskRecorder } from '../store/taskRecorder';
 import { TaskStore, type LoadedTask } from '../store/taskStore';
 import { StoreError, type StoreProblem, type TaskSummary } from '../store/types';
+import { SecretKeeper } from '../security/secretKeeper';
 import { builtinTools, createToolRegistry, type ToolRegistry } from '../tools/registry';
 import { createBashTool } from '../tools/bash';
 import type { AnyTool } from '../tools/types';
@@ -40,6 +41,8 @@ export class TaskRuntime {
   readonly store: TaskStore | undefined;
   /** @internal shared by every task of this runtime */
   readonly permissions: PermissionDecider;
+  /** The keys this host holds and the variables passed through; shared by every task. */
+  readonly secrets: SecretKeeper;
 
   constructor(private readonly options: TaskRuntimeOptions) {
     this.locks = options.locks ?? new LockManager();
@@ -47,6 +50,7 @@ export class TaskRuntime {
       options.tools ??
       createToolRegistry(options.sandbox?.enabled ? builtinTools.map((t) => (t.name === 'Bash' ? (createBashTool({ sandbox: options.sandbox! }) as AnyTool) : t)) : builtinTools);
     this.permissions = options.permissions ?? lazyEngine(options);
+    this.secrets = options.secrets ?? SecretKeeper.fromEnvironment(process.env, options.passEnv ?? []);
     this.store = options.storageDir
       ? new TaskStore(options.storageDir, { ...(options.log ? { log: options.log } : {}), ...(options.flushIntervalMs ? { flushIntervalMs: options.flushIntervalMs } : {}) })
       : undefined;

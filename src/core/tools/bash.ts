@@ -71,6 +71,7 @@ async function invokeBash(input: BashInput, ctx: ToolContext, sandbox: SandboxSe
     const outcome = await runProcess(file, args, {
       cwd: ctx.workspace,
       signal: ctx.signal,
+      ...(ctx.env ? { env: ctx.env } : {}),
       timeoutMs,
       onStdout: onChunk,
       onStderr: onChunk,
