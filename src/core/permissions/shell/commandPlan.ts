@@ -95,6 +95,8 @@ function resolveWord(w: ShellWord, cwd: string | null, home: string | undefined)
   return cwd === null ? null : resolve(cwd, v);
 }
 
+const ASSIGNMENT_WORD = /^([A-Za-z_][A-Za-z0-9_]*)\+?=/;
+
 function planWords(words: ShellWord[], openEnded: boolean, ctx: PlanContext, depth: number, cwd: string | null, assigns: string[]): void {
   const { cmd, plan } = ctx;
   const first = words[0];
@@ -107,6 +109,13 @@ function planWords(words: ShellWord[], openEnded: boolean, ctx: PlanContext, dep
     plan.opaque.push(`the command name ${first.text} is only known at run time`);
     plan.denyForms.push({ words, openEnded });
     return;
+  }
+  // An assignment in command position: after the `time` keyword or `!` bash still takes
+  // `NAME=value` words as assignments for the command that follows.
+  const assigned = ASSIGNMENT_WORD.exec(first.value);
+  if (assigned?.[1]) {
+    if (isDangerousVariable(assigned[1])) plan.opaque.push(`sets ${assigned[1]} for the command`);
+    return planWords(words.slice(1), openEnded, ctx, depth + 1, cwd, [...assigns, assigned[1]]);
   }
   const { base, trusted } = commandKey(first.value);
   const normalized: ShellWord[] = [{ ...first, value: base }, ...words.slice(1)];
@@ -131,6 +140,20 @@ function planWords(words: ShellWord[], openEnded: boolean, ctx: PlanContext, dep
       return;
     case 'eval':
       return shellScript(rest, cwd, plan);
+    case 'declare':
+    case 'typeset':
+    case 'export':
+    case 'local':
+    case 'readonly':
+      // Reached through a wrapper or an assignment prefix (`time declare -x LD_PRELOAD=…`,
+      // `FOO=1 export PATH=…`), where the parser does not see a declaration: the builtin still
+      // sets (and exports) what it names for every later command.
+      for (const a of rest) {
+        if (a.dynamic) return void plan.opaque.push(`${base} with arguments known only at run time (${a.text})`);
+        const m = /^([A-Za-z_][A-Za-z0-9_]*)(\+?=|$)/.exec(a.value);
+        if (m?.[1] && isDangerousVariable(m[1])) plan.opaque.push(`sets ${m[1]}, which changes what later commands run`);
+      }
+      break;
     case 'find':
       return planFind(words, self, ctx, depth, cwd, assigns);
     default:

@@ -66,4 +66,34 @@ export const ENV_GROUPS: CorpusGroup[] = [
       },
     ],
   },
+  {
+    // Found by the composition property test: a wrapper or an assignment prefix hid an assignment
+    // builtin (or an assignment after `time`) from the analysis. With a specific deny rule in the
+    // settings, what cannot be checked asks even in bypassPermissions.
+    name: 'assignments behind wrappers',
+    bash: [
+      ...(
+        [
+          ['time declare -x LD_PRELOAD=/tmp/x; ls', 'ask', 'bypassPermissions'],
+          ['command declare -x LD_PRELOAD=/tmp/x; ls', 'ask', 'bypassPermissions'],
+          ['FOO=1 declare -x LD_PRELOAD=/tmp/x; ls', 'ask', 'bypassPermissions'],
+          ['time LD_PRELOAD=/tmp/x.so ls', 'ask', 'bypassPermissions'],
+          ['time PATH=/tmp; git status', 'ask', 'bypassPermissions'],
+          ['time export PATH=/tmp; git status', 'ask', 'bypassPermissions'],
+          ['nice -n 5 typeset -x BASH_ENV=src/x; ls', 'ask', 'bypassPermissions'],
+          ['time readonly IFS=/; ls', 'ask', 'bypassPermissions'],
+          ['command local PATH=/tmp', 'ask', 'bypassPermissions'],
+          ['time declare -x $NAME=1; ls', 'ask', 'bypassPermissions'],
+          ['time declare -x LD_PRELOAD=/tmp/x; ls', 'deny', 'dontAsk'],
+          ['time LD_PRELOAD=/tmp/x.so ls', 'ask'],
+          ['time declare -x LANG=C; ls', 'allow', 'bypassPermissions'],
+          ['time ls', 'allow', 'bypassPermissions'],
+          ['time git status', 'allow'],
+        ] as Row[]
+      ).map(([command, expect, mode]) => ({ group: 'env-assignments', command, expect, ...(mode ? { mode } : {}) })),
+      // Real bash does export the variable to the next command.
+      { group: 'env-assignments', command: 'time declare -x KEEL_PROBE=1; env > env.txt', expect: 'ask', realBash: { proves: 'grep -q KEEL_PROBE=1 env.txt' } },
+      { group: 'env-assignments', command: 'command declare -x KEEL_PROBE=1; env > env.txt', expect: 'ask', realBash: { proves: 'grep -q KEEL_PROBE=1 env.txt' } },
+    ],
+  },
 ];
