@@ -1,11 +1,12 @@
 import { z } from 'zod';
+import { PROVIDER_IDS } from '../domain/models';
 
 /**
  * Data shapes shared by both directions of the chat protocol that are not task events:
  * permission prompts, history rows, settings, file mentions. Each is defined once, here.
  */
 
-export const PROVIDER_IDS = ['anthropic', 'openai-compatible', 'demo'] as const;
+export { PROVIDER_IDS } from '../domain/models';
 export const PERMISSION_MODES = ['default', 'acceptEdits', 'plan', 'dontAsk', 'bypassPermissions'] as const;
 /** The modes the chat's mode selector offers (the others are settings-only). */
 export const SELECTABLE_MODES = ['default', 'acceptEdits', 'plan'] as const;
