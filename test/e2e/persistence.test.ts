@@ -171,7 +171,7 @@ describe('persistence: tasks survive navigation and a window reload', () => {
       .toBe(collapse(LONG_A));
     expect(streamA.completed).toBe(true);
     expect(proxy.streams.filter((s) => s.taskId === streamA.taskId)).toHaveLength(1);
-    await expect.poll(() => chat.locator('[data-testid="task-state"]').textContent(), { timeout: 20_000 }).toBe('completed');
+    await expect.poll(() => chat.locator('[data-testid="task-state"]').getAttribute('data-state'), { timeout: 20_000 }).toBe('completed');
     await vs.screenshot('persistence-4-task-a-complete');
   });
 
@@ -195,7 +195,7 @@ describe('persistence: tasks survive navigation and a window reload', () => {
 
     // The chat comes back showing the task, interrupted, with its cut-off answer and Resume.
     chat = await openChat(vs);
-    await expect.poll(() => chat.locator('[data-testid="task-state"]').textContent(), { timeout: 60_000 }).toBe('interrupted');
+    await expect.poll(() => chat.locator('[data-testid="task-state"]').getAttribute('data-state'), { timeout: 60_000 }).toBe('interrupted');
     await chat.locator('[data-testid="stored-banner"]').waitFor();
     const cut = await lastAnswer(chat);
     expect(cut?.streaming).toBe('false');
@@ -228,7 +228,7 @@ describe('persistence: tasks survive navigation and a window reload', () => {
       }, { timeout: 60_000 })
       .toContain(RESUMED);
     await expect.poll(() => resumed.completed, { timeout: 20_000 }).toBe(true);
-    await expect.poll(() => chat.locator('[data-testid="task-state"]').textContent(), { timeout: 20_000 }).toBe('completed');
+    await expect.poll(() => chat.locator('[data-testid="task-state"]').getAttribute('data-state'), { timeout: 20_000 }).toBe('completed');
     expect(await chat.locator('[data-testid="stored-banner"]').count()).toBe(0);
     await vs.screenshot('persistence-6-resumed');
   });

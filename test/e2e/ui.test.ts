@@ -92,7 +92,7 @@ async function flow(theme: 'light' | 'dark'): Promise<void> {
     await expect.poll(() => answer.textContent(), { timeout: 30_000 }).toContain('Goodbye, Ada!');
     expect(await answer.locator('.keel-code .tok-kw').count()).toBeGreaterThan(0);
     expect(await answer.locator('[data-testid="copy-code"]').count()).toBe(1);
-    await expect.poll(() => chat.locator('[data-testid="task-state"]').textContent(), { timeout: 30_000 }).not.toBe('running');
+    await expect.poll(() => chat.locator('[data-testid="task-state"]').getAttribute('data-state'), { timeout: 30_000 }).not.toBe('running');
     expect(await chat.locator('[data-testid="usage"]').textContent()).toMatch(/\$/);
     expect(await chat.locator('[data-testid="context-meter"]').getAttribute('aria-valuemax')).toBe('200000');
 

@@ -2,6 +2,7 @@ import type { TaskTranscript } from '../../src/shared/domain/transcript';
 import type { Page } from '../../src/shared/protocol/chatMessages';
 import type { ChatConfig } from '../../src/shared/protocol/toWebview';
 import { formatCost, formatTokens, modelLabel } from '../format';
+import { stateLook } from '../taskStates';
 
 export interface HeaderProps {
   transcript: TaskTranscript | null;
@@ -34,6 +35,19 @@ function ContextMeter({ used, size }: { used: number; size: number }) {
         <span class="keel-meter-fill" style={{ width: `${pct}%` }} />
       </span>
       <span class="keel-meter-label">{`${pct}%`}</span>
+    </span>
+  );
+}
+
+/** The task's state in words, with its icon (the raw state stays in `data-state` for tests and styles). */
+export function StateBadge({ state, testid = 'task-state' }: { state: string; testid?: string }) {
+  const look = stateLook(state);
+  return (
+    <span class="keel-badge" data-tone={look.tone} title="Task state">
+      <span class={`codicon ${look.icon}`} aria-hidden="true" />
+      <span data-testid={testid} data-state={state}>
+        {look.label}
+      </span>
     </span>
   );
 }
@@ -79,11 +93,7 @@ export function Header({ transcript: t, config, page, contextTokens, contextWind
         </nav>
       </div>
       <div class="keel-header-meta" aria-label="Task status">
-        {t && (
-          <span class="keel-badge" data-state={t.state} title="Task state">
-            <span data-testid="task-state">{t.state}</span>
-          </span>
-        )}
+        {t && <StateBadge state={t.state} />}
         <span class="keel-meta-item" title={config ? `${config.providerLabel} · mode ${config.mode}` : undefined}>
           <span class="codicon codicon-sparkle" aria-hidden="true" />
           <span data-testid="model-label">{modelLabel(t, config)}</span>
