@@ -41,6 +41,8 @@ export function App({ store, post, initialDraft = '', persist }: AppProps) {
       openSubtask: (toolCallId: string) => post({ type: 'openSubtask', toolCallId }),
       thoughtMs: (id: string) => store.thoughtMs(id),
       setPage: (p: Page) => {
+        // Changing page is the next action: notices about the last one go (as a toast would).
+        if (store.page.value !== p) store.clearNotices();
         store.page.value = p;
         persist?.({ page: p });
       },
@@ -165,6 +167,7 @@ export function App({ store, post, initialDraft = '', persist }: AppProps) {
         initialDraft={initialDraft}
         mentions={store.mentions.value}
         onSend={(text) => {
+          store.clearNotices();
           actions.setPage('chat');
           post({ type: 'prompt', text });
         }}
