@@ -74,6 +74,8 @@ export class ChatStore {
   /** Set while the shown task comes from the store (read-only until resumed). */
   readonly stored = signal<StoredTaskState | undefined>(undefined);
   readonly settings = signal<SettingsState | null>(null);
+  /** How the last "Save settings" went (null: nothing to say). */
+  readonly settingsResult = signal<{ ok: boolean; message: string } | null>(null);
   readonly mentions = signal<{ queryId: number; files: string[] } | null>(null);
 
   private seqState: SequenceState = INITIAL_SEQUENCE_STATE;
@@ -221,6 +223,9 @@ export class ChatStore {
         return;
       case 'settings':
         this.settings.value = message.settings;
+        return;
+      case 'settingsSaved':
+        this.settingsResult.value = { ok: message.ok, message: message.message };
         return;
       case 'mentionResults':
         this.mentions.value = { queryId: message.queryId, files: message.files };

@@ -115,7 +115,14 @@ export function App({ store, post, initialDraft = '', persist }: AppProps) {
           onDelete={(taskId) => post({ type: 'deleteTask', taskId })}
         />
       ) : page === 'settings' ? (
-        <SettingsPage settings={store.settings.value} post={post} />
+        <SettingsPage
+          settings={store.settings.value}
+          result={store.settingsResult.value}
+          post={post}
+          onEdited={() => {
+            store.settingsResult.value = null;
+          }}
+        />
       ) : transcript ? (
         <>
         {store.stored.value && <StoredTaskBanner stored={store.stored.value} onResume={actions.resume} />}

@@ -65,3 +65,15 @@ describe('notices go with the next action, or after a while', () => {
     expect(timers.every((t) => t.cancelled)).toBe(true);
   });
 });
+
+describe('the settings page hears how Save went', () => {
+  it('keeps the last answer to Save settings until the page clears it', () => {
+    const { store, send } = setup();
+    send({ type: 'snapshot', transcript: null, config: CONFIG });
+    expect(store.settingsResult.value).toBeNull();
+    send({ type: 'settingsSaved', ok: false, message: 'Not saved: bad URL' });
+    expect(store.settingsResult.value).toEqual({ ok: false, message: 'Not saved: bad URL' });
+    send({ type: 'settingsSaved', ok: true, message: 'Saved.' });
+    expect(store.settingsResult.value).toEqual({ ok: true, message: 'Saved.' });
+  });
+});
