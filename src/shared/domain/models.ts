@@ -11,7 +11,7 @@ export type UserProviderId = (typeof PROVIDER_IDS)[number];
 
 export interface KnownModel {
   id: string;
-  /** One short phrase for a picker, e.g. "Balanced (default)". */
+  /** One short phrase for a picker, e.g. "Balanced" (pickers add "default" and "current" themselves). */
   description: string;
 }
 
@@ -37,7 +37,7 @@ export const PROVIDER_MODELS: Readonly<Record<UserProviderId, ProviderModels>> =
   anthropic: {
     default: CLAUDE_FAMILIES.sonnet,
     known: [
-      { id: CLAUDE_FAMILIES.sonnet, description: 'Balanced (default)' },
+      { id: CLAUDE_FAMILIES.sonnet, description: 'Balanced' },
       { id: CLAUDE_FAMILIES.opus, description: 'Most capable' },
       { id: CLAUDE_FAMILIES.haiku, description: 'Fastest' },
       { id: 'claude-sonnet-4-6', description: 'Previous Sonnet' },
@@ -46,7 +46,7 @@ export const PROVIDER_MODELS: Readonly<Record<UserProviderId, ProviderModels>> =
   'openai-compatible': {
     default: 'llama3.2',
     known: [
-      { id: 'llama3.2', description: 'Ollama: Llama 3.2 (default)' },
+      { id: 'llama3.2', description: 'Ollama: Llama 3.2' },
       { id: 'qwen2.5-coder', description: 'Ollama: Qwen 2.5 Coder' },
       { id: 'llama3.1', description: 'Ollama: Llama 3.1' },
     ],
