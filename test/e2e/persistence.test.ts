@@ -149,7 +149,7 @@ describe('persistence: tasks survive navigation and a window reload', () => {
     const back = await lastAnswer(chat);
     expect(back?.streaming, `task A after the view came back: ${JSON.stringify(back)}`).toBe('true');
     expect(collapse(LONG_A).startsWith(back!.text)).toBe(true);
-    await chat.locator('[data-testid="new-task"]').click();
+    await vs.runCommand('Keel: New Task');
     await chat.locator('[data-testid="empty-state"]').waitFor();
     await sendPrompt(chat, 'Task B: a short one.');
     await expect.poll(async () => (await lastAnswer(chat))?.text ?? '', { timeout: 60_000 }).toContain(SHORT_B);
@@ -157,7 +157,7 @@ describe('persistence: tasks survive navigation and a window reload', () => {
     await vs.screenshot('persistence-2-other-task');
 
     // Back to A through History: the answer is whole and its one stream was delivered to the end.
-    await chat.locator('[data-testid="nav-history"]').click();
+    await vs.runCommand('Keel: Show History');
     const rowA = chat.locator(`[data-testid="history-item"][data-task-id="${streamA.taskId}"]`);
     await rowA.waitFor({ timeout: 20_000 });
     expect(await chat.locator('[data-testid="history-item"]').count()).toBe(2);
@@ -178,7 +178,7 @@ describe('persistence: tasks survive navigation and a window reload', () => {
   it('after "Developer: Reload Window" mid-stream the task is interrupted, and Resume continues it', async () => {
     if (!vs || !proxy) throw new Error('setup failed');
     let chat = await openChat(vs);
-    await chat.locator('[data-testid="new-task"]').click();
+    await vs.runCommand('Keel: New Task');
     await chat.locator('[data-testid="empty-state"]').waitFor();
     const PROMPT_C = 'Task C: stream slowly, I am about to reload.';
     await sendPrompt(chat, PROMPT_C);
@@ -205,7 +205,7 @@ describe('persistence: tasks survive navigation and a window reload', () => {
     await vs.screenshot('persistence-5-interrupted-after-reload');
 
     // History lists it interrupted too.
-    await chat.locator('[data-testid="nav-history"]').click();
+    await vs.runCommand('Keel: Show History');
     const rowC = chat.locator(`[data-testid="history-item"][data-task-id="${streamC.taskId}"]`);
     await rowC.waitFor({ timeout: 20_000 });
     expect(await rowC.getAttribute('data-status')).toBe('interrupted');

@@ -75,10 +75,6 @@ export function App({ store, post, initialDraft = '', persist }: AppProps) {
         page={page}
         contextTokens={store.contextTokens.value}
         contextWindow={store.contextWindow.value}
-        onNewTask={() => {
-          actions.setPage('chat');
-          post({ type: 'newTask' });
-        }}
         onPage={actions.setPage}
       />
       {hostErrors.map((e) => (

@@ -10,7 +10,6 @@ export interface HeaderProps {
   page: Page;
   contextTokens: number | undefined;
   contextWindow: number;
-  onNewTask(): void;
   onPage(page: Page): void;
 }
 
@@ -52,13 +51,14 @@ export function StateBadge({ state, testid = 'task-state' }: { state: string; te
   );
 }
 
-const NAV: Array<{ page: Page; icon: string; label: string; testid: string }> = [
-  { page: 'history', icon: 'codicon-history', label: 'History', testid: 'nav-history' },
-  { page: 'settings', icon: 'codicon-settings-gear', label: 'Settings', testid: 'nav-settings' },
-];
+/**
+ * Pages the header links to. New Task and History are not here: they are VS Code actions in the
+ * view's title bar (and the chat tab's editor title), once (docs/architecture.md, decisions).
+ */
+const NAV: Array<{ page: Page; icon: string; label: string; testid: string }> = [{ page: 'settings', icon: 'codicon-settings-gear', label: 'Settings', testid: 'nav-settings' }];
 
-/** Title, task state, model, tokens (in/out/cache), cost, the context meter, and navigation. */
-export function Header({ transcript: t, config, page, contextTokens, contextWindow, onNewTask, onPage }: HeaderProps) {
+/** Title, task state, model, tokens (in/out/cache), cost, the context meter, and the settings link. */
+export function Header({ transcript: t, config, page, contextTokens, contextWindow, onPage }: HeaderProps) {
   const u = t?.usage;
   const cache = u ? u.cacheReadTokens + u.cacheWriteTokens : 0;
   return (
@@ -87,9 +87,6 @@ export function Header({ transcript: t, config, page, contextTokens, contextWind
               <span class={`codicon ${n.icon}`} aria-hidden="true" />
             </button>
           ))}
-          <button type="button" class="keel-icon-button" data-testid="new-task" aria-label="New Task" title="New Task" onClick={onNewTask}>
-            <span class="codicon codicon-add" aria-hidden="true" />
-          </button>
         </nav>
       </div>
       <div class="keel-header-meta" aria-label="Task status">
