@@ -1,6 +1,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import type { ExportFormat, TaskSummary } from '../../src/shared/protocol/chatMessages';
 import { StateBadge } from '../components/Header';
+import { modelLabel } from '../../src/shared/domain/models';
 import { formatCost, formatTime, formatTokens } from '../format';
 import { stateLook } from '../taskStates';
 
@@ -75,6 +76,7 @@ export function HistoryPage({ tasks, onLoad, onOpen, onResume, onExport, onDelet
                   <span class="keel-history-meta">
                     <span>{formatTime(t.startedAt)}</span>
                     <StateBadge state={status} testid="history-status" />
+                    {t.model && <span data-testid="history-model">{modelLabel(t.model)}</span>}
                     <span>{tokensOf(t)}</span>
                     <span>{formatCost(t.costUsd)}</span>
                     {t.heldElsewhere && <span title={`Running in ${t.heldElsewhere}`}>{`in ${t.heldElsewhere}`}</span>}

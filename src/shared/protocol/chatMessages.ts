@@ -90,6 +90,8 @@ export const taskSummarySchema = z.object({
   resumable: z.boolean().optional(),
   /** The task's workspace folder, set when it is not this window's. */
   otherWorkspace: z.string().optional(),
+  /** The model id the task uses (e.g. "claude-sonnet-5-5", "demo"); views show it with `modelLabel`. */
+  model: z.string().optional(),
 });
 export type TaskSummary = z.infer<typeof taskSummarySchema>;
 
