@@ -5,6 +5,7 @@ import {
   TOUR_FILE,
   TOUR_ID_PREFIX,
   TOUR_NOTE_FILE,
+  textOfRead,
   type Outcome,
   type TourStep,
 } from './demoTour';
@@ -52,8 +53,11 @@ function changeSentence(o: Outcome, tool: 'Edit' | 'Write'): string {
   const file = `\`${changedFile(tool)}\``;
   const what = tool === 'Write' ? 'writing the note' : 'the edit';
   switch (o.status) {
-    case 'done':
-      return tool === 'Write' ? `${file} is written.` : `The edit is in: ${file} changed, exactly as the diff showed.`;
+    case 'done': {
+      if (tool === 'Write') return `${file} is written.`;
+      const region = editedRegion(o.detail);
+      return region ? `The edit is in. Keel's Edit tool answered with the lines as they now read:\n\n\`\`\`ts\n${region}\`\`\`` : `The edit is in: ${file} changed, exactly as the diff showed.`;
+    }
     case 'denied':
       return `${cap(what)} was denied${o.detail ? ` (${quote(o.detail)})` : ''}, so ${file} is unchanged. Keel handed me that answer as the tool's result — which is how a real model learns it too.`;
     case 'refused':
@@ -64,6 +68,13 @@ function changeSentence(o: Outcome, tool: 'Edit' | 'Write'): string {
     case 'interrupted':
       return `${cap(what)} did not finish.`;
   }
+}
+
+/** The region an Edit result quotes ("The edited region now reads:" and numbered lines), without the numbers. */
+function editedRegion(result: string): string | null {
+  const at = result.indexOf('The edited region now reads:\n');
+  const text = at < 0 ? null : textOfRead(result.slice(at + 'The edited region now reads:\n'.length));
+  return text ? `${text.replace(/^\s*\n/, '').trimEnd()}\n` : null;
 }
 
 /** One sentence on what became of the command. */

@@ -79,7 +79,11 @@ export function outcomeOf(result: ToolResultBlock | undefined): Outcome {
   const content = result.content.trim();
   if (!result.is_error) return { status: 'done', detail: content };
   const denied = /^The user denied this \w+ call\.(?:\s*Feedback:\s*([\s\S]*))?$/.exec(content);
-  if (denied) return { status: 'denied', detail: (denied[1] ?? '').trim() };
+  if (denied) {
+    // A host that had no words from the person says so in the feedback itself ("The user denied this.").
+    const feedback = (denied[1] ?? '').trim();
+    return { status: 'denied', detail: /^The user denied this\b/i.test(feedback) ? '' : feedback };
+  }
   const refused = /^Permission denied:\s*([\s\S]*?)\.?$/.exec(content);
   if (refused) return { status: /plan mode/i.test(content) ? 'refusedByPlan' : 'refused', detail: (refused[1] ?? '').trim() };
   if (/interrupted|cancelled|did not run to completion/i.test(content)) return { status: 'interrupted', detail: content };

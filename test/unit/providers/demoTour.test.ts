@@ -150,6 +150,9 @@ describe('the demo tour: the next step is decided by the conversation', () => {
     const r = (content: string, is_error = true): ToolResultBlock => ({ type: 'tool_result', tool_use_id: 'x', content, is_error });
     expect(outcomeOf(r('fine', false))).toEqual({ status: 'done', detail: 'fine' });
     expect(outcomeOf(r('The user denied this Bash call.'))).toEqual({ status: 'denied', detail: '' });
+    // VS Code's broker words a silent Deny itself: that is no feedback to quote.
+    expect(outcomeOf(r('The user denied this Bash call. Feedback: The user denied this.'))).toEqual({ status: 'denied', detail: '' });
+    expect(outcomeOf(r('The user denied this Edit call. Feedback: keep it short'))).toEqual({ status: 'denied', detail: 'keep it short' });
     expect(outcomeOf(r('Permission denied: running a command (dontAsk mode denies what would ask).'))).toMatchObject({ status: 'refused' });
     expect(outcomeOf(r(PLAN))).toMatchObject({ status: 'refusedByPlan' });
     expect(outcomeOf(r('The tool call was interrupted before it finished; it did not run to completion.'))).toMatchObject({ status: 'interrupted' });
@@ -199,6 +202,8 @@ describe('the demo tour through the real runtime (machines, permission engine, t
     expect(t.asked).toEqual(['Edit', 'Bash']);
     expect(t.tools).toEqual(['Read:ok', 'Edit:ok', 'Bash:ok']);
     expect(t.file).toContain(TOUR_ADDED);
+    // It quotes the region the Edit tool answered with, as a code block.
+    expect(t.texts.join('\n')).toContain("```ts\n/** Greets someone by name, e.g. `greet('Ada')` is \"Hello, Ada!\". */\nexport function greet(");
     expect(t.texts.at(-1)).toMatch(/The command ran and printed `v\d+/);
     expect(t.events.find((e) => e.type === 'assistant_start')).toMatchObject({ model: 'demo model' });
   });
