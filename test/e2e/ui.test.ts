@@ -52,7 +52,8 @@ async function flow(theme: 'light' | 'dark'): Promise<void> {
     expect(await permission.locator('[data-testid="diff"]').textContent()).toContain('name = name.trim();');
     expect(await card.getAttribute('data-status')).toBe('awaiting');
     await vs.page.locator('.tabs-container .tab', { hasText: 'proposed by Keel' }).waitFor({ timeout: 20_000 });
-    await vs.page.locator('.monaco-diff-editor').first().waitFor({ timeout: 20_000 });
+    // The diff editor has drawn the proposed lines (not just its frame).
+    await vs.page.locator('.monaco-diff-editor .view-lines', { hasText: 'name.trim()' }).first().waitFor({ timeout: 30_000 });
     expect(readFileSync(join(vs.workspace, GREET), 'utf8')).toBe(original);
     // The README's screenshot: the tour's tool cards, the diff, the permission card, the diff editor.
     const permissionShot = await vs.screenshot(`ui-${theme}-1-permission`);
