@@ -3,6 +3,7 @@ import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { resolveModel } from '../core/machines/modelSelection/modelSelection.machine';
 import type { ProviderConfig } from '../core/providers/types';
+import { DEFAULT_MODELS, PROVIDER_IDS } from '../shared/domain/models';
 import type { PermissionMode } from '../core/runtime/types';
 import { checkPassEnvNames } from '../core/security/passEnv';
 
@@ -31,13 +32,9 @@ export function defaultStorage(env: NodeJS.ProcessEnv): string {
   return resolve(env.KEEL_HOME || join(homedir(), '.keel'));
 }
 
-const PROVIDERS = ['anthropic', 'openai-compatible', 'demo'] as const;
+const PROVIDERS = PROVIDER_IDS;
 const MODES = ['default', 'acceptEdits', 'plan', 'dontAsk', 'bypassPermissions'] as const;
-export const DEFAULT_MODELS: Record<(typeof PROVIDERS)[number], string> = {
-  anthropic: 'claude-sonnet-5-5',
-  'openai-compatible': 'llama3.1',
-  demo: 'demo',
-};
+export { DEFAULT_MODELS } from '../shared/domain/models';
 
 export class UsageError extends Error {}
 

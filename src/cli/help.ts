@@ -1,3 +1,5 @@
+import { DEFAULT_MODELS } from '../shared/domain/models';
+
 export const VERSION = '0.1.0';
 
 export const HELP = `keel — a coding agent whose every behaviour is an explicit state machine
@@ -18,10 +20,12 @@ Usage:
 
 Options for run:
   --workspace DIR          the folder the agent works in (default: current directory)
-  --provider P             anthropic | openai-compatible | demo   (default: anthropic)
+  --provider P             anthropic | openai-compatible | demo   (default: anthropic;
+                           demo: a scripted tour of Keel, no key needed)
   --base-url URL           API base URL (Anthropic: https://api.anthropic.com;
                            OpenAI-compatible: e.g. http://localhost:11434/v1)
-  --model ID               model id (default: claude-sonnet-5-5 for anthropic)
+  --model ID               model id (default: ${DEFAULT_MODELS.anthropic} for anthropic,
+                           ${DEFAULT_MODELS['openai-compatible']} for openai-compatible)
   --mode MODE              default | acceptEdits | plan | dontAsk | bypassPermissions
                            (headless, anything that would ask is denied)
   --output-format F        text (default) | stream-json (one JSON event per line)

@@ -4,6 +4,7 @@ import type { TranscriptItem } from '../shared/domain/transcript';
 import { exportJson, exportMarkdown } from '../core/store/exportTask';
 import { TaskStore, type LoadedTask } from '../core/store/taskStore';
 import { StoreError, type TaskSummary } from '../core/store/types';
+import { modelLabel } from '../shared/domain/models';
 import { defaultStorage } from './args';
 
 export const TASKS_HELP = `Usage:
@@ -141,7 +142,7 @@ function showText(task: LoadedTask, s: TaskSummary): string {
     `  status:    ${s.status}${s.heldElsewhere ? ` (running in another window or process: ${s.heldElsewhere.label ?? 'pid'} ${s.heldElsewhere.pid}; read-only here)` : ''}`,
     `  created:   ${new Date(s.createdAt).toISOString()}`,
     `  updated:   ${new Date(s.updatedAt).toISOString()}`,
-    `  model:     ${s.model || 'unknown'}`,
+    `  model:     ${s.model ? modelLabel(s.model) : 'unknown'}`,
     `  workspace: ${s.workspace || 'unknown'}`,
     `  tokens:    ${s.tokens}   cost: $${s.costUsd.toFixed(4)}   events: ${task.replay.events}`,
     '',

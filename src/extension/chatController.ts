@@ -246,8 +246,9 @@ export class ChatController {
     });
   }
 
-  /** Closes the current task in the chat (it keeps running) and shows the empty state. */
+  /** Closes the current task in the chat (it keeps running) and shows the empty state, on the chat page. */
   newTask(): void {
+    this.navigate('chat');
     this.show(undefined);
   }
 

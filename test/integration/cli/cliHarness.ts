@@ -50,18 +50,18 @@ export function cliBundle(): Promise<string> {
 
 export interface CliRun {
   child: ChildProcess;
-  /** The run's --storage folder (its task logs). */
-  storage: string;
   /** Parsed stream-json lines so far. */
   events: Record<string, unknown>[];
   stdout: () => string;
   stderr: () => string;
   exit: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  /** The --storage folder the run used (pass it to a later runCli to see the same tasks). */
+  storage: string;
 }
 
-export async function runCli(args: string[], env: Record<string, string | undefined> = {}): Promise<CliRun> {
+export async function runCli(args: string[], env: Record<string, string | undefined> = {}, storageDir?: string): Promise<CliRun> {
   const cli = await cliBundle();
-  const storage = mkdtempSync(join(tmpdir(), 'keel-cli-store-'));
+  const storage = storageDir ?? mkdtempSync(join(tmpdir(), 'keel-cli-store-'));
   mkdirSync(storage, { recursive: true });
   const childEnv: NodeJS.ProcessEnv = { PATH: process.env.PATH, HOME: storage, KEEL_HOME: storage };
   for (const [k, v] of Object.entries(env)) if (v !== undefined) childEnv[k] = v;
