@@ -62,6 +62,8 @@ export class LiveTask implements TaskHandle, PermissionParent {
   private readonly decider: PermissionDecider;
   private readonly children = new Set<LiveTask>();
   private readonly locks: LockManager;
+  /** Set once stopped: late callbacks (output of a command being killed) publish nothing more. */
+  private stopped = false;
 
   constructor(
     readonly id: string,
@@ -161,9 +163,25 @@ export class LiveTask implements TaskHandle, PermissionParent {
 
   /** Stops the actor, then writes and closes the log and releases the lock and the task's continuation keys. */
   stop(): void {
+    this.stopped = true;
     this.actor.stop();
     this.recorder?.close();
     this.locks.endScope(taskLockKey(this.id));
+  }
+
+  /**
+   * Stops a task where it is (the request in flight and a running command are aborted) and, if it
+   * had not settled, records it as `interrupted` — a `task` event listeners see too — before the
+   * log is closed and the lock released, so it can be resumed later. Synchronous; idempotent.
+   * Returns whether it was interrupted (false for a settled or already stopped task).
+   */
+  interrupt(): boolean {
+    if (this.stopped) return false;
+    const unsettled = this.lastDone === null;
+    this.actor.stop();
+    if (unsettled) this.emit({ type: 'task', taskId: this.id, state: 'interrupted', title: this.transcriptState.title });
+    this.stop();
+    return unsettled;
   }
 
   transcript(): TaskTranscript {
@@ -218,6 +236,7 @@ export class LiveTask implements TaskHandle, PermissionParent {
   }
 
   private emit(event: TaskEvent): void {
+    if (this.stopped) return;
     if (event.type === 'usage') {
       const cost = costUsd(this.model, event);
       this.totalCost += cost;

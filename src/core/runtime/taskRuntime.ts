@@ -54,7 +54,7 @@ export class TaskRuntime {
 
   /**
    * Starts a new task (it runs from the next microtask on). With a store, the task is recorded
-   * from its first event: when its record cannot be created this throws StoreError('io') and
+   * from its first event: when its record cannot be created this throws StoreError('unusable') and
    * nothing runs (a task is never run without the record its host asked for).
    */
   startTask(opts: StartTaskOptions): TaskHandle {
@@ -78,7 +78,7 @@ export class TaskRuntime {
         });
       } catch (err) {
         if (err instanceof StoreError) throw err;
-        throw new StoreError('io', `the task cannot be recorded in ${this.store.root}: ${(err as Error).message}`);
+        throw new StoreError('unusable', `the task cannot be recorded in ${this.store.root}: ${(err as Error).message}`);
       }
     }
     const task = new LiveTask(id, opts, this, { title, recorder }, parent?.id, parent);
@@ -173,6 +173,18 @@ export class TaskRuntime {
         this.tasks.delete(child.id);
       }
     }
+  }
+
+  /**
+   * Stops every task at once and records each one that had not settled as `interrupted` (see
+   * `LiveTask.interrupt`): what a host does when it is told to end (SIGTERM). Synchronous.
+   * Returns the ids of the tasks that were interrupted.
+   */
+  interruptAll(): string[] {
+    const interrupted = [...this.tasks.values()].filter((t) => t.interrupt()).map((t) => t.id);
+    this.tasks.clear();
+    this.subtasks.clear();
+    return interrupted;
   }
 
   /** Stops every task, writes and closes their logs and releases their locks (synchronously). */

@@ -50,6 +50,8 @@ export function cliBundle(): Promise<string> {
 
 export interface CliRun {
   child: ChildProcess;
+  /** The run's private storage folder (`--storage`). */
+  storage: string;
   /** Parsed stream-json lines so far. */
   events: Record<string, unknown>[];
   stdout: () => string;
@@ -84,7 +86,7 @@ export async function runCli(args: string[], env: Record<string, string | undefi
   });
   child.stderr!.setEncoding('utf8').on('data', (d: string) => (err += d));
   const exit = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((res) => child.once('close', (code, signal) => res({ code, signal })));
-  return { child, events, stdout: () => out, stderr: () => err, exit };
+  return { child, storage, events, stdout: () => out, stderr: () => err, exit };
 }
 
 export const ofType = (events: Record<string, unknown>[], type: string) => events.filter((e) => e.type === type);
