@@ -32,8 +32,8 @@ export interface TaskListEntry {
 
 /**
  * `keel tasks list|show|export|delete`. Exit codes: 0 success, 1 the task cannot be read or is
- * locked, 2 bad usage or unknown id, 3 the storage folder cannot be used. Problems with individual tasks (quarantined) go to stderr and
- * never stop a listing.
+ * locked, 2 bad usage or unknown id, 3 the storage folder cannot be used. Problems with
+ * individual tasks (quarantined) go to stderr and never stop a listing.
  */
 export async function tasksCommand(argv: string[]): Promise<number> {
   const [sub, ...rest] = argv;

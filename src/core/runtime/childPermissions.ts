@@ -15,9 +15,9 @@ const STRICTNESS: Record<EngineDecision['decision'], number> = { allow: 0, ask: 
 /**
  * The decider of a subtask: each call is decided under the child's own mode and, separately, as
  * its parent would decide it right now; the stricter answer wins (deny over ask over allow, the
- * the child's own on a tie). So a child never gets
- * more than its parent would, even when someone sets a looser mode on the child, and a parent
- * tightened while its child runs tightens the child's next decision at once. Never throws.
+ * child's own on a tie). So a child never gets more than its parent would, even when someone sets
+ * a looser mode on the child, and a parent tightened while its child runs tightens the child's
+ * next decision at once. Never throws.
  */
 export function boundedByParent(own: PermissionDecider, parent: PermissionParent): PermissionDecider {
   return {

@@ -269,7 +269,7 @@ export class TaskStore {
   /** Moves a task folder to `<root>/quarantine/` with a note saying why. Returns where it went. */
   quarantine(id: string, reason: string): string {
     const from = this.taskDir(id);
-    mkdirSync(this.quarantineDir, { recursive: true });
+    makeDirs(this.quarantineDir);
     const to = join(this.quarantineDir, `${id}-${new Date().toISOString().replace(/[:.]/g, '-')}`);
     try {
       renameSync(from, to);
