@@ -3,8 +3,8 @@ import { runCommand } from './run';
 import { HELP, VERSION } from './help';
 
 /**
- * `keel`: the headless entry. Subcommands: run, machines. Exit codes: 0 success, 1 the task
- * failed or was cancelled, 2 bad usage.
+ * `keel`: the headless entry. Subcommands: run, tasks, permissions, machines. Exit codes in
+ * ./exitCodes.ts (0 success, 1 failed or cancelled, 2 bad usage, 3 unusable storage, 128 + n on signal n).
  */
 async function main(argv: string[]): Promise<number> {
   const [cmd, ...rest] = argv;

@@ -7,6 +7,8 @@ import { TaskStore } from '../core/store/taskStore';
 import { StoreError } from '../core/store/types';
 import { parseRunArgs, UsageError, type RunArgs } from './args';
 import { HELP } from './help';
+import { EXIT_STORAGE_UNUSABLE, STORAGE_HINT } from './exitCodes';
+import { handleSignals } from './signals';
 import { TextRenderer } from './textRenderer';
 
 /**
@@ -24,11 +26,17 @@ export async function runCommand(argv: string[]): Promise<number> {
     }
     throw err;
   }
+  // The run is recorded: a storage path that cannot hold it fails now, before any request.
+  const store = new TaskStore(args.storage);
+  try {
+    store.prepare();
+  } catch (err) {
+    return storeFailure(err);
+  }
   let taskId: string | undefined;
   if (args.resume) {
     // A resumed task works in its own workspace with its own model unless told otherwise.
     try {
-      const store = new TaskStore(args.storage);
       taskId = store.resolveId(args.resume);
       const meta = await store.readMeta(taskId);
       if (!args.workspaceGiven && meta.workspace) args.workspace = meta.workspace;
@@ -67,13 +75,15 @@ export async function runCommand(argv: string[]): Promise<number> {
   const onEvent = (e: TaskEvent) => (args.outputFormat === 'stream-json' ? write(`${JSON.stringify(e)}\n`) : text.render(e));
   const unsubscribe = task.subscribe(onEvent);
 
-  let interrupted = false;
-  const onSigint = () => {
-    if (interrupted) process.exit(130);
-    interrupted = true;
-    task.cancel();
-  };
-  process.on('SIGINT', onSigint);
+  const unhandle = handleSignals({
+    cancel: () => task.cancel(),
+    interrupt: (signal) => {
+      const ids = runtime.interruptAll();
+      unsubscribe();
+      text.finish();
+      if (ids.includes(task.id)) process.stderr.write(`keel run: ${signal}: task ${task.id} stopped and recorded as interrupted; continue it with: keel run --resume ${task.id}\n`);
+    },
+  });
   try {
     const done = await task.settled();
     if (done.status === 'failed') {
@@ -83,15 +93,19 @@ export async function runCommand(argv: string[]): Promise<number> {
     text.finish();
     return done.status === 'completed' ? 0 : 1;
   } finally {
-    process.off('SIGINT', onSigint);
+    unhandle();
     unsubscribe();
     runtime.dispose();
   }
 }
 
-/** Prints a store failure for people; 2 for an id that names no task, else 1. */
+/** Prints a store failure for people; 2 for an id that names no task, 3 when the storage cannot record the run, else 1. */
 function storeFailure(err: unknown): number {
   if (err instanceof StoreError) {
+    if (err.code === 'unusable') {
+      process.stderr.write(`keel run: ${err.message}; ${STORAGE_HINT}\n`);
+      return EXIT_STORAGE_UNUSABLE;
+    }
     process.stderr.write(`keel run: ${err.message}\n`);
     return err.code === 'not_found' || err.code === 'ambiguous' ? 2 : 1;
   }

@@ -6,6 +6,7 @@ import { TaskStore, type LoadedTask } from '../core/store/taskStore';
 import { StoreError, type TaskSummary } from '../core/store/types';
 import { modelLabel } from '../shared/domain/models';
 import { defaultStorage } from './args';
+import { EXIT_STORAGE_UNUSABLE, STORAGE_HINT } from './exitCodes';
 
 export const TASKS_HELP = `Usage:
   keel tasks list [--json] [--all]                 every stored task, newest first
@@ -32,8 +33,8 @@ export interface TaskListEntry {
 
 /**
  * `keel tasks list|show|export|delete`. Exit codes: 0 success, 1 the task cannot be read or is
- * locked, 2 bad usage or unknown id. Problems with individual tasks (quarantined) go to stderr and
- * never stop a listing.
+ * locked, 2 bad usage or unknown id, 3 the storage folder cannot be used. Problems with
+ * individual tasks (quarantined) go to stderr and never stop a listing.
  */
 export async function tasksCommand(argv: string[]): Promise<number> {
   const [sub, ...rest] = argv;
@@ -87,6 +88,10 @@ export async function tasksCommand(argv: string[]): Promise<number> {
     }
   } catch (err) {
     if (err instanceof StoreError) {
+      if (err.code === 'unusable') {
+        process.stderr.write(`keel tasks: ${err.message}; ${STORAGE_HINT}\n`);
+        return EXIT_STORAGE_UNUSABLE;
+      }
       process.stderr.write(`keel tasks: ${err.message}\n`);
       return err.code === 'not_found' || err.code === 'ambiguous' ? 2 : 1;
     }

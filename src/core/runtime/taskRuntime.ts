@@ -56,7 +56,16 @@ export class TaskRuntime {
       : undefined;
   }
 
-  startTask(opts: StartTaskOptions, parentId?: string): TaskHandle {
+  /**
+   * Starts a new task (it runs from the next microtask on). With a store, the task is recorded
+   * from its first event: when its record cannot be created this throws StoreError('unusable') and
+   * nothing runs (a task is never run without the record its host asked for).
+   */
+  startTask(opts: StartTaskOptions): TaskHandle {
+    return this.spawn(opts);
+  }
+
+  private spawn(opts: StartTaskOptions, parent?: LiveTask): LiveTask {
     const id = randomUUID();
     const title = titleOf(opts.prompt);
     let recorder: TaskRecorder | undefined;
@@ -69,13 +78,14 @@ export class TaskRuntime {
           provider: opts.provider.provider,
           workspace: this.options.workspace,
           owner: this.ownerLabel(),
-          ...(parentId ? { parentId } : {}),
+          ...(parent ? { parentId: parent.id } : {}),
         });
       } catch (err) {
-        this.log('error', `task ${id} cannot be saved (${(err as Error).message}); it runs without a record`);
+        if (err instanceof StoreError) throw err;
+        throw new StoreError('unusable', `the task cannot be recorded in ${this.store.root}: ${(err as Error).message}`);
       }
     }
-    const task = new LiveTask(id, opts, this, { title, recorder }, parentId);
+    const task = new LiveTask(id, opts, this, { title, recorder }, parent?.id, parent);
     this.tasks.set(id, task);
     task.start(opts.prompt);
     return task;
@@ -151,7 +161,6 @@ export class TaskRuntime {
     return [...this.tasks.values()].filter((t) => !t.parentId);
   }
 
-  /** Stops every task, writes and closes their logs and releases their locks (synchronously). */
   /**
    * Stops a task and lets go of it (its log is closed, its lock released); a later `get` finds
    * nothing. Its subtasks are let go too. Used before deleting a stored task.
@@ -170,6 +179,19 @@ export class TaskRuntime {
     }
   }
 
+  /**
+   * Stops every task at once and records each one that had not settled as `interrupted` (see
+   * `LiveTask.interrupt`): what a host does when it is told to end (SIGTERM). Synchronous.
+   * Returns the ids of the tasks that were interrupted.
+   */
+  interruptAll(): string[] {
+    const interrupted = [...this.tasks.values()].filter((t) => t.interrupt()).map((t) => t.id);
+    this.tasks.clear();
+    this.subtasks.clear();
+    return interrupted;
+  }
+
+  /** Stops every task, writes and closes their logs and releases their locks (synchronously). */
   dispose(): void {
     for (const t of this.tasks.values()) t.stop();
     this.tasks.clear();
@@ -190,7 +212,8 @@ export class TaskRuntime {
     const key = `${parent.id}:${sub.toolCallId}`;
     let child = this.subtasks.get(key);
     if (!child) {
-      child = this.startTask({ ...parent.options, prompt: `${sub.description ? `${sub.description}\n\n` : ''}${sub.prompt}` }, parent.id) as LiveTask;
+      // The child takes the parent's mode as it is now, not as the parent started (LiveTask binds it).
+      child = this.spawn({ ...parent.options, mode: parent.permissionMode(), prompt: `${sub.description ? `${sub.description}\n\n` : ''}${sub.prompt}` }, parent);
       this.subtasks.set(key, child);
     }
     return child;
