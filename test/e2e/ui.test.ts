@@ -3,14 +3,15 @@
  * and a dark theme: a prompt; the model thinks (folded "Thought for N s"); a Write tool card with
  * its inline diff; a permission card (same request id as the host's prompt); "Open diff" opens
  * VS Code's diff editor; Allow once writes the file; the Markdown answer (with a highlighted code
- * block) streams in. Screenshots go to test-results/ (the best are copied to docs/).
+ * block) streams in. Screenshots go to test-results/; the README's pictures go to
+ * test-results/docs/, and `npm run screenshots` copies them over docs/ (a test run never changes docs/).
  */
 import { copyFileSync, existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Frame } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFakeModelServer, type FakeModelServer } from '../fixtures/fake-model-server/index';
-import { ensureKeelVsix, REPO_ROOT, startVsCode, type VsCodeSession } from './harness';
+import { ensureKeelVsix, RESULTS_DIR, startVsCode, type VsCodeSession } from './harness';
 
 const READY = 'body[data-keel-ready="true"]';
 const PROMPT = 'Add a farewell function next to greet, please.';
@@ -101,12 +102,8 @@ async function flow(theme: 'light' | 'dark'): Promise<void> {
     expect(bodies).toHaveLength(2);
     expect(bodies[1]).toContain('toolu_write_1');
     const shot = await vs.screenshot(`ui-${theme}-3-answer`);
-    if (theme === 'dark') {
-      mkdirSync(join(REPO_ROOT, 'docs'), { recursive: true });
-      copyFileSync(shot, join(REPO_ROOT, 'docs/screenshot-chat.png'));
-    } else {
-      copyFileSync(shot, join(REPO_ROOT, 'docs/screenshot-chat-light.png'));
-    }
+    mkdirSync(join(RESULTS_DIR, 'docs'), { recursive: true });
+    copyFileSync(shot, join(RESULTS_DIR, 'docs', theme === 'dark' ? 'screenshot-chat.png' : 'screenshot-chat-light.png'));
 
     // History lists the task; the editor tab watches the same task at once.
     await chat.locator('[data-testid="nav-history"]').click();
