@@ -4,6 +4,7 @@ import { TaskRuntime } from '../core/runtime/taskRuntime';
 import type { TaskHandle } from '../core/runtime/types';
 import { TaskStore } from '../core/store/taskStore';
 import { StoreError } from '../core/store/types';
+import { cliAdvice } from './advice';
 import { parseRunArgs, UsageError, type RunArgs } from './args';
 import { HELP } from './help';
 import { TextRenderer } from './textRenderer';
@@ -44,6 +45,7 @@ export async function runCommand(argv: string[]): Promise<number> {
     workspace: args.workspace,
     storageDir: args.storage,
     ownerLabel: 'keel run',
+    advise: cliAdvice,
     log: (level, message) => {
       if (level !== 'info') process.stderr.write(`keel: ${message}\n`);
     },

@@ -5,6 +5,7 @@ import type { TaskRuntimeLike } from './chatController';
 import type { Logger } from './logger';
 import type { PermissionAsker } from '../core/permissions/gate';
 import { sandboxSettings } from './permissions/setup';
+import { extensionAdvice } from './providerConfig';
 
 /**
  * Where VS Code keeps its bundled ripgrep (desktop and code-server lay it out the same way);
@@ -44,6 +45,7 @@ export async function loadTaskRuntime(context: vscode.ExtensionContext, log: Log
     ownerLabel: `VS Code window ${process.pid}`,
     asker,
     sandbox: await sandboxSettings(log),
+    advise: extensionAdvice,
     log: (level: string, message: string) => {
       if (level === 'error') log.error(message);
       else if (level === 'warn') log.warn(message);

@@ -5,6 +5,7 @@ import { applyTaskEvent, emptyTranscript, type TaskTranscript } from '../../shar
 import type { PendingSubtask } from '../machines/task/task.machine';
 import { denyingAsker } from '../permissions/gate';
 import { createProvider } from '../providers/index';
+import type { ProviderConfig } from '../providers/types';
 import { costUsd } from '../providers/pricing';
 import type { TaskRecorder } from '../store/taskRecorder';
 import { planResume } from '../store/resumePlan';
@@ -47,6 +48,7 @@ export class LiveTask implements TaskHandle {
   private settleWaiters: ((e: TaskEvent & { type: 'done' }) => void)[] = [];
   private totalCost: number;
   private model: string;
+  private provider: ProviderConfig['provider'];
   private lastDone: (TaskEvent & { type: 'done' }) | null = null;
   private readonly recorder: TaskRecorder | undefined;
   private rebuilt: (() => ConversationMessage[]) | null = null;
@@ -62,6 +64,7 @@ export class LiveTask implements TaskHandle {
     const providerFactory = rt.providerFactory ?? createProvider;
     const model = options.provider.model;
     this.model = model;
+    this.provider = options.provider.provider;
     this.recorder = seed.recorder;
     this.totalCost = seed.costUsd ?? 0;
     const title = seed.title;
@@ -84,6 +87,7 @@ export class LiveTask implements TaskHandle {
           }
         }
         this.model = config.model;
+        this.provider = config.provider;
         return providerFactory(config);
       },
       publish: (e) => this.emit(e),
@@ -194,6 +198,10 @@ export class LiveTask implements TaskHandle {
       const cost = costUsd(this.model, event);
       this.totalCost += cost;
       event = { ...event, costUsd: cost, totalCostUsd: this.totalCost };
+    }
+    if (event.type === 'error') {
+      const advice = this.runtime.services().options.advise?.({ code: event.code, provider: this.provider });
+      if (advice) event = { ...event, message: `${event.message} ${advice}` };
     }
     // The log first: what listeners saw is never ahead of what was recorded.
     this.recorder?.record(event);
