@@ -1,13 +1,14 @@
 import { existsSync, statSync } from 'node:fs';
 import type { TaskEvent } from '../shared/domain/events';
 import { TaskRuntime } from '../core/runtime/taskRuntime';
-import type { TaskHandle } from '../core/runtime/types';
+import { FollowUpRequired, type TaskHandle } from '../core/runtime/types';
 import { TaskStore } from '../core/store/taskStore';
 import { StoreError } from '../core/store/types';
 import { cliAdvice } from './advice';
-import { parseRunArgs, UsageError, type RunArgs } from './args';
+import { parseRunArgs, type RunArgs } from './args';
 import { HELP } from './help';
 import { TextRenderer } from './textRenderer';
+import { HelpRequested, reportUsage, UsageError } from './usage';
 
 /**
  * `keel run`: starts one task (or, with --resume, continues a stored one), streams its events,
@@ -18,10 +19,11 @@ export async function runCommand(argv: string[]): Promise<number> {
   try {
     args = parseRunArgs(argv, process.env);
   } catch (err) {
-    if (err instanceof UsageError) {
-      process.stderr.write(`keel run: ${err.message}\n\n${HELP}`);
-      return 2;
+    if (err instanceof HelpRequested) {
+      process.stdout.write(HELP);
+      return 0;
     }
+    if (err instanceof UsageError) return reportUsage('run', err);
     throw err;
   }
   let taskId: string | undefined;
@@ -38,8 +40,7 @@ export async function runCommand(argv: string[]): Promise<number> {
     }
   }
   if (!existsSync(args.workspace) || !statSync(args.workspace).isDirectory()) {
-    process.stderr.write(`keel run: the workspace ${args.workspace} is not a folder\n`);
-    return 2;
+    return reportUsage('run', new UsageError(`the workspace ${args.workspace} is not a folder`));
   }
   const runtime = new TaskRuntime({
     workspace: args.workspace,
@@ -85,8 +86,9 @@ export async function runCommand(argv: string[]): Promise<number> {
   }
 }
 
-/** Prints a store failure for people; 2 for an id that names no task, else 1. */
+/** Prints a store failure for people; 2 for an id that names no task or a missing follow-up, else 1. */
 function storeFailure(err: unknown): number {
+  if (err instanceof FollowUpRequired) return reportUsage('run', new UsageError(`${err.message}: keel run --resume ${err.taskId} "<follow-up>"`));
   if (err instanceof StoreError) {
     process.stderr.write(`keel run: ${err.message}\n`);
     return err.code === 'not_found' || err.code === 'ambiguous' ? 2 : 1;
