@@ -72,11 +72,9 @@ export async function runCommand(argv: string[]): Promise<number> {
   };
   process.on('SIGINT', onSigint);
   try {
+    // A failed task waits for the user (awaitingUser, recorded as failed): `done` is the last
+    // event of the run, and `keel run --resume ID "<follow-up>"` continues it later.
     const done = await task.settled();
-    if (done.status === 'failed') {
-      // Headless there is nobody to press Retry: the task ends failed.
-      task.abandon();
-    }
     text.finish();
     return done.status === 'completed' ? 0 : 1;
   } finally {
