@@ -25,7 +25,7 @@ import { CORPUS } from '../test/unit/permissions/corpus/index';
 import { decisionsOf, type CorpusDecision } from '../test/unit/permissions/corpus/decisions';
 import { makeFixture, type PermissionFixture } from '../test/unit/permissions/fixture';
 
-const ROUNDS = 10;
+const ROUNDS = 20;
 const COLD_RUNS = 5;
 const COMPOUND_SAMPLES = 500;
 
