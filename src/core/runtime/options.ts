@@ -1,4 +1,4 @@
-import type { KeelError } from '../../shared/domain/errors';
+import type { ErrorCode, KeelError } from '../../shared/domain/errors';
 import type { LockManager } from '../locks/lockManager';
 import type { TurnLimits } from '../machines/turn/turn.machine';
 import type { PermissionAsker } from '../permissions/gate';
@@ -48,4 +48,11 @@ export interface TaskRuntimeOptions {
   passEnv?: readonly string[];
   /** Runs Bash inside bubblewrap (Linux) when enabled. */
   sandbox?: SandboxSettings;
+  /**
+   * Advice for a failure the person can fix, in this host's own terms (the extension: its
+   * commands and settings; the CLI: environment variables and flags), appended to the message of
+   * the task's `error` event. Core's messages state what went wrong and never name a host's
+   * commands, flags or settings.
+   */
+  advise?: (failure: { code: ErrorCode; provider: ProviderConfig['provider'] }) => string | undefined;
 }

@@ -8,7 +8,7 @@ import { SecretKeeper } from '../security/secretKeeper';
 import { builtinTools, createToolRegistry, type ToolRegistry } from '../tools/registry';
 import { createBashTool } from '../tools/bash';
 import type { AnyTool } from '../tools/types';
-import type { ResumeTaskOptions, StartTaskOptions, TaskHandle } from './types';
+import { FollowUpRequired, type ResumeTaskOptions, type StartTaskOptions, type TaskHandle } from './types';
 import { type PermissionDecider } from './wiring';
 
 import { DEFAULT_LIMITS } from './limits';
@@ -124,8 +124,8 @@ export class TaskRuntime {
    * asks again (which goes through the permission check). A settled task continues with
    * `followUp` as its next user message. A task this runtime already drives gets `followUp` as a
    * user message. Throws StoreError('locked') when another live process drives it, and
-   * StoreError('not_found' | 'corrupt' | 'unsupported'); throws Error when a settled task is
-   * given no follow-up.
+   * StoreError('not_found' | 'corrupt' | 'unsupported'); throws FollowUpRequired when a settled
+   * task is given no follow-up.
    */
   async resume(id: string, opts: ResumeTaskOptions): Promise<TaskHandle> {
     const live = this.tasks.get(id);
@@ -138,7 +138,7 @@ export class TaskRuntime {
     const interrupted = opened.replay.status === 'running' || opened.replay.status === 'interrupted';
     if (!interrupted && !opts.followUp?.trim()) {
       opened.recorder.close();
-      throw new Error(`task ${id} is ${opened.replay.status}; give a follow-up message to continue it`);
+      throw new FollowUpRequired(id, opened.replay.status);
     }
     if (opened.meta.parentId) this.log('warn', `resuming subtask ${id} on its own; its parent will not receive its answer`);
     const task = new LiveTask(id, { ...opts, prompt: opts.followUp ?? '' }, this, seedOf(opened), opened.meta.parentId);
