@@ -35,5 +35,7 @@ Options for run:
 
 Keys come from the environment: ANTHROPIC_API_KEY, OPENAI_API_KEY. Tool processes never see
 them, and known key shapes are redacted from tool output.
+The Bash sandbox (bubblewrap, Linux) is set in ~/.keel/settings.json: "sandbox": {"enabled": true,
+"network": {"allowedDomains": ["github.com"]}}; a project's settings can only tighten it.
 Exit status: 0 when the task completes, 1 when it fails or is cancelled, 2 on bad usage.
 `;

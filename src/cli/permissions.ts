@@ -3,6 +3,7 @@ import { parseArgs } from 'node:util';
 import { z } from 'zod';
 import { createPermissionEngine } from '../core/permissions';
 import { explainPermission } from '../core/runtime/permissionCheck';
+import { loadSandboxSettings } from '../core/sandbox/settings';
 import type { PermissionMode } from '../core/runtime/types';
 import { createToolRegistry, type ToolRegistry } from '../core/tools/registry';
 import type { AnyTool } from '../core/tools/types';
@@ -46,7 +47,9 @@ export async function permissionsCommand(argv: string[]): Promise<number> {
   const mode = (values.mode ?? 'default') as PermissionMode;
   if (!(MODES as readonly string[]).includes(mode)) return usage(`--mode must be one of ${MODES.join(', ')}`);
   const workspace = resolve(values.workspace ?? process.cwd());
-  const engine = await createPermissionEngine({ workspace, ...(values.settings ? { settingsFiles: values.settings } : {}), ...(values.home ? { home: values.home } : {}) });
+  // As `keel run` does: with the sandbox on (settings files), leaving it always asks.
+  const sandbox = loadSandboxSettings({ workspace, ...(values.home ? { home: values.home } : {}) }).settings;
+  const engine = await createPermissionEngine({ workspace, sandbox: { enabled: sandbox.enabled }, ...(values.settings ? { settingsFiles: values.settings } : {}), ...(values.home ? { home: values.home } : {}) });
   const tools = withMcpTools(createToolRegistry());
   for (const input of inputs) {
     const d = await explainPermission({ workspace, tools, permissions: engine }, { tool: values.tool, input, mode });
