@@ -48,8 +48,9 @@ export async function permissionsCommand(argv: string[]): Promise<number> {
   if (!(MODES as readonly string[]).includes(mode)) return usage(`--mode must be one of ${MODES.join(', ')}`);
   const workspace = resolve(values.workspace ?? process.cwd());
   // As `keel run` does: with the sandbox on (settings files), leaving it always asks.
-  const sandbox = loadSandboxSettings({ workspace, ...(values.home ? { home: values.home } : {}) }).settings;
-  const engine = await createPermissionEngine({ workspace, sandbox: { enabled: sandbox.enabled }, ...(values.settings ? { settingsFiles: values.settings } : {}), ...(values.home ? { home: values.home } : {}) });
+  const home = values.home ? { home: values.home } : {};
+  const sandbox = { enabled: loadSandboxSettings({ workspace, ...home }).settings.enabled };
+  const engine = await createPermissionEngine({ workspace, sandbox, ...(values.settings ? { settingsFiles: values.settings } : {}), ...home });
   const tools = withMcpTools(createToolRegistry());
   for (const input of inputs) {
     const d = await explainPermission({ workspace, tools, permissions: engine }, { tool: values.tool, input, mode });

@@ -93,7 +93,11 @@ export const sandboxMachine = setup({
             src: 'probeBwrap',
             input: ({ context }) => (context.bwrapPath !== undefined ? { bwrapPath: context.bwrapPath } : {}),
             onDone: [
-              { guard: { type: 'bwrapUsable', params: ({ event }) => ({ availability: event.output }) }, target: 'sandboxed', actions: assign({ bwrap: ({ event }) => (event.output.available ? event.output.bwrap : '') }) },
+              {
+                guard: { type: 'bwrapUsable', params: ({ event }) => ({ availability: event.output }) },
+                target: 'sandboxed',
+                actions: assign({ bwrap: ({ event }) => (event.output.available ? event.output.bwrap : '') }),
+              },
               { target: 'unavailable', actions: assign({ plan: ({ event }) => ({ kind: 'refused', reason: event.output.available ? 'bwrap is unusable' : event.output.reason }) }) },
             ],
             onError: { target: 'unavailable', actions: assign({ plan: ({ event }) => ({ kind: 'refused', reason: `bwrap could not be checked (${errorText(event.error)})` }) }) },
