@@ -40,8 +40,10 @@ Options for run:
 
 Keys come from the environment: ANTHROPIC_API_KEY, OPENAI_API_KEY. Tool processes never see
 them, and known key shapes are redacted from tool output.
+The Bash sandbox (bubblewrap, Linux) is set in ~/.keel/settings.json: "sandbox": {"enabled": true,
+"network": {"allowedDomains": ["github.com"]}}; a project's settings can only tighten it.
 Exit status: 0 when the task completes, 1 when it fails or is cancelled, 2 on bad usage (one
-line on stderr saying what is wrong).
+line on stderr saying what is wrong), 3 when the storage folder cannot record the run.
 `;
 
 export const MACHINES_HELP = `Usage: keel machines [--json]

@@ -2,6 +2,7 @@ import { resolve } from 'node:path';
 import { z } from 'zod';
 import { createPermissionEngine } from '../core/permissions';
 import { explainPermission } from '../core/runtime/permissionCheck';
+import { loadSandboxSettings } from '../core/sandbox/settings';
 import type { PermissionMode } from '../core/runtime/types';
 import { createToolRegistry, type ToolRegistry } from '../core/tools/registry';
 import type { AnyTool } from '../core/tools/types';
@@ -71,7 +72,10 @@ async function check(argv: string[]): Promise<number> {
   if (values.mode !== undefined && !(MODES as readonly string[]).includes(values.mode)) throw new UsageError(`--mode must be one of ${MODES.join(', ')} (got "${values.mode}")`);
   const mode = (values.mode ?? 'default') as PermissionMode;
   const workspace = resolve(values.workspace ?? process.cwd());
-  const engine = await createPermissionEngine({ workspace, ...(values.settings ? { settingsFiles: values.settings } : {}), ...(values.home ? { home: values.home } : {}) });
+  // As `keel run` does: with the sandbox on (settings files), leaving it always asks.
+  const home = values.home ? { home: values.home } : {};
+  const sandbox = { enabled: loadSandboxSettings({ workspace, ...home }).settings.enabled };
+  const engine = await createPermissionEngine({ workspace, sandbox, ...(values.settings ? { settingsFiles: values.settings } : {}), ...home });
   const tools = withMcpTools(createToolRegistry());
   for (const input of inputs) {
     const d = await explainPermission({ workspace, tools, permissions: engine }, { tool: values.tool, input, mode });

@@ -1,6 +1,7 @@
 import { existsSync, statSync } from 'node:fs';
 import type { TaskEvent } from '../shared/domain/events';
 import { TaskRuntime } from '../core/runtime/taskRuntime';
+import { loadSandboxSettings } from '../core/sandbox/settings';
 import { readUserPassEnv } from '../core/security/passEnv';
 import { FollowUpRequired, type TaskHandle } from '../core/runtime/types';
 import { TaskStore } from '../core/store/taskStore';
@@ -55,9 +56,13 @@ export async function runCommand(argv: string[]): Promise<number> {
   // a project's own files: a cloned repository must not be able to ask for the keys).
   const userPassEnv = readUserPassEnv();
   for (const p of userPassEnv.problems) process.stderr.write(`keel: ${p}\n`);
+  // The Bash sandbox from the settings files' `sandbox` sections (a project may only tighten it).
+  const sandbox = loadSandboxSettings({ workspace: args.workspace });
+  for (const p of sandbox.problems) process.stderr.write(`keel: sandbox settings: ${p}\n`);
   const runtime = new TaskRuntime({
     workspace: args.workspace,
     passEnv: [...new Set([...args.passEnv, ...userPassEnv.names])],
+    sandbox: sandbox.settings,
     storageDir: args.storage,
     ownerLabel: 'keel run',
     advise: cliAdvice,

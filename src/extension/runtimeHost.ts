@@ -51,7 +51,7 @@ export async function loadTaskRuntime(context: vscode.ExtensionContext, log: Log
     ownerLabel: `VS Code window ${process.pid}`,
     asker,
     secrets,
-    sandbox: await sandboxSettings(log),
+    sandbox: await sandboxSettings(log, folder.uri.fsPath),
     advise: extensionAdvice,
     log: (level: string, message: string) => {
       if (level === 'error') log.error(message);

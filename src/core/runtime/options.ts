@@ -2,7 +2,7 @@ import type { ErrorCode, KeelError } from '../../shared/domain/errors';
 import type { LockManager } from '../locks/lockManager';
 import type { TurnLimits } from '../machines/turn/turn.machine';
 import type { PermissionAsker } from '../permissions/gate';
-import type { SandboxSettings } from '../permissions/sandbox';
+import type { SandboxSettings } from '../sandbox/settings';
 import type { ModelProvider, ProviderConfig } from '../providers/types';
 import type { SecretKeeper } from '../security/secretKeeper';
 import type { ToolRegistry } from '../tools/registry';
@@ -46,7 +46,11 @@ export interface TaskRuntimeOptions {
    * `secrets` is not given.
    */
   passEnv?: readonly string[];
-  /** Runs Bash inside bubblewrap (Linux) when enabled. */
+  /**
+   * The Bash sandbox (src/core/sandbox/): with `enabled`, commands run inside bubblewrap (Linux)
+   * and reach only `network.allowedDomains`, through a proxy the runtime starts on first use and
+   * closes on `dispose`. Hosts build it with `loadSandboxSettings` (settings files) plus their own.
+   */
   sandbox?: SandboxSettings;
   /**
    * Advice for a failure the person can fix, in this host's own terms (the extension: its

@@ -7,6 +7,7 @@ import { StoreError, type StoreProblem, type TaskSummary } from '../store/types'
 import { SecretKeeper } from '../security/secretKeeper';
 import { builtinTools, createToolRegistry, type ToolRegistry } from '../tools/registry';
 import { createBashTool } from '../tools/bash';
+import { Sandbox } from '../sandbox/sandbox';
 import type { AnyTool } from '../tools/types';
 import { FollowUpRequired, type ResumeTaskOptions, type StartTaskOptions, type TaskHandle } from './types';
 import { type PermissionDecider } from './wiring';
@@ -43,12 +44,13 @@ export class TaskRuntime {
   readonly permissions: PermissionDecider;
   /** The keys this host holds and the variables passed through; shared by every task. */
   readonly secrets: SecretKeeper;
+  /** The Bash sandbox of every task here (its network proxy is closed by `dispose`). */
+  readonly sandbox: Sandbox;
 
   constructor(private readonly options: TaskRuntimeOptions) {
     this.locks = options.locks ?? new LockManager();
-    this.tools =
-      options.tools ??
-      createToolRegistry(options.sandbox?.enabled ? builtinTools.map((t) => (t.name === 'Bash' ? (createBashTool({ sandbox: options.sandbox! }) as AnyTool) : t)) : builtinTools);
+    this.sandbox = new Sandbox(options.sandbox ?? { enabled: false }, options.log ? { log: options.log } : {});
+    this.tools = options.tools ?? createToolRegistry(builtinTools.map((t) => (t.name === 'Bash' ? (createBashTool({ sandbox: this.sandbox }) as AnyTool) : t)));
     this.permissions = options.permissions ?? lazyEngine(options);
     this.secrets = options.secrets ?? SecretKeeper.fromEnvironment(process.env, options.passEnv ?? []);
     this.store = options.storageDir
@@ -196,6 +198,7 @@ export class TaskRuntime {
     for (const t of this.tasks.values()) t.stop();
     this.tasks.clear();
     this.subtasks.clear();
+    void this.sandbox.dispose();
   }
 
   private ownerLabel(): string {
