@@ -184,6 +184,10 @@ function itemText(it: TranscriptItem): string[] {
       return [`> error ${it.code}: ${it.message}`];
     case 'notice':
       return [`> ${it.text}`];
+    case 'context':
+      return [`> context${it.instructions.length ? ` · instructions: ${it.instructions.join(', ')}` : ''}${it.memories.length ? ` · used ${it.memories.length} ${it.memories.length === 1 ? 'memory' : 'memories'}: ${it.memories.map((m) => m.file).join(', ')}` : ''}`];
+    case 'gatekeeper':
+      return [`> memory ${it.decision}${it.file ? ` ${it.file}` : ''} (${it.rule}: ${it.reasons.join('; ')})`];
   }
 }
 
