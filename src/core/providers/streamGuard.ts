@@ -1,10 +1,11 @@
 /**
  * Watches one provider request: links the caller's abort signal to the SDK request, and turns
- * "no bytes for `stallTimeoutMs`" into an abort flagged as a stall.
+ * "no progress for `stallTimeoutMs`" into an abort flagged as a stall.
  *
- * The stall clock only runs while the provider is waiting on the network: it is suspended while
- * the consumer holds an event (a slow consumer is not a stalled server) and restarted by every
- * chunk of bytes the response body delivers.
+ * Progress is a part of the answer, not bytes: the provider restarts the clock (`arm`) after
+ * each event it passes on, and keep-alive pings (or SSE comments) never do, so a server that only
+ * pings is a stalled one. The clock only runs while the provider waits on the network: it is
+ * suspended while the consumer holds an event (a slow consumer is not a stalled server).
  */
 export class StreamGuard {
   readonly #controller = new AbortController();
@@ -14,6 +15,7 @@ export class StreamGuard {
   #armed = false;
   #stalled = false;
   #disposed = false;
+  /** When the clock was last (re)started. */
   #lastActivity = 0;
   readonly #onExternalAbort = (): void => this.#controller.abort(this.#external.reason);
 
@@ -49,27 +51,6 @@ export class StreamGuard {
   suspend(): void {
     this.#armed = false;
   }
-  /** Bytes arrived: restart the clock if it is running. */
-  touch(): void {
-    this.#lastActivity = Date.now();
-  }
-
-  /** A fetch for the SDK whose response bodies report every chunk to `touch()`. */
-  readonly fetch = async (input: string | URL | Request, init?: RequestInit): Promise<Response> => {
-    const response = await globalThis.fetch(input, init);
-    if (!response.body) return response;
-    const touch = (): void => this.touch();
-    const body = response.body.pipeThrough(
-      new TransformStream<Uint8Array, Uint8Array>({
-        transform(chunk, controller) {
-          touch();
-          controller.enqueue(chunk);
-        },
-      }),
-    );
-    return new Response(body, { status: response.status, statusText: response.statusText, headers: response.headers });
-  };
-
   dispose(): void {
     this.#disposed = true;
     this.#clear();

@@ -57,9 +57,10 @@ export type ProviderEvent =
   | { type: 'provider_error'; error: ProviderError };
 
 /**
- * `connect`: no HTTP response (refused, DNS, TLS). `pre-stream`: an HTTP error status (the SDK
- * has already retried what it retries). `mid-stream`: the stream started and then failed
- * (an `error` event, a reset connection, a stall, a malformed line).
+ * `connect`: no HTTP response (refused, DNS, TLS, no headers in time). `pre-stream`: an HTTP
+ * error status. `mid-stream`: the stream started and then failed (an `error` event, a reset
+ * connection, a stall, a malformed line). Providers never retry; `retryable` tells the turn
+ * machine whether trying again can help.
  */
 export type ProviderErrorPhase = 'connect' | 'pre-stream' | 'mid-stream';
 
@@ -69,6 +70,7 @@ export interface ProviderError {
   phase: ProviderErrorPhase;
   retryable: boolean;
   status?: number;
+  /** How long the server asked to wait (retry-after), uncapped; the turn machine caps its wait. */
   retryAfterMs?: number;
 }
 
@@ -91,8 +93,8 @@ export interface ProviderConfig {
   model: string;
   baseUrl?: string;
   apiKey?: string;
-  /** A stall longer than this (no bytes) is a `stream_stalled` mid-stream failure. */
+  /** No part of the answer for this long (pings do not count) is a `stream_stalled` mid-stream failure. */
   stallTimeoutMs?: number;
-  /** SDK retries before the stream starts (429/529/5xx), honouring retry-after. */
-  maxRetries?: number;
+  /** No response headers for this long is a `stream_stalled` failure in the connect phase. */
+  headerTimeoutMs?: number;
 }

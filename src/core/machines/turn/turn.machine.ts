@@ -7,7 +7,7 @@ import type { ToolDefinition } from '../../providers/types';
 import type { PermissionMode } from '../../runtime/types';
 import { callMachine, type CallOutput } from '../call/call.machine';
 import type { StreamOutput } from '../stream/assembly';
-import { insertToolResults, pendingToolUses, repairConversation, retryDelayMs, unansweredSubtaskCalls, userText } from './conversation';
+import { insertToolResults, pendingToolUses, repairConversation, unansweredSubtaskCalls, userText } from './conversation';
 import {
   addUsage,
   advance,
@@ -17,6 +17,7 @@ import {
   errorResult,
   internal,
   messageEvent,
+  nextRetryDelayMs,
   permissionEvent,
   resultEvent,
   resultsEvent,
@@ -74,7 +75,7 @@ export const turnMachine = setup({
     publish: (_: unknown, _event: TaskEvent | null) => {},
   },
   delays: {
-    retryDelay: ({ context }) => retryDelayMs(context.attempt - 1, context.failure && 'error' in context.failure ? context.failure.error.retryAfterMs : undefined, context.limits.retryBaseMs),
+    retryDelay: ({ context }) => nextRetryDelayMs(context),
   },
   guards: {
     maxTurnsReached: ({ context }) => context.modelCalls >= context.limits.maxTurns,
@@ -245,7 +246,10 @@ export const turnMachine = setup({
       ],
     },
     dispatchingTools: {
-      always: [{ guard: 'hasNextCall', target: 'permissionCheck' }, { target: 'assembling' }],
+      always: [
+        { guard: 'hasNextCall', target: 'permissionCheck' },
+        { target: 'assembling' },
+      ],
     },
     permissionCheck: {
       entry: [

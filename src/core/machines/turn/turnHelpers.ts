@@ -87,10 +87,18 @@ export function resultEvent(context: TurnContext, result: ToolResultBlock, summa
   return { type: 'tool_result', taskId: context.taskId, id: result.tool_use_id, is_error: Boolean(result.is_error), summary };
 }
 
+/** The wait before the retry the context is about to make (its `attempt` already counts it). */
+export function nextRetryDelayMs(context: TurnContext): number {
+  const f = context.failure;
+  const retryAfterMs = f && !f.ok && 'error' in f ? f.error.retryAfterMs : undefined;
+  return retryDelayMs(context.attempt - 1, retryAfterMs, context.limits.retryBaseMs, context.limits.maxRetryDelayMs);
+}
+
+/** Tells the person what failed and how long Keel waits before trying again. */
 export function retryEvent(context: TurnContext): TaskEvent | null {
   const f = context.failure;
   if (!f || f.ok || !('error' in f)) return null;
-  return { type: 'retry', taskId: context.taskId, attempt: context.attempt - 1, delayMs: retryDelayMs(context.attempt - 1, f.error.retryAfterMs, context.limits.retryBaseMs), code: f.error.code };
+  return { type: 'retry', taskId: context.taskId, attempt: context.attempt - 1, delayMs: nextRetryDelayMs(context), code: f.error.code, message: f.error.message };
 }
 
 export function usageEvent(context: TurnContext): TaskEvent | null {
