@@ -1,4 +1,4 @@
-import { mkdtempSync } from 'node:fs';
+import { existsSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -142,5 +142,29 @@ describe('keep-alives are not progress', () => {
     expect(r.of('retry')).toEqual([expect.objectContaining({ code: 'stream_stalled', attempt: 1 })]);
     expect(r.of('retry')[0]!.message).toContain('no part of the answer for 0.4 s');
     expect(server.requests).toHaveLength(2);
+  });
+});
+
+describe('a tool call whose input is not valid JSON', () => {
+  it.each<Api>(['anthropic', 'openai'])('%s: is recorded, never run, and the model is told; the run goes on', async (api) => {
+    const bad = '{"command": "touch pwned.txt"}}';
+    server.enqueue(
+      { blocks: [{ type: 'text', text: 'Creating it.' }, { type: 'tool_use', id: 'call_bad', name: 'Bash', input: {}, rawInput: bad }] },
+      { blocks: [{ type: 'text', text: 'Sorry, I will fix my input.' }] },
+    );
+    const r = await run(config(api), {}, 'bypassPermissions');
+    expect(r.done).toMatchObject({ status: 'completed', stopReason: 'end_turn' });
+    expect(existsSync(join(workspace, 'pwned.txt'))).toBe(false);
+    // The assistant message with the call is recorded, and the call is answered with an error.
+    const recorded = r.of('message').map((e) => e.message);
+    const call = recorded.find((m) => m.role === 'assistant' && m.content.some((b) => b.type === 'tool_use' && b.id === 'call_bad'));
+    expect(call).toBeDefined();
+    expect(r.of('tool_result')).toEqual([expect.objectContaining({ id: 'call_bad', is_error: true })]);
+    expect(server.requests).toHaveLength(2);
+    const sent = JSON.stringify(server.requests[1]!.body);
+    expect(sent).toContain('call_bad');
+    expect(sent).toContain('not valid JSON');
+    expect(sent).toContain('touch pwned.txt');
+    expect(r.transcript.items.find((i) => i.kind === 'tool')).toMatchObject({ id: 'call_bad', result: { isError: true } });
   });
 });

@@ -180,8 +180,9 @@ function streamOutput(context: StreamContext): StreamOutput {
       usage: context.usage,
     };
   }
-  const { message, truncatedToolUses } = assembleMessage(context.blocks.filter((b): b is BuildingBlock => b !== undefined));
-  return { ok: true, messageId: context.messageId, model: context.model, message, stopReason: context.stopReason, usage: context.usage, truncatedToolUses };
+  const blocks = context.blocks.filter((b): b is BuildingBlock => b !== undefined);
+  const { message, truncatedToolUses, invalidToolUses } = assembleMessage(blocks, context.stopReason === 'max_tokens');
+  return { ok: true, messageId: context.messageId, model: context.model, message, stopReason: context.stopReason, usage: context.usage, truncatedToolUses, invalidToolUses };
 }
 
 export { deltaEvent };

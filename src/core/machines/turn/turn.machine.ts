@@ -16,6 +16,8 @@ import {
   continueAfterMaxTokens,
   errorResult,
   internal,
+  invalidCall,
+  invalidInputResult,
   messageEvent,
   nextRetryDelayMs,
   permissionEvent,
@@ -88,6 +90,7 @@ export const turnMachine = setup({
     stoppedAt: ({ context }, p: { reason: StopReason }) => context.last?.stopReason === p.reason,
     canContinueAfterMaxTokens: ({ context }) => context.last?.stopReason === 'max_tokens' && !context.maxTokensContinued,
     hasNextCall: ({ context }) => context.index < context.pending.length,
+    nextCallInvalid: ({ context }) => invalidCall(context) !== undefined,
     decisionIs: (_, p: { outcome: PermissionOutcome; decision: PermissionOutcome['decision']; mcp?: boolean }) =>
       p.outcome.decision === p.decision && (p.mcp === undefined || (p.outcome.decision === 'allow' && Boolean(p.outcome.mcp) === p.mcp)),
     isAllowedSubtask: ({ context }, p: { outcome: PermissionOutcome }) => p.outcome.decision === 'allow' && context.pending[context.index]?.name === 'Task',
@@ -247,6 +250,15 @@ export const turnMachine = setup({
     },
     dispatchingTools: {
       always: [
+        // A call whose input was not valid JSON is answered with an error and never run or asked about.
+        {
+          guard: 'nextCallInvalid',
+          actions: [
+            { type: 'publish', params: ({ context }) => toolCallEvent(context) },
+            { type: 'publish', params: ({ context }) => resultEvent(context, invalidInputResult(context), 'not run: its input was not valid JSON') },
+            assign(({ context }) => advance(context, invalidInputResult(context))),
+          ],
+        },
         { guard: 'hasNextCall', target: 'permissionCheck' },
         { target: 'assembling' },
       ],
