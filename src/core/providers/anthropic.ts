@@ -4,8 +4,9 @@ import { toAnthropicParams } from './anthropicRequest';
 import { baseUrlProblem } from './connectionErrors';
 import { connectionFailure, guardedError, internalError, retryAfterMs, shouldRetryHeader } from './failures';
 import type { Failure, FailureContext } from './failures';
+import { pulled } from './pulled';
 import { StreamGuard } from './streamGuard';
-import type { ModelProvider, ProviderErrorPhase, ProviderEvent, ProviderRequest } from './types';
+import type { EmitProviderEvent, ModelProvider, ProviderErrorPhase, ProviderEvent, ProviderRequest } from './types';
 
 export const DEFAULT_ANTHROPIC_BASE_URL = 'https://api.anthropic.com';
 /** No part of the answer for this long (keep-alive pings do not count) is a stall. */
@@ -57,48 +58,46 @@ export class AnthropicProvider implements ModelProvider {
     };
   }
 
-  async *stream(request: ProviderRequest, signal: AbortSignal): AsyncGenerator<ProviderEvent, void, undefined> {
+  stream(request: ProviderRequest, signal: AbortSignal): AsyncIterable<ProviderEvent> {
+    return pulled((s, emit) => this.streamTo(request, s, emit), signal);
+  }
+
+  async streamTo(request: ProviderRequest, signal: AbortSignal, emit: EmitProviderEvent): Promise<void> {
     if (this.#urlProblem) {
-      yield { type: 'provider_error', error: { code: 'invalid_input', message: this.#urlProblem, phase: 'connect', retryable: false } };
+      emit({ type: 'provider_error', error: { code: 'invalid_input', message: this.#urlProblem, phase: 'connect', retryable: false } });
       return;
     }
     const guard = new StreamGuard(signal, this.#opts.stallTimeoutMs);
-    const fail = (f: Failure, phase: ProviderErrorPhase): ProviderEvent => ({ type: 'provider_error', error: guardedError(f, phase, guard, this.#ctx) });
+    const fail = (f: Failure, phase: ProviderErrorPhase): void => emit({ type: 'provider_error', error: guardedError(f, phase, guard, this.#ctx) });
     try {
       let stream: AsyncIterable<Anthropic.RawMessageStreamEvent>;
       try {
         const headers = request.taskId ? { 'x-keel-task-id': request.taskId } : undefined;
         stream = await this.#sdk().messages.create(toAnthropicParams(request), { signal: guard.signal, headers });
       } catch (err) {
-        yield fail(this.#classify(err, false), 'pre-stream');
+        fail(this.#classify(err, false), 'pre-stream');
         return;
       }
-
       const mapper = new AnthropicEventMapper();
-      let finished = false;
-      guard.arm();
+      guard.progress();
       try {
         for await (const raw of stream) {
           // Pings (and blocks Keel drops) map to nothing: they are not progress.
           const event = mapper.map(raw);
-          if (!event) continue;
-          guard.suspend();
-          yield event;
-          if (event.type === 'message_stop') {
-            finished = true;
-            return;
-          }
+          if (event === undefined) continue;
+          emit(event);
+          if (event.type === 'message_stop') return;
           if (guard.cancelled) break;
-          guard.arm();
+          guard.progress();
         }
       } catch (err) {
-        yield fail(this.#classify(err, true), 'mid-stream');
+        fail(this.#classify(err, true), 'mid-stream');
         return;
       }
-      if (!finished) yield fail({ kind: 'truncated' }, 'mid-stream');
+      fail({ kind: 'truncated' }, 'mid-stream');
     } catch (err) {
       // Only reachable through a bug (e.g. the SDK rejecting its options): still a terminal event.
-      yield { type: 'provider_error', error: internalError(err) };
+      emit({ type: 'provider_error', error: internalError(err) });
     } finally {
       guard.dispose();
     }

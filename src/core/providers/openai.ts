@@ -6,8 +6,9 @@ import type { Failure, FailureContext } from './failures';
 import { ChatChunkTranslator } from './openaiChunks';
 import type { LooseChunk } from './openaiChunks';
 import { toChatParams } from './openaiRequest';
+import { pulled } from './pulled';
 import { StreamGuard } from './streamGuard';
-import type { ModelProvider, ProviderErrorPhase, ProviderEvent, ProviderRequest } from './types';
+import type { EmitProviderEvent, ModelProvider, ProviderErrorPhase, ProviderEvent, ProviderRequest } from './types';
 
 export const DEFAULT_OPENAI_BASE_URL = 'http://localhost:11434/v1';
 /**
@@ -57,52 +58,52 @@ export class OpenAICompatibleProvider implements ModelProvider {
     };
   }
 
-  async *stream(request: ProviderRequest, signal: AbortSignal): AsyncGenerator<ProviderEvent, void, undefined> {
+  stream(request: ProviderRequest, signal: AbortSignal): AsyncIterable<ProviderEvent> {
+    return pulled((s, emit) => this.streamTo(request, s, emit), signal);
+  }
+
+  async streamTo(request: ProviderRequest, signal: AbortSignal, emit: EmitProviderEvent): Promise<void> {
     if (this.#urlProblem) {
-      yield { type: 'provider_error', error: { code: 'invalid_input', message: this.#urlProblem, phase: 'connect', retryable: false } };
+      emit({ type: 'provider_error', error: { code: 'invalid_input', message: this.#urlProblem, phase: 'connect', retryable: false } });
       return;
     }
     const guard = new StreamGuard(signal, this.#opts.stallTimeoutMs);
-    const fail = (f: Failure, phase: ProviderErrorPhase): ProviderEvent => ({ type: 'provider_error', error: guardedError(f, phase, guard, this.#ctx) });
+    const fail = (f: Failure, phase: ProviderErrorPhase): void => emit({ type: 'provider_error', error: guardedError(f, phase, guard, this.#ctx) });
     try {
       let stream: AsyncIterable<OpenAI.Chat.Completions.ChatCompletionChunk>;
       try {
         const headers = request.taskId ? { 'x-keel-task-id': request.taskId } : undefined;
         stream = await this.#sdk().chat.completions.create(toChatParams(request), { signal: guard.signal, headers });
       } catch (err) {
-        yield fail(this.#classify(err, false), 'pre-stream');
+        fail(this.#classify(err, false), 'pre-stream');
         return;
       }
-
       const translator = new ChatChunkTranslator(request.model);
-      guard.arm();
+      guard.progress();
       try {
         for await (const chunk of stream) {
           // A chunk with nothing in it (an empty delta) is not progress; SSE comments never get here.
           const events = translator.push(chunk as unknown as LooseChunk);
           if (events.length === 0) continue;
-          guard.suspend();
-          for (const e of events) yield e;
+          for (const e of events) emit(e);
           if (guard.cancelled) break;
-          guard.arm();
+          guard.progress();
         }
       } catch (err) {
-        yield fail(this.#classify(err, true), 'mid-stream');
+        fail(this.#classify(err, true), 'mid-stream');
         return;
       }
-      guard.suspend();
       if (guard.cancelled || guard.stalled || !translator.finished) {
-        yield fail({ kind: 'truncated' }, 'mid-stream');
+        fail({ kind: 'truncated' }, 'mid-stream');
         return;
       }
-      yield* translator.end();
+      for (const e of translator.end()) emit(e);
     } catch (err) {
-      yield { type: 'provider_error', error: internalError(err) };
+      emit({ type: 'provider_error', error: internalError(err) });
     } finally {
       guard.dispose();
     }
   }
-
 
   /** One client per provider: it holds no per-request state (signal and headers are per call). */
   #sdk(): OpenAI {

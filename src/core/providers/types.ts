@@ -86,7 +86,16 @@ export interface ModelProvider {
    * a `provider_error` of code `cancelled`) when `signal` aborts.
    */
   stream(request: ProviderRequest, signal: AbortSignal): AsyncIterable<ProviderEvent>;
+  /**
+   * Optional: the same response pushed instead of pulled, one `emit` per event, synchronously and
+   * in order, with the same contract; resolves (never rejects) after the last event. It saves an
+   * async hop per event, so the provider-stream actor prefers it.
+   */
+  streamTo?(request: ProviderRequest, signal: AbortSignal, emit: EmitProviderEvent): Promise<void>;
 }
+
+/** Receives a pushed provider event; it must not throw and should return quickly. */
+export type EmitProviderEvent = (event: ProviderEvent) => void;
 
 export interface ProviderConfig {
   provider: Exclude<ProviderId, 'scripted'>;

@@ -2,6 +2,7 @@ import * as net from 'node:net';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { AnthropicProvider } from '../../../src/core/providers/anthropic';
 import type { AnthropicProviderOptions } from '../../../src/core/providers/anthropic';
+import type { ProviderEvent } from '../../../src/core/providers/types';
 import { startFakeModelServer } from '../../fixtures/fake-model-server';
 import type { FakeModelServer } from '../../fixtures/fake-model-server';
 import { collect, errorOf, request, stopReasonOf, textOf, toolInputs } from './helpers';
@@ -216,6 +217,26 @@ describe('AnthropicProvider against the fake server', () => {
     });
     expect(errorOf(events)).toMatchObject({ code: 'cancelled', retryable: false });
     expect(events.filter((e) => e.type === 'content_block_delta').length).toBe(1);
+  });
+
+  it('a consumer that stops iterating early ends the request at once', async () => {
+    server.enqueue({ blocks: [long], chunkSize: 2, fault: { kind: 'stall', afterEvents: 5 } });
+    const seen: string[] = [];
+    // The server holds the stream open; without the abort this loop would wait for the stall timeout.
+    for await (const e of provider({ stallTimeoutMs: 120_000 }).stream(request(), new AbortController().signal)) {
+      seen.push(e.type);
+      if (e.type === 'content_block_delta') break;
+    }
+    expect(seen).toEqual(['message_start', 'content_block_start', 'content_block_delta']);
+  });
+
+  it('streamTo pushes the same events as stream, synchronously', async () => {
+    server.enqueue({ blocks: [long], chunkSize: 5 }, { blocks: [long], chunkSize: 5 });
+    const pulled = await collect(provider(), request());
+    const pushed: ProviderEvent[] = [];
+    await provider().streamTo(request(), new AbortController().signal, (e) => pushed.push(e));
+    const shape = (events: ProviderEvent[]) => events.map((e) => (e.type === 'message_start' ? e.type : e));
+    expect(shape(pushed)).toEqual(shape(pulled));
   });
 
   it('aborting while waiting for the response headers, or before starting, is cancelled', async () => {
