@@ -1,3 +1,4 @@
+import { formatDuration } from './duration';
 import type { ErrorCode } from './errors';
 import type { GatekeeperOutcome, PermissionDecision, RunPhase, StreamMode, TaskEvent } from './events';
 
@@ -154,7 +155,7 @@ export function applyTaskEvent(t: TaskTranscript, e: TaskEvent): TaskTranscript 
         },
       };
     case 'retry':
-      return { ...t, items: closeStreaming(t.items, true) };
+      return { ...t, items: [...closeStreaming(t.items, true), { kind: 'notice', id: `retry-${t.items.length}`, text: retryNotice(e) }] };
     case 'error':
       return {
         ...t,
@@ -196,6 +197,12 @@ export function nextPhases(prev: RunPhasesView | undefined, e: Extract<TaskEvent
 /** The transcript item of a gatekeeper decision, at position `index`. */
 export function gatekeeperItem(e: Extract<TaskEvent, { type: 'gatekeeper' }>, index: number): TranscriptItem {
   return { kind: 'gatekeeper', id: `gk-${index}`, run: e.run, decision: e.decision, rule: e.rule, reasons: e.reasons, ...(e.file ? { file: e.file } : {}), ...(e.title ? { title: e.title } : {}) };
+}
+
+/** What a person reads about a retry: what failed, how long Keel waits, which retry this is. */
+export function retryNotice(e: Extract<TaskEvent, { type: 'retry' }>): string {
+  const what = e.message.trim() || `The request failed (${e.code}).`;
+  return `${what} Retrying in ${formatDuration(e.delayMs)} (retry ${e.attempt}).`;
 }
 
 /** Ends the answer that is streaming, if any, marking why it was cut off. */
