@@ -5,6 +5,7 @@ import type { ProviderConfig } from '../core/providers/types';
 import { DEFAULT_MODELS, PROVIDER_IDS } from '../shared/domain/models';
 import type { PermissionMode } from '../core/runtime/types';
 import { checkPassEnvNames } from '../core/security/passEnv';
+import { memoryOffByEnv } from '../core/memory/settings';
 import { parseCommandLine, UsageError } from './usage';
 
 export { UsageError } from './usage';
@@ -27,6 +28,8 @@ export interface RunArgs {
   storage: string;
   /** `--pass-env NAME` (repeatable): variables tool processes keep although Keel would remove them. */
   passEnv: string[];
+  /** Project memory for this run: off with `--no-memory` or `KEEL_MEMORY=off`. */
+  memory: boolean;
 }
 
 /** The store root when --storage is not given: $KEEL_HOME, else ~/.keel. */
@@ -49,6 +52,7 @@ const RUN_OPTIONS = {
   storage: { type: 'string' },
   resume: { type: 'string' },
   'pass-env': { type: 'string', multiple: true },
+  'no-memory': { type: 'boolean' },
 } as const;
 
 /**
@@ -99,6 +103,7 @@ export function parseRunArgs(argv: string[], env: NodeJS.ProcessEnv): RunArgs {
     maxTurns,
     storage: values.storage ? resolve(values.storage) : defaultStorage(env),
     passEnv: passEnv.names,
+    memory: !values['no-memory'] && !memoryOffByEnv(env),
   };
 }
 

@@ -6,6 +6,7 @@ import { readUserPassEnv } from '../core/security/passEnv';
 import { FollowUpRequired, type TaskHandle } from '../core/runtime/types';
 import { TaskStore } from '../core/store/taskStore';
 import { StoreError } from '../core/store/types';
+import { DEFAULT_MEMORY_SETTINGS, MEMORY_OFF } from '../core/memory/settings';
 import { cliAdvice } from './advice';
 import { parseRunArgs, type RunArgs } from './args';
 import { HELP } from './help';
@@ -64,6 +65,7 @@ export async function runCommand(argv: string[]): Promise<number> {
     passEnv: [...new Set([...args.passEnv, ...userPassEnv.names])],
     sandbox: sandbox.settings,
     storageDir: args.storage,
+    memory: args.memory ? DEFAULT_MEMORY_SETTINGS : MEMORY_OFF,
     ownerLabel: 'keel run',
     advise: cliAdvice,
     log: (level, message) => {

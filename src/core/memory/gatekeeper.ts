@@ -23,6 +23,7 @@ export const GATEKEEPER_RULES: readonly GatekeeperRule[] = [
   { id: 'memory-enabled', outcome: 'skipped', description: 'Memory is on (`keel.memory.enabled`; off for a CLI run with `--no-memory` or `KEEL_MEMORY=off`).' },
   { id: 'run-completed', outcome: 'skipped', description: 'The run completed successfully (not failed, cancelled or interrupted).' },
   { id: 'auto-save', outcome: 'skipped', description: 'Saving lessons automatically is on (`keel.memory.autoSave`).' },
+  { id: 'top-level', outcome: 'skipped', description: 'The run is a task of its own, not a subtask (the parent task learns from its answer).' },
   { id: 'real-model', outcome: 'skipped', description: 'The run used a real model: the demo model teaches nothing about a project.' },
   { id: 'lesson-found', outcome: 'skipped', description: 'The lesson call (one short model call) proposed a lesson.' },
   { id: 'length', outcome: 'rejected', description: `The title is at most 80 characters and the text at most ${600} characters.` },
@@ -51,6 +52,8 @@ export interface RunFacts {
   status: 'completed' | 'failed' | 'aborted' | 'interrupted';
   /** The provider kind of the run (`demo` teaches nothing). */
   provider: string;
+  /** The run belongs to a subtask (the Task tool). */
+  subtask?: boolean;
 }
 
 /** The rules that need no lesson: null when the lesson call should be made, else the decision. Pure. */
@@ -58,6 +61,7 @@ export function beforeLesson(run: RunFacts): GatekeeperDecision | null {
   if (!run.memoryEnabled) return skip('memory-enabled', 'memory is turned off');
   if (run.status !== 'completed') return skip('run-completed', `the run ended ${run.status}`);
   if (!run.autoSave) return skip('auto-save', 'saving lessons automatically is turned off');
+  if (run.subtask) return skip('top-level', 'a subtask does not save lessons; its parent does');
   if (run.provider === 'demo') return skip('real-model', 'the demo model ran this task');
   return null;
 }
@@ -82,6 +86,8 @@ export function judgeLesson(lesson: LessonCandidate, similar: readonly StoredMem
   const text = `${lesson.title}\n${lesson.body}\n${lesson.tags.join(' ')}`;
   const secrets = findSecrets(text, knownSecrets);
   if (secrets.length > 0) return reject('secret', `it contains what looks like a secret (${[...new Set(secrets.map((s) => s.kind))].join(', ')})`);
+  // A redacted secret in the run (`[REDACTED:aws]`) means the lesson is about a secret.
+  if (/\[REDACTED:[\w-]+\]/.test(text)) return reject('secret', 'it mentions a secret that was redacted from the run');
   const entropy = findHighEntropy(text);
   if (entropy.length > 0) return reject('secret', `it contains a random-looking string of ${entropy[0]!.end - entropy[0]!.start} characters (${entropy[0]!.bitsPerChar.toFixed(1)} bits a character), which may be a key`);
   for (const p of OVERRIDE_PATTERNS) if (p.re.test(text)) return reject('instruction', p.why);

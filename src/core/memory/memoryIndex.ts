@@ -12,13 +12,22 @@ export interface MemoryHit {
 export interface MemorySearchOptions {
   /** At most this many hits (default 5). */
   limit?: number;
-  /** Hits scoring below this are dropped (default 8; scores are BM25+ over the boosted fields, unnormalised: a query sharing only a common word with a memory stays below it). */
+  /**
+   * Hits scoring below this are dropped (default 0). BM25 scores are not comparable across
+   * corpora: with 3 memories every word is "common" and scores stay low, so the default relevance
+   * test is `minTerms`, not a score.
+   */
   minScore?: number;
+  /**
+   * A hit must share at least this many distinct words with the query, or one word with its
+   * title or tags (default 2): one common word in a memory's text is not relevance.
+   */
+  minTerms?: number;
   /** Hits scoring below this fraction of the best hit are dropped (default 0.25). */
   relativeCutoff?: number;
 }
 
-export const DEFAULT_SEARCH: Required<MemorySearchOptions> = { limit: 5, minScore: 8, relativeCutoff: 0.25 };
+export const DEFAULT_SEARCH: Required<MemorySearchOptions> = { limit: 5, minScore: 0, minTerms: 2, relativeCutoff: 0.25 };
 
 /** Query terms taken from one prompt at most: a pasted file must not make every search slow. */
 const MAX_QUERY_TERMS = 48;
@@ -123,9 +132,10 @@ export class MemoryIndex {
       prefix: (term) => term.length >= 5,
       combineWith: 'OR',
     });
-    const best = results[0]?.score ?? 0;
+    const relevant = results.filter((r) => new Set(r.queryTerms).size >= o.minTerms || Object.values(r.match).some((fields) => fields.includes('title') || fields.includes('tags')));
+    const best = relevant[0]?.score ?? 0;
     const out: MemoryHit[] = [];
-    for (const r of results) {
+    for (const r of relevant) {
       if (out.length >= o.limit) break;
       if (r.score < o.minScore || r.score < best * o.relativeCutoff) break;
       const memory = this.byFile.get(String(r.id));

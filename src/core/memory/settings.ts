@@ -18,3 +18,6 @@ export const DEFAULT_MEMORY_SETTINGS: MemorySettings = { enabled: true, autoSave
 export function memoryOffByEnv(env: NodeJS.ProcessEnv): boolean {
   return /^(off|0|false|no)$/i.test((env.KEEL_MEMORY ?? '').trim());
 }
+
+/** Memory off: no search, no lessons (a host that did not ask for memory). */
+export const MEMORY_OFF: MemorySettings = { enabled: false, autoSave: false };

@@ -20,10 +20,15 @@ import type { PermissionDecider } from './wiring';
 import type { SecretKeeper } from '../security/secretKeeper';
 import type { PermissionMode, StartTaskOptions, TaskHandle } from './types';
 import { wireTaskMachine } from './wiring';
+import type { ProjectMemory } from '../memory/projectMemory';
+import { MEMORY_OFF } from '../memory/settings';
+import { RunPhases } from './runPhases';
 
 /** What a live task needs from the runtime that owns it. */
 export interface TaskOwner {
   services(): { options: TaskRuntimeOptions; locks: LockManager; tools: ToolRegistry };
+  /** The workspace's memory, or null when memory is off for this host. */
+  projectMemory(): ProjectMemory | null;
   readonly permissions: PermissionDecider;
   readonly secrets: SecretKeeper;
   ensureSubtask(parent: LiveTask, sub: PendingSubtask): LiveTask;
@@ -68,6 +73,10 @@ export class LiveTask implements TaskHandle, PermissionParent {
   private readonly locks: LockManager;
   /** Set once stopped: late callbacks (output of a command being killed) publish nothing more. */
   private stopped = false;
+  /** The phases of the current run (instructions, memory, runner, gatekeeper). */
+  private readonly phases: RunPhases;
+  /** A run's `done`, held until its phases are over (see `emit`). */
+  private heldDone: (TaskEvent & { type: 'done' }) | null = null;
 
   constructor(
     readonly id: string,
@@ -89,6 +98,37 @@ export class LiveTask implements TaskHandle, PermissionParent {
     this.totalCost = seed.costUsd ?? 0;
     const title = seed.title;
     this.transcriptState = seed.transcript ?? emptyTranscript(id, title, options.provider.provider === 'demo' ? 'demo model' : model);
+    const createTaskProvider = async () => {
+      let config = options.provider;
+      if (options.refreshProvider) {
+        try {
+          config = await options.refreshProvider();
+        } catch (err) {
+          return { code: 'internal' as const, message: `Could not read the provider settings: ${(err as Error).message}`, retryable: true };
+        }
+      }
+      this.model = config.model;
+      // The key this task's provider uses is one Keel holds: kept from tools and redacted.
+      runtime.secrets.remember(config.apiKey);
+      this.provider = config.provider;
+      return providerFactory(config);
+    };
+    this.phases = new RunPhases({
+      taskId: id,
+      workspace: rt.workspace,
+      ...(rt.home ? { home: rt.home } : {}),
+      subtask: parent !== undefined || parentId !== undefined,
+      memory: runtime.projectMemory(),
+      settings: rt.memory ?? MEMORY_OFF,
+      secrets: runtime.secrets,
+      locks,
+      createProvider: createTaskProvider,
+      providerKind: () => this.provider,
+      model: () => this.model,
+      conversation: () => this.actor.getSnapshot().context.messages,
+      publish: (e) => this.emit(e),
+      log: (level, message) => runtime.log(level, message),
+    });
     const machine = wireTaskMachine({
       taskId: id,
       workspace: rt.workspace,
@@ -98,21 +138,8 @@ export class LiveTask implements TaskHandle, PermissionParent {
       permissions: this.decider,
       secrets: runtime.secrets,
       asker: rt.asker ?? denyingAsker,
-      createProvider: async () => {
-        let config = options.provider;
-        if (options.refreshProvider) {
-          try {
-            config = await options.refreshProvider();
-          } catch (err) {
-            return { code: 'internal', message: `Could not read the provider settings: ${(err as Error).message}`, retryable: true };
-          }
-        }
-        this.model = config.model;
-        // The key this task's provider uses is one Keel holds: kept from tools and redacted.
-        runtime.secrets.remember(config.apiKey);
-        this.provider = config.provider;
-        return providerFactory(config);
-      },
+      createProvider: createTaskProvider,
+      beginRun: (start) => this.phases.begin(start),
       publish: (e) => this.emit(e),
       runSubtask: (_parentId, sub) => this.runSubtask(sub),
       ...(this.recorder ? { durable: () => this.recorder!.durable() } : {}),
@@ -172,6 +199,9 @@ export class LiveTask implements TaskHandle, PermissionParent {
 
   /** Stops the actor, then writes and closes the log and releases the lock and the task's continuation keys. */
   stop(): void {
+    // What is left of the run's phases ends (recorded as failed), then its held `done`.
+    this.phases.stop();
+    this.flushDone();
     this.stopped = true;
     this.actor.stop();
     this.recorder?.close();
@@ -186,9 +216,13 @@ export class LiveTask implements TaskHandle, PermissionParent {
    */
   interrupt(): boolean {
     if (this.stopped) return false;
-    const unsettled = this.lastDone === null;
+    const unsettled = this.lastDone === null && this.heldDone === null;
     this.actor.stop();
-    if (unsettled) this.emit({ type: 'task', taskId: this.id, state: 'interrupted', title: this.transcriptState.title });
+    if (unsettled) {
+      // The run's phases end (`failed`, recorded) first: `interrupted` stays the task's last event.
+      this.phases.stop();
+      this.emit({ type: 'task', taskId: this.id, state: 'interrupted', title: this.transcriptState.title });
+    }
     this.stop();
     return unsettled;
   }
@@ -213,6 +247,8 @@ export class LiveTask implements TaskHandle, PermissionParent {
   }
 
   cancel(): void {
+    // After the turn loop: cancelling stops the gatekeeper's lesson call (the run still completed).
+    if (this.heldDone) this.phases.stop();
     this.actor.send({ type: 'CANCEL' });
   }
 
@@ -244,7 +280,35 @@ export class LiveTask implements TaskHandle, PermissionParent {
     return new Promise((resolve) => this.settleWaiters.push(resolve));
   }
 
+  /**
+   * Publishes one event of this task: to the log first, then the transcript, then listeners.
+   * A run's `done` is held back while the run's phases finish (the gatekeeper and the memory
+   * write come after the turn loop ends), so `done` stays the last event of a run for every reader.
+   */
   private emit(event: TaskEvent): void {
+    if (this.stopped) return;
+    if (event.type === 'done' && this.heldDone === null) {
+      this.heldDone = event;
+      this.phases.observe(event);
+      const held = event;
+      void this.phases.finished().then(() => {
+        if (this.heldDone === held) this.flushDone();
+      });
+      return;
+    }
+    // A new run starts while the last one's phases wind down: its `done` comes first.
+    if (event.type === 'task' && this.heldDone) this.flushDone();
+    this.deliver(event);
+    this.phases.observe(event);
+  }
+
+  private flushDone(): void {
+    const done = this.heldDone;
+    this.heldDone = null;
+    if (done) this.deliver(done);
+  }
+
+  private deliver(event: TaskEvent): void {
     if (this.stopped) return;
     if (event.type === 'usage') {
       const cost = costUsd(this.model, event);

@@ -1,5 +1,6 @@
 import type { ErrorCode, KeelError } from '../../shared/domain/errors';
 import type { LockManager } from '../locks/lockManager';
+import type { MemorySettings } from '../memory/settings';
 import type { TurnLimits } from '../machines/turn/turn.machine';
 import type { PermissionAsker } from '../permissions/gate';
 import type { SandboxSettings } from '../sandbox/settings';
@@ -10,6 +11,14 @@ import type { PermissionDecider } from './wiring';
 
 export interface TaskRuntimeOptions {
   workspace: string;
+  /**
+   * Project memory (src/core/memory/, docs/memory.md): search `.keel/memory/` at the start of
+   * every run and let the gatekeeper save lessons after a completed one. Absent: memory is off
+   * (a host turns it on with its settings; the CLI and the extension do by default).
+   */
+  memory?: MemorySettings;
+  /** The person's home folder, for `~/.keel/KEEL.md` (default os.homedir()). */
+  home?: string;
   ripgrepPath?: string;
   log?: (level: 'info' | 'warn' | 'error', message: string) => void;
   asker?: PermissionAsker;

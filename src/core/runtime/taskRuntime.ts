@@ -8,6 +8,7 @@ import { SecretKeeper } from '../security/secretKeeper';
 import { builtinTools, createToolRegistry, type ToolRegistry } from '../tools/registry';
 import { createBashTool } from '../tools/bash';
 import { Sandbox } from '../sandbox/sandbox';
+import { ProjectMemory } from '../memory/projectMemory';
 import type { AnyTool } from '../tools/types';
 import { FollowUpRequired, type ResumeTaskOptions, type StartTaskOptions, type TaskHandle } from './types';
 import { type PermissionDecider } from './wiring';
@@ -46,6 +47,7 @@ export class TaskRuntime {
   readonly secrets: SecretKeeper;
   /** The Bash sandbox of every task here (its network proxy is closed by `dispose`). */
   readonly sandbox: Sandbox;
+  private memory: ProjectMemory | undefined;
 
   constructor(private readonly options: TaskRuntimeOptions) {
     this.locks = options.locks ?? new LockManager();
@@ -203,6 +205,13 @@ export class TaskRuntime {
 
   private ownerLabel(): string {
     return this.options.ownerLabel ?? 'Keel';
+  }
+
+  /** The workspace's memory (built on first use), or null when memory is off for this host. */
+  projectMemory(): ProjectMemory | null {
+    if (!this.options.memory?.enabled) return null;
+    this.memory ??= new ProjectMemory(this.options.workspace, (level, message) => this.log(level, message));
+    return this.memory;
   }
 
   /** @internal used by LiveTask */

@@ -16,6 +16,7 @@ import { SecretKeeper } from '../security/secretKeeper';
 import { invokeTool, parseToolInput } from '../tools/execute';
 import type { ToolRegistry } from '../tools/registry';
 import { decideToolCall, type PermissionDecider } from './permissionCheck';
+import type { PreparedRun, RunStart } from './runPhases';
 import { buildSystemPrompt } from './systemPrompt';
 
 export type { PermissionDecider };
@@ -41,6 +42,12 @@ export interface TaskServices {
   secrets?: SecretKeeper;
   /** Creates the provider when the task initialises; a KeelError (e.g. no key) fails initialisation. */
   createProvider(): Promise<ModelProvider | KeelError>;
+  /**
+   * Runs a run's phases up to the runner (runtime/runPhases.ts): creates the provider (through
+   * `createProvider`), reads the instructions files, searches memory. Its `system` parts follow
+   * the base system prompt. Without it, a run only creates its provider.
+   */
+  beginRun?(start: RunStart): Promise<PreparedRun>;
   publish(event: TaskEvent): void;
   /**
    * Resolves once every event published so far is durable (the task's log fsynced). A tool runs
@@ -57,6 +64,8 @@ export interface TaskServices {
 export function wireTaskMachine(services: TaskServices) {
   const secrets = services.secrets ?? SecretKeeper.fromEnvironment(process.env);
   let provider: ModelProvider | null = null;
+  /** The current run's instructions files and memories (set when it starts). */
+  let runSystem: string[] = [];
   const getProvider = (): ModelProvider => {
     if (!provider) throw new Error('provider not initialised');
     return provider;
@@ -106,7 +115,7 @@ export function wireTaskMachine(services: TaskServices) {
     actors: {
       modelCall,
       prepareSystemPrompt: fromPromise(async ({ input }) => ({
-        system: buildSystemPrompt({ workspace: services.workspace, date: new Date(), mode: input.mode }),
+        system: [...buildSystemPrompt({ workspace: services.workspace, date: new Date(), mode: input.mode }), ...runSystem],
         tools: services.tools.definitions(),
       })),
       summarize: fromPromise(({ input, signal }) =>
@@ -125,7 +134,13 @@ export function wireTaskMachine(services: TaskServices) {
         if (!services.reconstruct) throw new Error('this task has no stored log to rebuild it from');
         return services.reconstruct();
       }),
-      initialize: fromPromise(async () => {
+      initialize: fromPromise(async ({ input }) => {
+        if (services.beginRun) {
+          const prepared = await services.beginRun({ run: input.run, prompt: input.prompt, fromMessage: input.fromMessage });
+          provider = prepared.provider;
+          runSystem = prepared.system;
+          return;
+        }
         const created = await services.createProvider();
         if ('stream' in created) provider = created;
         else throw created;

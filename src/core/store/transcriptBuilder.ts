@@ -116,7 +116,7 @@ export class TranscriptBuilder {
         return;
       }
       case 'gatekeeper':
-        this.items.push(gatekeeperItem(e, this.items.length));
+        if (e.decision !== 'skipped') this.items.push(gatekeeperItem(e, this.items.length));
         return;
     }
   }

@@ -183,7 +183,8 @@ export function applyTaskEvent(t: TaskTranscript, e: TaskEvent): TaskTranscript 
       return { ...t, items: base ? replaceAt(t.items, t.items.length - 1, item) : [...t.items, item] };
     }
     case 'gatekeeper':
-      return { ...t, items: [...t.items, gatekeeperItem(e, t.items.length)] };
+      // A skipped decision (memory off, the demo model, nothing learned) stays in the log only.
+      return e.decision === 'skipped' ? t : { ...t, items: [...t.items, gatekeeperItem(e, t.items.length)] };
   }
 }
 

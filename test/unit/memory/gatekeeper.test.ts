@@ -1,3 +1,5 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { findHighEntropy } from '../../../src/core/memory/entropy';
 import { beforeLesson, GATEKEEPER_RULES, judgeLesson, type RunFacts } from '../../../src/core/memory/gatekeeper';
@@ -53,8 +55,17 @@ describe('gatekeeper rules, each with a passing and a rejecting case', () => {
     expect(judgeLesson(lesson, existing)).toMatchObject({ decision: 'rejected', rule: 'duplicate' });
     expect(judgeLesson({ title: 'E2E tests need a build', body: 'Run npm run build before npm run test:e2e.', tags: [] }, existing).decision).toBe('saved');
   });
-  it('every rule is documented', () => {
-    expect(GATEKEEPER_RULES.map((r) => r.id)).toEqual(['memory-enabled', 'run-completed', 'auto-save', 'real-model', 'lesson-found', 'length', 'secret', 'instruction', 'duplicate']);
+  it('top-level (a subtask saves nothing; its parent does)', () => {
+    expect(beforeLesson({ ...run, subtask: false })).toBeNull();
+    expect(beforeLesson({ ...run, subtask: true })).toMatchObject({ decision: 'skipped', rule: 'top-level' });
+  });
+  it('secret: a lesson about a secret the run had redacted is refused too', () => {
+    expect(judgeLesson({ ...lesson, body: 'The deploy key is [REDACTED:aws] in the CI settings.' }, [])).toMatchObject({ decision: 'rejected', rule: 'secret' });
+  });
+  it('every rule is documented in docs/memory.md', () => {
+    expect(GATEKEEPER_RULES.map((r) => r.id)).toEqual(['memory-enabled', 'run-completed', 'auto-save', 'top-level', 'real-model', 'lesson-found', 'length', 'secret', 'instruction', 'duplicate']);
+    const doc = readFileSync(join(__dirname, '../../../docs/memory.md'), 'utf8');
+    for (const r of GATEKEEPER_RULES) expect(doc, r.id).toContain(`\`${r.id}\``);
   });
 });
 

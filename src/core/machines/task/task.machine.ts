@@ -24,6 +24,14 @@ export interface TaskInput {
   userMessages?: number;
 }
 
+/** What the runtime is told when a run starts (the `initialize` actor's input). */
+export interface RunStartInput {
+  taskId: string;
+  run: number;
+  prompt: string;
+  fromMessage: number;
+}
+
 export interface PendingSubtask {
   toolCallId: string;
   description: string;
@@ -63,8 +71,12 @@ export const taskMachine = setup({
     events: {} as TaskMachineEvent,
   },
   actors: {
-    /** Checks that the task can run (provider configured, key present). Provided by the runtime. */
-    initialize: fromPromise<void, { taskId: string }>(async () => undefined),
+    /**
+     * Prepares run `run` (provider configured, key present; the runtime also runs the run's
+     * phases up to the runner: instructions files, memory search). `prompt` is what the run
+     * answers, `fromMessage` the index of its first message. Provided by the runtime.
+     */
+    initialize: fromPromise<void, RunStartInput>(async () => undefined),
     turnLoop: turnMachine,
     /** Runs (or re-attaches to) the subtask of a Task tool call and sends SUBTASK_DONE. Provided by the runtime. */
     subtask: fromCallback<EventObject, { parentId: string; subtask: PendingSubtask }>(() => () => undefined),
@@ -124,7 +136,7 @@ export const taskMachine = setup({
       entry: { type: 'publish', params: ({ context }) => stateEvent(context, 'initializing') },
       invoke: {
         src: 'initialize',
-        input: ({ context }) => ({ taskId: context.taskId }),
+        input: ({ context }) => runStartOf(context),
         onDone: {
           target: 'running',
           actions: [
@@ -225,6 +237,19 @@ export const taskMachine = setup({
     },
   },
 });
+
+/** The run about to start: the next run number, the text it answers (a resume note, else the last user message). */
+function runStartOf(context: TaskContext): RunStartInput {
+  const pending = context.pendingText;
+  let prompt = pending ?? '';
+  if (pending === null) {
+    for (let i = context.messages.length - 1; i >= 0 && !prompt; i--) {
+      const m = context.messages[i]!;
+      if (m.role === 'user') prompt = m.content.map((b) => (b.type === 'text' ? b.text : '')).join('\n').trim();
+    }
+  }
+  return { taskId: context.taskId, run: context.runs + 1, prompt, fromMessage: pending !== null ? context.messages.length : Math.max(0, context.messages.length - 1) };
+}
 
 function userMessageEvent(context: TaskContext, text: string): TaskEvent {
   return { type: 'user_message', taskId: context.taskId, id: `${context.taskId}-u${context.userMessages + 1}`, text };
