@@ -21,7 +21,7 @@ import type { SecretKeeper } from '../security/secretKeeper';
 import type { PermissionMode, StartTaskOptions, TaskHandle } from './types';
 import { wireTaskMachine } from './wiring';
 import type { ProjectMemory } from '../memory/projectMemory';
-import { MEMORY_OFF } from '../memory/settings';
+import type { MemorySettings } from '../memory/settings';
 import { RunPhases } from './runPhases';
 
 /** What a live task needs from the runtime that owns it. */
@@ -29,6 +29,8 @@ export interface TaskOwner {
   services(): { options: TaskRuntimeOptions; locks: LockManager; tools: ToolRegistry };
   /** The workspace's memory, or null when memory is off for this host. */
   projectMemory(): ProjectMemory | null;
+  /** The memory settings now (read at the start of each run). */
+  memorySettings(): MemorySettings;
   readonly permissions: PermissionDecider;
   readonly secrets: SecretKeeper;
   ensureSubtask(parent: LiveTask, sub: PendingSubtask): LiveTask;
@@ -118,8 +120,8 @@ export class LiveTask implements TaskHandle, PermissionParent {
       workspace: rt.workspace,
       ...(rt.home ? { home: rt.home } : {}),
       subtask: parent !== undefined || parentId !== undefined,
-      memory: runtime.projectMemory(),
-      settings: rt.memory ?? MEMORY_OFF,
+      memory: () => runtime.projectMemory(),
+      settings: () => runtime.memorySettings(),
       secrets: runtime.secrets,
       locks,
       createProvider: createTaskProvider,

@@ -14,9 +14,10 @@ export interface TaskRuntimeOptions {
   /**
    * Project memory (src/core/memory/, docs/memory.md): search `.keel/memory/` at the start of
    * every run and let the gatekeeper save lessons after a completed one. Absent: memory is off
-   * (a host turns it on with its settings; the CLI and the extension do by default).
+   * (a host turns it on with its settings; the CLI and the extension do by default). A function
+   * is read at the start of every run (the extension's settings can change at any time).
    */
-  memory?: MemorySettings;
+  memory?: MemorySettings | (() => MemorySettings);
   /** The person's home folder, for `~/.keel/KEEL.md` (default os.homedir()). */
   home?: string;
   ripgrepPath?: string;

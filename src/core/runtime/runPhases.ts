@@ -27,9 +27,10 @@ export interface RunPhaseServices {
   home?: string;
   /** The task is a subtask (no lessons of its own). */
   subtask: boolean;
-  /** The workspace's memory; null when memory is off for this host. */
-  memory: ProjectMemory | null;
-  settings: MemorySettings;
+  /** The workspace's memory; null when memory is off for this host. Read at the start of each run. */
+  memory(): ProjectMemory | null;
+  /** The memory settings now; read at the start of each run. */
+  settings(): MemorySettings;
   secrets: SecretKeeper;
   locks: LockManager;
   /** Creates the run's provider (a KeelError fails the run in `initializing`). */
@@ -81,6 +82,8 @@ export class RunPhases {
     const system: { instructions: string; memory: string } = { instructions: '', memory: '' };
     const toolSummaries: string[] = [];
     const input = { taskId: s.taskId, run: start.run };
+    const settings = s.settings();
+    const memory = settings.enabled ? s.memory() : null;
     const machine = runPhasesMachine.provide({
       actors: {
         loadRunSetup: fromPromise(async () => {
@@ -98,8 +101,8 @@ export class RunPhases {
           return { instructionFiles: files };
         }),
         searchMemory: fromPromise(async () => {
-          if (!s.memory || !s.settings.enabled) return { hits: [], tokens: 0 };
-          const found = s.memory.recall(start.prompt, s.settings.maxTokens);
+          if (!memory) return { hits: [], tokens: 0 };
+          const found = memory.recall(start.prompt, settings.maxTokens);
           system.memory = found.text;
           const hits = found.used.map((h) => ({ file: h.memory.file, title: h.memory.title, score: Math.round(h.score * 100) / 100 }));
           if (hits.length) s.publish({ type: 'memory', taskId: s.taskId, run: start.run, hits, tokens: found.tokens });
@@ -107,7 +110,7 @@ export class RunPhases {
         }),
         acquireRunner: fromPromise(async () => ({ pid: process.pid })),
         evaluateGatekeeper: fromPromise(async ({ signal }) => {
-          const decision = await this.judge(start, provider, toolSummaries, signal);
+          const decision = await this.judge(start, provider, toolSummaries, settings, memory, signal);
           if (decision.decision !== 'saved') {
             s.publish({ type: 'gatekeeper', taskId: s.taskId, run: start.run, decision: decision.decision, rule: decision.rule, reasons: decision.reasons });
             if (decision.decision === 'rejected') s.log('info', `memory: lesson rejected by rule ${decision.rule}: ${decision.reasons.join('; ')}`);
@@ -115,7 +118,7 @@ export class RunPhases {
           return verdictOf(decision);
         }),
         persistMemory: fromPromise(async ({ input: p }) => {
-          const file = await s.memory!.save(p.lesson, s.taskId);
+          const file = await memory!.save(p.lesson, s.taskId);
           s.publish({ type: 'gatekeeper', taskId: s.taskId, run: start.run, decision: 'saved', rule: 'accepted', reasons: ['it passed every rule'], file, title: p.lesson.title });
           return file;
         }),
@@ -205,9 +208,9 @@ export class RunPhases {
   }
 
   /** The gatekeeper's decision for a completed run: the rules before the lesson call, the call, the rules on the lesson. */
-  private async judge(start: RunStart, provider: ModelProvider | null, toolSummaries: string[], signal: AbortSignal): Promise<GatekeeperDecision> {
+  private async judge(start: RunStart, provider: ModelProvider | null, toolSummaries: string[], settings: MemorySettings, memory: ProjectMemory | null, signal: AbortSignal): Promise<GatekeeperDecision> {
     const s = this.s;
-    const early = beforeLesson({ memoryEnabled: s.settings.enabled && s.memory !== null, autoSave: s.settings.autoSave, status: 'completed', provider: s.providerKind(), subtask: s.subtask });
+    const early = beforeLesson({ memoryEnabled: settings.enabled && memory !== null, autoSave: settings.autoSave, status: 'completed', provider: s.providerKind(), subtask: s.subtask });
     if (early) return early;
     if (!provider) return noLesson('no provider for the lesson call');
     const digest = runDigest(s.conversation(), start.fromMessage, toolSummaries);
@@ -221,7 +224,7 @@ export class RunPhases {
       return noLesson(`the lesson call did not finish: ${(err as Error).message}`);
     }
     if (!answer.lesson) return noLesson(answer.none ?? 'no lesson');
-    const similar = s.memory!.index.similarCandidates(`${answer.lesson.title}\n${answer.lesson.body}`);
+    const similar = memory!.index.similarCandidates(`${answer.lesson.title}\n${answer.lesson.body}`);
     return judgeLesson(answer.lesson, similar, s.secrets.values());
   }
 }

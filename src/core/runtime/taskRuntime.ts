@@ -9,6 +9,7 @@ import { builtinTools, createToolRegistry, type ToolRegistry } from '../tools/re
 import { createBashTool } from '../tools/bash';
 import { Sandbox } from '../sandbox/sandbox';
 import { ProjectMemory } from '../memory/projectMemory';
+import { MEMORY_OFF, type MemorySettings } from '../memory/settings';
 import type { AnyTool } from '../tools/types';
 import { FollowUpRequired, type ResumeTaskOptions, type StartTaskOptions, type TaskHandle } from './types';
 import { type PermissionDecider } from './wiring';
@@ -209,9 +210,15 @@ export class TaskRuntime {
 
   /** The workspace's memory (built on first use), or null when memory is off for this host. */
   projectMemory(): ProjectMemory | null {
-    if (!this.options.memory?.enabled) return null;
+    if (!this.memorySettings().enabled) return null;
     this.memory ??= new ProjectMemory(this.options.workspace, (level, message) => this.log(level, message));
     return this.memory;
+  }
+
+  /** The memory settings now (memory off when the host gave none). */
+  memorySettings(): MemorySettings {
+    const m = this.options.memory;
+    return (typeof m === 'function' ? m() : m) ?? MEMORY_OFF;
   }
 
   /** @internal used by LiveTask */

@@ -21,8 +21,8 @@ const skipped: GatekeeperVerdict = { decision: 'skipped', rule: 'lesson-found', 
 
 function start(w: Wiring) {
   const published: Extract<TaskEvent, { type: 'phase' }>[] = [];
-  const act = <T,>(step: Step, value: T) =>
-    fromPromise<T, unknown>(async () => {
+  const act = <T, I = { taskId: string; run: number }>(step: Step, value: T) =>
+    fromPromise<T, I>(async () => {
       if (w.fail === step) throw new Error(`${step} broke`);
       return value;
     });
@@ -32,7 +32,7 @@ function start(w: Wiring) {
       searchMemory: act('search', { hits: [{ file: 'a.md', title: 'A', score: 9 }], tokens: 10 }),
       acquireRunner: act('runner', { pid: 4242 }),
       evaluateGatekeeper: act('gatekeeper', w.verdict ?? skipped),
-      persistMemory: act('persist', 'a-2.md'),
+      persistMemory: act<string, { taskId: string; run: number; lesson: NonNullable<GatekeeperVerdict['lesson']> }>('persist', 'a-2.md'),
     },
     actions: { publish: (_, e) => void (e && e.type === 'phase' && published.push(e)) },
   });
