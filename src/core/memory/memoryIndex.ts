@@ -32,6 +32,15 @@ export const DEFAULT_SEARCH: Required<MemorySearchOptions> = { limit: 5, minScor
 /** Query terms taken from one prompt at most: a pasted file must not make every search slow. */
 const MAX_QUERY_TERMS = 48;
 
+/**
+ * In a large memory (at least COMMON_MIN_DOCS files), a query word found in more than this share
+ * of the memories is dropped before searching (the rarest MIN_KEPT_TERMS are always kept): it
+ * adds almost nothing to BM25, and matching it makes the search score most of the memories.
+ */
+const COMMON_SHARE = 0.05;
+const COMMON_MIN_DOCS = 400;
+const MIN_KEPT_TERMS = 3;
+
 interface Indexed {
   id: string;
   title: string;
@@ -50,6 +59,9 @@ interface Indexed {
 export class MemoryIndex {
   private mini = newMini();
   private readonly byFile = new Map<string, StoredMemory>();
+  /** In how many memories each term occurs (document frequency), and each memory's terms. */
+  private readonly df = new Map<string, number>();
+  private readonly termsOf = new Map<string, string[]>();
   private stamp = Number.NaN;
   private dirty = true;
   private watcher: FSWatcher | null = null;
@@ -69,6 +81,7 @@ export class MemoryIndex {
       if (names.has(file)) continue;
       this.mini.discard(m.file);
       this.byFile.delete(file);
+      this.forget(file);
     }
     for (const file of names) {
       const old = this.byFile.get(file);
@@ -77,10 +90,14 @@ export class MemoryIndex {
       if (old) {
         this.mini.discard(file);
         this.byFile.delete(file);
+        this.forget(file);
       }
       if (fresh) {
         this.mini.add(indexed(fresh));
         this.byFile.set(file, fresh);
+        const t = terms(`${fresh.title} ${fresh.tags.join(' ')} ${fresh.body}`);
+        this.termsOf.set(file, t);
+        for (const x of t) this.df.set(x, (this.df.get(x) ?? 0) + 1);
       }
     }
     // MiniSearch keeps discarded documents' terms until it vacuums; many edits make that worth it.
@@ -125,7 +142,7 @@ export class MemoryIndex {
   search(query: string, options: MemorySearchOptions = {}): MemoryHit[] {
     const o = { ...DEFAULT_SEARCH, ...options };
     this.refresh();
-    const q = terms(query).slice(0, MAX_QUERY_TERMS);
+    const q = this.selective(terms(query).slice(0, MAX_QUERY_TERMS));
     if (q.length === 0 || this.byFile.size === 0) return [];
     const results = this.mini.search(q.join(' '), {
       boost: { title: 2, tags: 1.5 },
@@ -154,6 +171,23 @@ export class MemoryIndex {
       .slice(0, limit)
       .map((r) => this.byFile.get(String(r.id)))
       .filter((m): m is StoredMemory => Boolean(m));
+  }
+
+  private forget(file: string): void {
+    for (const x of this.termsOf.get(file) ?? []) {
+      const n = (this.df.get(x) ?? 1) - 1;
+      if (n <= 0) this.df.delete(x);
+      else this.df.set(x, n);
+    }
+    this.termsOf.delete(file);
+  }
+
+  /** The query's terms without the very common ones (see COMMON_SHARE); unchanged for a small memory. */
+  private selective(q: string[]): string[] {
+    const n = this.byFile.size;
+    if (n < COMMON_MIN_DOCS) return q;
+    const byRarity = [...q].sort((a, b) => (this.df.get(a) ?? 0) - (this.df.get(b) ?? 0));
+    return byRarity.filter((t, i) => i < MIN_KEPT_TERMS || (this.df.get(t) ?? 0) <= n * COMMON_SHARE);
   }
 
   private unwatch(): void {
