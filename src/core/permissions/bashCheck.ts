@@ -1,9 +1,11 @@
-import { isAbsolute, resolve } from 'node:path';
 import type { Parser } from 'web-tree-sitter';
+import type { FsView } from './fsView';
+import { operandPaths } from './operands';
 import { isReadOnlyCommand } from './readOnlyCommands';
 import type { Findings, RuleSet } from './findings';
 import { compileBashPattern, type BashPattern, type PermissionRule } from './rules';
 import { analyzeShell, type ShellAnalysis } from './shell/analyze';
+import { AnalysisBudget } from './shell/bounds';
 import { planCommand, type CommandForm, type CommandPlan } from './shell/commandPlan';
 
 /** What the Bash check needs from the engine. */
@@ -11,10 +13,16 @@ export interface BashContext {
   parser: Parser;
   rules: RuleSet;
   home: string;
+  /** The file system as this decision sees it (answers shared across the decision). */
+  fs: FsView;
   /** Verdict on a file a redirection writes (rules, protected places, inside the roots). */
   checkWrite(path: string | null, text: string, f: Findings): void;
-  /** True when a read-only command may read `absPath` without asking. */
-  readable(absPath: string): boolean;
+  /**
+   * True when a read-only command (or an input redirection) may read `path` without asking: it
+   * resolves physically inside the roots or under a Read allow rule. `path` is absolute and may
+   * hold `..` and symlinks (it is resolved as the kernel would).
+   */
+  readable(path: string): boolean;
   /** Read deny/ask rules on a file read by redirection or a read-only command. */
   checkRead(path: string | null, text: string, f: Findings): void;
 }
@@ -56,36 +64,49 @@ export function bashRuleMatches(rule: PermissionRule, form: CommandForm): boolea
 interface Collected {
   analyses: ShellAnalysis[];
   plans: CommandPlan[];
+  /** Every directory each plan's command may run in (same order as `plans`); null: unknown. */
+  cwds: (string[] | null)[];
   opaque: string[];
 }
 
-function collect(ctx: BashContext, source: string, cwd: string | null, depth: number, into: Collected): void {
+function collect(ctx: BashContext, source: string, cwd: string | null, depth: number, into: Collected, budget: AnalysisBudget): void {
   if (cwd === null) {
     into.opaque.push('an inline script runs in a directory known only at run time');
     return;
   }
-  const a = analyzeShell(ctx.parser, source, cwd, ctx.home);
+  const a = analyzeShell(ctx.parser, source, cwd, ctx.home, budget, ctx.fs);
   into.analyses.push(a);
   for (const cmd of a.commands) {
     const plan = planCommand(cmd);
     into.plans.push(plan);
+    into.cwds.push(cmd.cwds);
     for (const s of plan.scripts) {
       if (depth >= 4) into.opaque.push('inline scripts nested too deeply');
-      else collect(ctx, s.source, s.cwd, depth + 1, into);
+      else collect(ctx, s.source, s.cwd, depth + 1, into, budget);
     }
   }
 }
 
 /** Checks one Bash command. Fills `f`; never throws. */
 export function checkBash(ctx: BashContext, command: string, cwd: string, f: Findings): void {
-  const c: Collected = { analyses: [], plans: [], opaque: [] };
-  collect(ctx, command, cwd, 0, c);
+  const c: Collected = { analyses: [], plans: [], cwds: [], opaque: [] };
+  // One deadline for the whole analysis, nested scripts included (bounds.ts).
+  const budget = new AnalysisBudget();
+  collect(ctx, command, cwd, 0, c, budget);
   // tree-sitter-bash and bash disagree on a line continuation inside a word (`gi\<newline>t`):
   // check the joined form too, and allow only what both readings allow.
-  if (/\\\r?\n/.test(command)) collect(ctx, command.replace(/\\\r?\n/g, ''), cwd, 0, c);
+  if (/\\\r?\n/.test(command)) collect(ctx, command.replace(/\\\r?\n/g, ''), cwd, 0, c, budget);
   const { deny, ask, allow } = ctx.rules.bash;
   for (const a of c.analyses) {
-    if (!a.parsed) {
+    for (const t of [...a.writes, ...a.reads]) {
+      if (!t.network) continue;
+      c.opaque.push(`${t.text} opens a network connection`);
+      f.risky.push('opens a network connection (/dev/tcp, /dev/udp)');
+    }
+    if (a.limit) {
+      c.opaque.push(a.limit);
+      f.risky.push(a.limit);
+    } else if (!a.parsed) {
       c.opaque.push('the command does not parse as bash');
       f.risky.push('the command could not be parsed');
     }
@@ -108,35 +129,55 @@ export function checkBash(ctx: BashContext, command: string, cwd: string, f: Fin
     else if (!wholeTool) f.softAsk.push(c.opaque[0] as string);
   }
   let writes = 0;
+  // Files read by redirection (`< file`) pass the same check as a read-only command's operands.
+  let redirectReadsOk = true;
   for (const a of c.analyses) {
     for (const w of a.writes) {
       writes++;
-      ctx.checkWrite(w.path, w.text, f);
+      if (!w.network) ctx.checkWrite(w.path, w.text, f);
     }
-    for (const r of a.reads) ctx.checkRead(r.path, r.text, f);
+    for (const r of a.reads) {
+      if (r.network) continue;
+      ctx.checkRead(r.path, r.text, f);
+      if (r.path === null || !ctx.readable(r.path)) redirectReadsOk = false;
+    }
   }
-  let allReadOnly = c.opaque.length === 0 && writes === 0;
+  let allReadOnly = c.opaque.length === 0 && writes === 0 && redirectReadsOk;
   let allAllowed = c.opaque.length === 0;
   const used: PermissionRule[] = [];
-  for (const a of c.analyses) {
-    for (const cmd of a.commands) {
-      if (cmd.cwd === null) allReadOnly = false;
-    }
-  }
-  for (const p of c.plans) {
+  let outOfTime = false;
+  c.plans.forEach((p, i) => {
+    if (outOfTime || (outOfTime = budget.expired())) return;
+    const cwds = c.cwds[i] ?? null;
+    // A command reads relative to its directory (ls, find, grep -r…): that must be readable too.
+    const cwdOk = redirectReadsOk && cwds !== null && cwds.every((d) => ctx.readable(d));
+    if (!cwdOk) allReadOnly = false;
     for (const form of p.allowForms) {
-      const readOnly = isReadOnlyCommand(form, (v) => {
-        const abs = resolveArg(v, ctx.home, p.cwd);
-        if (abs === null || !ctx.readable(abs)) return false;
-        ctx.checkRead(abs, v, f);
-        return true;
+      const operandsOk = isReadOnlyCommand(form, (v) => {
+        const paths = operandPaths(v, cwds, ctx.home, ctx.readable, ctx.fs, (n) => budget.spendEntries(n));
+        if (paths === null) return false;
+        let ok = true;
+        for (const path of paths) {
+          ctx.checkRead(path, v, f);
+          if (!ctx.readable(path)) ok = false;
+        }
+        return ok;
       });
+      const readOnly = operandsOk && cwdOk;
       if (!readOnly) allReadOnly = false;
       const rule = allow.find((r) => bashRuleMatches(r, form));
       if (rule) {
         if (!used.includes(rule)) used.push(rule);
       } else if (!readOnly) allAllowed = false;
     }
+  });
+  if (outOfTime) {
+    const why = 'the command took too long to check';
+    if (deny.some((r) => r.specifier !== undefined)) f.hardAsk.push(why);
+    else if (!wholeTool) f.softAsk.push(why);
+    f.risky.push(why);
+    allReadOnly = false;
+    allAllowed = false;
   }
   f.readOnly = allReadOnly;
   f.writesInside = writes > 0;
@@ -148,11 +189,4 @@ export function checkBash(ctx: BashContext, command: string, cwd: string, f: Fin
     const reason = used.length > 0 ? `allowed by ${used.map((r) => r.raw).join(', ')}` : 'read-only commands';
     f.allow = { reason, rules: used, onlyReadOnly: used.length === 0 };
   }
-}
-
-function resolveArg(v: string, home: string, cwd: string | null): string | null {
-  if (v === '~' || v.startsWith('~/')) return resolve(home + v.slice(1));
-  if (v.startsWith('~')) return null;
-  if (isAbsolute(v)) return resolve(v);
-  return cwd === null ? null : resolve(cwd, v);
 }

@@ -49,8 +49,10 @@ export function isReadOnlyCommand(form: CommandForm, pathOk: (value: string) => 
     if (option && !a.dynamic && spec.forbid?.test(a.value)) return false;
     if (!spec.paths) continue;
     if (a.dynamic || a.glob) {
-      if (a.dynamic) return false;
-      if (!pathOk(a.value.replace(/[*?[].*$/, '') || '.')) return false;
+      // A glob goes to pathOk whole (it checks every match); a brace word is one path per field,
+      // unless a field could be read as an option.
+      const values = a.fields ?? (a.dynamic ? null : [a.value]);
+      if (values === null || values.some((v) => v.startsWith('-') || !pathOk(v))) return false;
       continue;
     }
     if (option) {
