@@ -18,6 +18,7 @@ import { suggestRules } from '../permissions/persist';
 import type { ModelProvider } from '../providers/types';
 import { invokeTool, parseToolInput } from '../tools/execute';
 import type { ToolRegistry } from '../tools/registry';
+import type { PermissionSubject } from '../tools/types';
 import { buildSystemPrompt } from './systemPrompt';
 import type { PermissionMode } from './types';
 
@@ -156,10 +157,15 @@ function modeOnly(workspace: string): PermissionDecider {
  * permission machine for it: the engine's rules and mode, and the host's prompt when it asks.
  * Stopping (cancel) stops the machine, which withdraws a pending prompt.
  */
+/** The subject each call was decided on, for runTool (the same ToolUseBlock object goes to both). */
+const approvedSubjects = new WeakMap<ToolUseBlock, PermissionSubject>();
+
 async function checkPermission(services: TaskServices, taskId: string, call: ToolUseBlock, mode: PermissionMode, signal: AbortSignal): Promise<PermissionOutcome> {
   const parsed = parseToolInput(services.tools, call.name, call.input);
   if (!parsed.ok) return { decision: 'invalid', result: toolResult(call.id, parsed.result.content, true) };
   const subject = parsed.tool.subject(parsed.input as never, { workspace: services.workspace });
+  // The tool checks at run time that it touches what was decided on (Write/Edit through symlinks).
+  approvedSubjects.set(call, subject);
   const decider = services.permissions ?? modeOnly(services.workspace);
   const machine = permissionMachine.provide({
     actors: {
@@ -194,9 +200,11 @@ async function runTool(services: TaskServices, taskId: string, call: ToolUseBloc
   if (!parsed.ok) return { result: toolResult(call.id, parsed.result.content, true), summary: parsed.result.summary };
   await services.durable?.();
   if (signal.aborted) return { result: toolResult(call.id, 'The tool call was cancelled before it started.', true), summary: 'cancelled' };
+  const approved = approvedSubjects.get(call);
   const r = await invokeTool(parsed.tool, parsed.input, {
     taskId,
     workspace: services.workspace,
+    ...(approved ? { approved } : {}),
     signal,
     locks: services.locks,
     ...(services.ripgrepPath ? { ripgrepPath: services.ripgrepPath } : {}),
