@@ -87,6 +87,11 @@ function collect(ctx: BashContext, source: string, cwd: string | null, depth: nu
   }
 }
 
+/** Commands that change the shell's directory (tracked by the analysis) and read nothing. */
+const DIRECTORY_BUILTINS = new Set(['cd', 'pushd', 'popd', 'dirs']);
+/** Redirection targets that are not files: output thrown away or sent where it goes anyway. */
+const DISCARD = /^\/dev\/(null|stdout|stderr|fd\/[12])$/;
+
 /** Checks one Bash command. Fills `f`; never throws. */
 export function checkBash(ctx: BashContext, command: string, cwd: string, f: Findings): void {
   const c: Collected = { analyses: [], plans: [], cwds: [], opaque: [] };
@@ -133,6 +138,7 @@ export function checkBash(ctx: BashContext, command: string, cwd: string, f: Fin
   let redirectReadsOk = true;
   for (const a of c.analyses) {
     for (const w of a.writes) {
+      if (w.path !== null && DISCARD.test(w.path)) continue; // `2>/dev/null` writes nothing
       writes++;
       if (!w.network) ctx.checkWrite(w.path, w.text, f);
     }
@@ -149,10 +155,11 @@ export function checkBash(ctx: BashContext, command: string, cwd: string, f: Fin
   c.plans.forEach((p, i) => {
     if (outOfTime || (outOfTime = budget.expired())) return;
     const cwds = c.cwds[i] ?? null;
-    // A command reads relative to its directory (ls, find, grep -r…): that must be readable too.
-    const cwdOk = redirectReadsOk && cwds !== null && cwds.every((d) => ctx.readable(d));
-    if (!cwdOk) allReadOnly = false;
+    // A command reads relative to its directory (ls, find, grep -r…): that must be readable too
+    // (not for cd and friends, which only move, and whose moves are tracked).
+    const cwdReadable = cwds !== null && cwds.every((d) => ctx.readable(d));
     for (const form of p.allowForms) {
+      const cwdOk = redirectReadsOk && (cwdReadable || DIRECTORY_BUILTINS.has(form.words[0]?.value ?? ''));
       const operandsOk = isReadOnlyCommand(form, (v) => {
         const paths = operandPaths(v, cwds, ctx.home, ctx.readable, ctx.fs, (n) => budget.spendEntries(n));
         if (paths === null) return false;

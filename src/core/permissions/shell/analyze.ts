@@ -70,7 +70,8 @@ const WRITE_OPS = new Set(['>', '>>', '>|', '&>', '&>>', '>&', '&>|']);
 const READ_OPS = new Set(['<', '<&']);
 /** Statements whose body may run any number of times, or not at all. */
 const CONTROL = new Set(['if_statement', 'while_statement', 'for_statement', 'c_style_for_statement', 'case_statement', 'select_statement']);
-const CHANGES_DIR = /\b(cd|pushd|popd|eval|source|trap|enable|shopt)\b|(^|[\s;&|(`])\.\s/;
+/** Words that may change the directory (or what cd means); found once per script, by position. */
+const CHANGES_DIR = /\b(?:cd|pushd|popd|eval|source|trap|enable|shopt|set)\b|(?:^|[\s;&|(`])\.\s/g;
 /** Assignments inside arithmetic: `x=1`, `x+=1`, `x<<=1`, `x++`, `--x`. */
 const ARITH_ASSIGN = /([A-Za-z_][A-Za-z0-9_]*)\s*(?:(?:[-+*/%&|^]|<<|>>)?=(?!=)|\+\+|--)|(?:\+\+|--)\s*([A-Za-z_][A-Za-z0-9_]*)/g;
 
@@ -90,7 +91,7 @@ export function analyzeShell(parser: Parser, source: string, cwd: string, home: 
     (tree) => {
       if (!tree) return empty(outOfTime);
       const out: ShellAnalysis = { parsed: !tree.rootNode.hasError, commands: [], writes: [], reads: [], blockers: [] };
-      if (!new Walker(out, cwd, home, budget, fs).run(tree.rootNode)) out.limit = outOfTime;
+      if (!new Walker(out, source, cwd, home, budget, fs).run(tree.rootNode)) out.limit = outOfTime;
       return out;
     },
     () => budget.expired(),
@@ -109,15 +110,32 @@ class Walker {
   private readonly cwd: DirTracker;
   private sawArithmetic = false;
   private sawCodeInLiteral = false;
+  /** Where CHANGES_DIR matches in the source, ascending. */
+  private readonly dirWords: number[];
 
   constructor(
     private readonly out: ShellAnalysis,
+    source: string,
     cwd: string,
     private readonly home: string,
     private readonly budget: AnalysisBudget,
     fs: FsView,
   ) {
     this.cwd = new DirTracker(cwd, home, fs);
+    this.dirWords = Array.from(source.matchAll(CHANGES_DIR), (m) => m.index);
+  }
+
+  /** True when `node`'s text holds a word that may change the directory. O(log n). */
+  private mentionsDirChange(node: Node): boolean {
+    const words = this.dirWords;
+    let lo = 0;
+    let hi = words.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if ((words[mid] as number) < node.startIndex) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo < words.length && (words[lo] as number) < node.endIndex;
   }
 
   /** False when the budget ran out before the end. */
@@ -147,7 +165,7 @@ class Walker {
     const cs = node.children;
     for (let i = cs.length - 1; i >= 0; i--) {
       const c = cs[i];
-      if (!c) continue;
+      if (!c || LEAVES.has(c.type)) continue;
       const next = cs[i + 1];
       if (next && !next.isNamed && next.type === '&') this.scoped(c, piped);
       else this.node(c, piped);
@@ -221,7 +239,7 @@ class Walker {
       if (node.type === 'c_style_for_statement') this.arithmetic(node);
       if (node.type === 'for_statement' || node.type === 'select_statement') this.assignment(node.childForFieldName('variable')?.text ?? '', 'loops over');
       // A body that runs zero or more times: a directory change inside makes the directory unknown.
-      if (CHANGES_DIR.test(node.text)) this.cwd.unknown();
+      if (this.mentionsDirChange(node)) this.cwd.unknown();
       this.then(() => (this.cwd.lastSuccess = undefined));
     }
     this.children(node, piped);
@@ -268,7 +286,7 @@ class Walker {
   /** A function body runs whenever it is called, from any directory. */
   private functionDefinition(node: Node, piped: boolean): void {
     const name = node.childForFieldName('name')?.text ?? '';
-    const changes = CHANGES_DIR.test(node.text) || /^(cd|pushd|popd|builtin|command|dirs)$/.test(name);
+    const changes = this.mentionsDirChange(node) || /^(cd|pushd|popd|builtin|command|dirs|set)$/.test(name);
     this.then(() => {
       if (changes) this.cwd.unknown();
     });
@@ -428,6 +446,8 @@ class Walker {
 }
 
 const LIST_LIKE = new Set(['list', 'pipeline', 'negated_command']);
+/** Nodes with nothing inside worth a visit (plain words, numbers, names, operators). */
+const LEAVES = new Set(['word', 'number', 'variable_name', 'string_content', 'heredoc_content', 'file_descriptor', ';', '&&', '||', '|', '&', '(', ')', '{', '}', 'then', 'do', 'done', 'fi']);
 
 /** A pipeline element that tree-sitter built from a list that bash would not pipe as a whole. */
 function misparsedList(n: Node): boolean {

@@ -24,12 +24,13 @@ export interface TaggedText {
   tags: Uint8Array;
 }
 
-export const MAX_FIELDS = 1024;
+export const MAX_FIELDS = 256;
 const MAX_CHARS = 256 * 1024;
 const MAX_STEPS = 16 * 1024;
 
 /** The words bash makes of `w` by brace expansion, in bash's order; null past the bounds. */
 export function expandBraces(w: TaggedText): TaggedText[] | null {
+  if (atLeastFields(w) > MAX_FIELDS) return null;
   const out: TaggedText[] = [];
   const work: TaggedText[] = [w];
   let chars = 0;
@@ -51,6 +52,29 @@ export function expandBraces(w: TaggedText): TaggedText[] | null {
     for (let i = found.alternatives.length - 1; i >= 0; i--) work.push(concat(pre, found.alternatives[i] as TaggedText, post));
   }
   return out;
+}
+
+/**
+ * A lower bound of the number of words, found in one pass: the product, over the outermost
+ * brace groups with a comma at their own level, of their number of alternatives. (`{a,b}` twenty
+ * times is refused at once instead of after a thousand steps.)
+ */
+function atLeastFields({ text, tags }: TaggedText): number {
+  let product = 1;
+  let depth = 0;
+  let commas = 0;
+  for (let i = 0; i < text.length; i++) {
+    if (tags[i] !== BARE) continue;
+    const ch = text[i];
+    if (ch === '{' && !(text[i - 1] === '$' && tags[i - 1] === BARE)) {
+      if (depth === 0) commas = 0;
+      depth++;
+    } else if (ch === '}' && depth > 0) {
+      depth--;
+      if (depth === 0 && commas > 0) product = Math.min(product * (commas + 1), Number.MAX_SAFE_INTEGER);
+    } else if (ch === ',' && depth === 1) commas++;
+  }
+  return product;
 }
 
 interface Found {

@@ -7,9 +7,10 @@ import type { ShellWord } from './words';
  * The working directory of a script as it runs, through `cd`, `pushd`, `popd`: the set of
  * directories it may be in at each command. A `cd` that may fail (followed by `;`, `||`, a
  * newline…) leaves both the old and the new directory possible; only `cd x && next` guarantees
- * `x` for `next`. Null means unknown (a computed target, `cd -`, `CDPATH`, a directory that does
- * not exist yet, a loop or function that changes directory): relative paths then cannot be
- * checked and ask.
+ * `x` for `next`. Null means unknown (a computed target, `cd -`, `CDPATH`, a target that is a
+ * directory from nowhere today, a loop or function that changes directory, `eval`, `source`…):
+ * relative paths then cannot be checked and ask. Like every path check, this reads the disk as
+ * it is when the decision is made.
  */
 export interface Dir {
   /** `$PWD` as bash keeps it (symlinks not resolved: `cd ..` goes up this path by default). */
@@ -52,7 +53,7 @@ export class DirTracker {
   dirs: Dirs;
   /** The `pushd` stack; null when unknown. */
   private stack: StackEntry[] | null = [];
-  /** Where the last simple command left us if it was a directory change that succeeded (for `&&`). */
+  /** Where the last command left us if it succeeded (for `&&`); undefined: as `dirs`. */
   lastSuccess: Dirs | undefined;
   /** Set once anything assigns CDPATH: relative `cd` targets are then unknown. */
   cdpathAssigned = false;
@@ -123,7 +124,8 @@ export class DirTracker {
         this.lastSuccess = undefined;
         return;
       default:
-        this.lastSuccess = undefined;
+        // Any other command leaves the directory as it was, whether it succeeds or not.
+        this.lastSuccess = this.dirs;
     }
   }
 
@@ -170,9 +172,9 @@ export class DirTracker {
   }
 
   /**
-   * Where `cd target` goes from each possible directory when it succeeds; null when that cannot
-   * be known. A target that does not exist (yet) is unknown: an earlier command may create it,
-   * perhaps as a symlink.
+   * Where `cd target` goes, from each possible directory, when it succeeds; null when that cannot
+   * be known. From a directory where the target is not a directory (today), that `cd` fails and
+   * adds nothing; if it fails from everywhere, what follows `cd … &&` is unknown.
    */
   private targets(target: ShellWord | undefined, physicalOnly: boolean): Dirs {
     let t: string;
@@ -187,25 +189,23 @@ export class DirTracker {
     if (from === null) return null;
     const out: Dir[] = [];
     for (const d of from) {
+      // bash's default (-L): `..` is taken off $PWD as text, then the result is entered; if that
+      // fails it tries the path as given, from where the process really is.
       const logical = resolve(d.logical, t);
       const viaLogical = physicalOnly ? null : directory(logical, this.fs);
-      if (viaLogical === undefined) return null;
       if (viaLogical !== null) {
         out.push({ logical, physical: viaLogical });
         continue;
       }
-      // bash falls back to the path as given, from the physical directory.
       const viaPhysical = directory(isAbsolute(t) ? t : `${d.physical}/${t}`, this.fs);
-      if (viaPhysical === undefined) return null;
       if (viaPhysical !== null) out.push({ logical: viaPhysical, physical: viaPhysical });
     }
     return out.length === 0 ? null : unionDirs([], out);
   }
 }
 
-/** The physical directory `p` leads to; null if it exists but is not a directory; undefined if it does not exist or cannot be resolved. */
-function directory(p: string, fs: FsView): string | null | undefined {
+/** The physical directory `p` leads to, or null when it is not (today) a directory. */
+function directory(p: string, fs: FsView): string | null {
   const r = resolvePhysical(p, '/', fs);
-  if (!r.ok || !r.exists) return undefined;
-  return fs.isDirectory(r.path) ? r.path : null;
+  return r.ok && r.exists && fs.isDirectory(r.path) ? r.path : null;
 }

@@ -27,10 +27,17 @@ export interface ShellWord {
 
 const DYNAMIC_KINDS = new Set(['simple_expansion', 'expansion', 'command_substitution', 'process_substitution', 'arithmetic_expansion']);
 const PLACEHOLDER = '\u0000';
+const PLAIN = /^[A-Za-z0-9_./:=@%+,-]+$/;
 const EMPTY_MARK = '\u0002';
 
 /** Evaluates a word-like node statically; `home` expands `~` in `fields`. Never throws. */
 export function evalWord(node: Node, home?: string): ShellWord {
+  const type = node.type;
+  if (type === 'word' || type === 'number') {
+    // The common case: plain characters only (no quote, escape, expansion, brace, tilde, glob).
+    const text = node.text;
+    if (PLAIN.test(text)) return { value: text, dynamic: false, glob: false, text, fields: [text] };
+  }
   const b = new Tagger();
   const stack: Node[] = [node];
   while (stack.length > 0) {
@@ -76,6 +83,8 @@ function finish(t: TaggedText, text: string, home: string | undefined): ShellWor
   const hasDynamic = t.tags.includes(DYNAMIC);
   const glob = hasGlob(t);
   if (hasDynamic) return { value, dynamic: true, glob, text };
+  // Most words have no brace and no tilde: their one field is their value.
+  if (!t.text.includes('{') && !t.text.includes('~')) return { value, dynamic: false, glob, text, fields: value === '' && !t.tags.some((g) => g !== BARE) ? [] : [value] };
   const expanded = expandBraces(t);
   if (!expanded) return { value, dynamic: true, glob, text };
   const braced = expanded.length !== 1 || (expanded[0] as TaggedText).text !== t.text;
