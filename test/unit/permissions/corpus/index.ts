@@ -1,4 +1,7 @@
 import { BASE_GROUP } from './base';
+import { BOUNDS_GROUP } from './bounds';
+import { PATHS_GROUP } from './paths';
+import { SYMLINKS_GROUP } from './symlinks';
 import type { CorpusGroup } from './types';
 
 /**
@@ -6,4 +9,4 @@ import type { CorpusGroup } from './types';
  * case carries `realBash`, what real bash does with it); bench/permissions.bench.ts times them.
  * Add a group in its own file and list it here.
  */
-export const CORPUS: CorpusGroup[] = [BASE_GROUP];
+export const CORPUS: CorpusGroup[] = [BASE_GROUP, PATHS_GROUP, SYMLINKS_GROUP, BOUNDS_GROUP];
