@@ -1,9 +1,10 @@
-import { isAbsolute } from 'node:path';
 import type { Node, Parser } from 'web-tree-sitter';
 import { liveFs, type FsView } from '../fsView';
 import { AnalysisBudget, scanBounds } from './bounds';
 import { DirTracker, physicalDirs, unionDirs, type DirSnapshot, type Dirs } from './dirs';
 import { withTree } from './parser';
+import { isDangerousVariable } from './variables';
+import { isStdinRedirect, LEAVES, LIST_LIKE, misparsedList, operator, redirectTargets, type FileTarget } from './redirects';
 import { evalWord, type ShellWord } from './words';
 
 /** One simple command found anywhere in a script, with what is known statically about it. */
@@ -26,17 +27,7 @@ export interface SimpleCommand {
   text: string;
 }
 
-/**
- * A file a redirection opens. `path` is absolute but not normalised (`/ws/src/link/../x`): the
- * kernel resolves symlinks before `..`, so callers resolve it physically. Null when computed at
- * run time or otherwise unknowable. `network`: `/dev/tcp/…` or `/dev/udp/…`, which bash turns
- * into a network connection, not a file.
- */
-export interface FileTarget {
-  path: string | null;
-  network?: boolean;
-  text: string;
-}
+export type { FileTarget } from './redirects';
 
 /** Everything the engine needs from one script. Pure data. */
 export interface ShellAnalysis {
@@ -51,20 +42,8 @@ export interface ShellAnalysis {
   limit?: string;
 }
 
-/** Variables whose value changes what a later command runs or loads. */
-const DANGEROUS_EXACT = new Set([
-  'PATH', 'IFS', 'BASH_ENV', 'ENV', 'NODE_OPTIONS', 'NODE_PATH', 'SHELLOPTS', 'BASHOPTS', 'PS4', 'PROMPT_COMMAND', 'CDPATH', 'GLOBIGNORE',
-  'PAGER', 'MANPAGER', 'GIT_PAGER', 'EDITOR', 'VISUAL', 'BROWSER', 'LESSOPEN', 'LESSCLOSE', 'HOME', 'ZDOTDIR', 'SSH_ASKPASS', 'SUDO_ASKPASS',
-  'JAVA_TOOL_OPTIONS', '_JAVA_OPTIONS', 'JDK_JAVA_OPTIONS', 'RUSTC_WRAPPER', 'CARGO_BUILD_RUSTC_WRAPPER', 'MAKEFLAGS', 'TERMINFO', 'HISTFILE', 'BASH_XTRACEFD', 'XDG_CONFIG_HOME',
-  'OLDPWD', 'PWD',
-]);
-const DANGEROUS_PREFIX = ['LD_', 'DYLD_', 'GIT_', 'NPM_CONFIG_', 'YARN_', 'PYTHON', 'PERL', 'RUBY', 'BASH_FUNC_', 'GCONV_', 'DOTNET_', 'COMPOSER_', 'BUN_', 'DENO_'];
-
-/** True for a variable whose assignment can change what runs. */
-export function isDangerousVariable(name: string): boolean {
-  const up = name.toUpperCase();
-  return DANGEROUS_EXACT.has(up) || DANGEROUS_PREFIX.some((p) => up.startsWith(p));
-}
+/** Re-exported for commandPlan.ts. */
+export { isDangerousVariable } from './variables';
 
 const WRITE_OPS = new Set(['>', '>>', '>|', '&>', '&>>', '>&', '&>|']);
 const READ_OPS = new Set(['<', '<&']);
@@ -422,7 +401,7 @@ class Walker {
     if (!dest || dest.type === 'process_substitution') return; // a pipe to a command that is analysed itself
     const w = evalWord(dest, this.home);
     if ((op === '>&' || op === '<&') && (dest.type === 'number' || w.value === '-')) return;
-    const targets = this.targets(w, node.text);
+    const targets = redirectTargets(w, node.text, physicalDirs(this.cwd.dirs));
     const isRead = READ_OPS.has(op) || op === '<>';
     const isWrite = WRITE_OPS.has(op) || !READ_OPS.has(op); // an unknown operator counts as a write
     for (const t of targets) {
@@ -431,38 +410,4 @@ class Walker {
     }
   }
 
-  /** The files a redirection word names, one per possible directory. */
-  private targets(w: ShellWord, text: string): FileTarget[] {
-    const unknown: FileTarget[] = [{ path: null, text }];
-    // Several words ("ambiguous redirect"), a glob, or a computed part: not known statically.
-    if (!w.fields || w.fields.length !== 1 || w.glob) return unknown;
-    const v = w.fields[0] as string;
-    if (/^\/+dev\/+(tcp|udp)(\/|$)/.test(v)) return [{ path: null, network: true, text }];
-    if (isAbsolute(v)) return [{ path: v, text }];
-    const dirs = physicalDirs(this.cwd.dirs);
-    if (dirs === null) return unknown;
-    return dirs.map((d) => ({ path: `${d}/${v}`, text }));
-  }
-}
-
-const LIST_LIKE = new Set(['list', 'pipeline', 'negated_command']);
-/** Nodes with nothing inside worth a visit (plain words, numbers, names, operators). */
-const LEAVES = new Set(['word', 'number', 'variable_name', 'string_content', 'heredoc_content', 'file_descriptor', ';', '&&', '||', '|', '&', '(', ')', '{', '}', 'then', 'do', 'done', 'fi']);
-
-/** A pipeline element that tree-sitter built from a list that bash would not pipe as a whole. */
-function misparsedList(n: Node): boolean {
-  if (n.type === 'list') return true;
-  const body = n.type === 'redirected_statement' ? n.childForFieldName('body') : null;
-  return !!body && LIST_LIKE.has(body.type);
-}
-
-/** The operator of a redirection, its unnamed tokens joined (`>`, `>>`, `<&`…). */
-function operator(r: Node): string {
-  let op = '';
-  for (const c of r.children) if (c && !c.isNamed) op += c.type;
-  return op;
-}
-
-function isStdinRedirect(r: Node): boolean {
-  return /^\d*<$/.test(operator(r));
 }

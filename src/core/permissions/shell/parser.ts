@@ -72,7 +72,7 @@ const WARM_UP = [
 ].join('\n');
 
 function warmUp(parser: Parser): void {
-  for (let i = 0; i < 3; i++) parser.parse(WARM_UP)?.delete();
+  parser.parse(WARM_UP)?.delete();
 }
 
 /** The parser when already loaded (after `loadBashParser` resolved), else undefined. */
