@@ -26,8 +26,9 @@ export function looksLikeGlob(s: string): boolean {
  * Expands `pattern` (a word after quote removal) against the file system from `cwd` (absolute).
  * Matches are joined as bash prints them (`src/link/x`), neither normalised nor resolved. No
  * match: an empty list (bash then passes the pattern itself). `prefixOk` is asked about the
- * static prefix first: a pattern under a prefix it refuses is not expanded (so a pattern such as
- * `/usr/lib/…` never walks the disk). `spend` is told how many entries each directory costs; when
+ * static prefix and about every directory the pattern lists: one it refuses makes the expansion
+ * unknown, so a pattern never walks the disk outside the places it may read (`/usr/lib/…`, a
+ * directory symlink to `/`). `spend` is told how many entries each directory costs; when
  * it refuses, the expansion is unknown (a budget shared by the globs of one decision).
  * Never throws.
  */
@@ -57,6 +58,9 @@ export function expandGlob(pattern: string, cwd: string, prefixOk: (prefix: stri
       const re = componentRegex(part);
       if (!re) return { ok: false, reason: `the glob ${pattern} uses a form Keel does not expand` };
       for (const dir of current) {
+        // A directory the pattern walks through must be readable too: a match below it would
+        // resolve outside anyway, and listing / or /proc is slow.
+        if (!prefixOk(dir)) return { ok: false, reason: `${pattern} reaches ${dir}, outside the places Keel may read` };
         const r = resolvePhysical(dir, '/', fs);
         const names = r.ok ? fs.readdir(r.path) : null;
         if (!names) continue; // not a directory, or unreadable: bash matches nothing there either

@@ -121,6 +121,11 @@ const GLOBS: Row[] = [
   ['cat src/**/c.ts', 'allow'],
   ['grep -rn const src/*', 'allow'],
   ['head -n 3 src/*/*.ts', 'allow'],
+  ['cat ~/docs/*', 'allow', 'Read(~/docs/**) lets the glob list ~/docs'],
+  ['cat */*/*/*/*', 'ask', undefined, 'the glob walks through lnk/rootlink to /: not expanded there'],
+  ['cat lnk/*/*', 'ask'],
+  ['cat secrets/*', 'deny'],
+  ['cat secrets/nomatch*', 'deny'],
 ];
 
 const NUL: Row[] = [
