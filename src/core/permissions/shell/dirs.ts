@@ -87,9 +87,12 @@ export class DirTracker {
   /** Applies one simple command (its words after assignments) as bash runs it in this shell. */
   command(words: ShellWord[]): void {
     let i = 0;
-    while (words[i] && !words[i]?.dynamic && (words[i]?.value === 'builtin' || words[i]?.value === 'command')) {
+    // `builtin cd`, `command cd` and `time cd` (a keyword: it times a command of this shell) all
+    // run this shell's own cd.
+    while (words[i] && !words[i]?.dynamic && (words[i]?.value === 'builtin' || words[i]?.value === 'command' || words[i]?.value === 'time')) {
       const wrapper = words[i]?.value;
       i++;
+      while (wrapper === 'time' && words[i] && /^-p$|^--$/.test(words[i]?.value ?? '')) i++;
       while (wrapper === 'command' && words[i] && /^-[p]+$|^--$/.test(words[i]?.value ?? '')) i++;
       if (wrapper === 'command' && /^-[vV]/.test(words[i]?.value ?? '')) {
         this.lastSuccess = undefined;

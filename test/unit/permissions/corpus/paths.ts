@@ -191,6 +191,14 @@ const CD: Row[] = [
   ['cd "$(echo /etc)" && cat passwd', 'ask'],
   ['builtin cd /etc; cat passwd', 'ask', READS_PASSWD],
   ['command cd /etc && cat passwd', 'ask', READS_PASSWD],
+  ['time cd /etc; cat passwd', 'ask', READS_PASSWD],
+  ['time -p cd /etc && cat passwd', 'ask', READS_PASSWD],
+  ['! cd /etc; cat passwd', 'ask', READS_PASSWD],
+  ['{ cd /etc; }; cat passwd', 'ask', READS_PASSWD],
+  ['case x in x) cd /etc;; esac; cat passwd', 'ask', READS_PASSWD],
+  ['x=/etc; cd $x; cat passwd', 'ask'],
+  ['cd /e*; cat passwd', 'ask', READS_PASSWD],
+  ['cd {/etc,}; cat passwd', 'ask', READS_PASSWD],
   ["eval 'cd /etc'; cat passwd", 'ask', READS_PASSWD],
   ['f() { cd /etc; }; f; cat passwd', 'ask'],
   ['for d in /etc; do cd $d; done; cat passwd', 'ask'],
@@ -200,6 +208,8 @@ const CD: Row[] = [
   // a cd in a subshell, a pipeline or the background does not move this shell
   ['(cd /etc); cat passwd', 'allow', NO_PASSWD],
   ['cd /etc | cat passwd', 'allow', NO_PASSWD],
+  ['cd /etc & cat passwd', 'allow', NO_PASSWD],
+  ['coproc cd /etc; cat passwd', 'allow', NO_PASSWD],
   ['$(cd /etc); cat etc/passwd', 'ask', undefined, 'an empty command substitution as a command name'],
   ['echo "$(cd /etc)"; cat passwd', 'allow', NO_PASSWD],
   // ordinary directory changes stay allowed
