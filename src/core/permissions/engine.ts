@@ -259,6 +259,8 @@ class RuleEngine implements PermissionEngine {
   private bashContext(): BashContext {
     const fs = cachedFs();
     const physical = new Map<string, ReturnType<typeof resolvePhysical>>();
+    const readableSeen = new Map<string, boolean>();
+    const readChecked = new Set<string>();
     const resolveOnce = (p: string) => {
       let r = physical.get(p);
       if (!r) {
@@ -281,14 +283,20 @@ class RuleEngine implements PermissionEngine {
         this.writeTarget(path, text, f, ['Edit', 'Write']);
       },
       checkRead: (path: string | null, _text: string, f: Findings) => {
-        if (path === null) return;
+        if (path === null || readChecked.has(path)) return;
+        readChecked.add(path);
         const r = resolveOnce(path);
         this.readRules(path, r.ok ? r.path : null, f);
       },
       readable: (path: string) => {
         if (path === '/dev/null') return true;
-        const r = resolveOnce(path);
-        return r.ok && (this.insideRoots(r.path) || this.pathRules(['Read'], 'allow').some((a) => a.test(r.path)));
+        let ok = readableSeen.get(path);
+        if (ok === undefined) {
+          const r = resolveOnce(path);
+          ok = r.ok && (this.insideRoots(r.path) || this.pathRules(['Read'], 'allow').some((a) => a.test(r.path)));
+          readableSeen.set(path, ok);
+        }
+        return ok;
       },
     };
   }

@@ -13,7 +13,11 @@ export function realLocation(p: string): string {
   return physicalOrLexical(resolve(p));
 }
 
+/** True when `p` is `root` or below it. Both absolute; a normalised pair takes a fast path. */
 export function isInside(root: string, p: string): boolean {
+  const plain = (x: string): boolean => !x.includes(`${sep}.`) && !x.includes(`${sep}${sep}`) && !x.endsWith(sep);
+  if (plain(root) && plain(p)) return p === root || p.startsWith(`${root}${sep}`);
+  if (root === sep) return isAbsolute(p);
   const rel = relative(root, p);
   return rel === '' || (!rel.startsWith(`..${sep}`) && rel !== '..' && !isAbsolute(rel));
 }
