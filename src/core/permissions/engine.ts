@@ -10,7 +10,7 @@ import { cachedFs } from './fsView';
 import { resolvePhysical } from './physical';
 import { domainMatches, mcpRuleMatches, realHost, type PermissionRule } from './rules';
 import { defaultSources, explicitSource, loadSettings, stampOf, type LoadedSettings, type SettingsSource } from './settings';
-import { loadBashParser } from './shell/parser';
+import { loadBashParser, WARM_UP } from './shell/parser';
 
 /** One decision with its explanation. `risky`: the editor should show a modal, not only a card. */
 export type EngineDecision = { decision: 'allow' | 'ask' | 'deny'; reason: string; rule?: string; source?: string; risky?: boolean };
@@ -46,7 +46,9 @@ export interface EngineOptions {
 /** Builds the engine: loads the shell parser once and reads the settings files. Rejects only if the parser cannot load. */
 export async function createPermissionEngine(opts: EngineOptions): Promise<PermissionEngine> {
   const parser = await loadBashParser();
-  return new RuleEngine(parser, opts);
+  const engine = new RuleEngine(parser, opts);
+  engine.warmUp();
+  return engine;
 }
 
 class RuleEngine implements PermissionEngine {
@@ -74,6 +76,21 @@ class RuleEngine implements PermissionEngine {
     this.userSettingsReal = realLocation(this.userSettingsPath);
     this.sources = [...defaultSources(workspace, this.userSettingsPath), ...(opts.settingsFiles ?? []).map((f) => explicitSource(f, workspace))];
     this.reload();
+  }
+
+  /**
+   * Checks a sample script twice and throws the answers away: the first decisions of a process
+   * otherwise spend tens of milliseconds of CPU compiling the analysis code, which would count
+   * against the analysis budget (bounds.ts) and could turn a first `ls` into a question.
+   */
+  warmUp(): void {
+    for (let i = 0; i < 2; i++) {
+      try {
+        checkBash(this.bashContext(), WARM_UP, this.workspaceReal, emptyFindings());
+      } catch {
+        // A warm-up is an optimisation; decisions report their own failures.
+      }
+    }
   }
 
   problems(): string[] {

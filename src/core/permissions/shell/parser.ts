@@ -62,9 +62,10 @@ export function loadBashParser(): Promise<Parser> {
 /**
  * V8 compiles wasm functions when they are first called: the first parses of a process cost
  * tens of milliseconds. Parse a script with most of the grammar once at load time, so that a
- * decision's time budget (bounds.ts) is not spent compiling the parser.
+ * decision's time budget (bounds.ts) is not spent compiling the parser. (The engine also runs
+ * one whole check of it, for the JavaScript side.)
  */
-const WARM_UP = [
+export const WARM_UP = [
   'cd src && ls -la | grep "x$(echo y)" > out 2>&1; for f in *.ts; do echo "$f" ${f%.ts}; done',
   "if [ -f a ]; then (cat a) else { b; } fi; cat <<'EOF'\nhi $x\nEOF",
   'x=$((1+2)) y=`z` env A=1 f; case $a in b) c;; *) d;; esac; f() { :; }; echo $\'x\' "$@" {a,b} ~/x <(ls) >(cat) && a || b & wait',
