@@ -1,12 +1,13 @@
 import type { Parser } from 'web-tree-sitter';
 import type { FsView } from './fsView';
 import { operandPaths } from './operands';
-import { isReadOnlyCommand } from './readOnlyCommands';
+import { isHarmlessVariable, isReadOnlyCommand } from './readOnlyCommands';
 import type { Findings, RuleSet } from './findings';
 import { compileBashPattern, type BashPattern, type PermissionRule } from './rules';
 import { analyzeShell, type ShellAnalysis } from './shell/analyze';
 import { AnalysisBudget } from './shell/bounds';
-import { planCommand, type CommandForm, type CommandPlan } from './shell/commandPlan';
+import { planCommand, type CommandForm, type CommandPlan, type InlineScript } from './shell/commandPlan';
+import type { FileTarget } from './shell/redirects';
 
 /** What the Bash check needs from the engine. */
 export interface BashContext {
@@ -61,30 +62,75 @@ export function bashRuleMatches(rule: PermissionRule, form: CommandForm): boolea
   return p.regex.test(form.openEnded ? `${joined} \u0001` : joined) && (!form.openEnded || p.regex.test(`${joined} x`));
 }
 
+/** One command found anywhere in the call (nested scripts included). */
+interface PlanEntry {
+  plan: CommandPlan;
+  /**
+   * The plan whose allowance covers this one's files: itself, or, for a command run by a runner
+   * (`strace sh -c 'cmd > f'`), the runner's plan, which is what a rule allows.
+   */
+  owner: number;
+  /** Run by a runner: only its deny forms count (the runner's own form is what must be allowed). */
+  denyOnly: boolean;
+}
+
+interface AnalysisEntry {
+  a: ShellAnalysis;
+  /** Plan index of each of `a.commands`. */
+  plans: number[];
+  /** Set for a runner's script: every file of it belongs to that plan. */
+  owner: number | null;
+}
+
 interface Collected {
-  analyses: ShellAnalysis[];
-  plans: CommandPlan[];
-  /** Every directory each plan's command may run in (same order as `plans`); null: unknown. */
-  cwds: (string[] | null)[];
+  analyses: AnalysisEntry[];
+  plans: PlanEntry[];
   opaque: string[];
 }
 
-function collect(ctx: BashContext, source: string, cwd: string | null, depth: number, into: Collected, budget: AnalysisBudget): void {
+function collect(ctx: BashContext, source: string, cwd: string | null, depth: number, into: Collected, budget: AnalysisBudget, owner: number | null): void {
   if (cwd === null) {
     into.opaque.push('an inline script runs in a directory known only at run time');
     return;
   }
   const a = analyzeShell(ctx.parser, source, cwd, ctx.home, budget, ctx.fs);
-  into.analyses.push(a);
-  for (const cmd of a.commands) {
-    const plan = planCommand(cmd);
-    into.plans.push(plan);
-    into.cwds.push(cmd.cwds);
-    for (const s of plan.scripts) {
+  const entry: AnalysisEntry = { a, plans: [], owner };
+  into.analyses.push(entry);
+  const nested = (scripts: InlineScript[], scriptOwner: number | null) => {
+    for (const s of scripts) {
       if (depth >= 4) into.opaque.push('inline scripts nested too deeply');
-      else collect(ctx, s.source, s.cwd, depth + 1, into, budget);
+      else collect(ctx, s.source, s.cwd, depth + 1, into, budget, scriptOwner);
+    }
+  };
+  for (const cmd of a.commands) {
+    const plan = planCommand(cmd, ctx.fs);
+    const i = into.plans.length;
+    into.plans.push({ plan, owner: owner ?? i, denyOnly: owner !== null });
+    entry.plans.push(i);
+    nested(plan.scripts, owner);
+    nested(plan.denyScripts, owner ?? i);
+  }
+}
+
+/** A file the call opens, with the plans whose allowance must cover it (empty: none, `> f` alone). */
+interface AttributedFile {
+  target: FileTarget;
+  owners: number[];
+}
+
+/** Every file the call's redirections, wrappers and runners open, each with its commands. */
+function attributedFiles(c: Collected, kind: 'reads' | 'writes'): AttributedFile[] {
+  const out: AttributedFile[] = [];
+  for (const e of c.analyses) {
+    for (const target of e.a[kind]) {
+      const owners = e.owner !== null ? [e.owner] : (target.commands ?? []).map((k) => c.plans[e.plans[k] as number]?.owner as number);
+      out.push({ target, owners });
     }
   }
+  c.plans.forEach((p) => {
+    for (const target of p.plan[kind]) out.push({ target, owners: [p.owner] });
+  });
+  return out;
 }
 
 /** Commands that change the shell's directory (tracked by the analysis) and read nothing. */
@@ -94,15 +140,15 @@ const DISCARD = /^\/dev\/(null|stdout|stderr|fd\/[12])$/;
 
 /** Checks one Bash command. Fills `f`; never throws. */
 export function checkBash(ctx: BashContext, command: string, cwd: string, f: Findings): void {
-  const c: Collected = { analyses: [], plans: [], cwds: [], opaque: [] };
+  const c: Collected = { analyses: [], plans: [], opaque: [] };
   // One deadline for the whole analysis, nested scripts included (bounds.ts).
   const budget = new AnalysisBudget();
-  collect(ctx, command, cwd, 0, c, budget);
+  collect(ctx, command, cwd, 0, c, budget, null);
   // tree-sitter-bash and bash disagree on a line continuation inside a word (`gi\<newline>t`):
   // check the joined form too, and allow only what both readings allow.
-  if (/\\\r?\n/.test(command)) collect(ctx, command.replace(/\\\r?\n/g, ''), cwd, 0, c, budget);
+  if (/\\\r?\n/.test(command)) collect(ctx, command.replace(/\\\r?\n/g, ''), cwd, 0, c, budget, null);
   const { deny, ask, allow } = ctx.rules.bash;
-  for (const a of c.analyses) {
+  for (const { a } of c.analyses) {
     for (const t of [...a.writes, ...a.reads]) {
       if (!t.network) continue;
       c.opaque.push(`${t.text} opens a network connection`);
@@ -117,7 +163,7 @@ export function checkBash(ctx: BashContext, command: string, cwd: string, f: Fin
     }
     c.opaque.push(...a.blockers);
   }
-  for (const p of c.plans) {
+  for (const { plan: p } of c.plans) {
     c.opaque.push(...p.opaque);
     f.risky.push(...p.risky);
     for (const form of p.denyForms) {
@@ -133,50 +179,69 @@ export function checkBash(ctx: BashContext, command: string, cwd: string, f: Fin
     if (specificDeny) f.hardAsk.push(`${c.opaque[0]}, so ${specificDeny.raw} cannot be ruled out`);
     else if (!wholeTool) f.softAsk.push(c.opaque[0] as string);
   }
-  let writes = 0;
-  // Files read by redirection (`< file`) pass the same check as a read-only command's operands.
-  let redirectReadsOk = true;
-  for (const a of c.analyses) {
-    for (const w of a.writes) {
-      if (w.path !== null && DISCARD.test(w.path)) continue; // `2>/dev/null` writes nothing
-      writes++;
-      if (!w.network) ctx.checkWrite(w.path, w.text, f);
-    }
-    for (const r of a.reads) {
-      if (r.network) continue;
-      ctx.checkRead(r.path, r.text, f);
-      if (r.path === null || !ctx.readable(r.path)) redirectReadsOk = false;
-    }
+  // Files written or read by redirections (`> f`, `< f`), wrappers (`time -o F`, `flock F`,
+  // `xargs -a F`) and runners (`strace -o F`), each counted for the commands it belongs to.
+  const writes = attributedFiles(c, 'writes').filter((w) => w.target.path === null || !DISCARD.test(w.target.path));
+  for (const { target: w } of writes) if (!w.network) ctx.checkWrite(w.path, w.text, f);
+  /** Plans that read a file by redirection which a read-only command may not read. */
+  const unreadable = new Set<number>();
+  let orphanUnreadable = false;
+  for (const { target: r, owners } of attributedFiles(c, 'reads')) {
+    if (r.network) continue;
+    ctx.checkRead(r.path, r.text, f);
+    if (r.path !== null && ctx.readable(r.path)) continue;
+    for (const o of owners) unreadable.add(o);
+    if (owners.length === 0) orphanUnreadable = true;
   }
-  let allReadOnly = c.opaque.length === 0 && writes === 0 && redirectReadsOk;
-  let allAllowed = c.opaque.length === 0;
+  let allReadOnly = c.opaque.length === 0 && writes.length === 0 && unreadable.size === 0 && !orphanUnreadable;
+  let allAllowed = c.opaque.length === 0 && !orphanUnreadable;
   const used: PermissionRule[] = [];
+  /** Plans each of whose forms an allow rule matched: the files they open are theirs to open. */
+  const ruled = new Set<number>();
+  // A variable set as a statement reaches later commands if exported (or already in the
+  // environment, as upper-case names usually are): only harmless ones keep commands read-only.
+  const envChanged = c.analyses.some(({ a }) => a.assigns.some((v) => !isHarmlessVariable(v.name) && (v.declared || !/[a-z]/.test(v.name))));
   let outOfTime = false;
-  c.plans.forEach((p, i) => {
+  c.plans.forEach(({ plan: p, denyOnly }, i) => {
+    if (denyOnly) {
+      allReadOnly = false;
+      return;
+    }
     if (outOfTime || (outOfTime = budget.expired())) return;
-    const cwds = c.cwds[i] ?? null;
-    // A command reads relative to its directory (ls, find, grep -r…): that must be readable too
-    // (not for cd and friends, which only move, and whose moves are tracked).
-    const cwdReadable = cwds !== null && cwds.every((d) => ctx.readable(d));
+    let allRuled = p.allowForms.length > 0;
     for (const form of p.allowForms) {
-      const cwdOk = redirectReadsOk && (cwdReadable || DIRECTORY_BUILTINS.has(form.words[0]?.value ?? ''));
-      const operandsOk = isReadOnlyCommand(form, (v) => {
-        const paths = operandPaths(v, cwds, ctx.home, ctx.readable, ctx.fs, (n) => budget.spendEntries(n));
-        if (paths === null) return false;
-        let ok = true;
-        for (const path of paths) {
-          ctx.checkRead(path, v, f);
-          if (!ctx.readable(path)) ok = false;
-        }
-        return ok;
-      });
-      const readOnly = operandsOk && cwdOk;
+      const cwds = form.cwds === undefined ? p.cwds : form.cwds;
+      // A command reads relative to its directory (ls, find, grep -r…): that must be readable too
+      // (not for cd and friends, which only move, and whose moves are tracked).
+      const cwdOk = (cwds !== null && cwds.every((d) => ctx.readable(d))) || DIRECTORY_BUILTINS.has(form.words[0]?.value ?? '');
+      const readOnly =
+        !envChanged &&
+        cwdOk &&
+        !unreadable.has(i) &&
+        isReadOnlyCommand(form, {
+          cwd: cwds?.length === 1 ? (cwds[0] as string) : null,
+          home: ctx.home,
+          pathOk: (v) => {
+            const paths = operandPaths(v, cwds, ctx.home, ctx.readable, ctx.fs, (n) => budget.spendEntries(n));
+            if (paths === null) return false;
+            let ok = true;
+            for (const path of paths) {
+              ctx.checkRead(path, v, f);
+              if (!ctx.readable(path)) ok = false;
+            }
+            return ok;
+          },
+        });
       if (!readOnly) allReadOnly = false;
       const rule = allow.find((r) => bashRuleMatches(r, form));
       if (rule) {
         if (!used.includes(rule)) used.push(rule);
-      } else if (!readOnly) allAllowed = false;
+      } else {
+        allRuled = false;
+        if (!readOnly) allAllowed = false;
+      }
     }
+    if (allRuled) ruled.add(i);
   });
   if (outOfTime) {
     const why = 'the command took too long to check';
@@ -187,13 +252,16 @@ export function checkBash(ctx: BashContext, command: string, cwd: string, f: Fin
     allAllowed = false;
   }
   f.readOnly = allReadOnly;
-  f.writesInside = writes > 0;
+  f.writesInside = writes.length > 0;
   if (wholeTool) {
     f.allow = { reason: `allowed by ${wholeTool.raw}`, rules: [wholeTool] };
     return;
   }
   if (allAllowed) {
     const reason = used.length > 0 ? `allowed by ${used.map((r) => r.raw).join(', ')}` : 'read-only commands';
-    f.allow = { reason, rules: used, onlyReadOnly: used.length === 0 };
+    // A file written for a command that only the read-only shortcut allowed (`pwd > f`, also
+    // inside `echo $(pwd > f)` with `Bash(echo:*)`) is not covered by any rule: it asks.
+    const unruledWrites = writes.some((w) => w.owners.length === 0 || w.owners.some((o) => !ruled.has(o)));
+    f.allow = { reason, rules: used, unruledWrites };
   }
 }

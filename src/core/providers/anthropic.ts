@@ -42,7 +42,8 @@ export class AnthropicProvider implements ModelProvider {
     this.#ctx = {
       who: 'Anthropic',
       baseUrl: this.#opts.baseUrl,
-      keyHint: ' Set it with “Keel: Set API Key” or ANTHROPIC_API_KEY.',
+      // How to set a key is the host's advice (TaskRuntimeOptions.advise), not the provider's.
+      keyHint: '',
     };
   }
 

@@ -1,13 +1,14 @@
 import type { KeelError } from '../../shared/domain/errors';
+import { DEFAULT_MODELS } from '../../shared/domain/models';
 import { AnthropicProvider } from './anthropic';
 import { createDemoProvider } from './demo';
 import { OpenAICompatibleProvider } from './openai';
 import type { ModelProvider, ProviderConfig } from './types';
 
-export const DEFAULT_ANTHROPIC_MODEL = 'claude-sonnet-5-5';
+export const DEFAULT_ANTHROPIC_MODEL = DEFAULT_MODELS.anthropic;
 
-export const NO_API_KEY_MESSAGE =
-  'No Anthropic API key is set. Run “Keel: Set API Key” or set ANTHROPIC_API_KEY, or choose the demo provider to try Keel without a key.';
+/** The fact only: how to give a key is the host's advice (TaskRuntimeOptions.advise). */
+export const NO_API_KEY_MESSAGE = 'No Anthropic API key is set.';
 
 /**
  * Builds the provider a config names. Never throws: a config that cannot work (the anthropic
@@ -27,7 +28,7 @@ export function createProvider(config: ProviderConfig): ModelProvider | KeelErro
       if (!config.model) {
         return {
           code: 'invalid_input',
-          message: 'Set “keel.model” to the model your OpenAI-compatible server serves (for Ollama, e.g. “llama3.1”).',
+          message: `No model is named for the OpenAI-compatible server: name one it serves (for Ollama, e.g. “${DEFAULT_MODELS['openai-compatible']}”).`,
           retryable: false,
         };
       }

@@ -1,5 +1,4 @@
-import { randomUUID } from 'node:crypto';
-import { createActor, fromCallback, fromPromise, toPromise, type EventObject } from 'xstate';
+import { fromCallback, fromPromise, type EventObject } from 'xstate';
 import type { TaskEvent } from '../../shared/domain/events';
 import type { KeelError } from '../../shared/domain/errors';
 import type { ConversationMessage, ToolResultBlock, ToolUseBlock } from '../../shared/domain/messages';
@@ -8,31 +7,24 @@ import { taskLockKey, type HeldLock, type LockManager } from '../locks/lockManag
 import { callMachine } from '../machines/call/call.machine';
 import { providerStreamActor } from '../machines/stream/actors';
 import { streamMachine } from '../machines/stream/stream.machine';
-import { permissionMachine } from '../machines/permission/permission.machine';
 import { taskMachine, type PendingSubtask } from '../machines/task/task.machine';
 import { userText } from '../machines/turn/conversation';
-import { turnMachine, type PermissionOutcome, type ToolRunOutput } from '../machines/turn/turn.machine';
-import { decideByMode, type PermissionAsker } from '../permissions/gate';
-import type { EngineDecision, PermissionCall } from '../permissions/engine';
-import { suggestRules } from '../permissions/persist';
+import { turnMachine, type ToolRunOutput } from '../machines/turn/turn.machine';
+import type { PermissionAsker } from '../permissions/gate';
 import type { ModelProvider } from '../providers/types';
+import { SecretKeeper } from '../security/secretKeeper';
 import { invokeTool, parseToolInput } from '../tools/execute';
 import type { ToolRegistry } from '../tools/registry';
-import type { PermissionSubject } from '../tools/types';
+import { approvedSubject, decideToolCall, type PermissionDecider } from './permissionCheck';
 import { buildSystemPrompt } from './systemPrompt';
-import type { PermissionMode } from './types';
+
+export type { PermissionDecider };
 
 /**
  * Connects the machine definitions to real actors for one task: the provider, the lock manager,
  * the tools, the permission gate, the event sink. The definitions stay I/O-free; everything that
  * acts is supplied here, by name.
  */
-/** What the runtime asks of the permission engine (src/core/permissions): one decision per call. */
-export interface PermissionDecider {
-  /** Never throws. */
-  decide(call: PermissionCall, mode: PermissionMode): Promise<EngineDecision>;
-}
-
 export interface TaskServices {
   taskId: string;
   /** The permission engine. Without one, calls are decided by the mode alone (`decideByMode`). */
@@ -42,6 +34,11 @@ export interface TaskServices {
   locks: LockManager;
   tools: ToolRegistry;
   asker: PermissionAsker;
+  /**
+   * Keeps Keel's keys out of tool processes and secrets out of tool results and live output.
+   * Default: one holding the keys found in Keel's environment, with nothing passed through.
+   */
+  secrets?: SecretKeeper;
   /** Creates the provider when the task initialises; a KeelError (e.g. no key) fails initialisation. */
   createProvider(): Promise<ModelProvider | KeelError>;
   publish(event: TaskEvent): void;
@@ -58,6 +55,7 @@ export interface TaskServices {
 }
 
 export function wireTaskMachine(services: TaskServices) {
+  const secrets = services.secrets ?? SecretKeeper.fromEnvironment(process.env);
   let provider: ModelProvider | null = null;
   const getProvider = (): ModelProvider => {
     if (!provider) throw new Error('provider not initialised');
@@ -114,8 +112,8 @@ export function wireTaskMachine(services: TaskServices) {
       summarize: fromPromise(({ input, signal }) =>
         services.locks.runExclusive(taskLockKey(input.taskId), () => summarize(getProvider(), input.taskId, input.model, input.system, input.messages, signal), { signal }),
       ),
-      checkPermission: fromPromise(({ input, signal }) => checkPermission(services, input.taskId, input.call, input.mode, signal)),
-      runTool: fromPromise(({ input, signal }) => runTool(services, input.taskId, input.call, signal)),
+      checkPermission: fromPromise(({ input, signal }) => decideToolCall(services, { taskId: input.taskId, call: input.call, mode: input.mode }, signal)),
+      runTool: fromPromise(({ input, signal }) => runTool(services, secrets, input.taskId, input.call, signal)),
     },
     actions: { publish },
   });
@@ -148,69 +146,33 @@ export function wireTaskMachine(services: TaskServices) {
   });
 }
 
-function modeOnly(workspace: string): PermissionDecider {
-  return { decide: async (call, mode) => decideByMode(mode, call.subject, call.readOnly, workspace) };
-}
-
 /**
- * Validates the call's input (an invalid call is answered without asking anyone), then runs the
- * permission machine for it: the engine's rules and mode, and the host's prompt when it asks.
- * Stopping (cancel) stops the machine, which withdraws a pending prompt.
+ * Runs an allowed call. The one place tool output leaves a tool: the live chunks (the UI, the
+ * task log) and the result (the model, the log) are redacted here, for every tool, and every
+ * process the tool starts gets the keeper's environment.
  */
-/** The subject each call was decided on, for runTool (the same ToolUseBlock object goes to both). */
-const approvedSubjects = new WeakMap<ToolUseBlock, PermissionSubject>();
-
-async function checkPermission(services: TaskServices, taskId: string, call: ToolUseBlock, mode: PermissionMode, signal: AbortSignal): Promise<PermissionOutcome> {
-  const parsed = parseToolInput(services.tools, call.name, call.input);
-  if (!parsed.ok) return { decision: 'invalid', result: toolResult(call.id, parsed.result.content, true) };
-  const subject = parsed.tool.subject(parsed.input as never, { workspace: services.workspace });
-  // The tool checks at run time that it touches what was decided on (Write/Edit through symlinks).
-  approvedSubjects.set(call, subject);
-  const decider = services.permissions ?? modeOnly(services.workspace);
-  const machine = permissionMachine.provide({
-    actors: {
-      evaluate: fromPromise(({ input }) => decider.decide(input.call, input.mode)),
-      askUser: fromPromise(({ input, signal: askSignal }) => {
-        let suggestedRules: string[] = [];
-        try {
-          suggestedRules = suggestRules({ tool: input.tool, subject: input.subject, workspace: services.workspace });
-        } catch {
-          // A suggestion is a convenience; without one the user can still allow once.
-        }
-        return services.asker.ask({ ...input, suggestedRules }, askSignal);
-      }),
-    },
-    actions: { publish: (_: unknown, e: TaskEvent | null) => e && services.publish(e) },
-  });
-  const actor = createActor(machine, {
-    input: { taskId, requestId: randomUUID(), toolCallId: call.id, tool: call.name, input: parsed.input, subject, readOnly: parsed.tool.readOnly, mode },
-  });
-  const stop = () => actor.stop();
-  signal.addEventListener('abort', stop, { once: true });
-  try {
-    actor.start();
-    return await toPromise(actor);
-  } finally {
-    signal.removeEventListener('abort', stop);
-  }
-}
-
-async function runTool(services: TaskServices, taskId: string, call: ToolUseBlock, signal: AbortSignal): Promise<ToolRunOutput> {
+async function runTool(services: TaskServices, secrets: SecretKeeper, taskId: string, call: ToolUseBlock, signal: AbortSignal): Promise<ToolRunOutput> {
   const parsed = parseToolInput(services.tools, call.name, call.input);
   if (!parsed.ok) return { result: toolResult(call.id, parsed.result.content, true), summary: parsed.result.summary };
   await services.durable?.();
   if (signal.aborted) return { result: toolResult(call.id, 'The tool call was cancelled before it started.', true), summary: 'cancelled' };
-  const approved = approvedSubjects.get(call);
+  const live = secrets.streamRedactor();
+  const publishChunk = (chunk: string) => {
+    if (chunk) services.publish({ type: 'tool_output', taskId, id: call.id, chunk });
+  };
+  const approved = approvedSubject(call);
   const r = await invokeTool(parsed.tool, parsed.input, {
     taskId,
     workspace: services.workspace,
     ...(approved ? { approved } : {}),
     signal,
     locks: services.locks,
+    env: secrets.environment(),
     ...(services.ripgrepPath ? { ripgrepPath: services.ripgrepPath } : {}),
-    onOutput: (chunk) => services.publish({ type: 'tool_output', taskId, id: call.id, chunk }),
+    onOutput: (chunk) => publishChunk(live.push(chunk)),
   });
-  return { result: toolResult(call.id, r.content, r.isError), summary: r.summary };
+  publishChunk(live.end());
+  return { result: toolResult(call.id, secrets.redact(r.content), r.isError), summary: secrets.redact(r.summary) };
 }
 
 async function summarize(provider: ModelProvider, taskId: string, model: string, system: string[], messages: ConversationMessage[], signal: AbortSignal): Promise<string> {

@@ -93,7 +93,7 @@ export class TranscriptBuilder {
       case 'done':
         t.done = true;
         t.streamMode = null;
-        this.closeStreaming(false);
+        this.closeStreaming(false, e.status === 'aborted');
         return;
     }
   }
@@ -128,11 +128,12 @@ export class TranscriptBuilder {
     this.thinkingParts = [];
   }
 
-  private closeStreaming(interrupted: boolean): void {
+  private closeStreaming(interrupted: boolean, cancelled = false): void {
     const it = this.streamingItem();
     if (!it) return;
     this.settleParts();
     it.streaming = false;
     if (interrupted) it.interrupted = true;
+    if (cancelled) it.cancelled = true;
   }
 }

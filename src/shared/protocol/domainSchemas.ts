@@ -68,6 +68,7 @@ export const transcriptItemSchema = z.discriminatedUnion('kind', [
     thinking: z.string(),
     streaming: z.boolean(),
     interrupted: z.boolean().optional(),
+    cancelled: z.boolean().optional(),
   }),
   z.object({
     kind: z.literal('tool'),

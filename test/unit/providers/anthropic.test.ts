@@ -125,14 +125,14 @@ describe('AnthropicProvider against the fake server', () => {
     expect(error?.message).toMatch(/rate limit.*Try again in 30s/);
   });
 
-  it('401 is auth_failed, not retried, with a message that says how to set the key', async () => {
+  it('401 is auth_failed, not retried, with a message that names no host command (the host adds its advice)', async () => {
     const events = await collect(provider({ apiKey: 'sk-wrong', maxRetries: 3 }), request());
     expect(errorOf(events)).toEqual({
       code: 'auth_failed',
       phase: 'pre-stream',
       retryable: false,
       status: 401,
-      message: 'Anthropic rejected the API key (401). Set it with “Keel: Set API Key” or ANTHROPIC_API_KEY.',
+      message: 'Anthropic rejected the API key (401).',
     });
     expect(server.requests.length).toBe(1);
   });

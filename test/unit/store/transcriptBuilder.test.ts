@@ -24,6 +24,7 @@ const event: fc.Arbitrary<TaskEvent> = fc.oneof(
   fc.constant<TaskEvent>({ type: 'retry', taskId: T, attempt: 1, delayMs: 1, code: 'overloaded' }),
   fc.constant<TaskEvent>({ type: 'error', taskId: T, code: 'overloaded', message: 'x', retryable: true }),
   fc.constant<TaskEvent>({ type: 'done', taskId: T, status: 'completed', stopReason: 'end_turn' }),
+  fc.constant<TaskEvent>({ type: 'done', taskId: T, status: 'aborted', stopReason: null }),
   fc.constant<TaskEvent>({ type: 'message', taskId: T, message: { role: 'user', content: [{ type: 'text', text: 'x' }] } }),
 );
 

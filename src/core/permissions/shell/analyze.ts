@@ -40,6 +40,11 @@ export interface ShellAnalysis {
   blockers: string[];
   /** Set when the script was not (fully) analysed: too long, too deep, or out of time. */
   limit?: string;
+  /**
+   * Variables assigned or exported as statements (`X=1; …`, `export X`), not in front of a
+   * command; `declared` when by export/declare/local/readonly/typeset (which can export).
+   */
+  assigns: { name: string; declared: boolean }[];
 }
 
 /** Re-exported for commandPlan.ts. */
@@ -60,7 +65,7 @@ const ARITH_ASSIGN = /([A-Za-z_][A-Za-z0-9_]*)\s*(?:(?:[-+*/%&|^]|<<|>>)?=(?!=)|
  * trusted for an allow.
  */
 export function analyzeShell(parser: Parser, source: string, cwd: string, home: string, budget: AnalysisBudget = new AnalysisBudget(), fs: FsView = liveFs): ShellAnalysis {
-  const empty = (limit: string): ShellAnalysis => ({ parsed: true, commands: [], writes: [], reads: [], blockers: [], limit });
+  const empty = (limit: string): ShellAnalysis => ({ parsed: true, commands: [], writes: [], reads: [], blockers: [], assigns: [], limit });
   const tooBig = scanBounds(source);
   if (tooBig) return empty(tooBig);
   const outOfTime = 'the command took too long to analyse';
@@ -69,7 +74,7 @@ export function analyzeShell(parser: Parser, source: string, cwd: string, home: 
     source,
     (tree) => {
       if (!tree) return empty(outOfTime);
-      const out: ShellAnalysis = { parsed: !tree.rootNode.hasError, commands: [], writes: [], reads: [], blockers: [] };
+      const out: ShellAnalysis = { parsed: !tree.rootNode.hasError, commands: [], writes: [], reads: [], blockers: [], assigns: [] };
       if (!new Walker(out, source, cwd, home, budget, fs).run(tree.rootNode)) out.limit = outOfTime;
       return out;
     },
@@ -78,6 +83,8 @@ export function analyzeShell(parser: Parser, source: string, cwd: string, home: 
 }
 
 type Task = { node: Node; piped: boolean } | (() => void);
+/** Where a node stands in the source, and in which substitution scope. */
+type Span = { start: number; end: number; scope: number };
 
 /**
  * Walks the tree in execution order with an explicit stack (no recursion: a deep tree cannot
@@ -88,6 +95,13 @@ class Walker {
   private readonly tasks: Task[] = [];
   private readonly cwd: DirTracker;
   private sawArithmetic = false;
+  /** Substitution scope the walk is in (0: the script itself); each substitution gets a new one. */
+  private scope = 0;
+  private scopes = 0;
+  /** Where each command of `out.commands` stands (same order), to attribute redirections. */
+  private readonly commandSpans: Span[] = [];
+  /** Redirection targets with the statement they belong to, attributed at the end of the walk. */
+  private readonly owned: { targets: FileTarget[]; owner: Span | null }[] = [];
   private sawCodeInLiteral = false;
   /** Where CHANGES_DIR matches in the source, ascending. */
   private readonly dirWords: number[];
@@ -128,7 +142,32 @@ class Walker {
       else this.visit(t.node, t.piped);
     }
     if (this.sawArithmetic && this.sawCodeInLiteral) this.out.blockers.push('arithmetic evaluation of a value that holds a command substitution can run it');
+    this.attribute();
     return true;
+  }
+
+  /** Fills each redirection target's `commands`: the commands of its statement, in its scope. */
+  private attribute(): void {
+    const order = this.commandSpans.map((_, i) => i).sort((a, b) => (this.commandSpans[a] as Span).start - (this.commandSpans[b] as Span).start);
+    const starts = order.map((i) => (this.commandSpans[i] as Span).start);
+    for (const { targets, owner } of this.owned) {
+      const commands: number[] = [];
+      if (owner) {
+        let lo = 0;
+        let hi = starts.length;
+        while (lo < hi) {
+          const mid = (lo + hi) >> 1;
+          if ((starts[mid] as number) < owner.start) lo = mid + 1;
+          else hi = mid;
+        }
+        for (let k = lo; k < order.length && (starts[k] as number) < owner.end; k++) {
+          const i = order[k] as number;
+          const c = this.commandSpans[i] as Span;
+          if (c.end <= owner.end && c.scope === owner.scope) commands.push(i);
+        }
+      }
+      for (const t of targets) t.commands = commands;
+    }
   }
 
   private then(fn: () => void): void {
@@ -170,9 +209,13 @@ class Walker {
         return this.redirected(node, piped);
       case 'file_redirect':
         return this.fileRedirect(node, piped);
-      case 'variable_assignment':
-        this.assignment(node.childForFieldName('name')?.text ?? '', 'sets');
+      case 'variable_assignment': {
+        // `X=1 cmd` sets X for cmd only (its plan sees it); anywhere else it is a statement whose
+        // value later commands may see (see `assigns`).
+        const parent = node.parent?.type;
+        this.assignment(node.childForFieldName('name')?.text ?? '', 'sets', parent === 'command' ? 'prefix' : parent === 'declaration_command' ? 'declared' : 'statement');
         break;
+      }
       case 'declaration_command':
         this.declaration(node);
         break;
@@ -180,9 +223,17 @@ class Walker {
       case 'command_substitution':
       case 'process_substitution': {
         let saved: DirSnapshot | undefined;
-        this.then(() => this.cwd.restore(saved as DirSnapshot));
+        const outer = this.scope;
+        const substitution = node.type !== 'subshell';
+        this.then(() => {
+          this.cwd.restore(saved as DirSnapshot);
+          this.scope = outer;
+        });
         this.children(node, piped);
-        this.then(() => (saved = this.cwd.snapshot()));
+        this.then(() => {
+          saved = this.cwd.snapshot();
+          if (substitution) this.scope = ++this.scopes;
+        });
         return;
       }
       case 'pipeline':
@@ -278,7 +329,9 @@ class Walker {
     });
   }
 
-  private assignment(name: string, verb: string): void {
+  /** `prefix`: only the command it prefixes sees the value; otherwise later commands may. */
+  private assignment(name: string, verb: string, scope: 'prefix' | 'statement' | 'declared' = 'statement'): void {
+    if (scope !== 'prefix') this.out.assigns.push({ name, declared: scope === 'declared' });
     if (name === 'CDPATH') this.cwd.cdpathAssigned = true;
     if (isDangerousVariable(name)) this.out.blockers.push(`${verb} ${name}, which changes what commands run`);
   }
@@ -290,6 +343,7 @@ class Walker {
         const m = /^([A-Za-z_][A-Za-z0-9_]*)(\+?=|$)/.exec(w.value);
         if (m?.[1] === 'CDPATH') this.cwd.cdpathAssigned = true;
         if (m?.[2] && m[1] && isDangerousVariable(m[1])) this.out.blockers.push(`sets ${m[1]}, which changes what later commands run`);
+        if (m?.[1] && !w.value.startsWith('-')) this.out.assigns.push({ name: m[1], declared: true });
       }
     }
   }
@@ -388,10 +442,18 @@ class Walker {
       const cmd: SimpleCommand = { words, assignments, cwd: cwds?.length === 1 ? (cwds[0] as string) : null, cwds, piped, text: node.text };
       if (ownStdin) cmd.stdin = ownStdin;
       this.out.commands.push(cmd);
+      this.commandSpans.push({ start: node.startIndex, end: node.endIndex, scope: this.scope });
       if (words.some((w) => !w.dynamic && /(^|[^A-Za-z0-9_])CDPATH([^A-Za-z0-9_]|$)/.test(w.value))) this.cwd.cdpathAssigned = true;
       this.cwd.command(words);
     });
     this.children(node, childPiped);
+  }
+
+  /** The statement a redirection belongs to: the command it is written in, or the statement it follows. */
+  private ownerOf(redirect: Node): Span | null {
+    const parent = redirect.parent;
+    const owner = parent?.type === 'redirected_statement' ? parent.childForFieldName('body') : parent?.type === 'command' ? parent : null;
+    return owner ? { start: owner.startIndex, end: owner.endIndex, scope: this.scope } : null;
   }
 
   private fileRedirect(node: Node, piped: boolean): void {
@@ -402,6 +464,7 @@ class Walker {
     const w = evalWord(dest, this.home);
     if ((op === '>&' || op === '<&') && (dest.type === 'number' || w.value === '-')) return;
     const targets = redirectTargets(w, node.text, physicalDirs(this.cwd.dirs));
+    this.owned.push({ targets, owner: this.ownerOf(node) });
     const isRead = READ_OPS.has(op) || op === '<>';
     const isWrite = WRITE_OPS.has(op) || !READ_OPS.has(op); // an unknown operator counts as a write
     for (const t of targets) {

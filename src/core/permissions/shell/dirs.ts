@@ -208,7 +208,7 @@ export class DirTracker {
 }
 
 /** The physical directory `p` leads to, or null when it is not (today) a directory. */
-function directory(p: string, fs: FsView): string | null {
+export function directory(p: string, fs: FsView): string | null {
   const r = resolvePhysical(p, '/', fs);
   return r.ok && r.exists && fs.isDirectory(r.path) ? r.path : null;
 }

@@ -14,6 +14,14 @@ export interface FileTarget {
   path: string | null;
   network?: boolean;
   text: string;
+  /**
+   * For a redirection: indexes (in the analysis's `commands`) of the simple commands it belongs
+   * to — the command it is written on, or every command of the statement it follows
+   * (`{ a; b; } > f`), not counting commands inside a substitution there (`echo $(pwd) > f` is
+   * echo's). Empty when it belongs to none (`> f` alone). The permission check allows the file
+   * only as far as these commands are allowed.
+   */
+  commands?: number[];
 }
 
 /**
