@@ -1,7 +1,7 @@
 import type { Parser } from 'web-tree-sitter';
 import type { FsView } from './fsView';
 import { operandPaths } from './operands';
-import { isHarmlessVariable, isReadOnlyCommand } from './readOnlyCommands';
+import { isHarmlessVariable, isReadOnlyCommand, isReadOnlyProgram } from './readOnlyCommands';
 import type { Findings, RuleSet } from './findings';
 import { compileBashPattern, type BashPattern, type PermissionRule } from './rules';
 import { analyzeShell, type ShellAnalysis } from './shell/analyze';
@@ -16,8 +16,11 @@ export interface BashContext {
   home: string;
   /** The file system as this decision sees it (answers shared across the decision). */
   fs: FsView;
-  /** Verdict on a file a redirection writes (rules, protected places, inside the roots). */
-  checkWrite(path: string | null, text: string, f: Findings): void;
+  /**
+   * Verdict on a file a redirection writes (rules, protected places, inside the roots); true when
+   * an Edit/Write allow rule covers the file the kernel will write (a Bash rule never does).
+   */
+  checkWrite(path: string | null, text: string, f: Findings): boolean;
   /**
    * True when a read-only command (or an input redirection) may read `path` without asking: it
    * resolves physically inside the roots or under a Read allow rule. `path` is absolute and may
@@ -172,6 +175,14 @@ export function checkBash(ctx: BashContext, command: string, cwd: string, f: Fin
       const k = ask.find((r) => bashRuleMatches(r, form));
       if (k) f.ask ??= { reason: `${k.raw} asks`, rule: k };
     }
+    // A program Keel does not know may run what follows it: a deny or ask rule on that asks.
+    for (const { program, form } of p.suspectForms) {
+      if (isReadOnlyProgram(program)) continue;
+      const r = deny.find((x) => bashRuleMatches(x, form)) ?? ask.find((x) => bashRuleMatches(x, form));
+      if (!r) continue;
+      f.hardAsk.push(`${form.words.map((w) => w.text).join(' ')} may be run as a command, and ${r.raw} applies to it`);
+      break;
+    }
   }
   const wholeTool = allow.find((r) => r.specifier === undefined);
   if (c.opaque.length > 0) {
@@ -181,23 +192,27 @@ export function checkBash(ctx: BashContext, command: string, cwd: string, f: Fin
   }
   // Files written or read by redirections (`> f`, `< f`), wrappers (`time -o F`, `flock F`,
   // `xargs -a F`) and runners (`strace -o F`), each counted for the commands it belongs to.
+  // Wherever it sits (a command substitution, a function body, a runner's script), such a file
+  // is a write or read of its own: Edit/Write rules decide a write and Read rules (or the
+  // workspace) a read, whichever command's Bash rule matched.
   const writes = attributedFiles(c, 'writes').filter((w) => w.target.path === null || !DISCARD.test(w.target.path));
-  for (const { target: w } of writes) if (!w.network) ctx.checkWrite(w.path, w.text, f);
+  let uncoveredWrite = false;
+  for (const { target: w } of writes) if (!w.network && !ctx.checkWrite(w.path, w.text, f)) uncoveredWrite = true;
   /** Plans that read a file by redirection which a read-only command may not read. */
   const unreadable = new Set<number>();
   let orphanUnreadable = false;
+  let unreadableText: string | undefined;
   for (const { target: r, owners } of attributedFiles(c, 'reads')) {
     if (r.network) continue;
     ctx.checkRead(r.path, r.text, f);
     if (r.path !== null && ctx.readable(r.path)) continue;
+    unreadableText ??= r.text;
     for (const o of owners) unreadable.add(o);
     if (owners.length === 0) orphanUnreadable = true;
   }
   let allReadOnly = c.opaque.length === 0 && writes.length === 0 && unreadable.size === 0 && !orphanUnreadable;
   let allAllowed = c.opaque.length === 0 && !orphanUnreadable;
   const used: PermissionRule[] = [];
-  /** Plans each of whose forms an allow rule matched: the files they open are theirs to open. */
-  const ruled = new Set<number>();
   // A variable set as a statement reaches later commands if exported (or already in the
   // environment, as upper-case names usually are): only harmless ones keep commands read-only.
   const envChanged = c.analyses.some(({ a }) => a.assigns.some((v) => !isHarmlessVariable(v.name) && (v.declared || !/[a-z]/.test(v.name))));
@@ -208,7 +223,6 @@ export function checkBash(ctx: BashContext, command: string, cwd: string, f: Fin
       return;
     }
     if (outOfTime || (outOfTime = budget.expired())) return;
-    let allRuled = p.allowForms.length > 0;
     for (const form of p.allowForms) {
       const cwds = form.cwds === undefined ? p.cwds : form.cwds;
       // A command reads relative to its directory (ls, find, grep -r…): that must be readable too
@@ -237,11 +251,9 @@ export function checkBash(ctx: BashContext, command: string, cwd: string, f: Fin
       if (rule) {
         if (!used.includes(rule)) used.push(rule);
       } else {
-        allRuled = false;
         if (!readOnly) allAllowed = false;
       }
     }
-    if (allRuled) ruled.add(i);
   });
   if (outOfTime) {
     const why = 'the command took too long to check';
@@ -257,11 +269,13 @@ export function checkBash(ctx: BashContext, command: string, cwd: string, f: Fin
     f.allow = { reason: `allowed by ${wholeTool.raw}`, rules: [wholeTool] };
     return;
   }
+  // A file read outside the workspace and every Read allow rule asks, whichever rule allowed
+  // its command (`grep x < /etc/passwd` with `Bash(grep:*)`).
+  if (unreadableText !== undefined) f.softAsk.push(`reads a file outside the workspace and the Read allow rules (${unreadableText})`);
   if (allAllowed) {
     const reason = used.length > 0 ? `allowed by ${used.map((r) => r.raw).join(', ')}` : 'read-only commands';
-    // A file written for a command that only the read-only shortcut allowed (`pwd > f`, also
-    // inside `echo $(pwd > f)` with `Bash(echo:*)`) is not covered by any rule: it asks.
-    const unruledWrites = writes.some((w) => w.owners.length === 0 || w.owners.some((o) => !ruled.has(o)));
-    f.allow = { reason, rules: used, unruledWrites };
+    // A file written that no Edit/Write allow rule covers (`echo $(pwd > f)` with
+    // `Bash(echo:*)`, `npm test > log`) asks; acceptEdits allows it inside the workspace.
+    f.allow = { reason, rules: used, unruledWrites: uncoveredWrite };
   }
 }

@@ -294,10 +294,13 @@ class RuleEngine implements PermissionEngine {
       checkWrite: (path: string | null, text: string, f: Findings) => {
         if (path === null) {
           f.softAsk.push(`writes to a file named only at run time (${text})`);
-          return;
+          return false;
         }
-        if (/^\/dev\/(null|stdout|stderr|tty|fd\/\d+)$/.test(path)) return;
-        this.writeTarget(path, text, f, ['Edit', 'Write']);
+        if (/^\/dev\/(null|stdout|stderr|tty|fd\/\d+)$/.test(path)) return true;
+        const real = this.writeTarget(path, text, f, ['Edit', 'Write']);
+        if (real === null) return false;
+        const whole = this.rules.all.some((r) => r.behavior === 'allow' && r.specifier === undefined && (r.tool === 'Edit' || r.tool === 'Write'));
+        return whole || this.pathRules(['Edit', 'Write'], 'allow').some((a) => a.test(real));
       },
       checkRead: (path: string | null, _text: string, f: Findings) => {
         if (path === null || readChecked.has(path)) return;

@@ -16,9 +16,9 @@ export interface Findings {
   /** The call writes only inside the allowed roots (acceptEdits allows it). */
   writesInside: boolean;
   /**
-   * `unruledWrites` (Bash): a file is written for a command no allow rule matched (one the
-   * read-only shortcut allowed, or none at all, `> f`): that write asks (acceptEdits allows it
-   * inside the workspace).
+   * `unruledWrites` (Bash): a file is written (a redirection, `time -o F`, `strace -o F`) that
+   * no Edit/Write allow rule covers, whichever Bash rule allowed its command: that write asks
+   * (acceptEdits allows it inside the workspace).
    */
   allow?: { reason: string; rules: PermissionRule[]; unruledWrites?: boolean };
   risky: string[];
