@@ -33,6 +33,11 @@ const SPECS: Record<string, ReadOnlySpec> = {
  * never what runs or which files are read. Everything else (RIPGREP_CONFIG_PATH, GIT_*, PAGER,
  * LESSOPEN, MAGIC, TZDIR, LD_*, POSIXLY_CORRECT, …) makes the command not read-only.
  */
+/** Is `name` a program the read-only allowlist knows (none runs its arguments as a command)? */
+export function isReadOnlyProgram(name: string): boolean {
+  return Object.hasOwn(SPECS, name);
+}
+
 const HARMLESS_ENV = /^(LANG|LANGUAGE|LC_[A-Z]+|TZ|NO_COLOR|FORCE_COLOR|CLICOLOR|CLICOLOR_FORCE|TERM|COLUMNS|LINES|LS_COLORS|GREP_COLOR|GREP_COLORS|TIME_STYLE|QUOTING_STYLE|BLOCK_SIZE|DU_BLOCK_SIZE|LS_BLOCK_SIZE|TABSIZE)$/;
 
 /** True when assigning `name` for a read-only command cannot change what it runs or reads. */
@@ -53,7 +58,13 @@ function allSafe(spec: ReadOnlySpec): boolean {
  * code, run-time arguments or an unknown option is never read-only. Never throws.
  */
 export function isReadOnlyCommand(form: CommandForm, ctx: ReadOnlyContext): boolean {
-  if (form.openEnded || form.inlineAt !== undefined) return false;
+  // A form with arguments added at run time (`xargs head F`) or inline code is never read-only,
+  // but its files still go through `pathOk` (whose Read deny rules apply as they would alone).
+  if (form.inlineAt !== undefined) return false;
+  return readOnlyForm(form, ctx) && !form.openEnded;
+}
+
+function readOnlyForm(form: CommandForm, ctx: ReadOnlyContext): boolean {
   if (form.assigns?.some((a) => !isHarmlessVariable(a))) return false;
   const name = form.words[0];
   if (!name || name.dynamic || name.glob) return false;

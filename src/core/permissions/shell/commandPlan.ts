@@ -1,8 +1,9 @@
-import { basename, isAbsolute } from 'node:path';
+import { isAbsolute } from 'node:path';
 import { liveFs, type FsView } from '../fsView';
 import { isDangerousVariable, type FileTarget, type SimpleCommand } from './analyze';
 import { directory } from './dirs';
 import { execOptionAt } from './execOptions';
+import { programKey } from './program';
 import { isLiteral } from './options';
 import { runner, type Runner } from './runners';
 import { unwrap, type Unwrapped } from './wrappers';
@@ -45,6 +46,12 @@ export interface CommandPlan {
    * checked), their files counted as the runner's.
    */
   denyScripts: InlineScript[];
+  /**
+   * Commands a program Keel does not know may run from its arguments (`gdb --args rm -rf x`,
+   * `npx rm -rf x`), with the program's name: a deny or ask rule matching one makes the call ask
+   * (never allow), unless the program is a read-only command (bashCheck.ts).
+   */
+  suspectForms: { program: string; form: CommandForm }[];
   /** Every directory the command may run in (physical paths); null: unknown. */
   cwds: readonly string[] | null;
   /**
@@ -61,7 +68,6 @@ export interface InlineScript {
   cwd: string | null;
 }
 
-const SYSTEM_DIRS = ['/bin/', '/usr/bin/', '/usr/local/bin/', '/sbin/', '/usr/sbin/', '/usr/local/sbin/'];
 const SHELLS = new Set(['sh', 'bash', 'dash', 'zsh', 'ksh', 'mksh', 'ash', 'fish', 'rbash']);
 const INTERPRETER_FLAGS: Record<string, string[]> = {
   python: ['-c'], node: ['-e', '--eval', '-p', '--print', '-pe'], nodejs: ['-e', '--eval', '-p', '--print'], deno: ['eval'], bun: ['-e', '--eval', '-p', '--print'],
@@ -75,11 +81,22 @@ function isOption(w: ShellWord | undefined): boolean {
   return !!w && !w.dynamic && w.value.startsWith('-') && w.value.length > 1;
 }
 
-/** The name a rule sees: `/usr/bin/git` is `git` (only for system directories). */
-export function commandKey(name: string): { base: string; trusted: boolean } {
-  if (!name.includes('/')) return { base: name, trusted: true };
-  return { base: basename(name), trusted: SYSTEM_DIRS.some((d) => name.startsWith(d) && !name.slice(d.length).includes('/')) };
-}
+/**
+ * Programs that run a command given in their arguments in a way Keel does not parse (debuggers,
+ * profilers, terminal multiplexers, other roots): a rule for the program cannot allow what they
+ * run, so they ask.
+ */
+const UNPARSED_RUNNERS = new Set(['gdb', 'lldb', 'perf', 'rr', 'heaptrack', 'hyperfine', 'tmux', 'screen', 'dtach', 'schroot', 'machinectl', 'doas', 'firejail-run']);
+
+/**
+ * Programs known not to run their arguments as a command (beyond what their checks cover); the
+ * read-only commands are known too (bashCheck.ts skips them).
+ */
+const NOT_RUNNERS = new Set([
+  'echo', 'printf', 'test', '[', 'true', 'false', ':', 'cd', 'pushd', 'popd', 'dirs', 'pwd', 'read', 'set', 'unset', 'shift', 'return', 'exit',
+  'break', 'continue', 'wait', 'kill', 'trap', 'umask', 'ulimit', 'hash', 'type', 'alias', 'unalias', 'let', 'getopts', 'shopt', 'mkdir', 'touch',
+  'cp', 'mv', 'ln', 'chmod', 'chown', 'rmdir', 'rm', 'tee', 'sed', 'git',
+]);
 
 /** Normalised interpreter family: python3.12 → python. */
 function family(base: string): string {
@@ -88,7 +105,7 @@ function family(base: string): string {
 }
 
 function emptyPlan(cwds: readonly string[] | null): CommandPlan {
-  return { denyForms: [], allowForms: [], opaque: [], risky: [], scripts: [], denyScripts: [], cwds, reads: [], writes: [] };
+  return { denyForms: [], allowForms: [], opaque: [], risky: [], scripts: [], denyScripts: [], suspectForms: [], cwds, reads: [], writes: [] };
 }
 
 /**
@@ -166,11 +183,18 @@ function planWords(words: ShellWord[], openEnded: boolean, ctx: PlanContext, dep
     if (isDangerousVariable(assigned[1])) plan.opaque.push(`sets ${assigned[1]} for the command`);
     return planWords(words.slice(1), openEnded, ctx, depth + 1, cwds, [...assigns, assigned[1]]);
   }
-  const { base, trusted } = commandKey(first.value);
-  const normalized: ShellWord[] = [{ ...first, value: base }, ...words.slice(1)];
-  const self: CommandForm = { words: trusted ? normalized : words, openEnded, assigns, ...(cwds !== ctx.plan.cwds ? { cwds } : {}) };
+  const key = programKey(first.value, cwds, ctx.fs);
+  const { base, trusted } = key;
+  const named = (n: string): ShellWord[] => [{ ...first, value: n }, ...words.slice(1)];
+  const self: CommandForm = { words: trusted ? named(key.ruleName) : words, openEnded, assigns, ...(cwds !== ctx.plan.cwds ? { cwds } : {}) };
   plan.denyForms.push({ words, openEnded });
-  if (first.value !== base) plan.denyForms.push({ words: normalized, openEnded });
+  for (const n of new Set([key.ruleName, ...key.aliases])) if (n !== first.value) plan.denyForms.push({ words: named(n), openEnded });
+  if (!trusted) {
+    // A program in the workspace (or one that does not resolve) is not the system program of
+    // the same name: only a rule naming it as written allows it, and it may run its arguments.
+    plan.allowForms.push(self);
+    return suspects(first.value, words, openEnded, plan);
+  }
   const rest = words.slice(1);
   const fam = family(base);
   if (NETWORK_TOOLS.has(base)) plan.risky.push(`${base} uses the network`);
@@ -238,7 +262,25 @@ function planWords(words: ShellWord[], openEnded: boolean, ctx: PlanContext, dep
   }
   const at = execOptionAt(base, words);
   if (at > 0) return void plan.allowForms.push({ ...self, inlineAt: at });
+  if (UNPARSED_RUNNERS.has(base)) {
+    plan.risky.push(`${base} runs a command Keel does not parse`);
+    plan.opaque.push(`${base} runs a command Keel cannot see into`);
+    return;
+  }
   plan.allowForms.push(self);
+  if (!NOT_RUNNERS.has(base)) suspects(base, words, openEnded, plan);
+}
+
+/**
+ * Every later literal word that could name a program starts a command a program Keel does not
+ * know may run (`gdb --args rm -rf x`, `npx rm -rf x`): deny and ask rules are checked on it.
+ */
+function suspects(program: string, words: ShellWord[], openEnded: boolean, plan: CommandPlan): void {
+  for (let i = 1; i < words.length; i++) {
+    const w = words[i] as ShellWord;
+    if (w.dynamic || w.value === '' || w.value.startsWith('-')) continue;
+    plan.suspectForms.push({ program, form: { words: words.slice(i), openEnded } });
+  }
 }
 
 /** Applies what a wrapper does: its inner command, script, files and directory. */
@@ -285,6 +327,7 @@ function planRunner(r: Runner, words: ShellWord[], self: CommandForm, openEnded:
   plan.opaque.push(...inner.opaque);
   plan.risky.push(...inner.risky);
   plan.denyScripts.push(...inner.scripts, ...inner.denyScripts);
+  plan.suspectForms.push(...inner.suspectForms);
   plan.reads.push(...inner.reads);
   plan.writes.push(...inner.writes);
 }
