@@ -4,7 +4,7 @@ import { parseArgs } from 'node:util';
 import { resolveModel } from '../core/machines/modelSelection/modelSelection.machine';
 import type { ProviderConfig } from '../core/providers/types';
 import { DEFAULT_MODELS, PROVIDER_IDS } from '../shared/domain/models';
-import type { PermissionMode } from '../core/runtime/types';
+import { isPermissionMode, PERMISSION_MODES, type PermissionMode } from '../shared/domain/permissionModes';
 import { checkPassEnvNames } from '../core/security/passEnv';
 
 export interface RunArgs {
@@ -33,7 +33,6 @@ export function defaultStorage(env: NodeJS.ProcessEnv): string {
 }
 
 const PROVIDERS = PROVIDER_IDS;
-const MODES = ['default', 'acceptEdits', 'plan', 'dontAsk', 'bypassPermissions'] as const;
 export { DEFAULT_MODELS } from '../shared/domain/models';
 
 export class UsageError extends Error {}
@@ -68,8 +67,8 @@ export function parseRunArgs(argv: string[], env: NodeJS.ProcessEnv): RunArgs {
   if (!prompt && !resume) throw new UsageError('keel run needs a prompt: keel run "<prompt>"');
   const provider = (values.provider ?? 'anthropic') as (typeof PROVIDERS)[number];
   if (!PROVIDERS.includes(provider)) throw new UsageError(`--provider must be one of ${PROVIDERS.join(', ')} (got "${values.provider}")`);
-  const mode = (values.mode ?? 'default') as PermissionMode;
-  if (!(MODES as readonly string[]).includes(mode)) throw new UsageError(`--mode must be one of ${MODES.join(', ')} (got "${values.mode}")`);
+  const mode = values.mode ?? 'default';
+  if (!isPermissionMode(mode)) throw new UsageError(`--mode must be one of ${PERMISSION_MODES.join(', ')} (got "${values.mode}")`);
   const outputFormat = values['output-format'] ?? 'text';
   if (outputFormat !== 'text' && outputFormat !== 'stream-json') throw new UsageError(`--output-format must be text or stream-json (got "${outputFormat}")`);
   let maxTurns: number | undefined;

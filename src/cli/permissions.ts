@@ -3,11 +3,9 @@ import { parseArgs } from 'node:util';
 import { z } from 'zod';
 import { createPermissionEngine } from '../core/permissions';
 import { explainPermission } from '../core/runtime/permissionCheck';
-import type { PermissionMode } from '../core/runtime/types';
+import { isPermissionMode, PERMISSION_MODES } from '../shared/domain/permissionModes';
 import { createToolRegistry, type ToolRegistry } from '../core/tools/registry';
 import type { AnyTool } from '../core/tools/types';
-
-const MODES = ['default', 'acceptEdits', 'plan', 'dontAsk', 'bypassPermissions'] as const;
 
 /**
  * `keel permissions check --tool <Name> --input '<json>'... [--workspace DIR] [--settings FILE]...
@@ -43,8 +41,8 @@ export async function permissionsCommand(argv: string[]): Promise<number> {
     if (typeof input !== 'object' || input === null || Array.isArray(input)) return usage("--input must be a JSON object, as a tool call's input is");
     inputs.push(input as Record<string, unknown>);
   }
-  const mode = (values.mode ?? 'default') as PermissionMode;
-  if (!(MODES as readonly string[]).includes(mode)) return usage(`--mode must be one of ${MODES.join(', ')}`);
+  const mode = values.mode ?? 'default';
+  if (!isPermissionMode(mode)) return usage(`--mode must be one of ${PERMISSION_MODES.join(', ')}`);
   const workspace = resolve(values.workspace ?? process.cwd());
   const engine = await createPermissionEngine({ workspace, ...(values.settings ? { settingsFiles: values.settings } : {}), ...(values.home ? { home: values.home } : {}) });
   const tools = withMcpTools(createToolRegistry());
