@@ -27,7 +27,13 @@ async function main(argv: string[]): Promise<number> {
       return (await import('./permissions')).permissionsCommand(rest);
     case 'machines':
       if (rest.includes('--json')) process.stdout.write(`${JSON.stringify(describeAll())}\n`);
-      else for (const m of describeAll().machines) process.stdout.write(`${m.id}: ${m.states.length} states, ${m.transitions.length} transitions\n  ${m.states.join('\n  ')}\n`);
+      else {
+        for (const m of describeAll().machines) {
+          const nested = m.invokes.filter((i) => i.machine).map((i) => `${i.state} → ${i.machine}`);
+          process.stdout.write(`${m.id}: ${m.states.length} states, ${m.transitions.length} transitions\n  ${m.states.join('\n  ')}\n`);
+          if (nested.length) process.stdout.write(`  invokes: ${nested.join(', ')}\n`);
+        }
+      }
       return 0;
     default:
       process.stderr.write(`keel: unknown command "${cmd}"\n\n${HELP}`);
