@@ -93,7 +93,13 @@ export function parseRunArgs(argv: string[], env: NodeJS.ProcessEnv): RunArgs {
       model:
         provider === 'demo'
           ? DEFAULT_MODELS.demo
-          : resolveModel({ envModel: values.model ?? null, userModel: env.KEEL_MODEL ?? null, planModel: env.KEEL_PLAN_MODEL ?? null, planMode: mode === 'plan', providerDefault: DEFAULT_MODELS[provider] }),
+          : resolveModel({
+              envModel: values.model ?? null,
+              userModel: env.KEEL_MODEL ?? null,
+              planModel: env.KEEL_PLAN_MODEL ?? null,
+              planMode: mode === 'plan',
+              providerDefault: DEFAULT_MODELS[provider],
+            }),
       ...(baseUrl ? { baseUrl } : {}),
       ...(apiKey ? { apiKey } : {}),
     },

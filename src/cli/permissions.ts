@@ -24,7 +24,14 @@ export async function permissionsCommand(argv: string[]): Promise<number> {
   try {
     values = parseArgs({
       args: rest,
-      options: { tool: { type: 'string' }, input: { type: 'string', multiple: true }, workspace: { type: 'string' }, settings: { type: 'string', multiple: true }, mode: { type: 'string' }, home: { type: 'string' } },
+      options: {
+        tool: { type: 'string' },
+        input: { type: 'string', multiple: true },
+        workspace: { type: 'string' },
+        settings: { type: 'string', multiple: true },
+        mode: { type: 'string' },
+        home: { type: 'string' },
+      },
     }).values;
   } catch (err) {
     return usage((err as Error).message);
@@ -49,7 +56,15 @@ export async function permissionsCommand(argv: string[]): Promise<number> {
   for (const input of inputs) {
     const d = await explainPermission({ workspace, tools, permissions: engine }, { tool: values.tool, input, mode });
     const problems = engine.problems();
-    process.stdout.write(`${JSON.stringify({ decision: d.decision, reason: d.reason, rule: d.rule ?? null, ...(d.source ? { source: d.source } : {}), ...(d.risky ? { risky: true } : {}), ...(problems.length ? { problems } : {}) })}\n`);
+    const line = {
+      decision: d.decision,
+      reason: d.reason,
+      rule: d.rule ?? null,
+      ...(d.source ? { source: d.source } : {}),
+      ...(d.risky ? { risky: true } : {}),
+      ...(problems.length ? { problems } : {}),
+    };
+    process.stdout.write(`${JSON.stringify(line)}\n`);
   }
   return 0;
 }
