@@ -8,6 +8,7 @@ import type { PendingSubtask } from '../machines/task/task.machine';
 import type { EngineDecision, PermissionCall } from '../permissions/engine';
 import { denyingAsker } from '../permissions/gate';
 import { createProvider } from '../providers/index';
+import type { ProviderConfig } from '../providers/types';
 import type { SecretKeeper } from '../security/secretKeeper';
 import { planResume } from '../store/resumePlan';
 import type { TaskRecorder } from '../store/taskRecorder';
@@ -55,6 +56,7 @@ export class LiveTask implements TaskHandle, PermissionParent {
   private transcriptState: TaskTranscript;
   private readonly listeners = new Set<(e: TaskEvent) => void>();
   private settleWaiters: ((e: TaskEvent & { type: 'done' }) => void)[] = [];
+  private provider: ProviderConfig['provider'];
   private lastDone: (TaskEvent & { type: 'done' }) | null = null;
   private readonly recorder: TaskRecorder | undefined;
   private rebuilt: (() => ConversationMessage[]) | null = null;
@@ -79,6 +81,7 @@ export class LiveTask implements TaskHandle, PermissionParent {
     this.decider = parent ? boundedByParent(runtime.permissions, parent) : runtime.permissions;
     const providerFactory = rt.providerFactory ?? createProvider;
     const model = options.provider.model;
+    this.provider = options.provider.provider;
     this.recorder = seed.recorder;
     const title = seed.title;
     this.transcriptState = seed.transcript ?? emptyTranscript(id, title, options.provider.provider === 'demo' ? 'demo model' : model);
@@ -102,6 +105,7 @@ export class LiveTask implements TaskHandle, PermissionParent {
         }
         // The key this task's provider uses is one Keel holds: kept from tools and redacted.
         runtime.secrets.remember(config.apiKey);
+        this.provider = config.provider;
         return providerFactory(config);
       },
       publish: (e) => this.emit(e),
@@ -243,6 +247,10 @@ export class LiveTask implements TaskHandle, PermissionParent {
 
   private emit(event: TaskEvent): void {
     if (this.stopped) return;
+    if (event.type === 'error') {
+      const advice = this.runtime.services().options.advise?.({ code: event.code, provider: this.provider });
+      if (advice) event = { ...event, message: `${event.message} ${advice}` };
+    }
     // The log first: what listeners saw is never ahead of what was recorded.
     this.recorder?.record(event);
     this.transcriptState = applyTaskEvent(this.transcriptState, event);

@@ -2,7 +2,7 @@ import { resolve } from 'node:path';
 import { createPermissionEngine, type PermissionEngine } from '../permissions/engine';
 import { refusalOfChange, whenItWouldAsk } from '../permissions/modes';
 import { isInside } from '../permissions/paths';
-import type { SandboxSettings } from '../permissions/sandbox';
+import type { SandboxSettings } from '../sandbox/settings';
 import type { PermissionDecider } from './permissionCheck';
 
 /**

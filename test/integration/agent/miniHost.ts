@@ -111,7 +111,7 @@ export class MiniHost {
       tools: this.tools,
       permissions: this.permissions,
       asker: this.asker,
-      createProvider: async () => createProvider({ provider: 'anthropic', model: 'claude-test', baseUrl: this.baseUrl, apiKey: 'test-key', maxRetries: 0 }),
+      createProvider: async () => createProvider({ provider: 'anthropic', model: 'claude-test', baseUrl: this.baseUrl, apiKey: 'test-key' }),
       publish: (e) => {
         this.log(id).push(e);
         for (const v of this.views.get(id) ?? []) v(e);

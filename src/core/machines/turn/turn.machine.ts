@@ -9,7 +9,7 @@ import type { ToolDefinition } from '../../providers/types';
 import { callMachine, type CallOutput } from '../call/call.machine';
 import { permissionMachine } from '../permission/permission.machine';
 import type { StreamOutput } from '../stream/assembly';
-import { insertToolResults, pendingToolUses, repairConversation, retryDelayMs, unansweredSubtaskCalls, userText } from './conversation';
+import { insertToolResults, pendingToolUses, repairConversation, unansweredSubtaskCalls, userText } from './conversation';
 import {
   addUsage,
   advance,
@@ -18,7 +18,10 @@ import {
   continueAfterMaxTokens,
   errorResult,
   internal,
+  invalidCall,
+  invalidInputResult,
   messageEvent,
+  nextRetryDelayMs,
   permissionEvent,
   permissionInput,
   refusal,
@@ -94,7 +97,7 @@ export const turnMachine = setup({
     }),
   },
   delays: {
-    retryDelay: ({ context }) => retryDelayMs(context.attempt - 1, context.failure && 'error' in context.failure ? context.failure.error.retryAfterMs : undefined, context.limits.retryBaseMs),
+    retryDelay: ({ context }) => nextRetryDelayMs(context),
   },
   guards: {
     maxTurnsReached: ({ context }) => context.modelCalls >= context.limits.maxTurns,
@@ -111,6 +114,7 @@ export const turnMachine = setup({
     /** Allowed, and (with `kind`) a call of that kind: an MCP tool, a subtask. */
     allowed: ({ context }, p: { outcome: PermissionOutcome; kind?: 'mcp' | 'task' }) =>
       p.outcome.decision === 'allow' && (p.kind === undefined || context.validated?.subject.kind === p.kind),
+    nextCallInvalid: ({ context }) => invalidCall(context) !== undefined,
     isCurrentSubtask: ({ context, event }) => event.type === 'SUBTASK_RESULT' && context.pending[context.index]?.id === event.toolCallId,
   },
 }).createMachine({
@@ -268,7 +272,18 @@ export const turnMachine = setup({
       ],
     },
     dispatchingTools: {
-      always: [{ guard: 'hasNextCall', target: 'validatingInput' }, { target: 'assembling' }],
+      always: [
+        // A call whose input was not valid JSON is answered with an error and never run or asked about.
+        {
+          guard: 'nextCallInvalid',
+          actions: [
+            { type: 'publish', params: ({ context }) => toolCallEvent(context) },
+            { type: 'answer', params: ({ context }) => ({ result: invalidInputResult(context), summary: 'not run: its input was not valid JSON' }) },
+          ],
+        },
+        { guard: 'hasNextCall', target: 'validatingInput' },
+        { target: 'assembling' },
+      ],
     },
     /** Parsed once here: an invalid call is answered with the schema's problems, asking nobody. */
     validatingInput: {
