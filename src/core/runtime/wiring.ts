@@ -2,15 +2,16 @@ import { fromCallback, fromPromise, type EventObject } from 'xstate';
 import type { TaskEvent, TaskStatus } from '../../shared/domain/events';
 import type { TaskTranscript } from '../../shared/domain/transcript';
 import type { KeelError } from '../../shared/domain/errors';
-import type { ConversationMessage, ToolResultBlock } from '../../shared/domain/messages';
+import { ZERO_USAGE, type ConversationMessage, type ToolResultBlock } from '../../shared/domain/messages';
 import { SUMMARY_INSTRUCTION } from '../context/compaction';
 import { taskLockKey, type HeldLock, type LockManager } from '../locks/lockManager';
 import { callMachine } from '../machines/call/call.machine';
 import { providerStreamActor } from '../machines/stream/actors';
+import { mergeUsage } from '../machines/stream/assembly';
 import { streamMachine } from '../machines/stream/stream.machine';
 import { taskMachine, type PendingSubtask } from '../machines/task/task.machine';
 import { userText } from '../machines/turn/conversation';
-import { turnMachine, type ToolRunOutput, type ValidatedCall } from '../machines/turn/turn.machine';
+import { turnMachine, type Summary, type ToolRunOutput, type ValidatedCall } from '../machines/turn/turn.machine';
 import type { PermissionAsker } from '../permissions/gate';
 import type { ModelProvider } from '../providers/types';
 import { SecretKeeper } from '../security/secretKeeper';
@@ -195,14 +196,18 @@ async function runTool(services: TaskServices, secrets: SecretKeeper, taskId: st
   return { result: toolResult(call.id, secrets.redact(r.content), r.isError), summary: secrets.redact(r.summary) };
 }
 
-async function summarize(provider: ModelProvider, taskId: string, model: string, system: string[], messages: ConversationMessage[], signal: AbortSignal): Promise<string> {
+/** One summarisation call: the summary, and the tokens the server reported for it (they are billed). */
+async function summarize(provider: ModelProvider, taskId: string, model: string, system: string[], messages: ConversationMessage[], signal: AbortSignal): Promise<Summary> {
   let text = '';
+  let usage = ZERO_USAGE;
   for await (const e of provider.stream({ model, system, messages: [...messages, userText(SUMMARY_INSTRUCTION)], tools: [], maxTokens: 4096, taskId }, signal)) {
+    if (e.type === 'message_start') usage = mergeUsage(usage, e.message.usage);
+    if (e.type === 'message_delta') usage = mergeUsage(usage, e.usage);
     if (e.type === 'content_block_delta' && e.delta.type === 'text_delta') text += e.delta.text;
     if (e.type === 'provider_error') throw new Error(e.error.message);
   }
   if (!text.trim()) throw new Error('empty summary');
-  return text;
+  return { text, usage };
 }
 
 /** A settled child's answer to its parent's Task call: its last assistant text. */

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { createActor } from 'xstate';
 import type { TaskEvent } from '../../../src/shared/domain/events';
 import { LockManager } from '../../../src/core/locks/lockManager';
+import type { TurnLimits } from '../../../src/core/machines/turn/turn.machine';
 import { denyingAsker } from '../../../src/core/permissions/gate';
 import { lazyEngine } from '../../../src/core/runtime/permissionDecider';
 import { wireTaskMachine, type TaskServices } from '../../../src/core/runtime/wiring';
@@ -15,7 +16,7 @@ import { ListProvider, type Step } from './scriptedEvents';
  * fresh workspace), with a scripted provider, a denying asker and the given subtask starter; the
  * events it publishes are collected. `settled(n)` resolves once n `done` events were published.
  */
-export function wiredTask(steps: Step[], opts: { model?: string; costUsd?: number; startSubtask?: TaskServices['startSubtask'] } = {}) {
+export function wiredTask(steps: Step[], opts: { model?: string; costUsd?: number; limits?: Partial<TurnLimits>; startSubtask?: TaskServices['startSubtask'] } = {}) {
   const workspace = mkdtempSync(join(tmpdir(), 'keel-wired-'));
   const events: TaskEvent[] = [];
   const provider = new ListProvider(steps);
@@ -40,7 +41,7 @@ export function wiredTask(steps: Step[], opts: { model?: string; costUsd?: numbe
       title: 't',
       model: opts.model ?? 'claude-sonnet-4-5',
       mode: 'default',
-      limits: { maxTurns: 5, maxTokens: 100, contextLimit: 1e9, retryLimit: 0, retryBaseMs: 1, lockTimeoutMs: 0 },
+      limits: { maxTurns: 5, maxTokens: 100, contextLimit: 1e9, retryLimit: 0, retryBaseMs: 1, lockTimeoutMs: 0, ...opts.limits },
       ...(opts.costUsd !== undefined ? { costUsd: opts.costUsd } : {}),
     },
   });

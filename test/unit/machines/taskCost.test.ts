@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { TaskEvent } from '../../../src/shared/domain/events';
 import { TaskRuntime } from '../../../src/core/runtime/taskRuntime';
-import { ListProvider, end, start, textBlock, toolTurn, type Step } from '../helpers/scriptedEvents';
+import { ListProvider, end, midStreamError, start, textBlock, toolTurn, type Step } from '../helpers/scriptedEvents';
 import { wiredTask } from '../helpers/wiredTask';
 
 /**
@@ -16,6 +16,8 @@ import { wiredTask } from '../helpers/wiredTask';
 const MODEL = 'claude-sonnet-4-5';
 const CALL = (10 * 3 + 5 * 15) / 1_000_000;
 const answer = (text: string): Step => [start(), ...textBlock(0, text), ...end('end_turn')];
+/** A stream that failed after message_start: 10 input and 1 output tokens reported (scriptedEvents.ts). */
+const FAILED = (10 * 3 + 1 * 15) / 1_000_000;
 const usages = (events: TaskEvent[]) => events.filter((e): e is Extract<TaskEvent, { type: 'usage' }> => e.type === 'usage');
 
 describe('the turn prices each model call and the task adds its runs up', () => {
@@ -46,6 +48,42 @@ describe('the turn prices each model call and the task adds its runs up', () => 
     await settled(1);
     expect(usages(events).map((e) => e.totalCostUsd)).toEqual([0.5 + CALL]);
     actor.stop();
+  });
+
+  it('a summary made to compact the conversation is a model call: it is counted and priced', async () => {
+    // A context limit of one token: the conversation is summarised before the answer is asked for.
+    const { actor, events, settled, provider } = wiredTask([answer('the summary'), answer('answered')], { limits: { contextLimit: 1 } });
+    actor.start();
+    actor.send({ type: 'START', text: 'a long conversation' });
+    await settled(1);
+    expect(events.some((e) => e.type === 'compacted' && e.summary)).toBe(true);
+    expect(provider.requests).toHaveLength(2);
+    expect(usages(events).map((e) => e.totalCostUsd)).toEqual([CALL, 2 * CALL].map((c) => expect.closeTo(c, 12)));
+    expect(actor.getSnapshot().context.usage).toEqual({ inputTokens: 20, outputTokens: 10, cacheReadTokens: 0, cacheWriteTokens: 0 });
+    actor.stop();
+  });
+
+  it('what a failed attempt used before it failed counts, retried or not', async () => {
+    const retried = wiredTask([midStreamError(), answer('second attempt')], { limits: { retryLimit: 1 } });
+    retried.actor.start();
+    retried.actor.send({ type: 'START', text: 'hi' });
+    await retried.settled(1);
+    expect(retried.events.map((e) => e.type).filter((t) => t === 'usage' || t === 'retry')).toEqual(['usage', 'retry', 'usage']);
+    expect(usages(retried.events).map((e) => [e.costUsd, e.totalCostUsd])).toEqual([
+      [expect.closeTo(FAILED, 12), expect.closeTo(FAILED, 12)],
+      [expect.closeTo(CALL, 12), expect.closeTo(FAILED + CALL, 12)],
+    ]);
+    expect(retried.actor.getSnapshot().context.costUsd).toBeCloseTo(FAILED + CALL, 12);
+    retried.actor.stop();
+
+    const failed = wiredTask([midStreamError()]);
+    failed.actor.start();
+    failed.actor.send({ type: 'START', text: 'hi' });
+    await failed.settled(1);
+    expect(failed.actor.getSnapshot().value).toBe('awaitingUser');
+    expect(usages(failed.events).map((e) => e.totalCostUsd)).toEqual([expect.closeTo(FAILED, 12)]);
+    expect(failed.actor.getSnapshot().context.usage).toEqual({ inputTokens: 10, outputTokens: 1, cacheReadTokens: 0, cacheWriteTokens: 0 });
+    failed.actor.stop();
   });
 
   it('a model without a known price costs nothing', async () => {

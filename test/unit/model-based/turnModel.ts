@@ -86,7 +86,7 @@ function events(s: AnyMachineSnapshot): ModelEvent[] {
           out.push(doneEvent(id, { system: [], tools: [] }, 'ok'), errorEvent(id, new Error('x')));
           break;
         case 'summarize':
-          out.push(doneEvent(id, 'summary', 'ok'), errorEvent(id, new Error('x')));
+          out.push(doneEvent(id, { text: 'summary', usage: ZERO_USAGE }, 'ok'), errorEvent(id, new Error('x')));
           break;
         case 'modelCall':
           for (const [tag, output] of CALL_OUTPUTS) out.push(doneEvent(id, output, tag));

@@ -1,20 +1,19 @@
 import { and, assign, enqueueActions, fromPromise, sendParent, setup } from 'xstate';
 import type { TaskEvent } from '../../../shared/domain/events';
-import { ZERO_USAGE, type ConversationMessage, type StopReason, type ToolUseBlock } from '../../../shared/domain/messages';
+import { ZERO_USAGE, type ConversationMessage, type StopReason, type ToolUseBlock, type Usage } from '../../../shared/domain/messages';
 import { compactWithSummary, truncateConversation } from '../../context/compaction';
 import { estimateTokens } from '../../context/tokens';
 import type { PermissionMode } from '../../../shared/domain/permissionModes';
-import { costUsd } from '../../providers/pricing';
 import type { ToolDefinition } from '../../providers/types';
 import { callMachine, type CallOutput } from '../call/call.machine';
 import { permissionMachine } from '../permission/permission.machine';
 import type { StreamOutput } from '../stream/assembly';
 import { insertToolResults, pendingToolUses, repairConversation, unansweredSubtaskCalls, userText } from './conversation';
 import {
-  addUsage,
   advance,
   buildRequest,
   callError,
+  charge,
   continueAfterMaxTokens,
   errorResult,
   internal,
@@ -30,11 +29,11 @@ import {
   retryEvent,
   toolCallEvent,
   turnEvent,
-  usageEvent,
+  usageOf,
 } from './turnHelpers';
-import type { PermissionOutcome, ToolRunOutput, TurnContext, TurnEvent, TurnInput, TurnOutput, ValidatedCall, ValidationOutcome } from './types';
+import type { PermissionOutcome, Summary, ToolRunOutput, TurnContext, TurnEvent, TurnInput, TurnOutput, ValidatedCall, ValidationOutcome } from './types';
 
-export type { PermissionOutcome, ToolRunOutput, TurnEvent, TurnInput, TurnLimits, TurnOutput, ValidatedCall, ValidationOutcome } from './types';
+export type { PermissionOutcome, Summary, ToolRunOutput, TurnEvent, TurnInput, TurnLimits, TurnOutput, ValidatedCall, ValidationOutcome } from './types';
 
 const COMPACTION_BREAKER = 3;
 
@@ -64,8 +63,8 @@ export const turnMachine = setup({
   actors: {
     /** System prompt parts and tool definitions. Provided by the runtime. */
     prepareSystemPrompt: fromPromise<{ system: string[]; tools: ToolDefinition[] }, { taskId: string; mode: PermissionMode }>(async () => ({ system: [], tools: [] })),
-    /** One summarisation call; resolves with the summary text. Provided by the runtime. */
-    summarize: fromPromise<string, { taskId: string; model: string; system: string[]; messages: ConversationMessage[] }>(async () => {
+    /** One summarisation call; resolves with the summary and the tokens it used. Provided by the runtime. */
+    summarize: fromPromise<Summary, { taskId: string; model: string; system: string[]; messages: ConversationMessage[] }>(async () => {
       throw new Error('no summariser wired');
     }),
     modelCall: callMachine,
@@ -94,6 +93,13 @@ export const turnMachine = setup({
     answer: enqueueActions<TurnContext, TurnEvent, ToolRunOutput, TurnEvent, never, Publish, never, never, never>(({ context, enqueue }, p) => {
       enqueue({ type: 'publish', params: resultEvent(context, p.result, p.summary) });
       enqueue.assign(advance(context, p.result));
+    }),
+    /** Adds a model call's tokens and price to the run and publishes its `usage` event. */
+    chargeUsage: enqueueActions<TurnContext, TurnEvent, { usage: Usage; failed: boolean }, TurnEvent, never, Publish, never, never, never>(({ context, enqueue }, p) => {
+      const charged = charge(context, p.usage, p.failed);
+      if (!charged) return;
+      enqueue.assign({ usage: charged.usage, costUsd: charged.costUsd });
+      enqueue({ type: 'publish', params: charged.event });
     }),
   },
   delays: {
@@ -191,8 +197,9 @@ export const turnMachine = setup({
         onDone: {
           target: 'streaming',
           actions: [
+            { type: 'chargeUsage', params: ({ event }) => ({ usage: event.output.usage, failed: false }) },
             assign({
-              messages: ({ context, event }) => truncateConversation(compactWithSummary(context.messages, event.output), context.system, context.limits.contextLimit),
+              messages: ({ context, event }) => truncateConversation(compactWithSummary(context.messages, event.output.text), context.system, context.limits.contextLimit),
             }),
             { type: 'publish', params: ({ context }) => ({ type: 'compacted', taskId: context.taskId, messages: context.messages, summary: true }) },
           ],
@@ -228,12 +235,10 @@ export const turnMachine = setup({
                       failure: null,
                       attempt: 1,
                       modelCalls: context.modelCalls + 1,
-                      usage: addUsage(context.usage, out.usage),
-                      costUsd: context.costUsd + costUsd(context.model, out.usage),
                       messages: out.message.content.length > 0 ? [...context.messages, out.message] : context.messages,
                     };
                   }),
-                  { type: 'publish', params: ({ context }) => usageEvent(context) },
+                  { type: 'chargeUsage', params: ({ event }) => ({ usage: usageOf(event.output), failed: false }) },
                   { type: 'publish', params: ({ context, event }) => messageEvent(context, (event.output as Extract<StreamOutput, { ok: true }>).message) },
                 ],
               },
@@ -241,11 +246,19 @@ export const turnMachine = setup({
                 guard: { type: 'callRetryable', params: ({ event }) => ({ output: event.output }) },
                 target: 'backoff',
                 actions: [
+                  // What a failed attempt used before it failed was billed: it counts too.
+                  { type: 'chargeUsage', params: ({ event }) => ({ usage: usageOf(event.output), failed: true }) },
                   assign({ failure: ({ event }) => event.output, attempt: ({ context }) => context.attempt + 1 }),
                   { type: 'publish', params: ({ context }) => retryEvent(context) },
                 ],
               },
-              { target: '#turn.error', actions: assign({ failure: ({ event }) => event.output, error: ({ event }) => callError(event.output) }) },
+              {
+                target: '#turn.error',
+                actions: [
+                  { type: 'chargeUsage', params: ({ event }) => ({ usage: usageOf(event.output), failed: true }) },
+                  assign({ failure: ({ event }) => event.output, error: ({ event }) => callError(event.output) }),
+                ],
+              },
             ],
           },
         },

@@ -1,6 +1,6 @@
 import type { KeelError } from '../../../shared/domain/errors';
 import type { TaskEvent } from '../../../shared/domain/events';
-import type { ConversationMessage, ToolResultBlock, Usage } from '../../../shared/domain/messages';
+import { ZERO_USAGE, type ConversationMessage, type ToolResultBlock, type Usage } from '../../../shared/domain/messages';
 import { costUsd } from '../../providers/pricing';
 import type { ProviderRequest } from '../../providers/types';
 import type { CallOutput } from '../call/call.machine';
@@ -135,18 +135,23 @@ export function retryEvent(context: TurnContext): TaskEvent | null {
   return { type: 'retry', taskId: context.taskId, attempt: context.attempt - 1, delayMs: nextRetryDelayMs(context), code: f.error.code, message: f.error.message };
 }
 
-/** The usage of the call that just ended, its price, and the task's total so far. */
-export function usageEvent(context: TurnContext): TaskEvent | null {
-  const last = context.last;
-  if (!last) return null;
+/**
+ * What one model call adds to the run (its tokens and price), and the `usage` event that tells:
+ * the call's figures, its price and the task's total with it. Null for a failed call the server
+ * reported no tokens for (nothing was billed, nothing to show).
+ */
+export function charge(context: TurnContext, usage: Usage, failed: boolean): { usage: Usage; costUsd: number; event: TaskEvent } | null {
+  if (failed && usage.inputTokens + usage.outputTokens + usage.cacheReadTokens + usage.cacheWriteTokens === 0) return null;
+  const price = costUsd(context.model, usage);
+  const total = context.costUsd + price;
   return {
-    type: 'usage',
-    taskId: context.taskId,
-    inputTokens: last.usage.inputTokens,
-    outputTokens: last.usage.outputTokens,
-    cacheReadTokens: last.usage.cacheReadTokens,
-    cacheWriteTokens: last.usage.cacheWriteTokens,
-    costUsd: costUsd(context.model, last.usage),
-    totalCostUsd: context.priorCostUsd + context.costUsd,
+    usage: addUsage(context.usage, usage),
+    costUsd: total,
+    event: { type: 'usage', taskId: context.taskId, ...usage, costUsd: price, totalCostUsd: context.priorCostUsd + total },
   };
+}
+
+/** The tokens a call's output reports: a failed stream reports what it used before it failed. */
+export function usageOf(output: CallOutput): Usage {
+  return 'usage' in output ? output.usage : ZERO_USAGE;
 }

@@ -61,12 +61,18 @@ export interface ToolRunOutput {
   summary: string;
 }
 
+/** What the `summarize` actor gives back: the summary that replaces the conversation, and what the call used. */
+export interface Summary {
+  text: string;
+  usage: Usage;
+}
+
 export interface TurnOutput {
   status: 'done' | 'error';
   stopReason: StopReason | null;
   messages: ConversationMessage[];
   error: KeelError | null;
-  /** Tokens of this run's successful model calls, added up. */
+  /** Tokens of this run's model calls, added up: answers, summaries, and what failed attempts used. */
   usage: Usage;
   /** Their price in USD (providers/pricing.ts; 0 for models without a known price). */
   costUsd: number;
