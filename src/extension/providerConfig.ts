@@ -1,7 +1,7 @@
 import type { ProviderConfig } from '../core/providers/types';
-import type { PermissionMode } from '../core/runtime/types';
+import { isPermissionMode, type PermissionMode } from '../shared/domain/permissionModes';
 import { DEFAULT_MODELS, DEMO_MODEL_LABEL, PROVIDER_IDS, type UserProviderId } from '../shared/domain/models';
-import { type ChatConfig, PERMISSION_MODES } from '../shared/protocol/toWebview';
+import type { ChatConfig } from '../shared/protocol/toWebview';
 
 /**
  * Turning Keel's settings into a `ProviderConfig` and into what the chat header shows. Pure and
@@ -49,7 +49,7 @@ export function providerOf(settings: KeelSettings): UserProviderId {
 
 export function permissionModeOf(settings: KeelSettings): PermissionMode {
   const m = str(settings.defaultMode);
-  return (PERMISSION_MODES as readonly string[]).includes(m) ? (m as PermissionMode) : 'default';
+  return isPermissionMode(m) ? m : 'default';
 }
 
 /** The model id a task uses: the `keel.model` setting, else the provider's default. */

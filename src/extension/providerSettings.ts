@@ -1,6 +1,6 @@
 import * as vscode from 'vscode';
 import type { ProviderConfig } from '../core/providers/types';
-import type { PermissionMode } from '../core/runtime/types';
+import type { PermissionMode } from '../shared/domain/permissionModes';
 import type { ChatConfig } from '../shared/protocol/toWebview';
 import {
   type KeelSettings,

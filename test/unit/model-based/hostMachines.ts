@@ -1,7 +1,6 @@
 import { createActor, fromPromise, type AnyMachineSnapshot, type AnyStateMachine, type InspectionEvent } from 'xstate';
 import { appSessionMachine } from '../../../src/core/machines/appSession/appSession.machine';
 import { modelSelectionMachine } from '../../../src/core/machines/modelSelection/modelSelection.machine';
-import { permissionMachine } from '../../../src/core/machines/permission/permission.machine';
 import { sessionMachine } from '../../../src/core/machines/session/session.machine';
 import type { CoverageRecorder } from './coverage';
 import { dedupe, doneEvent, errorEvent, transitionPaths, type ModelEvent, type ModelPath } from './paths';
@@ -50,34 +49,6 @@ export const HOST_MODELS: HostModel[] = [
       for (const i of invoked(s)) evs.push(doneEvent(i.id, undefined, 'ok'), errorEvent(i.id, new Error('no key')));
       return evs;
     },
-  },
-  {
-    // Engine decisions and user answers are the completions of its two actors.
-    machine: permissionMachine,
-    input: { taskId: 't', requestId: 'r', toolCallId: 'c', tool: 'Bash', input: { command: 'make' }, subject: { kind: 'execute', tool: 'Bash', command: 'make', cwd: '/w', summary: 'make' }, readOnly: false, mode: 'default' },
-    events: (s) => {
-      const evs: ModelEvent[] = [];
-      for (const i of invoked(s)) {
-        if (i.src === 'evaluate') {
-          for (const d of ['allow', 'deny', 'ask'] as const) evs.push(doneEvent(i.id, { decision: d, reason: `engine says ${d}` }, d));
-          evs.push(errorEvent(i.id, new Error('engine broke')));
-        } else {
-          evs.push(
-            doneEvent(i.id, { decision: 'allow' }, 'once'),
-            doneEvent(i.id, { decision: 'allow', always: { rules: ['Bash(make:*)'], where: 'local' } }, 'always'),
-            doneEvent(i.id, { decision: 'deny', feedback: 'no' }, 'deny'),
-            errorEvent(i.id, new Error('prompt failed')),
-          );
-        }
-      }
-      return evs;
-    },
-  },
-  {
-    // The same machine in plan mode: checkMode refuses a change before any rule is read.
-    machine: permissionMachine,
-    input: { taskId: 't', requestId: 'r', toolCallId: 'c', tool: 'Write', input: {}, subject: { kind: 'write', tool: 'Write', paths: ['/w/a'], summary: 'write a' }, readOnly: false, mode: 'plan' },
-    events: () => [],
   },
   {
     machine: modelSelectionMachine,
