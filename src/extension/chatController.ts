@@ -15,8 +15,11 @@ import { HistoryActions, isHistoryMessage } from './history/historyActions';
 import { isStoredTask } from './history/storedTask';
 import { memoryHistoryServices, TaskHistory, type HistoryServices } from './history/taskHistory';
 import type { StoredTaskState } from '../shared/protocol/chatMessages';
-import type { ViewConnection } from './viewConnection';
+import type { ShownTask, ViewConnection } from './viewConnection';
 import { ViewRequests, type WorkbenchServices } from './viewRequests';
+
+/** Task states in which a task runs again after it settled (a follow-up, Retry, Resume). */
+const RUNNING_STATES: ReadonlySet<string> = new Set(['initializing', 'reconstructing', 'running']);
 
 /** The part of the core's TaskRuntime the chat uses (the real class satisfies it structurally). */
 export interface TaskRuntimeLike {
@@ -134,10 +137,14 @@ export class ChatController {
     });
   }
 
-  /** Adds a view; returns the function that removes it. */
+  /**
+   * Connects a view: from now on its session follows the task the chat shows (each view gets
+   * that task's snapshot when its page says ready). Returns the function that removes it.
+   */
   attach(view: ViewConnection): () => void {
     this.views.add(view);
     this.host.log.debug(`view ${view.id} (${view.kind}) attached`);
+    view.connect({ snapshot: () => this.snapshot(), readinessChanged: () => this.viewsChanged() }, this.shown());
     return () => {
       this.views.delete(view);
       this.host.log.debug(`view ${view.id} detached`);
@@ -145,7 +152,7 @@ export class ChatController {
     };
   }
 
-  /** A view became hidden or was closed: prompts nobody can see also go to a notification. */
+  /** A view was hidden, lost its page or was closed: prompts nobody can see also go to a notification. */
   viewsChanged(): void {
     if (![...this.views].some((v) => v.isReady)) this.permissions.viewsGone();
   }
@@ -171,7 +178,7 @@ export class ChatController {
       switch (message.type) {
         case 'ready':
           this.host.log.debug(`view ${view.id} ready (lastSeq ${message.lastSeq ?? 'none'})`);
-          view.open(this.snapshot());
+          view.ready();
           if (!this.current) void this.history.restoreLast(this.historyServices.lastTask.get());
           return;
         case 'prompt':
@@ -357,7 +364,14 @@ export class ChatController {
     this.stored = task ? stored : undefined;
     this.historyServices.lastTask.set(task?.id);
     if (task) this.unsubscribe = task.subscribe((event) => this.onTaskEvent(task, event));
-    this.broadcast(this.snapshot());
+    const shown = this.shown();
+    for (const v of this.views) v.show(shown);
+  }
+
+  /** What the views show: the current task and whether it has settled (a stored one is not running). */
+  private shown(): ShownTask {
+    const t = this.current;
+    return t ? { taskId: t.id, settled: this.stored !== undefined || t.transcript().done } : null;
   }
 
   private onTaskEvent(task: TaskHandle, event: TaskEvent): void {
@@ -365,6 +379,9 @@ export class ChatController {
     if (event.type === 'error') this.host.log.warn(`task ${task.id}: ${event.code}: ${event.message}`);
     if (event.type === 'done') this.host.log.info(`task ${task.id} done: ${event.status} (${event.stopReason ?? 'no stop reason'})`);
     if (isViewEvent(event)) this.broadcast({ type: 'event', event });
+    // The views' sessions follow the shown task: completed when its run ends, active when it runs again.
+    if (event.type === 'done') for (const v of this.views) v.taskSettled();
+    else if (event.type === 'task' && RUNNING_STATES.has(event.state)) for (const v of this.views) v.taskResumed();
   }
 
   private snapshot(): Omit<SnapshotMessage, 'seq'> {

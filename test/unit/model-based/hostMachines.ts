@@ -2,7 +2,6 @@ import { createActor, fromPromise, type AnyMachineSnapshot, type AnyStateMachine
 import { appSessionMachine } from '../../../src/core/machines/appSession/appSession.machine';
 import { modelSelectionMachine } from '../../../src/core/machines/modelSelection/modelSelection.machine';
 import { permissionMachine } from '../../../src/core/machines/permission/permission.machine';
-import { sessionMachine } from '../../../src/core/machines/session/session.machine';
 import type { CoverageRecorder } from './coverage';
 import { dedupe, doneEvent, errorEvent, transitionPaths, type ModelEvent, type ModelPath } from './paths';
 import { quiesce, waitUntil } from './system';
@@ -24,16 +23,6 @@ export interface HostModel {
 const invoked = (s: AnyMachineSnapshot): { id: string; src: string }[] => s._nodes.flatMap((n) => n.invoke.map((i) => ({ id: i.id, src: String(i.src) })));
 
 export const HOST_MODELS: HostModel[] = [
-  {
-    machine: sessionMachine,
-    input: { viewId: 'v1' },
-    delays: { idleTimeout: 1 },
-    events: (s) => {
-      const evs: ModelEvent[] = [{ type: 'ATTACH', taskId: 't1' }, { type: 'DETACH' }, { type: 'HIDE' }, { type: 'SHOW' }, { type: 'TASK_SETTLED' }, { type: 'TASK_RESUMED' }, { type: 'DISPOSE' }];
-      if (s.matches('paused')) evs.push({ type: 'xstate.after.idleTimeout.session.paused' });
-      return evs;
-    },
-  },
   {
     machine: appSessionMachine,
     input: { provider: 'anthropic' },
