@@ -16,6 +16,8 @@ function view(controller: ChatController, host: ReturnType<typeof fakeHost>, id 
   return { conn, port, detach, fromPage };
 }
 
+/** Lets a task's first events (on the microtasks after startTask) happen. */
+const settled = () => new Promise((r) => setTimeout(r, 0));
 const kinds = (ms: ToWebviewMessage[]) => ms.map((m) => `${m.seq}:${m.type === 'event' ? m.event.type : m.type}`);
 
 describe('ChatController', () => {
@@ -40,20 +42,31 @@ describe('ChatController', () => {
     const task = h.runtime.tasks[0]!;
     expect(task.options).toMatchObject({ prompt: 'list files', provider: { provider: 'demo', model: 'demo' }, mode: 'acceptEdits' });
     expect(await task.options.refreshProvider?.()).toEqual({ provider: 'demo', model: 'demo' });
+    await settled();
     task.emit({ type: 'assistant_start', taskId: task.id, messageId: 'm1', model: 'demo model' });
     task.emit({ type: 'text', taskId: task.id, delta: 'Hi' });
-    expect(kinds(v.port.posted)).toEqual(['1:snapshot', '2:snapshot', '3:assistant_start', '4:text']);
+    // As with the runtime's tasks, the run starts after startTask: the snapshot shows the task
+    // before its first event, and the user message arrives as an event like every other.
+    expect(kinds(v.port.posted)).toEqual(['1:snapshot', '2:snapshot', '3:user_message', '4:task', '5:task', '6:assistant_start', '7:text']);
     const snap = v.port.posted[1]!;
-    expect(snap.type === 'snapshot' && snap.transcript?.items.map((i) => i.kind)).toEqual(['user']);
+    expect(snap.type === 'snapshot' && snap.transcript?.items).toEqual([]);
   });
 
-  it('a second prompt is a follow-up to the open task, not a new task', async () => {
+  it('a second prompt goes to the open task, not a new one: refused while it runs, its next run once settled', async () => {
     const h = fakeHost();
     const c = new ChatController(h.host);
     const v = view(c, h);
+    await v.fromPage({ type: 'ready' });
     await Promise.all([v.fromPage({ type: 'prompt', text: 'one' }), v.fromPage({ type: 'prompt', text: 'two' })]);
+    await settled();
     expect(h.runtime.tasks).toHaveLength(1);
-    expect(h.runtime.tasks[0]!.followUps).toEqual(['two']);
+    const task = h.runtime.tasks[0]!;
+    expect(task.followUps).toEqual([]);
+    expect(v.port.posted.filter((m) => m.type === 'event' && m.event.type === 'error').map((m) => m.type === 'event' && m.event.type === 'error' && m.event.code)).toEqual(['invalid_input']);
+    task.answer('done');
+    await v.fromPage({ type: 'prompt', text: 'three' });
+    expect(task.followUps).toEqual(['three']);
+    expect(h.runtime.tasks).toHaveLength(1);
   });
 
   it('two views watch the same task, each with its own numbering', async () => {
@@ -64,13 +77,17 @@ describe('ChatController', () => {
     await a.fromPage({ type: 'ready' });
     await a.fromPage({ type: 'prompt', text: 'go' });
     const task = h.runtime.tasks[0]!;
+    await settled();
     task.emit({ type: 'assistant_start', taskId: task.id, messageId: 'm1', model: 'demo model' });
     await b.fromPage({ type: 'ready' });
     task.emit({ type: 'text', taskId: task.id, delta: 'x' });
-    expect(kinds(a.port.posted)).toEqual(['1:snapshot', '2:snapshot', '3:assistant_start', '4:text']);
+    expect(kinds(a.port.posted)).toEqual(['1:snapshot', '2:snapshot', '3:user_message', '4:task', '5:task', '6:assistant_start', '7:text']);
     expect(kinds(b.port.posted)).toEqual(['1:snapshot', '2:text']);
     const bSnap = b.port.posted[0]!;
     expect(bSnap.type === 'snapshot' && bSnap.transcript?.items.map((i) => i.kind)).toEqual(['user', 'assistant']);
+    expect([a.conn.state, b.conn.state]).toEqual(['active', 'active']);
+    task.answer(' done');
+    expect([a.conn.state, b.conn.state]).toEqual(['completed', 'completed']);
   });
 
   it('a hidden view misses nothing: on its next ready the snapshot holds what happened meanwhile', async () => {
