@@ -1,4 +1,4 @@
-import { createActor, type Actor, type InspectionEvent } from 'xstate';
+import { createActor, type Actor, type ActorOptions, type AnyActorLogic, type InspectionEvent } from 'xstate';
 import { deliveryOf, sessionMachine, type SessionEvent } from '../core/machines/session/session.machine';
 import { type FromWebviewMessage, parseFromWebview } from '../shared/protocol/fromWebview';
 import type { SnapshotMessage, ToWebviewPayload } from '../shared/protocol/toWebview';
@@ -26,6 +26,8 @@ export interface ViewConnectionOptions {
   maxPending?: number;
   /** Watches the session actor (tests, coverage). */
   inspect?: (event: InspectionEvent) => void;
+  /** Sets the idle timer (tests: xstate's SimulatedClock). */
+  clock?: ActorOptions<AnyActorLogic>['clock'];
 }
 
 /**
@@ -66,7 +68,7 @@ export class ViewConnection {
       },
       ...(options.idleTimeoutMs !== undefined ? { delays: { idleTimeout: options.idleTimeoutMs } } : {}),
     });
-    this.session = createActor(machine, { input: { viewId: id }, ...(options.inspect ? { inspect: options.inspect } : {}) });
+    this.session = createActor(machine, { input: { viewId: id }, ...(options.inspect ? { inspect: options.inspect } : {}), ...(options.clock ? { clock: options.clock } : {}) });
     this.session.subscribe(() => {
       const state = this.state;
       if (state !== this.lastState) this.log.debug(`view ${id}: ${this.lastState} → ${state}`);

@@ -89,8 +89,8 @@ export const sessionMachine = setup({
     resume: assign({ taskSettled: false }),
   },
   guards: {
-    // What the view shows after the event: an ATTACH decides by itself, a READY by what was shown.
-    showsNoTask: ({ context, event }) => (event.type === 'ATTACH' ? false : context.taskId === null),
+    // What the view shows after the event: an ATTACH says so itself, a READY by what was shown.
+    showsNoTask: ({ context }) => context.taskId === null,
     showsSettledTask: ({ context, event }) => (event.type === 'ATTACH' ? event.settled : context.taskSettled),
     currentPage: ({ context, event }) => event.type === 'UNDELIVERED' && event.page === context.pages,
   },
@@ -134,7 +134,7 @@ export const sessionMachine = setup({
   },
 });
 
-/** The transition to the state that matches what the view shows, with `actions` (each READY and ATTACH ends there). */
+/** A page opens: the state that matches what the view shows (no task, a settled one, a running one). */
 function shown<A>(actions: A) {
   return [
     { guard: 'showsNoTask' as const, target: '#session.inactive', actions },
@@ -143,11 +143,18 @@ function shown<A>(actions: A) {
   ];
 }
 
-/** A loaded page: a new page on READY, a snapshot when the view shows another task, paused when the page goes. */
+/**
+ * A loaded page: READY (the page reloaded by itself) opens a new page in the same state; another
+ * task shown gets a snapshot; the page going (hidden, a failed post) pauses the view.
+ */
 function loadedPage() {
+  const attachActions = ['attach', { type: 'sendSnapshot', params: viewParams }] as const;
   return {
-    READY: shown(['countPage', { type: 'openPage', params: viewParams }] as const),
-    ATTACH: shown(['attach', { type: 'sendSnapshot', params: viewParams }] as const),
+    READY: { actions: ['countPage', { type: 'openPage', params: viewParams }] as const },
+    ATTACH: [
+      { guard: 'showsSettledTask', target: '#session.completed', actions: attachActions },
+      { target: '#session.active', actions: attachActions },
+    ],
     DETACH: { target: '#session.inactive', actions: ['detach', { type: 'sendSnapshot', params: viewParams }] as const },
     HIDE: '#session.paused',
     UNDELIVERED: { guard: 'currentPage', target: '#session.paused' },
