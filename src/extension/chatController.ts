@@ -28,6 +28,8 @@ export interface TaskRuntimeLike {
   list(): TaskHandle[];
   /** The subtask a parent started for one Task tool call, if this runtime runs it. */
   subtaskFor(parentId: string, toolCallId: string): TaskHandle | undefined;
+  /** Stops every task and records the unsettled ones as interrupted (the window is closing). */
+  interruptAll(): string[];
   dispose(): void;
 }
 
@@ -60,6 +62,8 @@ export interface ChatHost {
   checkRule?: RuleCheck;
   /** Files, diffs, clipboard and settings. */
   workbench: WorkbenchServices;
+  /** Counts a task this window runs (its runs are the app session's queries). */
+  watchTask?(task: TaskHandle): void;
   /** Save dialogs, confirmations and the last task shown, for the history (default: none, in memory). */
   history?: HistoryServices;
 }
@@ -115,7 +119,7 @@ export class ChatController {
         log: host.log,
         current: () => this.current,
         show: (task, stored) => this.show(task, stored),
-        track: (task) => this.book.track(task, task.transcript().model),
+        track: (task) => this.track(task, task.transcript().model),
         broadcast: (payload) => this.broadcast(payload),
       },
       new TaskHistory({
@@ -255,7 +259,7 @@ export class ChatController {
         this.broadcastError(`Keel could not start the task: ${describeError(e)}`);
         return;
       }
-      this.book.track(task, provider.model);
+      this.track(task, provider.model);
       this.host.log.info(`task ${task.id} started (provider ${provider.provider}, model ${provider.model || 'default'}, mode ${mode})`);
       this.show(task);
     });
@@ -294,7 +298,12 @@ export class ChatController {
     this.broadcast(this.snapshot());
   }
 
+  /**
+   * The window is closing: every task this window runs is stopped, and one that had not settled
+   * is recorded as interrupted (a reload shows it so, with Resume); prompts are denied.
+   */
   dispose(): void {
+    if (this.disposed) return;
     this.disposed = true;
     this.unsubscribe?.();
     this.unsubscribe = undefined;
@@ -303,6 +312,7 @@ export class ChatController {
     this.requests.dispose();
     this.book.dispose();
     this.views.clear();
+    this.runtime?.interruptAll();
     this.runtime?.dispose();
     this.runtime = undefined;
   }
@@ -343,6 +353,11 @@ export class ChatController {
     if (!this.runtimeLoading) {
       this.runtimeLoading = this.host.loadRuntime(this.permissions).then(
         (r) => {
+          // Closed while the core was loading: nothing may run in a window that is gone.
+          if (this.disposed) {
+            r.dispose();
+            throw new Error('Keel is shutting down');
+          }
           this.runtime = r;
           this.runtimeLoading = undefined;
           return r;
@@ -354,6 +369,12 @@ export class ChatController {
       );
     }
     return this.runtimeLoading;
+  }
+
+  /** Watches a top-level task of this window: its history entry and the app session's queries. */
+  private track(task: TaskHandle, model: string): void {
+    this.book.track(task, model);
+    this.host.watchTask?.(task);
   }
 
   /** Switches the shown task: subscribes to its future events, then snapshots it to every view. */

@@ -74,6 +74,15 @@ export function resolveProviderConfig(
   return { provider, model, ...(baseUrl ? { baseUrl } : {}), ...(apiKey ? { apiKey } : {}) };
 }
 
+/**
+ * Why `provider` cannot be used now, or undefined when it can: only Anthropic needs a key (from
+ * SecretStorage or the environment); an OpenAI-compatible server may need none.
+ */
+export function keyProblem(provider: UserProviderId, secretKey: string | undefined, env: Record<string, string | undefined>): string | undefined {
+  if (provider !== 'anthropic' || secretKey || env[ENV_KEYS.anthropic]) return undefined;
+  return 'no Anthropic API key: run "Keel: Set API Key", set ANTHROPIC_API_KEY, or choose the demo provider';
+}
+
 /** What the chat header shows about the configuration. Contains no key. */
 export function chatConfigOf(settings: KeelSettings): ChatConfig {
   const provider = providerOf(settings);

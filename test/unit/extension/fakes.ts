@@ -155,6 +155,14 @@ export class FakeRuntime implements TaskRuntimeLike {
   subtaskFor(parentId: string, toolCallId: string): FakeTask | undefined {
     return this.subtasks.get(`${parentId}:${toolCallId}`);
   }
+  /** Like TaskRuntime.interruptAll: the tasks that had not settled. */
+  interrupted: string[] | undefined;
+  interruptAll(): string[] {
+    const unsettled = this.tasks.filter((t) => !t.transcript().done);
+    for (const t of unsettled) t.emit({ type: 'task', taskId: t.id, state: 'interrupted', title: t.transcript().title });
+    this.interrupted = unsettled.map((t) => t.id);
+    return this.interrupted;
+  }
   dispose(): void {
     this.disposed = true;
   }

@@ -1,5 +1,4 @@
 import { createActor, fromPromise, type AnyMachineSnapshot, type AnyStateMachine, type InspectionEvent } from 'xstate';
-import { appSessionMachine } from '../../../src/core/machines/appSession/appSession.machine';
 import { modelSelectionMachine } from '../../../src/core/machines/modelSelection/modelSelection.machine';
 import { permissionMachine } from '../../../src/core/machines/permission/permission.machine';
 import type { CoverageRecorder } from './coverage';
@@ -7,10 +6,11 @@ import { dedupe, doneEvent, errorEvent, transitionPaths, type ModelEvent, type M
 import { quiesce, waitUntil } from './system';
 
 /**
- * Models of the host-side machines (session, appSession, modelSelection). Their events come
- * from the host (a view attaching, a key being set, a setting changing) and from the host's own
- * actors (load settings, check the key, save), which are in-memory fakes behind the same actor
- * names that resolve or reject as the path says; delays are real timers, made short.
+ * Models of the permission and modelSelection machines, replayed on the bare machine. Their
+ * events come from the host (a setting changing, an answer) and from their actors, which are
+ * in-memory fakes behind the same actor names that resolve or reject as the path says. (The
+ * session and appSession machines are replayed through the host's real wiring instead:
+ * hostWiring.test.ts.)
  */
 export interface HostModel {
   machine: AnyStateMachine;
@@ -23,23 +23,6 @@ export interface HostModel {
 const invoked = (s: AnyMachineSnapshot): { id: string; src: string }[] => s._nodes.flatMap((n) => n.invoke.map((i) => ({ id: i.id, src: String(i.src) })));
 
 export const HOST_MODELS: HostModel[] = [
-  {
-    machine: appSessionMachine,
-    input: { provider: 'anthropic' },
-    events: (s) => {
-      const evs: ModelEvent[] = [
-        { type: 'SET_KEY' },
-        { type: 'PROVIDER_CHANGED', provider: 'demo' },
-        { type: 'QUERY_STARTED' },
-        { type: 'QUERY_SETTLED' },
-        { type: 'COMPACTION_STARTED' },
-        { type: 'COMPACTION_DONE' },
-        { type: 'EXIT' },
-      ];
-      for (const i of invoked(s)) evs.push(doneEvent(i.id, undefined, 'ok'), errorEvent(i.id, new Error('no key')));
-      return evs;
-    },
-  },
   {
     // Engine decisions and user answers are the completions of its two actors.
     machine: permissionMachine,
@@ -87,7 +70,7 @@ export function hostPaths(model: HostModel): ModelPath[] {
   return transitionPaths(model.machine, {
     input: model.input,
     events: model.events,
-    context: (s) => (s.machine.id === 'appSession' ? Math.min(2, (s.context as { activeQueries: number }).activeQueries) : s.machine.id === 'modelSelection' ? (s.context as { model: string }).model : null),
+    context: (s) => (s.machine.id === 'modelSelection' ? (s.context as { model: string }).model : null),
   });
 }
 

@@ -1,15 +1,19 @@
 import { afterAll, describe, expect, it } from 'vitest';
+import { appSessionMachine } from '../../../src/core/machines/appSession/appSession.machine';
 import { sessionMachine } from '../../../src/core/machines/session/session.machine';
+import { appSessionPaths, replayAppSession, UNREACHABLE_HERE } from './appSessionWiring';
 import { CoverageRecorder, formatCoverage } from './coverage';
 import { replaySession, sessionPaths } from './sessionWiring';
 
 /**
  * Model-based tests of the host-side lifetimes, replayed against the real wiring (no VS Code):
- * each view's session through ChatController and ViewConnection. Coverage counts only what these
- * replays' actors did.
+ * each view's session through ChatController and ViewConnection, and the window's app session
+ * through windowLifetime and ChatController. Coverage counts only what these replays' actors did;
+ * what the window's wiring cannot reach is named, not counted.
  */
 const recorder = new CoverageRecorder();
-const label = (events: { type: string; tag?: string }[]) => events.map((e) => (e.tag ? `${e.type}[${e.tag}]` : e.type)).join(' › ') || '(initial)';
+const label = (events: { type: string; tag?: string }[]) =>
+  events.map((e) => (e.tag ? `${e.type.replace(/^xstate\.(done|error)\.actor\.0\.appSession\./, '$1:')}[${e.tag}]` : e.type)).join(' › ') || '(initial)';
 
 describe('model-based wiring: a chat view (session machine, ViewConnection + ChatController)', () => {
   const paths = sessionPaths();
@@ -20,12 +24,28 @@ describe('model-based wiring: a chat view (session machine, ViewConnection + Cha
   });
 });
 
+describe('model-based wiring: the window (appSession machine, windowLifetime + ChatController)', () => {
+  const paths = appSessionPaths();
+  it.each(paths.map((p) => [label(p.events), p] as const))('%s', async (_name, path) => {
+    const { observed, expected, problems, prefixOk } = await replayAppSession(path, recorder);
+    expect(problems).toEqual([]);
+    expect(prefixOk ? observed.slice(0, expected.length) : observed).toEqual(expected);
+  });
+});
+
 describe('model-based wiring: coverage', () => {
   afterAll(() => {
-    process.stdout.write(`\nModel-based coverage through the host wiring:\n${formatCoverage(recorder.report(sessionMachine))}\n`);
+    process.stdout.write(
+      `\nModel-based coverage through the host wiring:\n${[sessionMachine, appSessionMachine].map((m) => formatCoverage(recorder.report(m))).join('\n')}\n` +
+        `Not reachable through the window's wiring (named, not counted):\n${UNREACHABLE_HERE.map((t) => `  appSession: ${t}`).join('\n')}\n`,
+    );
   });
   it('session: every state and transition was taken through ViewConnection', () => {
     const c = recorder.report(sessionMachine);
     expect({ states: c.states.missing, transitions: c.transitions.missing }).toEqual({ states: [], transitions: [] });
+  });
+  it('appSession: every state and transition was taken through windowLifetime, except those named as unreachable there', () => {
+    const c = recorder.report(appSessionMachine);
+    expect({ states: c.states.missing, transitions: c.transitions.missing }).toEqual({ states: [], transitions: UNREACHABLE_HERE });
   });
 });
