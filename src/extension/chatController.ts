@@ -41,10 +41,10 @@ export interface ChatHost {
    * folder open). Called at most once per success.
    */
   loadRuntime(asker: PermissionAsker): Promise<TaskRuntimeLike>;
-  /** The provider settings with the key, read when a task starts. */
-  providerConfig(): Promise<ProviderConfig>;
-  /** What views show about the configuration (never a key). */
-  chatConfig(): ChatConfig;
+  /** The provider settings with the key for a run in `mode` (its model: the model-selection machine), read when a run starts. */
+  providerConfig(mode: PermissionMode): Promise<ProviderConfig>;
+  /** What views show about the configuration for the chat's `mode` (never a key). */
+  chatConfig(mode: PermissionMode): ChatConfig;
   permissionMode(): PermissionMode;
   /** Opens a URL outside VS Code. */
   openExternal(href: string): Promise<unknown>;
@@ -126,7 +126,7 @@ export class ChatController {
         log: host.log,
         runtime: () => this.ensureRuntime(),
         services: this.historyServices,
-        startOptions: async () => ({ provider: await host.providerConfig(), mode: this.permissionMode(), refreshProvider: () => host.providerConfig() }),
+        startOptions: async () => ({ provider: await host.providerConfig(this.permissionMode()), mode: this.permissionMode(), refreshProvider: () => host.providerConfig(this.permissionMode()) }),
         startedAt: (id) => this.book.startedAt(id),
       }),
     );
@@ -242,7 +242,7 @@ export class ChatController {
       let provider: ProviderConfig;
       try {
         runtime = await this.ensureRuntime();
-        provider = await this.host.providerConfig();
+        provider = await this.host.providerConfig(this.permissionMode());
       } catch (e) {
         this.host.log.error(`cannot start a task: ${describeError(e)}`);
         this.broadcastError(`Keel could not start the task: ${describeError(e)}`);
@@ -252,7 +252,8 @@ export class ChatController {
       const mode = this.permissionMode();
       let task: TaskHandle;
       try {
-        task = runtime.startTask({ prompt: text, provider, mode, refreshProvider: () => this.host.providerConfig() });
+        // Each run reads the settings again: a key set meanwhile, and the model for the mode it runs in.
+        task = runtime.startTask({ prompt: text, provider, mode, refreshProvider: () => this.host.providerConfig(this.permissionMode()) });
       } catch (e) {
         // The task's record could not be created (storage unusable): nothing runs unrecorded.
         this.host.log.error(`cannot start a task: ${describeError(e)}`);
@@ -410,7 +411,7 @@ export class ChatController {
     return {
       type: 'snapshot',
       transcript: t?.transcript() ?? null,
-      config: { ...this.host.chatConfig(), mode: this.permissionMode() },
+      config: { ...this.host.chatConfig(this.permissionMode()), mode: this.permissionMode() },
       permissions: this.permissions.list(),
       ...(t ? { meta: this.book.meta(t.id) } : {}),
       ...(t && this.stored ? { stored: this.stored } : {}),

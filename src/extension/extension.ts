@@ -44,7 +44,7 @@ export function activate(context: vscode.ExtensionContext): void {
   const controller = new ChatController({
     log,
     loadRuntime: (asker) => loadTaskRuntime(context, log, asker),
-    providerConfig: () => readProviderConfig(context.secrets),
+    providerConfig: (mode) => readProviderConfig(context.secrets, mode),
     chatConfig: readChatConfig,
     permissionMode: readPermissionMode,
     openExternal: (href) => Promise.resolve(vscode.env.openExternal(vscode.Uri.parse(href, true))),

@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { ChatController } from '../../../src/extension/chatController';
+import { chatConfigOf, resolveProviderConfig } from '../../../src/extension/providerConfig';
 import { ViewConnection } from '../../../src/extension/viewConnection';
+import { CLAUDE_FAMILIES } from '../../../src/shared/domain/models';
 import type { ToWebviewMessage } from '../../../src/shared/protocol/toWebview';
 import { fakeHost, recordingPort } from './fakes';
 
@@ -28,7 +30,7 @@ describe('ChatController', () => {
     await v.fromPage({ type: 'ready' });
     expect(v.port.posted).toEqual([
       // The mode shown is the one the next task uses (here the host's permission mode).
-      { type: 'snapshot', seq: 1, transcript: null, config: { ...h.host.chatConfig(), mode: 'acceptEdits' }, permissions: [] },
+      { type: 'snapshot', seq: 1, transcript: null, config: { ...h.host.chatConfig('acceptEdits'), mode: 'acceptEdits' }, permissions: [] },
     ]);
     expect(h.loads()).toBe(0);
   });
@@ -191,5 +193,29 @@ describe('ChatController', () => {
     expect(v.port.posted).toHaveLength(n);
     c.dispose();
     expect(h.runtime.disposed).toBe(true);
+  });
+
+  it('the model follows the chat\'s mode: Plan mode runs and shows keel.planModel, the other modes keel.model', async () => {
+    const h = fakeHost();
+    // The host's settings as the extension reads them: a plan model set, the key in SecretStorage.
+    const s = { provider: 'anthropic', model: 'haiku', planModel: 'opus', anthropicBaseUrl: '', openaiBaseUrl: '', defaultMode: 'default' };
+    const c = new ChatController({ ...h.host, providerConfig: async (mode) => resolveProviderConfig(s, 'sk-test', {}, mode), chatConfig: (mode) => chatConfigOf(s, {}, mode) });
+    const v = view(c, h);
+    await v.fromPage({ type: 'ready' });
+    const header = () => {
+      const snaps = v.port.posted.filter((m) => m.type === 'snapshot');
+      const last = snaps.at(-1);
+      return last?.type === 'snapshot' ? `${last.config.mode}: ${last.config.model}` : '';
+    };
+    expect(header()).toBe(`acceptEdits: ${CLAUDE_FAMILIES.haiku}`);
+    await v.fromPage({ type: 'setMode', mode: 'plan' });
+    expect(header()).toBe(`plan: ${CLAUDE_FAMILIES.opus}`);
+    await v.fromPage({ type: 'prompt', text: 'plan the refactor' });
+    const task = h.runtime.tasks[0]!;
+    expect(task.options).toMatchObject({ mode: 'plan', provider: { model: CLAUDE_FAMILIES.opus } });
+    // The next run of the same task reads the choice again: out of Plan mode it is keel.model.
+    await v.fromPage({ type: 'setMode', mode: 'default' });
+    expect(header()).toBe(`default: ${CLAUDE_FAMILIES.haiku}`);
+    expect((await task.options.refreshProvider?.())?.model).toBe(CLAUDE_FAMILIES.haiku);
   });
 });

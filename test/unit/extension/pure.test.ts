@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { isExternalHttpLink } from '../../../src/extension/links';
-import { chatConfigOf, resolveProviderConfig } from '../../../src/extension/providerConfig';
+import { chatConfigOf, modelOf, resolveProviderConfig } from '../../../src/extension/providerConfig';
+import { CLAUDE_FAMILIES, DEFAULT_MODELS } from '../../../src/shared/domain/models';
 import { contentSecurityPolicy, renderWebviewHtml } from '../../../src/extension/webviewHtml';
 
 const settings = (over: Record<string, unknown> = {}) => ({
@@ -45,6 +46,48 @@ describe('provider config', () => {
       model: 'claude-opus-4-1',
       mode: 'default',
     });
+  });
+});
+
+describe('model selection in the extension (the model-selection machine)', () => {
+  it('keel.model (what Select Model writes) beats KEEL_MODEL, which beats the provider default from the one table, as in keel run', () => {
+    expect(modelOf(settings())).toBe(DEFAULT_MODELS.anthropic);
+    expect(modelOf(settings({ provider: 'openai-compatible' }))).toBe(DEFAULT_MODELS['openai-compatible']);
+    expect(modelOf(settings(), { KEEL_MODEL: 'opus' })).toBe(CLAUDE_FAMILIES.opus);
+    expect(modelOf(settings({ model: 'claude-haiku-4-5' }), { KEEL_MODEL: 'opus' })).toBe('claude-haiku-4-5');
+    // Blank is no choice.
+    expect(modelOf(settings({ model: '  ' }), { KEEL_MODEL: '  ' })).toBe(DEFAULT_MODELS.anthropic);
+  });
+
+  it('ids are normalised: aliases name the current Claude models, Claude ids are lower-cased, others keep their case', () => {
+    expect(modelOf(settings({ model: ' Sonnet ' }))).toBe(CLAUDE_FAMILIES.sonnet);
+    expect(modelOf(settings({ model: 'Claude-Opus-4-1' }))).toBe('claude-opus-4-1');
+    expect(modelOf(settings({ provider: 'openai-compatible', model: 'Qwen2.5-Coder:7B' }))).toBe('Qwen2.5-Coder:7B');
+  });
+
+  it('a run in plan mode uses the plan model (keel.planModel first, then KEEL_PLAN_MODEL); other modes never do', () => {
+    const s = settings({ model: 'haiku', planModel: 'opus' });
+    expect(modelOf(s, {}, 'plan')).toBe(CLAUDE_FAMILIES.opus);
+    expect(modelOf(s, { KEEL_PLAN_MODEL: 'claude-opus-4-1' }, 'plan')).toBe(CLAUDE_FAMILIES.opus);
+    expect(modelOf(settings({ model: 'haiku' }), { KEEL_PLAN_MODEL: 'claude-opus-4-1' }, 'plan')).toBe('claude-opus-4-1');
+    for (const mode of ['default', 'acceptEdits', 'dontAsk', 'bypassPermissions'] as const) expect(modelOf(s, {}, mode)).toBe(CLAUDE_FAMILIES.haiku);
+    // No plan model: plan mode runs the same model as the others.
+    expect(modelOf(settings({ model: 'haiku' }), {}, 'plan')).toBe(CLAUDE_FAMILIES.haiku);
+    // Without a mode, the mode setting decides.
+    expect(modelOf(settings({ planModel: 'opus', defaultMode: 'plan' }))).toBe(CLAUDE_FAMILIES.opus);
+  });
+
+  it('what a run starts with and what the header shows follow the mode of the run', () => {
+    const s = settings({ planModel: 'opus' });
+    expect(resolveProviderConfig(s, 'k', {}, 'plan').model).toBe(CLAUDE_FAMILIES.opus);
+    expect(resolveProviderConfig(s, 'k', {}, 'default').model).toBe(CLAUDE_FAMILIES.sonnet);
+    expect(chatConfigOf(s, {}, 'plan')).toEqual({ provider: 'anthropic', providerLabel: 'Anthropic', model: CLAUDE_FAMILIES.opus, mode: 'plan' });
+  });
+
+  it('the demo provider has its one model whatever is set', () => {
+    const s = settings({ provider: 'demo', model: 'opus', planModel: 'opus' });
+    expect(resolveProviderConfig(s, undefined, { KEEL_MODEL: 'opus' }, 'plan')).toEqual({ provider: 'demo', model: DEFAULT_MODELS.demo });
+    expect(chatConfigOf(s, { KEEL_MODEL: 'opus' }, 'plan').model).toBe('demo model');
   });
 });
 
