@@ -12,11 +12,12 @@ Usage:
   keel tasks show ID                one task's figures and chat
   keel tasks export ID --format md|json [--output FILE]
   keel tasks delete ID              (tasks commands take --storage DIR too)
-  keel permissions check --tool NAME --input JSON... [--workspace DIR] [--settings FILE]... [--mode MODE]
+  keel permissions check --tool NAME --input JSON... [--workspace DIR] [--settings FILE]... [--mode MODE] [--home DIR]
                                     print the decision a run would reach for each tool call,
                                     one JSON line per --input ("ask" where a run would ask)
   keel machines [--json]            print the state machines (states and transitions)
   keel --help | --version
+  keel COMMAND --help               the options of one command
 
 Options for run:
   --workspace DIR          the folder the agent works in (default: current directory)
@@ -39,5 +40,13 @@ Options for run:
 
 Keys come from the environment: ANTHROPIC_API_KEY, OPENAI_API_KEY. Tool processes never see
 them, and known key shapes are redacted from tool output.
-Exit status: 0 when the task completes, 1 when it fails or is cancelled, 2 on bad usage.
+The Bash sandbox (bubblewrap, Linux) is set in ~/.keel/settings.json: "sandbox": {"enabled": true,
+"network": {"allowedDomains": ["github.com"]}}; a project's settings can only tighten it.
+Exit status: 0 when the task completes, 1 when it fails or is cancelled, 2 on bad usage (one
+line on stderr saying what is wrong), 3 when the storage folder cannot record the run.
+`;
+
+export const MACHINES_HELP = `Usage: keel machines [--json]
+Prints every state machine of Keel with its states (and, with --json, its transitions), derived
+from the machine definitions themselves.
 `;

@@ -2,15 +2,18 @@ import { existsSync, statSync } from 'node:fs';
 import type { TaskEvent } from '../shared/domain/events';
 import { AppLifetime } from '../core/machines/appSession/appLifetime';
 import { TaskRuntime } from '../core/runtime/taskRuntime';
+import { loadSandboxSettings } from '../core/sandbox/settings';
 import { readUserPassEnv } from '../core/security/passEnv';
-import type { TaskHandle } from '../core/runtime/types';
+import { FollowUpRequired, type TaskHandle } from '../core/runtime/types';
 import { TaskStore } from '../core/store/taskStore';
 import { StoreError } from '../core/store/types';
-import { parseRunArgs, UsageError, type RunArgs } from './args';
+import { cliAdvice } from './advice';
+import { parseRunArgs, type RunArgs } from './args';
 import { HELP } from './help';
 import { EXIT_STORAGE_UNUSABLE, STORAGE_HINT } from './exitCodes';
 import { handleSignals, signalExitCode } from './signals';
 import { TextRenderer } from './textRenderer';
+import { HelpRequested, reportUsage, UsageError } from './usage';
 
 /**
  * `keel run`: starts one task (or, with --resume, continues a stored one), streams its events,
@@ -57,11 +60,16 @@ export async function runCommand(argv: string[]): Promise<number> {
     // a project's own files: a cloned repository must not be able to ask for the keys).
     const userPassEnv = readUserPassEnv();
     for (const p of userPassEnv.problems) process.stderr.write(`keel: ${p}\n`);
+    // The Bash sandbox from the settings files' `sandbox` sections (a project may only tighten it).
+    const sandbox = loadSandboxSettings({ workspace: args.workspace });
+    for (const p of sandbox.problems) process.stderr.write(`keel: sandbox settings: ${p}\n`);
     runtime = new TaskRuntime({
       workspace: args.workspace,
       passEnv: [...new Set([...args.passEnv, ...userPassEnv.names])],
+      sandbox: sandbox.settings,
       storageDir: args.storage,
       ownerLabel: 'keel run',
+      advise: cliAdvice,
       log: (level, message) => {
         if (level !== 'info') process.stderr.write(`keel: ${message}\n`);
       },
@@ -94,10 +102,8 @@ export async function runCommand(argv: string[]): Promise<number> {
     try {
       const done = await Promise.race([task.settled(), app.exited.then(() => undefined)]);
       if (!done) return signalExitCode(stoppedBy);
-      if (done.status === 'failed') {
-        // Headless there is nobody to press Retry: the task ends failed.
-        task.abandon();
-      }
+      // A failed task waits for the user (awaitingUser, recorded as failed): `done` is the last
+      // event of the run, and `keel run --resume ID "<follow-up>"` continues it later.
       text.finish();
       return done.status === 'completed' ? 0 : 1;
     } finally {
@@ -118,7 +124,7 @@ interface RunSetup {
   keyProblem: string | undefined;
 }
 
-/** A startup failure and the exit status it ends the run with (its message is already printed). */
+/** A run that ends before it starts (its message is already printed) and its exit status: 0 after --help, else a failure's. */
 class StartupFailure extends Error {
   constructor(readonly exitCode: number) {
     super(`keel run could not start (exit ${exitCode})`);
@@ -134,10 +140,11 @@ async function prepareRun(argv: string[]): Promise<RunSetup> {
   try {
     args = parseRunArgs(argv, process.env);
   } catch (err) {
-    if (err instanceof UsageError) {
-      process.stderr.write(`keel run: ${err.message}\n\n${HELP}`);
-      throw new StartupFailure(2);
+    if (err instanceof HelpRequested) {
+      process.stdout.write(HELP);
+      throw new StartupFailure(0);
     }
+    if (err instanceof UsageError) throw new StartupFailure(reportUsage('run', err));
     throw err;
   }
   // The run is recorded: a storage path that cannot hold it fails now, before any request.
@@ -160,8 +167,7 @@ async function prepareRun(argv: string[]): Promise<RunSetup> {
     }
   }
   if (!existsSync(args.workspace) || !statSync(args.workspace).isDirectory()) {
-    process.stderr.write(`keel run: the workspace ${args.workspace} is not a folder\n`);
-    throw new StartupFailure(2);
+    throw new StartupFailure(reportUsage('run', new UsageError(`the workspace ${args.workspace} is not a folder`)));
   }
   const keyProblem = args.provider.provider === 'anthropic' && !args.provider.apiKey ? 'no Anthropic API key: set ANTHROPIC_API_KEY, or use --provider demo' : undefined;
   return { args, taskId, keyProblem };
@@ -173,8 +179,9 @@ function startupFailure(err: unknown): number {
   throw err;
 }
 
-/** Prints a store failure for people; 2 for an id that names no task, 3 when the storage cannot record the run, else 1. */
+/** Prints a store failure for people; 2 for an id that names no task or a missing follow-up, 3 when the storage cannot record the run, else 1. */
 function storeFailure(err: unknown): number {
+  if (err instanceof FollowUpRequired) return reportUsage('run', new UsageError(`${err.message}: keel run --resume ${err.taskId} "<follow-up>"`));
   if (err instanceof StoreError) {
     if (err.code === 'unusable') {
       process.stderr.write(`keel run: ${err.message}; ${STORAGE_HINT}\n`);

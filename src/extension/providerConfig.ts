@@ -117,3 +117,20 @@ export function chatConfigOf(settings: KeelSettings, env: Record<string, string 
     mode: mode ?? permissionModeOf(settings),
   };
 }
+
+/**
+ * What the extension tells a person after a failure they can fix, in VS Code's terms (the Set API
+ * Key command, the keel.* settings). Appended to the task's `error` message by the runtime
+ * (TaskRuntimeOptions.advise); the CLI gives its own advice.
+ */
+export function extensionAdvice(failure: { code: string; provider: string }): string | undefined {
+  const variable = failure.provider === 'anthropic' || failure.provider === 'openai-compatible' ? ENV_KEYS[failure.provider] : 'ANTHROPIC_API_KEY';
+  switch (failure.code) {
+    case 'no_api_key':
+      return `Run “Keel: Set API Key” or set ${variable}, or choose the demo provider to try Keel without a key.`;
+    case 'auth_failed':
+      return `Set it with “Keel: Set API Key” or ${variable}.`;
+    default:
+      return undefined;
+  }
+}

@@ -5,7 +5,7 @@ import type { TaskRuntimeLike } from './chatController';
 import type { Logger } from './logger';
 import type { PermissionAsker } from '../core/permissions/gate';
 import { sandboxSettings } from './permissions/setup';
-import { SECRET_KEYS } from './providerConfig';
+import { extensionAdvice, SECRET_KEYS } from './providerConfig';
 import { passEnvOf, toolSecrets } from './toolSecrets';
 
 /**
@@ -51,7 +51,8 @@ export async function loadTaskRuntime(context: vscode.ExtensionContext, log: Log
     ownerLabel: `VS Code window ${process.pid}`,
     asker,
     secrets,
-    sandbox: await sandboxSettings(log),
+    sandbox: await sandboxSettings(log, folder.uri.fsPath),
+    advise: extensionAdvice,
     log: (level: string, message: string) => {
       if (level === 'error') log.error(message);
       else if (level === 'warn') log.warn(message);

@@ -4,14 +4,15 @@
  * "Thought for N s"); a Read card; an Edit tool card with its inline diff and a permission card
  * (same request id as the host's prompt) while VS Code's diff editor shows the change; Allow once
  * writes the file; a Bash card, allowed, runs and shows its output; the Markdown answer (with a
- * highlighted code block) streams in. Screenshots go to test-results/ (the permission moment is
- * copied to docs/ as the README's screenshots).
+ * highlighted code block) streams in. Screenshots go to test-results/; the permission moment goes
+ * to test-results/docs/ as the README's pictures, and `npm run screenshots` copies them over docs/
+ * (a test run never changes docs/).
  */
 import { copyFileSync, mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Frame } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ensureKeelVsix, REPO_ROOT, startVsCode, type VsCodeSession } from './harness';
+import { ensureKeelVsix, RESULTS_DIR, startVsCode, type VsCodeSession } from './harness';
 
 const READY = 'body[data-keel-ready="true"]';
 const PROMPT = 'What can Keel do?';
@@ -88,12 +89,8 @@ async function flow(theme: 'light' | 'dark'): Promise<void> {
     expect(await chat.locator('[data-testid="usage"]').textContent()).toMatch(/\$/);
     expect(await chat.locator('[data-testid="context-meter"]').getAttribute('aria-valuemax')).toBe('200000');
     await vs.screenshot(`ui-${theme}-3-answer`);
-    if (theme === 'dark') {
-      mkdirSync(join(REPO_ROOT, 'docs'), { recursive: true });
-      copyFileSync(permissionShot, join(REPO_ROOT, 'docs/screenshot-chat.png'));
-    } else {
-      copyFileSync(permissionShot, join(REPO_ROOT, 'docs/screenshot-chat-light.png'));
-    }
+    mkdirSync(join(RESULTS_DIR, 'docs'), { recursive: true });
+    copyFileSync(permissionShot, join(RESULTS_DIR, 'docs', theme === 'dark' ? 'screenshot-chat.png' : 'screenshot-chat-light.png'));
 
     // History (the view's title bar) lists the task; the editor tab watches the same task at once
     // and has New Task and History in its own title bar.

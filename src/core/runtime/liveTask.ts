@@ -5,6 +5,7 @@ import { applyTaskEvent, emptyTranscript, type TaskTranscript } from '../../shar
 import type { PendingSubtask } from '../machines/task/task.machine';
 import { denyingAsker } from '../permissions/gate';
 import { createProvider } from '../providers/index';
+import type { ProviderConfig } from '../providers/types';
 import { costUsd } from '../providers/pricing';
 import type { TaskRecorder } from '../store/taskRecorder';
 import { planResume } from '../store/resumePlan';
@@ -57,6 +58,7 @@ export class LiveTask implements TaskHandle, PermissionParent {
   private settleWaiters: ((e: TaskEvent & { type: 'done' }) => void)[] = [];
   private totalCost: number;
   private model: string;
+  private provider: ProviderConfig['provider'];
   private lastDone: (TaskEvent & { type: 'done' }) | null = null;
   private readonly recorder: TaskRecorder | undefined;
   private rebuilt: (() => ConversationMessage[]) | null = null;
@@ -82,6 +84,7 @@ export class LiveTask implements TaskHandle, PermissionParent {
     const providerFactory = rt.providerFactory ?? createProvider;
     const model = options.provider.model;
     this.model = model;
+    this.provider = options.provider.provider;
     this.recorder = seed.recorder;
     this.totalCost = seed.costUsd ?? 0;
     const title = seed.title;
@@ -107,6 +110,7 @@ export class LiveTask implements TaskHandle, PermissionParent {
         this.model = config.model;
         // The key this task's provider uses is one Keel holds: kept from tools and redacted.
         runtime.secrets.remember(config.apiKey);
+        this.provider = config.provider;
         return providerFactory(config);
       },
       publish: (e) => this.emit(e),
@@ -246,6 +250,10 @@ export class LiveTask implements TaskHandle, PermissionParent {
       const cost = costUsd(this.model, event);
       this.totalCost += cost;
       event = { ...event, costUsd: cost, totalCostUsd: this.totalCost };
+    }
+    if (event.type === 'error') {
+      const advice = this.runtime.services().options.advise?.({ code: event.code, provider: this.provider });
+      if (advice) event = { ...event, message: `${event.message} ${advice}` };
     }
     // The log first: what listeners saw is never ahead of what was recorded.
     this.recorder?.record(event);

@@ -1,8 +1,8 @@
-import type { KeelError } from '../../shared/domain/errors';
+import type { ErrorCode, KeelError } from '../../shared/domain/errors';
 import type { LockManager } from '../locks/lockManager';
 import type { TurnLimits } from '../machines/turn/turn.machine';
 import type { PermissionAsker } from '../permissions/gate';
-import type { SandboxSettings } from '../permissions/sandbox';
+import type { SandboxSettings } from '../sandbox/settings';
 import type { ModelProvider, ProviderConfig } from '../providers/types';
 import type { SecretKeeper } from '../security/secretKeeper';
 import type { ToolRegistry } from '../tools/registry';
@@ -46,6 +46,17 @@ export interface TaskRuntimeOptions {
    * `secrets` is not given.
    */
   passEnv?: readonly string[];
-  /** Runs Bash inside bubblewrap (Linux) when enabled. */
+  /**
+   * The Bash sandbox (src/core/sandbox/): with `enabled`, commands run inside bubblewrap (Linux)
+   * and reach only `network.allowedDomains`, through a proxy the runtime starts on first use and
+   * closes on `dispose`. Hosts build it with `loadSandboxSettings` (settings files) plus their own.
+   */
   sandbox?: SandboxSettings;
+  /**
+   * Advice for a failure the person can fix, in this host's own terms (the extension: its
+   * commands and settings; the CLI: environment variables and flags), appended to the message of
+   * the task's `error` event. Core's messages state what went wrong and never name a host's
+   * commands, flags or settings.
+   */
+  advise?: (failure: { code: ErrorCode; provider: ProviderConfig['provider'] }) => string | undefined;
 }

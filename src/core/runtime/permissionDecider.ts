@@ -1,6 +1,6 @@
 import { createPermissionEngine, type PermissionEngine } from '../permissions/engine';
 import { decideByMode } from '../permissions/gate';
-import type { SandboxSettings } from '../permissions/sandbox';
+import type { SandboxSettings } from '../sandbox/settings';
 import type { PermissionDecider } from './wiring';
 
 /**

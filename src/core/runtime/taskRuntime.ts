@@ -7,8 +7,9 @@ import { StoreError, type StoreProblem, type TaskSummary } from '../store/types'
 import { SecretKeeper } from '../security/secretKeeper';
 import { builtinTools, createToolRegistry, type ToolRegistry } from '../tools/registry';
 import { createBashTool } from '../tools/bash';
+import { Sandbox } from '../sandbox/sandbox';
 import type { AnyTool } from '../tools/types';
-import type { ResumeTaskOptions, StartTaskOptions, TaskHandle } from './types';
+import { FollowUpRequired, type ResumeTaskOptions, type StartTaskOptions, type TaskHandle } from './types';
 import { type PermissionDecider } from './wiring';
 
 import { DEFAULT_LIMITS } from './limits';
@@ -43,12 +44,13 @@ export class TaskRuntime {
   readonly permissions: PermissionDecider;
   /** The keys this host holds and the variables passed through; shared by every task. */
   readonly secrets: SecretKeeper;
+  /** The Bash sandbox of every task here (its network proxy is closed by `dispose`). */
+  readonly sandbox: Sandbox;
 
   constructor(private readonly options: TaskRuntimeOptions) {
     this.locks = options.locks ?? new LockManager();
-    this.tools =
-      options.tools ??
-      createToolRegistry(options.sandbox?.enabled ? builtinTools.map((t) => (t.name === 'Bash' ? (createBashTool({ sandbox: options.sandbox! }) as AnyTool) : t)) : builtinTools);
+    this.sandbox = new Sandbox(options.sandbox ?? { enabled: false }, options.log ? { log: options.log } : {});
+    this.tools = options.tools ?? createToolRegistry(builtinTools.map((t) => (t.name === 'Bash' ? (createBashTool({ sandbox: this.sandbox }) as AnyTool) : t)));
     this.permissions = options.permissions ?? lazyEngine(options);
     this.secrets = options.secrets ?? SecretKeeper.fromEnvironment(process.env, options.passEnv ?? []);
     this.store = options.storageDir
@@ -124,8 +126,8 @@ export class TaskRuntime {
    * asks again (which goes through the permission check). A settled task continues with
    * `followUp` as its next user message. A task this runtime already drives gets `followUp` as a
    * user message. Throws StoreError('locked') when another live process drives it, and
-   * StoreError('not_found' | 'corrupt' | 'unsupported'); throws Error when a settled task is
-   * given no follow-up.
+   * StoreError('not_found' | 'corrupt' | 'unsupported'); throws FollowUpRequired when a settled
+   * task is given no follow-up.
    */
   async resume(id: string, opts: ResumeTaskOptions): Promise<TaskHandle> {
     const live = this.tasks.get(id);
@@ -138,7 +140,7 @@ export class TaskRuntime {
     const interrupted = opened.replay.status === 'running' || opened.replay.status === 'interrupted';
     if (!interrupted && !opts.followUp?.trim()) {
       opened.recorder.close();
-      throw new Error(`task ${id} is ${opened.replay.status}; give a follow-up message to continue it`);
+      throw new FollowUpRequired(id, opened.replay.status);
     }
     if (opened.meta.parentId) this.log('warn', `resuming subtask ${id} on its own; its parent will not receive its answer`);
     const task = new LiveTask(id, { ...opts, prompt: opts.followUp ?? '' }, this, seedOf(opened), opened.meta.parentId);
@@ -196,6 +198,7 @@ export class TaskRuntime {
     for (const t of this.tasks.values()) t.stop();
     this.tasks.clear();
     this.subtasks.clear();
+    void this.sandbox.dispose();
   }
 
   private ownerLabel(): string {
