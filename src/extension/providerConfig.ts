@@ -55,14 +55,14 @@ export function permissionModeOf(settings: KeelSettings): PermissionMode {
   return (PERMISSION_MODES as readonly string[]).includes(m) ? (m as PermissionMode) : 'default';
 }
 
-/** Environment variables that name a standing choice of model (as for `keel run`). */
+/** Environment variables that choose a model for the whole window (set where VS Code was started). */
 export const MODEL_ENV = { model: 'KEEL_MODEL', planModel: 'KEEL_PLAN_MODEL' } as const;
 
 /**
- * The model a run uses, chosen by the model-selection machine with the CLI's precedence: the
- * choice made in this host (`keel.model`, which Select Model writes; the CLI's `--model`) >
- * `KEEL_MODEL` in VS Code's environment (a standing choice) > the provider's default (one table:
- * src/shared/domain/models.ts); a run in plan mode uses `keel.planModel`, else `KEEL_PLAN_MODEL`,
+ * The model a run uses, chosen by the model-selection machine with the catalog's precedence
+ * (env override > user selected > default): `KEEL_MODEL` in VS Code's environment > `keel.model`
+ * (what the person selected; Select Model writes it) > the provider's default (one table:
+ * src/shared/domain/models.ts); a run in plan mode uses `KEEL_PLAN_MODEL`, else `keel.planModel`,
  * when one is set. Ids are normalised (the aliases sonnet, opus, haiku; Claude ids lower-cased).
  * The demo provider has its one model. `mode` defaults to the mode setting. Pure.
  */
@@ -70,10 +70,9 @@ export function modelOf(settings: KeelSettings, env: Record<string, string | und
   const provider = providerOf(settings);
   if (provider === 'demo') return DEFAULT_MODELS.demo;
   return resolveModel({
-    // The machine's override slot holds the host's explicit choice, as `keel run` puts --model there.
-    envModel: str(settings.model) || null,
-    userModel: str(env[MODEL_ENV.model]) || null,
-    planModel: str(settings.planModel) || str(env[MODEL_ENV.planModel]) || null,
+    envModel: str(env[MODEL_ENV.model]) || null,
+    userModel: str(settings.model) || null,
+    planModel: str(env[MODEL_ENV.planModel]) || str(settings.planModel) || null,
     planMode: mode === 'plan',
     providerDefault: DEFAULT_MODELS[provider],
   });

@@ -68,11 +68,12 @@ describe('provider config', () => {
 });
 
 describe('model selection in the extension (the model-selection machine)', () => {
-  it('keel.model (what Select Model writes) beats KEEL_MODEL, which beats the provider default from the one table, as in keel run', () => {
+  it('KEEL_MODEL in the environment overrides keel.model (what Select Model writes), which beats the provider default from the one table', () => {
     expect(modelOf(settings())).toBe(DEFAULT_MODELS.anthropic);
     expect(modelOf(settings({ provider: 'openai-compatible' }))).toBe(DEFAULT_MODELS['openai-compatible']);
+    expect(modelOf(settings({ model: 'claude-haiku-4-5' }))).toBe('claude-haiku-4-5');
     expect(modelOf(settings(), { KEEL_MODEL: 'opus' })).toBe(CLAUDE_FAMILIES.opus);
-    expect(modelOf(settings({ model: 'claude-haiku-4-5' }), { KEEL_MODEL: 'opus' })).toBe('claude-haiku-4-5');
+    expect(modelOf(settings({ model: 'claude-haiku-4-5' }), { KEEL_MODEL: 'opus' })).toBe(CLAUDE_FAMILIES.opus);
     // Blank is no choice.
     expect(modelOf(settings({ model: '  ' }), { KEEL_MODEL: '  ' })).toBe(DEFAULT_MODELS.anthropic);
   });
@@ -83,10 +84,10 @@ describe('model selection in the extension (the model-selection machine)', () =>
     expect(modelOf(settings({ provider: 'openai-compatible', model: 'Qwen2.5-Coder:7B' }))).toBe('Qwen2.5-Coder:7B');
   });
 
-  it('a run in plan mode uses the plan model (keel.planModel first, then KEEL_PLAN_MODEL); other modes never do', () => {
+  it('a run in plan mode uses the plan model (KEEL_PLAN_MODEL first, then keel.planModel); other modes never do', () => {
     const s = settings({ model: 'haiku', planModel: 'opus' });
     expect(modelOf(s, {}, 'plan')).toBe(CLAUDE_FAMILIES.opus);
-    expect(modelOf(s, { KEEL_PLAN_MODEL: 'claude-opus-4-1' }, 'plan')).toBe(CLAUDE_FAMILIES.opus);
+    expect(modelOf(s, { KEEL_PLAN_MODEL: 'claude-opus-4-1' }, 'plan')).toBe('claude-opus-4-1');
     expect(modelOf(settings({ model: 'haiku' }), { KEEL_PLAN_MODEL: 'claude-opus-4-1' }, 'plan')).toBe('claude-opus-4-1');
     for (const mode of ['default', 'acceptEdits', 'dontAsk', 'bypassPermissions'] as const) expect(modelOf(s, {}, mode)).toBe(CLAUDE_FAMILIES.haiku);
     // No plan model: plan mode runs the same model as the others.
