@@ -1,4 +1,5 @@
 import { existsSync, statSync } from 'node:fs';
+import type { InspectionEvent } from 'xstate';
 import type { TaskEvent } from '../shared/domain/events';
 import { AppLifetime } from '../core/machines/appSession/appLifetime';
 import { TaskRuntime } from '../core/runtime/taskRuntime';
@@ -22,7 +23,7 @@ import { HelpRequested, reportUsage, UsageError } from './usage';
  * saving: unsettled tasks recorded as interrupted; exit), which every path ends in: a settled
  * task, a startup failure, an exception, SIGTERM or Ctrl+C.
  */
-export async function runCommand(argv: string[]): Promise<number> {
+export async function runCommand(argv: string[], options: { inspect?(event: InspectionEvent): void } = {}): Promise<number> {
   let prepared: Promise<RunSetup> | undefined;
   let runtime: TaskRuntime | undefined;
   let stoppedBy: NodeJS.Signals | undefined;
@@ -43,7 +44,7 @@ export async function runCommand(argv: string[]): Promise<number> {
         runtime?.dispose();
       },
     },
-    { provider: 'anthropic' },
+    { provider: 'anthropic', ...(options.inspect ? { inspect: options.inspect } : {}) },
   );
   app.start();
   try {
@@ -51,6 +52,8 @@ export async function runCommand(argv: string[]): Promise<number> {
     try {
       setup = await prepared!;
     } catch (err) {
+      // The session ends at init (nothing ran, nothing to save), not through saving: let it get there first.
+      await app.ready();
       return startupFailure(err);
     }
     const { args, taskId } = setup;

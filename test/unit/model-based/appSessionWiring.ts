@@ -20,7 +20,8 @@ import { quiesce, waitUntil } from './system';
  *
  * Not reachable through the window's wiring, so absent from these paths (`UNREACHABLE_HERE`):
  * reading the settings cannot fail (a bad value falls back to its default; `keel run`'s init
- * fails on bad usage, covered by the CLI's integration tests), and closing the chat does not throw.
+ * fails on bad usage, replayed through runCommand in hostWiring.test.ts), and closing the chat
+ * does not throw.
  */
 export const UNREACHABLE_HERE = ['init -> exit : xstate.error.actor.0.appSession.init', 'saving -> exit : xstate.error.actor.0.appSession.saving'];
 
