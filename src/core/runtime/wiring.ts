@@ -15,7 +15,7 @@ import type { ModelProvider } from '../providers/types';
 import { SecretKeeper } from '../security/secretKeeper';
 import { invokeTool, parseToolInput } from '../tools/execute';
 import type { ToolRegistry } from '../tools/registry';
-import { decideToolCall, type PermissionDecider } from './permissionCheck';
+import { approvedSubject, decideToolCall, type PermissionDecider } from './permissionCheck';
 import { buildSystemPrompt } from './systemPrompt';
 
 export type { PermissionDecider };
@@ -160,9 +160,11 @@ async function runTool(services: TaskServices, secrets: SecretKeeper, taskId: st
   const publishChunk = (chunk: string) => {
     if (chunk) services.publish({ type: 'tool_output', taskId, id: call.id, chunk });
   };
+  const approved = approvedSubject(call);
   const r = await invokeTool(parsed.tool, parsed.input, {
     taskId,
     workspace: services.workspace,
+    ...(approved ? { approved } : {}),
     signal,
     locks: services.locks,
     env: secrets.environment(),
