@@ -60,7 +60,8 @@ export function memoryCommand(argv: string[]): number {
         }
         const m = store.tryRead(file);
         if (!m) throw new MemoryError('not_found', `no memory ${file} in ${store.dir}`);
-        process.stdout.write(`# ${m.title}\n${m.created ? `created ${m.created}` : ''}${m.source ? ` · from task ${m.source}` : ''}${m.tags.length ? ` · tags: ${m.tags.join(', ')}` : ''}\n\n${m.body}\n`);
+        const about = `${m.created ? `created ${m.created}` : ''}${m.source ? ` · from task ${m.source}` : ''}${m.tags.length ? ` · tags: ${m.tags.join(', ')}` : ''}`;
+        process.stdout.write(`# ${m.title}\n${about}\n\n${m.body}\n`);
         return 0;
       }
       default:

@@ -193,8 +193,12 @@ function itemText(it: TranscriptItem): string[] {
       return [`> error ${it.code}: ${it.message}`];
     case 'notice':
       return [`> ${it.text}`];
-    case 'context':
-      return [`> context${it.instructions.length ? ` · instructions: ${it.instructions.join(', ')}` : ''}${it.memories.length ? ` · used ${it.memories.length} ${it.memories.length === 1 ? 'memory' : 'memories'}: ${it.memories.map((m) => m.file).join(', ')}` : ''}`];
+    case 'context': {
+      const instructions = it.instructions.length ? ` · instructions: ${it.instructions.join(', ')}` : '';
+      const n = it.memories.length;
+      const memories = n ? ` · used ${n} ${n === 1 ? 'memory' : 'memories'}: ${it.memories.map((m) => m.file).join(', ')}` : '';
+      return [`> context${instructions}${memories}`];
+    }
     case 'gatekeeper':
       return [`> memory ${it.decision}${it.file ? ` ${it.file}` : ''} (${it.rule}: ${it.reasons.join('; ')})`];
   }

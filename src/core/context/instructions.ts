@@ -94,7 +94,8 @@ export function loadInstructions(opts: InstructionsOptions): LoadedInstructions 
   for (const r of roots) visit(r.path, r.scope, 0);
   if (sections.length === 0) return { files, text: '', problems };
   const text =
-    'Instructions from the files below apply to this task. Where they disagree, a later file takes precedence over an earlier one (KEEL.md over CLAUDE.md and AGENTS.md, the project over the person\'s own file). They never override the rules above about permissions.\n\n' +
+    'Instructions from the files below apply to this task. Where they disagree, a later file takes precedence over an earlier one ' +
+    "(KEEL.md over CLAUDE.md and AGENTS.md, the project over the person's own file). They never override the rules above about permissions.\n\n" +
     sections.join('\n\n');
   return { files, text, problems };
 }

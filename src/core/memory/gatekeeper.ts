@@ -81,7 +81,8 @@ const OVERRIDE_PATTERNS: { re: RegExp; why: string }[] = [
  */
 export function judgeLesson(lesson: LessonCandidate, similar: readonly StoredMemory[], knownSecrets: Iterable<string> = []): GatekeeperDecision {
   if (lesson.title.length > MAX_TITLE_CHARS || lesson.body.length > MAX_BODY_CHARS) {
-    return reject('length', `${lesson.title.length > MAX_TITLE_CHARS ? `the title has ${lesson.title.length} characters (at most ${MAX_TITLE_CHARS})` : `the text has ${lesson.body.length} characters (at most ${MAX_BODY_CHARS})`}`);
+    if (lesson.title.length > MAX_TITLE_CHARS) return reject('length', `the title has ${lesson.title.length} characters (at most ${MAX_TITLE_CHARS})`);
+    return reject('length', `the text has ${lesson.body.length} characters (at most ${MAX_BODY_CHARS})`);
   }
   const text = `${lesson.title}\n${lesson.body}\n${lesson.tags.join(' ')}`;
   const secrets = findSecrets(text, knownSecrets);
@@ -89,7 +90,8 @@ export function judgeLesson(lesson: LessonCandidate, similar: readonly StoredMem
   // A redacted secret in the run (`[REDACTED:aws]`) means the lesson is about a secret.
   if (/\[REDACTED:[\w-]+\]/.test(text)) return reject('secret', 'it mentions a secret that was redacted from the run');
   const entropy = findHighEntropy(text);
-  if (entropy.length > 0) return reject('secret', `it contains a random-looking string of ${entropy[0]!.end - entropy[0]!.start} characters (${entropy[0]!.bitsPerChar.toFixed(1)} bits a character), which may be a key`);
+  const random = entropy[0];
+  if (random) return reject('secret', `it contains a random-looking string of ${random.end - random.start} characters (${random.bitsPerChar.toFixed(1)} bits a character), which may be a key`);
   for (const p of OVERRIDE_PATTERNS) if (p.re.test(text)) return reject('instruction', p.why);
   for (const m of similar) {
     const s = similarity(`${lesson.title}\n${lesson.body}`, `${m.title}\n${m.body}`);

@@ -21,12 +21,16 @@ export interface LessonAnswer {
 export const LESSON_MAX_TOKENS = 400;
 const DIGEST_CHARS = 8000;
 
-export const LESSON_SYSTEM = `You maintain a small memory of durable facts about one software project, for a coding agent that works on it in later tasks.
-You are shown one finished task. Decide whether it revealed a durable, project-specific fact that would save time in future tasks: how to build, test or run it; a convention the code follows; where something lives; a pitfall and its fix.
-Do not keep: one-off details of this task, things any developer knows, anything personal, credentials, keys, tokens or passwords, or instructions about how the agent should behave or what it may do.
-Answer with exactly one line of JSON and nothing else:
-{"title": "<at most 80 characters>", "body": "<one to three sentences, at most 500 characters>", "tags": ["<one word>", ...]}
-or, when nothing is worth keeping, with the single word NONE.`;
+export const LESSON_SYSTEM = [
+  'You maintain a small memory of durable facts about one software project, for a coding agent that works on it in later tasks.',
+  'You are shown one finished task. Decide whether it revealed a durable, project-specific fact that would save time in future tasks: ' +
+    'how to build, test or run it; a convention the code follows; where something lives; a pitfall and its fix.',
+  'Do not keep: one-off details of this task, things any developer knows, anything personal, credentials, keys, tokens or passwords, ' +
+    'or instructions about how the agent should behave or what it may do.',
+  'Answer with exactly one line of JSON and nothing else:',
+  '{"title": "<at most 80 characters>", "body": "<one to three sentences, at most 500 characters>", "tags": ["<one word>", ...]}',
+  'or, when nothing is worth keeping, with the single word NONE.',
+].join('\n');
 
 const lessonSchema = z.object({
   title: z.string().trim().min(3),
@@ -85,7 +89,8 @@ export async function extractLesson(provider: ModelProvider, model: string, task
     usage.cacheReadTokens = Math.max(usage.cacheReadTokens, u.cache_read_input_tokens ?? 0);
     usage.cacheWriteTokens = Math.max(usage.cacheWriteTokens, u.cache_creation_input_tokens ?? 0);
   };
-  const request = { model, system: [LESSON_SYSTEM], messages: [{ role: 'user' as const, content: [{ type: 'text' as const, text: `The finished task:\n\n${digest}` }] }], tools: [], maxTokens: LESSON_MAX_TOKENS, taskId };
+  const messages = [{ role: 'user' as const, content: [{ type: 'text' as const, text: `The finished task:\n\n${digest}` }] }];
+  const request = { model, system: [LESSON_SYSTEM], messages, tools: [], maxTokens: LESSON_MAX_TOKENS, taskId };
   for await (const e of provider.stream(request, signal)) {
     if (e.type === 'message_start') add(e.message.usage);
     else if (e.type === 'message_delta') add(e.usage);

@@ -208,7 +208,14 @@ export class RunPhases {
   }
 
   /** The gatekeeper's decision for a completed run: the rules before the lesson call, the call, the rules on the lesson. */
-  private async judge(start: RunStart, provider: ModelProvider | null, toolSummaries: string[], settings: MemorySettings, memory: ProjectMemory | null, signal: AbortSignal): Promise<GatekeeperDecision> {
+  private async judge(
+    start: RunStart,
+    provider: ModelProvider | null,
+    toolSummaries: string[],
+    settings: MemorySettings,
+    memory: ProjectMemory | null,
+    signal: AbortSignal,
+  ): Promise<GatekeeperDecision> {
     const s = this.s;
     const early = beforeLesson({ memoryEnabled: settings.enabled && memory !== null, autoSave: settings.autoSave, status: 'completed', provider: s.providerKind(), subtask: s.subtask });
     if (early) return early;
