@@ -21,6 +21,8 @@ export interface RunArgs {
   maxTurns: number | undefined;
   /** The store root: --storage, else $KEEL_HOME, else ~/.keel. */
   storage: string;
+  /** `--mcp-config FILE` (repeatable): MCP servers for this run, trusted like the user's own. */
+  mcpConfig: string[];
 }
 
 /** The store root when --storage is not given: $KEEL_HOME, else ~/.keel. */
@@ -55,6 +57,7 @@ export function parseRunArgs(argv: string[], env: NodeJS.ProcessEnv): RunArgs {
         'max-turns': { type: 'string' },
         storage: { type: 'string' },
         resume: { type: 'string' },
+        'mcp-config': { type: 'string', multiple: true },
       },
     });
   } catch (err) {
@@ -99,5 +102,6 @@ export function parseRunArgs(argv: string[], env: NodeJS.ProcessEnv): RunArgs {
     outputFormat,
     maxTurns,
     storage: values.storage ? resolve(values.storage) : defaultStorage(env),
+    mcpConfig: (values['mcp-config'] ?? []).map((f) => resolve(f)),
   };
 }

@@ -12,6 +12,8 @@ Usage:
   keel tasks delete ID              (tasks commands take --storage DIR too)
   keel permissions check --tool NAME --input JSON [--workspace DIR] [--settings FILE]... [--mode MODE]
                                     print the permission decision for one tool call as JSON
+  keel mcp list|tools|add|remove|approve|revoke|serve
+                                    MCP servers (keel mcp help for details)
   keel machines [--json]            print the state machines (states and transitions)
   keel --help | --version
 
@@ -28,6 +30,7 @@ Options for run:
   --storage DIR            where tasks are kept (default: $KEEL_HOME or ~/.keel)
   --resume ID              continue stored task ID (or a unique prefix of it); it keeps
                            its workspace and model unless --workspace / --model say otherwise
+  --mcp-config FILE        MCP servers from FILE (.mcp.json format) too; repeatable
 
 Keys come from the environment: ANTHROPIC_API_KEY, OPENAI_API_KEY.
 Exit status: 0 when the task completes, 1 when it fails or is cancelled, 2 on bad usage.

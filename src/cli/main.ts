@@ -25,6 +25,8 @@ async function main(argv: string[]): Promise<number> {
       return (await import('./tasks')).tasksCommand(rest);
     case 'permissions':
       return (await import('./permissions')).permissionsCommand(rest);
+    case 'mcp':
+      return (await import('./mcp')).mcpCommand(rest);
     case 'machines':
       if (rest.includes('--json')) process.stdout.write(`${JSON.stringify(describeAll())}\n`);
       else for (const m of describeAll().machines) process.stdout.write(`${m.id}: ${m.states.length} states, ${m.transitions.length} transitions\n  ${m.states.join('\n  ')}\n`);

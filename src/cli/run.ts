@@ -6,6 +6,7 @@ import { TaskStore } from '../core/store/taskStore';
 import { StoreError } from '../core/store/types';
 import { parseRunArgs, UsageError, type RunArgs } from './args';
 import { HELP } from './help';
+import { cliMcpHub } from './mcpHost';
 import { TextRenderer } from './textRenderer';
 
 /**
@@ -40,7 +41,13 @@ export async function runCommand(argv: string[]): Promise<number> {
     process.stderr.write(`keel run: the workspace ${args.workspace} is not a folder\n`);
     return 2;
   }
+  const mcp = cliMcpHub(args.workspace, args.mcpConfig, process.env, (line) => process.stderr.write(line));
+  if (mcp.error) {
+    process.stderr.write(`keel run: ${mcp.error}\n`);
+    return 2;
+  }
   const runtime = new TaskRuntime({
+    ...(mcp.hub ? { mcp: mcp.hub } : {}),
     workspace: args.workspace,
     storageDir: args.storage,
     ownerLabel: 'keel run',
@@ -54,6 +61,7 @@ export async function runCommand(argv: string[]): Promise<number> {
     task = taskId ? await runtime.resume(taskId, { ...options, ...(args.prompt ? { followUp: args.prompt } : {}) }) : runtime.startTask({ prompt: args.prompt, ...options });
   } catch (err) {
     runtime.dispose();
+    await mcp.hub?.dispose();
     return storeFailure(err);
   }
   const write = (line: string) => process.stdout.write(line);
@@ -80,6 +88,7 @@ export async function runCommand(argv: string[]): Promise<number> {
     process.off('SIGINT', onSigint);
     unsubscribe();
     runtime.dispose();
+    await mcp.hub?.dispose();
   }
 }
 

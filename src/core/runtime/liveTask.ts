@@ -74,6 +74,7 @@ export class LiveTask implements TaskHandle {
       tools,
       permissions: runtime.permissions,
       asker: rt.asker ?? denyingAsker,
+      ...(rt.mcp ? { mcp: rt.mcp } : {}),
       createProvider: async () => {
         let config = options.provider;
         if (options.refreshProvider) {

@@ -5,6 +5,7 @@ import type { PermissionAsker } from '../permissions/gate';
 import type { SandboxSettings } from '../permissions/sandbox';
 import type { ModelProvider, ProviderConfig } from '../providers/types';
 import type { ToolRegistry } from '../tools/registry';
+import type { McpToolSource } from '../mcp/toolSource';
 import type { PermissionDecider } from './wiring';
 
 export interface TaskRuntimeOptions {
@@ -35,4 +36,9 @@ export interface TaskRuntimeOptions {
   settingsFiles?: string[];
   /** Runs Bash inside bubblewrap (Linux) when enabled. */
   sandbox?: SandboxSettings;
+  /**
+   * MCP servers' tools for every task (the host's `McpHub`, or a worker's IPC client of it). The
+   * runtime never starts or stops it: the host owns it.
+   */
+  mcp?: McpToolSource;
 }

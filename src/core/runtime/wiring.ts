@@ -19,6 +19,8 @@ import type { ModelProvider } from '../providers/types';
 import { invokeTool, parseToolInput } from '../tools/execute';
 import type { ToolRegistry } from '../tools/registry';
 import { buildSystemPrompt } from './systemPrompt';
+import type { McpToolSource } from '../mcp/toolSource';
+import { mcpCallSubject, runMcpCall } from './mcpWiring';
 import type { PermissionMode } from './types';
 
 /**
@@ -52,6 +54,8 @@ export interface TaskServices {
   durable?(): Promise<void>;
   /** Rebuilds the conversation of an interrupted task from its log (the `reconstructing` state). */
   reconstruct?(): Promise<ConversationMessage[]>;
+  /** MCP servers' tools (`mcp__server__tool`), shared by the host's tasks. */
+  mcp?: McpToolSource;
   /** Starts (or finds) the child task for a Task tool call; resolves with its final answer. */
   runSubtask(parentId: string, subtask: PendingSubtask): { result: Promise<{ result: ToolResultBlock; summary: string }>; cancel(): void };
 }
@@ -108,13 +112,14 @@ export function wireTaskMachine(services: TaskServices) {
       modelCall,
       prepareSystemPrompt: fromPromise(async ({ input }) => ({
         system: buildSystemPrompt({ workspace: services.workspace, date: new Date(), mode: input.mode }),
-        tools: services.tools.definitions(),
+        tools: [...services.tools.definitions(), ...(services.mcp ? await services.mcp.toolDefinitions() : [])],
       })),
       summarize: fromPromise(({ input, signal }) =>
         services.locks.runExclusive(taskLockKey(input.taskId), () => summarize(getProvider(), input.taskId, input.model, input.system, input.messages, signal), { signal }),
       ),
       checkPermission: fromPromise(({ input, signal }) => checkPermission(services, input.taskId, input.call, input.mode, signal)),
       runTool: fromPromise(({ input, signal }) => runTool(services, input.taskId, input.call, signal)),
+      callMcpTool: fromPromise(({ input, signal }) => runMcpCall(services, input.taskId, input.call, signal)),
     },
     actions: { publish },
   });
@@ -157,7 +162,9 @@ function modeOnly(workspace: string): PermissionDecider {
  * Stopping (cancel) stops the machine, which withdraws a pending prompt.
  */
 async function checkPermission(services: TaskServices, taskId: string, call: ToolUseBlock, mode: PermissionMode, signal: AbortSignal): Promise<PermissionOutcome> {
-  const parsed = parseToolInput(services.tools, call.name, call.input);
+  const mcp = mcpCallSubject(services.mcp, call);
+  if (mcp && !mcp.ok) return { decision: 'invalid', result: toolResult(call.id, mcp.message, true) };
+  const parsed = mcp ? { ok: true as const, input: call.input, tool: { subject: () => mcp.subject, readOnly: mcp.readOnly } } : parseToolInput(services.tools, call.name, call.input);
   if (!parsed.ok) return { decision: 'invalid', result: toolResult(call.id, parsed.result.content, true) };
   const subject = parsed.tool.subject(parsed.input as never, { workspace: services.workspace });
   const decider = services.permissions ?? modeOnly(services.workspace);
@@ -183,7 +190,9 @@ async function checkPermission(services: TaskServices, taskId: string, call: Too
   signal.addEventListener('abort', stop, { once: true });
   try {
     actor.start();
-    return await toPromise(actor);
+    const outcome = await toPromise(actor);
+    // An allowed MCP call goes to the turn's mcpCall state, not executingTool.
+    return mcp && outcome.decision === 'allow' ? { ...outcome, mcp: true } : outcome;
   } finally {
     signal.removeEventListener('abort', stop);
   }

@@ -1,0 +1,48 @@
+import type { ToolResultBlock, ToolUseBlock } from '../../shared/domain/messages';
+import type { TaskEvent } from '../../shared/domain/events';
+import type { ToolRunOutput } from '../machines/turn/types';
+import { isMcpToolName } from '../mcp/names';
+import type { McpToolSource } from '../mcp/toolSource';
+import type { PermissionSubject } from '../tools/types';
+
+/**
+ * The turn loop's side of MCP (kept apart from wiring.ts): how an `mcp__server__tool` call is
+ * described to the permission machine, and the `callMcpTool` actor's work.
+ */
+
+/**
+ * The permission subject of an MCP call, or undefined when `call` is not an MCP tool call (or no
+ * MCP source is wired). `readOnly` is always false: a server's readOnlyHint is its own claim, so
+ * MCP calls ask unless a rule (`mcp__server`, `mcp__server__tool`) allows them, and plan mode
+ * refuses them.
+ */
+export function mcpCallSubject(mcp: McpToolSource | undefined, call: ToolUseBlock): { ok: true; subject: PermissionSubject; readOnly: false } | { ok: false; message: string } | undefined {
+  if (!mcp || !isMcpToolName(call.name)) return undefined;
+  const target = mcp.resolveTool(call.name);
+  if (!target) return { ok: false, message: `There is no MCP tool named ${call.name}. Use only the tools you were given.` };
+  return { ok: true, subject: { kind: 'mcp', tool: call.name, server: target.server, summary: `${target.tool} on MCP server ${target.server}` }, readOnly: false };
+}
+
+/**
+ * Runs one allowed MCP call (after the events so far are durable, like any tool). Never rejects;
+ * progress notifications become `tool_output` events of the call.
+ */
+export async function runMcpCall(
+  services: { mcp?: McpToolSource; durable?(): Promise<void>; publish(event: TaskEvent): void },
+  taskId: string,
+  call: ToolUseBlock,
+  signal: AbortSignal,
+): Promise<ToolRunOutput> {
+  if (!services.mcp) return { result: result(call.id, `MCP tool ${call.name} is not available: no MCP servers are configured.`, true), summary: 'MCP not configured' };
+  await services.durable?.();
+  if (signal.aborted) return { result: result(call.id, 'The tool call was cancelled before it started.', true), summary: 'cancelled' };
+  const out = await services.mcp.callTool(call.name, call.input, {
+    signal,
+    onProgress: (line) => services.publish({ type: 'tool_output', taskId, id: call.id, chunk: line }),
+  });
+  return { result: result(call.id, out.content, out.isError), summary: out.summary };
+}
+
+function result(id: string, content: ToolResultBlock['content'], isError: boolean): ToolResultBlock {
+  return { type: 'tool_result', tool_use_id: id, content, ...(isError ? { is_error: true } : {}) };
+}
