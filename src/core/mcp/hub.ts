@@ -8,7 +8,7 @@ import { ServerConnection } from './connection';
 import { DEFAULT_MCP_LIMITS, limitsFromEnv, type McpLimits } from './limits';
 import { modelToolName } from './names';
 import type { McpToolOutcome, McpToolSource } from './toolSource';
-import type { McpApprovalState, McpConfigProblem, McpConfigSet, McpServerConfig, McpServerStatus, McpTransportKind } from './types';
+import type { McpApprovalState, McpConfigProblem, McpConfigSet, McpServerConfig, McpServerStatus, McpToolInfo, McpTransportKind } from './types';
 
 /**
  * The MCP hub of one host (a VS Code window, a CLI process): one connection per configured
@@ -120,24 +120,32 @@ export class McpHub implements McpToolSource {
 
   async toolDefinitions(): Promise<ToolDefinition[]> {
     await this.start();
-    const defs: ToolDefinition[] = [];
-    for (const c of this.connections.values()) {
-      const tools = c.phase() === 'ready' ? (c.actor?.getSnapshot().context.initialized?.tools ?? []) : [];
-      const taken = new Set<string>();
-      for (const t of [...tools].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))) {
-        const name = modelToolName(c.name, t.name, taken);
-        taken.add(name);
-        this.byModelName.set(name, { server: c.name, tool: t.name });
-        const schema = t.inputSchema.type === 'object' ? t.inputSchema : { type: 'object', properties: {} };
-        const description = t.description.length > MAX_DESCRIPTION ? `${t.description.slice(0, MAX_DESCRIPTION)}…` : t.description;
-        defs.push({ name, description: description || `${t.name} (MCP server ${c.name})`, input_schema: structuredClone(schema) });
-      }
-    }
-    return defs;
+    return this.readyTools().map(({ name, server, tool }) => {
+      this.byModelName.set(name, { server, tool: tool.name });
+      const schema = tool.inputSchema.type === 'object' ? tool.inputSchema : { type: 'object', properties: {} };
+      const description = tool.description.length > MAX_DESCRIPTION ? `${tool.description.slice(0, MAX_DESCRIPTION)}…` : tool.description;
+      return { name, description: description || `${tool.name} (MCP server ${server})`, input_schema: structuredClone(schema) };
+    });
   }
 
   resolveTool(name: string): { server: string; tool: string } | undefined {
+    if (!this.byModelName.has(name)) for (const t of this.readyTools()) this.byModelName.set(t.name, { server: t.server, tool: t.tool.name });
     return this.byModelName.get(name);
+  }
+
+  /** The tools of every ready server with their model-facing names (stable: sorted by name per server). */
+  private readyTools(): { name: string; server: string; tool: McpToolInfo }[] {
+    const out: { name: string; server: string; tool: McpToolInfo }[] = [];
+    for (const c of this.connections.values()) {
+      const tools = c.phase() === 'ready' ? (c.actor?.getSnapshot().context.initialized?.tools ?? []) : [];
+      const taken = new Set<string>();
+      for (const tool of [...tools].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))) {
+        const name = modelToolName(c.name, tool.name, taken);
+        taken.add(name);
+        out.push({ name, server: c.name, tool });
+      }
+    }
+    return out;
   }
 
   async callTool(name: string, args: Record<string, unknown>, opts: { signal: AbortSignal; onProgress?: (line: string) => void }): Promise<McpToolOutcome> {
