@@ -6,7 +6,7 @@ import { TaskStore } from '../core/store/taskStore';
 import { StoreError } from '../core/store/types';
 import { parseRunArgs, UsageError, type RunArgs } from './args';
 import { HELP } from './help';
-import { cliMcpHub } from './mcpHost';
+import { mayHaveMcpServers } from './mcpPresence';
 import { TextRenderer } from './textRenderer';
 
 /**
@@ -41,7 +41,8 @@ export async function runCommand(argv: string[]): Promise<number> {
     process.stderr.write(`keel run: the workspace ${args.workspace} is not a folder\n`);
     return 2;
   }
-  const mcp = cliMcpHub(args.workspace, args.mcpConfig, process.env, (line) => process.stderr.write(line));
+  // The MCP SDK is loaded only when some server may be configured (it costs start-up time).
+  const mcp = mayHaveMcpServers(args, process.env) ? (await import('./mcpHost')).cliMcpHub(args.workspace, args.mcpConfig, process.env, (line) => process.stderr.write(line)) : {};
   if (mcp.error) {
     process.stderr.write(`keel run: ${mcp.error}\n`);
     return 2;

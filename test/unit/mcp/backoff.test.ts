@@ -2,7 +2,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { createActor, fromCallback, fromPromise, type EventObject } from 'xstate';
 import { DEFAULT_MCP_LIMITS } from '../../../src/core/mcp/limits';
 import { mcpConnectionMachine } from '../../../src/core/machines/mcpConnection/mcpConnection.machine';
-import { McpConnectFailure, type McpConnectionEvent } from '../../../src/core/machines/mcpConnection/types';
+import { McpConnectFailure, type McpConnectionEvent, type McpInitialized, type McpVia } from '../../../src/core/machines/mcpConnection/types';
 
 /**
  * Restart timing of the mcpConnection machine with fake timers. The transport actors are
@@ -104,7 +104,7 @@ describe('mcpConnection restart backoff (fake timers)', () => {
     const machine = mcpConnectionMachine.provide({
       actors: {
         openStdio: fromPromise<void, { server: string }>(async () => {}),
-        initialize: fromPromise(async () => ({ serverInfo: null, tools: [], resources: [], prompts: [] })),
+        initialize: fromPromise<McpInitialized, { server: string; via: McpVia }>(async () => ({ serverInfo: null, tools: [], resources: [], prompts: [] })),
         watchConnection: fromCallback<EventObject, { server: string }>(({ sendBack }) => {
           lose = sendBack;
         }),
