@@ -49,8 +49,8 @@ export class McpConnectionIo {
   /** The actors of the machine, for `mcpConnectionMachine.provide({ actors })`. */
   actors() {
     return {
-      openStdio: fromPromise<void, { server: string }>(() => this.openStdio()),
-      openStreamableHttp: fromPromise<void, { server: string }>(() => this.openHttp('streamableHttp')),
+      openStdio: fromPromise<void, { server: string }>(({ signal }) => this.openStdio(signal)),
+      openStreamableHttp: fromPromise<void, { server: string }>(({ signal }) => this.openHttp(signal)),
       openSse: fromPromise<void, { server: string }>(({ signal }) => this.openSse(signal)),
       initialize: fromPromise<McpInitialized, { server: string; via: 'stdio' | 'streamableHttp' | 'sse' }>(({ input, signal }) => this.initialize(input.via, signal)),
       watchConnection: fromCallback<EventObject, { server: string }>(({ sendBack }) => this.watch(sendBack)),
@@ -60,8 +60,9 @@ export class McpConnectionIo {
     };
   }
 
-  private async openStdio(): Promise<void> {
+  private async openStdio(signal: AbortSignal): Promise<void> {
     await this.close();
+    abandonIfAborted(signal);
     const spec = this.spec('stdio');
     this.stderr.length = 0;
     const inner = new StdioClientTransport({
@@ -80,18 +81,23 @@ export class McpConnectionIo {
       this.transport = null;
       throw new McpConnectFailure(`could not start ${spec.command}: ${(err as Error).message}`);
     }
+    // The machine left `stdio` while the process started (STOP, DISABLE): end it now, or it
+    // would outlive the state that owned it.
+    if (signal.aborted) await this.close();
   }
 
-  private async openHttp(kind: 'streamableHttp'): Promise<void> {
+  private async openHttp(signal: AbortSignal): Promise<void> {
     await this.close();
+    abandonIfAborted(signal);
     const spec = this.spec('http');
     const inner = new StreamableHTTPClientTransport(new URL(spec.url), { requestInit: { headers: spec.headers } });
-    this.transport = new StartedTransport(inner, kind);
+    this.transport = new StartedTransport(inner, 'streamableHttp');
     await this.transport.start();
   }
 
   private async openSse(signal: AbortSignal): Promise<void> {
     await this.close();
+    abandonIfAborted(signal);
     const spec = this.spec('http');
     const inner = new SSEClientTransport(new URL(spec.url), { requestInit: { headers: spec.headers } });
     const transport = new StartedTransport(inner, 'sse');
@@ -108,6 +114,7 @@ export class McpConnectionIo {
     } finally {
       clearTimeout(timer);
     }
+    if (signal.aborted) await this.close();
   }
 
   private async initialize(via: 'stdio' | 'streamableHttp' | 'sse', signal: AbortSignal): Promise<McpInitialized> {
@@ -243,6 +250,10 @@ export class McpConnectionIo {
     if ((kind === 'stdio') !== (s.transport === 'stdio')) throw new McpConnectFailure(`server ${this.opts.name} is not a ${kind} server`, false, false);
     return s;
   }
+}
+
+function abandonIfAborted(signal: AbortSignal): void {
+  if (signal.aborted) throw new McpConnectFailure('cancelled: the connection was stopped while it opened');
 }
 
 function secs(ms: number): string {

@@ -193,6 +193,19 @@ describe('an HTTP server that misbehaves', () => {
     expect(srv.log.length).toBe(tries);
   });
 
+  it('an SSE stream that cannot open is an error with the status', async () => {
+    const srv = await startHttpMcpServer({ status: 503 });
+    http.push(srv);
+    const { hub } = hubOf([server('old', { transport: 'sse', url: srv.url, headers: {} })], { limits: FAST });
+    hubs.push(hub);
+    await hub.start();
+    const s = statusOf(hub);
+    expect(s.via).toBe('sse');
+    expect(['error', 'restarting']).toContain(s.phase);
+    expect(s.lastError).toMatch(/503/);
+    expect(srv.log[0]).toMatchObject({ method: 'GET', status: 503 });
+  });
+
   it('an expired session (404) initializes a new one and the call still answers', async () => {
     const { hub, srv } = await httpHub();
     await hub.toolDefinitions();

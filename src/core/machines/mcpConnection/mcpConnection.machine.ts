@@ -116,7 +116,12 @@ export const mcpConnectionMachine = setup({
     disconnected: {
       always: { guard: 'startsDisabled', target: 'disabled' },
       invoke: { src: 'closeConnection', input: ({ context }) => ({ server: context.server }) },
-      on: { CONNECT: 'connecting', RESTART: 'connecting', ENABLE: 'connecting' },
+      // A fresh start: earlier failures (before a STOP) do not count against it.
+      on: {
+        CONNECT: { target: 'connecting', actions: assign({ attempts: 0 }) },
+        RESTART: { target: 'connecting', actions: assign({ attempts: 0 }) },
+        ENABLE: { target: 'connecting', actions: assign({ attempts: 0 }) },
+      },
     },
     connecting: {
       entry: assign({ via: null }),
