@@ -151,7 +151,7 @@ fi
 URL="http://127.0.0.1:$PORT/?folder=$WORKSPACE"
 echo
 echo "  Keel is running: open $URL"
-echo "  Model provider: $PROVIDER$([[ $PROVIDER == demo ]] && echo ' (set ANTHROPIC_API_KEY for Anthropic)')"
+echo "  Model provider: $PROVIDER$([[ $PROVIDER == demo ]] && echo ' (a scripted tour of Keel; set ANTHROPIC_API_KEY for Anthropic)')"
 echo "  Press Ctrl+C to stop."
 echo
 

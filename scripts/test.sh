@@ -13,10 +13,7 @@ cd "$(dirname "$0")/.."
 
 step() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
 
-if [ ! -d node_modules ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
-  step "installing node dependencies (npm ci)"
-  npm ci --no-audit --no-fund
-fi
+bash scripts/ensure-node-deps.sh
 
 step "typecheck"
 npm run --silent typecheck

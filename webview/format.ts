@@ -1,3 +1,4 @@
+import { modelLabel as labelOf } from '../src/shared/domain/models';
 import type { TaskTranscript } from '../src/shared/domain/transcript';
 import type { ChatConfig } from '../src/shared/protocol/toWebview';
 
@@ -10,13 +11,9 @@ export function isBusy(t: TaskTranscript | null): boolean {
   return BUSY_STATES.includes(top);
 }
 
-/** Display names of model ids that are not meant to be read as ids. */
-const MODEL_LABELS: Record<string, string> = { demo: 'demo model' };
-
-/** The model label of the header: the task's model once known, else the configured one. */
+/** The model label of the header: the task's model once known, else the configured one ("demo model" for the demo). */
 export function modelLabel(t: TaskTranscript | null, config: ChatConfig | null): string {
-  const model = t?.model || config?.model || '';
-  return MODEL_LABELS[model] ?? model;
+  return labelOf(t?.model || config?.model || '');
 }
 
 export function formatTokens(n: number): string {

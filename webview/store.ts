@@ -22,6 +22,18 @@ export interface ChatStoreOptions {
   initialPage?: Page;
   /** Clock for measuring thinking while it streams (ms). */
   now?: () => number;
+  /** How long a notice stays when nothing else clears it (default {@link NOTICE_TIMEOUT_MS}). */
+  noticeTimeoutMs?: number;
+  /** Starts a timer; returns its cancel function (default setTimeout). */
+  setTimer?: (fire: () => void, ms: number) => () => void;
+}
+
+/** A notice (e.g. "Exported to …") goes after this long unless the next action clears it first. */
+export const NOTICE_TIMEOUT_MS = 15_000;
+
+function startTimer(fire: () => void, ms: number): () => void {
+  const t = setTimeout(fire, ms);
+  return () => clearTimeout(t);
 }
 
 function nextFrame(flush: () => void): void {
@@ -62,6 +74,8 @@ export class ChatStore {
   /** Set while the shown task comes from the store (read-only until resumed). */
   readonly stored = signal<StoredTaskState | undefined>(undefined);
   readonly settings = signal<SettingsState | null>(null);
+  /** How the last "Save settings" went (null: nothing to say). */
+  readonly settingsResult = signal<{ ok: boolean; message: string } | null>(null);
   readonly mentions = signal<{ queryId: number; files: string[] } | null>(null);
 
   private seqState: SequenceState = INITIAL_SEQUENCE_STATE;
@@ -70,6 +84,8 @@ export class ChatStore {
   private nextErrorId = 1;
   /** When the streaming message started thinking (local clock), until the host reports its time. */
   private thinkingSince = new Map<string, number>();
+  /** Cancels the timer of each notice shown, by id. */
+  private readonly noticeTimers = new Map<number, () => void>();
 
   constructor(private readonly options: ChatStoreOptions = {}) {
     if (options.initialPage) this.page.value = options.initialPage;
@@ -106,7 +122,32 @@ export class ChatStore {
   }
 
   dismissNotice(id: number): void {
+    this.noticeTimers.get(id)?.();
+    this.noticeTimers.delete(id);
     this.notices.value = this.notices.value.filter((e) => e.id !== id);
+  }
+
+  /**
+   * The person did something else (sent a prompt, changed page, opened or started a task):
+   * notices about what came before go, like a toast does.
+   */
+  clearNotices(): void {
+    for (const cancel of this.noticeTimers.values()) cancel();
+    this.noticeTimers.clear();
+    if (this.notices.value.length > 0) this.notices.value = [];
+  }
+
+  private addNotice(message: string): void {
+    const id = this.nextErrorId++;
+    const all = [...this.notices.value, { id, message }];
+    // At most five at once: the oldest go first.
+    for (const dropped of all.slice(0, -5)) {
+      this.noticeTimers.get(dropped.id)?.();
+      this.noticeTimers.delete(dropped.id);
+    }
+    this.notices.value = all.slice(-5);
+    const cancel = (this.options.setTimer ?? startTimer)(() => this.dismissNotice(id), this.options.noticeTimeoutMs ?? NOTICE_TIMEOUT_MS);
+    this.noticeTimers.set(id, cancel);
   }
 
   /** Removes a card at once after the user answered it (the host confirms with permissionResolved). */
@@ -129,6 +170,8 @@ export class ChatStore {
   private apply(message: ToWebviewMessage): void {
     switch (message.type) {
       case 'snapshot':
+        // Another task (or none) is shown now: notices about the previous one no longer apply.
+        if ((this.working?.taskId ?? null) !== (message.transcript?.taskId ?? null)) this.clearNotices();
         this.working = message.transcript;
         this.config.value = message.config;
         this.hostErrors.value = [];
@@ -161,7 +204,7 @@ export class ChatStore {
         this.hostErrors.value = [...this.hostErrors.value, { id: this.nextErrorId++, message: message.message }];
         return;
       case 'notice':
-        this.notices.value = [...this.notices.value.slice(-4), { id: this.nextErrorId++, message: message.message }];
+        this.addNotice(message.message);
         return;
       case 'permissionRequest':
         if (!this.permissions.value.some((p) => p.requestId === message.request.requestId)) {
@@ -181,10 +224,14 @@ export class ChatStore {
       case 'settings':
         this.settings.value = message.settings;
         return;
+      case 'settingsSaved':
+        this.settingsResult.value = { ok: message.ok, message: message.message };
+        return;
       case 'mentionResults':
         this.mentions.value = { queryId: message.queryId, files: message.files };
         return;
       case 'navigate':
+        if (this.page.value !== message.page) this.clearNotices();
         this.page.value = message.page;
         return;
     }

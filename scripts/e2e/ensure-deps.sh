@@ -15,7 +15,21 @@
 #
 # Output: progress on stderr; the LAST line of stdout is the absolute path of the code-server
 # binary. The same path is written to ${KEEL_CACHE_DIR:-$HOME/.cache/keel}/code-server-path.
+#
+# `--packages-only`: the Debian packages alone, no code-server, nothing on stdout (the webview
+# benchmark needs Chromium but not a VS Code).
 set -euo pipefail
+
+PACKAGES_ONLY=0
+for arg in "$@"; do
+  case "$arg" in
+    --packages-only) PACKAGES_ONLY=1 ;;
+    *)
+      printf '[ensure-deps] unknown option %s (known: --packages-only)\n' "$arg" >&2
+      exit 2
+      ;;
+  esac
+done
 
 CODE_SERVER_VERSION=4.100.3
 # The @vscode/ripgrep version pinned by code-server 4.100.3's lib/vscode/npm-shrinkwrap.json and
@@ -246,6 +260,10 @@ ensure_node22() {
 }
 
 ensure_apt_packages
+if ((PACKAGES_ONLY)); then
+  log "done in $(elapsed "$T0") s (packages only)"
+  exit 0
+fi
 mkdir -p "$CACHE_DIR"
 ensure_code_server
 ensure_node22

@@ -1,9 +1,13 @@
 import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { parseArgs } from 'node:util';
 import { resolveModel } from '../core/machines/modelSelection/modelSelection.machine';
 import type { ProviderConfig } from '../core/providers/types';
+import { DEFAULT_MODELS, PROVIDER_IDS } from '../shared/domain/models';
 import type { PermissionMode } from '../core/runtime/types';
+import { checkPassEnvNames } from '../core/security/passEnv';
+import { parseCommandLine, UsageError } from './usage';
+
+export { UsageError } from './usage';
 
 export interface RunArgs {
   /** The prompt; with `resume`, the follow-up (may be empty). */
@@ -23,6 +27,8 @@ export interface RunArgs {
   storage: string;
   /** `--mcp-config FILE` (repeatable): MCP servers for this run, trusted like the user's own. */
   mcpConfig: string[];
+  /** `--pass-env NAME` (repeatable): variables tool processes keep although Keel would remove them. */
+  passEnv: string[];
 }
 
 /** The store root when --storage is not given: $KEEL_HOME, else ~/.keel. */
@@ -30,44 +36,34 @@ export function defaultStorage(env: NodeJS.ProcessEnv): string {
   return resolve(env.KEEL_HOME || join(homedir(), '.keel'));
 }
 
-const PROVIDERS = ['anthropic', 'openai-compatible', 'demo'] as const;
+const PROVIDERS = PROVIDER_IDS;
 const MODES = ['default', 'acceptEdits', 'plan', 'dontAsk', 'bypassPermissions'] as const;
-export const DEFAULT_MODELS: Record<(typeof PROVIDERS)[number], string> = {
-  anthropic: 'claude-sonnet-5-5',
-  'openai-compatible': 'llama3.1',
-  demo: 'demo',
-};
+export { DEFAULT_MODELS } from '../shared/domain/models';
 
-export class UsageError extends Error {}
+const RUN_OPTIONS = {
+  workspace: { type: 'string' },
+  provider: { type: 'string' },
+  'base-url': { type: 'string' },
+  model: { type: 'string' },
+  mode: { type: 'string' },
+  'output-format': { type: 'string' },
+  'max-turns': { type: 'string' },
+  storage: { type: 'string' },
+  resume: { type: 'string' },
+  'pass-env': { type: 'string', multiple: true },
+  'mcp-config': { type: 'string', multiple: true },
+} as const;
 
-/** Parses `keel run` arguments. Throws UsageError with a message for people on bad input. */
+/**
+ * Parses `keel run` arguments. Throws UsageError (a message for people, without the `keel run`
+ * prefix) on bad input, HelpRequested for `--help`.
+ */
 export function parseRunArgs(argv: string[], env: NodeJS.ProcessEnv): RunArgs {
-  let parsed;
-  try {
-    parsed = parseArgs({
-      args: argv,
-      allowPositionals: true,
-      options: {
-        workspace: { type: 'string' },
-        provider: { type: 'string' },
-        'base-url': { type: 'string' },
-        model: { type: 'string' },
-        mode: { type: 'string' },
-        'output-format': { type: 'string' },
-        'max-turns': { type: 'string' },
-        storage: { type: 'string' },
-        resume: { type: 'string' },
-        'mcp-config': { type: 'string', multiple: true },
-      },
-    });
-  } catch (err) {
-    throw new UsageError((err as Error).message);
-  }
-  const { values, positionals } = parsed;
+  const { values, positionals } = parseCommandLine(argv, RUN_OPTIONS, true);
   const prompt = positionals.join(' ').trim();
   const resume = values.resume?.trim() || undefined;
-  if (values.resume !== undefined && !resume) throw new UsageError('--resume needs a task id (see keel tasks list)');
-  if (!prompt && !resume) throw new UsageError('keel run needs a prompt: keel run "<prompt>"');
+  if (values.resume !== undefined && !resume) throw new UsageError('--resume needs a task id (keel tasks list shows them)');
+  if (!prompt && !resume) throw new UsageError('no prompt given');
   const provider = (values.provider ?? 'anthropic') as (typeof PROVIDERS)[number];
   if (!PROVIDERS.includes(provider)) throw new UsageError(`--provider must be one of ${PROVIDERS.join(', ')} (got "${values.provider}")`);
   const mode = (values.mode ?? 'default') as PermissionMode;
@@ -79,8 +75,11 @@ export function parseRunArgs(argv: string[], env: NodeJS.ProcessEnv): RunArgs {
     maxTurns = Number(values['max-turns']);
     if (!Number.isInteger(maxTurns) || maxTurns < 1) throw new UsageError(`--max-turns must be a positive integer (got "${values['max-turns']}")`);
   }
+  const passEnv = checkPassEnvNames(values['pass-env'] ?? [], '--pass-env');
+  if (passEnv.problems.length > 0) throw new UsageError(passEnv.problems[0] as string);
   const apiKey = provider === 'anthropic' ? env.ANTHROPIC_API_KEY : provider === 'openai-compatible' ? env.OPENAI_API_KEY : undefined;
   const baseUrl = values['base-url'];
+  if (baseUrl !== undefined && !isHttpUrl(baseUrl)) throw new UsageError(`--base-url must be an http:// or https:// URL (got "${baseUrl}")`);
   return {
     prompt,
     resume,
@@ -103,5 +102,15 @@ export function parseRunArgs(argv: string[], env: NodeJS.ProcessEnv): RunArgs {
     maxTurns,
     storage: values.storage ? resolve(values.storage) : defaultStorage(env),
     mcpConfig: (values['mcp-config'] ?? []).map((f) => resolve(f)),
+    passEnv: passEnv.names,
   };
+}
+
+function isHttpUrl(text: string): boolean {
+  try {
+    const u = new URL(text);
+    return u.protocol === 'http:' || u.protocol === 'https:';
+  } catch {
+    return false;
+  }
 }

@@ -1,3 +1,5 @@
+import { DEFAULT_MODELS } from '../shared/domain/models';
+
 export const VERSION = '0.1.0';
 
 export const HELP = `keel — a coding agent whose every behaviour is an explicit state machine
@@ -10,19 +12,23 @@ Usage:
   keel tasks show ID                one task's figures and chat
   keel tasks export ID --format md|json [--output FILE]
   keel tasks delete ID              (tasks commands take --storage DIR too)
-  keel permissions check --tool NAME --input JSON [--workspace DIR] [--settings FILE]... [--mode MODE]
-                                    print the permission decision for one tool call as JSON
+  keel permissions check --tool NAME --input JSON... [--workspace DIR] [--settings FILE]... [--mode MODE] [--home DIR]
+                                    print the decision a run would reach for each tool call,
+                                    one JSON line per --input ("ask" where a run would ask)
   keel mcp list|tools|add|remove|approve|revoke|serve
-                                    MCP servers (keel mcp help for details)
+                                    MCP servers (keel mcp --help for details)
   keel machines [--json]            print the state machines (states and transitions)
   keel --help | --version
+  keel COMMAND --help               the options of one command
 
 Options for run:
   --workspace DIR          the folder the agent works in (default: current directory)
-  --provider P             anthropic | openai-compatible | demo   (default: anthropic)
+  --provider P             anthropic | openai-compatible | demo   (default: anthropic;
+                           demo: a scripted tour of Keel, no key needed)
   --base-url URL           API base URL (Anthropic: https://api.anthropic.com;
                            OpenAI-compatible: e.g. http://localhost:11434/v1)
-  --model ID               model id (default: claude-sonnet-5-5 for anthropic)
+  --model ID               model id (default: ${DEFAULT_MODELS.anthropic} for anthropic,
+                           ${DEFAULT_MODELS['openai-compatible']} for openai-compatible)
   --mode MODE              default | acceptEdits | plan | dontAsk | bypassPermissions
                            (headless, anything that would ask is denied)
   --output-format F        text (default) | stream-json (one JSON event per line)
@@ -31,7 +37,19 @@ Options for run:
   --resume ID              continue stored task ID (or a unique prefix of it); it keeps
                            its workspace and model unless --workspace / --model say otherwise
   --mcp-config FILE        MCP servers from FILE (.mcp.json format) too; repeatable
+  --pass-env NAME          give tool processes (Bash, …) the variable NAME although Keel would
+                           remove it (its keys, BASH_ENV, GIT_CONFIG_*, …); repeatable. Also:
+                           "passEnv": ["NAME"] in ~/.keel/settings.json
 
-Keys come from the environment: ANTHROPIC_API_KEY, OPENAI_API_KEY.
-Exit status: 0 when the task completes, 1 when it fails or is cancelled, 2 on bad usage.
+Keys come from the environment: ANTHROPIC_API_KEY, OPENAI_API_KEY. Tool processes never see
+them, and known key shapes are redacted from tool output.
+The Bash sandbox (bubblewrap, Linux) is set in ~/.keel/settings.json: "sandbox": {"enabled": true,
+"network": {"allowedDomains": ["github.com"]}}; a project's settings can only tighten it.
+Exit status: 0 when the task completes, 1 when it fails or is cancelled, 2 on bad usage (one
+line on stderr saying what is wrong), 3 when the storage folder cannot record the run.
+`;
+
+export const MACHINES_HELP = `Usage: keel machines [--json]
+Prints every state machine of Keel with its states (and, with --json, its transitions), derived
+from the machine definitions themselves.
 `;

@@ -1,10 +1,12 @@
 import { describeAll } from '../core/machines/catalog';
 import { runCommand } from './run';
-import { HELP, VERSION } from './help';
+import { HELP, MACHINES_HELP, VERSION } from './help';
+import { HelpRequested, parseCommandLine, reportUsage, UsageError } from './usage';
 
 /**
- * `keel`: the headless entry. Subcommands: run, machines. Exit codes: 0 success, 1 the task
- * failed or was cancelled, 2 bad usage.
+ * `keel`: the headless entry. Subcommands: run, tasks, permissions, machines. Exit codes in
+ * ./exitCodes.ts (0 success, 1 failed or cancelled, 2 bad usage — one line on stderr:
+ * `keel <command>: <problem> (see keel <command> --help)` —, 3 unusable storage, 128 + n on signal n).
  */
 async function main(argv: string[]): Promise<number> {
   const [cmd, ...rest] = argv;
@@ -28,13 +30,29 @@ async function main(argv: string[]): Promise<number> {
     case 'mcp':
       return (await import('./mcp')).mcpCommand(rest);
     case 'machines':
-      if (rest.includes('--json')) process.stdout.write(`${JSON.stringify(describeAll())}\n`);
-      else for (const m of describeAll().machines) process.stdout.write(`${m.id}: ${m.states.length} states, ${m.transitions.length} transitions\n  ${m.states.join('\n  ')}\n`);
-      return 0;
+      return machinesCommand(rest);
     default:
-      process.stderr.write(`keel: unknown command "${cmd}"\n\n${HELP}`);
+      process.stderr.write(`keel: unknown ${cmd.startsWith('-') ? `option ${cmd}` : `command "${cmd}"`} (see keel --help)\n`);
       return 2;
   }
+}
+
+/** `keel machines [--json]`: the state machines as the definitions declare them. */
+function machinesCommand(argv: string[]): number {
+  let json: boolean;
+  try {
+    json = Boolean(parseCommandLine(argv, { json: { type: 'boolean' } }, false).values.json);
+  } catch (err) {
+    if (err instanceof HelpRequested) {
+      process.stdout.write(MACHINES_HELP);
+      return 0;
+    }
+    if (err instanceof UsageError) return reportUsage('machines', err);
+    throw err;
+  }
+  if (json) process.stdout.write(`${JSON.stringify(describeAll())}\n`);
+  else for (const m of describeAll().machines) process.stdout.write(`${m.id}: ${m.states.length} states, ${m.transitions.length} transitions\n  ${m.states.join('\n  ')}\n`);
+  return 0;
 }
 
 // A closed pipe (`keel run … | head`) is the reader's choice, not an error.

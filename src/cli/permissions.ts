@@ -1,58 +1,109 @@
 import { resolve } from 'node:path';
-import { parseArgs } from 'node:util';
+import { z } from 'zod';
 import { createPermissionEngine } from '../core/permissions';
+import { explainPermission } from '../core/runtime/permissionCheck';
+import { loadSandboxSettings } from '../core/sandbox/settings';
 import type { PermissionMode } from '../core/runtime/types';
-import { createToolRegistry } from '../core/tools/registry';
-import { parseToolInput } from '../core/tools/execute';
+import { createToolRegistry, type ToolRegistry } from '../core/tools/registry';
+import type { AnyTool } from '../core/tools/types';
+import { HelpRequested, parseCommandLine, reportUsage, UsageError } from './usage';
 
 const MODES = ['default', 'acceptEdits', 'plan', 'dontAsk', 'bypassPermissions'] as const;
 
+export const PERMISSIONS_HELP = `Usage:
+  keel permissions check --tool NAME --input JSON... [--workspace DIR] [--settings FILE]... [--mode MODE] [--home DIR]
+Prints the decision a run would reach for each tool call, one JSON line per --input, in order:
+{"decision","reason","rule",...}; "ask" where a run would ask the person (headless, a run denies).
+  --workspace DIR   the workspace whose .keel/ and .claude/ settings apply (default: current directory)
+  --settings FILE   an extra settings file (repeatable)
+  --mode MODE       default | acceptEdits | plan | dontAsk | bypassPermissions (default: default, as keel run)
+  --home DIR        the home folder for user settings and ~ (default: yours)
+`;
+
+const CHECK_OPTIONS = {
+  tool: { type: 'string' },
+  input: { type: 'string', multiple: true },
+  workspace: { type: 'string' },
+  settings: { type: 'string', multiple: true },
+  mode: { type: 'string' },
+  home: { type: 'string' },
+} as const;
+
 /**
- * `keel permissions check --tool <Name> --input '<json>' [--workspace DIR] [--settings FILE]...
- * [--mode MODE]`: prints one JSON line {"decision","reason","rule"} and exits 0; 2 on bad usage.
+ * `keel permissions check --tool <Name> --input '<json>'... [--workspace DIR] [--settings FILE]...
+ * [--mode MODE] [--home DIR]`: prints one JSON line {"decision","reason","rule"} per `--input`, in
+ * order, and exits 0; 2 on bad usage (one line on stderr, nothing on stdout).
+ *
+ * It runs the decision path of a run (`explainPermission` → `decideToolCall`: input validation,
+ * the tool's subject, the permission machine with plan's read-only rule, the engine's rules,
+ * modes, dontAsk and safety asks) and reports `ask` where a run would ask. Without `--mode`, the
+ * mode of `keel run` without `--mode`: `default`.
  */
 export async function permissionsCommand(argv: string[]): Promise<number> {
+  try {
+    return await check(argv);
+  } catch (err) {
+    if (err instanceof HelpRequested) {
+      process.stdout.write(PERMISSIONS_HELP);
+      return 0;
+    }
+    if (err instanceof UsageError) return reportUsage('permissions', err);
+    throw err;
+  }
+}
+
+async function check(argv: string[]): Promise<number> {
   const [sub, ...rest] = argv;
-  if (sub !== 'check') return usage(`unknown permissions subcommand "${sub ?? ''}"`);
-  let values;
-  try {
-    values = parseArgs({
-      args: rest,
-      options: { tool: { type: 'string' }, input: { type: 'string' }, workspace: { type: 'string' }, settings: { type: 'string', multiple: true }, mode: { type: 'string' }, home: { type: 'string' } },
-    }).values;
-  } catch (err) {
-    return usage((err as Error).message);
+  if (sub === 'help' || sub === '--help' || sub === '-h') throw new HelpRequested();
+  if (sub !== 'check') throw new UsageError(sub === undefined ? 'missing the subcommand (check)' : sub.startsWith('-') ? 'the subcommand (check) comes first' : `unknown subcommand "${sub}"`);
+  const { values } = parseCommandLine(rest, CHECK_OPTIONS, false);
+  if (!values.tool) throw new UsageError('--tool is required');
+  const inputs: Record<string, unknown>[] = [];
+  for (const text of values.input ?? ['{}']) {
+    let input: unknown;
+    try {
+      input = JSON.parse(text);
+    } catch (err) {
+      throw new UsageError(`--input is not JSON: ${(err as Error).message}`);
+    }
+    if (typeof input !== 'object' || input === null || Array.isArray(input)) throw new UsageError("--input must be a JSON object, as a tool call's input is");
+    inputs.push(input as Record<string, unknown>);
   }
-  if (!values.tool) return usage('--tool is required');
-  let input: unknown;
-  try {
-    input = JSON.parse(values.input ?? '{}');
-  } catch (err) {
-    return usage(`--input is not JSON: ${(err as Error).message}`);
-  }
+  if (values.mode !== undefined && !(MODES as readonly string[]).includes(values.mode)) throw new UsageError(`--mode must be one of ${MODES.join(', ')} (got "${values.mode}")`);
+  const mode = (values.mode ?? 'default') as PermissionMode;
   const workspace = resolve(values.workspace ?? process.cwd());
-  const engine = await createPermissionEngine({ workspace, ...(values.settings ? { settingsFiles: values.settings } : {}), ...(values.home ? { home: values.home } : {}) });
-  const mode = (values.mode ?? engine.defaultMode() ?? 'default') as PermissionMode;
-  if (!(MODES as readonly string[]).includes(mode)) return usage(`--mode must be one of ${MODES.join(', ')}`);
-  if (values.tool.startsWith('mcp__')) {
-    const server = /^mcp__(.+?)__/.exec(values.tool)?.[1] ?? values.tool.slice(5);
-    const d = await engine.decide({ tool: values.tool, input, subject: { kind: 'mcp', tool: values.tool, server, summary: values.tool }, readOnly: false }, mode);
-    process.stdout.write(`${JSON.stringify({ decision: d.decision, reason: d.reason, rule: d.rule ?? null })}\n`);
-    return 0;
+  // As `keel run` does: with the sandbox on (settings files), leaving it always asks.
+  const home = values.home ? { home: values.home } : {};
+  const sandbox = { enabled: loadSandboxSettings({ workspace, ...home }).settings.enabled };
+  const engine = await createPermissionEngine({ workspace, sandbox, ...(values.settings ? { settingsFiles: values.settings } : {}), ...home });
+  const tools = withMcpTools(createToolRegistry());
+  for (const input of inputs) {
+    const d = await explainPermission({ workspace, tools, permissions: engine }, { tool: values.tool, input, mode });
+    const problems = engine.problems();
+    process.stdout.write(`${JSON.stringify({ decision: d.decision, reason: d.reason, rule: d.rule ?? null, ...(d.source ? { source: d.source } : {}), ...(d.risky ? { risky: true } : {}), ...(problems.length ? { problems } : {}) })}\n`);
   }
-  const parsed = parseToolInput(createToolRegistry(), values.tool, input);
-  if (!parsed.ok) {
-    process.stdout.write(`${JSON.stringify({ decision: 'deny', reason: `invalid call: ${parsed.result.content}`, rule: null })}\n`);
-    return 0;
-  }
-  const subject = parsed.tool.subject(parsed.input as never, { workspace });
-  const d = await engine.decide({ tool: values.tool, input: parsed.input, subject, readOnly: parsed.tool.readOnly }, mode);
-  const problems = engine.problems();
-  process.stdout.write(`${JSON.stringify({ decision: d.decision, reason: d.reason, rule: d.rule ?? null, ...(d.source ? { source: d.source } : {}), ...(d.risky ? { risky: true } : {}), ...(problems.length ? { problems } : {}) })}\n`);
   return 0;
 }
 
-function usage(msg: string): number {
-  process.stderr.write(`keel permissions: ${msg}\nUsage: keel permissions check --tool <Name> --input '<json>' [--workspace DIR] [--settings FILE]... [--mode MODE]\n`);
-  return 2;
+/**
+ * The built-in tools, and any `mcp__server__tool` name as an MCP tool that may change things
+ * (no MCP server is connected here, so nothing says otherwise): what the rules decide for it.
+ */
+function withMcpTools(registry: ToolRegistry): Pick<ToolRegistry, 'get' | 'names'> {
+  return {
+    names: () => registry.names(),
+    get: (name) => registry.get(name) ?? (name.startsWith('mcp__') ? mcpTool(name) : undefined),
+  };
+}
+
+function mcpTool(name: string): AnyTool {
+  const server = /^mcp__(.+?)__/.exec(name)?.[1] ?? name.slice(5);
+  return {
+    name,
+    description: 'an MCP tool',
+    inputSchema: z.record(z.string(), z.unknown()),
+    readOnly: false,
+    subject: () => ({ kind: 'mcp', tool: name, server, summary: name }),
+    invoke: async () => ({ content: 'not connected', isError: true, summary: 'not connected' }),
+  };
 }

@@ -1,13 +1,19 @@
 import { existsSync, statSync } from 'node:fs';
 import type { TaskEvent } from '../shared/domain/events';
 import { TaskRuntime } from '../core/runtime/taskRuntime';
-import type { TaskHandle } from '../core/runtime/types';
+import { loadSandboxSettings } from '../core/sandbox/settings';
+import { readUserPassEnv } from '../core/security/passEnv';
+import { FollowUpRequired, type TaskHandle } from '../core/runtime/types';
 import { TaskStore } from '../core/store/taskStore';
 import { StoreError } from '../core/store/types';
-import { parseRunArgs, UsageError, type RunArgs } from './args';
+import { cliAdvice } from './advice';
+import { parseRunArgs, type RunArgs } from './args';
 import { HELP } from './help';
 import { mayHaveMcpServers } from './mcpPresence';
+import { EXIT_STORAGE_UNUSABLE, STORAGE_HINT } from './exitCodes';
+import { handleSignals } from './signals';
 import { TextRenderer } from './textRenderer';
+import { HelpRequested, reportUsage, UsageError } from './usage';
 
 /**
  * `keel run`: starts one task (or, with --resume, continues a stored one), streams its events,
@@ -18,17 +24,24 @@ export async function runCommand(argv: string[]): Promise<number> {
   try {
     args = parseRunArgs(argv, process.env);
   } catch (err) {
-    if (err instanceof UsageError) {
-      process.stderr.write(`keel run: ${err.message}\n\n${HELP}`);
-      return 2;
+    if (err instanceof HelpRequested) {
+      process.stdout.write(HELP);
+      return 0;
     }
+    if (err instanceof UsageError) return reportUsage('run', err);
     throw err;
+  }
+  // The run is recorded: a storage path that cannot hold it fails now, before any request.
+  const store = new TaskStore(args.storage);
+  try {
+    store.prepare();
+  } catch (err) {
+    return storeFailure(err);
   }
   let taskId: string | undefined;
   if (args.resume) {
     // A resumed task works in its own workspace with its own model unless told otherwise.
     try {
-      const store = new TaskStore(args.storage);
       taskId = store.resolveId(args.resume);
       const meta = await store.readMeta(taskId);
       if (!args.workspaceGiven && meta.workspace) args.workspace = meta.workspace;
@@ -38,20 +51,26 @@ export async function runCommand(argv: string[]): Promise<number> {
     }
   }
   if (!existsSync(args.workspace) || !statSync(args.workspace).isDirectory()) {
-    process.stderr.write(`keel run: the workspace ${args.workspace} is not a folder\n`);
-    return 2;
+    return reportUsage('run', new UsageError(`the workspace ${args.workspace} is not a folder`));
   }
   // The MCP SDK is loaded only when some server may be configured (it costs start-up time).
   const mcp = mayHaveMcpServers(args, process.env) ? (await import('./mcpHost')).cliMcpHub(args.workspace, args.mcpConfig, process.env, (line) => process.stderr.write(line)) : {};
-  if (mcp.error) {
-    process.stderr.write(`keel run: ${mcp.error}\n`);
-    return 2;
-  }
+  if (mcp.error) return reportUsage('run', new UsageError(mcp.error));
+  // Variables passed to tool processes: --pass-env, and passEnv in ~/.keel/settings.json (never
+  // a project's own files: a cloned repository must not be able to ask for the keys).
+  const userPassEnv = readUserPassEnv();
+  for (const p of userPassEnv.problems) process.stderr.write(`keel: ${p}\n`);
+  // The Bash sandbox from the settings files' `sandbox` sections (a project may only tighten it).
+  const sandbox = loadSandboxSettings({ workspace: args.workspace });
+  for (const p of sandbox.problems) process.stderr.write(`keel: sandbox settings: ${p}\n`);
   const runtime = new TaskRuntime({
     ...(mcp.hub ? { mcp: mcp.hub } : {}),
     workspace: args.workspace,
+    passEnv: [...new Set([...args.passEnv, ...userPassEnv.names])],
+    sandbox: sandbox.settings,
     storageDir: args.storage,
     ownerLabel: 'keel run',
+    advise: cliAdvice,
     log: (level, message) => {
       if (level !== 'info') process.stderr.write(`keel: ${message}\n`);
     },
@@ -70,32 +89,37 @@ export async function runCommand(argv: string[]): Promise<number> {
   const onEvent = (e: TaskEvent) => (args.outputFormat === 'stream-json' ? write(`${JSON.stringify(e)}\n`) : text.render(e));
   const unsubscribe = task.subscribe(onEvent);
 
-  let interrupted = false;
-  const onSigint = () => {
-    if (interrupted) process.exit(130);
-    interrupted = true;
-    task.cancel();
-  };
-  process.on('SIGINT', onSigint);
+  const unhandle = handleSignals({
+    cancel: () => task.cancel(),
+    interrupt: (signal) => {
+      const ids = runtime.interruptAll();
+      unsubscribe();
+      text.finish();
+      if (ids.includes(task.id)) process.stderr.write(`keel run: ${signal}: task ${task.id} stopped and recorded as interrupted; continue it with: keel run --resume ${task.id}\n`);
+    },
+  });
   try {
+    // A failed task waits for the user (awaitingUser, recorded as failed): `done` is the last
+    // event of the run, and `keel run --resume ID "<follow-up>"` continues it later.
     const done = await task.settled();
-    if (done.status === 'failed') {
-      // Headless there is nobody to press Retry: the task ends failed.
-      task.abandon();
-    }
     text.finish();
     return done.status === 'completed' ? 0 : 1;
   } finally {
-    process.off('SIGINT', onSigint);
+    unhandle();
     unsubscribe();
     runtime.dispose();
     await mcp.hub?.dispose();
   }
 }
 
-/** Prints a store failure for people; 2 for an id that names no task, else 1. */
+/** Prints a store failure for people; 2 for an id that names no task or a missing follow-up, 3 when the storage cannot record the run, else 1. */
 function storeFailure(err: unknown): number {
+  if (err instanceof FollowUpRequired) return reportUsage('run', new UsageError(`${err.message}: keel run --resume ${err.taskId} "<follow-up>"`));
   if (err instanceof StoreError) {
+    if (err.code === 'unusable') {
+      process.stderr.write(`keel run: ${err.message}; ${STORAGE_HINT}\n`);
+      return EXIT_STORAGE_UNUSABLE;
+    }
     process.stderr.write(`keel run: ${err.message}\n`);
     return err.code === 'not_found' || err.code === 'ambiguous' ? 2 : 1;
   }

@@ -1,10 +1,12 @@
 import { writeFileSync } from 'node:fs';
-import { parseArgs } from 'node:util';
 import type { TranscriptItem } from '../shared/domain/transcript';
 import { exportJson, exportMarkdown } from '../core/store/exportTask';
 import { TaskStore, type LoadedTask } from '../core/store/taskStore';
 import { StoreError, type TaskSummary } from '../core/store/types';
+import { modelLabel } from '../shared/domain/models';
 import { defaultStorage } from './args';
+import { EXIT_STORAGE_UNUSABLE, STORAGE_HINT } from './exitCodes';
+import { HelpRequested, parseCommandLine, reportUsage, UsageError } from './usage';
 
 export const TASKS_HELP = `Usage:
   keel tasks list [--json] [--all]                 every stored task, newest first
@@ -29,68 +31,84 @@ export interface TaskListEntry {
   runningElsewhere?: string;
 }
 
+const STORAGE = { storage: { type: 'string' } } as const;
+
 /**
  * `keel tasks list|show|export|delete`. Exit codes: 0 success, 1 the task cannot be read or is
- * locked, 2 bad usage or unknown id. Problems with individual tasks (quarantined) go to stderr and
- * never stop a listing.
+ * locked, 2 bad usage (one line on stderr) or unknown id, 3 the storage folder cannot be used.
+ * Each subcommand takes only its own options. Problems with individual tasks (quarantined) go to
+ * stderr and never stop a listing.
  */
 export async function tasksCommand(argv: string[]): Promise<number> {
   const [sub, ...rest] = argv;
-  let parsed;
-  try {
-    parsed = parseArgs({
-      args: rest,
-      allowPositionals: true,
-      options: { storage: { type: 'string' }, json: { type: 'boolean' }, all: { type: 'boolean' }, format: { type: 'string' }, output: { type: 'string' } },
-    });
-  } catch (err) {
-    return usage((err as Error).message);
+  if (sub === undefined || sub === 'help' || sub === '--help' || sub === '-h') {
+    process.stdout.write(TASKS_HELP);
+    return sub === undefined ? 2 : 0;
   }
-  const { values, positionals } = parsed;
-  const store = new TaskStore(values.storage ?? defaultStorage(process.env), { log: (level, message) => level !== 'info' && process.stderr.write(`keel: ${message}\n`) });
   try {
     switch (sub) {
-      case 'list':
-        return await list(store, Boolean(values.json), Boolean(values.all));
+      case 'list': {
+        const { values } = parseCommandLine(rest, { ...STORAGE, json: { type: 'boolean' }, all: { type: 'boolean' } }, false);
+        return await list(storeAt(values.storage), Boolean(values.json), Boolean(values.all));
+      }
       case 'show':
-      case 'export':
       case 'delete': {
-        const [given] = positionals;
-        if (!given) return usage(`keel tasks ${sub} needs a task id`);
-        const id = store.resolveId(given);
+        const { values, positionals } = parseCommandLine(rest, STORAGE, true);
+        const store = storeAt(values.storage);
+        const id = store.resolveId(onlyId(sub, positionals));
         if (sub === 'delete') {
           await store.delete(id);
           process.stdout.write(`deleted task ${id}\n`);
           return 0;
         }
         const task = await store.load(id);
-        const summary = summaryOf(task);
-        if (sub === 'show') {
-          process.stdout.write(showText(task, summary));
-          return 0;
-        }
+        process.stdout.write(showText(task, summaryOf(task)));
+        return 0;
+      }
+      case 'export': {
+        const { values, positionals } = parseCommandLine(rest, { ...STORAGE, format: { type: 'string' }, output: { type: 'string' } }, true);
         const format = values.format;
-        if (format !== 'md' && format !== 'json') return usage('keel tasks export needs --format md or --format json');
+        if (format !== 'md' && format !== 'json') throw new UsageError(`export needs --format md or --format json${format === undefined ? '' : ` (got "${format}")`}`);
+        const store = storeAt(values.storage);
+        const id = store.resolveId(onlyId(sub, positionals));
+        const task = await store.load(id);
+        const summary = summaryOf(task);
         const out = format === 'md' ? exportMarkdown(task, summary) : exportJson(task, summary);
         if (values.output) writeFileSync(values.output, out);
         else process.stdout.write(out);
         return 0;
       }
-      case undefined:
-      case 'help':
-      case '--help':
-        process.stdout.write(TASKS_HELP);
-        return sub === undefined ? 2 : 0;
       default:
-        return usage(`unknown subcommand "${sub}"`);
+        throw new UsageError(sub.startsWith('-') ? 'the subcommand (list, show, export or delete) comes first' : `unknown subcommand "${sub}"`);
     }
   } catch (err) {
+    if (err instanceof HelpRequested) {
+      process.stdout.write(TASKS_HELP);
+      return 0;
+    }
+    if (err instanceof UsageError) return reportUsage('tasks', err);
     if (err instanceof StoreError) {
+      if (err.code === 'unusable') {
+        process.stderr.write(`keel tasks: ${err.message}; ${STORAGE_HINT}\n`);
+        return EXIT_STORAGE_UNUSABLE;
+      }
       process.stderr.write(`keel tasks: ${err.message}\n`);
       return err.code === 'not_found' || err.code === 'ambiguous' ? 2 : 1;
     }
     throw err;
   }
+}
+
+function storeAt(storage: string | undefined): TaskStore {
+  return new TaskStore(storage ?? defaultStorage(process.env), { log: (level, message) => level !== 'info' && process.stderr.write(`keel: ${message}\n`) });
+}
+
+/** The one task id a subcommand takes. */
+function onlyId(sub: string, positionals: string[]): string {
+  const [id, extra] = positionals;
+  if (!id) throw new UsageError(`${sub} needs a task id`);
+  if (extra !== undefined) throw new UsageError(`unexpected argument "${extra}" (${sub} takes one task id)`);
+  return id;
 }
 
 async function list(store: TaskStore, json: boolean, all: boolean): Promise<number> {
@@ -141,7 +159,7 @@ function showText(task: LoadedTask, s: TaskSummary): string {
     `  status:    ${s.status}${s.heldElsewhere ? ` (running in another window or process: ${s.heldElsewhere.label ?? 'pid'} ${s.heldElsewhere.pid}; read-only here)` : ''}`,
     `  created:   ${new Date(s.createdAt).toISOString()}`,
     `  updated:   ${new Date(s.updatedAt).toISOString()}`,
-    `  model:     ${s.model || 'unknown'}`,
+    `  model:     ${s.model ? modelLabel(s.model) : 'unknown'}`,
     `  workspace: ${s.workspace || 'unknown'}`,
     `  tokens:    ${s.tokens}   cost: $${s.costUsd.toFixed(4)}   events: ${task.replay.events}`,
     '',
@@ -174,9 +192,4 @@ function indent(text: string): string {
     .split('\n')
     .map((l) => `  ${l}`)
     .join('\n');
-}
-
-function usage(message: string): number {
-  process.stderr.write(`keel tasks: ${message}\n\n${TASKS_HELP}`);
-  return 2;
 }

@@ -239,15 +239,24 @@ export class ChatController {
       }
       if (this.disposed) return;
       const mode = this.permissionMode();
-      const task = runtime.startTask({ prompt: text, provider, mode, refreshProvider: () => this.host.providerConfig() });
+      let task: TaskHandle;
+      try {
+        task = runtime.startTask({ prompt: text, provider, mode, refreshProvider: () => this.host.providerConfig() });
+      } catch (e) {
+        // The task's record could not be created (storage unusable): nothing runs unrecorded.
+        this.host.log.error(`cannot start a task: ${describeError(e)}`);
+        this.broadcastError(`Keel could not start the task: ${describeError(e)}`);
+        return;
+      }
       this.book.track(task, provider.model);
       this.host.log.info(`task ${task.id} started (provider ${provider.provider}, model ${provider.model || 'default'}, mode ${mode})`);
       this.show(task);
     });
   }
 
-  /** Closes the current task in the chat (it keeps running) and shows the empty state. */
+  /** Closes the current task in the chat (it keeps running) and shows the empty state, on the chat page. */
   newTask(): void {
+    this.navigate('chat');
     this.show(undefined);
   }
 

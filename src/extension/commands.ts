@@ -3,9 +3,9 @@ import type { ChatController } from './chatController';
 import type { ChatPanels } from './chatPanel';
 import { ChatViewProvider } from './chatViewProvider';
 import type { Logger } from './logger';
-import { KNOWN_MODELS } from './models';
-import { type KeyedProviderId, PROVIDER_LABELS } from './providerConfig';
-import { storeApiKey } from './providerSettings';
+import { type ModelPickItem, modelPicker } from './models';
+import { type KeyedProviderId, PROVIDER_LABELS, providerOf } from './providerConfig';
+import { readKeelSettings, readProviderConfig, storeApiKey } from './providerSettings';
 
 export interface CommandDeps {
   context: vscode.ExtensionContext;
@@ -24,17 +24,17 @@ export function registerCommands(d: CommandDeps): void {
     if (!d.panels.isActive) await vscode.commands.executeCommand(`${ChatViewProvider.viewType}.focus`);
   });
   reg('keel.openInTab', () => d.panels.open());
-  reg('keel.showHistory', () => showHistory(d));
+  reg('keel.showHistory', () => showPage(d, 'history'));
   reg('keel.cancelTask', () => d.controller.cancel());
   reg('keel.setApiKey', () => setApiKey(d));
-  reg('keel.selectModel', () => selectModel());
+  reg('keel.selectModel', () => selectModel(d));
   reg('keel.showLogs', () => d.output.show(true));
 }
 
-/** Shows the history page of the chat (the tab if it is active, else the sidebar). */
-async function showHistory(d: CommandDeps): Promise<void> {
+/** Shows a page of the chat (in the tab if it is active, else in the sidebar). */
+async function showPage(d: CommandDeps, page: 'history' | 'settings'): Promise<void> {
   if (!d.panels.isActive) await vscode.commands.executeCommand(`${ChatViewProvider.viewType}.focus`);
-  d.controller.navigate('history');
+  d.controller.navigate(page);
 }
 
 async function setApiKey(d: CommandDeps): Promise<void> {
@@ -56,21 +56,56 @@ async function setApiKey(d: CommandDeps): Promise<void> {
   void vscode.window.showInformationMessage(`Keel: ${pick.label} API key ${key.trim() ? 'saved' : 'removed'}.`);
 }
 
-async function selectModel(): Promise<void> {
-  const config = vscode.workspace.getConfiguration('keel');
-  const current = config.get<string>('model') ?? '';
-  const custom = { label: 'Custom…', description: 'Type a model id', id: '' };
-  const items = [
-    ...KNOWN_MODELS.map((m) => ({ label: m.id, description: m.description + (m.id === current ? ' · current' : ''), id: m.id })),
-    custom,
-  ];
-  const pick = await vscode.window.showQuickPick(items, { title: 'Keel: Select Model' });
-  if (!pick) return;
-  let model = pick.id;
-  if (pick === custom) {
-    const typed = await vscode.window.showInputBox({ title: 'Keel: Model id', value: current, prompt: 'e.g. claude-sonnet-5-5, or a local model name' });
-    if (typed === undefined) return;
-    model = typed.trim();
+/**
+ * "Keel: Select Model": the models of the configured provider (one table; an OpenAI-compatible
+ * server's own list when it answers, else an input box), written to `keel.model`.
+ */
+async function selectModel(d: CommandDeps): Promise<void> {
+  const settings = readKeelSettings();
+  const provider = providerOf(settings);
+  const setting = typeof settings.model === 'string' ? settings.model : '';
+  const title = `Keel: Select Model (${PROVIDER_LABELS[provider]})`;
+  const qp = vscode.window.createQuickPick<ModelPickItem>();
+  qp.title = title;
+  try {
+    let server;
+    if (provider === 'openai-compatible') {
+      qp.busy = true;
+      qp.placeholder = 'Asking the server for its models…';
+      qp.show();
+      const config = await readProviderConfig(d.context.secrets);
+      const { listServerModels } = await import('../core/providers/serverModels');
+      server = await listServerModels({ ...(config.baseUrl ? { baseUrl: config.baseUrl } : {}), ...(config.apiKey ? { apiKey: config.apiKey } : {}) });
+      if (!server.ok) d.log.info(`Select Model: no model list from the server: ${server.reason}`);
+    }
+    const plan = modelPicker(provider, setting, server);
+    let model: string | undefined;
+    if (plan.kind === 'type') {
+      qp.hide();
+      model = await typeModel(title, plan.prompt, plan.value, plan.placeHolder);
+    } else {
+      qp.items = plan.items;
+      qp.placeholder = plan.placeHolder;
+      qp.busy = false;
+      qp.activeItems = plan.items.filter((i) => i.description.includes('current')).slice(0, 1);
+      qp.show();
+      const pick = await new Promise<ModelPickItem | undefined>((resolve) => {
+        qp.onDidAccept(() => resolve(qp.selectedItems[0]));
+        qp.onDidHide(() => resolve(undefined));
+      });
+      qp.hide();
+      if (pick?.action === 'provider') await showPage(d, 'settings');
+      if (pick?.action === 'custom') model = await typeModel(title, 'Any model id the provider accepts', setting, 'e.g. a model name');
+      // The demo ignores keel.model: picking its one model changes nothing.
+      if (pick?.action === 'set' && provider !== 'demo') model = pick.id;
+    }
+    if (model !== undefined) await vscode.workspace.getConfiguration('keel').update('model', model, vscode.ConfigurationTarget.Global);
+  } finally {
+    qp.dispose();
   }
-  await config.update('model', model, vscode.ConfigurationTarget.Global);
+}
+
+async function typeModel(title: string, prompt: string, value: string, placeHolder: string): Promise<string | undefined> {
+  const typed = await vscode.window.showInputBox({ title, prompt, value, placeHolder });
+  return typed === undefined ? undefined : typed.trim();
 }

@@ -1,13 +1,14 @@
 import type { ProviderConfig } from '../core/providers/types';
 import type { PermissionMode } from '../core/runtime/types';
-import { type ChatConfig, PERMISSION_MODES, PROVIDER_IDS } from '../shared/protocol/toWebview';
+import { DEFAULT_MODELS, DEMO_MODEL_LABEL, PROVIDER_IDS, type UserProviderId } from '../shared/domain/models';
+import { type ChatConfig, PERMISSION_MODES } from '../shared/protocol/toWebview';
 
 /**
  * Turning Keel's settings into a `ProviderConfig` and into what the chat header shows. Pure and
  * free of 'vscode' (providerSettings.ts reads the values); keys are passed in, never stored here.
  */
 
-export type UserProviderId = (typeof PROVIDER_IDS)[number];
+export type { UserProviderId } from '../shared/domain/models';
 
 /** The raw values of the `keel.*` settings, unvalidated. */
 export interface KeelSettings {
@@ -17,12 +18,6 @@ export interface KeelSettings {
   openaiBaseUrl: unknown;
   defaultMode: unknown;
 }
-
-export const DEFAULT_MODELS: Record<UserProviderId, string> = {
-  anthropic: 'claude-sonnet-5-5',
-  'openai-compatible': 'llama3.2',
-  demo: 'demo',
-};
 
 export const PROVIDER_LABELS: Record<UserProviderId, string> = {
   anthropic: 'Anthropic',
@@ -85,7 +80,24 @@ export function chatConfigOf(settings: KeelSettings): ChatConfig {
   return {
     provider,
     providerLabel: PROVIDER_LABELS[provider],
-    model: provider === 'demo' ? 'demo model' : modelOf(settings),
+    model: provider === 'demo' ? DEMO_MODEL_LABEL : modelOf(settings),
     mode: permissionModeOf(settings),
   };
+}
+
+/**
+ * What the extension tells a person after a failure they can fix, in VS Code's terms (the Set API
+ * Key command, the keel.* settings). Appended to the task's `error` message by the runtime
+ * (TaskRuntimeOptions.advise); the CLI gives its own advice.
+ */
+export function extensionAdvice(failure: { code: string; provider: string }): string | undefined {
+  const variable = failure.provider === 'anthropic' || failure.provider === 'openai-compatible' ? ENV_KEYS[failure.provider] : 'ANTHROPIC_API_KEY';
+  switch (failure.code) {
+    case 'no_api_key':
+      return `Run “Keel: Set API Key” or set ${variable}, or choose the demo provider to try Keel without a key.`;
+    case 'auth_failed':
+      return `Set it with “Keel: Set API Key” or ${variable}.`;
+    default:
+      return undefined;
+  }
 }

@@ -5,6 +5,8 @@ import type { TaskRuntimeLike } from './chatController';
 import type { Logger } from './logger';
 import type { PermissionAsker } from '../core/permissions/gate';
 import { sandboxSettings } from './permissions/setup';
+import { extensionAdvice, SECRET_KEYS } from './providerConfig';
+import { passEnvOf, toolSecrets } from './toolSecrets';
 
 /**
  * Where VS Code keeps its bundled ripgrep (desktop and code-server lay it out the same way);
@@ -37,13 +39,20 @@ export async function loadTaskRuntime(context: vscode.ExtensionContext, log: Log
   // One store for every window and folder (docs/persistence.md): history lists tasks of other
   // folders too, and two windows on one task meet at its lock file.
   const storageDir = context.globalStorageUri.fsPath;
+  // Tool processes get the window's environment without the keys it holds (read at window start,
+  // like the sandbox setting), unless the person passes a variable through in user settings.
+  const passEnv = passEnvOf(vscode.workspace.getConfiguration('keel').inspect('tools.passEnv'));
+  for (const p of passEnv.problems) log.warn(p);
+  const secrets = await toolSecrets(passEnv.names, Object.values(SECRET_KEYS).map((k) => Promise.resolve(context.secrets.get(k))));
   const runtime = new TaskRuntime({
     workspace: folder.uri.fsPath,
     ...(ripgrepPath ? { ripgrepPath } : {}),
     storageDir,
     ownerLabel: `VS Code window ${process.pid}`,
     asker,
-    sandbox: await sandboxSettings(log),
+    secrets,
+    sandbox: await sandboxSettings(log, folder.uri.fsPath),
+    advise: extensionAdvice,
     log: (level: string, message: string) => {
       if (level === 'error') log.error(message);
       else if (level === 'warn') log.warn(message);

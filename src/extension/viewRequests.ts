@@ -1,8 +1,9 @@
 import type { TranscriptItem } from '../shared/domain/transcript';
 import type { PendingPermission, SettingsState } from '../shared/protocol/chatMessages';
 import type { FromWebviewMessage, SaveSettingsMessage } from '../shared/protocol/fromWebview';
+import { DEFAULT_MODELS, DEMO_MODEL_LABEL, type UserProviderId } from '../shared/domain/models';
 import { isExternalHttpLink, isRefusedLink } from './links';
-import type { Logger } from './logger';
+import { describeError, type Logger } from './logger';
 import type { ViewConnection } from './viewConnection';
 
 /** What the chat asks of the workbench (VS Code in the extension, fakes in tests). */
@@ -33,6 +34,21 @@ export interface ViewRequestsOptions {
   settingsChanged(): void;
   /** How long to wait for typing to pause before searching files (default 120 ms). */
   mentionDebounceMs?: number;
+}
+
+const PROVIDER_NAMES: Record<UserProviderId, string> = { anthropic: 'Anthropic', 'openai-compatible': 'the OpenAI-compatible server', demo: 'the demo' };
+
+/** Why `url` cannot be a provider's base URL, or undefined when it can (empty means the default). */
+export function baseUrlProblem(url: string): string | undefined {
+  if (!url) return undefined;
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    return `“${url.slice(0, 200)}” is not a URL (e.g. http://localhost:11434/v1).`;
+  }
+  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') return `the base URL must start with http:// or https:// (got ${parsed.protocol}).`;
+  return undefined;
 }
 
 /** The change a tool call makes, as far as its input tells (Edit: the replaced text; Write: the new file). */
@@ -74,10 +90,7 @@ export class ViewRequests {
         view.send({ type: 'settings', settings: await this.o.workbench.readSettings() });
         return;
       case 'saveSettings':
-        await this.o.workbench.saveSettings({ provider: m.provider, model: m.model.trim(), baseUrl: m.baseUrl.trim() });
-        this.o.log.info(`settings saved from the chat (provider ${m.provider})`);
-        view.send({ type: 'settings', settings: await this.o.workbench.readSettings() });
-        this.o.settingsChanged();
+        await this.saveSettings(view, m);
         return;
       case 'setApiKey':
         await this.o.workbench.storeApiKey(m.provider, m.key.trim());
@@ -89,6 +102,31 @@ export class ViewRequests {
       default:
         this.o.log.warn(`no handler for ${m.type}`);
     }
+  }
+
+  /**
+   * Saves the settings page's values and tells the page how it went: what now applies, or why
+   * nothing was saved (an invalid base URL is refused before anything is written).
+   */
+  private async saveSettings(view: ViewConnection, m: SaveSettingsMessage): Promise<void> {
+    const s = { provider: m.provider, model: m.model.trim(), baseUrl: m.baseUrl.trim() };
+    const problem = s.provider === 'demo' ? undefined : baseUrlProblem(s.baseUrl);
+    if (problem) {
+      view.send({ type: 'settingsSaved', ok: false, message: `Not saved: ${problem}` });
+      return;
+    }
+    try {
+      await this.o.workbench.saveSettings(s);
+    } catch (e) {
+      this.o.log.warn(`saving the settings failed: ${describeError(e)}`);
+      view.send({ type: 'settingsSaved', ok: false, message: `Not saved: ${describeError(e)}` });
+      return;
+    }
+    this.o.log.info(`settings saved from the chat (provider ${m.provider})`);
+    view.send({ type: 'settings', settings: await this.o.workbench.readSettings() });
+    this.o.settingsChanged();
+    const model = s.provider === 'demo' ? DEMO_MODEL_LABEL : s.model || `${DEFAULT_MODELS[s.provider]} (the default)`;
+    view.send({ type: 'settingsSaved', ok: true, message: `Saved. New tasks use ${PROVIDER_NAMES[s.provider]}, model ${model}.` });
   }
 
   dispose(): void {

@@ -109,7 +109,7 @@ describe('foundation: Keel in a real VS Code', () => {
     const final = samples[samples.length - 1];
     expect(final?.streaming).toBe('false');
     expect(final?.text).toContain(full);
-    await expect.poll(() => sidebar?.locator('[data-testid="task-state"]').textContent()).not.toBe('running');
+    await expect.poll(() => sidebar?.locator('[data-testid="task-state"]').getAttribute('data-state')).not.toBe('running');
     await vs.screenshot('foundation-2-streamed-answer');
 
     // The model server saw the prompt, the model and the key from the environment.

@@ -149,7 +149,7 @@ describe('persistence: tasks survive navigation and a window reload', () => {
     const back = await lastAnswer(chat);
     expect(back?.streaming, `task A after the view came back: ${JSON.stringify(back)}`).toBe('true');
     expect(collapse(LONG_A).startsWith(back!.text)).toBe(true);
-    await chat.locator('[data-testid="new-task"]').click();
+    await vs.runCommand('Keel: New Task');
     await chat.locator('[data-testid="empty-state"]').waitFor();
     await sendPrompt(chat, 'Task B: a short one.');
     await expect.poll(async () => (await lastAnswer(chat))?.text ?? '', { timeout: 60_000 }).toContain(SHORT_B);
@@ -157,7 +157,7 @@ describe('persistence: tasks survive navigation and a window reload', () => {
     await vs.screenshot('persistence-2-other-task');
 
     // Back to A through History: the answer is whole and its one stream was delivered to the end.
-    await chat.locator('[data-testid="nav-history"]').click();
+    await vs.runCommand('Keel: Show History');
     const rowA = chat.locator(`[data-testid="history-item"][data-task-id="${streamA.taskId}"]`);
     await rowA.waitFor({ timeout: 20_000 });
     expect(await chat.locator('[data-testid="history-item"]').count()).toBe(2);
@@ -171,14 +171,14 @@ describe('persistence: tasks survive navigation and a window reload', () => {
       .toBe(collapse(LONG_A));
     expect(streamA.completed).toBe(true);
     expect(proxy.streams.filter((s) => s.taskId === streamA.taskId)).toHaveLength(1);
-    await expect.poll(() => chat.locator('[data-testid="task-state"]').textContent(), { timeout: 20_000 }).toBe('completed');
+    await expect.poll(() => chat.locator('[data-testid="task-state"]').getAttribute('data-state'), { timeout: 20_000 }).toBe('completed');
     await vs.screenshot('persistence-4-task-a-complete');
   });
 
   it('after "Developer: Reload Window" mid-stream the task is interrupted, and Resume continues it', async () => {
     if (!vs || !proxy) throw new Error('setup failed');
     let chat = await openChat(vs);
-    await chat.locator('[data-testid="new-task"]').click();
+    await vs.runCommand('Keel: New Task');
     await chat.locator('[data-testid="empty-state"]').waitFor();
     const PROMPT_C = 'Task C: stream slowly, I am about to reload.';
     await sendPrompt(chat, PROMPT_C);
@@ -195,7 +195,7 @@ describe('persistence: tasks survive navigation and a window reload', () => {
 
     // The chat comes back showing the task, interrupted, with its cut-off answer and Resume.
     chat = await openChat(vs);
-    await expect.poll(() => chat.locator('[data-testid="task-state"]').textContent(), { timeout: 60_000 }).toBe('interrupted');
+    await expect.poll(() => chat.locator('[data-testid="task-state"]').getAttribute('data-state'), { timeout: 60_000 }).toBe('interrupted');
     await chat.locator('[data-testid="stored-banner"]').waitFor();
     const cut = await lastAnswer(chat);
     expect(cut?.streaming).toBe('false');
@@ -205,7 +205,7 @@ describe('persistence: tasks survive navigation and a window reload', () => {
     await vs.screenshot('persistence-5-interrupted-after-reload');
 
     // History lists it interrupted too.
-    await chat.locator('[data-testid="nav-history"]').click();
+    await vs.runCommand('Keel: Show History');
     const rowC = chat.locator(`[data-testid="history-item"][data-task-id="${streamC.taskId}"]`);
     await rowC.waitFor({ timeout: 20_000 });
     expect(await rowC.getAttribute('data-status')).toBe('interrupted');
@@ -228,7 +228,7 @@ describe('persistence: tasks survive navigation and a window reload', () => {
       }, { timeout: 60_000 })
       .toContain(RESUMED);
     await expect.poll(() => resumed.completed, { timeout: 20_000 }).toBe(true);
-    await expect.poll(() => chat.locator('[data-testid="task-state"]').textContent(), { timeout: 20_000 }).toBe('completed');
+    await expect.poll(() => chat.locator('[data-testid="task-state"]').getAttribute('data-state'), { timeout: 20_000 }).toBe('completed');
     expect(await chat.locator('[data-testid="stored-banner"]').count()).toBe(0);
     await vs.screenshot('persistence-6-resumed');
   });

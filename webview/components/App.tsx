@@ -41,6 +41,8 @@ export function App({ store, post, initialDraft = '', persist }: AppProps) {
       openSubtask: (toolCallId: string) => post({ type: 'openSubtask', toolCallId }),
       thoughtMs: (id: string) => store.thoughtMs(id),
       setPage: (p: Page) => {
+        // Changing page is the next action: notices about the last one go (as a toast would).
+        if (store.page.value !== p) store.clearNotices();
         store.page.value = p;
         persist?.({ page: p });
       },
@@ -73,10 +75,6 @@ export function App({ store, post, initialDraft = '', persist }: AppProps) {
         page={page}
         contextTokens={store.contextTokens.value}
         contextWindow={store.contextWindow.value}
-        onNewTask={() => {
-          actions.setPage('chat');
-          post({ type: 'newTask' });
-        }}
         onPage={actions.setPage}
       />
       {hostErrors.map((e) => (
@@ -113,7 +111,14 @@ export function App({ store, post, initialDraft = '', persist }: AppProps) {
           onDelete={(taskId) => post({ type: 'deleteTask', taskId })}
         />
       ) : page === 'settings' ? (
-        <SettingsPage settings={store.settings.value} post={post} />
+        <SettingsPage
+          settings={store.settings.value}
+          result={store.settingsResult.value}
+          post={post}
+          onEdited={() => {
+            store.settingsResult.value = null;
+          }}
+        />
       ) : transcript ? (
         <>
         {store.stored.value && <StoredTaskBanner stored={store.stored.value} onResume={actions.resume} />}
@@ -165,6 +170,7 @@ export function App({ store, post, initialDraft = '', persist }: AppProps) {
         initialDraft={initialDraft}
         mentions={store.mentions.value}
         onSend={(text) => {
+          store.clearNotices();
           actions.setPage('chat');
           post({ type: 'prompt', text });
         }}

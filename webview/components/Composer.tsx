@@ -22,7 +22,8 @@ const MODE_LABELS: Record<string, string> = { default: 'Ask before edits', accep
 let nextQueryId = 1;
 
 /**
- * The message box: Enter sends, Shift+Enter adds a line; Cancel (and Esc) while the task works;
+ * The message box: Enter sends, Shift+Enter adds a line; while the task works, Cancel (and Esc)
+ * takes Send's place, so the row never wraps in a narrow sidebar;
  * `@` opens a list of workspace files (arrows to move, Enter or Tab to pick, Esc to close); the
  * mode selector sets the permission mode of the next task or message.
  */
@@ -162,14 +163,16 @@ export function Composer(p: ComposerProps) {
           </select>
         </label>
         <span class="keel-spacer" />
-        {p.busy && (
+        {/* One slot, as in Claude Code: Cancel takes Send's place while the task works (Send could not be used then). */}
+        {p.busy ? (
           <button type="button" class="keel-button keel-button-secondary" data-testid="cancel" onClick={p.onCancel} title="Cancel (Esc)">
             <span class="codicon codicon-debug-stop" aria-hidden="true" /> Cancel
           </button>
+        ) : (
+          <button type="submit" class="keel-button" data-testid="send" disabled={!canSend} aria-label="Send" title="Send (Enter)">
+            <span class="codicon codicon-send" aria-hidden="true" /> Send
+          </button>
         )}
-        <button type="submit" class="keel-button" data-testid="send" disabled={!canSend} aria-label="Send" title="Send (Enter)">
-          <span class="codicon codicon-send" aria-hidden="true" /> Send
-        </button>
       </div>
     </form>
   );

@@ -2,6 +2,7 @@ import type { TaskTranscript } from '../../src/shared/domain/transcript';
 import type { Page } from '../../src/shared/protocol/chatMessages';
 import type { ChatConfig } from '../../src/shared/protocol/toWebview';
 import { formatCost, formatTokens, modelLabel } from '../format';
+import { stateLook } from '../taskStates';
 
 export interface HeaderProps {
   transcript: TaskTranscript | null;
@@ -9,7 +10,6 @@ export interface HeaderProps {
   page: Page;
   contextTokens: number | undefined;
   contextWindow: number;
-  onNewTask(): void;
   onPage(page: Page): void;
 }
 
@@ -38,13 +38,27 @@ function ContextMeter({ used, size }: { used: number; size: number }) {
   );
 }
 
-const NAV: Array<{ page: Page; icon: string; label: string; testid: string }> = [
-  { page: 'history', icon: 'codicon-history', label: 'History', testid: 'nav-history' },
-  { page: 'settings', icon: 'codicon-settings-gear', label: 'Settings', testid: 'nav-settings' },
-];
+/** The task's state in words, with its icon (the raw state stays in `data-state` for tests and styles). */
+export function StateBadge({ state, testid = 'task-state' }: { state: string; testid?: string }) {
+  const look = stateLook(state);
+  return (
+    <span class="keel-badge" data-tone={look.tone} title="Task state">
+      <span class={`codicon ${look.icon}`} aria-hidden="true" />
+      <span data-testid={testid} data-state={state}>
+        {look.label}
+      </span>
+    </span>
+  );
+}
 
-/** Title, task state, model, tokens (in/out/cache), cost, the context meter, and navigation. */
-export function Header({ transcript: t, config, page, contextTokens, contextWindow, onNewTask, onPage }: HeaderProps) {
+/**
+ * Pages the header links to. New Task and History are not here: they are VS Code actions in the
+ * view's title bar (and the chat tab's editor title), once (docs/architecture.md, decisions).
+ */
+const NAV: Array<{ page: Page; icon: string; label: string; testid: string }> = [{ page: 'settings', icon: 'codicon-settings-gear', label: 'Settings', testid: 'nav-settings' }];
+
+/** Title, task state, model, tokens (in/out/cache), cost, the context meter, and the settings link. */
+export function Header({ transcript: t, config, page, contextTokens, contextWindow, onPage }: HeaderProps) {
   const u = t?.usage;
   const cache = u ? u.cacheReadTokens + u.cacheWriteTokens : 0;
   return (
@@ -73,17 +87,10 @@ export function Header({ transcript: t, config, page, contextTokens, contextWind
               <span class={`codicon ${n.icon}`} aria-hidden="true" />
             </button>
           ))}
-          <button type="button" class="keel-icon-button" data-testid="new-task" aria-label="New Task" title="New Task" onClick={onNewTask}>
-            <span class="codicon codicon-add" aria-hidden="true" />
-          </button>
         </nav>
       </div>
       <div class="keel-header-meta" aria-label="Task status">
-        {t && (
-          <span class="keel-badge" data-state={t.state} title="Task state">
-            <span data-testid="task-state">{t.state}</span>
-          </span>
-        )}
+        {t && <StateBadge state={t.state} />}
         <span class="keel-meta-item" title={config ? `${config.providerLabel} · mode ${config.mode}` : undefined}>
           <span class="codicon codicon-sparkle" aria-hidden="true" />
           <span data-testid="model-label">{modelLabel(t, config)}</span>

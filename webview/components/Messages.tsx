@@ -78,6 +78,11 @@ export const AssistantMessage = memo(function AssistantMessage({ item, thoughtMs
       )}
       <div class="keel-msg-body keel-markdown" ref={body} onClick={onClick} dangerouslySetInnerHTML={{ __html: html }} />
       {item.streaming && !item.text && !item.thinking && <span class="codicon codicon-loading codicon-modifier-spin" aria-label="Responding" />}
+      {item.cancelled && (
+        <div class="keel-interrupted keel-cancelled" data-testid="cancelled" role="note">
+          <span class="codicon codicon-debug-stop" aria-hidden="true" /> Cancelled — the answer stops here.
+        </div>
+      )}
       {item.interrupted && (
         <div class="keel-interrupted" data-testid="interrupted" role="note">
           <span class="codicon codicon-debug-pause" aria-hidden="true" /> Interrupted

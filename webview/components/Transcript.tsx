@@ -1,5 +1,5 @@
 import { Virtualizer, elementScroll, measureElement, observeElementOffset, observeElementRect } from '@tanstack/virtual-core';
-import { useLayoutEffect, useReducer, useRef, useState } from 'preact/hooks';
+import { useEffect, useLayoutEffect, useReducer, useRef, useState } from 'preact/hooks';
 import type { TaskTranscript, TranscriptItem } from '../../src/shared/domain/transcript';
 import { AssistantMessage, ErrorMessage, UserMessage } from './Messages';
 import { ToolCard } from './ToolCard';
@@ -72,6 +72,36 @@ function useVirtualizer(count: number, getScrollElement: () => HTMLDivElement | 
 }
 
 /**
+ * Keeps the end of the transcript in view when the transcript's own height changes (a permission
+ * card docks below it or goes, the composer grows) while the person was reading the end. The
+ * virtualizer follows appended items, but only while the view is at the end: a dock that
+ * appeared under the last line left the explanation of what it asks hidden below the fold.
+ */
+function useStickToEnd(scroller: { current: HTMLDivElement | null }): void {
+  useEffect(() => {
+    const el = scroller.current;
+    if (!el || typeof ResizeObserver === 'undefined') return;
+    const distanceFromEnd = () => el.scrollHeight - el.clientHeight - el.scrollTop;
+    let atEnd = distanceFromEnd() <= 2;
+    let height = el.clientHeight;
+    const onScroll = () => {
+      atEnd = distanceFromEnd() <= 2;
+    };
+    const observer = new ResizeObserver(() => {
+      if (el.clientHeight === height) return;
+      height = el.clientHeight;
+      if (atEnd) el.scrollTop = el.scrollHeight;
+    });
+    el.addEventListener('scroll', onScroll, { passive: true });
+    observer.observe(el);
+    return () => {
+      el.removeEventListener('scroll', onScroll);
+      observer.disconnect();
+    };
+  }, [scroller]);
+}
+
+/**
  * The chat items of a task, virtualized: only the rows in view (plus a few) are in the DOM, so a
  * ten-thousand-message task stays light; rows are memoized by item, so while an answer streams
  * only its row re-renders. Follows the bottom while the user is there; clicks on links are handed
@@ -90,6 +120,8 @@ export function Transcript(props: TranscriptProps) {
     firstTask.current = transcript.taskId;
     v.scrollToIndex(items.length - 1, { align: 'end' });
   }, [transcript.taskId, items.length, v]);
+
+  useStickToEnd(scroller);
 
   const onClick = (e: MouseEvent) => {
     const target = e.target instanceof Element ? e.target.closest('a') : null;

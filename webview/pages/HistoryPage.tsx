@@ -1,6 +1,9 @@
 import { useEffect, useState } from 'preact/hooks';
 import type { ExportFormat, TaskSummary } from '../../src/shared/protocol/chatMessages';
+import { StateBadge } from '../components/Header';
+import { modelLabel } from '../../src/shared/domain/models';
 import { formatCost, formatTime, formatTokens } from '../format';
+import { stateLook } from '../taskStates';
 
 export interface HistoryPageProps {
   tasks: TaskSummary[] | null;
@@ -18,11 +21,12 @@ export function rowStatus(t: TaskSummary): string {
   return t.status ?? t.state;
 }
 
-/** Whether row `t` matches the search `query` (title, status or id prefix; case-insensitive). */
+/** Whether row `t` matches the search `query` (title, status as shown or as named, or id prefix; case-insensitive). */
 export function matchesQuery(t: TaskSummary, query: string): boolean {
   const q = query.trim().toLowerCase();
   if (!q) return true;
-  return t.title.toLowerCase().includes(q) || rowStatus(t).toLowerCase().includes(q) || t.taskId.toLowerCase().startsWith(q);
+  const status = rowStatus(t);
+  return t.title.toLowerCase().includes(q) || status.toLowerCase().includes(q) || stateLook(status).label.toLowerCase().includes(q) || t.taskId.toLowerCase().startsWith(q);
 }
 
 function tokensOf(t: TaskSummary): string {
@@ -71,9 +75,8 @@ export function HistoryPage({ tasks, onLoad, onOpen, onResume, onExport, onDelet
                   <span class="keel-history-title">{t.title}</span>
                   <span class="keel-history-meta">
                     <span>{formatTime(t.startedAt)}</span>
-                    <span class="keel-badge" data-state={status} data-testid="history-status">
-                      {status}
-                    </span>
+                    <StateBadge state={status} testid="history-status" />
+                    {t.model && <span data-testid="history-model">{modelLabel(t.model)}</span>}
                     <span>{tokensOf(t)}</span>
                     <span>{formatCost(t.costUsd)}</span>
                     {t.heldElsewhere && <span title={`Running in ${t.heldElsewhere}`}>{`in ${t.heldElsewhere}`}</span>}

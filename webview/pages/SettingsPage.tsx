@@ -1,4 +1,5 @@
 import { useEffect, useState } from 'preact/hooks';
+import { DEFAULT_MODELS, DEMO_MODEL_LABEL, PROVIDER_MODELS } from '../../src/shared/domain/models';
 import { PROVIDER_IDS, type SettingsState } from '../../src/shared/protocol/chatMessages';
 import type { FromWebviewMessage } from '../../src/shared/protocol/fromWebview';
 
@@ -6,7 +7,11 @@ type ProviderId = SettingsState['provider'];
 
 export interface SettingsPageProps {
   settings: SettingsState | null;
+  /** How the last save went (null: nothing to say). */
+  result: { ok: boolean; message: string } | null;
   post(message: FromWebviewMessage): void;
+  /** The person changed a field (or opened the page): an earlier result no longer applies. */
+  onEdited(): void;
 }
 
 const LABELS: Record<ProviderId, string> = { anthropic: 'Anthropic', 'openai-compatible': 'OpenAI-compatible (Ollama, LM Studio, vLLM)', demo: 'Demo (no key)' };
@@ -15,12 +20,21 @@ const LABELS: Record<ProviderId, string> = { anthropic: 'Anthropic', 'openai-com
  * Provider, base URL, model and API key. The key goes to the host, which stores it in VS Code
  * Secret Storage; the page only ever learns whether a key is stored, never the key.
  */
-export function SettingsPage({ settings, post }: SettingsPageProps) {
+export function SettingsPage({ settings, result, post, onEdited }: SettingsPageProps) {
   const [provider, setProvider] = useState<ProviderId>('anthropic');
   const [model, setModel] = useState('');
   const [baseUrl, setBaseUrl] = useState('');
   const [key, setKey] = useState('');
-  useEffect(() => post({ type: 'getSettings' }), []);
+  const [saving, setSaving] = useState(false);
+  useEffect(() => {
+    onEdited();
+    post({ type: 'getSettings' });
+  }, []);
+  useEffect(() => setSaving(false), [result]);
+  const edited = <T,>(set: (v: T) => void) => (v: T) => {
+    set(v);
+    onEdited();
+  };
   useEffect(() => {
     if (!settings) return;
     setProvider(settings.provider);
@@ -33,6 +47,7 @@ export function SettingsPage({ settings, post }: SettingsPageProps) {
   const keyed = keyedProvider !== undefined;
   const stored = keyedProvider ? settings.hasKey[keyedProvider] : false;
   const chooseProvider = (p: ProviderId) => {
+    onEdited();
     setProvider(p);
     setBaseUrl(p === 'openai-compatible' ? settings.openaiBaseUrl : p === 'anthropic' ? settings.anthropicBaseUrl : '');
   };
@@ -43,6 +58,8 @@ export function SettingsPage({ settings, post }: SettingsPageProps) {
       aria-label="Settings"
       onSubmit={(e) => {
         e.preventDefault();
+        onEdited();
+        setSaving(true);
         post({ type: 'saveSettings', provider, model, baseUrl });
       }}
     >
@@ -65,19 +82,43 @@ export function SettingsPage({ settings, post }: SettingsPageProps) {
             data-testid="settings-base-url"
             placeholder={provider === 'anthropic' ? 'https://api.anthropic.com' : 'http://localhost:11434/v1'}
             value={baseUrl}
-            onInput={(e) => setBaseUrl(e.currentTarget.value)}
+            onInput={(e) => edited(setBaseUrl)(e.currentTarget.value)}
           />
         </label>
       )}
-      <label class="keel-field">
-        <span>Model</span>
-        <input class="keel-text-input" type="text" data-testid="settings-model" placeholder="Provider default" value={model} onInput={(e) => setModel(e.currentTarget.value)} />
-      </label>
+      {provider === 'demo' ? (
+        <p class="keel-note" data-testid="settings-model-demo">{`Model: ${DEMO_MODEL_LABEL} — a scripted tour of Keel (no key, no network).`}</p>
+      ) : (
+        <label class="keel-field">
+          <span>Model</span>
+          <input
+            class="keel-text-input"
+            type="text"
+            list="keel-known-models"
+            data-testid="settings-model"
+            placeholder={`Default: ${DEFAULT_MODELS[provider]}`}
+            value={model}
+            onInput={(e) => edited(setModel)(e.currentTarget.value)}
+          />
+          <datalist id="keel-known-models">
+            {PROVIDER_MODELS[provider].known.map((m) => (
+              <option key={m.id} value={m.id}>
+                {m.description}
+              </option>
+            ))}
+          </datalist>
+        </label>
+      )}
       <div class="keel-settings-actions">
-        <button type="submit" class="keel-button" data-testid="settings-save">
-          <span class="codicon codicon-save" aria-hidden="true" /> Save settings
+        <button type="submit" class="keel-button" data-testid="settings-save" disabled={saving}>
+          <span class="codicon codicon-save" aria-hidden="true" /> {saving ? 'Saving…' : 'Save settings'}
         </button>
       </div>
+      {result && (
+        <p class={`keel-settings-status${result.ok ? '' : ' keel-settings-status-error'}`} data-testid="settings-status" data-ok={result.ok ? 'true' : 'false'} role={result.ok ? 'status' : 'alert'}>
+          <span class={`codicon ${result.ok ? 'codicon-check' : 'codicon-error'}`} aria-hidden="true" /> {result.message}
+        </p>
+      )}
       {keyed && (
         <fieldset class="keel-field keel-key">
           <legend>API key</legend>

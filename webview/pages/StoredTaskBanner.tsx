@@ -1,4 +1,5 @@
 import type { StoredTaskState } from '../../src/shared/protocol/chatMessages';
+import { stateLook } from '../taskStates';
 
 export interface StoredTaskBannerProps {
   stored: StoredTaskState;
@@ -10,8 +11,16 @@ export function bannerText(s: StoredTaskState): string {
   if (s.heldElsewhere) return `Running in another window (${s.heldElsewhere}). Shown read-only; take it over once that window is closed.`;
   if (s.otherWorkspace) return `This task belongs to ${s.otherWorkspace}. Shown read-only.`;
   if (s.status === 'interrupted') return 'This task was interrupted (the window was reloaded or closed while it ran). Resume continues it.';
-  if (s.resumable) return `This task ended ${s.status}. Resume continues it, or send a follow-up.`;
-  return `This task is ${s.status}. Send a follow-up to continue it.`;
+  const sentence = stateLook(s.status).sentence;
+  if (s.resumable) return `This task ${sentence}. Resume continues it, or send a follow-up.`;
+  return `This task ${sentence}. Send a follow-up to continue it.`;
+}
+
+/** The banner's icon: a lock when another window holds the task, else the icon of its status. */
+export function bannerIcon(s: StoredTaskState): string {
+  if (s.heldElsewhere) return 'codicon-lock';
+  if (s.otherWorkspace) return 'codicon-folder';
+  return stateLook(s.status).icon;
 }
 
 /** Above the transcript of a task shown from the store: why it is read-only, and Resume or Take over. */
@@ -19,7 +28,7 @@ export function StoredTaskBanner({ stored, onResume }: StoredTaskBannerProps) {
   const action = stored.heldElsewhere ? 'Take over' : stored.resumable ? 'Resume' : null;
   return (
     <div class="keel-notice keel-stored-banner" data-testid="stored-banner" data-status={stored.status} data-held-elsewhere={stored.heldElsewhere ? 'true' : 'false'} role="status">
-      <span class={`codicon ${stored.heldElsewhere ? 'codicon-lock' : 'codicon-debug-pause'}`} aria-hidden="true" />
+      <span class={`codicon ${bannerIcon(stored)}`} aria-hidden="true" />
       <span class="keel-error-text">{bannerText(stored)}</span>
       {action && (
         <button type="button" class="keel-button keel-button-secondary" data-testid={stored.heldElsewhere ? 'take-over' : 'banner-resume'} onClick={onResume}>

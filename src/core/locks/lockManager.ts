@@ -1,4 +1,4 @@
-import { E_CANCELED, E_TIMEOUT, Mutex, withTimeout, type MutexInterface } from 'async-mutex';
+import { Mutex, type MutexInterface } from 'async-mutex';
 
 /**
  * Serialises access to shared resources by key ("task:<id>", "file:<abs path>").
@@ -50,52 +50,40 @@ export class LockManager {
 
   /** Waits for the lock on `key`. Contract in the class comment. */
   async acquire(key: string, opts: { timeoutMs?: number; signal?: AbortSignal } = {}): Promise<HeldLock> {
+    const timeoutMs = opts.timeoutMs ?? this.defaultTimeoutMs;
+    if (opts.signal?.aborted) {
+      this.counters.cancelled++;
+      throw new LockCancelledError(key);
+    }
     const entry = this.entry(key);
     entry.users++;
-    const timeoutMs = opts.timeoutMs ?? this.defaultTimeoutMs;
-    const contended = entry.mutex.isLocked();
-    if (contended) this.counters.waited++;
-    const lockable: MutexInterface = timeoutMs > 0 ? withTimeout(entry.mutex, timeoutMs, new LockTimeoutError(key, timeoutMs)) : entry.mutex;
-    let onAbort: (() => void) | undefined;
+    if (entry.mutex.isLocked()) this.counters.waited++;
+    const ticket = entry.mutex.acquire();
+    let release: MutexInterface.Releaser;
     try {
-      if (opts.signal?.aborted) throw new LockCancelledError(key);
-      const acquired = lockable.acquire();
-      const release = opts.signal
-        ? await new Promise<MutexInterface.Releaser>((resolve, reject) => {
-            onAbort = () => {
-              reject(new LockCancelledError(key));
-              // If the acquire later succeeds, give the lock straight back.
-              acquired.then((r) => r(), () => undefined);
-            };
-            opts.signal!.addEventListener('abort', onAbort, { once: true });
-            acquired.then(resolve, reject);
-          })
-        : await acquired;
-      this.counters.acquired++;
-      let released = false;
-      return {
-        key,
-        release: () => {
-          if (released) return;
-          released = true;
-          release();
-          this.drop(key, entry);
-        },
-      };
+      release = await waitForTurn(ticket, key, timeoutMs, opts.signal);
     } catch (err) {
-      this.drop(key, entry);
-      if (err instanceof LockCancelledError || err === E_CANCELED) {
-        this.counters.cancelled++;
-        throw err instanceof LockCancelledError ? err : new LockCancelledError(key);
-      }
-      if (err instanceof LockTimeoutError || err === E_TIMEOUT) {
-        this.counters.timedOut++;
-        throw err instanceof LockTimeoutError ? err : new LockTimeoutError(key, timeoutMs);
-      }
+      // This waiter gave up; when its turn comes anyway it is handed straight on, and only then
+      // does it stop counting as a user of the key (so the key's entry is dropped when idle).
+      void ticket.then((r) => {
+        r();
+        this.drop(key, entry);
+      });
+      if (err instanceof LockCancelledError) this.counters.cancelled++;
+      else this.counters.timedOut++;
       throw err;
-    } finally {
-      if (onAbort) opts.signal?.removeEventListener('abort', onAbort);
     }
+    this.counters.acquired++;
+    let released = false;
+    return {
+      key,
+      release: () => {
+        if (released) return;
+        released = true;
+        release();
+        this.drop(key, entry);
+      },
+    };
   }
 
   /** Runs `fn` holding the lock on `key`; releases it however `fn` ends. */
@@ -115,7 +103,7 @@ export class LockManager {
   /**
    * Registers a continuation (a request for the next step of a task) under `scope`. Returns false,
    * and counts a blocked duplicate, when the same continuation key was already registered: the
-   * caller must then drop its request. Keys stay registered until `endScope`.
+   * caller must then drop its request. Keys stay registered until `endScope(scope)`.
    */
   beginContinuation(scope: string, continuationKey: string): boolean {
     let seen = this.continuations.get(scope);
@@ -138,8 +126,23 @@ export class LockManager {
     this.counters.duplicatesBlocked++;
   }
 
+  /**
+   * Forgets every continuation registered under `scope`. Hosts call it when a task's run ends
+   * (each run's keys are unique, so a later run never collides with a forgotten key) and when a
+   * task is let go, so keys do not pile up for the life of the process. Idempotent.
+   */
   endScope(scope: string): void {
     this.continuations.delete(scope);
+  }
+
+  /** How many keys have a holder or a waiter (idle keys are dropped). */
+  activeKeys(): number {
+    return this.entries.size;
+  }
+
+  /** How many scopes still hold continuation keys (what `endScope` has not yet cleared). */
+  continuationScopes(): number {
+    return this.continuations.size;
   }
 
   private entry(key: string): Entry {
@@ -152,6 +155,25 @@ export class LockManager {
     entry.users--;
     if (entry.users <= 0 && !entry.mutex.isLocked() && this.entries.get(key) === entry) this.entries.delete(key);
   }
+}
+
+/** Resolves with the releaser when `ticket` does; rejects on timeout (`timeoutMs` > 0) or abort. */
+function waitForTurn(ticket: Promise<MutexInterface.Releaser>, key: string, timeoutMs: number, signal: AbortSignal | undefined): Promise<MutexInterface.Releaser> {
+  if (timeoutMs <= 0 && !signal) return ticket;
+  return new Promise((resolve, reject) => {
+    const timer = timeoutMs > 0 ? setTimeout(() => finish(() => reject(new LockTimeoutError(key, timeoutMs))), timeoutMs) : undefined;
+    const onAbort = () => finish(() => reject(new LockCancelledError(key)));
+    let done = false;
+    function finish(settle: () => void): void {
+      if (done) return;
+      done = true;
+      if (timer) clearTimeout(timer);
+      signal?.removeEventListener('abort', onAbort);
+      settle();
+    }
+    signal?.addEventListener('abort', onAbort, { once: true });
+    ticket.then((r) => finish(() => resolve(r)));
+  });
 }
 
 export const taskLockKey = (taskId: string): string => `task:${taskId}`;

@@ -4,6 +4,7 @@ import { callMachine } from './call/call.machine';
 import { mcpConnectionMachine } from './mcpConnection/mcpConnection.machine';
 import { modelSelectionMachine } from './modelSelection/modelSelection.machine';
 import { permissionMachine } from './permission/permission.machine';
+import { sandboxMachine } from './sandbox/sandbox.machine';
 import { sessionMachine } from './session/session.machine';
 import { streamMachine } from './stream/stream.machine';
 import { taskMachine } from './task/task.machine';
@@ -53,7 +54,7 @@ export function describeMachine(machine: AnyStateMachine): MachineDescription {
   return { id: machine.id, states, transitions: unique };
 }
 
-export const MACHINES: AnyStateMachine[] = [taskMachine, sessionMachine, callMachine, turnMachine, streamMachine, permissionMachine, appSessionMachine, modelSelectionMachine, mcpConnectionMachine];
+export const MACHINES: AnyStateMachine[] = [taskMachine, sessionMachine, callMachine, turnMachine, streamMachine, permissionMachine, appSessionMachine, modelSelectionMachine, sandboxMachine, mcpConnectionMachine];
 
 export function describeAll(): { machines: MachineDescription[] } {
   return { machines: MACHINES.map(describeMachine) };

@@ -1,6 +1,6 @@
 import { isAbsolute, resolve } from 'node:path';
 import type { Parser } from 'web-tree-sitter';
-import { isReadOnlyCommand } from './readOnlyCommands';
+import { isHarmlessVariable, isReadOnlyCommand } from './readOnlyCommands';
 import type { Findings, RuleSet } from './findings';
 import { compileBashPattern, type BashPattern, type PermissionRule } from './rules';
 import { analyzeShell, type ShellAnalysis } from './shell/analyze';
@@ -67,7 +67,7 @@ function collect(ctx: BashContext, source: string, cwd: string | null, depth: nu
   const a = analyzeShell(ctx.parser, source, cwd, ctx.home);
   into.analyses.push(a);
   for (const cmd of a.commands) {
-    const plan = planCommand(cmd);
+    const plan = planCommand(cmd, ctx.home);
     into.plans.push(plan);
     for (const s of plan.scripts) {
       if (depth >= 4) into.opaque.push('inline scripts nested too deeply');
@@ -108,16 +108,20 @@ export function checkBash(ctx: BashContext, command: string, cwd: string, f: Fin
     else if (!wholeTool) f.softAsk.push(c.opaque[0] as string);
   }
   let writes = 0;
-  for (const a of c.analyses) {
-    for (const w of a.writes) {
+  // Files written or read by redirections, and by wrappers (`time -o F`, `flock F`, `xargs -a F`).
+  for (const x of [...c.analyses, ...c.plans]) {
+    for (const w of x.writes) {
       writes++;
       ctx.checkWrite(w.path, w.text, f);
     }
-    for (const r of a.reads) ctx.checkRead(r.path, r.text, f);
+    for (const r of x.reads) ctx.checkRead(r.path, r.text, f);
   }
   let allReadOnly = c.opaque.length === 0 && writes === 0;
   let allAllowed = c.opaque.length === 0;
   const used: PermissionRule[] = [];
+  // A variable set as a statement reaches later commands if exported (or already in the
+  // environment, as upper-case names usually are): only harmless ones keep commands read-only.
+  const envChanged = c.analyses.some((a) => a.assigns.some((v) => !isHarmlessVariable(v.name) && (v.declared || !/[a-z]/.test(v.name))));
   for (const a of c.analyses) {
     for (const cmd of a.commands) {
       if (cmd.cwd === null) allReadOnly = false;
@@ -125,11 +129,16 @@ export function checkBash(ctx: BashContext, command: string, cwd: string, f: Fin
   }
   for (const p of c.plans) {
     for (const form of p.allowForms) {
-      const readOnly = isReadOnlyCommand(form, (v) => {
-        const abs = resolveArg(v, ctx.home, p.cwd);
-        if (abs === null || !ctx.readable(abs)) return false;
-        ctx.checkRead(abs, v, f);
-        return true;
+      const cwd = form.cwd === undefined ? p.cwd : form.cwd;
+      const readOnly = !envChanged && isReadOnlyCommand(form, {
+        cwd,
+        home: ctx.home,
+        pathOk: (v) => {
+          const abs = resolveArg(v, ctx.home, cwd);
+          if (abs === null || !ctx.readable(abs)) return false;
+          ctx.checkRead(abs, v, f);
+          return true;
+        },
       });
       if (!readOnly) allReadOnly = false;
       const rule = allow.find((r) => bashRuleMatches(r, form));

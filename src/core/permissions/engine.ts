@@ -268,17 +268,19 @@ const DEFAULT_ASK: Record<PermissionSubject['kind'], string> = {
   mcp: 'calling an MCP tool',
 };
 
-/** Precedence: deny rules, ask rules (and safety asks), the mode, allow rules, the user. */
+/** Precedence: deny rules, plan mode (no changes), ask rules (and safety asks), the mode, allow rules, the user. */
 export function combine(f: Findings, mode: PermissionMode, kind: PermissionSubject['kind']): EngineDecision {
   const withRule = (d: EngineDecision, r?: PermissionRule): EngineDecision => (r ? { ...d, rule: r.raw, source: r.source } : d);
   if (f.deny) return withRule({ decision: 'deny', reason: f.deny.reason }, f.deny.rule);
+  // Plan mode makes no changes: nobody is asked to approve one (an ask rule or a safety ask
+  // cannot turn a change into a question), as the permission machine's checkMode does.
+  if (mode === 'plan' && !f.readOnly) return { decision: 'deny', reason: 'plan mode allows read-only tools only' };
   const risky = f.risky.length > 0 ? { risky: true } : {};
   const asking = (reason: string, r?: PermissionRule): EngineDecision =>
     withRule(mode === 'dontAsk' ? { decision: 'deny', reason: `${reason} (dontAsk mode denies what would ask)` } : { decision: 'ask', reason, ...risky }, r);
   if (f.ask) return asking(f.ask.reason, f.ask.rule);
   if (f.hardAsk.length > 0) return asking(f.hardAsk[0] as string);
   if (mode === 'bypassPermissions') return { decision: 'allow', reason: 'bypassPermissions mode' };
-  if (mode === 'plan' && !f.readOnly) return { decision: 'deny', reason: 'plan mode allows read-only tools only' };
   if (f.softAsk.length > 0) return asking(f.softAsk[0] as string);
   if (f.allow) {
     const rules = f.allow.rules;

@@ -6,4 +6,3 @@ export { createPermissionEngine, combine, type EngineDecision, type EngineOption
 export { denyingAsker, type PermissionAnswer, type PermissionAsker, type PermissionRequest } from './gate';
 export { parseRule, type PermissionRule } from './rules';
 export { saveRule, suggestRule, suggestRules, type SaveRuleOptions } from './persist';
-export { detectSandbox, sandboxedCommand, type SandboxAvailability, type SandboxSettings } from './sandbox';

@@ -1,64 +1,108 @@
+import { COREUTILS } from './readOnly/coreutils';
+import { findIsReadOnly } from './readOnly/find';
+import { gitIsReadOnly } from './readOnly/git';
+import { SEARCH } from './readOnly/search';
+import type { ReadOnlyContext, ReadOnlySpec, RO } from './readOnly/types';
 import type { CommandForm } from './shell/commandPlan';
+import { defHasName, mayBeOption, parseOptions } from './shell/options';
+import type { ShellWord } from './shell/words';
+
+export type { ReadOnlyContext } from './readOnly/types';
 
 /**
  * Commands Keel runs without a rule because they only read (like Claude Code's built-in
- * read-only set): in default mode inside the workspace, and in plan mode. Every path argument
- * must be static and inside the allowed roots; options that write or run programs disqualify.
+ * read-only set): in default mode when every file they read is inside the allowed roots, and in
+ * plan mode. An allowlist of flags per command: a command qualifies only when every option it
+ * carries is in its table and known not to write, run a program or read files Keel cannot
+ * check (abbreviations resolved as the program resolves them), every file it reads passes
+ * `pathOk`, and every variable assigned for it is harmless. Unknown → not read-only (ask).
  */
-type Spec = { paths: boolean; forbid?: RegExp; maxArgs?: number };
-
-const SPECS: Record<string, Spec> = {
-  echo: { paths: false }, printf: { paths: false, forbid: /^-v/ }, true: { paths: false }, false: { paths: false }, ':': { paths: false },
-  pwd: { paths: false }, whoami: { paths: false }, id: { paths: false }, uname: { paths: false }, nproc: { paths: false },
-  date: { paths: false, forbid: /^(-s|--set)/ }, which: { paths: false }, type: { paths: false }, basename: { paths: false }, dirname: { paths: false },
-  seq: { paths: false }, sleep: { paths: false }, test: { paths: false }, '[': { paths: false }, cd: { paths: false }, printenv: { paths: false }, env: { paths: false, maxArgs: 0 },
-  command: { paths: false }, hostname: { paths: false, maxArgs: 0 },
-  ls: { paths: true }, cat: { paths: true }, head: { paths: true }, tail: { paths: true }, wc: { paths: true }, stat: { paths: true },
-  file: { paths: true, forbid: /^(-C|--compile)/ }, du: { paths: true }, tree: { paths: true, forbid: /^(-o|-R)/ }, realpath: { paths: true }, readlink: { paths: true },
-  diff: { paths: true, forbid: /^(--to-file|--from-file)/ }, cmp: { paths: true }, grep: { paths: true }, egrep: { paths: true }, fgrep: { paths: true },
-  rg: { paths: true, forbid: /^(--pre|--pre-glob|-z|--search-zip)/ }, sort: { paths: true, forbid: /^(-o|--output|--compress-program|-T|--temporary-directory)/ },
-  uniq: { paths: true, maxArgs: 1 }, cut: { paths: true }, nl: { paths: true }, md5sum: { paths: true }, sha256sum: { paths: true },
-  find: { paths: true, forbid: /^-(exec|execdir|ok|okdir|delete|fprint|fprint0|fprintf|fls)$/ },
+const SPECS: Record<string, ReadOnlySpec> = {
+  ...COREUTILS,
+  ...SEARCH,
+  echo: { operands: 'none' },
+  true: { operands: 'none' },
+  false: { operands: 'none' },
+  ':': { operands: 'none' },
+  test: { operands: 'none' },
+  '[': { operands: 'none' },
 };
-const GIT_READ = new Set(['status', 'diff', 'log', 'show', 'rev-parse', 'ls-files', 'blame', 'branch', 'remote', 'describe', 'shortlog']);
-const GIT_FORBID = /^(--output|--no-index|--ext-diff|-D|-d|-m|-M|-c|-C|--delete|--move|--copy|--set-upstream-to|-u|--unset-upstream|--edit-description|add|remove|rm|rename|set-url|set-head|prune|update)(=.*)?$/;
 
 /**
- * True when `form` is a read-only command whose path arguments pass `pathOk`. A form with
- * inline code, extra run-time arguments or computed words is never read-only.
+ * Variables that may be assigned in front of a read-only command: they change how output looks,
+ * never what runs or which files are read. Everything else (RIPGREP_CONFIG_PATH, GIT_*, PAGER,
+ * LESSOPEN, MAGIC, TZDIR, LD_*, POSIXLY_CORRECT, …) makes the command not read-only.
  */
-export function isReadOnlyCommand(form: CommandForm, pathOk: (value: string) => boolean): boolean {
+const HARMLESS_ENV = /^(LANG|LANGUAGE|LC_[A-Z]+|TZ|NO_COLOR|FORCE_COLOR|CLICOLOR|CLICOLOR_FORCE|TERM|COLUMNS|LINES|LS_COLORS|GREP_COLOR|GREP_COLORS|TIME_STYLE|QUOTING_STYLE|BLOCK_SIZE|DU_BLOCK_SIZE|LS_BLOCK_SIZE|TABSIZE)$/;
+
+/** True when assigning `name` for a read-only command cannot change what it runs or reads. */
+export function isHarmlessVariable(name: string): boolean {
+  return HARMLESS_ENV.test(name);
+}
+
+/**
+ * True when no option of the table does more than change the output, whatever their
+ * combination: then a word that may expand to options (`$x`, `*`) cannot make it write or read.
+ */
+function allSafe(spec: ReadOnlySpec): boolean {
+  return !spec.table || (spec.table.effects.size === 1 && spec.table.effects.has('safe') && !spec.check);
+}
+
+/**
+ * True when `form` is a read-only command whose files pass `ctx.pathOk`. A form with inline
+ * code, run-time arguments or an unknown option is never read-only. Never throws.
+ */
+export function isReadOnlyCommand(form: CommandForm, ctx: ReadOnlyContext): boolean {
   if (form.openEnded || form.inlineAt !== undefined) return false;
-  const [name, ...args] = form.words;
-  if (!name || name.dynamic) return false;
-  if (name.value === 'git') {
-    const sub = args[0];
-    if (!sub || sub.dynamic || !GIT_READ.has(sub.value)) return false;
-    return args.slice(1).every((a) => !a.dynamic && !GIT_FORBID.test(a.value) && (a.value.startsWith('-') || !/^(\/|~|\.\.)/.test(a.value) || pathOk(a.value)));
-  }
-  const spec = SPECS[name.value];
+  if (form.assigns?.some((a) => !isHarmlessVariable(a))) return false;
+  const name = form.words[0];
+  if (!name || name.dynamic || name.glob) return false;
+  if (name.value === 'git') return gitIsReadOnly(form.words, ctx);
+  if (name.value === 'find') return findIsReadOnly(form.words, ctx);
+  const spec = Object.hasOwn(SPECS, name.value) ? SPECS[name.value] : undefined;
   if (!spec) return false;
-  if (spec.maxArgs !== undefined && args.length > spec.maxArgs) return false;
-  let endOfOptions = false;
-  for (const a of args) {
-    if (!endOfOptions && a.value === '--') {
-      endOfOptions = true;
-      continue;
-    }
-    const option = !endOfOptions && a.value.startsWith('-') && a.value.length > 1;
-    if (option && !a.dynamic && spec.forbid?.test(a.value)) return false;
-    if (!spec.paths) continue;
-    if (a.dynamic || a.glob) {
-      if (a.dynamic) return false;
-      if (!pathOk(a.value.replace(/[*?[].*$/, '') || '.')) return false;
-      continue;
-    }
-    if (option) {
-      const eq = a.value.indexOf('=');
-      if (eq > 0 && !pathOk(a.value.slice(eq + 1))) return false;
-      continue;
-    }
-    if (!pathOk(a.value)) return false;
+  if (!spec.table) return true;
+  const words = spec.prepare ? spec.prepare(form.words) : form.words;
+  if (!words) return false;
+  const safe = allSafe(spec);
+  // A computed word may be any option and several words: fine when every option is harmless and
+  // no operand is a file, or when it stands after the options of a program that stops at its
+  // first operand and has no file operands (printf's arguments). A glob may expand to a file
+  // named like an option (`-rf`): fine only when every option is harmless and none changes what
+  // the operands mean.
+  const globsOk = safe && spec.operands !== 'pattern-then-paths';
+  if (!globsOk && words.some((w) => w.glob && mayBeOption(w))) return false;
+  const r = parseOptions(spec.table, words, 1, { uncertain: safe ? 'operand' : 'fail' });
+  if (!r.ok) return false;
+  const a = r.args;
+  if (!(safe && spec.operands === 'none')) {
+    const computedOperandsOk = spec.operands === 'none' && !spec.table.settings.permute;
+    if (words.some((w, i) => w.dynamic && !(computedOperandsOk && i >= a.end))) return false;
   }
-  return true;
+  for (const o of a.options) if (!optionOk(o.effect, o.value, o.valueWord, ctx)) return false;
+  if (spec.check && !spec.check(a, ctx)) return false;
+  let operands = a.operands;
+  if (spec.operands === 'none') return true;
+  if (spec.operands === 'pattern-then-paths' && !a.options.some((o) => (spec.patternOptions ?? []).some((p) => defHasName(o.def, p)))) operands = operands.slice(1);
+  let files = 0;
+  for (const x of operands) {
+    if (x.word.value === '-' && !x.word.glob) continue;
+    if (!ctx.pathOk(x.word.value, x.word)) return false;
+    files++;
+  }
+  const fallback = files === 0 ? spec.defaultPath?.(a) : undefined;
+  return fallback === undefined || ctx.pathOk(fallback);
+}
+
+function optionOk(effect: RO, value: string | undefined, word: ShellWord | undefined, ctx: ReadOnlyContext): boolean {
+  switch (effect) {
+    case 'safe':
+      return true;
+    case 'unsafe':
+      return false;
+    case 'read':
+      return !!word && !word.dynamic && (value === '-' || ctx.pathOk(value ?? ''));
+    case 'readList':
+      return !!word && !word.dynamic && (value ?? '').split(':').every((p) => p === '' || ctx.pathOk(p));
+  }
 }

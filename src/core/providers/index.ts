@@ -1,22 +1,27 @@
 import type { KeelError } from '../../shared/domain/errors';
+import { DEFAULT_MODELS } from '../../shared/domain/models';
 import { AnthropicProvider } from './anthropic';
+import { baseUrlError } from './connectionErrors';
 import { createDemoProvider } from './demo';
 import { OpenAICompatibleProvider } from './openai';
 import type { ModelProvider, ProviderConfig } from './types';
 
-export const DEFAULT_ANTHROPIC_MODEL = 'claude-sonnet-5-5';
+export const DEFAULT_ANTHROPIC_MODEL = DEFAULT_MODELS.anthropic;
 
-export const NO_API_KEY_MESSAGE =
-  'No Anthropic API key is set. Run “Keel: Set API Key” or set ANTHROPIC_API_KEY, or choose the demo provider to try Keel without a key.';
+/** The fact only: how to give a key is the host's advice (TaskRuntimeOptions.advise). */
+export const NO_API_KEY_MESSAGE = 'No Anthropic API key is set.';
 
 /**
  * Builds the provider a config names. Never throws: a config that cannot work (the anthropic
- * provider without a key, an OpenAI-compatible server without a model) is a `KeelError`.
+ * provider without a key, an OpenAI-compatible server without a model, a base URL that is not
+ * http(s)) is a `KeelError`.
  */
 export function createProvider(config: ProviderConfig): ModelProvider | KeelError {
+  const badUrl = config.provider !== 'demo' && config.baseUrl ? baseUrlError(config.baseUrl.trim()) : undefined;
+  if (badUrl) return badUrl;
   const common = {
     ...(config.stallTimeoutMs !== undefined ? { stallTimeoutMs: config.stallTimeoutMs } : {}),
-    ...(config.maxRetries !== undefined ? { maxRetries: config.maxRetries } : {}),
+    ...(config.headerTimeoutMs !== undefined ? { headerTimeoutMs: config.headerTimeoutMs } : {}),
     ...(config.baseUrl ? { baseUrl: config.baseUrl } : {}),
   };
   switch (config.provider) {
@@ -27,7 +32,7 @@ export function createProvider(config: ProviderConfig): ModelProvider | KeelErro
       if (!config.model) {
         return {
           code: 'invalid_input',
-          message: 'Set “keel.model” to the model your OpenAI-compatible server serves (for Ollama, e.g. “llama3.1”).',
+          message: `No model is named for the OpenAI-compatible server: name one it serves (for Ollama, e.g. “${DEFAULT_MODELS['openai-compatible']}”).`,
           retryable: false,
         };
       }

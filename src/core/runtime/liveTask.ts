@@ -5,27 +5,32 @@ import { applyTaskEvent, emptyTranscript, type TaskTranscript } from '../../shar
 import type { PendingSubtask } from '../machines/task/task.machine';
 import { denyingAsker } from '../permissions/gate';
 import { createProvider } from '../providers/index';
+import type { ProviderConfig } from '../providers/types';
 import { costUsd } from '../providers/pricing';
 import type { TaskRecorder } from '../store/taskRecorder';
 import { planResume } from '../store/resumePlan';
 import type { OpenedTask } from '../store/taskStore';
 import { DEFAULT_LIMITS } from './limits';
-import type { LockManager } from '../locks/lockManager';
+import { taskLockKey, type LockManager } from '../locks/lockManager';
+import type { EngineDecision, PermissionCall } from '../permissions/engine';
+import { boundedByParent, type PermissionParent } from './childPermissions';
 import type { ToolRegistry } from '../tools/registry';
 import type { TaskRuntimeOptions } from './options';
 import type { PermissionDecider } from './wiring';
+import type { SecretKeeper } from '../security/secretKeeper';
 import type { PermissionMode, StartTaskOptions, TaskHandle } from './types';
 import { wireTaskMachine } from './wiring';
 
-/** Where a LiveTask starts from: nothing (a new task) or what its log holds. */
 /** What a live task needs from the runtime that owns it. */
 export interface TaskOwner {
   services(): { options: TaskRuntimeOptions; locks: LockManager; tools: ToolRegistry };
   readonly permissions: PermissionDecider;
+  readonly secrets: SecretKeeper;
   ensureSubtask(parent: LiveTask, sub: PendingSubtask): LiveTask;
   log(level: 'info' | 'warn' | 'error', message: string): void;
 }
 
+/** Where a LiveTask starts from: nothing (a new task) or what its log holds. */
 export interface TaskSeed {
   title: string;
   recorder: TaskRecorder | undefined;
@@ -40,16 +45,29 @@ export function seedOf(opened: OpenedTask): TaskSeed {
   return { title: opened.meta.title, recorder: opened.recorder, transcript: r.transcript, messages: r.conversation, userMessages: r.userMessages, costUsd: r.costUsd };
 }
 
-export class LiveTask implements TaskHandle {
+/**
+ * One task driven by this process: the task machine's actor with its real services, the
+ * transcript views attach to, and the record in the store. A subtask is bound to its live parent
+ * (`parent`): it starts in the parent's current mode, follows every later mode change of the
+ * parent, and is never allowed more than the parent would be (`boundedByParent`).
+ */
+export class LiveTask implements TaskHandle, PermissionParent {
   private readonly actor: Actor<ReturnType<typeof wireTaskMachine>>;
   private transcriptState: TaskTranscript;
   private readonly listeners = new Set<(e: TaskEvent) => void>();
   private settleWaiters: ((e: TaskEvent & { type: 'done' }) => void)[] = [];
   private totalCost: number;
   private model: string;
+  private provider: ProviderConfig['provider'];
   private lastDone: (TaskEvent & { type: 'done' }) | null = null;
   private readonly recorder: TaskRecorder | undefined;
   private rebuilt: (() => ConversationMessage[]) | null = null;
+  private mode: PermissionMode;
+  private readonly decider: PermissionDecider;
+  private readonly children = new Set<LiveTask>();
+  private readonly locks: LockManager;
+  /** Set once stopped: late callbacks (output of a command being killed) publish nothing more. */
+  private stopped = false;
 
   constructor(
     readonly id: string,
@@ -57,11 +75,16 @@ export class LiveTask implements TaskHandle {
     private readonly runtime: TaskOwner,
     seed: TaskSeed,
     readonly parentId?: string,
+    parent?: PermissionParent,
   ) {
     const { options: rt, locks, tools } = runtime.services();
+    this.locks = locks;
+    this.mode = parent ? parent.permissionMode() : (options.mode ?? 'default');
+    this.decider = parent ? boundedByParent(runtime.permissions, parent) : runtime.permissions;
     const providerFactory = rt.providerFactory ?? createProvider;
     const model = options.provider.model;
     this.model = model;
+    this.provider = options.provider.provider;
     this.recorder = seed.recorder;
     this.totalCost = seed.costUsd ?? 0;
     const title = seed.title;
@@ -72,7 +95,8 @@ export class LiveTask implements TaskHandle {
       ...(rt.ripgrepPath ? { ripgrepPath: rt.ripgrepPath } : {}),
       locks,
       tools,
-      permissions: runtime.permissions,
+      permissions: this.decider,
+      secrets: runtime.secrets,
       asker: rt.asker ?? denyingAsker,
       ...(rt.mcp ? { mcp: rt.mcp } : {}),
       createProvider: async () => {
@@ -85,6 +109,9 @@ export class LiveTask implements TaskHandle {
           }
         }
         this.model = config.model;
+        // The key this task's provider uses is one Keel holds: kept from tools and redacted.
+        runtime.secrets.remember(config.apiKey);
+        this.provider = config.provider;
         return providerFactory(config);
       },
       publish: (e) => this.emit(e),
@@ -100,7 +127,7 @@ export class LiveTask implements TaskHandle {
         taskId: id,
         title,
         model,
-        mode: options.mode ?? 'default',
+        mode: this.mode,
         limits: { ...DEFAULT_LIMITS, ...rt.limits, ...(options.maxTurns ? { maxTurns: options.maxTurns } : {}) },
         ...(seed.messages ? { messages: seed.messages } : {}),
         ...(seed.userMessages ? { userMessages: seed.userMessages } : {}),
@@ -144,10 +171,27 @@ export class LiveTask implements TaskHandle {
     });
   }
 
-  /** Stops the actor, then writes and closes the log and releases the lock. */
+  /** Stops the actor, then writes and closes the log and releases the lock and the task's continuation keys. */
   stop(): void {
+    this.stopped = true;
     this.actor.stop();
     this.recorder?.close();
+    this.locks.endScope(taskLockKey(this.id));
+  }
+
+  /**
+   * Stops a task where it is (the request in flight and a running command are aborted) and, if it
+   * had not settled, records it as `interrupted` — a `task` event listeners see too — before the
+   * log is closed and the lock released, so it can be resumed later. Synchronous; idempotent.
+   * Returns whether it was interrupted (false for a settled or already stopped task).
+   */
+  interrupt(): boolean {
+    if (this.stopped) return false;
+    const unsettled = this.lastDone === null;
+    this.actor.stop();
+    if (unsettled) this.emit({ type: 'task', taskId: this.id, state: 'interrupted', title: this.transcriptState.title });
+    this.stop();
+    return unsettled;
   }
 
   transcript(): TaskTranscript {
@@ -177,8 +221,19 @@ export class LiveTask implements TaskHandle {
     this.actor.send({ type: 'RETRY' });
   }
 
+  /** The mode from now on, for this task and every live subtask of it (they follow their parent). */
   setMode(mode: PermissionMode): void {
+    this.mode = mode;
     this.actor.send({ type: 'SET_MODE', mode });
+    for (const child of this.children) child.setMode(mode);
+  }
+
+  permissionMode(): PermissionMode {
+    return this.mode;
+  }
+
+  decideAsParent(call: PermissionCall): Promise<EngineDecision> {
+    return this.decider.decide(call, this.mode);
   }
 
   abandon(): void {
@@ -191,10 +246,15 @@ export class LiveTask implements TaskHandle {
   }
 
   private emit(event: TaskEvent): void {
+    if (this.stopped) return;
     if (event.type === 'usage') {
       const cost = costUsd(this.model, event);
       this.totalCost += cost;
       event = { ...event, costUsd: cost, totalCostUsd: this.totalCost };
+    }
+    if (event.type === 'error') {
+      const advice = this.runtime.services().options.advise?.({ code: event.code, provider: this.provider });
+      if (advice) event = { ...event, message: `${event.message} ${advice}` };
     }
     // The log first: what listeners saw is never ahead of what was recorded.
     this.recorder?.record(event);
@@ -208,6 +268,8 @@ export class LiveTask implements TaskHandle {
     }
     if (event.type === 'task' && (event.state === 'initializing' || event.state === 'running')) this.lastDone = null;
     if (event.type === 'done') {
+      // The run is over and its continuation keys (unique per run) can never recur: let them go.
+      this.locks.endScope(taskLockKey(this.id));
       this.lastDone = event;
       const waiters = this.settleWaiters;
       this.settleWaiters = [];
@@ -216,7 +278,15 @@ export class LiveTask implements TaskHandle {
   }
 
   private runSubtask(sub: PendingSubtask): { result: Promise<{ result: ToolResultBlock; summary: string }>; cancel(): void } {
-    const child = this.runtime.ensureSubtask(this, sub);
+    let child: LiveTask;
+    try {
+      child = this.runtime.ensureSubtask(this, sub);
+    } catch (err) {
+      // e.g. its record cannot be created: the model is told, the parent goes on.
+      const content = `The subtask could not be started: ${(err as Error).message}`;
+      return { result: Promise.resolve({ result: { type: 'tool_result', tool_use_id: sub.toolCallId, content, is_error: true }, summary: 'subtask not started' }), cancel: () => undefined };
+    }
+    this.children.add(child);
     const result = child.settled().then((done) => {
       const answer = lastAssistantText(child.transcript());
       const ok = done.status === 'completed';

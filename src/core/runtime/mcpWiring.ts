@@ -25,10 +25,12 @@ export function mcpCallSubject(mcp: McpToolSource | undefined, call: ToolUseBloc
 
 /**
  * Runs one allowed MCP call (after the events so far are durable, like any tool). Never rejects;
- * progress notifications become `tool_output` events of the call.
+ * progress notifications become `tool_output` events of the call. A server's words are untrusted
+ * output like any tool's: `redact` (the SecretKeeper's) runs over progress lines, the summary and
+ * every text block before the model, the views or the log see them.
  */
 export async function runMcpCall(
-  services: { mcp?: McpToolSource; durable?(): Promise<void>; publish(event: TaskEvent): void },
+  services: { mcp?: McpToolSource; durable?(): Promise<void>; publish(event: TaskEvent): void; redact?: (text: string) => string },
   taskId: string,
   call: ToolUseBlock,
   signal: AbortSignal,
@@ -36,11 +38,13 @@ export async function runMcpCall(
   if (!services.mcp) return { result: result(call.id, `MCP tool ${call.name} is not available: no MCP servers are configured.`, true), summary: 'MCP not configured' };
   await services.durable?.();
   if (signal.aborted) return { result: result(call.id, 'The tool call was cancelled before it started.', true), summary: 'cancelled' };
+  const redact = services.redact ?? ((t: string) => t);
   const out = await services.mcp.callTool(call.name, call.input, {
     signal,
-    onProgress: (line) => services.publish({ type: 'tool_output', taskId, id: call.id, chunk: line }),
+    onProgress: (line) => services.publish({ type: 'tool_output', taskId, id: call.id, chunk: redact(line) }),
   });
-  return { result: result(call.id, out.content, out.isError), summary: out.summary };
+  const content = typeof out.content === 'string' ? redact(out.content) : out.content.map((b) => (b.type === 'text' ? { ...b, text: redact(b.text) } : b));
+  return { result: result(call.id, content, out.isError), summary: redact(out.summary) };
 }
 
 function result(id: string, content: ToolResultBlock['content'], isError: boolean): ToolResultBlock {

@@ -1,9 +1,10 @@
-import type { KeelError } from '../../shared/domain/errors';
+import type { ErrorCode, KeelError } from '../../shared/domain/errors';
 import type { LockManager } from '../locks/lockManager';
 import type { TurnLimits } from '../machines/turn/turn.machine';
 import type { PermissionAsker } from '../permissions/gate';
-import type { SandboxSettings } from '../permissions/sandbox';
+import type { SandboxSettings } from '../sandbox/settings';
 import type { ModelProvider, ProviderConfig } from '../providers/types';
+import type { SecretKeeper } from '../security/secretKeeper';
 import type { ToolRegistry } from '../tools/registry';
 import type { McpToolSource } from '../mcp/toolSource';
 import type { PermissionDecider } from './wiring';
@@ -34,11 +35,34 @@ export interface TaskRuntimeOptions {
   permissions?: PermissionDecider;
   /** Extra settings files for the default engine (the CLI's --settings). */
   settingsFiles?: string[];
-  /** Runs Bash inside bubblewrap (Linux) when enabled. */
+  /**
+   * Keeps Keel's keys out of tool processes and secrets out of tool output (security/). Default:
+   * `SecretKeeper.fromEnvironment(process.env, passEnv)`. A provider's key is registered with it
+   * when a task creates its provider; hosts register the other keys they hold (SecretStorage).
+   */
+  secrets?: SecretKeeper;
+  /**
+   * Environment variables the person chose to pass to tool processes although Keel would remove
+   * them (`--pass-env`, `keel.tools.passEnv`, `passEnv` in ~/.keel/settings.json). Used only when
+   * `secrets` is not given.
+   */
+  passEnv?: readonly string[];
+  /**
+   * The Bash sandbox (src/core/sandbox/): with `enabled`, commands run inside bubblewrap (Linux)
+   * and reach only `network.allowedDomains`, through a proxy the runtime starts on first use and
+   * closes on `dispose`. Hosts build it with `loadSandboxSettings` (settings files) plus their own.
+   */
   sandbox?: SandboxSettings;
   /**
    * MCP servers' tools for every task (the host's `McpHub`, or a worker's IPC client of it). The
    * runtime never starts or stops it: the host owns it.
    */
   mcp?: McpToolSource;
+  /**
+   * Advice for a failure the person can fix, in this host's own terms (the extension: its
+   * commands and settings; the CLI: environment variables and flags), appended to the message of
+   * the task's `error` event. Core's messages state what went wrong and never name a host's
+   * commands, flags or settings.
+   */
+  advise?: (failure: { code: ErrorCode; provider: ProviderConfig['provider'] }) => string | undefined;
 }

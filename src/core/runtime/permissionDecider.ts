@@ -1,6 +1,6 @@
 import { createPermissionEngine, type PermissionEngine } from '../permissions/engine';
 import { decideByMode } from '../permissions/gate';
-import type { SandboxSettings } from '../permissions/sandbox';
+import type { SandboxSettings } from '../sandbox/settings';
 import type { PermissionDecider } from './wiring';
 
 /**
@@ -25,7 +25,8 @@ export function lazyEngine(options: { workspace: string; settingsFiles?: string[
           const byMode = decideByMode(mode === 'dontAsk' ? 'dontAsk' : 'default', call.subject, call.readOnly, options.workspace);
           return { ...byMode, reason: `${byMode.reason} (${reason})` };
         }
-        return { decision: mode === 'dontAsk' ? 'deny' : 'ask', reason };
+        // Plan mode denies what it cannot prove read-only; dontAsk denies what would ask.
+        return { decision: mode === 'dontAsk' || (mode === 'plan' && !call.readOnly) ? 'deny' : 'ask', reason };
       }
     },
   };

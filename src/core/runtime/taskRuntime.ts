@@ -4,10 +4,12 @@ import type { PendingSubtask } from '../machines/task/task.machine';
 import type { TaskRecorder } from '../store/taskRecorder';
 import { TaskStore, type LoadedTask } from '../store/taskStore';
 import { StoreError, type StoreProblem, type TaskSummary } from '../store/types';
+import { SecretKeeper } from '../security/secretKeeper';
 import { builtinTools, createToolRegistry, type ToolRegistry } from '../tools/registry';
 import { createBashTool } from '../tools/bash';
+import { Sandbox } from '../sandbox/sandbox';
 import type { AnyTool } from '../tools/types';
-import type { ResumeTaskOptions, StartTaskOptions, TaskHandle } from './types';
+import { FollowUpRequired, type ResumeTaskOptions, type StartTaskOptions, type TaskHandle } from './types';
 import { type PermissionDecider } from './wiring';
 
 import { DEFAULT_LIMITS } from './limits';
@@ -40,19 +42,32 @@ export class TaskRuntime {
   readonly store: TaskStore | undefined;
   /** @internal shared by every task of this runtime */
   readonly permissions: PermissionDecider;
+  /** The keys this host holds and the variables passed through; shared by every task. */
+  readonly secrets: SecretKeeper;
+  /** The Bash sandbox of every task here (its network proxy is closed by `dispose`). */
+  readonly sandbox: Sandbox;
 
   constructor(private readonly options: TaskRuntimeOptions) {
     this.locks = options.locks ?? new LockManager();
-    this.tools =
-      options.tools ??
-      createToolRegistry(options.sandbox?.enabled ? builtinTools.map((t) => (t.name === 'Bash' ? (createBashTool({ sandbox: options.sandbox! }) as AnyTool) : t)) : builtinTools);
+    this.sandbox = new Sandbox(options.sandbox ?? { enabled: false }, options.log ? { log: options.log } : {});
+    this.tools = options.tools ?? createToolRegistry(builtinTools.map((t) => (t.name === 'Bash' ? (createBashTool({ sandbox: this.sandbox }) as AnyTool) : t)));
     this.permissions = options.permissions ?? lazyEngine(options);
+    this.secrets = options.secrets ?? SecretKeeper.fromEnvironment(process.env, options.passEnv ?? []);
     this.store = options.storageDir
       ? new TaskStore(options.storageDir, { ...(options.log ? { log: options.log } : {}), ...(options.flushIntervalMs ? { flushIntervalMs: options.flushIntervalMs } : {}) })
       : undefined;
   }
 
-  startTask(opts: StartTaskOptions, parentId?: string): TaskHandle {
+  /**
+   * Starts a new task (it runs from the next microtask on). With a store, the task is recorded
+   * from its first event: when its record cannot be created this throws StoreError('unusable') and
+   * nothing runs (a task is never run without the record its host asked for).
+   */
+  startTask(opts: StartTaskOptions): TaskHandle {
+    return this.spawn(opts);
+  }
+
+  private spawn(opts: StartTaskOptions, parent?: LiveTask): LiveTask {
     const id = randomUUID();
     const title = titleOf(opts.prompt);
     let recorder: TaskRecorder | undefined;
@@ -65,13 +80,14 @@ export class TaskRuntime {
           provider: opts.provider.provider,
           workspace: this.options.workspace,
           owner: this.ownerLabel(),
-          ...(parentId ? { parentId } : {}),
+          ...(parent ? { parentId: parent.id } : {}),
         });
       } catch (err) {
-        this.log('error', `task ${id} cannot be saved (${(err as Error).message}); it runs without a record`);
+        if (err instanceof StoreError) throw err;
+        throw new StoreError('unusable', `the task cannot be recorded in ${this.store.root}: ${(err as Error).message}`);
       }
     }
-    const task = new LiveTask(id, opts, this, { title, recorder }, parentId);
+    const task = new LiveTask(id, opts, this, { title, recorder }, parent?.id, parent);
     this.tasks.set(id, task);
     task.start(opts.prompt);
     return task;
@@ -110,8 +126,8 @@ export class TaskRuntime {
    * asks again (which goes through the permission check). A settled task continues with
    * `followUp` as its next user message. A task this runtime already drives gets `followUp` as a
    * user message. Throws StoreError('locked') when another live process drives it, and
-   * StoreError('not_found' | 'corrupt' | 'unsupported'); throws Error when a settled task is
-   * given no follow-up.
+   * StoreError('not_found' | 'corrupt' | 'unsupported'); throws FollowUpRequired when a settled
+   * task is given no follow-up.
    */
   async resume(id: string, opts: ResumeTaskOptions): Promise<TaskHandle> {
     const live = this.tasks.get(id);
@@ -124,7 +140,7 @@ export class TaskRuntime {
     const interrupted = opened.replay.status === 'running' || opened.replay.status === 'interrupted';
     if (!interrupted && !opts.followUp?.trim()) {
       opened.recorder.close();
-      throw new Error(`task ${id} is ${opened.replay.status}; give a follow-up message to continue it`);
+      throw new FollowUpRequired(id, opened.replay.status);
     }
     if (opened.meta.parentId) this.log('warn', `resuming subtask ${id} on its own; its parent will not receive its answer`);
     const task = new LiveTask(id, { ...opts, prompt: opts.followUp ?? '' }, this, seedOf(opened), opened.meta.parentId);
@@ -147,7 +163,6 @@ export class TaskRuntime {
     return [...this.tasks.values()].filter((t) => !t.parentId);
   }
 
-  /** Stops every task, writes and closes their logs and releases their locks (synchronously). */
   /**
    * Stops a task and lets go of it (its log is closed, its lock released); a later `get` finds
    * nothing. Its subtasks are let go too. Used before deleting a stored task.
@@ -166,10 +181,24 @@ export class TaskRuntime {
     }
   }
 
+  /**
+   * Stops every task at once and records each one that had not settled as `interrupted` (see
+   * `LiveTask.interrupt`): what a host does when it is told to end (SIGTERM). Synchronous.
+   * Returns the ids of the tasks that were interrupted.
+   */
+  interruptAll(): string[] {
+    const interrupted = [...this.tasks.values()].filter((t) => t.interrupt()).map((t) => t.id);
+    this.tasks.clear();
+    this.subtasks.clear();
+    return interrupted;
+  }
+
+  /** Stops every task, writes and closes their logs and releases their locks (synchronously). */
   dispose(): void {
     for (const t of this.tasks.values()) t.stop();
     this.tasks.clear();
     this.subtasks.clear();
+    void this.sandbox.dispose();
   }
 
   private ownerLabel(): string {
@@ -186,7 +215,8 @@ export class TaskRuntime {
     const key = `${parent.id}:${sub.toolCallId}`;
     let child = this.subtasks.get(key);
     if (!child) {
-      child = this.startTask({ ...parent.options, prompt: `${sub.description ? `${sub.description}\n\n` : ''}${sub.prompt}` }, parent.id) as LiveTask;
+      // The child takes the parent's mode as it is now, not as the parent started (LiveTask binds it).
+      child = this.spawn({ ...parent.options, mode: parent.permissionMode(), prompt: `${sub.description ? `${sub.description}\n\n` : ''}${sub.prompt}` }, parent);
       this.subtasks.set(key, child);
     }
     return child;

@@ -52,3 +52,17 @@ export interface TaskHandle {
 export interface ResumeTaskOptions extends Omit<StartTaskOptions, 'prompt'> {
   followUp?: string;
 }
+
+/**
+ * `TaskRuntime.resume` of a settled task (completed, failed, aborted) without a follow-up: there
+ * is nothing to continue with. The caller's request was incomplete, not the task broken.
+ */
+export class FollowUpRequired extends Error {
+  override readonly name = 'FollowUpRequired';
+  constructor(
+    readonly taskId: string,
+    readonly status: string,
+  ) {
+    super(`task ${taskId} has ended (${status}); give a follow-up message to continue it`);
+  }
+}

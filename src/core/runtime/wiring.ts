@@ -1,5 +1,4 @@
-import { randomUUID } from 'node:crypto';
-import { createActor, fromCallback, fromPromise, toPromise, type EventObject } from 'xstate';
+import { fromCallback, fromPromise, type EventObject } from 'xstate';
 import type { TaskEvent } from '../../shared/domain/events';
 import type { KeelError } from '../../shared/domain/errors';
 import type { ConversationMessage, ToolResultBlock, ToolUseBlock } from '../../shared/domain/messages';
@@ -8,32 +7,26 @@ import { taskLockKey, type HeldLock, type LockManager } from '../locks/lockManag
 import { callMachine } from '../machines/call/call.machine';
 import { providerStreamActor } from '../machines/stream/actors';
 import { streamMachine } from '../machines/stream/stream.machine';
-import { permissionMachine } from '../machines/permission/permission.machine';
 import { taskMachine, type PendingSubtask } from '../machines/task/task.machine';
 import { userText } from '../machines/turn/conversation';
-import { turnMachine, type PermissionOutcome, type ToolRunOutput } from '../machines/turn/turn.machine';
-import { decideByMode, type PermissionAsker } from '../permissions/gate';
-import type { EngineDecision, PermissionCall } from '../permissions/engine';
-import { suggestRules } from '../permissions/persist';
+import { turnMachine, type ToolRunOutput } from '../machines/turn/turn.machine';
+import type { PermissionAsker } from '../permissions/gate';
 import type { ModelProvider } from '../providers/types';
+import { SecretKeeper } from '../security/secretKeeper';
 import { invokeTool, parseToolInput } from '../tools/execute';
 import type { ToolRegistry } from '../tools/registry';
+import { decideToolCall, type PermissionDecider } from './permissionCheck';
 import { buildSystemPrompt } from './systemPrompt';
 import type { McpToolSource } from '../mcp/toolSource';
-import { mcpCallSubject, runMcpCall } from './mcpWiring';
-import type { PermissionMode } from './types';
+import { runMcpCall } from './mcpWiring';
+
+export type { PermissionDecider };
 
 /**
  * Connects the machine definitions to real actors for one task: the provider, the lock manager,
  * the tools, the permission gate, the event sink. The definitions stay I/O-free; everything that
  * acts is supplied here, by name.
  */
-/** What the runtime asks of the permission engine (src/core/permissions): one decision per call. */
-export interface PermissionDecider {
-  /** Never throws. */
-  decide(call: PermissionCall, mode: PermissionMode): Promise<EngineDecision>;
-}
-
 export interface TaskServices {
   taskId: string;
   /** The permission engine. Without one, calls are decided by the mode alone (`decideByMode`). */
@@ -43,6 +36,11 @@ export interface TaskServices {
   locks: LockManager;
   tools: ToolRegistry;
   asker: PermissionAsker;
+  /**
+   * Keeps Keel's keys out of tool processes and secrets out of tool results and live output.
+   * Default: one holding the keys found in Keel's environment, with nothing passed through.
+   */
+  secrets?: SecretKeeper;
   /** Creates the provider when the task initialises; a KeelError (e.g. no key) fails initialisation. */
   createProvider(): Promise<ModelProvider | KeelError>;
   publish(event: TaskEvent): void;
@@ -61,6 +59,7 @@ export interface TaskServices {
 }
 
 export function wireTaskMachine(services: TaskServices) {
+  const secrets = services.secrets ?? SecretKeeper.fromEnvironment(process.env);
   let provider: ModelProvider | null = null;
   const getProvider = (): ModelProvider => {
     if (!provider) throw new Error('provider not initialised');
@@ -76,7 +75,7 @@ export function wireTaskMachine(services: TaskServices) {
     inflight.add(p);
     void p.finally(() => inflight.delete(p));
   };
-  const stream = streamMachine.provide({ actors: { providerStream: providerStreamActor(getProvider, track) }, actions: { publish } });
+  const stream = streamMachine.provide({ actors: { providerStream: providerStreamActor(getProvider, track, (e) => services.publish(e)) }, actions: { publish } });
   const modelCall = callMachine.provide({
     actors: {
       stream,
@@ -117,9 +116,9 @@ export function wireTaskMachine(services: TaskServices) {
       summarize: fromPromise(({ input, signal }) =>
         services.locks.runExclusive(taskLockKey(input.taskId), () => summarize(getProvider(), input.taskId, input.model, input.system, input.messages, signal), { signal }),
       ),
-      checkPermission: fromPromise(({ input, signal }) => checkPermission(services, input.taskId, input.call, input.mode, signal)),
-      runTool: fromPromise(({ input, signal }) => runTool(services, input.taskId, input.call, signal)),
-      callMcpTool: fromPromise(({ input, signal }) => runMcpCall(services, input.taskId, input.call, signal)),
+      checkPermission: fromPromise(({ input, signal }) => decideToolCall(services, { taskId: input.taskId, call: input.call, mode: input.mode }, signal)),
+      runTool: fromPromise(({ input, signal }) => runTool(services, secrets, input.taskId, input.call, signal)),
+      callMcpTool: fromPromise(({ input, signal }) => runMcpCall({ ...services, redact: (t) => secrets.redact(t) }, input.taskId, input.call, signal)),
     },
     actions: { publish },
   });
@@ -152,66 +151,31 @@ export function wireTaskMachine(services: TaskServices) {
   });
 }
 
-function modeOnly(workspace: string): PermissionDecider {
-  return { decide: async (call, mode) => decideByMode(mode, call.subject, call.readOnly, workspace) };
-}
-
 /**
- * Validates the call's input (an invalid call is answered without asking anyone), then runs the
- * permission machine for it: the engine's rules and mode, and the host's prompt when it asks.
- * Stopping (cancel) stops the machine, which withdraws a pending prompt.
+ * Runs an allowed call. The one place tool output leaves a tool: the live chunks (the UI, the
+ * task log) and the result (the model, the log) are redacted here, for every tool, and every
+ * process the tool starts gets the keeper's environment.
  */
-async function checkPermission(services: TaskServices, taskId: string, call: ToolUseBlock, mode: PermissionMode, signal: AbortSignal): Promise<PermissionOutcome> {
-  const mcp = mcpCallSubject(services.mcp, call);
-  if (mcp && !mcp.ok) return { decision: 'invalid', result: toolResult(call.id, mcp.message, true) };
-  const parsed = mcp ? { ok: true as const, input: call.input, tool: { subject: () => mcp.subject, readOnly: mcp.readOnly } } : parseToolInput(services.tools, call.name, call.input);
-  if (!parsed.ok) return { decision: 'invalid', result: toolResult(call.id, parsed.result.content, true) };
-  const subject = parsed.tool.subject(parsed.input as never, { workspace: services.workspace });
-  const decider = services.permissions ?? modeOnly(services.workspace);
-  const machine = permissionMachine.provide({
-    actors: {
-      evaluate: fromPromise(({ input }) => decider.decide(input.call, input.mode)),
-      askUser: fromPromise(({ input, signal: askSignal }) => {
-        let suggestedRules: string[] = [];
-        try {
-          suggestedRules = suggestRules({ tool: input.tool, subject: input.subject, workspace: services.workspace });
-        } catch {
-          // A suggestion is a convenience; without one the user can still allow once.
-        }
-        return services.asker.ask({ ...input, suggestedRules }, askSignal);
-      }),
-    },
-    actions: { publish: (_: unknown, e: TaskEvent | null) => e && services.publish(e) },
-  });
-  const actor = createActor(machine, {
-    input: { taskId, requestId: randomUUID(), toolCallId: call.id, tool: call.name, input: parsed.input, subject, readOnly: parsed.tool.readOnly, mode },
-  });
-  const stop = () => actor.stop();
-  signal.addEventListener('abort', stop, { once: true });
-  try {
-    actor.start();
-    const outcome = await toPromise(actor);
-    // An allowed MCP call goes to the turn's mcpCall state, not executingTool.
-    return mcp && outcome.decision === 'allow' ? { ...outcome, mcp: true } : outcome;
-  } finally {
-    signal.removeEventListener('abort', stop);
-  }
-}
-
-async function runTool(services: TaskServices, taskId: string, call: ToolUseBlock, signal: AbortSignal): Promise<ToolRunOutput> {
+async function runTool(services: TaskServices, secrets: SecretKeeper, taskId: string, call: ToolUseBlock, signal: AbortSignal): Promise<ToolRunOutput> {
   const parsed = parseToolInput(services.tools, call.name, call.input);
   if (!parsed.ok) return { result: toolResult(call.id, parsed.result.content, true), summary: parsed.result.summary };
   await services.durable?.();
   if (signal.aborted) return { result: toolResult(call.id, 'The tool call was cancelled before it started.', true), summary: 'cancelled' };
+  const live = secrets.streamRedactor();
+  const publishChunk = (chunk: string) => {
+    if (chunk) services.publish({ type: 'tool_output', taskId, id: call.id, chunk });
+  };
   const r = await invokeTool(parsed.tool, parsed.input, {
     taskId,
     workspace: services.workspace,
     signal,
     locks: services.locks,
+    env: secrets.environment(),
     ...(services.ripgrepPath ? { ripgrepPath: services.ripgrepPath } : {}),
-    onOutput: (chunk) => services.publish({ type: 'tool_output', taskId, id: call.id, chunk }),
+    onOutput: (chunk) => publishChunk(live.push(chunk)),
   });
-  return { result: toolResult(call.id, r.content, r.isError), summary: r.summary };
+  publishChunk(live.end());
+  return { result: toolResult(call.id, secrets.redact(r.content), r.isError), summary: secrets.redact(r.summary) };
 }
 
 async function summarize(provider: ModelProvider, taskId: string, model: string, system: string[], messages: ConversationMessage[], signal: AbortSignal): Promise<string> {

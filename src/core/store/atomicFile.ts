@@ -31,15 +31,20 @@ export function writeFileAtomicSync(path: string, text: string): void {
     closeSync(fd);
   }
   renameSync(tmp, path);
+  syncDirSync(dirname(path));
+}
+
+/** Makes a folder's entries (a rename into it) durable. Never throws: some file systems refuse fsync on a folder. */
+export function syncDirSync(dir: string): void {
   try {
-    const dfd = openSync(dirname(path), 'r');
+    const dfd = openSync(dir, 'r');
     try {
       fsyncSync(dfd);
     } finally {
       closeSync(dfd);
     }
   } catch {
-    // Some file systems refuse fsync on a folder; the rename is still atomic.
+    // The rename is still atomic.
   }
 }
 

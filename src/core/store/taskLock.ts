@@ -21,7 +21,8 @@ export type LockAttempt = { ok: true; lock: HeldTaskLock; tookOver: LockOwner | 
  * The cross-process lock of one task folder (`<task>/lock`, made with proper-lockfile, plus
  * `lock.owner.json` naming the holder). Live = the lock exists, was refreshed within
  * LOCK_STALE_MS, and its owner (when on this host) is a running process. A lock that is not live
- * is stale and may be taken over; a `kill -9`ed owner is detected at once by its pid.
+ * is stale and may be taken over; a `kill -9`ed owner is detected at once by its pid. A task
+ * folder another process is creating counts as live from the moment it is visible (`claimNewTask`).
  */
 export function acquireTaskLock(dir: string, label: string, log?: StoreLogger): LockAttempt {
   let tookOver: LockOwner | null = null;
@@ -32,6 +33,26 @@ export function acquireTaskLock(dir: string, label: string, log?: StoreLogger): 
     forceRemove(dir);
     log?.('info', `${dir}: took over a stale lock${state.owner ? ` of pid ${state.owner.pid} on ${state.owner.host}` : ''}`);
   }
+  const attempt = takeLock(dir, label, log);
+  return attempt.ok ? { ...attempt, tookOver } : attempt;
+}
+
+/**
+ * Marks a task folder that is still being prepared (before it is renamed into place) as this
+ * process's: from the instant the folder becomes visible, `lockState` reports it held and live,
+ * so no other process takes it over, quarantines it or rebuilds its meta. Throws on I/O errors.
+ */
+export function claimNewTask(stagingDir: string, label: string): void {
+  const owner: LockOwner = { pid: process.pid, host: hostname(), since: Date.now(), label };
+  writeFileSync(join(stagingDir, OWNER_FILE), JSON.stringify(owner));
+}
+
+/** Takes the lock of a task folder this process claimed with `claimNewTask` and has just moved into place. */
+export function lockClaimedTask(dir: string, label: string, log?: StoreLogger): LockAttempt {
+  return takeLock(dir, label, log);
+}
+
+function takeLock(dir: string, label: string, log?: StoreLogger): LockAttempt {
   let releaseFn: () => void;
   try {
     releaseFn = lockfile.lockSync(dir, {
@@ -53,7 +74,7 @@ export function acquireTaskLock(dir: string, label: string, log?: StoreLogger): 
   let released = false;
   return {
     ok: true,
-    tookOver,
+    tookOver: null,
     lock: {
       release() {
         if (released) return;
@@ -75,6 +96,11 @@ export function lockState(dir: string): { held: boolean; live: boolean; owner: L
   try {
     mtimeMs = statSync(join(dir, LOCK_DIR)).mtimeMs;
   } catch {
+    // No lock folder, but an owner on this host that is alive and claimed the task moments ago:
+    // a new task between being moved into place and taking its lock (`claimNewTask`). A release
+    // removes the owner file before the lock, so this never describes a finished holder.
+    const claim = readOwner(dir);
+    if (claim && claim.host === hostname() && Date.now() - claim.since < LOCK_STALE_MS && processAlive(claim.pid)) return { held: true, live: true, owner: claim };
     return { held: false, live: false, owner: null };
   }
   const owner = readOwner(dir);

@@ -1,13 +1,14 @@
 import { existsSync, mkdirSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { writeFileAtomicSync } from './atomicFile';
+import { syncDirSync, writeFileAtomicSync } from './atomicFile';
 import { EventLogWriter } from './eventLog';
 import { readLog, type ReadLogResult } from './logReader';
 import { metaFromLog, readMeta } from './metaFile';
 import { MIGRATIONS, type MigrationTable } from './migrations';
 import { ReplayFold, type ReplayedTask } from './replay';
 import { readIndex, writeIndex, type IndexFile } from './taskIndex';
-import { acquireTaskLock, lockState } from './taskLock';
+import { makeDirs, probeWritable } from './makeDirs';
+import { acquireTaskLock, claimNewTask, lockClaimedTask, lockState } from './taskLock';
 import { TaskRecorder } from './taskRecorder';
 import { SCHEMA_VERSION, StoreError, type LockOwner, type StoreLogger, type StoreProblem, type TaskMeta, type TaskSummary } from './types';
 
@@ -73,17 +74,36 @@ export class TaskStore {
   }
 
   /**
-   * Creates a new task's folder, log (header, fsynced) and meta, and takes its lock; synchronous
-   * so a task records its very first event. Throws on I/O errors.
+   * Makes sure the root can hold tasks: creates `<root>/tasks` if it is missing and checks that a
+   * file can be written there. Hosts call it before starting a recorded run so an unusable path
+   * fails at once. Throws StoreError('unusable') saying why; never loops or waits.
+   */
+  prepare(): void {
+    try {
+      makeDirs(this.tasksDir);
+      probeWritable(this.tasksDir);
+    } catch (err) {
+      throw this.unusable(err);
+    }
+  }
+
+  /**
+   * Creates a new task — folder, log (header, fsynced), meta — and takes its lock; synchronous so
+   * a task records its very first event. The folder is assembled under a hidden name and renamed
+   * into place, already claimed by this process: no other process ever sees a task without its
+   * header and meta, or one it could take for abandoned. Throws StoreError('unusable') when the
+   * root cannot hold tasks, other errors as they come.
    */
   create(init: NewTaskInit): TaskRecorder {
     const dir = this.taskDir(init.id);
-    mkdirSync(dir, { recursive: true });
+    try {
+      makeDirs(this.tasksDir);
+    } catch (err) {
+      throw this.unusable(err);
+    }
+    const staging = join(this.tasksDir, `.${init.id}.creating`);
     const now = Date.now();
-    const lock = acquireTaskLock(dir, init.owner, this.options.log);
-    if (!lock.ok) throw new StoreError('locked', `task ${init.id} is locked by another process`);
     const header = { type: 'keel.task-log' as const, schemaVersion: SCHEMA_VERSION, taskId: init.id, createdAt: now, title: init.title, model: init.model, workspace: init.workspace, ...(init.parentId ? { parentId: init.parentId } : {}) };
-    const writer = EventLogWriter.create(join(dir, 'events.jsonl'), header, this.writerOptions(init.id));
     const meta: TaskMeta = {
       schemaVersion: SCHEMA_VERSION,
       id: init.id,
@@ -98,7 +118,25 @@ export class TaskStore {
       workspace: init.workspace,
       ...(init.parentId ? { parentId: init.parentId } : {}),
     };
-    writeFileAtomicSync(join(dir, 'meta.json'), `${JSON.stringify(meta, null, 2)}\n`);
+    let writer: EventLogWriter | undefined;
+    try {
+      mkdirSync(staging);
+      // The open descriptor follows the file through the rename below.
+      writer = EventLogWriter.create(join(staging, 'events.jsonl'), header, this.writerOptions(init.id));
+      writeFileAtomicSync(join(staging, 'meta.json'), `${JSON.stringify(meta, null, 2)}\n`);
+      claimNewTask(staging, init.owner);
+      renameSync(staging, dir);
+      syncDirSync(this.tasksDir);
+    } catch (err) {
+      writer?.close();
+      rmSync(staging, { recursive: true, force: true });
+      throw err;
+    }
+    const lock = lockClaimedTask(dir, init.owner, this.options.log);
+    if (!lock.ok) {
+      writer.close();
+      throw new StoreError('locked', `task ${init.id} is locked by another process`);
+    }
     return new TaskRecorder(dir, meta, writer, lock.lock, this.options.log);
   }
 
@@ -115,7 +153,9 @@ export class TaskStore {
         .filter((d) => d.isDirectory() && /^[A-Za-z0-9_-]+$/.test(d.name))
         .map((d) => d.name);
     } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw new StoreError('io', `cannot read ${this.tasksDir}: ${(err as Error).message}`);
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw this.unusable(err);
+      // No tasks yet: the root must still be a place where tasks can be kept.
+      this.prepare();
     }
     const old = readIndex(this.indexPath);
     if (!old && ids.length > 0 && existsSync(this.indexPath)) this.options.log?.('warn', `${this.indexPath} is unreadable; rebuilding it by scanning the task folders`);
@@ -136,17 +176,17 @@ export class TaskStore {
       }
       changed = true;
       try {
-        const meta = await this.metaOrRebuild(id);
-        next.tasks[id] = { metaMtimeMs: statSync(metaPath).mtimeMs, meta };
+        // Cached with the mtime seen *before* reading: a meta replaced meanwhile is re-read next time.
+        next.tasks[id] = { metaMtimeMs: mtimeMs, meta: await this.metaOrRebuild(id) };
       } catch (err) {
-        if (err instanceof StoreError && err.code === 'unsupported') problems.push({ taskId: id, message: err.message });
+        // A task its live driver is still writing is its driver's business: left out this time.
+        if (err instanceof StoreError && err.code === 'locked') this.options.log?.('info', err.message);
         else problems.push({ taskId: id, message: err instanceof Error ? err.message : String(err) });
       }
     }
     if (old && Object.keys(old.tasks).some((id) => !next.tasks[id])) changed = true;
     if (changed) {
       try {
-        mkdirSync(this.root, { recursive: true });
         await writeIndex(this.indexPath, next);
       } catch (err) {
         this.options.log?.('warn', `could not write ${this.indexPath}: ${(err as Error).message}`);
@@ -163,9 +203,9 @@ export class TaskStore {
   resolveId(idOrPrefix: string): string {
     let ids: string[] = [];
     try {
-      ids = readdirSync(this.tasksDir);
-    } catch {
-      /* no tasks yet */
+      ids = readdirSync(this.tasksDir).filter((name) => !name.startsWith('.'));
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw this.unusable(err);
     }
     if (ids.includes(idOrPrefix)) return idOrPrefix;
     const matches = idOrPrefix.length >= 4 ? ids.filter((id) => id.startsWith(idOrPrefix)) : [];
@@ -205,7 +245,7 @@ export class TaskStore {
     const attempt = acquireTaskLock(dir, owner, this.options.log);
     if (!attempt.ok) throw new StoreError('locked', `task ${id} is running in another window or process${describeOwner(attempt.owner)}; it is read-only here`);
     try {
-      const { meta, replay, log } = await this.read(id, false);
+      const { meta, replay, log } = await this.read(id, false, true);
       const upgradeHeader = log.version < SCHEMA_VERSION ? { ...log.header, schemaVersion: SCHEMA_VERSION } : null;
       const writer = EventLogWriter.openExisting(join(dir, 'events.jsonl'), { validBytes: log.validBytes, missingNewline: log.missingNewline, upgradeHeader }, this.writerOptions(id));
       const recorder = new TaskRecorder(dir, meta, writer, attempt.lock, this.options.log);
@@ -229,9 +269,14 @@ export class TaskStore {
   /** Moves a task folder to `<root>/quarantine/` with a note saying why. Returns where it went. */
   quarantine(id: string, reason: string): string {
     const from = this.taskDir(id);
-    mkdirSync(this.quarantineDir, { recursive: true });
+    makeDirs(this.quarantineDir);
     const to = join(this.quarantineDir, `${id}-${new Date().toISOString().replace(/[:.]/g, '-')}`);
-    renameSync(from, to);
+    try {
+      renameSync(from, to);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') throw new StoreError('not_found', `task ${id} was moved or deleted by another process`);
+      throw err;
+    }
     try {
       writeFileSync(join(to, 'QUARANTINED.txt'), `Keel could not read this task and moved it here on ${new Date().toISOString()}.\nReason: ${reason}\n`);
     } catch {
@@ -241,8 +286,14 @@ export class TaskStore {
     return to;
   }
 
-  private async read(id: string, live: boolean): Promise<{ meta: TaskMeta; replay: ReplayedTask; log: ReadLogResult }> {
+  /**
+   * Reads a task's meta and log. `owned`: the caller holds the task's lock to drive it (`open`).
+   * A task whose lock a live process holds (another process, or this one) is otherwise only read: never quarantined, its meta never rewritten, a partial last line (a write
+   * in progress) not reported; what it writes is its own business.
+   */
+  private async read(id: string, live: boolean, owned = false): Promise<{ meta: TaskMeta; replay: ReplayedTask; log: ReadLogResult }> {
     const dir = this.taskDir(id);
+    const held = !owned && lockState(dir).live;
     const stored = safeReadMeta(join(dir, 'meta.json'), this.migrations);
     let fold: ReplayFold | null = null;
     let log: ReadLogResult;
@@ -253,9 +304,12 @@ export class TaskStore {
           fold ??= new ReplayFold(id, stored?.title ?? 'Untitled task', stored?.model ?? '');
           fold.add(r);
         },
-        { migrations: this.migrations, log: this.options.log, ...(this.options.sliceMs ? { sliceMs: this.options.sliceMs } : {}) },
+        { migrations: this.migrations, ...(this.options.log && !held ? { log: this.options.log } : {}), ...(this.options.sliceMs ? { sliceMs: this.options.sliceMs } : {}) },
       );
     } catch (err) {
+      if (held && err instanceof StoreError && (err.code === 'corrupt' || err.code === 'not_found')) {
+        throw new StoreError('locked', `task ${id} is being written by a running process and could not be read just now (${err.message})`);
+      }
       if (err instanceof StoreError && (err.code === 'corrupt' || (err.code === 'not_found' && !stored))) {
         const to = this.quarantine(id, err.message);
         throw new StoreError('corrupt', `task ${id} could not be read (${err.message}); it was moved to ${to}`);
@@ -264,7 +318,9 @@ export class TaskStore {
     }
     const replay = (fold ?? new ReplayFold(id, stored?.title ?? log.header.title ?? 'Untitled task', stored?.model ?? log.header.model ?? '')).finish({ live });
     let meta = stored;
-    if (!meta || meta.id !== id) {
+    if ((!meta || meta.id !== id) && held) {
+      meta = metaFromLog(log.header, replay); // shown from memory; its driver writes meta.json
+    } else if (!meta || meta.id !== id) {
       meta = metaFromLog(log.header, replay);
       this.options.log?.('warn', `task ${id}: meta.json was missing or unreadable; rebuilt it from the log`);
       try {
@@ -280,6 +336,11 @@ export class TaskStore {
     const meta = safeReadMeta(join(this.taskDir(id), 'meta.json'), this.migrations);
     if (meta && meta.id === id) return meta;
     return (await this.read(id, false)).meta;
+  }
+
+  private unusable(err: unknown): StoreError {
+    if (err instanceof StoreError) return err;
+    return new StoreError('unusable', `cannot keep tasks in ${this.root}: ${(err as Error).message}`);
   }
 
   private summarize(meta: TaskMeta): TaskSummary {

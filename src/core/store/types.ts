@@ -67,8 +67,12 @@ export interface LockOwner {
 
 export type StoreLogger = (level: 'info' | 'warn' | 'error', message: string) => void;
 
-/** Thrown (as `StoreError`) for conditions a person should read: not found, locked elsewhere, quarantined. */
-export type StoreErrorCode = 'not_found' | 'locked' | 'corrupt' | 'ambiguous' | 'unsupported' | 'io';
+/**
+ * Thrown (as `StoreError`) for conditions a person should read: not found, locked elsewhere,
+ * quarantined. `unusable`: the store's root cannot hold tasks (not a folder, cannot be created, not writable):
+ * nothing can be recorded or listed there.
+ */
+export type StoreErrorCode = 'not_found' | 'locked' | 'corrupt' | 'ambiguous' | 'unsupported' | 'io' | 'unusable';
 
 export class StoreError extends Error {
   constructor(

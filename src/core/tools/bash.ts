@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { detectSandbox, isExcluded, sandboxedCommand, type SandboxSettings } from '../permissions/sandbox';
+import { Sandbox } from '../sandbox/sandbox';
 import { CappedText } from './cappedText';
 import { findOnPath, isExecutableFile } from './executables';
 import { runProcess } from './processRunner';
@@ -26,15 +26,17 @@ const description = `Executes a bash command in the workspace root and returns i
 - Prefer Read, Glob and Grep over cat, find and grep.`;
 
 /**
- * The Bash tool. With `sandbox.enabled`, commands run inside bubblewrap (see
- * permissions/sandbox.ts) unless excluded or the call sets `dangerouslyDisableSandbox` (which the
- * permission engine always asks about); when bwrap is unavailable the command is not run and the
- * result says why.
+ * The Bash tool. Every command goes through `sandbox` (the runtime's; default: off), whose
+ * machine says how it runs: directly, inside bubblewrap (see src/core/sandbox/), or not at all
+ * when the sandbox is on but cannot run here (the result says why). A call with
+ * `dangerouslyDisableSandbox` runs directly only after the permission engine asked the person.
  */
-export function createBashTool(opts: { sandbox?: SandboxSettings } = {}): Tool<BashInput> {
-  const sandbox = opts.sandbox?.enabled ? opts.sandbox : undefined;
+export function createBashTool(opts: { sandbox?: Sandbox } = {}): Tool<BashInput> {
+  const sandbox = opts.sandbox ?? OFF;
   return { ...bashTool, invoke: (input, ctx) => invokeBash(input, ctx, sandbox) };
 }
+
+const OFF = Sandbox.off();
 
 export const bashTool: Tool<BashInput> = {
   name: 'Bash',
@@ -46,18 +48,14 @@ export const bashTool: Tool<BashInput> = {
     const short = firstLine.length > 80 || input.command.includes('\n') ? `${firstLine.slice(0, 80)}…` : firstLine;
     return { kind: 'execute', tool: 'Bash', command: input.command, cwd: ctx.workspace, summary: input.description?.trim() || `Run ${short}` };
   },
-  invoke: (input, ctx) => invokeBash(input, ctx, undefined),
+  invoke: (input, ctx) => invokeBash(input, ctx, OFF),
 };
 
-async function invokeBash(input: BashInput, ctx: ToolContext, sandbox: SandboxSettings | undefined): Promise<ToolResult> {
+async function invokeBash(input: BashInput, ctx: ToolContext, sandbox: Sandbox): Promise<ToolResult> {
   {
-    let file = shellPath();
-    let args = ['-c', input.command];
-    if (sandbox && !input.dangerouslyDisableSandbox && !isExcluded(input.command, sandbox.excludedCommands ?? [])) {
-      const avail = detectSandbox(sandbox.bwrapPath);
-      if (!avail.available) return { content: `The sandbox is enabled but unavailable: ${avail.reason}. The command was not run.`, isError: true, summary: 'sandbox unavailable' };
-      ({ file, args } = sandboxedCommand(avail.bwrap, shellPath(), input.command, ctx.workspace, sandbox));
-    }
+    const launch = await sandbox.launch({ command: input.command, dangerouslyDisableSandbox: input.dangerouslyDisableSandbox === true, workspace: ctx.workspace, shell: shellPath() });
+    if (launch.kind === 'refused') return { content: `The sandbox is enabled but unavailable: ${launch.reason}. The command was not run.`, isError: true, summary: 'sandbox unavailable' };
+    const { file, args } = launch;
     const timeoutMs = Math.min(input.timeout ?? BASH_DEFAULT_TIMEOUT_MS, BASH_MAX_TIMEOUT_MS);
     const output = new CappedText(BASH_MAX_OUTPUT_CHARS);
     const onChunk = (chunk: string): void => {
@@ -71,6 +69,7 @@ async function invokeBash(input: BashInput, ctx: ToolContext, sandbox: SandboxSe
     const outcome = await runProcess(file, args, {
       cwd: ctx.workspace,
       signal: ctx.signal,
+      ...(ctx.env ? { env: ctx.env } : {}),
       timeoutMs,
       onStdout: onChunk,
       onStderr: onChunk,

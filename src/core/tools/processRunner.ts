@@ -1,4 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { toolEnvironment } from '../security/toolEnvironment';
 import { errnoCode, errorMessage } from './paths';
 
 export interface RunProcessOptions {
@@ -7,6 +8,10 @@ export interface RunProcessOptions {
   signal: AbortSignal;
   /** Kill the whole process group after this many ms. Absent: no timeout. */
   timeoutMs?: number;
+  /**
+   * The child's whole environment. Default: `toolEnvironment()` — Keel's own without its keys and
+   * without what would make the permission analysis unsound; never Keel's environment as is.
+   */
   env?: NodeJS.ProcessEnv;
   onStdout?(chunk: string): void;
   onStderr?(chunk: string): void;
@@ -43,7 +48,7 @@ export function runProcess(file: string, args: readonly string[], opts: RunProce
     try {
       child = spawn(file, [...args], {
         cwd: opts.cwd,
-        env: opts.env ?? process.env,
+        env: opts.env ?? toolEnvironment(),
         detached: process.platform !== 'win32',
         stdio: ['ignore', 'pipe', 'pipe'],
         windowsHide: true,

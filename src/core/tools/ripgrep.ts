@@ -8,8 +8,12 @@ export const RIPGREP_TIMEOUT_MS = 60_000;
 /** Raw stdout kept from one ripgrep run, by default, before the rest is ignored. */
 const DEFAULT_MAX_STDOUT_CHARS = 8 * 1024 * 1024;
 
-/** Flags every search uses: hidden files count, `.git` never does, `.gitignore` applies even outside a git repo. */
-export const RIPGREP_BASE_ARGS: readonly string[] = ['--hidden', '--glob', '!.git', '--no-require-git', '--no-messages', '--color', 'never'];
+/**
+ * Flags every search uses: no configuration file (a `RIPGREP_CONFIG_PATH` the person passed
+ * through to Bash must not add `--pre` or change the output format here), hidden files count,
+ * `.git` never does, `.gitignore` applies even outside a git repo.
+ */
+export const RIPGREP_BASE_ARGS: readonly string[] = ['--no-config', '--hidden', '--glob', '!.git', '--no-require-git', '--no-messages', '--color', 'never'];
 
 export type RipgrepResolution = { ok: true; path: string } | { ok: false; result: ToolResult };
 
@@ -49,7 +53,7 @@ export interface RipgrepRun {
 export async function runRipgrep(
   rgPath: string,
   args: readonly string[],
-  ctx: Pick<ToolContext, 'workspace' | 'signal'>,
+  ctx: Pick<ToolContext, 'workspace' | 'signal' | 'env'>,
   maxStdoutChars = DEFAULT_MAX_STDOUT_CHARS,
 ): Promise<RipgrepRun | ToolResult> {
   let stdout = '';
@@ -58,6 +62,7 @@ export async function runRipgrep(
   const outcome = await runProcess(rgPath, args, {
     cwd: ctx.workspace,
     signal: ctx.signal,
+    ...(ctx.env ? { env: ctx.env } : {}),
     timeoutMs: RIPGREP_TIMEOUT_MS,
     onStdout: (chunk) => {
       if (stdoutCapped) return;

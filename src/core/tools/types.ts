@@ -34,6 +34,12 @@ export interface ToolContext {
   workspace: string;
   signal: AbortSignal;
   locks: LockManager;
+  /**
+   * The environment of every process the tool starts: Keel's own without its keys and without
+   * what would make the permission analysis unsound (security/toolEnvironment.ts). The runtime
+   * passes its SecretKeeper's; absent, processes get `toolEnvironment()` of Keel's environment.
+   */
+  env?: NodeJS.ProcessEnv;
   /** Path of the ripgrep binary, if known (the extension passes VS Code's bundled one). */
   ripgrepPath?: string;
   /** Streams live output (Bash) to the UI. */

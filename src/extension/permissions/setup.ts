@@ -1,7 +1,7 @@
 import { homedir } from 'node:os';
 import * as vscode from 'vscode';
 import { parseRule } from '../../core/permissions/rules';
-import type { SandboxSettings } from '../../core/permissions/sandbox';
+import type { SandboxSettings } from '../../core/sandbox/settings';
 import type { RuleScope } from '../../shared/protocol/chatMessages';
 import type { Logger } from '../logger';
 import type { PromptSurface } from '../permissionBroker';
@@ -43,22 +43,31 @@ export function createPermissionPrompts(context: vscode.ExtensionContext, log: L
 }
 
 /**
- * The sandbox option for the task runtime from `keel.sandbox.enabled`. When it is on and bubblewrap
- * cannot run here, says so clearly (a warning with the reason and the fix): Bash commands are then
- * refused rather than run outside the sandbox.
+ * The sandbox option for the task runtime: `keel.sandbox.enabled` and
+ * `keel.sandbox.network.allowedDomains` (user values; a workspace may only turn the sandbox on)
+ * merged with the `sandbox` sections of the settings files (docs/permissions.md, "Sandbox").
+ * Problems (a project trying to widen it, a bad domain) are logged. When the sandbox is on and
+ * bubblewrap cannot run here, says so clearly (a warning with the reason and the fix): Bash
+ * commands are then refused rather than run outside the sandbox.
  */
-export async function sandboxSettings(log: Logger): Promise<SandboxSettings> {
-  const enabled = vscode.workspace.getConfiguration('keel').get<boolean>('sandbox.enabled') === true;
-  if (!enabled) return { enabled: false };
-  const { detectSandbox } = await import('../../core/permissions/sandbox');
+export async function sandboxSettings(log: Logger, workspace: string): Promise<SandboxSettings> {
+  const config = vscode.workspace.getConfiguration('keel');
+  const [{ loadSandboxSettings }, { vscodeSandboxLayers }] = await Promise.all([import('../../core/sandbox/settings'), import('../sandboxConfig')]);
+  const problems: string[] = [];
+  const extra = vscodeSandboxLayers(config.inspect('sandbox.enabled'), config.inspect('sandbox.network.allowedDomains'), problems);
+  const { settings } = loadSandboxSettings({ workspace, extra, problems });
+  for (const p of problems) log.warn(`sandbox settings: ${p}`);
+  if (!settings.enabled) return settings;
+  const { detectSandbox } = await import('../../core/sandbox/bwrap');
   const avail = detectSandbox();
+  const network = settings.network?.allowedDomains?.length ? `network only to ${settings.network.allowedDomains.join(', ')}` : 'no network';
   if (avail.available) {
-    log.info(`sandbox on: Bash runs inside bubblewrap (${avail.bwrap})`);
+    log.info(`sandbox on: Bash runs inside bubblewrap (${avail.bwrap}), ${network}`);
   } else {
     log.warn(`sandbox on but unavailable: ${avail.reason}`);
     void vscode.window.showWarningMessage(
       `Keel: the sandbox is on (keel.sandbox.enabled) but cannot run here: ${avail.reason}. Bash commands will not run until it is available or the setting is turned off.`,
     );
   }
-  return { enabled: true };
+  return settings;
 }

@@ -1,3 +1,4 @@
+import { formatDuration } from './duration';
 import type { ErrorCode } from './errors';
 import type { PermissionDecision, StreamMode, TaskEvent } from './events';
 
@@ -9,7 +10,18 @@ import type { PermissionDecision, StreamMode, TaskEvent } from './events';
  */
 export type TranscriptItem =
   | { kind: 'user'; id: string; text: string }
-  | { kind: 'assistant'; id: string; model: string; text: string; thinking: string; streaming: boolean; interrupted?: boolean }
+  | {
+      kind: 'assistant';
+      id: string;
+      model: string;
+      text: string;
+      thinking: string;
+      streaming: boolean;
+      /** Cut off by a failure (a retry or an error followed). */
+      interrupted?: boolean;
+      /** Cut off because the person cancelled the task: the text stops where the cancel came. */
+      cancelled?: boolean;
+    }
   | {
       kind: 'tool';
       id: string;
@@ -128,7 +140,7 @@ export function applyTaskEvent(t: TaskTranscript, e: TaskEvent): TaskTranscript 
         },
       };
     case 'retry':
-      return { ...t, items: closeStreaming(t.items, true) };
+      return { ...t, items: [...closeStreaming(t.items, true), { kind: 'notice', id: `retry-${t.items.length}`, text: retryNotice(e) }] };
     case 'error':
       return {
         ...t,
@@ -139,13 +151,20 @@ export function applyTaskEvent(t: TaskTranscript, e: TaskEvent): TaskTranscript 
       // Conversation content for the log; what a person sees came with the other events.
       return t;
     case 'done':
-      return { ...t, done: true, streamMode: null, items: closeStreaming(t.items) };
+      return { ...t, done: true, streamMode: null, items: closeStreaming(t.items, false, e.status === 'aborted') };
   }
 }
 
-function closeStreaming(items: TranscriptItem[], interrupted = false): TranscriptItem[] {
+/** What a person reads about a retry: what failed, how long Keel waits, which retry this is. */
+export function retryNotice(e: Extract<TaskEvent, { type: 'retry' }>): string {
+  const what = e.message.trim() || `The request failed (${e.code}).`;
+  return `${what} Retrying in ${formatDuration(e.delayMs)} (retry ${e.attempt}).`;
+}
+
+/** Ends the answer that is streaming, if any, marking why it was cut off. */
+function closeStreaming(items: TranscriptItem[], interrupted = false, cancelled = false): TranscriptItem[] {
   const i = lastStreamingAssistant(items);
   if (i < 0) return items;
   const it = items[i] as Extract<TranscriptItem, { kind: 'assistant' }>;
-  return replaceAt(items, i, { ...it, streaming: false, ...(interrupted ? { interrupted: true } : {}) });
+  return replaceAt(items, i, { ...it, streaming: false, ...(interrupted ? { interrupted: true } : {}), ...(cancelled ? { cancelled: true } : {}) });
 }

@@ -1,11 +1,12 @@
 import { z } from 'zod';
+import { PROVIDER_IDS } from '../domain/models';
 
 /**
  * Data shapes shared by both directions of the chat protocol that are not task events:
  * permission prompts, history rows, settings, file mentions. Each is defined once, here.
  */
 
-export const PROVIDER_IDS = ['anthropic', 'openai-compatible', 'demo'] as const;
+export { PROVIDER_IDS } from '../domain/models';
 export const PERMISSION_MODES = ['default', 'acceptEdits', 'plan', 'dontAsk', 'bypassPermissions'] as const;
 /** The modes the chat's mode selector offers (the others are settings-only). */
 export const SELECTABLE_MODES = ['default', 'acceptEdits', 'plan'] as const;
@@ -89,6 +90,8 @@ export const taskSummarySchema = z.object({
   resumable: z.boolean().optional(),
   /** The task's workspace folder, set when it is not this window's. */
   otherWorkspace: z.string().optional(),
+  /** The model id the task uses (e.g. "claude-sonnet-5-5", "demo"); views show it with `modelLabel`. */
+  model: z.string().optional(),
 });
 export type TaskSummary = z.infer<typeof taskSummarySchema>;
 

@@ -87,6 +87,12 @@ export const taskListMessageSchema = z.object({ type: z.literal('taskList'), seq
 /** The settings page's state (answers `getSettings` and follows every change). */
 export const settingsMessageSchema = z.object({ type: z.literal('settings'), seq, settings: settingsStateSchema });
 
+/**
+ * The answer to `saveSettings`: saved (`ok`, with what now applies) or refused (`ok` false, with
+ * why: an invalid base URL, or VS Code could not write the settings). Shown on the settings page.
+ */
+export const settingsSavedMessageSchema = z.object({ type: z.literal('settingsSaved'), seq, ok: z.boolean(), message: z.string() });
+
 /** Workspace files matching the `@` mention being typed (answers `mentionQuery` with the same id). */
 export const mentionResultsMessageSchema = z.object({
   type: z.literal('mentionResults'),
@@ -110,6 +116,7 @@ export const toWebviewMessageSchema = z.discriminatedUnion('type', [
   thinkingTimeMessageSchema,
   taskListMessageSchema,
   settingsMessageSchema,
+  settingsSavedMessageSchema,
   mentionResultsMessageSchema,
   navigateMessageSchema,
   noticeMessageSchema,

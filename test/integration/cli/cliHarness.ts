@@ -55,11 +55,13 @@ export interface CliRun {
   stdout: () => string;
   stderr: () => string;
   exit: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  /** The --storage folder the run used (pass it to a later runCli to see the same tasks). */
+  storage: string;
 }
 
-export async function runCli(args: string[], env: Record<string, string | undefined> = {}): Promise<CliRun> {
+export async function runCli(args: string[], env: Record<string, string | undefined> = {}, storageDir?: string): Promise<CliRun> {
   const cli = await cliBundle();
-  const storage = mkdtempSync(join(tmpdir(), 'keel-cli-store-'));
+  const storage = storageDir ?? mkdtempSync(join(tmpdir(), 'keel-cli-store-'));
   mkdirSync(storage, { recursive: true });
   const childEnv: NodeJS.ProcessEnv = { PATH: process.env.PATH, HOME: storage, KEEL_HOME: storage };
   for (const [k, v] of Object.entries(env)) if (v !== undefined) childEnv[k] = v;
@@ -84,7 +86,7 @@ export async function runCli(args: string[], env: Record<string, string | undefi
   });
   child.stderr!.setEncoding('utf8').on('data', (d: string) => (err += d));
   const exit = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((res) => child.once('close', (code, signal) => res({ code, signal })));
-  return { child, events, stdout: () => out, stderr: () => err, exit };
+  return { child, storage, events, stdout: () => out, stderr: () => err, exit };
 }
 
 export const ofType = (events: Record<string, unknown>[], type: string) => events.filter((e) => e.type === type);

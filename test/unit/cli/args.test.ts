@@ -20,5 +20,11 @@ describe('keel run arguments', () => {
     expect(() => parseRunArgs(['hi', '--mode', 'yolo'], {})).toThrow(/--mode must be one of/);
     expect(() => parseRunArgs(['hi', '--max-turns', '0'], {})).toThrow(/positive integer/);
     expect(() => parseRunArgs(['hi', '--provider', 'gpt'], {})).toThrow(/--provider/);
+    expect(() => parseRunArgs(['hi', '--pass-env', 'A=B'], {})).toThrow(/--pass-env: "A=B" is not an environment variable name/);
+  });
+
+  it('collects --pass-env names, repeated, without duplicates', () => {
+    expect(parseRunArgs(['hi'], {}).passEnv).toEqual([]);
+    expect(parseRunArgs(['hi', '--pass-env', 'NPM_TOKEN', '--pass-env', 'GIT_SSH_COMMAND', '--pass-env', 'NPM_TOKEN'], {}).passEnv).toEqual(['NPM_TOKEN', 'GIT_SSH_COMMAND']);
   });
 });

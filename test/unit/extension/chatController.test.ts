@@ -103,6 +103,8 @@ describe('ChatController', () => {
     task.emit({ type: 'text', taskId: task.id, delta: 'late' });
     const last = v.port.posted.at(-1)!;
     expect(last).toMatchObject({ type: 'snapshot', transcript: null });
+    // From the title bar's New Task on the history page too: the chat page shows the empty state.
+    expect(v.port.posted.at(-2)).toMatchObject({ type: 'navigate', page: 'chat' });
     // Only the task book still listens (history times, thinking times); the views get nothing.
     expect(task.listenerCount).toBe(1);
     expect(task.cancels).toBe(0);

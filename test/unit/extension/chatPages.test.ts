@@ -86,6 +86,31 @@ describe('chat pages and composer requests', () => {
     expect(h.log.lines.join('\n')).not.toContain('SECRET');
   });
 
+  it('Save settings confirms what now applies, and says why when nothing was saved', async () => {
+    const h = fakeHost();
+    const c = new ChatController(h.host);
+    const v = view(c, h);
+    await v.fromPage({ type: 'ready' });
+    await v.fromPage({ type: 'saveSettings', provider: 'openai-compatible', model: '', baseUrl: 'http://127.0.0.1:1234/v1' });
+    expect(of(v.port.posted, 'settingsSaved').at(-1)).toMatchObject({ ok: true, message: 'Saved. New tasks use the OpenAI-compatible server, model llama3.2 (the default).' });
+    await v.fromPage({ type: 'saveSettings', provider: 'demo', model: '', baseUrl: '' });
+    expect(of(v.port.posted, 'settingsSaved').at(-1)).toMatchObject({ ok: true, message: 'Saved. New tasks use the demo, model demo model.' });
+
+    // An invalid base URL is refused before anything is written.
+    await v.fromPage({ type: 'saveSettings', provider: 'anthropic', model: 'opus', baseUrl: 'localhost:8080' });
+    expect(of(v.port.posted, 'settingsSaved').at(-1)).toMatchObject({ ok: false, message: expect.stringMatching(/^Not saved: the base URL must start with http/) });
+    await v.fromPage({ type: 'saveSettings', provider: 'anthropic', model: 'opus', baseUrl: 'not a url' });
+    expect(of(v.port.posted, 'settingsSaved').at(-1)).toMatchObject({ ok: false, message: expect.stringContaining('is not a URL') });
+    expect(h.workbench.settings.provider).toBe('demo');
+
+    // VS Code refusing to write (e.g. settings.json has errors) is said too.
+    h.workbench.saveSettings = async () => {
+      throw new Error('Unable to write into user settings. Please open the user settings to correct errors/warnings in it and try again.');
+    };
+    await v.fromPage({ type: 'saveSettings', provider: 'anthropic', model: '', baseUrl: '' });
+    expect(of(v.port.posted, 'settingsSaved').at(-1)).toMatchObject({ ok: false, message: expect.stringContaining('Unable to write into user settings') });
+  });
+
   it('resume answers "not available" until the core can resume; copy goes to the clipboard', async () => {
     const h = fakeHost();
     const c = new ChatController(h.host);

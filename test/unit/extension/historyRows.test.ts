@@ -3,6 +3,7 @@ import type { TaskSummary as StoredSummary } from '../../../src/core/store/types
 import { exportFileName } from '../../../src/extension/history/exportFile';
 import { historyRows, storedStateOf } from '../../../src/extension/history/historyRows';
 import { StoredTaskHandle } from '../../../src/extension/history/storedTask';
+import { modelLabel } from '../../../src/shared/domain/models';
 import { emptyTranscript } from '../../../src/shared/domain/transcript';
 import { matchesQuery, rowStatus } from '../../../webview/pages/HistoryPage';
 import { bannerText } from '../../../webview/pages/StoredTaskBanner';
@@ -48,6 +49,17 @@ describe('history rows', () => {
       ['a', true, 'running', true],
     ]);
     expect(rowStatus(rows[1]!)).toBe('running');
+  });
+
+  it('rows name their model, so a demo task reads "demo model"', () => {
+    const live = new FakeTask('x', { prompt: 'tour', provider: { provider: 'demo', model: 'demo' } });
+    const rows = historyRows([stored('a', { model: 'demo' }), stored('b', { model: 'claude-opus-5-5' })], [live], opts);
+    expect(rows.map((r) => [r.taskId, r.model])).toEqual([
+      ['x', 'demo'],
+      ['a', 'demo'],
+      ['b', 'claude-opus-5-5'],
+    ]);
+    expect(rows.map((r) => modelLabel(r.model ?? ''))).toEqual(['demo model', 'demo model', 'claude-opus-5-5']);
   });
 
   it('search matches title, status and id prefix', () => {

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { isExternalHttpLink } from '../../../src/extension/links';
-import { chatConfigOf, resolveProviderConfig } from '../../../src/extension/providerConfig';
+import { cliAdvice } from '../../../src/cli/advice';
+import { chatConfigOf, extensionAdvice, resolveProviderConfig } from '../../../src/extension/providerConfig';
 import { contentSecurityPolicy, renderWebviewHtml } from '../../../src/extension/webviewHtml';
 
 const settings = (over: Record<string, unknown> = {}) => ({
@@ -10,6 +11,23 @@ const settings = (over: Record<string, unknown> = {}) => ({
   openaiBaseUrl: 'http://localhost:11434/v1',
   defaultMode: 'default',
   ...over,
+});
+
+describe('advice after a failure, in each host’s own terms', () => {
+  it('the extension names its command and the key variable of the provider', () => {
+    expect(extensionAdvice({ code: 'no_api_key', provider: 'anthropic' })).toBe('Run “Keel: Set API Key” or set ANTHROPIC_API_KEY, or choose the demo provider to try Keel without a key.');
+    expect(extensionAdvice({ code: 'auth_failed', provider: 'openai-compatible' })).toBe('Set it with “Keel: Set API Key” or OPENAI_API_KEY.');
+    expect(extensionAdvice({ code: 'overloaded', provider: 'anthropic' })).toBeUndefined();
+  });
+
+  it('the CLI names environment variables and flags, never a VS Code command', () => {
+    const all = (['no_api_key', 'auth_failed', 'connection_refused'] as const).flatMap((code) => (['anthropic', 'openai-compatible'] as const).map((provider) => cliAdvice({ code, provider }) ?? ''));
+    for (const advice of all) expect(advice).not.toMatch(/Keel:|keel\.\w|Set API Key/);
+    expect(cliAdvice({ code: 'no_api_key', provider: 'anthropic' })).toMatch(/ANTHROPIC_API_KEY=.*--provider demo/);
+    expect(cliAdvice({ code: 'auth_failed', provider: 'openai-compatible' })).toMatch(/OPENAI_API_KEY=/);
+    expect(cliAdvice({ code: 'connection_refused', provider: 'anthropic' })).toMatch(/--base-url/);
+    expect(cliAdvice({ code: 'max_turns', provider: 'anthropic' })).toBeUndefined();
+  });
 });
 
 describe('provider config', () => {

@@ -149,6 +149,34 @@ describe('task runtime: the agent loop through the real machines', () => {
     expect(task.transcript().items.at(-1)).toMatchObject({ kind: 'error', code: 'no_api_key' });
   });
 
+  it('appends the host’s advice to an error the person can fix, in the event, the log and the transcript', async () => {
+    const workspace = mkdtempSync(join(tmpdir(), 'keel-rt-'));
+    const asked: unknown[] = [];
+    const runtime = new TaskRuntime({
+      workspace,
+      providerFactory: () => ({ code: 'no_api_key', message: 'No API key set.', retryable: false }),
+      advise: (failure) => {
+        asked.push(failure);
+        return failure.code === 'no_api_key' ? 'Do the host thing.' : undefined;
+      },
+    });
+    const task = runtime.startTask({ prompt: 'q', provider: { provider: 'openai-compatible', model: 'm' } });
+    const events = collect(task);
+    await task.settled();
+    expect(events.filter((e) => e.type === 'error')).toEqual([expect.objectContaining({ code: 'no_api_key', message: 'No API key set. Do the host thing.' })]);
+    expect(task.transcript().items.at(-1)).toMatchObject({ kind: 'error', message: 'No API key set. Do the host thing.' });
+    expect(asked).toEqual([{ code: 'no_api_key', provider: 'openai-compatible' }]);
+  });
+
+  it('leaves an error without advice as core wrote it', async () => {
+    const workspace = mkdtempSync(join(tmpdir(), 'keel-rt-'));
+    const runtime = new TaskRuntime({ workspace, providerFactory: () => ({ code: 'internal', message: 'Broken.', retryable: false }), advise: () => undefined });
+    const task = runtime.startTask({ prompt: 'q', provider: { provider: 'anthropic', model: 'm' } });
+    const events = collect(task);
+    await task.settled();
+    expect(events.filter((e) => e.type === 'error').map((e) => e.type === 'error' && e.message)).toEqual(['Broken.']);
+  });
+
   it('runs a subtask: the parent waits, the child result comes back as the tool result', async () => {
     const steps: Step[] = [toolTurn('k1', 'Task', { description: 'count', prompt: 'count files' }), textTurn('child answer: 3 files'), textTurn('parent done')];
     const { runtime, provider } = setup(steps);

@@ -11,21 +11,19 @@ import type { CorpusGroup } from './corpus/types';
  * `realBash` is also run in real bash inside a sandboxed throwaway copy, to prove that it does what
  * the case says (a hole really deletes, an allowed command really is harmless).
  */
+// Each group builds its own fixture in its own hook: groups that set up git repositories take
+// a while, and one hook for every group would outgrow the hook timeout.
 const fixtures = new Map<CorpusGroup, PermissionFixture>();
-beforeAll(async () => {
-  for (const g of CORPUS) {
-    const fx = await makeFixture(g.settings);
-    g.prepare?.(fx);
-    fixtures.set(g, fx);
-  }
-});
-afterAll(() => {
-  for (const fx of fixtures.values()) fx.cleanup();
-});
 const fxOf = (g: CorpusGroup): PermissionFixture => fixtures.get(g) as PermissionFixture;
 
 for (const g of CORPUS) {
   describe(`corpus group ${g.name}`, () => {
+    beforeAll(async () => {
+      const fx = await makeFixture(g.settings);
+      fixtures.set(g, fx);
+      g.prepare?.(fx);
+    });
+    afterAll(() => fixtures.get(g)?.cleanup());
     if (g.bash?.length) {
       it.each(g.bash)('Bash $group: $command ($mode) → $expect', async (c) => {
         const d = await fxOf(g).bash(c.command, c.mode ?? 'default');

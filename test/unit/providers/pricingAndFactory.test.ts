@@ -25,11 +25,11 @@ describe('costUsd', () => {
 });
 
 describe('createProvider', () => {
-  it('anthropic without a key is a no_api_key error that says how to set one', () => {
+  it('anthropic without a key is a no_api_key error that states the fact; how to set a key is the host’s advice', () => {
     const result = createProvider({ provider: 'anthropic', model: 'claude-sonnet-4-5' });
     expect(isModelProvider(result)).toBe(false);
     expect(result).toMatchObject({ code: 'no_api_key', retryable: false });
-    if (!isModelProvider(result)) expect(result.message).toMatch(/Keel: Set API Key.*ANTHROPIC_API_KEY/);
+    if (!isModelProvider(result)) expect(result.message).toBe('No Anthropic API key is set.');
   });
 
   it('builds each provider from its config', () => {

@@ -40,15 +40,13 @@ describe('ScriptedProvider', () => {
 });
 
 describe('demo provider', () => {
-  it('is labelled "demo model" and streams a markdown answer echoing the prompt in small chunks', async () => {
+  it('is labelled "demo model" and starts its tour in small chunks (the tour itself: demoTour.test.ts)', async () => {
     const p = createDemoProvider({ delayMs: 0 });
     expect(p.id).toBe('demo');
     expect(p.label).toBe('demo model');
     const events = await collect(p, request({ messages: [{ role: 'user', content: [{ type: 'text', text: 'Refactor utils.ts please' }] }] }));
-    const text = textOf(events);
-    expect(text).toContain('**demo model**');
-    expect(text).toContain('You said: “Refactor utils.ts please”');
-    expect(text).toContain('Keel: Set API Key');
+    expect(textOf(events)).toContain('**demo model**');
+    expect(toolInputs(events)).toMatchObject([{ name: 'Read', input: { file_path: 'src/greet.ts' } }]);
     expect(events.filter((e) => e.type === 'content_block_delta').length).toBeGreaterThan(20);
     expect(events.at(-1)).toEqual({ type: 'message_stop' });
   });

@@ -1,15 +1,13 @@
+import { CLAUDE_FAMILIES, DEFAULT_MODELS } from '../../../shared/domain/models';
+
 /**
  * Model ids as people type them → the ids providers accept. Pure.
  * Aliases follow Claude Code's: `sonnet`, `opus`, `haiku` name the current model of that family.
  */
-export const MODEL_ALIASES: Readonly<Record<string, string>> = {
-  sonnet: 'claude-sonnet-5-5',
-  opus: 'claude-opus-5-5',
-  haiku: 'claude-haiku-5-5',
-  default: 'claude-sonnet-5-5',
-};
+export const MODEL_ALIASES: Readonly<Record<string, string>> = { ...CLAUDE_FAMILIES, default: DEFAULT_MODELS.anthropic };
 
-export const DEFAULT_MODEL = 'claude-sonnet-5-5';
+/** The model when nothing else says which: Anthropic's default (one table: src/shared/domain/models.ts). */
+export const DEFAULT_MODEL = DEFAULT_MODELS.anthropic;
 
 /** Trims, lower-cases Claude ids, resolves aliases; returns null for an empty id. */
 export function normalizeModelId(raw: string | undefined | null): string | null {

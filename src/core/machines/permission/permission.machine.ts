@@ -9,7 +9,8 @@ import type { PermissionOutcome } from '../turn/turn.machine';
 
 /**
  * One permission decision for one tool call (the catalog's permission machine):
- * checkMode (plan mode refuses anything that is not read-only before any rule is read) →
+ * checkMode (plan mode refuses a tool that can only change things before any rule is read; a
+ * command's read-only-ness is the engine's judgement, so Bash goes on to the rules) →
  * checkRules (the engine: deny rules, ask rules, the mode, allow rules) → allowOnce | deny, or
  * askUser (the host's prompt; headless, a denying asker) → allowOnce | allowAlways | deny.
  * Its output is what the turn machine acts on; a denial carries the tool_result the model gets.
@@ -55,7 +56,9 @@ export const permissionMachine = setup({
     publish: (_: unknown, _event: TaskEvent | null) => {},
   },
   guards: {
-    planBlocksChange: ({ context }) => context.mode === 'plan' && !context.readOnly,
+    // A tool that is not read-only changes things, except a command, which the engine analyses:
+    // plan mode allows `git status` and denies `npm install` (combine() in permissions/engine.ts).
+    planBlocksChange: ({ context }) => context.mode === 'plan' && !context.readOnly && context.subject.kind !== 'execute',
     decided: (_, p: { decision: EngineDecision; is: EngineDecision['decision'] }) => p.decision.decision === p.is,
     answeredAlways: (_, p: { answer: PermissionAnswer }) => p.answer.decision === 'allow' && Boolean(p.answer.always),
     answeredAllow: (_, p: { answer: PermissionAnswer }) => p.answer.decision === 'allow',

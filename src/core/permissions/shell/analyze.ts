@@ -32,6 +32,11 @@ export interface ShellAnalysis {
   reads: FileTarget[];
   /** Reasons that prevent any allow (dangerous assignment, arithmetic injection...). */
   blockers: string[];
+  /**
+   * Variables assigned or exported as statements (`X=1; …`, `export X`), not in front of a
+   * command; `declared` when by export/declare/local/readonly/typeset (which can export).
+   */
+  assigns: { name: string; declared: boolean }[];
 }
 
 /** Variables whose value changes what a later command runs or loads. */
@@ -56,7 +61,7 @@ const READ_OPS = new Set(['<', '<&']);
  */
 export function analyzeShell(parser: Parser, source: string, cwd: string, home: string): ShellAnalysis {
   return withTree(parser, source, (tree) => {
-    const out: ShellAnalysis = { parsed: tree !== null && !tree.rootNode.hasError, commands: [], writes: [], reads: [], blockers: [] };
+    const out: ShellAnalysis = { parsed: tree !== null && !tree.rootNode.hasError, commands: [], writes: [], reads: [], blockers: [], assigns: [] };
     if (!tree) return out;
     new Walker(out, cwd, home).visit(tree.rootNode);
     return out;
@@ -98,6 +103,7 @@ class Walker {
             const w = evalWord(c);
             const m = /^([A-Za-z_][A-Za-z0-9_]*)(\+?=|$)/.exec(w.value);
             if (m?.[2] && m[1] && isDangerousVariable(m[1])) this.out.blockers.push(`sets ${m[1]}, which changes what later commands run`);
+            if (m?.[1] && !w.value.startsWith('-')) this.out.assigns.push({ name: m[1], declared: true });
           }
         }
         break;
@@ -131,6 +137,8 @@ class Walker {
   private assignment(node: Node): void {
     const name = node.childForFieldName('name')?.text ?? '';
     if (isDangerousVariable(name)) this.out.blockers.push(`sets ${name}, which changes what commands run`);
+    const parent = node.parent?.type;
+    if (parent !== 'command') this.out.assigns.push({ name, declared: parent === 'declaration_command' });
   }
 
   private redirected(node: Node): void {

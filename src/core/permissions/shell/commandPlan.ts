@@ -1,5 +1,8 @@
-import { basename } from 'node:path';
-import { isDangerousVariable, type SimpleCommand } from './analyze';
+import { basename, isAbsolute, resolve } from 'node:path';
+import { isDangerousVariable, type FileTarget, type SimpleCommand } from './analyze';
+import { execOptionAt } from './execOptions';
+import { isLiteral } from './options';
+import { unwrap, type Unwrapped } from './wrappers';
 import type { ShellWord } from './words';
 
 /**
@@ -13,6 +16,10 @@ export interface CommandForm {
   openEnded: boolean;
   /** Index of the word that starts inline code (`-c`, `-e`, the awk program); a rule must name it. */
   inlineAt?: number;
+  /** Where it runs when a wrapper changed directory (`env -C`); null: unknown. Default: the plan's. */
+  cwd?: string | null;
+  /** Variables assigned for it (`X=1 cmd`, `env X=1 cmd`). */
+  assigns?: string[];
 }
 
 export interface CommandPlan {
@@ -28,6 +35,9 @@ export interface CommandPlan {
   scripts: { source: string; cwd: string | null }[];
   /** Where the command runs (null: unknown after a computed `cd`). */
   cwd: string | null;
+  /** Files its wrappers read (`xargs -a F`) or write (`time -o F`, `flock F`). */
+  reads: FileTarget[];
+  writes: FileTarget[];
 }
 
 const SYSTEM_DIRS = ['/bin/', '/usr/bin/', '/usr/local/bin/', '/sbin/', '/usr/sbin/', '/usr/local/sbin/'];
@@ -39,24 +49,13 @@ const INTERPRETER_FLAGS: Record<string, string[]> = {
 };
 const AWKS = new Set(['awk', 'gawk', 'mawk', 'nawk']);
 const NETWORK_TOOLS = new Set(['curl', 'wget', 'nc', 'ncat', 'netcat', 'socat', 'ssh', 'scp', 'sftp', 'rsync', 'ftp', 'telnet', 'aria2c', 'http', 'https']);
-/** Option flags that make a command run another program it names. */
-const EXEC_OPTIONS: Record<string, RegExp> = {
-  git: /^(-c|--config-env(=.*)?|--exec-path(=.*)?|--upload-pack(=.*)?|--receive-pack(=.*)?|--exec(=.*)?)$/,
-  rg: /^(--pre(=.*)?|--pre-glob(=.*)?)$/,
-  tar: /^(--to-command(=.*)?|--use-compress-program(=.*)?|-I|--checkpoint-action(=.*)?|--info-script(=.*)?|-F|--new-volume-script(=.*)?)$/,
-  rsync: /^(-e|--rsh(=.*)?|--rsync-path(=.*)?)$/,
-  sort: /^(--compress-program(=.*)?)$/,
-  man: /^(-P|--pager(=.*)?|-H.*|--html(=.*)?)$/,
-  zip: /^(-TT|--unzip-command(=.*)?|-T)$/,
-  ssh: /^(-o.*|-F)$/,
-};
 
 function isOption(w: ShellWord | undefined): boolean {
   return !!w && !w.dynamic && w.value.startsWith('-') && w.value.length > 1;
 }
 
 /** The name a rule sees: `/usr/bin/git` is `git` (only for system directories). */
-function commandKey(name: string): { base: string; trusted: boolean } {
+export function commandKey(name: string): { base: string; trusted: boolean } {
   if (!name.includes('/')) return { base: name, trusted: true };
   return { base: basename(name), trusted: SYSTEM_DIRS.some((d) => name.startsWith(d) && !name.slice(d.length).includes('/')) };
 }
@@ -67,15 +66,39 @@ function family(base: string): string {
   return m?.[1] ?? base;
 }
 
-/** Plans one simple command (and its wrappers). `depth` bounds unwrapping. */
-export function planCommand(cmd: SimpleCommand): CommandPlan {
-  const plan: CommandPlan = { denyForms: [], allowForms: [], opaque: [], risky: [], scripts: [], cwd: cmd.cwd };
+/**
+ * Plans one simple command (and its wrappers). `home` expands `~` in directories wrappers
+ * change to (`env -C ~/x`); without it such a directory is unknown.
+ */
+export function planCommand(cmd: SimpleCommand, home?: string): CommandPlan {
+  const plan: CommandPlan = { denyForms: [], allowForms: [], opaque: [], risky: [], scripts: [], cwd: cmd.cwd, reads: [], writes: [] };
   for (const a of cmd.assignments) if (isDangerousVariable(a)) plan.opaque.push(`sets ${a} for the command`);
-  planWords(cmd.words, false, cmd, plan, 0);
+  planWords(cmd.words, false, { cmd, plan, home }, 0, cmd.cwd, cmd.assignments);
   return plan;
 }
 
-function planWords(words: ShellWord[], openEnded: boolean, cmd: SimpleCommand, plan: CommandPlan, depth: number): void {
+interface PlanContext {
+  cmd: SimpleCommand;
+  plan: CommandPlan;
+  home: string | undefined;
+}
+
+/** Where a literal path word points from `cwd`; null when unknowable. */
+function resolveWord(w: ShellWord, cwd: string | null, home: string | undefined): string | null {
+  if (!isLiteral(w)) return null;
+  let v = w.value;
+  if (v === '~' || v.startsWith('~/')) {
+    if (home === undefined) return null;
+    v = home + v.slice(1);
+  } else if (v.startsWith('~')) return null;
+  if (isAbsolute(v)) return resolve(v);
+  return cwd === null ? null : resolve(cwd, v);
+}
+
+const ASSIGNMENT_WORD = /^([A-Za-z_][A-Za-z0-9_]*)\+?=/;
+
+function planWords(words: ShellWord[], openEnded: boolean, ctx: PlanContext, depth: number, cwd: string | null, assigns: string[]): void {
+  const { cmd, plan } = ctx;
   const first = words[0];
   if (!first) return;
   if (depth > 8) {
@@ -87,77 +110,25 @@ function planWords(words: ShellWord[], openEnded: boolean, cmd: SimpleCommand, p
     plan.denyForms.push({ words, openEnded });
     return;
   }
+  // An assignment in command position: after the `time` keyword or `!` bash still takes
+  // `NAME=value` words as assignments for the command that follows.
+  const assigned = ASSIGNMENT_WORD.exec(first.value);
+  if (assigned?.[1]) {
+    if (isDangerousVariable(assigned[1])) plan.opaque.push(`sets ${assigned[1]} for the command`);
+    return planWords(words.slice(1), openEnded, ctx, depth + 1, cwd, [...assigns, assigned[1]]);
+  }
   const { base, trusted } = commandKey(first.value);
   const normalized: ShellWord[] = [{ ...first, value: base }, ...words.slice(1)];
-  const self: CommandForm = { words: trusted ? normalized : words, openEnded };
+  const self: CommandForm = { words: trusted ? normalized : words, openEnded, cwd, assigns };
   plan.denyForms.push({ words, openEnded });
   if (first.value !== base) plan.denyForms.push({ words: normalized, openEnded });
-  const inner = (from: number, open = openEnded): void => planWords(words.slice(from), open, cmd, plan, depth + 1);
   const rest = words.slice(1);
   const fam = family(base);
   if (NETWORK_TOOLS.has(base)) plan.risky.push(`${base} uses the network`);
 
+  const w = unwrap(base, words);
+  if (w) return planWrapper(w, self, openEnded, ctx, depth, cwd, assigns);
   switch (base) {
-    case 'timeout': {
-      let i = 1;
-      for (; i < words.length && isOption(words[i]); i++) if (/^(-s|-k|--signal|--kill-after)$/.test(words[i]?.value ?? '')) i++;
-      return words[i + 1] ? inner(i + 1) : void plan.allowForms.push(self);
-    }
-    case 'nice':
-    case 'ionice':
-    case 'stdbuf':
-    case 'chrt':
-    case 'taskset': {
-      let i = 1;
-      for (; i < words.length && isOption(words[i]); i++) if (/^(-n|-c|-p|-i|-o|-e|--adjustment|--class|--classdata)$/.test(words[i]?.value ?? '')) i++;
-      if ((base === 'chrt' || base === 'taskset') && words[i]) i++;
-      return words[i] ? inner(i) : void plan.allowForms.push(self);
-    }
-    case 'nohup':
-    case 'time':
-    case 'coproc':
-    case 'builtin':
-    case 'setsid':
-    case 'exec':
-    case 'command': {
-      let i = 1;
-      while (isOption(words[i])) {
-        if ((base === 'command' && /^-[vV]+$/.test(words[i]?.value ?? '')) || (base === 'exec' && words[i]?.value === '-a')) {
-          if (base === 'command') return void plan.allowForms.push(self);
-          i++;
-        }
-        i++;
-      }
-      return words[i] ? inner(i) : void plan.allowForms.push(self);
-    }
-    case 'env': {
-      let i = 1;
-      for (; i < words.length; i++) {
-        const w = words[i] as ShellWord;
-        if (w.dynamic) return void plan.opaque.push('env with arguments known only at run time');
-        if (/^(-S|--split-string)/.test(w.value)) return void plan.opaque.push('env -S splits a string into a command');
-        if (/^(-u|-C|--unset|--chdir)$/.test(w.value)) {
-          i++;
-          continue;
-        }
-        if (isOption(w)) continue;
-        const m = /^([A-Za-z_][A-Za-z0-9_]*)=/.exec(w.value);
-        if (m?.[1]) {
-          if (isDangerousVariable(m[1])) plan.opaque.push(`sets ${m[1]} for the command`);
-          continue;
-        }
-        break;
-      }
-      return words[i] ? inner(i) : void plan.allowForms.push(self);
-    }
-    case 'sudo':
-    case 'doas': {
-      plan.risky.push(`${base} runs with raised privileges`);
-      let i = 1;
-      for (; i < words.length && isOption(words[i]); i++) if (/^(-u|-g|-C|-D|-h|-p|-r|-t|-U|-T|--user|--group)$/.test(words[i]?.value ?? '')) i++;
-      plan.allowForms.push(self);
-      return words[i] ? inner(i) : undefined;
-    }
     case 'su':
     case 'runuser':
     case 'chroot':
@@ -167,35 +138,28 @@ function planWords(words: ShellWord[], openEnded: boolean, cmd: SimpleCommand, p
       plan.risky.push(`${base} runs with another identity or root`);
       plan.opaque.push(`${base} runs commands that cannot be checked`);
       return;
-    case 'xargs': {
-      let i = 1;
-      let replace: string | undefined;
-      for (; i < words.length && isOption(words[i]); i++) {
-        const v = words[i]?.value ?? '';
-        if (/^(-i|--replace)$/.test(v) || /^(-i|--replace=)/.test(v)) replace = v.replace(/^(-i|--replace=?)/, '') || '{}';
-        if (v.startsWith('-I')) replace = v.slice(2) || words[i + 1]?.value || '{}';
-        if (/^(-a|-d|-E|-e|-I|-L|-l|-n|-P|-s|--arg-file|--delimiter|--max-args|--max-procs)$/.test(v)) i++;
-      }
-      if (words[i] && replace !== undefined) {
-        const r = replace;
-        return planWords(words.slice(i).map((w) => (w.value.includes(r) ? { ...w, dynamic: true } : w)), true, cmd, plan, depth + 1);
-      }
-      if (words[i]) return inner(i, true);
-      return planWords([{ value: 'echo', dynamic: false, glob: false, text: 'echo' }], true, cmd, plan, depth + 1);
-    }
-    case 'watch': {
-      let i = 1;
-      for (; i < words.length && isOption(words[i]); i++) if (/^(-n|-d|--interval|-g)$/.test(words[i]?.value ?? '')) i++;
-      return shellScript(words.slice(i), cmd, plan);
-    }
     case 'eval':
-      return shellScript(rest, cmd, plan);
+      return shellScript(rest, cwd, plan);
+    case 'declare':
+    case 'typeset':
+    case 'export':
+    case 'local':
+    case 'readonly':
+      // Reached through a wrapper or an assignment prefix (`time declare -x LD_PRELOAD=…`,
+      // `FOO=1 export PATH=…`), where the parser does not see a declaration: the builtin still
+      // sets (and exports) what it names for every later command.
+      for (const a of rest) {
+        if (a.dynamic) return void plan.opaque.push(`${base} with arguments known only at run time (${a.text})`);
+        const m = /^([A-Za-z_][A-Za-z0-9_]*)(\+?=|$)/.exec(a.value);
+        if (m?.[1] && isDangerousVariable(m[1])) plan.opaque.push(`sets ${m[1]}, which changes what later commands run`);
+      }
+      break;
     case 'find':
-      return planFind(words, self, cmd, plan, depth);
+      return planFind(words, self, ctx, depth, cwd, assigns);
     default:
       break;
   }
-  if (SHELLS.has(base)) return planShell(words, self, cmd, plan);
+  if (SHELLS.has(base)) return planShell(words, self, cmd, plan, cwd);
   if (AWKS.has(base)) {
     let i = 1;
     let file = false;
@@ -217,16 +181,36 @@ function planWords(words: ShellWord[], openEnded: boolean, cmd: SimpleCommand, p
     plan.allowForms.push(self);
     return;
   }
-  const exec = EXEC_OPTIONS[base];
-  if (exec) {
-    const at = words.findIndex((w, k) => k > 0 && (w.dynamic || exec.test(w.value)));
-    if (at > 0) return void plan.allowForms.push({ ...self, inlineAt: at });
-  }
+  const at = execOptionAt(base, words);
+  if (at > 0) return void plan.allowForms.push({ ...self, inlineAt: at });
   plan.allowForms.push(self);
 }
 
+/** Applies what a wrapper does: its inner command, script, files and directory. */
+function planWrapper(w: Unwrapped, self: CommandForm, openEnded: boolean, ctx: PlanContext, depth: number, cwd: string | null, assigns: string[]): void {
+  const { plan } = ctx;
+  if (w.risky) plan.risky.push(w.risky);
+  for (const r of w.reads) plan.reads.push({ path: resolveWord(r, cwd, ctx.home), text: r.text });
+  for (const x of w.writes) plan.writes.push({ path: resolveWord(x, cwd, ctx.home), text: x.text });
+  if (w.opaque) {
+    plan.opaque.push(w.opaque);
+    return;
+  }
+  const innerCwd = w.chdir ? resolveWord(w.chdir, cwd, ctx.home) : cwd;
+  const innerAssigns = w.assigns.length > 0 ? [...assigns, ...w.assigns] : assigns;
+  if (w.alsoSelf || (w.innerAt === undefined && !w.script && !w.defaultCommand)) plan.allowForms.push(self);
+  const open = openEnded || !!w.openEnded;
+  if (w.script) return shellScript(w.script, innerCwd, plan);
+  if (w.defaultCommand) return planWords([{ value: w.defaultCommand, dynamic: false, glob: false, text: w.defaultCommand }], open, ctx, depth + 1, innerCwd, innerAssigns);
+  if (w.innerAt === undefined) return;
+  let inner = w.words.slice(w.innerAt);
+  const r = w.replace;
+  if (r !== undefined && r !== '') inner = inner.map((x) => (x.value.includes(r) ? { ...x, dynamic: true } : x));
+  planWords(inner, open, ctx, depth + 1, innerCwd, innerAssigns);
+}
+
 /** `sh -c '…'`, `bash script.sh`, or a shell reading its input. */
-function planShell(words: ShellWord[], self: CommandForm, cmd: SimpleCommand, plan: CommandPlan): void {
+function planShell(words: ShellWord[], self: CommandForm, cmd: SimpleCommand, plan: CommandPlan, cwd: string | null): void {
   let i = 1;
   let inline = false;
   for (; i < words.length && (isOption(words[i]) || words[i]?.value.startsWith('+')); i++) {
@@ -234,21 +218,22 @@ function planShell(words: ShellWord[], self: CommandForm, cmd: SimpleCommand, pl
     if (/^-[a-zA-Z]*c[a-zA-Z]*$/.test(v)) inline = true;
     if (/^(-o|\+o|-O|\+O|--rcfile|--init-file)$/.test(v)) i++;
   }
-  if (inline) return shellScript(words.slice(i, i + 1), cmd, plan);
+  if (inline) return shellScript(words.slice(i, i + 1), cwd, plan);
   if (words[i]) return void plan.allowForms.push(self);
-  if (cmd.stdin && !cmd.piped) return shellScript([{ value: cmd.stdin.text, dynamic: !cmd.stdin.literal, glob: false, text: cmd.stdin.text }], cmd, plan);
+  if (cmd.stdin && !cmd.piped) return shellScript([{ value: cmd.stdin.text, dynamic: !cmd.stdin.literal, glob: false, text: cmd.stdin.text }], cwd, plan);
   if (!cmd.piped && !cmd.stdin) return void plan.allowForms.push(self);
   plan.opaque.push('a shell reading commands from its input (for example piped into it) cannot be checked');
 }
 
-function shellScript(words: ShellWord[], cmd: SimpleCommand, plan: CommandPlan): void {
+function shellScript(words: ShellWord[], cwd: string | null, plan: CommandPlan): void {
   if (words.length === 0) return void plan.opaque.push('an inline script without a body');
   if (words.some((w) => w.dynamic)) return void plan.opaque.push('an inline script built at run time cannot be checked');
-  plan.scripts.push({ source: words.map((w) => w.value).join(' '), cwd: cmd.cwd });
+  plan.scripts.push({ source: words.map((w) => w.value).join(' '), cwd });
 }
 
 /** find: its own arguments form one command; each -exec/-ok body is checked as a command. */
-function planFind(words: ShellWord[], self: CommandForm, cmd: SimpleCommand, plan: CommandPlan, depth: number): void {
+function planFind(words: ShellWord[], self: CommandForm, ctx: PlanContext, depth: number, cwd: string | null, assigns: string[]): void {
+  const { plan } = ctx;
   const own: ShellWord[] = [];
   for (let i = 0; i < words.length; i++) {
     const w = words[i] as ShellWord;
@@ -257,7 +242,7 @@ function planFind(words: ShellWord[], self: CommandForm, cmd: SimpleCommand, pla
       while (j < words.length && !/^[;+]$/.test(words[j]?.value ?? '')) j++;
       const body = words.slice(i + 1, j).map((b) => (b.value.includes('{}') ? { ...b, dynamic: true } : b));
       if (body.length === 0) plan.opaque.push('find -exec without a command');
-      else planWords(body, true, cmd, plan, depth + 1);
+      else planWords(body, true, ctx, depth + 1, cwd, assigns);
       i = j;
       continue;
     }

@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { detectSandbox } from '../../../../src/core/permissions/sandbox';
+import { detectSandbox } from '../../../../src/core/sandbox/bwrap';
 import { makeFixture } from '../fixture';
 import type { CorpusGroup, RealBashCheck } from './types';
 

@@ -1,0 +1,9 @@
+/**
+ * Exit statuses of `keel` (documented in docs/cli.md): 0 success; 1 the task failed or was
+ * cancelled, or a stored task cannot be read or is locked; 2 bad usage or an unknown id; 3 the
+ * storage folder cannot record or hold tasks; 128 + n when ended by signal n (130 SIGINT, 143 SIGTERM).
+ */
+export const EXIT_STORAGE_UNUSABLE = 3;
+
+/** Said after an `unusable` storage error. */
+export const STORAGE_HINT = 'choose a folder Keel can write with --storage DIR or $KEEL_HOME';

@@ -1,0 +1,55 @@
+/**
+ * How `keel run` ends on a signal, whatever it is doing (a stream in flight, a command running,
+ * a retry backoff, waiting on a lock):
+ * - SIGTERM (and SIGHUP): stop now. Every task is recorded as interrupted and its lock released,
+ *   running commands get their process group killed, and the process exits 143 (129 for SIGHUP)
+ *   as soon as that is done, at the latest after `graceMs`.
+ * - SIGINT (Ctrl+C): the first one cancels the task, which ends `aborted` and the run exits as
+ *   usual (1). If it has not ended within `graceMs`, or on a second Ctrl+C, it is stopped as for
+ *   SIGTERM and the process exits 130.
+ * Nothing here blocks the event loop, so a signal is always handled.
+ */
+export interface SignalActions {
+  /** Asks the task to cancel (first Ctrl+C). */
+  cancel(): void;
+  /** Stops every task and records the unsettled ones as interrupted; synchronous. */
+  interrupt(signal: NodeJS.Signals): void;
+}
+
+const EXIT_CODES: Partial<Record<NodeJS.Signals, number>> = { SIGINT: 130, SIGTERM: 143, SIGHUP: 129 };
+
+/** Installs the handlers; returns the function that removes them (after the run ended on its own). */
+export function handleSignals(actions: SignalActions, graceMs = 3000): () => void {
+  let cancelling: NodeJS.Timeout | undefined;
+  let stopping = false;
+  const stop = (signal: NodeJS.Signals) => {
+    if (stopping) return;
+    stopping = true;
+    if (cancelling) clearTimeout(cancelling);
+    process.exitCode = EXIT_CODES[signal] ?? 1;
+    try {
+      actions.interrupt(signal);
+    } finally {
+      // Whatever still holds the event loop (a command's process group being killed, a socket)
+      // gets `graceMs`; the process exits earlier when nothing is left.
+      setTimeout(() => process.exit(), graceMs).unref();
+    }
+  };
+  const onInt = () => {
+    if (cancelling || stopping) return stop('SIGINT');
+    actions.cancel();
+    cancelling = setTimeout(() => stop('SIGINT'), graceMs);
+    cancelling.unref();
+  };
+  const onTerm = () => stop('SIGTERM');
+  const onHup = () => stop('SIGHUP');
+  process.on('SIGINT', onInt);
+  process.on('SIGTERM', onTerm);
+  process.on('SIGHUP', onHup);
+  return () => {
+    if (cancelling) clearTimeout(cancelling);
+    process.off('SIGINT', onInt);
+    process.off('SIGTERM', onTerm);
+    process.off('SIGHUP', onHup);
+  };
+}

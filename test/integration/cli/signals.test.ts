@@ -1,0 +1,132 @@
+import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { startFakeModelServer, type FakeModelServer } from '../../fixtures/fake-model-server';
+import { waitUntil } from '../../unit/model-based/system';
+import { isAlive } from '../../unit/tools/helpers';
+import { cliBundle, ofType, runCli, type CliRun } from './cliHarness';
+
+/**
+ * SIGTERM and SIGINT end `keel run` within a few seconds whatever it is doing — a stream in
+ * flight, a command running (even one that ignores SIGTERM), a retry backoff — and a task stopped
+ * that way is recorded as interrupted, so it can be resumed. Real processes, real signals; the
+ * only time limit is a generous bound on how long the process may take to go away.
+ */
+let server: FakeModelServer;
+let workspace: string;
+const KEY = { ANTHROPIC_API_KEY: 'sk-test' };
+const GONE_WITHIN_MS = 20_000;
+const args = (prompt: string, ...extra: string[]) => ['run', prompt, '--provider', 'anthropic', '--base-url', server.url, '--model', 'claude-test', '--workspace', workspace, '--output-format', 'stream-json', ...extra];
+
+beforeAll(async () => {
+  await cliBundle();
+}, 120_000);
+beforeEach(async () => {
+  server = await startFakeModelServer();
+  workspace = mkdtempSync(join(tmpdir(), 'keel-sig-ws-'));
+});
+afterEach(async () => {
+  await server.close();
+});
+
+/** The exit of `run`, or 'still running' (after which it is killed) if it outlives the bound. */
+async function exitOf(run: CliRun): Promise<{ code: number | null; signal: NodeJS.Signals | null } | 'still running'> {
+  let timer: NodeJS.Timeout | undefined;
+  const bound = new Promise<'still running'>((resolve) => (timer = setTimeout(() => resolve('still running'), GONE_WITHIN_MS)));
+  const result = await Promise.race([run.exit, bound]);
+  clearTimeout(timer);
+  if (result === 'still running') run.child.kill('SIGKILL');
+  return result;
+}
+
+/** What the store says of the run's only task: its meta file and the `task` states in its log. */
+function recorded(run: CliRun): { status: string; states: string[] } {
+  const id = String(run.events[0]!.taskId);
+  const dir = join(run.storage, 'tasks', id);
+  const meta = JSON.parse(readFileSync(join(dir, 'meta.json'), 'utf8')) as { status: string };
+  const states = readFileSync(join(dir, 'events.jsonl'), 'utf8')
+    .trim()
+    .split('\n')
+    .slice(1)
+    .map((l) => (JSON.parse(l) as { event: { type: string; state?: string } }).event)
+    .filter((e) => e.type === 'task')
+    .map((e) => e.state!);
+  return { status: meta.status, states };
+}
+
+/** The exit status a shell reports ($?): the code, or 128 + the signal's number. */
+function shellStatus(exit: { code: number | null; signal: NodeJS.Signals | null } | 'still running'): number | string {
+  if (exit === 'still running') return exit;
+  return exit.code ?? 128 + (exit.signal === 'SIGINT' ? 2 : exit.signal === 'SIGTERM' ? 15 : 0);
+}
+
+async function expectInterrupted(run: CliRun, code: number): Promise<void> {
+  expect(shellStatus(await exitOf(run)), run.stderr()).toBe(code);
+  expect(isAlive(run.child.pid!)).toBe(false);
+  expect(run.events.at(-1)).toMatchObject({ type: 'task', state: 'interrupted' });
+  const { status, states } = recorded(run);
+  expect(status).toBe('interrupted');
+  expect(states.at(-1)).toBe('interrupted');
+  expect(run.stderr()).toContain(`keel run --resume ${String(run.events[0]!.taskId)}`);
+  // Its lock is released: the task is free to be resumed by the next process.
+  expect(existsSync(join(run.storage, 'tasks', String(run.events[0]!.taskId), 'lock'))).toBe(false);
+}
+
+describe('keel run ends on SIGTERM whatever it is doing, and records the task as interrupted', () => {
+  it('a stream in flight (the server stalls mid-answer)', async () => {
+    server.enqueue({ blocks: [{ type: 'text', text: 'The answer begins and then nothing more comes for a long time.' }], fault: { kind: 'stall', afterEvents: 4 } });
+    const run = await runCli(args('answer slowly'), KEY);
+    await waitUntil(() => ofType(run.events, 'text').length > 0, () => `no text yet; stderr: ${run.stderr()}`, 60_000);
+    run.child.kill('SIGTERM');
+    await expectInterrupted(run, 143);
+  });
+
+  it('a command running that ignores SIGTERM: it and its children are killed too', async () => {
+    const pidfile = join(workspace, 'sleep.pid');
+    server.enqueue({ blocks: [{ type: 'tool_use', id: 'toolu_sleep', name: 'Bash', input: { command: `trap '' TERM; sleep 120 & echo $! > ${pidfile}; wait` } }] });
+    const run = await runCli(args('wait two minutes', '--mode', 'bypassPermissions'), KEY);
+    await waitUntil(() => existsSync(pidfile) && readFileSync(pidfile, 'utf8').trim() !== '', () => `the command never started; stderr: ${run.stderr()}`, 60_000);
+    const sleeper = Number(readFileSync(pidfile, 'utf8').trim());
+    expect(isAlive(sleeper)).toBe(true);
+    run.child.kill('SIGTERM');
+    await expectInterrupted(run, 143);
+    await waitUntil(() => !isAlive(sleeper), () => `sleep ${sleeper} outlived keel run`, GONE_WITHIN_MS);
+  });
+
+  it('a retry backoff (the server said: retry after 60 s)', async () => {
+    server.enqueue({ blocks: [], fault: { kind: 'http', status: 529, retryAfterSeconds: 60 }, repeat: 5 });
+    const run = await runCli(args('hi'), KEY);
+    await waitUntil(() => server.requests.length >= 1 && run.events.length > 0, () => `no request yet; stderr: ${run.stderr()}`, 60_000);
+    run.child.kill('SIGTERM');
+    await expectInterrupted(run, 143);
+  });
+});
+
+describe('keel run on SIGINT (Ctrl+C)', () => {
+  it('cancels a stream in flight: the task ends aborted and the run exits 1', async () => {
+    server.enqueue({ blocks: [{ type: 'text', text: 'The answer begins and then nothing more comes for a long time.' }], fault: { kind: 'stall', afterEvents: 4 } });
+    const run = await runCli(args('answer slowly'), KEY);
+    await waitUntil(() => ofType(run.events, 'text').length > 0, () => `no text yet; stderr: ${run.stderr()}`, 60_000);
+    run.child.kill('SIGINT');
+    expect(shellStatus(await exitOf(run))).toBe(1);
+    expect(run.events.at(-1)).toMatchObject({ type: 'done', status: 'aborted' });
+    expect(recorded(run).status).toBe('aborted');
+  });
+
+  it('two Ctrl+C in a row: the run ends, the command dies, and the task is recorded (interrupted; aborted if the cancel won)', async () => {
+    const pidfile = join(workspace, 'sleep.pid');
+    // The command ignores SIGTERM, so the cancel of the first Ctrl+C takes a while to finish.
+    server.enqueue({ blocks: [{ type: 'tool_use', id: 'toolu_sleep', name: 'Bash', input: { command: `trap '' TERM; sleep 120 & echo $! > ${pidfile}; wait` } }] });
+    const run = await runCli(args('wait two minutes', '--mode', 'bypassPermissions'), KEY);
+    await waitUntil(() => existsSync(pidfile) && readFileSync(pidfile, 'utf8').trim() !== '', () => `the command never started; stderr: ${run.stderr()}`, 60_000);
+    run.child.kill('SIGINT');
+    run.child.kill('SIGINT');
+    const exit = shellStatus(await exitOf(run));
+    // The second Ctrl+C stops it (130, interrupted), unless the two arrived as one signal and the
+    // cancel finished (1, aborted), or the cancel finished recording 'aborted' just before the
+    // second signal's exit (130, aborted). Either way the record says what happened.
+    expect([[130, 'interrupted'], [1, 'aborted'], [130, 'aborted']]).toContainEqual([exit, recorded(run).status]);
+    await waitUntil(() => !isAlive(Number(readFileSync(pidfile, 'utf8').trim())), () => 'the command outlived keel run', GONE_WITHIN_MS);
+  });
+});
