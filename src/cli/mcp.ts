@@ -29,6 +29,12 @@ Project servers come from DIR/.mcp.json, user servers from $KEEL_HOME/mcp.json (
  */
 export async function mcpCommand(argv: string[]): Promise<number> {
   const [sub, ...rest] = argv;
+  // `keel mcp SUB --help` (before any `--`, after which words belong to the server's command line).
+  const own = rest.includes('--') ? rest.slice(0, rest.indexOf('--')) : rest;
+  if (sub !== undefined && (own.includes('--help') || own.includes('-h') || sub === '-h')) {
+    process.stdout.write(MCP_HELP);
+    return 0;
+  }
   if (sub === 'serve') return (await import('./mcpServe')).mcpServeCommand(rest);
   if (sub === 'add') return addCommand(rest);
   let parsed;

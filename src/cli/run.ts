@@ -76,9 +76,16 @@ export async function runCommand(argv: string[]): Promise<number> {
     },
   });
   const options = { provider: args.provider, mode: args.mode, ...(args.maxTurns ? { maxTurns: args.maxTurns } : {}) };
+  // `@server:uri` resources and a leading `/mcp__server__prompt` become what the model reads.
+  let prompt = args.prompt;
+  if (mcp.hub && prompt) {
+    const expanded = await (await import('../core/mcp/references')).expandMcpReferences(prompt, mcp.hub, mcp.hub.limits.maxOutputTokens, new AbortController().signal);
+    for (const note of expanded.notes) process.stderr.write(`keel: MCP ${note}\n`);
+    prompt = expanded.text;
+  }
   let task: TaskHandle;
   try {
-    task = taskId ? await runtime.resume(taskId, { ...options, ...(args.prompt ? { followUp: args.prompt } : {}) }) : runtime.startTask({ prompt: args.prompt, ...options });
+    task = taskId ? await runtime.resume(taskId, { ...options, ...(prompt ? { followUp: prompt } : {}) }) : runtime.startTask({ prompt, ...options });
   } catch (err) {
     runtime.dispose();
     await mcp.hub?.dispose();

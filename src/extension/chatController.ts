@@ -17,6 +17,7 @@ import { memoryHistoryServices, TaskHistory, type HistoryServices } from './hist
 import type { StoredTaskState } from '../shared/protocol/chatMessages';
 import type { ViewConnection } from './viewConnection';
 import { ViewRequests, type WorkbenchServices } from './viewRequests';
+import { McpRequests, type McpChat } from './mcp/mcpRequests';
 
 /** The part of the core's TaskRuntime the chat uses (the real class satisfies it structurally). */
 export interface TaskRuntimeLike {
@@ -59,6 +60,8 @@ export interface ChatHost {
   workbench: WorkbenchServices;
   /** Save dialogs, confirmations and the last task shown, for the history (default: none, in memory). */
   history?: HistoryServices;
+  /** The window's MCP servers (the settings page's section; `@server:uri` and `/mcp__…` in prompts). */
+  mcp?: McpChat;
 }
 
 /**
@@ -84,6 +87,7 @@ export class ChatController {
   readonly permissions: PermissionBroker;
   private readonly book: TaskBook;
   private readonly requests: ViewRequests;
+  private readonly mcpRequests: McpRequests | undefined;
   private readonly historyServices: HistoryServices;
   private readonly history: HistoryActions;
   /** Set while the current task is shown from the store (read-only until resumed). */
@@ -132,6 +136,7 @@ export class ChatController {
       diffSource: (toolCallId) => this.permissions.diffFor(toolCallId) ?? this.toolItem(toolCallId),
       settingsChanged: () => this.refresh(),
     });
+    this.mcpRequests = host.mcp ? new McpRequests(host.mcp, host.log, (p) => this.broadcast(p)) : undefined;
   }
 
   /** Adds a view; returns the function that removes it. */
@@ -202,6 +207,11 @@ export class ChatController {
         case 'openSubtask':
           this.openSubtask(view, message.toolCallId);
           return;
+        case 'getMcpStatus':
+        case 'mcpAction':
+          if (this.mcpRequests) await this.mcpRequests.handle(view, message);
+          else view.send({ type: 'mcpStatus', status: { servers: [], problems: [], available: false } });
+          return;
         default:
           if (isHistoryMessage(message)) await this.history.handle(view, message);
           else await this.requests.handle(view, message);
@@ -216,8 +226,10 @@ export class ChatController {
    * Starts a task with `text` when none is open, otherwise sends it to the open task as a
    * follow-up (the task decides whether it can take one now).
    */
-  async prompt(text: string): Promise<void> {
+  async prompt(typed: string): Promise<void> {
     await this.promptLock.runExclusive(async () => {
+      if (this.disposed) return;
+      const text = this.host.mcp ? await this.host.mcp.expand(typed, new AbortController().signal) : typed;
       if (this.disposed) return;
       if (isStoredTask(this.current)) {
         await this.history.followUp(text);
@@ -294,6 +306,7 @@ export class ChatController {
     this.current = undefined;
     this.permissions.dispose();
     this.requests.dispose();
+    this.mcpRequests?.dispose();
     this.book.dispose();
     this.views.clear();
     this.runtime?.dispose();

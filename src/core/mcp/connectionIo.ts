@@ -206,6 +206,30 @@ export class McpConnectionIo {
     }
   }
 
+  /**
+   * Gets one prompt of the connected server (a `/mcp__server__prompt` command), its messages as
+   * text: a prompt is a template the person chose, not a call the model made, so it runs outside
+   * the machine's call states (like a list refresh). Never rejects.
+   */
+  async getPrompt(name: string, args: Record<string, string>, timeoutMs: number, signal: AbortSignal): Promise<{ ok: true; text: string } | { ok: false; message: string }> {
+    const client = this.client;
+    if (!client) return { ok: false, message: 'the server is not connected' };
+    try {
+      const r = await client.getPrompt({ name, arguments: args }, { signal, timeout: timeoutMs });
+      const parts = r.messages.map((m) => {
+        const c = m.content;
+        if (c.type === 'text') return c.text;
+        if (c.type === 'resource' && 'text' in c.resource && typeof c.resource.text === 'string') return `Resource <${c.resource.uri}>:\n${c.resource.text}`;
+        if (c.type === 'resource_link') return `Resource link: ${c.name} <${c.uri}>`;
+        return `[${c.type} content of the prompt not shown]`;
+      });
+      return { ok: true, text: parts.join('\n\n') };
+    } catch (err) {
+      const f = this.callFailure(err, timeoutMs, signal);
+      return { ok: false, message: f.message };
+    }
+  }
+
   private async readResource(uri: string, timeoutMs: number, signal: AbortSignal): Promise<McpReadOutput> {
     const client = this.client;
     if (!client) return { ok: false, kind: 'connection_closed', message: 'the server is not connected' };
@@ -260,13 +284,17 @@ function secs(ms: number): string {
   return ms % 1000 === 0 ? `${ms / 1000} s` : `${ms} ms`;
 }
 
+/** What went wrong, for the model and the person. A server writes these words: at most 2,000 characters. */
 function describe(err: unknown): string {
+  let text = String(err);
   if (err instanceof Error) {
     const cause = (err as { cause?: unknown }).cause;
-    return cause instanceof Error && cause.message && !err.message.includes(cause.message) ? `${err.message}: ${cause.message}` : err.message;
+    text = cause instanceof Error && cause.message && !err.message.includes(cause.message) ? `${err.message}: ${cause.message}` : err.message;
   }
-  return String(err);
+  return text.length > MAX_ERROR_CHARS ? `${text.slice(0, MAX_ERROR_CHARS)}… (${text.length} characters in all)` : text;
 }
+
+const MAX_ERROR_CHARS = 2000;
 
 function isNetworkError(err: unknown): boolean {
   if (!(err instanceof Error)) return false;

@@ -174,6 +174,19 @@ export class McpHub implements McpToolSource {
     return out ?? { ok: false, kind: signal.aborted ? 'cancelled' : 'connection_closed', message: signal.aborted ? 'cancelled' : (conn.actor.getSnapshot().context.lastError ?? 'the connection ended') };
   }
 
+  /**
+   * The text of prompt `prompt` of `server` with `args` (for `/mcp__server__prompt` commands),
+   * capped like a tool result. Never rejects.
+   */
+  async getPrompt(server: string, prompt: string, args: Record<string, string>, signal: AbortSignal): Promise<{ ok: true; text: string } | { ok: false; message: string }> {
+    const conn = this.connections.get(server);
+    if (!conn?.actor || !conn.io) return { ok: false, message: `no MCP server named ${server}` };
+    await this.start([server]);
+    if (conn.phase() !== 'ready') return { ok: false, message: this.downMessage(conn, `the prompt ${prompt}`) };
+    const out = await conn.io.getPrompt(prompt, args, this.limits.toolTimeoutMs, signal);
+    return out.ok ? { ok: true, text: capText(out.text, this.limits.maxOutputTokens) } : out;
+  }
+
   /** The person's restart: a server in error (or any state) connects again, its failed attempts forgotten. */
   restart(name: string): void {
     const c = this.connections.get(name);
@@ -345,6 +358,12 @@ export class McpHub implements McpToolSource {
 
 function targetOf(config: McpServerConfig): string {
   return describeTarget(config.resolved ?? config.template);
+}
+
+/** `text` cut to about `maxTokens` (four characters a token), saying so. */
+export function capText(text: string, maxTokens: number): string {
+  if (text.length <= maxTokens * 4) return text;
+  return `${text.slice(0, maxTokens * 4)}\n[Truncated: about ${Math.ceil(text.length / 4)} tokens; Keel keeps at most ${maxTokens} (MAX_MCP_OUTPUT_TOKENS).]`;
 }
 
 function failure(message: string, summary: string): McpToolOutcome {
