@@ -14,6 +14,8 @@ import type { McpServerStatus } from './types';
  */
 export interface McpReferenceSource {
   status(): McpServerStatus[];
+  /** Connects these servers (if they may start), so their prompts' arguments are known. */
+  start(only?: readonly string[]): Promise<void>;
   readResource(server: string, uri: string, signal: AbortSignal): Promise<McpReadOutput>;
   getPrompt(server: string, prompt: string, args: Record<string, string>, signal: AbortSignal): Promise<{ ok: true; text: string } | { ok: false; message: string }>;
 }
@@ -35,7 +37,8 @@ export async function expandMcpReferences(text: string, source: McpReferenceSour
   const slash = SLASH.exec(text.trimStart());
   if (slash && servers.has(slash[1] as string)) {
     const [whole, server, prompt, rest] = slash as unknown as [string, string, string, string | undefined];
-    const info = servers.get(server)?.prompts.find((p) => p.name === prompt);
+    await source.start([server]);
+    const info = source.status().find((s) => s.name === server)?.prompts.find((p) => p.name === prompt);
     const args = promptArguments(info?.arguments.map((a) => a.name) ?? [], rest ?? '');
     const got = await source.getPrompt(server, prompt, args, signal);
     const after = text.trimStart().slice(whole.length).replace(/^\n/, '');

@@ -54,6 +54,20 @@ describe('keel run with MCP servers', () => {
     expect(r.events.at(-1)).toMatchObject({ type: 'done', status: 'completed' });
   }, 120_000);
 
+  it('@server:uri brings the resource to the model; /mcp__server__prompt becomes the prompt', async () => {
+    server.enqueue({ blocks: [{ type: 'text', text: 'Read it.' }] }, { blocks: [{ type: 'text', text: 'Sunny.' }] });
+    const config = mcpConfig();
+    const r = await run('What does @everything:demo://resource/static/document/architecture.md say?', '--mcp-config', config);
+    expect((await r.exit).code, r.stderr()).toBe(0);
+    const first = JSON.stringify(body(0).messages[0]);
+    expect(first).toContain('@everything:demo://resource/static/document/architecture.md say?');
+    expect(first).toContain('<mcp-resource server=\\"everything\\" uri=\\"demo://resource/static/document/architecture.md\\">');
+    expect(r.stderr()).toContain('keel: MCP read everything:demo://resource/static/document/architecture.md');
+    const p = await run('/mcp__everything__args-prompt Paris', '--mcp-config', config);
+    expect((await p.exit).code, p.stderr()).toBe(0);
+    expect(JSON.stringify(body(1).messages[0])).toContain("What's weather in Paris?");
+  }, 120_000);
+
   it('without a rule a headless run denies the call and tells the model why', async () => {
     server.enqueue({ blocks: [{ type: 'tool_use', id: 'toolu_echo', name: 'mcp__everything__echo', input: { message: 'hi' } }] }, { blocks: [{ type: 'text', text: 'Denied.' }] });
     const r = await run('echo', '--mcp-config', mcpConfig());
