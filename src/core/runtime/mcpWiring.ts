@@ -44,7 +44,23 @@ export async function runMcpCall(
     onProgress: (line) => services.publish({ type: 'tool_output', taskId, id: call.id, chunk: redact(line) }),
   });
   const content = typeof out.content === 'string' ? redact(out.content) : out.content.map((b) => (b.type === 'text' ? { ...b, text: redact(b.text) } : b));
+  // The tool card shows what came back (text, resource links, structured content; images named),
+  // as the call's last output: tool_result events carry only the summary.
+  const shown = cardText(content);
+  if (shown) services.publish({ type: 'tool_output', taskId, id: call.id, chunk: shown });
   return { result: result(call.id, content, out.isError), summary: redact(out.summary) };
+}
+
+/** At most this much of a result is shown in the tool card (the model gets the whole, capped result). */
+const CARD_CHARS = 20_000;
+
+function cardText(content: ToolResultBlock['content']): string {
+  const text =
+    typeof content === 'string'
+      ? content
+      : content.map((b) => (b.type === 'text' ? b.text : `[image ${b.source.media_type}, about ${Math.round((b.source.data.length * 3) / 4 / 1024)} KB, sent to the model]`)).join('\n');
+  if (!text) return '';
+  return `${text.length > CARD_CHARS ? `${text.slice(0, CARD_CHARS)}\n… (${text.length - CARD_CHARS} more characters, not shown)` : text}\n`;
 }
 
 function result(id: string, content: ToolResultBlock['content'], isError: boolean): ToolResultBlock {
