@@ -53,6 +53,27 @@ export interface McpHubOptions {
 }
 
 const MAX_DESCRIPTION = 2048;
+/** A server's tools are sent with every model request: a schema larger than this is not sent. */
+const MAX_SCHEMA_CHARS = 16_000;
+/** At most this many tools of one server reach the model (in name order). */
+export const MAX_TOOLS_PER_SERVER = 128;
+
+/**
+ * The definition the model gets for one server tool, bounded (a server's words are untrusted and
+ * go into every request): the description cut at 2,048 characters; an input schema that is not an
+ * object schema, or whose JSON exceeds 16,000 characters, replaced by an open object schema (the
+ * description says so). Pure.
+ */
+export function boundedDefinition(name: string, server: string, tool: McpToolInfo): ToolDefinition {
+  let schema: Record<string, unknown> = tool.inputSchema.type === 'object' ? tool.inputSchema : { type: 'object', properties: {} };
+  let description = tool.description.length > MAX_DESCRIPTION ? `${tool.description.slice(0, MAX_DESCRIPTION)}…` : tool.description;
+  if (!description) description = `${tool.name} (MCP server ${server})`;
+  if (JSON.stringify(schema).length > MAX_SCHEMA_CHARS) {
+    schema = { type: 'object', properties: {} };
+    description += `\n(Its input schema was too large to include: pass the arguments its description names.)`;
+  }
+  return { name, description, input_schema: structuredClone(schema) };
+}
 
 export class McpHub implements McpToolSource {
   readonly limits: McpLimits;
@@ -64,6 +85,7 @@ export class McpHub implements McpToolSource {
   /** Model-facing name → server and tool; names stay known while their server is down. */
   private readonly byModelName = new Map<string, { server: string; tool: string }>();
   private readonly listeners = new Set<() => void>();
+  private readonly warnedTools = new Set<string>();
   private readonly log: NonNullable<McpHubOptions['log']>;
   private disposed = false;
 
@@ -122,9 +144,7 @@ export class McpHub implements McpToolSource {
     await this.start();
     return this.readyTools().map(({ name, server, tool }) => {
       this.byModelName.set(name, { server, tool: tool.name });
-      const schema = tool.inputSchema.type === 'object' ? tool.inputSchema : { type: 'object', properties: {} };
-      const description = tool.description.length > MAX_DESCRIPTION ? `${tool.description.slice(0, MAX_DESCRIPTION)}…` : tool.description;
-      return { name, description: description || `${tool.name} (MCP server ${server})`, input_schema: structuredClone(schema) };
+      return boundedDefinition(name, server, tool);
     });
   }
 
@@ -139,7 +159,11 @@ export class McpHub implements McpToolSource {
     for (const c of this.connections.values()) {
       const tools = c.phase() === 'ready' ? (c.actor?.getSnapshot().context.initialized?.tools ?? []) : [];
       const taken = new Set<string>();
-      for (const tool of [...tools].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))) {
+      if (tools.length > MAX_TOOLS_PER_SERVER && !this.warnedTools.has(c.name)) {
+        this.warnedTools.add(c.name);
+        this.log('warn', `MCP server ${c.name} offers ${tools.length} tools; the model gets the first ${MAX_TOOLS_PER_SERVER} by name`);
+      }
+      for (const tool of [...tools].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0)).slice(0, MAX_TOOLS_PER_SERVER)) {
         const name = modelToolName(c.name, tool.name, taken);
         taken.add(name);
         out.push({ name, server: c.name, tool });

@@ -1,3 +1,4 @@
+import { boundedDefinition } from '../../../src/core/mcp/hub';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -151,5 +152,19 @@ describe('names and limits', () => {
     const bad = limitsFromEnv({ MCP_TIMEOUT: 'soon', MAX_MCP_OUTPUT_TOKENS: '-1' });
     expect(bad.limits).toMatchObject({ connectTimeoutMs: 30_000, toolTimeoutMs: 600_000, maxOutputTokens: 25_000 });
     expect(bad.problems).toEqual(['MCP_TIMEOUT=soon is not a positive integer; using 30000', 'MAX_MCP_OUTPUT_TOKENS=-1 is not a positive integer; using 25000']);
+  });
+});
+
+describe('what a server may put into every model request is bounded', () => {
+  it('cuts long descriptions, drops huge or non-object schemas with a note, keeps sane ones', () => {
+    const tool = (description: string, inputSchema: Record<string, unknown>) => ({ name: 't', description, inputSchema, readOnlyHint: false });
+    const sane = boundedDefinition('mcp__s__t', 's', tool('adds', { type: 'object', properties: { a: { type: 'number' } } }));
+    expect(sane).toEqual({ name: 'mcp__s__t', description: 'adds', input_schema: { type: 'object', properties: { a: { type: 'number' } } } });
+    const long = boundedDefinition('mcp__s__t', 's', tool('d'.repeat(10_000), { type: 'object' }));
+    expect(long.description.length).toBeLessThanOrEqual(2049);
+    const huge = boundedDefinition('mcp__s__t', 's', tool('adds', { type: 'object', properties: Object.fromEntries(Array.from({ length: 2000 }, (_, i) => [`p${i}`, { type: 'string', description: 'x'.repeat(20) }])) }));
+    expect(huge.input_schema).toEqual({ type: 'object', properties: {} });
+    expect(huge.description).toContain('too large');
+    expect(boundedDefinition('mcp__s__t', 's', tool('', { type: 'array' }))).toEqual({ name: 'mcp__s__t', description: 't (MCP server s)', input_schema: { type: 'object', properties: {} } });
   });
 });
