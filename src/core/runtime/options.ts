@@ -7,7 +7,7 @@ import type { ModelProvider, ProviderConfig } from '../providers/types';
 import type { SecretKeeper } from '../security/secretKeeper';
 import type { ToolRegistry } from '../tools/registry';
 import type { McpToolSource } from '../mcp/toolSource';
-import type { PermissionDecider } from './wiring';
+import type { PermissionDecider } from './permissionCheck';
 
 export interface TaskRuntimeOptions {
   workspace: string;
