@@ -64,7 +64,18 @@ export function describeMachine(machine: AnyStateMachine): MachineDescription {
   return { id: machine.id, states, transitions: unique, invokes };
 }
 
-export const MACHINES: AnyStateMachine[] = [taskMachine, sessionMachine, callMachine, turnMachine, streamMachine, permissionMachine, appSessionMachine, modelSelectionMachine, sandboxMachine, mcpConnectionMachine];
+export const MACHINES: AnyStateMachine[] = [
+  taskMachine,
+  sessionMachine,
+  callMachine,
+  turnMachine,
+  streamMachine,
+  permissionMachine,
+  appSessionMachine,
+  modelSelectionMachine,
+  sandboxMachine,
+  mcpConnectionMachine,
+];
 
 export function describeAll(): { machines: MachineDescription[] } {
   return { machines: MACHINES.map(describeMachine) };

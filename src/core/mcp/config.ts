@@ -160,7 +160,10 @@ export function expandSpec(template: McpServerSpec, env: Readonly<Record<string,
       : { transport: template.transport, url: x(template.url), headers: map(template.headers) };
   const problems: string[] = [];
   if (missing.size > 0) problems.push(`environment variable${missing.size > 1 ? 's' : ''} ${[...missing].join(', ')} ${missing.size > 1 ? 'are' : 'is'} not set (use \${NAME:-default} for a default)`);
-  if (refused.size > 0) problems.push(`a project file may not use Keel's provider key${refused.size > 1 ? 's' : ''} ${[...refused].join(', ')}; name ${refused.size > 1 ? 'them' : 'it'} in ~/.keel/mcp.json instead`);
+  if (refused.size > 0) {
+    const many = refused.size > 1;
+    problems.push(`a project file may not use Keel's provider key${many ? 's' : ''} ${[...refused].join(', ')}; name ${many ? 'them' : 'it'} in ~/.keel/mcp.json instead`);
+  }
   if (spec.transport !== 'stdio' && problems.length === 0) {
     try {
       const u = new URL(spec.url);

@@ -157,7 +157,8 @@ export class McpConnectionIo {
     if (client) {
       client.onclose = () => {
         const tail = this.stderr.at(-1);
-        sendBack({ type: 'CONNECTION_LOST', reason: `the connection to the server closed${this.opts.spec.transport === 'stdio' ? ' (the server process exited)' : ''}${tail ? `; its last output: ${tail}` : ''}` });
+        const exited = this.opts.spec.transport === 'stdio' ? ' (the server process exited)' : '';
+        sendBack({ type: 'CONNECTION_LOST', reason: `the connection to the server closed${exited}${tail ? `; its last output: ${tail}` : ''}` });
       };
       client.onerror = (err) => this.opts.log('warn', `MCP server ${this.opts.name}: ${err.message}`);
     }
@@ -197,7 +198,11 @@ export class McpConnectionIo {
     try {
       const result = await client.callTool(
         { name: input.tool, arguments: input.args },
-        { signal, timeout: input.timeoutMs, ...(listener ? { onprogress: (p) => listener({ progress: p.progress, ...(p.total !== undefined ? { total: p.total } : {}), ...(p.message ? { message: p.message } : {}) }) } : {}) },
+        {
+          signal,
+          timeout: input.timeoutMs,
+          ...(listener ? { onprogress: (p) => listener({ progress: p.progress, ...(p.total !== undefined ? { total: p.total } : {}), ...(p.message ? { message: p.message } : {}) }) } : {}),
+        },
       );
       const converted = convertToolResult(result, this.opts.limits.maxOutputTokens);
       return { ok: true, content: converted.content, isError: converted.isError, summary: converted.summary };
@@ -299,7 +304,8 @@ const MAX_ERROR_CHARS = 2000;
 function isNetworkError(err: unknown): boolean {
   if (!(err instanceof Error)) return false;
   const cause = (err as { cause?: { code?: unknown } }).cause;
-  return (err.name === 'TypeError' && /fetch failed/i.test(err.message)) || (typeof cause?.code === 'string' && /^(ECONNREFUSED|ECONNRESET|EHOSTUNREACH|ENOTFOUND|EPIPE|UND_ERR_SOCKET)$/.test(cause.code));
+  const networkCode = /^(ECONNREFUSED|ECONNRESET|EHOSTUNREACH|ENOTFOUND|EPIPE|UND_ERR_SOCKET)$/;
+  return (err.name === 'TypeError' && /fetch failed/i.test(err.message)) || (typeof cause?.code === 'string' && networkCode.test(cause.code));
 }
 
 /** Why connecting failed, for a person and for the machine (fallback to SSE? worth retrying?). */

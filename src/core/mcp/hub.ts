@@ -181,7 +181,8 @@ export class McpHub implements McpToolSource {
     for (let attempt = 0; attempt < 2; attempt++) {
       await conn.settled(this.limits.connectTimeoutMs + 5_000);
       if (conn.phase() !== 'ready') return failure(this.downMessage(conn, target.tool), `server ${conn.phase()}`);
-      const out = await this.runChild<McpCallOutput>(conn, 'call', opts.signal, (callId) => ({ type: 'CALL_TOOL', callId, tool: target.tool, args, timeoutMs: this.limits.toolTimeoutMs }), opts.onProgress);
+      const event = (callId: string) => ({ type: 'CALL_TOOL' as const, callId, tool: target.tool, args, timeoutMs: this.limits.toolTimeoutMs });
+      const out = await this.runChild<McpCallOutput>(conn, 'call', opts.signal, event, opts.onProgress);
       if (out && !out.ok && out.kind === 'session_expired' && attempt === 0) continue;
       return this.outcome(conn, target.tool, out, opts.signal);
     }
@@ -195,7 +196,8 @@ export class McpHub implements McpToolSource {
     await this.start([server]);
     if (conn.phase() !== 'ready') return { ok: false, kind: 'connection_closed', message: this.downMessage(conn, uri) };
     const out = await this.runChild<McpReadOutput>(conn, 'read', signal, (callId) => ({ type: 'READ_RESOURCE', callId, uri, timeoutMs: this.limits.toolTimeoutMs }));
-    return out ?? { ok: false, kind: signal.aborted ? 'cancelled' : 'connection_closed', message: signal.aborted ? 'cancelled' : (conn.actor.getSnapshot().context.lastError ?? 'the connection ended') };
+    if (out) return out;
+    return { ok: false, kind: signal.aborted ? 'cancelled' : 'connection_closed', message: signal.aborted ? 'cancelled' : (conn.actor.getSnapshot().context.lastError ?? 'the connection ended') };
   }
 
   /**
@@ -292,7 +294,13 @@ export class McpHub implements McpToolSource {
     return !this.disposed && c.actor !== null && (a === 'approved' || a === 'not-needed');
   }
 
-  private async runChild<T>(conn: ServerConnection, kind: 'call' | 'read', signal: AbortSignal, event: (callId: string) => Parameters<NonNullable<ServerConnection['actor']>['send']>[0], onProgress?: (line: string) => void): Promise<T | undefined> {
+  private async runChild<T>(
+    conn: ServerConnection,
+    kind: 'call' | 'read',
+    signal: AbortSignal,
+    event: (callId: string) => Parameters<NonNullable<ServerConnection['actor']>['send']>[0],
+    onProgress?: (line: string) => void,
+  ): Promise<T | undefined> {
     const actor = conn.actor!;
     const callId = randomUUID();
     if (onProgress) conn.io?.progress.set(callId, (p) => onProgress(`progress ${p.progress}${p.total !== undefined ? `/${p.total}` : ''}${p.message ? `: ${p.message}` : ''}\n`));
@@ -318,10 +326,17 @@ export class McpHub implements McpToolSource {
     if (signal.aborted || (out && !out.ok && out.kind === 'cancelled')) return failure(`The call to ${tool} on MCP server ${server} was cancelled; the server was told to stop it.`, 'cancelled');
     if (!out) {
       const why = conn.actor?.getSnapshot().context.lastError ?? 'the connection ended';
-      return failure(`The MCP server ${server} stopped during the call to ${tool} (${why}). Keel did not run the call again; the server is restarting. It may or may not have done part of the work — check before calling again.`, 'server exited mid-call');
+      return failure(
+        `The MCP server ${server} stopped during the call to ${tool} (${why}). Keel did not run the call again; the server is restarting. ` +
+          'It may or may not have done part of the work — check before calling again.',
+        'server exited mid-call',
+      );
     }
     if (!out.ok) {
-      const what = out.kind === 'timeout' ? `The call to ${tool} on MCP server ${server} got ${out.message}; the server was told to stop it.` : `The call to ${tool} on MCP server ${server} failed: ${out.message}.`;
+      const what =
+        out.kind === 'timeout'
+          ? `The call to ${tool} on MCP server ${server} got ${out.message}; the server was told to stop it.`
+          : `The call to ${tool} on MCP server ${server} failed: ${out.message}.`;
       return failure(what, out.kind === 'timeout' ? 'timed out' : 'failed');
     }
     const onlyText = out.content.every((b) => b.type === 'text');

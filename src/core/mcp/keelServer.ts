@@ -39,7 +39,8 @@ export function createKeelMcpServer(opts: KeelServerOptions): Server {
   const registry = createToolRegistry(SERVED_TOOLS);
   const decider = opts.permissions ?? lazyEngine({ workspace: opts.workspace });
   const locks = new LockManager();
-  const server = new Server({ name: 'keel', version: opts.version ?? '0.1.0' }, { capabilities: { tools: {} }, instructions: `Keel's tools on the workspace ${opts.workspace}. Permission mode: ${opts.mode}.` });
+  const instructions = `Keel's tools on the workspace ${opts.workspace}. Permission mode: ${opts.mode}.`;
+  const server = new Server({ name: 'keel', version: opts.version ?? '0.1.0' }, { capabilities: { tools: {} }, instructions });
   const tools: McpTool[] = SERVED_TOOLS.map((t) => ({
     name: t.name,
     description: t.description,

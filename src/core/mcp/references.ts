@@ -60,7 +60,8 @@ export async function expandMcpReferences(text: string, source: McpReferenceSour
       notes.push(`${key} failed: ${out.message}`);
       continue;
     }
-    const parts = out.contents.map((c) => (c.text !== undefined ? c.text : `[binary content${c.mimeType ? ` (${c.mimeType})` : ''}, ${Math.floor(((c.blob ?? '').length * 3) / 4)} bytes, not included]`));
+    const binary = (c: (typeof out.contents)[number]) => `[binary content${c.mimeType ? ` (${c.mimeType})` : ''}, ${Math.floor(((c.blob ?? '').length * 3) / 4)} bytes, not included]`;
+    const parts = out.contents.map((c) => (c.text !== undefined ? c.text : binary(c)));
     let content = parts.join('\n');
     if (content.length > budget) content = `${content.slice(0, Math.max(0, budget))}\n[Truncated: Keel adds at most ${maxTokens} tokens of mentioned resources (MAX_MCP_OUTPUT_TOKENS).]`;
     budget = Math.max(0, budget - content.length);

@@ -12,7 +12,8 @@ import { describeError, type Logger } from '../logger';
  */
 export type McpHubLike = Pick<
   McpHub,
-  'toolDefinitions' | 'resolveTool' | 'callTool' | 'start' | 'status' | 'problems' | 'subscribe' | 'restart' | 'enable' | 'disable' | 'approve' | 'reject' | 'revoke' | 'readResource' | 'getPrompt' | 'limits' | 'dispose' | 'empty'
+  | 'toolDefinitions' | 'resolveTool' | 'callTool' | 'start' | 'status' | 'problems' | 'subscribe' | 'restart' | 'enable' | 'disable'
+  | 'approve' | 'reject' | 'revoke' | 'readResource' | 'getPrompt' | 'limits' | 'dispose' | 'empty'
 >;
 
 export interface McpServiceDeps {

@@ -63,7 +63,9 @@ async function approveInModal(request: McpApprovalRequest): Promise<'approve' | 
     `Start the MCP server "${request.server}" from this workspace? It will ${what}:`,
     {
       modal: true,
-      detail: `${request.target}\n\nFrom ${request.source}. A repository's .mcp.json can run any program: allow it only if you trust this workspace. Keel remembers your answer for this workspace; revoke it in Keel's Settings, MCP servers.`,
+      detail:
+        `${request.target}\n\nFrom ${request.source}. A repository's .mcp.json can run any program: allow it only if you trust this workspace. ` +
+        "Keel remembers your answer for this workspace; revoke it in Keel's Settings, MCP servers.",
     },
     'Allow',
     "Don't Allow",

@@ -208,7 +208,10 @@ export const mcpConnectionMachine = setup({
           {
             guard: { type: 'sessionExpired', params: ({ event }: { event: EventObject }) => ({ output: (event as { output?: unknown }).output }) },
             target: 'connecting',
-            actions: [{ type: 'forgetCall', params: ({ event }: { event: EventObject }) => ({ id: childIdOf(event.type) }) }, assign({ lastError: 'the HTTP session expired (404); initializing a new one' })],
+            actions: [
+              { type: 'forgetCall', params: ({ event }: { event: EventObject }) => ({ id: childIdOf(event.type) }) },
+              assign({ lastError: 'the HTTP session expired (404); initializing a new one' }),
+            ],
           },
           { actions: { type: 'forgetCall', params: ({ event }: { event: EventObject }) => ({ id: childIdOf(event.type) }) } },
         ],
