@@ -25,6 +25,8 @@ export interface RunArgs {
   maxTurns: number | undefined;
   /** The store root: --storage, else $KEEL_HOME, else ~/.keel. */
   storage: string;
+  /** `--mcp-config FILE` (repeatable): MCP servers for this run, trusted like the user's own. */
+  mcpConfig: string[];
   /** `--pass-env NAME` (repeatable): variables tool processes keep although Keel would remove them. */
   passEnv: string[];
 }
@@ -48,6 +50,7 @@ const RUN_OPTIONS = {
   storage: { type: 'string' },
   resume: { type: 'string' },
   'pass-env': { type: 'string', multiple: true },
+  'mcp-config': { type: 'string', multiple: true },
 } as const;
 
 /**
@@ -103,6 +106,7 @@ export function parseRunArgs(argv: string[], env: NodeJS.ProcessEnv): RunArgs {
     outputFormat,
     maxTurns,
     storage: values.storage ? resolve(values.storage) : defaultStorage(env),
+    mcpConfig: (values['mcp-config'] ?? []).map((f) => resolve(f)),
     passEnv: passEnv.names,
   };
 }

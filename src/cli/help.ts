@@ -16,6 +16,8 @@ Usage:
   keel permissions check --tool NAME --input JSON... [--workspace DIR] [--settings FILE]... [--mode MODE] [--home DIR]
                                     print the decision a run would reach for each tool call,
                                     one JSON line per --input ("ask" where a run would ask)
+  keel mcp list|tools|add|remove|approve|revoke|serve
+                                    MCP servers (keel mcp --help for details)
   keel machines [--json]            print the state machines (states and transitions)
   keel --help | --version
   keel COMMAND --help               the options of one command
@@ -35,6 +37,7 @@ Options for run:
   --storage DIR            where tasks are kept (default: $KEEL_HOME or ~/.keel)
   --resume ID              continue stored task ID (or a unique prefix of it); it keeps
                            its workspace and model unless --workspace / --model say otherwise
+  --mcp-config FILE        MCP servers from FILE (.mcp.json format) too; repeatable
   --pass-env NAME          give tool processes (Bash, …) the variable NAME although Keel would
                            remove it (its keys, BASH_ENV, GIT_CONFIG_*, …); repeatable. Also:
                            "passEnv": ["NAME"] in ~/.keel/settings.json

@@ -27,6 +27,8 @@ async function main(argv: string[]): Promise<number> {
       return (await import('./tasks')).tasksCommand(rest);
     case 'permissions':
       return (await import('./permissions')).permissionsCommand(rest);
+    case 'mcp':
+      return (await import('./mcp')).mcpCommand(rest);
     case 'machines':
       return machinesCommand(rest);
     default:

@@ -9,6 +9,7 @@ import { notificationAsker } from './permissionDialog';
 import { permissionIndicators } from './permissions/indicators';
 import { createPermissionPrompts } from './permissions/setup';
 import { loadTaskRuntime } from './runtimeHost';
+import { vscodeMcpService } from './mcp/vscodeMcp';
 import { vscodeHistoryServices } from './history/vscodeHistory';
 import { vscodeWorkbench } from './workbench';
 import { windowLifetime } from './windowLifetime';
@@ -41,9 +42,16 @@ export function activate(context: vscode.ExtensionContext): void {
 
   const prompts = createPermissionPrompts(context, log);
   const workbench = vscodeWorkbench(context, log);
+  // One MCP hub per window, owned here and shared by every task; its servers end with the window.
+  const mcp = vscodeMcpService(context, log);
+  context.subscriptions.push({ dispose: () => void mcp.dispose() });
   const controller = new ChatController({
     log,
-    loadRuntime: (asker) => loadTaskRuntime(context, log, asker),
+    loadRuntime: async (asker) => {
+      const hub = await mcp.hub();
+      return loadTaskRuntime(context, log, asker, hub && !hub.empty ? hub : undefined);
+    },
+    mcp,
     providerConfig: (mode) => readProviderConfig(context.secrets, mode),
     chatConfig: readChatConfig,
     permissionMode: readPermissionMode,
@@ -59,6 +67,11 @@ export function activate(context: vscode.ExtensionContext): void {
     // "Open diff" on a pending edit shows its Accept / Reject diff editor again.
     workbench: {
       ...workbench,
+      // `@` mentions list the resources of ready MCP servers (`server:uri`) before files.
+      findFiles: async (query, max) => {
+        const resources = await mcp.mentions(query, max);
+        return [...resources, ...(await workbench.findFiles(query, max - resources.length))];
+      },
       openDiff: async (change) => {
         if (!change.toolCallId || !(await prompts.diff.reveal(change.toolCallId))) await workbench.openDiff(change);
       },

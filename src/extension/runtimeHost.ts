@@ -4,6 +4,7 @@ import * as vscode from 'vscode';
 import type { TaskRuntimeLike } from './chatController';
 import type { Logger } from './logger';
 import type { PermissionAsker } from '../core/permissions/gate';
+import type { McpToolSource } from '../core/mcp/toolSource';
 import { sandboxSettings } from './permissions/setup';
 import { extensionAdvice, SECRET_KEYS } from './providerConfig';
 import { passEnvOf, toolSecrets } from './toolSecrets';
@@ -28,9 +29,10 @@ function findRipgrep(): string | undefined {
  * global storage, locked as "VS Code window <pid>".
  * Rejects when no folder is open: a task needs a workspace to work in. Permission prompts go to
  * `asker` (the chat's PermissionBroker: a card in the chat, and the notification of
- * permissionDialog.ts when no chat is visible).
+ * permissionDialog.ts when no chat is visible). `mcp`: the window's MCP hub (owned by the
+ * extension's McpService, shared by every task), when there is one.
  */
-export async function loadTaskRuntime(context: vscode.ExtensionContext, log: Logger, asker: PermissionAsker): Promise<TaskRuntimeLike> {
+export async function loadTaskRuntime(context: vscode.ExtensionContext, log: Logger, asker: PermissionAsker, mcp?: McpToolSource): Promise<TaskRuntimeLike> {
   const folder = vscode.workspace.workspaceFolders?.[0];
   if (!folder || folder.uri.scheme !== 'file') throw new Error('open a folder first: a task works inside a workspace folder.');
   const started = performance.now();
@@ -51,6 +53,7 @@ export async function loadTaskRuntime(context: vscode.ExtensionContext, log: Log
     ownerLabel: `VS Code window ${process.pid}`,
     asker,
     secrets,
+    ...(mcp ? { mcp } : {}),
     sandbox: await sandboxSettings(log, folder.uri.fsPath),
     advise: extensionAdvice,
     log: (level: string, message: string) => {

@@ -1,6 +1,7 @@
 import { StateMachine, type AnyStateMachine, type EventObject, type MachineContext, type StateNode } from 'xstate';
 import { appSessionMachine } from './appSession/appSession.machine';
 import { callMachine } from './call/call.machine';
+import { mcpConnectionMachine } from './mcpConnection/mcpConnection.machine';
 import { modelSelectionMachine } from './modelSelection/modelSelection.machine';
 import { permissionMachine } from './permission/permission.machine';
 import { sandboxMachine } from './sandbox/sandbox.machine';
@@ -63,7 +64,18 @@ export function describeMachine(machine: AnyStateMachine): MachineDescription {
   return { id: machine.id, states, transitions: unique, invokes };
 }
 
-export const MACHINES: AnyStateMachine[] = [taskMachine, sessionMachine, callMachine, turnMachine, streamMachine, permissionMachine, appSessionMachine, modelSelectionMachine, sandboxMachine];
+export const MACHINES: AnyStateMachine[] = [
+  taskMachine,
+  sessionMachine,
+  callMachine,
+  turnMachine,
+  streamMachine,
+  permissionMachine,
+  appSessionMachine,
+  modelSelectionMachine,
+  sandboxMachine,
+  mcpConnectionMachine,
+];
 
 export function describeAll(): { machines: MachineDescription[] } {
   return { machines: MACHINES.map(describeMachine) };

@@ -94,6 +94,7 @@ export class LiveTask implements TaskHandle, PermissionParent {
       permissions: this.decider,
       secrets: runtime.secrets,
       asker: rt.asker ?? denyingAsker,
+      ...(rt.mcp ? { mcp: rt.mcp } : {}),
       createProvider: async () => {
         let config = options.provider;
         if (options.refreshProvider) {

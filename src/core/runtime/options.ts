@@ -6,6 +6,7 @@ import type { SandboxSettings } from '../sandbox/settings';
 import type { ModelProvider, ProviderConfig } from '../providers/types';
 import type { SecretKeeper } from '../security/secretKeeper';
 import type { ToolRegistry } from '../tools/registry';
+import type { McpToolSource } from '../mcp/toolSource';
 import type { PermissionDecider } from './permissionCheck';
 
 export interface TaskRuntimeOptions {
@@ -52,6 +53,11 @@ export interface TaskRuntimeOptions {
    * closes on `dispose`. Hosts build it with `loadSandboxSettings` (settings files) plus their own.
    */
   sandbox?: SandboxSettings;
+  /**
+   * MCP servers' tools for every task (the host's `McpHub`, or a worker's IPC client of it). The
+   * runtime never starts or stops it: the host owns it.
+   */
+  mcp?: McpToolSource;
   /**
    * Advice for a failure the person can fix, in this host's own terms (the extension: its
    * commands and settings; the CLI: environment variables and flags), appended to the message of

@@ -19,6 +19,8 @@ import { invokeTool } from '../tools/execute';
 import type { ToolRegistry } from '../tools/registry';
 import { validateToolCall, wirePermissionMachine, type PermissionDecider } from './permissionCheck';
 import { buildSystemPrompt } from './systemPrompt';
+import type { McpToolSource } from '../mcp/toolSource';
+import { runMcpCall } from './mcpWiring';
 import type { TaskHandle } from './types';
 
 export type { PermissionDecider };
@@ -52,6 +54,8 @@ export interface TaskServices {
   durable?(): Promise<void>;
   /** Rebuilds the conversation of an interrupted task from its log (the `reconstructing` state). */
   reconstruct?(): Promise<ConversationMessage[]>;
+  /** MCP servers' tools (`mcp__server__tool`), shared by the host's tasks. */
+  mcp?: McpToolSource;
   /**
    * Starts the child task of a Task tool call, or finds it when this task was rebuilt while its
    * child ran (keyed by parent and tool call). May throw (e.g. its record cannot be created).
@@ -117,7 +121,7 @@ export function wireTaskMachine(services: TaskServices) {
       modelCall,
       prepareSystemPrompt: fromPromise(async ({ input }) => ({
         system: buildSystemPrompt({ workspace: services.workspace, date: new Date(), mode: input.mode }),
-        tools: services.tools.definitions(),
+        tools: [...services.tools.definitions(), ...(services.mcp ? await services.mcp.toolDefinitions() : [])],
       })),
       summarize: fromPromise(({ input, signal }) =>
         services.locks.runExclusive(taskLockKey(input.taskId), () => summarize(getProvider(), input.taskId, input.model, input.system, input.messages, signal), { signal }),
@@ -125,6 +129,7 @@ export function wireTaskMachine(services: TaskServices) {
       validateToolCall: fromPromise(async ({ input }) => validateToolCall(services, input.call)),
       permission: wirePermissionMachine(services),
       runTool: fromPromise(({ input, signal }) => runTool(services, secrets, input.taskId, input.call, signal)),
+      callMcpTool: fromPromise(({ input, signal }) => runMcpCall({ ...services, redact: (t) => secrets.redact(t) }, input.taskId, input.call, signal)),
     },
     actions: { publish },
   });
