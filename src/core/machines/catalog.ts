@@ -1,6 +1,8 @@
 import type { AnyStateMachine, EventObject, MachineContext, StateNode } from 'xstate';
+import { agentStatusMachine } from './agentStatus/agentStatus.machine';
 import { appSessionMachine } from './appSession/appSession.machine';
 import { callMachine } from './call/call.machine';
+import { loopModeMachine } from './loopMode/loopMode.machine';
 import { modelSelectionMachine } from './modelSelection/modelSelection.machine';
 import { permissionMachine } from './permission/permission.machine';
 import { sandboxMachine } from './sandbox/sandbox.machine';
@@ -53,7 +55,7 @@ export function describeMachine(machine: AnyStateMachine): MachineDescription {
   return { id: machine.id, states, transitions: unique };
 }
 
-export const MACHINES: AnyStateMachine[] = [taskMachine, sessionMachine, callMachine, turnMachine, streamMachine, permissionMachine, appSessionMachine, modelSelectionMachine, sandboxMachine];
+export const MACHINES: AnyStateMachine[] = [taskMachine, sessionMachine, callMachine, turnMachine, streamMachine, permissionMachine, appSessionMachine, modelSelectionMachine, sandboxMachine, loopModeMachine, agentStatusMachine];
 
 export function describeAll(): { machines: MachineDescription[] } {
   return { machines: MACHINES.map(describeMachine) };
