@@ -16,6 +16,11 @@ Usage:
                                     print the decision a run would reach for each tool call,
                                     one JSON line per --input ("ask" where a run would ask)
   keel machines [--json]            print the state machines (states and transitions)
+  keel loop "<goal>" [loop options] [run options]
+                                    run a goal as a judged loop of fresh tasks (docs/loop.md)
+  keel status [--json] [--follow]   live tasks, sub-agents and loops of every Keel process
+  keel hooks list|approve|revoke [--workspace DIR] [--json]
+                                    a workspace's hooks and their approval (docs/hooks.md)
   keel --help | --version
   keel COMMAND --help               the options of one command
 
@@ -34,6 +39,8 @@ Options for run:
   --storage DIR            where tasks are kept (default: $KEEL_HOME or ~/.keel)
   --resume ID              continue stored task ID (or a unique prefix of it); it keeps
                            its workspace and model unless --workspace / --model say otherwise
+  --approve-project-hooks  approve the workspace's own hooks (.claude/, .keel/ settings) in
+                           their current form, as keel hooks approve does, before the run
   --pass-env NAME          give tool processes (Bash, …) the variable NAME although Keel would
                            remove it (its keys, BASH_ENV, GIT_CONFIG_*, …); repeatable. Also:
                            "passEnv": ["NAME"] in ~/.keel/settings.json
@@ -49,4 +56,23 @@ line on stderr saying what is wrong), 3 when the storage folder cannot record th
 export const MACHINES_HELP = `Usage: keel machines [--json]
 Prints every state machine of Keel with its states (and, with --json, its transitions), derived
 from the machine definitions themselves.
+`;
+
+export const HOOKS_HELP = `Usage: keel hooks [list|approve|revoke] [--workspace DIR] [--json]
+Hooks come from the "hooks" sections of ~/.keel/settings.json (yours: they always run) and of the
+workspace's .claude/settings.json, .claude/settings.local.json, .keel/settings.json and
+.keel/settings.local.json (the repository's: they run only once you approve them, in their exact
+form; a changed hook needs approval again). Approvals are kept in $KEEL_HOME/hook-approvals.json.
+  list      every configured hook with its state: trusted, approved, needs approval (default)
+  approve   approve every hook of the workspace that waits for approval
+  revoke    forget this workspace's approvals
+`;
+
+export const STATUS_HELP = `Usage: keel status [--json] [--follow]
+Lists every live task, sub-agent and loop of the Keel processes of this user (VS Code windows,
+keel run, keel loop) with its status (waiting, working, needs you, compacting, done, error),
+elapsed time, tokens and cost. Each process publishes on $KEEL_HOME/run/<pid>.sock (0600).
+  --json     one JSON object: {"agents": [...], "summary": "2 working · 1 needs you"}
+  --follow   print every line the processes publish (NDJSON: hook events, task and loop
+             events, board changes) until interrupted
 `;

@@ -14,6 +14,7 @@ import { DEFAULT_LIMITS } from './limits';
 import { taskLockKey, type LockManager } from '../locks/lockManager';
 import type { EngineDecision, PermissionCall } from '../permissions/engine';
 import { boundedByParent, type PermissionParent } from './childPermissions';
+import { allowingLoopProgress } from './loopPermission';
 import type { ToolRegistry } from '../tools/registry';
 import type { TaskRuntimeOptions } from './options';
 import type { PermissionDecider } from './wiring';
@@ -80,7 +81,8 @@ export class LiveTask implements TaskHandle, PermissionParent {
     const { options: rt, locks, tools } = runtime.services();
     this.locks = locks;
     this.mode = parent ? parent.permissionMode() : (options.mode ?? 'default');
-    this.decider = parent ? boundedByParent(runtime.permissions, parent) : runtime.permissions;
+    const own = options.loopProgressFile ? allowingLoopProgress(runtime.permissions, options.loopProgressFile) : runtime.permissions;
+    this.decider = parent ? boundedByParent(own, parent) : own;
     const providerFactory = rt.providerFactory ?? createProvider;
     const model = options.provider.model;
     this.model = model;

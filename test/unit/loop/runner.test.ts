@@ -39,7 +39,7 @@ function options(provider: ScriptedProvider): LoopRunnerOptions {
   return {
     workspace,
     owner: 'test',
-    host: { startIteration: (prompt) => runtime.startTask({ prompt, provider: { provider: 'scripted', model: 'scripted-model' }, mode: 'bypassPermissions' }) },
+    host: { startIteration: (prompt) => runtime.startTask({ prompt, provider: { provider: 'anthropic', model: 'scripted-model' }, mode: 'bypassPermissions' }) },
     onEvent: (e) => events.push(e),
   };
 }
