@@ -10,14 +10,14 @@ import { HelpRequested, parseCommandLine, reportUsage, UsageError } from './usag
 /**
  * `keel hooks list|approve|revoke`: the hooks of a workspace and their approval. A workspace's own
  * hooks (`.claude/`, `.keel/` settings files) run only once approved, per workspace and in their
- * exact form; approvals live in `<keel home>/hook-approvals.json` ($KEEL_HOME or ~/.keel).
+ * exact form; approvals live in `<keel home>/hook-approvals.json` (--storage, else $KEEL_HOME or ~/.keel).
  * Headless runs can also approve with `keel run --approve-project-hooks` (docs/hooks.md).
  */
 export async function hooksCommand(argv: string[]): Promise<number> {
-  let values: { workspace?: string | undefined; json?: boolean | undefined };
+  let values: { workspace?: string | undefined; json?: boolean | undefined; storage?: string | undefined };
   let positionals: string[];
   try {
-    ({ values, positionals } = parseCommandLine(argv, { workspace: { type: 'string' }, json: { type: 'boolean' } }, true));
+    ({ values, positionals } = parseCommandLine(argv, { workspace: { type: 'string' }, json: { type: 'boolean' }, storage: { type: 'string' } }, true));
   } catch (err) {
     if (err instanceof HelpRequested) {
       process.stdout.write(HOOKS_HELP);
@@ -31,7 +31,7 @@ export async function hooksCommand(argv: string[]): Promise<number> {
   const workspace = resolve(values.workspace ?? process.cwd());
   if (!existsSync(workspace) || !statSync(workspace).isDirectory()) return reportUsage('hooks', new UsageError(`the workspace ${workspace} is not a folder`));
   const config = loadHooksConfig(hookSources(workspace));
-  const approvals = new HookApprovals(defaultStorage(process.env), workspace);
+  const approvals = new HookApprovals(values.storage ? resolve(values.storage) : defaultStorage(process.env), workspace);
   for (const p of config.problems) process.stderr.write(`keel hooks: ${p}\n`);
   switch (sub) {
     case 'list':

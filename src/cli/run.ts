@@ -1,13 +1,10 @@
 import { existsSync, statSync } from 'node:fs';
 import type { TaskEvent } from '../shared/domain/events';
-import { TaskRuntime } from '../core/runtime/taskRuntime';
-import { loadSandboxSettings } from '../core/sandbox/settings';
-import { readUserPassEnv } from '../core/security/passEnv';
 import { FollowUpRequired, type TaskHandle } from '../core/runtime/types';
 import { TaskStore } from '../core/store/taskStore';
 import { StoreError } from '../core/store/types';
-import { cliAdvice } from './advice';
 import { parseRunArgs, type RunArgs } from './args';
+import { createCliRuntime, type CliRuntime } from './cliRuntime';
 import { HELP } from './help';
 import { EXIT_STORAGE_UNUSABLE, STORAGE_HINT } from './exitCodes';
 import { handleSignals } from './signals';
@@ -52,30 +49,19 @@ export async function runCommand(argv: string[]): Promise<number> {
   if (!existsSync(args.workspace) || !statSync(args.workspace).isDirectory()) {
     return reportUsage('run', new UsageError(`the workspace ${args.workspace} is not a folder`));
   }
-  // Variables passed to tool processes: --pass-env, and passEnv in ~/.keel/settings.json (never
-  // a project's own files: a cloned repository must not be able to ask for the keys).
-  const userPassEnv = readUserPassEnv();
-  for (const p of userPassEnv.problems) process.stderr.write(`keel: ${p}\n`);
-  // The Bash sandbox from the settings files' `sandbox` sections (a project may only tighten it).
-  const sandbox = loadSandboxSettings({ workspace: args.workspace });
-  for (const p of sandbox.problems) process.stderr.write(`keel: sandbox settings: ${p}\n`);
-  const runtime = new TaskRuntime({
-    workspace: args.workspace,
-    passEnv: [...new Set([...args.passEnv, ...userPassEnv.names])],
-    sandbox: sandbox.settings,
-    storageDir: args.storage,
-    ownerLabel: 'keel run',
-    advise: cliAdvice,
-    log: (level, message) => {
-      if (level !== 'info') process.stderr.write(`keel: ${message}\n`);
-    },
-  });
+  let cli: CliRuntime;
+  try {
+    cli = await createCliRuntime(args, 'keel run');
+  } catch (err) {
+    return storeFailure(err);
+  }
+  const { runtime } = cli;
   const options = { provider: args.provider, mode: args.mode, ...(args.maxTurns ? { maxTurns: args.maxTurns } : {}) };
   let task: TaskHandle;
   try {
     task = taskId ? await runtime.resume(taskId, { ...options, ...(args.prompt ? { followUp: args.prompt } : {}) }) : runtime.startTask({ prompt: args.prompt, ...options });
   } catch (err) {
-    runtime.dispose();
+    cli.dispose();
     return storeFailure(err);
   }
   const write = (line: string) => process.stdout.write(line);
@@ -101,7 +87,7 @@ export async function runCommand(argv: string[]): Promise<number> {
   } finally {
     unhandle();
     unsubscribe();
-    runtime.dispose();
+    cli.dispose();
   }
 }
 

@@ -1,4 +1,5 @@
 import { mkdirSync, watch } from 'node:fs';
+import { resolve } from 'node:path';
 import { liveSockets, readAgents, socketDir, watchSocket } from '../core/agents/statusSocket';
 import { statusSummary, type AgentRow } from '../shared/domain/agents';
 import { defaultStorage } from './args';
@@ -12,9 +13,9 @@ import { HelpRequested, parseCommandLine, reportUsage, UsageError } from './usag
  * events, board changes) until interrupted, including processes that start later.
  */
 export async function statusCommand(argv: string[]): Promise<number> {
-  let values: { json?: boolean | undefined; follow?: boolean | undefined };
+  let values: { json?: boolean | undefined; follow?: boolean | undefined; storage?: string | undefined };
   try {
-    ({ values } = parseCommandLine(argv, { json: { type: 'boolean' }, follow: { type: 'boolean' } }, false));
+    ({ values } = parseCommandLine(argv, { json: { type: 'boolean' }, follow: { type: 'boolean' }, storage: { type: 'string' } }, false));
   } catch (err) {
     if (err instanceof HelpRequested) {
       process.stdout.write(STATUS_HELP);
@@ -23,7 +24,7 @@ export async function statusCommand(argv: string[]): Promise<number> {
     if (err instanceof UsageError) return reportUsage('status', err);
     throw err;
   }
-  const keelHome = defaultStorage(process.env);
+  const keelHome = values.storage ? resolve(values.storage) : defaultStorage(process.env);
   if (values.follow) return follow(keelHome);
   const agents = await readAgents(keelHome);
   if (values.json) {

@@ -1,6 +1,7 @@
 import { realpathSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
-import type { PermissionCall } from '../permissions/engine';
+import type { EngineDecision, PermissionCall } from '../permissions/engine';
+import type { PermissionMode } from './types';
 import type { PermissionDecider } from './permissionCheck';
 
 /**
@@ -16,15 +17,26 @@ import type { PermissionDecider } from './permissionCheck';
 export function allowingLoopProgress(inner: PermissionDecider, progressFile: string): PermissionDecider {
   const target = realTarget(progressFile);
   return {
-    async decide(call, mode) {
+    decide(call, mode) {
       if (mode === 'plan' || !isProgressWrite(call, target)) return inner.decide(call, mode);
-      // Decide as the default mode would, to tell a mode question from a rule's or a safety one.
-      const d = await inner.decide(call, mode === 'dontAsk' ? 'default' : mode);
-      if (d.decision !== 'ask') return d;
-      if (d.rule || d.risky) return mode === 'dontAsk' ? { ...d, decision: 'deny', reason: `${d.reason} (dontAsk mode denies what would ask)` } : d;
-      return { decision: 'allow', reason: "the loop's own progress file" };
+      return allowingModeAsk(inner, call, mode, "the loop's own progress file");
     },
   };
+}
+
+/**
+ * Decides `call` as `inner` would, except that a question asked only because of the mode becomes
+ * an allow with `reason`. A deny stays a deny (deny rules win), an ask rule or a safety question
+ * (risky) still asks, and dontAsk still denies those. Shared by the loop's progress file and a
+ * PreToolUse hook's "allow" (docs/hooks.md). Plan mode's read-only refusal happens before the
+ * engine (the permission machine's checkMode) and is not affected.
+ */
+export async function allowingModeAsk(inner: PermissionDecider, call: PermissionCall, mode: PermissionMode, reason: string): Promise<EngineDecision> {
+  // Decide as the default mode would, to tell a mode question from a rule's or a safety one.
+  const d = await inner.decide(call, mode === 'dontAsk' ? 'default' : mode);
+  if (d.decision !== 'ask') return d;
+  if (d.rule || d.risky) return mode === 'dontAsk' ? { ...d, decision: 'deny', reason: `${d.reason} (dontAsk mode denies what would ask)` } : d;
+  return { decision: 'allow', reason };
 }
 
 function isProgressWrite(call: PermissionCall, target: string): boolean {

@@ -127,7 +127,8 @@ export async function explainPermission(
   return fromEngine(outcome.decision, engine);
 }
 
-function modeOnly(workspace: string): PermissionDecider {
+/** Decides by the mode alone (no rules): what a run without a permission engine uses. */
+export function modeOnly(workspace: string): PermissionDecider {
   return { decide: async (call, mode) => decideByMode(mode, call.subject, call.readOnly, workspace) };
 }
 

@@ -1,3 +1,4 @@
+import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { LockManager } from '../locks/lockManager';
 import type { PendingSubtask } from '../machines/task/task.machine';
@@ -224,5 +225,10 @@ export class TaskRuntime {
 
   log(level: 'info' | 'warn' | 'error', message: string): void {
     this.options.log?.(level, message);
+  }
+
+  /** @internal a recorded task's event log (hooks' `transcript_path`). */
+  transcriptPath(id: string): string {
+    return this.store ? join(this.store.taskDir(id), 'events.jsonl') : '';
   }
 }

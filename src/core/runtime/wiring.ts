@@ -15,6 +15,8 @@ import type { ModelProvider } from '../providers/types';
 import { SecretKeeper } from '../security/secretKeeper';
 import { invokeTool, parseToolInput } from '../tools/execute';
 import type { ToolRegistry } from '../tools/registry';
+import type { TaskHookPoints } from '../hooks/taskHooks';
+import { decideWithHooks } from './hookedPermission';
 import { decideToolCall, type PermissionDecider } from './permissionCheck';
 import { buildSystemPrompt } from './systemPrompt';
 
@@ -50,11 +52,20 @@ export interface TaskServices {
   durable?(): Promise<void>;
   /** Rebuilds the conversation of an interrupted task from its log (the `reconstructing` state). */
   reconstruct?(): Promise<ConversationMessage[]>;
+  /**
+   * The task's hook points (docs/hooks.md): PreToolUse and PermissionRequest inside the
+   * permission check, PostToolUse after a tool ran, SessionStart and UserPromptSubmit when a run
+   * starts, Stop when the answer is complete, PreCompact before summarising. Without it, no hook runs.
+   */
+  hooks?: TaskHookPoints;
+  /** Whether this task was resumed from the store (SessionStart's `source`). */
+  resumed?: boolean;
   /** Starts (or finds) the child task for a Task tool call; resolves with its final answer. */
   runSubtask(parentId: string, subtask: PendingSubtask): { result: Promise<{ result: ToolResultBlock; summary: string }>; cancel(): void };
 }
 
 export function wireTaskMachine(services: TaskServices) {
+  const hooks = services.hooks;
   const secrets = services.secrets ?? SecretKeeper.fromEnvironment(process.env);
   let provider: ModelProvider | null = null;
   const getProvider = (): ModelProvider => {
@@ -106,14 +117,24 @@ export function wireTaskMachine(services: TaskServices) {
     actors: {
       modelCall,
       prepareSystemPrompt: fromPromise(async ({ input }) => ({
-        system: buildSystemPrompt({ workspace: services.workspace, date: new Date(), mode: input.mode }),
+        system: [...buildSystemPrompt({ workspace: services.workspace, date: new Date(), mode: input.mode }), ...(hooks?.contextForRun() ?? [])],
         tools: services.tools.definitions(),
       })),
-      summarize: fromPromise(({ input, signal }) =>
-        services.locks.runExclusive(taskLockKey(input.taskId), () => summarize(getProvider(), input.taskId, input.model, input.system, input.messages, signal), { signal }),
-      ),
-      checkPermission: fromPromise(({ input, signal }) => decideToolCall(services, { taskId: input.taskId, call: input.call, mode: input.mode }, signal)),
-      runTool: fromPromise(({ input, signal }) => runTool(services, secrets, input.taskId, input.call, signal)),
+      summarize: fromPromise(async ({ input, signal }) => {
+        await hooks?.preCompact('auto');
+        return services.locks.runExclusive(taskLockKey(input.taskId), () => summarize(getProvider(), input.taskId, input.model, input.system, input.messages, signal), { signal });
+      }),
+      checkPermission: fromPromise(({ input, signal }) => {
+        const request = { taskId: input.taskId, call: input.call, mode: input.mode };
+        return hooks ? decideWithHooks(services, hooks, request, signal) : decideToolCall(services, request, signal);
+      }),
+      runTool: fromPromise(async ({ input, signal }) => {
+        const started = performance.now();
+        const out = await runTool(services, secrets, input.taskId, input.call, signal);
+        if (!hooks || signal.aborted) return out;
+        return { ...out, result: await hooks.postToolUse(input.call, out.result, Math.round(performance.now() - started), signal) };
+      }),
+      stopHook: fromPromise(async ({ input }) => ({ continueWith: hooks ? await hooks.stop(input.lastMessage, input.continuations) : null })),
     },
     actions: { publish },
   });
@@ -125,10 +146,15 @@ export function wireTaskMachine(services: TaskServices) {
         if (!services.reconstruct) throw new Error('this task has no stored log to rebuild it from');
         return services.reconstruct();
       }),
-      initialize: fromPromise(async () => {
+      initialize: fromPromise(async ({ input }) => {
         const created = await services.createProvider();
         if ('stream' in created) provider = created;
         else throw created;
+        if (!hooks) return;
+        await hooks.sessionStart(services.resumed ? 'resume' : 'startup', created.label);
+        if (input.prompt === null) return;
+        const verdict = await hooks.userPromptSubmit(input.prompt);
+        if (verdict) throw { code: 'blocked_by_hook', message: `A UserPromptSubmit hook blocked this prompt: ${verdict.blocked}`, retryable: false } satisfies KeelError;
       }),
       subtask: fromCallback<EventObject, { parentId: string; subtask: PendingSubtask }>(({ input, sendBack }) => {
         const run = services.runSubtask(input.parentId, input.subtask);

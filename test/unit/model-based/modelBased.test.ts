@@ -75,7 +75,7 @@ describe('model-based: coverage of the catalog', () => {
     const injectedOnly = [taskMachine, turnMachine, callMachine, streamMachine].flatMap((m) => realOnly.report(m).transitions.missing.map((t) => `  ${m.id}: ${t}`));
     process.stdout.write(
       `\nModel-based coverage (real actors):\n${machines.map((m) => formatCoverage(recorder.report(m))).join('\n')}\n` +
-        `Reached only through an injected actor (no real producer yet: MCP, a tool runner or permission check that rejects):\n${injectedOnly.join('\n') || '  (none)'}\n`,
+        `Reached only through an injected actor (no real producer here: MCP, a tool runner or permission check that rejects, a Stop hook sending the agent back — that one is exercised by test/integration/cli/hooks.test.ts):\n${injectedOnly.join('\n') || '  (none)'}\n`,
     );
   });
   it.each(machines.map((m) => [m.id, m] as const))('%s: every state and transition was taken by the real actors', (_id, machine) => {

@@ -36,7 +36,7 @@ export interface Script {
   duplicateKeys: string[];
   holdLock: boolean;
   limits: Partial<TurnLimits>;
-  injected?: { permission?: ('allow' | 'mcp' | 'deny' | 'invalid' | 'reject')[]; runTool?: ('ok' | 'reject')[]; mcp?: ('ok' | 'reject')[] };
+  injected?: { permission?: ('allow' | 'mcp' | 'deny' | 'invalid' | 'reject')[]; runTool?: ('ok' | 'reject')[]; mcp?: ('ok' | 'reject')[]; stopHook?: ('stop' | 'continue' | 'reject')[] };
 }
 
 export function emptyScript(): Script {
@@ -163,6 +163,7 @@ function injectTurnActors(turn: typeof turnMachine, injected: NonNullable<Script
   const permission = (injected.permission ?? []).slice();
   const runs = (injected.runTool ?? []).slice();
   const mcps = (injected.mcp ?? []).slice();
+  const stops = (injected.stopHook ?? []).slice();
   const result = (call: ToolUseBlock, content: string) => ({ type: 'tool_result' as const, tool_use_id: call.id, content });
   return turn.provide({
     actors: {
@@ -186,6 +187,12 @@ function injectTurnActors(turn: typeof turnMachine, injected: NonNullable<Script
         if (r === undefined) return never();
         if (r === 'reject') throw new Error('MCP server failed (injected)');
         return { result: result(input.call, 'mcp ran'), summary: 'mcp ran' };
+      }),
+      stopHook: fromPromise<{ continueWith: string | null }, { taskId: string; lastMessage: string; continuations: number }>(async () => {
+        const r = stops.shift();
+        if (r === undefined) return never();
+        if (r === 'reject') throw new Error('Stop hook runner failed (injected)');
+        return { continueWith: r === 'continue' ? 'Stop hook: go on (injected)' : null };
       }),
     },
   });

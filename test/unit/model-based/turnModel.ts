@@ -101,6 +101,10 @@ function events(s: AnyMachineSnapshot): ModelEvent[] {
           }
           break;
         }
+        case 'stopHook':
+          // 'stop' is what a run without a blocking Stop hook does; the others are injected.
+          out.push(doneEvent(id, { continueWith: null }, 'stop'), doneEvent(id, { continueWith: 'go on' }, 'continue'), errorEvent(id, new Error('x')));
+          break;
         case 'runTool':
         case 'callMcpTool':
           out.push(doneEvent(id, { result: { type: 'tool_result', tool_use_id: 'tu1', content: 'ran' }, summary: 'ran' }, 'ok'), errorEvent(id, new Error('x')));
@@ -148,8 +152,16 @@ export function compileTurn(path: ModelPath, variant: TurnVariant): { script: Sc
     const firstTask = path.events.findIndex((e) => e.tag === 'task');
     script.subtasks.push(firstResult >= 0 && (firstTask < 0 || firstResult < firstTask) ? 'resolve' : 'hang');
   }
-  const inject = tags.some((t) => t.endsWith('permissionCheck[mcp]') || t.startsWith('xstate.error.actor.0.turn.permissionCheck') || t.startsWith('xstate.error.actor.0.turn.executingTool') || t.includes('turn.mcpCall'));
-  if (inject) script.injected = { permission: [], runTool: [], mcp: [] };
+  const inject = tags.some(
+    (t) =>
+      t.endsWith('permissionCheck[mcp]') ||
+      t.startsWith('xstate.error.actor.0.turn.permissionCheck') ||
+      t.startsWith('xstate.error.actor.0.turn.executingTool') ||
+      t.includes('turn.mcpCall') ||
+      t.endsWith('turn.stopping[continue]') ||
+      t.startsWith('xstate.error.actor.0.turn.stopping'),
+  );
+  if (inject) script.injected = { permission: [], runTool: [], mcp: [], stopHook: [] };
   path.events.forEach((e, i) => {
     const t = e.type;
     const next = path.events[i + 1];
@@ -207,6 +219,7 @@ export function compileTurn(path: ModelPath, variant: TurnVariant): { script: Sc
       }
     } else if (inject && t.includes('turn.executingTool')) script.injected!.runTool!.push(t.startsWith('xstate.error') ? 'reject' : 'ok');
     else if (inject && t.includes('turn.mcpCall')) script.injected!.mcp!.push(t.startsWith('xstate.error') ? 'reject' : 'ok');
+    else if (inject && t.includes('turn.stopping')) script.injected!.stopHook!.push(t.startsWith('xstate.error') ? 'reject' : e.tag === 'continue' ? 'continue' : 'stop');
   });
   // The backoff timer is real: a path that stops in backoff goes on to request again.
   const last = JSON.stringify(path.values.at(-1));
@@ -217,6 +230,8 @@ export function compileTurn(path: ModelPath, variant: TurnVariant): { script: Sc
     path.events.length === 0 ||
     last === JSON.stringify({ streaming: 'backoff' }) ||
     (!inject && last === '"executingTool"') ||
+    // Without Stop hooks the real stop point lets the answer stop at once.
+    (!inject && last === '"stopping"') ||
     (!inject && last === '"permissionCheck"' && lastTag === 'task');
   return { script, triggers, expected: dedupe(path.values), prefixOk };
 }
