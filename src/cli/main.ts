@@ -29,6 +29,8 @@ async function main(argv: string[]): Promise<number> {
       return (await import('./permissions')).permissionsCommand(rest);
     case 'machines':
       return machinesCommand(rest);
+    case 'loop':
+      return (await import('./loop')).loopCommand(rest);
     case 'hooks':
       return (await import('./hooks')).hooksCommand(rest);
     case 'status':
