@@ -129,8 +129,15 @@ export async function loopCommand(argv: string[]): Promise<number> {
       if (level !== 'info') process.stderr.write(`keel: ${message}\n`);
     },
     host: {
-      startIteration: (prompt: string, it: { progressFile: string }) => {
-        const task = cli.runtime.startTask({ prompt, provider: run.provider, mode: run.mode, ...(run.maxTurns ? { maxTurns: run.maxTurns } : {}), loopProgressFile: it.progressFile });
+      startIteration: (prompt: string, it: { loopName: string; iteration: number; progressFile: string }) => {
+        const task = cli.runtime.startTask({
+          prompt,
+          title: `${it.loopName}: iteration ${it.iteration}`,
+          provider: run.provider,
+          mode: run.mode,
+          ...(run.maxTurns ? { maxTurns: run.maxTurns } : {}),
+          loopProgressFile: it.progressFile,
+        });
         if (json) unsubscribers.push(task.subscribe((e) => write(`${JSON.stringify(e)}\n`)));
         else {
           const text = new TextRenderer(write, (line) => process.stderr.write(line));
