@@ -1,8 +1,10 @@
 import { existsSync } from 'node:fs';
+import { homedir } from 'node:os';
 import { join } from 'node:path';
 import * as vscode from 'vscode';
 import type { TaskRuntimeLike } from './chatController';
 import type { Logger } from './logger';
+import type { HookRunner } from '../core/hooks/runner';
 import type { PermissionAsker } from '../core/permissions/gate';
 import { sandboxSettings } from './permissions/setup';
 import { extensionAdvice, SECRET_KEYS } from './providerConfig';
@@ -44,8 +46,11 @@ export async function loadTaskRuntime(context: vscode.ExtensionContext, log: Log
   const passEnv = passEnvOf(vscode.workspace.getConfiguration('keel').inspect('tools.passEnv'));
   for (const p of passEnv.problems) log.warn(p);
   const secrets = await toolSecrets(passEnv.names, Object.values(SECRET_KEYS).map((k) => Promise.resolve(context.secrets.get(k))));
+  const activity = await startActivity(context, log, folder.uri.fsPath, () => secrets.environment());
   const runtime = new TaskRuntime({
     workspace: folder.uri.fsPath,
+    hooks: activity.hooks,
+    feed: activity.feed,
     ...(ripgrepPath ? { ripgrepPath } : {}),
     storageDir,
     ownerLabel: `VS Code window ${process.pid}`,
@@ -62,4 +67,58 @@ export async function loadTaskRuntime(context: vscode.ExtensionContext, log: Log
   });
   log.info(`task runtime ready in ${(performance.now() - started).toFixed(1)} ms (workspace ${folder.uri.fsPath})`);
   return runtime;
+}
+
+/**
+ * The window's activity (docs/hooks.md): the hook runner, the status board and the status socket
+ * (`keel status` sees this window's tasks). Approvals are Keel's, shared with the CLI
+ * (`$KEEL_HOME` or `~/.keel`). A workspace's own hooks run only once the person approves them: the
+ * first time one would run, a notification offers to review them (a modal lists each command).
+ * The status bar says "2 working · 1 needs you" while something works or waits for the person.
+ */
+async function startActivity(context: vscode.ExtensionContext, log: Logger, workspace: string, environment: () => NodeJS.ProcessEnv) {
+  const { ProcessActivity } = await import('../core/agents/processActivity');
+  const { statusSummary } = await import('../shared/domain/agents');
+  let reviewing = false;
+  const activity = new ProcessActivity({
+    workspace,
+    keelHome: process.env.KEEL_HOME || join(homedir(), '.keel'),
+    environment,
+    log: (level, message) => (level === 'error' ? log.error(message) : level === 'warn' ? log.warn(message) : log.info(message)),
+    onUnapproved: (hooks) => {
+      log.warn(`${hooks.length} hook(s) of this workspace did not run: not approved yet`);
+      if (reviewing) return;
+      reviewing = true;
+      void reviewHooks(activity.hooks).finally(() => (reviewing = false));
+    },
+  });
+  await activity.start();
+  const bar = vscode.window.createStatusBarItem('keel.agents', vscode.StatusBarAlignment.Left, 50);
+  bar.name = 'Keel agents';
+  const update = () => {
+    const text = statusSummary(activity.board.rows());
+    bar.text = text ? `$(hubot) ${text}` : '';
+    if (text) bar.show();
+    else bar.hide();
+  };
+  const unsubscribe = activity.board.subscribe(update);
+  context.subscriptions.push(bar, { dispose: () => (unsubscribe(), activity.dispose()) });
+  return activity;
+}
+
+async function reviewHooks(hooks: HookRunner): Promise<void> {
+  const pending = hooks.pendingApproval();
+  if (pending.length === 0) return;
+  const review = 'Review…';
+  const choice = await vscode.window.showWarningMessage(`This workspace configures ${pending.length === 1 ? 'a hook' : `${pending.length} hooks`} (commands Keel would run). They run only once you approve them.`, review);
+  if (choice !== review) return;
+  const approve = 'Approve and run them';
+  const detail = pending.map((h) => `${h.event}${h.matcher ? ` [${h.matcher}]` : ''}: ${h.command}\n  (${h.source})`).join('\n\n');
+  const answer = await vscode.window.showWarningMessage('Approve the hooks of this workspace?', { modal: true, detail }, approve);
+  if (answer !== approve) return;
+  try {
+    hooks.approve(pending);
+  } catch (err) {
+    void vscode.window.showErrorMessage(`Keel could not record the approval: ${(err as Error).message}`);
+  }
 }
