@@ -82,7 +82,7 @@ export function wireTaskMachine(services: TaskServices) {
     inflight.add(p);
     void p.finally(() => inflight.delete(p));
   };
-  const stream = streamMachine.provide({ actors: { providerStream: providerStreamActor(getProvider, track) }, actions: { publish } });
+  const stream = streamMachine.provide({ actors: { providerStream: providerStreamActor(getProvider, track, (e) => services.publish(e)) }, actions: { publish } });
   const modelCall = callMachine.provide({
     actors: {
       stream,
