@@ -1,4 +1,5 @@
 import * as vscode from 'vscode';
+import { AgentsTreeProvider } from './agentsView';
 import { ChatController } from './chatController';
 import { ChatPanels } from './chatPanel';
 import { ChatViewProvider } from './chatViewProvider';
@@ -21,11 +22,13 @@ export function activate(context: vscode.ExtensionContext): void {
   context.subscriptions.push(output);
   const log = output;
 
+  const agents = new AgentsTreeProvider();
+  context.subscriptions.push(agents, vscode.window.registerTreeDataProvider(AgentsTreeProvider.viewId, agents));
   const prompts = createPermissionPrompts(context, log);
   const workbench = vscodeWorkbench(context, log);
   const controller = new ChatController({
     log,
-    loadRuntime: (asker) => loadTaskRuntime(context, log, asker),
+    loadRuntime: (asker) => loadTaskRuntime(context, log, asker, (activity) => agents.attach(activity.board)),
     providerConfig: () => readProviderConfig(context.secrets),
     chatConfig: readChatConfig,
     permissionMode: readPermissionMode,
@@ -55,6 +58,13 @@ export function activate(context: vscode.ExtensionContext): void {
   context.subscriptions.push(panels, vscode.window.registerWebviewPanelSerializer(ChatPanels.viewType, panels));
 
   registerCommands({ context, controller, panels, output, log });
+  context.subscriptions.push(
+    vscode.commands.registerCommand('keel.agents.open', async (taskId: unknown) => {
+      if (typeof taskId !== 'string') return;
+      await vscode.commands.executeCommand(`${ChatViewProvider.viewType}.focus`);
+      if (!controller.showTask(taskId)) void vscode.window.showInformationMessage('That task is no longer in this window; find it in History.');
+    }),
+  );
 
   context.subscriptions.push(
     vscode.workspace.onDidChangeConfiguration((e) => {

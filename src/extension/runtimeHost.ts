@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import * as vscode from 'vscode';
 import type { TaskRuntimeLike } from './chatController';
 import type { Logger } from './logger';
+import type { ProcessActivity } from '../core/agents/processActivity';
 import type { HookRunner } from '../core/hooks/runner';
 import type { PermissionAsker } from '../core/permissions/gate';
 import { sandboxSettings } from './permissions/setup';
@@ -30,9 +31,10 @@ function findRipgrep(): string | undefined {
  * global storage, locked as "VS Code window <pid>".
  * Rejects when no folder is open: a task needs a workspace to work in. Permission prompts go to
  * `asker` (the chat's PermissionBroker: a card in the chat, and the notification of
- * permissionDialog.ts when no chat is visible).
+ * permissionDialog.ts when no chat is visible). `onActivity` gets the window's activity (the
+ * Agents view shows its board).
  */
-export async function loadTaskRuntime(context: vscode.ExtensionContext, log: Logger, asker: PermissionAsker): Promise<TaskRuntimeLike> {
+export async function loadTaskRuntime(context: vscode.ExtensionContext, log: Logger, asker: PermissionAsker, onActivity?: (activity: ProcessActivity) => void): Promise<TaskRuntimeLike> {
   const folder = vscode.workspace.workspaceFolders?.[0];
   if (!folder || folder.uri.scheme !== 'file') throw new Error('open a folder first: a task works inside a workspace folder.');
   const started = performance.now();
@@ -47,6 +49,7 @@ export async function loadTaskRuntime(context: vscode.ExtensionContext, log: Log
   for (const p of passEnv.problems) log.warn(p);
   const secrets = await toolSecrets(passEnv.names, Object.values(SECRET_KEYS).map((k) => Promise.resolve(context.secrets.get(k))));
   const activity = await startActivity(context, log, folder.uri.fsPath, () => secrets.environment());
+  onActivity?.(activity);
   const runtime = new TaskRuntime({
     workspace: folder.uri.fsPath,
     hooks: activity.hooks,
