@@ -1,6 +1,6 @@
 import { existsSync, statSync } from 'node:fs';
 import type { LoopEvent, LoopStatus } from '../shared/domain/loop';
-import { defaultSettings, existsLoop, LOOP_NAME } from '../core/loop/files';
+import { defaultSettings, existsLoop, LOOP_NAME, uniqueLoopName } from '../core/loop/files';
 import { LoopBusy, LoopRunner } from '../core/loop/runner';
 import { TaskStore } from '../core/store/taskStore';
 import { runArgsFrom, TASK_OPTIONS, type RunArgs } from './args';
@@ -73,19 +73,6 @@ export function parseLoopArgs(argv: string[], env: NodeJS.ProcessEnv): LoopArgs 
   };
 }
 
-/** A name for a new loop from its goal: its first words, made unique in the workspace. */
-export function nameFromGoal(workspace: string, goal: string): string {
-  const base =
-    goal
-      .toLowerCase()
-      .replace(/[^a-z0-9]+/g, '-')
-      .replace(/^-+|-+$/g, '')
-      .slice(0, 40)
-      .replace(/-+$/, '') || 'loop';
-  if (!existsLoop(workspace, base)) return base;
-  for (let i = 2; ; i++) if (!existsLoop(workspace, `${base}-${i}`)) return `${base}-${i}`;
-}
-
 export async function loopCommand(argv: string[]): Promise<number> {
   let args: LoopArgs;
   try {
@@ -152,7 +139,7 @@ export async function loopCommand(argv: string[]): Promise<number> {
   try {
     runner = args.resume
       ? LoopRunner.open(options, args.name)
-      : LoopRunner.create(options, args.name || nameFromGoal(run.workspace, args.goal), args.goal, {
+      : LoopRunner.create(options, args.name || uniqueLoopName(run.workspace, args.goal), args.goal, {
           ...defaultSettings(),
           ...(args.maxIterations ? { maxIterations: args.maxIterations } : {}),
           ...(args.stopWord ? { stopWord: args.stopWord } : {}),

@@ -1,5 +1,7 @@
 import * as vscode from 'vscode';
+import type { ProcessActivity } from '../core/agents/processActivity';
 import { AgentsTreeProvider } from './agentsView';
+import { startLoop } from './loopCommand';
 import { ChatController } from './chatController';
 import { ChatPanels } from './chatPanel';
 import { ChatViewProvider } from './chatViewProvider';
@@ -23,12 +25,17 @@ export function activate(context: vscode.ExtensionContext): void {
   const log = output;
 
   const agents = new AgentsTreeProvider();
+  let activity: ProcessActivity | undefined;
   context.subscriptions.push(agents, vscode.window.registerTreeDataProvider(AgentsTreeProvider.viewId, agents));
   const prompts = createPermissionPrompts(context, log);
   const workbench = vscodeWorkbench(context, log);
   const controller = new ChatController({
     log,
-    loadRuntime: (asker) => loadTaskRuntime(context, log, asker, (activity) => agents.attach(activity.board)),
+    loadRuntime: (asker) =>
+      loadTaskRuntime(context, log, asker, (a) => {
+        activity = a;
+        agents.attach(a.board);
+      }),
     providerConfig: () => readProviderConfig(context.secrets),
     chatConfig: readChatConfig,
     permissionMode: readPermissionMode,
@@ -59,6 +66,7 @@ export function activate(context: vscode.ExtensionContext): void {
 
   registerCommands({ context, controller, panels, output, log });
   context.subscriptions.push(
+    vscode.commands.registerCommand('keel.startLoop', () => startLoop(controller, () => activity, log)),
     vscode.commands.registerCommand('keel.agents.open', async (taskId: unknown) => {
       if (typeof taskId !== 'string') return;
       await vscode.commands.executeCommand(`${ChatViewProvider.viewType}.focus`);

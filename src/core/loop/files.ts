@@ -207,3 +207,10 @@ export function keptProgress(workspace: string, name: string, n: number): string
   const path = join(loopPaths(workspace, name).history, `${n}.md`);
   return existsSync(path) ? readText(path) : undefined;
 }
+
+/** A name for a new loop from its goal (`nameFromGoal`), made unique in the workspace. */
+export function uniqueLoopName(workspace: string, goal: string): string {
+  const base = nameFromGoal(goal);
+  if (!existsLoop(workspace, base)) return base;
+  for (let i = 2; ; i++) if (!existsLoop(workspace, `${base}-${i}`)) return `${base}-${i}`;
+}
