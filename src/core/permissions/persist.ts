@@ -18,7 +18,10 @@ export interface SuggestCall {
   home?: string;
 }
 
-const SUBCOMMAND_TOOLS = new Set(['git', 'npm', 'pnpm', 'yarn', 'bun', 'cargo', 'go', 'docker', 'kubectl', 'pip', 'pip3', 'make', 'npx', 'uv', 'poetry', 'dotnet', 'gradle', 'mvn', 'deno', 'terraform', 'helm', 'gh']);
+const SUBCOMMAND_TOOLS = new Set([
+  ...['git', 'npm', 'pnpm', 'yarn', 'bun', 'cargo', 'go', 'docker', 'kubectl', 'pip', 'pip3', 'make'],
+  ...['npx', 'uv', 'poetry', 'dotnet', 'gradle', 'mvn', 'deno', 'terraform', 'helm', 'gh'],
+]);
 
 /** The rules "Always allow" would save, one per distinct command of a compound Bash command. */
 export function suggestRules(call: SuggestCall): string[] {
@@ -33,7 +36,7 @@ export function suggestRules(call: SuggestCall): string[] {
       const out: string[] = [];
       for (const cmd of a.commands) {
         const plan = planCommand(cmd);
-        if (plan.opaque.length > 0 || plan.scripts.length > 0) {
+        if (plan.opaque.length > 0 || plan.scripts.length > 0 || plan.denyScripts.length > 0) {
           if (!out.includes(`Bash(${cmd.text})`)) out.push(`Bash(${cmd.text})`);
           continue;
         }

@@ -1,6 +1,6 @@
 import { isDangerousVariable } from './analyze';
 import { splitEnvString } from './envSplit';
-import { isLiteral, optionTable, parseOptions, type OptionDef, type OptionTable, type ParsedArgs, type ParsedOption } from './options';
+import { isLiteral, optionArgWord, optionTable, parseOptions, type OptionDef, type OptionTable, type ParsedArgs } from './options';
 import type { ShellWord } from './words';
 
 /**
@@ -67,7 +67,15 @@ const o = (short: string | undefined, long: string | string[] | undefined, effec
 const builtin = { abbreviations: false };
 
 const T = {
-  timeout: optionTable('timeout', [o(undefined, 'preserve-status'), o(undefined, 'foreground'), o('k', 'kill-after', 'plain', 'required'), o('s', 'signal', 'plain', 'required'), o('v', 'verbose'), HELP, VERSION]),
+  timeout: optionTable('timeout', [
+    o(undefined, 'preserve-status'),
+    o(undefined, 'foreground'),
+    o('k', 'kill-after', 'plain', 'required'),
+    o('s', 'signal', 'plain', 'required'),
+    o('v', 'verbose'),
+    HELP,
+    VERSION,
+  ]),
   nice: optionTable('nice', [o('n', 'adjustment', 'plain', 'required'), HELP, VERSION]),
   nohup: optionTable('nohup', [HELP, VERSION]),
   stdbuf: optionTable('stdbuf', [o('i', 'input', 'plain', 'required'), o('o', 'output', 'plain', 'required'), o('e', 'error', 'plain', 'required'), HELP, VERSION]),
@@ -82,7 +90,16 @@ const T = {
     o('c', 'class', 'plain', 'required'), o('n', 'classdata', 'plain', 'required'), o('p', 'pid', 'target', 'required'), o('P', 'pgid', 'target', 'required'),
     o('t', 'ignore'), o('u', 'uid', 'target', 'required'), UL_HELP, UL_VERSION,
   ]),
-  time: optionTable('time', [o('a', 'append'), o('f', 'format', 'plain', 'required'), o('o', 'output', 'writeFile', 'required'), o('p', 'portability'), o('q', 'quiet'), o('v', 'verbose'), UL_HELP, UL_VERSION]),
+  time: optionTable('time', [
+    o('a', 'append'),
+    o('f', 'format', 'plain', 'required'),
+    o('o', 'output', 'writeFile', 'required'),
+    o('p', 'portability'),
+    o('q', 'quiet'),
+    o('v', 'verbose'),
+    UL_HELP,
+    UL_VERSION,
+  ]),
   exec: optionTable('exec', [o('c', undefined), o('l', undefined), o('a', undefined, 'plain', 'required'), HELP], builtin),
   command: optionTable('command', [o('p', undefined), o('v', undefined, 'info'), o('V', undefined, 'info'), HELP], builtin),
   builtin: optionTable('builtin', [HELP], builtin),
@@ -137,11 +154,6 @@ function own(table: OptionTable<W>, words: ShellWord[]): ParsedArgs<W> | string 
 
 const has = (a: ParsedArgs<W>, e: W): boolean => a.options.some((x) => x.effect === e);
 
-/** An option's argument as a word of its own (also when attached: `-C/tmp`). */
-function argWord(x: ParsedOption<W>): ShellWord | undefined {
-  return x.valueWord ? { ...x.valueWord, value: x.value ?? '' } : undefined;
-}
-
 /**
  * How `words` (a wrapper named `name`, words[0] being the wrapper) runs its command, or undefined
  * when `name` is not a wrapper. Never throws.
@@ -178,7 +190,7 @@ function unwrapWords(name: string, words: ShellWord[]): Unwrapped | undefined {
   if (has(a, 'opaque')) return opaque(words, `${name} ${a.options.find((x) => x.effect === 'opaque')?.name ?? ''} runs something Keel cannot check`);
   if (has(a, 'target')) return self();
   for (const x of a.options) {
-    const arg = argWord(x);
+    const arg = optionArgWord(x);
     if (!arg) continue;
     if (x.effect === 'chdir') out.chdir = arg;
     if (x.effect === 'writeFile') out.writes.push(arg);
@@ -248,7 +260,7 @@ function unwrapEnv(input: ShellWord[]): Unwrapped {
     for (const x of r.args.options) {
       if (x.effect === 'info') return { ...base(words) };
       if (x.valueWord && !isLiteral(x.valueWord)) return opaque(words, `env ${x.name} with a value known only at run time`);
-      if (x.effect === 'chdir') out.chdir = argWord(x);
+      if (x.effect === 'chdir') out.chdir = optionArgWord(x);
       if (x.effect === 'split') {
         const parts = splitEnvString(x.value ?? '');
         if (parts === null) return opaque(words, `env ${x.name} with a string env cannot split`);
