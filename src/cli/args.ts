@@ -29,6 +29,8 @@ export interface RunArgs {
   mcpConfig: string[];
   /** `--pass-env NAME` (repeatable): variables tool processes keep although Keel would remove them. */
   passEnv: string[];
+  /** `--approve-project-hooks`: approve the workspace's own hooks before the run (docs/hooks.md). */
+  approveProjectHooks: boolean;
 }
 
 /** The store root when --storage is not given: $KEEL_HOME, else ~/.keel. */
@@ -51,6 +53,7 @@ const RUN_OPTIONS = {
   resume: { type: 'string' },
   'pass-env': { type: 'string', multiple: true },
   'mcp-config': { type: 'string', multiple: true },
+  'approve-project-hooks': { type: 'boolean' },
 } as const;
 
 /**
@@ -63,6 +66,16 @@ export function parseRunArgs(argv: string[], env: NodeJS.ProcessEnv): RunArgs {
   const resume = values.resume?.trim() || undefined;
   if (values.resume !== undefined && !resume) throw new UsageError('--resume needs a task id (keel tasks list shows them)');
   if (!prompt && !resume) throw new UsageError('no prompt given');
+  return runArgsFrom(values, prompt, resume, env);
+}
+
+/** The options of `keel run` that describe how tasks run (all but --resume): `keel loop` takes them too. */
+export const TASK_OPTIONS = (({ resume: _resume, ...rest }) => rest)(RUN_OPTIONS);
+
+type TaskOptionValues = { [K in keyof typeof TASK_OPTIONS]?: (typeof TASK_OPTIONS)[K] extends { multiple: true } ? string[] : (typeof TASK_OPTIONS)[K] extends { type: 'boolean' } ? boolean : string };
+
+/** Checks the task options (shared by run and loop). Throws UsageError. */
+export function runArgsFrom(values: TaskOptionValues, prompt: string, resume: string | undefined, env: NodeJS.ProcessEnv): RunArgs {
   const provider = (values.provider ?? 'anthropic') as (typeof PROVIDERS)[number];
   if (!PROVIDERS.includes(provider)) throw new UsageError(`--provider must be one of ${PROVIDERS.join(', ')} (got "${values.provider}")`);
   const mode = values.mode ?? 'default';
@@ -108,6 +121,7 @@ export function parseRunArgs(argv: string[], env: NodeJS.ProcessEnv): RunArgs {
     storage: values.storage ? resolve(values.storage) : defaultStorage(env),
     mcpConfig: (values['mcp-config'] ?? []).map((f) => resolve(f)),
     passEnv: passEnv.names,
+    approveProjectHooks: Boolean(values['approve-project-hooks']),
   };
 }
 

@@ -3,14 +3,11 @@ import type { InspectionEvent } from 'xstate';
 import type { TaskEvent } from '../shared/domain/events';
 import { AppLifetime } from '../core/machines/appSession/appLifetime';
 import type { McpHub } from '../core/mcp/hub';
-import { TaskRuntime } from '../core/runtime/taskRuntime';
-import { loadSandboxSettings } from '../core/sandbox/settings';
-import { readUserPassEnv } from '../core/security/passEnv';
 import { FollowUpRequired, type TaskHandle } from '../core/runtime/types';
 import { TaskStore } from '../core/store/taskStore';
 import { StoreError } from '../core/store/types';
-import { cliAdvice } from './advice';
 import { parseRunArgs, type RunArgs } from './args';
+import { createCliRuntime, type CliRuntime } from './cliRuntime';
 import { HELP } from './help';
 import { mayHaveMcpServers } from './mcpPresence';
 import { EXIT_STORAGE_UNUSABLE, STORAGE_HINT } from './exitCodes';
@@ -27,7 +24,7 @@ import { HelpRequested, reportUsage, UsageError } from './usage';
  */
 export async function runCommand(argv: string[], options: { inspect?(event: InspectionEvent): void } = {}): Promise<number> {
   let prepared: Promise<RunSetup> | undefined;
-  let runtime: TaskRuntime | undefined;
+  let cli: CliRuntime | undefined;
   let mcpHub: McpHub | undefined;
   let stoppedBy: NodeJS.Signals | undefined;
   let interrupted: string[] = [];
@@ -43,8 +40,8 @@ export async function runCommand(argv: string[], options: { inspect?(event: Insp
       },
       save: () => {
         // Whatever has not settled (a signal stopped it) is recorded as interrupted, then the logs close.
-        interrupted = runtime?.interruptAll() ?? [];
-        runtime?.dispose();
+        interrupted = cli?.runtime.interruptAll() ?? [];
+        cli?.dispose();
         // The MCP servers end after the task that used them (their processes stopped, sessions closed).
         return mcpHub?.dispose();
       },
@@ -68,25 +65,14 @@ export async function runCommand(argv: string[], options: { inspect?(event: Insp
     const mcp = mayHaveMcpServers(args, process.env) ? (await import('./mcpHost')).cliMcpHub(args.workspace, args.mcpConfig, process.env, (line) => process.stderr.write(line)) : {};
     if (mcp.error) return reportUsage('run', new UsageError(mcp.error));
     mcpHub = mcp.hub;
-    // Variables passed to tool processes: --pass-env, and passEnv in ~/.keel/settings.json (never
-    // a project's own files: a cloned repository must not be able to ask for the keys).
-    const userPassEnv = readUserPassEnv();
-    for (const p of userPassEnv.problems) process.stderr.write(`keel: ${p}\n`);
-    // The Bash sandbox from the settings files' `sandbox` sections (a project may only tighten it).
-    const sandbox = loadSandboxSettings({ workspace: args.workspace });
-    for (const p of sandbox.problems) process.stderr.write(`keel: sandbox settings: ${p}\n`);
-    runtime = new TaskRuntime({
-      ...(mcpHub ? { mcp: mcpHub } : {}),
-      workspace: args.workspace,
-      passEnv: [...new Set([...args.passEnv, ...userPassEnv.names])],
-      sandbox: sandbox.settings,
-      storageDir: args.storage,
-      ownerLabel: 'keel run',
-      advise: cliAdvice,
-      log: (level, message) => {
-        if (level !== 'info') process.stderr.write(`keel: ${message}\n`);
-      },
-    });
+    // The task runtime with the settings files' pass-env and sandbox, and the process's hooks,
+    // status board and status socket (cliRuntime.ts, shared with `keel loop`).
+    try {
+      cli = await createCliRuntime(args, 'keel run', mcpHub);
+    } catch (err) {
+      return storeFailure(err);
+    }
+    const { runtime } = cli;
     const options = { provider: args.provider, mode: args.mode, ...(args.maxTurns ? { maxTurns: args.maxTurns } : {}) };
     // `@server:uri` resources and a leading `/mcp__server__prompt` become what the model reads.
     let prompt = args.prompt;

@@ -278,6 +278,26 @@ export class ChatController {
     });
   }
 
+  /**
+   * What a loop needs to start its iterations in this window (docs/loop.md): each iteration is a
+   * task of the chat's runtime with the chat's provider and mode, shown as it starts. Rejects
+   * like a first prompt does (no folder open, no provider settings).
+   */
+  async loopHost(): Promise<{ startIteration(prompt: string, it: { loopName: string; iteration: number; progressFile: string }): TaskHandle }> {
+    const runtime = await this.ensureRuntime();
+    const provider = await this.host.providerConfig(this.permissionMode());
+    return {
+      startIteration: (prompt, it) => {
+        const mode = this.permissionMode();
+        const title = `${it.loopName}: iteration ${it.iteration}`;
+        const task = runtime.startTask({ prompt, title, provider, mode, loopProgressFile: it.progressFile, refreshProvider: () => this.host.providerConfig(this.permissionMode()) });
+        this.book.track(task, provider.model);
+        this.show(task);
+        return task;
+      },
+    };
+  }
+
   /** Closes the current task in the chat (it keeps running) and shows the empty state, on the chat page. */
   newTask(): void {
     this.navigate('chat');

@@ -1,7 +1,9 @@
 import { StateMachine, type AnyStateMachine, type EventObject, type MachineContext, type StateNode } from 'xstate';
+import { agentStatusMachine } from './agentStatus/agentStatus.machine';
 import { appSessionMachine } from './appSession/appSession.machine';
 import { callMachine } from './call/call.machine';
 import { mcpConnectionMachine } from './mcpConnection/mcpConnection.machine';
+import { loopModeMachine } from './loopMode/loopMode.machine';
 import { modelSelectionMachine } from './modelSelection/modelSelection.machine';
 import { permissionMachine } from './permission/permission.machine';
 import { sandboxMachine } from './sandbox/sandbox.machine';
@@ -75,6 +77,8 @@ export const MACHINES: AnyStateMachine[] = [
   modelSelectionMachine,
   sandboxMachine,
   mcpConnectionMachine,
+  loopModeMachine,
+  agentStatusMachine,
 ];
 
 export function describeAll(): { machines: MachineDescription[] } {

@@ -1,7 +1,8 @@
 import { createActor, type Actor } from 'xstate';
-import type { TaskEvent } from '../../shared/domain/events';
+import { isViewEvent, type TaskEvent } from '../../shared/domain/events';
 import type { ConversationMessage, Usage } from '../../shared/domain/messages';
 import type { PermissionMode } from '../../shared/domain/permissionModes';
+import { TaskHookPoints } from '../hooks/taskHooks';
 import { applyTaskEvent, emptyTranscript, type TaskTranscript } from '../../shared/domain/transcript';
 import { taskLockKey, type LockManager } from '../locks/lockManager';
 import type { PendingSubtask } from '../machines/task/task.machine';
@@ -15,6 +16,7 @@ import type { TaskRecorder } from '../store/taskRecorder';
 import type { OpenedTask } from '../store/taskStore';
 import type { ToolRegistry } from '../tools/registry';
 import { boundedByParent, type PermissionParent } from './childPermissions';
+import { allowingLoopProgress } from './loopPermission';
 import { DEFAULT_LIMITS } from './limits';
 import type { TaskRuntimeOptions } from './options';
 import type { PermissionDecider } from './permissionCheck';
@@ -28,6 +30,8 @@ export interface TaskOwner {
   readonly secrets: SecretKeeper;
   ensureSubtask(parent: LiveTask, sub: PendingSubtask): LiveTask;
   log(level: 'info' | 'warn' | 'error', message: string): void;
+  /** Where a recorded task's event log is (hooks' `transcript_path`). */
+  transcriptPath?(id: string): string;
 }
 
 /** Where a LiveTask starts from: nothing (a new task) or what its log holds. */
@@ -64,6 +68,9 @@ export class LiveTask implements TaskHandle, PermissionParent {
   private readonly decider: PermissionDecider;
   private readonly children = new Set<LiveTask>();
   private readonly locks: LockManager;
+  /** The root task's id: this task's for a top-level task, its top ancestor's for a sub-agent. */
+  readonly rootId: string;
+  private readonly hooks: TaskHookPoints | undefined;
   /** Set once stopped: late callbacks (output of a command being killed) publish nothing more. */
   private stopped = false;
 
@@ -73,20 +80,38 @@ export class LiveTask implements TaskHandle, PermissionParent {
     private readonly runtime: TaskOwner,
     seed: TaskSeed,
     readonly parentId?: string,
-    parent?: PermissionParent,
+    parent?: PermissionParent & { readonly rootId?: string },
   ) {
     const { options: rt, locks, tools } = runtime.services();
     this.locks = locks;
     this.mode = parent ? parent.permissionMode() : (options.mode ?? 'default');
-    this.decider = parent ? boundedByParent(runtime.permissions, parent) : runtime.permissions;
+    const own = options.loopProgressFile ? allowingLoopProgress(runtime.permissions, options.loopProgressFile) : runtime.permissions;
+    this.decider = parent ? boundedByParent(own, parent) : own;
     const providerFactory = rt.providerFactory ?? createProvider;
     const model = options.provider.model;
     this.provider = options.provider.provider;
     this.recorder = seed.recorder;
     const title = seed.title;
     this.transcriptState = seed.transcript ?? emptyTranscript(id, title, options.provider.provider === 'demo' ? 'demo model' : model);
+    this.rootId = parent?.rootId ?? id;
+    this.hooks = rt.hooks
+      ? new TaskHookPoints(rt.hooks, {
+          taskId: id,
+          sessionId: this.rootId,
+          workspace: rt.workspace,
+          transcriptPath: seed.recorder && runtime.transcriptPath ? runtime.transcriptPath(id) : '',
+          mode: () => this.mode,
+          requestStop: (reason) => {
+            runtime.log('warn', `a hook stopped task ${id}: ${reason}`);
+            this.cancel();
+          },
+          log: (level, message) => runtime.log(level, message),
+        })
+      : undefined;
     const machine = wireTaskMachine({
       taskId: id,
+      ...(this.hooks ? { hooks: this.hooks } : {}),
+      ...(seed.messages ? { resumed: true } : {}),
       workspace: rt.workspace,
       ...(rt.ripgrepPath ? { ripgrepPath: rt.ripgrepPath } : {}),
       locks,
@@ -174,6 +199,7 @@ export class LiveTask implements TaskHandle, PermissionParent {
 
   /** Stops the actor, then writes and closes the log and releases the lock and the task's continuation keys. */
   stop(): void {
+    if (!this.stopped) this.hooks?.sessionEnd();
     this.stopped = true;
     this.actor.stop();
     this.recorder?.close();
@@ -254,6 +280,10 @@ export class LiveTask implements TaskHandle, PermissionParent {
     }
     // The log first: what listeners saw is never ahead of what was recorded.
     this.recorder?.record(event);
+    if (isViewEvent(event)) {
+      const parent = this.parentId ? { parentId: this.parentId } : {};
+      this.runtime.services().options.feed?.publish({ kind: 'task', at: Date.now(), event, ...parent, title: this.transcriptState.title });
+    }
     this.transcriptState = applyTaskEvent(this.transcriptState, event);
     for (const l of this.listeners) {
       try {

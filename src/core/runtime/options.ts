@@ -1,3 +1,5 @@
+import type { ActivityFeed } from '../hooks/feed';
+import type { HookRunner } from '../hooks/runner';
 import type { ErrorCode, KeelError } from '../../shared/domain/errors';
 import type { LockManager } from '../locks/lockManager';
 import type { TurnLimits } from '../machines/turn/turn.machine';
@@ -11,6 +13,16 @@ import type { PermissionDecider } from './permissionCheck';
 
 export interface TaskRuntimeOptions {
   workspace: string;
+  /**
+   * Runs the configured hooks (docs/hooks.md) at the matching points of every task here. The host
+   * creates it (it owns the approval of a workspace's own hooks). Without it, no hook runs.
+   */
+  hooks?: HookRunner;
+  /**
+   * Where this process's activity goes (the status board, the loop judge, the status socket):
+   * every view event of every task, with its parent for a sub-agent. Optional.
+   */
+  feed?: ActivityFeed;
   ripgrepPath?: string;
   log?: (level: 'info' | 'warn' | 'error', message: string) => void;
   asker?: PermissionAsker;

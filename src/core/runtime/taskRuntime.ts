@@ -1,3 +1,4 @@
+import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { LockManager } from '../locks/lockManager';
 import type { PendingSubtask } from '../machines/task/task.machine';
@@ -66,7 +67,7 @@ export class TaskRuntime {
 
   private spawn(opts: StartTaskOptions, parent?: LiveTask): LiveTask {
     const id = randomUUID();
-    const title = titleOf(opts.prompt);
+    const title = opts.title?.trim() || titleOf(opts.prompt);
     let recorder: TaskRecorder | undefined;
     if (this.store) {
       try {
@@ -217,7 +218,9 @@ export class TaskRuntime {
     let child = this.subtasks.get(key);
     if (!child) {
       // The child takes the parent's mode as it is now, not as the parent started (LiveTask binds it).
-      child = this.spawn({ ...parent.options, mode: parent.permissionMode(), prompt: `${sub.description ? `${sub.description}\n\n` : ''}${sub.prompt}` }, parent);
+      // Its title comes from its own prompt, not from the parent's.
+      const { title: _parentTitle, ...inherited } = parent.options;
+      child = this.spawn({ ...inherited, mode: parent.permissionMode(), prompt: `${sub.description ? `${sub.description}\n\n` : ''}${sub.prompt}` }, parent);
       this.subtasks.set(key, child);
     }
     return child;
@@ -225,5 +228,10 @@ export class TaskRuntime {
 
   log(level: 'info' | 'warn' | 'error', message: string): void {
     this.options.log?.(level, message);
+  }
+
+  /** @internal a recorded task's event log (hooks' `transcript_path`). */
+  transcriptPath(id: string): string {
+    return this.store ? join(this.store.taskDir(id), 'events.jsonl') : '';
   }
 }

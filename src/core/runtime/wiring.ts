@@ -17,6 +17,8 @@ import type { ModelProvider } from '../providers/types';
 import { SecretKeeper } from '../security/secretKeeper';
 import { invokeTool } from '../tools/execute';
 import type { ToolRegistry } from '../tools/registry';
+import type { TaskHookPoints } from '../hooks/taskHooks';
+import { toolUseOf, wireHookedPermissionMachine } from './hookedPermission';
 import { validateToolCall, wirePermissionMachine, type PermissionDecider } from './permissionCheck';
 import { buildSystemPrompt } from './systemPrompt';
 import type { McpToolSource } from '../mcp/toolSource';
@@ -57,6 +59,14 @@ export interface TaskServices {
   /** MCP servers' tools (`mcp__server__tool`), shared by the host's tasks. */
   mcp?: McpToolSource;
   /**
+   * The task's hook points (docs/hooks.md): PreToolUse and PermissionRequest inside the
+   * permission machine, PostToolUse after a tool ran, SessionStart and UserPromptSubmit when a run
+   * starts, Stop when the answer is complete, PreCompact before summarising. Without it, no hook runs.
+   */
+  hooks?: TaskHookPoints;
+  /** Whether this task was resumed from the store (SessionStart's `source`). */
+  resumed?: boolean;
+  /**
    * Starts the child task of a Task tool call, or finds it when this task was rebuilt while its
    * child ran (keyed by parent and tool call). May throw (e.g. its record cannot be created).
    */
@@ -69,6 +79,7 @@ export interface TaskServices {
  * definitions stay I/O-free; everything that acts is supplied here, by name.
  */
 export function wireTaskMachine(services: TaskServices) {
+  const hooks = services.hooks;
   const secrets = services.secrets ?? SecretKeeper.fromEnvironment(process.env);
   let provider: ModelProvider | null = null;
   const getProvider = (): ModelProvider => {
@@ -120,16 +131,23 @@ export function wireTaskMachine(services: TaskServices) {
     actors: {
       modelCall,
       prepareSystemPrompt: fromPromise(async ({ input }) => ({
-        system: buildSystemPrompt({ workspace: services.workspace, date: new Date(), mode: input.mode }),
+        system: [...buildSystemPrompt({ workspace: services.workspace, date: new Date(), mode: input.mode }), ...(hooks?.contextForRun() ?? [])],
         tools: [...services.tools.definitions(), ...(services.mcp ? await services.mcp.toolDefinitions() : [])],
       })),
-      summarize: fromPromise(({ input, signal }) =>
-        services.locks.runExclusive(taskLockKey(input.taskId), () => summarize(getProvider(), input.taskId, input.model, input.system, input.messages, signal), { signal }),
-      ),
+      summarize: fromPromise(async ({ input, signal }) => {
+        await hooks?.preCompact('auto');
+        return services.locks.runExclusive(taskLockKey(input.taskId), () => summarize(getProvider(), input.taskId, input.model, input.system, input.messages, signal), { signal });
+      }),
       validateToolCall: fromPromise(async ({ input }) => validateToolCall(services, input.call)),
-      permission: wirePermissionMachine(services),
-      runTool: fromPromise(({ input, signal }) => runTool(services, secrets, input.taskId, input.call, signal)),
+      permission: hooks ? wireHookedPermissionMachine(services, hooks) : wirePermissionMachine(services),
+      runTool: fromPromise(async ({ input, signal }) => {
+        const started = performance.now();
+        const out = await runTool(services, secrets, input.taskId, input.call, signal);
+        if (!hooks || signal.aborted) return out;
+        return { ...out, result: await hooks.postToolUse(toolUseOf(input.call), out.result, Math.round(performance.now() - started), signal) };
+      }),
       callMcpTool: fromPromise(({ input, signal }) => runMcpCall({ ...services, redact: (t) => secrets.redact(t) }, input.taskId, input.call, signal)),
+      stopHook: fromPromise(async ({ input }) => ({ continueWith: hooks ? await hooks.stop(input.lastMessage, input.continuations) : null })),
     },
     actions: { publish },
   });
@@ -141,10 +159,15 @@ export function wireTaskMachine(services: TaskServices) {
         if (!services.reconstruct) throw new Error('this task has no stored log to rebuild it from');
         return services.reconstruct();
       }),
-      initialize: fromPromise(async () => {
+      initialize: fromPromise(async ({ input }) => {
         const created = await services.createProvider();
         if ('stream' in created) provider = created;
         else throw created;
+        if (!hooks) return;
+        await hooks.sessionStart(services.resumed ? 'resume' : 'startup', created.label);
+        if (input.prompt === null) return;
+        const verdict = await hooks.userPromptSubmit(input.prompt);
+        if (verdict) throw { code: 'blocked_by_hook', message: `A UserPromptSubmit hook blocked this prompt: ${verdict.blocked}`, retryable: false } satisfies KeelError;
       }),
       // The child's answer goes straight back to this task's machine as SUBTASK_DONE; the task
       // hands it to its turn. Leaving `waitingForSubtask` (a cancel) cancels the child.

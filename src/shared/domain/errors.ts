@@ -18,6 +18,8 @@ export const ERROR_CODES = [
   'cancelled',
   'tool_failed',
   'invalid_input',
+  /** A hook (docs/hooks.md) blocked the prompt: it was not sent to the model. */
+  'blocked_by_hook',
   'internal',
 ] as const;
 export type ErrorCode = (typeof ERROR_CODES)[number];

@@ -41,6 +41,8 @@ interface TaskContext extends Required<TaskInput> {
   userMessages: number;
   /** Turn loops started so far; each run gets its own number. */
   runs: number;
+  /** The message the person just sent, until its run starts (UserPromptSubmit hooks see it). */
+  submitted: string | null;
 }
 
 export type TaskMachineEvent =
@@ -73,8 +75,13 @@ export const taskMachine = setup({
     events: {} as TaskMachineEvent,
   },
   actors: {
-    /** Checks that the task can run (provider configured, key present). Provided by the runtime. */
-    initialize: fromPromise<void, { taskId: string }>(async () => undefined),
+    /**
+     * Checks that the task can run (provider configured, key present) and runs the hooks of a
+     * starting run: SessionStart, then UserPromptSubmit for `prompt` (the message the person just
+     * sent, null for a retry or a resume). Rejects with code `blocked_by_hook` when a hook blocks
+     * the prompt. Provided by the runtime.
+     */
+    initialize: fromPromise<void, { taskId: string; prompt: string | null }>(async () => undefined),
     turnLoop: turnMachine,
     /** Runs (or re-attaches to) the subtask of a Task tool call and sends SUBTASK_DONE. Provided by the runtime. */
     subtask: fromCallback<EventObject, { parentId: string; subtask: PendingSubtask }>(() => () => undefined),
@@ -92,8 +99,10 @@ export const taskMachine = setup({
     acceptUserMessage: enqueueActions<TaskContext, TaskMachineEvent, { text: string }, TaskMachineEvent, never, Publish, never, never, never>(({ context, enqueue }, p) => {
       enqueue({ type: 'publish', params: userMessageEvent(context, p.text) });
       enqueue({ type: 'publish', params: conversationEvent(context, p.text) });
-      enqueue.assign({ messages: [...context.messages, userText(p.text)], userMessages: context.userMessages + 1 });
+      enqueue.assign({ messages: [...context.messages, userText(p.text)], userMessages: context.userMessages + 1, submitted: p.text });
     }),
+    /** A hook blocked the prompt just sent: it leaves the conversation (and the log, through `compacted`). */
+    dropBlockedPrompt: assign(({ context }) => (context.submitted === null ? {} : { messages: context.messages.slice(0, -1), submitted: null })),
     recordTurn: assign(({ context }, p: { output: TurnOutput }) => ({
       messages: p.output.messages,
       error: p.output.error,
@@ -106,6 +115,7 @@ export const taskMachine = setup({
   guards: {
     turnCancelled: (_, p: { output: TurnOutput }) => p.output.error?.code === 'cancelled',
     turnFailed: (_, p: { output: TurnOutput }) => p.output.status === 'error',
+    promptBlocked: ({ event }) => 'error' in event && typeof event.error === 'object' && event.error !== null && (event.error as { code?: unknown }).code === 'blocked_by_hook',
     isAwaitedSubtask: ({ context, event }) => event.type === 'SUBTASK_DONE' && context.subtask?.toolCallId === event.toolCallId,
   },
 }).createMachine({
@@ -123,6 +133,7 @@ export const taskMachine = setup({
     costUsd: input.costUsd ?? 0,
     userMessages: input.userMessages ?? 0,
     runs: 0,
+    submitted: null,
   }),
   initial: 'created',
   on: {
@@ -141,17 +152,29 @@ export const taskMachine = setup({
       entry: { type: 'publish', params: ({ context }) => stateEvent(context, 'initializing') },
       invoke: {
         src: 'initialize',
-        input: ({ context }) => ({ taskId: context.taskId }),
+        input: ({ context }) => ({ taskId: context.taskId, prompt: context.submitted }),
         onDone: {
           target: 'running',
           actions: [
+            assign({ submitted: null }),
             // A resume note becomes a user message like any other (a view shows it, the log keeps it).
             { type: 'publish', params: ({ context }) => (context.pendingText === null ? null : userMessageEvent(context, context.pendingText)) },
             { type: 'publish', params: ({ context }) => (context.pendingText === null ? null : conversationEvent(context, context.pendingText)) },
             'takePendingText',
           ],
         },
-        onError: { target: 'awaitingUser', actions: [assign({ error: ({ event }) => asKeelError(event.error) })] },
+        onError: [
+          {
+            guard: 'promptBlocked',
+            target: 'awaitingUser',
+            actions: [
+              assign({ error: ({ event }) => asKeelError(event.error) }),
+              'dropBlockedPrompt',
+              { type: 'publish', params: ({ context }) => ({ type: 'compacted', taskId: context.taskId, messages: context.messages, summary: false }) },
+            ],
+          },
+          { target: 'awaitingUser', actions: [assign({ error: ({ event }) => asKeelError(event.error) })] },
+        ],
       },
     },
     running: {
