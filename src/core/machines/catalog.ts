@@ -1,13 +1,17 @@
 import type { AnyStateMachine, EventObject, MachineContext, StateNode } from 'xstate';
 import { appSessionMachine } from './appSession/appSession.machine';
 import { callMachine } from './call/call.machine';
+import { ipcConnectionMachine } from './ipcConnection/ipcConnection.machine';
 import { modelSelectionMachine } from './modelSelection/modelSelection.machine';
 import { permissionMachine } from './permission/permission.machine';
+import { poolMachine } from './pool/pool.machine';
+import { queryMachine } from './query/query.machine';
 import { sandboxMachine } from './sandbox/sandbox.machine';
 import { sessionMachine } from './session/session.machine';
 import { streamMachine } from './stream/stream.machine';
 import { taskMachine } from './task/task.machine';
 import { turnMachine } from './turn/turn.machine';
+import { workerMachine } from './worker/worker.machine';
 
 /**
  * The machine catalog, derived from the definitions themselves (never a hand-written list):
@@ -53,7 +57,7 @@ export function describeMachine(machine: AnyStateMachine): MachineDescription {
   return { id: machine.id, states, transitions: unique };
 }
 
-export const MACHINES: AnyStateMachine[] = [taskMachine, sessionMachine, callMachine, turnMachine, streamMachine, permissionMachine, appSessionMachine, modelSelectionMachine, sandboxMachine];
+export const MACHINES: AnyStateMachine[] = [taskMachine, sessionMachine, callMachine, turnMachine, streamMachine, permissionMachine, appSessionMachine, modelSelectionMachine, sandboxMachine, workerMachine, queryMachine, ipcConnectionMachine, poolMachine];
 
 export function describeAll(): { machines: MachineDescription[] } {
   return { machines: MACHINES.map(describeMachine) };

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { ChildProcess } from 'node:child_process';
-import { createActor, fromCallback, type Actor, type EventObject } from 'xstate';
+import { createActor, fromCallback, type Actor, type EventObject, type InspectionEvent } from 'xstate';
 import type { IpcConnectionEmitted } from '../machines/ipcConnection/ipcConnection.machine';
 import { workerMachine, type WorkerEmitted, type WorkerEvent } from '../machines/worker/worker.machine';
 import type { ChannelStats } from './channel';
@@ -15,6 +15,9 @@ import { killProcessGroup, spawnWorkerProcess, type WorkerCommand } from './spaw
  * connection (the worker is replaced); when the worker dies with a query attached, that query's
  * listener is told `lost` exactly once; after `dead` nothing more is delivered.
  */
+/** How long a closed connection waits for the process's exit before it is reported on its own. */
+const EXIT_AFTER_CLOSE_MS = 1000;
+
 export interface WorkerTimeouts {
   readyMs: number;
   shutdownGraceMs: number;
@@ -37,6 +40,8 @@ export interface WorkerHandleOptions {
   highWater?: number;
   log(level: 'info' | 'warn' | 'error', message: string): void;
   onEmitted(event: WorkerEmitted): void;
+  /** xstate inspection of the worker's machines (tests measure coverage with it). */
+  inspect?: (event: InspectionEvent) => void;
 }
 
 export interface WorkerHealth {
@@ -65,7 +70,10 @@ export class WorkerHandle {
         healthClock: fromCallback<EventObject, { workerId: string }>(({ sendBack, receive }) => healthClock(opts.timeouts, sendBack, receive)),
       },
     });
-    this.actor = createActor(machine, { input: { workerId: id, readyTimeoutMs: opts.timeouts.readyMs, shutdownGraceMs: opts.timeouts.shutdownGraceMs } });
+    this.actor = createActor(machine, {
+      input: { workerId: id, readyTimeoutMs: opts.timeouts.readyMs, shutdownGraceMs: opts.timeouts.shutdownGraceMs },
+      ...(opts.inspect ? { inspect: opts.inspect } : {}),
+    });
     for (const type of ['worker:ready', 'worker:busy', 'worker:idle', 'worker:crashed', 'worker:stopped'] as const) {
       this.actor.on(type, (e) => this.onEmitted(e));
     }
@@ -126,12 +134,25 @@ export class WorkerHandle {
 
   /** The `process` actor: the child, its socket, and what they say, as worker-machine events. */
   private runProcess(sendBack: (e: WorkerEvent) => void, receive: (listener: (e: EventObject) => void) => void): () => void {
-    const ipc = createActor(ipcConnectionFor({ maxLineBytes: this.opts.maxLineBytes, ...(this.opts.highWater ? { highWater: this.opts.highWater } : {}) }, (s) => (this.channelStats = { ...s })), { input: { address: this.opts.address } });
+    const ipc = createActor(ipcConnectionFor({ maxLineBytes: this.opts.maxLineBytes, ...(this.opts.highWater ? { highWater: this.opts.highWater } : {}) }, (s) => (this.channelStats = { ...s })), {
+      input: { address: this.opts.address },
+      ...(this.opts.inspect ? { inspect: this.opts.inspect } : {}),
+    });
     this.ipc = ipc;
     ipc.on('ipc:message', (e: Extract<IpcConnectionEmitted, { type: 'ipc:message' }>) => this.onMessage(e.message, sendBack, ipc));
+    let exitWait: NodeJS.Timeout | undefined;
     ipc.on('ipc:disconnected', (e: Extract<IpcConnectionEmitted, { type: 'ipc:disconnected' }>) => {
-      if (e.broken) this.opts.log('warn', `worker ${this.id}: ${e.reason}; the worker is replaced`);
-      sendBack({ type: 'DISCONNECTED', reason: e.reason, broken: e.broken });
+      if (e.broken) {
+        this.opts.log('warn', `worker ${this.id}: ${e.reason}; the worker is replaced`);
+        sendBack({ type: 'DISCONNECTED', reason: e.reason, broken: true });
+        return;
+      }
+      // A closed connection is usually the process dying; its exit (code, signal) says more, so
+      // wait a moment for it before reporting the connection alone.
+      if (this.exited) return;
+      exitWait = setTimeout(() => {
+        if (!this.exited) sendBack({ type: 'DISCONNECTED', reason: e.reason, broken: false });
+      }, EXIT_AFTER_CLOSE_MS);
     });
     ipc.start();
     ipc.send({ type: 'OPEN' });
@@ -162,6 +183,7 @@ export class WorkerHandle {
       }
     });
     return () => {
+      clearTimeout(exitWait);
       // The worker is dead as far as the pool is concerned: make it so.
       ipc.send({ type: 'CLOSE', reason: 'the worker was stopped' });
       ipc.stop();
