@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { createActor, fromCallback, toPromise, type Actor, type EventObject } from 'xstate';
+import { createActor, fromCallback, toPromise, type Actor, type EventObject, type InspectionEvent } from 'xstate';
 import { poolMachine, type PoolEvent } from '../machines/pool/pool.machine';
 import type { WorkerEmitted } from '../machines/worker/worker.machine';
 import type { EvictionStrategy } from './eviction';
@@ -43,6 +43,8 @@ export interface WorkerPoolOptions {
   /** Who owns the pool, for `keel workers` ("VS Code window 123", "keel batch"). */
   owner?: string;
   log?: (level: 'info' | 'warn' | 'error', message: string) => void;
+  /** xstate inspection of the pool's and its workers' machines (tests measure coverage with it). */
+  inspect?: (event: InspectionEvent) => void;
 }
 
 export const POOL_DEFAULTS = {
@@ -98,14 +100,17 @@ export class WorkerPool {
         }),
       },
       actions: {
-        spawnWorker: (_, p) => this.spawn(p.workerId),
-        shutdownWorker: (_, p) => this.handles.get(p.workerId)?.shutdown(p.graceful, p.reason),
-        grant: (_, p) => this.grant(p.requestId, p.workerId),
-        reject: (_, p) => this.reject(p.requestId, p.reason),
+        // Performed after the pool's transition, never inside it: they drive other actors, whose
+        // own transitions must not run within this machine's action (xstate forbids that).
+        spawnWorker: (_, p) => queueMicrotask(() => this.spawn(p.workerId)),
+        shutdownWorker: (_, p) => queueMicrotask(() => this.handles.get(p.workerId)?.shutdown(p.graceful, p.reason)),
+        grant: (_, p) => queueMicrotask(() => this.grant(p.requestId, p.workerId)),
+        reject: (_, p) => queueMicrotask(() => this.reject(p.requestId, p.reason)),
       },
     });
     this.actor = createActor(machine, {
       input: { max: Math.max(1, options.max ?? POOL_DEFAULTS.max), strategy: options.strategy ?? POOL_DEFAULTS.strategy, idleTimeoutMs, spawnRetries: options.spawnRetries ?? POOL_DEFAULTS.spawnRetries },
+      ...(options.inspect ? { inspect: options.inspect } : {}),
     });
     this.actor.subscribe({ next: () => this.changed(), error: (err) => this.log('error', `worker pool machine error: ${(err as Error).message}`) });
     this.actor.start();
@@ -214,6 +219,7 @@ export class WorkerPool {
       ...(this.options.highWater ? { highWater: this.options.highWater } : {}),
       log: this.log,
       onEmitted: (e) => this.onWorker(e),
+      ...(this.options.inspect ? { inspect: this.options.inspect } : {}),
     });
     this.handles.set(workerId, handle);
     handle.start();

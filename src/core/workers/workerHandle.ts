@@ -75,7 +75,8 @@ export class WorkerHandle {
       ...(opts.inspect ? { inspect: opts.inspect } : {}),
     });
     for (const type of ['worker:ready', 'worker:busy', 'worker:idle', 'worker:crashed', 'worker:stopped'] as const) {
-      this.actor.on(type, (e) => this.onEmitted(e));
+      // Handled after the worker's transition (the pool reacts by driving other actors).
+      this.actor.on(type, (e) => queueMicrotask(() => this.onEmitted(e)));
     }
   }
 
