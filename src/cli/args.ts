@@ -27,6 +27,8 @@ export interface RunArgs {
   storage: string;
   /** `--pass-env NAME` (repeatable): variables tool processes keep although Keel would remove them. */
   passEnv: string[];
+  /** `--workers N`: run turn loops in a pool of N worker processes (0 or absent: in this process). */
+  workers: number;
 }
 
 /** The store root when --storage is not given: $KEEL_HOME, else ~/.keel. */
@@ -49,6 +51,7 @@ const RUN_OPTIONS = {
   storage: { type: 'string' },
   resume: { type: 'string' },
   'pass-env': { type: 'string', multiple: true },
+  workers: { type: 'string' },
 } as const;
 
 /**
@@ -71,6 +74,11 @@ export function parseRunArgs(argv: string[], env: NodeJS.ProcessEnv): RunArgs {
   if (values['max-turns'] !== undefined) {
     maxTurns = Number(values['max-turns']);
     if (!Number.isInteger(maxTurns) || maxTurns < 1) throw new UsageError(`--max-turns must be a positive integer (got "${values['max-turns']}")`);
+  }
+  let workers = 0;
+  if (values.workers !== undefined) {
+    workers = Number(values.workers);
+    if (!Number.isInteger(workers) || workers < 0 || workers > 64) throw new UsageError(`--workers must be an integer from 0 to 64 (got "${values.workers}")`);
   }
   const passEnv = checkPassEnvNames(values['pass-env'] ?? [], '--pass-env');
   if (passEnv.problems.length > 0) throw new UsageError(passEnv.problems[0] as string);
@@ -99,6 +107,7 @@ export function parseRunArgs(argv: string[], env: NodeJS.ProcessEnv): RunArgs {
     maxTurns,
     storage: values.storage ? resolve(values.storage) : defaultStorage(env),
     passEnv: passEnv.names,
+    workers,
   };
 }
 

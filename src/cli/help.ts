@@ -15,6 +15,7 @@ Usage:
   keel permissions check --tool NAME --input JSON... [--workspace DIR] [--settings FILE]... [--mode MODE] [--home DIR]
                                     print the decision a run would reach for each tool call,
                                     one JSON line per --input ("ask" where a run would ask)
+  keel batch FILE [options]         one task per line of FILE, in parallel on worker processes
   keel machines [--json]            print the state machines (states and transitions)
   keel --help | --version
   keel COMMAND --help               the options of one command
@@ -37,6 +38,9 @@ Options for run:
   --pass-env NAME          give tool processes (Bash, …) the variable NAME although Keel would
                            remove it (its keys, BASH_ENV, GIT_CONFIG_*, …); repeatable. Also:
                            "passEnv": ["NAME"] in ~/.keel/settings.json
+  --workers N              run the task's turns in a pool of N worker processes (each turn loop
+                           in its own process; a worker that dies interrupts only its task);
+                           default 0: in this process. See docs/workers.md
 
 Keys come from the environment: ANTHROPIC_API_KEY, OPENAI_API_KEY. Tool processes never see
 them, and known key shapes are redacted from tool output.
@@ -49,4 +53,13 @@ line on stderr saying what is wrong), 3 when the storage folder cannot record th
 export const MACHINES_HELP = `Usage: keel machines [--json]
 Prints every state machine of Keel with its states (and, with --json, its transitions), derived
 from the machine definitions themselves.
+`;
+
+export const BATCH_HELP = `Usage: keel batch FILE [run options] [--workers N]
+Runs one task per line of FILE in parallel, each on a worker process of a pool of N (default 2).
+A line is a prompt, or a JSON object {"prompt": "...", "mode": "acceptEdits"}; empty lines and
+lines starting with # are skipped. Every event is printed as one JSON line tagged with the task's
+line number ({"line": 3, "type": "text", ...}); {"type": "worker", "line", "taskId", "workerId",
+"pid"} says which worker runs a task. A summary table goes to stderr at the end.
+Exit status: 0 when every task completed, 1 when any did not, 2 on bad usage.
 `;

@@ -4,7 +4,7 @@ import { HELP, MACHINES_HELP, VERSION } from './help';
 import { HelpRequested, parseCommandLine, reportUsage, UsageError } from './usage';
 
 /**
- * `keel`: the headless entry. Subcommands: run, tasks, permissions, machines. Exit codes in
+ * `keel`: the headless entry. Subcommands: run, tasks, permissions, machines, worker (started by a pool). Exit codes in
  * ./exitCodes.ts (0 success, 1 failed or cancelled, 2 bad usage — one line on stderr:
  * `keel <command>: <problem> (see keel <command> --help)` —, 3 unusable storage, 128 + n on signal n).
  */
@@ -29,6 +29,10 @@ async function main(argv: string[]): Promise<number> {
       return (await import('./permissions')).permissionsCommand(rest);
     case 'machines':
       return machinesCommand(rest);
+    case 'batch':
+      return (await import('./batch')).batchCommand(rest);
+    case 'worker':
+      return (await import('./worker')).workerCommand(rest);
     default:
       process.stderr.write(`keel: unknown ${cmd.startsWith('-') ? `option ${cmd}` : `command "${cmd}"`} (see keel --help)\n`);
       return 2;

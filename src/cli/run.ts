@@ -5,6 +5,7 @@ import { loadSandboxSettings } from '../core/sandbox/settings';
 import { readUserPassEnv } from '../core/security/passEnv';
 import { FollowUpRequired, type TaskHandle } from '../core/runtime/types';
 import { TaskStore } from '../core/store/taskStore';
+import type { WorkerCommand } from '../core/workers/spawnWorker';
 import { StoreError } from '../core/store/types';
 import { cliAdvice } from './advice';
 import { parseRunArgs, type RunArgs } from './args';
@@ -66,6 +67,8 @@ export async function runCommand(argv: string[]): Promise<number> {
     storageDir: args.storage,
     ownerLabel: 'keel run',
     advise: cliAdvice,
+    // --workers N: each turn loop runs in a worker process started from this same CLI bundle.
+    ...(args.workers > 0 ? { workers: { command: cliWorkerCommand(), max: args.workers } } : {}),
     log: (level, message) => {
       if (level !== 'info') process.stderr.write(`keel: ${message}\n`);
     },
@@ -102,7 +105,13 @@ export async function runCommand(argv: string[]): Promise<number> {
     unhandle();
     unsubscribe();
     runtime.dispose();
+    await runtime.shutdownWorkers();
   }
+}
+
+/** The worker command of a CLI host: this bundle's `worker` subcommand, on this Node. */
+export function cliWorkerCommand(): WorkerCommand {
+  return { command: process.execPath, args: [process.argv[1] ?? 'keel', 'worker'] };
 }
 
 /** Prints a store failure for people; 2 for an id that names no task or a missing follow-up, 3 when the storage cannot record the run, else 1. */

@@ -20,10 +20,12 @@ import type { PermissionDecider } from './wiring';
 import type { SecretKeeper } from '../security/secretKeeper';
 import type { PermissionMode, StartTaskOptions, TaskHandle } from './types';
 import { wireTaskMachine } from './wiring';
+import type { WorkerPool } from '../workers/pool';
+import type { QueryMessage } from '../workers/protocol';
 
 /** What a live task needs from the runtime that owns it. */
 export interface TaskOwner {
-  services(): { options: TaskRuntimeOptions; locks: LockManager; tools: ToolRegistry };
+  services(): { options: TaskRuntimeOptions; locks: LockManager; tools: ToolRegistry; pool: WorkerPool | null };
   readonly permissions: PermissionDecider;
   readonly secrets: SecretKeeper;
   ensureSubtask(parent: LiveTask, sub: PendingSubtask): LiveTask;
@@ -68,6 +70,9 @@ export class LiveTask implements TaskHandle, PermissionParent {
   private readonly locks: LockManager;
   /** Set once stopped: late callbacks (output of a command being killed) publish nothing more. */
   private stopped = false;
+  private readonly parent: PermissionParent | undefined;
+  /** The provider config the task last initialised with (a worker gets it with each query). */
+  private providerConfig: ProviderConfig;
 
   constructor(
     readonly id: string,
@@ -77,7 +82,8 @@ export class LiveTask implements TaskHandle, PermissionParent {
     readonly parentId?: string,
     parent?: PermissionParent,
   ) {
-    const { options: rt, locks, tools } = runtime.services();
+    const { options: rt, locks, tools, pool } = runtime.services();
+    this.parent = parent;
     this.locks = locks;
     this.mode = parent ? parent.permissionMode() : (options.mode ?? 'default');
     this.decider = parent ? boundedByParent(runtime.permissions, parent) : runtime.permissions;
@@ -85,6 +91,7 @@ export class LiveTask implements TaskHandle, PermissionParent {
     const model = options.provider.model;
     this.model = model;
     this.provider = options.provider.provider;
+    this.providerConfig = options.provider;
     this.recorder = seed.recorder;
     this.totalCost = seed.costUsd ?? 0;
     const title = seed.title;
@@ -108,6 +115,7 @@ export class LiveTask implements TaskHandle, PermissionParent {
           }
         }
         this.model = config.model;
+        this.providerConfig = config;
         // The key this task's provider uses is one Keel holds: kept from tools and redacted.
         runtime.secrets.remember(config.apiKey);
         this.provider = config.provider;
@@ -115,6 +123,7 @@ export class LiveTask implements TaskHandle, PermissionParent {
       },
       publish: (e) => this.emit(e),
       runSubtask: (_parentId, sub) => this.runSubtask(sub),
+      ...(pool ? { remote: { pool, queryParts: () => this.queryParts(rt), parentModes: this.parent?.ancestorModes?.() ?? [], onWorkerLost: (message: string) => this.workerLost(message) } } : {}),
       ...(this.recorder ? { durable: () => this.recorder!.durable() } : {}),
       reconstruct: async () => {
         if (!this.rebuilt) throw new Error('nothing to rebuild: this task was not resumed from its log');
@@ -225,6 +234,48 @@ export class LiveTask implements TaskHandle, PermissionParent {
     this.mode = mode;
     this.actor.send({ type: 'SET_MODE', mode });
     for (const child of this.children) child.setMode(mode);
+  }
+
+  /**
+   * The worker running this task's query died: the task is interrupted (recorded, resumable; the
+   * query is never re-run by itself), with the reason as an error event and `done` interrupted so
+   * whoever waits for it hears it ended.
+   */
+  private workerLost(message: string): void {
+    if (this.stopped || this.lastDone) return;
+    this.actor.stop();
+    this.emit({ type: 'error', taskId: this.id, code: 'worker_lost', message, retryable: true });
+    this.emit({ type: 'task', taskId: this.id, state: 'interrupted', title: this.transcriptState.title });
+    this.emit({ type: 'done', taskId: this.id, status: 'interrupted', stopReason: null });
+    this.stop();
+  }
+
+  /** This task's mode and its ancestors', nearest first (a worker bounds a subtask by all of them). */
+  ancestorModes(): PermissionMode[] {
+    return [this.mode, ...(this.parent?.ancestorModes?.() ?? [])];
+  }
+
+  /** What a worker needs besides the turn to run this task's query (see workers/protocol.ts). */
+  private queryParts(rt: TaskRuntimeOptions): Omit<QueryMessage, 'type' | 'queryId' | 'taskId' | 'turn'> {
+    const s = rt.sandbox ?? { enabled: false };
+    return {
+      runtime: {
+        workspace: rt.workspace,
+        ...(rt.ripgrepPath ? { ripgrepPath: rt.ripgrepPath } : {}),
+        settingsFiles: rt.settingsFiles ?? [],
+        sandbox: {
+          enabled: s.enabled,
+          ...(s.excludedCommands ? { excludedCommands: s.excludedCommands } : {}),
+          ...(s.network ? { network: s.network } : {}),
+          ...(s.writablePaths ? { writablePaths: s.writablePaths } : {}),
+          ...(s.bwrapPath ? { bwrapPath: s.bwrapPath } : {}),
+        },
+        passEnv: [...(rt.passEnv ?? [])],
+        heldSecrets: this.runtime.secrets.values(),
+      },
+      provider: this.providerConfig,
+      parentModes: this.parent?.ancestorModes?.() ?? [],
+    };
   }
 
   permissionMode(): PermissionMode {

@@ -17,6 +17,7 @@ import { invokeTool, parseToolInput } from '../tools/execute';
 import type { ToolRegistry } from '../tools/registry';
 import { decideToolCall, type PermissionDecider } from './permissionCheck';
 import { buildSystemPrompt } from './systemPrompt';
+import { remoteTurn, type RemoteTurnDeps } from '../workers/remoteTurn';
 
 export type { PermissionDecider };
 
@@ -50,21 +51,27 @@ export interface TaskServices {
   durable?(): Promise<void>;
   /** Rebuilds the conversation of an interrupted task from its log (the `reconstructing` state). */
   reconstruct?(): Promise<ConversationMessage[]>;
+  /**
+   * Runs each turn loop in a worker of this pool instead of in this process (the query machine
+   * stands in for the turn machine; see docs/workers.md).
+   */
+  remote?: Pick<RemoteTurnDeps, 'pool' | 'queryParts' | 'waitLimitMs' | 'parentModes' | 'onWorkerLost'>;
   /** Starts (or finds) the child task for a Task tool call; resolves with its final answer. */
   runSubtask(parentId: string, subtask: PendingSubtask): { result: Promise<{ result: ToolResultBlock; summary: string }>; cancel(): void };
 }
 
-export function wireTaskMachine(services: TaskServices) {
-  const secrets = services.secrets ?? SecretKeeper.fromEnvironment(process.env);
-  let provider: ModelProvider | null = null;
-  const getProvider = (): ModelProvider => {
-    if (!provider) throw new Error('provider not initialised');
-    return provider;
-  };
+/** What the turn loop alone needs (a worker runs it without the task machine around it). */
+export type TurnServices = Omit<TaskServices, 'createProvider' | 'reconstruct' | 'runSubtask'>;
+
+/**
+ * The turn machine with its real actors: the provider stream under the call machine and the
+ * task lock, the system prompt, compaction, the permission decision and the tools. Shared by the
+ * task machine (in-process) and the worker process (src/core/workers/workerMain.ts).
+ */
+export function wireTurnLoop(services: TurnServices, secrets: SecretKeeper, getProvider: () => ModelProvider) {
   const publish = (_: unknown, event: TaskEvent | null) => {
     if (event) services.publish(event);
   };
-
   // Requests of this task still winding down after an abort; the lock waits for them.
   const inflight = new Set<Promise<void>>();
   const track = (p: Promise<void>) => {
@@ -102,7 +109,7 @@ export function wireTaskMachine(services: TaskServices) {
     },
   });
 
-  const turnLoop = turnMachine.provide({
+  return turnMachine.provide({
     actors: {
       modelCall,
       prepareSystemPrompt: fromPromise(async ({ input }) => ({
@@ -117,6 +124,26 @@ export function wireTaskMachine(services: TaskServices) {
     },
     actions: { publish },
   });
+}
+
+export function wireTaskMachine(services: TaskServices) {
+  const secrets = services.secrets ?? SecretKeeper.fromEnvironment(process.env);
+  let provider: ModelProvider | null = null;
+  const getProvider = (): ModelProvider => {
+    if (!provider) throw new Error('provider not initialised');
+    return provider;
+  };
+  const publish = (_: unknown, event: TaskEvent | null) => {
+    if (event) services.publish(event);
+  };
+  // With a worker pool the turn loop runs in a worker; the query machine stands in for it here.
+  const remote = services.remote;
+  const turnLoop = remote
+    ? // The query machine takes the turn machine's place: the same input (TurnInput), the same
+      // output (TurnOutput), the same events from the task (CANCEL, SET_MODE, SUBTASK_RESULT), and
+      // it sends the task the same SUBTASK_STARTED; the model-based tests hold it to that.
+      (remoteTurn({ ...remote, asker: services.asker, publish: services.publish, ...(services.durable ? { durable: services.durable } : {}) }) as unknown as ReturnType<typeof wireTurnLoop>)
+    : wireTurnLoop(services, secrets, getProvider);
 
   return taskMachine.provide({
     actors: {
@@ -151,7 +178,7 @@ export function wireTaskMachine(services: TaskServices) {
  * task log) and the result (the model, the log) are redacted here, for every tool, and every
  * process the tool starts gets the keeper's environment.
  */
-async function runTool(services: TaskServices, secrets: SecretKeeper, taskId: string, call: ToolUseBlock, signal: AbortSignal): Promise<ToolRunOutput> {
+async function runTool(services: TurnServices, secrets: SecretKeeper, taskId: string, call: ToolUseBlock, signal: AbortSignal): Promise<ToolRunOutput> {
   const parsed = parseToolInput(services.tools, call.name, call.input);
   if (!parsed.ok) return { result: toolResult(call.id, parsed.result.content, true), summary: parsed.result.summary };
   await services.durable?.();

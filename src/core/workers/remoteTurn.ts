@@ -1,7 +1,7 @@
 import { fromCallback, fromPromise, type EventObject } from 'xstate';
 import type { KeelError } from '../../shared/domain/errors';
 import type { TaskEvent } from '../../shared/domain/events';
-import { queryMachine, type QueryEvent, type QueryInput, type WorkerLease } from '../machines/query/query.machine';
+import { queryMachine, workerLostMessage, type QueryEvent, type QueryInput, type WorkerLease } from '../machines/query/query.machine';
 import type { PermissionAsker } from '../permissions/gate';
 import type { PermissionMode } from '../runtime/types';
 import type { PoolLease, WorkerPool } from './pool';
@@ -30,6 +30,11 @@ export interface RemoteTurnDeps {
   waitLimitMs?: number;
   /** The modes of the task's ancestors, for a SET_MODE sent down mid-query. */
   parentModes?: PermissionMode[];
+  /**
+   * The worker died while it ran the query (not after a cancel): the owner of the task marks it
+   * interrupted (resumable). Called once, after the query has ended.
+   */
+  onWorkerLost?(message: string): void;
 }
 
 export function remoteTurn(deps: RemoteTurnDeps) {
@@ -53,12 +58,16 @@ export function remoteTurn(deps: RemoteTurnDeps) {
           sendBack({ type: 'WORKER_LOST', reason: 'the leased worker is gone' } satisfies QueryEvent);
           return () => undefined;
         }
+        let cancelled = false;
         receive((event) => {
-          if (event.type === 'CANCEL') return lease.handle.cancelQuery(input.queryId);
+          if (event.type === 'CANCEL') {
+            cancelled = true;
+            return lease.handle.cancelQuery(input.queryId);
+          }
           const m = toWorkerMessage(input.queryId, event, deps.parentModes ?? []);
           if (m) lease.handle.send(m);
         });
-        return runOnWorker(deps, lease, input.queryId, input.input, sendBack);
+        return runOnWorker(deps, lease, input.queryId, input.input, sendBack, () => cancelled);
       }),
     },
     actions: {
@@ -69,7 +78,7 @@ export function remoteTurn(deps: RemoteTurnDeps) {
     delays: { waitLimit: deps.waitLimitMs ?? 5 * 60_000 },
   });
 
-  function runOnWorker(deps: RemoteTurnDeps, lease: PoolLease, queryId: string, turn: QueryInput, sendBack: (e: QueryEvent) => void): () => void {
+  function runOnWorker(deps: RemoteTurnDeps, lease: PoolLease, queryId: string, turn: QueryInput, sendBack: (e: QueryEvent) => void, cancelled: () => boolean): () => void {
     const handle = lease.handle;
     let live = true;
     const prompts = new Map<string, AbortController>();
@@ -124,6 +133,10 @@ export function remoteTurn(deps: RemoteTurnDeps) {
           }
         },
         lost: (reason) => {
+          if (!live) return;
+          // The owner interrupts the task first (stopping this query with it), so the task never
+          // settles as failed for what was the executor's death.
+          if (deps.onWorkerLost && !cancelled()) deps.onWorkerLost(workerLostMessage(reason));
           if (live) sendBack({ type: 'WORKER_LOST', reason });
         },
       },

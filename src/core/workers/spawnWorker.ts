@@ -11,6 +11,11 @@ export interface WorkerCommand {
   args: string[];
   /** Adds ELECTRON_RUN_AS_NODE=1 (the worker removes it again before it runs any tool). */
   electronRunAsNode?: boolean;
+  /**
+   * The worker's environment (default: this process's). Hosts pass the tool environment of their
+   * secret keeper, so a worker holds no API key: the provider's key travels with each query.
+   */
+  baseEnv?: NodeJS.ProcessEnv;
   /** Extra environment variables (tests). */
   env?: Record<string, string>;
 }
@@ -29,7 +34,7 @@ export const WORKER_ONLY_ENV = 'KEEL_WORKER_UNSET_ENV';
  * throws synchronously (a bad argument); a missing binary arrives as the child's `error` event.
  */
 export function spawnWorkerProcess(cmd: WorkerCommand, socketPath: string, workerId: string, onStderr: (text: string) => void): ChildProcess {
-  const env: NodeJS.ProcessEnv = { ...process.env, ...cmd.env };
+  const env: NodeJS.ProcessEnv = { ...(cmd.baseEnv ?? process.env), ...cmd.env };
   const unset: string[] = [];
   if (cmd.electronRunAsNode && env.ELECTRON_RUN_AS_NODE === undefined) {
     env.ELECTRON_RUN_AS_NODE = '1';

@@ -52,6 +52,11 @@ export type QueryEvent =
   /** From `execute`: the worker died or its connection broke while it had the query. */
   | { type: 'WORKER_LOST'; reason: string };
 
+/** What a person reads when the worker of their task died. */
+export function workerLostMessage(reason: string): string {
+  return `The worker running this task stopped (${reason}). The task was interrupted; resume it to continue.`;
+}
+
 /** The name a query goes by: one per run and history length of a task, like a continuation key. */
 export function queryIdOf(input: QueryInput): string {
   return `${input.taskId}:r${input.run}:h${input.messages.length}`;
@@ -117,7 +122,7 @@ export const queryMachine = setup({
         actions: assign({
           error: ({ event }) => ({
             code: 'worker_lost' as const,
-            message: `The worker running this task stopped (${event.reason}). The task was interrupted; resume it to continue.`,
+            message: workerLostMessage(event.reason),
             retryable: false,
           }),
         }),
