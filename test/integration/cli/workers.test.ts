@@ -76,4 +76,31 @@ describe('keel with worker processes', () => {
     expect(run.stderr()).toMatch(/line\s+task\s+status\s+worker/);
     expect(run.stderr()).toMatch(/interrupted/);
   });
+
+  it('a Task call in a worker runs its sub-agent on another worker and the parent resumes with its answer', async () => {
+    server.enqueue(
+      { blocks: [{ type: 'tool_use', id: 'toolu_task', name: 'Task', input: { description: 'count', prompt: 'count the files' } }] },
+      { blocks: [{ type: 'text', text: 'There are 3 files.' }] },
+      { blocks: [{ type: 'text', text: 'The sub-agent says 3.' }] },
+    );
+    const run = await runCli(['run', 'delegate', ...provider(server.url), '--mode', 'bypassPermissions', '--output-format', 'stream-json', '--workers', '2'], KEY);
+    const { code } = await run.exit;
+    expect(code, run.stderr()).toBe(0);
+    expect(server.requests).toHaveLength(3);
+    const parent = server.requests[0]!.taskId;
+    expect(server.requests[1]!.taskId).not.toBe(parent);
+    expect(server.requests[2]!.taskId).toBe(parent);
+    // The parent's next request carries the sub-agent's answer as the Task call's result.
+    const last = (server.requests[2]!.body as { messages: { content: unknown }[] }).messages.at(-1);
+    expect(JSON.stringify(last)).toMatch(/toolu_task.*There are 3 files/);
+  });
+
+  it('a call that must ask goes up to the host, whose answer (headless: deny) comes back to the worker', async () => {
+    server.enqueue({ blocks: [{ type: 'tool_use', id: 'toolu_bash', name: 'Bash', input: { command: 'touch made-by-worker' } }] }, { blocks: [{ type: 'text', text: 'It was refused.' }] });
+    const run = await runCli(['run', 'make a file', ...provider(server.url), '--output-format', 'stream-json', '--workers', '1'], KEY);
+    const { code } = await run.exit;
+    expect(code, run.stderr()).toBe(0);
+    expect(ofType(run.events, 'tool_result').map((e) => [e.id, e.is_error])).toEqual([['toolu_bash', true]]);
+    expect(JSON.stringify((server.requests[1]!.body as { messages: unknown[] }).messages.at(-1))).toMatch(/No one is available to approve this/);
+  });
 });
