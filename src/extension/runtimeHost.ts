@@ -4,6 +4,7 @@ import * as vscode from 'vscode';
 import type { TaskRuntimeLike } from './chatController';
 import type { Logger } from './logger';
 import type { PermissionAsker } from '../core/permissions/gate';
+import type { EvictionStrategy } from '../core/workers/eviction';
 import { sandboxSettings } from './permissions/setup';
 import { extensionAdvice, SECRET_KEYS } from './providerConfig';
 import { passEnvOf, toolSecrets } from './toolSecrets';
@@ -44,8 +45,23 @@ export async function loadTaskRuntime(context: vscode.ExtensionContext, log: Log
   const passEnv = passEnvOf(vscode.workspace.getConfiguration('keel').inspect('tools.passEnv'));
   for (const p of passEnv.problems) log.warn(p);
   const secrets = await toolSecrets(passEnv.names, Object.values(SECRET_KEYS).map((k) => Promise.resolve(context.secrets.get(k))));
+  // keel.workers.max > 0: each task's turn loop runs in a worker process (docs/workers.md), on the
+  // extension host's own binary acting as Node (ELECTRON_RUN_AS_NODE), from the bundled CLI.
+  const config = vscode.workspace.getConfiguration('keel');
+  const maxWorkers = Math.max(0, Math.min(16, Math.floor(config.get<number>('workers.max', 0))));
+  const eviction = config.get<string>('workers.eviction', 'lru');
+  const strategy: EvictionStrategy = eviction === 'oldest' || eviction === 'least_used' ? eviction : 'lru';
+  const workers =
+    maxWorkers > 0
+      ? {
+          command: { command: process.execPath, args: [join(context.extensionPath, 'dist', 'cli.js'), 'worker'], electronRunAsNode: true },
+          max: maxWorkers,
+          strategy,
+        }
+      : undefined;
   const runtime = new TaskRuntime({
     workspace: folder.uri.fsPath,
+    ...(workers ? { workers } : {}),
     ...(ripgrepPath ? { ripgrepPath } : {}),
     storageDir,
     ownerLabel: `VS Code window ${process.pid}`,
