@@ -123,7 +123,7 @@ export class LiveTask implements TaskHandle, PermissionParent {
       },
       publish: (e) => this.emit(e),
       runSubtask: (_parentId, sub) => this.runSubtask(sub),
-      ...(pool ? { remote: { pool, queryParts: () => this.queryParts(rt), parentModes: this.parent?.ancestorModes?.() ?? [], onWorkerLost: (message: string) => this.workerLost(message) } } : {}),
+      ...(pool ? { remote: { pool, queryParts: () => this.queryParts(rt), parentModes: this.parent?.ancestorModes?.() ?? [], onWorkerLost: (message: string) => this.workerLost(message), overflow: parentId !== undefined } } : {}),
       ...(this.recorder ? { durable: () => this.recorder!.durable() } : {}),
       reconstruct: async () => {
         if (!this.rebuilt) throw new Error('nothing to rebuild: this task was not resumed from its log');

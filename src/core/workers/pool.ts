@@ -119,9 +119,9 @@ export class WorkerPool {
   /**
    * A worker for one query of `taskId`. Rejects when the pool cannot provide one (see the class
    * contract) or `signal` aborts first (the request is withdrawn; a worker granted at that moment
-   * goes back to the pool).
+   * goes back to the pool). `overflow` (a sub-agent's query) may start a worker beyond `max`.
    */
-  acquire(taskId: string, signal?: AbortSignal): Promise<PoolLease> {
+  acquire(taskId: string, signal?: AbortSignal, opts: { overflow?: boolean } = {}): Promise<PoolLease> {
     if (signal?.aborted) return Promise.reject(new Error('cancelled before a worker was found'));
     const requestId = randomUUID();
     return new Promise<PoolLease>((resolve, reject) => {
@@ -141,7 +141,7 @@ export class WorkerPool {
           reject(err);
         },
       });
-      this.actor.send({ type: 'REQUEST', requestId, taskId });
+      this.actor.send({ type: 'REQUEST', requestId, taskId, ...(opts.overflow ? { overflow: true } : {}) });
     });
   }
 

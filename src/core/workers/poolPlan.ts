@@ -12,7 +12,9 @@ import { pickVictim, type EvictionStrategy, type PoolWorkerState } from './evict
  *  alive; 5. at capacity, evicting an idle worker bound to another task (the strategy picks it)
  *  and starting a replacement; 6. otherwise waiting until a worker frees up.
  * A request whose worker died before it was ready is retried on a fresh worker `spawnRetries`
- * times, then rejected with the reason.
+ * times, then rejected with the reason. An `overflow` request (a sub-agent whose parent holds a
+ * worker while it waits for it) that finds no idle worker to evict starts one beyond `max`: else
+ * parents waiting for their children could hold every worker and no child could ever run.
  */
 export interface PoolWorker {
   id: string;
@@ -36,6 +38,8 @@ export interface PoolRequest {
   /** Workers started for it that died before they were ready. */
   failedSpawns: number;
   lastFailure: string | null;
+  /** May start a worker beyond `max` (see above). */
+  overflow?: boolean;
 }
 
 export interface PoolPlanState {
@@ -86,10 +90,13 @@ export function planDispatch(s: PoolPlanState, now: number): PoolPlan {
       // Never evict a worker another waiting request of its own task could use.
       const wanted = new Set(waiting.map((q) => q.taskId));
       const victim = pickVictim(workers, s.strategy, (w) => w.taskId !== null && !wanted.has(w.taskId));
-      if (victim === null) continue;
-      const v = workers.find((w) => w.id === victim)!;
-      v.state = 'shuttingDown';
-      plan.evictions.push({ workerId: victim, reason: `evicted (${s.strategy}) for task ${r.taskId}` });
+      if (victim === null) {
+        if (!r.overflow) continue;
+      } else {
+        const v = workers.find((w) => w.id === victim)!;
+        v.state = 'shuttingDown';
+        plan.evictions.push({ workerId: victim, reason: `evicted (${s.strategy}) for task ${r.taskId}` });
+      }
     }
     const id = `w${plan.nextWorker++}`;
     workers.push({ id, state: 'starting', taskId: r.taskId, spawnedFor: r.requestId, requestId: null, pid: null, createdAt: now, lastActivityAt: now, queriesProcessed: 0 });

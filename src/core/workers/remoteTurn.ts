@@ -28,6 +28,8 @@ export interface RemoteTurnDeps {
   durable?(): Promise<void>;
   /** How long a query may wait for a worker before it is rejected (default 5 min). */
   waitLimitMs?: number;
+  /** A sub-agent's queries may start a worker beyond the pool's size (its parent holds one while it waits). */
+  overflow?: boolean;
   /** The modes of the task's ancestors, for a SET_MODE sent down mid-query. */
   parentModes?: PermissionMode[];
   /**
@@ -42,7 +44,7 @@ export function remoteTurn(deps: RemoteTurnDeps) {
   return queryMachine.provide({
     actors: {
       acquire: fromPromise<WorkerLease, { queryId: string; taskId: string }>(async ({ input, signal }) => {
-        const lease = await deps.pool.acquire(input.taskId, signal);
+        const lease = await deps.pool.acquire(input.taskId, signal, { overflow: deps.overflow === true });
         if (signal.aborted) {
           // The query stopped waiting (cancel, wait limit) just as the worker came: hand it back.
           lease.release();

@@ -83,7 +83,8 @@ describe('keel with worker processes', () => {
       { blocks: [{ type: 'text', text: 'There are 3 files.' }] },
       { blocks: [{ type: 'text', text: 'The sub-agent says 3.' }] },
     );
-    const run = await runCli(['run', 'delegate', ...provider(server.url), '--mode', 'bypassPermissions', '--output-format', 'stream-json', '--workers', '2'], KEY);
+    // One worker: the parent's holds it while it waits, so the child's starts beyond the size.
+    const run = await runCli(['run', 'delegate', ...provider(server.url), '--mode', 'bypassPermissions', '--output-format', 'stream-json', '--workers', '1'], KEY);
     const { code } = await run.exit;
     expect(code, run.stderr()).toBe(0);
     expect(server.requests).toHaveLength(3);

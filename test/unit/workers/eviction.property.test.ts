@@ -65,4 +65,15 @@ describe('eviction at capacity', () => {
       { numRuns: 500 },
     );
   });
+
+  it('a sub-agent (overflow) that finds no idle worker starts one beyond the size; others wait', () => {
+    const busy: PoolWorker = { id: 'w1', state: 'busy', taskId: 'parent', spawnedFor: null, requestId: 'q0', pid: 1, createdAt: 0, lastActivityAt: 0, queriesProcessed: 1 };
+    const base = { max: 1, strategy: 'lru' as const, spawnRetries: 1, workers: [busy], nextWorker: 2 };
+    const child = planDispatch({ ...base, requests: [{ requestId: 'c', taskId: 'child', at: 0, failedSpawns: 0, lastFailure: null, overflow: true }] }, 1);
+    expect(child.spawns.map((x) => x.taskId)).toEqual(['child']);
+    expect(child.evictions).toEqual([]);
+    const other = planDispatch({ ...base, requests: [{ requestId: 'o', taskId: 'other', at: 0, failedSpawns: 0, lastFailure: null }] }, 1);
+    expect(other.spawns).toEqual([]);
+    expect(other.requests.map((r) => r.requestId)).toEqual(['o']);
+  });
 });

@@ -27,7 +27,8 @@ export interface PoolContext extends PoolInput {
 }
 
 export type PoolEvent =
-  | { type: 'REQUEST'; requestId: string; taskId: string }
+  /** `overflow`: a sub-agent's request, which may start a worker beyond `max` (see planDispatch). */
+  | { type: 'REQUEST'; requestId: string; taskId: string; overflow?: boolean }
   | { type: 'WITHDRAW'; requestId: string }
   | { type: 'WORKER_READY'; workerId: string; pid: number }
   | { type: 'WORKER_IDLE'; workerId: string; queriesProcessed: number }
@@ -102,7 +103,7 @@ export const poolMachine = setup({
   on: {
     REQUEST: {
       actions: [
-        assign({ requests: ({ context, event }) => [...context.requests, { requestId: event.requestId, taskId: event.taskId, at: Date.now(), failedSpawns: 0, lastFailure: null }] }),
+        assign({ requests: ({ context, event }) => [...context.requests, { requestId: event.requestId, taskId: event.taskId, at: Date.now(), failedSpawns: 0, lastFailure: null, overflow: event.overflow === true }] }),
         'dispatch',
       ],
     },
