@@ -1,4 +1,5 @@
 import type { TaskEvent } from '../shared/domain/events';
+import { retryNotice } from '../shared/domain/transcript';
 
 /**
  * Human output of `keel run`: the answer on stdout as it streams; tool activity, retries and
@@ -30,7 +31,7 @@ export class TextRenderer {
         break;
       case 'retry':
         this.newline();
-        this.err(`(${e.code}; retrying in ${Math.round(e.delayMs / 100) / 10} s, attempt ${e.attempt})\n`);
+        this.err(`(${e.code}) ${retryNotice(e)}\n`);
         break;
       case 'error':
         this.newline();

@@ -110,6 +110,9 @@ export async function startVsCode(opts: StartVsCodeOptions): Promise<VsCodeSessi
   try {
     browser = await launchChromium();
     const context = await browser.newContext({ viewport: opts.viewport ?? { width: 1400, height: 900 } });
+    // Navigations and reloads get the same patience as the workbench: on a loaded 2-core machine
+    // code-server's first page load has taken longer than Playwright's default 30 s.
+    context.setDefaultNavigationTimeout(90_000);
     const page = await context.newPage();
     await page.goto(`${baseUrl}/?folder=${encodeURIComponent(workspace)}`, { waitUntil: 'domcontentloaded' });
     await page.locator('.monaco-workbench').waitFor({ state: 'visible', timeout: 60_000 });

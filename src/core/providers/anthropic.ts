@@ -1,14 +1,21 @@
 import Anthropic from '@anthropic-ai/sdk';
 import { AnthropicEventMapper } from './anthropicEvents';
 import { toAnthropicParams } from './anthropicRequest';
-import { describeCause, findErrorCode, guardedError, internalError, retryAfterMs } from './failures';
+import { baseUrlProblem } from './connectionErrors';
+import { connectionFailure, guardedError, internalError, retryAfterMs, shouldRetryHeader } from './failures';
 import type { Failure, FailureContext } from './failures';
+import { pulled } from './pulled';
 import { StreamGuard } from './streamGuard';
-import type { ModelProvider, ProviderErrorPhase, ProviderEvent, ProviderRequest } from './types';
+import type { EmitProviderEvent, ModelProvider, ProviderErrorPhase, ProviderEvent, ProviderRequest } from './types';
 
 export const DEFAULT_ANTHROPIC_BASE_URL = 'https://api.anthropic.com';
+/** No part of the answer for this long (keep-alive pings do not count) is a stall. */
 export const DEFAULT_STALL_TIMEOUT_MS = 60_000;
-export const DEFAULT_MAX_RETRIES = 2;
+/**
+ * How long to wait for the response headers. The Messages API sends them as soon as it accepts a
+ * streaming request (the answer's first token may come much later, with pings in between).
+ */
+export const DEFAULT_ANTHROPIC_HEADER_TIMEOUT_MS = 30_000;
 
 export interface AnthropicProviderOptions {
   /** Passed by the host (SecretStorage or the CLI's environment); core never reads env. */
@@ -16,19 +23,23 @@ export interface AnthropicProviderOptions {
   model: string;
   baseUrl?: string;
   stallTimeoutMs?: number;
-  maxRetries?: number;
+  headerTimeoutMs?: number;
 }
 
 /**
- * The Anthropic Messages API through `@anthropic-ai/sdk`. The SDK retries 429/529/5xx and
- * connection failures before the stream starts (honouring retry-after); everything after the
- * first byte is reported, never retried here. See {@link ModelProvider.stream} for the contract.
+ * The Anthropic Messages API through `@anthropic-ai/sdk`. It never retries: the SDK's own retries
+ * are off (`maxRetries: 0`), and every failure — a 429 with its retry-after, a 5xx, a refused
+ * connection, a stream cut off — is reported once, as a `provider_error` that says whether it is
+ * retryable. The turn machine owns retrying (backoff, capped retry-after, visible `retry` events).
+ * See {@link ModelProvider.stream} for the contract.
  */
 export class AnthropicProvider implements ModelProvider {
   readonly id = 'anthropic' as const;
   readonly label: string;
   readonly #opts: Required<AnthropicProviderOptions>;
   readonly #ctx: FailureContext;
+  readonly #urlProblem: string | undefined;
+  #client: Anthropic | undefined;
 
   constructor(opts: AnthropicProviderOptions) {
     this.#opts = {
@@ -36,8 +47,9 @@ export class AnthropicProvider implements ModelProvider {
       model: opts.model,
       baseUrl: (opts.baseUrl || DEFAULT_ANTHROPIC_BASE_URL).replace(/\/+$/, ''),
       stallTimeoutMs: opts.stallTimeoutMs ?? DEFAULT_STALL_TIMEOUT_MS,
-      maxRetries: opts.maxRetries ?? DEFAULT_MAX_RETRIES,
+      headerTimeoutMs: opts.headerTimeoutMs ?? DEFAULT_ANTHROPIC_HEADER_TIMEOUT_MS,
     };
+    this.#urlProblem = baseUrlProblem(this.#opts.baseUrl);
     this.label = opts.model;
     this.#ctx = {
       who: 'Anthropic',
@@ -47,74 +59,77 @@ export class AnthropicProvider implements ModelProvider {
     };
   }
 
-  async *stream(request: ProviderRequest, signal: AbortSignal): AsyncGenerator<ProviderEvent, void, undefined> {
+  stream(request: ProviderRequest, signal: AbortSignal): AsyncIterable<ProviderEvent> {
+    return pulled((s, emit) => this.streamTo(request, s, emit), signal);
+  }
+
+  async streamTo(request: ProviderRequest, signal: AbortSignal, emit: EmitProviderEvent): Promise<void> {
+    if (this.#urlProblem) {
+      emit({ type: 'provider_error', error: { code: 'invalid_input', message: this.#urlProblem, phase: 'connect', retryable: false } });
+      return;
+    }
     const guard = new StreamGuard(signal, this.#opts.stallTimeoutMs);
-    const fail = (f: Failure, phase: ProviderErrorPhase): ProviderEvent => ({ type: 'provider_error', error: guardedError(f, phase, guard, this.#ctx) });
+    const fail = (f: Failure, phase: ProviderErrorPhase): void => emit({ type: 'provider_error', error: guardedError(f, phase, guard, this.#ctx) });
     try {
-      const client = new Anthropic({
-        apiKey: this.#opts.apiKey,
-        baseURL: this.#opts.baseUrl,
-        maxRetries: this.#opts.maxRetries,
-        // Until the response headers arrive, the SDK's own timeout is the stall guard (and is retried).
-        timeout: this.#opts.stallTimeoutMs,
-        fetch: guard.fetch,
-        logLevel: 'off',
-      });
       let stream: AsyncIterable<Anthropic.RawMessageStreamEvent>;
       try {
         const headers = request.taskId ? { 'x-keel-task-id': request.taskId } : undefined;
-        stream = await client.messages.create(toAnthropicParams(request), { signal: guard.signal, headers });
+        stream = await this.#sdk().messages.create(toAnthropicParams(request), { signal: guard.signal, headers });
       } catch (err) {
-        yield fail(this.#classify(err, false), 'pre-stream');
+        fail(this.#classify(err, false), 'pre-stream');
         return;
       }
-
       const mapper = new AnthropicEventMapper();
-      let finished = false;
-      guard.arm();
+      guard.progress();
       try {
         for await (const raw of stream) {
+          // Pings (and blocks Keel drops) map to nothing: they are not progress.
           const event = mapper.map(raw);
-          if (!event) continue;
-          guard.suspend();
-          yield event;
-          if (event.type === 'message_stop') {
-            finished = true;
-            return;
-          }
+          if (event === undefined) continue;
+          emit(event);
+          if (event.type === 'message_stop') return;
           if (guard.cancelled) break;
-          guard.arm();
+          guard.progress();
         }
       } catch (err) {
-        yield fail(this.#classify(err, true), 'mid-stream');
+        fail(this.#classify(err, true), 'mid-stream');
         return;
       }
-      if (!finished) yield fail({ kind: 'truncated' }, 'mid-stream');
+      fail({ kind: 'truncated' }, 'mid-stream');
     } catch (err) {
       // Only reachable through a bug (e.g. the SDK rejecting its options): still a terminal event.
-      yield { type: 'provider_error', error: internalError(err) };
+      emit({ type: 'provider_error', error: internalError(err) });
     } finally {
       guard.dispose();
     }
   }
 
+  /** One client per provider: it holds no per-request state (signal and headers are per call). */
+  #sdk(): Anthropic {
+    this.#client ??= new Anthropic({
+      apiKey: this.#opts.apiKey,
+      baseURL: this.#opts.baseUrl,
+      // One owner of retries: the turn machine. The SDK would otherwise retry up to its own limit
+      // inside each of the machine's attempts, and obey any retry-after, however long.
+      maxRetries: 0,
+      // Only until the response headers arrive; after that the stall clock watches the stream.
+      timeout: this.#opts.headerTimeoutMs,
+      logLevel: 'off',
+    });
+    return this.#client;
+  }
 
   #classify(err: unknown, started: boolean): Failure {
     if (err instanceof Anthropic.APIUserAbortError) return { kind: 'cancelled' };
-    if (err instanceof Anthropic.APIConnectionTimeoutError) return { kind: 'connection', timedOut: true, detail: 'timed out' };
-    if (err instanceof Anthropic.APIConnectionError) {
-      const code = findErrorCode(err);
-      return { kind: 'connection', timedOut: false, detail: describeCause(err), ...(code ? { code } : {}) };
-    }
-    if (err instanceof Anthropic.APIError) {
+    if (err instanceof Anthropic.APIConnectionTimeoutError) return { kind: 'no-response', timeoutMs: this.#opts.headerTimeoutMs };
+    if (err instanceof Anthropic.APIError && !(err instanceof Anthropic.APIConnectionError)) {
       const errorType = err.type ?? undefined;
       const apiMessage = err.apiMessage ?? undefined;
       if (err.status === undefined) return { kind: 'stream-error', errorType, apiMessage };
-      return { kind: 'http', status: err.status, errorType, apiMessage, retryAfterMs: retryAfterMs(err.headers) };
+      return { kind: 'http', status: err.status, errorType, apiMessage, retryAfterMs: retryAfterMs(err.headers), shouldRetry: shouldRetryHeader(err.headers) };
     }
     if (err instanceof SyntaxError) return { kind: 'malformed', detail: 'not JSON' };
-    const code = findErrorCode(err);
-    if (started) return { kind: 'reset', detail: code ?? describeCause(err) };
-    return { kind: 'connection', timedOut: false, detail: describeCause(err), ...(code ? { code } : {}) };
+    const failure = connectionFailure(err);
+    return started && failure.kind === 'connection' ? { kind: 'reset', detail: failure.code ?? failure.detail } : failure;
   }
 }

@@ -2,6 +2,8 @@ import type Anthropic from '@anthropic-ai/sdk';
 import type { StopReason } from '../../shared/domain/messages';
 import type { ProviderEvent, RawContentBlockStart, RawDelta, RawUsage } from './types';
 
+const KNOWN_DELTAS: ReadonlySet<string> = new Set(['text_delta', 'input_json_delta', 'thinking_delta', 'signature_delta']);
+
 const STOP_REASONS: ReadonlySet<string> = new Set(['end_turn', 'max_tokens', 'stop_sequence', 'tool_use', 'pause_turn', 'refusal']);
 
 function stopReason(reason: string | null): StopReason | null {
@@ -73,8 +75,12 @@ export class AnthropicEventMapper {
       }
       case 'content_block_delta': {
         const index = this.#indices.get(e.index);
+        if (index === undefined) return undefined;
+        // The hot path (one event per token burst): a delta of a known kind whose block kept its
+        // number is already in Keel's shape, so it passes through without a copy.
+        if (index === e.index && KNOWN_DELTAS.has(e.delta.type)) return e as ProviderEvent;
         const d = delta(e.delta);
-        return index === undefined || !d ? undefined : { type: 'content_block_delta', index, delta: d };
+        return d ? { type: 'content_block_delta', index, delta: d } : undefined;
       }
       case 'content_block_stop': {
         const index = this.#indices.get(e.index);

@@ -1,3 +1,5 @@
+import { formatDuration } from '../../shared/domain/duration';
+import { connectionError } from './connectionErrors';
 import type { ProviderError, ProviderErrorPhase } from './types';
 
 /**
@@ -7,13 +9,19 @@ import type { ProviderError, ProviderErrorPhase } from './types';
 
 export type Failure =
   | { kind: 'cancelled' }
+  /** The stream started, then no part of the answer came for `timeoutMs` (keep-alive pings do not count). */
   | { kind: 'stalled'; timeoutMs: number }
-  /** An HTTP error status (the SDK has already retried what it retries). */
-  | { kind: 'http'; status: number; errorType?: string; apiMessage?: string; retryAfterMs?: number }
+  /** No response headers within `timeoutMs`. */
+  | { kind: 'no-response'; timeoutMs: number }
+  /** An HTTP error status. `shouldRetry` is the server's own `x-should-retry` header, when sent. */
+  | { kind: 'http'; status: number; errorType?: string; apiMessage?: string; retryAfterMs?: number; shouldRetry?: boolean }
   /** An error event inside a started stream (Anthropic `event: error`, OpenAI `data: {"error":…}`). */
   | { kind: 'stream-error'; errorType?: string; apiMessage?: string }
-  /** No HTTP response at all. `code` is the system error code when one was found (ECONNREFUSED…). */
-  | { kind: 'connection'; code?: string; timedOut: boolean; detail: string }
+  /**
+   * No HTTP response at all. `code` is the first error code in the cause chain (ECONNREFUSED,
+   * DEPTH_ZERO_SELF_SIGNED_CERT…), `detail` its innermost message ("bad port", "unknown scheme"…).
+   */
+  | { kind: 'connection'; code?: string; detail: string }
   /** The body broke off after the stream started. */
   | { kind: 'reset'; detail: string }
   /** The stream ended cleanly but before its final event. */
@@ -28,26 +36,33 @@ export interface FailureContext {
   keyHint: string;
 }
 
-const CONNECTION_CODES = new Set([
-  'ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'ECONNRESET', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'EPIPE',
-  'UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_SOCKET', 'UND_ERR_CLOSED', 'CERT_HAS_EXPIRED', 'DEPTH_ZERO_SELF_SIGNED_CERT',
-]);
-
-/** Finds a system error code (ECONNREFUSED…) anywhere in an error's cause chain. */
+/** Finds the first error code (ECONNREFUSED, UND_ERR_SOCKET, CERT_HAS_EXPIRED…) in an error's cause chain. */
 export function findErrorCode(err: unknown): string | undefined {
   const seen = new Set<unknown>();
-  const stack: unknown[] = [err];
-  while (stack.length > 0) {
-    const e = stack.pop();
+  const queue: unknown[] = [err];
+  while (queue.length > 0) {
+    const e = queue.shift();
     if (typeof e !== 'object' || e === null || seen.has(e)) continue;
     seen.add(e);
     const code = (e as { code?: unknown }).code;
-    if (typeof code === 'string' && CONNECTION_CODES.has(code)) return code;
-    stack.push((e as { cause?: unknown }).cause);
+    if (typeof code === 'string' && /^[A-Z][A-Z0-9_]+$/.test(code)) return code;
+    queue.push((e as { cause?: unknown }).cause);
     const errors = (e as { errors?: unknown }).errors;
-    if (Array.isArray(errors)) stack.push(...errors);
+    if (Array.isArray(errors)) queue.push(...errors);
   }
   return undefined;
+}
+
+/** A connection failure as a `Failure`: its code and innermost message. */
+export function connectionFailure(err: unknown): Failure {
+  const code = findErrorCode(err);
+  return { kind: 'connection', detail: describeCause(err), ...(code ? { code } : {}) };
+}
+
+/** `x-should-retry: true|false`, the server's own verdict on retrying (sent by Anthropic). */
+export function shouldRetryHeader(headers: Headers | undefined): boolean | undefined {
+  const v = headers?.get('x-should-retry');
+  return v === 'true' ? true : v === 'false' ? false : undefined;
 }
 
 /** Reads `retry-after-ms` or `retry-after` (seconds or an HTTP date). */
@@ -77,10 +92,6 @@ function withDetail(text: string | undefined): string {
   return text ? `: ${text.replace(/\.$/, '')}` : '';
 }
 
-function seconds(ms: number): string {
-  return `${Math.round(ms / 100) / 10}s`;
-}
-
 const STREAM_ERROR_CODES: Record<string, ProviderError['code']> = {
   overloaded_error: 'overloaded',
   rate_limit_error: 'rate_limited',
@@ -99,8 +110,15 @@ export function toProviderError(f: Failure, phase: ProviderErrorPhase, ctx: Fail
     case 'stalled':
       return {
         code: 'stream_stalled',
-        message: `${who} sent nothing for ${seconds(f.timeoutMs)}; the answer was abandoned.`,
+        message: `${who} sent no part of the answer for ${formatDuration(f.timeoutMs)}; the answer was abandoned.`,
         phase,
+        retryable: true,
+      };
+    case 'no-response':
+      return {
+        code: 'stream_stalled',
+        message: `${baseUrl} sent no response within ${formatDuration(f.timeoutMs)}.`,
+        phase: 'connect',
         retryable: true,
       };
     case 'http':
@@ -113,23 +131,8 @@ export function toProviderError(f: Failure, phase: ProviderErrorPhase, ctx: Fail
           : `${who} reported an error while answering (${f.errorType ?? 'unknown error'})${withDetail(f.apiMessage)}.`;
       return { code, message: what, phase: 'mid-stream', retryable: code !== 'bad_request' && code !== 'auth_failed' };
     }
-    case 'connection': {
-      if (f.timedOut) {
-        return { code: 'stream_stalled', message: `No response from ${baseUrl} (timed out).`, phase: 'connect', retryable: true };
-      }
-      if (f.code === 'ECONNREFUSED') {
-        return { code: 'connection_refused', message: `Could not connect to ${baseUrl} (connection refused).`, phase: 'connect', retryable: true };
-      }
-      if (f.code === 'ENOTFOUND' || f.code === 'EAI_AGAIN') {
-        return { code: 'connection_refused', message: `Could not connect to ${baseUrl} (host not found).`, phase: 'connect', retryable: true };
-      }
-      return {
-        code: 'connection_reset',
-        message: `Could not connect to ${baseUrl} (${f.code ?? f.detail}).`,
-        phase: 'connect',
-        retryable: true,
-      };
-    }
+    case 'connection':
+      return connectionError(f, baseUrl);
     case 'reset':
       return {
         code: 'connection_reset',
@@ -154,30 +157,27 @@ export function toProviderError(f: Failure, phase: ProviderErrorPhase, ctx: Fail
   }
 }
 
+/** The status's own verdict on retrying, as the SDKs decide it; `x-should-retry` overrides it. */
+function statusRetryable(status: number): boolean {
+  return status === 408 || status === 409 || status === 429 || status >= 500;
+}
+
 function httpError(f: Extract<Failure, { kind: 'http' }>, ctx: FailureContext): ProviderError {
   const { who } = ctx;
   const s = f.status;
-  const base = { phase: 'pre-stream' as const, status: s, ...(f.retryAfterMs !== undefined ? { retryAfterMs: f.retryAfterMs } : {}) };
-  if (s === 401) {
-    return { ...base, code: 'auth_failed', message: `${who} rejected the API key (401).${ctx.keyHint}`, retryable: false };
-  }
-  if (s === 403) {
-    return { ...base, code: 'auth_failed', message: `${who} refused access (403)${withDetail(f.apiMessage)}.${ctx.keyHint}`, retryable: false };
-  }
+  const retryable = f.shouldRetry ?? statusRetryable(s);
+  const base = { phase: 'pre-stream' as const, status: s, retryable, ...(f.retryAfterMs !== undefined ? { retryAfterMs: f.retryAfterMs } : {}) };
+  const detail = withDetail(f.apiMessage);
+  if (s === 401) return { ...base, code: 'auth_failed', message: `${who} rejected the API key (401).${ctx.keyHint}` };
+  if (s === 403) return { ...base, code: 'auth_failed', message: `${who} refused access (403)${detail}.${ctx.keyHint}` };
   if (s === 429) {
-    const wait = f.retryAfterMs !== undefined ? ` Try again in ${seconds(f.retryAfterMs)}.` : ' Try again shortly.';
-    return { ...base, code: 'rate_limited', message: `${who} rate limit reached (429)${withDetail(f.apiMessage)}.${wait}`, retryable: true };
+    const wait = f.retryAfterMs !== undefined ? ` The server asks to wait ${formatDuration(f.retryAfterMs)}.` : '';
+    return { ...base, code: 'rate_limited', message: `${who} rate limit reached (429)${detail}.${wait}` };
   }
-  if (s === 529 || f.errorType === 'overloaded_error') {
-    return { ...base, code: 'overloaded', message: `${who} is overloaded (${s}). Try again in a moment.`, retryable: true };
-  }
-  if (s >= 500) {
-    return { ...base, code: 'server_error', message: `${who} had a server error (${s})${withDetail(f.apiMessage)}.`, retryable: true };
-  }
-  if (s === 408 || s === 409) {
-    return { ...base, code: 'server_error', message: `${who} could not finish the request (${s})${withDetail(f.apiMessage)}.`, retryable: true };
-  }
-  return { ...base, code: 'bad_request', message: `${who} rejected the request (${s})${withDetail(f.apiMessage)}.`, retryable: false };
+  if (s === 529 || f.errorType === 'overloaded_error') return { ...base, code: 'overloaded', message: `${who} is overloaded (${s}).` };
+  if (s >= 500) return { ...base, code: 'server_error', message: `${who} had a server error (${s})${detail}.` };
+  if (s === 408 || s === 409) return { ...base, code: 'server_error', message: `${who} could not finish the request (${s})${detail}.` };
+  return { ...base, code: 'bad_request', message: `${who} rejected the request (${s})${detail}.` };
 }
 
 /** An unexpected exception inside a provider, reported instead of thrown. */

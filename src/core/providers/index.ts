@@ -1,6 +1,7 @@
 import type { KeelError } from '../../shared/domain/errors';
 import { DEFAULT_MODELS } from '../../shared/domain/models';
 import { AnthropicProvider } from './anthropic';
+import { baseUrlError } from './connectionErrors';
 import { createDemoProvider } from './demo';
 import { OpenAICompatibleProvider } from './openai';
 import type { ModelProvider, ProviderConfig } from './types';
@@ -12,12 +13,15 @@ export const NO_API_KEY_MESSAGE = 'No Anthropic API key is set.';
 
 /**
  * Builds the provider a config names. Never throws: a config that cannot work (the anthropic
- * provider without a key, an OpenAI-compatible server without a model) is a `KeelError`.
+ * provider without a key, an OpenAI-compatible server without a model, a base URL that is not
+ * http(s)) is a `KeelError`.
  */
 export function createProvider(config: ProviderConfig): ModelProvider | KeelError {
+  const badUrl = config.provider !== 'demo' && config.baseUrl ? baseUrlError(config.baseUrl.trim()) : undefined;
+  if (badUrl) return badUrl;
   const common = {
     ...(config.stallTimeoutMs !== undefined ? { stallTimeoutMs: config.stallTimeoutMs } : {}),
-    ...(config.maxRetries !== undefined ? { maxRetries: config.maxRetries } : {}),
+    ...(config.headerTimeoutMs !== undefined ? { headerTimeoutMs: config.headerTimeoutMs } : {}),
     ...(config.baseUrl ? { baseUrl: config.baseUrl } : {}),
   };
   switch (config.provider) {

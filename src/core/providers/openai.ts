@@ -1,14 +1,21 @@
 import OpenAI from 'openai';
-import { DEFAULT_MAX_RETRIES, DEFAULT_STALL_TIMEOUT_MS } from './anthropic';
-import { describeCause, findErrorCode, guardedError, internalError, retryAfterMs } from './failures';
+import { DEFAULT_STALL_TIMEOUT_MS } from './anthropic';
+import { baseUrlProblem } from './connectionErrors';
+import { connectionFailure, guardedError, internalError, retryAfterMs, shouldRetryHeader } from './failures';
 import type { Failure, FailureContext } from './failures';
 import { ChatChunkTranslator } from './openaiChunks';
 import type { LooseChunk } from './openaiChunks';
 import { toChatParams } from './openaiRequest';
+import { pulled } from './pulled';
 import { StreamGuard } from './streamGuard';
-import type { ModelProvider, ProviderErrorPhase, ProviderEvent, ProviderRequest } from './types';
+import type { EmitProviderEvent, ModelProvider, ProviderErrorPhase, ProviderEvent, ProviderRequest } from './types';
 
 export const DEFAULT_OPENAI_BASE_URL = 'http://localhost:11434/v1';
+/**
+ * How long to wait for the response headers. Longer than Anthropic's: local servers (Ollama, LM
+ * Studio) answer only once the model is loaded and the prompt read, which can take minutes.
+ */
+export const DEFAULT_OPENAI_HEADER_TIMEOUT_MS = 120_000;
 
 export interface OpenAICompatibleProviderOptions {
   model: string;
@@ -17,19 +24,22 @@ export interface OpenAICompatibleProviderOptions {
   /** Local servers need none; a dummy is sent then. */
   apiKey?: string;
   stallTimeoutMs?: number;
-  maxRetries?: number;
+  headerTimeoutMs?: number;
 }
 
 /**
  * An OpenAI-compatible chat.completions server (Ollama, LM Studio, vLLM) through the `openai`
- * SDK, translated to and from the Anthropic grammar. Same contract as every provider: see
- * {@link ModelProvider.stream}.
+ * SDK, translated to and from the Anthropic grammar. Like the Anthropic provider it never
+ * retries (the SDK's retries are off); the turn machine does. Same contract as every provider:
+ * see {@link ModelProvider.stream}.
  */
 export class OpenAICompatibleProvider implements ModelProvider {
   readonly id = 'openai-compatible' as const;
   readonly label: string;
   readonly #opts: Required<OpenAICompatibleProviderOptions>;
   readonly #ctx: FailureContext;
+  readonly #urlProblem: string | undefined;
+  #client: OpenAI | undefined;
 
   constructor(opts: OpenAICompatibleProviderOptions) {
     this.#opts = {
@@ -37,8 +47,9 @@ export class OpenAICompatibleProvider implements ModelProvider {
       baseUrl: (opts.baseUrl || DEFAULT_OPENAI_BASE_URL).replace(/\/+$/, ''),
       apiKey: opts.apiKey || 'not-needed',
       stallTimeoutMs: opts.stallTimeoutMs ?? DEFAULT_STALL_TIMEOUT_MS,
-      maxRetries: opts.maxRetries ?? DEFAULT_MAX_RETRIES,
+      headerTimeoutMs: opts.headerTimeoutMs ?? DEFAULT_OPENAI_HEADER_TIMEOUT_MS,
     };
+    this.#urlProblem = baseUrlProblem(this.#opts.baseUrl);
     this.label = opts.model;
     this.#ctx = {
       who: `The OpenAI-compatible server at ${this.#opts.baseUrl}`,
@@ -47,75 +58,81 @@ export class OpenAICompatibleProvider implements ModelProvider {
     };
   }
 
-  async *stream(request: ProviderRequest, signal: AbortSignal): AsyncGenerator<ProviderEvent, void, undefined> {
+  stream(request: ProviderRequest, signal: AbortSignal): AsyncIterable<ProviderEvent> {
+    return pulled((s, emit) => this.streamTo(request, s, emit), signal);
+  }
+
+  async streamTo(request: ProviderRequest, signal: AbortSignal, emit: EmitProviderEvent): Promise<void> {
+    if (this.#urlProblem) {
+      emit({ type: 'provider_error', error: { code: 'invalid_input', message: this.#urlProblem, phase: 'connect', retryable: false } });
+      return;
+    }
     const guard = new StreamGuard(signal, this.#opts.stallTimeoutMs);
-    const fail = (f: Failure, phase: ProviderErrorPhase): ProviderEvent => ({ type: 'provider_error', error: guardedError(f, phase, guard, this.#ctx) });
+    const fail = (f: Failure, phase: ProviderErrorPhase): void => emit({ type: 'provider_error', error: guardedError(f, phase, guard, this.#ctx) });
     try {
-      const client = new OpenAI({
-        apiKey: this.#opts.apiKey,
-        baseURL: this.#opts.baseUrl,
-        organization: null,
-        project: null,
-        maxRetries: this.#opts.maxRetries,
-        timeout: this.#opts.stallTimeoutMs,
-        fetch: guard.fetch,
-        logLevel: 'off',
-      });
       let stream: AsyncIterable<OpenAI.Chat.Completions.ChatCompletionChunk>;
       try {
         const headers = request.taskId ? { 'x-keel-task-id': request.taskId } : undefined;
-        stream = await client.chat.completions.create(toChatParams(request), { signal: guard.signal, headers });
+        stream = await this.#sdk().chat.completions.create(toChatParams(request), { signal: guard.signal, headers });
       } catch (err) {
-        yield fail(this.#classify(err, false), 'pre-stream');
+        fail(this.#classify(err, false), 'pre-stream');
         return;
       }
-
       const translator = new ChatChunkTranslator(request.model);
-      guard.arm();
+      guard.progress();
       try {
         for await (const chunk of stream) {
+          // A chunk with nothing in it (an empty delta) is not progress; SSE comments never get here.
           const events = translator.push(chunk as unknown as LooseChunk);
           if (events.length === 0) continue;
-          guard.suspend();
-          for (const e of events) yield e;
+          for (const e of events) emit(e);
           if (guard.cancelled) break;
-          guard.arm();
+          guard.progress();
         }
       } catch (err) {
-        yield fail(this.#classify(err, true), 'mid-stream');
+        fail(this.#classify(err, true), 'mid-stream');
         return;
       }
-      guard.suspend();
       if (guard.cancelled || guard.stalled || !translator.finished) {
-        yield fail({ kind: 'truncated' }, 'mid-stream');
+        fail({ kind: 'truncated' }, 'mid-stream');
         return;
       }
-      yield* translator.end();
+      for (const e of translator.end()) emit(e);
     } catch (err) {
-      yield { type: 'provider_error', error: internalError(err) };
+      emit({ type: 'provider_error', error: internalError(err) });
     } finally {
       guard.dispose();
     }
   }
 
+  /** One client per provider: it holds no per-request state (signal and headers are per call). */
+  #sdk(): OpenAI {
+    this.#client ??= new OpenAI({
+      apiKey: this.#opts.apiKey,
+      baseURL: this.#opts.baseUrl,
+      organization: null,
+      project: null,
+      // One owner of retries: the turn machine (see AnthropicProvider).
+      maxRetries: 0,
+      // Only until the response headers arrive; after that the stall clock watches the stream.
+      timeout: this.#opts.headerTimeoutMs,
+      logLevel: 'off',
+    });
+    return this.#client;
+  }
 
   #classify(err: unknown, started: boolean): Failure {
     if (err instanceof OpenAI.APIUserAbortError) return { kind: 'cancelled' };
-    if (err instanceof OpenAI.APIConnectionTimeoutError) return { kind: 'connection', timedOut: true, detail: 'timed out' };
-    if (err instanceof OpenAI.APIConnectionError) {
-      const code = findErrorCode(err);
-      return { kind: 'connection', timedOut: false, detail: describeCause(err), ...(code ? { code } : {}) };
-    }
-    if (err instanceof OpenAI.APIError) {
+    if (err instanceof OpenAI.APIConnectionTimeoutError) return { kind: 'no-response', timeoutMs: this.#opts.headerTimeoutMs };
+    if (err instanceof OpenAI.APIError && !(err instanceof OpenAI.APIConnectionError)) {
       const body = err.error as { message?: unknown } | undefined;
       const apiMessage = typeof body?.message === 'string' ? body.message : undefined;
       const errorType = typeof err.type === 'string' ? err.type : undefined;
       if (err.status === undefined) return { kind: 'stream-error', errorType, apiMessage };
-      return { kind: 'http', status: err.status, errorType, apiMessage, retryAfterMs: retryAfterMs(err.headers) };
+      return { kind: 'http', status: err.status, errorType, apiMessage, retryAfterMs: retryAfterMs(err.headers), shouldRetry: shouldRetryHeader(err.headers) };
     }
     if (err instanceof SyntaxError) return { kind: 'malformed', detail: 'not JSON' };
-    const code = findErrorCode(err);
-    if (started) return { kind: 'reset', detail: code ?? describeCause(err) };
-    return { kind: 'connection', timedOut: false, detail: describeCause(err), ...(code ? { code } : {}) };
+    const failure = connectionFailure(err);
+    return started && failure.kind === 'connection' ? { kind: 'reset', detail: failure.code ?? failure.detail } : failure;
   }
 }

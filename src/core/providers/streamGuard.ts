@@ -1,20 +1,26 @@
 /**
  * Watches one provider request: links the caller's abort signal to the SDK request, and turns
- * "no bytes for `stallTimeoutMs`" into an abort flagged as a stall.
+ * "no progress for `stallTimeoutMs`" into an abort flagged as a stall.
  *
- * The stall clock only runs while the provider is waiting on the network: it is suspended while
- * the consumer holds an event (a slow consumer is not a stalled server) and restarted by every
- * chunk of bytes the response body delivers.
+ * Progress is a part of the answer, not bytes: the provider calls `progress()` when the stream
+ * starts and after each event it passes on; keep-alive pings (and SSE comments) never do, so a
+ * server that only pings is a stalled one. Events are pushed to the consumer synchronously, so the
+ * clock measures the server alone: a slow consumer cannot make it fire.
  */
+const LOOKS = 4;
+
 export class StreamGuard {
   readonly #controller = new AbortController();
   readonly #external: AbortSignal;
   readonly #stallTimeoutMs: number;
   #timer: ReturnType<typeof setTimeout> | undefined;
-  #armed = false;
+  #running = false;
   #stalled = false;
   #disposed = false;
-  #lastActivity = 0;
+  /** Progress seen since the clock last looked. */
+  #progressed = false;
+  /** Looks in a row that saw no progress. */
+  #quietLooks = 0;
   readonly #onExternalAbort = (): void => this.#controller.abort(this.#external.reason);
 
   constructor(external: AbortSignal, stallTimeoutMs: number) {
@@ -39,64 +45,40 @@ export class StreamGuard {
     return this.#stallTimeoutMs;
   }
 
-  /** Starts (or restarts) the stall clock. */
-  arm(): void {
-    this.#armed = true;
-    this.#lastActivity = Date.now();
-    if (this.#timer === undefined) this.#schedule(this.#stallTimeoutMs);
+  /** A part of the answer arrived (or the stream started): the stall clock starts over. */
+  progress(): void {
+    this.#progressed = true;
+    if (!this.#running) {
+      this.#running = true;
+      this.#look();
+    }
   }
-  /** Stops the stall clock until the next `arm()` (the consumer holds an event). */
-  suspend(): void {
-    this.#armed = false;
-  }
-  /** Bytes arrived: restart the clock if it is running. */
-  touch(): void {
-    this.#lastActivity = Date.now();
-  }
-
-  /** A fetch for the SDK whose response bodies report every chunk to `touch()`. */
-  readonly fetch = async (input: string | URL | Request, init?: RequestInit): Promise<Response> => {
-    const response = await globalThis.fetch(input, init);
-    if (!response.body) return response;
-    const touch = (): void => this.touch();
-    const body = response.body.pipeThrough(
-      new TransformStream<Uint8Array, Uint8Array>({
-        transform(chunk, controller) {
-          touch();
-          controller.enqueue(chunk);
-        },
-      }),
-    );
-    return new Response(body, { status: response.status, statusText: response.statusText, headers: response.headers });
-  };
 
   dispose(): void {
     this.#disposed = true;
-    this.#clear();
-    this.#armed = false;
+    if (this.#timer !== undefined) clearTimeout(this.#timer);
+    this.#timer = undefined;
     this.#external.removeEventListener('abort', this.#onExternalAbort);
   }
 
   /**
-   * One timer, re-scheduled lazily: activity only records a timestamp (events can arrive by the
-   * thousand per second), and the timer checks on expiry whether the quiet time really elapsed.
+   * The clock looks LOOKS times per timeout, so progress costs one field write (events arrive by
+   * the thousand per second) rather than a timestamp each. A stall is declared after LOOKS looks
+   * in a row without progress: between 1 and 1 + 1/LOOKS timeouts after the last progress.
    */
-  #schedule(ms: number): void {
+  #look(): void {
     this.#timer = setTimeout(() => {
       this.#timer = undefined;
       if (this.#disposed) return;
-      if (!this.#armed) return; // re-armed (and re-scheduled) by the next arm()
-      const quiet = Date.now() - this.#lastActivity;
-      if (quiet < this.#stallTimeoutMs) {
-        this.#schedule(this.#stallTimeoutMs - quiet);
+      if (this.#progressed) {
+        this.#progressed = false;
+        this.#quietLooks = 0;
+      } else if (++this.#quietLooks >= LOOKS) {
+        this.#stalled = true;
+        this.#controller.abort();
         return;
       }
-      this.#stalled = true;
-      this.#controller.abort();
-    }, ms);
-  }
-  #clear(): void {
-    if (this.#timer !== undefined) clearTimeout(this.#timer);
-    this.#timer = undefined;
+      this.#look();
+    }, this.#stallTimeoutMs / LOOKS);
   }
 }

@@ -57,9 +57,10 @@ export type ProviderEvent =
   | { type: 'provider_error'; error: ProviderError };
 
 /**
- * `connect`: no HTTP response (refused, DNS, TLS). `pre-stream`: an HTTP error status (the SDK
- * has already retried what it retries). `mid-stream`: the stream started and then failed
- * (an `error` event, a reset connection, a stall, a malformed line).
+ * `connect`: no HTTP response (refused, DNS, TLS, no headers in time). `pre-stream`: an HTTP
+ * error status. `mid-stream`: the stream started and then failed (an `error` event, a reset
+ * connection, a stall, a malformed line). Providers never retry; `retryable` tells the turn
+ * machine whether trying again can help.
  */
 export type ProviderErrorPhase = 'connect' | 'pre-stream' | 'mid-stream';
 
@@ -69,6 +70,7 @@ export interface ProviderError {
   phase: ProviderErrorPhase;
   retryable: boolean;
   status?: number;
+  /** How long the server asked to wait (retry-after), uncapped; the turn machine caps its wait. */
   retryAfterMs?: number;
 }
 
@@ -84,15 +86,24 @@ export interface ModelProvider {
    * a `provider_error` of code `cancelled`) when `signal` aborts.
    */
   stream(request: ProviderRequest, signal: AbortSignal): AsyncIterable<ProviderEvent>;
+  /**
+   * Optional: the same response pushed instead of pulled, one `emit` per event, synchronously and
+   * in order, with the same contract; resolves (never rejects) after the last event. It saves an
+   * async hop per event, so the provider-stream actor prefers it.
+   */
+  streamTo?(request: ProviderRequest, signal: AbortSignal, emit: EmitProviderEvent): Promise<void>;
 }
+
+/** Receives a pushed provider event; it must not throw and should return quickly. */
+export type EmitProviderEvent = (event: ProviderEvent) => void;
 
 export interface ProviderConfig {
   provider: Exclude<ProviderId, 'scripted'>;
   model: string;
   baseUrl?: string;
   apiKey?: string;
-  /** A stall longer than this (no bytes) is a `stream_stalled` mid-stream failure. */
+  /** No part of the answer for this long (pings do not count) is a `stream_stalled` mid-stream failure. */
   stallTimeoutMs?: number;
-  /** SDK retries before the stream starts (429/529/5xx), honouring retry-after. */
-  maxRetries?: number;
+  /** No response headers for this long is a `stream_stalled` failure in the connect phase. */
+  headerTimeoutMs?: number;
 }

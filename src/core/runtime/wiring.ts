@@ -78,7 +78,7 @@ export function wireTurnLoop(services: TurnServices, secrets: SecretKeeper, getP
     inflight.add(p);
     void p.finally(() => inflight.delete(p));
   };
-  const stream = streamMachine.provide({ actors: { providerStream: providerStreamActor(getProvider, track) }, actions: { publish } });
+  const stream = streamMachine.provide({ actors: { providerStream: providerStreamActor(getProvider, track, (e) => services.publish(e)) }, actions: { publish } });
   const modelCall = callMachine.provide({
     actors: {
       stream,

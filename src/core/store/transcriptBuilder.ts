@@ -1,5 +1,5 @@
 import type { TaskEvent } from '../../shared/domain/events';
-import { emptyTranscript, type TaskTranscript, type TranscriptItem } from '../../shared/domain/transcript';
+import { emptyTranscript, retryNotice, type TaskTranscript, type TranscriptItem } from '../../shared/domain/transcript';
 
 type AssistantItem = Extract<TranscriptItem, { kind: 'assistant' }>;
 type ToolItem = Extract<TranscriptItem, { kind: 'tool' }>;
@@ -82,6 +82,7 @@ export class TranscriptBuilder {
         return;
       case 'retry':
         this.closeStreaming(true);
+        this.items.push({ kind: 'notice', id: `retry-${this.items.length}`, text: retryNotice(e) });
         return;
       case 'error':
         this.closeStreaming(true);

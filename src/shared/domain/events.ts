@@ -39,7 +39,8 @@ export type TaskEvent =
       costUsd: number;
       totalCostUsd: number;
     }
-  | { type: 'retry'; taskId: string; attempt: number; delayMs: number; code: ErrorCode }
+  /** A failed model request will be sent again after `delayMs`; `message` says what failed. */
+  | { type: 'retry'; taskId: string; attempt: number; delayMs: number; code: ErrorCode; message: string }
   | { type: 'error'; taskId: string; code: ErrorCode; message: string; retryable: boolean }
   | { type: 'done'; taskId: string; status: TaskStatus; stopReason: StopReason | null };
 

@@ -1,3 +1,4 @@
+import { formatDuration } from './duration';
 import type { ErrorCode } from './errors';
 import type { PermissionDecision, StreamMode, TaskEvent } from './events';
 
@@ -139,7 +140,7 @@ export function applyTaskEvent(t: TaskTranscript, e: TaskEvent): TaskTranscript 
         },
       };
     case 'retry':
-      return { ...t, items: closeStreaming(t.items, true) };
+      return { ...t, items: [...closeStreaming(t.items, true), { kind: 'notice', id: `retry-${t.items.length}`, text: retryNotice(e) }] };
     case 'error':
       return {
         ...t,
@@ -152,6 +153,12 @@ export function applyTaskEvent(t: TaskTranscript, e: TaskEvent): TaskTranscript 
     case 'done':
       return { ...t, done: true, streamMode: null, items: closeStreaming(t.items, false, e.status === 'aborted') };
   }
+}
+
+/** What a person reads about a retry: what failed, how long Keel waits, which retry this is. */
+export function retryNotice(e: Extract<TaskEvent, { type: 'retry' }>): string {
+  const what = e.message.trim() || `The request failed (${e.code}).`;
+  return `${what} Retrying in ${formatDuration(e.delayMs)} (retry ${e.attempt}).`;
 }
 
 /** Ends the answer that is streaming, if any, marking why it was cut off. */

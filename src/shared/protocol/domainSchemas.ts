@@ -53,7 +53,7 @@ export const taskEventSchema = z.discriminatedUnion('type', [
     costUsd: z.number().nonnegative(),
     totalCostUsd: z.number().nonnegative(),
   }),
-  z.object({ type: z.literal('retry'), taskId, attempt: count, delayMs: z.number().nonnegative(), code: errorCodeSchema }),
+  z.object({ type: z.literal('retry'), taskId, attempt: count, delayMs: z.number().nonnegative(), code: errorCodeSchema, message: z.string() }),
   z.object({ type: z.literal('error'), taskId, code: errorCodeSchema, message: z.string(), retryable: z.boolean() }),
   z.object({ type: z.literal('done'), taskId, status: taskStatusSchema, stopReason: stopReasonSchema.nullable() }),
 ]);

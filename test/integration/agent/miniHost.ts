@@ -105,7 +105,7 @@ export class MiniHost {
       locks: this.locks,
       tools: this.tools,
       asker: this.asker,
-      createProvider: async () => createProvider({ provider: 'anthropic', model: 'claude-test', baseUrl: this.baseUrl, apiKey: 'test-key', maxRetries: 0 }),
+      createProvider: async () => createProvider({ provider: 'anthropic', model: 'claude-test', baseUrl: this.baseUrl, apiKey: 'test-key' }),
       publish: (e) => {
         this.log(id).push(e);
         for (const v of this.views.get(id) ?? []) v(e);

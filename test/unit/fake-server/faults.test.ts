@@ -145,6 +145,54 @@ describe('fake model server: faults seen through the real Anthropic SDK', () => 
   });
 });
 
+describe('fake model server: faults that hang or hide', () => {
+  it('no-headers: the request arrives and is never answered until the client gives up', async () => {
+    server.enqueue({ blocks: [text], fault: { kind: 'no-headers' } });
+    const controller = new AbortController();
+    const pending = consume(controller.signal);
+    await waitFor(() => server.requests.length === 1);
+    await new Promise((r) => setTimeout(r, 100));
+    controller.abort();
+    const { types, error } = await pending;
+    expect(types).toEqual([]);
+    expect(error).toBeInstanceOf(Anthropic.APIUserAbortError);
+  });
+
+  it('drop: the socket is destroyed before any response', async () => {
+    server.enqueue({ blocks: [text], fault: { kind: 'drop' } });
+    const { error } = await consume();
+    expect(error).toBeInstanceOf(Anthropic.APIConnectionError);
+    expect(server.requests).toHaveLength(1);
+  });
+
+  it('pings: after the given events, only ping frames, which the SDK swallows', async () => {
+    server.enqueue({ blocks: [text], fault: { kind: 'pings', afterEvents: 3, everyMs: 10 } });
+    const controller = new AbortController();
+    const types: string[] = [];
+    const raw: string[] = [];
+    const response = await client.messages.create({ ...base, stream: true }, { signal: controller.signal }).asResponse();
+    const reader = response.body!.getReader();
+    const decoder = new TextDecoder();
+    while (raw.join('').split('event: ping').length < 6) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      raw.push(decoder.decode(value));
+    }
+    controller.abort();
+    for (const m of raw.join('').matchAll(/^event: (\w+)/gm)) types.push(m[1]!);
+    expect(types.slice(0, 3)).toEqual(['message_start', 'ping', 'content_block_start']);
+    expect(new Set(types.slice(3))).toEqual(new Set(['ping']));
+  });
+
+  it('rawInput: the tool input is streamed as given, even when it is not JSON', async () => {
+    server.enqueue({ blocks: [{ type: 'tool_use', id: 't1', name: 'Bash', input: {}, rawInput: '{"command": "ls"}}' }], chunkSize: 4 });
+    const stream = await client.messages.create({ ...base, stream: true });
+    let json = '';
+    for await (const e of stream) if (e.type === 'content_block_delta' && e.delta.type === 'input_json_delta') json += e.delta.partial_json;
+    expect(json).toBe('{"command": "ls"}}');
+  });
+});
+
 async function waitFor(cond: () => boolean): Promise<void> {
   for (let i = 0; i < 500 && !cond(); i += 1) await new Promise((r) => setTimeout(r, 10));
   if (!cond()) throw new Error('condition not reached');

@@ -44,7 +44,7 @@ export const TURN_VARIANTS: TurnVariant[] = [
   },
 ];
 
-const ok = (stopReason: StopReason, content: AssistantBlock[]) => ({ ok: true, messageId: 'm', model: 'test-model', message: { role: 'assistant', content }, stopReason, usage: ZERO_USAGE, truncatedToolUses: [] });
+const ok = (stopReason: StopReason, content: AssistantBlock[]) => ({ ok: true, messageId: 'm', model: 'test-model', message: { role: 'assistant', content }, stopReason, usage: ZERO_USAGE, truncatedToolUses: [], invalidToolUses: [] });
 const CALL_OUTPUTS: [string, unknown][] = [
   ['end', ok('end_turn', [{ type: 'text', text: 'answer' }])],
   ['tool', ok('tool_use', [{ type: 'tool_use', id: 'tu1', name: 'Read', input: { file_path: 'a.txt' } }])],

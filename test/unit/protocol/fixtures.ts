@@ -24,7 +24,7 @@ export const ALL_EVENTS: TaskEvent[] = [
   { type: 'tool_result', taskId: 't1', id: 'c1', is_error: false, summary: 'exit 0' },
   { type: 'permission', taskId: 't1', requestId: 'p1', toolCallId: 'c1', tool: 'Bash', decision: 'allow', reason: 'rule' },
   { type: 'usage', taskId: 't1', inputTokens: 10, outputTokens: 5, cacheReadTokens: 0, cacheWriteTokens: 0, costUsd: 0.001, totalCostUsd: 0.002 },
-  { type: 'retry', taskId: 't1', attempt: 1, delayMs: 500, code: 'overloaded' },
+  { type: 'retry', taskId: 't1', attempt: 1, delayMs: 500, code: 'overloaded', message: 'Anthropic is overloaded (529).' },
   { type: 'error', taskId: 't1', code: 'no_api_key', message: 'No API key', retryable: false },
   { type: 'done', taskId: 't1', status: 'completed', stopReason: 'end_turn' },
   { type: 'done', taskId: 't1', status: 'aborted', stopReason: null },

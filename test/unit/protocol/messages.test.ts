@@ -12,7 +12,7 @@ describe('host -> webview messages', () => {
 
   it('accepts a transcript with every kind of item (as applyTaskEvent builds it)', () => {
     const t = ALL_EVENTS.reduce(applyTaskEvent, transcript());
-    expect(new Set(t.items.map((i) => i.kind))).toEqual(new Set(['user', 'assistant', 'tool', 'error']));
+    expect(new Set(t.items.map((i) => i.kind))).toEqual(new Set(['user', 'assistant', 'tool', 'notice', 'error']));
     const r = parseToWebview({ type: 'snapshot', seq: 3, transcript: t, config: CONFIG });
     expect(r).toEqual({ ok: true, message: { type: 'snapshot', seq: 3, transcript: t, config: CONFIG } });
   });

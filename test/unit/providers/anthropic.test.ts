@@ -2,6 +2,7 @@ import * as net from 'node:net';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { AnthropicProvider } from '../../../src/core/providers/anthropic';
 import type { AnthropicProviderOptions } from '../../../src/core/providers/anthropic';
+import type { ProviderEvent } from '../../../src/core/providers/types';
 import { startFakeModelServer } from '../../fixtures/fake-model-server';
 import type { FakeModelServer } from '../../fixtures/fake-model-server';
 import { collect, errorOf, request, stopReasonOf, textOf, toolInputs } from './helpers';
@@ -15,7 +16,7 @@ afterEach(async () => {
 });
 
 function provider(opts: Partial<AnthropicProviderOptions> = {}): AnthropicProvider {
-  return new AnthropicProvider({ apiKey: 'sk-test', model: 'claude-test', baseUrl: server.url, maxRetries: 0, ...opts });
+  return new AnthropicProvider({ apiKey: 'sk-test', model: 'claude-test', baseUrl: server.url, ...opts });
 }
 
 const long = { type: 'text' as const, text: 'The quick brown fox jumps over the lazy dog.' };
@@ -101,32 +102,30 @@ describe('AnthropicProvider against the fake server', () => {
     expect(server.requests.map((r) => r.taskId)).toEqual(['task-7', null]);
   });
 
-  it('a 429 with retry-after is retried by the SDK, then succeeds', async () => {
-    server.enqueue({ blocks: [], fault: { kind: 'http', status: 429, retryAfterSeconds: 0.05 } }, { blocks: [long] });
-    const events = await collect(provider({ maxRetries: 2 }), request());
-    expect(textOf(events)).toBe(long.text);
+  it('never retries itself: a 429 or a 529 is one request and one retryable error (the turn machine retries)', async () => {
+    server.enqueue({ blocks: [], fault: { kind: 'http', status: 529, retryAfterSeconds: 0.01 } }, { blocks: [long] });
+    const error = errorOf(await collect(provider(), request()));
+    expect(error).toMatchObject({ code: 'overloaded', phase: 'pre-stream', retryable: true, status: 529, retryAfterMs: 10 });
+    expect(server.requests.length).toBe(1);
+  });
+
+  it('429: rate_limited with the retry-after the server asked for, uncapped, in the message too', async () => {
+    server.enqueue({ blocks: [], fault: { kind: 'http', status: 429, retryAfterSeconds: 30 } }, { blocks: [], fault: { kind: 'http', status: 429, retryAfterSeconds: 100_000 } });
+    const error = errorOf(await collect(provider(), request()));
+    expect(error).toMatchObject({ code: 'rate_limited', phase: 'pre-stream', retryable: true, status: 429, retryAfterMs: 30_000 });
+    expect(error?.message).toMatch(/rate limit.*The server asks to wait 30 s\.$/);
+    expect(errorOf(await collect(provider(), request()))).toMatchObject({ retryAfterMs: 100_000_000 });
     expect(server.requests.length).toBe(2);
   });
 
-  it('a 529 is retried; when retries run out it is an overloaded pre-stream error', async () => {
-    server.enqueue({ blocks: [], fault: { kind: 'http', status: 529, retryAfterSeconds: 0.01 } }, { blocks: [long] });
-    expect(textOf(await collect(provider({ maxRetries: 1 }), request()))).toBe(long.text);
-
-    server.enqueue({ blocks: [], fault: { kind: 'http', status: 529, retryAfterSeconds: 0.01 }, repeat: 2 });
-    const error = errorOf(await collect(provider({ maxRetries: 1 }), request()));
-    expect(error).toMatchObject({ code: 'overloaded', phase: 'pre-stream', retryable: true, status: 529 });
-    expect(server.requests.length).toBe(4);
-  });
-
-  it('429 after retries: rate_limited with retryAfterMs', async () => {
-    server.enqueue({ blocks: [], fault: { kind: 'http', status: 429, retryAfterSeconds: 30 } });
-    const error = errorOf(await collect(provider(), request()));
-    expect(error).toMatchObject({ code: 'rate_limited', phase: 'pre-stream', retryable: true, status: 429, retryAfterMs: 30_000 });
-    expect(error?.message).toMatch(/rate limit.*Try again in 30s/);
+  it('x-should-retry from the server overrides the status', async () => {
+    server.enqueue({ blocks: [], fault: { kind: 'http', status: 500, shouldRetry: false } }, { blocks: [], fault: { kind: 'http', status: 400, shouldRetry: true } });
+    expect(errorOf(await collect(provider(), request()))).toMatchObject({ code: 'server_error', retryable: false });
+    expect(errorOf(await collect(provider(), request()))).toMatchObject({ code: 'bad_request', retryable: true });
   });
 
   it('401 is auth_failed, not retried, with a message that names no host command (the host adds its advice)', async () => {
-    const events = await collect(provider({ apiKey: 'sk-wrong', maxRetries: 3 }), request());
+    const events = await collect(provider({ apiKey: 'sk-wrong' }), request());
     expect(errorOf(events)).toEqual({
       code: 'auth_failed',
       phase: 'pre-stream',
@@ -150,12 +149,17 @@ describe('AnthropicProvider against the fake server', () => {
     const url = gone.url;
     await gone.close();
     const error = errorOf(await collect(provider({ baseUrl: url }), request()));
-    expect(error).toEqual({ code: 'connection_refused', phase: 'connect', retryable: true, message: `Could not connect to ${url} (connection refused).` });
+    expect(error).toEqual({
+      code: 'connection_refused',
+      phase: 'connect',
+      retryable: false,
+      message: `Could not connect to ${url}: connection refused (nothing is listening there). Check that the server is running and that the base URL is right.`,
+    });
   });
 
   it('a mid-stream overloaded_error is a retryable mid-stream overloaded error after the events so far', async () => {
     server.enqueue({ blocks: [long], fault: { kind: 'midstream-error', afterEvents: 5 } });
-    const events = await collect(provider({ maxRetries: 3 }), request());
+    const events = await collect(provider(), request());
     expect(events.map((e) => e.type)).toEqual(['message_start', 'content_block_start', 'content_block_delta', 'content_block_delta', 'provider_error']);
     expect(errorOf(events)).toMatchObject({ code: 'overloaded', phase: 'mid-stream', retryable: true });
     expect(server.requests.length).toBe(1);
@@ -183,6 +187,22 @@ describe('AnthropicProvider against the fake server', () => {
     expect(paused.at(-1)).toEqual({ type: 'message_stop' });
   });
 
+  it('pings are not progress: a stream that only pings after it started is stream_stalled', async () => {
+    server.enqueue({ blocks: [long], fault: { kind: 'pings', afterEvents: 4, everyMs: 30 } });
+    const events = await collect(provider({ stallTimeoutMs: 300 }), request());
+    expect(errorOf(events)).toMatchObject({ code: 'stream_stalled', phase: 'mid-stream', retryable: true });
+    expect(textOf(events).length).toBeGreaterThan(0);
+  });
+
+  it('an answer arriving in pieces of a few bytes (events split anywhere) streams exactly', async () => {
+    const input = { path: 'src/ü.ts', text: 'naïve — “quoted” 🚀' };
+    server.enqueue({ blocks: [long, { type: 'tool_use', id: 'toolu_p', name: 'edit', input }], chunkSize: 3, pieceBytes: 7 });
+    const events = await collect(provider(), request());
+    expect(textOf(events)).toBe(long.text);
+    expect(toolInputs(events)).toEqual([{ id: 'toolu_p', name: 'edit', input }]);
+    expect(events.at(-1)).toEqual({ type: 'message_stop' });
+  });
+
   it('a slow consumer is not mistaken for a stalled server', async () => {
     server.enqueue({ blocks: [long], chunkSize: 20, delayMs: 10 });
     const events = await collect(provider({ stallTimeoutMs: 100 }), request(), undefined, () => new Promise((r) => setTimeout(r, 150)));
@@ -199,25 +219,46 @@ describe('AnthropicProvider against the fake server', () => {
     expect(events.filter((e) => e.type === 'content_block_delta').length).toBe(1);
   });
 
-  it('aborting while the SDK waits to retry, or before starting, is cancelled', async () => {
-    server.enqueue({ blocks: [], fault: { kind: 'http', status: 429, retryAfterSeconds: 20 } });
+  it('a consumer that stops iterating early ends the request at once', async () => {
+    server.enqueue({ blocks: [long], chunkSize: 2, fault: { kind: 'stall', afterEvents: 5 } });
+    const seen: string[] = [];
+    // The server holds the stream open; without the abort this loop would wait for the stall timeout.
+    for await (const e of provider({ stallTimeoutMs: 120_000 }).stream(request(), new AbortController().signal)) {
+      seen.push(e.type);
+      if (e.type === 'content_block_delta') break;
+    }
+    expect(seen).toEqual(['message_start', 'content_block_start', 'content_block_delta']);
+  });
+
+  it('streamTo pushes the same events as stream, synchronously', async () => {
+    server.enqueue({ blocks: [long], chunkSize: 5 }, { blocks: [long], chunkSize: 5 });
+    const pulled = await collect(provider(), request());
+    const pushed: ProviderEvent[] = [];
+    await provider().streamTo(request(), new AbortController().signal, (e) => pushed.push(e));
+    const shape = (events: ProviderEvent[]) => events.map((e) => (e.type === 'message_start' ? e.type : e));
+    expect(shape(pushed)).toEqual(shape(pulled));
+  });
+
+  it('aborting while waiting for the response headers, or before starting, is cancelled', async () => {
+    server.enqueue({ blocks: [], fault: { kind: 'no-headers' } });
     const controller = new AbortController();
     setTimeout(() => controller.abort(), 100);
-    expect(errorOf(await collect(provider({ maxRetries: 2 }), request(), controller.signal))).toMatchObject({ code: 'cancelled' });
+    expect(errorOf(await collect(provider(), request(), controller.signal))).toMatchObject({ code: 'cancelled' });
 
     const aborted = new AbortController();
     aborted.abort();
     expect(errorOf(await collect(provider(), request(), aborted.signal))).toMatchObject({ code: 'cancelled' });
   });
 
-  it('a server that never answers is stream_stalled in the connect phase (the SDK timeout)', async () => {
+  it('a server that never answers is stream_stalled in the connect phase (the header timeout)', async () => {
     const sockets = new Set<net.Socket>();
     const silent = net.createServer((socket) => sockets.add(socket));
     await new Promise<void>((r) => silent.listen(0, '127.0.0.1', () => r()));
     const { port } = silent.address() as net.AddressInfo;
     try {
-      const error = errorOf(await collect(provider({ baseUrl: `http://127.0.0.1:${port}`, stallTimeoutMs: 200 }), request()));
+      const error = errorOf(await collect(provider({ baseUrl: `http://127.0.0.1:${port}`, headerTimeoutMs: 200 }), request()));
       expect(error).toMatchObject({ code: 'stream_stalled', phase: 'connect', retryable: true });
+      expect(error?.message).toBe(`http://127.0.0.1:${port} sent no response within 0.2 s.`);
     } finally {
       for (const s of sockets) s.destroy();
       await new Promise((r) => silent.close(r));

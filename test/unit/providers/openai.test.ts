@@ -14,7 +14,7 @@ afterEach(async () => {
 });
 
 function provider(opts: Partial<OpenAICompatibleProviderOptions> = {}): OpenAICompatibleProvider {
-  return new OpenAICompatibleProvider({ model: 'qwen-test', baseUrl: `${server.url}/v1`, maxRetries: 0, ...opts });
+  return new OpenAICompatibleProvider({ model: 'qwen-test', baseUrl: `${server.url}/v1`, ...opts });
 }
 
 const long = { type: 'text' as const, text: 'Local models answer in the same grammar.' };
@@ -138,13 +138,18 @@ describe('OpenAICompatibleProvider against the fake server', () => {
       { blocks: [long], fault: { kind: 'malformed', afterEvents: 3 } },
       { blocks: [long], fault: { kind: 'stall', afterEvents: 3 } },
     );
-    expect(errorOf(await collect(provider({ maxRetries: 3 }), request()))).toMatchObject({ code: 'auth_failed', phase: 'pre-stream', retryable: false });
-    expect(textOf(await collect(provider({ maxRetries: 1 }), request()))).toBe(long.text);
+    expect(errorOf(await collect(provider(), request()))).toMatchObject({ code: 'auth_failed', phase: 'pre-stream', retryable: false });
+    // Never retried by the provider (the turn machine does): one request, the wait reported.
+    expect(errorOf(await collect(provider(), request()))).toMatchObject({ code: 'rate_limited', phase: 'pre-stream', retryable: true, retryAfterMs: 10 });
+    expect(textOf(await collect(provider(), request()))).toBe(long.text);
     expect(errorOf(await collect(provider(), request()))).toMatchObject({ code: 'overloaded', phase: 'mid-stream', retryable: true });
     expect(errorOf(await collect(provider(), request()))).toMatchObject({ code: 'connection_reset', phase: 'mid-stream', retryable: true });
     expect(errorOf(await collect(provider(), request()))).toMatchObject({ code: 'malformed_response', phase: 'mid-stream' });
     expect(errorOf(await collect(provider({ stallTimeoutMs: 200 }), request()))).toMatchObject({ code: 'stream_stalled', phase: 'mid-stream' });
     expect(server.requests.length).toBe(7);
+
+    server.enqueue({ blocks: [long], fault: { kind: 'pings', afterEvents: 2, everyMs: 30 } });
+    expect(errorOf(await collect(provider({ stallTimeoutMs: 300 }), request()))).toMatchObject({ code: 'stream_stalled', phase: 'mid-stream' });
   });
 
   it('a closed port is connection_refused; abort is cancelled', async () => {
@@ -154,8 +159,8 @@ describe('OpenAICompatibleProvider against the fake server', () => {
     expect(errorOf(await collect(provider({ baseUrl: url }), request()))).toEqual({
       code: 'connection_refused',
       phase: 'connect',
-      retryable: true,
-      message: `Could not connect to ${url} (connection refused).`,
+      retryable: false,
+      message: `Could not connect to ${url}: connection refused (nothing is listening there). Check that the server is running and that the base URL is right.`,
     });
 
     server.enqueue({ blocks: [long], chunkSize: 2, delayMs: 20 });

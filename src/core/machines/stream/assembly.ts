@@ -57,13 +57,29 @@ export function mergeUsage(prev: Usage, raw: RawUsage | undefined): Usage {
   };
 }
 
+/** A tool call that will not run, and why (told to the model). */
+export interface UnrunToolUse {
+  id: string;
+  name: string;
+  reason: string;
+}
+
 /**
- * The assistant message to keep in the conversation: complete blocks only. A tool_use whose
- * input never finished (or did not parse) is left out and reported in `truncatedToolUses`.
+ * The assistant message to keep in the conversation, from the blocks as they stopped.
+ * - A tool_use whose input never finished — its block never stopped, or the answer was cut off
+ *   at `max_tokens` (`cutOff`) so its JSON is incomplete — is left out and reported in
+ *   `truncatedToolUses`.
+ * - A tool_use that stopped but whose input is not a JSON object (the model wrote bad JSON) is
+ *   kept, with an empty input, so the conversation records the call, and is reported in
+ *   `invalidToolUses`: the turn answers it with an error result and never runs it.
  */
-export function assembleMessage(blocks: BuildingBlock[]): { message: AssistantMessage; truncatedToolUses: { id: string; name: string; reason: string }[] } {
+export function assembleMessage(
+  blocks: BuildingBlock[],
+  cutOff = false,
+): { message: AssistantMessage; truncatedToolUses: UnrunToolUse[]; invalidToolUses: UnrunToolUse[] } {
   const content: AssistantBlock[] = [];
-  const truncatedToolUses: { id: string; name: string; reason: string }[] = [];
+  const truncatedToolUses: UnrunToolUse[] = [];
+  const invalidToolUses: UnrunToolUse[] = [];
   for (const b of blocks) {
     switch (b.type) {
       case 'text':
@@ -77,11 +93,19 @@ export function assembleMessage(blocks: BuildingBlock[]): { message: AssistantMe
         break;
       case 'tool_use':
         if (b.complete && b.input && !b.parseError) content.push({ type: 'tool_use', id: b.id, name: b.name, input: b.input });
-        else truncatedToolUses.push({ id: b.id, name: b.name, reason: b.parseError ?? 'input cut off before it was complete' });
+        else if (b.complete && b.parseError && !cutOff) {
+          content.push({ type: 'tool_use', id: b.id, name: b.name, input: {} });
+          invalidToolUses.push({ id: b.id, name: b.name, reason: `${b.parseError}; the input was: ${excerpt(b.json)}` });
+        } else truncatedToolUses.push({ id: b.id, name: b.name, reason: b.parseError ?? 'input cut off before it was complete' });
         break;
     }
   }
-  return { message: { role: 'assistant', content }, truncatedToolUses };
+  return { message: { role: 'assistant', content }, truncatedToolUses, invalidToolUses };
+}
+
+function excerpt(json: string): string {
+  const flat = json.trim();
+  return flat.length > 300 ? `${flat.slice(0, 300)}…` : flat;
 }
 
 export type StreamOutput =
@@ -92,7 +116,9 @@ export type StreamOutput =
       message: AssistantMessage;
       stopReason: StopReason;
       usage: Usage;
-      truncatedToolUses: { id: string; name: string; reason: string }[];
+      truncatedToolUses: UnrunToolUse[];
+      /** Calls kept in `message` (with an empty input) whose input was not a JSON object: never run. */
+      invalidToolUses: UnrunToolUse[];
     }
   | {
       ok: false;

@@ -1,27 +1,41 @@
 import type { ProviderEvent } from '../../providers/types';
 
+type DeltaEvent = Extract<ProviderEvent, { type: 'content_block_delta' }>;
+type Delta = DeltaEvent['delta'];
+
 /**
  * Merges consecutive deltas of the same block and kind (text, thinking, tool JSON, signature)
  * into one event, so the stream machine and everything downstream handle one event per burst of
  * network data instead of one per token. Order is kept: any other event flushes the pending
  * delta first, and `flush` (called when the producer yields to the event loop) emits what is left.
  * Contract: the concatenation of the emitted deltas equals the concatenation of the received ones.
+ * A delta that had nothing to merge with is emitted as received (no copy).
  */
 export class DeltaCoalescer {
-  private index = -1;
-  private kind: Delta['type'] | null = null;
+  /** The first pending delta; merged only when a second one of the same kind arrives. */
+  private first: DeltaEvent | undefined;
+  /**
+   * The texts to merge, joined once on flush: the result is one flat string, which is what gets
+   * kept (in the message, in the transcript), rather than a rope with a node per token.
+   */
   private parts: string[] = [];
 
   constructor(private readonly emit: (e: ProviderEvent) => void) {}
 
   push(e: ProviderEvent): void {
     if (e.type === 'content_block_delta') {
-      if (this.kind !== e.delta.type || this.index !== e.index) {
-        this.flush();
-        this.index = e.index;
-        this.kind = e.delta.type;
+      const first = this.first;
+      if (first === undefined) {
+        this.first = e;
+        return;
       }
-      this.parts.push(deltaText(e.delta));
+      if (first.delta.type === e.delta.type && first.index === e.index) {
+        if (this.parts.length === 0) this.parts.push(deltaText(first.delta));
+        this.parts.push(deltaText(e.delta));
+        return;
+      }
+      this.flush();
+      this.first = e;
       return;
     }
     this.flush();
@@ -29,16 +43,18 @@ export class DeltaCoalescer {
   }
 
   flush(): void {
-    const kind = this.kind;
-    if (kind === null) return;
-    const joined = this.parts.length === 1 ? this.parts[0]! : this.parts.join('');
-    this.kind = null;
+    const first = this.first;
+    if (first === undefined) return;
+    this.first = undefined;
+    if (this.parts.length === 0) {
+      this.emit(first);
+      return;
+    }
+    const merged = this.parts.join('');
     this.parts = [];
-    this.emit({ type: 'content_block_delta', index: this.index, delta: makeDelta(kind, joined) });
+    this.emit({ type: 'content_block_delta', index: first.index, delta: makeDelta(first.delta.type, merged) });
   }
 }
-
-type Delta = Extract<ProviderEvent, { type: 'content_block_delta' }>['delta'];
 
 function deltaText(d: Delta): string {
   switch (d.type) {

@@ -8,7 +8,8 @@ import { applyDelta, assembleMessage, mergeUsage, startBlock, stopBlock, type Bu
  * The stream machine follows one model response through the SSE grammar:
  * requesting → messageStart → processingBlocks (text | toolUse | thinking) → messageDelta →
  * messageStop, or failed from anywhere. Its UI mode is derived from its state. It does no I/O
- * itself: the `providerStream` actor feeds it the provider's events.
+ * itself: the `providerStream` actor feeds it the provider's events, with the deltas of a block
+ * merged until the block's next other event, and publishes streamed text to views itself.
  */
 export interface StreamInput {
   taskId: string;
@@ -135,7 +136,8 @@ export const streamMachine = setup({
           { guard: 'isThinking', target: '.thinking', actions: 'openBlock' },
           { guard: 'isToolUse', target: '.toolUse', actions: 'openBlock' },
         ],
-        content_block_delta: { actions: ['applyDelta', { type: 'publish', params: ({ context, event }) => deltaEvent(context.taskId, event as StartOf<'content_block_delta'>) }] },
+        // Text reaches views from the provider-stream actor as it arrives; here deltas only build the message.
+        content_block_delta: { actions: 'applyDelta' },
         content_block_stop: { target: '.between', actions: 'closeBlock' },
         message_delta: { target: 'messageDelta', actions: 'recordDelta' },
       },
@@ -158,8 +160,8 @@ export const streamMachine = setup({
   output: ({ context }) => streamOutput(context),
 });
 
-/** The text / thinking delta as a task event (the only per-token work outside the machine). */
-function deltaEvent(taskId: string, e: StartOf<'content_block_delta'>): TaskEvent | null {
+/** A text or thinking delta as the task event views get (published by the provider-stream actor). */
+export function deltaEvent(taskId: string, e: StartOf<'content_block_delta'>): TaskEvent | null {
   if (e.delta.type === 'text_delta') return { type: 'text', taskId, delta: e.delta.text };
   if (e.delta.type === 'thinking_delta') return { type: 'thinking', taskId, delta: e.delta.thinking };
   return null;
@@ -180,8 +182,8 @@ function streamOutput(context: StreamContext): StreamOutput {
       usage: context.usage,
     };
   }
-  const { message, truncatedToolUses } = assembleMessage(context.blocks.filter((b): b is BuildingBlock => b !== undefined));
-  return { ok: true, messageId: context.messageId, model: context.model, message, stopReason: context.stopReason, usage: context.usage, truncatedToolUses };
+  const blocks = context.blocks.filter((b): b is BuildingBlock => b !== undefined);
+  const { message, truncatedToolUses, invalidToolUses } = assembleMessage(blocks, context.stopReason === 'max_tokens');
+  return { ok: true, messageId: context.messageId, model: context.model, message, stopReason: context.stopReason, usage: context.usage, truncatedToolUses, invalidToolUses };
 }
 
-export { deltaEvent };

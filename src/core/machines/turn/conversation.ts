@@ -86,8 +86,14 @@ export function userText(text: string): UserMessage {
   return { role: 'user', content: [{ type: 'text', text }] };
 }
 
-/** Backoff for retrying a failed stream: exponential from 1 s, honouring retry-after, capped. */
-export function retryDelayMs(attempt: number, retryAfterMs: number | undefined, baseMs: number): number {
-  if (retryAfterMs !== undefined && retryAfterMs > 0) return Math.min(retryAfterMs, 60_000);
-  return Math.min(baseMs * 2 ** Math.max(0, attempt - 1), 30_000);
+/** The longest wait before a retry, whatever a server's retry-after asks for. */
+export const MAX_RETRY_DELAY_MS = 60_000;
+
+/**
+ * Backoff before retry number `attempt` (1, 2, …): the server's retry-after when it gave one,
+ * else exponential from `baseMs`; never more than `capMs`.
+ */
+export function retryDelayMs(attempt: number, retryAfterMs: number | undefined, baseMs: number, capMs: number = MAX_RETRY_DELAY_MS): number {
+  if (retryAfterMs !== undefined && retryAfterMs > 0) return Math.min(retryAfterMs, capMs);
+  return Math.min(baseMs * 2 ** Math.max(0, attempt - 1), capMs);
 }

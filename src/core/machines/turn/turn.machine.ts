@@ -7,7 +7,7 @@ import type { ToolDefinition } from '../../providers/types';
 import type { PermissionMode } from '../../runtime/types';
 import { callMachine, type CallOutput } from '../call/call.machine';
 import type { StreamOutput } from '../stream/assembly';
-import { insertToolResults, pendingToolUses, repairConversation, retryDelayMs, unansweredSubtaskCalls, userText } from './conversation';
+import { insertToolResults, pendingToolUses, repairConversation, unansweredSubtaskCalls, userText } from './conversation';
 import {
   addUsage,
   advance,
@@ -16,7 +16,10 @@ import {
   continueAfterMaxTokens,
   errorResult,
   internal,
+  invalidCall,
+  invalidInputResult,
   messageEvent,
+  nextRetryDelayMs,
   permissionEvent,
   resultEvent,
   resultsEvent,
@@ -74,7 +77,7 @@ export const turnMachine = setup({
     publish: (_: unknown, _event: TaskEvent | null) => {},
   },
   delays: {
-    retryDelay: ({ context }) => retryDelayMs(context.attempt - 1, context.failure && 'error' in context.failure ? context.failure.error.retryAfterMs : undefined, context.limits.retryBaseMs),
+    retryDelay: ({ context }) => nextRetryDelayMs(context),
   },
   guards: {
     maxTurnsReached: ({ context }) => context.modelCalls >= context.limits.maxTurns,
@@ -87,6 +90,7 @@ export const turnMachine = setup({
     stoppedAt: ({ context }, p: { reason: StopReason }) => context.last?.stopReason === p.reason,
     canContinueAfterMaxTokens: ({ context }) => context.last?.stopReason === 'max_tokens' && !context.maxTokensContinued,
     hasNextCall: ({ context }) => context.index < context.pending.length,
+    nextCallInvalid: ({ context }) => invalidCall(context) !== undefined,
     decisionIs: (_, p: { outcome: PermissionOutcome; decision: PermissionOutcome['decision']; mcp?: boolean }) =>
       p.outcome.decision === p.decision && (p.mcp === undefined || (p.outcome.decision === 'allow' && Boolean(p.outcome.mcp) === p.mcp)),
     isAllowedSubtask: ({ context }, p: { outcome: PermissionOutcome }) => p.outcome.decision === 'allow' && context.pending[context.index]?.name === 'Task',
@@ -245,7 +249,19 @@ export const turnMachine = setup({
       ],
     },
     dispatchingTools: {
-      always: [{ guard: 'hasNextCall', target: 'permissionCheck' }, { target: 'assembling' }],
+      always: [
+        // A call whose input was not valid JSON is answered with an error and never run or asked about.
+        {
+          guard: 'nextCallInvalid',
+          actions: [
+            { type: 'publish', params: ({ context }) => toolCallEvent(context) },
+            { type: 'publish', params: ({ context }) => resultEvent(context, invalidInputResult(context), 'not run: its input was not valid JSON') },
+            assign(({ context }) => advance(context, invalidInputResult(context))),
+          ],
+        },
+        { guard: 'hasNextCall', target: 'permissionCheck' },
+        { target: 'assembling' },
+      ],
     },
     permissionCheck: {
       entry: [

@@ -3,7 +3,7 @@ import type { TaskEvent } from '../../../shared/domain/events';
 import type { ConversationMessage, ToolResultBlock, Usage } from '../../../shared/domain/messages';
 import type { ProviderRequest } from '../../providers/types';
 import type { CallOutput } from '../call/call.machine';
-import type { StreamOutput } from '../stream/assembly';
+import type { StreamOutput, UnrunToolUse } from '../stream/assembly';
 import { insertToolResults, repairConversation, retryDelayMs, toolResultsMessage } from './conversation';
 import type { PermissionOutcome, TurnContext } from './types';
 
@@ -35,6 +35,24 @@ export function advance(context: TurnContext, result: ToolResultBlock): Partial<
 export function errorResult(context: TurnContext, err: unknown): ToolResultBlock {
   const call = context.pending[context.index];
   return { type: 'tool_result', tool_use_id: call?.id ?? 'unknown', content: `The tool failed: ${err instanceof Error ? err.message : String(err)}`, is_error: true };
+}
+
+/** The pending call about to be dispatched, when the model wrote its input as something other than a JSON object. */
+export function invalidCall(context: TurnContext): UnrunToolUse | undefined {
+  const call = context.pending[context.index];
+  return call ? context.last?.invalidToolUses.find((u) => u.id === call.id) : undefined;
+}
+
+/** The error result that tells the model its tool input was not valid JSON and the call did not run. */
+export function invalidInputResult(context: TurnContext): ToolResultBlock {
+  const bad = invalidCall(context);
+  const id = context.pending[context.index]?.id ?? 'unknown';
+  return {
+    type: 'tool_result',
+    tool_use_id: id,
+    content: `The call was not run: its input was not valid JSON (${bad?.reason ?? 'unreadable input'}). Send the call again with its input as one JSON object.`,
+    is_error: true,
+  };
 }
 
 export function internal(err: unknown): KeelError {
@@ -87,10 +105,18 @@ export function resultEvent(context: TurnContext, result: ToolResultBlock, summa
   return { type: 'tool_result', taskId: context.taskId, id: result.tool_use_id, is_error: Boolean(result.is_error), summary };
 }
 
+/** The wait before the retry the context is about to make (its `attempt` already counts it). */
+export function nextRetryDelayMs(context: TurnContext): number {
+  const f = context.failure;
+  const retryAfterMs = f && !f.ok && 'error' in f ? f.error.retryAfterMs : undefined;
+  return retryDelayMs(context.attempt - 1, retryAfterMs, context.limits.retryBaseMs, context.limits.maxRetryDelayMs);
+}
+
+/** Tells the person what failed and how long Keel waits before trying again. */
 export function retryEvent(context: TurnContext): TaskEvent | null {
   const f = context.failure;
   if (!f || f.ok || !('error' in f)) return null;
-  return { type: 'retry', taskId: context.taskId, attempt: context.attempt - 1, delayMs: retryDelayMs(context.attempt - 1, f.error.retryAfterMs, context.limits.retryBaseMs), code: f.error.code };
+  return { type: 'retry', taskId: context.taskId, attempt: context.attempt - 1, delayMs: nextRetryDelayMs(context), code: f.error.code, message: f.error.message };
 }
 
 export function usageEvent(context: TurnContext): TaskEvent | null {

@@ -14,6 +14,8 @@ export interface TurnLimits {
   /** Retries of a failed stream before the turn gives up. */
   retryLimit: number;
   retryBaseMs: number;
+  /** The longest wait before a retry, even when a server's retry-after asks for more (default 60 s). */
+  maxRetryDelayMs?: number;
   lockTimeoutMs: number;
   thinkingBudgetTokens?: number;
 }
