@@ -102,7 +102,7 @@ function startQuery(q: QueryMessage, send: (m: FromWorker) => void, done: (q: Ru
   const sandbox = new Sandbox(runtime.sandbox);
   const tools = createToolRegistry(builtinTools.map((t) => (t.name === 'Bash' ? (createBashTool({ sandbox }) as AnyTool) : t)));
   let parentModes = q.parentModes;
-  const engine = lazyEngine({ workspace: runtime.workspace, settingsFiles: runtime.settingsFiles, sandbox: runtime.sandbox });
+  const engine = engineFor(runtime.workspace, runtime.settingsFiles, runtime.sandbox.enabled);
   const permissions: PermissionDecider = boundedByModes(engine, () => parentModes);
   const waiting = new Map<string, (answer: PermissionAnswer) => void>();
   const durables = new Map<string, () => void>();
@@ -199,6 +199,18 @@ function startQuery(q: QueryMessage, send: (m: FromWorker) => void, done: (q: Ru
     send({ type: 'complete', queryId: q.queryId, output });
     done(running);
   }
+}
+
+/**
+ * One permission engine per workspace and settings for the worker's life, as a host keeps one per
+ * runtime: its shell parser (wasm) loads once, not on every query.
+ */
+const engines = new Map<string, PermissionDecider>();
+function engineFor(workspace: string, settingsFiles: string[], sandboxEnabled: boolean): PermissionDecider {
+  const key = JSON.stringify([workspace, settingsFiles, sandboxEnabled]);
+  let engine = engines.get(key);
+  if (!engine) engines.set(key, (engine = lazyEngine({ workspace, settingsFiles, sandbox: { enabled: sandboxEnabled } })));
+  return engine;
 }
 
 function failed(q: QueryMessage, error: KeelError): TurnOutput {
