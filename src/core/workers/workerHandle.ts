@@ -110,11 +110,16 @@ export class WorkerHandle {
 
   /** Asks the worker to stop `queryId`; a worker that does not answer within the grace period is killed. */
   cancelQuery(queryId: string): void {
-    this.actor.send({ type: 'CANCEL_QUERY', queryId });
+    if (this.alive) this.actor.send({ type: 'CANCEL_QUERY', queryId });
   }
 
+  /** Stops the worker (see the worker machine); nothing once it is dead. */
   shutdown(graceful: boolean, reason: string): void {
-    this.actor.send({ type: 'SHUTDOWN', graceful, reason });
+    if (this.alive) this.actor.send({ type: 'SHUTDOWN', graceful, reason });
+  }
+
+  private get alive(): boolean {
+    return this.actor.getSnapshot().status === 'active';
   }
 
   /** Asks for a health answer now; resolves when it comes or after `ms`. */

@@ -75,6 +75,15 @@ describe('keel with worker processes', () => {
     expect(server.requests).toHaveLength(2);
     expect(run.stderr()).toMatch(/line\s+task\s+status\s+worker/);
     expect(run.stderr()).toMatch(/interrupted/);
+
+    // Resumable: the interrupted task continues from its log, on a worker again.
+    server.enqueue({ blocks: [{ type: 'text', text: 'Picked up where it stopped.' }] });
+    const resumed = await runCli(['run', '--resume', stalledTask!, ...provider(server.url), '--output-format', 'stream-json', '--workers', '1'], KEY, run.storage);
+    const again = await resumed.exit;
+    expect(again.code, resumed.stderr()).toBe(0);
+    expect(resumed.events.at(-1)).toMatchObject({ type: 'done', taskId: stalledTask, status: 'completed' });
+    expect(server.requests).toHaveLength(3);
+    expect(server.requests[2]!.taskId).toBe(stalledTask);
   });
 
   it('a Task call in a worker runs its sub-agent on another worker and the parent resumes with its answer', async () => {
