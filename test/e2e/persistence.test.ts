@@ -108,9 +108,11 @@ describe('persistence: tasks survive navigation and a window reload', () => {
     const vsixPath = ensureKeelVsix();
     model = await startFakeModelServer({
       turns: [
-        { blocks: [{ type: 'text', text: LONG_A }], chunkSize: 4, delayMs: 30 },
+        // The long answers stream for about 40 s (330 chunks, 120 ms apart): on a loaded machine the
+        // palette commands between "still streaming" checks have taken over 10 s.
+        { blocks: [{ type: 'text', text: LONG_A }], chunkSize: 4, delayMs: 120 },
         { blocks: [{ type: 'text', text: SHORT_B }], chunkSize: 8, delayMs: 5 },
-        { blocks: [{ type: 'text', text: LONG_C }], chunkSize: 4, delayMs: 30 },
+        { blocks: [{ type: 'text', text: LONG_C }], chunkSize: 4, delayMs: 120 },
         { blocks: [{ type: 'text', text: RESUMED }], chunkSize: 6, delayMs: 10 },
       ],
     });
@@ -167,7 +169,7 @@ describe('persistence: tasks survive navigation and a window reload', () => {
       .poll(async () => {
         const a = await lastAnswer(chat);
         return a?.streaming === 'false' ? a.text : '';
-      }, { timeout: 60_000 })
+      }, { timeout: 120_000 })
       .toBe(collapse(LONG_A));
     expect(streamA.completed).toBe(true);
     expect(proxy.streams.filter((s) => s.taskId === streamA.taskId)).toHaveLength(1);

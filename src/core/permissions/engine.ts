@@ -3,12 +3,14 @@ import { join, resolve } from 'node:path';
 import type { Parser } from 'web-tree-sitter';
 import type { PermissionMode } from '../runtime/types';
 import type { PermissionSubject } from '../tools/types';
-import { checkBash } from './bashCheck';
+import { checkBash, type BashContext } from './bashCheck';
 import { emptyFindings, groupRules, type Findings, type RuleSet } from './findings';
 import { compilePathPattern, isInside, protectedReason, realLocation, type PathBases } from './paths';
+import { cachedFs } from './fsView';
+import { resolvePhysical } from './physical';
 import { domainMatches, mcpRuleMatches, realHost, type PermissionRule } from './rules';
 import { defaultSources, explicitSource, loadSettings, stampOf, type LoadedSettings, type SettingsSource } from './settings';
-import { loadBashParser } from './shell/parser';
+import { loadBashParser, WARM_UP } from './shell/parser';
 
 /** One decision with its explanation. `risky`: the editor should show a modal, not only a card. */
 export type EngineDecision = { decision: 'allow' | 'ask' | 'deny'; reason: string; rule?: string; source?: string; risky?: boolean };
@@ -44,7 +46,9 @@ export interface EngineOptions {
 /** Builds the engine: loads the shell parser once and reads the settings files. Rejects only if the parser cannot load. */
 export async function createPermissionEngine(opts: EngineOptions): Promise<PermissionEngine> {
   const parser = await loadBashParser();
-  return new RuleEngine(parser, opts);
+  const engine = new RuleEngine(parser, opts);
+  engine.warmUp();
+  return engine;
 }
 
 class RuleEngine implements PermissionEngine {
@@ -55,6 +59,10 @@ class RuleEngine implements PermissionEngine {
   private rules!: RuleSet;
   private roots: string[] = [];
   private readonly userSettingsPath: string;
+  private readonly userSettingsReal: string;
+  private readonly homeReal: string;
+  /** Compiled Read/Edit/Write rules by behaviour and tools; emptied when the settings change. */
+  private pathRuleCache = new Map<string, CompiledPathRule[]>();
 
   constructor(
     private readonly parser: Parser,
@@ -63,9 +71,26 @@ class RuleEngine implements PermissionEngine {
     this.home = resolve(opts.home ?? homedir());
     const workspace = resolve(opts.workspace);
     this.workspaceReal = realLocation(workspace);
+    this.homeReal = realLocation(this.home);
     this.userSettingsPath = opts.userSettingsPath ?? join(this.home, '.keel', 'settings.json');
+    this.userSettingsReal = realLocation(this.userSettingsPath);
     this.sources = [...defaultSources(workspace, this.userSettingsPath), ...(opts.settingsFiles ?? []).map((f) => explicitSource(f, workspace))];
     this.reload();
+  }
+
+  /**
+   * Checks a sample script twice and throws the answers away: the first decisions of a process
+   * otherwise spend tens of milliseconds of CPU compiling the analysis code, which would count
+   * against the analysis budget (bounds.ts) and could turn a first `ls` into a question.
+   */
+  warmUp(): void {
+    for (let i = 0; i < 2; i++) {
+      try {
+        checkBash(this.bashContext(), WARM_UP, this.workspaceReal, emptyFindings());
+      } catch {
+        // A warm-up is an optimisation; decisions report their own failures.
+      }
+    }
   }
 
   problems(): string[] {
@@ -96,6 +121,7 @@ class RuleEngine implements PermissionEngine {
     this.settings = loadSettings(this.sources, this.home);
     this.rules = groupRules(this.settings.rules);
     this.roots = [this.workspaceReal, ...[...(this.opts.additionalDirectories ?? []), ...this.settings.additionalDirectories].map((d) => realLocation(resolve(this.opts.workspace, d)))];
+    this.pathRuleCache = new Map();
   }
 
   private decideNow(call: PermissionCall, mode: PermissionMode): EngineDecision {
@@ -146,13 +172,20 @@ class RuleEngine implements PermissionEngine {
   }
 
   private bases(): PathBases {
-    return { workspace: this.workspaceReal, home: this.home };
+    return { workspace: this.workspaceReal, home: this.homeReal };
   }
 
-  private pathRules(kinds: string[], behavior: PermissionRule['behavior']): { rule: PermissionRule; test: (p: string) => boolean }[] {
-    return this.rules.all
-      .filter((r) => r.behavior === behavior && r.specifier !== undefined && kinds.includes(r.tool))
-      .map((rule) => ({ rule, test: compilePathPattern(rule.specifier as string, realLocation(rule.projectRoot), this.bases()) }));
+  /** Path rules of `kinds` with `behavior`, compiled once per settings version. */
+  private pathRules(kinds: string[], behavior: PermissionRule['behavior']): CompiledPathRule[] {
+    const key = `${behavior}:${kinds.join(',')}`;
+    let compiled = this.pathRuleCache.get(key);
+    if (!compiled) {
+      compiled = this.rules.all
+        .filter((r) => r.behavior === behavior && r.specifier !== undefined && kinds.includes(r.tool))
+        .map((rule) => ({ rule, test: compilePathPattern(rule.specifier as string, realLocation(rule.projectRoot), this.bases()) }));
+      this.pathRuleCache.set(key, compiled);
+    }
+    return compiled;
   }
 
   private insideRoots(real: string): boolean {
@@ -166,10 +199,15 @@ class RuleEngine implements PermissionEngine {
     const used: PermissionRule[] = [];
     let allOk = true;
     for (const p of paths) {
-      const real = realLocation(p);
+      const r = resolvePhysical(p);
+      const real = r.ok ? r.path : null;
       this.readRules(p, real, f);
       // A search root (Glob, Grep) reads what is inside it.
-      if (tool !== 'Read') this.readRules(join(p, '_'), join(real, '_'), f);
+      if (tool !== 'Read') this.readRules(join(p, '_'), real === null ? null : join(real, '_'), f);
+      if (real === null) {
+        allOk = false;
+        continue;
+      }
       const rule = allowRules.find((a) => a.test(real))?.rule ?? wholeTool;
       if (rule) {
         if (!used.includes(rule)) used.push(rule);
@@ -178,8 +216,10 @@ class RuleEngine implements PermissionEngine {
     if (allOk) f.allow ??= { reason: used.length ? `allowed by ${used.map((r) => r.raw).join(', ')}` : 'reading inside the workspace', rules: used };
   }
 
-  private readRules(lexical: string, real: string, f: Findings): void {
-    const hit = (b: PermissionRule['behavior']) => this.pathRules(['Read'], b).find((a) => a.test(real) || a.test(resolve(lexical)))?.rule;
+  /** Read deny/ask rules, on where the path really leads and on the path as written (normalised). */
+  private readRules(lexical: string, real: string | null, f: Findings): void {
+    const written = resolve(lexical);
+    const hit = (b: PermissionRule['behavior']) => this.pathRules(['Read'], b).find((a) => (real !== null && a.test(real)) || a.test(written))?.rule;
     const d = hit('deny');
     if (d) f.deny ??= { reason: `denied by ${d.raw}`, rule: d };
     const k = hit('ask');
@@ -194,7 +234,7 @@ class RuleEngine implements PermissionEngine {
     let allOk = true;
     for (const p of paths) {
       const real = this.writeTarget(p, p, f, kinds);
-      const rule = allowRules.find((a) => a.test(real))?.rule ?? wholeTool;
+      const rule = real === null ? undefined : (allowRules.find((a) => a.test(real))?.rule ?? wholeTool);
       if (rule) {
         if (!used.includes(rule)) used.push(rule);
       } else allOk = false;
@@ -202,18 +242,29 @@ class RuleEngine implements PermissionEngine {
     if (allOk && used.length > 0) f.allow ??= { reason: `allowed by ${used.map((r) => r.raw).join(', ')}`, rules: used };
   }
 
-  /** Rules, protected places and roots for one written file; returns its real location. */
-  private writeTarget(p: string, text: string, f: Findings, kinds: string[]): string {
-    const real = realLocation(p);
+  /**
+   * Rules, protected places and roots for one written file, at the place the kernel will write
+   * (symlinks followed, dangling ones too: a write creates their target). Returns that place, or
+   * null when it cannot be known (then it asks).
+   */
+  private writeTarget(p: string, text: string, f: Findings, kinds: string[]): string | null {
+    const r = resolvePhysical(p);
+    const real = r.ok ? r.path : null;
     const lexical = resolve(p);
-    const hit = (b: PermissionRule['behavior']) => this.pathRules(kinds, b).find((a) => a.test(real) || a.test(lexical))?.rule;
+    const hit = (b: PermissionRule['behavior']) => this.pathRules(kinds, b).find((a) => (real !== null && a.test(real)) || a.test(lexical))?.rule;
     const d = hit('deny');
     if (d) f.deny ??= { reason: `denied by ${d.raw}`, rule: d };
     const k = hit('ask');
     if (k) f.ask ??= { reason: `${k.raw} asks`, rule: k };
-    const prot = protectedReason(real, this.userSettingsPath) ?? protectedReason(lexical, this.userSettingsPath);
+    const places = { roots: this.roots, home: this.homeReal, userSettingsPath: this.userSettingsReal };
+    const prot = (real !== null ? protectedReason(real, places) : null) ?? protectedReason(lexical, { ...places, home: this.home });
     if (prot) f.hardAsk.push(prot);
-    if (this.insideRoots(real)) f.writesInside = true;
+    if (!r.ok) {
+      f.softAsk.push(`cannot tell which file ${text} writes: ${r.reason}`);
+      f.risky.push('writes a file whose location cannot be resolved');
+      return null;
+    }
+    if (this.insideRoots(r.path)) f.writesInside = true;
     else {
       f.softAsk.push(`writes outside the workspace (${text})`);
       f.risky.push('writes outside the workspace');
@@ -221,23 +272,52 @@ class RuleEngine implements PermissionEngine {
     return real;
   }
 
-  private bashContext() {
+  /** What the Bash check needs, with a file-system view and answers shared by this one decision. */
+  private bashContext(): BashContext {
+    const fs = cachedFs();
+    const physical = new Map<string, ReturnType<typeof resolvePhysical>>();
+    const readableSeen = new Map<string, boolean>();
+    const readChecked = new Set<string>();
+    const resolveOnce = (p: string) => {
+      let r = physical.get(p);
+      if (!r) {
+        r = resolvePhysical(p, '/', fs);
+        physical.set(p, r);
+      }
+      return r;
+    };
     return {
       parser: this.parser,
       rules: this.rules,
       home: this.home,
+      fs,
       checkWrite: (path: string | null, text: string, f: Findings) => {
         if (path === null) {
           f.softAsk.push(`writes to a file named only at run time (${text})`);
-          return;
+          return false;
         }
-        if (/^\/dev\/(null|stdout|stderr|tty|fd\/\d+)$/.test(path)) return;
-        this.writeTarget(path, text, f, ['Edit', 'Write']);
+        if (/^\/dev\/(null|stdout|stderr|tty|fd\/\d+)$/.test(path)) return true;
+        const real = this.writeTarget(path, text, f, ['Edit', 'Write']);
+        if (real === null) return false;
+        const whole = this.rules.all.some((r) => r.behavior === 'allow' && r.specifier === undefined && (r.tool === 'Edit' || r.tool === 'Write'));
+        return whole || this.pathRules(['Edit', 'Write'], 'allow').some((a) => a.test(real));
       },
       checkRead: (path: string | null, _text: string, f: Findings) => {
-        if (path !== null) this.readRules(path, realLocation(path), f);
+        if (path === null || readChecked.has(path)) return;
+        readChecked.add(path);
+        const r = resolveOnce(path);
+        this.readRules(path, r.ok ? r.path : null, f);
       },
-      readable: (abs: string) => this.insideRoots(realLocation(abs)) || /^\/dev\/null$/.test(abs),
+      readable: (path: string) => {
+        if (path === '/dev/null') return true;
+        let ok = readableSeen.get(path);
+        if (ok === undefined) {
+          const r = resolveOnce(path);
+          ok = r.ok && (this.insideRoots(r.path) || this.pathRules(['Read'], 'allow').some((a) => a.test(r.path)));
+          readableSeen.set(path, ok);
+        }
+        return ok;
+      },
     };
   }
 
@@ -253,6 +333,11 @@ class RuleEngine implements PermissionEngine {
     }
     if (host === null) f.softAsk.push(`the URL ${url} has no host Keel can check`);
   }
+}
+
+interface CompiledPathRule {
+  rule: PermissionRule;
+  test: (p: string) => boolean;
 }
 
 function isObject(v: unknown): v is Record<string, unknown> {
@@ -286,7 +371,7 @@ export function combine(f: Findings, mode: PermissionMode, kind: PermissionSubje
     const rules = f.allow.rules;
     const first = rules[0];
     const allowed: EngineDecision = { decision: 'allow', reason: f.allow.reason, ...(first ? { rule: rules.map((r) => r.raw).join(', '), source: first.source } : {}) };
-    if (kind !== 'execute' || !f.writesInside || !f.allow.onlyReadOnly) return allowed;
+    if (kind !== 'execute' || !f.writesInside || !f.allow.unruledWrites) return allowed;
     if (mode === 'acceptEdits') return { decision: 'allow', reason: 'acceptEdits mode: read-only commands writing inside the workspace' };
     return asking('the command writes a file');
   }

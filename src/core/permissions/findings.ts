@@ -15,7 +15,12 @@ export interface Findings {
   readOnly: boolean;
   /** The call writes only inside the allowed roots (acceptEdits allows it). */
   writesInside: boolean;
-  allow?: { reason: string; rules: PermissionRule[]; onlyReadOnly?: boolean };
+  /**
+   * `unruledWrites` (Bash): a file is written (a redirection, `time -o F`, `strace -o F`) that
+   * no Edit/Write allow rule covers, whichever Bash rule allowed its command: that write asks
+   * (acceptEdits allows it inside the workspace).
+   */
+  allow?: { reason: string; rules: PermissionRule[]; unruledWrites?: boolean };
   risky: string[];
 }
 

@@ -1,48 +1,46 @@
-import { existsSync, realpathSync } from 'node:fs';
-import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
+import { join, relative, resolve, sep, isAbsolute } from 'node:path';
+import { physicalOrLexical } from './physical';
 import { escapeRegex } from './rules';
 
 /**
- * File paths for permission decisions: symlink-resolved locations, the allowed roots
- * (workspace + additional directories), protected places, and Read/Edit rule patterns in
- * gitignore style. Pure except for realpath lookups.
+ * File paths for permission decisions: the allowed roots (workspace + additional directories),
+ * protected places, and Read/Edit rule patterns in gitignore style. Where a path really leads
+ * is physical.ts's job (symlinks first, then `..`, as the kernel does).
  */
 
-/** realpath of `p`, or of its longest existing ancestor joined with the rest (new files). */
+/** The physical location of `p` (absolute, or relative to the process), for roots and bases. */
 export function realLocation(p: string): string {
-  const abs = resolve(p);
-  let cur = abs;
-  const tail: string[] = [];
-  for (let i = 0; i < 256; i++) {
-    if (existsSync(cur)) {
-      try {
-        return join(realpathSync(cur), ...tail.reverse());
-      } catch {
-        return abs;
-      }
-    }
-    const parent = dirname(cur);
-    if (parent === cur) return abs;
-    tail.push(basename(cur));
-    cur = parent;
-  }
-  return abs;
+  return physicalOrLexical(resolve(p));
 }
 
+/** True when `p` is `root` or below it. Both absolute; a normalised pair takes a fast path. */
 export function isInside(root: string, p: string): boolean {
+  const plain = (x: string): boolean => !x.includes(`${sep}.`) && !x.includes(`${sep}${sep}`) && !x.endsWith(sep);
+  if (plain(root) && plain(p)) return p === root || p.startsWith(`${root}${sep}`);
+  if (root === sep) return isAbsolute(p);
   const rel = relative(root, p);
   return rel === '' || (!rel.startsWith(`..${sep}`) && rel !== '..' && !isAbsolute(rel));
 }
 
-/** Why a write to `real` (a realpath) must ask whatever the mode, or null. */
-export function protectedReason(real: string, userSettingsPath: string | undefined): string | null {
-  const parts = real.split(sep);
-  if (parts.includes('.git')) return 'writes inside a .git folder';
-  if (parts.includes('.vscode')) return 'writes VS Code settings (.vscode/)';
-  const name = parts[parts.length - 1] ?? '';
-  const parent = parts[parts.length - 2] ?? '';
-  if ((parent === '.keel' || parent === '.claude') && /^settings(\.local)?\.json$/.test(name)) return `writes permission settings (${parent}/${name})`;
-  if (userSettingsPath && real === realLocation(userSettingsPath)) return 'writes the user permission settings';
+/** Folders whose files change what Keel, Claude Code, git or VS Code run or allow. */
+const PROTECTED_FOLDERS: [string, string][] = [
+  ['.git', 'writes inside a .git folder (hooks and config run code)'],
+  ['.keel', "writes Keel's own files (.keel/: permission settings and more)"],
+  ['.claude', 'writes Claude Code settings (.claude/)'],
+  ['.vscode', 'writes VS Code settings (.vscode/: tasks and launch configurations run code)'],
+];
+
+/**
+ * Why a write to `p` (an absolute path, physical or lexical) must ask whatever the mode, or null:
+ * anything inside a `.git`, `.keel`, `.claude` or `.vscode` folder below the root that holds it
+ * (or anywhere in the path outside every root), the user's `~/.keel`, the user settings file.
+ */
+export function protectedReason(p: string, places: { roots: readonly string[]; home: string; userSettingsPath?: string }): string | null {
+  const root = places.roots.find((r) => isInside(r, p));
+  const parts = (root === undefined ? p : relative(root, p)).split(sep);
+  for (const [folder, why] of PROTECTED_FOLDERS) if (parts.includes(folder)) return why;
+  if (isInside(join(places.home, '.keel'), p)) return "writes the user's Keel folder (~/.keel)";
+  if (places.userSettingsPath && p === places.userSettingsPath) return 'writes the user permission settings';
   return null;
 }
 

@@ -33,7 +33,7 @@ export function suggestRules(call: SuggestCall): string[] {
       const out: string[] = [];
       for (const cmd of a.commands) {
         const plan = planCommand(cmd);
-        if (plan.opaque.length > 0 || plan.scripts.length > 0) {
+        if (plan.opaque.length > 0 || plan.scripts.length > 0 || plan.denyScripts.length > 0) {
           if (!out.includes(`Bash(${cmd.text})`)) out.push(`Bash(${cmd.text})`);
           continue;
         }

@@ -33,6 +33,11 @@ const SPECS: Record<string, ReadOnlySpec> = {
  * never what runs or which files are read. Everything else (RIPGREP_CONFIG_PATH, GIT_*, PAGER,
  * LESSOPEN, MAGIC, TZDIR, LD_*, POSIXLY_CORRECT, …) makes the command not read-only.
  */
+/** Is `name` a program the read-only allowlist knows (none runs its arguments as a command)? */
+export function isReadOnlyProgram(name: string): boolean {
+  return Object.hasOwn(SPECS, name);
+}
+
 const HARMLESS_ENV = /^(LANG|LANGUAGE|LC_[A-Z]+|TZ|NO_COLOR|FORCE_COLOR|CLICOLOR|CLICOLOR_FORCE|TERM|COLUMNS|LINES|LS_COLORS|GREP_COLOR|GREP_COLORS|TIME_STYLE|QUOTING_STYLE|BLOCK_SIZE|DU_BLOCK_SIZE|LS_BLOCK_SIZE|TABSIZE)$/;
 
 /** True when assigning `name` for a read-only command cannot change what it runs or reads. */
@@ -53,16 +58,23 @@ function allSafe(spec: ReadOnlySpec): boolean {
  * code, run-time arguments or an unknown option is never read-only. Never throws.
  */
 export function isReadOnlyCommand(form: CommandForm, ctx: ReadOnlyContext): boolean {
-  if (form.openEnded || form.inlineAt !== undefined) return false;
+  // A form with arguments added at run time (`xargs head F`) or inline code is never read-only,
+  // but its files still go through `pathOk` (whose Read deny rules apply as they would alone).
+  if (form.inlineAt !== undefined) return false;
+  return readOnlyForm(form, ctx) && !form.openEnded;
+}
+
+function readOnlyForm(form: CommandForm, ctx: ReadOnlyContext): boolean {
   if (form.assigns?.some((a) => !isHarmlessVariable(a))) return false;
   const name = form.words[0];
   if (!name || name.dynamic || name.glob) return false;
-  if (name.value === 'git') return gitIsReadOnly(form.words, ctx);
-  if (name.value === 'find') return findIsReadOnly(form.words, ctx);
+  const given = braceFieldsAsWords(form.words);
+  if (name.value === 'git') return gitIsReadOnly(given, ctx);
+  if (name.value === 'find') return findIsReadOnly(given, ctx);
   const spec = Object.hasOwn(SPECS, name.value) ? SPECS[name.value] : undefined;
   if (!spec) return false;
   if (!spec.table) return true;
-  const words = spec.prepare ? spec.prepare(form.words) : form.words;
+  const words = spec.prepare ? spec.prepare(given) : given;
   if (!words) return false;
   const safe = allSafe(spec);
   // A computed word may be any option and several words: fine when every option is harmless and
@@ -92,6 +104,23 @@ export function isReadOnlyCommand(form: CommandForm, ctx: ReadOnlyContext): bool
   }
   const fallback = files === 0 ? spec.defaultPath?.(a) : undefined;
   return fallback === undefined || ctx.pathOk(fallback);
+}
+
+/**
+ * The words the program really receives: a brace expansion (`{a,b}`, `~/{x,y}`) is several
+ * words once bash has expanded it, each checked on its own (as an option, a pattern or a file).
+ * Only words whose every field is known are split; a field keeps the word's glob flag (a quoted
+ * `*` in one field then counts as a glob: more checks, never fewer). Computed words stay as they
+ * are (never read-only where it matters).
+ */
+function braceFieldsAsWords(words: readonly ShellWord[]): ShellWord[] {
+  if (!words.some((w) => w.dynamic && w.fields)) return words.slice();
+  const out: ShellWord[] = [];
+  for (const w of words) {
+    if (!w.dynamic || !w.fields) out.push(w);
+    else for (const f of w.fields) out.push({ value: f, dynamic: false, glob: w.glob, text: w.text, fields: [f] });
+  }
+  return out;
 }
 
 function optionOk(effect: RO, value: string | undefined, word: ShellWord | undefined, ctx: ReadOnlyContext): boolean {

@@ -9,6 +9,7 @@ import type { EngineDecision, PermissionCall } from '../permissions/engine';
 import { suggestRules } from '../permissions/persist';
 import { parseToolInput } from '../tools/execute';
 import type { ToolRegistry } from '../tools/registry';
+import type { PermissionSubject } from '../tools/types';
 import type { PermissionMode } from './types';
 
 /** What the runtime asks of the permission engine (src/core/permissions): one decision per call. */
@@ -24,6 +25,17 @@ export interface PermissionCheckServices {
   permissions?: PermissionDecider;
   asker: PermissionAsker;
   publish(event: TaskEvent): void;
+}
+
+/** The subject each call was decided on (the same ToolUseBlock object reaches the run). */
+const approvedSubjects = new WeakMap<ToolUseBlock, PermissionSubject>();
+
+/**
+ * The subject `call` was last decided on by `decideToolCall`, if it was: the tool refuses to
+ * write when its target now leads elsewhere (Write/Edit through symlinks, writeTarget.ts).
+ */
+export function approvedSubject(call: ToolUseBlock): PermissionSubject | undefined {
+  return approvedSubjects.get(call);
 }
 
 /**
@@ -43,6 +55,8 @@ export async function decideToolCall(
   const parsed = parseToolInput(services.tools, call.name, call.input);
   if (!parsed.ok) return { decision: 'invalid', result: toolResult(call.id, parsed.result.content, true) };
   const subject = parsed.tool.subject(parsed.input as never, { workspace: services.workspace });
+  // The tool checks at run time that it touches what was decided on (Write/Edit through symlinks).
+  approvedSubjects.set(call, subject);
   const decider = services.permissions ?? modeOnly(services.workspace);
   const machine = permissionMachine.provide({
     actors: {

@@ -15,7 +15,7 @@ import type { ModelProvider } from '../providers/types';
 import { SecretKeeper } from '../security/secretKeeper';
 import { invokeTool, parseToolInput } from '../tools/execute';
 import type { ToolRegistry } from '../tools/registry';
-import { decideToolCall, type PermissionDecider } from './permissionCheck';
+import { approvedSubject, decideToolCall, type PermissionDecider } from './permissionCheck';
 import { buildSystemPrompt } from './systemPrompt';
 import { remoteTurn, type RemoteTurnDeps } from '../workers/remoteTurn';
 
@@ -187,9 +187,11 @@ async function runTool(services: TurnServices, secrets: SecretKeeper, taskId: st
   const publishChunk = (chunk: string) => {
     if (chunk) services.publish({ type: 'tool_output', taskId, id: call.id, chunk });
   };
+  const approved = approvedSubject(call);
   const r = await invokeTool(parsed.tool, parsed.input, {
     taskId,
     workspace: services.workspace,
+    ...(approved ? { approved } : {}),
     signal,
     locks: services.locks,
     env: secrets.environment(),

@@ -1,11 +1,11 @@
 import { promises as fs } from 'node:fs';
-import * as path from 'node:path';
 import { z } from 'zod';
 import { fileLockKey } from '../locks/lockManager';
 import { applyEdit, snippetAround, type EditOutcome } from './editText';
 import { readTextIfExists, readTextOrNull } from './fileText';
 import { displayPath, errnoCode, errorMessage, resolveToolPath } from './paths';
 import type { PermissionSubject, Tool, ToolResult } from './types';
+import { approvedWriteTarget, resolveWriteTarget, throughLink, writeNoFollow } from './writeTarget';
 
 const inputSchema = z.object({
   file_path: z.string().min(1).describe('The absolute path of the file to modify (a path relative to the workspace also works)'),
@@ -30,10 +30,12 @@ export const editTool: Tool<EditInput> = {
     const abs = resolveToolPath(ctx.workspace, input.file_path);
     const shown = displayPath(ctx.workspace, abs);
     const before = readTextOrNull(abs);
-    const base: PermissionSubject = { kind: 'write', tool: 'Edit', paths: [abs], summary: `Edit ${shown}` };
+    const target = resolveWriteTarget(abs);
+    const link = throughLink(ctx.workspace, abs);
+    const base: PermissionSubject = { kind: 'write', tool: 'Edit', paths: [abs], ...(target.ok ? { targets: [target.path] } : {}), summary: `Edit ${shown}${link}` };
     const planned = plan(before, input, abs);
-    if (!planned.ok) return { ...base, summary: `Edit ${shown} (will fail: ${planned.reason})` };
-    return { ...base, summary: before === null ? `Create ${shown}` : `Edit ${shown}`, diff: { path: abs, before, after: planned.after } };
+    if (!planned.ok) return { ...base, summary: `Edit ${shown}${link} (will fail: ${planned.reason})` };
+    return { ...base, summary: `${before === null ? 'Create' : 'Edit'} ${shown}${link}`, diff: { path: abs, before, after: planned.after } };
   },
   async invoke(input, ctx) {
     const abs = resolveToolPath(ctx.workspace, input.file_path);
@@ -43,14 +45,15 @@ export const editTool: Tool<EditInput> = {
       return await ctx.locks.runExclusive(
         fileLockKey(abs),
         async (): Promise<ToolResult> => {
-          const stat = await fs.stat(abs).catch(() => undefined);
+          const target = approvedWriteTarget(abs, ctx.approved);
+          if (!target.ok) return fail(target.message);
+          const stat = await fs.stat(target.path).catch(() => undefined);
           if (stat?.isDirectory()) return fail(`${abs} is a directory; give the path of a file.`);
-          const before = await readTextIfExists(abs);
+          const before = await readTextIfExists(target.path);
           if (before === null && input.old_string !== '') return fail(`File does not exist: ${abs}. To create a file, use Write (or Edit with an empty old_string).`);
           const planned = plan(before, input, abs);
           if (!planned.ok) return fail(planned.message);
-          await fs.mkdir(path.dirname(abs), { recursive: true });
-          await fs.writeFile(abs, planned.after, 'utf8');
+          await writeNoFollow(target.path, planned.after);
           if (before === null) return { content: `Created ${abs}.`, isError: false, summary: `Created ${shown}` };
           const n = planned.replacements;
           const snippet = n === 1 ? `\nThe edited region now reads:\n${snippetAround(planned.after, planned.firstIndex, planned.newLength)}` : '';
@@ -60,7 +63,8 @@ export const editTool: Tool<EditInput> = {
       );
     } catch (err) {
       const code = errnoCode(err);
-      return fail(`Could not edit ${abs}: ${code === 'EACCES' || code === 'EPERM' ? 'permission denied' : errorMessage(err)}`);
+      const why = code === 'EACCES' || code === 'EPERM' ? 'permission denied' : code === 'ELOOP' ? 'a symlink appeared at this path while writing; nothing was written' : errorMessage(err);
+      return fail(`Could not edit ${abs}: ${why}`);
     }
   },
 };

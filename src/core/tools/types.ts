@@ -9,7 +9,11 @@ import type { HeldLock, LockManager } from '../locks/lockManager';
  */
 export type PermissionSubject =
   | { kind: 'read'; tool: string; paths: string[]; summary: string }
-  | { kind: 'write'; tool: string; paths: string[]; summary: string; diff?: { path: string; before: string | null; after: string } }
+  /**
+   * `targets[i]`: the physical file `paths[i]` led to when the subject was made (symlinks
+   * followed); the tool refuses to write if it leads elsewhere when it runs (writeTarget.ts).
+   */
+  | { kind: 'write'; tool: string; paths: string[]; targets?: string[]; summary: string; diff?: { path: string; before: string | null; after: string } }
   | { kind: 'execute'; tool: string; command: string; cwd: string; summary: string }
   | { kind: 'network'; tool: string; url: string; summary: string }
   | { kind: 'task'; tool: string; summary: string }
@@ -47,6 +51,8 @@ export interface ToolContext {
   subtasks?: SubtaskRunner;
   /** Held task lock, when the caller holds one (never re-acquire it). */
   heldLock?: HeldLock;
+  /** The subject the permission decision was made on, when the runtime has it (Write/Edit check their target against it). */
+  approved?: PermissionSubject;
 }
 
 export interface Tool<Input = unknown> {

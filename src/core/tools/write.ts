@@ -1,10 +1,10 @@
 import { promises as fs } from 'node:fs';
-import * as path from 'node:path';
 import { z } from 'zod';
 import { fileLockKey } from '../locks/lockManager';
 import { countLines, readTextOrNull } from './fileText';
 import { displayPath, errnoCode, errorMessage, resolveToolPath } from './paths';
 import type { Tool } from './types';
+import { approvedWriteTarget, resolveWriteTarget, throughLink, writeNoFollow } from './writeTarget';
 
 const inputSchema = z.object({
   file_path: z.string().min(1).describe('The absolute path of the file to write (a path relative to the workspace also works)'),
@@ -26,11 +26,13 @@ export const writeTool: Tool<WriteInput> = {
     const abs = resolveToolPath(ctx.workspace, input.file_path);
     const before = readTextOrNull(abs);
     const verb = before === null ? 'Create' : 'Overwrite';
+    const target = resolveWriteTarget(abs);
     return {
       kind: 'write',
       tool: 'Write',
       paths: [abs],
-      summary: `${verb} ${displayPath(ctx.workspace, abs)} (${countLines(input.content)} lines)`,
+      ...(target.ok ? { targets: [target.path] } : {}),
+      summary: `${verb} ${displayPath(ctx.workspace, abs)} (${countLines(input.content)} lines)${throughLink(ctx.workspace, abs)}`,
       diff: { path: abs, before, after: input.content },
     };
   },
@@ -41,11 +43,12 @@ export const writeTool: Tool<WriteInput> = {
       return await ctx.locks.runExclusive(
         fileLockKey(abs),
         async () => {
-          const stat = await fs.stat(abs).catch(() => undefined);
+          const target = approvedWriteTarget(abs, ctx.approved);
+          if (!target.ok) return { content: target.message, isError: true, summary: `Did not write ${shown}` };
+          const stat = await fs.stat(target.path).catch(() => undefined);
           if (stat?.isDirectory()) return { content: `${abs} is a directory; give the path of a file.`, isError: true, summary: `Could not write ${shown}` };
           const existed = stat !== undefined;
-          await fs.mkdir(path.dirname(abs), { recursive: true });
-          await fs.writeFile(abs, input.content, 'utf8');
+          await writeNoFollow(target.path, input.content);
           const lines = countLines(input.content);
           const verb = existed ? 'Updated' : 'Created';
           return {
@@ -58,7 +61,14 @@ export const writeTool: Tool<WriteInput> = {
       );
     } catch (err) {
       const code = errnoCode(err);
-      const why = code === 'EACCES' || code === 'EPERM' ? 'permission denied' : code === 'ENOTDIR' ? 'a parent of this path is a file, not a directory' : errorMessage(err);
+      const why =
+        code === 'EACCES' || code === 'EPERM'
+          ? 'permission denied'
+          : code === 'ENOTDIR'
+            ? 'a parent of this path is a file, not a directory'
+            : code === 'ELOOP'
+              ? 'a symlink appeared at this path while writing; nothing was written'
+              : errorMessage(err);
       return { content: `Could not write ${abs}: ${why}`, isError: true, summary: `Could not write ${shown}` };
     }
   },

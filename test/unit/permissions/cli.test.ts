@@ -29,7 +29,8 @@ describe('keel permissions check (built CLI)', () => {
     expect(check(['--tool', 'Write', '--input', '{"file_path":"src/a.ts","content":"x"}'])).toMatchObject({ decision: 'allow', rule: 'Edit(./src/**)' });
     expect(check(['--tool', 'Write', '--input', '{"file_path":"README.md","content":"x"}', '--mode', 'acceptEdits'])).toMatchObject({ decision: 'allow' });
     expect(check(['--tool', 'Bash', '--input', '{"command":"npm publish"}', '--mode', 'dontAsk'])).toMatchObject({ decision: 'deny' });
-  });
+    // Six CLI starts: on a loaded 2-core machine they take longer than the default 30 s.
+  }, 300_000);
 
   it('reads extra --settings files (rules relative to their project)', () => {
     const extra = join(fx.root, 'extra.json');

@@ -86,7 +86,7 @@ describe('Edit', () => {
   it('carries the diff in its subject, and no diff when the edit cannot apply', () => {
     writeFileSync(file, 'a\nb\n');
     const s = editTool.subject({ file_path: 'code.ts', old_string: 'b', new_string: 'c' }, { workspace: ws.dir });
-    expect(s).toEqual({ kind: 'write', tool: 'Edit', paths: [file], summary: 'Edit code.ts', diff: { path: file, before: 'a\nb\n', after: 'a\nc\n' } });
+    expect(s).toEqual({ kind: 'write', tool: 'Edit', paths: [file], targets: [file], summary: 'Edit code.ts', diff: { path: file, before: 'a\nb\n', after: 'a\nc\n' } });
     const bad = editTool.subject({ file_path: 'code.ts', old_string: 'zzz', new_string: 'c' }, { workspace: ws.dir });
     expect(bad.kind).toBe('write');
     expect(bad.kind === 'write' && bad.diff).toBe(undefined);

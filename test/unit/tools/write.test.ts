@@ -31,7 +31,7 @@ describe('Write', () => {
   it('describes a write with its diff before running', () => {
     const file = path.join(ws.dir, 'f.txt');
     const created = writeTool.subject({ file_path: 'f.txt', content: 'x\n' }, { workspace: ws.dir });
-    expect(created).toEqual({ kind: 'write', tool: 'Write', paths: [file], summary: 'Create f.txt (1 lines)', diff: { path: file, before: null, after: 'x\n' } });
+    expect(created).toEqual({ kind: 'write', tool: 'Write', paths: [file], targets: [file], summary: 'Create f.txt (1 lines)', diff: { path: file, before: null, after: 'x\n' } });
     writeFileSync(file, 'before\n');
     const overwrite = writeTool.subject({ file_path: 'f.txt', content: 'after\n' }, { workspace: ws.dir });
     expect(overwrite.kind === 'write' && overwrite.diff).toEqual({ path: file, before: 'before\n', after: 'after\n' });

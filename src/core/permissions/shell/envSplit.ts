@@ -117,5 +117,6 @@ export function splitEnvString(s: string): ShellWord[] | null {
     // An open quote is an error unless the string ended early (`#` comment or `\c`).
     if (i >= s.length) return null;
   }
-  return parts.map((w) => ({ value: w.value, dynamic: w.dynamic, glob: false, text: w.value }));
+  // env passes each word as it is (no tilde, brace or glob expansion): a known word is its one field.
+  return parts.map((w) => ({ value: w.value, dynamic: w.dynamic, glob: false, text: w.value, ...(w.dynamic ? {} : { fields: [w.value] }) }));
 }

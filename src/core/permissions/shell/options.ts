@@ -269,6 +269,22 @@ export function parseOptions<E extends string>(table: OptionTable<E>, words: rea
   return { ok: true, args: out };
 }
 
+/**
+ * An option's argument as a word of its own: the next word (`-C dir`), or the rest of the
+ * option's word (`-Cdir`, `--chdir=dir`). An attached argument is exactly what the program gets:
+ * bash expanded a tilde or braces only at the start of the whole word (`-o~/x` names `./~/x`),
+ * so its one field is its value.
+ */
+export function optionArgWord<E extends string>(x: ParsedOption<E>): ShellWord | undefined {
+  const w = x.valueWord;
+  if (!w) return undefined;
+  const value = x.value ?? '';
+  if (w.value === value) return w;
+  const arg: ShellWord = { value, dynamic: w.dynamic, glob: w.glob, text: w.text };
+  if (w.fields) arg.fields = [value];
+  return arg;
+}
+
 /** The options of a parse with one of `effects`. */
 export function optionsWith<E extends string>(args: ParsedArgs<E>, ...effects: E[]): ParsedOption<E>[] {
   return args.options.filter((o) => effects.includes(o.effect));

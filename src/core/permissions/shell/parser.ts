@@ -49,6 +49,7 @@ export function loadBashParser(): Promise<Parser> {
     const bash = await treeSitter.Language.load(locateWasm('tree-sitter-bash.wasm', 'tree-sitter-bash'));
     const parser = new treeSitter.Parser();
     parser.setLanguage(bash);
+    warmUp(parser);
     loaded = parser;
     return parser;
   })();
@@ -58,14 +59,43 @@ export function loadBashParser(): Promise<Parser> {
   return loading;
 }
 
+/**
+ * V8 compiles wasm functions when they are first called: the first parses of a process cost
+ * tens of milliseconds. Parse a script with most of the grammar once at load time, so that a
+ * decision's time budget (bounds.ts) is not spent compiling the parser. (The engine also runs
+ * one whole check of it, for the JavaScript side.)
+ */
+export const WARM_UP = [
+  'cd src && ls -la | grep "x$(echo y)" > out 2>&1; for f in *.ts; do echo "$f" ${f%.ts}; done',
+  "if [ -f a ]; then (cat a) else { b; } fi; cat <<'EOF'\nhi $x\nEOF",
+  'x=$((1+2)) y=`z` env A=1 f; case $a in b) c;; *) d;; esac; f() { :; }; echo $\'x\' "$@" {a,b} ~/x <(ls) >(cat) && a || b & wait',
+  'while read -r l; do [[ $l == x* ]] && break; done < file; declare -x P=1; exec 3<>f; time ! a |& b',
+].join('\n');
+
+function warmUp(parser: Parser): void {
+  parser.parse(WARM_UP)?.delete();
+}
+
 /** The parser when already loaded (after `loadBashParser` resolved), else undefined. */
 export function loadedBashParser(): Parser | undefined {
   return loaded;
 }
 
-/** Parses and hands the tree to `use`, freeing it afterwards. Null tree: the parser gave up. */
-export function withTree<T>(parser: Parser, source: string, use: (tree: Tree | null) => T): T {
-  const tree = parser.parse(source);
+/**
+ * Parses and hands the tree to `use`, freeing it afterwards. Null tree: the parser gave up, or
+ * `cancel` returned true (it is polled while parsing; the parser is then reset for the next use).
+ */
+export function withTree<T>(parser: Parser, source: string, use: (tree: Tree | null) => T, cancel?: () => boolean): T {
+  let cancelled = false;
+  const tree = cancel
+    ? parser.parse(source, null, {
+        progressCallback: () => {
+          cancelled ||= cancel();
+          return cancelled;
+        },
+      })
+    : parser.parse(source);
+  if (!tree || cancelled) parser.reset();
   try {
     return use(tree);
   } finally {

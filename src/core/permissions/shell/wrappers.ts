@@ -1,6 +1,6 @@
 import { isDangerousVariable } from './analyze';
 import { splitEnvString } from './envSplit';
-import { isLiteral, optionTable, parseOptions, type OptionDef, type OptionTable, type ParsedArgs, type ParsedOption } from './options';
+import { isLiteral, optionArgWord, optionTable, parseOptions, type OptionDef, type OptionTable, type ParsedArgs } from './options';
 import type { ShellWord } from './words';
 
 /**
@@ -137,11 +137,6 @@ function own(table: OptionTable<W>, words: ShellWord[]): ParsedArgs<W> | string 
 
 const has = (a: ParsedArgs<W>, e: W): boolean => a.options.some((x) => x.effect === e);
 
-/** An option's argument as a word of its own (also when attached: `-C/tmp`). */
-function argWord(x: ParsedOption<W>): ShellWord | undefined {
-  return x.valueWord ? { ...x.valueWord, value: x.value ?? '' } : undefined;
-}
-
 /**
  * How `words` (a wrapper named `name`, words[0] being the wrapper) runs its command, or undefined
  * when `name` is not a wrapper. Never throws.
@@ -178,7 +173,7 @@ function unwrapWords(name: string, words: ShellWord[]): Unwrapped | undefined {
   if (has(a, 'opaque')) return opaque(words, `${name} ${a.options.find((x) => x.effect === 'opaque')?.name ?? ''} runs something Keel cannot check`);
   if (has(a, 'target')) return self();
   for (const x of a.options) {
-    const arg = argWord(x);
+    const arg = optionArgWord(x);
     if (!arg) continue;
     if (x.effect === 'chdir') out.chdir = arg;
     if (x.effect === 'writeFile') out.writes.push(arg);
@@ -248,7 +243,7 @@ function unwrapEnv(input: ShellWord[]): Unwrapped {
     for (const x of r.args.options) {
       if (x.effect === 'info') return { ...base(words) };
       if (x.valueWord && !isLiteral(x.valueWord)) return opaque(words, `env ${x.name} with a value known only at run time`);
-      if (x.effect === 'chdir') out.chdir = argWord(x);
+      if (x.effect === 'chdir') out.chdir = optionArgWord(x);
       if (x.effect === 'split') {
         const parts = splitEnvString(x.value ?? '');
         if (parts === null) return opaque(words, `env ${x.name} with a string env cannot split`);

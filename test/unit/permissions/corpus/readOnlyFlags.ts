@@ -22,7 +22,10 @@ const ORDINARY: Row[] = [
   ['cat src/a.ts', 'allow'],
   ['cat -n src/a.ts', 'allow'],
   ['cat src/a.ts | head', 'allow'],
-  ['cat *', 'allow'],
+  // The workspace root holds link-out (a symlink to a folder outside) and link-secret (to a denied
+  // file): `cat *` would print the secret through the link, so it asks; inside src it stays allowed.
+  ['cat *', 'ask'],
+  ['cat src/*', 'allow'],
   ['head -n 5 src/a.ts', 'allow'],
   ['head -5 src/a.ts', 'allow'],
   ['head -c 10 src/a.ts', 'allow'],
