@@ -5,14 +5,30 @@
  * the generic rules. Pure.
  */
 
+const words = (list: string): string[] => list.split(' ');
+
 const KEYWORDS: Record<string, string[]> = {
-  js: 'await async break case catch class const continue debugger default delete do else export extends false finally for from function if import in instanceof let new null of return static super switch this throw true try typeof undefined var void while yield'.split(' '),
-  ts: 'abstract as declare enum implements interface keyof namespace private protected public readonly type unknown never any number string boolean'.split(' '),
-  py: 'and as assert async await break class continue def del elif else except False finally for from global if import in is lambda None nonlocal not or pass raise return True try while with yield self'.split(' '),
-  sh: 'if then else elif fi for while do done case esac in function return export local echo cd set unset'.split(' '),
-  go: 'break case chan const continue default defer else fallthrough for func go goto if import interface map package range return select struct switch type var nil true false'.split(' '),
-  rust: 'as async await break const continue crate else enum extern false fn for if impl in let loop match mod move mut pub ref return self Self static struct super trait true type unsafe use where while'.split(' '),
-  c: 'auto break case char const continue default do double else enum extern float for goto if int long register return short signed sizeof static struct switch typedef union unsigned void volatile while class public private protected new delete namespace template true false nullptr'.split(' '),
+  js: words(
+    'await async break case catch class const continue debugger default delete do else export extends false finally for from ' +
+    'function if import in instanceof let new null of return static super switch this throw true try typeof undefined var ' +
+    'void while yield',
+  ),
+  ts: words('abstract as declare enum implements interface keyof namespace private protected public readonly type unknown never any number string boolean'),
+  py: words(
+    'and as assert async await break class continue def del elif else except False finally for from global if import in is ' +
+    'lambda None nonlocal not or pass raise return True try while with yield self',
+  ),
+  sh: words('if then else elif fi for while do done case esac in function return export local echo cd set unset'),
+  go: words('break case chan const continue default defer else fallthrough for func go goto if import interface map package range return select struct switch type var nil true false'),
+  rust: words(
+    'as async await break const continue crate else enum extern false fn for if impl in let loop match mod move mut pub ref ' +
+    'return self Self static struct super trait true type unsafe use where while',
+  ),
+  c: words(
+    'auto break case char const continue default do double else enum extern float for goto if int long register return short ' +
+    'signed sizeof static struct switch typedef union unsigned void volatile while class public private protected new delete ' +
+    'namespace template true false nullptr',
+  ),
 };
 
 const ALIASES: Record<string, string> = {

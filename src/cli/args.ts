@@ -3,7 +3,7 @@ import { join, resolve } from 'node:path';
 import { resolveModel } from '../core/machines/modelSelection/modelSelection.machine';
 import type { ProviderConfig } from '../core/providers/types';
 import { DEFAULT_MODELS, PROVIDER_IDS } from '../shared/domain/models';
-import type { PermissionMode } from '../core/runtime/types';
+import { isPermissionMode, PERMISSION_MODES, type PermissionMode } from '../shared/domain/permissionModes';
 import { checkPassEnvNames } from '../core/security/passEnv';
 import { parseCommandLine, UsageError } from './usage';
 
@@ -37,7 +37,6 @@ export function defaultStorage(env: NodeJS.ProcessEnv): string {
 }
 
 const PROVIDERS = PROVIDER_IDS;
-const MODES = ['default', 'acceptEdits', 'plan', 'dontAsk', 'bypassPermissions'] as const;
 export { DEFAULT_MODELS } from '../shared/domain/models';
 
 const RUN_OPTIONS = {
@@ -66,8 +65,8 @@ export function parseRunArgs(argv: string[], env: NodeJS.ProcessEnv): RunArgs {
   if (!prompt && !resume) throw new UsageError('no prompt given');
   const provider = (values.provider ?? 'anthropic') as (typeof PROVIDERS)[number];
   if (!PROVIDERS.includes(provider)) throw new UsageError(`--provider must be one of ${PROVIDERS.join(', ')} (got "${values.provider}")`);
-  const mode = (values.mode ?? 'default') as PermissionMode;
-  if (!(MODES as readonly string[]).includes(mode)) throw new UsageError(`--mode must be one of ${MODES.join(', ')} (got "${values.mode}")`);
+  const mode = values.mode ?? 'default';
+  if (!isPermissionMode(mode)) throw new UsageError(`--mode must be one of ${PERMISSION_MODES.join(', ')} (got "${values.mode}")`);
   const outputFormat = values['output-format'] ?? 'text';
   if (outputFormat !== 'text' && outputFormat !== 'stream-json') throw new UsageError(`--output-format must be text or stream-json (got "${outputFormat}")`);
   let maxTurns: number | undefined;
@@ -98,7 +97,13 @@ export function parseRunArgs(argv: string[], env: NodeJS.ProcessEnv): RunArgs {
       model:
         provider === 'demo'
           ? DEFAULT_MODELS.demo
-          : resolveModel({ envModel: values.model ?? null, userModel: env.KEEL_MODEL ?? null, planModel: env.KEEL_PLAN_MODEL ?? null, planMode: mode === 'plan', providerDefault: DEFAULT_MODELS[provider] }),
+          : resolveModel({
+              envModel: values.model ?? null,
+              userModel: env.KEEL_MODEL ?? null,
+              planModel: env.KEEL_PLAN_MODEL ?? null,
+              planMode: mode === 'plan',
+              providerDefault: DEFAULT_MODELS[provider],
+            }),
       ...(baseUrl ? { baseUrl } : {}),
       ...(apiKey ? { apiKey } : {}),
     },

@@ -1,7 +1,8 @@
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import type { TaskEvent } from '../shared/domain/events';
 import { TaskRuntime } from '../core/runtime/taskRuntime';
-import type { PermissionMode, TaskHandle } from '../core/runtime/types';
+import type { TaskHandle } from '../core/runtime/types';
+import { isPermissionMode, PERMISSION_MODES, type PermissionMode } from '../shared/domain/permissionModes';
 import { loadSandboxSettings } from '../core/sandbox/settings';
 import { readUserPassEnv } from '../core/security/passEnv';
 import { cliAdvice } from './advice';
@@ -24,8 +25,6 @@ interface BatchItem {
   mode?: PermissionMode;
 }
 
-const MODES: readonly string[] = ['default', 'acceptEdits', 'plan', 'dontAsk', 'bypassPermissions'];
-
 export function parseBatchFile(text: string): BatchItem[] {
   const items: BatchItem[] = [];
   text.split('\n').forEach((raw, i) => {
@@ -40,8 +39,8 @@ export function parseBatchFile(text: string): BatchItem[] {
     }
     const o = value as { prompt?: unknown; mode?: unknown };
     if (typeof o.prompt !== 'string' || !o.prompt.trim()) throw new UsageError(`line ${i + 1}: a JSON line needs a non-empty "prompt"`);
-    if (o.mode !== undefined && (typeof o.mode !== 'string' || !MODES.includes(o.mode))) throw new UsageError(`line ${i + 1}: "mode" must be one of ${MODES.join(', ')}`);
-    items.push({ line: i + 1, prompt: o.prompt, ...(o.mode ? { mode: o.mode as PermissionMode } : {}) });
+    if (o.mode !== undefined && !isPermissionMode(o.mode)) throw new UsageError(`line ${i + 1}: "mode" must be one of ${PERMISSION_MODES.join(', ')}`);
+    items.push({ line: i + 1, prompt: o.prompt, ...(isPermissionMode(o.mode) ? { mode: o.mode } : {}) });
   });
   if (items.length === 0) throw new UsageError('the batch file has no task (one prompt per line)');
   return items;

@@ -1,4 +1,5 @@
 import { DEFAULT_MODELS } from '../shared/domain/models';
+import { PERMISSION_MODES } from '../shared/domain/permissionModes';
 
 export const VERSION = '0.1.0';
 
@@ -28,7 +29,7 @@ Options for run:
                            OpenAI-compatible: e.g. http://localhost:11434/v1)
   --model ID               model id (default: ${DEFAULT_MODELS.anthropic} for anthropic,
                            ${DEFAULT_MODELS['openai-compatible']} for openai-compatible)
-  --mode MODE              default | acceptEdits | plan | dontAsk | bypassPermissions
+  --mode MODE              ${PERMISSION_MODES.join(' | ')}
                            (headless, anything that would ask is denied)
   --output-format F        text (default) | stream-json (one JSON event per line)
   --max-turns N            stop after N model calls (default 50)

@@ -53,7 +53,13 @@ function machinesCommand(argv: string[]): number {
     throw err;
   }
   if (json) process.stdout.write(`${JSON.stringify(describeAll())}\n`);
-  else for (const m of describeAll().machines) process.stdout.write(`${m.id}: ${m.states.length} states, ${m.transitions.length} transitions\n  ${m.states.join('\n  ')}\n`);
+  else {
+    for (const m of describeAll().machines) {
+      const nested = m.invokes.filter((i) => i.machine).map((i) => `${i.state} → ${i.machine}`);
+      process.stdout.write(`${m.id}: ${m.states.length} states, ${m.transitions.length} transitions\n  ${m.states.join('\n  ')}\n`);
+      if (nested.length) process.stdout.write(`  invokes: ${nested.join(', ')}\n`);
+    }
+  }
   return 0;
 }
 

@@ -3,12 +3,10 @@ import { z } from 'zod';
 import { createPermissionEngine } from '../core/permissions';
 import { explainPermission } from '../core/runtime/permissionCheck';
 import { loadSandboxSettings } from '../core/sandbox/settings';
-import type { PermissionMode } from '../core/runtime/types';
+import { isPermissionMode, PERMISSION_MODES } from '../shared/domain/permissionModes';
 import { createToolRegistry, type ToolRegistry } from '../core/tools/registry';
 import type { AnyTool } from '../core/tools/types';
 import { HelpRequested, parseCommandLine, reportUsage, UsageError } from './usage';
-
-const MODES = ['default', 'acceptEdits', 'plan', 'dontAsk', 'bypassPermissions'] as const;
 
 export const PERMISSIONS_HELP = `Usage:
   keel permissions check --tool NAME --input JSON... [--workspace DIR] [--settings FILE]... [--mode MODE] [--home DIR]
@@ -16,7 +14,7 @@ Prints the decision a run would reach for each tool call, one JSON line per --in
 {"decision","reason","rule",...}; "ask" where a run would ask the person (headless, a run denies).
   --workspace DIR   the workspace whose .keel/ and .claude/ settings apply (default: current directory)
   --settings FILE   an extra settings file (repeatable)
-  --mode MODE       default | acceptEdits | plan | dontAsk | bypassPermissions (default: default, as keel run)
+  --mode MODE       ${PERMISSION_MODES.join(' | ')} (default: default, as keel run)
   --home DIR        the home folder for user settings and ~ (default: yours)
 `;
 
@@ -69,8 +67,8 @@ async function check(argv: string[]): Promise<number> {
     if (typeof input !== 'object' || input === null || Array.isArray(input)) throw new UsageError("--input must be a JSON object, as a tool call's input is");
     inputs.push(input as Record<string, unknown>);
   }
-  if (values.mode !== undefined && !(MODES as readonly string[]).includes(values.mode)) throw new UsageError(`--mode must be one of ${MODES.join(', ')} (got "${values.mode}")`);
-  const mode = (values.mode ?? 'default') as PermissionMode;
+  const mode = values.mode ?? 'default';
+  if (!isPermissionMode(mode)) throw new UsageError(`--mode must be one of ${PERMISSION_MODES.join(', ')} (got "${mode}")`);
   const workspace = resolve(values.workspace ?? process.cwd());
   // As `keel run` does: with the sandbox on (settings files), leaving it always asks.
   const home = values.home ? { home: values.home } : {};
@@ -80,7 +78,15 @@ async function check(argv: string[]): Promise<number> {
   for (const input of inputs) {
     const d = await explainPermission({ workspace, tools, permissions: engine }, { tool: values.tool, input, mode });
     const problems = engine.problems();
-    process.stdout.write(`${JSON.stringify({ decision: d.decision, reason: d.reason, rule: d.rule ?? null, ...(d.source ? { source: d.source } : {}), ...(d.risky ? { risky: true } : {}), ...(problems.length ? { problems } : {}) })}\n`);
+    const line = {
+      decision: d.decision,
+      reason: d.reason,
+      rule: d.rule ?? null,
+      ...(d.source ? { source: d.source } : {}),
+      ...(d.risky ? { risky: true } : {}),
+      ...(problems.length ? { problems } : {}),
+    };
+    process.stdout.write(`${JSON.stringify(line)}\n`);
   }
   return 0;
 }

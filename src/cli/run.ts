@@ -1,5 +1,7 @@
 import { existsSync, statSync } from 'node:fs';
+import type { InspectionEvent } from 'xstate';
 import type { TaskEvent } from '../shared/domain/events';
+import { AppLifetime } from '../core/machines/appSession/appLifetime';
 import { TaskRuntime } from '../core/runtime/taskRuntime';
 import { loadSandboxSettings } from '../core/sandbox/settings';
 import { readUserPassEnv } from '../core/security/passEnv';
@@ -11,24 +13,151 @@ import { cliAdvice } from './advice';
 import { parseRunArgs, type RunArgs } from './args';
 import { HELP } from './help';
 import { EXIT_STORAGE_UNUSABLE, STORAGE_HINT } from './exitCodes';
-import { handleSignals } from './signals';
+import { handleSignals, signalExitCode } from './signals';
 import { TextRenderer } from './textRenderer';
 import { HelpRequested, reportUsage, UsageError } from './usage';
 
 /**
  * `keel run`: starts one task (or, with --resume, continues a stored one), streams its events,
- * exits when it settles. Every task is recorded under --storage.
+ * exits when it settles. Every task is recorded under --storage. The run's lifetime is the
+ * appSession machine (init: arguments and storage; auth: the provider's key; active: the task;
+ * saving: unsettled tasks recorded as interrupted; exit), which every path ends in: a settled
+ * task, a startup failure, an exception, SIGTERM or Ctrl+C.
  */
-export async function runCommand(argv: string[]): Promise<number> {
+export async function runCommand(argv: string[], options: { inspect?(event: InspectionEvent): void } = {}): Promise<number> {
+  let prepared: Promise<RunSetup> | undefined;
+  let runtime: TaskRuntime | undefined;
+  let stoppedBy: NodeJS.Signals | undefined;
+  let interrupted: string[] = [];
+  const app = new AppLifetime(
+    {
+      loadSettings: async () => {
+        prepared = prepareRun(argv);
+        return { provider: (await prepared).args.provider.provider };
+      },
+      checkAuth: async () => {
+        const problem = (await prepared)?.keyProblem;
+        if (problem) throw new Error(problem);
+      },
+      save: () => {
+        // Whatever has not settled (a signal stopped it) is recorded as interrupted, then the logs close.
+        interrupted = runtime?.interruptAll() ?? [];
+        runtime?.dispose();
+      },
+    },
+    { provider: 'anthropic', ...(options.inspect ? { inspect: options.inspect } : {}) },
+  );
+  app.start();
+  try {
+    let setup: RunSetup;
+    try {
+      setup = await prepared!;
+    } catch (err) {
+      // The session ends at init (nothing ran, nothing to save), not through saving: let it get there first.
+      await app.ready();
+      return startupFailure(err);
+    }
+    const { args, taskId } = setup;
+    // The key is checked before the task starts; a missing one is reported by the task itself (no_api_key).
+    await app.ready();
+    // Variables passed to tool processes: --pass-env, and passEnv in ~/.keel/settings.json (never
+    // a project's own files: a cloned repository must not be able to ask for the keys).
+    const userPassEnv = readUserPassEnv();
+    for (const p of userPassEnv.problems) process.stderr.write(`keel: ${p}\n`);
+    // The Bash sandbox from the settings files' `sandbox` sections (a project may only tighten it).
+    const sandbox = loadSandboxSettings({ workspace: args.workspace });
+    for (const p of sandbox.problems) process.stderr.write(`keel: sandbox settings: ${p}\n`);
+    runtime = new TaskRuntime({
+      workspace: args.workspace,
+      passEnv: [...new Set([...args.passEnv, ...userPassEnv.names])],
+      sandbox: sandbox.settings,
+      storageDir: args.storage,
+      ownerLabel: 'keel run',
+      advise: cliAdvice,
+      // --workers N: each turn loop runs in a worker process started from this same CLI bundle.
+      ...(args.workers > 0 ? { workers: { command: cliWorkerCommand(), max: args.workers } } : {}),
+      log: (level, message) => {
+        if (level !== 'info') process.stderr.write(`keel: ${message}\n`);
+      },
+    });
+    const options = { provider: args.provider, mode: args.mode, ...(args.maxTurns ? { maxTurns: args.maxTurns } : {}) };
+    let task: TaskHandle;
+    try {
+      task = taskId ? await runtime.resume(taskId, { ...options, ...(args.prompt ? { followUp: args.prompt } : {}) }) : runtime.startTask({ prompt: args.prompt, ...options });
+    } catch (err) {
+      return storeFailure(err);
+    }
+    app.watch(task);
+    const write = (line: string) => process.stdout.write(line);
+    const text = new TextRenderer(write, (line) => process.stderr.write(line));
+    const onEvent = (e: TaskEvent) => (args.outputFormat === 'stream-json' ? write(`${JSON.stringify(e)}\n`) : text.render(e));
+    const unsubscribe = task.subscribe(onEvent);
+
+    const unhandle = handleSignals({
+      cancel: () => task.cancel(),
+      interrupt: (signal) => {
+        stoppedBy = signal;
+        // Saving runs inside this call (AppLifetime.exit): the task is recorded as interrupted, and
+        // its `task interrupted` event printed, before it returns.
+        void app.exit();
+        unsubscribe();
+        text.finish();
+        if (interrupted.includes(task.id)) process.stderr.write(`keel run: ${signal}: task ${task.id} stopped and recorded as interrupted; continue it with: keel run --resume ${task.id}\n`);
+      },
+    });
+    try {
+      const done = await Promise.race([task.settled(), app.exited.then(() => undefined)]);
+      if (!done) return signalExitCode(stoppedBy);
+      // A failed task waits for the user (awaitingUser, recorded as failed): `done` is the last
+      // event of the run, and `keel run --resume ID "<follow-up>"` continues it later.
+      text.finish();
+      return done.status === 'completed' ? 0 : 1;
+    } finally {
+      unhandle();
+      unsubscribe();
+    }
+  } finally {
+    await app.exit();
+    // Saving disposed the runtime (which starts the pool's shutdown); wait until every worker is gone.
+    await runtime?.shutdownWorkers();
+  }
+}
+
+/** The worker command of a CLI host: this bundle's `worker` subcommand, on this Node. */
+export function cliWorkerCommand(): WorkerCommand {
+  return { command: process.execPath, args: [process.argv[1] ?? 'keel', 'worker'] };
+}
+
+/** What `keel run` starts from: its arguments, the stored task it resumes, and what its provider lacks. */
+interface RunSetup {
+  args: RunArgs;
+  /** With --resume: the full id of the stored task. */
+  taskId: string | undefined;
+  /** Why the provider cannot be used (a missing key), if it cannot. */
+  keyProblem: string | undefined;
+}
+
+/** A run that ends before it starts (its message is already printed) and its exit status: 0 after --help, else a failure's. */
+class StartupFailure extends Error {
+  constructor(readonly exitCode: number) {
+    super(`keel run could not start (exit ${exitCode})`);
+  }
+}
+
+/**
+ * Parses the arguments and makes sure the run can be recorded and has a workspace, before any
+ * request. Prints what is wrong and throws StartupFailure with the exit status.
+ */
+async function prepareRun(argv: string[]): Promise<RunSetup> {
   let args: RunArgs;
   try {
     args = parseRunArgs(argv, process.env);
   } catch (err) {
     if (err instanceof HelpRequested) {
       process.stdout.write(HELP);
-      return 0;
+      throw new StartupFailure(0);
     }
-    if (err instanceof UsageError) return reportUsage('run', err);
+    if (err instanceof UsageError) throw new StartupFailure(reportUsage('run', err));
     throw err;
   }
   // The run is recorded: a storage path that cannot hold it fails now, before any request.
@@ -36,7 +165,7 @@ export async function runCommand(argv: string[]): Promise<number> {
   try {
     store.prepare();
   } catch (err) {
-    return storeFailure(err);
+    throw new StartupFailure(storeFailure(err));
   }
   let taskId: string | undefined;
   if (args.resume) {
@@ -47,71 +176,20 @@ export async function runCommand(argv: string[]): Promise<number> {
       if (!args.workspaceGiven && meta.workspace) args.workspace = meta.workspace;
       if (!args.modelGiven && meta.model && (!meta.provider || meta.provider === args.provider.provider)) args.provider = { ...args.provider, model: meta.model };
     } catch (err) {
-      return storeFailure(err);
+      throw new StartupFailure(storeFailure(err));
     }
   }
   if (!existsSync(args.workspace) || !statSync(args.workspace).isDirectory()) {
-    return reportUsage('run', new UsageError(`the workspace ${args.workspace} is not a folder`));
+    throw new StartupFailure(reportUsage('run', new UsageError(`the workspace ${args.workspace} is not a folder`)));
   }
-  // Variables passed to tool processes: --pass-env, and passEnv in ~/.keel/settings.json (never
-  // a project's own files: a cloned repository must not be able to ask for the keys).
-  const userPassEnv = readUserPassEnv();
-  for (const p of userPassEnv.problems) process.stderr.write(`keel: ${p}\n`);
-  // The Bash sandbox from the settings files' `sandbox` sections (a project may only tighten it).
-  const sandbox = loadSandboxSettings({ workspace: args.workspace });
-  for (const p of sandbox.problems) process.stderr.write(`keel: sandbox settings: ${p}\n`);
-  const runtime = new TaskRuntime({
-    workspace: args.workspace,
-    passEnv: [...new Set([...args.passEnv, ...userPassEnv.names])],
-    sandbox: sandbox.settings,
-    storageDir: args.storage,
-    ownerLabel: 'keel run',
-    advise: cliAdvice,
-    // --workers N: each turn loop runs in a worker process started from this same CLI bundle.
-    ...(args.workers > 0 ? { workers: { command: cliWorkerCommand(), max: args.workers } } : {}),
-    log: (level, message) => {
-      if (level !== 'info') process.stderr.write(`keel: ${message}\n`);
-    },
-  });
-  const options = { provider: args.provider, mode: args.mode, ...(args.maxTurns ? { maxTurns: args.maxTurns } : {}) };
-  let task: TaskHandle;
-  try {
-    task = taskId ? await runtime.resume(taskId, { ...options, ...(args.prompt ? { followUp: args.prompt } : {}) }) : runtime.startTask({ prompt: args.prompt, ...options });
-  } catch (err) {
-    runtime.dispose();
-    return storeFailure(err);
-  }
-  const write = (line: string) => process.stdout.write(line);
-  const text = new TextRenderer(write, (line) => process.stderr.write(line));
-  const onEvent = (e: TaskEvent) => (args.outputFormat === 'stream-json' ? write(`${JSON.stringify(e)}\n`) : text.render(e));
-  const unsubscribe = task.subscribe(onEvent);
-
-  const unhandle = handleSignals({
-    cancel: () => task.cancel(),
-    interrupt: (signal) => {
-      const ids = runtime.interruptAll();
-      unsubscribe();
-      text.finish();
-      if (ids.includes(task.id)) process.stderr.write(`keel run: ${signal}: task ${task.id} stopped and recorded as interrupted; continue it with: keel run --resume ${task.id}\n`);
-    },
-  });
-  try {
-    // A failed task waits for the user (awaitingUser, recorded as failed): `done` is the last
-    // event of the run, and `keel run --resume ID "<follow-up>"` continues it later.
-    const done = await task.settled();
-    text.finish();
-    return done.status === 'completed' ? 0 : 1;
-  } finally {
-    unhandle();
-    unsubscribe();
-    runtime.dispose();
-    await runtime.shutdownWorkers();
-  }
+  const keyProblem = args.provider.provider === 'anthropic' && !args.provider.apiKey ? 'no Anthropic API key: set ANTHROPIC_API_KEY, or use --provider demo' : undefined;
+  return { args, taskId, keyProblem };
 }
 
-/** The worker command of a CLI host: this bundle's `worker` subcommand, on this Node. */
-export function cliWorkerCommand(): WorkerCommand {
-  return { command: process.execPath, args: [process.argv[1] ?? 'keel', 'worker'] };
+/** The exit status of a run that could not start: printed already when it is a StartupFailure. */
+function startupFailure(err: unknown): number {
+  if (err instanceof StartupFailure) return err.exitCode;
+  throw err;
 }
 
 /** Prints a store failure for people; 2 for an id that names no task or a missing follow-up, 3 when the storage cannot record the run, else 1. */

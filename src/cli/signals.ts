@@ -18,6 +18,11 @@ export interface SignalActions {
 
 const EXIT_CODES: Partial<Record<NodeJS.Signals, number>> = { SIGINT: 130, SIGTERM: 143, SIGHUP: 129 };
 
+/** The exit status of a run a signal ended (1 when no signal is known). */
+export function signalExitCode(signal: NodeJS.Signals | undefined): number {
+  return (signal && EXIT_CODES[signal]) ?? 1;
+}
+
 /** Installs the handlers; returns the function that removes them (after the run ended on its own). */
 export function handleSignals(actions: SignalActions, graceMs = 3000): () => void {
   let cancelling: NodeJS.Timeout | undefined;
@@ -26,7 +31,7 @@ export function handleSignals(actions: SignalActions, graceMs = 3000): () => voi
     if (stopping) return;
     stopping = true;
     if (cancelling) clearTimeout(cancelling);
-    process.exitCode = EXIT_CODES[signal] ?? 1;
+    process.exitCode = signalExitCode(signal);
     try {
       actions.interrupt(signal);
     } finally {

@@ -1,6 +1,6 @@
 import { Mutex } from 'async-mutex';
 import { isViewEvent, type TaskEvent } from '../shared/domain/events';
-import type { PermissionMode } from '../core/runtime/types';
+import type { PermissionMode } from '../shared/domain/permissionModes';
 import type { FromWebviewMessage } from '../shared/protocol/fromWebview';
 import type { ChatConfig, SnapshotMessage, ToWebviewPayload } from '../shared/protocol/toWebview';
 import type { PermissionAsker } from '../core/permissions/gate';
@@ -15,8 +15,11 @@ import { HistoryActions, isHistoryMessage } from './history/historyActions';
 import { isStoredTask } from './history/storedTask';
 import { memoryHistoryServices, TaskHistory, type HistoryServices } from './history/taskHistory';
 import type { StoredTaskState } from '../shared/protocol/chatMessages';
-import type { ViewConnection } from './viewConnection';
+import type { ShownTask, ViewConnection } from './viewConnection';
 import { ViewRequests, type WorkbenchServices } from './viewRequests';
+
+/** Task states in which a task runs again after it settled (a follow-up, Retry, Resume). */
+const RUNNING_STATES: ReadonlySet<string> = new Set(['initializing', 'reconstructing', 'running']);
 
 /** The part of the core's TaskRuntime the chat uses (the real class satisfies it structurally). */
 export interface TaskRuntimeLike {
@@ -25,6 +28,8 @@ export interface TaskRuntimeLike {
   list(): TaskHandle[];
   /** The subtask a parent started for one Task tool call, if this runtime runs it. */
   subtaskFor(parentId: string, toolCallId: string): TaskHandle | undefined;
+  /** Stops every task and records the unsettled ones as interrupted (the window is closing). */
+  interruptAll(): string[];
   dispose(): void;
 }
 
@@ -36,10 +41,10 @@ export interface ChatHost {
    * folder open). Called at most once per success.
    */
   loadRuntime(asker: PermissionAsker): Promise<TaskRuntimeLike>;
-  /** The provider settings with the key, read when a task starts. */
-  providerConfig(): Promise<ProviderConfig>;
-  /** What views show about the configuration (never a key). */
-  chatConfig(): ChatConfig;
+  /** The provider settings with the key for a run in `mode` (its model: the model-selection machine), read when a run starts. */
+  providerConfig(mode: PermissionMode): Promise<ProviderConfig>;
+  /** What views show about the configuration for the chat's `mode` (never a key). */
+  chatConfig(mode: PermissionMode): ChatConfig;
   permissionMode(): PermissionMode;
   /** Opens a URL outside VS Code. */
   openExternal(href: string): Promise<unknown>;
@@ -57,6 +62,8 @@ export interface ChatHost {
   checkRule?: RuleCheck;
   /** Files, diffs, clipboard and settings. */
   workbench: WorkbenchServices;
+  /** Counts a task this window runs (its runs are the app session's queries). */
+  watchTask?(task: TaskHandle): void;
   /** Save dialogs, confirmations and the last task shown, for the history (default: none, in memory). */
   history?: HistoryServices;
 }
@@ -112,14 +119,14 @@ export class ChatController {
         log: host.log,
         current: () => this.current,
         show: (task, stored) => this.show(task, stored),
-        track: (task) => this.book.track(task, task.transcript().model),
+        track: (task) => this.track(task, task.transcript().model),
         broadcast: (payload) => this.broadcast(payload),
       },
       new TaskHistory({
         log: host.log,
         runtime: () => this.ensureRuntime(),
         services: this.historyServices,
-        startOptions: async () => ({ provider: await host.providerConfig(), mode: this.permissionMode(), refreshProvider: () => host.providerConfig() }),
+        startOptions: async () => ({ provider: await host.providerConfig(this.permissionMode()), mode: this.permissionMode(), refreshProvider: () => host.providerConfig(this.permissionMode()) }),
         startedAt: (id) => this.book.startedAt(id),
       }),
     );
@@ -134,10 +141,14 @@ export class ChatController {
     });
   }
 
-  /** Adds a view; returns the function that removes it. */
+  /**
+   * Connects a view: from now on its session follows the task the chat shows (each view gets
+   * that task's snapshot when its page says ready). Returns the function that removes it.
+   */
   attach(view: ViewConnection): () => void {
     this.views.add(view);
     this.host.log.debug(`view ${view.id} (${view.kind}) attached`);
+    view.connect({ snapshot: () => this.snapshot(), readinessChanged: () => this.viewsChanged() }, this.shown());
     return () => {
       this.views.delete(view);
       this.host.log.debug(`view ${view.id} detached`);
@@ -145,7 +156,7 @@ export class ChatController {
     };
   }
 
-  /** A view became hidden or was closed: prompts nobody can see also go to a notification. */
+  /** A view was hidden, lost its page or was closed: prompts nobody can see also go to a notification. */
   viewsChanged(): void {
     if (![...this.views].some((v) => v.isReady)) this.permissions.viewsGone();
   }
@@ -171,7 +182,7 @@ export class ChatController {
       switch (message.type) {
         case 'ready':
           this.host.log.debug(`view ${view.id} ready (lastSeq ${message.lastSeq ?? 'none'})`);
-          view.open(this.snapshot());
+          view.ready();
           if (!this.current) void this.history.restoreLast(this.historyServices.lastTask.get());
           return;
         case 'prompt':
@@ -231,7 +242,7 @@ export class ChatController {
       let provider: ProviderConfig;
       try {
         runtime = await this.ensureRuntime();
-        provider = await this.host.providerConfig();
+        provider = await this.host.providerConfig(this.permissionMode());
       } catch (e) {
         this.host.log.error(`cannot start a task: ${describeError(e)}`);
         this.broadcastError(`Keel could not start the task: ${describeError(e)}`);
@@ -241,14 +252,15 @@ export class ChatController {
       const mode = this.permissionMode();
       let task: TaskHandle;
       try {
-        task = runtime.startTask({ prompt: text, provider, mode, refreshProvider: () => this.host.providerConfig() });
+        // Each run reads the settings again: a key set meanwhile, and the model for the mode it runs in.
+        task = runtime.startTask({ prompt: text, provider, mode, refreshProvider: () => this.host.providerConfig(this.permissionMode()) });
       } catch (e) {
         // The task's record could not be created (storage unusable): nothing runs unrecorded.
         this.host.log.error(`cannot start a task: ${describeError(e)}`);
         this.broadcastError(`Keel could not start the task: ${describeError(e)}`);
         return;
       }
-      this.book.track(task, provider.model);
+      this.track(task, provider.model);
       this.host.log.info(`task ${task.id} started (provider ${provider.provider}, model ${provider.model || 'default'}, mode ${mode})`);
       this.show(task);
     });
@@ -287,7 +299,12 @@ export class ChatController {
     this.broadcast(this.snapshot());
   }
 
+  /**
+   * The window is closing: every task this window runs is stopped, and one that had not settled
+   * is recorded as interrupted (a reload shows it so, with Resume); prompts are denied.
+   */
   dispose(): void {
+    if (this.disposed) return;
     this.disposed = true;
     this.unsubscribe?.();
     this.unsubscribe = undefined;
@@ -296,6 +313,7 @@ export class ChatController {
     this.requests.dispose();
     this.book.dispose();
     this.views.clear();
+    this.runtime?.interruptAll();
     this.runtime?.dispose();
     this.runtime = undefined;
   }
@@ -336,6 +354,11 @@ export class ChatController {
     if (!this.runtimeLoading) {
       this.runtimeLoading = this.host.loadRuntime(this.permissions).then(
         (r) => {
+          // Closed while the core was loading: nothing may run in a window that is gone.
+          if (this.disposed) {
+            r.dispose();
+            throw new Error('Keel is shutting down');
+          }
           this.runtime = r;
           this.runtimeLoading = undefined;
           return r;
@@ -349,6 +372,12 @@ export class ChatController {
     return this.runtimeLoading;
   }
 
+  /** Watches a top-level task of this window: its history entry and the app session's queries. */
+  private track(task: TaskHandle, model: string): void {
+    this.book.track(task, model);
+    this.host.watchTask?.(task);
+  }
+
   /** Switches the shown task: subscribes to its future events, then snapshots it to every view. */
   private show(task: TaskHandle | undefined, stored?: StoredTaskState): void {
     this.unsubscribe?.();
@@ -357,7 +386,14 @@ export class ChatController {
     this.stored = task ? stored : undefined;
     this.historyServices.lastTask.set(task?.id);
     if (task) this.unsubscribe = task.subscribe((event) => this.onTaskEvent(task, event));
-    this.broadcast(this.snapshot());
+    const shown = this.shown();
+    for (const v of this.views) v.show(shown);
+  }
+
+  /** What the views show: the current task and whether it has settled (a stored one is not running). */
+  private shown(): ShownTask {
+    const t = this.current;
+    return t ? { taskId: t.id, settled: this.stored !== undefined || t.transcript().done } : null;
   }
 
   private onTaskEvent(task: TaskHandle, event: TaskEvent): void {
@@ -365,6 +401,9 @@ export class ChatController {
     if (event.type === 'error') this.host.log.warn(`task ${task.id}: ${event.code}: ${event.message}`);
     if (event.type === 'done') this.host.log.info(`task ${task.id} done: ${event.status} (${event.stopReason ?? 'no stop reason'})`);
     if (isViewEvent(event)) this.broadcast({ type: 'event', event });
+    // The views' sessions follow the shown task: completed when its run ends, active when it runs again.
+    if (event.type === 'done') for (const v of this.views) v.taskSettled();
+    else if (event.type === 'task' && RUNNING_STATES.has(event.state)) for (const v of this.views) v.taskResumed();
   }
 
   private snapshot(): Omit<SnapshotMessage, 'seq'> {
@@ -372,7 +411,7 @@ export class ChatController {
     return {
       type: 'snapshot',
       transcript: t?.transcript() ?? null,
-      config: { ...this.host.chatConfig(), mode: this.permissionMode() },
+      config: { ...this.host.chatConfig(this.permissionMode()), mode: this.permissionMode() },
       permissions: this.permissions.list(),
       ...(t ? { meta: this.book.meta(t.id) } : {}),
       ...(t && this.stored ? { stored: this.stored } : {}),

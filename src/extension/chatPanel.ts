@@ -62,7 +62,6 @@ export class ChatPanels implements vscode.WebviewPanelSerializer, vscode.Disposa
     const host = connectWebview(panel.webview, 'panel', this.extensionUri, this.controller, this.log);
     const viewState = panel.onDidChangeViewState(() => {
       host.connection.setVisible(panel.visible);
-      this.controller.viewsChanged();
     });
     panel.onDidDispose(() => {
       viewState.dispose();

@@ -32,7 +32,6 @@ export class ChatViewProvider implements vscode.WebviewViewProvider {
     const host = connectWebview(view.webview, 'sidebar', this.extensionUri, this.controller, this.log);
     const visibility = view.onDidChangeVisibility(() => {
       host.connection.setVisible(view.visible);
-      this.controller.viewsChanged();
     });
     view.onDidDispose(() => {
       visibility.dispose();

@@ -4,7 +4,7 @@ import type { ChatPanels } from './chatPanel';
 import { ChatViewProvider } from './chatViewProvider';
 import type { Logger } from './logger';
 import { type ModelPickItem, modelPicker } from './models';
-import { type KeyedProviderId, PROVIDER_LABELS, providerOf } from './providerConfig';
+import { type KeyedProviderId, MODEL_ENV, PROVIDER_LABELS, providerOf } from './providerConfig';
 import { readKeelSettings, readProviderConfig, storeApiKey } from './providerSettings';
 
 export interface CommandDeps {
@@ -99,7 +99,12 @@ async function selectModel(d: CommandDeps): Promise<void> {
       // The demo ignores keel.model: picking its one model changes nothing.
       if (pick?.action === 'set' && provider !== 'demo') model = pick.id;
     }
-    if (model !== undefined) await vscode.workspace.getConfiguration('keel').update('model', model, vscode.ConfigurationTarget.Global);
+    if (model !== undefined) {
+      await vscode.workspace.getConfiguration('keel').update('model', model, vscode.ConfigurationTarget.Global);
+      // The model-selection machine puts the environment first: say so rather than seem to ignore the pick.
+      const override = process.env[MODEL_ENV.model]?.trim();
+      if (override && provider !== 'demo') void vscode.window.showWarningMessage(`Keel: ${MODEL_ENV.model}=${override} is set in VS Code's environment and is used instead of keel.model.`);
+    }
   } finally {
     qp.dispose();
   }

@@ -1,32 +1,50 @@
 import * as vscode from 'vscode';
+import type { AppLifetime } from '../core/machines/appSession/appLifetime';
 import { ChatController } from './chatController';
 import { ChatPanels } from './chatPanel';
 import { ChatViewProvider } from './chatViewProvider';
 import { registerCommands } from './commands';
-import { readChatConfig, readPermissionMode, readProviderConfig } from './providerSettings';
+import { readChatConfig, readKeelSettings, readPermissionMode, readProviderConfig } from './providerSettings';
 import { notificationAsker } from './permissionDialog';
 import { permissionIndicators } from './permissions/indicators';
 import { createPermissionPrompts } from './permissions/setup';
 import { loadTaskRuntime } from './runtimeHost';
 import { vscodeHistoryServices } from './history/vscodeHistory';
 import { vscodeWorkbench } from './workbench';
+import { windowLifetime } from './windowLifetime';
+
+/** This window's lifetime (the appSession machine), from activation to deactivation. */
+let lifetime: AppLifetime | undefined;
 
 /**
  * Entry point of the extension host. Activation only wires things up: no network, no file
- * reads, no task; the core is imported on the first prompt (see runtimeHost.ts).
+ * reads, no task; the core is imported on the first prompt (see runtimeHost.ts). The window's
+ * lifetime is the appSession machine: init (the settings) → auth (the provider's key, checked
+ * after activation) → active (idle, querying, compacting: the tasks this window runs) → saving
+ * (deactivation: unsettled tasks recorded as interrupted) → exit.
  */
 export function activate(context: vscode.ExtensionContext): void {
   const started = performance.now();
   const output = vscode.window.createOutputChannel('Keel', { log: true });
   context.subscriptions.push(output);
   const log = output;
+  const windowLife = windowLifetime({
+    settings: readKeelSettings,
+    secret: (key) => context.secrets.get(key),
+    env: process.env,
+    // Deactivation (a reload, closing the window): what runs is recorded as interrupted.
+    close: () => controller.dispose(),
+    log,
+  });
+  const app = windowLife.app;
+  lifetime = app;
 
   const prompts = createPermissionPrompts(context, log);
   const workbench = vscodeWorkbench(context, log);
   const controller = new ChatController({
     log,
     loadRuntime: (asker) => loadTaskRuntime(context, log, asker),
-    providerConfig: () => readProviderConfig(context.secrets),
+    providerConfig: (mode) => readProviderConfig(context.secrets, mode),
     chatConfig: readChatConfig,
     permissionMode: readPermissionMode,
     openExternal: (href) => Promise.resolve(vscode.env.openExternal(vscode.Uri.parse(href, true))),
@@ -34,6 +52,7 @@ export function activate(context: vscode.ExtensionContext): void {
     warn: (message) => void vscode.window.showWarningMessage(message),
     notifyPermission: (request, signal) => notificationAsker(log).ask(request, signal),
     history: vscodeHistoryServices(context),
+    watchTask: (task) => app.watch(task),
     permissionSurfaces: prompts.surfaces,
     saveRules: prompts.saveRules,
     checkRule: prompts.checkRule,
@@ -45,7 +64,9 @@ export function activate(context: vscode.ExtensionContext): void {
       },
     },
   });
-  context.subscriptions.push({ dispose: () => controller.dispose() });
+  // However the window ends (deactivate, or the subscriptions disposed first), it ends through the lifetime.
+  context.subscriptions.push({ dispose: () => void app.exit() });
+  context.subscriptions.push(context.secrets.onDidChange((e) => windowLife.keyChanged(e.key)));
 
   const sidebar = new ChatViewProvider(context.extensionUri, controller, log);
   context.subscriptions.push(vscode.window.registerWebviewViewProvider(ChatViewProvider.viewType, sidebar));
@@ -58,12 +79,22 @@ export function activate(context: vscode.ExtensionContext): void {
 
   context.subscriptions.push(
     vscode.workspace.onDidChangeConfiguration((e) => {
+      if (e.affectsConfiguration('keel.provider')) windowLife.settingsChanged();
       if (e.affectsConfiguration('keel')) controller.refresh();
     }),
   );
 
+  app.start();
+
   log.info(`activate() took ${(performance.now() - started).toFixed(1)} ms`);
 }
 
-/** Everything is disposed through the context's subscriptions (the runtime cancels its tasks). */
-export function deactivate(): void {}
+/**
+ * Ends the window's lifetime: tasks that had not settled are recorded as interrupted (so a reload
+ * shows them interrupted, with Resume), logs are closed and locks released. Resolves when done.
+ */
+export function deactivate(): Promise<void> | undefined {
+  const app = lifetime;
+  lifetime = undefined;
+  return app?.exit();
+}

@@ -7,105 +7,103 @@ export type PostMessage = (message: ToWebviewMessage) => PromiseLike<boolean> | 
 export interface OutboxOptions {
   post: PostMessage;
   log?: Logger;
-  /** How many host errors to keep for a view that is not ready (oldest dropped first). */
+  /** How many kept messages to hold for the next page (oldest dropped first). */
   maxPending?: number;
+  /** A message to page `page` was not delivered (postMessage said false, threw or rejected). */
+  undelivered?(page: number): void;
 }
 
 /**
- * The host side of one view's message stream. Contract:
- * - Messages are numbered per view: the snapshot that answers a `ready` is seq 1, then 2, 3, …
- *   in the order `send` was called. Numbering restarts with each `open` (each page load).
- * - While the view is not ready (loading, hidden, or a post failed), nothing is posted.
- *   Messages a snapshot covers (`COVERED_BY_SNAPSHOT`: events, permission prompts, answers the
- *   reloaded page asks for again) are not kept. Other messages (host errors, notices) are kept and posted right after that
- *   snapshot, in order.
- * - Never throws; a failed post is logged and makes the view not ready until its next `ready`.
+ * The mechanics of one view's message stream; *when* to post, keep or drop is the view's session
+ * (see viewConnection.ts). Contract:
+ * - Messages are numbered per page: `open` posts the snapshot as seq 1, then what was kept, in
+ *   order; `post` numbers on (2, 3, …) in the order it was called.
+ * - `keep` holds a message for the next page unless a snapshot covers it (`COVERED_BY_SNAPSHOT`:
+ *   events, permission prompts, answers the reloaded page asks for again); host errors and
+ *   notices are kept, the newest `maxPending`.
+ * - Never throws. A failed post is logged and reported once per page (`undelivered`); what is
+ *   posted to that page afterwards is kept for the next page instead.
  */
 export class Outbox {
   private seq = 0;
-  /** Counts `open`s, so a late failure of an earlier page's post cannot close the current one. */
-  private session = 0;
-  private ready = false;
+  private page = 0;
+  /** The page a post failed on: it gets nothing more. */
+  private broken = -1;
   private pending: ToWebviewPayload[] = [];
-  private readonly post: PostMessage;
+  private readonly options: OutboxOptions;
   private readonly log: Logger;
   private readonly maxPending: number;
 
   constructor(options: OutboxOptions) {
-    this.post = options.post;
+    this.options = options;
     this.log = options.log ?? silentLogger;
     this.maxPending = options.maxPending ?? 20;
   }
 
-  /** Whether messages are posted now (the view said `ready` and has not been hidden since). */
-  get isReady(): boolean {
-    return this.ready;
-  }
-
-  /** The seq of the last message posted since the last `open` (0 if none). */
+  /** The seq of the last message posted to the current page (0 if none). */
   get lastSeq(): number {
     return this.seq;
   }
 
-  /** Posts `payload` now if the view is ready; otherwise buffers it unless a snapshot covers it. */
-  send(payload: ToWebviewPayload): void {
-    if (this.ready) {
-      this.deliver(payload);
-      return;
-    }
-    if (COVERED_BY_SNAPSHOT.has(payload.type)) return;
-    this.pending.push(payload);
-    if (this.pending.length > this.maxPending) this.pending.splice(0, this.pending.length - this.maxPending);
+  /** How many messages wait for the next page. */
+  get kept(): number {
+    return this.pending.length;
   }
 
-  /**
-   * The view (re)loaded and said `ready`: numbering restarts, `snapshot` goes out as seq 1,
-   * then the buffered messages, and from now on messages are posted as they come.
-   */
-  open(snapshot: Omit<SnapshotMessage, 'seq'>): void {
+  /** Page `page` loaded: numbering restarts, `snapshot` goes out as seq 1, then what was kept. */
+  open(page: number, snapshot: Omit<SnapshotMessage, 'seq'>): void {
+    this.page = page;
     this.seq = 0;
-    this.session += 1;
-    this.ready = true;
     const pending = this.pending;
     this.pending = [];
-    this.deliver(snapshot);
-    for (const p of pending) this.deliver(p);
+    this.post(snapshot);
+    for (const p of pending) this.post(p);
   }
 
-  /** The view went away for now (hidden, reloading): buffer until the next `open`. */
-  close(): void {
-    this.ready = false;
-  }
-
-  private deliver(payload: ToWebviewPayload): void {
-    if (!this.ready) {
-      this.send(payload);
+  /** Posts `payload` to the current page, numbered; kept instead if that page already failed a post. */
+  post(payload: ToWebviewPayload): void {
+    if (this.broken === this.page) {
+      this.keep(payload);
       return;
     }
     this.seq += 1;
     const message = { ...payload, seq: this.seq } as ToWebviewMessage;
     const sentAt = this.seq;
-    const session = this.session;
+    const page = this.page;
     try {
-      const result = this.post(message);
+      const result = this.options.post(message);
       if (typeof result === 'boolean') {
-        if (!result) this.failed(session, sentAt, 'postMessage returned false');
+        if (!result) this.failed(page, sentAt, 'postMessage returned false');
       } else {
         result.then(
           (ok) => {
-            if (!ok) this.failed(session, sentAt, 'postMessage returned false');
+            if (!ok) this.failed(page, sentAt, 'postMessage returned false');
           },
-          (e: unknown) => this.failed(session, sentAt, describeError(e)),
+          (e: unknown) => this.failed(page, sentAt, describeError(e)),
         );
       }
     } catch (e) {
-      this.failed(session, sentAt, describeError(e));
+      this.failed(page, sentAt, describeError(e));
     }
   }
 
-  private failed(session: number, seq: number, why: string): void {
-    if (session !== this.session || !this.ready) return;
+  /** Holds `payload` for the next page, unless its snapshot will cover it. */
+  keep(payload: ToWebviewPayload): void {
+    if (COVERED_BY_SNAPSHOT.has(payload.type)) return;
+    this.pending.push(payload);
+    if (this.pending.length > this.maxPending) this.pending.splice(0, this.pending.length - this.maxPending);
+  }
+
+  /** Forgets what was kept (the next page's snapshot is all it gets). */
+  drop(): void {
+    this.pending = [];
+  }
+
+  private failed(page: number, seq: number, why: string): void {
+    // A late failure from an earlier page changes nothing: that page is gone anyway.
+    if (page !== this.page || this.broken === page) return;
+    this.broken = page;
     this.log.warn(`webview message ${seq} not delivered (${why}); waiting for the view's next ready`);
-    this.ready = false;
+    this.options.undelivered?.(page);
   }
 }

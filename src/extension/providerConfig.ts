@@ -1,7 +1,8 @@
+import { resolveModel } from '../core/machines/modelSelection/modelSelection.machine';
 import type { ProviderConfig } from '../core/providers/types';
-import type { PermissionMode } from '../core/runtime/types';
+import { isPermissionMode, type PermissionMode } from '../shared/domain/permissionModes';
 import { DEFAULT_MODELS, DEMO_MODEL_LABEL, PROVIDER_IDS, type UserProviderId } from '../shared/domain/models';
-import { type ChatConfig, PERMISSION_MODES } from '../shared/protocol/toWebview';
+import type { ChatConfig } from '../shared/protocol/toWebview';
 
 /**
  * Turning Keel's settings into a `ProviderConfig` and into what the chat header shows. Pure and
@@ -14,6 +15,8 @@ export type { UserProviderId } from '../shared/domain/models';
 export interface KeelSettings {
   provider: unknown;
   model: unknown;
+  /** `keel.planModel`: the model for runs in plan mode (empty: the same as the others). */
+  planModel?: unknown;
   anthropicBaseUrl: unknown;
   openaiBaseUrl: unknown;
   defaultMode: unknown;
@@ -49,39 +52,68 @@ export function providerOf(settings: KeelSettings): UserProviderId {
 
 export function permissionModeOf(settings: KeelSettings): PermissionMode {
   const m = str(settings.defaultMode);
-  return (PERMISSION_MODES as readonly string[]).includes(m) ? (m as PermissionMode) : 'default';
+  return isPermissionMode(m) ? m : 'default';
 }
 
-/** The model id a task uses: the `keel.model` setting, else the provider's default. */
-export function modelOf(settings: KeelSettings): string {
-  return str(settings.model) || DEFAULT_MODELS[providerOf(settings)];
+/** Environment variables that choose a model for the whole window (set where VS Code was started). */
+export const MODEL_ENV = { model: 'KEEL_MODEL', planModel: 'KEEL_PLAN_MODEL' } as const;
+
+/**
+ * The model a run uses, chosen by the model-selection machine with the catalog's precedence
+ * (env override > user selected > default): `KEEL_MODEL` in VS Code's environment > `keel.model`
+ * (what the person selected; Select Model writes it) > the provider's default (one table:
+ * src/shared/domain/models.ts); a run in plan mode uses `KEEL_PLAN_MODEL`, else `keel.planModel`,
+ * when one is set. Ids are normalised (the aliases sonnet, opus, haiku; Claude ids lower-cased).
+ * The demo provider has its one model. `mode` defaults to the mode setting. Pure.
+ */
+export function modelOf(settings: KeelSettings, env: Record<string, string | undefined> = {}, mode: PermissionMode = permissionModeOf(settings)): string {
+  const provider = providerOf(settings);
+  if (provider === 'demo') return DEFAULT_MODELS.demo;
+  return resolveModel({
+    envModel: str(env[MODEL_ENV.model]) || null,
+    userModel: str(settings.model) || null,
+    planModel: str(env[MODEL_ENV.planModel]) || str(settings.planModel) || null,
+    planMode: mode === 'plan',
+    providerDefault: DEFAULT_MODELS[provider],
+  });
 }
 
 /**
- * The provider config a task starts with. `secretKey` (from SecretStorage) wins over the
- * environment. A missing Anthropic key is not an error here: the task reports `no_api_key`.
+ * The provider config a run in `mode` starts with (the model: `modelOf`). `secretKey` (from
+ * SecretStorage) wins over the environment. A missing Anthropic key is not an error here: the
+ * task reports `no_api_key`.
  */
 export function resolveProviderConfig(
   settings: KeelSettings,
   secretKey: string | undefined,
   env: Record<string, string | undefined>,
+  mode?: PermissionMode,
 ): ProviderConfig {
   const provider = providerOf(settings);
-  const model = modelOf(settings);
+  const model = modelOf(settings, env, mode);
   if (provider === 'demo') return { provider, model };
   const apiKey = secretKey || env[ENV_KEYS[provider]] || undefined;
   const baseUrl = str(provider === 'anthropic' ? settings.anthropicBaseUrl : settings.openaiBaseUrl) || undefined;
   return { provider, model, ...(baseUrl ? { baseUrl } : {}), ...(apiKey ? { apiKey } : {}) };
 }
 
-/** What the chat header shows about the configuration. Contains no key. */
-export function chatConfigOf(settings: KeelSettings): ChatConfig {
+/**
+ * Why `provider` cannot be used now, or undefined when it can: only Anthropic needs a key (from
+ * SecretStorage or the environment); an OpenAI-compatible server may need none.
+ */
+export function keyProblem(provider: UserProviderId, secretKey: string | undefined, env: Record<string, string | undefined>): string | undefined {
+  if (provider !== 'anthropic' || secretKey || env[ENV_KEYS.anthropic]) return undefined;
+  return 'no Anthropic API key: run "Keel: Set API Key", set ANTHROPIC_API_KEY, or choose the demo provider';
+}
+
+/** What the chat header shows about the configuration: the model a run in `mode` would use. Contains no key. */
+export function chatConfigOf(settings: KeelSettings, env: Record<string, string | undefined> = {}, mode?: PermissionMode): ChatConfig {
   const provider = providerOf(settings);
   return {
     provider,
     providerLabel: PROVIDER_LABELS[provider],
-    model: provider === 'demo' ? DEMO_MODEL_LABEL : modelOf(settings),
-    mode: permissionModeOf(settings),
+    model: provider === 'demo' ? DEMO_MODEL_LABEL : modelOf(settings, env, mode),
+    mode: mode ?? permissionModeOf(settings),
   };
 }
 

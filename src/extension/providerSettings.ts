@@ -1,6 +1,6 @@
 import * as vscode from 'vscode';
 import type { ProviderConfig } from '../core/providers/types';
-import type { PermissionMode } from '../core/runtime/types';
+import type { PermissionMode } from '../shared/domain/permissionModes';
 import type { ChatConfig } from '../shared/protocol/toWebview';
 import {
   type KeelSettings,
@@ -18,6 +18,7 @@ export function readKeelSettings(): KeelSettings {
   return {
     provider: c.get('provider'),
     model: c.get('model'),
+    planModel: c.get('planModel'),
     anthropicBaseUrl: c.get('anthropic.baseUrl'),
     openaiBaseUrl: c.get('openai.baseUrl'),
     defaultMode: c.get('permissions.defaultMode'),
@@ -25,18 +26,19 @@ export function readKeelSettings(): KeelSettings {
 }
 
 /**
- * Settings + SecretStorage (+ environment fallback) → the `ProviderConfig` a task starts with.
- * Reads the secret only when called (i.e. when a task starts), never at activation.
+ * Settings + SecretStorage (+ environment fallback) → the `ProviderConfig` a run in `mode` starts
+ * with. Reads the secret only when called (i.e. when a task starts), never at activation.
  */
-export async function readProviderConfig(secrets: vscode.SecretStorage): Promise<ProviderConfig> {
+export async function readProviderConfig(secrets: vscode.SecretStorage, mode?: PermissionMode): Promise<ProviderConfig> {
   const settings = readKeelSettings();
   const provider = providerOf(settings);
   const secret = provider === 'demo' ? undefined : await secrets.get(SECRET_KEYS[provider]);
-  return resolveProviderConfig(settings, secret, process.env);
+  return resolveProviderConfig(settings, secret, process.env, mode);
 }
 
-export function readChatConfig(): ChatConfig {
-  return chatConfigOf(readKeelSettings());
+/** What the chat header shows, for the chat's mode `mode`. */
+export function readChatConfig(mode?: PermissionMode): ChatConfig {
+  return chatConfigOf(readKeelSettings(), process.env, mode);
 }
 
 export function readPermissionMode(): PermissionMode {

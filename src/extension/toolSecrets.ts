@@ -15,7 +15,8 @@ export interface PassEnvInspection {
 /** The names from the setting (user value only) and from `passEnv` in ~/.keel/settings.json. Pure but for reading that file. */
 export function passEnvOf(inspected: PassEnvInspection | undefined, userSettingsFile?: string): PassEnv {
   const fromSetting = Array.isArray(inspected?.globalValue) ? checkPassEnvNames(inspected.globalValue, 'keel.tools.passEnv') : { names: [], problems: [] };
-  const ignored = inspected?.workspaceValue !== undefined || inspected?.workspaceFolderValue !== undefined ? ['keel.tools.passEnv is set in workspace settings; only your user settings can pass variables to tools, so it is ignored'] : [];
+  const inWorkspace = inspected?.workspaceValue !== undefined || inspected?.workspaceFolderValue !== undefined;
+  const ignored = inWorkspace ? ['keel.tools.passEnv is set in workspace settings; only your user settings can pass variables to tools, so it is ignored'] : [];
   const fromFile = readUserPassEnv(userSettingsFile);
   return { names: [...new Set([...fromSetting.names, ...fromFile.names])], problems: [...ignored, ...fromSetting.problems, ...fromFile.problems] };
 }

@@ -1,6 +1,5 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { SELECTABLE_MODES } from '../../src/shared/protocol/chatMessages';
-import type { PermissionMode } from '../../src/shared/protocol/chatMessages';
+import { PERMISSION_MODE_INFO, SELECTABLE_MODES, type PermissionMode } from '../../src/shared/domain/permissionModes';
 import { activeMention, insertMention } from '../mentions';
 
 export interface ComposerProps {
@@ -16,8 +15,6 @@ export interface ComposerProps {
   onDraft(text: string): void;
   onMentionQuery(queryId: number, query: string): void;
 }
-
-const MODE_LABELS: Record<string, string> = { default: 'Ask before edits', acceptEdits: 'Accept edits', plan: 'Plan (read-only)', dontAsk: "Don't ask", bypassPermissions: 'Bypass permissions' };
 
 let nextQueryId = 1;
 
@@ -155,9 +152,9 @@ export function Composer(p: ComposerProps) {
             value={p.mode}
             onChange={(e) => p.onMode(e.currentTarget.value as PermissionMode)}
           >
-            {[...SELECTABLE_MODES, ...(SELECTABLE_MODES.includes(p.mode as (typeof SELECTABLE_MODES)[number]) ? [] : [p.mode])].map((m) => (
+            {[...SELECTABLE_MODES, ...((SELECTABLE_MODES as readonly PermissionMode[]).includes(p.mode) ? [] : [p.mode])].map((m) => (
               <option key={m} value={m}>
-                {MODE_LABELS[m] ?? m}
+                {PERMISSION_MODE_INFO[m].label}
               </option>
             ))}
           </select>

@@ -88,10 +88,24 @@ export function HistoryPage({ tasks, onLoad, onOpen, onResume, onExport, onDelet
                     <span class="codicon codicon-debug-continue" aria-hidden="true" />
                   </button>
                 )}
-                <button type="button" class="keel-icon-button" data-testid="history-export-md" aria-label={`Export ${t.title} as Markdown`} title="Export as Markdown" onClick={() => onExport(t.taskId, 'markdown')}>
+                <button
+                  type="button"
+                  class="keel-icon-button"
+                  data-testid="history-export-md"
+                  aria-label={`Export ${t.title} as Markdown`}
+                  title="Export as Markdown"
+                  onClick={() => onExport(t.taskId, 'markdown')}
+                >
                   <span class="codicon codicon-markdown" aria-hidden="true" />
                 </button>
-                <button type="button" class="keel-icon-button" data-testid="history-export-json" aria-label={`Export ${t.title} as JSON`} title="Export as JSON" onClick={() => onExport(t.taskId, 'json')}>
+                <button
+                  type="button"
+                  class="keel-icon-button"
+                  data-testid="history-export-json"
+                  aria-label={`Export ${t.title} as JSON`}
+                  title="Export as JSON"
+                  onClick={() => onExport(t.taskId, 'json')}
+                >
                   <span class="codicon codicon-json" aria-hidden="true" />
                 </button>
                 <button type="button" class="keel-icon-button" data-testid="history-delete" aria-label={`Delete ${t.title}`} title="Delete" onClick={() => onDelete(t.taskId)}>

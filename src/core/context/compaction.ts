@@ -44,7 +44,8 @@ function mergeLeadingUsers(head: ConversationMessage[], tail: ConversationMessag
 
 /** The request sent to summarise a conversation; the answer replaces everything but the task. */
 export const SUMMARY_INSTRUCTION =
-  'Summarise the conversation so far for your own later use: the task, what has been done (files read and changed, commands run and their results), decisions taken, and what remains. Be specific and brief.';
+  'Summarise the conversation so far for your own later use: the task, what has been done (files read and changed, ' +
+  'commands run and their results), decisions taken, and what remains. Be specific and brief.';
 
 export function compactWithSummary(messages: ConversationMessage[], summary: string): ConversationMessage[] {
   const first = messages[0];

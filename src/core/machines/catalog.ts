@@ -1,4 +1,4 @@
-import type { AnyStateMachine, EventObject, MachineContext, StateNode } from 'xstate';
+import { StateMachine, type AnyStateMachine, type EventObject, type MachineContext, type StateNode } from 'xstate';
 import { appSessionMachine } from './appSession/appSession.machine';
 import { callMachine } from './call/call.machine';
 import { ipcConnectionMachine } from './ipcConnection/ipcConnection.machine';
@@ -15,14 +15,17 @@ import { workerMachine } from './worker/worker.machine';
 
 /**
  * The machine catalog, derived from the definitions themselves (never a hand-written list):
- * every state as a dotted path and every transition as {from, to, event}. `always` transitions
- * have the event "always"; invoke completions and delays keep xstate's event names
- * (xstate.done.actor.*, xstate.error.actor.*, xstate.after.*).
+ * every state as a dotted path, every transition as {from, to, event}, and what each state
+ * invokes: the actor's name and, when the actor is itself a machine of the catalog (the task's
+ * turn loop, the turn's model call and permission check, the call's stream), that machine's id.
+ * `always` transitions have the event "always"; invoke completions and delays keep xstate's event
+ * names (xstate.done.actor.*, xstate.error.actor.*, xstate.after.*).
  */
 export interface MachineDescription {
   id: string;
   states: string[];
   transitions: { from: string; to: string; event: string }[];
+  invokes: { state: string; src: string; machine?: string }[];
 }
 
 type AnyNode = StateNode<MachineContext, EventObject>;
@@ -34,9 +37,16 @@ function pathOf(node: AnyNode): string {
 export function describeMachine(machine: AnyStateMachine): MachineDescription {
   const states: string[] = [];
   const transitions: MachineDescription['transitions'] = [];
+  const invokes: MachineDescription['invokes'] = [];
+  const actors = machine.implementations.actors as Record<string, unknown>;
   const visit = (node: AnyNode) => {
     const from = pathOf(node);
     if (node.path.length > 0) states.push(from);
+    for (const inv of node.invoke) {
+      const src = typeof inv.src === 'string' ? inv.src : inv.id;
+      const logic = typeof inv.src === 'string' ? actors[inv.src] : inv.src;
+      invokes.push({ state: from || '(root)', src, ...(logic instanceof StateMachine ? { machine: logic.id } : {}) });
+    }
     const defs = [...node.transitions.values()].flat().concat(node.always ?? []);
     for (const t of defs) {
       const event = t.eventType === '' || t.eventType === undefined ? 'always' : t.eventType;
@@ -54,10 +64,24 @@ export function describeMachine(machine: AnyStateMachine): MachineDescription {
     seen.add(key);
     return true;
   });
-  return { id: machine.id, states, transitions: unique };
+  return { id: machine.id, states, transitions: unique, invokes };
 }
 
-export const MACHINES: AnyStateMachine[] = [taskMachine, sessionMachine, callMachine, turnMachine, streamMachine, permissionMachine, appSessionMachine, modelSelectionMachine, sandboxMachine, workerMachine, queryMachine, ipcConnectionMachine, poolMachine];
+export const MACHINES: AnyStateMachine[] = [
+  taskMachine,
+  sessionMachine,
+  callMachine,
+  turnMachine,
+  streamMachine,
+  permissionMachine,
+  appSessionMachine,
+  modelSelectionMachine,
+  sandboxMachine,
+  workerMachine,
+  queryMachine,
+  ipcConnectionMachine,
+  poolMachine,
+];
 
 export function describeAll(): { machines: MachineDescription[] } {
   return { machines: MACHINES.map(describeMachine) };

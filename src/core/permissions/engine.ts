@@ -1,7 +1,7 @@
 import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
 import type { Parser } from 'web-tree-sitter';
-import type { PermissionMode } from '../runtime/types';
+import type { PermissionMode } from '../../shared/domain/permissionModes';
 import type { PermissionSubject } from '../tools/types';
 import { checkBash, type BashContext } from './bashCheck';
 import { emptyFindings, groupRules, type Findings, type RuleSet } from './findings';
@@ -10,6 +10,7 @@ import { cachedFs } from './fsView';
 import { resolvePhysical } from './physical';
 import { domainMatches, mcpRuleMatches, realHost, type PermissionRule } from './rules';
 import { defaultSources, explicitSource, loadSettings, stampOf, type LoadedSettings, type SettingsSource } from './settings';
+import { acceptedEdit, allowedByMode, refusalOfChange, whenItWouldAsk } from './modes';
 import { loadBashParser, WARM_UP } from './shell/parser';
 
 /** One decision with its explanation. `risky`: the editor should show a modal, not only a card. */
@@ -109,7 +110,8 @@ class RuleEngine implements PermissionEngine {
       return this.decideNow(call, mode);
     } catch (err) {
       const reason = `the permission check failed (${err instanceof Error ? err.message : String(err)})`;
-      return mode === 'dontAsk' ? { decision: 'deny', reason } : { decision: 'ask', reason, risky: true };
+      const d = whenItWouldAsk(mode, reason);
+      return d.decision === 'ask' ? { ...d, risky: true } : d;
     }
   }
 
@@ -353,28 +355,34 @@ const DEFAULT_ASK: Record<PermissionSubject['kind'], string> = {
   mcp: 'calling an MCP tool',
 };
 
-/** Precedence: deny rules, plan mode (no changes), ask rules (and safety asks), the mode, allow rules, the user. */
+/**
+ * Precedence: deny rules, a read-only mode's refusal of changes, ask rules (and safety asks), the
+ * mode, allow rules, the user. What each mode does is modes.ts's; this only orders it.
+ */
 export function combine(f: Findings, mode: PermissionMode, kind: PermissionSubject['kind']): EngineDecision {
   const withRule = (d: EngineDecision, r?: PermissionRule): EngineDecision => (r ? { ...d, rule: r.raw, source: r.source } : d);
   if (f.deny) return withRule({ decision: 'deny', reason: f.deny.reason }, f.deny.rule);
-  // Plan mode makes no changes: nobody is asked to approve one (an ask rule or a safety ask
-  // cannot turn a change into a question), as the permission machine's checkMode does.
-  if (mode === 'plan' && !f.readOnly) return { decision: 'deny', reason: 'plan mode allows read-only tools only' };
+  // A mode that makes no changes asks nobody to approve one (an ask rule or a safety ask cannot
+  // turn a change into a question), as the permission machine's checkMode does.
+  const refused = refusalOfChange(mode, f.readOnly);
+  if (refused) return refused;
   const risky = f.risky.length > 0 ? { risky: true } : {};
-  const asking = (reason: string, r?: PermissionRule): EngineDecision =>
-    withRule(mode === 'dontAsk' ? { decision: 'deny', reason: `${reason} (dontAsk mode denies what would ask)` } : { decision: 'ask', reason, ...risky }, r);
+  const asking = (reason: string, r?: PermissionRule): EngineDecision => {
+    const d = whenItWouldAsk(mode, reason);
+    return withRule(d.decision === 'ask' ? { ...d, ...risky } : d, r);
+  };
   if (f.ask) return asking(f.ask.reason, f.ask.rule);
   if (f.hardAsk.length > 0) return asking(f.hardAsk[0] as string);
-  if (mode === 'bypassPermissions') return { decision: 'allow', reason: 'bypassPermissions mode' };
+  const byMode = allowedByMode(mode);
+  if (byMode) return byMode;
   if (f.softAsk.length > 0) return asking(f.softAsk[0] as string);
   if (f.allow) {
     const rules = f.allow.rules;
     const first = rules[0];
     const allowed: EngineDecision = { decision: 'allow', reason: f.allow.reason, ...(first ? { rule: rules.map((r) => r.raw).join(', '), source: first.source } : {}) };
     if (kind !== 'execute' || !f.writesInside || !f.allow.unruledWrites) return allowed;
-    if (mode === 'acceptEdits') return { decision: 'allow', reason: 'acceptEdits mode: read-only commands writing inside the workspace' };
-    return asking('the command writes a file');
+    return acceptedEdit(mode, 'read-only commands writing inside the workspace') ?? asking('the command writes a file');
   }
-  if (mode === 'acceptEdits' && kind === 'write' && f.writesInside) return { decision: 'allow', reason: 'acceptEdits mode: edit inside the workspace' };
-  return asking(DEFAULT_ASK[kind]);
+  const edit = kind === 'write' && f.writesInside ? acceptedEdit(mode, 'edit inside the workspace') : null;
+  return edit ?? asking(DEFAULT_ASK[kind]);
 }

@@ -18,7 +18,10 @@ export interface SuggestCall {
   home?: string;
 }
 
-const SUBCOMMAND_TOOLS = new Set(['git', 'npm', 'pnpm', 'yarn', 'bun', 'cargo', 'go', 'docker', 'kubectl', 'pip', 'pip3', 'make', 'npx', 'uv', 'poetry', 'dotnet', 'gradle', 'mvn', 'deno', 'terraform', 'helm', 'gh']);
+const SUBCOMMAND_TOOLS = new Set([
+  ...['git', 'npm', 'pnpm', 'yarn', 'bun', 'cargo', 'go', 'docker', 'kubectl', 'pip', 'pip3', 'make'],
+  ...['npx', 'uv', 'poetry', 'dotnet', 'gradle', 'mvn', 'deno', 'terraform', 'helm', 'gh'],
+]);
 
 /** The rules "Always allow" would save, one per distinct command of a compound Bash command. */
 export function suggestRules(call: SuggestCall): string[] {

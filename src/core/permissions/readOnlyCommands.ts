@@ -33,12 +33,17 @@ const SPECS: Record<string, ReadOnlySpec> = {
  * never what runs or which files are read. Everything else (RIPGREP_CONFIG_PATH, GIT_*, PAGER,
  * LESSOPEN, MAGIC, TZDIR, LD_*, POSIXLY_CORRECT, …) makes the command not read-only.
  */
+const HARMLESS_ENV = new RegExp(
+  `^(${[
+    ...['LANG', 'LANGUAGE', 'LC_[A-Z]+', 'TZ', 'NO_COLOR', 'FORCE_COLOR', 'CLICOLOR', 'CLICOLOR_FORCE', 'TERM', 'COLUMNS', 'LINES'],
+    ...['LS_COLORS', 'GREP_COLOR', 'GREP_COLORS', 'TIME_STYLE', 'QUOTING_STYLE', 'BLOCK_SIZE', 'DU_BLOCK_SIZE', 'LS_BLOCK_SIZE', 'TABSIZE'],
+  ].join('|')})$`,
+);
+
 /** Is `name` a program the read-only allowlist knows (none runs its arguments as a command)? */
 export function isReadOnlyProgram(name: string): boolean {
   return Object.hasOwn(SPECS, name);
 }
-
-const HARMLESS_ENV = /^(LANG|LANGUAGE|LC_[A-Z]+|TZ|NO_COLOR|FORCE_COLOR|CLICOLOR|CLICOLOR_FORCE|TERM|COLUMNS|LINES|LS_COLORS|GREP_COLOR|GREP_COLORS|TIME_STYLE|QUOTING_STYLE|BLOCK_SIZE|DU_BLOCK_SIZE|LS_BLOCK_SIZE|TABSIZE)$/;
 
 /** True when assigning `name` for a read-only command cannot change what it runs or reads. */
 export function isHarmlessVariable(name: string): boolean {

@@ -1,7 +1,8 @@
 import { readFileSync, statSync } from 'node:fs';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { z } from 'zod';
-import type { PermissionMode } from '../runtime/types';
+import { isPermissionMode, PERMISSION_MODES } from '../../shared/domain/permissionModes';
+import type { PermissionMode } from '../../shared/domain/permissionModes';
 import { parseRule, type PermissionRule, type RuleBehavior } from './rules';
 
 /**
@@ -27,8 +28,6 @@ export interface LoadedSettings {
   /** Identity of the files read (path, mtime, size), to notice changes. */
   stamp: string;
 }
-
-const MODES = ['default', 'acceptEdits', 'plan', 'dontAsk', 'bypassPermissions'] as const;
 
 const fileSchema = z.looseObject({
   permissions: z
@@ -117,9 +116,10 @@ export function loadSettings(sources: SettingsSource[], home: string): LoadedSet
       }
     }
     if (p.defaultMode !== undefined) {
-      if (!(MODES as readonly string[]).includes(p.defaultMode)) out.problems.push(`${src.path}: defaultMode "${p.defaultMode}" ignored (one of ${MODES.join(', ')})`);
-      else if (p.defaultMode === 'bypassPermissions' && src.scope === 'project') out.problems.push(`${src.path}: a shared project file cannot turn on bypassPermissions; set it in settings.local.json or user settings`);
-      else out.defaultMode = p.defaultMode as PermissionMode;
+      if (!isPermissionMode(p.defaultMode)) out.problems.push(`${src.path}: defaultMode "${p.defaultMode}" ignored (one of ${PERMISSION_MODES.join(', ')})`);
+      else if (p.defaultMode === 'bypassPermissions' && src.scope === 'project') {
+        out.problems.push(`${src.path}: a shared project file cannot turn on bypassPermissions; set it in settings.local.json or user settings`);
+      } else out.defaultMode = p.defaultMode;
     }
     for (const d of p.additionalDirectories ?? []) {
       const expanded = d === '~' || d.startsWith('~/') ? home + d.slice(1) : d;

@@ -48,7 +48,10 @@ export function connectionError(f: { code?: string; detail: string }, baseUrl: s
     return final('invalid_input', baseUrlProblem(baseUrl) ?? `The base URL “${baseUrl}” cannot be used (${detail}).`);
   }
   if (code && TLS_CODE.test(code)) {
-    return final('connection_refused', `Could not make a secure connection to ${baseUrl}: ${detail.replace(/\s+/g, ' ').trim()} (${code}). Check the URL (http or https) and the server's certificate.`);
+    return final(
+      'connection_refused',
+      `Could not make a secure connection to ${baseUrl}: ${detail.replace(/\s+/g, ' ').trim()} (${code}). Check the URL (http or https) and the server's certificate.`,
+    );
   }
   if (code === 'EAI_AGAIN') {
     return { code: 'connection_refused', message: `Could not connect to ${baseUrl}: the host name could not be looked up right now (EAI_AGAIN).`, phase: 'connect', retryable: true };

@@ -26,7 +26,8 @@ const NOTE_TEXT = "# Keel demo\n\nKeel's demo model wrote this file during its t
 
 /** Advice that holds in VS Code and in the CLI alike (the demo does not know where it runs). */
 const REAL_MODEL_ADVICE =
-  'To work with a real model, give Keel an Anthropic API key — **Keel: Set API Key** in VS Code, or `ANTHROPIC_API_KEY` with `keel run --provider anthropic` — or point it at an OpenAI-compatible server such as Ollama.';
+  'To work with a real model, give Keel an Anthropic API key — **Keel: Set API Key** in VS Code, or `ANTHROPIC_API_KEY` with ' +
+  '`keel run --provider anthropic` — or point it at an OpenAI-compatible server such as Ollama.';
 
 let idCounter = 0;
 function toolId(step: string): string {
@@ -148,7 +149,9 @@ export function tourBlocks(step: TourStep): ScriptedBlock[] {
       return [
         {
           type: 'text',
-          text: `${changeSentence(step.change, step.changeTool)}\n\nNext, a command. \`${TOUR_COMMAND}\` only prints Node's version, but running a command is something Keel asks about first (it is not one of the read-only commands). **Allow** or **Deny** it:`,
+          text:
+            `${changeSentence(step.change, step.changeTool)}\n\nNext, a command. \`${TOUR_COMMAND}\` only prints Node's version, ` +
+            'but running a command is something Keel asks about first (it is not one of the read-only commands). **Allow** or **Deny** it:',
         },
         { type: 'tool_use', id: toolId('bash'), name: 'Bash', input: { command: TOUR_COMMAND, description: "Print Node's version" } },
       ];
@@ -181,7 +184,8 @@ function wrapUpText(step: Extract<TourStep, { kind: 'wrapUp' }>): string {
     `- **${step.changeTool}** ${file}: ${change}.`,
     `- **Bash** \`${TOUR_COMMAND}\`: ${command}.`,
     '',
-    "Each step went the way a real model's does: the answer streamed in, every tool call was checked against your permission rules and mode (and asked you when they said so), and every event was recorded, so this task can be reopened from the history and resumed.",
+    "Each step went the way a real model's does: the answer streamed in, every tool call was checked against your permission rules and mode " +
+      '(and asked you when they said so), and every event was recorded, so this task can be reopened from the history and resumed.',
     '',
     `${REAL_MODEL_ADVICE} Say **tour** to see this again, or switch to **Plan** mode first: there the edit is refused.`,
   ].join('\n');
@@ -193,7 +197,8 @@ function planStopText(tool: 'Edit' | 'Write'): string {
       ? [`1. Trim the name at the start of \`greet()\` in \`${TOUR_FILE}\`, so \`greet('  Ada ')\` says “Hello, Ada!”.`, '2. Add a test for it to `src/greet.test.ts`.', '3. Run the tests.']
       : [`1. Write a short note, \`${TOUR_NOTE_FILE}\`.`, `2. Run \`${TOUR_COMMAND}\`.`];
   return [
-    `Keel refused the ${tool === 'Edit' ? 'edit' : 'note'}: this task is in **Plan** mode, where Keel only reads and plans — no file changes, no commands. \`${changedFile(tool)}\` is unchanged, and I'll stop here instead of running the command.`,
+    `Keel refused the ${tool === 'Edit' ? 'edit' : 'note'}: this task is in **Plan** mode, where Keel only reads and plans — no file changes, ` +
+      `no commands. \`${changedFile(tool)}\` is unchanged, and I'll stop here instead of running the command.`,
     '',
     'In Plan mode a real model ends with a plan, like this one:',
     '',

@@ -1,6 +1,6 @@
 import type { EngineDecision, PermissionCall } from '../permissions/engine';
-import type { PermissionMode } from './types';
-import type { PermissionDecider } from './wiring';
+import type { PermissionMode } from '../../shared/domain/permissionModes';
+import type { PermissionDecider } from './permissionCheck';
 
 /** What a subtask needs to know of its parent to never be looser than it. */
 export interface PermissionParent {

@@ -1,25 +1,25 @@
 import { createActor, type Actor } from 'xstate';
 import type { TaskEvent } from '../../shared/domain/events';
-import type { ConversationMessage, ToolResultBlock } from '../../shared/domain/messages';
+import type { ConversationMessage, Usage } from '../../shared/domain/messages';
+import type { PermissionMode } from '../../shared/domain/permissionModes';
 import { applyTaskEvent, emptyTranscript, type TaskTranscript } from '../../shared/domain/transcript';
+import { taskLockKey, type LockManager } from '../locks/lockManager';
 import type { PendingSubtask } from '../machines/task/task.machine';
+import type { EngineDecision, PermissionCall } from '../permissions/engine';
 import { denyingAsker } from '../permissions/gate';
 import { createProvider } from '../providers/index';
 import type { ProviderConfig } from '../providers/types';
-import { costUsd } from '../providers/pricing';
-import type { TaskRecorder } from '../store/taskRecorder';
-import { planResume } from '../store/resumePlan';
-import type { OpenedTask } from '../store/taskStore';
-import { DEFAULT_LIMITS } from './limits';
-import { taskLockKey, type LockManager } from '../locks/lockManager';
-import type { EngineDecision, PermissionCall } from '../permissions/engine';
-import { boundedByParent, type PermissionParent } from './childPermissions';
-import type { ToolRegistry } from '../tools/registry';
-import type { TaskRuntimeOptions } from './options';
-import type { PermissionDecider } from './wiring';
 import type { SecretKeeper } from '../security/secretKeeper';
-import type { PermissionMode, StartTaskOptions, TaskHandle } from './types';
-import { wireTaskMachine } from './wiring';
+import { planResume } from '../store/resumePlan';
+import type { TaskRecorder } from '../store/taskRecorder';
+import type { OpenedTask } from '../store/taskStore';
+import type { ToolRegistry } from '../tools/registry';
+import { boundedByParent, type PermissionParent } from './childPermissions';
+import { DEFAULT_LIMITS } from './limits';
+import type { TaskRuntimeOptions } from './options';
+import type { PermissionDecider } from './permissionCheck';
+import type { StartTaskOptions, TaskHandle } from './types';
+import { wireTaskMachine, type TaskServices } from './wiring';
 import type { WorkerPool } from '../workers/pool';
 import type { QueryMessage } from '../workers/protocol';
 
@@ -39,12 +39,12 @@ export interface TaskSeed {
   transcript?: TaskTranscript;
   messages?: ConversationMessage[];
   userMessages?: number;
-  costUsd?: number;
 }
 
+/** The seed of a task continued from its log. */
 export function seedOf(opened: OpenedTask): TaskSeed {
   const r = opened.replay;
-  return { title: opened.meta.title, recorder: opened.recorder, transcript: r.transcript, messages: r.conversation, userMessages: r.userMessages, costUsd: r.costUsd };
+  return { title: opened.meta.title, recorder: opened.recorder, transcript: r.transcript, messages: r.conversation, userMessages: r.userMessages };
 }
 
 /**
@@ -58,8 +58,6 @@ export class LiveTask implements TaskHandle, PermissionParent {
   private transcriptState: TaskTranscript;
   private readonly listeners = new Set<(e: TaskEvent) => void>();
   private settleWaiters: ((e: TaskEvent & { type: 'done' }) => void)[] = [];
-  private totalCost: number;
-  private model: string;
   private provider: ProviderConfig['provider'];
   private lastDone: (TaskEvent & { type: 'done' }) | null = null;
   private readonly recorder: TaskRecorder | undefined;
@@ -89,11 +87,9 @@ export class LiveTask implements TaskHandle, PermissionParent {
     this.decider = parent ? boundedByParent(runtime.permissions, parent) : runtime.permissions;
     const providerFactory = rt.providerFactory ?? createProvider;
     const model = options.provider.model;
-    this.model = model;
     this.provider = options.provider.provider;
     this.providerConfig = options.provider;
     this.recorder = seed.recorder;
-    this.totalCost = seed.costUsd ?? 0;
     const title = seed.title;
     this.transcriptState = seed.transcript ?? emptyTranscript(id, title, options.provider.provider === 'demo' ? 'demo model' : model);
     const machine = wireTaskMachine({
@@ -114,7 +110,6 @@ export class LiveTask implements TaskHandle, PermissionParent {
             return { code: 'internal', message: `Could not read the provider settings: ${(err as Error).message}`, retryable: true };
           }
         }
-        this.model = config.model;
         this.providerConfig = config;
         // The key this task's provider uses is one Keel holds: kept from tools and redacted.
         runtime.secrets.remember(config.apiKey);
@@ -122,8 +117,12 @@ export class LiveTask implements TaskHandle, PermissionParent {
         return providerFactory(config);
       },
       publish: (e) => this.emit(e),
-      runSubtask: (_parentId, sub) => this.runSubtask(sub),
-      ...(pool ? { remote: { pool, queryParts: () => this.queryParts(rt), parentModes: this.parent?.ancestorModes?.() ?? [], onWorkerLost: (message: string) => this.workerLost(message), overflow: parentId !== undefined } } : {}),
+      startSubtask: (sub) => {
+        const child = runtime.ensureSubtask(this, sub);
+        this.children.add(child);
+        return child;
+      },
+      ...(pool ? { remote: this.remoteTurn(pool, rt, parentId !== undefined) } : {}),
       ...(this.recorder ? { durable: () => this.recorder!.durable() } : {}),
       reconstruct: async () => {
         if (!this.rebuilt) throw new Error('nothing to rebuild: this task was not resumed from its log');
@@ -139,6 +138,8 @@ export class LiveTask implements TaskHandle, PermissionParent {
         limits: { ...DEFAULT_LIMITS, ...rt.limits, ...(options.maxTurns ? { maxTurns: options.maxTurns } : {}) },
         ...(seed.messages ? { messages: seed.messages } : {}),
         ...(seed.userMessages ? { userMessages: seed.userMessages } : {}),
+        // What earlier runs cost: the task machine adds each run to it.
+        ...(seed.transcript ? { usage: usageOf(seed.transcript), costUsd: seed.transcript.usage.costUsd } : {}),
       },
     });
     this.actor.subscribe({ error: (err) => runtime.log('error', `task ${id} machine error: ${(err as Error).message}`) });
@@ -255,6 +256,17 @@ export class LiveTask implements TaskHandle, PermissionParent {
     return [this.mode, ...(this.parent?.ancestorModes?.() ?? [])];
   }
 
+  /** The worker side of this task's turn loop (`TaskServices.remote`): a sub-agent may overflow the pool. */
+  private remoteTurn(pool: WorkerPool, rt: TaskRuntimeOptions, overflow: boolean): NonNullable<TaskServices['remote']> {
+    return {
+      pool,
+      queryParts: () => this.queryParts(rt),
+      parentModes: this.parent?.ancestorModes?.() ?? [],
+      onWorkerLost: (message: string) => this.workerLost(message),
+      overflow,
+    };
+  }
+
   /** What a worker needs besides the turn to run this task's query (see workers/protocol.ts). */
   private queryParts(rt: TaskRuntimeOptions): Omit<QueryMessage, 'type' | 'queryId' | 'taskId' | 'turn'> {
     const s = rt.sandbox ?? { enabled: false };
@@ -297,11 +309,6 @@ export class LiveTask implements TaskHandle, PermissionParent {
 
   private emit(event: TaskEvent): void {
     if (this.stopped) return;
-    if (event.type === 'usage') {
-      const cost = costUsd(this.model, event);
-      this.totalCost += cost;
-      event = { ...event, costUsd: cost, totalCostUsd: this.totalCost };
-    }
     if (event.type === 'error') {
       const advice = this.runtime.services().options.advise?.({ code: event.code, provider: this.provider });
       if (advice) event = { ...event, message: `${event.message} ${advice}` };
@@ -326,35 +333,11 @@ export class LiveTask implements TaskHandle, PermissionParent {
       for (const w of waiters) w(event);
     }
   }
-
-  private runSubtask(sub: PendingSubtask): { result: Promise<{ result: ToolResultBlock; summary: string }>; cancel(): void } {
-    let child: LiveTask;
-    try {
-      child = this.runtime.ensureSubtask(this, sub);
-    } catch (err) {
-      // e.g. its record cannot be created: the model is told, the parent goes on.
-      const content = `The subtask could not be started: ${(err as Error).message}`;
-      return { result: Promise.resolve({ result: { type: 'tool_result', tool_use_id: sub.toolCallId, content, is_error: true }, summary: 'subtask not started' }), cancel: () => undefined };
-    }
-    this.children.add(child);
-    const result = child.settled().then((done) => {
-      const answer = lastAssistantText(child.transcript());
-      const ok = done.status === 'completed';
-      return {
-        result: { type: 'tool_result' as const, tool_use_id: sub.toolCallId, content: ok ? answer || '(the subtask finished without an answer)' : `The subtask ended ${done.status}: ${answer}`, ...(ok ? {} : { is_error: true }) },
-        summary: `subtask ${done.status}`,
-      };
-    });
-    return { result, cancel: () => child.cancel() };
-  }
 }
 
-function lastAssistantText(t: TaskTranscript): string {
-  for (let i = t.items.length - 1; i >= 0; i--) {
-    const it = t.items[i]!;
-    if (it.kind === 'assistant' && it.text) return it.text;
-  }
-  return '';
+function usageOf(t: TaskTranscript): Usage {
+  const { inputTokens, outputTokens, cacheReadTokens, cacheWriteTokens } = t.usage;
+  return { inputTokens, outputTokens, cacheReadTokens, cacheWriteTokens };
 }
 
 export function titleOf(prompt: string): string {

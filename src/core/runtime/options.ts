@@ -6,7 +6,7 @@ import type { SandboxSettings } from '../sandbox/settings';
 import type { ModelProvider, ProviderConfig } from '../providers/types';
 import type { SecretKeeper } from '../security/secretKeeper';
 import type { ToolRegistry } from '../tools/registry';
-import type { PermissionDecider } from './wiring';
+import type { PermissionDecider } from './permissionCheck';
 import type { WorkerPoolOptions } from '../workers/pool';
 
 export interface TaskRuntimeOptions {

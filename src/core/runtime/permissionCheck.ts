@@ -1,16 +1,15 @@
 import { randomUUID } from 'node:crypto';
 import { createActor, fromPromise, toPromise } from 'xstate';
+import type { PermissionMode } from '../../shared/domain/permissionModes';
 import type { TaskEvent } from '../../shared/domain/events';
 import type { ToolResultBlock, ToolUseBlock } from '../../shared/domain/messages';
-import { permissionMachine } from '../machines/permission/permission.machine';
-import type { PermissionOutcome } from '../machines/turn/turn.machine';
-import { decideByMode, type PermissionAsker, type PermissionRequest } from '../permissions/gate';
+import { permissionMachine, type PermissionOutcome } from '../machines/permission/permission.machine';
+import type { ValidationOutcome } from '../machines/turn/types';
 import type { EngineDecision, PermissionCall } from '../permissions/engine';
+import type { PermissionAsker, PermissionRequest } from '../permissions/gate';
 import { suggestRules } from '../permissions/persist';
 import { parseToolInput } from '../tools/execute';
 import type { ToolRegistry } from '../tools/registry';
-import type { PermissionSubject } from '../tools/types';
-import type { PermissionMode } from './types';
 
 /** What the runtime asks of the permission engine (src/core/permissions): one decision per call. */
 export interface PermissionDecider {
@@ -21,60 +20,72 @@ export interface PermissionDecider {
 export interface PermissionCheckServices {
   workspace: string;
   tools: Pick<ToolRegistry, 'get' | 'names'>;
-  /** The permission engine. Without one, calls are decided by the mode alone (`decideByMode`). */
-  permissions?: PermissionDecider;
+  /** The permission engine (or, for a subtask, the engine bounded by its parent). */
+  permissions: PermissionDecider;
   asker: PermissionAsker;
   publish(event: TaskEvent): void;
 }
 
-/** The subject each call was decided on (the same ToolUseBlock object reaches the run). */
-const approvedSubjects = new WeakMap<ToolUseBlock, PermissionSubject>();
+// The one decision path for a tool call, in two steps that a run and `keel permissions check`
+// share: `validateToolCall` (the turn's `validatingInput`; an invalid call is answered without
+// asking anyone), then the permission machine with its real actors (`wirePermissionMachine`; the
+// turn's `permissionCheck` invokes it as a child): plan mode's read-only rule (checkMode), the
+// engine's rules, modes, dontAsk and safety asks (checkRules), then the asker.
 
 /**
- * The subject `call` was last decided on by `decideToolCall`, if it was: the tool refuses to
- * write when its target now leads elsewhere (Write/Edit through symlinks, writeTarget.ts).
+ * Looks the tool up, parses the call's input against its schema (once: the result is what the
+ * permission check and the tool run use) and has the tool describe what it will touch. Never
+ * throws for a bad call: it is answered with the schema's problems. A tool whose `subject`
+ * throws (a tool bug) makes this throw.
  */
-export function approvedSubject(call: ToolUseBlock): PermissionSubject | undefined {
-  return approvedSubjects.get(call);
+export function validateToolCall(services: Pick<PermissionCheckServices, 'workspace' | 'tools'>, call: ToolUseBlock, requestId: string = randomUUID()): ValidationOutcome {
+  const parsed = parseToolInput(services.tools, call.name, call.input);
+  if (!parsed.ok) return { ok: false, result: toolResult(call.id, parsed.result.content, true), summary: parsed.result.summary };
+  const subject = parsed.tool.subject(parsed.input, { workspace: services.workspace });
+  return { ok: true, call: { id: call.id, tool: call.name, input: parsed.input, subject, readOnly: parsed.tool.readOnly, requestId } };
 }
 
 /**
- * The one decision path for a tool call, used by a run (wiring.ts) and by `keel permissions
- * check` (through `explainPermission`): the call's input is validated (an invalid call is answered
- * without asking anyone), the tool describes its subject, and the permission machine decides —
- * plan mode's read-only rule (checkMode), then the engine's rules, modes, dontAsk and safety asks
- * (checkRules), then the asker. Stopping (abort of `signal`) stops the machine, which withdraws a
- * pending prompt. Never rejects for a bad call; the outcome carries the tool_result to send back.
+ * The permission machine with the services' engine and asker. The asker is given what "Always
+ * allow" would save. Stopping the actor (a cancelled turn) aborts a pending prompt, which
+ * withdraws it.
  */
-export async function decideToolCall(
-  services: PermissionCheckServices,
-  request: { taskId: string; call: ToolUseBlock; mode: PermissionMode; requestId?: string },
-  signal: AbortSignal,
-): Promise<PermissionOutcome> {
-  const { call, mode } = request;
-  const parsed = parseToolInput(services.tools, call.name, call.input);
-  if (!parsed.ok) return { decision: 'invalid', result: toolResult(call.id, parsed.result.content, true) };
-  const subject = parsed.tool.subject(parsed.input as never, { workspace: services.workspace });
-  // The tool checks at run time that it touches what was decided on (Write/Edit through symlinks).
-  approvedSubjects.set(call, subject);
-  const decider = services.permissions ?? modeOnly(services.workspace);
-  const machine = permissionMachine.provide({
+export function wirePermissionMachine(services: Omit<PermissionCheckServices, 'tools'>) {
+  return permissionMachine.provide({
     actors: {
-      evaluate: fromPromise(({ input }) => decider.decide(input.call, input.mode)),
-      askUser: fromPromise(({ input, signal: askSignal }) => {
+      evaluate: fromPromise(({ input }) => services.permissions.decide(input.call, input.mode)),
+      askUser: fromPromise(({ input, signal }) => {
         let suggestedRules: string[] = [];
         try {
           suggestedRules = suggestRules({ tool: input.tool, subject: input.subject, workspace: services.workspace });
         } catch {
           // A suggestion is a convenience; without one the user can still allow once.
         }
-        return services.asker.ask({ ...input, suggestedRules }, askSignal);
+        return services.asker.ask({ ...input, suggestedRules }, signal);
       }),
     },
     actions: { publish: (_: unknown, e: TaskEvent | null) => e && services.publish(e) },
   });
-  const actor = createActor(machine, {
-    input: { taskId: request.taskId, requestId: request.requestId ?? randomUUID(), toolCallId: call.id, tool: call.name, input: parsed.input, subject, readOnly: parsed.tool.readOnly, mode },
+}
+
+/** A decided call, or the answer to an invalid one. */
+export type ToolCallDecision = PermissionOutcome | { decision: 'invalid'; result: ToolResultBlock };
+
+/**
+ * Both steps at once, outside a run (`keel permissions check` through `explainPermission`, and
+ * tests): exactly what a run's turn does for one call. Stopping (abort of `signal`) stops the
+ * machine, which withdraws a pending prompt. Never rejects for a bad call.
+ */
+export async function decideToolCall(
+  services: PermissionCheckServices,
+  request: { taskId: string; call: ToolUseBlock; mode: PermissionMode; requestId?: string },
+  signal: AbortSignal,
+): Promise<ToolCallDecision> {
+  const v = validateToolCall(services, request.call, request.requestId);
+  if (!v.ok) return { decision: 'invalid', result: v.result };
+  const c = v.call;
+  const actor = createActor(wirePermissionMachine(services), {
+    input: { taskId: request.taskId, requestId: c.requestId, toolCallId: c.id, tool: c.tool, input: c.input, subject: c.subject, readOnly: c.readOnly, mode: request.mode },
   });
   const stop = () => actor.stop();
   signal.addEventListener('abort', stop, { once: true });
@@ -106,7 +117,7 @@ export async function explainPermission(
 ): Promise<PermissionExplanation> {
   let engine: EngineDecision | undefined;
   let asked: PermissionRequest | undefined;
-  const decider = services.permissions ?? modeOnly(services.workspace);
+  const decider = services.permissions;
   const outcome = await decideToolCall(
     {
       ...services,
@@ -139,10 +150,6 @@ export async function explainPermission(
   // Decided before the engine was consulted (plan mode's checkMode): the machine's reason.
   if (!engine || engine.decision !== outcome.decision) return { decision: outcome.decision, reason: outcome.reason };
   return fromEngine(outcome.decision, engine);
-}
-
-function modeOnly(workspace: string): PermissionDecider {
-  return { decide: async (call, mode) => decideByMode(mode, call.subject, call.readOnly, workspace) };
 }
 
 function toolResult(id: string, content: string, isError: boolean): ToolResultBlock {

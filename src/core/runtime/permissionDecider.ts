@@ -1,12 +1,15 @@
+import { resolve } from 'node:path';
 import { createPermissionEngine, type PermissionEngine } from '../permissions/engine';
-import { decideByMode } from '../permissions/gate';
+import { refusalOfChange, whenItWouldAsk } from '../permissions/modes';
+import { isInside } from '../permissions/paths';
 import type { SandboxSettings } from '../sandbox/settings';
-import type { PermissionDecider } from './wiring';
+import type { PermissionDecider } from './permissionCheck';
 
 /**
  * The default permission engine, loaded on the first decision (it loads the shell parser's wasm).
- * If it cannot load, nothing is allowed that the mode alone would not allow, and whatever would be
- * allowed beyond reads asks instead: a broken engine never widens permissions.
+ * If it cannot load, a broken engine never widens permissions: a change is refused where the mode
+ * refuses changes, a read inside the workspace is allowed, and everything else asks (or is denied
+ * where the mode asks nobody).
  */
 export function lazyEngine(options: { workspace: string; settingsFiles?: string[]; sandbox?: SandboxSettings }): PermissionDecider {
   let engine: Promise<PermissionEngine> | null = null;
@@ -20,13 +23,13 @@ export function lazyEngine(options: { workspace: string; settingsFiles?: string[
       try {
         return await (await engine).decide(call, mode);
       } catch (err) {
-        const reason = `the permission engine could not load (${(err as Error).message})`;
-        if (call.subject.kind === 'read') {
-          const byMode = decideByMode(mode === 'dontAsk' ? 'dontAsk' : 'default', call.subject, call.readOnly, options.workspace);
-          return { ...byMode, reason: `${byMode.reason} (${reason})` };
-        }
-        // Plan mode denies what it cannot prove read-only; dontAsk denies what would ask.
-        return { decision: mode === 'dontAsk' || (mode === 'plan' && !call.readOnly) ? 'deny' : 'ask', reason };
+        const why = `the permission engine could not load (${(err as Error).message})`;
+        const refused = refusalOfChange(mode, call.readOnly);
+        if (refused) return { ...refused, reason: `${refused.reason} (${why})` };
+        const root = resolve(options.workspace);
+        const s = call.subject;
+        if (s.kind === 'read' && s.paths.every((p) => isInside(root, resolve(root, p)))) return { decision: 'allow', reason: `reading inside the workspace (${why})` };
+        return whenItWouldAsk(mode, why);
       }
     },
   };

@@ -1,5 +1,6 @@
 import { platform, release } from 'node:os';
-import type { PermissionMode } from './types';
+import type { PermissionMode } from '../../shared/domain/permissionModes';
+import { MODE_SEMANTICS } from '../permissions/modes';
 
 /**
  * The system prompt, in parts: the stable identity and rules first (cached by providers that
@@ -25,7 +26,7 @@ export function buildSystemPrompt(env: EnvironmentFacts): string[] {
     `Platform: ${platform()} ${release()}`,
     `Shell: ${env.shell ?? process.env.SHELL ?? '/bin/sh'}`,
     `Today's date: ${env.date.toISOString().slice(0, 10)}`,
-    `Permission mode: ${env.mode}${env.mode === 'plan' ? ' (read-only: investigate and propose a plan; do not change files)' : ''}`,
+    `Permission mode: ${env.mode}${MODE_SEMANTICS[env.mode].refusesChanges ? ' (read-only: investigate and propose a plan; do not change files)' : ''}`,
   ];
   return [IDENTITY, `<environment>\n${facts.join('\n')}\n</environment>`];
 }

@@ -1,26 +1,23 @@
 import { randomUUID } from 'node:crypto';
 import { LockManager } from '../locks/lockManager';
 import type { PendingSubtask } from '../machines/task/task.machine';
+import { SecretKeeper } from '../security/secretKeeper';
 import type { TaskRecorder } from '../store/taskRecorder';
 import { TaskStore, type LoadedTask } from '../store/taskStore';
 import { StoreError, type StoreProblem, type TaskSummary } from '../store/types';
-import { SecretKeeper } from '../security/secretKeeper';
-import { builtinTools, createToolRegistry, type ToolRegistry } from '../tools/registry';
 import { createBashTool } from '../tools/bash';
+import { builtinTools, createToolRegistry, type ToolRegistry } from '../tools/registry';
 import { Sandbox } from '../sandbox/sandbox';
 import { WorkerPool } from '../workers/pool';
 import type { AnyTool } from '../tools/types';
-import { FollowUpRequired, type ResumeTaskOptions, type StartTaskOptions, type TaskHandle } from './types';
-import { type PermissionDecider } from './wiring';
-
 import { DEFAULT_LIMITS } from './limits';
 import { LiveTask, seedOf, titleOf } from './liveTask';
+import type { TaskRuntimeOptions } from './options';
+import type { PermissionDecider } from './permissionCheck';
 import { lazyEngine } from './permissionDecider';
+import { FollowUpRequired, type ResumeTaskOptions, type StartTaskOptions, type TaskHandle } from './types';
 
 export { DEFAULT_LIMITS };
-
-import type { TaskRuntimeOptions } from './options';
-
 export type { TaskRuntimeOptions };
 
 /** What `TaskRuntime.inspect` finds: a task driven here, or one read from the store. */
@@ -41,7 +38,7 @@ export class TaskRuntime {
   private readonly tools: ToolRegistry;
   /** The task store, when the runtime was given a `storageDir`. */
   readonly store: TaskStore | undefined;
-  /** @internal shared by every task of this runtime */
+  /** @internal the permission engine every task of this runtime decides with */
   readonly permissions: PermissionDecider;
   /** The keys this host holds and the variables passed through; shared by every task. */
   readonly secrets: SecretKeeper;
@@ -232,7 +229,11 @@ export class TaskRuntime {
     return { options: this.options, locks: this.locks, tools: this.tools, pool: this.workerPool() };
   }
 
-  /** @internal idempotent per (parent, tool call): a rebuilt parent re-attaches to the same child. */
+  /**
+   * @internal The child of a parent's Task call, started on first use; idempotent per (parent,
+   * tool call), so a rebuilt parent re-attaches to the same child. Throws StoreError when the
+   * child's record cannot be created.
+   */
   ensureSubtask(parent: LiveTask, sub: PendingSubtask): LiveTask {
     const key = `${parent.id}:${sub.toolCallId}`;
     let child = this.subtasks.get(key);

@@ -1,14 +1,12 @@
 import type { TaskEvent } from '../../shared/domain/events';
 import type { TaskTranscript } from '../../shared/domain/transcript';
+import type { PermissionMode } from '../../shared/domain/permissionModes';
 import type { ProviderConfig } from '../providers/types';
 
-/**
- * What a host (the extension, the CLI) sees of the core: it starts tasks and watches them.
- * A host never drives a task's machine directly; it sends the task intents (a user message,
- * cancel, retry) and the task's own machine decides what happens.
- */
-export type PermissionMode = 'default' | 'acceptEdits' | 'plan' | 'dontAsk' | 'bypassPermissions';
+/** Defined once in src/shared (the webview needs it too); hosts may take it from here. */
+export type { PermissionMode } from '../../shared/domain/permissionModes';
 
+/** What a host asks for when it starts a task (`TaskRuntime.startTask`). */
 export interface StartTaskOptions {
   prompt: string;
   provider: ProviderConfig;
@@ -21,6 +19,11 @@ export interface StartTaskOptions {
   refreshProvider?: () => Promise<ProviderConfig>;
 }
 
+/**
+ * What a host (the extension, the CLI) sees of a task. A host never drives a task's machine
+ * directly; it sends the task intents (a user message, cancel, retry) and watches its events,
+ * and the task's own machine decides what happens.
+ */
 export interface TaskHandle {
   readonly id: string;
   /** The transcript so far: what a view that attaches now must show. */

@@ -1,35 +1,37 @@
 import { fromCallback, fromPromise, type EventObject } from 'xstate';
-import type { TaskEvent } from '../../shared/domain/events';
+import type { TaskEvent, TaskStatus } from '../../shared/domain/events';
+import type { TaskTranscript } from '../../shared/domain/transcript';
 import type { KeelError } from '../../shared/domain/errors';
-import type { ConversationMessage, ToolResultBlock, ToolUseBlock } from '../../shared/domain/messages';
+import { ZERO_USAGE, type ConversationMessage, type ToolResultBlock } from '../../shared/domain/messages';
 import { SUMMARY_INSTRUCTION } from '../context/compaction';
 import { taskLockKey, type HeldLock, type LockManager } from '../locks/lockManager';
 import { callMachine } from '../machines/call/call.machine';
 import { providerStreamActor } from '../machines/stream/actors';
+import { mergeUsage } from '../machines/stream/assembly';
 import { streamMachine } from '../machines/stream/stream.machine';
 import { taskMachine, type PendingSubtask } from '../machines/task/task.machine';
 import { userText } from '../machines/turn/conversation';
-import { turnMachine, type ToolRunOutput } from '../machines/turn/turn.machine';
+import { turnMachine, type Summary, type ToolRunOutput, type ValidatedCall } from '../machines/turn/turn.machine';
 import type { PermissionAsker } from '../permissions/gate';
 import type { ModelProvider } from '../providers/types';
 import { SecretKeeper } from '../security/secretKeeper';
-import { invokeTool, parseToolInput } from '../tools/execute';
+import { invokeTool } from '../tools/execute';
 import type { ToolRegistry } from '../tools/registry';
-import { approvedSubject, decideToolCall, type PermissionDecider } from './permissionCheck';
+import { validateToolCall, wirePermissionMachine, type PermissionDecider } from './permissionCheck';
 import { buildSystemPrompt } from './systemPrompt';
+import type { TaskHandle } from './types';
 import { remoteTurn, type RemoteTurnDeps } from '../workers/remoteTurn';
 
 export type { PermissionDecider };
 
-/**
- * Connects the machine definitions to real actors for one task: the provider, the lock manager,
- * the tools, the permission gate, the event sink. The definitions stay I/O-free; everything that
- * acts is supplied here, by name.
- */
+/** A child task as its parent's `subtask` actor sees it. */
+export type SubtaskHandle = Pick<TaskHandle, 'settled' | 'transcript' | 'cancel'>;
+
+/** What one task's machines need from outside: the parties its real actors talk to. */
 export interface TaskServices {
   taskId: string;
-  /** The permission engine. Without one, calls are decided by the mode alone (`decideByMode`). */
-  permissions?: PermissionDecider;
+  /** The permission engine (for a subtask: the engine bounded by its parent, childPermissions.ts). */
+  permissions: PermissionDecider;
   workspace: string;
   ripgrepPath?: string;
   locks: LockManager;
@@ -52,21 +54,25 @@ export interface TaskServices {
   /** Rebuilds the conversation of an interrupted task from its log (the `reconstructing` state). */
   reconstruct?(): Promise<ConversationMessage[]>;
   /**
+   * Starts the child task of a Task tool call, or finds it when this task was rebuilt while its
+   * child ran (keyed by parent and tool call). May throw (e.g. its record cannot be created).
+   */
+  startSubtask(subtask: PendingSubtask): SubtaskHandle;
+  /**
    * Runs each turn loop in a worker of this pool instead of in this process (the query machine
    * stands in for the turn machine; see docs/workers.md).
    */
   remote?: Pick<RemoteTurnDeps, 'pool' | 'queryParts' | 'waitLimitMs' | 'parentModes' | 'onWorkerLost' | 'overflow'>;
-  /** Starts (or finds) the child task for a Task tool call; resolves with its final answer. */
-  runSubtask(parentId: string, subtask: PendingSubtask): { result: Promise<{ result: ToolResultBlock; summary: string }>; cancel(): void };
 }
 
 /** What the turn loop alone needs (a worker runs it without the task machine around it). */
-export type TurnServices = Omit<TaskServices, 'createProvider' | 'reconstruct' | 'runSubtask'>;
+export type TurnServices = Omit<TaskServices, 'createProvider' | 'reconstruct' | 'startSubtask' | 'remote'>;
 
 /**
  * The turn machine with its real actors: the provider stream under the call machine and the
- * task lock, the system prompt, compaction, the permission decision and the tools. Shared by the
- * task machine (in-process) and the worker process (src/core/workers/workerMain.ts).
+ * task lock, the system prompt, compaction, input validation, the permission machine (the
+ * turn's invoked child) and the tools. Shared by the task machine (in-process) and the worker
+ * process (src/core/workers/workerMain.ts), so both run the same turn loop.
  */
 export function wireTurnLoop(services: TurnServices, secrets: SecretKeeper, getProvider: () => ModelProvider) {
   const publish = (_: unknown, event: TaskEvent | null) => {
@@ -119,13 +125,20 @@ export function wireTurnLoop(services: TurnServices, secrets: SecretKeeper, getP
       summarize: fromPromise(({ input, signal }) =>
         services.locks.runExclusive(taskLockKey(input.taskId), () => summarize(getProvider(), input.taskId, input.model, input.system, input.messages, signal), { signal }),
       ),
-      checkPermission: fromPromise(({ input, signal }) => decideToolCall(services, { taskId: input.taskId, call: input.call, mode: input.mode }, signal)),
+      validateToolCall: fromPromise(async ({ input }) => validateToolCall(services, input.call)),
+      permission: wirePermissionMachine(services),
       runTool: fromPromise(({ input, signal }) => runTool(services, secrets, input.taskId, input.call, signal)),
     },
     actions: { publish },
   });
 }
 
+/**
+ * Connects the machine definitions to real actors for one task: the provider, the lock manager,
+ * the tools, the permission engine and asker, the subtask starter, the event sink. The
+ * definitions stay I/O-free; everything that acts is supplied here, by name. With `remote`, the
+ * turn loop runs in a worker and the query machine takes its place in the task machine.
+ */
 export function wireTaskMachine(services: TaskServices) {
   const secrets = services.secrets ?? SecretKeeper.fromEnvironment(process.env);
   let provider: ModelProvider | null = null;
@@ -157,15 +170,27 @@ export function wireTaskMachine(services: TaskServices) {
         if ('stream' in created) provider = created;
         else throw created;
       }),
+      // The child's answer goes straight back to this task's machine as SUBTASK_DONE; the task
+      // hands it to its turn. Leaving `waitingForSubtask` (a cancel) cancels the child.
       subtask: fromCallback<EventObject, { parentId: string; subtask: PendingSubtask }>(({ input, sendBack }) => {
-        const run = services.runSubtask(input.parentId, input.subtask);
+        const { toolCallId } = input.subtask;
         let live = true;
-        run.result.then((r) => {
-          if (live) sendBack({ type: 'SUBTASK_DONE', toolCallId: input.subtask.toolCallId, result: r.result, summary: r.summary });
+        let child: SubtaskHandle | null = null;
+        let answer: Promise<ToolRunOutput>;
+        try {
+          const started = services.startSubtask(input.subtask);
+          child = started;
+          answer = started.settled().then((done) => subtaskAnswer(toolCallId, done.status, started.transcript()));
+        } catch (err) {
+          // The model is told, and the parent goes on.
+          answer = Promise.resolve({ result: toolResult(toolCallId, `The subtask could not be started: ${(err as Error).message}`, true), summary: 'subtask not started' });
+        }
+        void answer.then((r) => {
+          if (live) sendBack({ type: 'SUBTASK_DONE', toolCallId, result: r.result, summary: r.summary });
         });
         return () => {
           live = false;
-          run.cancel();
+          child?.cancel();
         };
       }),
     },
@@ -178,20 +203,21 @@ export function wireTaskMachine(services: TaskServices) {
  * task log) and the result (the model, the log) are redacted here, for every tool, and every
  * process the tool starts gets the keeper's environment.
  */
-async function runTool(services: TurnServices, secrets: SecretKeeper, taskId: string, call: ToolUseBlock, signal: AbortSignal): Promise<ToolRunOutput> {
-  const parsed = parseToolInput(services.tools, call.name, call.input);
-  if (!parsed.ok) return { result: toolResult(call.id, parsed.result.content, true), summary: parsed.result.summary };
+async function runTool(services: TurnServices, secrets: SecretKeeper, taskId: string, call: ValidatedCall, signal: AbortSignal): Promise<ToolRunOutput> {
+  const tool = services.tools.get(call.tool);
+  if (!tool) return { result: toolResult(call.id, `Error: unknown tool "${call.tool}"`, true), summary: `unknown tool ${call.tool}` };
   await services.durable?.();
   if (signal.aborted) return { result: toolResult(call.id, 'The tool call was cancelled before it started.', true), summary: 'cancelled' };
   const live = secrets.streamRedactor();
   const publishChunk = (chunk: string) => {
     if (chunk) services.publish({ type: 'tool_output', taskId, id: call.id, chunk });
   };
-  const approved = approvedSubject(call);
-  const r = await invokeTool(parsed.tool, parsed.input, {
+  // The subject the permission machine decided on: Write/Edit refuse when the target now leads
+  // elsewhere (a symlink created or changed since the decision, writeTarget.ts).
+  const r = await invokeTool(tool, call.input, {
     taskId,
     workspace: services.workspace,
-    ...(approved ? { approved } : {}),
+    approved: call.subject,
     signal,
     locks: services.locks,
     env: secrets.environment(),
@@ -202,14 +228,34 @@ async function runTool(services: TurnServices, secrets: SecretKeeper, taskId: st
   return { result: toolResult(call.id, secrets.redact(r.content), r.isError), summary: secrets.redact(r.summary) };
 }
 
-async function summarize(provider: ModelProvider, taskId: string, model: string, system: string[], messages: ConversationMessage[], signal: AbortSignal): Promise<string> {
+/** One summarisation call: the summary, and the tokens the server reported for it (they are billed). */
+async function summarize(provider: ModelProvider, taskId: string, model: string, system: string[], messages: ConversationMessage[], signal: AbortSignal): Promise<Summary> {
   let text = '';
+  let usage = ZERO_USAGE;
   for await (const e of provider.stream({ model, system, messages: [...messages, userText(SUMMARY_INSTRUCTION)], tools: [], maxTokens: 4096, taskId }, signal)) {
+    if (e.type === 'message_start') usage = mergeUsage(usage, e.message.usage);
+    if (e.type === 'message_delta') usage = mergeUsage(usage, e.usage);
     if (e.type === 'content_block_delta' && e.delta.type === 'text_delta') text += e.delta.text;
     if (e.type === 'provider_error') throw new Error(e.error.message);
   }
   if (!text.trim()) throw new Error('empty summary');
-  return text;
+  return { text, usage };
+}
+
+/** A settled child's answer to its parent's Task call: its last assistant text. */
+function subtaskAnswer(toolCallId: string, status: TaskStatus, transcript: TaskTranscript): ToolRunOutput {
+  const answer = lastAssistantText(transcript);
+  const ok = status === 'completed';
+  const content = ok ? answer || '(the subtask finished without an answer)' : `The subtask ended ${status}: ${answer}`;
+  return { result: toolResult(toolCallId, content, !ok), summary: `subtask ${status}` };
+}
+
+function lastAssistantText(t: TaskTranscript): string {
+  for (let i = t.items.length - 1; i >= 0; i--) {
+    const it = t.items[i]!;
+    if (it.kind === 'assistant' && it.text) return it.text;
+  }
+  return '';
 }
 
 function toolResult(id: string, content: string, isError: boolean): ToolResultBlock {

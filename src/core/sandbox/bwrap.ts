@@ -31,7 +31,8 @@ export function detectSandbox(bwrapPath?: string): SandboxAvailability {
 function probe(bwrapPath: string | undefined): SandboxAvailability {
   if (process.platform !== 'linux') return { available: false, reason: `the sandbox needs Linux with bubblewrap; this is ${process.platform}` };
   const bwrap = bwrapPath ?? (existsSync('/usr/bin/bwrap') ? '/usr/bin/bwrap' : 'bwrap');
-  const r = spawnSync(bwrap, ['--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc', '--unshare-net', '--unshare-pid', '--die-with-parent', '/bin/sh', '-c', 'exit 0'], { encoding: 'utf8', timeout: 10_000 });
+  const probe = ['--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc', '--unshare-net', '--unshare-pid', '--die-with-parent', '/bin/sh', '-c', 'exit 0'];
+  const r = spawnSync(bwrap, probe, { encoding: 'utf8', timeout: 10_000 });
   if (r.error) {
     const code = (r.error as NodeJS.ErrnoException).code;
     return { available: false, reason: code === 'ENOENT' ? 'bubblewrap (bwrap) is not installed; on Debian/Ubuntu: apt-get install bubblewrap' : `bwrap could not start: ${r.error.message}` };

@@ -144,7 +144,10 @@ export class NetworkProxy {
 }
 
 function refusalText(reason: string): string {
-  return `Keel sandbox: ${reason}. Commands in the sandbox reach only the hosts in sandbox.network.allowedDomains (ask the user to add it to ~/.keel/settings.json or keel.sandbox.network.allowedDomains).\n`;
+  return (
+    `Keel sandbox: ${reason}. Commands in the sandbox reach only the hosts in sandbox.network.allowedDomains ` +
+    '(ask the user to add it to ~/.keel/settings.json or keel.sandbox.network.allowedDomains).\n'
+  );
 }
 
 function refuse(res: ServerResponse, status: number, body: string): void {

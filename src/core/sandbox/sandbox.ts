@@ -58,7 +58,14 @@ export class Sandbox {
         return { kind: 'run', file: req.shell, args: ['-c', req.command], plan };
       case 'wrapped': {
         const network = plan.proxySocket ? { socketDir: dirname(plan.proxySocket), ...forwarderLauncher(plan.proxySocket) } : undefined;
-        const cmd = bwrapCommand({ bwrap: plan.bwrap, shell: req.shell, command: req.command, workspace: req.workspace, ...(this.settings.writablePaths ? { writablePaths: this.settings.writablePaths } : {}), ...(network ? { network } : {}) });
+        const cmd = bwrapCommand({
+          bwrap: plan.bwrap,
+          shell: req.shell,
+          command: req.command,
+          workspace: req.workspace,
+          ...(this.settings.writablePaths ? { writablePaths: this.settings.writablePaths } : {}),
+          ...(network ? { network } : {}),
+        });
         return { kind: 'run', ...cmd, plan };
       }
     }

@@ -66,7 +66,10 @@ export function mergeSandboxLayers(layers: readonly SandboxLayer[], problems: st
     if (l.enabled === false && trustedOn) problems.push(`${l.source}: sandbox.enabled: false is ignored; a project can turn the sandbox on, not off`);
     if (l.excludedCommands?.length) problems.push(`${l.source}: sandbox.excludedCommands is ignored; a project cannot take commands out of the sandbox (put them in ~/.keel/settings.json)`);
     if (l.allowedDomains?.length) {
-      problems.push(`${l.source}: sandbox.network.allowedDomains is ignored; a project can narrow the network, not widen it (allow ${l.allowedDomains.join(', ')} in ~/.keel/settings.json or keel.sandbox.network.allowedDomains)`);
+      problems.push(
+        `${l.source}: sandbox.network.allowedDomains is ignored; a project can narrow the network, not widen it ` +
+          `(allow ${l.allowedDomains.join(', ')} in ~/.keel/settings.json or keel.sandbox.network.allowedDomains)`,
+      );
     }
   }
   const settings: SandboxSettings = { enabled: out.enabled };

@@ -24,7 +24,8 @@ export interface SecretPattern {
  * The look-behind makes a name start only where a word starts, which keeps the scan linear.
  */
 const SECRET_NAME =
-  '(?<![A-Za-z0-9_.-])[A-Za-z0-9_.-]*?(?:api[_-]?key|apikey|access[_-]?key|secret[_-]?key|private[_-]?key|master[_-]?key|signing[_-]?key|encryption[_-]?key|client[_-]?secret|secret|secrets|token|password|passwd|passphrase|credentials?|_auth|auth[_-]?token)';
+  '(?<![A-Za-z0-9_.-])[A-Za-z0-9_.-]*?(?:api[_-]?key|apikey|access[_-]?key|secret[_-]?key|private[_-]?key|master[_-]?key|signing[_-]?key|' +
+  'encryption[_-]?key|client[_-]?secret|secret|secrets|token|password|passwd|passphrase|credentials?|_auth|auth[_-]?token)';
 
 /** Several digits and letters: what a generated key has and a word, a path or a CSS class has not. */
 function mixed(value: string): boolean {

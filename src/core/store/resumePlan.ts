@@ -18,10 +18,13 @@ export interface ResumePlan {
 /** The tool_result given to a call whose result was not recorded: it is not run again here. */
 export function unconfirmedResult(call: LoggedToolCall): ToolResultBlock {
   const content = call.finished
-    ? `This ${call.name} call finished before the task was interrupted (${call.finished.isError ? 'with an error' : 'it reported'}: ${call.finished.summary}), but its output was not recorded. It was not run again; call it again if you need its output.`
+    ? `This ${call.name} call finished before the task was interrupted (${call.finished.isError ? 'with an error' : 'it reported'}: ${call.finished.summary}), ` +
+      'but its output was not recorded. It was not run again; call it again if you need its output.'
     : call.decision === 'deny'
       ? `This ${call.name} call was denied before the task was interrupted. It did not run.`
-      : `The task was interrupted (the process running it ended) while this ${call.name} call was pending. It is not confirmed to have run: it may have run partly, completely or not at all, and it was not run again. Check the current state before relying on it; calling it again asks for permission again.`;
+      : `The task was interrupted (the process running it ended) while this ${call.name} call was pending. It is not confirmed to have run: ` +
+        'it may have run partly, completely or not at all, and it was not run again. Check the current state before relying on it; ' +
+        'calling it again asks for permission again.';
   return { type: 'tool_result', tool_use_id: call.id, content, is_error: true };
 }
 
@@ -44,7 +47,9 @@ export function planResume(task: ReplayedTask, now: number, followUp?: string): 
   else if (cut) what.push('you were starting an answer, but nothing of it was kept');
   if (cut?.thinking) what.push('your thinking in that answer was lost');
   if (cut?.toolInput) what.push('a tool call you were writing was cut off and was not run');
-  if (task.unanswered.length > 0) what.push(`${task.unanswered.length === 1 ? 'a tool call' : `${task.unanswered.length} tool calls`} (${task.unanswered.map((c) => c.name).join(', ')}) did not report a result and ${task.unanswered.length === 1 ? 'is' : 'are'} not confirmed to have run`);
+  const n = task.unanswered.length;
+  const names = task.unanswered.map((c) => c.name).join(', ');
+  if (n > 0) what.push(`${n === 1 ? 'a tool call' : `${n} tool calls`} (${names}) did not report a result and ${n === 1 ? 'is' : 'are'} not confirmed to have run`);
   if (what.length === 0) what.push('nothing was in progress');
   const note =
     `[Keel: this task was interrupted ${ago} ago (the program running it stopped) and is now resumed. ${capitalize(what.join('; '))}.]` +

@@ -103,7 +103,16 @@ export class TaskStore {
     }
     const staging = join(this.tasksDir, `.${init.id}.creating`);
     const now = Date.now();
-    const header = { type: 'keel.task-log' as const, schemaVersion: SCHEMA_VERSION, taskId: init.id, createdAt: now, title: init.title, model: init.model, workspace: init.workspace, ...(init.parentId ? { parentId: init.parentId } : {}) };
+    const header = {
+      type: 'keel.task-log' as const,
+      schemaVersion: SCHEMA_VERSION,
+      taskId: init.id,
+      createdAt: now,
+      title: init.title,
+      model: init.model,
+      workspace: init.workspace,
+      ...(init.parentId ? { parentId: init.parentId } : {}),
+    };
     const meta: TaskMeta = {
       schemaVersion: SCHEMA_VERSION,
       id: init.id,

@@ -90,7 +90,9 @@ function plan(before: string | null, input: EditInput, abs: string): Planned {
       return {
         ok: false,
         reason: `${r.matches} matches`,
-        message: `Found ${r.matches} matches of old_string in ${abs}, but replace_all is false. Add more surrounding context to old_string so it matches exactly once, or set replace_all to true to replace every occurrence.`,
+        message:
+          `Found ${r.matches} matches of old_string in ${abs}, but replace_all is false. Add more surrounding context to old_string ` +
+          'so it matches exactly once, or set replace_all to true to replace every occurrence.',
       };
     default:
       return { ok: false, reason: 'no change', message: 'old_string and new_string are identical; there is nothing to change.' };

@@ -32,7 +32,9 @@ function notFound(why: string): RipgrepResolution {
   return {
     ok: false,
     result: {
-      content: `ripgrep (rg) was not found (${why}); install it (apt-get install ripgrep, brew install ripgrep, or see https://github.com/BurntSushi/ripgrep) and try again. Until then use Bash with grep or find.`,
+      content:
+        `ripgrep (rg) was not found (${why}); install it (apt-get install ripgrep, brew install ripgrep, or see ` +
+        'https://github.com/BurntSushi/ripgrep) and try again. Until then use Bash with grep or find.',
       isError: true,
       summary: 'ripgrep not found',
     },

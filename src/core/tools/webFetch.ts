@@ -69,7 +69,8 @@ export function createWebFetchTool(opts: WebFetchOptions = {}): Tool<WebFetchInp
         const contentType = res.headers.get('content-type') ?? '';
         if (!isTextual(contentType)) {
           await res.body?.cancel();
-          return { content: `${url.href} returned ${contentType || 'an unknown content type'}, which is not text; WebFetch only returns text and HTML.`, isError: true, summary: `HTTP ${res.status}, not text` };
+          const content = `${url.href} returned ${contentType || 'an unknown content type'}, which is not text; WebFetch only returns text and HTML.`;
+          return { content, isError: true, summary: `HTTP ${res.status}, not text` };
         }
         const body = await readCapped(res, maxBytes);
         const isHtml = /html|xhtml/i.test(contentType) || (!contentType && /^\s*<(!doctype|html)/i.test(body.text));

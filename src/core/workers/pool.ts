@@ -109,7 +109,12 @@ export class WorkerPool {
       },
     });
     this.actor = createActor(machine, {
-      input: { max: Math.max(1, options.max ?? POOL_DEFAULTS.max), strategy: options.strategy ?? POOL_DEFAULTS.strategy, idleTimeoutMs, spawnRetries: options.spawnRetries ?? POOL_DEFAULTS.spawnRetries },
+      input: {
+        max: Math.max(1, options.max ?? POOL_DEFAULTS.max),
+        strategy: options.strategy ?? POOL_DEFAULTS.strategy,
+        idleTimeoutMs,
+        spawnRetries: options.spawnRetries ?? POOL_DEFAULTS.spawnRetries,
+      },
       ...(options.inspect ? { inspect: options.inspect } : {}),
     });
     this.actor.subscribe({ next: () => this.changed(), error: (err) => this.log('error', `worker pool machine error: ${(err as Error).message}`) });

@@ -61,6 +61,8 @@ export const turnPayloadSchema = z.object({
   limits: turnLimitsSchema,
   compactionFailures: z.number().int().nonnegative(),
   run: z.number().int().nonnegative(),
+  /** The task's cost before this run: the worker's usage events carry the task's running total. */
+  priorCostUsd: z.number().nonnegative(),
 });
 
 // ── parent → worker ─────────────────────────────────────────────────────────────────────────

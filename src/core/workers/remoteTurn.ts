@@ -3,7 +3,7 @@ import type { KeelError } from '../../shared/domain/errors';
 import type { TaskEvent } from '../../shared/domain/events';
 import { queryMachine, workerLostMessage, type QueryEvent, type QueryInput, type WorkerLease } from '../machines/query/query.machine';
 import type { PermissionAsker } from '../permissions/gate';
-import type { PermissionMode } from '../runtime/types';
+import type { PermissionMode } from '../../shared/domain/permissionModes';
 import type { PoolLease, WorkerPool } from './pool';
 import type { QueryMessage, QueryReply, ToWorker } from './protocol';
 
@@ -95,7 +95,15 @@ export function remoteTurn(deps: RemoteTurnDeps) {
         type: 'query',
         queryId,
         taskId: turn.taskId,
-        turn: { model: turn.model, mode: turn.mode, messages: turn.messages, limits: turn.limits, compactionFailures: turn.compactionFailures, run: turn.run },
+        turn: {
+          model: turn.model,
+          mode: turn.mode,
+          messages: turn.messages,
+          limits: turn.limits,
+          compactionFailures: turn.compactionFailures,
+          run: turn.run,
+          priorCostUsd: turn.priorCostUsd,
+        },
         ...deps.queryParts(turn),
       },
       {

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { connect } from 'node:net';
 import { assign, createActor, sendTo, setup, type Actor } from 'xstate';
 import type { KeelError } from '../../shared/domain/errors';
+import { ZERO_USAGE } from '../../shared/domain/messages';
 import { LockManager } from '../locks/lockManager';
 import type { TurnInput, TurnOutput } from '../machines/turn/types';
 import type { PermissionAnswer, PermissionAsker } from '../permissions/gate';
@@ -9,7 +10,7 @@ import { createProvider } from '../providers';
 import type { ModelProvider } from '../providers/types';
 import { boundedByParent, type PermissionParent } from '../runtime/childPermissions';
 import { lazyEngine } from '../runtime/permissionDecider';
-import type { PermissionMode } from '../runtime/types';
+import type { PermissionMode } from '../../shared/domain/permissionModes';
 import { wireTurnLoop, type PermissionDecider } from '../runtime/wiring';
 import { Sandbox } from '../sandbox/sandbox';
 import { SecretKeeper } from '../security/secretKeeper';
@@ -22,8 +23,9 @@ import { WORKER_ONLY_ENV } from './spawnWorker';
 
 /**
  * The worker process: connects to the host's socket, says `ready`, and runs one query at a time —
- * one run of a task's turn loop with the same core as in-process runs (provider, tools, the
- * permission engine through `decideToolCall`). Every event of the turn goes up as `message`; what
+ * one run of a task's turn loop with the same core as in-process runs (provider, tools, input
+ * validation, the permission machine as the turn's child, cost and usage counted in the turn).
+ * Every event of the turn goes up as `message`; what
  * needs the owner of the task goes up and waits for its answer: a permission prompt (by its id),
  * the durability barrier before a tool runs, a Task call. The worker's own environment holds no
  * key: the provider's key comes with the query, and tool processes get the secret keeper's
@@ -214,7 +216,7 @@ function engineFor(workspace: string, settingsFiles: string[], sandboxEnabled: b
 }
 
 function failed(q: QueryMessage, error: KeelError): TurnOutput {
-  return { status: 'error', stopReason: null, messages: q.turn.messages, error, usage: { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0 }, costUsd: 0, compactionFailures: q.turn.compactionFailures };
+  return { status: 'error', stopReason: null, messages: q.turn.messages, error, usage: ZERO_USAGE, costUsd: 0, compactionFailures: q.turn.compactionFailures };
 }
 
 /** A call is decided under the task's own mode and under each ancestor's (nearest first); the strictest answer wins. */

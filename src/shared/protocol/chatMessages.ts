@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { PROVIDER_IDS } from '../domain/models';
+import { PERMISSION_MODES } from '../domain/permissionModes';
 
 /**
  * Data shapes shared by both directions of the chat protocol that are not task events:
@@ -7,13 +8,10 @@ import { PROVIDER_IDS } from '../domain/models';
  */
 
 export { PROVIDER_IDS } from '../domain/models';
-export const PERMISSION_MODES = ['default', 'acceptEdits', 'plan', 'dontAsk', 'bypassPermissions'] as const;
-/** The modes the chat's mode selector offers (the others are settings-only). */
-export const SELECTABLE_MODES = ['default', 'acceptEdits', 'plan'] as const;
+export { PERMISSION_MODES, PERMISSION_MODE_INFO, SELECTABLE_MODES, type PermissionMode } from '../domain/permissionModes';
 
 export const providerIdSchema = z.enum(PROVIDER_IDS);
 export const permissionModeSchema = z.enum(PERMISSION_MODES);
-export type PermissionMode = z.infer<typeof permissionModeSchema>;
 
 /** A proposed file change, shown as an inline diff on a permission card. `before` null: a new file. */
 export const proposedDiffSchema = z.object({ path: z.string(), before: z.string().nullable(), after: z.string() });

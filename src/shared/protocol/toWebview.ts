@@ -1,10 +1,10 @@
 import { z } from 'zod';
 import {
-  PERMISSION_MODES,
   PROVIDER_IDS,
   pageSchema,
   pendingPermissionSchema,
   permissionChoiceSchema,
+  permissionModeSchema,
   settingsStateSchema,
   storedTaskStateSchema,
   taskSummarySchema,
@@ -32,7 +32,7 @@ export const chatConfigSchema = z.object({
   /** The model label shown when no task says otherwise, e.g. "claude-sonnet-5-5" or "demo model". */
   model: z.string(),
   /** The permission mode the next task or message uses. */
-  mode: z.enum(PERMISSION_MODES),
+  mode: permissionModeSchema,
 });
 export type ChatConfig = z.infer<typeof chatConfigSchema>;
 

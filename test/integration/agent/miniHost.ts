@@ -3,13 +3,15 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createActor, fromPromise, type Actor } from 'xstate';
 import type { TaskEvent } from '../../../src/shared/domain/events';
-import type { ConversationMessage, ToolResultBlock } from '../../../src/shared/domain/messages';
+import type { ConversationMessage } from '../../../src/shared/domain/messages';
+import { applyTaskEvent, emptyTranscript, type TaskTranscript } from '../../../src/shared/domain/transcript';
 import { LockManager } from '../../../src/core/locks/lockManager';
 import type { PendingSubtask, TaskMachineEvent } from '../../../src/core/machines/task/task.machine';
 import type { TurnLimits } from '../../../src/core/machines/turn/turn.machine';
 import type { PermissionAsker } from '../../../src/core/permissions/gate';
 import { createProvider } from '../../../src/core/providers/index';
-import { wireTaskMachine } from '../../../src/core/runtime/wiring';
+import { lazyEngine } from '../../../src/core/runtime/permissionDecider';
+import { wireTaskMachine, type PermissionDecider, type SubtaskHandle } from '../../../src/core/runtime/wiring';
 import type { PermissionMode } from '../../../src/core/runtime/types';
 import { createToolRegistry } from '../../../src/core/tools/registry';
 
@@ -19,14 +21,11 @@ import { createToolRegistry } from '../../../src/core/tools/registry';
  * rebuilt: its actor stopped and a new one started from its logged conversation
  * (interrupted → RESUME → reconstructing), while its subtask goes on. Subtasks are keyed by
  * (parent, tool call), so a rebuilt parent finds the same child, as TaskRuntime.ensureSubtask does.
- * Providers are the real Anthropic provider (official SDK) against the fake model server.
+ * Providers are the real Anthropic provider (official SDK) against the fake model server; tool
+ * calls are decided by the real permission engine.
  */
 export const LIMITS: TurnLimits = { maxTurns: 20, maxTokens: 1024, contextLimit: 1e9, retryLimit: 2, retryBaseMs: 1, lockTimeoutMs: 0 };
 
-interface Child {
-  id: string;
-  result: Promise<{ result: ToolResultBlock; summary: string }>;
-}
 
 export class MiniHost {
   readonly workspace = mkdtempSync(join(tmpdir(), 'keel-race-'));
@@ -34,8 +33,9 @@ export class MiniHost {
   readonly logs = new Map<string, TaskEvent[]>();
   readonly actors = new Map<string, Actor<ReturnType<typeof wireTaskMachine>>>();
   private readonly views = new Map<string, Set<(e: TaskEvent) => void>>();
-  private readonly children = new Map<string, Child>();
+  private readonly children = new Map<string, SubtaskHandle>();
   private readonly tools = createToolRegistry();
+  private readonly permissions: PermissionDecider = lazyEngine({ workspace: this.workspace });
   /** Called when a child task publishes its `done` (before its parent hears of it). */
   onChildDone: ((childId: string) => void) | null = null;
   private seq = 0;
@@ -50,6 +50,11 @@ export class MiniHost {
     let l = this.logs.get(taskId);
     if (!l) this.logs.set(taskId, (l = []));
     return l;
+  }
+
+  /** What a view shows of the task: its log folded as the runtime folds it. */
+  transcript(taskId: string): TaskTranscript {
+    return this.log(taskId).reduce(applyTaskEvent, emptyTranscript(taskId, taskId, 'claude-test'));
   }
 
   /** The conversation a store rebuilds from the log: `message` events, `compacted` replacing. */
@@ -104,6 +109,7 @@ export class MiniHost {
       workspace: this.workspace,
       locks: this.locks,
       tools: this.tools,
+      permissions: this.permissions,
       asker: this.asker,
       createProvider: async () => createProvider({ provider: 'anthropic', model: 'claude-test', baseUrl: this.baseUrl, apiKey: 'test-key' }),
       publish: (e) => {
@@ -111,7 +117,7 @@ export class MiniHost {
         for (const v of this.views.get(id) ?? []) v(e);
         if (parentId && e.type === 'done') this.onChildDone?.(id);
       },
-      runSubtask: (pid, sub) => this.ensureChild(pid, sub),
+      startSubtask: (sub) => this.ensureChild(id, sub),
     }).provide({ actors: { reconstruct: fromPromise<ConversationMessage[], { taskId: string }>(async () => this.conversation(id)) } });
     const actor = createActor(machine, { input: { taskId: id, title: id, model: 'claude-test', mode: this.mode, limits: LIMITS, ...(messages ? { messages } : {}) } });
     actor.subscribe({ error: () => undefined });
@@ -119,23 +125,20 @@ export class MiniHost {
     return actor;
   }
 
-  private ensureChild(parentId: string, sub: PendingSubtask): { result: Promise<{ result: ToolResultBlock; summary: string }>; cancel(): void } {
+  private ensureChild(parentId: string, sub: PendingSubtask): SubtaskHandle {
     const key = `${parentId}:${sub.toolCallId}`;
     let child = this.children.get(key);
     if (!child) {
       const childId = this.start(`${sub.description}\n\n${sub.prompt}`, parentId);
-      const result = new Promise<{ result: ToolResultBlock; summary: string }>((resolve) => {
-        const check = (e: TaskEvent) => {
-          if (e.type !== 'done') return;
-          const texts = this.log(childId).filter((x): x is Extract<TaskEvent, { type: 'text' }> => x.type === 'text');
-          resolve({ result: { type: 'tool_result', tool_use_id: sub.toolCallId, content: texts.map((t) => t.delta).join('') || '(no answer)' }, summary: `subtask ${e.status}` });
-        };
-        this.attachView(childId, check);
+      const settled = new Promise<TaskEvent & { type: 'done' }>((resolve) => {
+        this.attachView(childId, (e) => {
+          if (e.type === 'done') resolve(e);
+        });
       });
-      child = { id: childId, result };
+      // A parent's actor going away (a rebuild) does not cancel the child: only a cancel of the task would.
+      child = { settled: () => settled, transcript: () => this.transcript(childId), cancel: () => undefined };
       this.children.set(key, child);
     }
-    // A parent's actor going away (a rebuild) does not cancel the child: only a cancel of the task would.
-    return { result: child.result, cancel: () => undefined };
+    return child;
   }
 }

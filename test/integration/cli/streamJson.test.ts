@@ -87,9 +87,10 @@ describe('stream-json: the order of a run', () => {
     expect(sig.slice(0, 5)).toEqual(['user_message', 'message', 'task initializing', 'task running', 'turn preparing']);
     expect(sig.slice(-3)).toEqual(['turn done', 'task completed', 'done completed']);
     expect(sig.filter((s) => s.startsWith('done'))).toHaveLength(1);
-    // The tool round in between, in the order the turn machine runs it.
-    const round = ['turn permissionCheck', 'tool_call', 'permission', 'turn executingTool', 'tool_result', 'turn assembling', 'message'];
-    const start = sig.indexOf('turn permissionCheck');
+    // The tool round in between, in the order the turn machine runs it: the call is shown as its
+    // input is validated, then the permission machine decides it.
+    const round = ['tool_call', 'turn permissionCheck', 'permission', 'turn executingTool', 'tool_result', 'turn assembling', 'message'];
+    const start = sig.indexOf('tool_call');
     expect(sig.slice(start, start + round.length).filter((s) => !s.startsWith('tool_output'))).toEqual(round);
   });
 

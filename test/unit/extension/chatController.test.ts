@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { ChatController } from '../../../src/extension/chatController';
+import { chatConfigOf, resolveProviderConfig } from '../../../src/extension/providerConfig';
 import { ViewConnection } from '../../../src/extension/viewConnection';
+import { CLAUDE_FAMILIES } from '../../../src/shared/domain/models';
 import type { ToWebviewMessage } from '../../../src/shared/protocol/toWebview';
 import { fakeHost, recordingPort } from './fakes';
 
@@ -16,6 +18,8 @@ function view(controller: ChatController, host: ReturnType<typeof fakeHost>, id 
   return { conn, port, detach, fromPage };
 }
 
+/** Lets a task's first events (on the microtasks after startTask) happen. */
+const settled = () => new Promise((r) => setTimeout(r, 0));
 const kinds = (ms: ToWebviewMessage[]) => ms.map((m) => `${m.seq}:${m.type === 'event' ? m.event.type : m.type}`);
 
 describe('ChatController', () => {
@@ -26,7 +30,7 @@ describe('ChatController', () => {
     await v.fromPage({ type: 'ready' });
     expect(v.port.posted).toEqual([
       // The mode shown is the one the next task uses (here the host's permission mode).
-      { type: 'snapshot', seq: 1, transcript: null, config: { ...h.host.chatConfig(), mode: 'acceptEdits' }, permissions: [] },
+      { type: 'snapshot', seq: 1, transcript: null, config: { ...h.host.chatConfig('acceptEdits'), mode: 'acceptEdits' }, permissions: [] },
     ]);
     expect(h.loads()).toBe(0);
   });
@@ -40,20 +44,31 @@ describe('ChatController', () => {
     const task = h.runtime.tasks[0]!;
     expect(task.options).toMatchObject({ prompt: 'list files', provider: { provider: 'demo', model: 'demo' }, mode: 'acceptEdits' });
     expect(await task.options.refreshProvider?.()).toEqual({ provider: 'demo', model: 'demo' });
+    await settled();
     task.emit({ type: 'assistant_start', taskId: task.id, messageId: 'm1', model: 'demo model' });
     task.emit({ type: 'text', taskId: task.id, delta: 'Hi' });
-    expect(kinds(v.port.posted)).toEqual(['1:snapshot', '2:snapshot', '3:assistant_start', '4:text']);
+    // As with the runtime's tasks, the run starts after startTask: the snapshot shows the task
+    // before its first event, and the user message arrives as an event like every other.
+    expect(kinds(v.port.posted)).toEqual(['1:snapshot', '2:snapshot', '3:user_message', '4:task', '5:task', '6:assistant_start', '7:text']);
     const snap = v.port.posted[1]!;
-    expect(snap.type === 'snapshot' && snap.transcript?.items.map((i) => i.kind)).toEqual(['user']);
+    expect(snap.type === 'snapshot' && snap.transcript?.items).toEqual([]);
   });
 
-  it('a second prompt is a follow-up to the open task, not a new task', async () => {
+  it('a second prompt goes to the open task, not a new one: refused while it runs, its next run once settled', async () => {
     const h = fakeHost();
     const c = new ChatController(h.host);
     const v = view(c, h);
+    await v.fromPage({ type: 'ready' });
     await Promise.all([v.fromPage({ type: 'prompt', text: 'one' }), v.fromPage({ type: 'prompt', text: 'two' })]);
+    await settled();
     expect(h.runtime.tasks).toHaveLength(1);
-    expect(h.runtime.tasks[0]!.followUps).toEqual(['two']);
+    const task = h.runtime.tasks[0]!;
+    expect(task.followUps).toEqual([]);
+    expect(v.port.posted.filter((m) => m.type === 'event' && m.event.type === 'error').map((m) => m.type === 'event' && m.event.type === 'error' && m.event.code)).toEqual(['invalid_input']);
+    task.answer('done');
+    await v.fromPage({ type: 'prompt', text: 'three' });
+    expect(task.followUps).toEqual(['three']);
+    expect(h.runtime.tasks).toHaveLength(1);
   });
 
   it('two views watch the same task, each with its own numbering', async () => {
@@ -64,13 +79,17 @@ describe('ChatController', () => {
     await a.fromPage({ type: 'ready' });
     await a.fromPage({ type: 'prompt', text: 'go' });
     const task = h.runtime.tasks[0]!;
+    await settled();
     task.emit({ type: 'assistant_start', taskId: task.id, messageId: 'm1', model: 'demo model' });
     await b.fromPage({ type: 'ready' });
     task.emit({ type: 'text', taskId: task.id, delta: 'x' });
-    expect(kinds(a.port.posted)).toEqual(['1:snapshot', '2:snapshot', '3:assistant_start', '4:text']);
+    expect(kinds(a.port.posted)).toEqual(['1:snapshot', '2:snapshot', '3:user_message', '4:task', '5:task', '6:assistant_start', '7:text']);
     expect(kinds(b.port.posted)).toEqual(['1:snapshot', '2:text']);
     const bSnap = b.port.posted[0]!;
     expect(bSnap.type === 'snapshot' && bSnap.transcript?.items.map((i) => i.kind)).toEqual(['user', 'assistant']);
+    expect([a.conn.state, b.conn.state]).toEqual(['active', 'active']);
+    task.answer(' done');
+    expect([a.conn.state, b.conn.state]).toEqual(['completed', 'completed']);
   });
 
   it('a hidden view misses nothing: on its next ready the snapshot holds what happened meanwhile', async () => {
@@ -174,5 +193,29 @@ describe('ChatController', () => {
     expect(v.port.posted).toHaveLength(n);
     c.dispose();
     expect(h.runtime.disposed).toBe(true);
+  });
+
+  it('the model follows the chat\'s mode: Plan mode runs and shows keel.planModel, the other modes keel.model', async () => {
+    const h = fakeHost();
+    // The host's settings as the extension reads them: a plan model set, the key in SecretStorage.
+    const s = { provider: 'anthropic', model: 'haiku', planModel: 'opus', anthropicBaseUrl: '', openaiBaseUrl: '', defaultMode: 'default' };
+    const c = new ChatController({ ...h.host, providerConfig: async (mode) => resolveProviderConfig(s, 'sk-test', {}, mode), chatConfig: (mode) => chatConfigOf(s, {}, mode) });
+    const v = view(c, h);
+    await v.fromPage({ type: 'ready' });
+    const header = () => {
+      const snaps = v.port.posted.filter((m) => m.type === 'snapshot');
+      const last = snaps.at(-1);
+      return last?.type === 'snapshot' ? `${last.config.mode}: ${last.config.model}` : '';
+    };
+    expect(header()).toBe(`acceptEdits: ${CLAUDE_FAMILIES.haiku}`);
+    await v.fromPage({ type: 'setMode', mode: 'plan' });
+    expect(header()).toBe(`plan: ${CLAUDE_FAMILIES.opus}`);
+    await v.fromPage({ type: 'prompt', text: 'plan the refactor' });
+    const task = h.runtime.tasks[0]!;
+    expect(task.options).toMatchObject({ mode: 'plan', provider: { model: CLAUDE_FAMILIES.opus } });
+    // The next run of the same task reads the choice again: out of Plan mode it is keel.model.
+    await v.fromPage({ type: 'setMode', mode: 'default' });
+    expect(header()).toBe(`default: ${CLAUDE_FAMILIES.haiku}`);
+    expect((await task.options.refreshProvider?.())?.model).toBe(CLAUDE_FAMILIES.haiku);
   });
 });

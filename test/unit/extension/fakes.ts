@@ -1,6 +1,8 @@
 import type { ProviderConfig } from '../../../src/core/providers/types';
 import type { StartTaskOptions, TaskHandle } from '../../../src/core/runtime/types';
 import type { TaskEvent } from '../../../src/shared/domain/events';
+import type { ErrorCode } from '../../../src/shared/domain/errors';
+import { userText } from '../../../src/core/machines/turn/conversation';
 import { type TaskTranscript, applyTaskEvent, emptyTranscript } from '../../../src/shared/domain/transcript';
 import type { ToWebviewMessage } from '../../../src/shared/protocol/toWebview';
 import type { PermissionAnswer, PermissionRequest } from '../../../src/core/permissions/gate';
@@ -9,31 +11,75 @@ import type { ChatHost, TaskRuntimeLike } from '../../../src/extension/chatContr
 import type { WorkbenchServices } from '../../../src/extension/viewRequests';
 import type { Logger } from '../../../src/extension/logger';
 
-/** A task behind the TaskHandle interface whose events the test emits by hand. */
+/** What the real task machine answers to a message sent while a turn runs (task.machine.ts). */
+export const BUSY_MESSAGE = 'The task is still working; wait for it to finish or cancel it first.';
+
+/**
+ * A task behind the TaskHandle interface whose model output the test emits by hand (`emit`,
+ * `answer`, `fail`), and which otherwise behaves like the runtime's LiveTask — the contract suite
+ * (taskHandleContract.test.ts) runs the same scenarios against both:
+ * - nothing happens inside `startTask`: the run starts on the next microtask (user_message, task
+ *   initializing, then task running), so a listener subscribed right away sees every event;
+ * - a message sent while a run is under way is refused with an `error` event (invalid_input), a
+ *   message after the run settled starts the next run;
+ * - cancel ends a run `aborted`, Retry runs a failed one again, abandon ends it `failed`;
+ * - `settled()` resolves with the `done` event that ended the current run.
+ */
 export class FakeTask implements TaskHandle {
   private t: TaskTranscript;
   private readonly listeners = new Set<(e: TaskEvent) => void>();
   readonly followUps: string[] = [];
   cancels = 0;
   retries = 0;
+  readonly modes: string[] = [];
+  /** A run is under way (between task initializing and its done event). */
+  private running = false;
+  private lastDone: (TaskEvent & { type: 'done' }) | null = null;
+  private waiters: ((e: TaskEvent & { type: 'done' }) => void)[] = [];
+  private userMessages = 0;
 
   constructor(
     readonly id: string,
     readonly options: StartTaskOptions,
   ) {
     this.t = emptyTranscript(id, options.prompt.slice(0, 40), options.provider.model);
-    // Like the runtime: the first events happen inside startTask, before anyone subscribes.
-    this.emit({ type: 'task', taskId: id, state: 'running', title: options.prompt.slice(0, 40) });
-    this.emit({ type: 'user_message', taskId: id, id: `${id}-u1`, text: options.prompt });
+    queueMicrotask(() => this.run(options.prompt));
   }
 
   get listenerCount(): number {
     return this.listeners.size;
   }
 
+  /** Publishes `e` as the task's machines would (the test plays the model and the tools). */
   emit(e: TaskEvent): void {
+    if (e.type === 'task' && (e.state === 'initializing' || e.state === 'running')) {
+      this.running = true;
+      this.lastDone = null;
+    }
+    if (e.type === 'done') this.running = false;
     this.t = applyTaskEvent(this.t, e);
     for (const l of this.listeners) l(e);
+    if (e.type === 'done') {
+      this.lastDone = e;
+      const waiters = this.waiters;
+      this.waiters = [];
+      for (const w of waiters) w(e);
+    }
+  }
+
+  /** The model answers `text` and the run completes. */
+  answer(text: string): void {
+    this.emit({ type: 'assistant_start', taskId: this.id, messageId: `${this.id}-m${this.userMessages}`, model: this.t.model });
+    this.emit({ type: 'text', taskId: this.id, delta: text });
+    this.emit({ type: 'task', taskId: this.id, state: 'completed', title: this.t.title });
+    this.emit({ type: 'done', taskId: this.id, status: 'completed', stopReason: 'end_turn' });
+  }
+
+  /** The run fails and the task waits for the user (Retry, a message, or abandon). */
+  fail(code: ErrorCode, message: string): void {
+    this.emit({ type: 'task', taskId: this.id, state: 'awaitingUser', title: this.t.title });
+    this.emit({ type: 'error', taskId: this.id, code, message, retryable: false });
+    this.emit({ type: 'done', taskId: this.id, status: 'failed', stopReason: null });
   }
 
   transcript(): TaskTranscript {
@@ -44,21 +90,49 @@ export class FakeTask implements TaskHandle {
     return () => this.listeners.delete(listener);
   }
   sendUserMessage(text: string): void {
+    if (this.t.state === 'failed') return;
+    if (this.running) {
+      this.emit({ type: 'error', taskId: this.id, code: 'invalid_input', message: BUSY_MESSAGE, retryable: false });
+      return;
+    }
     this.followUps.push(text);
+    this.run(text);
   }
   cancel(): void {
     this.cancels++;
+    if (!this.running) return;
+    // Like the turn: the request is aborted, then the run ends on a later turn of the event loop.
+    setImmediate(() => {
+      if (!this.running) return;
+      this.emit({ type: 'task', taskId: this.id, state: 'aborted', title: this.t.title });
+      this.emit({ type: 'done', taskId: this.id, status: 'aborted', stopReason: null });
+    });
   }
   retry(): void {
     this.retries++;
+    if (this.running || this.lastDone?.status !== 'failed' || this.t.state === 'failed') return;
+    this.emit({ type: 'task', taskId: this.id, state: 'initializing', title: this.t.title });
+    queueMicrotask(() => this.emit({ type: 'task', taskId: this.id, state: 'running', title: this.t.title }));
   }
-  abandon(): void {}
-  readonly modes: string[] = [];
+  abandon(): void {
+    if (this.running || this.lastDone?.status !== 'failed' || this.t.state === 'failed') return;
+    this.emit({ type: 'task', taskId: this.id, state: 'failed', title: this.t.title });
+  }
   setMode(mode: string): void {
     this.modes.push(mode);
   }
   settled(): Promise<TaskEvent & { type: 'done' }> {
-    return new Promise(() => {});
+    if (this.lastDone) return Promise.resolve(this.lastDone);
+    return new Promise((resolve) => this.waiters.push(resolve));
+  }
+
+  /** A run starts with `text` as its user message: initializing at once, running a moment later. */
+  private run(text: string): void {
+    this.userMessages += 1;
+    this.emit({ type: 'user_message', taskId: this.id, id: `${this.id}-u${this.userMessages}`, text });
+    this.emit({ type: 'message', taskId: this.id, message: userText(text) });
+    this.emit({ type: 'task', taskId: this.id, state: 'initializing', title: this.t.title });
+    queueMicrotask(() => this.emit({ type: 'task', taskId: this.id, state: 'running', title: this.t.title }));
   }
 }
 
@@ -80,6 +154,14 @@ export class FakeRuntime implements TaskRuntimeLike {
   readonly subtasks = new Map<string, FakeTask>();
   subtaskFor(parentId: string, toolCallId: string): FakeTask | undefined {
     return this.subtasks.get(`${parentId}:${toolCallId}`);
+  }
+  /** Like TaskRuntime.interruptAll: the tasks that had not settled. */
+  interrupted: string[] | undefined;
+  interruptAll(): string[] {
+    const unsettled = this.tasks.filter((t) => !t.transcript().done);
+    for (const t of unsettled) t.emit({ type: 'task', taskId: t.id, state: 'interrupted', title: t.transcript().title });
+    this.interrupted = unsettled.map((t) => t.id);
+    return this.interrupted;
   }
   dispose(): void {
     this.disposed = true;

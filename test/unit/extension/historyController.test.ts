@@ -60,13 +60,18 @@ const until = async (cond: () => boolean, what: string) => {
   if (!cond()) throw new Error(`timed out waiting for ${what}`);
 };
 
-/** A task started in a first window, which goes away (reload) in the middle of the answer. */
-async function interruptedTask(storage: string, workspace: string): Promise<string> {
+/**
+ * A task started in a first window, which goes away in the middle of the answer: closed (a
+ * reload: the window records the task interrupted) or, with `crash`, killed (its record still
+ * says running, as another window that runs it would leave it).
+ */
+async function interruptedTask(storage: string, workspace: string, crash = false): Promise<string> {
   const first = windowOn(storage, workspace, [textTurn(LONG)], memoryServices(workspace).services, 5);
   await first.fromPage({ type: 'prompt', text: 'explain the reload' });
   const task = first.controller.currentTask!;
   await until(() => (task.transcript().items.at(-1) as { text?: string } | undefined)?.text?.length !== undefined && task.transcript().items.some((i) => i.kind === 'assistant' && i.text.length > 8), 'the answer to start');
-  first.controller.dispose(); // the host goes away: the runtime stops its tasks and releases their locks
+  if (crash) first.runtime.dispose();
+  else first.controller.dispose(); // the host goes away: the task is recorded interrupted, its lock released
   return task.id;
 }
 
@@ -80,6 +85,8 @@ describe('history in the chat, on a real task store', () => {
   it('after a reload the task is listed interrupted; opening shows it read-only; Resume continues it with the earlier messages', async () => {
     const { storage, workspace } = dirs();
     const id = await interruptedTask(storage, workspace);
+    // The closing window recorded it so (not only inferred later from a stale lock).
+    expect(readFileSync(join(storage, 'tasks', id, 'meta.json'), 'utf8')).toContain('"status": "interrupted"');
 
     const second = windowOn(storage, workspace, [textTurn('Continued and finished.')], memoryServices(workspace).services);
     await second.fromPage({ type: 'listTasks' });
@@ -187,7 +194,7 @@ describe('history in the chat, on a real task store', () => {
 
   it('a task held by another live window opens read-only; Take over is refused until that window is gone', async () => {
     const { storage, workspace } = dirs();
-    const id = await interruptedTask(storage, workspace);
+    const id = await interruptedTask(storage, workspace, true);
     // Another window (a live process on this host) holds the task's lock.
     const other = spawn(process.execPath, ['-e', 'setTimeout(() => {}, 60000)'], { stdio: 'ignore' });
     cleanups.push(() => other.kill('SIGKILL'));

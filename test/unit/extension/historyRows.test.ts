@@ -40,9 +40,10 @@ describe('history rows', () => {
     expect(storedStateOf(stored('a', { status: 'running', heldElsewhere: { pid: 42, host: 'h', since: 1 } }), '/ws')).toMatchObject({ resumable: true });
   });
 
-  it('live tasks overlay their stored row; live tasks the store lacks are added; hidden ones left out', () => {
+  it('live tasks overlay their stored row; live tasks the store lacks are added; hidden ones left out', async () => {
     const live = new FakeTask('a', { prompt: 'live one', provider: { provider: 'demo', model: 'demo' } });
     const extra = new FakeTask('x', { prompt: 'not stored', provider: { provider: 'demo', model: 'demo' } });
+    await new Promise((r) => setTimeout(r, 0));
     const rows = historyRows([stored('a', { status: 'running' }), stored('gone')], [live, extra], { ...opts, currentId: 'a', hidden: (id) => id === 'gone' });
     expect(rows.map((r) => [r.taskId, r.live, r.state, r.current])).toEqual([
       ['x', true, 'running', false],

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { isExternalHttpLink } from '../../../src/extension/links';
 import { cliAdvice } from '../../../src/cli/advice';
-import { chatConfigOf, extensionAdvice, resolveProviderConfig } from '../../../src/extension/providerConfig';
+import { chatConfigOf, extensionAdvice, modelOf, resolveProviderConfig } from '../../../src/extension/providerConfig';
+import { CLAUDE_FAMILIES, DEFAULT_MODELS } from '../../../src/shared/domain/models';
 import { contentSecurityPolicy, renderWebviewHtml } from '../../../src/extension/webviewHtml';
 
 const settings = (over: Record<string, unknown> = {}) => ({
@@ -63,6 +64,49 @@ describe('provider config', () => {
       model: 'claude-opus-4-1',
       mode: 'default',
     });
+  });
+});
+
+describe('model selection in the extension (the model-selection machine)', () => {
+  it('KEEL_MODEL in the environment overrides keel.model (what Select Model writes), which beats the provider default from the one table', () => {
+    expect(modelOf(settings())).toBe(DEFAULT_MODELS.anthropic);
+    expect(modelOf(settings({ provider: 'openai-compatible' }))).toBe(DEFAULT_MODELS['openai-compatible']);
+    expect(modelOf(settings({ model: 'claude-haiku-4-5' }))).toBe('claude-haiku-4-5');
+    expect(modelOf(settings(), { KEEL_MODEL: 'opus' })).toBe(CLAUDE_FAMILIES.opus);
+    expect(modelOf(settings({ model: 'claude-haiku-4-5' }), { KEEL_MODEL: 'opus' })).toBe(CLAUDE_FAMILIES.opus);
+    // Blank is no choice.
+    expect(modelOf(settings({ model: '  ' }), { KEEL_MODEL: '  ' })).toBe(DEFAULT_MODELS.anthropic);
+  });
+
+  it('ids are normalised: aliases name the current Claude models, Claude ids are lower-cased, others keep their case', () => {
+    expect(modelOf(settings({ model: ' Sonnet ' }))).toBe(CLAUDE_FAMILIES.sonnet);
+    expect(modelOf(settings({ model: 'Claude-Opus-4-1' }))).toBe('claude-opus-4-1');
+    expect(modelOf(settings({ provider: 'openai-compatible', model: 'Qwen2.5-Coder:7B' }))).toBe('Qwen2.5-Coder:7B');
+  });
+
+  it('a run in plan mode uses the plan model (KEEL_PLAN_MODEL first, then keel.planModel); other modes never do', () => {
+    const s = settings({ model: 'haiku', planModel: 'opus' });
+    expect(modelOf(s, {}, 'plan')).toBe(CLAUDE_FAMILIES.opus);
+    expect(modelOf(s, { KEEL_PLAN_MODEL: 'claude-opus-4-1' }, 'plan')).toBe('claude-opus-4-1');
+    expect(modelOf(settings({ model: 'haiku' }), { KEEL_PLAN_MODEL: 'claude-opus-4-1' }, 'plan')).toBe('claude-opus-4-1');
+    for (const mode of ['default', 'acceptEdits', 'dontAsk', 'bypassPermissions'] as const) expect(modelOf(s, {}, mode)).toBe(CLAUDE_FAMILIES.haiku);
+    // No plan model: plan mode runs the same model as the others.
+    expect(modelOf(settings({ model: 'haiku' }), {}, 'plan')).toBe(CLAUDE_FAMILIES.haiku);
+    // Without a mode, the mode setting decides.
+    expect(modelOf(settings({ planModel: 'opus', defaultMode: 'plan' }))).toBe(CLAUDE_FAMILIES.opus);
+  });
+
+  it('what a run starts with and what the header shows follow the mode of the run', () => {
+    const s = settings({ planModel: 'opus' });
+    expect(resolveProviderConfig(s, 'k', {}, 'plan').model).toBe(CLAUDE_FAMILIES.opus);
+    expect(resolveProviderConfig(s, 'k', {}, 'default').model).toBe(CLAUDE_FAMILIES.sonnet);
+    expect(chatConfigOf(s, {}, 'plan')).toEqual({ provider: 'anthropic', providerLabel: 'Anthropic', model: CLAUDE_FAMILIES.opus, mode: 'plan' });
+  });
+
+  it('the demo provider has its one model whatever is set', () => {
+    const s = settings({ provider: 'demo', model: 'opus', planModel: 'opus' });
+    expect(resolveProviderConfig(s, undefined, { KEEL_MODEL: 'opus' }, 'plan')).toEqual({ provider: 'demo', model: DEFAULT_MODELS.demo });
+    expect(chatConfigOf(s, { KEEL_MODEL: 'opus' }, 'plan').model).toBe('demo model');
   });
 });
 

@@ -7,52 +7,78 @@ import { sessionMachine } from '../../../src/core/machines/session/session.machi
 
 describe('session machine: a view attached to a task', () => {
   function view() {
+    const pages: (string | null)[] = [];
     const snapshots: (string | null)[] = [];
+    const dropped: string[] = [];
     const actor = createActor(
-      sessionMachine.provide({ actions: { sendSnapshot: (_, p) => void snapshots.push(p.taskId) }, delays: { idleTimeout: 20 } }),
+      sessionMachine.provide({
+        actions: {
+          openPage: (_, p) => void pages.push(p.taskId),
+          sendSnapshot: (_, p) => void snapshots.push(p.taskId),
+          dropBuffered: (_, p) => void dropped.push(p.viewId),
+        },
+        delays: { idleTimeout: 5 },
+      }),
       { input: { viewId: 'sidebar' } },
     );
     actor.start();
-    return { actor, snapshots };
+    return { actor, pages, snapshots, dropped };
   }
 
-  it('a view that comes back gets a snapshot each time; hiding sends nothing', () => {
-    const { actor, snapshots } = view();
-    actor.send({ type: 'ATTACH', taskId: 't1' });
+  it('each page the view loads gets a snapshot; hiding sends nothing', () => {
+    const { actor, pages } = view();
+    actor.send({ type: 'ATTACH', taskId: 't1', settled: false });
+    expect(pages).toEqual([]);
+    actor.send({ type: 'READY' });
     actor.send({ type: 'HIDE' });
     expect(actor.getSnapshot().value).toBe('paused');
-    actor.send({ type: 'SHOW' });
+    actor.send({ type: 'READY' });
     expect(actor.getSnapshot().value).toBe('active');
-    expect(snapshots).toEqual(['t1', 't1']);
+    expect(pages).toEqual(['t1', 't1']);
+    expect(actor.getSnapshot().context.pages).toBe(2);
   });
 
-  it('switching tasks resends the snapshot of the new task; detaching shows none', () => {
+  it('switching tasks sends a loaded page the new snapshot; detaching shows none', () => {
     const { actor, snapshots } = view();
-    actor.send({ type: 'ATTACH', taskId: 't1' });
-    actor.send({ type: 'ATTACH', taskId: 't2' });
+    actor.send({ type: 'READY' });
+    actor.send({ type: 'ATTACH', taskId: 't1', settled: false });
+    actor.send({ type: 'ATTACH', taskId: 't2', settled: true });
+    expect(actor.getSnapshot().value).toBe('completed');
     actor.send({ type: 'DETACH' });
     expect(snapshots).toEqual(['t1', 't2', null]);
     expect(actor.getSnapshot().value).toBe('inactive');
   });
 
-  it('a view hidden past the idle timeout drops its buffer and resyncs on show', async () => {
-    const dropped: string[] = [];
-    const actor = createActor(sessionMachine.provide({ actions: { dropBuffered: (_, p) => void dropped.push(p.viewId) }, delays: { idleTimeout: 5 } }), { input: { viewId: 'tab' } });
-    actor.start();
-    actor.send({ type: 'ATTACH', taskId: 't1' });
+  it('a view hidden past the idle timeout drops what it kept and resyncs on its next page', async () => {
+    const { actor, dropped } = view();
+    actor.send({ type: 'ATTACH', taskId: 't1', settled: false });
+    actor.send({ type: 'READY' });
     actor.send({ type: 'HIDE' });
     await new Promise((r) => setTimeout(r, 30));
     expect(actor.getSnapshot().value).toBe('timeout');
-    expect(dropped).toEqual(['tab']);
-    actor.send({ type: 'SHOW' });
+    expect(dropped).toEqual(['sidebar']);
+    actor.send({ type: 'READY' });
     expect(actor.getSnapshot().value).toBe('active');
+  });
+
+  it('a failed delivery pauses the view only when it was to the current page', () => {
+    const { actor } = view();
+    actor.send({ type: 'READY' });
+    actor.send({ type: 'READY' });
+    actor.send({ type: 'UNDELIVERED', page: 1 });
+    expect(actor.getSnapshot().value).toBe('inactive');
+    actor.send({ type: 'UNDELIVERED', page: 2 });
+    expect(actor.getSnapshot().value).toBe('paused');
   });
 
   it('task completion and disposal are states of the view only', () => {
     const { actor } = view();
-    actor.send({ type: 'ATTACH', taskId: 't1' });
+    actor.send({ type: 'ATTACH', taskId: 't1', settled: false });
+    actor.send({ type: 'READY' });
     actor.send({ type: 'TASK_SETTLED' });
     expect(actor.getSnapshot().value).toBe('completed');
+    actor.send({ type: 'TASK_RESUMED' });
+    expect(actor.getSnapshot().value).toBe('active');
     actor.send({ type: 'DISPOSE' });
     expect(actor.getSnapshot().status).toBe('done');
   });

@@ -1,17 +1,15 @@
 import { createActor, fromPromise, type AnyMachineSnapshot, type AnyStateMachine, type InspectionEvent } from 'xstate';
-import { appSessionMachine } from '../../../src/core/machines/appSession/appSession.machine';
 import { modelSelectionMachine } from '../../../src/core/machines/modelSelection/modelSelection.machine';
-import { permissionMachine } from '../../../src/core/machines/permission/permission.machine';
-import { sessionMachine } from '../../../src/core/machines/session/session.machine';
 import type { CoverageRecorder } from './coverage';
-import { dedupe, doneEvent, errorEvent, transitionPaths, type ModelEvent, type ModelPath } from './paths';
+import { dedupe, transitionPaths, type ModelEvent, type ModelPath } from './paths';
 import { quiesce, waitUntil } from './system';
 
 /**
- * Models of the host-side machines (session, appSession, modelSelection). Their events come
- * from the host (a view attaching, a key being set, a setting changing) and from the host's own
- * actors (load settings, check the key, save), which are in-memory fakes behind the same actor
- * names that resolve or reject as the path says; delays are real timers, made short.
+ * Models of the machines replayed on the bare machine (today the modelSelection machine). Their
+ * events come from the host (a setting changing) and from their actors, which are in-memory fakes
+ * behind the same actor names that resolve or reject as the path says. (The session and
+ * appSession machines are replayed through the host's real wiring instead: hostWiring.test.ts;
+ * the permission machine through the turn's real wiring: modelBased.test.ts.)
  */
 export interface HostModel {
   machine: AnyStateMachine;
@@ -21,64 +19,7 @@ export interface HostModel {
   delays?: Record<string, number>;
 }
 
-const invoked = (s: AnyMachineSnapshot): { id: string; src: string }[] => s._nodes.flatMap((n) => n.invoke.map((i) => ({ id: i.id, src: String(i.src) })));
-
 export const HOST_MODELS: HostModel[] = [
-  {
-    machine: sessionMachine,
-    input: { viewId: 'v1' },
-    delays: { idleTimeout: 1 },
-    events: (s) => {
-      const evs: ModelEvent[] = [{ type: 'ATTACH', taskId: 't1' }, { type: 'DETACH' }, { type: 'HIDE' }, { type: 'SHOW' }, { type: 'TASK_SETTLED' }, { type: 'TASK_RESUMED' }, { type: 'DISPOSE' }];
-      if (s.matches('paused')) evs.push({ type: 'xstate.after.idleTimeout.session.paused' });
-      return evs;
-    },
-  },
-  {
-    machine: appSessionMachine,
-    input: { provider: 'anthropic' },
-    events: (s) => {
-      const evs: ModelEvent[] = [
-        { type: 'SET_KEY' },
-        { type: 'PROVIDER_CHANGED', provider: 'demo' },
-        { type: 'QUERY_STARTED' },
-        { type: 'QUERY_SETTLED' },
-        { type: 'COMPACTION_STARTED' },
-        { type: 'COMPACTION_DONE' },
-        { type: 'EXIT' },
-      ];
-      for (const i of invoked(s)) evs.push(doneEvent(i.id, undefined, 'ok'), errorEvent(i.id, new Error('no key')));
-      return evs;
-    },
-  },
-  {
-    // Engine decisions and user answers are the completions of its two actors.
-    machine: permissionMachine,
-    input: { taskId: 't', requestId: 'r', toolCallId: 'c', tool: 'Bash', input: { command: 'make' }, subject: { kind: 'execute', tool: 'Bash', command: 'make', cwd: '/w', summary: 'make' }, readOnly: false, mode: 'default' },
-    events: (s) => {
-      const evs: ModelEvent[] = [];
-      for (const i of invoked(s)) {
-        if (i.src === 'evaluate') {
-          for (const d of ['allow', 'deny', 'ask'] as const) evs.push(doneEvent(i.id, { decision: d, reason: `engine says ${d}` }, d));
-          evs.push(errorEvent(i.id, new Error('engine broke')));
-        } else {
-          evs.push(
-            doneEvent(i.id, { decision: 'allow' }, 'once'),
-            doneEvent(i.id, { decision: 'allow', always: { rules: ['Bash(make:*)'], where: 'local' } }, 'always'),
-            doneEvent(i.id, { decision: 'deny', feedback: 'no' }, 'deny'),
-            errorEvent(i.id, new Error('prompt failed')),
-          );
-        }
-      }
-      return evs;
-    },
-  },
-  {
-    // The same machine in plan mode: checkMode refuses a change before any rule is read.
-    machine: permissionMachine,
-    input: { taskId: 't', requestId: 'r', toolCallId: 'c', tool: 'Write', input: {}, subject: { kind: 'write', tool: 'Write', paths: ['/w/a'], summary: 'write a' }, readOnly: false, mode: 'plan' },
-    events: () => [],
-  },
   {
     machine: modelSelectionMachine,
     input: { providerDefault: 'claude-sonnet-4-5' },
@@ -98,7 +39,7 @@ export function hostPaths(model: HostModel): ModelPath[] {
   return transitionPaths(model.machine, {
     input: model.input,
     events: model.events,
-    context: (s) => (s.machine.id === 'appSession' ? Math.min(2, (s.context as { activeQueries: number }).activeQueries) : s.machine.id === 'modelSelection' ? (s.context as { model: string }).model : null),
+    context: (s) => (s.machine.id === 'modelSelection' ? (s.context as { model: string }).model : null),
   });
 }
 

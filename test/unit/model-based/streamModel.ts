@@ -35,7 +35,7 @@ function strip(e: ModelEvent): ProviderEvent {
   return rest as ProviderEvent;
 }
 
-export async function replayStream(path: ModelPath, recorder: CoverageRecorder, also?: CoverageRecorder): Promise<{ observed: string[]; expected: string[] }> {
+export async function replayStream(path: ModelPath, recorder: CoverageRecorder): Promise<{ observed: string[]; expected: string[] }> {
   const expected = dedupe(path.values);
   const last = path.values.at(-1);
   const final = last === 'messageStop' || last === 'failed';
@@ -46,7 +46,6 @@ export async function replayStream(path: ModelPath, recorder: CoverageRecorder, 
     input: { taskId: 't', request: REQUEST },
     inspect: (e: InspectionEvent) => {
       recorder.inspect(e);
-      also?.inspect(e);
       if (e.type !== '@xstate.snapshot' || e.actorRef !== actor) return;
       const v = JSON.stringify((e.snapshot as AnyMachineSnapshot).value);
       if (observed.at(-1) !== v) observed.push(v);

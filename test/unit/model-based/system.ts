@@ -1,43 +1,73 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createActor, fromPromise, type AnyMachineSnapshot, type InspectionEvent } from 'xstate';
 import type { TaskEvent } from '../../../src/shared/domain/events';
 import type { ConversationMessage, ToolUseBlock } from '../../../src/shared/domain/messages';
+import type { PermissionMode } from '../../../src/shared/domain/permissionModes';
 import { LockManager, taskLockKey } from '../../../src/core/locks/lockManager';
+import type { PermissionInput, permissionMachine } from '../../../src/core/machines/permission/permission.machine';
 import type { TaskMachineEvent } from '../../../src/core/machines/task/task.machine';
 import { userText } from '../../../src/core/machines/turn/conversation';
-import type { PermissionOutcome, ToolRunOutput, TurnLimits, turnMachine } from '../../../src/core/machines/turn/turn.machine';
-import type { PermissionAsker } from '../../../src/core/permissions/gate';
-import type { PermissionMode } from '../../../src/core/runtime/types';
+import type { PermissionOutcome, ToolRunOutput, TurnLimits, turnMachine, ValidatedCall, ValidationOutcome } from '../../../src/core/machines/turn/turn.machine';
+import type { EngineDecision } from '../../../src/core/permissions/engine';
+import type { PermissionAnswer, PermissionAsker } from '../../../src/core/permissions/gate';
+import { lazyEngine } from '../../../src/core/runtime/permissionDecider';
 import { wireTaskMachine } from '../../../src/core/runtime/wiring';
+import type { PermissionSubject } from '../../../src/core/tools/types';
 import { createToolRegistry, type ToolRegistry } from '../../../src/core/tools/registry';
+import { emptyTranscript } from '../../../src/shared/domain/transcript';
 import { ScenarioProvider, type ScenarioStep } from '../helpers/scenarioProvider';
 import type { CoverageRecorder } from './coverage';
 
 /**
- * One task system as the runtime wires it (`wireTaskMachine`: real turn, call and stream
- * machines, the real LockManager, tools, permission gate and provider stream actor), with every
- * outside party a scripted fake behind its interface: the provider (ScenarioProvider), the
- * permission asker, the subtask runner, the tool registry's definitions, and the conversation
+ * One task system as the runtime wires it (`wireTaskMachine`: real task, turn, call, stream and
+ * permission machines, the real LockManager, tools, permission engine (tree-sitter and all,
+ * reading the workspace's settings file) and provider stream actor), with every outside party a
+ * scripted fake behind its interface: the provider (ScenarioProvider), the person answering
+ * permission prompts, the subtask starter, the tool registry's definitions, and the conversation
  * store that `reconstruct` reads. A script is consumed in order; anything not scripted waits
  * forever, so a replay stops exactly where its path ends.
- * `injected` replaces one turn actor with a scripted one, for the transitions no real part can
- * produce yet (an MCP permission, a tool runner or MCP call that rejects).
+ * `injected` replaces the turn's tool pipeline (validation, permission, tool run, MCP call) or the
+ * permission machine's engine with scripted actors, for the transitions no real part can produce
+ * yet (an MCP tool, a validation, permission check, tool run or engine that rejects). What an
+ * injected replay reaches is never counted as covered (modelBased.test.ts lists it by name).
  */
 export interface Script {
   provider: ScenarioStep[];
   /** Outcome of each initialisation (provider creation); none left: it waits. */
   init: ('ok' | 'fail')[];
-  asker: ('allow' | 'deny' | 'reject')[];
+  /** The person's answers to permission prompts, in order; none left: the prompt stays open. */
+  asker: ('allow' | 'always' | 'deny' | 'reject')[];
   subtasks: ('resolve' | 'hang')[];
   reconstruct: ('ok' | 'fail')[];
   prepareFails: boolean[];
   duplicateKeys: string[];
   holdLock: boolean;
   limits: Partial<TurnLimits>;
-  injected?: { permission?: ('allow' | 'mcp' | 'deny' | 'invalid' | 'reject')[]; runTool?: ('ok' | 'reject')[]; mcp?: ('ok' | 'reject')[] };
+  /** The task's permission mode (default: `default`). */
+  mode?: PermissionMode;
+  injected?: Injection;
 }
+
+/** Scripted stand-ins, each consumed in order (none left: it waits). */
+export interface Injection {
+  /** The turn's whole tool pipeline: validation, the permission decision, the tool run, the MCP call. */
+  pipeline?: {
+    validate: ('read' | 'task' | 'mcp' | 'invalid' | 'reject')[];
+    permission: ('allow' | 'deny' | 'reject')[];
+    runTool: ('ok' | 'reject')[];
+    mcp: ('ok' | 'reject')[];
+  };
+  /** The permission machine's engine (`evaluate`). */
+  engine?: ('reject' | EngineDecision['decision'])[];
+}
+
+/**
+ * The settings file of every replay's workspace: the engine denies `rm` (a decision the engine
+ * makes by rule), and nothing else changes its defaults.
+ */
+export const SETTINGS = { permissions: { deny: ['Bash(rm:*)'] } };
 
 export function emptyScript(): Script {
   return { provider: [], init: [], asker: [], subtasks: [], reconstruct: [], prepareFails: [], duplicateKeys: [], holdLock: false, limits: {} };
@@ -62,9 +92,18 @@ export interface ReplayResult {
   provider: ScenarioProvider;
 }
 
-export async function replay(script: Script, target: string, expected: string[], triggers: Trigger[], recorder: CoverageRecorder, input: { messages?: ConversationMessage[] } = {}, also?: CoverageRecorder): Promise<ReplayResult> {
+/** Where a replay's coverage goes: `real` for the wired system as is, `injected` when a script injects anything. */
+export interface Recorders {
+  real: CoverageRecorder;
+  injected: CoverageRecorder;
+}
+
+export async function replay(script: Script, target: string, expected: string[], triggers: Trigger[], recorders: Recorders, input: { messages?: ConversationMessage[] } = {}): Promise<ReplayResult> {
+  const recorder = script.injected ? recorders.injected : recorders.real;
   const workspace = mkdtempSync(join(tmpdir(), 'keel-mbt-'));
   writeFileSync(join(workspace, 'a.txt'), 'alpha\n');
+  mkdirSync(join(workspace, '.keel'));
+  writeFileSync(join(workspace, '.keel', 'settings.json'), JSON.stringify(SETTINGS));
   const provider = new ScenarioProvider(script.provider.slice());
   const locks = new LockManager();
   const real = createToolRegistry();
@@ -79,10 +118,11 @@ export async function replay(script: Script, target: string, expected: string[],
   };
   const answers = script.asker.slice();
   const asker: PermissionAsker = {
-    ask: async () => {
+    ask: async (): Promise<PermissionAnswer> => {
       const a = answers.shift();
       if (a === undefined) return never();
       if (a === 'reject') throw new Error('the permission prompt failed (scripted)');
+      if (a === 'always') return { decision: 'allow', always: { rules: ['Bash(touch:*)'], where: 'local' } };
       return { decision: a };
     },
   };
@@ -94,6 +134,7 @@ export async function replay(script: Script, target: string, expected: string[],
     workspace,
     locks,
     tools,
+    permissions: lazyEngine({ workspace }),
     asker,
     createProvider: async () => {
       const r = inits.shift();
@@ -101,10 +142,14 @@ export async function replay(script: Script, target: string, expected: string[],
       return r === 'fail' ? { code: 'no_api_key', message: 'No API key (scripted).', retryable: true } : provider;
     },
     publish: (e) => events.push(e),
-    runSubtask: (_parent, sub) => ({
-      result: subtasks.shift() === 'resolve' ? Promise.resolve({ result: { type: 'tool_result', tool_use_id: sub.toolCallId, content: 'subtask answer' }, summary: 'subtask completed' }) : never(),
-      cancel: () => undefined,
-    }),
+    startSubtask: () => {
+      const finishes = subtasks.shift() === 'resolve';
+      return {
+        settled: () => (finishes ? Promise.resolve({ type: 'done' as const, taskId: 'child', status: 'completed' as const, stopReason: 'end_turn' as const }) : never()),
+        transcript: () => ({ ...emptyTranscript('child', 'child', 'test-model'), items: [{ kind: 'assistant' as const, id: 'a1', model: 'test-model', text: 'subtask answer', thinking: '', streaming: false }] }),
+        cancel: () => undefined,
+      };
+    },
   });
   const rebuilt = script.reconstruct.slice();
   let machine = wired.provide({
@@ -126,7 +171,6 @@ export async function replay(script: Script, target: string, expected: string[],
   let targetSession: string | null = null;
   const inspect = (e: InspectionEvent) => {
     recorder.inspect(e);
-    also?.inspect(e);
     if (e.type !== '@xstate.snapshot') return;
     const snap = e.snapshot as AnyMachineSnapshot;
     if (snap.machine?.id !== target) return;
@@ -136,7 +180,7 @@ export async function replay(script: Script, target: string, expected: string[],
     if (observed[observed.length - 1] !== v) observed.push(v);
   };
   const actor = createActor(machine, {
-    input: { taskId: TASK_ID, title: 'model-based', model: 'test-model', mode: 'default', limits: { ...LIMITS, ...script.limits }, ...(input.messages ? { messages: input.messages } : {}) },
+    input: { taskId: TASK_ID, title: 'model-based', model: 'test-model', mode: script.mode ?? 'default', limits: { ...LIMITS, ...script.limits }, ...(input.messages ? { messages: input.messages } : {}) },
     inspect,
   });
   actor.subscribe({ error: () => undefined });
@@ -159,33 +203,66 @@ export async function replay(script: Script, target: string, expected: string[],
   }
 }
 
-function injectTurnActors(turn: typeof turnMachine, injected: NonNullable<Script['injected']>): typeof turnMachine {
-  const permission = (injected.permission ?? []).slice();
-  const runs = (injected.runTool ?? []).slice();
-  const mcps = (injected.mcp ?? []).slice();
-  const result = (call: ToolUseBlock, content: string) => ({ type: 'tool_result' as const, tool_use_id: call.id, content });
-  return turn.provide({
+function injectTurnActors(turn: typeof turnMachine, injected: Injection): typeof turnMachine {
+  let out = turn;
+  if (injected.engine) {
+    const decisions = injected.engine.slice();
+    const permission = turn.implementations.actors.permission as typeof permissionMachine;
+    out = out.provide({
+      actors: {
+        permission: permission.provide({
+          actors: {
+            evaluate: fromPromise<EngineDecision, { call: Pick<PermissionInput, 'tool' | 'input' | 'subject' | 'readOnly'>; mode: PermissionMode }>(async () => {
+              const d = decisions.shift();
+              if (d === undefined) return never();
+              if (d === 'reject') throw new Error('the permission engine failed (injected)');
+              return { decision: d, reason: `injected ${d}` };
+            }),
+          },
+        }),
+      },
+    });
+  }
+  if (!injected.pipeline) return out;
+  const validations = injected.pipeline.validate.slice();
+  const permission = injected.pipeline.permission.slice();
+  const runs = injected.pipeline.runTool.slice();
+  const mcps = injected.pipeline.mcp.slice();
+  const result = (id: string, content: string) => ({ type: 'tool_result' as const, tool_use_id: id, content });
+  const SUBJECTS: Record<'read' | 'task' | 'mcp', PermissionSubject> = {
+    read: { kind: 'read', tool: 'Read', paths: ['a.txt'], summary: 'read a.txt' },
+    task: { kind: 'task', tool: 'Task', summary: 'a subtask' },
+    mcp: { kind: 'mcp', tool: 'mcp__srv__tool', server: 'srv', summary: 'an MCP tool' },
+  };
+  return out.provide({
     actors: {
-      checkPermission: fromPromise<PermissionOutcome, { taskId: string; call: ToolUseBlock; mode: PermissionMode }>(async ({ input }) => {
+      validateToolCall: fromPromise<ValidationOutcome, { taskId: string; call: ToolUseBlock }>(async ({ input }) => {
+        const v = validations.shift();
+        if (v === undefined) return never();
+        if (v === 'reject') throw new Error('a tool could not describe its call (injected)');
+        if (v === 'invalid') return { ok: false, result: { ...result(input.call.id, 'invalid'), is_error: true }, summary: 'invalid input' };
+        const call: ValidatedCall = { id: input.call.id, tool: input.call.name, input: input.call.input, subject: SUBJECTS[v], readOnly: v !== 'mcp', requestId: `r-${input.call.id}` };
+        return { ok: true, call };
+      }),
+      // A promise in the permission machine's place: its outcome, or a failure no real machine produces.
+      permission: fromPromise<PermissionOutcome, { requestId: string; toolCallId: string }>(async ({ input }) => {
         const p = permission.shift();
         if (p === undefined) return never();
-        if (p === 'reject') throw new Error('permission engine failed (injected)');
-        if (p === 'allow') return { decision: 'allow', reason: 'injected', requestId: 'r' };
-        if (p === 'mcp') return { decision: 'allow', reason: 'injected', requestId: 'r', mcp: true };
-        if (p === 'deny') return { decision: 'deny', reason: 'injected', requestId: 'r', result: { ...result(input.call, 'denied'), is_error: true } };
-        return { decision: 'invalid', result: { ...result(input.call, 'invalid'), is_error: true } };
-      }),
-      runTool: fromPromise<ToolRunOutput, { taskId: string; call: ToolUseBlock }>(async ({ input }) => {
+        if (p === 'reject') throw new Error('the permission check failed (injected)');
+        if (p === 'allow') return { decision: 'allow', reason: 'injected', requestId: input.requestId };
+        return { decision: 'deny', reason: 'injected', requestId: input.requestId, result: { ...result(input.toolCallId, 'denied'), is_error: true } };
+      }) as unknown as typeof permissionMachine,
+      runTool: fromPromise<ToolRunOutput, { taskId: string; call: ValidatedCall }>(async ({ input }) => {
         const r = runs.shift();
         if (r === undefined) return never();
         if (r === 'reject') throw new Error('tool runner failed (injected)');
-        return { result: result(input.call, 'ran'), summary: 'ran' };
+        return { result: result(input.call.id, 'ran'), summary: 'ran' };
       }),
       callMcpTool: fromPromise<ToolRunOutput, { taskId: string; call: ToolUseBlock }>(async ({ input }) => {
         const r = mcps.shift();
         if (r === undefined) return never();
         if (r === 'reject') throw new Error('MCP server failed (injected)');
-        return { result: result(input.call, 'mcp ran'), summary: 'mcp ran' };
+        return { result: result(input.call.id, 'mcp ran'), summary: 'mcp ran' };
       }),
     },
   });

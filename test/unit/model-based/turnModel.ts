@@ -9,12 +9,15 @@ import { emptyScript, LIMITS, TASK_ID, type Script, type Trigger } from './syste
 
 /**
  * The turn machine's model. Its events are the completions of what it invokes, each with the
- * outputs the real actors can produce (a model call that ends end_turn / tool_use / max_tokens /
- * pause_turn, fails retryably or not, is a duplicate or times out on the lock; a permission
- * allow / deny / invalid / MCP / failure; ...), plus CANCEL and the backoff timer. Three limit
- * variants make the context guards reachable (over the context limit; one model call allowed).
- * A path compiles to a script for the wired task system: what the provider streams, what the
- * asker answers, whether the subtask finishes, and when CANCEL is sent.
+ * outputs its actors can produce (a model call that ends end_turn / tool_use / max_tokens /
+ * pause_turn, fails retryably or not, is a duplicate or times out on the lock; a validation that
+ * finds a valid call (a read, a subtask, an MCP tool), an invalid one, or fails; a permission
+ * allow / deny / failure; ...), plus CANCEL and the backoff timer. Three limit variants make the
+ * context guards reachable (over the context limit; one model call allowed). A path compiles to
+ * a script for the wired task system: what the provider streams, what the person answers the
+ * real permission engine's prompts, whether the subtask finishes, and when CANCEL is sent; a
+ * path that needs what no real part produces (an MCP tool, a failing validation, permission
+ * check or tool run) injects the turn's tool pipeline instead.
  */
 export interface TurnVariant {
   name: string;
@@ -39,8 +42,8 @@ export const TURN_VARIANTS: TurnVariant[] = [
     name: 'rebuilt-with-subtask',
     limits: {},
     messages: REBUILT_WITH_SUBTASK,
-    // preparing → dispatchingTools (the adopted Task call) → awaitingSubtask → its result → an answer.
-    only: (tags) => tags.length === 4 && tags[0] === 'preparing:ok' && tags[1] === 'permissionCheck:allow' && tags[2] === 'SUBTASK_RESULT' && tags[3] === 'streaming.requesting:end',
+    // preparing → validatingInput (the adopted Task call) → permissionCheck → awaitingSubtask → its result → an answer.
+    only: (tags) => tags.join(' ') === 'preparing:ok validatingInput:task permissionCheck:allow SUBTASK_RESULT streaming.requesting:end',
   },
 ];
 
@@ -62,9 +65,15 @@ interface TurnCtx {
   compactionFailures: number;
   index: number;
   pending: { id: string; name: string }[];
+  validated: { subject: { kind: string } } | null;
   maxTokensContinued: boolean;
   error: { code: string } | null;
 }
+
+const validated = (kind: 'read' | 'task' | 'mcp') => ({
+  ok: true,
+  call: { id: 'tu1', tool: kind === 'read' ? 'Read' : kind === 'task' ? 'Task' : 'mcp__srv__tool', input: {}, subject: { kind, tool: 'T', paths: [], server: 's', summary: kind }, readOnly: kind !== 'mcp', requestId: 'q' },
+});
 
 function events(s: AnyMachineSnapshot): ModelEvent[] {
   const c = s.context as TurnCtx;
@@ -77,7 +86,7 @@ function events(s: AnyMachineSnapshot): ModelEvent[] {
           out.push(doneEvent(id, { system: [], tools: [] }, 'ok'), errorEvent(id, new Error('x')));
           break;
         case 'summarize':
-          out.push(doneEvent(id, 'summary', 'ok'), errorEvent(id, new Error('x')));
+          out.push(doneEvent(id, { text: 'summary', usage: ZERO_USAGE }, 'ok'), errorEvent(id, new Error('x')));
           break;
         case 'modelCall':
           for (const [tag, output] of CALL_OUTPUTS) out.push(doneEvent(id, output, tag));
@@ -87,15 +96,25 @@ function events(s: AnyMachineSnapshot): ModelEvent[] {
           if (c.modelCalls === 0 && c.attempt === 1 && c.limits.contextLimit > 0) out.push(doneEvent(id, { ok: false, duplicate: true }, 'duplicate'), doneEvent(id, { ok: false, timeout: true }, 'timeout'));
           out.push({ type: 'CANCEL' });
           break;
-        case 'checkPermission': {
+        case 'validateToolCall': {
           const call = c.pending[c.index];
-          if (call?.name === 'Task') out.push(doneEvent(id, { decision: 'allow', reason: 'r', requestId: 'q' }, 'allow'));
+          if (call?.name === 'Task') out.push(doneEvent(id, validated('task'), 'task'));
           else {
             out.push(
-              doneEvent(id, { decision: 'allow', reason: 'r', requestId: 'q' }, 'allow'),
-              doneEvent(id, { decision: 'allow', reason: 'r', requestId: 'q', mcp: true }, 'mcp'),
+              doneEvent(id, validated('read'), 'valid'),
+              doneEvent(id, validated('mcp'), 'mcp'),
+              doneEvent(id, { ok: false, result: { type: 'tool_result', tool_use_id: 'tu1', content: 'bad', is_error: true }, summary: 'invalid' }, 'invalid'),
+              errorEvent(id, new Error('x')),
+            );
+          }
+          break;
+        }
+        case 'permission': {
+          // The real engine allows every subtask (it asks for its own permissions).
+          out.push(doneEvent(id, { decision: 'allow', reason: 'r', requestId: 'q' }, 'allow'));
+          if (c.validated?.subject.kind !== 'task') {
+            out.push(
               doneEvent(id, { decision: 'deny', reason: 'r', requestId: 'q', result: { type: 'tool_result', tool_use_id: 'tu1', content: 'no', is_error: true } }, 'deny'),
-              doneEvent(id, { decision: 'invalid', result: { type: 'tool_result', tool_use_id: 'tu1', content: 'bad', is_error: true } }, 'invalid'),
               errorEvent(id, new Error('x')),
             );
           }
@@ -119,7 +138,7 @@ export function turnPaths(variant: TurnVariant): ModelPath[] {
     events,
     context: (s) => {
       const c = s.context as TurnCtx;
-      return [c.modelCalls, c.attempt, c.compactionFailures, c.index, c.pending.map((p) => p.name), c.maxTokensContinued, c.error?.code ?? null];
+      return [c.modelCalls, c.attempt, c.compactionFailures, c.index, c.pending.map((p) => p.name), c.validated?.subject.kind ?? null, c.maxTokensContinued, c.error?.code ?? null];
     },
   });
   if (!variant.only) return paths;
@@ -128,7 +147,12 @@ export function turnPaths(variant: TurnVariant): ModelPath[] {
 }
 
 const fatal: ProviderEvent[] = [start(), { type: 'provider_error', error: { code: 'auth_failed', message: 'bad key (scripted)', phase: 'mid-stream', retryable: false } }];
-const ANSWERING = { pre: 'xstate.done.actor.0.turn.permissionCheck' };
+const VALIDATING = 'xstate.done.actor.0.turn.validatingInput';
+const VALIDATION_FAILED = 'xstate.error.actor.0.turn.validatingInput';
+const DECIDED = 'xstate.done.actor.0.turn.permissionCheck';
+const DECISION_FAILED = 'xstate.error.actor.0.turn.permissionCheck';
+/** What no real part produces yet: an MCP tool, a validation, permission check or tool run that fails. */
+const NEEDS_INJECTION = [`${VALIDATING}[mcp]`, VALIDATION_FAILED, DECISION_FAILED, 'xstate.error.actor.0.turn.executingTool', 'turn.mcpCall'];
 
 /** Position of values[i] in the deduplicated sequence. */
 export function dedupIndex(values: unknown[], i: number): number {
@@ -145,21 +169,29 @@ export function compileTurn(path: ModelPath, variant: TurnVariant): { script: Sc
     // The adopted subtask comes first: it answers when the path's first SUBTASK_RESULT precedes
     // any subtask the model asks for.
     const firstResult = path.events.findIndex((e) => e.type === 'SUBTASK_RESULT');
-    const firstTask = path.events.findIndex((e) => e.tag === 'task');
+    const firstTask = path.events.findIndex((e) => e.type.startsWith('xstate.done.actor.0.turn.streaming.requesting') && e.tag === 'task');
     script.subtasks.push(firstResult >= 0 && (firstTask < 0 || firstResult < firstTask) ? 'resolve' : 'hang');
   }
-  const inject = tags.some((t) => t.endsWith('permissionCheck[mcp]') || t.startsWith('xstate.error.actor.0.turn.permissionCheck') || t.startsWith('xstate.error.actor.0.turn.executingTool') || t.includes('turn.mcpCall'));
-  if (inject) script.injected = { permission: [], runTool: [], mcp: [] };
+  const inject = tags.some((t) => NEEDS_INJECTION.some((n) => t.includes(n)));
+  const pipeline = { validate: [] as ('read' | 'task' | 'mcp' | 'invalid' | 'reject')[], permission: [] as ('allow' | 'deny' | 'reject')[], runTool: [] as ('ok' | 'reject')[], mcp: [] as ('ok' | 'reject')[] };
+  if (inject) script.injected = { pipeline };
+  /** The outcome of the validation and of the permission check that follow the model call at i. */
+  const toolOutcomes = (i: number) => {
+    const v = path.events[i + 1];
+    const p = path.events[i + 2];
+    const validation = v?.type.startsWith(VALIDATING) ? v.tag! : v?.type.startsWith(VALIDATION_FAILED) ? 'error' : 'none';
+    const decision = validation === 'none' || validation === 'error' || validation === 'invalid' ? 'none' : p?.type.startsWith(DECIDED) ? p.tag! : p?.type.startsWith(DECISION_FAILED) ? 'error' : 'none';
+    return { validation, decision };
+  };
   path.events.forEach((e, i) => {
     const t = e.type;
-    const next = path.events[i + 1];
     if (t.startsWith('xstate.error.actor.0.turn.preparing')) script.prepareFails.push(true);
     else if (t.startsWith('xstate.done.actor.0.turn.preparing')) script.prepareFails.push(false);
     else if (t.startsWith('xstate.done.actor.0.turn.compacting')) script.provider.push({ events: textTurn('summary of the conversation') });
     else if (t.startsWith('xstate.error.actor.0.turn.compacting')) script.provider.push({ events: fatal });
     else if (t === 'CANCEL') {
       script.provider.push({ events: [], hang: true });
-      triggers.push({ at: dedupIndex(path.values, i), send: { type: 'CANCEL' }, whenHung: true });
+      triggers.push({ at: dedupIndex(path.values, i), send: { type: 'CANCEL' } , whenHung: true });
     } else if (t.startsWith('xstate.done.actor.0.turn.streaming.requesting')) {
       switch (e.tag) {
         case 'end':
@@ -184,39 +216,45 @@ export function compileTurn(path: ModelPath, variant: TurnVariant): { script: Sc
           script.holdLock = true;
           script.limits.lockTimeoutMs = 20;
           break;
-        case 'task':
+        case 'task': {
           script.provider.push({ events: toolTurn(`k${i}`, 'Task', { description: 'd', prompt: 'p' }) });
-          script.subtasks.push(path.events[i + 2]?.type === 'SUBTASK_RESULT' ? 'resolve' : 'hang');
-          if (inject && next?.type.startsWith(ANSWERING.pre)) script.injected!.permission!.push('allow');
+          script.subtasks.push(path.events[i + 3]?.type === 'SUBTASK_RESULT' ? 'resolve' : 'hang');
+          const o = toolOutcomes(i);
+          if (o.validation === 'task') pipeline.validate.push('task');
+          if (o.decision === 'allow') pipeline.permission.push('allow');
           break;
+        }
         case 'tool': {
-          const answer = next?.type.startsWith(ANSWERING.pre) || next?.type.startsWith('xstate.error.actor.0.turn.permissionCheck') ? (next.tag ?? 'error') : 'none';
+          const o = toolOutcomes(i);
           if (inject) {
             script.provider.push({ events: toolTurn(`t${i}`, 'Read', { file_path: 'a.txt' }) });
-            const p = ({ allow: 'allow', mcp: 'mcp', deny: 'deny', invalid: 'invalid', error: 'reject' } as const)[answer as 'allow'];
-            if (p) script.injected!.permission!.push(p);
-          } else if (answer === 'allow') script.provider.push({ events: toolTurn(`t${i}`, 'Read', { file_path: 'a.txt' }) });
-          else if (answer === 'invalid') script.provider.push({ events: toolTurn(`t${i}`, 'Read', { wrong: 1 }) });
+            const v = ({ valid: 'read', mcp: 'mcp', invalid: 'invalid', error: 'reject' } as const)[o.validation as 'valid'];
+            if (v) pipeline.validate.push(v);
+            const p = ({ allow: 'allow', deny: 'deny', error: 'reject' } as const)[o.decision as 'allow'];
+            if (p) pipeline.permission.push(p);
+          } else if (o.validation === 'invalid') script.provider.push({ events: toolTurn(`t${i}`, 'Read', { wrong: 1 }) });
+          else if (o.decision === 'allow' || o.validation === 'none') script.provider.push({ events: toolTurn(`t${i}`, 'Read', { file_path: 'a.txt' }) });
           else {
-            script.provider.push({ events: toolTurn(`t${i}`, 'Bash', { command: 'echo hi' }) });
-            if (answer === 'deny') script.asker.push('deny');
-            if (answer === 'error') script.asker.push('reject');
+            // The real engine asks before `touch` runs; the person answers, or the prompt stays open.
+            script.provider.push({ events: toolTurn(`t${i}`, 'Bash', { command: 'touch b.txt' }) });
+            if (o.decision === 'deny') script.asker.push('deny');
           }
           break;
         }
       }
-    } else if (inject && t.includes('turn.executingTool')) script.injected!.runTool!.push(t.startsWith('xstate.error') ? 'reject' : 'ok');
-    else if (inject && t.includes('turn.mcpCall')) script.injected!.mcp!.push(t.startsWith('xstate.error') ? 'reject' : 'ok');
+    } else if (inject && t.includes('turn.executingTool')) pipeline.runTool.push(t.startsWith('xstate.error') ? 'reject' : 'ok');
+    else if (inject && t.includes('turn.mcpCall')) pipeline.mcp.push(t.startsWith('xstate.error') ? 'reject' : 'ok');
   });
   // The backoff timer is real: a path that stops in backoff goes on to request again.
   const last = JSON.stringify(path.values.at(-1));
   // Real parts that finish at once cannot be held where a path ends: the backoff timer, a
-  // permission the mode decides (a Task call), a real tool run (a Read). The path is then a prefix.
+  // validation, a permission the engine decides without asking (a Task call), a real tool run
+  // (a Read). The path is then a prefix.
   const lastTag = path.events.at(-1)?.tag;
   const prefixOk =
     path.events.length === 0 ||
     last === JSON.stringify({ streaming: 'backoff' }) ||
-    (!inject && last === '"executingTool"') ||
+    (!inject && (last === '"executingTool"' || last === '"validatingInput"')) ||
     (!inject && last === '"permissionCheck"' && lastTag === 'task');
   return { script, triggers, expected: dedupe(path.values), prefixOk };
 }

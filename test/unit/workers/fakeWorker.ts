@@ -22,7 +22,7 @@ export const MISSING_WORKER: WorkerCommand = { command: join('/nonexistent', 'ke
 export const LIMITS = { maxTurns: 5, maxTokens: 1000, contextLimit: 100_000, retryLimit: 0, retryBaseMs: 0, lockTimeoutMs: 1000 };
 
 export function turnInput(taskId: string, text: string): QueryInput {
-  return { taskId, model: 'test-model', mode: 'default', messages: [{ role: 'user', content: [{ type: 'text', text }] }], limits: LIMITS, compactionFailures: 0, run: 1 };
+  return { taskId, model: 'test-model', mode: 'default', messages: [{ role: 'user', content: [{ type: 'text', text }] }], limits: LIMITS, compactionFailures: 0, run: 1, priorCostUsd: 0 };
 }
 
 /** The parts of a query message besides the turn (the fake worker ignores them; the schema does not). */
@@ -36,7 +36,7 @@ export function queryParts(): Omit<QueryMessage, 'type' | 'queryId' | 'taskId' |
 
 export function queryMessage(queryId: string, taskId: string, text: string): QueryMessage {
   const t = turnInput(taskId, text);
-  return { type: 'query', queryId, taskId, turn: { model: t.model, mode: t.mode, messages: t.messages, limits: t.limits, compactionFailures: 0, run: 1 }, ...queryParts() };
+  return { type: 'query', queryId, taskId, turn: { model: t.model, mode: t.mode, messages: t.messages, limits: t.limits, compactionFailures: 0, run: 1, priorCostUsd: 0 }, ...queryParts() };
 }
 
 /** Resolves when `test` holds for the actor's snapshot; rejects after `ms` with what it saw. */

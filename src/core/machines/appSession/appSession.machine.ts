@@ -1,16 +1,27 @@
 import { assign, fromPromise, setup } from 'xstate';
 
 /**
- * The lifecycle of one host process (an extension window, a CLI run), after Claude Code's
+ * The lifetime of one host process (an extension window, a `keel run`), after Claude Code's
  * session lifecycle: init (load settings) → auth (is there a usable key for the provider?) →
- * active.{idle, querying, compacting} → saving (flush the store) → exit.
- * A missing key is not a crash: auth waits in `auth.missing` until SET_KEY (or the user switches
- * to a provider that needs none). EXIT from anywhere saves first.
+ * active.{idle, querying, compacting} → saving (record what must survive) → exit.
+ *
+ * - Settings that cannot be loaded at all (the CLI's bad usage, an unusable store) end the
+ *   session at once: init → exit, with `startupProblem`; nothing ran, so nothing is saved.
+ * - A missing key is not a crash: auth waits in `auth.missing` until SET_KEY or another provider.
+ *   A host may still run a query then (QUERY_STARTED): the task reports the missing key itself,
+ *   where the person can act on it, and the key is checked again once the session is idle.
+ * - The provider may change at any time; a running query keeps its own, and the new one is
+ *   checked as soon as the session is idle.
+ * - EXIT from any state saves first (once) and always ends in `exit`, whether saving worked or not.
  */
 export interface AppSessionContext {
   provider: string;
+  /** The provider whose key the last check accepted (null: none yet, or it changed since). */
+  checkedProvider: string | null;
   activeQueries: number;
   authProblem: string | null;
+  /** Why the session ended before it began (init could not load the settings). */
+  startupProblem: string | null;
 }
 
 export type AppSessionEvent =
@@ -22,6 +33,8 @@ export type AppSessionEvent =
   | { type: 'COMPACTION_DONE' }
   | { type: 'EXIT' };
 
+const messageOf = (error: unknown): string => (error instanceof Error ? error.message : String(error));
+
 export const appSessionMachine = setup({
   types: {
     context: {} as AppSessionContext,
@@ -29,35 +42,49 @@ export const appSessionMachine = setup({
     input: {} as { provider: string },
   },
   actors: {
-    /** Loads settings (provided by the host). */
-    loadSettings: fromPromise<void, void>(async () => undefined),
+    /** Loads the host's settings (provided by the host); resolves with the provider to use, rejects when the host cannot run. */
+    loadSettings: fromPromise<{ provider?: string }, void>(async () => ({})),
     /** Resolves when the provider can be used (a key is present or not needed); rejects with why not. */
     checkAuth: fromPromise<void, { provider: string }>(async () => undefined),
-    /** Flushes whatever must survive the process (provided by the host: the task store). */
+    /** Records what must survive the process (provided by the host: unsettled tasks as interrupted, logs closed). */
     save: fromPromise<void, void>(async () => undefined),
+  },
+  actions: {
+    countStarted: assign({ activeQueries: ({ context }) => context.activeQueries + 1 }),
+    countSettled: assign({ activeQueries: ({ context }) => Math.max(0, context.activeQueries - 1) }),
+    takeProvider: assign({ provider: ({ context, event }) => (event.type === 'PROVIDER_CHANGED' ? event.provider : context.provider) }),
   },
   guards: {
     noQueriesLeft: ({ context }) => context.activeQueries <= 1,
+    providerUnchecked: ({ context }) => context.checkedProvider !== context.provider,
   },
 }).createMachine({
   id: 'appSession',
-  context: ({ input }) => ({ provider: input.provider, activeQueries: 0, authProblem: null }),
+  context: ({ input }) => ({ provider: input.provider, checkedProvider: null, activeQueries: 0, authProblem: null, startupProblem: null }),
   initial: 'init',
   on: { EXIT: '.saving' },
   states: {
     init: {
-      invoke: { src: 'loadSettings', onDone: 'auth', onError: 'auth' },
+      invoke: {
+        src: 'loadSettings',
+        onDone: { target: 'auth', actions: assign({ provider: ({ context, event }) => event.output.provider || context.provider }) },
+        onError: { target: 'exit', actions: assign({ startupProblem: ({ event }) => messageOf(event.error) }) },
+      },
     },
     auth: {
       initial: 'checking',
-      on: { PROVIDER_CHANGED: { target: '.checking', actions: assign({ provider: ({ event }) => event.provider }) } },
+      on: {
+        PROVIDER_CHANGED: { target: '.checking', actions: 'takeProvider' },
+        // Running without a usable key: the task says what is missing (and how to fix it).
+        QUERY_STARTED: { target: '#appSession.active.querying', actions: 'countStarted' },
+      },
       states: {
         checking: {
           invoke: {
             src: 'checkAuth',
             input: ({ context }) => ({ provider: context.provider }),
-            onDone: { target: '#appSession.active', actions: assign({ authProblem: null }) },
-            onError: { target: 'missing', actions: assign({ authProblem: ({ event }) => (event.error instanceof Error ? event.error.message : String(event.error)) }) },
+            onDone: { target: '#appSession.active', actions: assign({ authProblem: null, checkedProvider: ({ context }) => context.provider }) },
+            onError: { target: 'missing', actions: assign({ authProblem: ({ event }) => messageOf(event.error), checkedProvider: null }) },
           },
         },
         missing: { on: { SET_KEY: 'checking' } },
@@ -65,24 +92,34 @@ export const appSessionMachine = setup({
     },
     active: {
       initial: 'idle',
-      on: { PROVIDER_CHANGED: { target: 'auth', actions: assign({ provider: ({ event }) => event.provider }) } },
+      on: { PROVIDER_CHANGED: { actions: 'takeProvider' } },
       states: {
-        idle: { on: { QUERY_STARTED: { target: 'querying', actions: assign({ activeQueries: ({ context }) => context.activeQueries + 1 }) } } },
+        idle: {
+          // A provider changed (or never accepted) while queries ran is checked now.
+          always: { guard: 'providerUnchecked', target: '#appSession.auth' },
+          on: { QUERY_STARTED: { target: 'querying', actions: 'countStarted' } },
+        },
         querying: {
           on: {
-            QUERY_STARTED: { actions: assign({ activeQueries: ({ context }) => context.activeQueries + 1 }) },
-            QUERY_SETTLED: [
-              { guard: 'noQueriesLeft', target: 'idle', actions: assign({ activeQueries: 0 }) },
-              { actions: assign({ activeQueries: ({ context }) => context.activeQueries - 1 }) },
-            ],
+            QUERY_STARTED: { actions: 'countStarted' },
+            QUERY_SETTLED: [{ guard: 'noQueriesLeft', target: 'idle', actions: assign({ activeQueries: 0 }) }, { actions: 'countSettled' }],
             COMPACTION_STARTED: 'compacting',
           },
         },
-        compacting: { on: { COMPACTION_DONE: 'querying' } },
+        compacting: {
+          on: {
+            COMPACTION_DONE: 'querying',
+            // Another task's query may start or end meanwhile; the compacting one is still running.
+            QUERY_STARTED: { actions: 'countStarted' },
+            QUERY_SETTLED: { actions: 'countSettled' },
+          },
+        },
       },
     },
     saving: {
       invoke: { src: 'save', onDone: 'exit', onError: 'exit' },
+      // Saving runs once, however many times the host is told to end.
+      on: { EXIT: { actions: [] } },
     },
     exit: { type: 'final' },
   },

@@ -72,8 +72,20 @@ export const ipcConnectionMachine = setup({
       invoke: { src: 'listen', input: ({ context }) => ({ address: context.address }) },
       on: {
         ACCEPTED: 'connected',
-        LISTEN_FAILED: { target: 'disconnected', actions: [assign({ reason: ({ event }) => event.reason }), emit(({ event }) => ({ type: 'ipc:disconnected', reason: event.reason, broken: false }) as const)] },
-        CLOSE: { target: 'disconnected', actions: [assign({ reason: ({ event }) => event.reason }), emit(({ event }) => ({ type: 'ipc:disconnected', reason: event.reason, broken: false }) as const)] },
+        LISTEN_FAILED: {
+          target: 'disconnected',
+          actions: [
+            assign({ reason: ({ event }) => event.reason }),
+            emit(({ event }) => ({ type: 'ipc:disconnected', reason: event.reason, broken: false }) as const),
+          ],
+        },
+        CLOSE: {
+          target: 'disconnected',
+          actions: [
+            assign({ reason: ({ event }) => event.reason }),
+            emit(({ event }) => ({ type: 'ipc:disconnected', reason: event.reason, broken: false }) as const),
+          ],
+        },
       },
     },
     connected: {
@@ -93,7 +105,13 @@ export const ipcConnectionMachine = setup({
             emit(({ event }) => ({ type: 'ipc:disconnected', reason: `protocol violation: ${event.reason}`, broken: true }) as const),
           ],
         },
-        CLOSE: { target: 'disconnected', actions: [assign({ reason: ({ event }) => event.reason }), emit(({ event }) => ({ type: 'ipc:disconnected', reason: event.reason, broken: false }) as const)] },
+        CLOSE: {
+          target: 'disconnected',
+          actions: [
+            assign({ reason: ({ event }) => event.reason }),
+            emit(({ event }) => ({ type: 'ipc:disconnected', reason: event.reason, broken: false }) as const),
+          ],
+        },
       },
     },
   },

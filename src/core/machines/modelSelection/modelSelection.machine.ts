@@ -1,4 +1,4 @@
-import { assign, createActor, setup } from 'xstate';
+import { assign, initialTransition, setup } from 'xstate';
 import { DEFAULT_MODEL, normalizeModelId } from './normalize';
 
 /**
@@ -88,11 +88,11 @@ export const modelSelectionMachine = setup({
   },
 });
 
-/** Runs the machine once and returns its answer, for hosts that need no live actor. */
+/**
+ * The machine's answer for `input`, computed as a pure initial transition (no actor is started),
+ * so hosts may call it anywhere, including from another machine's action. Pure; never throws.
+ */
 export function resolveModel(input: ModelSelectionInput): string {
-  const actor = createActor(modelSelectionMachine, { input });
-  actor.start();
-  const model = actor.getSnapshot().context.model;
-  actor.stop();
-  return model;
+  const [snapshot] = initialTransition(modelSelectionMachine, input);
+  return snapshot.context.model;
 }

@@ -1,20 +1,25 @@
 import { assign, fromPromise, setup } from 'xstate';
 import type { TaskEvent } from '../../../shared/domain/events';
 import type { ToolResultBlock } from '../../../shared/domain/messages';
+import type { PermissionMode } from '../../../shared/domain/permissionModes';
 import type { EngineDecision } from '../../permissions/engine';
 import type { PermissionAnswer, PermissionRequest } from '../../permissions/gate';
-import type { PermissionMode } from '../../runtime/types';
+import { refusalOfChange } from '../../permissions/modes';
 import type { PermissionSubject } from '../../tools/types';
-import type { PermissionOutcome } from '../turn/turn.machine';
 
 /**
- * One permission decision for one tool call (the catalog's permission machine):
- * checkMode (plan mode refuses a tool that can only change things before any rule is read; a
- * command's read-only-ness is the engine's judgement, so Bash goes on to the rules) →
- * checkRules (the engine: deny rules, ask rules, the mode, allow rules) → allowOnce | deny, or
- * askUser (the host's prompt; headless, a denying asker) → allowOnce | allowAlways | deny.
+ * One permission decision for one tool call whose input is valid (the catalog's permission
+ * machine; the turn's `permissionCheck` state invokes it after `validatingInput`):
+ * checkMode (a mode that makes no changes refuses a tool that can only change things before any
+ * rule is read; a command's read-only-ness is the engine's judgement, so Bash goes on to the
+ * rules) → checkRules (the engine: deny rules, ask rules, the mode, allow rules) → allowOnce |
+ * deny, or askUser (the host's prompt; headless, a denying asker) → allowOnce | allowAlways | deny.
  * Its output is what the turn machine acts on; a denial carries the tool_result the model gets.
  */
+export type PermissionOutcome =
+  | { decision: 'allow'; reason: string; requestId: string }
+  | { decision: 'deny'; reason: string; requestId: string; result: ToolResultBlock };
+
 export interface PermissionInput {
   taskId: string;
   requestId: string;
@@ -58,7 +63,7 @@ export const permissionMachine = setup({
   guards: {
     // A tool that is not read-only changes things, except a command, which the engine analyses:
     // plan mode allows `git status` and denies `npm install` (combine() in permissions/engine.ts).
-    planBlocksChange: ({ context }) => context.mode === 'plan' && !context.readOnly && context.subject.kind !== 'execute',
+    modeRefusesChange: ({ context }) => context.subject.kind !== 'execute' && refusalOfChange(context.mode, context.readOnly) !== null,
     decided: (_, p: { decision: EngineDecision; is: EngineDecision['decision'] }) => p.decision.decision === p.is,
     answeredAlways: (_, p: { answer: PermissionAnswer }) => p.answer.decision === 'allow' && Boolean(p.answer.always),
     answeredAllow: (_, p: { answer: PermissionAnswer }) => p.answer.decision === 'allow',
@@ -69,7 +74,10 @@ export const permissionMachine = setup({
   initial: 'checkMode',
   states: {
     checkMode: {
-      always: [{ guard: 'planBlocksChange', target: 'deny', actions: assign({ reason: 'plan mode allows read-only tools only' }) }, { target: 'checkRules' }],
+      always: [
+        { guard: 'modeRefusesChange', target: 'deny', actions: assign({ reason: ({ context }) => refusalOfChange(context.mode, context.readOnly)?.reason ?? '' }) },
+        { target: 'checkRules' },
+      ],
     },
     checkRules: {
       invoke: {
@@ -85,10 +93,7 @@ export const permissionMachine = setup({
       },
     },
     askUser: {
-      entry: {
-        type: 'publish',
-        params: ({ context }) => ({ type: 'permission', taskId: context.taskId, requestId: context.requestId, toolCallId: context.toolCallId, tool: context.tool, decision: 'ask', reason: context.reason }),
-      },
+      entry: { type: 'publish', params: ({ context }) => askEvent(context) },
       invoke: {
         src: 'askUser',
         input: ({ context }) => ({
@@ -116,6 +121,10 @@ export const permissionMachine = setup({
   },
   output: ({ context }) => outcome(context),
 });
+
+function askEvent(c: PermissionContext): TaskEvent {
+  return { type: 'permission', taskId: c.taskId, requestId: c.requestId, toolCallId: c.toolCallId, tool: c.tool, decision: 'ask', reason: c.reason };
+}
 
 function decisionFields(d: EngineDecision): Partial<PermissionContext> {
   return { reason: d.rule ? `${d.reason} (rule ${d.rule})` : d.reason, rule: d.rule, risky: Boolean(d.risky) };

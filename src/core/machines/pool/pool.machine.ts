@@ -103,7 +103,12 @@ export const poolMachine = setup({
   on: {
     REQUEST: {
       actions: [
-        assign({ requests: ({ context, event }) => [...context.requests, { requestId: event.requestId, taskId: event.taskId, at: Date.now(), failedSpawns: 0, lastFailure: null, overflow: event.overflow === true }] }),
+        assign({
+          requests: ({ context, event }) => [
+            ...context.requests,
+            { requestId: event.requestId, taskId: event.taskId, at: Date.now(), failedSpawns: 0, lastFailure: null, overflow: event.overflow === true },
+          ],
+        }),
         'dispatch',
       ],
     },
@@ -134,7 +139,9 @@ export const poolMachine = setup({
       actions: [
         assign({
           workers: ({ context, event }) =>
-            context.workers.map((w) => (w.id === event.workerId && w.state === 'busy' ? { ...w, state: 'ready' as const, requestId: null, queriesProcessed: event.queriesProcessed, lastActivityAt: Date.now() } : w)),
+            context.workers.map((w) =>
+              w.id === event.workerId && w.state === 'busy' ? { ...w, state: 'ready' as const, requestId: null, queriesProcessed: event.queriesProcessed, lastActivityAt: Date.now() } : w,
+            ),
         }),
         'dispatch',
       ],

@@ -2,7 +2,7 @@ import { assign, fromCallback, fromPromise, sendParent, sendTo, setup, spawnChil
 import type { KeelError } from '../../../shared/domain/errors';
 import type { TaskEvent } from '../../../shared/domain/events';
 import { ZERO_USAGE, type ToolResultBlock } from '../../../shared/domain/messages';
-import type { PermissionMode } from '../../runtime/types';
+import type { PermissionMode } from '../../../shared/domain/permissionModes';
 import type { TurnInput, TurnOutput } from '../turn/types';
 
 /**
@@ -143,7 +143,13 @@ export const queryMachine = setup({
         },
         onError: {
           target: 'rejected',
-          actions: assign({ error: ({ event }) => ({ code: 'worker_unavailable' as const, message: `No worker could run this task: ${event.error instanceof Error ? event.error.message : String(event.error)}`, retryable: true }) }),
+          actions: assign({
+            error: ({ event }) => ({
+              code: 'worker_unavailable' as const,
+              message: `No worker could run this task: ${event.error instanceof Error ? event.error.message : String(event.error)}`,
+              retryable: true,
+            }),
+          }),
         },
       },
       after: {
@@ -173,7 +179,7 @@ export const queryMachine = setup({
 });
 
 function turnInputOf(c: QueryContext): QueryInput {
-  return { taskId: c.taskId, model: c.model, mode: c.mode, messages: c.messages, limits: c.limits, compactionFailures: c.compactionFailures, run: c.run };
+  return { taskId: c.taskId, model: c.model, mode: c.mode, messages: c.messages, limits: c.limits, compactionFailures: c.compactionFailures, run: c.run, priorCostUsd: c.priorCostUsd };
 }
 
 /** The conversation as the host has seen it grow (what a lost worker's query leaves behind). */

@@ -1,18 +1,13 @@
-import { assign, fromCallback, fromPromise, sendTo, setup, type EventObject } from 'xstate';
+import { assign, enqueueActions, fromCallback, fromPromise, sendTo, setup, type EventObject } from 'xstate';
 import type { KeelError } from '../../../shared/domain/errors';
 import type { TaskEvent, TaskStatus } from '../../../shared/domain/events';
 import { ZERO_USAGE, type ConversationMessage, type StopReason, type ToolResultBlock, type Usage } from '../../../shared/domain/messages';
-import type { PermissionMode } from '../../runtime/types';
+import type { PermissionMode } from '../../../shared/domain/permissionModes';
 import { userText } from '../turn/conversation';
 import { turnMachine, type TurnLimits, type TurnOutput } from '../turn/turn.machine';
+import { addUsage } from '../turn/turnHelpers';
 
-/**
- * The task machine owns one task's execution. Only it starts a turn loop (the invoked `turnLoop`
- * actor); hosts send it intents (USER_MESSAGE, CANCEL, RETRY) and watch its events. A subtask
- * (the Task tool) moves it to running.waitingForSubtask; the child's completion arrives as
- * SUBTASK_DONE and the parent's own machine continues. A SUBTASK_DONE that does not match the
- * subtask being waited for (late, duplicate) is ignored and counted.
- */
+/** What a task starts from: a new task, or one rebuilt from its log. */
 export interface TaskInput {
   taskId: string;
   title: string;
@@ -22,6 +17,9 @@ export interface TaskInput {
   messages?: ConversationMessage[];
   /** User messages already in a rebuilt conversation (keeps user message ids unique). */
   userMessages?: number;
+  /** Tokens and cost of the runs before this actor (a task continued from its log). */
+  usage?: Usage;
+  costUsd?: number;
 }
 
 export interface PendingSubtask {
@@ -37,7 +35,9 @@ interface TaskContext extends Required<TaskInput> {
   subtask: PendingSubtask | null;
   ignoredSubtaskEvents: number;
   compactionFailures: number;
+  /** Every run's usage and cost, added up as each turn loop ends (cancelled or failed runs too). */
   usage: Usage;
+  costUsd: number;
   userMessages: number;
   /** Turn loops started so far; each run gets its own number. */
   runs: number;
@@ -56,6 +56,16 @@ export type TaskMachineEvent =
   | { type: 'SUBTASK_STARTED'; toolCallId: string; description: string; prompt: string }
   | { type: 'SUBTASK_DONE'; toolCallId: string; result: ToolResultBlock; summary: string };
 
+type Publish = { type: 'publish'; params: TaskEvent | null };
+
+/**
+ * The task machine owns one task's execution. Only it starts a turn loop (the invoked `turnLoop`
+ * actor); hosts send it intents (USER_MESSAGE, CANCEL, RETRY) and watch its events. A subtask
+ * (the Task tool) moves it to running.waitingForSubtask; the child's completion arrives as
+ * SUBTASK_DONE and the parent's own machine continues. A SUBTASK_DONE that does not match the
+ * subtask being waited for (late, duplicate) is ignored and counted. It adds up its runs' usage
+ * and cost, and gives each run the total so far (the turn's usage events carry the running total).
+ */
 export const taskMachine = setup({
   types: {
     context: {} as TaskContext,
@@ -78,13 +88,19 @@ export const taskMachine = setup({
       if (context.pendingText === null) return {};
       return { messages: [...context.messages, userText(context.pendingText)], pendingText: null, userMessages: context.userMessages + 1 };
     }),
-    appendUserMessage: assign(({ context }, p: { text: string }) => ({ messages: [...context.messages, userText(p.text)], userMessages: context.userMessages + 1 })),
-
-    recordTurn: assign((_, p: { output: TurnOutput }) => ({
+    /** A user message: shown (user_message), logged for the conversation (message), and added to it. */
+    acceptUserMessage: enqueueActions<TaskContext, TaskMachineEvent, { text: string }, TaskMachineEvent, never, Publish, never, never, never>(({ context, enqueue }, p) => {
+      enqueue({ type: 'publish', params: userMessageEvent(context, p.text) });
+      enqueue({ type: 'publish', params: conversationEvent(context, p.text) });
+      enqueue.assign({ messages: [...context.messages, userText(p.text)], userMessages: context.userMessages + 1 });
+    }),
+    recordTurn: assign(({ context }, p: { output: TurnOutput }) => ({
       messages: p.output.messages,
       error: p.output.error,
       stopReason: p.output.stopReason,
       compactionFailures: p.output.compactionFailures,
+      usage: addUsage(context.usage, p.output.usage),
+      costUsd: context.costUsd + p.output.costUsd,
     })),
   },
   guards: {
@@ -103,7 +119,8 @@ export const taskMachine = setup({
     subtask: null,
     ignoredSubtaskEvents: 0,
     compactionFailures: 0,
-    usage: ZERO_USAGE,
+    usage: input.usage ?? ZERO_USAGE,
+    costUsd: input.costUsd ?? 0,
     userMessages: input.userMessages ?? 0,
     runs: 0,
   }),
@@ -116,7 +133,7 @@ export const taskMachine = setup({
   states: {
     created: {
       on: {
-        START: { target: 'initializing', actions: [{ type: 'publish', params: ({ context, event }) => userMessageEvent(context, event.text) }, { type: 'publish', params: ({ context, event }) => conversationEvent(context, event.text) }, { type: 'appendUserMessage', params: ({ event }) => ({ text: event.text }) }] },
+        START: { target: 'initializing', actions: { type: 'acceptUserMessage', params: ({ event }) => ({ text: event.text }) } },
         MARK_INTERRUPTED: 'interrupted',
       },
     },
@@ -150,27 +167,28 @@ export const taskMachine = setup({
           limits: context.limits,
           compactionFailures: context.compactionFailures,
           run: context.runs,
+          priorCostUsd: context.costUsd,
         }),
         onDone: [
-          { guard: { type: 'turnCancelled', params: ({ event }) => ({ output: event.output }) }, target: 'aborted', actions: { type: 'recordTurn', params: ({ event }) => ({ output: event.output }) } },
-          { guard: { type: 'turnFailed', params: ({ event }) => ({ output: event.output }) }, target: 'awaitingUser', actions: { type: 'recordTurn', params: ({ event }) => ({ output: event.output }) } },
-          { target: 'completed', actions: { type: 'recordTurn', params: ({ event }) => ({ output: event.output }) } },
+          { guard: { type: 'turnCancelled', params: turnOutput }, target: 'aborted', actions: { type: 'recordTurn', params: turnOutput } },
+          { guard: { type: 'turnFailed', params: turnOutput }, target: 'awaitingUser', actions: { type: 'recordTurn', params: turnOutput } },
+          { target: 'completed', actions: { type: 'recordTurn', params: turnOutput } },
         ],
       },
       on: {
         CANCEL: { actions: sendTo('turnLoop', { type: 'CANCEL' }) },
         SET_MODE: { actions: [assign({ mode: ({ event }) => event.mode }), sendTo('turnLoop', ({ event }) => ({ type: 'SET_MODE', mode: event.mode }))] },
-        USER_MESSAGE: {
-          actions: {
-            type: 'publish',
-            params: ({ context }) => ({ type: 'error', taskId: context.taskId, code: 'invalid_input', message: 'The task is still working; wait for it to finish or cancel it first.', retryable: false }),
-          },
-        },
+        USER_MESSAGE: { actions: { type: 'publish', params: ({ context }) => busyError(context) } },
       },
       initial: 'turn',
       states: {
         turn: {
-          on: { SUBTASK_STARTED: { target: 'waitingForSubtask', actions: assign({ subtask: ({ event }) => ({ toolCallId: event.toolCallId, description: event.description, prompt: event.prompt }) }) } },
+          on: {
+            SUBTASK_STARTED: {
+              target: 'waitingForSubtask',
+              actions: assign({ subtask: ({ event }) => ({ toolCallId: event.toolCallId, description: event.description, prompt: event.prompt }) }),
+            },
+          },
         },
         waitingForSubtask: {
           entry: { type: 'publish', params: ({ context }) => stateEvent(context, 'waitingForSubtask') },
@@ -192,22 +210,22 @@ export const taskMachine = setup({
     awaitingUser: {
       entry: [
         { type: 'publish', params: ({ context }) => stateEvent(context, 'awaitingUser') },
-        { type: 'publish', params: ({ context }) => (context.error ? { type: 'error', taskId: context.taskId, code: context.error.code, message: context.error.message, retryable: context.error.retryable } : null) },
+        { type: 'publish', params: ({ context }) => errorEvent(context) },
         { type: 'publish', params: ({ context }) => doneEvent(context, 'failed') },
       ],
       on: {
         RETRY: 'initializing',
-        USER_MESSAGE: { target: 'initializing', actions: [{ type: 'publish', params: ({ context, event }) => userMessageEvent(context, event.text) }, { type: 'publish', params: ({ context, event }) => conversationEvent(context, event.text) }, { type: 'appendUserMessage', params: ({ event }) => ({ text: event.text }) }] },
+        USER_MESSAGE: { target: 'initializing', actions: { type: 'acceptUserMessage', params: ({ event }) => ({ text: event.text }) } },
         ABANDON: 'failed',
       },
     },
     completed: {
       entry: [{ type: 'publish', params: ({ context }) => stateEvent(context, 'completed') }, { type: 'publish', params: ({ context }) => doneEvent(context, 'completed') }],
-      on: { USER_MESSAGE: { target: 'initializing', actions: [{ type: 'publish', params: ({ context, event }) => userMessageEvent(context, event.text) }, { type: 'publish', params: ({ context, event }) => conversationEvent(context, event.text) }, { type: 'appendUserMessage', params: ({ event }) => ({ text: event.text }) }] } },
+      on: { USER_MESSAGE: { target: 'initializing', actions: { type: 'acceptUserMessage', params: ({ event }) => ({ text: event.text }) } } },
     },
     aborted: {
       entry: [{ type: 'publish', params: ({ context }) => stateEvent(context, 'aborted') }, { type: 'publish', params: ({ context }) => doneEvent(context, 'aborted') }],
-      on: { USER_MESSAGE: { target: 'initializing', actions: [{ type: 'publish', params: ({ context, event }) => userMessageEvent(context, event.text) }, { type: 'publish', params: ({ context, event }) => conversationEvent(context, event.text) }, { type: 'appendUserMessage', params: ({ event }) => ({ text: event.text }) }] } },
+      on: { USER_MESSAGE: { target: 'initializing', actions: { type: 'acceptUserMessage', params: ({ event }) => ({ text: event.text }) } } },
     },
     failed: { type: 'final', entry: { type: 'publish', params: ({ context }) => stateEvent(context, 'failed') } },
     interrupted: {
@@ -232,6 +250,20 @@ function userMessageEvent(context: TaskContext, text: string): TaskEvent {
 
 function conversationEvent(context: TaskContext, text: string): TaskEvent {
   return { type: 'message', taskId: context.taskId, message: userText(text) };
+}
+
+function busyError(context: TaskContext): TaskEvent {
+  return { type: 'error', taskId: context.taskId, code: 'invalid_input', message: 'The task is still working; wait for it to finish or cancel it first.', retryable: false };
+}
+
+function errorEvent(context: TaskContext): TaskEvent | null {
+  const e = context.error;
+  return e ? { type: 'error', taskId: context.taskId, code: e.code, message: e.message, retryable: e.retryable } : null;
+}
+
+/** The turn loop's output, as the params of the guards and actions that read it. */
+function turnOutput({ event }: { event: { output: TurnOutput } }): { output: TurnOutput } {
+  return { output: event.output };
 }
 
 function stateEvent(context: TaskContext, state: string): TaskEvent {

@@ -1,18 +1,19 @@
-import { and, assign, fromPromise, sendParent, setup } from 'xstate';
+import { and, assign, enqueueActions, fromPromise, sendParent, setup } from 'xstate';
 import type { TaskEvent } from '../../../shared/domain/events';
-import { ZERO_USAGE, type ConversationMessage, type StopReason, type ToolUseBlock } from '../../../shared/domain/messages';
+import { ZERO_USAGE, type ConversationMessage, type StopReason, type ToolUseBlock, type Usage } from '../../../shared/domain/messages';
 import { compactWithSummary, truncateConversation } from '../../context/compaction';
 import { estimateTokens } from '../../context/tokens';
+import type { PermissionMode } from '../../../shared/domain/permissionModes';
 import type { ToolDefinition } from '../../providers/types';
-import type { PermissionMode } from '../../runtime/types';
 import { callMachine, type CallOutput } from '../call/call.machine';
+import { permissionMachine } from '../permission/permission.machine';
 import type { StreamOutput } from '../stream/assembly';
 import { insertToolResults, pendingToolUses, repairConversation, unansweredSubtaskCalls, userText } from './conversation';
 import {
-  addUsage,
   advance,
   buildRequest,
   callError,
+  charge,
   continueAfterMaxTokens,
   errorResult,
   internal,
@@ -21,27 +22,37 @@ import {
   messageEvent,
   nextRetryDelayMs,
   permissionEvent,
+  permissionInput,
+  refusal,
   resultEvent,
   resultsEvent,
   retryEvent,
   toolCallEvent,
   turnEvent,
-  usageEvent,
+  usageOf,
 } from './turnHelpers';
-import type { PermissionOutcome, ToolRunOutput, TurnContext, TurnEvent, TurnInput, TurnOutput } from './types';
+import type { PermissionOutcome, Summary, ToolRunOutput, TurnContext, TurnEvent, TurnInput, TurnOutput, ValidatedCall, ValidationOutcome } from './types';
+
+export type { PermissionOutcome, Summary, ToolRunOutput, TurnEvent, TurnInput, TurnLimits, TurnOutput, ValidatedCall, ValidationOutcome } from './types';
+
+const COMPACTION_BREAKER = 3;
+
+type Publish = { type: 'publish'; params: TaskEvent | null };
+/** The `permission` event of a decided call (an ask was published by the permission machine itself). */
+const publishPermission = {
+  type: 'publish',
+  params: ({ context, event }: { context: TurnContext; event: { output: PermissionOutcome } }) => permissionEvent(context, event.output),
+} as const;
 
 /**
  * The agent loop. One run of this machine answers one user message: it prepares the system
  * prompt, keeps the context under its limit, streams a response (retrying failures after the
- * stream started, with backoff), and while the model asks for tools, checks each call's
- * permission, runs it, and sends all results of a turn back in one user message. It is
- * iterative: assembling returns to checkingContext. It ends in `done` or `error`, and its output
- * carries the conversation so far either way.
+ * stream started, with backoff), and while the model asks for tools, validates each call's input
+ * once, has the permission machine (an invoked child) decide it, runs it, and sends all results
+ * of a turn back in one user message. It prices each model call (providers/pricing.ts) into its
+ * `costUsd`. It is iterative: assembling returns to checkingContext. It ends in `done` or
+ * `error`, and its output carries the conversation, usage and cost so far either way.
  */
-export type { PermissionOutcome, ToolRunOutput, TurnEvent, TurnInput, TurnLimits, TurnOutput } from './types';
-
-const COMPACTION_BREAKER = 3;
-
 export const turnMachine = setup({
   types: {
     context: {} as TurnContext,
@@ -52,18 +63,21 @@ export const turnMachine = setup({
   actors: {
     /** System prompt parts and tool definitions. Provided by the runtime. */
     prepareSystemPrompt: fromPromise<{ system: string[]; tools: ToolDefinition[] }, { taskId: string; mode: PermissionMode }>(async () => ({ system: [], tools: [] })),
-    /** One summarisation call; resolves with the summary text. Provided by the runtime. */
-    summarize: fromPromise<string, { taskId: string; model: string; system: string[]; messages: ConversationMessage[] }>(async () => {
+    /** One summarisation call; resolves with the summary and the tokens it used. Provided by the runtime. */
+    summarize: fromPromise<Summary, { taskId: string; model: string; system: string[]; messages: ConversationMessage[] }>(async () => {
       throw new Error('no summariser wired');
     }),
     modelCall: callMachine,
-    /** Decides one tool call (parses its input first). Provided by the runtime. */
-    checkPermission: fromPromise<PermissionOutcome, { taskId: string; call: ToolUseBlock; mode: PermissionMode }>(async ({ input }) => ({
-      decision: 'invalid',
-      result: { type: 'tool_result', tool_use_id: input.call.id, content: 'No permission engine wired.', is_error: true },
+    /** Parses a call's input against its tool's schema and has the tool describe it. Provided by the runtime. */
+    validateToolCall: fromPromise<ValidationOutcome, { taskId: string; call: ToolUseBlock }>(async ({ input }) => ({
+      ok: false,
+      result: { type: 'tool_result', tool_use_id: input.call.id, content: 'No tools wired.', is_error: true },
+      summary: 'no tools',
     })),
-    /** Runs one allowed tool call; never rejects (failures are error results). Provided by the runtime. */
-    runTool: fromPromise<ToolRunOutput, { taskId: string; call: ToolUseBlock }>(async ({ input }) => ({
+    /** Decides one validated call. Its actors (engine, asker) are provided by the runtime. */
+    permission: permissionMachine,
+    /** Runs one allowed call; never rejects (failures are error results). Provided by the runtime. */
+    runTool: fromPromise<ToolRunOutput, { taskId: string; call: ValidatedCall }>(async ({ input }) => ({
       result: { type: 'tool_result', tool_use_id: input.call.id, content: 'No tools wired.', is_error: true },
       summary: 'not run',
     })),
@@ -75,6 +89,18 @@ export const turnMachine = setup({
   },
   actions: {
     publish: (_: unknown, _event: TaskEvent | null) => {},
+    /** Records the current call's result (published as a tool_result) and moves to the next call. */
+    answer: enqueueActions<TurnContext, TurnEvent, ToolRunOutput, TurnEvent, never, Publish, never, never, never>(({ context, enqueue }, p) => {
+      enqueue({ type: 'publish', params: resultEvent(context, p.result, p.summary) });
+      enqueue.assign(advance(context, p.result));
+    }),
+    /** Adds a model call's tokens and price to the run and publishes its `usage` event. */
+    chargeUsage: enqueueActions<TurnContext, TurnEvent, { usage: Usage; failed: boolean }, TurnEvent, never, Publish, never, never, never>(({ context, enqueue }, p) => {
+      const charged = charge(context, p.usage, p.failed);
+      if (!charged) return;
+      enqueue.assign({ usage: charged.usage, costUsd: charged.costUsd });
+      enqueue({ type: 'publish', params: charged.event });
+    }),
   },
   delays: {
     retryDelay: ({ context }) => nextRetryDelayMs(context),
@@ -90,10 +116,11 @@ export const turnMachine = setup({
     stoppedAt: ({ context }, p: { reason: StopReason }) => context.last?.stopReason === p.reason,
     canContinueAfterMaxTokens: ({ context }) => context.last?.stopReason === 'max_tokens' && !context.maxTokensContinued,
     hasNextCall: ({ context }) => context.index < context.pending.length,
+    isValid: (_, p: { outcome: ValidationOutcome }) => p.outcome.ok,
+    /** Allowed, and (with `kind`) a call of that kind: an MCP tool, a subtask. */
+    allowed: ({ context }, p: { outcome: PermissionOutcome; kind?: 'mcp' | 'task' }) =>
+      p.outcome.decision === 'allow' && (p.kind === undefined || context.validated?.subject.kind === p.kind),
     nextCallInvalid: ({ context }) => invalidCall(context) !== undefined,
-    decisionIs: (_, p: { outcome: PermissionOutcome; decision: PermissionOutcome['decision']; mcp?: boolean }) =>
-      p.outcome.decision === p.decision && (p.mcp === undefined || (p.outcome.decision === 'allow' && Boolean(p.outcome.mcp) === p.mcp)),
-    isAllowedSubtask: ({ context }, p: { outcome: PermissionOutcome }) => p.outcome.decision === 'allow' && context.pending[context.index]?.name === 'Task',
     isCurrentSubtask: ({ context, event }) => event.type === 'SUBTASK_RESULT' && context.pending[context.index]?.id === event.toolCallId,
   },
 }).createMachine({
@@ -108,6 +135,7 @@ export const turnMachine = setup({
     failure: null,
     pending: [],
     index: 0,
+    validated: null,
     results: [],
     maxTokensContinued: false,
     stopReason: null,
@@ -169,8 +197,9 @@ export const turnMachine = setup({
         onDone: {
           target: 'streaming',
           actions: [
+            { type: 'chargeUsage', params: ({ event }) => ({ usage: event.output.usage, failed: false }) },
             assign({
-              messages: ({ context, event }) => truncateConversation(compactWithSummary(context.messages, event.output), context.system, context.limits.contextLimit),
+              messages: ({ context, event }) => truncateConversation(compactWithSummary(context.messages, event.output.text), context.system, context.limits.contextLimit),
             }),
             { type: 'publish', params: ({ context }) => ({ type: 'compacted', taskId: context.taskId, messages: context.messages, summary: true }) },
           ],
@@ -206,11 +235,10 @@ export const turnMachine = setup({
                       failure: null,
                       attempt: 1,
                       modelCalls: context.modelCalls + 1,
-                      usage: addUsage(context.usage, out.usage),
                       messages: out.message.content.length > 0 ? [...context.messages, out.message] : context.messages,
                     };
                   }),
-                  { type: 'publish', params: ({ context }) => usageEvent(context) },
+                  { type: 'chargeUsage', params: ({ event }) => ({ usage: usageOf(event.output), failed: false }) },
                   { type: 'publish', params: ({ context, event }) => messageEvent(context, (event.output as Extract<StreamOutput, { ok: true }>).message) },
                 ],
               },
@@ -218,11 +246,19 @@ export const turnMachine = setup({
                 guard: { type: 'callRetryable', params: ({ event }) => ({ output: event.output }) },
                 target: 'backoff',
                 actions: [
+                  // What a failed attempt used before it failed was billed: it counts too.
+                  { type: 'chargeUsage', params: ({ event }) => ({ usage: usageOf(event.output), failed: true }) },
                   assign({ failure: ({ event }) => event.output, attempt: ({ context }) => context.attempt + 1 }),
                   { type: 'publish', params: ({ context }) => retryEvent(context) },
                 ],
               },
-              { target: '#turn.error', actions: assign({ failure: ({ event }) => event.output, error: ({ event }) => callError(event.output) }) },
+              {
+                target: '#turn.error',
+                actions: [
+                  { type: 'chargeUsage', params: ({ event }) => ({ usage: usageOf(event.output), failed: true }) },
+                  assign({ failure: ({ event }) => event.output, error: ({ event }) => callError(event.output) }),
+                ],
+              },
             ],
           },
         },
@@ -255,46 +291,40 @@ export const turnMachine = setup({
           guard: 'nextCallInvalid',
           actions: [
             { type: 'publish', params: ({ context }) => toolCallEvent(context) },
-            { type: 'publish', params: ({ context }) => resultEvent(context, invalidInputResult(context), 'not run: its input was not valid JSON') },
-            assign(({ context }) => advance(context, invalidInputResult(context))),
+            { type: 'answer', params: ({ context }) => ({ result: invalidInputResult(context), summary: 'not run: its input was not valid JSON' }) },
           ],
         },
-        { guard: 'hasNextCall', target: 'permissionCheck' },
+        { guard: 'hasNextCall', target: 'validatingInput' },
         { target: 'assembling' },
       ],
     },
-    permissionCheck: {
-      entry: [
-        { type: 'publish', params: ({ context }) => turnEvent(context, 'permissionCheck') },
-        { type: 'publish', params: ({ context }) => toolCallEvent(context) },
-      ],
+    /** Parsed once here: an invalid call is answered with the schema's problems, asking nobody. */
+    validatingInput: {
+      entry: { type: 'publish', params: ({ context }) => toolCallEvent(context) },
       invoke: {
-        src: 'checkPermission',
-        input: ({ context }) => ({ taskId: context.taskId, call: context.pending[context.index]!, mode: context.mode }),
+        src: 'validateToolCall',
+        input: ({ context }) => ({ taskId: context.taskId, call: context.pending[context.index]! }),
         onDone: [
           {
-            guard: { type: 'decisionIs', params: ({ event }) => ({ outcome: event.output, decision: 'allow', mcp: true }) },
-            target: 'mcpCall',
-            actions: { type: 'publish', params: ({ context, event }) => permissionEvent(context, event.output) },
+            guard: { type: 'isValid', params: ({ event }) => ({ outcome: event.output }) },
+            target: 'permissionCheck',
+            actions: assign({ validated: ({ event }) => (event.output.ok ? event.output.call : null) }),
           },
-          {
-            guard: { type: 'isAllowedSubtask', params: ({ event }) => ({ outcome: event.output }) },
-            target: 'awaitingSubtask',
-            actions: { type: 'publish', params: ({ context, event }) => permissionEvent(context, event.output) },
-          },
-          {
-            guard: { type: 'decisionIs', params: ({ event }) => ({ outcome: event.output, decision: 'allow' }) },
-            target: 'executingTool',
-            actions: { type: 'publish', params: ({ context, event }) => permissionEvent(context, event.output) },
-          },
-          {
-            target: 'dispatchingTools',
-            actions: [
-              { type: 'publish', params: ({ context, event }) => permissionEvent(context, event.output) },
-              { type: 'publish', params: ({ context, event }) => resultEvent(context, (event.output as Exclude<PermissionOutcome, { decision: 'allow' }>).result, event.output.decision === 'deny' ? `denied: ${event.output.reason}` : 'invalid input') },
-              assign(({ context, event }) => advance(context, (event.output as Exclude<PermissionOutcome, { decision: 'allow' }>).result)),
-            ],
-          },
+          { target: 'dispatchingTools', actions: { type: 'answer', params: ({ context, event }) => refusal(context, event.output) } },
+        ],
+        onError: { target: 'dispatchingTools', actions: assign(({ context, event }) => advance(context, errorResult(context, event.error))) },
+      },
+    },
+    permissionCheck: {
+      entry: { type: 'publish', params: ({ context }) => turnEvent(context, 'permissionCheck') },
+      invoke: {
+        src: 'permission',
+        input: ({ context }) => permissionInput(context),
+        onDone: [
+          { guard: { type: 'allowed', params: ({ event }) => ({ outcome: event.output, kind: 'mcp' }) }, target: 'mcpCall', actions: publishPermission },
+          { guard: { type: 'allowed', params: ({ event }) => ({ outcome: event.output, kind: 'task' }) }, target: 'awaitingSubtask', actions: publishPermission },
+          { guard: { type: 'allowed', params: ({ event }) => ({ outcome: event.output }) }, target: 'executingTool', actions: publishPermission },
+          { target: 'dispatchingTools', actions: [publishPermission, { type: 'answer', params: ({ context, event }) => refusal(context, event.output) }] },
         ],
         onError: { target: 'dispatchingTools', actions: assign(({ context, event }) => advance(context, errorResult(context, event.error))) },
       },
@@ -303,11 +333,8 @@ export const turnMachine = setup({
       entry: { type: 'publish', params: ({ context }) => turnEvent(context, 'executingTool') },
       invoke: {
         src: 'runTool',
-        input: ({ context }) => ({ taskId: context.taskId, call: context.pending[context.index]! }),
-        onDone: {
-          target: 'dispatchingTools',
-          actions: [{ type: 'publish', params: ({ context, event }) => resultEvent(context, event.output.result, event.output.summary) }, assign(({ context, event }) => advance(context, event.output.result))],
-        },
+        input: ({ context }) => ({ taskId: context.taskId, call: context.validated! }),
+        onDone: { target: 'dispatchingTools', actions: { type: 'answer', params: ({ event }) => event.output } },
         onError: { target: 'dispatchingTools', actions: assign(({ context, event }) => advance(context, errorResult(context, event.error))) },
       },
     },
@@ -316,18 +343,16 @@ export const turnMachine = setup({
       entry: [
         { type: 'publish', params: ({ context }) => turnEvent(context, 'awaitingSubtask') },
         sendParent(({ context }) => {
-          const call = context.pending[context.index]!;
-          return { type: 'SUBTASK_STARTED', toolCallId: call.id, description: String(call.input.description ?? ''), prompt: String(call.input.prompt ?? '') };
+          const call = context.validated!;
+          const input = call.input as { description?: string; prompt?: string };
+          return { type: 'SUBTASK_STARTED', toolCallId: call.id, description: input.description ?? '', prompt: input.prompt ?? '' };
         }),
       ],
       on: {
         SUBTASK_RESULT: {
           guard: 'isCurrentSubtask',
           target: 'dispatchingTools',
-          actions: [
-            { type: 'publish', params: ({ context, event }) => resultEvent(context, (event as Extract<TurnEvent, { type: 'SUBTASK_RESULT' }>).result, (event as Extract<TurnEvent, { type: 'SUBTASK_RESULT' }>).summary) },
-            assign(({ context, event }) => advance(context, (event as Extract<TurnEvent, { type: 'SUBTASK_RESULT' }>).result)),
-          ],
+          actions: { type: 'answer', params: ({ event }) => event as Extract<TurnEvent, { type: 'SUBTASK_RESULT' }> },
         },
       },
     },
@@ -336,10 +361,7 @@ export const turnMachine = setup({
       invoke: {
         src: 'callMcpTool',
         input: ({ context }) => ({ taskId: context.taskId, call: context.pending[context.index]! }),
-        onDone: {
-          target: 'dispatchingTools',
-          actions: [{ type: 'publish', params: ({ context, event }) => resultEvent(context, event.output.result, event.output.summary) }, assign(({ context, event }) => advance(context, event.output.result))],
-        },
+        onDone: { target: 'dispatchingTools', actions: { type: 'answer', params: ({ event }) => event.output } },
         onError: { target: 'dispatchingTools', actions: assign(({ context, event }) => advance(context, errorResult(context, event.error))) },
       },
     },

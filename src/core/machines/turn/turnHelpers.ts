@@ -1,11 +1,13 @@
 import type { KeelError } from '../../../shared/domain/errors';
 import type { TaskEvent } from '../../../shared/domain/events';
-import type { ConversationMessage, ToolResultBlock, Usage } from '../../../shared/domain/messages';
+import { ZERO_USAGE, type ConversationMessage, type ToolResultBlock, type Usage } from '../../../shared/domain/messages';
+import { costUsd } from '../../providers/pricing';
 import type { ProviderRequest } from '../../providers/types';
 import type { CallOutput } from '../call/call.machine';
 import type { StreamOutput, UnrunToolUse } from '../stream/assembly';
 import { insertToolResults, repairConversation, retryDelayMs, toolResultsMessage } from './conversation';
-import type { PermissionOutcome, TurnContext } from './types';
+import type { PermissionInput } from '../permission/permission.machine';
+import type { PermissionOutcome, ToolRunOutput, TurnContext, ValidationOutcome } from './types';
 
 /** Pure helpers of the turn machine: the request it sends, the events it publishes, context updates. */
 export function addUsage(a: Usage, b: Usage): Usage {
@@ -29,7 +31,7 @@ export function buildRequest(context: TurnContext): ProviderRequest {
 }
 
 export function advance(context: TurnContext, result: ToolResultBlock): Partial<TurnContext> {
-  return { results: [...context.results, result], index: context.index + 1 };
+  return { results: [...context.results, result], index: context.index + 1, validated: null };
 }
 
 export function errorResult(context: TurnContext, err: unknown): ToolResultBlock {
@@ -96,9 +98,23 @@ export function toolCallEvent(context: TurnContext): TaskEvent | null {
 }
 
 export function permissionEvent(context: TurnContext, outcome: PermissionOutcome): TaskEvent | null {
-  const call = context.pending[context.index];
-  if (!call || outcome.decision === 'invalid') return null;
-  return { type: 'permission', taskId: context.taskId, requestId: outcome.requestId, toolCallId: call.id, tool: call.name, decision: outcome.decision, reason: outcome.reason };
+  const call = context.validated;
+  if (!call) return null;
+  return { type: 'permission', taskId: context.taskId, requestId: outcome.requestId, toolCallId: call.id, tool: call.tool, decision: outcome.decision, reason: outcome.reason };
+}
+
+/** What the permission machine decides about: the validated call at `index`, in the turn's current mode. */
+export function permissionInput(context: TurnContext): PermissionInput {
+  const c = context.validated!;
+  return { taskId: context.taskId, requestId: c.requestId, toolCallId: c.id, tool: c.tool, input: c.input, subject: c.subject, readOnly: c.readOnly, mode: context.mode };
+}
+
+/** The answer to a call that will not run: its input was invalid, or it was denied. */
+export function refusal(context: TurnContext, outcome: ValidationOutcome | PermissionOutcome): ToolRunOutput {
+  if ('ok' in outcome && !outcome.ok) return { result: outcome.result, summary: outcome.summary };
+  if ('decision' in outcome && outcome.decision === 'deny') return { result: outcome.result, summary: `denied: ${outcome.reason}` };
+  // Not reachable (the guards send only refusals here); answered rather than left without a result.
+  return { result: errorResult(context, new Error('the call was neither refused nor run')), summary: 'not run' };
 }
 
 export function resultEvent(context: TurnContext, result: ToolResultBlock, summary: string): TaskEvent {
@@ -119,17 +135,23 @@ export function retryEvent(context: TurnContext): TaskEvent | null {
   return { type: 'retry', taskId: context.taskId, attempt: context.attempt - 1, delayMs: nextRetryDelayMs(context), code: f.error.code, message: f.error.message };
 }
 
-export function usageEvent(context: TurnContext): TaskEvent | null {
-  const last = context.last;
-  if (!last) return null;
+/**
+ * What one model call adds to the run (its tokens and price), and the `usage` event that tells:
+ * the call's figures, its price and the task's total with it. Null for a failed call the server
+ * reported no tokens for (nothing was billed, nothing to show).
+ */
+export function charge(context: TurnContext, usage: Usage, failed: boolean): { usage: Usage; costUsd: number; event: TaskEvent } | null {
+  if (failed && usage.inputTokens + usage.outputTokens + usage.cacheReadTokens + usage.cacheWriteTokens === 0) return null;
+  const price = costUsd(context.model, usage);
+  const total = context.costUsd + price;
   return {
-    type: 'usage',
-    taskId: context.taskId,
-    inputTokens: last.usage.inputTokens,
-    outputTokens: last.usage.outputTokens,
-    cacheReadTokens: last.usage.cacheReadTokens,
-    cacheWriteTokens: last.usage.cacheWriteTokens,
-    costUsd: 0,
-    totalCostUsd: 0,
+    usage: addUsage(context.usage, usage),
+    costUsd: total,
+    event: { type: 'usage', taskId: context.taskId, ...usage, costUsd: price, totalCostUsd: context.priorCostUsd + total },
   };
+}
+
+/** The tokens a call's output reports: a failed stream reports what it used before it failed. */
+export function usageOf(output: CallOutput): Usage {
+  return 'usage' in output ? output.usage : ZERO_USAGE;
 }

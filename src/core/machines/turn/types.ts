@@ -1,9 +1,12 @@
 import type { KeelError } from '../../../shared/domain/errors';
 import type { ConversationMessage, StopReason, ToolResultBlock, ToolUseBlock, Usage } from '../../../shared/domain/messages';
+import type { PermissionMode } from '../../../shared/domain/permissionModes';
 import type { ToolDefinition } from '../../providers/types';
-import type { PermissionMode } from '../../runtime/types';
+import type { PermissionSubject } from '../../tools/types';
 import type { CallOutput } from '../call/call.machine';
 import type { StreamOutput } from '../stream/assembly';
+
+export type { PermissionOutcome } from '../permission/permission.machine';
 
 /** The turn machine's input, output, context and events. */
 export interface TurnLimits {
@@ -29,16 +32,39 @@ export interface TurnInput {
   compactionFailures: number;
   /** Which run of the task's turn loop this is; with the call and attempt counts it names each request. */
   run: number;
+  /** The task's cost before this run, so each usage event carries the task's running total. */
+  priorCostUsd: number;
 }
 
-export type PermissionOutcome =
-  | { decision: 'allow'; reason: string; requestId: string; mcp?: boolean }
-  | { decision: 'deny'; reason: string; requestId: string; result: ToolResultBlock }
-  | { decision: 'invalid'; result: ToolResultBlock };
+/**
+ * A tool call whose input passed its tool's schema (the turn's `validatingInput`). Parsed once:
+ * the permission check and the tool run both use this, never the model's raw input again.
+ */
+export interface ValidatedCall {
+  /** The tool_use id. */
+  id: string;
+  tool: string;
+  /** The schema's output (defaults applied, unknown keys dropped). */
+  input: unknown;
+  /** What the call will touch, as the tool describes it. */
+  subject: PermissionSubject;
+  readOnly: boolean;
+  /** The id of this call's permission request: a prompt, its card and its answer carry it. */
+  requestId: string;
+}
+
+/** What `validatingInput` finds: a call to check, or the tool_result that answers an invalid one. */
+export type ValidationOutcome = { ok: true; call: ValidatedCall } | { ok: false; result: ToolResultBlock; summary: string };
 
 export interface ToolRunOutput {
   result: ToolResultBlock;
   summary: string;
+}
+
+/** What the `summarize` actor gives back: the summary that replaces the conversation, and what the call used. */
+export interface Summary {
+  text: string;
+  usage: Usage;
 }
 
 export interface TurnOutput {
@@ -46,7 +72,9 @@ export interface TurnOutput {
   stopReason: StopReason | null;
   messages: ConversationMessage[];
   error: KeelError | null;
+  /** Tokens of this run's model calls, added up: answers, summaries, and what failed attempts used. */
   usage: Usage;
+  /** Their price in USD (providers/pricing.ts; 0 for models without a known price). */
   costUsd: number;
   compactionFailures: number;
 }
@@ -60,6 +88,8 @@ export interface TurnContext extends TurnInput {
   failure: CallOutput | null;
   pending: ToolUseBlock[];
   index: number;
+  /** The call at `index`, once validated; null before validation and after the call is answered. */
+  validated: ValidatedCall | null;
   results: ToolResultBlock[];
   maxTokensContinued: boolean;
   stopReason: StopReason | null;

@@ -108,7 +108,10 @@ export const workerMachine = setup({
       on: {
         READY: {
           target: 'ready',
-          actions: [assign({ pid: ({ event }) => event.pid, lastActivityAt: () => Date.now() }), emit(({ context, event }) => ({ type: 'worker:ready', workerId: context.workerId, pid: event.pid }) as const)],
+          actions: [
+            assign({ pid: ({ event }) => event.pid, lastActivityAt: () => Date.now() }),
+            emit(({ context, event }) => ({ type: 'worker:ready', workerId: context.workerId, pid: event.pid }) as const),
+          ],
         },
         SPAWN_FAILED: crash((e) => (e.type === 'SPAWN_FAILED' ? `the worker could not start: ${e.reason}` : '')),
         EXITED: crash(exitText),
@@ -120,14 +123,20 @@ export const workerMachine = setup({
       on: {
         ASSIGN: {
           target: 'busy',
-          actions: [assign({ queryId: ({ event }) => event.queryId, lastActivityAt: () => Date.now() }), emit(({ context, event }) => ({ type: 'worker:busy', workerId: context.workerId, queryId: event.queryId }) as const)],
+          actions: [
+            assign({ queryId: ({ event }) => event.queryId, lastActivityAt: () => Date.now() }),
+            emit(({ context, event }) => ({ type: 'worker:busy', workerId: context.workerId, queryId: event.queryId }) as const),
+          ],
         },
         HEALTH_DUE: { actions: [sendTo('process', { type: 'SEND_HEALTH_CHECK' }), sendTo('healthClock', { type: 'SENT' })] },
         HEALTH_OK: { actions: sendTo('healthClock', { type: 'ANSWERED' }) },
         HEALTH_TIMEOUT: crash((e) => (e.type === 'HEALTH_TIMEOUT' ? `the worker did not answer a health check within ${e.ms} ms` : '')),
         EXITED: crash(exitText),
         DISCONNECTED: crash((e) => (e.type === 'DISCONNECTED' ? e.reason : '')),
-        SHUTDOWN: [{ guard: ({ event }) => event.graceful, target: 'shuttingDown', actions: assign({ reason: ({ event }) => event.reason }) }, { target: 'dead', actions: assign({ reason: ({ event }) => event.reason }) }],
+        SHUTDOWN: [
+          { guard: ({ event }) => event.graceful, target: 'shuttingDown', actions: assign({ reason: ({ event }) => event.reason }) },
+          { target: 'dead', actions: assign({ reason: ({ event }) => event.reason }) },
+        ],
       },
     },
     busy: {
@@ -146,7 +155,10 @@ export const workerMachine = setup({
         HEALTH_TIMEOUT: crash((e) => (e.type === 'HEALTH_TIMEOUT' ? `the worker did not answer a health check within ${e.ms} ms` : '')),
         EXITED: crash(exitText),
         DISCONNECTED: crash((e) => (e.type === 'DISCONNECTED' ? e.reason : '')),
-        SHUTDOWN: [{ guard: ({ event }) => event.graceful, target: 'shuttingDown', actions: assign({ reason: ({ event }) => event.reason }) }, { target: 'dead', actions: assign({ reason: ({ event }) => event.reason }) }],
+        SHUTDOWN: [
+          { guard: ({ event }) => event.graceful, target: 'shuttingDown', actions: assign({ reason: ({ event }) => event.reason }) },
+          { target: 'dead', actions: assign({ reason: ({ event }) => event.reason }) },
+        ],
       },
       states: {
         working: {

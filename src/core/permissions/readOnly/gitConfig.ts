@@ -98,9 +98,21 @@ export function parseGitConfig(text: string): ConfigEntry[] | null {
 
 const FALSE = /^(false|no|off|0|)$/i;
 
+/** Matches exactly one of `names` (plain words, no pattern characters). */
+function exactly(...names: string[]): RegExp {
+  return new RegExp(`^(${names.join('|')})$`);
+}
+
 /** Keys git reads from a repository's config that only change what is shown, per section. */
 const SAFE: Record<string, RegExp> = {
-  core: /^(repositoryformatversion|filemode|bare|logallrefupdates|ignorecase|precomposeunicode|symlinks|autocrlf|eol|safecrlf|quotepath|abbrev|compression|loosecompression|packedgitlimit|packedgitwindowsize|deltabasecachelimit|bigfilethreshold|checkstat|trustctime|untrackedcache|preloadindex|fscache|longpaths|sharedrepository|whitespace|commentchar|commentstring|notesref|sparsecheckout|sparsecheckoutcone|multipackindex|commitgraph|protecthfs|protectntfs|warnambiguousrefs|filesreflocktimeout|packedrefstimeout|fsync|fsyncmethod|fsyncobjectfiles|restrictinheritedhandles|createobject|hidedotfiles|checkroundtripencoding|hookspath)$/,
+  core: exactly(
+    'repositoryformatversion', 'filemode', 'bare', 'logallrefupdates', 'ignorecase', 'precomposeunicode', 'symlinks', 'autocrlf', 'eol',
+    'safecrlf', 'quotepath', 'abbrev', 'compression', 'loosecompression', 'packedgitlimit', 'packedgitwindowsize', 'deltabasecachelimit',
+    'bigfilethreshold', 'checkstat', 'trustctime', 'untrackedcache', 'preloadindex', 'fscache', 'longpaths', 'sharedrepository', 'whitespace',
+    'commentchar', 'commentstring', 'notesref', 'sparsecheckout', 'sparsecheckoutcone', 'multipackindex', 'commitgraph', 'protecthfs',
+    'protectntfs', 'warnambiguousrefs', 'filesreflocktimeout', 'packedrefstimeout', 'fsync', 'fsyncmethod', 'fsyncobjectfiles',
+    'restrictinheritedhandles', 'createobject', 'hidedotfiles', 'checkroundtripencoding', 'hookspath',
+  ),
   extensions: /^(objectformat|worktreeconfig|refstorage|preciousobjects|noop)$/,
   user: /./,
   author: /./,
@@ -155,7 +167,11 @@ const SAFE_SUB: Record<string, RegExp> = {
   alias: /./,
   gui: /./,
 };
-const SAFE_DIFF = /^(renames|algorithm|colormoved|colormovedws|mnemonicprefix|noprefix|context|interhunkcontext|ignoresubmodules|submodule|wordregex|indentheuristic|suppressblankempty|statgraphwidth|statnamewidth|dirstat|relative|renamelimit|autorefreshindex|srcprefix|dstprefix)$/;
+const SAFE_DIFF = exactly(
+  'renames', 'algorithm', 'colormoved', 'colormovedws', 'mnemonicprefix', 'noprefix', 'context', 'interhunkcontext', 'ignoresubmodules',
+  'submodule', 'wordregex', 'indentheuristic', 'suppressblankempty', 'statgraphwidth', 'statnamewidth', 'dirstat', 'relative', 'renamelimit',
+  'autorefreshindex', 'srcprefix', 'dstprefix',
+);
 const SAFE_LOG = /^(date|decorate|abbrevcommit|follow|graphcolors|showroot|mailmap|excludedecoration|initialdecorationset|diffmerges)$/;
 const SAFE_SUBMODULE = /^(recurse|fetchjobs|alternatelocation|alternateerrorstrategy|propagatebranches|active)$/;
 

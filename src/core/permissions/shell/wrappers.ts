@@ -67,7 +67,15 @@ const o = (short: string | undefined, long: string | string[] | undefined, effec
 const builtin = { abbreviations: false };
 
 const T = {
-  timeout: optionTable('timeout', [o(undefined, 'preserve-status'), o(undefined, 'foreground'), o('k', 'kill-after', 'plain', 'required'), o('s', 'signal', 'plain', 'required'), o('v', 'verbose'), HELP, VERSION]),
+  timeout: optionTable('timeout', [
+    o(undefined, 'preserve-status'),
+    o(undefined, 'foreground'),
+    o('k', 'kill-after', 'plain', 'required'),
+    o('s', 'signal', 'plain', 'required'),
+    o('v', 'verbose'),
+    HELP,
+    VERSION,
+  ]),
   nice: optionTable('nice', [o('n', 'adjustment', 'plain', 'required'), HELP, VERSION]),
   nohup: optionTable('nohup', [HELP, VERSION]),
   stdbuf: optionTable('stdbuf', [o('i', 'input', 'plain', 'required'), o('o', 'output', 'plain', 'required'), o('e', 'error', 'plain', 'required'), HELP, VERSION]),
@@ -82,7 +90,16 @@ const T = {
     o('c', 'class', 'plain', 'required'), o('n', 'classdata', 'plain', 'required'), o('p', 'pid', 'target', 'required'), o('P', 'pgid', 'target', 'required'),
     o('t', 'ignore'), o('u', 'uid', 'target', 'required'), UL_HELP, UL_VERSION,
   ]),
-  time: optionTable('time', [o('a', 'append'), o('f', 'format', 'plain', 'required'), o('o', 'output', 'writeFile', 'required'), o('p', 'portability'), o('q', 'quiet'), o('v', 'verbose'), UL_HELP, UL_VERSION]),
+  time: optionTable('time', [
+    o('a', 'append'),
+    o('f', 'format', 'plain', 'required'),
+    o('o', 'output', 'writeFile', 'required'),
+    o('p', 'portability'),
+    o('q', 'quiet'),
+    o('v', 'verbose'),
+    UL_HELP,
+    UL_VERSION,
+  ]),
   exec: optionTable('exec', [o('c', undefined), o('l', undefined), o('a', undefined, 'plain', 'required'), HELP], builtin),
   command: optionTable('command', [o('p', undefined), o('v', undefined, 'info'), o('V', undefined, 'info'), HELP], builtin),
   builtin: optionTable('builtin', [HELP], builtin),

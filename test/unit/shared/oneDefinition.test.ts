@@ -1,0 +1,42 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { HELP } from '../../../src/cli/help';
+import { DEFAULT_MODELS } from '../../../src/shared/domain/models';
+import { PERMISSION_MODE_INFO, PERMISSION_MODES } from '../../../src/shared/domain/permissionModes';
+import { permissionModeSchema } from '../../../src/shared/protocol/chatMessages';
+
+/**
+ * The permission modes are defined once (src/shared/domain/permissionModes.ts). The extension's
+ * manifest is JSON and cannot import it, so this holds the manifest to the definition: a mode
+ * added, renamed or re-described in one place and not the other fails here.
+ */
+describe('one definition of the permission modes', () => {
+  const manifest = JSON.parse(readFileSync(join(__dirname, '../../../package.json'), 'utf8')) as {
+    contributes: { configuration: { properties: Record<string, { enum?: string[]; enumDescriptions?: string[] }> } };
+  };
+  const setting = manifest.contributes.configuration.properties['keel.permissions.defaultMode']!;
+
+  it('the keel.permissions.defaultMode setting offers exactly the modes, described as defined', () => {
+    expect(setting.enum).toEqual([...PERMISSION_MODES]);
+    expect(setting.enumDescriptions).toEqual(PERMISSION_MODES.map((m) => PERMISSION_MODE_INFO[m].summary));
+  });
+
+  it('the protocol schema and the CLI help accept the same modes', () => {
+    expect(permissionModeSchema.options).toEqual([...PERMISSION_MODES]);
+    expect(HELP).toContain(`--mode MODE              ${PERMISSION_MODES.join(' | ')}`);
+    expect(permissionModeSchema.safeParse('yolo').success).toBe(false);
+  });
+});
+
+describe('one table of default models', () => {
+  const read = (rel: string) => readFileSync(join(__dirname, '../../../', rel), 'utf8');
+  it('the manifest, the README and the docs name the defaults of src/shared/domain/models.ts', () => {
+    const manifest = JSON.parse(read('package.json')) as { contributes: { configuration: { properties: Record<string, { description?: string }> } } };
+    const texts = [manifest.contributes.configuration.properties['keel.model']!.description ?? '', read('README.md'), read('docs/cli.md')];
+    for (const text of texts) {
+      expect(text).toContain(DEFAULT_MODELS.anthropic);
+      expect(text).toContain(DEFAULT_MODELS['openai-compatible']);
+    }
+  });
+});
