@@ -31,6 +31,8 @@ export interface RunArgs {
   passEnv: string[];
   /** `--approve-project-hooks`: approve the workspace's own hooks before the run (docs/hooks.md). */
   approveProjectHooks: boolean;
+  /** `--workers N`: run turn loops in a pool of N worker processes (0 or absent: in this process). */
+  workers: number;
 }
 
 /** The store root when --storage is not given: $KEEL_HOME, else ~/.keel. */
@@ -54,6 +56,7 @@ const RUN_OPTIONS = {
   'pass-env': { type: 'string', multiple: true },
   'mcp-config': { type: 'string', multiple: true },
   'approve-project-hooks': { type: 'boolean' },
+  workers: { type: 'string' },
 } as const;
 
 /**
@@ -86,6 +89,11 @@ export function runArgsFrom(values: TaskOptionValues, prompt: string, resume: st
   if (values['max-turns'] !== undefined) {
     maxTurns = Number(values['max-turns']);
     if (!Number.isInteger(maxTurns) || maxTurns < 1) throw new UsageError(`--max-turns must be a positive integer (got "${values['max-turns']}")`);
+  }
+  let workers = 0;
+  if (values.workers !== undefined) {
+    workers = Number(values.workers);
+    if (!Number.isInteger(workers) || workers < 0 || workers > 64) throw new UsageError(`--workers must be an integer from 0 to 64 (got "${values.workers}")`);
   }
   const passEnv = checkPassEnvNames(values['pass-env'] ?? [], '--pass-env');
   if (passEnv.problems.length > 0) throw new UsageError(passEnv.problems[0] as string);
@@ -122,6 +130,7 @@ export function runArgsFrom(values: TaskOptionValues, prompt: string, resume: st
     mcpConfig: (values['mcp-config'] ?? []).map((f) => resolve(f)),
     passEnv: passEnv.names,
     approveProjectHooks: Boolean(values['approve-project-hooks']),
+    workers,
   };
 }
 

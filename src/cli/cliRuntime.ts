@@ -2,6 +2,7 @@ import { ProcessActivity } from '../core/agents/processActivity';
 import { HookApprovals } from '../core/hooks/approvals';
 import { hookSources, loadHooksConfig } from '../core/hooks/config';
 import type { McpToolSource } from '../core/mcp/toolSource';
+import type { WorkerCommand } from '../core/workers/spawnWorker';
 import { TaskRuntime } from '../core/runtime/taskRuntime';
 import { loadSandboxSettings } from '../core/sandbox/settings';
 import { readUserPassEnv } from '../core/security/passEnv';
@@ -52,6 +53,9 @@ export async function createCliRuntime(args: RunArgs, ownerLabel: string, mcp?: 
   });
   const runtime = new TaskRuntime({
     ...(mcp ? { mcp } : {}),
+    // --workers N: each turn loop runs in a worker process started from this same CLI bundle
+    // (a task that needs hooks or MCP servers still runs here: liveTask.ts).
+    ...(args.workers > 0 ? { workers: { command: cliWorkerCommand(), max: args.workers } } : {}),
     workspace: args.workspace,
     passEnv: [...new Set([...args.passEnv, ...userPassEnv.names])],
     sandbox: sandbox.settings,
@@ -82,4 +86,9 @@ function approveProjectHooks(workspace: string, keelHome: string): void {
   approvals.approve(pending);
   process.stderr.write(`keel: approved ${pending.length} hook${pending.length === 1 ? '' : 's'} of ${workspace} (--approve-project-hooks):\n`);
   for (const h of pending) process.stderr.write(`  ${describe(h)}\n`);
+}
+
+/** The worker command of a CLI host: this bundle's `worker` subcommand, on this Node. */
+export function cliWorkerCommand(): WorkerCommand {
+  return { command: process.execPath, args: [process.argv[1] ?? 'keel', 'worker'] };
 }

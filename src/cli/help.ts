@@ -18,6 +18,7 @@ Usage:
                                     one JSON line per --input ("ask" where a run would ask)
   keel mcp list|tools|add|remove|approve|revoke|serve
                                     MCP servers (keel mcp --help for details)
+  keel batch FILE [options]         one task per line of FILE, in parallel on worker processes
   keel machines [--json]            print the state machines (states and transitions)
   keel loop "<goal>" [loop options] [run options]
                                     run a goal as a judged loop of fresh tasks (docs/loop.md)
@@ -48,6 +49,9 @@ Options for run:
   --pass-env NAME          give tool processes (Bash, …) the variable NAME although Keel would
                            remove it (its keys, BASH_ENV, GIT_CONFIG_*, …); repeatable. Also:
                            "passEnv": ["NAME"] in ~/.keel/settings.json
+  --workers N              run the task's turns in a pool of N worker processes (each turn loop
+                           in its own process; a worker that dies interrupts only its task);
+                           default 0: in this process. See docs/workers.md
 
 Keys come from the environment: ANTHROPIC_API_KEY, OPENAI_API_KEY. Tool processes never see
 them, and known key shapes are redacted from tool output.
@@ -106,4 +110,13 @@ The run options (--workspace, --provider, --model, --mode, --output-format, --ma
 apply to every iteration; see keel run --help. With --output-format stream-json every loop
 event ({"type":"loop",...}) and task event is one JSON line.
 Exit status: 0 complete, 1 cancelled or failed, 2 bad usage, 3 unusable storage, 4 stalled.
+`;
+
+export const BATCH_HELP = `Usage: keel batch FILE [run options] [--workers N]
+Runs one task per line of FILE in parallel, each on a worker process of a pool of N (default 2).
+A line is a prompt, or a JSON object {"prompt": "...", "mode": "acceptEdits"}; empty lines and
+lines starting with # are skipped. Every event is printed as one JSON line tagged with the task's
+line number ({"line": 3, "type": "text", ...}); {"type": "worker", "line", "taskId", "workerId",
+"pid"} says which worker runs a task. A summary table goes to stderr at the end.
+Exit status: 0 when every task completed, 1 when any did not, 2 on bad usage.
 `;

@@ -4,7 +4,8 @@ import { HELP, MACHINES_HELP, VERSION } from './help';
 import { HelpRequested, parseCommandLine, reportUsage, UsageError } from './usage';
 
 /**
- * `keel`: the headless entry. Subcommands: run, loop, tasks, permissions, machines, status, hooks. Exit codes in
+ * `keel`: the headless entry. Subcommands: run, batch, loop, tasks, permissions, mcp, machines, status, hooks, worker
+ * (started by a pool). Exit codes in
  * ./exitCodes.ts (0 success, 1 failed or cancelled, 2 bad usage — one line on stderr:
  * `keel <command>: <problem> (see keel <command> --help)` —, 3 unusable storage, 128 + n on signal n).
  */
@@ -37,6 +38,10 @@ async function main(argv: string[]): Promise<number> {
       return (await import('./hooks')).hooksCommand(rest);
     case 'status':
       return (await import('./status')).statusCommand(rest);
+    case 'batch':
+      return (await import('./batch')).batchCommand(rest);
+    case 'worker':
+      return (await import('./worker')).workerCommand(rest);
     default:
       process.stderr.write(`keel: unknown ${cmd.startsWith('-') ? `option ${cmd}` : `command "${cmd}"`} (see keel --help)\n`);
       return 2;

@@ -118,6 +118,8 @@ export async function runCommand(argv: string[], options: { inspect?(event: Insp
     }
   } finally {
     await app.exit();
+    // Saving disposed the runtime (which starts the pool's shutdown); wait until every worker is gone.
+    await cli?.runtime.shutdownWorkers();
   }
 }
 

@@ -8,6 +8,7 @@ import type { ProcessActivity } from '../core/agents/processActivity';
 import type { HookRunner } from '../core/hooks/runner';
 import type { PermissionAsker } from '../core/permissions/gate';
 import type { McpToolSource } from '../core/mcp/toolSource';
+import type { EvictionStrategy } from '../core/workers/eviction';
 import { sandboxSettings } from './permissions/setup';
 import { extensionAdvice, SECRET_KEYS } from './providerConfig';
 import { passEnvOf, toolSecrets } from './toolSecrets';
@@ -58,10 +59,25 @@ export async function loadTaskRuntime(
   const secrets = await toolSecrets(passEnv.names, Object.values(SECRET_KEYS).map((k) => Promise.resolve(context.secrets.get(k))));
   const activity = await startActivity(context, log, folder.uri.fsPath, () => secrets.environment());
   onActivity?.(activity);
+  // keel.workers.max > 0: each task's turn loop runs in a worker process (docs/workers.md), on the
+  // extension host's own binary acting as Node (ELECTRON_RUN_AS_NODE), from the bundled CLI.
+  const config = vscode.workspace.getConfiguration('keel');
+  const maxWorkers = Math.max(0, Math.min(16, Math.floor(config.get<number>('workers.max', 0))));
+  const eviction = config.get<string>('workers.eviction', 'lru');
+  const strategy: EvictionStrategy = eviction === 'oldest' || eviction === 'least_used' ? eviction : 'lru';
+  const workers =
+    maxWorkers > 0
+      ? {
+          command: { command: process.execPath, args: [join(context.extensionPath, 'dist', 'cli.js'), 'worker'], electronRunAsNode: true },
+          max: maxWorkers,
+          strategy,
+        }
+      : undefined;
   const runtime = new TaskRuntime({
     workspace: folder.uri.fsPath,
     hooks: activity.hooks,
     feed: activity.feed,
+    ...(workers ? { workers } : {}),
     ...(ripgrepPath ? { ripgrepPath } : {}),
     storageDir,
     ownerLabel: `VS Code window ${process.pid}`,

@@ -4,13 +4,17 @@ import { appSessionMachine } from './appSession/appSession.machine';
 import { callMachine } from './call/call.machine';
 import { mcpConnectionMachine } from './mcpConnection/mcpConnection.machine';
 import { loopModeMachine } from './loopMode/loopMode.machine';
+import { ipcConnectionMachine } from './ipcConnection/ipcConnection.machine';
 import { modelSelectionMachine } from './modelSelection/modelSelection.machine';
 import { permissionMachine } from './permission/permission.machine';
+import { poolMachine } from './pool/pool.machine';
+import { queryMachine } from './query/query.machine';
 import { sandboxMachine } from './sandbox/sandbox.machine';
 import { sessionMachine } from './session/session.machine';
 import { streamMachine } from './stream/stream.machine';
 import { taskMachine } from './task/task.machine';
 import { turnMachine } from './turn/turn.machine';
+import { workerMachine } from './worker/worker.machine';
 
 /**
  * The machine catalog, derived from the definitions themselves (never a hand-written list):
@@ -79,6 +83,10 @@ export const MACHINES: AnyStateMachine[] = [
   mcpConnectionMachine,
   loopModeMachine,
   agentStatusMachine,
+  workerMachine,
+  queryMachine,
+  ipcConnectionMachine,
+  poolMachine,
 ];
 
 export function describeAll(): { machines: MachineDescription[] } {

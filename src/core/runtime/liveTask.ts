@@ -21,11 +21,13 @@ import { DEFAULT_LIMITS } from './limits';
 import type { TaskRuntimeOptions } from './options';
 import type { PermissionDecider } from './permissionCheck';
 import type { StartTaskOptions, TaskHandle } from './types';
-import { wireTaskMachine } from './wiring';
+import { wireTaskMachine, type TaskServices } from './wiring';
+import type { WorkerPool } from '../workers/pool';
+import type { QueryMessage } from '../workers/protocol';
 
 /** What a live task needs from the runtime that owns it. */
 export interface TaskOwner {
-  services(): { options: TaskRuntimeOptions; locks: LockManager; tools: ToolRegistry };
+  services(): { options: TaskRuntimeOptions; locks: LockManager; tools: ToolRegistry; pool: WorkerPool | null };
   readonly permissions: PermissionDecider;
   readonly secrets: SecretKeeper;
   ensureSubtask(parent: LiveTask, sub: PendingSubtask): LiveTask;
@@ -73,6 +75,9 @@ export class LiveTask implements TaskHandle, PermissionParent {
   private readonly hooks: TaskHookPoints | undefined;
   /** Set once stopped: late callbacks (output of a command being killed) publish nothing more. */
   private stopped = false;
+  private readonly parent: PermissionParent | undefined;
+  /** The provider config the task last initialised with (a worker gets it with each query). */
+  private providerConfig: ProviderConfig;
 
   constructor(
     readonly id: string,
@@ -82,7 +87,8 @@ export class LiveTask implements TaskHandle, PermissionParent {
     readonly parentId?: string,
     parent?: PermissionParent & { readonly rootId?: string },
   ) {
-    const { options: rt, locks, tools } = runtime.services();
+    const { options: rt, locks, tools, pool } = runtime.services();
+    this.parent = parent;
     this.locks = locks;
     this.mode = parent ? parent.permissionMode() : (options.mode ?? 'default');
     const own = options.loopProgressFile ? allowingLoopProgress(runtime.permissions, options.loopProgressFile) : runtime.permissions;
@@ -90,6 +96,7 @@ export class LiveTask implements TaskHandle, PermissionParent {
     const providerFactory = rt.providerFactory ?? createProvider;
     const model = options.provider.model;
     this.provider = options.provider.provider;
+    this.providerConfig = options.provider;
     this.recorder = seed.recorder;
     const title = seed.title;
     this.transcriptState = seed.transcript ?? emptyTranscript(id, title, options.provider.provider === 'demo' ? 'demo model' : model);
@@ -129,6 +136,7 @@ export class LiveTask implements TaskHandle, PermissionParent {
             return { code: 'internal', message: `Could not read the provider settings: ${(err as Error).message}`, retryable: true };
           }
         }
+        this.providerConfig = config;
         // The key this task's provider uses is one Keel holds: kept from tools and redacted.
         runtime.secrets.remember(config.apiKey);
         this.provider = config.provider;
@@ -140,6 +148,9 @@ export class LiveTask implements TaskHandle, PermissionParent {
         this.children.add(child);
         return child;
       },
+      // Hooks and MCP servers live in this process and do not cross to a worker yet: a task that
+      // would need them runs its turn loop here, so no PreToolUse hook or MCP tool is ever skipped.
+      ...(pool && !needsHost(rt) ? { remote: this.remoteTurn(pool, rt, parentId !== undefined) } : {}),
       ...(this.recorder ? { durable: () => this.recorder!.durable() } : {}),
       reconstruct: async () => {
         if (!this.rebuilt) throw new Error('nothing to rebuild: this task was not resumed from its log');
@@ -255,6 +266,59 @@ export class LiveTask implements TaskHandle, PermissionParent {
     for (const child of this.children) child.setMode(mode);
   }
 
+  /**
+   * The worker running this task's query died: the task is interrupted (recorded, resumable; the
+   * query is never re-run by itself), with the reason as an error event and `done` interrupted so
+   * whoever waits for it hears it ended.
+   */
+  private workerLost(message: string): void {
+    if (this.stopped || this.lastDone) return;
+    this.actor.stop();
+    this.emit({ type: 'error', taskId: this.id, code: 'worker_lost', message, retryable: true });
+    this.emit({ type: 'task', taskId: this.id, state: 'interrupted', title: this.transcriptState.title });
+    this.emit({ type: 'done', taskId: this.id, status: 'interrupted', stopReason: null });
+    this.stop();
+  }
+
+  /** This task's mode and its ancestors', nearest first (a worker bounds a subtask by all of them). */
+  ancestorModes(): PermissionMode[] {
+    return [this.mode, ...(this.parent?.ancestorModes?.() ?? [])];
+  }
+
+  /** The worker side of this task's turn loop (`TaskServices.remote`): a sub-agent may overflow the pool. */
+  private remoteTurn(pool: WorkerPool, rt: TaskRuntimeOptions, overflow: boolean): NonNullable<TaskServices['remote']> {
+    return {
+      pool,
+      queryParts: () => this.queryParts(rt),
+      parentModes: this.parent?.ancestorModes?.() ?? [],
+      onWorkerLost: (message: string) => this.workerLost(message),
+      overflow,
+    };
+  }
+
+  /** What a worker needs besides the turn to run this task's query (see workers/protocol.ts). */
+  private queryParts(rt: TaskRuntimeOptions): Omit<QueryMessage, 'type' | 'queryId' | 'taskId' | 'turn'> {
+    const s = rt.sandbox ?? { enabled: false };
+    return {
+      runtime: {
+        workspace: rt.workspace,
+        ...(rt.ripgrepPath ? { ripgrepPath: rt.ripgrepPath } : {}),
+        settingsFiles: rt.settingsFiles ?? [],
+        sandbox: {
+          enabled: s.enabled,
+          ...(s.excludedCommands ? { excludedCommands: s.excludedCommands } : {}),
+          ...(s.network ? { network: s.network } : {}),
+          ...(s.writablePaths ? { writablePaths: s.writablePaths } : {}),
+          ...(s.bwrapPath ? { bwrapPath: s.bwrapPath } : {}),
+        },
+        passEnv: [...(rt.passEnv ?? [])],
+        heldSecrets: this.runtime.secrets.values(),
+      },
+      provider: this.providerConfig,
+      parentModes: this.parent?.ancestorModes?.() ?? [],
+    };
+  }
+
   permissionMode(): PermissionMode {
     return this.mode;
   }
@@ -312,4 +376,9 @@ function usageOf(t: TaskTranscript): Usage {
 export function titleOf(prompt: string): string {
   const line = prompt.trim().split('\n')[0] ?? '';
   return line.length > 60 ? `${line.slice(0, 57)}…` : line || 'New task';
+}
+
+/** True when a task's turn loop must run in this process: hooks are configured, or MCP servers are. */
+function needsHost(rt: TaskRuntimeOptions): boolean {
+  return Boolean(rt.mcp) || (rt.hooks?.configured().hooks.length ?? 0) > 0;
 }

@@ -10,6 +10,7 @@ import type { SecretKeeper } from '../security/secretKeeper';
 import type { ToolRegistry } from '../tools/registry';
 import type { McpToolSource } from '../mcp/toolSource';
 import type { PermissionDecider } from './permissionCheck';
+import type { WorkerPoolOptions } from '../workers/pool';
 
 export interface TaskRuntimeOptions {
   workspace: string;
@@ -77,4 +78,10 @@ export interface TaskRuntimeOptions {
    * commands, flags or settings.
    */
   advise?: (failure: { code: ErrorCode; provider: ProviderConfig['provider'] }) => string | undefined;
+  /**
+   * Run each task's turn loop in a pool of worker processes (docs/workers.md) instead of in this
+   * process. The pool starts with the first query and is shut down by `dispose`. The workers get
+   * the tool environment of `secrets` (no API key) unless `command.baseEnv` says otherwise.
+   */
+  workers?: WorkerPoolOptions;
 }

@@ -9,6 +9,7 @@ import { StoreError, type StoreProblem, type TaskSummary } from '../store/types'
 import { createBashTool } from '../tools/bash';
 import { builtinTools, createToolRegistry, type ToolRegistry } from '../tools/registry';
 import { Sandbox } from '../sandbox/sandbox';
+import { WorkerPool } from '../workers/pool';
 import type { AnyTool } from '../tools/types';
 import { DEFAULT_LIMITS } from './limits';
 import { LiveTask, seedOf, titleOf } from './liveTask';
@@ -44,6 +45,8 @@ export class TaskRuntime {
   readonly secrets: SecretKeeper;
   /** The Bash sandbox of every task here (its network proxy is closed by `dispose`). */
   readonly sandbox: Sandbox;
+
+  private pool: WorkerPool | null = null;
 
   constructor(private readonly options: TaskRuntimeOptions) {
     this.locks = options.locks ?? new LockManager();
@@ -197,6 +200,25 @@ export class TaskRuntime {
     this.tasks.clear();
     this.subtasks.clear();
     void this.sandbox.dispose();
+    void this.pool?.shutdown();
+  }
+
+  /** Stops the worker pool, if any; resolves once every worker is gone. */
+  async shutdownWorkers(): Promise<void> {
+    await this.pool?.shutdown();
+  }
+
+  /** The worker pool (started on first use), or null when this runtime runs turns in process. */
+  workerPool(): WorkerPool | null {
+    const w = this.options.workers;
+    if (!w) return null;
+    this.pool ??= new WorkerPool({
+      owner: this.ownerLabel(),
+      ...(this.options.log ? { log: this.options.log } : {}),
+      ...w,
+      command: { baseEnv: this.secrets.environment(), ...w.command },
+    });
+    return this.pool;
   }
 
   private ownerLabel(): string {
@@ -205,7 +227,7 @@ export class TaskRuntime {
 
   /** @internal used by LiveTask */
   services() {
-    return { options: this.options, locks: this.locks, tools: this.tools };
+    return { options: this.options, locks: this.locks, tools: this.tools, pool: this.workerPool() };
   }
 
   /**

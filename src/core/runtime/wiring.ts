@@ -24,6 +24,7 @@ import { buildSystemPrompt } from './systemPrompt';
 import type { McpToolSource } from '../mcp/toolSource';
 import { runMcpCall } from './mcpWiring';
 import type { TaskHandle } from './types';
+import { remoteTurn, type RemoteTurnDeps } from '../workers/remoteTurn';
 
 export type { PermissionDecider };
 
@@ -71,25 +72,27 @@ export interface TaskServices {
    * child ran (keyed by parent and tool call). May throw (e.g. its record cannot be created).
    */
   startSubtask(subtask: PendingSubtask): SubtaskHandle;
+  /**
+   * Runs each turn loop in a worker of this pool instead of in this process (the query machine
+   * stands in for the turn machine; see docs/workers.md).
+   */
+  remote?: Pick<RemoteTurnDeps, 'pool' | 'queryParts' | 'waitLimitMs' | 'parentModes' | 'onWorkerLost' | 'overflow'>;
 }
 
+/** What the turn loop alone needs (a worker runs it without the task machine around it). */
+export type TurnServices = Omit<TaskServices, 'createProvider' | 'reconstruct' | 'startSubtask' | 'remote'>;
+
 /**
- * Connects the machine definitions to real actors for one task: the provider, the lock manager,
- * the tools, the permission engine and asker, the subtask starter, the event sink. The
- * definitions stay I/O-free; everything that acts is supplied here, by name.
+ * The turn machine with its real actors: the provider stream under the call machine and the
+ * task lock, the system prompt, compaction, input validation, the permission machine (the
+ * turn's invoked child) and the tools. Shared by the task machine (in-process) and the worker
+ * process (src/core/workers/workerMain.ts), so both run the same turn loop.
  */
-export function wireTaskMachine(services: TaskServices) {
+export function wireTurnLoop(services: TurnServices, secrets: SecretKeeper, getProvider: () => ModelProvider) {
   const hooks = services.hooks;
-  const secrets = services.secrets ?? SecretKeeper.fromEnvironment(process.env);
-  let provider: ModelProvider | null = null;
-  const getProvider = (): ModelProvider => {
-    if (!provider) throw new Error('provider not initialised');
-    return provider;
-  };
   const publish = (_: unknown, event: TaskEvent | null) => {
     if (event) services.publish(event);
   };
-
   // Requests of this task still winding down after an abort; the lock waits for them.
   const inflight = new Set<Promise<void>>();
   const track = (p: Promise<void>) => {
@@ -127,7 +130,7 @@ export function wireTaskMachine(services: TaskServices) {
     },
   });
 
-  const turnLoop = turnMachine.provide({
+  return turnMachine.provide({
     actors: {
       modelCall,
       prepareSystemPrompt: fromPromise(async ({ input }) => ({
@@ -151,6 +154,33 @@ export function wireTaskMachine(services: TaskServices) {
     },
     actions: { publish },
   });
+}
+
+/**
+ * Connects the machine definitions to real actors for one task: the provider, the lock manager,
+ * the tools, the permission engine and asker, the subtask starter, the event sink. The
+ * definitions stay I/O-free; everything that acts is supplied here, by name. With `remote`, the
+ * turn loop runs in a worker and the query machine takes its place in the task machine.
+ */
+export function wireTaskMachine(services: TaskServices) {
+  const hooks = services.hooks;
+  const secrets = services.secrets ?? SecretKeeper.fromEnvironment(process.env);
+  let provider: ModelProvider | null = null;
+  const getProvider = (): ModelProvider => {
+    if (!provider) throw new Error('provider not initialised');
+    return provider;
+  };
+  const publish = (_: unknown, event: TaskEvent | null) => {
+    if (event) services.publish(event);
+  };
+  // With a worker pool the turn loop runs in a worker; the query machine stands in for it here.
+  const remote = services.remote;
+  const turnLoop = remote
+    ? // The query machine takes the turn machine's place: the same input (TurnInput), the same
+      // output (TurnOutput), the same events from the task (CANCEL, SET_MODE, SUBTASK_RESULT), and
+      // it sends the task the same SUBTASK_STARTED; the model-based tests hold it to that.
+      (remoteTurn({ ...remote, asker: services.asker, publish: services.publish, ...(services.durable ? { durable: services.durable } : {}) }) as unknown as ReturnType<typeof wireTurnLoop>)
+    : wireTurnLoop(services, secrets, getProvider);
 
   return taskMachine.provide({
     actors: {
@@ -202,7 +232,7 @@ export function wireTaskMachine(services: TaskServices) {
  * task log) and the result (the model, the log) are redacted here, for every tool, and every
  * process the tool starts gets the keeper's environment.
  */
-async function runTool(services: TaskServices, secrets: SecretKeeper, taskId: string, call: ValidatedCall, signal: AbortSignal): Promise<ToolRunOutput> {
+async function runTool(services: TurnServices, secrets: SecretKeeper, taskId: string, call: ValidatedCall, signal: AbortSignal): Promise<ToolRunOutput> {
   const tool = services.tools.get(call.tool);
   if (!tool) return { result: toolResult(call.id, `Error: unknown tool "${call.tool}"`, true), summary: `unknown tool ${call.tool}` };
   await services.durable?.();
