@@ -39,7 +39,12 @@ function options(provider: ScriptedProvider): LoopRunnerOptions {
   return {
     workspace,
     owner: 'test',
-    host: { startIteration: (prompt) => runtime.startTask({ prompt, provider: { provider: 'anthropic', model: 'scripted-model' }, mode: 'bypassPermissions' }) },
+    // As the CLI and the extension start an iteration: its progress file may be written without a
+    // prompt (it sits under .keel/, which even bypassPermissions otherwise asks about).
+    host: {
+      startIteration: (prompt, it) =>
+        runtime.startTask({ prompt, provider: { provider: 'anthropic', model: 'scripted-model' }, mode: 'bypassPermissions', loopProgressFile: it.progressFile }),
+    },
     onEvent: (e) => events.push(e),
   };
 }
