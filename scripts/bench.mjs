@@ -32,7 +32,7 @@ const failed = [];
 for (const file of benches) {
   const name = file.replace(/\.bench\.ts$/, '');
   const out = join('.cache/bench', `${name}.cjs`);
-  await esbuild.build({ entryPoints: [join('bench', file)], outfile: out, bundle: true, platform: 'node', format: 'cjs', target: 'node20', logLevel: 'warning', external: ['playwright-core'] });
+  await esbuild.build({ entryPoints: [join('bench', file)], outfile: out, bundle: true, platform: 'node', format: 'cjs', target: 'node20', logLevel: 'warning', external: ['playwright-core', 'esbuild'] });
   process.stderr.write(`bench ${name}… `);
   let stdout;
   try {

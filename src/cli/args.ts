@@ -26,10 +26,16 @@ export interface RunArgs {
   maxTurns: number | undefined;
   /** The store root: --storage, else $KEEL_HOME, else ~/.keel. */
   storage: string;
+  /** `--mcp-config FILE` (repeatable): MCP servers for this run, trusted like the user's own. */
+  mcpConfig: string[];
   /** `--pass-env NAME` (repeatable): variables tool processes keep although Keel would remove them. */
   passEnv: string[];
   /** Project memory for this run: off with `--no-memory` or `KEEL_MEMORY=off`. */
   memory: boolean;
+  /** `--approve-project-hooks`: approve the workspace's own hooks before the run (docs/hooks.md). */
+  approveProjectHooks: boolean;
+  /** `--workers N`: run turn loops in a pool of N worker processes (0 or absent: in this process). */
+  workers: number;
 }
 
 /** The store root when --storage is not given: $KEEL_HOME, else ~/.keel. */
@@ -52,6 +58,9 @@ const RUN_OPTIONS = {
   resume: { type: 'string' },
   'pass-env': { type: 'string', multiple: true },
   'no-memory': { type: 'boolean' },
+  'mcp-config': { type: 'string', multiple: true },
+  'approve-project-hooks': { type: 'boolean' },
+  workers: { type: 'string' },
 } as const;
 
 /**
@@ -64,6 +73,16 @@ export function parseRunArgs(argv: string[], env: NodeJS.ProcessEnv): RunArgs {
   const resume = values.resume?.trim() || undefined;
   if (values.resume !== undefined && !resume) throw new UsageError('--resume needs a task id (keel tasks list shows them)');
   if (!prompt && !resume) throw new UsageError('no prompt given');
+  return runArgsFrom(values, prompt, resume, env);
+}
+
+/** The options of `keel run` that describe how tasks run (all but --resume): `keel loop` takes them too. */
+export const TASK_OPTIONS = (({ resume: _resume, ...rest }) => rest)(RUN_OPTIONS);
+
+type TaskOptionValues = { [K in keyof typeof TASK_OPTIONS]?: (typeof TASK_OPTIONS)[K] extends { multiple: true } ? string[] : (typeof TASK_OPTIONS)[K] extends { type: 'boolean' } ? boolean : string };
+
+/** Checks the task options (shared by run and loop). Throws UsageError. */
+export function runArgsFrom(values: TaskOptionValues, prompt: string, resume: string | undefined, env: NodeJS.ProcessEnv): RunArgs {
   const provider = (values.provider ?? 'anthropic') as (typeof PROVIDERS)[number];
   if (!PROVIDERS.includes(provider)) throw new UsageError(`--provider must be one of ${PROVIDERS.join(', ')} (got "${values.provider}")`);
   const mode = values.mode ?? 'default';
@@ -74,6 +93,11 @@ export function parseRunArgs(argv: string[], env: NodeJS.ProcessEnv): RunArgs {
   if (values['max-turns'] !== undefined) {
     maxTurns = Number(values['max-turns']);
     if (!Number.isInteger(maxTurns) || maxTurns < 1) throw new UsageError(`--max-turns must be a positive integer (got "${values['max-turns']}")`);
+  }
+  let workers = 0;
+  if (values.workers !== undefined) {
+    workers = Number(values.workers);
+    if (!Number.isInteger(workers) || workers < 0 || workers > 64) throw new UsageError(`--workers must be an integer from 0 to 64 (got "${values.workers}")`);
   }
   const passEnv = checkPassEnvNames(values['pass-env'] ?? [], '--pass-env');
   if (passEnv.problems.length > 0) throw new UsageError(passEnv.problems[0] as string);
@@ -107,8 +131,11 @@ export function parseRunArgs(argv: string[], env: NodeJS.ProcessEnv): RunArgs {
     outputFormat,
     maxTurns,
     storage: values.storage ? resolve(values.storage) : defaultStorage(env),
+    mcpConfig: (values['mcp-config'] ?? []).map((f) => resolve(f)),
     passEnv: passEnv.names,
     memory: !values['no-memory'] && !memoryOffByEnv(env),
+    approveProjectHooks: Boolean(values['approve-project-hooks']),
+    workers,
   };
 }
 

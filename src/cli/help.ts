@@ -18,7 +18,15 @@ Usage:
   keel permissions check --tool NAME --input JSON... [--workspace DIR] [--settings FILE]... [--mode MODE] [--home DIR]
                                     print the decision a run would reach for each tool call,
                                     one JSON line per --input ("ask" where a run would ask)
+  keel mcp list|tools|add|remove|approve|revoke|serve
+                                    MCP servers (keel mcp --help for details)
+  keel batch FILE [options]         one task per line of FILE, in parallel on worker processes
   keel machines [--json]            print the state machines (states and transitions)
+  keel loop "<goal>" [loop options] [run options]
+                                    run a goal as a judged loop of fresh tasks (docs/loop.md)
+  keel status [--json] [--follow]   live tasks, sub-agents and loops of every Keel process
+  keel hooks list|approve|revoke [--workspace DIR] [--json]
+                                    a workspace's hooks and their approval (docs/hooks.md)
   keel --help | --version
   keel COMMAND --help               the options of one command
 
@@ -37,11 +45,17 @@ Options for run:
   --storage DIR            where tasks are kept (default: $KEEL_HOME or ~/.keel)
   --resume ID              continue stored task ID (or a unique prefix of it); it keeps
                            its workspace and model unless --workspace / --model say otherwise
+  --mcp-config FILE        MCP servers from FILE (.mcp.json format) too; repeatable
+  --approve-project-hooks  approve the workspace's own hooks (.claude/, .keel/ settings) in
+                           their current form, as keel hooks approve does, before the run
   --pass-env NAME          give tool processes (Bash, …) the variable NAME although Keel would
                            remove it (its keys, BASH_ENV, GIT_CONFIG_*, …); repeatable. Also:
                            "passEnv": ["NAME"] in ~/.keel/settings.json
   --no-memory              no project memory for this run: no search of .keel/memory/, no
                            lesson saved (also KEEL_MEMORY=off)
+  --workers N              run the task's turns in a pool of N worker processes (each turn loop
+                           in its own process; a worker that dies interrupts only its task);
+                           default 0: in this process. See docs/workers.md
 
 Keys come from the environment: ANTHROPIC_API_KEY, OPENAI_API_KEY. Tool processes never see
 them, and known key shapes are redacted from tool output.
@@ -54,4 +68,59 @@ line on stderr saying what is wrong), 3 when the storage folder cannot record th
 export const MACHINES_HELP = `Usage: keel machines [--json]
 Prints every state machine of Keel with its states (and, with --json, its transitions), derived
 from the machine definitions themselves.
+`;
+
+export const HOOKS_HELP = `Usage: keel hooks [list|approve|revoke] [--workspace DIR] [--json] [--storage DIR]
+Hooks come from the "hooks" sections of ~/.keel/settings.json (yours: they always run) and of the
+workspace's .claude/settings.json, .claude/settings.local.json, .keel/settings.json and
+.keel/settings.local.json (the repository's: they run only once you approve them, in their exact
+form; a changed hook needs approval again). Approvals are kept in <keel home>/hook-approvals.json
+(--storage DIR, else $KEEL_HOME, else ~/.keel).
+  list      every configured hook with its state: trusted, approved, needs approval (default)
+  approve   approve every hook of the workspace that waits for approval
+  revoke    forget this workspace's approvals
+`;
+
+export const STATUS_HELP = `Usage: keel status [--json] [--follow] [--storage DIR]
+Lists every live task, sub-agent and loop of the Keel processes of this user (VS Code windows,
+keel run, keel loop) with its status (waiting, working, needs you, compacting, done, error),
+elapsed time, tokens and cost. Each process publishes on <keel home>/run/<pid>.sock (0600;
+<keel home> is --storage DIR, else $KEEL_HOME, else ~/.keel).
+  --json     one JSON object: {"agents": [...], "summary": "2 working · 1 needs you"}
+  --follow   print every line the processes publish (NDJSON: hook events, task and loop
+             events, board changes) until interrupted
+`;
+
+export const LOOP_HELP = `Usage: keel loop "<goal>" [--max-iterations N] [--promise TEXT] [--stop-word WORD]
+                         [--name NAME] [--checkpoints] [run options]
+       keel loop --resume NAME [run options]
+Works toward one goal in iterations, each a fresh task (a new conversation) that reads the loop's
+files under .keel/loop/<name>/: anchor.md (the goal), progress.md (kept current by the agent; it
+may write it without a prompt in every mode but plan) and guardrails.md (errors seen 3 or more
+times, appended by Keel). After each iteration a judge decides:
+  complete   the stop word is in progress.md, the final message ends with <promise>TEXT</promise>
+             matching --promise, or --max-iterations is reached
+  stalled    the same stop reason 5 times in a row, or progress.md unchanged for 3 iterations:
+             the loop waits for you (edit its files, then keel loop --resume NAME)
+  continue   a fresh iteration starts
+  --max-iterations N   at most N iterations (default 50)
+  --stop-word WORD     the word that marks the goal done in progress.md (default DONE)
+  --promise TEXT       also complete when the final message says <promise>TEXT</promise>
+  --name NAME          the loop's folder name (default: from the goal)
+  --checkpoints        commit the workspace after each iteration on refs/keel/loop/<name>/<n>
+                       (your branch and index are never touched)
+  --resume NAME        continue a loop from its state.json (a stalled one goes on)
+The run options (--workspace, --provider, --model, --mode, --output-format, --max-turns, ...)
+apply to every iteration; see keel run --help. With --output-format stream-json every loop
+event ({"type":"loop",...}) and task event is one JSON line.
+Exit status: 0 complete, 1 cancelled or failed, 2 bad usage, 3 unusable storage, 4 stalled.
+`;
+
+export const BATCH_HELP = `Usage: keel batch FILE [run options] [--workers N]
+Runs one task per line of FILE in parallel, each on a worker process of a pool of N (default 2).
+A line is a prompt, or a JSON object {"prompt": "...", "mode": "acceptEdits"}; empty lines and
+lines starting with # are skipped. Every event is printed as one JSON line tagged with the task's
+line number ({"line": 3, "type": "text", ...}); {"type": "worker", "line", "taskId", "workerId",
+"pid"} says which worker runs a task. A summary table goes to stderr at the end.
+Exit status: 0 when every task completed, 1 when any did not, 2 on bad usage.
 `;

@@ -4,7 +4,8 @@ import { HELP, MACHINES_HELP, VERSION } from './help';
 import { HelpRequested, parseCommandLine, reportUsage, UsageError } from './usage';
 
 /**
- * `keel`: the headless entry. Subcommands: run, tasks, memory, permissions, machines. Exit codes in
+ * `keel`: the headless entry. Subcommands: run, batch, loop, tasks, memory, permissions, mcp, machines, status, hooks, worker
+ * (started by a pool). Exit codes in
  * ./exitCodes.ts (0 success, 1 failed or cancelled, 2 bad usage — one line on stderr:
  * `keel <command>: <problem> (see keel <command> --help)` —, 3 unusable storage, 128 + n on signal n).
  */
@@ -29,8 +30,20 @@ async function main(argv: string[]): Promise<number> {
       return (await import('./memory')).memoryCommand(rest);
     case 'permissions':
       return (await import('./permissions')).permissionsCommand(rest);
+    case 'mcp':
+      return (await import('./mcp')).mcpCommand(rest);
     case 'machines':
       return machinesCommand(rest);
+    case 'loop':
+      return (await import('./loop')).loopCommand(rest);
+    case 'hooks':
+      return (await import('./hooks')).hooksCommand(rest);
+    case 'status':
+      return (await import('./status')).statusCommand(rest);
+    case 'batch':
+      return (await import('./batch')).batchCommand(rest);
+    case 'worker':
+      return (await import('./worker')).workerCommand(rest);
     default:
       process.stderr.write(`keel: unknown ${cmd.startsWith('-') ? `option ${cmd}` : `command "${cmd}"`} (see keel --help)\n`);
       return 2;

@@ -2,16 +2,14 @@ import { existsSync, statSync } from 'node:fs';
 import type { InspectionEvent } from 'xstate';
 import type { TaskEvent } from '../shared/domain/events';
 import { AppLifetime } from '../core/machines/appSession/appLifetime';
-import { TaskRuntime } from '../core/runtime/taskRuntime';
-import { loadSandboxSettings } from '../core/sandbox/settings';
-import { readUserPassEnv } from '../core/security/passEnv';
+import type { McpHub } from '../core/mcp/hub';
 import { FollowUpRequired, type TaskHandle } from '../core/runtime/types';
 import { TaskStore } from '../core/store/taskStore';
 import { StoreError } from '../core/store/types';
-import { DEFAULT_MEMORY_SETTINGS, MEMORY_OFF } from '../core/memory/settings';
-import { cliAdvice } from './advice';
 import { parseRunArgs, type RunArgs } from './args';
+import { createCliRuntime, type CliRuntime } from './cliRuntime';
 import { HELP } from './help';
+import { mayHaveMcpServers } from './mcpPresence';
 import { EXIT_STORAGE_UNUSABLE, STORAGE_HINT } from './exitCodes';
 import { handleSignals, signalExitCode } from './signals';
 import { TextRenderer } from './textRenderer';
@@ -26,7 +24,8 @@ import { HelpRequested, reportUsage, UsageError } from './usage';
  */
 export async function runCommand(argv: string[], options: { inspect?(event: InspectionEvent): void } = {}): Promise<number> {
   let prepared: Promise<RunSetup> | undefined;
-  let runtime: TaskRuntime | undefined;
+  let cli: CliRuntime | undefined;
+  let mcpHub: McpHub | undefined;
   let stoppedBy: NodeJS.Signals | undefined;
   let interrupted: string[] = [];
   const app = new AppLifetime(
@@ -41,8 +40,10 @@ export async function runCommand(argv: string[], options: { inspect?(event: Insp
       },
       save: () => {
         // Whatever has not settled (a signal stopped it) is recorded as interrupted, then the logs close.
-        interrupted = runtime?.interruptAll() ?? [];
-        runtime?.dispose();
+        interrupted = cli?.runtime.interruptAll() ?? [];
+        cli?.dispose();
+        // The MCP servers end after the task that used them (their processes stopped, sessions closed).
+        return mcpHub?.dispose();
       },
     },
     { provider: 'anthropic', ...(options.inspect ? { inspect: options.inspect } : {}) },
@@ -60,29 +61,29 @@ export async function runCommand(argv: string[], options: { inspect?(event: Insp
     const { args, taskId } = setup;
     // The key is checked before the task starts; a missing one is reported by the task itself (no_api_key).
     await app.ready();
-    // Variables passed to tool processes: --pass-env, and passEnv in ~/.keel/settings.json (never
-    // a project's own files: a cloned repository must not be able to ask for the keys).
-    const userPassEnv = readUserPassEnv();
-    for (const p of userPassEnv.problems) process.stderr.write(`keel: ${p}\n`);
-    // The Bash sandbox from the settings files' `sandbox` sections (a project may only tighten it).
-    const sandbox = loadSandboxSettings({ workspace: args.workspace });
-    for (const p of sandbox.problems) process.stderr.write(`keel: sandbox settings: ${p}\n`);
-    runtime = new TaskRuntime({
-      workspace: args.workspace,
-      passEnv: [...new Set([...args.passEnv, ...userPassEnv.names])],
-      sandbox: sandbox.settings,
-      storageDir: args.storage,
-      memory: args.memory ? DEFAULT_MEMORY_SETTINGS : MEMORY_OFF,
-      ownerLabel: 'keel run',
-      advise: cliAdvice,
-      log: (level, message) => {
-        if (level !== 'info') process.stderr.write(`keel: ${message}\n`);
-      },
-    });
+    // The MCP SDK is loaded only when some server may be configured (it costs start-up time).
+    const mcp = mayHaveMcpServers(args, process.env) ? (await import('./mcpHost')).cliMcpHub(args.workspace, args.mcpConfig, process.env, (line) => process.stderr.write(line)) : {};
+    if (mcp.error) return reportUsage('run', new UsageError(mcp.error));
+    mcpHub = mcp.hub;
+    // The task runtime with the settings files' pass-env and sandbox, and the process's hooks,
+    // status board and status socket (cliRuntime.ts, shared with `keel loop`).
+    try {
+      cli = await createCliRuntime(args, 'keel run', mcpHub);
+    } catch (err) {
+      return storeFailure(err);
+    }
+    const { runtime } = cli;
     const options = { provider: args.provider, mode: args.mode, ...(args.maxTurns ? { maxTurns: args.maxTurns } : {}) };
+    // `@server:uri` resources and a leading `/mcp__server__prompt` become what the model reads.
+    let prompt = args.prompt;
+    if (mcpHub && prompt) {
+      const expanded = await (await import('../core/mcp/references')).expandMcpReferences(prompt, mcpHub, mcpHub.limits.maxOutputTokens, new AbortController().signal);
+      for (const note of expanded.notes) process.stderr.write(`keel: MCP ${note}\n`);
+      prompt = expanded.text;
+    }
     let task: TaskHandle;
     try {
-      task = taskId ? await runtime.resume(taskId, { ...options, ...(args.prompt ? { followUp: args.prompt } : {}) }) : runtime.startTask({ prompt: args.prompt, ...options });
+      task = taskId ? await runtime.resume(taskId, { ...options, ...(prompt ? { followUp: prompt } : {}) }) : runtime.startTask({ prompt, ...options });
     } catch (err) {
       return storeFailure(err);
     }
@@ -117,6 +118,8 @@ export async function runCommand(argv: string[], options: { inspect?(event: Insp
     }
   } finally {
     await app.exit();
+    // Saving disposed the runtime (which starts the pool's shutdown); wait until every worker is gone.
+    await cli?.runtime.shutdownWorkers();
   }
 }
 

@@ -17,6 +17,7 @@ import { memoryHistoryServices, TaskHistory, type HistoryServices } from './hist
 import type { StoredTaskState } from '../shared/protocol/chatMessages';
 import type { ShownTask, ViewConnection } from './viewConnection';
 import { ViewRequests, type WorkbenchServices } from './viewRequests';
+import { McpRequests, type McpChat } from './mcp/mcpRequests';
 
 /** Task states in which a task runs again after it settled (a follow-up, Retry, Resume). */
 const RUNNING_STATES: ReadonlySet<string> = new Set(['initializing', 'reconstructing', 'running']);
@@ -66,6 +67,8 @@ export interface ChatHost {
   watchTask?(task: TaskHandle): void;
   /** Save dialogs, confirmations and the last task shown, for the history (default: none, in memory). */
   history?: HistoryServices;
+  /** The window's MCP servers (the settings page's section; `@server:uri` and `/mcp__…` in prompts). */
+  mcp?: McpChat;
 }
 
 /**
@@ -91,6 +94,7 @@ export class ChatController {
   readonly permissions: PermissionBroker;
   private readonly book: TaskBook;
   private readonly requests: ViewRequests;
+  private readonly mcpRequests: McpRequests | undefined;
   private readonly historyServices: HistoryServices;
   private readonly history: HistoryActions;
   /** Set while the current task is shown from the store (read-only until resumed). */
@@ -139,6 +143,7 @@ export class ChatController {
       diffSource: (toolCallId) => this.permissions.diffFor(toolCallId) ?? this.toolItem(toolCallId),
       settingsChanged: () => this.refresh(),
     });
+    this.mcpRequests = host.mcp ? new McpRequests(host.mcp, host.log, (p) => this.broadcast(p)) : undefined;
   }
 
   /**
@@ -213,6 +218,11 @@ export class ChatController {
         case 'openSubtask':
           this.openSubtask(view, message.toolCallId);
           return;
+        case 'getMcpStatus':
+        case 'mcpAction':
+          if (this.mcpRequests) await this.mcpRequests.handle(view, message);
+          else view.send({ type: 'mcpStatus', status: { servers: [], problems: [], available: false } });
+          return;
         default:
           if (isHistoryMessage(message)) await this.history.handle(view, message);
           else await this.requests.handle(view, message);
@@ -227,8 +237,10 @@ export class ChatController {
    * Starts a task with `text` when none is open, otherwise sends it to the open task as a
    * follow-up (the task decides whether it can take one now).
    */
-  async prompt(text: string): Promise<void> {
+  async prompt(typed: string): Promise<void> {
     await this.promptLock.runExclusive(async () => {
+      if (this.disposed) return;
+      const text = this.host.mcp ? await this.host.mcp.expand(typed, new AbortController().signal) : typed;
       if (this.disposed) return;
       if (isStoredTask(this.current)) {
         await this.history.followUp(text);
@@ -264,6 +276,26 @@ export class ChatController {
       this.host.log.info(`task ${task.id} started (provider ${provider.provider}, model ${provider.model || 'default'}, mode ${mode})`);
       this.show(task);
     });
+  }
+
+  /**
+   * What a loop needs to start its iterations in this window (docs/loop.md): each iteration is a
+   * task of the chat's runtime with the chat's provider and mode, shown as it starts. Rejects
+   * like a first prompt does (no folder open, no provider settings).
+   */
+  async loopHost(): Promise<{ startIteration(prompt: string, it: { loopName: string; iteration: number; progressFile: string }): TaskHandle }> {
+    const runtime = await this.ensureRuntime();
+    const provider = await this.host.providerConfig(this.permissionMode());
+    return {
+      startIteration: (prompt, it) => {
+        const mode = this.permissionMode();
+        const title = `${it.loopName}: iteration ${it.iteration}`;
+        const task = runtime.startTask({ prompt, title, provider, mode, loopProgressFile: it.progressFile, refreshProvider: () => this.host.providerConfig(this.permissionMode()) });
+        this.book.track(task, provider.model);
+        this.show(task);
+        return task;
+      },
+    };
   }
 
   /** Closes the current task in the chat (it keeps running) and shows the empty state, on the chat page. */
@@ -311,6 +343,7 @@ export class ChatController {
     this.current = undefined;
     this.permissions.dispose();
     this.requests.dispose();
+    this.mcpRequests?.dispose();
     this.book.dispose();
     this.views.clear();
     this.runtime?.interruptAll();

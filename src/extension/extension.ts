@@ -1,5 +1,8 @@
 import * as vscode from 'vscode';
+import type { ProcessActivity } from '../core/agents/processActivity';
 import type { AppLifetime } from '../core/machines/appSession/appLifetime';
+import { AgentsTreeProvider } from './agentsView';
+import { startLoop } from './loopCommand';
 import { ChatController } from './chatController';
 import { ChatPanels } from './chatPanel';
 import { ChatViewProvider } from './chatViewProvider';
@@ -9,6 +12,7 @@ import { notificationAsker } from './permissionDialog';
 import { permissionIndicators } from './permissions/indicators';
 import { createPermissionPrompts } from './permissions/setup';
 import { loadTaskRuntime } from './runtimeHost';
+import { vscodeMcpService } from './mcp/vscodeMcp';
 import { vscodeHistoryServices } from './history/vscodeHistory';
 import { vscodeWorkbench } from './workbench';
 import { windowLifetime } from './windowLifetime';
@@ -39,11 +43,24 @@ export function activate(context: vscode.ExtensionContext): void {
   const app = windowLife.app;
   lifetime = app;
 
+  const agents = new AgentsTreeProvider();
+  let activity: ProcessActivity | undefined;
+  context.subscriptions.push(agents, vscode.window.registerTreeDataProvider(AgentsTreeProvider.viewId, agents));
   const prompts = createPermissionPrompts(context, log);
   const workbench = vscodeWorkbench(context, log);
+  // One MCP hub per window, owned here and shared by every task; its servers end with the window.
+  const mcp = vscodeMcpService(context, log);
+  context.subscriptions.push({ dispose: () => void mcp.dispose() });
   const controller = new ChatController({
     log,
-    loadRuntime: (asker) => loadTaskRuntime(context, log, asker),
+    loadRuntime: async (asker) => {
+      const hub = await mcp.hub();
+      return loadTaskRuntime(context, log, asker, hub && !hub.empty ? hub : undefined, (a) => {
+        activity = a;
+        agents.attach(a.board);
+      });
+    },
+    mcp,
     providerConfig: (mode) => readProviderConfig(context.secrets, mode),
     chatConfig: readChatConfig,
     permissionMode: readPermissionMode,
@@ -59,6 +76,11 @@ export function activate(context: vscode.ExtensionContext): void {
     // "Open diff" on a pending edit shows its Accept / Reject diff editor again.
     workbench: {
       ...workbench,
+      // `@` mentions list the resources of ready MCP servers (`server:uri`) before files.
+      findFiles: async (query, max) => {
+        const resources = await mcp.mentions(query, max);
+        return [...resources, ...(await workbench.findFiles(query, max - resources.length))];
+      },
       openDiff: async (change) => {
         if (!change.toolCallId || !(await prompts.diff.reveal(change.toolCallId))) await workbench.openDiff(change);
       },
@@ -76,6 +98,14 @@ export function activate(context: vscode.ExtensionContext): void {
   context.subscriptions.push(panels, vscode.window.registerWebviewPanelSerializer(ChatPanels.viewType, panels));
 
   registerCommands({ context, controller, panels, output, log });
+  context.subscriptions.push(
+    vscode.commands.registerCommand('keel.startLoop', () => startLoop(controller, () => activity, log)),
+    vscode.commands.registerCommand('keel.agents.open', async (taskId: unknown) => {
+      if (typeof taskId !== 'string') return;
+      await vscode.commands.executeCommand(`${ChatViewProvider.viewType}.focus`);
+      if (!controller.showTask(taskId)) void vscode.window.showInformationMessage('That task is no longer in this window; find it in History.');
+    }),
+  );
 
   context.subscriptions.push(
     vscode.workspace.onDidChangeConfiguration((e) => {

@@ -1,9 +1,14 @@
 import { existsSync } from 'node:fs';
+import { homedir } from 'node:os';
 import { join } from 'node:path';
 import * as vscode from 'vscode';
 import type { TaskRuntimeLike } from './chatController';
 import type { Logger } from './logger';
+import type { ProcessActivity } from '../core/agents/processActivity';
+import type { HookRunner } from '../core/hooks/runner';
 import type { PermissionAsker } from '../core/permissions/gate';
+import type { McpToolSource } from '../core/mcp/toolSource';
+import type { EvictionStrategy } from '../core/workers/eviction';
 import { sandboxSettings } from './permissions/setup';
 import { extensionAdvice, SECRET_KEYS } from './providerConfig';
 import { passEnvOf, toolSecrets } from './toolSecrets';
@@ -28,9 +33,17 @@ function findRipgrep(): string | undefined {
  * global storage, locked as "VS Code window <pid>".
  * Rejects when no folder is open: a task needs a workspace to work in. Permission prompts go to
  * `asker` (the chat's PermissionBroker: a card in the chat, and the notification of
- * permissionDialog.ts when no chat is visible).
+ * permissionDialog.ts when no chat is visible). `mcp`: the window's MCP hub (owned by the
+ * extension's McpService, shared by every task), when there is one. `onActivity` gets the
+ * window's activity (the Agents view shows its board).
  */
-export async function loadTaskRuntime(context: vscode.ExtensionContext, log: Logger, asker: PermissionAsker): Promise<TaskRuntimeLike> {
+export async function loadTaskRuntime(
+  context: vscode.ExtensionContext,
+  log: Logger,
+  asker: PermissionAsker,
+  mcp?: McpToolSource,
+  onActivity?: (activity: ProcessActivity) => void,
+): Promise<TaskRuntimeLike> {
   const folder = vscode.workspace.workspaceFolders?.[0];
   if (!folder || folder.uri.scheme !== 'file') throw new Error('open a folder first: a task works inside a workspace folder.');
   const started = performance.now();
@@ -44,13 +57,33 @@ export async function loadTaskRuntime(context: vscode.ExtensionContext, log: Log
   const passEnv = passEnvOf(vscode.workspace.getConfiguration('keel').inspect('tools.passEnv'));
   for (const p of passEnv.problems) log.warn(p);
   const secrets = await toolSecrets(passEnv.names, Object.values(SECRET_KEYS).map((k) => Promise.resolve(context.secrets.get(k))));
+  const activity = await startActivity(context, log, folder.uri.fsPath, () => secrets.environment());
+  onActivity?.(activity);
+  // keel.workers.max > 0: each task's turn loop runs in a worker process (docs/workers.md), on the
+  // extension host's own binary acting as Node (ELECTRON_RUN_AS_NODE), from the bundled CLI.
+  const config = vscode.workspace.getConfiguration('keel');
+  const maxWorkers = Math.max(0, Math.min(16, Math.floor(config.get<number>('workers.max', 0))));
+  const eviction = config.get<string>('workers.eviction', 'lru');
+  const strategy: EvictionStrategy = eviction === 'oldest' || eviction === 'least_used' ? eviction : 'lru';
+  const workers =
+    maxWorkers > 0
+      ? {
+          command: { command: process.execPath, args: [join(context.extensionPath, 'dist', 'cli.js'), 'worker'], electronRunAsNode: true },
+          max: maxWorkers,
+          strategy,
+        }
+      : undefined;
   const runtime = new TaskRuntime({
     workspace: folder.uri.fsPath,
+    hooks: activity.hooks,
+    feed: activity.feed,
+    ...(workers ? { workers } : {}),
     ...(ripgrepPath ? { ripgrepPath } : {}),
     storageDir,
     ownerLabel: `VS Code window ${process.pid}`,
     asker,
     secrets,
+    ...(mcp ? { mcp } : {}),
     sandbox: await sandboxSettings(log, folder.uri.fsPath),
     advise: extensionAdvice,
     // keel.memory.* are read at the start of every run (docs/memory.md).
@@ -67,4 +100,59 @@ export async function loadTaskRuntime(context: vscode.ExtensionContext, log: Log
   });
   log.info(`task runtime ready in ${(performance.now() - started).toFixed(1)} ms (workspace ${folder.uri.fsPath})`);
   return runtime;
+}
+
+/**
+ * The window's activity (docs/hooks.md): the hook runner, the status board and the status socket
+ * (`keel status` sees this window's tasks). Approvals are Keel's, shared with the CLI
+ * (`$KEEL_HOME` or `~/.keel`). A workspace's own hooks run only once the person approves them: the
+ * first time one would run, a notification offers to review them (a modal lists each command).
+ * The status bar says "2 working · 1 needs you" while something works or waits for the person.
+ */
+async function startActivity(context: vscode.ExtensionContext, log: Logger, workspace: string, environment: () => NodeJS.ProcessEnv) {
+  const { ProcessActivity } = await import('../core/agents/processActivity');
+  const { statusSummary } = await import('../shared/domain/agents');
+  let reviewing = false;
+  const activity = new ProcessActivity({
+    workspace,
+    keelHome: process.env.KEEL_HOME || join(homedir(), '.keel'),
+    environment,
+    log: (level, message) => (level === 'error' ? log.error(message) : level === 'warn' ? log.warn(message) : log.info(message)),
+    onUnapproved: (hooks) => {
+      log.warn(`${hooks.length} hook(s) of this workspace did not run: not approved yet`);
+      if (reviewing) return;
+      reviewing = true;
+      void reviewHooks(activity.hooks).finally(() => (reviewing = false));
+    },
+  });
+  await activity.start();
+  const bar = vscode.window.createStatusBarItem('keel.agents', vscode.StatusBarAlignment.Left, 50);
+  bar.name = 'Keel agents';
+  const update = () => {
+    const text = statusSummary(activity.board.rows());
+    bar.text = text ? `$(hubot) ${text}` : '';
+    if (text) bar.show();
+    else bar.hide();
+  };
+  const unsubscribe = activity.board.subscribe(update);
+  context.subscriptions.push(bar, { dispose: () => (unsubscribe(), activity.dispose()) });
+  return activity;
+}
+
+async function reviewHooks(hooks: HookRunner): Promise<void> {
+  const pending = hooks.pendingApproval();
+  if (pending.length === 0) return;
+  const review = 'Review…';
+  const which = pending.length === 1 ? 'a hook' : `${pending.length} hooks`;
+  const choice = await vscode.window.showWarningMessage(`This workspace configures ${which} (commands Keel would run). They run only once you approve them.`, review);
+  if (choice !== review) return;
+  const approve = 'Approve and run them';
+  const detail = pending.map((h) => `${h.event}${h.matcher ? ` [${h.matcher}]` : ''}: ${h.command}\n  (${h.source})`).join('\n\n');
+  const answer = await vscode.window.showWarningMessage('Approve the hooks of this workspace?', { modal: true, detail }, approve);
+  if (answer !== approve) return;
+  try {
+    hooks.approve(pending);
+  } catch (err) {
+    void vscode.window.showErrorMessage(`Keel could not record the approval: ${(err as Error).message}`);
+  }
 }

@@ -118,6 +118,7 @@ export function App({ store, post, initialDraft = '', persist }: AppProps) {
           onEdited={() => {
             store.settingsResult.value = null;
           }}
+          mcp={store.mcp.value}
         />
       ) : transcript ? (
         <>

@@ -2,6 +2,8 @@ import { useEffect, useState } from 'preact/hooks';
 import { DEFAULT_MODELS, DEMO_MODEL_LABEL, PROVIDER_MODELS } from '../../src/shared/domain/models';
 import { PROVIDER_IDS, type SettingsState } from '../../src/shared/protocol/chatMessages';
 import type { FromWebviewMessage } from '../../src/shared/protocol/fromWebview';
+import type { McpStatus } from '../../src/shared/protocol/mcpMessages';
+import { McpSection } from './McpSection';
 
 type ProviderId = SettingsState['provider'];
 
@@ -12,6 +14,8 @@ export interface SettingsPageProps {
   post(message: FromWebviewMessage): void;
   /** The person changed a field (or opened the page): an earlier result no longer applies. */
   onEdited(): void;
+  /** The MCP section's state (null until the host answered). */
+  mcp?: McpStatus | null;
 }
 
 const LABELS: Record<ProviderId, string> = { anthropic: 'Anthropic', 'openai-compatible': 'OpenAI-compatible (Ollama, LM Studio, vLLM)', demo: 'Demo (no key)' };
@@ -20,7 +24,7 @@ const LABELS: Record<ProviderId, string> = { anthropic: 'Anthropic', 'openai-com
  * Provider, base URL, model and API key. The key goes to the host, which stores it in VS Code
  * Secret Storage; the page only ever learns whether a key is stored, never the key.
  */
-export function SettingsPage({ settings, result, post, onEdited }: SettingsPageProps) {
+export function SettingsPage({ settings, result, post, onEdited, mcp = null }: SettingsPageProps) {
   const [provider, setProvider] = useState<ProviderId>('anthropic');
   const [model, setModel] = useState('');
   const [baseUrl, setBaseUrl] = useState('');
@@ -162,6 +166,7 @@ export function SettingsPage({ settings, result, post, onEdited }: SettingsPageP
           </div>
         </fieldset>
       )}
+      <McpSection status={mcp} post={post} />
     </form>
   );
 }

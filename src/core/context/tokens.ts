@@ -4,6 +4,9 @@ import type { ConversationMessage } from '../../shared/domain/messages';
  * A cheap token estimate (about four characters a token for English and code). It only decides
  * when to compact, so being roughly right and fast matters more than exactness.
  */
+/** What an image in a tool result is counted as (a large image costs about this many tokens). */
+export const IMAGE_TOKENS = 1600;
+
 export function estimateTokens(system: string[], messages: ConversationMessage[]): number {
   let chars = 0;
   for (const s of system) chars += s.length;
@@ -23,7 +26,7 @@ export function estimateTokens(system: string[], messages: ConversationMessage[]
           chars += JSON.stringify(b.input).length + b.name.length;
           break;
         case 'tool_result':
-          chars += b.content.length;
+          chars += typeof b.content === 'string' ? b.content.length : b.content.reduce((n, c) => n + (c.type === 'text' ? c.text.length : IMAGE_TOKENS * 4), 0);
           break;
       }
     }

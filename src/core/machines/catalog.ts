@@ -1,14 +1,21 @@
 import { StateMachine, type AnyStateMachine, type EventObject, type MachineContext, type StateNode } from 'xstate';
+import { agentStatusMachine } from './agentStatus/agentStatus.machine';
 import { appSessionMachine } from './appSession/appSession.machine';
 import { callMachine } from './call/call.machine';
+import { mcpConnectionMachine } from './mcpConnection/mcpConnection.machine';
+import { loopModeMachine } from './loopMode/loopMode.machine';
+import { ipcConnectionMachine } from './ipcConnection/ipcConnection.machine';
 import { modelSelectionMachine } from './modelSelection/modelSelection.machine';
 import { permissionMachine } from './permission/permission.machine';
 import { runPhasesMachine } from './runPhases/runPhases.machine';
+import { poolMachine } from './pool/pool.machine';
+import { queryMachine } from './query/query.machine';
 import { sandboxMachine } from './sandbox/sandbox.machine';
 import { sessionMachine } from './session/session.machine';
 import { streamMachine } from './stream/stream.machine';
 import { taskMachine } from './task/task.machine';
 import { turnMachine } from './turn/turn.machine';
+import { workerMachine } from './worker/worker.machine';
 
 /**
  * The machine catalog, derived from the definitions themselves (never a hand-written list):
@@ -75,6 +82,13 @@ export const MACHINES: AnyStateMachine[] = [
   modelSelectionMachine,
   sandboxMachine,
   runPhasesMachine,
+  mcpConnectionMachine,
+  loopModeMachine,
+  agentStatusMachine,
+  workerMachine,
+  queryMachine,
+  ipcConnectionMachine,
+  poolMachine,
 ];
 
 export function describeAll(): { machines: MachineDescription[] } {

@@ -1,4 +1,4 @@
-import type { ConversationMessage, ToolResultBlock, ToolUseBlock } from '../../shared/domain/messages';
+import { toolResultText, type ConversationMessage, type ToolResultBlock, type ToolUseBlock } from '../../shared/domain/messages';
 
 /**
  * The demo model's tour, as decisions: given the conversation a request carries, which step comes
@@ -76,7 +76,7 @@ export function wantsTour(prompt: string): boolean {
 /** What a tool_result says became of its call. Keel's wording of denials is matched loosely. */
 export function outcomeOf(result: ToolResultBlock | undefined): Outcome {
   if (!result) return { status: 'interrupted', detail: 'no result came back' };
-  const content = result.content.trim();
+  const content = toolResultText(result).trim();
   if (!result.is_error) return { status: 'done', detail: content };
   const denied = /^The user denied this \w+ call\.(?:\s*Feedback:\s*([\s\S]*))?$/.exec(content);
   if (denied) {

@@ -1,5 +1,5 @@
 import type OpenAI from 'openai';
-import type { ConversationMessage } from '../../shared/domain/messages';
+import { toolResultText, type ConversationMessage } from '../../shared/domain/messages';
 import type { ProviderRequest } from './types';
 
 type ChatMessage = OpenAI.Chat.Completions.ChatCompletionMessageParam;
@@ -46,7 +46,9 @@ function toChatMessages(m: ConversationMessage): ChatMessage[] {
   const out: ChatMessage[] = [];
   for (const b of m.content) {
     if (b.type === 'tool_result') {
-      out.push({ role: 'tool', tool_call_id: b.tool_use_id, content: b.is_error ? `Error: ${b.content}` : b.content });
+      // Chat Completions tool messages hold text only: images are named, not sent.
+      const text = toolResultText(b);
+      out.push({ role: 'tool', tool_call_id: b.tool_use_id, content: b.is_error ? `Error: ${text}` : text });
     }
   }
   const text = m.content.flatMap((b) => (b.type === 'text' ? [b.text] : [])).join('\n\n');

@@ -8,6 +8,8 @@ export interface PermissionParent {
   permissionMode(): PermissionMode;
   /** How the parent would decide `call` now, under its own mode and every ancestor's. Never throws. */
   decideAsParent(call: PermissionCall): Promise<EngineDecision>;
+  /** The parent's mode and its ancestors', nearest first (sent to a worker running the child). */
+  ancestorModes?(): PermissionMode[];
 }
 
 const STRICTNESS: Record<EngineDecision['decision'], number> = { allow: 0, ask: 1, deny: 2 };

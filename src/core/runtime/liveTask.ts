@@ -1,7 +1,8 @@
 import { createActor, type Actor } from 'xstate';
-import type { TaskEvent } from '../../shared/domain/events';
+import { isViewEvent, type TaskEvent } from '../../shared/domain/events';
 import type { ConversationMessage, Usage } from '../../shared/domain/messages';
 import type { PermissionMode } from '../../shared/domain/permissionModes';
+import { TaskHookPoints } from '../hooks/taskHooks';
 import { applyTaskEvent, emptyTranscript, type TaskTranscript } from '../../shared/domain/transcript';
 import { taskLockKey, type LockManager } from '../locks/lockManager';
 import type { PendingSubtask } from '../machines/task/task.machine';
@@ -17,16 +18,19 @@ import type { TaskRecorder } from '../store/taskRecorder';
 import type { OpenedTask } from '../store/taskStore';
 import type { ToolRegistry } from '../tools/registry';
 import { boundedByParent, type PermissionParent } from './childPermissions';
+import { allowingLoopProgress } from './loopPermission';
 import { DEFAULT_LIMITS } from './limits';
 import type { TaskRuntimeOptions } from './options';
 import type { PermissionDecider } from './permissionCheck';
 import { RunPhases } from './runPhases';
 import type { StartTaskOptions, TaskHandle } from './types';
-import { wireTaskMachine } from './wiring';
+import { wireTaskMachine, type TaskServices } from './wiring';
+import type { WorkerPool } from '../workers/pool';
+import type { QueryMessage } from '../workers/protocol';
 
 /** What a live task needs from the runtime that owns it. */
 export interface TaskOwner {
-  services(): { options: TaskRuntimeOptions; locks: LockManager; tools: ToolRegistry };
+  services(): { options: TaskRuntimeOptions; locks: LockManager; tools: ToolRegistry; pool: WorkerPool | null };
   /** The workspace's memory, or null when memory is off for this host. */
   projectMemory(): ProjectMemory | null;
   /** The memory settings now (read at the start of each run). */
@@ -35,6 +39,8 @@ export interface TaskOwner {
   readonly secrets: SecretKeeper;
   ensureSubtask(parent: LiveTask, sub: PendingSubtask): LiveTask;
   log(level: 'info' | 'warn' | 'error', message: string): void;
+  /** Where a recorded task's event log is (hooks' `transcript_path`). */
+  transcriptPath?(id: string): string;
 }
 
 /** Where a LiveTask starts from: nothing (a new task) or what its log holds. */
@@ -71,12 +77,18 @@ export class LiveTask implements TaskHandle, PermissionParent {
   private readonly decider: PermissionDecider;
   private readonly children = new Set<LiveTask>();
   private readonly locks: LockManager;
+  /** The root task's id: this task's for a top-level task, its top ancestor's for a sub-agent. */
+  readonly rootId: string;
+  private readonly hooks: TaskHookPoints | undefined;
   /** Set once stopped: late callbacks (output of a command being killed) publish nothing more. */
   private stopped = false;
   /** The phases of the current run (instructions, memory, runner, gatekeeper). */
   private readonly phases: RunPhases;
   /** A run's `done`, held until its phases are over (see `emit`). */
   private heldDone: (TaskEvent & { type: 'done' }) | null = null;
+  private readonly parent: PermissionParent | undefined;
+  /** The provider config the task last initialised with (a worker gets it with each query). */
+  private providerConfig: ProviderConfig;
 
   constructor(
     readonly id: string,
@@ -84,18 +96,36 @@ export class LiveTask implements TaskHandle, PermissionParent {
     private readonly runtime: TaskOwner,
     seed: TaskSeed,
     readonly parentId?: string,
-    parent?: PermissionParent,
+    parent?: PermissionParent & { readonly rootId?: string },
   ) {
-    const { options: rt, locks, tools } = runtime.services();
+    const { options: rt, locks, tools, pool } = runtime.services();
+    this.parent = parent;
     this.locks = locks;
     this.mode = parent ? parent.permissionMode() : (options.mode ?? 'default');
-    this.decider = parent ? boundedByParent(runtime.permissions, parent) : runtime.permissions;
+    const own = options.loopProgressFile ? allowingLoopProgress(runtime.permissions, options.loopProgressFile) : runtime.permissions;
+    this.decider = parent ? boundedByParent(own, parent) : own;
     const providerFactory = rt.providerFactory ?? createProvider;
     const model = options.provider.model;
     this.provider = options.provider.provider;
+    this.providerConfig = options.provider;
     this.recorder = seed.recorder;
     const title = seed.title;
     this.transcriptState = seed.transcript ?? emptyTranscript(id, title, options.provider.provider === 'demo' ? 'demo model' : model);
+    this.rootId = parent?.rootId ?? id;
+    this.hooks = rt.hooks
+      ? new TaskHookPoints(rt.hooks, {
+          taskId: id,
+          sessionId: this.rootId,
+          workspace: rt.workspace,
+          transcriptPath: seed.recorder && runtime.transcriptPath ? runtime.transcriptPath(id) : '',
+          mode: () => this.mode,
+          requestStop: (reason) => {
+            runtime.log('warn', `a hook stopped task ${id}: ${reason}`);
+            this.cancel();
+          },
+          log: (level, message) => runtime.log(level, message),
+        })
+      : undefined;
     const createTaskProvider = async () => {
       let config = options.provider;
       if (options.refreshProvider) {
@@ -107,6 +137,7 @@ export class LiveTask implements TaskHandle, PermissionParent {
       }
       // The key this task's provider uses is one Keel holds: kept from tools and redacted.
       runtime.secrets.remember(config.apiKey);
+      this.providerConfig = config;
       this.provider = config.provider;
       return providerFactory(config);
     };
@@ -129,6 +160,8 @@ export class LiveTask implements TaskHandle, PermissionParent {
     });
     const machine = wireTaskMachine({
       taskId: id,
+      ...(this.hooks ? { hooks: this.hooks } : {}),
+      ...(seed.messages ? { resumed: true } : {}),
       workspace: rt.workspace,
       ...(rt.ripgrepPath ? { ripgrepPath: rt.ripgrepPath } : {}),
       locks,
@@ -136,6 +169,7 @@ export class LiveTask implements TaskHandle, PermissionParent {
       permissions: this.decider,
       secrets: runtime.secrets,
       asker: rt.asker ?? denyingAsker,
+      ...(rt.mcp ? { mcp: rt.mcp } : {}),
       createProvider: createTaskProvider,
       beginRun: (start) => this.phases.begin(start),
       publish: (e) => this.emit(e),
@@ -144,6 +178,9 @@ export class LiveTask implements TaskHandle, PermissionParent {
         this.children.add(child);
         return child;
       },
+      // Hooks and MCP servers live in this process and do not cross to a worker yet: a task that
+      // would need them runs its turn loop here, so no PreToolUse hook or MCP tool is ever skipped.
+      ...(pool && !needsHost(rt) ? { remote: this.remoteTurn(pool, rt, parentId !== undefined) } : {}),
       ...(this.recorder ? { durable: () => this.recorder!.durable() } : {}),
       reconstruct: async () => {
         if (!this.rebuilt) throw new Error('nothing to rebuild: this task was not resumed from its log');
@@ -203,6 +240,7 @@ export class LiveTask implements TaskHandle, PermissionParent {
 
   /** Stops the actor, then writes and closes the log and releases the lock and the task's continuation keys. */
   stop(): void {
+    if (!this.stopped) this.hooks?.sessionEnd();
     // What is left of the run's phases ends (recorded as failed), then its held `done`.
     this.phases.stop();
     this.flushDone();
@@ -267,6 +305,61 @@ export class LiveTask implements TaskHandle, PermissionParent {
     for (const child of this.children) child.setMode(mode);
   }
 
+  /**
+   * The worker running this task's query died: the task is interrupted (recorded, resumable; the
+   * query is never re-run by itself), with the reason as an error event and `done` interrupted so
+   * whoever waits for it hears it ended.
+   */
+  private workerLost(message: string): void {
+    if (this.stopped || this.lastDone || this.heldDone) return;
+    this.actor.stop();
+    // The run's phases end (`failed`, recorded) first: `interrupted` stays the task's last event.
+    this.phases.stop();
+    this.emit({ type: 'error', taskId: this.id, code: 'worker_lost', message, retryable: true });
+    this.emit({ type: 'task', taskId: this.id, state: 'interrupted', title: this.transcriptState.title });
+    this.emit({ type: 'done', taskId: this.id, status: 'interrupted', stopReason: null });
+    this.stop();
+  }
+
+  /** This task's mode and its ancestors', nearest first (a worker bounds a subtask by all of them). */
+  ancestorModes(): PermissionMode[] {
+    return [this.mode, ...(this.parent?.ancestorModes?.() ?? [])];
+  }
+
+  /** The worker side of this task's turn loop (`TaskServices.remote`): a sub-agent may overflow the pool. */
+  private remoteTurn(pool: WorkerPool, rt: TaskRuntimeOptions, overflow: boolean): NonNullable<TaskServices['remote']> {
+    return {
+      pool,
+      queryParts: () => this.queryParts(rt),
+      parentModes: this.parent?.ancestorModes?.() ?? [],
+      onWorkerLost: (message: string) => this.workerLost(message),
+      overflow,
+    };
+  }
+
+  /** What a worker needs besides the turn to run this task's query (see workers/protocol.ts). */
+  private queryParts(rt: TaskRuntimeOptions): Omit<QueryMessage, 'type' | 'queryId' | 'taskId' | 'turn'> {
+    const s = rt.sandbox ?? { enabled: false };
+    return {
+      runtime: {
+        workspace: rt.workspace,
+        ...(rt.ripgrepPath ? { ripgrepPath: rt.ripgrepPath } : {}),
+        settingsFiles: rt.settingsFiles ?? [],
+        sandbox: {
+          enabled: s.enabled,
+          ...(s.excludedCommands ? { excludedCommands: s.excludedCommands } : {}),
+          ...(s.network ? { network: s.network } : {}),
+          ...(s.writablePaths ? { writablePaths: s.writablePaths } : {}),
+          ...(s.bwrapPath ? { bwrapPath: s.bwrapPath } : {}),
+        },
+        passEnv: [...(rt.passEnv ?? [])],
+        heldSecrets: this.runtime.secrets.values(),
+      },
+      provider: this.providerConfig,
+      parentModes: this.parent?.ancestorModes?.() ?? [],
+    };
+  }
+
   permissionMode(): PermissionMode {
     return this.mode;
   }
@@ -320,6 +413,10 @@ export class LiveTask implements TaskHandle, PermissionParent {
     }
     // The log first: what listeners saw is never ahead of what was recorded.
     this.recorder?.record(event);
+    if (isViewEvent(event)) {
+      const parent = this.parentId ? { parentId: this.parentId } : {};
+      this.runtime.services().options.feed?.publish({ kind: 'task', at: Date.now(), event, ...parent, title: this.transcriptState.title });
+    }
     this.transcriptState = applyTaskEvent(this.transcriptState, event);
     for (const l of this.listeners) {
       try {
@@ -348,4 +445,9 @@ function usageOf(t: TaskTranscript): Usage {
 export function titleOf(prompt: string): string {
   const line = prompt.trim().split('\n')[0] ?? '';
   return line.length > 60 ? `${line.slice(0, 57)}…` : line || 'New task';
+}
+
+/** True when a task's turn loop must run in this process: hooks are configured, or MCP servers are. */
+function needsHost(rt: TaskRuntimeOptions): boolean {
+  return Boolean(rt.mcp) || (rt.hooks?.configured().hooks.length ?? 0) > 0;
 }

@@ -1,3 +1,5 @@
+import type { ActivityFeed } from '../hooks/feed';
+import type { HookRunner } from '../hooks/runner';
 import type { ErrorCode, KeelError } from '../../shared/domain/errors';
 import type { LockManager } from '../locks/lockManager';
 import type { MemorySettings } from '../memory/settings';
@@ -7,7 +9,9 @@ import type { SandboxSettings } from '../sandbox/settings';
 import type { ModelProvider, ProviderConfig } from '../providers/types';
 import type { SecretKeeper } from '../security/secretKeeper';
 import type { ToolRegistry } from '../tools/registry';
+import type { McpToolSource } from '../mcp/toolSource';
 import type { PermissionDecider } from './permissionCheck';
+import type { WorkerPoolOptions } from '../workers/pool';
 
 export interface TaskRuntimeOptions {
   workspace: string;
@@ -20,6 +24,16 @@ export interface TaskRuntimeOptions {
   memory?: MemorySettings | (() => MemorySettings);
   /** The person's home folder, for `~/.keel/KEEL.md` (default os.homedir()). */
   home?: string;
+  /**
+   * Runs the configured hooks (docs/hooks.md) at the matching points of every task here. The host
+   * creates it (it owns the approval of a workspace's own hooks). Without it, no hook runs.
+   */
+  hooks?: HookRunner;
+  /**
+   * Where this process's activity goes (the status board, the loop judge, the status socket):
+   * every view event of every task, with its parent for a sub-agent. Optional.
+   */
+  feed?: ActivityFeed;
   ripgrepPath?: string;
   log?: (level: 'info' | 'warn' | 'error', message: string) => void;
   asker?: PermissionAsker;
@@ -63,10 +77,21 @@ export interface TaskRuntimeOptions {
    */
   sandbox?: SandboxSettings;
   /**
+   * MCP servers' tools for every task (the host's `McpHub`, or a worker's IPC client of it). The
+   * runtime never starts or stops it: the host owns it.
+   */
+  mcp?: McpToolSource;
+  /**
    * Advice for a failure the person can fix, in this host's own terms (the extension: its
    * commands and settings; the CLI: environment variables and flags), appended to the message of
    * the task's `error` event. Core's messages state what went wrong and never name a host's
    * commands, flags or settings.
    */
   advise?: (failure: { code: ErrorCode; provider: ProviderConfig['provider'] }) => string | undefined;
+  /**
+   * Run each task's turn loop in a pool of worker processes (docs/workers.md) instead of in this
+   * process. The pool starts with the first query and is shut down by `dispose`. The workers get
+   * the tool environment of `secrets` (no API key) unless `command.baseEnv` says otherwise.
+   */
+  workers?: WorkerPoolOptions;
 }

@@ -10,6 +10,8 @@ import type { PermissionAsker, PermissionRequest } from '../permissions/gate';
 import { suggestRules } from '../permissions/persist';
 import { parseToolInput } from '../tools/execute';
 import type { ToolRegistry } from '../tools/registry';
+import type { McpToolSource } from '../mcp/toolSource';
+import { mcpCallSubject } from './mcpWiring';
 
 /** What the runtime asks of the permission engine (src/core/permissions): one decision per call. */
 export interface PermissionDecider {
@@ -24,6 +26,8 @@ export interface PermissionCheckServices {
   permissions: PermissionDecider;
   asker: PermissionAsker;
   publish(event: TaskEvent): void;
+  /** MCP servers' tools: an `mcp__server__tool` call is described by mcpWiring, not the registry. */
+  mcp?: McpToolSource;
 }
 
 // The one decision path for a tool call, in two steps that a run and `keel permissions check`
@@ -36,9 +40,17 @@ export interface PermissionCheckServices {
  * Looks the tool up, parses the call's input against its schema (once: the result is what the
  * permission check and the tool run use) and has the tool describe what it will touch. Never
  * throws for a bad call: it is answered with the schema's problems. A tool whose `subject`
- * throws (a tool bug) makes this throw.
+ * throws (a tool bug) makes this throw. An `mcp__server__tool` call is described by its server's
+ * tool list (subject kind `mcp`, never read-only), which sends an allowed one to the turn's `mcpCall`.
  */
-export function validateToolCall(services: Pick<PermissionCheckServices, 'workspace' | 'tools'>, call: ToolUseBlock, requestId: string = randomUUID()): ValidationOutcome {
+export function validateToolCall(
+  services: Pick<PermissionCheckServices, 'workspace' | 'tools' | 'mcp'>,
+  call: ToolUseBlock,
+  requestId: string = randomUUID(),
+): ValidationOutcome {
+  const mcp = mcpCallSubject(services.mcp, call);
+  if (mcp && !mcp.ok) return { ok: false, result: toolResult(call.id, mcp.message, true), summary: 'unknown MCP tool' };
+  if (mcp) return { ok: true, call: { id: call.id, tool: call.name, input: call.input, subject: mcp.subject, readOnly: mcp.readOnly, requestId } };
   const parsed = parseToolInput(services.tools, call.name, call.input);
   if (!parsed.ok) return { ok: false, result: toolResult(call.id, parsed.result.content, true), summary: parsed.result.summary };
   const subject = parsed.tool.subject(parsed.input, { workspace: services.workspace });

@@ -1,3 +1,4 @@
+import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { LockManager } from '../locks/lockManager';
 import type { PendingSubtask } from '../machines/task/task.machine';
@@ -10,6 +11,7 @@ import { builtinTools, createToolRegistry, type ToolRegistry } from '../tools/re
 import { Sandbox } from '../sandbox/sandbox';
 import { ProjectMemory } from '../memory/projectMemory';
 import { MEMORY_OFF, type MemorySettings } from '../memory/settings';
+import { WorkerPool } from '../workers/pool';
 import type { AnyTool } from '../tools/types';
 import { DEFAULT_LIMITS } from './limits';
 import { LiveTask, seedOf, titleOf } from './liveTask';
@@ -47,6 +49,8 @@ export class TaskRuntime {
   readonly sandbox: Sandbox;
   private memory: ProjectMemory | undefined;
 
+  private pool: WorkerPool | null = null;
+
   constructor(private readonly options: TaskRuntimeOptions) {
     this.locks = options.locks ?? new LockManager();
     this.sandbox = new Sandbox(options.sandbox ?? { enabled: false }, options.log ? { log: options.log } : {});
@@ -69,7 +73,7 @@ export class TaskRuntime {
 
   private spawn(opts: StartTaskOptions, parent?: LiveTask): LiveTask {
     const id = randomUUID();
-    const title = titleOf(opts.prompt);
+    const title = opts.title?.trim() || titleOf(opts.prompt);
     let recorder: TaskRecorder | undefined;
     if (this.store) {
       try {
@@ -199,6 +203,25 @@ export class TaskRuntime {
     this.tasks.clear();
     this.subtasks.clear();
     void this.sandbox.dispose();
+    void this.pool?.shutdown();
+  }
+
+  /** Stops the worker pool, if any; resolves once every worker is gone. */
+  async shutdownWorkers(): Promise<void> {
+    await this.pool?.shutdown();
+  }
+
+  /** The worker pool (started on first use), or null when this runtime runs turns in process. */
+  workerPool(): WorkerPool | null {
+    const w = this.options.workers;
+    if (!w) return null;
+    this.pool ??= new WorkerPool({
+      owner: this.ownerLabel(),
+      ...(this.options.log ? { log: this.options.log } : {}),
+      ...w,
+      command: { baseEnv: this.secrets.environment(), ...w.command },
+    });
+    return this.pool;
   }
 
   private ownerLabel(): string {
@@ -220,7 +243,7 @@ export class TaskRuntime {
 
   /** @internal used by LiveTask */
   services() {
-    return { options: this.options, locks: this.locks, tools: this.tools };
+    return { options: this.options, locks: this.locks, tools: this.tools, pool: this.workerPool() };
   }
 
   /**
@@ -233,7 +256,9 @@ export class TaskRuntime {
     let child = this.subtasks.get(key);
     if (!child) {
       // The child takes the parent's mode as it is now, not as the parent started (LiveTask binds it).
-      child = this.spawn({ ...parent.options, mode: parent.permissionMode(), prompt: `${sub.description ? `${sub.description}\n\n` : ''}${sub.prompt}` }, parent);
+      // Its title comes from its own prompt, not from the parent's.
+      const { title: _parentTitle, ...inherited } = parent.options;
+      child = this.spawn({ ...inherited, mode: parent.permissionMode(), prompt: `${sub.description ? `${sub.description}\n\n` : ''}${sub.prompt}` }, parent);
       this.subtasks.set(key, child);
     }
     return child;
@@ -241,5 +266,10 @@ export class TaskRuntime {
 
   log(level: 'info' | 'warn' | 'error', message: string): void {
     this.options.log?.(level, message);
+  }
+
+  /** @internal a recorded task's event log (hooks' `transcript_path`). */
+  transcriptPath(id: string): string {
+    return this.store ? join(this.store.taskDir(id), 'events.jsonl') : '';
   }
 }

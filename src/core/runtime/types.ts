@@ -17,6 +17,13 @@ export interface StartTaskOptions {
    * `no_api_key` error is used by Retry or the next message. Defaults to `provider` as given.
    */
   refreshProvider?: () => Promise<ProviderConfig>;
+  /** The task's title; default: the prompt's first line. */
+  title?: string;
+  /**
+   * Set for an iteration of a loop (docs/loop.md): this file (the loop's progress.md) may be
+   * written without a prompt in every mode but plan. Deny and ask rules still apply.
+   */
+  loopProgressFile?: string;
 }
 
 /**

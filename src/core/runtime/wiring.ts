@@ -17,10 +17,15 @@ import type { ModelProvider } from '../providers/types';
 import { SecretKeeper } from '../security/secretKeeper';
 import { invokeTool } from '../tools/execute';
 import type { ToolRegistry } from '../tools/registry';
+import type { TaskHookPoints } from '../hooks/taskHooks';
+import { toolUseOf, wireHookedPermissionMachine } from './hookedPermission';
 import { validateToolCall, wirePermissionMachine, type PermissionDecider } from './permissionCheck';
 import type { PreparedRun, RunStart } from './runPhases';
 import { buildSystemPrompt } from './systemPrompt';
+import type { McpToolSource } from '../mcp/toolSource';
+import { runMcpCall } from './mcpWiring';
 import type { TaskHandle } from './types';
+import { remoteTurn, type RemoteTurnDeps } from '../workers/remoteTurn';
 
 export type { PermissionDecider };
 
@@ -50,6 +55,11 @@ export interface TaskServices {
    * the base system prompt. Without it, a run only creates its provider.
    */
   beginRun?(start: RunStart): Promise<PreparedRun>;
+  /**
+   * The current run's own system parts (instructions files, memories), after the base prompt.
+   * Set by `wireTaskMachine` from `beginRun`; a worker gets them with each query.
+   */
+  runSystem?(): string[];
   publish(event: TaskEvent): void;
   /**
    * Resolves once every event published so far is durable (the task's log fsynced). A tool runs
@@ -59,31 +69,42 @@ export interface TaskServices {
   durable?(): Promise<void>;
   /** Rebuilds the conversation of an interrupted task from its log (the `reconstructing` state). */
   reconstruct?(): Promise<ConversationMessage[]>;
+  /** MCP servers' tools (`mcp__server__tool`), shared by the host's tasks. */
+  mcp?: McpToolSource;
+  /**
+   * The task's hook points (docs/hooks.md): PreToolUse and PermissionRequest inside the
+   * permission machine, PostToolUse after a tool ran, SessionStart and UserPromptSubmit when a run
+   * starts, Stop when the answer is complete, PreCompact before summarising. Without it, no hook runs.
+   */
+  hooks?: TaskHookPoints;
+  /** Whether this task was resumed from the store (SessionStart's `source`). */
+  resumed?: boolean;
   /**
    * Starts the child task of a Task tool call, or finds it when this task was rebuilt while its
    * child ran (keyed by parent and tool call). May throw (e.g. its record cannot be created).
    */
   startSubtask(subtask: PendingSubtask): SubtaskHandle;
+  /**
+   * Runs each turn loop in a worker of this pool instead of in this process (the query machine
+   * stands in for the turn machine; see docs/workers.md).
+   */
+  remote?: Pick<RemoteTurnDeps, 'pool' | 'queryParts' | 'waitLimitMs' | 'parentModes' | 'onWorkerLost' | 'overflow'>;
 }
 
+/** What the turn loop alone needs (a worker runs it without the task machine around it). */
+export type TurnServices = Omit<TaskServices, 'createProvider' | 'reconstruct' | 'startSubtask' | 'remote'>;
+
 /**
- * Connects the machine definitions to real actors for one task: the provider, the lock manager,
- * the tools, the permission engine and asker, the subtask starter, the event sink. The
- * definitions stay I/O-free; everything that acts is supplied here, by name.
+ * The turn machine with its real actors: the provider stream under the call machine and the
+ * task lock, the system prompt, compaction, input validation, the permission machine (the
+ * turn's invoked child) and the tools. Shared by the task machine (in-process) and the worker
+ * process (src/core/workers/workerMain.ts), so both run the same turn loop.
  */
-export function wireTaskMachine(services: TaskServices) {
-  const secrets = services.secrets ?? SecretKeeper.fromEnvironment(process.env);
-  let provider: ModelProvider | null = null;
-  /** The current run's instructions files and memories (set when it starts). */
-  let runSystem: string[] = [];
-  const getProvider = (): ModelProvider => {
-    if (!provider) throw new Error('provider not initialised');
-    return provider;
-  };
+export function wireTurnLoop(services: TurnServices, secrets: SecretKeeper, getProvider: () => ModelProvider) {
+  const hooks = services.hooks;
   const publish = (_: unknown, event: TaskEvent | null) => {
     if (event) services.publish(event);
   };
-
   // Requests of this task still winding down after an abort; the lock waits for them.
   const inflight = new Set<Promise<void>>();
   const track = (p: Promise<void>) => {
@@ -121,22 +142,71 @@ export function wireTaskMachine(services: TaskServices) {
     },
   });
 
-  const turnLoop = turnMachine.provide({
+  return turnMachine.provide({
     actors: {
       modelCall,
       prepareSystemPrompt: fromPromise(async ({ input }) => ({
-        system: [...buildSystemPrompt({ workspace: services.workspace, date: new Date(), mode: input.mode }), ...runSystem],
-        tools: services.tools.definitions(),
+        system: [
+          ...buildSystemPrompt({ workspace: services.workspace, date: new Date(), mode: input.mode }),
+          // The run's instructions files and memories, then what hooks added for it.
+          ...(services.runSystem?.() ?? []),
+          ...(hooks?.contextForRun() ?? []),
+        ],
+        tools: [...services.tools.definitions(), ...(services.mcp ? await services.mcp.toolDefinitions() : [])],
       })),
-      summarize: fromPromise(({ input, signal }) =>
-        services.locks.runExclusive(taskLockKey(input.taskId), () => summarize(getProvider(), input.taskId, input.model, input.system, input.messages, signal), { signal }),
-      ),
+      summarize: fromPromise(async ({ input, signal }) => {
+        await hooks?.preCompact('auto');
+        return services.locks.runExclusive(taskLockKey(input.taskId), () => summarize(getProvider(), input.taskId, input.model, input.system, input.messages, signal), { signal });
+      }),
       validateToolCall: fromPromise(async ({ input }) => validateToolCall(services, input.call)),
-      permission: wirePermissionMachine(services),
-      runTool: fromPromise(({ input, signal }) => runTool(services, secrets, input.taskId, input.call, signal)),
+      permission: hooks ? wireHookedPermissionMachine(services, hooks) : wirePermissionMachine(services),
+      runTool: fromPromise(async ({ input, signal }) => {
+        const started = performance.now();
+        const out = await runTool(services, secrets, input.taskId, input.call, signal);
+        if (!hooks || signal.aborted) return out;
+        return { ...out, result: await hooks.postToolUse(toolUseOf(input.call), out.result, Math.round(performance.now() - started), signal) };
+      }),
+      callMcpTool: fromPromise(({ input, signal }) => runMcpCall({ ...services, redact: (t) => secrets.redact(t) }, input.taskId, input.call, signal)),
+      stopHook: fromPromise(async ({ input }) => ({ continueWith: hooks ? await hooks.stop(input.lastMessage, input.continuations) : null })),
     },
     actions: { publish },
   });
+}
+
+/**
+ * Connects the machine definitions to real actors for one task: the provider, the lock manager,
+ * the tools, the permission engine and asker, the subtask starter, the event sink. The
+ * definitions stay I/O-free; everything that acts is supplied here, by name. With `remote`, the
+ * turn loop runs in a worker and the query machine takes its place in the task machine.
+ */
+export function wireTaskMachine(services: TaskServices) {
+  const hooks = services.hooks;
+  const secrets = services.secrets ?? SecretKeeper.fromEnvironment(process.env);
+  let provider: ModelProvider | null = null;
+  /** The current run's instructions files and memories (set when it starts). */
+  let runSystem: string[] = [];
+  const getProvider = (): ModelProvider => {
+    if (!provider) throw new Error('provider not initialised');
+    return provider;
+  };
+  const publish = (_: unknown, event: TaskEvent | null) => {
+    if (event) services.publish(event);
+  };
+  // With a worker pool the turn loop runs in a worker; the query machine stands in for it here.
+  const remote = services.remote;
+  const turnLoop = remote
+    ? // The query machine takes the turn machine's place: the same input (TurnInput), the same
+      // output (TurnOutput), the same events from the task (CANCEL, SET_MODE, SUBTASK_RESULT), and
+      // it sends the task the same SUBTASK_STARTED; the model-based tests hold it to that.
+      (remoteTurn({
+        ...remote,
+        // The run's instructions files and memories travel with each query.
+        queryParts: (turn) => ({ ...remote.queryParts(turn), runSystem }),
+        asker: services.asker,
+        publish: services.publish,
+        ...(services.durable ? { durable: services.durable } : {}),
+      }) as unknown as ReturnType<typeof wireTurnLoop>)
+    : wireTurnLoop({ ...services, runSystem: () => runSystem }, secrets, getProvider);
 
   return taskMachine.provide({
     actors: {
@@ -150,11 +220,16 @@ export function wireTaskMachine(services: TaskServices) {
           const prepared = await services.beginRun({ run: input.run, prompt: input.prompt, fromMessage: input.fromMessage });
           provider = prepared.provider;
           runSystem = prepared.system;
-          return;
+        } else {
+          const created = await services.createProvider();
+          if ('stream' in created) provider = created;
+          else throw created;
         }
-        const created = await services.createProvider();
-        if ('stream' in created) provider = created;
-        else throw created;
+        if (!hooks) return;
+        await hooks.sessionStart(services.resumed ? 'resume' : 'startup', provider.label);
+        if (input.submitted === null) return;
+        const verdict = await hooks.userPromptSubmit(input.submitted);
+        if (verdict) throw { code: 'blocked_by_hook', message: `A UserPromptSubmit hook blocked this prompt: ${verdict.blocked}`, retryable: false } satisfies KeelError;
       }),
       // The child's answer goes straight back to this task's machine as SUBTASK_DONE; the task
       // hands it to its turn. Leaving `waitingForSubtask` (a cancel) cancels the child.
@@ -189,7 +264,7 @@ export function wireTaskMachine(services: TaskServices) {
  * task log) and the result (the model, the log) are redacted here, for every tool, and every
  * process the tool starts gets the keeper's environment.
  */
-async function runTool(services: TaskServices, secrets: SecretKeeper, taskId: string, call: ValidatedCall, signal: AbortSignal): Promise<ToolRunOutput> {
+async function runTool(services: TurnServices, secrets: SecretKeeper, taskId: string, call: ValidatedCall, signal: AbortSignal): Promise<ToolRunOutput> {
   const tool = services.tools.get(call.tool);
   if (!tool) return { result: toolResult(call.id, `Error: unknown tool "${call.tool}"`, true), summary: `unknown tool ${call.tool}` };
   await services.durable?.();

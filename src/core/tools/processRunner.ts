@@ -23,6 +23,11 @@ export interface RunProcessOptions {
    * Default 250 ms.
    */
   drainMs?: number;
+  /**
+   * Written to the child's stdin, which is then closed. Absent: stdin is closed from the start.
+   * A child that exits without reading it is not an error.
+   */
+  stdin?: string;
 }
 
 export type ProcessOutcome =
@@ -32,8 +37,8 @@ export type ProcessOutcome =
   | { kind: 'spawnFailed'; message: string };
 
 /**
- * Runs `file args` as the leader of its own process group (`detached: true`), with stdin closed,
- * and decodes its output as UTF-8 into the callbacks in arrival order.
+ * Runs `file args` as the leader of its own process group (`detached: true`), with stdin closed
+ * (or fed `opts.stdin` and then closed), and decodes its output as UTF-8 into the callbacks in arrival order.
  *
  * Contract: never rejects. On timeout or abort the whole group gets SIGTERM, then SIGKILL after
  * `killGraceMs` if anything in it is still alive, so grandchildren die too; the promise resolves
@@ -50,12 +55,18 @@ export function runProcess(file: string, args: readonly string[], opts: RunProce
         cwd: opts.cwd,
         env: opts.env ?? toolEnvironment(),
         detached: process.platform !== 'win32',
-        stdio: ['ignore', 'pipe', 'pipe'],
+        stdio: [opts.stdin === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
         windowsHide: true,
       });
     } catch (err) {
       resolve({ kind: 'spawnFailed', message: errorMessage(err) });
       return;
+    }
+
+    if (opts.stdin !== undefined && child.stdin) {
+      // EPIPE when the child does not read its input: its choice, not a failure of the run.
+      child.stdin.on('error', () => undefined);
+      child.stdin.end(opts.stdin);
     }
 
     let settled = false;

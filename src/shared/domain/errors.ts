@@ -18,7 +18,13 @@ export const ERROR_CODES = [
   'cancelled',
   'tool_failed',
   'invalid_input',
+  /** A hook (docs/hooks.md) blocked the prompt: it was not sent to the model. */
+  'blocked_by_hook',
   'internal',
+  /** The worker process running the task's turn died (crash, kill, lost connection): the task is interrupted. */
+  'worker_lost',
+  /** No worker could take the task's turn in time (the pool is full or workers fail to start). */
+  'worker_unavailable',
 ] as const;
 export type ErrorCode = (typeof ERROR_CODES)[number];
 

@@ -22,11 +22,25 @@ export interface ToolUseBlock {
   name: string;
   input: Record<string, unknown>;
 }
+/** An image a tool returned (MCP tools can), sent to the model as the Messages API's image block. */
+export interface ImageBlock {
+  type: 'image';
+  source: { type: 'base64'; media_type: 'image/png' | 'image/jpeg' | 'image/gif' | 'image/webp'; data: string };
+}
+/** What a tool_result may hold besides a plain string. */
+export type ToolResultContentBlock = TextBlock | ImageBlock;
 export interface ToolResultBlock {
   type: 'tool_result';
   tool_use_id: string;
-  content: string;
+  /** Usually text; a list of text and image blocks when the tool returned images. */
+  content: string | ToolResultContentBlock[];
   is_error?: boolean;
+}
+
+/** The text of a tool result; images are named, not included (for providers and views without images). */
+export function toolResultText(block: ToolResultBlock): string {
+  if (typeof block.content === 'string') return block.content;
+  return block.content.map((b) => (b.type === 'text' ? b.text : `[image: ${b.source.media_type}]`)).join('\n');
 }
 export type AssistantBlock = TextBlock | ThinkingBlock | RedactedThinkingBlock | ToolUseBlock;
 export type UserBlock = TextBlock | ToolResultBlock;

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { alwaysAllowSchema, exportFormatSchema, permissionChoiceSchema, permissionModeSchema, providerIdSchema } from './chatMessages';
+import { MCP_ACTIONS } from './mcpMessages';
 import type { ParseResult } from './toWebview';
 
 /**
@@ -81,6 +82,10 @@ export const setApiKeyMessageSchema = z.object({
   key: z.string().max(1000),
 });
 
+/** MCP section of the settings page: read the servers' state (and follow it); act on one server. */
+export const getMcpStatusMessageSchema = z.object({ type: z.literal('getMcpStatus') });
+export const mcpActionMessageSchema = z.object({ type: z.literal('mcpAction'), action: z.enum(MCP_ACTIONS), server: z.string().min(1).max(64) });
+
 export const fromWebviewMessageSchema = z.discriminatedUnion('type', [
   readyMessageSchema,
   promptMessageSchema,
@@ -103,6 +108,8 @@ export const fromWebviewMessageSchema = z.discriminatedUnion('type', [
   getSettingsMessageSchema,
   saveSettingsMessageSchema,
   setApiKeyMessageSchema,
+  getMcpStatusMessageSchema,
+  mcpActionMessageSchema,
 ]);
 
 export type ReadyMessage = z.infer<typeof readyMessageSchema>;
@@ -110,6 +117,7 @@ export type PromptMessage = z.infer<typeof promptMessageSchema>;
 export type OpenLinkMessage = z.infer<typeof openLinkMessageSchema>;
 export type PermissionAnswerMessage = z.infer<typeof permissionAnswerMessageSchema>;
 export type SaveSettingsMessage = z.infer<typeof saveSettingsMessageSchema>;
+export type McpActionMessage = z.infer<typeof mcpActionMessageSchema>;
 export type FromWebviewMessage = z.infer<typeof fromWebviewMessageSchema>;
 export type FromWebviewType = FromWebviewMessage['type'];
 

@@ -11,6 +11,7 @@ import {
   transcriptMetaSchema,
 } from './chatMessages';
 import { taskEventSchema, taskTranscriptSchema } from './domainSchemas';
+import { mcpStatusSchema } from './mcpMessages';
 
 export { PERMISSION_MODES, PROVIDER_IDS } from './chatMessages';
 
@@ -101,6 +102,9 @@ export const mentionResultsMessageSchema = z.object({
   files: z.array(z.string()).max(200),
 });
 
+/** The MCP servers and their live state (answers `getMcpStatus`, then follows every change). */
+export const mcpStatusMessageSchema = z.object({ type: z.literal('mcpStatus'), seq, status: mcpStatusSchema });
+
 /** Show a page (e.g. "Keel: Show History" from the palette). */
 export const navigateMessageSchema = z.object({ type: z.literal('navigate'), seq, page: pageSchema });
 
@@ -120,6 +124,7 @@ export const toWebviewMessageSchema = z.discriminatedUnion('type', [
   mentionResultsMessageSchema,
   navigateMessageSchema,
   noticeMessageSchema,
+  mcpStatusMessageSchema,
 ]);
 
 export type SnapshotMessage = z.infer<typeof snapshotMessageSchema>;
@@ -141,6 +146,7 @@ export const COVERED_BY_SNAPSHOT: ReadonlySet<ToWebviewType> = new Set<ToWebview
   'taskList',
   'settings',
   'mentionResults',
+  'mcpStatus',
 ]);
 
 /** A host->webview message before the outbox numbers it. */

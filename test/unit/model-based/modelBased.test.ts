@@ -45,6 +45,11 @@ const INJECTED_ONLY: Record<string, { states: string[]; transitions: string[] }>
       'permissionCheck -> dispatchingTools : xstate.error.actor.0.turn.permissionCheck',
       // runTool never rejects: tools turn failures into results, invokeTool catches a tool bug.
       'executingTool -> dispatchingTools : xstate.error.actor.0.turn.executingTool',
+      // No hook is configured in these replays. A Stop hook that sends the agent back is exercised
+      // for real by test/integration/cli/hooks.test.ts; the stop step never rejects (TaskHookPoints
+      // answers a failing hook runner itself).
+      'stopping -> checkingContext : xstate.done.actor.0.turn.stopping',
+      'stopping -> done : xstate.error.actor.0.turn.stopping',
     ],
   },
   // The engine never rejects (`decide` answers its own failures with an ask, or a deny in dontAsk).

@@ -61,6 +61,8 @@ export interface Injection {
   };
   /** The permission machine's engine (`evaluate`). */
   engine?: ('reject' | EngineDecision['decision'])[];
+  /** The turn's Stop hooks (`stopHook`): let it stop, send it back, or fail. */
+  stopHook?: ('stop' | 'continue' | 'reject')[];
 }
 
 /**
@@ -212,13 +214,26 @@ function injectTurnActors(turn: typeof turnMachine, injected: Injection): typeof
       actors: {
         permission: permission.provide({
           actors: {
-            evaluate: fromPromise<EngineDecision, { call: Pick<PermissionInput, 'tool' | 'input' | 'subject' | 'readOnly'>; mode: PermissionMode }>(async () => {
+            evaluate: fromPromise<EngineDecision, { call: Pick<PermissionInput, 'tool' | 'input' | 'subject' | 'readOnly'>; mode: PermissionMode; toolCallId: string }>(async () => {
               const d = decisions.shift();
               if (d === undefined) return never();
               if (d === 'reject') throw new Error('the permission engine failed (injected)');
               return { decision: d, reason: `injected ${d}` };
             }),
           },
+        }),
+      },
+    });
+  }
+  if (injected.stopHook) {
+    const stops = injected.stopHook.slice();
+    out = out.provide({
+      actors: {
+        stopHook: fromPromise<{ continueWith: string | null }, { taskId: string; lastMessage: string; continuations: number }>(async () => {
+          const r = stops.shift();
+          if (r === undefined) return never();
+          if (r === 'reject') throw new Error('Stop hook runner failed (injected)');
+          return { continueWith: r === 'continue' ? 'Stop hook: go on (injected)' : null };
         }),
       },
     });

@@ -120,6 +120,10 @@ function events(s: AnyMachineSnapshot): ModelEvent[] {
           }
           break;
         }
+        case 'stopHook':
+          // 'stop' is what a run without a blocking Stop hook does; the others are injected.
+          out.push(doneEvent(id, { continueWith: null }, 'stop'), doneEvent(id, { continueWith: 'go on' }, 'continue'), errorEvent(id, new Error('x')));
+          break;
         case 'runTool':
         case 'callMcpTool':
           out.push(doneEvent(id, { result: { type: 'tool_result', tool_use_id: 'tu1', content: 'ran' }, summary: 'ran' }, 'ok'), errorEvent(id, new Error('x')));
@@ -151,8 +155,17 @@ const VALIDATING = 'xstate.done.actor.0.turn.validatingInput';
 const VALIDATION_FAILED = 'xstate.error.actor.0.turn.validatingInput';
 const DECIDED = 'xstate.done.actor.0.turn.permissionCheck';
 const DECISION_FAILED = 'xstate.error.actor.0.turn.permissionCheck';
-/** What no real part produces yet: an MCP tool, a validation, permission check or tool run that fails. */
-const NEEDS_INJECTION = [`${VALIDATING}[mcp]`, VALIDATION_FAILED, DECISION_FAILED, 'xstate.error.actor.0.turn.executingTool', 'turn.mcpCall'];
+/** What no real part produces here: an MCP tool, a validation, permission check or tool run that fails, a Stop hook's answer. */
+const NEEDS_INJECTION = [
+  `${VALIDATING}[mcp]`,
+  VALIDATION_FAILED,
+  DECISION_FAILED,
+  'xstate.error.actor.0.turn.executingTool',
+  'turn.mcpCall',
+  // A Stop hook that sends the agent back, or whose runner fails: no hook runs in these replays.
+  'xstate.done.actor.0.turn.stopping[continue]',
+  'xstate.error.actor.0.turn.stopping',
+];
 
 /** Position of values[i] in the deduplicated sequence. */
 export function dedupIndex(values: unknown[], i: number): number {
@@ -174,7 +187,8 @@ export function compileTurn(path: ModelPath, variant: TurnVariant): { script: Sc
   }
   const inject = tags.some((t) => NEEDS_INJECTION.some((n) => t.includes(n)));
   const pipeline = { validate: [] as ('read' | 'task' | 'mcp' | 'invalid' | 'reject')[], permission: [] as ('allow' | 'deny' | 'reject')[], runTool: [] as ('ok' | 'reject')[], mcp: [] as ('ok' | 'reject')[] };
-  if (inject) script.injected = { pipeline };
+  const stopHook = [] as ('stop' | 'continue' | 'reject')[];
+  if (inject) script.injected = { pipeline, stopHook };
   /** The outcome of the validation and of the permission check that follow the model call at i. */
   const toolOutcomes = (i: number) => {
     const v = path.events[i + 1];
@@ -244,6 +258,7 @@ export function compileTurn(path: ModelPath, variant: TurnVariant): { script: Sc
       }
     } else if (inject && t.includes('turn.executingTool')) pipeline.runTool.push(t.startsWith('xstate.error') ? 'reject' : 'ok');
     else if (inject && t.includes('turn.mcpCall')) pipeline.mcp.push(t.startsWith('xstate.error') ? 'reject' : 'ok');
+    else if (inject && t.includes('turn.stopping')) stopHook.push(t.startsWith('xstate.error') ? 'reject' : e.tag === 'continue' ? 'continue' : 'stop');
   });
   // The backoff timer is real: a path that stops in backoff goes on to request again.
   const last = JSON.stringify(path.values.at(-1));
@@ -255,6 +270,8 @@ export function compileTurn(path: ModelPath, variant: TurnVariant): { script: Sc
     path.events.length === 0 ||
     last === JSON.stringify({ streaming: 'backoff' }) ||
     (!inject && (last === '"executingTool"' || last === '"validatingInput"')) ||
+    // Without Stop hooks the real stop point lets the answer stop at once.
+    (!inject && last === '"stopping"') ||
     (!inject && last === '"permissionCheck"' && lastTag === 'task');
   return { script, triggers, expected: dedupe(path.values), prefixOk };
 }

@@ -46,8 +46,8 @@ export const permissionMachine = setup({
     output: {} as PermissionOutcome,
   },
   actors: {
-    /** The rule engine (src/core/permissions). Provided by the runtime. */
-    evaluate: fromPromise<EngineDecision, { call: Pick<PermissionInput, 'tool' | 'input' | 'subject' | 'readOnly'>; mode: PermissionMode }>(async () => ({
+    /** The rule engine (src/core/permissions), with a run's PreToolUse hooks in front (they see `toolCallId`). Provided by the runtime. */
+    evaluate: fromPromise<EngineDecision, { call: Pick<PermissionInput, 'tool' | 'input' | 'subject' | 'readOnly'>; mode: PermissionMode; toolCallId: string }>(async () => ({
       decision: 'ask',
       reason: 'no permission engine wired',
     })),
@@ -82,7 +82,7 @@ export const permissionMachine = setup({
     checkRules: {
       invoke: {
         src: 'evaluate',
-        input: ({ context }) => ({ call: { tool: context.tool, input: context.input, subject: context.subject, readOnly: context.readOnly }, mode: context.mode }),
+        input: ({ context }) => ({ call: { tool: context.tool, input: context.input, subject: context.subject, readOnly: context.readOnly }, mode: context.mode, toolCallId: context.toolCallId }),
         onDone: [
           { guard: { type: 'decided', params: ({ event }) => ({ decision: event.output, is: 'allow' }) }, target: 'allowOnce', actions: assign(({ event }) => decisionFields(event.output)) },
           { guard: { type: 'decided', params: ({ event }) => ({ decision: event.output, is: 'deny' }) }, target: 'deny', actions: assign(({ event }) => decisionFields(event.output)) },

@@ -26,7 +26,13 @@ export interface TaskInput {
 export interface RunStartInput {
   taskId: string;
   run: number;
+  /** What the run answers (the memory search's query): the new message, else the last user text. */
   prompt: string;
+  /**
+   * The message the person just sent, for the UserPromptSubmit hook; null for a retry or a resume
+   * (nothing new was submitted).
+   */
+  submitted: string | null;
   fromMessage: number;
 }
 
@@ -49,6 +55,8 @@ interface TaskContext extends Required<TaskInput> {
   userMessages: number;
   /** Turn loops started so far; each run gets its own number. */
   runs: number;
+  /** The message the person just sent, until its run starts (UserPromptSubmit hooks see it). */
+  submitted: string | null;
 }
 
 export type TaskMachineEvent =
@@ -82,9 +90,11 @@ export const taskMachine = setup({
   },
   actors: {
     /**
-     * Prepares run `run` (provider configured, key present; the runtime also runs the run's
-     * phases up to the runner: instructions files, memory search). `prompt` is what the run
-     * answers, `fromMessage` the index of its first message. Provided by the runtime.
+     * Prepares run `run`: checks that the task can run (provider configured, key present), runs
+     * the run's phases up to the runner (instructions files, memory search) and the hooks of a
+     * starting run: SessionStart, then UserPromptSubmit for `submitted`. `prompt` is what the run
+     * answers, `fromMessage` the index of its first message. Rejects with code `blocked_by_hook`
+     * when a hook blocks the prompt. Provided by the runtime.
      */
     initialize: fromPromise<void, RunStartInput>(async () => undefined),
     turnLoop: turnMachine,
@@ -104,8 +114,10 @@ export const taskMachine = setup({
     acceptUserMessage: enqueueActions<TaskContext, TaskMachineEvent, { text: string }, TaskMachineEvent, never, Publish, never, never, never>(({ context, enqueue }, p) => {
       enqueue({ type: 'publish', params: userMessageEvent(context, p.text) });
       enqueue({ type: 'publish', params: conversationEvent(context, p.text) });
-      enqueue.assign({ messages: [...context.messages, userText(p.text)], userMessages: context.userMessages + 1 });
+      enqueue.assign({ messages: [...context.messages, userText(p.text)], userMessages: context.userMessages + 1, submitted: p.text });
     }),
+    /** A hook blocked the prompt just sent: it leaves the conversation (and the log, through `compacted`). */
+    dropBlockedPrompt: assign(({ context }) => (context.submitted === null ? {} : { messages: context.messages.slice(0, -1), submitted: null })),
     recordTurn: assign(({ context }, p: { output: TurnOutput }) => ({
       messages: p.output.messages,
       error: p.output.error,
@@ -118,6 +130,7 @@ export const taskMachine = setup({
   guards: {
     turnCancelled: (_, p: { output: TurnOutput }) => p.output.error?.code === 'cancelled',
     turnFailed: (_, p: { output: TurnOutput }) => p.output.status === 'error',
+    promptBlocked: ({ event }) => 'error' in event && typeof event.error === 'object' && event.error !== null && (event.error as { code?: unknown }).code === 'blocked_by_hook',
     isAwaitedSubtask: ({ context, event }) => event.type === 'SUBTASK_DONE' && context.subtask?.toolCallId === event.toolCallId,
   },
 }).createMachine({
@@ -135,6 +148,7 @@ export const taskMachine = setup({
     costUsd: input.costUsd ?? 0,
     userMessages: input.userMessages ?? 0,
     runs: 0,
+    submitted: null,
   }),
   initial: 'created',
   on: {
@@ -157,13 +171,25 @@ export const taskMachine = setup({
         onDone: {
           target: 'running',
           actions: [
+            assign({ submitted: null }),
             // A resume note becomes a user message like any other (a view shows it, the log keeps it).
             { type: 'publish', params: ({ context }) => (context.pendingText === null ? null : userMessageEvent(context, context.pendingText)) },
             { type: 'publish', params: ({ context }) => (context.pendingText === null ? null : conversationEvent(context, context.pendingText)) },
             'takePendingText',
           ],
         },
-        onError: { target: 'awaitingUser', actions: [assign({ error: ({ event }) => asKeelError(event.error) })] },
+        onError: [
+          {
+            guard: 'promptBlocked',
+            target: 'awaitingUser',
+            actions: [
+              assign({ error: ({ event }) => asKeelError(event.error) }),
+              'dropBlockedPrompt',
+              { type: 'publish', params: ({ context }) => ({ type: 'compacted', taskId: context.taskId, messages: context.messages, summary: false }) },
+            ],
+          },
+          { target: 'awaitingUser', actions: [assign({ error: ({ event }) => asKeelError(event.error) })] },
+        ],
       },
     },
     running: {
@@ -266,7 +292,7 @@ function runStartOf(context: TaskContext): RunStartInput {
       if (m.role === 'user') prompt = m.content.map((b) => (b.type === 'text' ? b.text : '')).join('\n').trim();
     }
   }
-  return { taskId: context.taskId, run: context.runs + 1, prompt, fromMessage: pending !== null ? context.messages.length : Math.max(0, context.messages.length - 1) };
+  return { taskId: context.taskId, run: context.runs + 1, prompt, submitted: context.submitted, fromMessage: pending !== null ? context.messages.length : Math.max(0, context.messages.length - 1) };
 }
 
 function userMessageEvent(context: TaskContext, text: string): TaskEvent {

@@ -81,6 +81,11 @@ export const turnMachine = setup({
       result: { type: 'tool_result', tool_use_id: input.call.id, content: 'No tools wired.', is_error: true },
       summary: 'not run',
     })),
+    /**
+     * Stop hooks (docs/hooks.md) when the model finished answering: resolves with a reason to send
+     * the agent back to work, or null to stop. `continuations`: times this run was already sent back.
+     */
+    stopHook: fromPromise<{ continueWith: string | null }, { taskId: string; lastMessage: string; continuations: number }>(async () => ({ continueWith: null })),
     /** Calls a tool on an MCP server (arrives with the MCP capability). */
     callMcpTool: fromPromise<ToolRunOutput, { taskId: string; call: ToolUseBlock }>(async ({ input }) => ({
       result: { type: 'tool_result', tool_use_id: input.call.id, content: `MCP tool ${input.call.name} is not available: no MCP servers are configured.`, is_error: true },
@@ -142,6 +147,7 @@ export const turnMachine = setup({
     error: null,
     usage: ZERO_USAGE,
     costUsd: 0,
+    stopContinuations: 0,
   }),
   initial: 'idle',
   on: {
@@ -281,8 +287,31 @@ export const turnMachine = setup({
           ],
         },
         { guard: { type: 'stoppedAt', params: { reason: 'pause_turn' } }, target: 'checkingContext' },
-        { target: 'done', actions: assign({ stopReason: ({ context }) => context.last?.stopReason ?? null }) },
+        { target: 'stopping', actions: assign({ stopReason: ({ context }) => context.last?.stopReason ?? null }) },
       ],
+    },
+    /** The answer is complete: Stop hooks may send the agent back to work (bounded by the hook runner). */
+    stopping: {
+      invoke: {
+        src: 'stopHook',
+        input: ({ context }) => ({ taskId: context.taskId, lastMessage: lastText(context.last?.message), continuations: context.stopContinuations }),
+        onDone: [
+          {
+            guard: ({ event }) => event.output.continueWith !== null,
+            target: 'checkingContext',
+            actions: [
+              { type: 'publish', params: ({ context, event }) => messageEvent(context, userText(stopFeedback(event.output.continueWith!))) },
+              assign({
+                messages: ({ context, event }) => [...context.messages, userText(stopFeedback(event.output.continueWith!))],
+                stopContinuations: ({ context }) => context.stopContinuations + 1,
+                stopReason: null,
+              }),
+            ],
+          },
+          { target: 'done' },
+        ],
+        onError: { target: 'done' },
+      },
     },
     dispatchingTools: {
       always: [
@@ -389,3 +418,12 @@ export const turnMachine = setup({
   }),
 });
 
+function lastText(message: ConversationMessage | undefined): string {
+  if (!message) return '';
+  return message.content.flatMap((b) => (b.type === 'text' ? [b.text] : [])).join('\n');
+}
+
+/** What the model is told when a Stop hook sends it back to work (Claude Code's wording). */
+function stopFeedback(reason: string): string {
+  return `Stop hook feedback:\n${reason}`;
+}

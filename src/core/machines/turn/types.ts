@@ -96,6 +96,8 @@ export interface TurnContext extends TurnInput {
   error: KeelError | null;
   usage: Usage;
   costUsd: number;
+  /** Times a Stop hook sent this run back to work. */
+  stopContinuations: number;
 }
 
 export type TurnEvent =

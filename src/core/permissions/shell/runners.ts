@@ -138,7 +138,9 @@ const SCRIPT = optionTable('script', [
 ], { permute: true });
 
 const SETPRIV = optionTable('setpriv', [
-  o('d', 'dump', 'info'), o(undefined, ['nnp', 'no-new-privs']), o(undefined, ['ambient-caps', 'inh-caps', 'bounding-set', 'securebits', 'pdeathsig', 'selinux-label', 'apparmor-profile'], 'plain', 'required'),
+  o('d', 'dump', 'info'),
+  o(undefined, ['nnp', 'no-new-privs']),
+  o(undefined, ['ambient-caps', 'inh-caps', 'bounding-set', 'securebits', 'pdeathsig', 'selinux-label', 'apparmor-profile'], 'plain', 'required'),
   o(undefined, ['ruid', 'euid', 'rgid', 'egid', 'reuid', 'regid', 'groups'], 'plain', 'required'), o(undefined, ['clear-groups', 'keep-groups', 'init-groups', 'reset-env']),
   HELP, VERSION_V,
 ]);
@@ -165,14 +167,25 @@ const SYSTEMD_INHIBIT = optionTable('systemd-inhibit', [
   HELP, VERSION, o(undefined, 'no-pager'), o(undefined, 'no-legend'), o(undefined, ['what', 'who', 'why', 'mode'], 'plain', 'required'), o(undefined, 'list', 'info'),
 ]);
 
-const DBUS_RUN_SESSION = optionTable('dbus-run-session', [o(undefined, 'dbus-daemon', 'opaque', 'required'), o(undefined, 'config-file', 'readFile', 'required'), o(undefined, 'help', 'info'), VERSION], noAbbrev);
+const DBUS_RUN_SESSION = optionTable(
+  'dbus-run-session',
+  [o(undefined, 'dbus-daemon', 'opaque', 'required'), o(undefined, 'config-file', 'readFile', 'required'), o(undefined, 'help', 'info'), VERSION],
+  noAbbrev,
+);
 
 const SSH_AGENT = optionTable('ssh-agent', [
   o('c', undefined), o('s', undefined), o('D', undefined), o('d', undefined), o('a', undefined, 'writeFile', 'required'), o('E', undefined, 'plain', 'required'),
   o('O', undefined, 'plain', 'required'), o('P', undefined, 'opaque', 'required'), o('t', undefined, 'plain', 'required'), o('k', undefined, 'info'),
 ], noAbbrev);
 
-const FAKETIME = optionTable('faketime', [o('m', undefined), o('f', undefined), o(undefined, 'exclude-monotonic'), o('p', undefined, 'info', 'required'), o(undefined, 'date-prog', 'opaque', 'required'), o('h', 'help', 'info'), VERSION], noAbbrev);
+const FAKETIME = optionTable(
+  'faketime',
+  [
+    ...[o('m', undefined), o('f', undefined), o(undefined, 'exclude-monotonic'), o('p', undefined, 'info', 'required')],
+    ...[o(undefined, 'date-prog', 'opaque', 'required'), o('h', 'help', 'info'), VERSION],
+  ],
+  noAbbrev,
+);
 
 const TORSOCKS = optionTable('torsocks', [
   o('u', 'user', 'plain', 'required'), o('p', 'pass', 'plain', 'required'), o('a', 'address', 'plain', 'required'), o('P', 'port', 'plain', 'required'),
@@ -186,18 +199,33 @@ const TRICKLE = optionTable('trickle', [
   o('w', undefined, 'plain', 'required'), o('t', undefined, 'plain', 'required'), o('l', undefined, 'plain', 'required'), o('n', undefined, 'opaque', 'required'),
 ], noAbbrev);
 
-const ENTR = optionTable('entr', [o('a', undefined), o('c', undefined), o('d', undefined), o('n', undefined), o('p', undefined), o('r', undefined), o('s', undefined, 'script'), o('z', undefined)], noAbbrev);
+const ENTR = optionTable(
+  'entr',
+  [o('a', undefined), o('c', undefined), o('d', undefined), o('n', undefined), o('p', undefined), o('r', undefined), o('s', undefined, 'script'), o('z', undefined)],
+  noAbbrev,
+);
 
 const BUSYBOX = optionTable('busybox', [o(undefined, 'help', 'info'), o(undefined, 'list', 'info'), o(undefined, 'list-full', 'info'), o(undefined, 'install', 'opaque')], noAbbrev);
 
 /** GNU parallel 20221122 (Getopt::Long, bundling, abbreviations); the command ends at `:::`. */
 const PARALLEL = optionTable('parallel', [
-  o('j', ['jobs', 'max-procs'], 'plain', 'required'), o('P', undefined, 'plain', 'required'), o('k', 'keep-order'), o(undefined, ['bar', 'progress', 'eta', 'will-cite', 'no-notice', 'dry-run', 'line-buffer', 'lb', 'group', 'tag', 'shuf', 'xargs', 'trim', 'plus', 'pipe', 'fg', 'bg', 'semaphore', 'halt-on-error']),
+  o('j', ['jobs', 'max-procs'], 'plain', 'required'),
+  o('P', undefined, 'plain', 'required'),
+  o('k', 'keep-order'),
+  o(undefined, ['bar', 'progress', 'eta', 'will-cite', 'no-notice', 'dry-run', 'line-buffer', 'lb', 'group', 'tag', 'shuf', 'xargs', 'trim', 'plus', 'pipe']),
+  o(undefined, ['fg', 'bg', 'semaphore', 'halt-on-error']),
   o('u', 'ungroup'), o('v', 'verbose'), o('t', undefined), o('n', 'max-args', 'plain', 'required'), o('N', undefined, 'plain', 'required'), o('L', 'max-lines', 'plain', 'required'),
   o('l', undefined, 'plain', 'optional'), o('X', undefined), o('m', undefined), o('I', undefined, 'plain', 'required'), o('0', 'null'), o('d', 'delimiter', 'plain', 'required'),
-  o('E', undefined, 'plain', 'required'), o('a', 'arg-file', 'readFile', 'required'), o(undefined, ['arg-sep', 'arg-file-sep', 'colsep', 'tagstring', 'halt', 'timeout', 'retries', 'delay', 'load', 'memfree', 'nice', 'block', 'recstart', 'recend', 'header', 'tmpdir', 'compress-program', 'decompress-program'], 'plain', 'required'),
+  o('E', undefined, 'plain', 'required'),
+  o('a', 'arg-file', 'readFile', 'required'),
+  o(undefined, ['arg-sep', 'arg-file-sep', 'colsep', 'tagstring', 'halt', 'timeout', 'retries', 'delay', 'load', 'memfree', 'nice', 'block'], 'plain', 'required'),
+  o(undefined, ['recstart', 'recend', 'header'], 'plain', 'required'),
+  // Temporary files go there; the (de)compressors are programs parallel runs on its output.
+  o(undefined, 'tmpdir', 'writeAny', 'required'),
+  o(undefined, ['compress-program', 'decompress-program'], 'opaque', 'required'),
   o('C', undefined, 'plain', 'required'), o('q', 'quote'), o('r', 'no-run-if-empty'), o('s', 'max-chars', 'plain', 'required'), o(undefined, 'joblog', 'writeFile', 'required'),
-  o(undefined, ['results', 'res', 'files'], 'writeAny', 'optional'), o('S', ['sshlogin', 'slf', 'sshloginfile', 'ssh', 'basefile', 'transfer', 'return', 'cleanup', 'env', 'shebang', 'shebang-wrap', 'tmux', 'wd', 'workdir'], 'opaque', 'required'),
+  o(undefined, ['results', 'res', 'files'], 'writeAny', 'optional'),
+  o('S', ['sshlogin', 'slf', 'sshloginfile', 'ssh', 'basefile', 'transfer', 'return', 'cleanup', 'env', 'shebang', 'shebang-wrap', 'tmux', 'wd', 'workdir'], 'opaque', 'required'),
   o(undefined, ['resume', 'resume-failed']), o(undefined, 'version', 'info'), o(undefined, 'help', 'info'), o(undefined, 'citation', 'info'),
 ]);
 

@@ -88,7 +88,8 @@ const REDIRECTS: Row[] = [
 ];
 
 const RUNNER_SETTINGS = {
-  permissions: { allow: ['Bash(strace:*)', 'Bash(gdb:*)', 'Bash(perf:*)', 'Bash(ls:*)', 'Bash(mytool:*)', 'Bash(npx:*)', 'Bash(valgrind:*)'], deny: ['Bash(rm:*)', 'Bash(curl:*)'] },
+  permissions: { allow: ['Bash(strace:*)', 'Bash(gdb:*)', 'Bash(perf:*)', 'Bash(ls:*)', 'Bash(mytool:*)', 'Bash(npx:*)', 'Bash(valgrind:*)', 'Bash(parallel:*)'],
+    deny: ['Bash(rm:*)', 'Bash(curl:*)'] },
 };
 
 const RUNNERS: Row[] = [
@@ -104,6 +105,11 @@ const RUNNERS: Row[] = [
   ['strace -f curl http://x', 'deny'],
   ['xvfb-run rm -rf src', 'deny'],
   ['parallel rm ::: src', 'deny'],
+  ['parallel echo ::: a b', 'allow'],
+  // options that make parallel run another program are opaque, whatever rule allows parallel
+  ['parallel --compress-program=sh echo ::: a', 'ask'],
+  ['parallel --compress --decompress-program rm echo ::: a', 'ask'],
+  ['parallel --ssh rm -S host echo ::: a', 'ask'],
   ['flock .lock rm -rf src', 'deny'],
   ['setsid rm -rf src', 'deny'],
   ['sudo rm -rf src', 'deny'],

@@ -1,0 +1,125 @@
+// The worker pool as a host sees it, against the fake model server (real loopback HTTP, real SSE)
+// with the real Anthropic provider, the real CLI bundle as the worker (`cli.js worker`):
+//  - warm_vs_cold_dispatch_ratio: (spawn + ready + first streamed text) ÷ (a warm worker's query
+//    to first streamed text), medians, same run;
+//  - idle_worker_rss_mb: resident memory an idle worker reports in its health answer;
+//  - host_max_event_loop_block_ms: the host's longest event-loop delay while 4 tasks stream
+//    8k-token answers in small chunks and run a command each, with workers, and the same run in
+//    the host (in-host), and their ratio.
+// Prints one JSON line. Figures on a loaded 2-core machine are noisy: the core count is reported.
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync } from 'node:fs';
+import { availableParallelism, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { build } from 'esbuild';
+import { TaskRuntime } from '../src/core/runtime/taskRuntime';
+import type { TaskHandle } from '../src/core/runtime/types';
+import { startFakeModelServer, type FakeModelServer, type FakeTurn } from '../test/fixtures/fake-model-server';
+
+// The runner (scripts/bench.mjs) runs from the repository's root; this file runs bundled elsewhere.
+const ROOT = process.cwd();
+
+async function cliBundle(): Promise<string> {
+  const out = join(ROOT, '.cache/bench/pool-cli');
+  mkdirSync(out, { recursive: true });
+  await build({ entryPoints: { cli: join(ROOT, 'src/cli/main.ts') }, outdir: out, bundle: true, platform: 'node', format: 'cjs', target: 'node20', logLevel: 'warning' });
+  for (const [pkg, file] of [['web-tree-sitter', 'web-tree-sitter.wasm'], ['tree-sitter-bash', 'tree-sitter-bash.wasm']] as const) {
+    const p = join(ROOT, 'node_modules', pkg, file);
+    if (existsSync(p)) copyFileSync(p, join(out, file));
+  }
+  return join(out, 'cli.js');
+}
+
+const provider = (server: FakeModelServer) => ({ provider: 'anthropic' as const, model: 'claude-bench', baseUrl: server.url, apiKey: 'sk-bench' });
+
+function runtime(cli: string | null, workspace: string, max = 4): TaskRuntime {
+  return new TaskRuntime({ workspace, ...(cli ? { workers: { command: { command: process.execPath, args: [cli, 'worker'] }, max } } : {}) });
+}
+
+/** Ms from `start` to the task's first streamed text. */
+function firstText(task: TaskHandle, started: number): Promise<number> {
+  return new Promise((res) => {
+    const off = task.subscribe((e) => {
+      if (e.type !== 'text') return;
+      off();
+      res(performance.now() - started);
+    });
+  });
+}
+
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+
+async function dispatch(cli: string, server: FakeModelServer, workspace: string): Promise<{ cold: number; warm: number; rssMb: number }> {
+  const colds: number[] = [];
+  const warms: number[] = [];
+  let rss = 0;
+  for (let round = 0; round < 3; round++) {
+    const rt = runtime(cli, workspace, 1);
+    server.enqueue(...Array.from({ length: 6 }, (): FakeTurn => ({ blocks: [{ type: 'text', text: 'ok' }] })));
+    let t0 = performance.now();
+    const task = rt.startTask({ prompt: 'hi', provider: provider(server), mode: 'bypassPermissions' });
+    colds.push(await firstText(task, t0));
+    await task.settled();
+    for (let i = 0; i < 5; i++) {
+      t0 = performance.now();
+      const next = firstText(task, t0);
+      task.sendUserMessage('again');
+      warms.push(await next);
+      await task.settled();
+    }
+    const status = await rt.workerPool()!.refreshHealth(2000);
+    rss = Math.max(rss, ...status.workers.map((w) => w.rssBytes ?? 0));
+    rt.dispose();
+    await rt.shutdownWorkers();
+  }
+  return { cold: median(colds), warm: median(warms), rssMb: rss / (1024 * 1024) };
+}
+
+async function hostBlock(cli: string | null, server: FakeModelServer, workspace: string): Promise<number> {
+  const long = 'The agent streams a long answer in small chunks while other tasks run commands. '.repeat(420); // ~8k tokens
+  const turns: FakeTurn[] = [];
+  for (let i = 0; i < 4; i++) turns.push({ blocks: [{ type: 'text', text: long }, { type: 'tool_use', name: 'Bash', input: { command: 'ls -la / > /dev/null; echo ran' } }], chunkSize: 4 });
+  for (let i = 0; i < 4; i++) turns.push({ blocks: [{ type: 'text', text: 'Done.' }] });
+  server.enqueue(...turns);
+  const rt = runtime(cli, workspace, 4);
+  const h = monitorEventLoopDelay({ resolution: 5 });
+  h.enable();
+  const tasks = Array.from({ length: 4 }, (_, i) => rt.startTask({ prompt: `task ${i}`, provider: provider(server), mode: 'bypassPermissions' }));
+  const done = await Promise.all(tasks.map((t) => t.settled()));
+  h.disable();
+  if (done.some((d) => d.status !== 'completed')) throw new Error(`a task did not complete: ${done.map((d) => d.status).join(', ')}`);
+  rt.dispose();
+  await rt.shutdownWorkers();
+  return h.max / 1e6;
+}
+
+async function main() {
+  const cli = await cliBundle();
+  const workspace = mkdtempSync(join(tmpdir(), 'keel-bench-pool-'));
+  const server = await startFakeModelServer();
+  try {
+    const d = await dispatch(cli, server, workspace);
+    // In-host first, then with workers; each twice, the better (lower) of each kept.
+    const inHost = Math.min(await hostBlock(null, server, workspace), await hostBlock(null, server, workspace));
+    const withWorkers = Math.min(await hostBlock(cli, server, workspace), await hostBlock(cli, server, workspace));
+    const result = {
+      warm_vs_cold_dispatch_ratio: Number((d.cold / d.warm).toFixed(1)),
+      cold_dispatch_ms: Number(d.cold.toFixed(1)),
+      warm_dispatch_ms: Number(d.warm.toFixed(1)),
+      idle_worker_rss_mb: Number(d.rssMb.toFixed(1)),
+      host_max_event_loop_block_ms: Number(withWorkers.toFixed(1)),
+      in_host_max_event_loop_block_ms: Number(inHost.toFixed(1)),
+      host_block_ratio_vs_in_host: Number((withWorkers / inHost).toFixed(2)),
+      parallel_speedup_4_workers: null,
+      cores: availableParallelism(),
+      node: process.version,
+    };
+    process.stdout.write(`${JSON.stringify(result)}\n`);
+  } finally {
+    await server.close();
+  }
+}
+void main().catch((err: unknown) => {
+  process.stderr.write(`pool bench: ${err instanceof Error ? err.stack : String(err)}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,97 @@
+import { ProcessActivity } from '../core/agents/processActivity';
+import { HookApprovals } from '../core/hooks/approvals';
+import { hookSources, loadHooksConfig } from '../core/hooks/config';
+import type { McpToolSource } from '../core/mcp/toolSource';
+import type { WorkerCommand } from '../core/workers/spawnWorker';
+import { TaskRuntime } from '../core/runtime/taskRuntime';
+import { loadSandboxSettings } from '../core/sandbox/settings';
+import { readUserPassEnv } from '../core/security/passEnv';
+import { cliAdvice } from './advice';
+import type { RunArgs } from './args';
+import { DEFAULT_MEMORY_SETTINGS, MEMORY_OFF } from '../core/memory/settings';
+import { describe } from './hooks';
+
+/**
+ * The runtime of a headless run (`keel run`, `keel loop`): the task runtime with the settings
+ * files' pass-env and sandbox, and the process's activity (hooks, status board, status socket).
+ * Hooks of the workspace's own files run only once approved (`keel hooks approve`, or
+ * `--approve-project-hooks` which approves them here first); the others are listed on stderr.
+ * `mcp`: the run's MCP hub, when servers are configured (its owner disposes of it).
+ */
+export interface CliRuntime {
+  runtime: TaskRuntime;
+  activity: ProcessActivity;
+  dispose(): void;
+}
+
+export async function createCliRuntime(args: RunArgs, ownerLabel: string, mcp?: McpToolSource): Promise<CliRuntime> {
+  const warn = (message: string) => process.stderr.write(`keel: ${message}\n`);
+  // Variables passed to tool processes: --pass-env, and passEnv in ~/.keel/settings.json (never
+  // a project's own files: a cloned repository must not be able to ask for the keys).
+  const userPassEnv = readUserPassEnv();
+  for (const p of userPassEnv.problems) warn(p);
+  // The Bash sandbox from the settings files' `sandbox` sections (a project may only tighten it).
+  const sandbox = loadSandboxSettings({ workspace: args.workspace });
+  for (const p of sandbox.problems) warn(`sandbox settings: ${p}`);
+  // Keel's home for this run: approvals and the status socket live beside the tasks.
+  const keelHome = args.storage;
+  if (args.approveProjectHooks) approveProjectHooks(args.workspace, keelHome);
+  // Hooks get the environment of tool processes, which the runtime (created next) owns.
+  const late: { runtime?: TaskRuntime } = {};
+  const log = (level: 'info' | 'warn' | 'error', message: string) => {
+    if (level !== 'info') warn(message);
+  };
+  const activity = new ProcessActivity({
+    workspace: args.workspace,
+    keelHome,
+    environment: () => late.runtime?.secrets.environment() ?? {},
+    log,
+    onUnapproved: (hooks) => {
+      const which = hooks.length === 1 ? 'a hook' : `${hooks.length} hooks`;
+      warn(`${which} of this workspace did not run: not approved yet (review with: keel hooks list; approve with: keel hooks approve, or keel run --approve-project-hooks)`);
+      for (const h of hooks) process.stderr.write(`  ${describe(h)}\n`);
+    },
+  });
+  const runtime = new TaskRuntime({
+    ...(mcp ? { mcp } : {}),
+    // --workers N: each turn loop runs in a worker process started from this same CLI bundle
+    // (a task that needs hooks or MCP servers still runs here: liveTask.ts).
+    ...(args.workers > 0 ? { workers: { command: cliWorkerCommand(), max: args.workers } } : {}),
+    workspace: args.workspace,
+    passEnv: [...new Set([...args.passEnv, ...userPassEnv.names])],
+    sandbox: sandbox.settings,
+    storageDir: args.storage,
+    // Project memory unless --no-memory or KEEL_MEMORY=off (docs/memory.md).
+    memory: args.memory ? DEFAULT_MEMORY_SETTINGS : MEMORY_OFF,
+    ownerLabel,
+    advise: cliAdvice,
+    hooks: activity.hooks,
+    feed: activity.feed,
+    log,
+  });
+  late.runtime = runtime;
+  await activity.start();
+  return {
+    runtime,
+    activity,
+    dispose: () => {
+      runtime.dispose();
+      activity.dispose();
+    },
+  };
+}
+
+function approveProjectHooks(workspace: string, keelHome: string): void {
+  const config = loadHooksConfig(hookSources(workspace));
+  const approvals = new HookApprovals(keelHome, workspace);
+  const pending = approvals.pending(config.hooks);
+  if (pending.length === 0) return;
+  approvals.approve(pending);
+  process.stderr.write(`keel: approved ${pending.length} hook${pending.length === 1 ? '' : 's'} of ${workspace} (--approve-project-hooks):\n`);
+  for (const h of pending) process.stderr.write(`  ${describe(h)}\n`);
+}
+
+/** The worker command of a CLI host: this bundle's `worker` subcommand, on this Node. */
+export function cliWorkerCommand(): WorkerCommand {
+  return { command: process.execPath, args: [process.argv[1] ?? 'keel', 'worker'] };
+}

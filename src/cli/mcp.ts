@@ -1,0 +1,262 @@
+import { resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import { McpApprovals } from '../core/mcp/approvals';
+import { describeTarget, loadMcpConfig, projectConfigPath, userConfigPath } from '../core/mcp/config';
+import { addServer, McpConfigEditError, removeServer } from '../core/mcp/configEdit';
+import { McpHub } from '../core/mcp/hub';
+import { modelToolName } from '../core/mcp/names';
+import type { McpServerSpec, McpServerStatus } from '../core/mcp/types';
+import { defaultStorage } from './args';
+
+export const MCP_HELP = `Usage:
+  keel mcp list [--json]                     configured servers, connected to show their state
+  keel mcp tools NAME [--json]               the tools of one server, as the model sees them
+  keel mcp add [--scope project|user] [-e KEY=VALUE]... NAME -- COMMAND [ARGS...]
+  keel mcp add --transport http|sse [--scope project|user] [-H 'Name: value']... NAME URL
+  keel mcp remove NAME [--scope project|user]
+  keel mcp approve NAME                      allow a project (.mcp.json) server in this workspace
+  keel mcp revoke NAME                       forget that answer (it is asked again)
+  keel mcp serve [--workspace DIR] [--mode MODE]
+                                             Keel's Read, Write, Edit, Bash, Glob, Grep as an
+                                             MCP server over stdio
+Options: --workspace DIR (default: current directory), --mcp-config FILE (list, tools; repeatable).
+Project servers come from DIR/.mcp.json, user servers from $KEEL_HOME/mcp.json (default ~/.keel).
+`;
+
+/**
+ * `keel mcp …`. Exit codes: 0 success, 1 a server could not be reached or a file could not be
+ * written, 2 bad usage.
+ */
+export async function mcpCommand(argv: string[]): Promise<number> {
+  const [sub, ...rest] = argv;
+  // `keel mcp SUB --help` (before any `--`, after which words belong to the server's command line).
+  const own = rest.includes('--') ? rest.slice(0, rest.indexOf('--')) : rest;
+  if (sub !== undefined && (own.includes('--help') || own.includes('-h') || sub === '-h')) {
+    process.stdout.write(MCP_HELP);
+    return 0;
+  }
+  if (sub === 'serve') return (await import('./mcpServe')).mcpServeCommand(rest);
+  if (sub === 'add') return addCommand(rest);
+  let parsed;
+  try {
+    parsed = parseArgs({
+      args: rest,
+      allowPositionals: true,
+      options: { workspace: { type: 'string' }, json: { type: 'boolean' }, scope: { type: 'string' }, 'mcp-config': { type: 'string', multiple: true } },
+    });
+  } catch (err) {
+    return usage((err as Error).message);
+  }
+  const { values, positionals } = parsed;
+  const workspace = resolve(values.workspace ?? process.cwd());
+  const keelHome = defaultStorage(process.env);
+  const extraFiles = values['mcp-config'] ?? [];
+  switch (sub) {
+    case 'list':
+      return list(workspace, keelHome, extraFiles, Boolean(values.json));
+    case 'tools':
+      if (!positionals[0]) return usage('keel mcp tools needs a server name');
+      return tools(workspace, keelHome, extraFiles, positionals[0], Boolean(values.json));
+    case 'remove': {
+      const name = positionals[0];
+      if (!name) return usage('keel mcp remove needs a server name');
+      const scope = values.scope;
+      if (scope !== undefined && scope !== 'project' && scope !== 'user') return usage('--scope must be project or user');
+      const files = scope === 'user' ? [userConfigPath(keelHome)] : scope === 'project' ? [projectConfigPath(workspace)] : [projectConfigPath(workspace), userConfigPath(keelHome)];
+      try {
+        for (const file of files) {
+          if (removeServer(file, name)) {
+            process.stdout.write(`removed MCP server "${name}" from ${file}\n`);
+            return 0;
+          }
+        }
+      } catch (err) {
+        if (err instanceof McpConfigEditError) return fail(err.message);
+        throw err;
+      }
+      return fail(`no MCP server named "${name}" in ${files.join(' or ')}`);
+    }
+    case 'approve':
+    case 'revoke': {
+      const name = positionals[0];
+      if (!name) return usage(`keel mcp ${sub} needs a server name`);
+      return approval(sub, workspace, keelHome, name);
+    }
+    case undefined:
+    case 'help':
+    case '--help':
+      process.stdout.write(MCP_HELP);
+      return sub === undefined ? 2 : 0;
+    default:
+      return usage(`unknown mcp subcommand "${sub}"`);
+  }
+}
+
+async function list(workspace: string, keelHome: string, extraFiles: string[], json: boolean): Promise<number> {
+  const hub = new McpHub({ workspace, keelHome, extraConfigFiles: extraFiles, log: quietLog });
+  try {
+    await hub.start();
+    const servers = hub.status();
+    if (json) {
+      process.stdout.write(`${JSON.stringify({ servers, problems: hub.problems })}\n`);
+      return 0;
+    }
+    for (const p of hub.problems) process.stderr.write(`keel mcp: ${p.source}: ${p.message}\n`);
+    if (servers.length === 0) {
+      process.stdout.write(`No MCP servers configured (looked in ${projectConfigPath(workspace)} and ${userConfigPath(keelHome)}).\n`);
+      return 0;
+    }
+    for (const s of servers) process.stdout.write(`${line(s)}\n`);
+    return 0;
+  } finally {
+    await hub.dispose();
+  }
+}
+
+function line(s: McpServerStatus): string {
+  const state =
+    s.approval === 'pending'
+      ? `not approved — run: keel mcp approve ${s.name}`
+      : s.approval === 'rejected'
+        ? 'rejected in this workspace'
+        : s.phase === 'ready'
+          ? `ready (${s.tools.length} tool${s.tools.length === 1 ? '' : 's'}${s.via === 'sse' && s.transport === 'http' ? ', via SSE' : ''})`
+          : `${s.phase}${s.lastError ? `: ${s.lastError}` : ''}`;
+  return `${s.name}  [${s.scope}, ${s.transport}]  ${state}\n    ${s.target}`;
+}
+
+async function tools(workspace: string, keelHome: string, extraFiles: string[], name: string, json: boolean): Promise<number> {
+  const hub = new McpHub({ workspace, keelHome, extraConfigFiles: extraFiles, log: quietLog });
+  try {
+    const status = hub.status().find((s) => s.name === name);
+    if (!status) return fail(`no MCP server named "${name}"`);
+    if (status.approval === 'pending') return fail(`"${name}" comes from ${projectConfigPath(workspace)} and is not approved in this workspace: keel mcp approve ${name}`);
+    if (status.approval === 'rejected') return fail(`"${name}" was rejected in this workspace (keel mcp revoke ${name} to be asked again)`);
+    await hub.start([name]);
+    const now = hub.status().find((s) => s.name === name)!;
+    if (now.phase !== 'ready') return fail(`MCP server "${name}" is ${now.phase}${now.lastError ? `: ${now.lastError}` : ''}`);
+    const taken = new Set<string>();
+    const rows = [...now.tools]
+      .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
+      .map((t) => {
+        const modelName = modelToolName(name, t.name, taken);
+        taken.add(modelName);
+        return { name: t.name, modelName, description: t.description, readOnlyHint: t.readOnlyHint, inputSchema: t.inputSchema };
+      });
+    if (json) process.stdout.write(`${JSON.stringify({ server: name, tools: rows })}\n`);
+    else for (const r of rows) process.stdout.write(`${r.modelName}\n    ${r.description.split('\n')[0] ?? ''}\n`);
+    return 0;
+  } finally {
+    await hub.dispose();
+  }
+}
+
+function approval(sub: 'approve' | 'revoke', workspace: string, keelHome: string, name: string): number {
+  const config = loadMcpConfig({ workspace, keelHome });
+  const server = config.servers.find((s) => s.name === name);
+  const approvals = new McpApprovals(keelHome, workspace);
+  if (sub === 'revoke') {
+    const had = approvals.revoke(name);
+    process.stdout.write(had ? `forgot the answer about "${name}" in ${workspace}; it will be asked for again\n` : `nothing was recorded about "${name}" in ${workspace}\n`);
+    return 0;
+  }
+  if (!server) return fail(`no MCP server named "${name}" in ${projectConfigPath(workspace)}`);
+  if (server.scope !== 'project') {
+    process.stdout.write(`"${name}" is a ${server.scope} server; it needs no approval\n`);
+    return 0;
+  }
+  const target = describeTarget(server.resolved ?? server.template);
+  approvals.decide(server, 'approved', target);
+  process.stdout.write(`approved "${name}" in ${workspace}:\n    ${target}\n`);
+  return 0;
+}
+
+/** `keel mcp add`: everything after `--` is the server's command line, untouched. */
+function addCommand(argv: string[]): number {
+  const dash = argv.indexOf('--');
+  const head = dash >= 0 ? argv.slice(0, dash) : argv;
+  const commandLine = dash >= 0 ? argv.slice(dash + 1) : [];
+  let parsed;
+  try {
+    parsed = parseArgs({
+      args: head,
+      allowPositionals: true,
+      options: {
+        transport: { type: 'string', short: 't' },
+        scope: { type: 'string', short: 's' },
+        env: { type: 'string', short: 'e', multiple: true },
+        header: { type: 'string', short: 'H', multiple: true },
+        workspace: { type: 'string' },
+      },
+    });
+  } catch (err) {
+    return usage((err as Error).message);
+  }
+  const { values, positionals } = parsed;
+  const [name, ...more] = positionals;
+  if (!name) return usage('keel mcp add needs a server name');
+  const transport = values.transport ?? 'stdio';
+  const scope = values.scope ?? 'project';
+  if (scope !== 'project' && scope !== 'user') return usage('--scope must be project or user');
+  const workspace = resolve(values.workspace ?? process.cwd());
+  const keelHome = defaultStorage(process.env);
+  let spec: McpServerSpec;
+  if (transport === 'stdio') {
+    const words = [...more, ...commandLine];
+    if (words.length === 0) return usage('keel mcp add NAME -- COMMAND [ARGS...] needs a command');
+    if (values.header) return usage('-H/--header is for http and sse servers');
+    const env: Record<string, string> = {};
+    for (const kv of values.env ?? []) {
+      const eq = kv.indexOf('=');
+      if (eq <= 0) return usage(`-e needs KEY=VALUE (got "${kv}")`);
+      env[kv.slice(0, eq)] = kv.slice(eq + 1);
+    }
+    spec = { transport: 'stdio', command: words[0]!, args: words.slice(1), env };
+  } else if (transport === 'http' || transport === 'sse') {
+    if (more.length !== 1 || commandLine.length > 0) return usage(`keel mcp add --transport ${transport} NAME URL takes exactly one URL`);
+    if (values.env) return usage('-e/--env is for stdio servers');
+    const headers: Record<string, string> = {};
+    for (const h of values.header ?? []) {
+      const colon = h.indexOf(':');
+      if (colon <= 0) return usage(`-H needs 'Name: value' (got "${h}")`);
+      headers[h.slice(0, colon).trim()] = h.slice(colon + 1).trim();
+    }
+    try {
+      const u = new URL(more[0]!);
+      if (u.protocol !== 'http:' && u.protocol !== 'https:') return usage(`the URL must be http or https (got ${u.protocol})`);
+    } catch {
+      return usage(`"${more[0]}" is not a URL`);
+    }
+    spec = { transport, url: more[0]!, headers };
+  } else {
+    return usage(`--transport must be stdio, http or sse (got "${transport}")`);
+  }
+  const file = scope === 'user' ? userConfigPath(keelHome) : projectConfigPath(workspace);
+  try {
+    addServer(file, name, spec);
+  } catch (err) {
+    if (err instanceof McpConfigEditError) return fail(err.message);
+    throw err;
+  }
+  // The person typed this command themselves: a project server they add is approved as written.
+  if (scope === 'project') {
+    const added = loadMcpConfig({ workspace, keelHome }).servers.find((s) => s.name === name && s.scope === 'project');
+    if (added) new McpApprovals(keelHome, workspace).decide(added, 'approved', describeTarget(added.resolved ?? added.template));
+  }
+  process.stdout.write(`added MCP server "${name}" (${spec.transport}) to ${file}\n    ${describeTarget(spec)}\n`);
+  return 0;
+}
+
+const quietLog = (level: 'info' | 'warn' | 'error', message: string) => {
+  if (level !== 'info') process.stderr.write(`keel: ${message}\n`);
+};
+
+function fail(msg: string): number {
+  process.stderr.write(`keel mcp: ${msg}\n`);
+  return 1;
+}
+
+function usage(msg: string): number {
+  process.stderr.write(`keel mcp: ${msg}\n\n${MCP_HELP}`);
+  return 2;
+}

@@ -1,0 +1,43 @@
+import { existsSync, statSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import { StdioServerTransport } from '@modelcontextprotocol/server/stdio';
+import { createKeelMcpServer } from '../core/mcp/keelServer';
+import type { PermissionMode } from '../core/runtime/types';
+import { VERSION } from './help';
+
+const MODES = ['default', 'acceptEdits', 'plan', 'dontAsk', 'bypassPermissions'] as const;
+
+/**
+ * `keel mcp serve --workspace DIR [--mode MODE]`: Keel's own tools over stdio for any MCP client
+ * until the client closes stdin. Nothing but protocol goes to stdout; diagnostics go to stderr.
+ * Exit codes: 0 when the client disconnects, 2 on bad usage.
+ */
+export async function mcpServeCommand(argv: string[]): Promise<number> {
+  let values;
+  try {
+    values = parseArgs({ args: argv, options: { workspace: { type: 'string' }, mode: { type: 'string' } } }).values;
+  } catch (err) {
+    process.stderr.write(`keel mcp serve: ${(err as Error).message}\n`);
+    return 2;
+  }
+  const workspace = resolve(values.workspace ?? process.cwd());
+  if (!existsSync(workspace) || !statSync(workspace).isDirectory()) {
+    process.stderr.write(`keel mcp serve: the workspace ${workspace} is not a folder\n`);
+    return 2;
+  }
+  const mode = (values.mode ?? 'default') as PermissionMode;
+  if (!(MODES as readonly string[]).includes(mode)) {
+    process.stderr.write(`keel mcp serve: --mode must be one of ${MODES.join(', ')} (got "${values.mode}")\n`);
+    return 2;
+  }
+  const server = createKeelMcpServer({ workspace, mode, version: VERSION });
+  const transport = new StdioServerTransport();
+  const closed = new Promise<void>((res) => {
+    server.onclose = () => res();
+  });
+  await server.connect(transport);
+  process.stderr.write(`keel mcp serve: serving Read, Write, Edit, Bash, Glob, Grep on ${workspace} (mode ${mode})\n`);
+  await closed;
+  return 0;
+}

@@ -1,0 +1,161 @@
+import { createHash } from 'node:crypto';
+import { readFileSync, statSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { join } from 'node:path';
+import { z } from 'zod';
+import { compileMatcher } from './matcher';
+import { isHookEventName, type ConfiguredHook, type HookEventName, type HookScope } from './types';
+
+/**
+ * The `hooks` sections of the settings files Keel already reads, in Claude Code's schema:
+ * `{"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "…",
+ * "timeout": 30}]}]}}`. User hooks (`~/.keel/settings.json`) are trusted; the workspace's
+ * `.claude/settings.json`, `.claude/settings.local.json`, `.keel/settings.json` and
+ * `.keel/settings.local.json` come with the repository and run only once approved (approvals.ts).
+ * A hook configured twice runs once. Never throws: what cannot be used is reported in `problems`
+ * and left out (a malformed hook never runs, and never stops the others).
+ */
+export interface HookSource {
+  path: string;
+  scope: HookScope;
+}
+
+export interface HooksConfig {
+  hooks: ConfiguredHook[];
+  problems: string[];
+  /** Identity of the files read (path, mtime, size), to notice changes. */
+  stamp: string;
+}
+
+/** The files hooks are read from, user first (its copy of a duplicated hook is the one kept). */
+export function hookSources(workspace: string, home: string = homedir()): HookSource[] {
+  return [
+    { path: join(home, '.keel', 'settings.json'), scope: 'user' },
+    { path: join(workspace, '.claude', 'settings.json'), scope: 'project' },
+    { path: join(workspace, '.claude', 'settings.local.json'), scope: 'local' },
+    { path: join(workspace, '.keel', 'settings.json'), scope: 'project' },
+    { path: join(workspace, '.keel', 'settings.local.json'), scope: 'local' },
+  ];
+}
+
+const handlerSchema = z.looseObject({
+  type: z.string(),
+  command: z.string().optional(),
+  args: z.array(z.string()).optional(),
+  timeout: z.number().positive().optional(),
+  if: z.string().optional(),
+});
+const groupSchema = z.looseObject({ matcher: z.string().optional(), hooks: z.array(z.unknown()) });
+const fileSchema = z.looseObject({ hooks: z.record(z.string(), z.unknown()).optional(), disableAllHooks: z.boolean().optional() });
+
+export function fingerprintOf(h: Pick<ConfiguredHook, 'event' | 'matcher' | 'command' | 'args' | 'timeout' | 'if'>): string {
+  const canonical = [h.event, h.matcher ?? '', h.command, h.args ?? null, h.timeout ?? null, h.if ?? null];
+  return createHash('sha256').update(JSON.stringify(canonical)).digest('hex');
+}
+
+export function stampOf(sources: HookSource[]): string {
+  return sources
+    .map((s) => {
+      try {
+        const st = statSync(s.path);
+        return `${s.path}:${st.mtimeMs}:${st.size}`;
+      } catch {
+        return `${s.path}:-`;
+      }
+    })
+    .join('|');
+}
+
+/**
+ * Reads every source. `disableAllHooks: true` in the user file turns every hook off; in a
+ * workspace file it turns off the workspace's hooks only (a repository cannot switch off the
+ * person's own hooks).
+ */
+export function loadHooksConfig(sources: HookSource[]): HooksConfig {
+  const problems: string[] = [];
+  const hooks: ConfiguredHook[] = [];
+  const seen = new Set<string>();
+  let userOff = false;
+  let workspaceOff = false;
+  for (const src of sources) {
+    const json = readJson(src.path, problems);
+    if (json === undefined) continue;
+    const parsed = fileSchema.safeParse(json);
+    if (!parsed.success) {
+      problems.push(`${src.path}: not a settings object; its hooks are ignored`);
+      continue;
+    }
+    if (parsed.data.disableAllHooks) {
+      if (src.scope === 'user') userOff = true;
+      else workspaceOff = true;
+    }
+    for (const [event, groups] of Object.entries(parsed.data.hooks ?? {})) {
+      if (!isHookEventName(event)) {
+        problems.push(`${src.path}: hooks.${event}: Keel does not fire this event; its hooks are ignored`);
+        continue;
+      }
+      if (!Array.isArray(groups)) {
+        problems.push(`${src.path}: hooks.${event} must be a list of matcher groups; ignored`);
+        continue;
+      }
+      groups.forEach((g, gi) => readGroup(src, event, g, `hooks.${event}[${gi}]`, problems, (h) => {
+        if (seen.has(h.fingerprint)) return;
+        seen.add(h.fingerprint);
+        hooks.push(h);
+      }));
+    }
+  }
+  const kept = hooks.filter((h) => !userOff && !(workspaceOff && h.scope !== 'user'));
+  return { hooks: kept, problems, stamp: stampOf(sources) };
+}
+
+function readGroup(src: HookSource, event: HookEventName, raw: unknown, where: string, problems: string[], add: (h: ConfiguredHook) => void): void {
+  const group = groupSchema.safeParse(raw);
+  if (!group.success) {
+    problems.push(`${src.path}: ${where} needs a "hooks" list; ignored`);
+    return;
+  }
+  const matcher = group.data.matcher;
+  const compiled = compileMatcher(matcher);
+  if (!compiled.ok) {
+    problems.push(`${src.path}: ${where}: ${compiled.error}; its hooks never run`);
+    return;
+  }
+  group.data.hooks.forEach((h, hi) => {
+    const handler = handlerSchema.safeParse(h);
+    const at = `${where}.hooks[${hi}]`;
+    if (!handler.success) {
+      problems.push(`${src.path}: ${at}: ${handler.error.issues.map((i) => `${i.path.join('.') || 'value'}: ${i.message}`).join('; ')}; ignored`);
+      return;
+    }
+    const d = handler.data;
+    if (d.type !== 'command') {
+      problems.push(`${src.path}: ${at}: "${d.type}" hooks are not supported by Keel (only "command"); ignored`);
+      return;
+    }
+    if (!d.command || !d.command.trim()) {
+      problems.push(`${src.path}: ${at}: a command hook needs a "command"; ignored`);
+      return;
+    }
+    const base = { event, matcher, command: d.command, timeout: d.timeout, ...(d.args ? { args: d.args } : {}), ...(d.if !== undefined ? { if: d.if } : {}) };
+    add({ ...base, scope: src.scope, source: src.path, fingerprint: fingerprintOf(base) });
+  });
+}
+
+function readJson(path: string, problems: string[]): unknown {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code !== 'ENOENT' && code !== 'ENOTDIR') problems.push(`${path}: cannot be read (${(err as Error).message}); its hooks are ignored`);
+    return undefined;
+  }
+  if (text.trim() === '') return undefined;
+  try {
+    return JSON.parse(text) as unknown;
+  } catch (err) {
+    problems.push(`${path}: not valid JSON (${(err as Error).message}); its hooks are ignored`);
+    return undefined;
+  }
+}

@@ -1,0 +1,77 @@
+import type { ConfiguredHook, HookInput } from './types';
+
+/**
+ * Claude Code's matcher rules (https://code.claude.com/docs/en/hooks#matcher-patterns):
+ * - `"*"`, `""` or no matcher: every occurrence;
+ * - only letters, digits, `_`, `-`, spaces, `,` and `|`: an exact name, or a list of exact names
+ *   separated by `|` or `,` (surrounding spaces ignored);
+ * - anything else: a JavaScript regular expression, unanchored (`Edit.*` also matches `NotebookEdit`).
+ * What is matched depends on the event (the tool name for tool events, `source` for SessionStart,
+ * …); events without matcher support ignore the matcher. Pure.
+ */
+export type CompiledMatcher = { ok: true; test(value: string): boolean } | { ok: false; error: string };
+
+const EXACT = /^[A-Za-z0-9_\- ,|]*$/;
+
+export function compileMatcher(matcher: string | undefined): CompiledMatcher {
+  const m = matcher ?? '';
+  if (m === '' || m === '*') return { ok: true, test: () => true };
+  if (EXACT.test(m)) {
+    const names = m
+      .split(/[|,]/)
+      .map((s) => s.trim())
+      .filter((s) => s !== '');
+    return { ok: true, test: (v) => names.includes(v) };
+  }
+  try {
+    const re = new RegExp(m);
+    return { ok: true, test: (v) => re.test(v) };
+  } catch (err) {
+    return { ok: false, error: `matcher ${JSON.stringify(m)} is not a valid regular expression (${(err as Error).message})` };
+  }
+}
+
+/** The value an event's matcher is tested against, or null when the event has no matcher support. */
+export function matchValue(input: HookInput): string | null {
+  switch (input.hook_event_name) {
+    case 'PreToolUse':
+    case 'PostToolUse':
+    case 'PermissionRequest':
+      return input.tool_name;
+    case 'SessionStart':
+      return input.source;
+    case 'SessionEnd':
+      return input.reason;
+    case 'Notification':
+      return input.notification_type;
+    case 'PreCompact':
+      return input.trigger;
+    case 'SubagentStop':
+      return input.agent_type;
+    case 'UserPromptSubmit':
+    case 'Stop':
+      return null;
+  }
+}
+
+/**
+ * Whether `hook` runs for `input`: same event, its matcher matches (an invalid regular expression
+ * matches nothing), and its `if` names this tool. Claude Code's `if` holds one permission rule
+ * (`Bash(rm *)`); Keel checks the rule's tool name only and runs the hook for every call of that
+ * tool — as Claude Code does when it cannot parse a command: the filter fails open, the hook
+ * itself decides. On events that are not tool events, a hook with `if` never runs (as in Claude Code).
+ */
+export function hookMatches(hook: ConfiguredHook, input: HookInput): boolean {
+  if (hook.event !== input.hook_event_name) return false;
+  const value = matchValue(input);
+  if (value !== null) {
+    const m = compileMatcher(hook.matcher);
+    if (!m.ok || !m.test(value)) return false;
+  }
+  if (hook.if !== undefined) {
+    if (!('tool_name' in input)) return false;
+    const tool = /^\s*([^\s(]+)/.exec(hook.if)?.[1];
+    if (tool !== undefined && tool !== input.tool_name) return false;
+  }
+  return true;
+}

@@ -1,0 +1,216 @@
+import { existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { z } from 'zod';
+import { writeFileAtomicSync } from '../store/atomicFile';
+import { DEFAULT_MAX_ITERATIONS, DEFAULT_STOP_WORD, progressDigest, type LoopSettings } from './judge';
+
+/**
+ * A loop's files, under `<workspace>/.keel/loop/<name>/` (docs/loop.md):
+ * - `anchor.md`: the goal, read by every iteration (the person may edit it between iterations);
+ * - `progress.md`: the loop's working file, kept current by the agent;
+ * - `guardrails.md`: errors seen 3 or more times, appended by Keel, read by every iteration;
+ * - `state.json`: iteration, verdicts and reasons — what a reloaded window continues from;
+ * - `history/<n>.md`: the progress file after iteration n (the loop panel shows the changes).
+ */
+export const LOOP_STATUSES = ['active', 'continuing', 'complete', 'stalled', 'cancelled'] as const;
+export type LoopStatus = (typeof LOOP_STATUSES)[number];
+
+const iterationSchema = z.object({
+  n: z.number().int().positive(),
+  taskId: z.string(),
+  startedAt: z.number(),
+  endedAt: z.number().optional(),
+  status: z.string().optional(),
+  stopReason: z.string().optional(),
+  finalMessage: z.string().optional(),
+  verdict: z.enum(['complete', 'stalled', 'continue']).optional(),
+  reasons: z.array(z.string()).default([]),
+  checkpoint: z.object({ ref: z.string(), commit: z.string() }).optional(),
+  costUsd: z.number().optional(),
+});
+export type IterationRecord = z.infer<typeof iterationSchema>;
+
+const settingsSchema = z.object({
+  maxIterations: z.number().int().positive(),
+  stopWord: z.string(),
+  promise: z.string().optional(),
+  checkpoints: z.boolean().default(false),
+});
+export type StoredLoopSettings = z.infer<typeof settingsSchema>;
+
+const stateSchema = z.object({
+  version: z.literal(1),
+  name: z.string(),
+  status: z.enum(LOOP_STATUSES),
+  settings: settingsSchema,
+  /** Iterations finished. */
+  iteration: z.number().int().nonnegative(),
+  iterations: z.array(iterationSchema),
+  progressDigests: z.array(z.string()),
+  stopReasons: z.array(z.string()),
+  errorCounts: z.record(z.string(), z.number()),
+  reasons: z.array(z.string()).default([]),
+  createdAt: z.number(),
+  updatedAt: z.number(),
+});
+export type LoopState = z.infer<typeof stateSchema>;
+
+export const LOOP_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
+
+export function loopsDir(workspace: string): string {
+  return join(workspace, '.keel', 'loop');
+}
+
+export function loopDir(workspace: string, name: string): string {
+  return join(loopsDir(workspace), name);
+}
+
+export interface LoopPaths {
+  dir: string;
+  anchor: string;
+  progress: string;
+  guardrails: string;
+  state: string;
+  history: string;
+}
+
+export function loopPaths(workspace: string, name: string): LoopPaths {
+  const dir = loopDir(workspace, name);
+  return { dir, anchor: join(dir, 'anchor.md'), progress: join(dir, 'progress.md'), guardrails: join(dir, 'guardrails.md'), state: join(dir, 'state.json'), history: join(dir, 'history') };
+}
+
+/** A loop name from its goal: lower-case words joined by dashes, at most 40 characters. */
+export function nameFromGoal(goal: string): string {
+  const slug = goal
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, '-')
+    .replace(/^-+|-+$/g, '')
+    .slice(0, 40)
+    .replace(/-+$/g, '');
+  return slug || 'loop';
+}
+
+/** Why `name` cannot name a loop, or null. */
+export function nameProblem(name: string): string | null {
+  if (!LOOP_NAME.test(name) || name === '.' || name === '..') return `"${name}" is not a loop name (letters, digits, ".", "_" and "-", starting with a letter or digit, at most 64)`;
+  return null;
+}
+
+export function defaultSettings(over: Partial<StoredLoopSettings> = {}): StoredLoopSettings {
+  return { maxIterations: DEFAULT_MAX_ITERATIONS, stopWord: DEFAULT_STOP_WORD, checkpoints: false, ...over };
+}
+
+export function judgeSettings(s: StoredLoopSettings): LoopSettings {
+  return { maxIterations: s.maxIterations, stopWord: s.stopWord, ...(s.promise !== undefined ? { promise: s.promise } : {}) };
+}
+
+const PROGRESS_TEMPLATE = '# Progress\n\nNothing yet. Record here what is done, what was learned and what comes next.\n';
+const GUARDRAILS_TEMPLATE = '# Guardrails\n\nErrors this loop ran into 3 or more times. Keel appends them here; every iteration reads them.\n';
+
+/**
+ * Creates a new loop's folder and files. Throws when it already exists (`existsLoop` first) or on
+ * I/O errors. The first progress file never holds the stop word (it would end the loop at once).
+ */
+export function createLoop(workspace: string, name: string, goal: string, settings: StoredLoopSettings, now = Date.now()): LoopState {
+  const p = loopPaths(workspace, name);
+  mkdirSync(p.history, { recursive: true });
+  writeFileSync(p.anchor, `${goal.trim()}\n`);
+  const progress = PROGRESS_TEMPLATE.includes(settings.stopWord) ? '' : PROGRESS_TEMPLATE;
+  writeFileSync(p.progress, progress);
+  writeFileSync(p.guardrails, GUARDRAILS_TEMPLATE);
+  keepProgress(workspace, name, 0, progress);
+  const state: LoopState = {
+    version: 1,
+    name,
+    status: 'active',
+    settings,
+    iteration: 0,
+    iterations: [],
+    progressDigests: [progressDigest(progress)],
+    stopReasons: [],
+    errorCounts: {},
+    reasons: [],
+    createdAt: now,
+    updatedAt: now,
+  };
+  saveState(workspace, state);
+  return state;
+}
+
+export function existsLoop(workspace: string, name: string): boolean {
+  return existsSync(loopPaths(workspace, name).state);
+}
+
+/** Reads a loop's state. Throws with a message for people when it is missing or unreadable. */
+export function readState(workspace: string, name: string): LoopState {
+  const path = loopPaths(workspace, name).state;
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (err) {
+    throw new Error((err as NodeJS.ErrnoException).code === 'ENOENT' ? `there is no loop "${name}" in ${workspace}` : `cannot read ${path}: ${(err as Error).message}`);
+  }
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch (err) {
+    throw new Error(`${path} is not valid JSON (${(err as Error).message})`);
+  }
+  const parsed = stateSchema.safeParse(json);
+  if (!parsed.success) throw new Error(`${path} is not a loop state: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`);
+  return parsed.data;
+}
+
+export function saveState(workspace: string, state: LoopState): void {
+  writeFileAtomicSync(loopPaths(workspace, state.name).state, `${JSON.stringify({ ...state, updatedAt: Date.now() }, null, 2)}\n`);
+}
+
+/** The loops of a workspace that have a readable state, by name. */
+export function listLoops(workspace: string): { states: LoopState[]; problems: string[] } {
+  const states: LoopState[] = [];
+  const problems: string[] = [];
+  let names: string[] = [];
+  try {
+    names = readdirSync(loopsDir(workspace));
+  } catch {
+    return { states, problems };
+  }
+  for (const name of names.sort()) {
+    if (nameProblem(name) || !existsLoop(workspace, name)) continue;
+    try {
+      states.push(readState(workspace, name));
+    } catch (err) {
+      problems.push((err as Error).message);
+    }
+  }
+  return { states, problems };
+}
+
+/** A text file's content, '' when it does not exist. */
+export function readText(path: string): string {
+  try {
+    return readFileSync(path, 'utf8');
+  } catch {
+    return '';
+  }
+}
+
+/** Keeps the progress file as it was after iteration `n` (at most 256 KB), for the loop panel's changes. */
+export function keepProgress(workspace: string, name: string, n: number, progress: string): void {
+  const p = loopPaths(workspace, name);
+  mkdirSync(p.history, { recursive: true });
+  writeFileSync(join(p.history, `${n}.md`), progress.length > 262_144 ? `${progress.slice(0, 262_144)}\n… (cut)\n` : progress);
+}
+
+/** The progress file after iteration `n` (0: as the loop started, when kept). */
+export function keptProgress(workspace: string, name: string, n: number): string | undefined {
+  const path = join(loopPaths(workspace, name).history, `${n}.md`);
+  return existsSync(path) ? readText(path) : undefined;
+}
+
+/** A name for a new loop from its goal (`nameFromGoal`), made unique in the workspace. */
+export function uniqueLoopName(workspace: string, goal: string): string {
+  const base = nameFromGoal(goal);
+  if (!existsLoop(workspace, base)) return base;
+  for (let i = 2; ; i++) if (!existsLoop(workspace, `${base}-${i}`)) return `${base}-${i}`;
+}

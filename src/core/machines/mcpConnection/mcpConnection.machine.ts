@@ -1,0 +1,248 @@
+import { assign, enqueueActions, fromCallback, fromPromise, setup, spawnChild, type EventObject } from 'xstate';
+import { backoffDelay } from '../../mcp/limits';
+import {
+  CALL_PREFIX,
+  McpConnectFailure,
+  READ_PREFIX,
+  type McpCallOutput,
+  type McpCallRequest,
+  type McpConnectionContext,
+  type McpConnectionEvent,
+  type McpConnectionInput,
+  type McpInitialized,
+  type McpReadOutput,
+  type McpVia,
+} from './types';
+
+export type { McpConnectionContext, McpConnectionEvent, McpConnectionInput } from './types';
+
+/**
+ * One MCP server connection (the catalog's mcp connection machine):
+ *
+ *   disconnected → connecting → (stdio | streamableHttp | sse) → initializing → ready.{idle,
+ *   toolCall, resourceRead} → error → restarting → connecting …
+ *
+ * `connecting` picks the transport from the configuration; `initializing` runs the MCP handshake
+ * and lists tools, resources and prompts. Streamable HTTP that answers with an old server's 4xx
+ * falls back to `sse` once. A failure anywhere is `error` (the connection is closed there); a
+ * retryable one restarts after a backoff (1, 2, 4, 8, 16 s by default, 30 s cap); when
+ * `maxRestartAttempts` (5) restarts in a row failed too, it stays in `error` until RESTART. A
+ * connection that stayed ready for `stableAfterMs` forgets its failed attempts. In `ready`, each
+ * tool call and resource read is a spawned child (`callTool` / `readResource`, ids `call:…` /
+ * `read:…`), so calls of several tasks run side by side; the substate shows what is in flight. A
+ * call that finds the HTTP session expired (404) re-initializes (`connecting`). Leaving `ready`
+ * stops every call in flight (their callers see no output and report the connection's
+ * `lastError`). `DISABLE` from anywhere closes the connection until `ENABLE`.
+ *
+ * No I/O here: every actor is a stub that the hub replaces (`machine.provide`) with real ones
+ * built on the MCP SDK. Snapshots are not persisted: a connection is live state, rebuilt by
+ * connecting again.
+ */
+const failureMessage = (error: unknown): string => (error instanceof Error ? error.message : String(error));
+const isRetryable = (error: unknown): boolean => !(error instanceof McpConnectFailure) || error.retryable;
+const childIdOf = (eventType: string): string => eventType.replace(/^xstate\.(done|error)\.actor\./, '');
+
+export const mcpConnectionMachine = setup({
+  types: {
+    context: {} as McpConnectionContext,
+    input: {} as McpConnectionInput,
+    events: {} as McpConnectionEvent,
+  },
+  actors: {
+    /** Spawns the server process (closing any previous connection first). */
+    openStdio: fromPromise<void, { server: string }>(async () => {
+      throw new McpConnectFailure('no MCP transport wired');
+    }),
+    /** Prepares a Streamable HTTP transport (no request yet: initialize is the first). */
+    openStreamableHttp: fromPromise<void, { server: string }>(async () => {
+      throw new McpConnectFailure('no MCP transport wired');
+    }),
+    /** Opens the legacy SSE stream and waits for its endpoint event. */
+    openSse: fromPromise<void, { server: string }>(async () => {
+      throw new McpConnectFailure('no MCP transport wired');
+    }),
+    /** The MCP handshake, then tools/resources/prompts lists; throws McpConnectFailure. */
+    initialize: fromPromise<McpInitialized, { server: string; via: McpVia }>(async () => {
+      throw new McpConnectFailure('no MCP client wired');
+    }),
+    /**
+     * Watches the live connection while ready: sends CONNECTION_LOST when it closes or breaks,
+     * TOOLS_UPDATED / RESOURCES_UPDATED / PROMPTS_UPDATED after a list_changed notification.
+     */
+    watchConnection: fromCallback<EventObject, { server: string }>(() => () => {}),
+    /** Closes the connection (kills a stdio server). Idempotent; never rejects. */
+    closeConnection: fromPromise<void, { server: string }>(async () => {}),
+    /** One tools/call; never rejects (failures are `{ok: false}`). */
+    callTool: fromPromise<McpCallOutput, McpCallRequest>(async () => ({ ok: false, kind: 'failed', message: 'no MCP client wired' })),
+    /** One resources/read; never rejects. */
+    readResource: fromPromise<McpReadOutput, { callId: string; uri: string; timeoutMs: number }>(async () => ({ ok: false, kind: 'failed', message: 'no MCP client wired' })),
+  },
+  delays: {
+    restartDelay: ({ context }) => backoffDelay(context.limits, context.attempts),
+    stableAfter: ({ context }) => context.limits.stableAfterMs,
+  },
+  guards: {
+    startsDisabled: ({ context }) => Boolean(context.disabled),
+    usesStdio: ({ context }) => context.transport === 'stdio',
+    usesSse: ({ context }) => context.transport === 'sse',
+    canFallBackToSse: ({ context }, p: { error: unknown }) => context.transport === 'http' && context.via === 'streamableHttp' && p.error instanceof McpConnectFailure && p.error.fallbackToSse,
+    canRestart: ({ context }) => context.retryable && context.attempts <= context.limits.maxRestartAttempts,
+    hasCalls: ({ context }) => context.calls.length > 0,
+    hasOnlyReads: ({ context }) => context.calls.length === 0 && context.reads.length > 0,
+    isIdle: ({ context }) => context.calls.length === 0 && context.reads.length === 0,
+    isInFlight: ({ context }, p: { id: string }) => context.calls.includes(p.id) || context.reads.includes(p.id),
+    sessionExpired: (_, p: { output: unknown }) => typeof p.output === 'object' && p.output !== null && (p.output as { kind?: unknown }).kind === 'session_expired',
+  },
+  actions: {
+    /** Drops a finished or cancelled call from the counters and from the children. */
+    forgetCall: enqueueActions(({ enqueue }, p: { id: string }) => {
+      enqueue.assign(({ context }) => ({ calls: context.calls.filter((c) => c !== p.id), reads: context.reads.filter((r) => r !== p.id) }));
+      enqueue.stopChild(p.id);
+    }),
+    stopAllCalls: enqueueActions(({ context, enqueue }) => {
+      for (const id of [...context.calls, ...context.reads]) enqueue.stopChild(id);
+      enqueue.assign({ calls: [], reads: [] });
+    }),
+  },
+}).createMachine({
+  id: 'mcpConnection',
+  context: ({ input }) => ({ ...input, via: null, attempts: 0, lastError: null, retryable: true, initialized: null, calls: [], reads: [] }),
+  initial: 'disconnected',
+  on: {
+    DISABLE: { target: '.disabled' },
+    STOP: { target: '.disconnected' },
+  },
+  states: {
+    disconnected: {
+      always: { guard: 'startsDisabled', target: 'disabled' },
+      invoke: { src: 'closeConnection', input: ({ context }) => ({ server: context.server }) },
+      // A fresh start: earlier failures (before a STOP) do not count against it.
+      on: {
+        CONNECT: { target: 'connecting', actions: assign({ attempts: 0 }) },
+        RESTART: { target: 'connecting', actions: assign({ attempts: 0 }) },
+        ENABLE: { target: 'connecting', actions: assign({ attempts: 0 }) },
+      },
+    },
+    connecting: {
+      entry: assign({ via: null }),
+      always: [{ guard: 'usesStdio', target: 'stdio' }, { guard: 'usesSse', target: 'sse' }, { target: 'streamableHttp' }],
+    },
+    stdio: {
+      entry: assign({ via: 'stdio' }),
+      invoke: {
+        src: 'openStdio',
+        input: ({ context }) => ({ server: context.server }),
+        onDone: 'initializing',
+        onError: { target: 'error', actions: assign({ lastError: ({ event }) => failureMessage(event.error), retryable: ({ event }) => isRetryable(event.error) }) },
+      },
+    },
+    streamableHttp: {
+      entry: assign({ via: 'streamableHttp' }),
+      invoke: {
+        src: 'openStreamableHttp',
+        input: ({ context }) => ({ server: context.server }),
+        onDone: 'initializing',
+        onError: { target: 'error', actions: assign({ lastError: ({ event }) => failureMessage(event.error), retryable: ({ event }) => isRetryable(event.error) }) },
+      },
+    },
+    sse: {
+      entry: assign({ via: 'sse' }),
+      invoke: {
+        src: 'openSse',
+        input: ({ context }) => ({ server: context.server }),
+        onDone: 'initializing',
+        onError: { target: 'error', actions: assign({ lastError: ({ event }) => failureMessage(event.error), retryable: ({ event }) => isRetryable(event.error) }) },
+      },
+    },
+    initializing: {
+      invoke: {
+        src: 'initialize',
+        input: ({ context }) => ({ server: context.server, via: context.via ?? 'stdio' }),
+        onDone: { target: 'ready', actions: assign({ initialized: ({ event }) => event.output, lastError: null, retryable: true }) },
+        onError: [
+          { guard: { type: 'canFallBackToSse', params: ({ event }) => ({ error: event.error }) }, target: 'sse' },
+          { target: 'error', actions: assign({ lastError: ({ event }) => failureMessage(event.error), retryable: ({ event }) => isRetryable(event.error) }) },
+        ],
+      },
+    },
+    ready: {
+      invoke: { src: 'watchConnection', input: ({ context }) => ({ server: context.server }) },
+      exit: 'stopAllCalls',
+      initial: 'idle',
+      states: {
+        idle: { always: [{ guard: 'hasCalls', target: 'toolCall' }, { guard: 'hasOnlyReads', target: 'resourceRead' }] },
+        toolCall: { always: [{ guard: 'hasOnlyReads', target: 'resourceRead' }, { guard: 'isIdle', target: 'idle' }] },
+        resourceRead: { always: [{ guard: 'hasCalls', target: 'toolCall' }, { guard: 'isIdle', target: 'idle' }] },
+      },
+      after: { stableAfter: { actions: assign({ attempts: 0 }) } },
+      on: {
+        CALL_TOOL: {
+          actions: [
+            spawnChild('callTool', {
+              id: ({ event }) => `${CALL_PREFIX}${(event as Extract<McpConnectionEvent, { type: 'CALL_TOOL' }>).callId}`,
+              input: ({ event }) => {
+                const e = event as Extract<McpConnectionEvent, { type: 'CALL_TOOL' }>;
+                return { callId: e.callId, tool: e.tool, args: e.args, timeoutMs: e.timeoutMs };
+              },
+            }),
+            assign({ calls: ({ context, event }) => [...context.calls, `${CALL_PREFIX}${event.callId}`] }),
+          ],
+        },
+        READ_RESOURCE: {
+          actions: [
+            spawnChild('readResource', {
+              id: ({ event }) => `${READ_PREFIX}${(event as Extract<McpConnectionEvent, { type: 'READ_RESOURCE' }>).callId}`,
+              input: ({ event }) => {
+                const e = event as Extract<McpConnectionEvent, { type: 'READ_RESOURCE' }>;
+                return { callId: e.callId, uri: e.uri, timeoutMs: e.timeoutMs };
+              },
+            }),
+            assign({ reads: ({ context, event }) => [...context.reads, `${READ_PREFIX}${event.callId}`] }),
+          ],
+        },
+        CANCEL_CALL: {
+          guard: { type: 'isInFlight', params: ({ event }) => ({ id: `${CALL_PREFIX}${event.callId}` }) },
+          actions: { type: 'forgetCall', params: ({ event }) => ({ id: `${CALL_PREFIX}${event.callId}` }) },
+        },
+        'xstate.done.actor.*': [
+          {
+            guard: { type: 'sessionExpired', params: ({ event }: { event: EventObject }) => ({ output: (event as { output?: unknown }).output }) },
+            target: 'connecting',
+            actions: [
+              { type: 'forgetCall', params: ({ event }: { event: EventObject }) => ({ id: childIdOf(event.type) }) },
+              assign({ lastError: 'the HTTP session expired (404); initializing a new one' }),
+            ],
+          },
+          { actions: { type: 'forgetCall', params: ({ event }: { event: EventObject }) => ({ id: childIdOf(event.type) }) } },
+        ],
+        // Call actors never reject; a bug that makes one reject still frees its slot.
+        'xstate.error.actor.*': { actions: { type: 'forgetCall', params: ({ event }: { event: EventObject }) => ({ id: childIdOf(event.type) }) } },
+        TOOLS_UPDATED: { actions: assign({ initialized: ({ context, event }) => (context.initialized ? { ...context.initialized, tools: event.tools } : null) }) },
+        RESOURCES_UPDATED: { actions: assign({ initialized: ({ context, event }) => (context.initialized ? { ...context.initialized, resources: event.resources } : null) }) },
+        PROMPTS_UPDATED: { actions: assign({ initialized: ({ context, event }) => (context.initialized ? { ...context.initialized, prompts: event.prompts } : null) }) },
+        CONNECTION_LOST: { target: 'error', actions: assign({ lastError: ({ event }) => event.reason, retryable: true }) },
+        RESTART: { target: 'connecting', actions: assign({ attempts: 0 }) },
+      },
+    },
+    error: {
+      entry: assign({ attempts: ({ context }) => context.attempts + 1, initialized: null }),
+      invoke: {
+        src: 'closeConnection',
+        input: ({ context }) => ({ server: context.server }),
+        onDone: { guard: 'canRestart', target: 'restarting' },
+      },
+      on: { RESTART: { target: 'connecting', actions: assign({ attempts: 0, lastError: null }) } },
+    },
+    restarting: {
+      after: { restartDelay: 'connecting' },
+      on: { RESTART: { target: 'connecting', actions: assign({ attempts: 0 }) } },
+    },
+    disabled: {
+      entry: assign({ initialized: null, disabled: true }),
+      invoke: { src: 'closeConnection', input: ({ context }) => ({ server: context.server }) },
+      on: { ENABLE: { target: 'connecting', actions: assign({ disabled: false, attempts: 0, lastError: null }) } },
+    },
+  },
+});
+
+export type McpConnectionMachine = typeof mcpConnectionMachine;

@@ -1,0 +1,205 @@
+import { assign, enqueueActions, fromCallback, setup, type EventObject } from 'xstate';
+import type { EvictionStrategy } from '../../workers/eviction';
+import { liveCount, planDispatch, type PoolRequest, type PoolWorker } from '../../workers/poolPlan';
+
+/**
+ * The worker pool: idle (no worker) → active → atCapacity (`max` workers alive; a task that needs
+ * a worker then gets one by evicting an idle worker of another task, by `strategy`, and starting
+ * a replacement) → active → idle; SHUTDOWN_ALL from any state → shuttingDown → stopped.
+ * Requests (a query waiting for a worker) are served in order by `planDispatch`; the machine
+ * performs its plan through named actions the pool provides: `spawnWorker`, `shutdownWorker`,
+ * `grant`, `reject`. Idle workers are reaped after `idleTimeoutMs` (REAP comes from `reaper`).
+ * A request gives up on its own (the query's wait limit) by sending WITHDRAW.
+ */
+export interface PoolInput {
+  max: number;
+  strategy: EvictionStrategy;
+  idleTimeoutMs: number;
+  /** Fresh workers tried for one request after one died before it was ready. */
+  spawnRetries: number;
+}
+
+export interface PoolContext extends PoolInput {
+  workers: PoolWorker[];
+  requests: PoolRequest[];
+  nextWorker: number;
+  stats: { spawned: number; evicted: number; crashed: number; reaped: number; rejected: number };
+}
+
+export type PoolEvent =
+  /** `overflow`: a sub-agent's request, which may start a worker beyond `max` (see planDispatch). */
+  | { type: 'REQUEST'; requestId: string; taskId: string; overflow?: boolean }
+  | { type: 'WITHDRAW'; requestId: string }
+  | { type: 'WORKER_READY'; workerId: string; pid: number }
+  | { type: 'WORKER_IDLE'; workerId: string; queriesProcessed: number }
+  | { type: 'WORKER_GONE'; workerId: string; crashed: boolean; reason: string }
+  /** The task is gone (forgotten, interrupted): its workers are free for any task. */
+  | { type: 'RELEASE_TASK'; taskId: string }
+  | { type: 'REAP' }
+  | { type: 'SHUTDOWN_ALL' };
+
+const full = (c: PoolContext) => liveCount(c.workers) >= c.max;
+
+export const poolMachine = setup({
+  types: {
+    context: {} as PoolContext,
+    input: {} as PoolInput,
+    events: {} as PoolEvent,
+  },
+  actors: {
+    /** Sends REAP now and then (provided by the pool; the default never does). */
+    reaper: fromCallback<EventObject, { idleTimeoutMs: number }>(() => () => undefined),
+  },
+  actions: {
+    spawnWorker: (_: unknown, _p: { workerId: string; taskId: string; requestId: string }) => {},
+    shutdownWorker: (_: unknown, _p: { workerId: string; reason: string; graceful: boolean }) => {},
+    grant: (_: unknown, _p: { requestId: string; workerId: string; taskId: string }) => {},
+    reject: (_: unknown, _p: { requestId: string; reason: string }) => {},
+    /** Serves what can be served now (see planDispatch) and performs the plan. */
+    dispatch: enqueueActions(({ context, enqueue }) => {
+      const plan = planDispatch(context, Date.now());
+      enqueue.assign({
+        workers: plan.workers,
+        requests: plan.requests,
+        nextWorker: plan.nextWorker,
+        stats: {
+          ...context.stats,
+          spawned: context.stats.spawned + plan.spawns.length,
+          evicted: context.stats.evicted + plan.evictions.length,
+          rejected: context.stats.rejected + plan.rejections.length,
+        },
+      });
+      for (const e of plan.evictions) enqueue({ type: 'shutdownWorker', params: { ...e, graceful: true } });
+      for (const s of plan.spawns) enqueue({ type: 'spawnWorker', params: s });
+      for (const g of plan.grants) enqueue({ type: 'grant', params: g });
+      for (const r of plan.rejections) enqueue({ type: 'reject', params: r });
+    }),
+    reapIdle: enqueueActions(({ context, enqueue }) => {
+      const now = Date.now();
+      const old = context.workers.filter((w) => w.state === 'ready' && now - w.lastActivityAt >= context.idleTimeoutMs);
+      if (old.length === 0) return;
+      enqueue.assign({
+        workers: context.workers.map((w) => (old.includes(w) ? { ...w, state: 'shuttingDown' as const } : w)),
+        stats: { ...context.stats, reaped: context.stats.reaped + old.length },
+      });
+      for (const w of old) enqueue({ type: 'shutdownWorker', params: { workerId: w.id, reason: `idle for ${Math.round(context.idleTimeoutMs / 1000)} s`, graceful: true } });
+    }),
+    shutdownEveryone: enqueueActions(({ context, enqueue }) => {
+      enqueue.assign({ workers: context.workers.map((w) => ({ ...w, state: 'shuttingDown' as const })), requests: [] });
+      for (const w of context.workers) if (w.state !== 'shuttingDown') enqueue({ type: 'shutdownWorker', params: { workerId: w.id, reason: 'the pool is shutting down', graceful: true } });
+      for (const r of context.requests) enqueue({ type: 'reject', params: { requestId: r.requestId, reason: 'the worker pool is shutting down' } });
+    }),
+  },
+  guards: {
+    hasWorkers: ({ context }) => context.workers.length > 0,
+    noWorkers: ({ context }) => context.workers.length === 0,
+    full: ({ context }) => full(context),
+    notFull: ({ context }) => !full(context),
+  },
+}).createMachine({
+  id: 'pool',
+  context: ({ input }) => ({ ...input, workers: [], requests: [], nextWorker: 1, stats: { spawned: 0, evicted: 0, crashed: 0, reaped: 0, rejected: 0 } }),
+  invoke: { src: 'reaper', input: ({ context }) => ({ idleTimeoutMs: context.idleTimeoutMs }) },
+  on: {
+    REQUEST: {
+      actions: [
+        assign({
+          requests: ({ context, event }) => [
+            ...context.requests,
+            { requestId: event.requestId, taskId: event.taskId, at: Date.now(), failedSpawns: 0, lastFailure: null, overflow: event.overflow === true },
+          ],
+        }),
+        'dispatch',
+      ],
+    },
+    WITHDRAW: {
+      actions: [
+        assign({
+          requests: ({ context, event }) => context.requests.filter((r) => r.requestId !== event.requestId),
+          // A worker started for it stays, free for whoever comes next.
+          workers: ({ context, event }) => context.workers.map((w) => (w.spawnedFor === event.requestId ? { ...w, spawnedFor: null, taskId: null } : w)),
+        }),
+        'dispatch',
+      ],
+    },
+    WORKER_READY: {
+      actions: [
+        assign({
+          workers: ({ context, event }) =>
+            context.workers.map((w) => {
+              if (w.id !== event.workerId || w.state !== 'starting') return w;
+              const stillWanted = context.requests.some((r) => r.requestId === w.spawnedFor);
+              return { ...w, state: 'ready' as const, pid: event.pid, spawnedFor: null, taskId: stillWanted ? w.taskId : null, lastActivityAt: Date.now() };
+            }),
+        }),
+        'dispatch',
+      ],
+    },
+    WORKER_IDLE: {
+      actions: [
+        assign({
+          workers: ({ context, event }) =>
+            context.workers.map((w) =>
+              w.id === event.workerId && w.state === 'busy' ? { ...w, state: 'ready' as const, requestId: null, queriesProcessed: event.queriesProcessed, lastActivityAt: Date.now() } : w,
+            ),
+        }),
+        'dispatch',
+      ],
+    },
+    WORKER_GONE: {
+      actions: [
+        assign(({ context, event }) => {
+          const gone = context.workers.find((w) => w.id === event.workerId);
+          const diedStarting = gone?.state === 'starting' && gone.spawnedFor !== null;
+          return {
+            workers: context.workers.filter((w) => w.id !== event.workerId),
+            requests: diedStarting
+              ? context.requests.map((r) => (r.requestId === gone!.spawnedFor ? { ...r, failedSpawns: r.failedSpawns + 1, lastFailure: event.reason } : r))
+              : context.requests,
+            stats: { ...context.stats, crashed: context.stats.crashed + (event.crashed ? 1 : 0) },
+          };
+        }),
+        'dispatch',
+      ],
+    },
+    RELEASE_TASK: {
+      actions: [
+        assign({ workers: ({ context, event }) => context.workers.map((w) => (w.taskId === event.taskId && w.state !== 'busy' ? { ...w, taskId: null } : w)) }),
+        'dispatch',
+      ],
+    },
+    REAP: { actions: ['reapIdle'] },
+    SHUTDOWN_ALL: { target: '.shuttingDown' },
+  },
+  initial: 'idle',
+  states: {
+    idle: { always: { guard: 'hasWorkers', target: 'active' } },
+    active: {
+      always: [
+        { guard: 'noWorkers', target: 'idle' },
+        { guard: 'full', target: 'atCapacity' },
+      ],
+    },
+    atCapacity: {
+      always: [
+        { guard: 'noWorkers', target: 'idle' },
+        { guard: 'notFull', target: 'active' },
+      ],
+    },
+    shuttingDown: {
+      entry: 'shutdownEveryone',
+      always: { guard: 'noWorkers', target: 'stopped' },
+      on: {
+        REQUEST: { actions: { type: 'reject', params: ({ event }) => ({ requestId: event.requestId, reason: 'the worker pool is shutting down' }) } },
+        WORKER_GONE: { actions: assign({ workers: ({ context, event }) => context.workers.filter((w) => w.id !== event.workerId) }) },
+        WITHDRAW: {},
+        WORKER_READY: {},
+        WORKER_IDLE: {},
+        RELEASE_TASK: {},
+        REAP: {},
+        SHUTDOWN_ALL: {},
+      },
+    },
+    stopped: { type: 'final' },
+  },
+});

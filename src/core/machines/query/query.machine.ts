@@ -1,0 +1,191 @@
+import { assign, fromCallback, fromPromise, sendParent, sendTo, setup, spawnChild, type EventObject } from 'xstate';
+import type { KeelError } from '../../../shared/domain/errors';
+import type { TaskEvent } from '../../../shared/domain/events';
+import { ZERO_USAGE, type ToolResultBlock } from '../../../shared/domain/messages';
+import type { PermissionMode } from '../../../shared/domain/permissionModes';
+import type { TurnInput, TurnOutput } from '../turn/types';
+
+/**
+ * One run of a task's agent loop on a worker, as the host (the owner of the task) sees it:
+ * pending (waiting for a worker, at most the wait limit) → processing (the query was sent) →
+ * streaming (the first event came back) → complete | error | cancelled; pending → rejected when
+ * no worker can take it in time. It stands in for the turn machine in the task machine (same
+ * input and output, same CANCEL / SET_MODE / SUBTASK_RESULT, and it relays the worker's Task calls
+ * to the task as SUBTASK_STARTED), so the task machine drives a remote turn exactly as a local one.
+ *
+ * A query is sent to a worker at most once. If the worker dies after that, the query ends in
+ * `error` with `worker_lost` (the task machine then marks the task interrupted): it is never run
+ * again by itself. A cancel is forwarded to the worker, which must answer (its output says
+ * cancelled); a worker that does not is killed by its own machine, and the query ends cancelled.
+ * The I/O is in two actors provided by the pool: `acquire` (a worker lease) and `execute` (the
+ * query on that worker, spawned once the lease is granted).
+ */
+export type QueryInput = TurnInput;
+
+/** A worker granted to one query; the pool provides it and `execute` uses it. */
+export interface WorkerLease {
+  workerId: string;
+  pid: number | null;
+}
+
+interface QueryContext extends QueryInput {
+  queryId: string;
+  lease: WorkerLease | null;
+  warm: boolean;
+  cancelRequested: boolean;
+  output: TurnOutput | null;
+  error: KeelError | null;
+}
+
+export type QueryEvent =
+  | { type: 'CANCEL' }
+  | { type: 'SET_MODE'; mode: PermissionMode }
+  | { type: 'SUBTASK_RESULT'; toolCallId: string; result: ToolResultBlock; summary: string }
+  /** From `execute`: the worker took the query (`session`). */
+  | { type: 'WORKER_STARTED'; sessionId: string; warm: boolean }
+  /** From `execute`: one event the worker's turn published. */
+  | { type: 'WORKER_EVENT'; event: TaskEvent }
+  /** From `execute`: a Task tool call the host must start a child task for. */
+  | { type: 'SUBTASK_START'; toolCallId: string; description: string; prompt: string }
+  | { type: 'QUERY_COMPLETE'; output: TurnOutput }
+  | { type: 'QUERY_FAILED'; error: KeelError }
+  /** From `execute`: the worker died or its connection broke while it had the query. */
+  | { type: 'WORKER_LOST'; reason: string };
+
+/** What a person reads when the worker of their task died. */
+export function workerLostMessage(reason: string): string {
+  return `The worker running this task stopped (${reason}). The task was interrupted; resume it to continue.`;
+}
+
+/** The name a query goes by: one per run and history length of a task, like a continuation key. */
+export function queryIdOf(input: QueryInput): string {
+  return `${input.taskId}:r${input.run}:h${input.messages.length}`;
+}
+
+const failedOutput = (context: QueryContext, error: KeelError): TurnOutput => ({
+  status: 'error',
+  stopReason: null,
+  messages: context.messages,
+  error,
+  usage: ZERO_USAGE,
+  costUsd: 0,
+  compactionFailures: context.compactionFailures,
+});
+
+export const queryMachine = setup({
+  types: {
+    context: {} as QueryContext,
+    input: {} as QueryInput,
+    output: {} as TurnOutput,
+    events: {} as QueryEvent,
+  },
+  actors: {
+    /** Resolves with a worker lease for this query (the task lock is held with it); rejects with the reason none can be had. */
+    acquire: fromPromise<WorkerLease, { queryId: string; taskId: string }>(async () => {
+      throw new Error('no worker pool wired');
+    }),
+    /** Runs the query on the leased worker; sends WORKER_* and QUERY_* back; takes CANCEL, SET_MODE, SUBTASK_RESULT. */
+    execute: fromCallback<EventObject, { queryId: string; lease: WorkerLease; input: QueryInput }>(({ sendBack }) => {
+      sendBack({ type: 'WORKER_LOST', reason: 'no worker wired' });
+    }),
+  },
+  actions: {
+    publish: (_: unknown, _event: TaskEvent | null) => {},
+  },
+  delays: {
+    /** How long a query may wait for a worker (provided by the pool). */
+    waitLimit: 5 * 60_000,
+  },
+  guards: {
+    outputCancelled: (_, p: { output: TurnOutput }) => p.output.error?.code === 'cancelled',
+    cancelRequested: ({ context }) => context.cancelRequested,
+  },
+}).createMachine({
+  id: 'query',
+  context: ({ input }) => ({ ...input, queryId: queryIdOf(input), lease: null, warm: false, cancelRequested: false, output: null, error: null }),
+  initial: 'pending',
+  on: {
+    CANCEL: { actions: [assign({ cancelRequested: true }), sendTo('execute', { type: 'CANCEL' })] },
+    SET_MODE: { actions: [assign({ mode: ({ event }) => event.mode }), sendTo('execute', ({ event }) => event)] },
+    SUBTASK_RESULT: { actions: sendTo('execute', ({ event }) => event) },
+    SUBTASK_START: { actions: sendParent(({ event }) => ({ type: 'SUBTASK_STARTED', toolCallId: event.toolCallId, description: event.description, prompt: event.prompt })) },
+    WORKER_STARTED: { actions: assign({ warm: ({ event }) => event.warm }) },
+    QUERY_COMPLETE: [
+      { guard: { type: 'outputCancelled', params: ({ event }) => ({ output: event.output }) }, target: '.cancelled', actions: assign({ output: ({ event }) => event.output }) },
+      { target: '.complete', actions: assign({ output: ({ event }) => event.output }) },
+    ],
+    QUERY_FAILED: { target: '.error', actions: assign({ error: ({ event }) => event.error }) },
+    WORKER_LOST: [
+      { guard: 'cancelRequested', target: '.cancelled' },
+      {
+        target: '.error',
+        actions: assign({
+          error: ({ event }) => ({
+            code: 'worker_lost' as const,
+            message: workerLostMessage(event.reason),
+            retryable: false,
+          }),
+        }),
+      },
+    ],
+  },
+  states: {
+    pending: {
+      invoke: {
+        src: 'acquire',
+        input: ({ context }) => ({ queryId: context.queryId, taskId: context.taskId }),
+        onDone: {
+          target: 'processing',
+          actions: [
+            assign({ lease: ({ event }) => event.output }),
+            spawnChild('execute', { id: 'execute', input: ({ context }) => ({ queryId: context.queryId, lease: context.lease!, input: turnInputOf(context) }) }),
+          ],
+        },
+        onError: {
+          target: 'rejected',
+          actions: assign({
+            error: ({ event }) => ({
+              code: 'worker_unavailable' as const,
+              message: `No worker could run this task: ${event.error instanceof Error ? event.error.message : String(event.error)}`,
+              retryable: true,
+            }),
+          }),
+        },
+      },
+      after: {
+        waitLimit: {
+          target: 'rejected',
+          actions: assign({ error: { code: 'worker_unavailable', message: 'No worker became free in time to run this task; try again when other tasks have finished.', retryable: true } }),
+        },
+      },
+      on: { CANCEL: 'cancelled' },
+    },
+    processing: {
+      on: { WORKER_EVENT: { target: 'streaming', actions: [{ type: 'publish', params: ({ event }) => event.event }, assign(({ context, event }) => grow(context, event.event))] } },
+    },
+    streaming: {
+      on: { WORKER_EVENT: { actions: [{ type: 'publish', params: ({ event }) => event.event }, assign(({ context, event }) => grow(context, event.event))] } },
+    },
+    complete: { type: 'final' },
+    error: { type: 'final' },
+    cancelled: { type: 'final' },
+    rejected: { type: 'final' },
+  },
+  output: ({ context }) => {
+    if (context.output) return context.output;
+    if (context.error) return failedOutput(context, context.error);
+    return failedOutput(context, { code: 'cancelled', message: 'Cancelled by the user.', retryable: false });
+  },
+});
+
+function turnInputOf(c: QueryContext): QueryInput {
+  return { taskId: c.taskId, model: c.model, mode: c.mode, messages: c.messages, limits: c.limits, compactionFailures: c.compactionFailures, run: c.run, priorCostUsd: c.priorCostUsd };
+}
+
+/** The conversation as the host has seen it grow (what a lost worker's query leaves behind). */
+function grow(context: QueryContext, event: TaskEvent): Partial<QueryContext> {
+  if (event.type === 'message') return { messages: [...context.messages, event.message] };
+  if (event.type === 'compacted') return { messages: event.messages };
+  return {};
+}
+

@@ -1,0 +1,33 @@
+import type { ToolResultContentBlock } from '../../shared/domain/messages';
+import type { ToolDefinition } from '../providers/types';
+
+/**
+ * What a task's turn loop needs of MCP — the narrow seam between the runtime and the hub. The
+ * extension's and the CLI's hub (`McpHub`) implement it in process; a worker process would
+ * implement it by calling the host's hub over IPC.
+ */
+export interface McpToolSource {
+  /**
+   * The `mcp__<server>__<tool>` definitions of every ready server. Starts servers that may start
+   * (approved or trusted) and waits, bounded by the connect timeout, for those still connecting.
+   * Never rejects.
+   */
+  toolDefinitions(): Promise<ToolDefinition[]>;
+  /** The server and tool a model-facing name stands for, or undefined when it names no known MCP tool. */
+  resolveTool(name: string): { server: string; tool: string } | undefined;
+  /**
+   * Calls the tool once. Never rejects and never re-runs a call by itself (except after an HTTP
+   * session expired before the server saw the call): a failure, a server that is down or exits
+   * mid-call, a timeout or a cancel are results with `isError` and a message for the model.
+   * `onProgress` gets one line per progress notification.
+   */
+  callTool(name: string, args: Record<string, unknown>, opts: { signal: AbortSignal; onProgress?: (line: string) => void }): Promise<McpToolOutcome>;
+}
+
+export interface McpToolOutcome {
+  /** A string when the result is text only; blocks when it holds images. */
+  content: string | ToolResultContentBlock[];
+  isError: boolean;
+  /** One line for people. */
+  summary: string;
+}

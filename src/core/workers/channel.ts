@@ -1,0 +1,200 @@
+import type { Socket } from 'node:net';
+import type { z } from 'zod';
+import { encodeLine, LineDecoder } from './ndjson';
+import { validate } from './protocol';
+
+/**
+ * One end of an NDJSON connection: what arrives is split into lines (each at most
+ * `maxLineBytes`), parsed and validated against `schema`, and delivered in order to `onMessage`.
+ *
+ * Back-pressure: lines wait in a queue and are delivered `batch` at a time per turn of the event
+ * loop (within `sliceMs`), so a peer that floods cannot starve the rest of this process; while more
+ * than `highWater` lines wait, the socket is paused (the peer's writes back up into its own
+ * memory), and it resumes below `lowWater`. Nothing here grows without bound.
+ *
+ * A line that is not JSON, does not match the schema (an unknown `type` included) or is too long
+ * breaks the channel: `onBroken` is called once with the reason, the socket is destroyed, and
+ * nothing after the bad line is delivered. `onClose` is called once when the connection is over,
+ * after every valid line received before it was delivered. Never throws into the socket's events.
+ */
+export interface ChannelOptions<In> {
+  schema: z.ZodType<In>;
+  maxLineBytes: number;
+  onMessage(message: In): void;
+  onBroken(reason: string): void;
+  onClose(): void;
+  highWater?: number;
+  lowWater?: number;
+  batch?: number;
+  sliceMs?: number;
+}
+
+export interface ChannelStats {
+  received: number;
+  /** Times reading was paused because too much was waiting. */
+  pauses: number;
+  /** The longest the delivery queue has been. */
+  maxQueued: number;
+}
+
+export class MessageChannel<In, Out> {
+  private readonly decoder: LineDecoder;
+  private readonly queue: string[] = [];
+  private head = 0;
+  private paused = false;
+  private pumpScheduled = false;
+  private ended = false;
+  private broken = false;
+  private closeReported = false;
+  private readonly highWater: number;
+  private readonly lowWater: number;
+  private readonly batch: number;
+  private readonly sliceMs: number;
+  readonly stats: ChannelStats = { received: 0, pauses: 0, maxQueued: 0 };
+
+  constructor(
+    private readonly socket: Socket,
+    private readonly opts: ChannelOptions<In>,
+  ) {
+    this.decoder = new LineDecoder(opts.maxLineBytes);
+    this.highWater = opts.highWater ?? 512;
+    this.lowWater = opts.lowWater ?? Math.floor(this.highWater / 4);
+    this.batch = opts.batch ?? 128;
+    this.sliceMs = opts.sliceMs ?? 8;
+    socket.on('data', (chunk: Buffer) => this.onData(chunk));
+    socket.on('close', () => {
+      this.ended = true;
+      this.pump();
+    });
+    // 'close' follows every error; the error itself is the peer going away.
+    socket.on('error', () => undefined);
+  }
+
+  /**
+   * Sends one message. Returns false when the socket's buffer is full (wait for `drained()`
+   * before sending more if the sender can), or when the channel is closed (nothing is sent).
+   */
+  send(message: Out): boolean {
+    if (this.socket.destroyed || this.socket.writableEnded) return false;
+    return this.socket.write(encodeLine(message));
+  }
+
+  /** Resolves when the socket's write buffer has drained (at once if it is not full or closed). */
+  drained(): Promise<void> {
+    if (!this.socket.writableNeedDrain || this.socket.destroyed) return Promise.resolve();
+    return new Promise((resolve) => {
+      const done = () => {
+        this.socket.off('drain', done);
+        this.socket.off('close', done);
+        resolve();
+      };
+      this.socket.once('drain', done);
+      this.socket.once('close', done);
+    });
+  }
+
+  get isOpen(): boolean {
+    return !this.ended && !this.broken && !this.socket.destroyed;
+  }
+
+  /** Bytes written but not yet taken by the peer. */
+  get pendingWriteBytes(): number {
+    return this.socket.writableLength;
+  }
+
+  /** Ends the connection after what was sent is flushed. */
+  end(): void {
+    if (!this.socket.destroyed) this.socket.end();
+  }
+
+  /** Drops the connection at once. */
+  destroy(): void {
+    this.socket.destroy();
+  }
+
+  private onData(chunk: Buffer): void {
+    if (this.broken) return;
+    const { lines, overflow } = this.decoder.push(chunk);
+    for (const l of lines) if (l.trim() !== '') this.queue.push(l);
+    this.stats.received += lines.length;
+    const queued = this.queue.length - this.head;
+    if (queued > this.stats.maxQueued) this.stats.maxQueued = queued;
+    if (overflow) {
+      // What came before the oversized line is valid and is delivered first.
+      this.pump();
+      this.break(`a message longer than ${this.opts.maxLineBytes} bytes`);
+      return;
+    }
+    if (!this.paused && queued > this.highWater) {
+      this.paused = true;
+      this.stats.pauses++;
+      this.socket.pause();
+    }
+    if (!this.pumpScheduled) this.pump();
+  }
+
+  /** Delivers up to one batch now; the rest on later turns of the event loop. */
+  private pump(): void {
+    this.pumpScheduled = false;
+    const started = performance.now();
+    let n = 0;
+    while (this.head < this.queue.length && !this.broken) {
+      if (n >= this.batch || (n > 0 && performance.now() - started > this.sliceMs)) break;
+      const line = this.queue[this.head]!;
+      this.queue[this.head] = '';
+      this.head++;
+      n++;
+      this.deliver(line);
+    }
+    if (this.head > 1024 && this.head * 2 > this.queue.length) {
+      this.queue.splice(0, this.head);
+      this.head = 0;
+    }
+    const left = this.queue.length - this.head;
+    if (this.paused && left <= this.lowWater && !this.broken) {
+      this.paused = false;
+      this.socket.resume();
+    }
+    if (left > 0 && !this.broken) {
+      this.pumpScheduled = true;
+      setImmediate(() => this.pump());
+      return;
+    }
+    if (this.ended && !this.closeReported) {
+      this.closeReported = true;
+      this.opts.onClose();
+    }
+  }
+
+  private deliver(line: string): void {
+    let value: unknown;
+    try {
+      value = JSON.parse(line);
+    } catch {
+      this.break(`a line that is not JSON (${line.length} characters)`);
+      return;
+    }
+    const v = validate(this.opts.schema, value);
+    if (!v.ok) {
+      this.break(v.problem);
+      return;
+    }
+    try {
+      this.opts.onMessage(v.message);
+    } catch {
+      // A listener's failure is its own; the connection stays as it is.
+    }
+  }
+
+  private break(reason: string): void {
+    if (this.broken) return;
+    this.broken = true;
+    this.queue.length = 0;
+    this.head = 0;
+    try {
+      this.opts.onBroken(reason);
+    } finally {
+      this.socket.destroy();
+    }
+  }
+}

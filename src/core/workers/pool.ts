@@ -1,0 +1,304 @@
+import { randomUUID } from 'node:crypto';
+import { createActor, fromCallback, toPromise, type Actor, type EventObject, type InspectionEvent } from 'xstate';
+import { poolMachine, type PoolEvent } from '../machines/pool/pool.machine';
+import type { WorkerEmitted } from '../machines/worker/worker.machine';
+import type { EvictionStrategy } from './eviction';
+import type { PoolStatus, WorkerStatus } from './poolStatus';
+import { DEFAULT_MAX_LINE_BYTES } from './protocol';
+import { SocketDir } from './socketDir';
+import type { WorkerCommand } from './spawnWorker';
+import { WorkerHandle, type WorkerTimeouts } from './workerHandle';
+
+/**
+ * A pool of worker processes that run queries (one run of a task's turn loop each) for the host
+ * that owns the tasks. The pool machine decides (which request gets which worker, when to start,
+ * evict or reap one); this class performs its decisions and keeps the handles.
+ *
+ * Contract: `acquire` resolves with a lease on a ready worker bound to the task, or rejects with
+ * the reason none could be had (its workers keep dying before they are ready, the pool is shutting
+ * down, the signal aborted). A leased worker runs one query at a time. `shutdown` stops every
+ * worker (gracefully, killing the process group of one that does not stop in time) and resolves
+ * once all are gone. Listeners of `onChange` are called after every change of the pool or of a
+ * worker (never re-entrantly from within `acquire`).
+ */
+export interface WorkerPoolOptions {
+  command: WorkerCommand;
+  /** Workers alive at most (default 4). */
+  max?: number;
+  strategy?: EvictionStrategy;
+  /** Ready within (default 30 s). */
+  readyTimeoutMs?: number;
+  /** Graceful stop within, then SIGKILL of the process group (default 10 s). */
+  shutdownGraceMs?: number;
+  /** An idle worker is stopped after (default 15 min). */
+  idleTimeoutMs?: number;
+  /** Health check every (default 30 s), answered within (default 5 s). */
+  healthIntervalMs?: number;
+  healthAnswerMs?: number;
+  /** Fresh workers tried for one query after one died before it was ready (default 1). */
+  spawnRetries?: number;
+  maxLineBytes?: number;
+  /** Lines waiting from one worker before reading from it pauses. */
+  highWater?: number;
+  /** Who owns the pool, for `keel workers` ("VS Code window 123", "keel batch"). */
+  owner?: string;
+  log?: (level: 'info' | 'warn' | 'error', message: string) => void;
+  /** xstate inspection of the pool's and its workers' machines (tests measure coverage with it). */
+  inspect?: (event: InspectionEvent) => void;
+}
+
+export const POOL_DEFAULTS = {
+  max: 4,
+  strategy: 'lru' as EvictionStrategy,
+  readyTimeoutMs: 30_000,
+  shutdownGraceMs: 10_000,
+  idleTimeoutMs: 15 * 60_000,
+  healthIntervalMs: 30_000,
+  healthAnswerMs: 5_000,
+  spawnRetries: 1,
+};
+
+/** A worker granted to one query. `release` hands it back if the query never used it. */
+export interface PoolLease {
+  workerId: string;
+  pid: number | null;
+  handle: WorkerHandle;
+  release(): void;
+}
+
+interface Waiter {
+  resolve(lease: PoolLease): void;
+  reject(err: Error): void;
+}
+
+export class WorkerPool {
+  private readonly actor: Actor<typeof poolMachine>;
+  private readonly handles = new Map<string, WorkerHandle>();
+  private readonly crashed = new Set<string>();
+  private readonly waiters = new Map<string, Waiter>();
+  private readonly listeners = new Set<() => void>();
+  private socketDir: SocketDir | null = null;
+  private readonly timeouts: WorkerTimeouts;
+  private readonly log: NonNullable<WorkerPoolOptions['log']>;
+  private notifyScheduled = false;
+
+  constructor(private readonly options: WorkerPoolOptions) {
+    this.log = options.log ?? (() => undefined);
+    this.timeouts = {
+      readyMs: options.readyTimeoutMs ?? POOL_DEFAULTS.readyTimeoutMs,
+      shutdownGraceMs: options.shutdownGraceMs ?? POOL_DEFAULTS.shutdownGraceMs,
+      healthIntervalMs: options.healthIntervalMs ?? POOL_DEFAULTS.healthIntervalMs,
+      healthAnswerMs: options.healthAnswerMs ?? POOL_DEFAULTS.healthAnswerMs,
+    };
+    const idleTimeoutMs = options.idleTimeoutMs ?? POOL_DEFAULTS.idleTimeoutMs;
+    const machine = poolMachine.provide({
+      actors: {
+        reaper: fromCallback<EventObject, { idleTimeoutMs: number }>(({ sendBack }) => {
+          const t = setInterval(() => sendBack({ type: 'REAP' } satisfies PoolEvent), Math.max(50, Math.min(60_000, Math.floor(idleTimeoutMs / 4))));
+          t.unref();
+          return () => clearInterval(t);
+        }),
+      },
+      actions: {
+        // Performed after the pool's transition, never inside it: they drive other actors, whose
+        // own transitions must not run within this machine's action (xstate forbids that).
+        spawnWorker: (_, p) => queueMicrotask(() => this.spawn(p.workerId)),
+        shutdownWorker: (_, p) => queueMicrotask(() => this.handles.get(p.workerId)?.shutdown(p.graceful, p.reason)),
+        grant: (_, p) => queueMicrotask(() => this.grant(p.requestId, p.workerId)),
+        reject: (_, p) => queueMicrotask(() => this.reject(p.requestId, p.reason)),
+      },
+    });
+    this.actor = createActor(machine, {
+      input: {
+        max: Math.max(1, options.max ?? POOL_DEFAULTS.max),
+        strategy: options.strategy ?? POOL_DEFAULTS.strategy,
+        idleTimeoutMs,
+        spawnRetries: options.spawnRetries ?? POOL_DEFAULTS.spawnRetries,
+      },
+      ...(options.inspect ? { inspect: options.inspect } : {}),
+    });
+    this.actor.subscribe({ next: () => this.changed(), error: (err) => this.log('error', `worker pool machine error: ${(err as Error).message}`) });
+    this.actor.start();
+  }
+
+  /**
+   * A worker for one query of `taskId`. Rejects when the pool cannot provide one (see the class
+   * contract) or `signal` aborts first (the request is withdrawn; a worker granted at that moment
+   * goes back to the pool). `overflow` (a sub-agent's query) may start a worker beyond `max`.
+   */
+  acquire(taskId: string, signal?: AbortSignal, opts: { overflow?: boolean } = {}): Promise<PoolLease> {
+    if (signal?.aborted) return Promise.reject(new Error('cancelled before a worker was found'));
+    const requestId = randomUUID();
+    return new Promise<PoolLease>((resolve, reject) => {
+      const onAbort = () => {
+        if (!this.waiters.delete(requestId)) return;
+        this.actor.send({ type: 'WITHDRAW', requestId });
+        reject(new Error('cancelled before a worker was found'));
+      };
+      signal?.addEventListener('abort', onAbort, { once: true });
+      this.waiters.set(requestId, {
+        resolve: (lease) => {
+          signal?.removeEventListener('abort', onAbort);
+          resolve(lease);
+        },
+        reject: (err) => {
+          signal?.removeEventListener('abort', onAbort);
+          reject(err);
+        },
+      });
+      this.actor.send({ type: 'REQUEST', requestId, taskId, ...(opts.overflow ? { overflow: true } : {}) });
+    });
+  }
+
+  /** The task is gone: its workers may serve any task (they stay warm, unbound). */
+  releaseTask(taskId: string): void {
+    this.actor.send({ type: 'RELEASE_TASK', taskId });
+  }
+
+  /** The worker bound to `taskId` (serving it now or last), if any. */
+  workerOf(taskId: string): WorkerStatus | undefined {
+    return this.status().workers.find((w) => w.taskId === taskId);
+  }
+
+  status(): PoolStatus {
+    const snap = this.actor.getSnapshot();
+    const c = snap.context;
+    const workers: WorkerStatus[] = c.workers.map((w) => {
+      const h = this.handles.get(w.id);
+      const wc = h?.actor.getSnapshot().context;
+      return {
+        id: w.id,
+        state: h ? h.state : w.state,
+        pid: h?.pid ?? w.pid,
+        taskId: w.taskId,
+        startedAt: wc?.startedAt ?? w.createdAt,
+        lastActivityAt: wc?.lastActivityAt ?? w.lastActivityAt,
+        queriesProcessed: wc?.queriesProcessed ?? w.queriesProcessed,
+        rssBytes: h?.health?.rssBytes ?? null,
+      };
+    });
+    return {
+      state: typeof snap.value === 'string' ? snap.value : JSON.stringify(snap.value),
+      ownerPid: process.pid,
+      owner: this.options.owner ?? 'Keel',
+      max: c.max,
+      strategy: c.strategy,
+      workers,
+      waiting: c.requests.length,
+      stats: { ...c.stats },
+      at: Date.now(),
+    };
+  }
+
+  /** Asks every live worker for a health answer (memory, uptime), waiting at most `ms`. */
+  async refreshHealth(ms = 1000): Promise<PoolStatus> {
+    await Promise.all([...this.handles.values()].map((h) => h.refreshHealth(ms)));
+    return this.status();
+  }
+
+  /** Called after every change (coalesced to one call per turn of the event loop). Returns the unsubscribe function. */
+  onChange(listener: () => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  /** The handle of a live worker (tests, the bench). */
+  handle(workerId: string): WorkerHandle | undefined {
+    return this.handles.get(workerId);
+  }
+
+  /** Stops every worker; resolves when all are gone. Idempotent. */
+  async shutdown(): Promise<void> {
+    this.actor.send({ type: 'SHUTDOWN_ALL' });
+    await toPromise(this.actor).catch(() => undefined);
+    this.socketDir?.remove();
+  }
+
+  private spawn(workerId: string): void {
+    this.socketDir ??= new SocketDir();
+    const handle = new WorkerHandle(workerId, {
+      command: this.options.command,
+      address: this.socketDir.socketFor(workerId),
+      timeouts: this.timeouts,
+      maxLineBytes: this.options.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES,
+      ...(this.options.highWater ? { highWater: this.options.highWater } : {}),
+      log: this.log,
+      onEmitted: (e) => this.onWorker(e),
+      ...(this.options.inspect ? { inspect: this.options.inspect } : {}),
+    });
+    this.handles.set(workerId, handle);
+    handle.start();
+  }
+
+  private onWorker(e: WorkerEmitted): void {
+    switch (e.type) {
+      case 'worker:ready':
+        this.actor.send({ type: 'WORKER_READY', workerId: e.workerId, pid: e.pid });
+        break;
+      case 'worker:idle':
+        this.actor.send({ type: 'WORKER_IDLE', workerId: e.workerId, queriesProcessed: e.queriesProcessed });
+        break;
+      case 'worker:crashed':
+        this.crashed.add(e.workerId);
+        this.log('warn', `worker ${e.workerId} died: ${e.reason}`);
+        break;
+      case 'worker:stopped': {
+        const crashed = this.crashed.delete(e.workerId);
+        this.handles.delete(e.workerId);
+        this.actor.send({ type: 'WORKER_GONE', workerId: e.workerId, crashed, reason: e.reason });
+        break;
+      }
+      case 'worker:busy':
+        break;
+    }
+    this.changed();
+  }
+
+  private grant(requestId: string, workerId: string): void {
+    const waiter = this.waiters.get(requestId);
+    const handle = this.handles.get(workerId);
+    this.waiters.delete(requestId);
+    if (!handle) return;
+    let used = false;
+    const lease: PoolLease = {
+      workerId,
+      pid: handle.pid,
+      handle,
+      release: () => {
+        if (used) return;
+        used = true;
+        // Never used for a query: the worker machine never went busy; the pool must hear it is free.
+        if (handle.state === 'ready') this.actor.send({ type: 'WORKER_IDLE', workerId, queriesProcessed: handle.actor.getSnapshot().context.queriesProcessed });
+      },
+    };
+    const run = handle.runQuery.bind(handle);
+    handle.runQuery = (message, listener) => {
+      used = true;
+      handle.runQuery = run;
+      run(message, listener);
+    };
+    if (waiter) waiter.resolve(lease);
+    else lease.release();
+  }
+
+  private reject(requestId: string, reason: string): void {
+    const waiter = this.waiters.get(requestId);
+    this.waiters.delete(requestId);
+    waiter?.reject(new Error(reason));
+  }
+
+  private changed(): void {
+    if (this.notifyScheduled || this.listeners.size === 0) return;
+    this.notifyScheduled = true;
+    queueMicrotask(() => {
+      this.notifyScheduled = false;
+      for (const l of this.listeners) {
+        try {
+          l();
+        } catch (err) {
+          this.log('warn', `a pool listener threw: ${(err as Error).message}`);
+        }
+      }
+    });
+  }
+}

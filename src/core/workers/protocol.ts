@@ -1,0 +1,154 @@
+import { z } from 'zod';
+import {
+  fullTaskEventSchema,
+  keelErrorSchema,
+  permissionAnswerSchema,
+  permissionModeSchema,
+  permissionRequestSchema,
+  providerConfigSchema,
+  conversationMessageSchema,
+  toolResultBlockSchema,
+  turnLimitsSchema,
+  turnOutputSchema,
+} from './domainSchemas';
+
+/**
+ * The host ↔ worker protocol: one JSON object per line (NDJSON) over a Unix domain socket (a named
+ * pipe on Windows). Every message is defined once, here, with a literal `type`, and validated with
+ * zod on receipt; a line that does not parse, has an unknown type or is longer than the limit
+ * breaks the connection (the worker is replaced), it never reaches the machines.
+ *
+ * Parent → worker: `query`, `cancel`, `shutdown {graceful}`, `health_check` (the worker-pool
+ * catalog), plus the answers a query waits for: `permission_answer`, `durable_ok`,
+ * `subtask_result`, and `set_mode`.
+ * Worker → parent: `ready`, `session`, `message`, `complete`, `error`, `shutdown_ack`,
+ * `health_ok {uptime, queriesProcessed}`, plus what must go up to the owner of the task:
+ * `permission_request` / `permission_cancel` (a prompt and its withdrawal, by the prompt's id),
+ * `durable_request` (a tool runs only once what was published before it is on disk) and
+ * `subtask_start` (a Task tool call; the host starts the child task).
+ */
+export const PROTOCOL_VERSION = 1;
+
+/** The longest line either side accepts by default (a query carries the whole conversation). */
+export const DEFAULT_MAX_LINE_BYTES = 32 * 1024 * 1024;
+
+const id = z.string().min(1).max(200);
+
+/** What the worker needs to act for the host: the workspace, its tools' environment and the engine's settings. */
+export const runtimeConfigSchema = z.object({
+  workspace: z.string().min(1),
+  ripgrepPath: z.string().optional(),
+  settingsFiles: z.array(z.string()),
+  sandbox: z.object({
+    enabled: z.boolean(),
+    excludedCommands: z.array(z.string()).optional(),
+    network: z.object({ allowedDomains: z.array(z.string()).optional(), deniedDomains: z.array(z.string()).optional() }).optional(),
+    writablePaths: z.array(z.string()).optional(),
+    bwrapPath: z.string().optional(),
+  }),
+  /** Variables tool processes keep although Keel would remove them. */
+  passEnv: z.array(z.string()),
+  /** Keys the host holds (SecretStorage, provider configs): kept out of tool processes and redacted. */
+  heldSecrets: z.array(z.string()),
+});
+export type RuntimeConfig = z.infer<typeof runtimeConfigSchema>;
+
+/** One run of a task's turn loop: what the turn machine's input holds, and the provider to use. */
+export const turnPayloadSchema = z.object({
+  model: z.string(),
+  mode: permissionModeSchema,
+  messages: z.array(conversationMessageSchema),
+  limits: turnLimitsSchema,
+  compactionFailures: z.number().int().nonnegative(),
+  run: z.number().int().nonnegative(),
+  /** The task's cost before this run: the worker's usage events carry the task's running total. */
+  priorCostUsd: z.number().nonnegative(),
+});
+
+// ── parent → worker ─────────────────────────────────────────────────────────────────────────
+export const queryMessageSchema = z.object({
+  type: z.literal('query'),
+  queryId: id,
+  taskId: id,
+  runtime: runtimeConfigSchema,
+  provider: providerConfigSchema,
+  turn: turnPayloadSchema,
+  /** The modes of the task's ancestors, nearest first: a subtask is never looser than any of them. */
+  parentModes: z.array(permissionModeSchema),
+  /** The run's own system parts (instructions files, memories) read by the host; after the base prompt. */
+  runSystem: z.array(z.string()).max(64).optional(),
+});
+export const cancelMessageSchema = z.object({ type: z.literal('cancel'), queryId: id });
+export const shutdownMessageSchema = z.object({ type: z.literal('shutdown'), graceful: z.boolean() });
+export const healthCheckMessageSchema = z.object({ type: z.literal('health_check'), id });
+export const setModeMessageSchema = z.object({ type: z.literal('set_mode'), queryId: id, mode: permissionModeSchema, parentModes: z.array(permissionModeSchema) });
+export const permissionAnswerMessageSchema = z.object({ type: z.literal('permission_answer'), queryId: id, promptId: id, answer: permissionAnswerSchema });
+export const durableOkMessageSchema = z.object({ type: z.literal('durable_ok'), queryId: id, requestId: id });
+export const subtaskResultMessageSchema = z.object({ type: z.literal('subtask_result'), queryId: id, toolCallId: id, result: toolResultBlockSchema, summary: z.string() });
+
+export const toWorkerSchema = z.discriminatedUnion('type', [
+  queryMessageSchema,
+  cancelMessageSchema,
+  shutdownMessageSchema,
+  healthCheckMessageSchema,
+  setModeMessageSchema,
+  permissionAnswerMessageSchema,
+  durableOkMessageSchema,
+  subtaskResultMessageSchema,
+]);
+export type ToWorker = z.infer<typeof toWorkerSchema>;
+export type QueryMessage = z.infer<typeof queryMessageSchema>;
+
+// ── worker → parent ─────────────────────────────────────────────────────────────────────────
+export const readyMessageSchema = z.object({ type: z.literal('ready'), pid: z.number().int().positive(), protocol: z.number().int() });
+/** The worker took the query: `warm` when it had served this task before (its caches are hot). */
+export const sessionMessageSchema = z.object({ type: z.literal('session'), queryId: id, sessionId: id, warm: z.boolean() });
+export const eventMessageSchema = z.object({ type: z.literal('message'), queryId: id, event: fullTaskEventSchema });
+export const completeMessageSchema = z.object({ type: z.literal('complete'), queryId: id, output: turnOutputSchema });
+/** The worker could not run the query at all (not a model failure: those are in `complete`'s output). */
+export const errorMessageSchema = z.object({ type: z.literal('error'), queryId: id.optional(), error: keelErrorSchema });
+export const shutdownAckMessageSchema = z.object({ type: z.literal('shutdown_ack') });
+export const healthOkMessageSchema = z.object({
+  type: z.literal('health_ok'),
+  id,
+  uptime: z.number().nonnegative(),
+  queriesProcessed: z.number().int().nonnegative(),
+  rssBytes: z.number().int().nonnegative(),
+});
+export const permissionRequestMessageSchema = z.object({ type: z.literal('permission_request'), queryId: id, promptId: id, request: permissionRequestSchema });
+export const permissionCancelMessageSchema = z.object({ type: z.literal('permission_cancel'), queryId: id, promptId: id });
+export const durableRequestMessageSchema = z.object({ type: z.literal('durable_request'), queryId: id, requestId: id });
+export const subtaskStartMessageSchema = z.object({ type: z.literal('subtask_start'), queryId: id, toolCallId: id, description: z.string(), prompt: z.string() });
+
+export const fromWorkerSchema = z.discriminatedUnion('type', [
+  readyMessageSchema,
+  sessionMessageSchema,
+  eventMessageSchema,
+  completeMessageSchema,
+  errorMessageSchema,
+  shutdownAckMessageSchema,
+  healthOkMessageSchema,
+  permissionRequestMessageSchema,
+  permissionCancelMessageSchema,
+  durableRequestMessageSchema,
+  subtaskStartMessageSchema,
+]);
+export type FromWorker = z.infer<typeof fromWorkerSchema>;
+
+/** Messages of one query, worker → parent (everything that names a query). */
+export type QueryReply = Exclude<FromWorker, { type: 'ready' | 'health_ok' | 'shutdown_ack' | 'error' }> | (Extract<FromWorker, { type: 'error' }> & { queryId: string });
+
+/** True for a message that belongs to a query. */
+export function isQueryReply(m: FromWorker): m is QueryReply {
+  return 'queryId' in m && typeof m.queryId === 'string';
+}
+
+export type Validated<T> = { ok: true; message: T } | { ok: false; problem: string };
+
+/** Validates one decoded line against a direction's schema. Never throws. */
+export function validate<T>(schema: z.ZodType<T>, value: unknown): Validated<T> {
+  const r = schema.safeParse(value);
+  if (r.success) return { ok: true, message: r.data };
+  const type = value && typeof value === 'object' && 'type' in value ? String((value as { type: unknown }).type).slice(0, 40) : '(none)';
+  return { ok: false, problem: `invalid message of type ${JSON.stringify(type)}: ${r.error.issues[0]?.message ?? 'does not match the protocol'}` };
+}

@@ -1,0 +1,74 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+
+/**
+ * How a host starts a worker process: `command args… --socket <path> --worker-id <id>`.
+ * Hosts pass `process.execPath` with `dist/worker.js` (or `dist/cli.js worker`); inside VS Code,
+ * `electronRunAsNode` makes the extension host's own binary act as Node, so no other Node is
+ * needed.
+ */
+export interface WorkerCommand {
+  command: string;
+  args: string[];
+  /** Adds ELECTRON_RUN_AS_NODE=1 (the worker removes it again before it runs any tool). */
+  electronRunAsNode?: boolean;
+  /**
+   * The worker's environment (default: this process's). Hosts pass the tool environment of their
+   * secret keeper, so a worker holds no API key: the provider's key travels with each query.
+   */
+  baseEnv?: NodeJS.ProcessEnv;
+  /** Extra environment variables (tests). */
+  env?: Record<string, string>;
+}
+
+/** The default for a host whose bundle sits beside `worker.js` (dist/). */
+export function workerCommandBeside(bundleDir: string, join: (a: string, b: string) => string): WorkerCommand {
+  return { command: process.execPath, args: [join(bundleDir, 'worker.js')], electronRunAsNode: Boolean(process.versions.electron) };
+}
+
+/** Variables the host set only to start the worker; the worker deletes them from its own environment. */
+export const WORKER_ONLY_ENV = 'KEEL_WORKER_UNSET_ENV';
+
+/**
+ * Starts the worker as the leader of a new process group (so the whole group can be killed), with
+ * stdin closed and stderr piped to `onStderr` (a worker's own log). Throws only for what `spawn`
+ * throws synchronously (a bad argument); a missing binary arrives as the child's `error` event.
+ */
+export function spawnWorkerProcess(cmd: WorkerCommand, socketPath: string, workerId: string, onStderr: (text: string) => void): ChildProcess {
+  const env: NodeJS.ProcessEnv = { ...(cmd.baseEnv ?? process.env), ...cmd.env };
+  const unset: string[] = [];
+  if (cmd.electronRunAsNode && env.ELECTRON_RUN_AS_NODE === undefined) {
+    env.ELECTRON_RUN_AS_NODE = '1';
+    unset.push('ELECTRON_RUN_AS_NODE');
+  }
+  if (unset.length > 0) env[WORKER_ONLY_ENV] = unset.join(',');
+  const child = spawn(cmd.command, [...cmd.args, '--socket', socketPath, '--worker-id', workerId], {
+    env,
+    detached: process.platform !== 'win32',
+    stdio: ['ignore', 'ignore', 'pipe'],
+    windowsHide: true,
+  });
+  child.stderr?.setEncoding('utf8');
+  child.stderr?.on('data', (d: string) => onStderr(d));
+  return child;
+}
+
+/** SIGKILL to the worker's whole process group (its own children with it). Never throws. */
+export function killProcessGroup(pid: number | undefined): void {
+  if (pid === undefined) return;
+  try {
+    if (process.platform === 'win32') process.kill(pid, 'SIGKILL');
+    else process.kill(-pid, 'SIGKILL');
+  } catch {
+    // Already gone.
+  }
+}
+
+/** True while a process with this pid exists (a zombie counts until it is reaped). */
+export function processAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}

@@ -1,0 +1,277 @@
+import { randomUUID } from 'node:crypto';
+import type { ChildProcess } from 'node:child_process';
+import { createActor, fromCallback, type Actor, type EventObject, type InspectionEvent } from 'xstate';
+import type { IpcConnectionEmitted } from '../machines/ipcConnection/ipcConnection.machine';
+import { workerMachine, type WorkerEmitted, type WorkerEvent } from '../machines/worker/worker.machine';
+import type { ChannelStats } from './channel';
+import { ipcConnectionFor } from './ipcActors';
+import { isQueryReply, PROTOCOL_VERSION, type FromWorker, type QueryReply, type ToWorker } from './protocol';
+import { killProcessGroup, spawnWorkerProcess, type WorkerCommand } from './spawnWorker';
+
+/**
+ * One worker process as the pool holds it: the worker machine with its real actors (the child
+ * process, its ipcConnection, the health clock), and the routing of one query's replies to the
+ * query that owns the worker right now. Contract: a reply for any other query breaks the
+ * connection (the worker is replaced); when the worker dies with a query attached, that query's
+ * listener is told `lost` exactly once; after `dead` nothing more is delivered.
+ */
+/** How long a closed connection waits for the process's exit before it is reported on its own. */
+const EXIT_AFTER_CLOSE_MS = 1000;
+
+export interface WorkerTimeouts {
+  readyMs: number;
+  shutdownGraceMs: number;
+  healthIntervalMs: number;
+  healthAnswerMs: number;
+}
+
+export interface QueryListener {
+  reply(message: QueryReply): void;
+  /** The worker died or its connection broke while it had the query. */
+  lost(reason: string): void;
+}
+
+export interface WorkerHandleOptions {
+  command: WorkerCommand;
+  address: string;
+  timeouts: WorkerTimeouts;
+  maxLineBytes: number;
+  /** Lines waiting before reading from this worker pauses (back-pressure). */
+  highWater?: number;
+  log(level: 'info' | 'warn' | 'error', message: string): void;
+  onEmitted(event: WorkerEmitted): void;
+  /** xstate inspection of the worker's machines (tests measure coverage with it). */
+  inspect?: (event: InspectionEvent) => void;
+}
+
+export interface WorkerHealth {
+  uptimeMs: number;
+  rssBytes: number;
+  at: number;
+}
+
+export class WorkerHandle {
+  readonly actor: Actor<typeof workerMachine>;
+  private child: ChildProcess | undefined;
+  private exited = false;
+  private query: { queryId: string; listener: QueryListener } | null = null;
+  private healthWaiters: (() => void)[] = [];
+  health: WorkerHealth | null = null;
+  /** The last channel statistics (back-pressure pauses, longest queue), for tests and the bench. */
+  channelStats: ChannelStats | null = null;
+
+  constructor(
+    readonly id: string,
+    private readonly opts: WorkerHandleOptions,
+  ) {
+    const machine = workerMachine.provide({
+      actors: {
+        process: fromCallback<EventObject, { workerId: string }>(({ sendBack, receive }) => this.runProcess(sendBack, receive)),
+        healthClock: fromCallback<EventObject, { workerId: string }>(({ sendBack, receive }) => healthClock(opts.timeouts, sendBack, receive)),
+      },
+    });
+    this.actor = createActor(machine, {
+      input: { workerId: id, readyTimeoutMs: opts.timeouts.readyMs, shutdownGraceMs: opts.timeouts.shutdownGraceMs },
+      ...(opts.inspect ? { inspect: opts.inspect } : {}),
+    });
+    for (const type of ['worker:ready', 'worker:busy', 'worker:idle', 'worker:crashed', 'worker:stopped'] as const) {
+      // Handled after the worker's transition (the pool reacts by driving other actors).
+      this.actor.on(type, (e) => queueMicrotask(() => this.onEmitted(e)));
+    }
+  }
+
+  start(): void {
+    this.actor.start();
+  }
+
+  get pid(): number | null {
+    return this.child?.pid ?? null;
+  }
+
+  get state(): string {
+    const v = this.actor.getSnapshot().value;
+    return typeof v === 'string' ? v : Object.keys(v)[0] ?? '';
+  }
+
+  /**
+   * Sends `query` to the worker and routes its replies to `listener` until it completes or the
+   * worker dies. The pool calls this only for a worker it has just marked busy for this query.
+   */
+  runQuery(message: Extract<ToWorker, { type: 'query' }>, listener: QueryListener): void {
+    this.query = { queryId: message.queryId, listener };
+    this.actor.send({ type: 'ASSIGN', queryId: message.queryId });
+    this.send(message);
+  }
+
+  /** Sends a message of the current query (cancel, answers) to the worker. */
+  send(message: ToWorker): void {
+    this.ipc?.send({ type: 'SEND', message });
+  }
+
+  /** Asks the worker to stop `queryId`; a worker that does not answer within the grace period is killed. */
+  cancelQuery(queryId: string): void {
+    if (this.alive) this.actor.send({ type: 'CANCEL_QUERY', queryId });
+  }
+
+  /** Stops the worker (see the worker machine); nothing once it is dead. */
+  shutdown(graceful: boolean, reason: string): void {
+    if (this.alive) this.actor.send({ type: 'SHUTDOWN', graceful, reason });
+  }
+
+  private get alive(): boolean {
+    return this.actor.getSnapshot().status === 'active';
+  }
+
+  /** Asks for a health answer now; resolves when it comes or after `ms`. */
+  refreshHealth(ms: number): Promise<void> {
+    if (this.state !== 'ready' && this.state !== 'busy') return Promise.resolve();
+    return new Promise((resolve) => {
+      const timer = setTimeout(done, ms);
+      function done() {
+        clearTimeout(timer);
+        resolve();
+      }
+      this.healthWaiters.push(done);
+      this.send({ type: 'health_check', id: randomUUID() });
+    });
+  }
+
+  private ipc: Actor<ReturnType<typeof ipcConnectionFor>> | undefined;
+
+  /** The `process` actor: the child, its socket, and what they say, as worker-machine events. */
+  private runProcess(sendBack: (e: WorkerEvent) => void, receive: (listener: (e: EventObject) => void) => void): () => void {
+    const ipc = createActor(ipcConnectionFor({ maxLineBytes: this.opts.maxLineBytes, ...(this.opts.highWater ? { highWater: this.opts.highWater } : {}) }, (s) => (this.channelStats = { ...s })), {
+      input: { address: this.opts.address },
+      ...(this.opts.inspect ? { inspect: this.opts.inspect } : {}),
+    });
+    this.ipc = ipc;
+    ipc.on('ipc:message', (e: Extract<IpcConnectionEmitted, { type: 'ipc:message' }>) => this.onMessage(e.message, sendBack, ipc));
+    let exitWait: NodeJS.Timeout | undefined;
+    ipc.on('ipc:disconnected', (e: Extract<IpcConnectionEmitted, { type: 'ipc:disconnected' }>) => {
+      if (e.broken) {
+        this.opts.log('warn', `worker ${this.id}: ${e.reason}; the worker is replaced`);
+        sendBack({ type: 'DISCONNECTED', reason: e.reason, broken: true });
+        return;
+      }
+      // A closed connection is usually the process dying; its exit (code, signal) says more, so
+      // wait a moment for it before reporting the connection alone.
+      if (this.exited) return;
+      exitWait = setTimeout(() => {
+        if (!this.exited) sendBack({ type: 'DISCONNECTED', reason: e.reason, broken: false });
+      }, EXIT_AFTER_CLOSE_MS);
+    });
+    ipc.start();
+    ipc.send({ type: 'OPEN' });
+    try {
+      const child = spawnWorkerProcess(this.opts.command, this.opts.address, this.id, (text) => this.opts.log('info', `worker ${this.id}: ${text.trimEnd()}`));
+      this.child = child;
+      child.on('error', (err) => {
+        if (child.pid === undefined) sendBack({ type: 'SPAWN_FAILED', reason: err.message });
+      });
+      child.on('exit', (code, signal) => {
+        this.exited = true;
+        sendBack({ type: 'EXITED', code, signal });
+      });
+    } catch (err) {
+      sendBack({ type: 'SPAWN_FAILED', reason: (err as Error).message });
+    }
+    receive((event) => {
+      switch (event.type) {
+        case 'SEND_HEALTH_CHECK':
+          this.send({ type: 'health_check', id: randomUUID() });
+          break;
+        case 'SEND_CANCEL':
+          this.send({ type: 'cancel', queryId: (event as EventObject & { queryId: string }).queryId });
+          break;
+        case 'SEND_SHUTDOWN':
+          this.send({ type: 'shutdown', graceful: true });
+          break;
+      }
+    });
+    return () => {
+      clearTimeout(exitWait);
+      // The worker is dead as far as the pool is concerned: make it so.
+      ipc.send({ type: 'CLOSE', reason: 'the worker was stopped' });
+      ipc.stop();
+      if (!this.exited) killProcessGroup(this.child?.pid);
+    };
+  }
+
+  private onMessage(m: FromWorker, sendBack: (e: WorkerEvent) => void, ipc: Actor<ReturnType<typeof ipcConnectionFor>>): void {
+    switch (m.type) {
+      case 'ready':
+        if (m.protocol !== PROTOCOL_VERSION) {
+          ipc.send({ type: 'CLOSE', reason: `the worker speaks protocol ${m.protocol}, not ${PROTOCOL_VERSION}` });
+          sendBack({ type: 'DISCONNECTED', reason: `the worker speaks protocol ${m.protocol}, not ${PROTOCOL_VERSION}`, broken: true });
+          return;
+        }
+        sendBack({ type: 'READY', pid: m.pid });
+        return;
+      case 'health_ok': {
+        this.health = { uptimeMs: m.uptime, rssBytes: m.rssBytes, at: Date.now() };
+        sendBack({ type: 'HEALTH_OK' });
+        const waiters = this.healthWaiters;
+        this.healthWaiters = [];
+        for (const w of waiters) w();
+        return;
+      }
+      case 'shutdown_ack':
+        return;
+      case 'error':
+        if (m.queryId === undefined) {
+          this.opts.log('warn', `worker ${this.id} reported: ${m.error.message}`);
+          return;
+        }
+        break;
+    }
+    if (!isQueryReply(m)) return;
+    const q = this.query;
+    if (!q || q.queryId !== m.queryId) {
+      const reason = `a ${m.type} message for query ${m.queryId}, which the worker does not have`;
+      ipc.send({ type: 'CLOSE', reason: `protocol violation: ${reason}` });
+      this.opts.log('warn', `worker ${this.id}: protocol violation: ${reason}; the worker is replaced`);
+      sendBack({ type: 'DISCONNECTED', reason: `protocol violation: ${reason}`, broken: true });
+      return;
+    }
+    if (m.type === 'complete' || m.type === 'error') {
+      this.query = null;
+      q.listener.reply(m);
+      sendBack({ type: 'QUERY_DONE', queryId: m.queryId });
+      return;
+    }
+    q.listener.reply(m);
+  }
+
+  private onEmitted(e: WorkerEmitted): void {
+    if (e.type === 'worker:crashed' || e.type === 'worker:stopped') {
+      const q = this.query;
+      this.query = null;
+      if (q) q.listener.lost(e.reason);
+      const waiters = this.healthWaiters;
+      this.healthWaiters = [];
+      for (const w of waiters) w();
+    }
+    this.opts.onEmitted(e);
+  }
+}
+
+/** The health clock: HEALTH_DUE every interval; HEALTH_TIMEOUT when a SENT check is not ANSWERED in time. */
+function healthClock(t: WorkerTimeouts, sendBack: (e: WorkerEvent) => void, receive: (listener: (e: EventObject) => void) => void): () => void {
+  let answerTimer: NodeJS.Timeout | undefined;
+  const interval = setInterval(() => {
+    if (answerTimer === undefined) sendBack({ type: 'HEALTH_DUE' });
+  }, t.healthIntervalMs);
+  receive((e) => {
+    if (e.type === 'SENT' && answerTimer === undefined) {
+      answerTimer = setTimeout(() => sendBack({ type: 'HEALTH_TIMEOUT', ms: t.healthAnswerMs }), t.healthAnswerMs);
+    }
+    if (e.type === 'ANSWERED') {
+      clearTimeout(answerTimer);
+      answerTimer = undefined;
+    }
+  });
+  return () => {
+    clearInterval(interval);
+    clearTimeout(answerTimer);
+  };
+}

@@ -1,0 +1,73 @@
+import type { AgentRow } from '../shared/domain/agents';
+
+/**
+ * What the "Agents" tree shows of the status board's rows (pure): one item per task, sub-agent
+ * and loop, children under their parent (a sub-agent under its task, an iteration under its loop),
+ * with its status in words, elapsed time, tokens and cost, and a codicon per status.
+ */
+export interface AgentItem {
+  id: string;
+  label: string;
+  description: string;
+  tooltip: string;
+  icon: string;
+  /** A task or sub-agent opens its chat; a loop has none. */
+  taskId?: string;
+  children: AgentItem[];
+}
+
+const STATUS_WORDS: Record<AgentRow['status'], string> = {
+  waiting: 'waiting',
+  working: 'working',
+  attention: 'needs you',
+  compacting: 'compacting',
+  done: 'done',
+  error: 'error',
+};
+
+const ICONS: Record<AgentRow['status'], string> = {
+  waiting: 'clock',
+  working: 'sync~spin',
+  attention: 'bell-dot',
+  compacting: 'fold',
+  done: 'check',
+  error: 'error',
+};
+
+export function agentItems(rows: readonly AgentRow[], now: number): AgentItem[] {
+  const items = new Map<string, AgentItem>();
+  for (const r of rows) items.set(r.id, itemOf(r, now));
+  const roots: AgentItem[] = [];
+  for (const r of rows) {
+    const item = items.get(r.id)!;
+    const parent = r.parentId ? items.get(r.parentId) : undefined;
+    if (parent) parent.children.push(item);
+    else roots.push(item);
+  }
+  return roots;
+}
+
+function itemOf(r: AgentRow, now: number): AgentItem {
+  const status = r.status === 'attention' && r.attention ? `needs you (${r.attention})` : STATUS_WORDS[r.status];
+  const figures = [elapsed(now - r.startedAt), `${tokens(r.tokens)} tok`, `$${r.costUsd.toFixed(2)}`];
+  return {
+    id: r.id,
+    label: r.kind === 'loop' ? `Loop ${r.title}` : r.title,
+    description: [status, ...figures].join(' · '),
+    tooltip: `${r.kind === 'subagent' ? 'Sub-agent' : r.kind === 'loop' ? 'Loop' : 'Task'}: ${r.title}\n${status}, ${figures.join(', ')}`,
+    icon: ICONS[r.status],
+    ...(r.kind === 'loop' ? {} : { taskId: r.id }),
+    children: [],
+  };
+}
+
+export function elapsed(ms: number): string {
+  const s = Math.max(0, Math.round(ms / 1000));
+  if (s < 60) return `${s}s`;
+  if (s < 3600) return `${Math.floor(s / 60)}m ${s % 60}s`;
+  return `${Math.floor(s / 3600)}h ${Math.floor((s % 3600) / 60)}m`;
+}
+
+function tokens(n: number): string {
+  return n >= 1000 ? `${(n / 1000).toFixed(1)}k` : String(n);
+}

@@ -1,0 +1,32 @@
+import { describe, expect, it } from 'vitest';
+import { agentItems } from '../../../src/extension/agentsRows';
+import type { AgentRow } from '../../../src/shared/domain/agents';
+
+/** The Agents tree's items from the board's rows: hierarchy, status words, figures, what a click opens. */
+const row = (over: Partial<AgentRow> & Pick<AgentRow, 'id'>): AgentRow => ({ kind: 'task', title: over.id, status: 'working', startedAt: 0, since: 0, tokens: 0, costUsd: 0, ...over });
+
+describe('agentItems', () => {
+  it('puts sub-agents under their task and iterations under their loop; a loop opens no chat', () => {
+    const items = agentItems(
+      [
+        row({ id: 'loop:port', kind: 'loop', title: 'port' }),
+        row({ id: 't1', parentId: 'loop:port', title: 'port: iteration 1' }),
+        row({ id: 't2', title: 'fix the tests', status: 'attention', attention: 'permission', tokens: 12_345, costUsd: 0.034, startedAt: 0 }),
+        row({ id: 's1', kind: 'subagent', parentId: 't2', title: 'search', status: 'done' }),
+      ],
+      125_000,
+    );
+    expect(items.map((i) => [i.label, i.children.map((c) => c.label)])).toEqual([
+      ['Loop port', ['port: iteration 1']],
+      ['fix the tests', ['search']],
+    ]);
+    expect(items[0]!.taskId).toBeUndefined();
+    expect(items[0]!.children[0]!.taskId).toBe('t1');
+    expect(items[1]).toMatchObject({ taskId: 't2', description: 'needs you (permission) · 2m 5s · 12.3k tok · $0.03', icon: 'bell-dot' });
+    expect(items[1]!.children[0]).toMatchObject({ description: 'done · 2m 5s · 0 tok · $0.00', icon: 'check' });
+  });
+
+  it('keeps a row whose parent is gone at the top level', () => {
+    expect(agentItems([row({ id: 's', kind: 'subagent', parentId: 'gone' })], 0).map((i) => i.id)).toEqual(['s']);
+  });
+});

@@ -1,0 +1,165 @@
+import { existsSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { createActor, toPromise, type AnyMachineSnapshot } from 'xstate';
+import { mcpConnectionMachine } from '../../../src/core/machines/mcpConnection/mcpConnection.machine';
+import type { McpConnectionContext } from '../../../src/core/machines/mcpConnection/types';
+import { McpConnectionIo } from '../../../src/core/mcp/connectionIo';
+import { DEFAULT_MCP_LIMITS } from '../../../src/core/mcp/limits';
+import { CoverageRecorder, formatCoverage, transitionKey } from '../model-based/coverage';
+import { dedupe, type ModelPath } from '../model-based/paths';
+import { commandExists, coveringPaths, LIMITS, paths, startModes } from './modelBasedPaths';
+import { FAULTY, tempDir } from './helpers';
+
+/**
+ * Model-based tests of the mcpConnection machine: paths generated from its definition with
+ * xstate/graph (every reachable transition once), each replayed against a REAL stdio server
+ * (test/fixtures/mcp/faultyServer.mjs) through the real actors (McpConnectionIo on the SDK).
+ * Each model event becomes something done to the real world: a spawn failure is a command that
+ * does not exist, a failed initialize a server that exits at start, a lost connection `kill -9`,
+ * a list change SIGHUP, a finished call or read SIGUSR2 / SIGWINCH to the server; the person's
+ * intents (CONNECT, RESTART, DISABLE, ENABLE, STOP) and the hub's (CALL_TOOL, READ_RESOURCE,
+ * CANCEL_CALL) are sent as the hub sends them. The observed states must be the model's.
+ */
+const recorder = new CoverageRecorder();
+
+async function waitFor(actor: { getSnapshot(): AnyMachineSnapshot }, ok: (s: AnyMachineSnapshot) => boolean, what: string, ms = 30_000): Promise<void> {
+  const end = Date.now() + ms;
+  while (!ok(actor.getSnapshot())) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}; state ${JSON.stringify(actor.getSnapshot().value)}`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
+async function until(ok: () => boolean, ms: number): Promise<boolean> {
+  const end = Date.now() + ms;
+  while (!ok()) {
+    if (Date.now() > end) return false;
+    await new Promise((r) => setTimeout(r, 10));
+  }
+  return true;
+}
+
+async function replayPath(path: ModelPath): Promise<{ observed: string[]; expected: string[] }> {
+  const dir = tempDir('keel-mcp-mbt-');
+  const log = join(dir, 'log.jsonl');
+  const next = join(dir, 'next');
+  const command = join(dir, 'node');
+  const io = new McpConnectionIo({
+    name: 'faulty',
+    spec: { transport: 'stdio', command, args: [FAULTY, '--log', log, '--next', next], env: {} },
+    cwd: dir,
+    limits: { ...DEFAULT_MCP_LIMITS, ...LIMITS, connectTimeoutMs: 20_000 },
+    env: process.env,
+    clientInfo: { name: 'keel-test', version: '0' },
+    log: () => {},
+  });
+  const actor = createActor(mcpConnectionMachine.provide({ actors: io.actors() }), { input: { server: 'faulty', transport: 'stdio', limits: LIMITS }, inspect: recorder.inspect });
+  const observed: string[] = [];
+  actor.subscribe((s) => {
+    const v = JSON.stringify(s.value);
+    if (observed.at(-1) !== v) observed.push(v);
+  });
+  const logged = (event: string) => (existsSync(log) ? readFileSync(log, 'utf8').trim().split('\n').filter((l) => l.includes(`"event":"${event}"`)) : []);
+  const pid = () => (JSON.parse(logged('started').at(-1) ?? '{"pid":0}') as { pid: number }).pid;
+  /** Waits until the server has the request in hand (a signal sent earlier would open no gate). */
+  const arrived = async (event: 'called' | 'read') => {
+    const want = event === 'called' ? callsSent : readsSent;
+    if (!(await until(() => logged(event).length >= want, 30_000))) throw new Error(`the server never got the ${event === 'called' ? 'call' : 'read'}`);
+  };
+  let callsSent = 0;
+  let readsSent = 0;
+  const pending: Promise<unknown>[] = [];
+  writeFileSync(next, startModes(path.events).join('\n'));
+  actor.start();
+  try {
+    for (let i = 0; i < path.events.length; i++) {
+      const e = path.events[i]!;
+      rmSync(command, { force: true });
+      if (commandExists(path.events, i)) symlinkSync(process.execPath, command);
+      const before = actor.getSnapshot().context as McpConnectionContext;
+      switch (e.type) {
+        case 'CONNECT':
+        case 'RESTART':
+        case 'DISABLE':
+        case 'ENABLE':
+        case 'STOP':
+          actor.send({ type: e.type });
+          break;
+        case 'CANCEL_CALL':
+          actor.send({ type: 'CANCEL_CALL', callId: 'c1' });
+          break;
+        case 'CALL_TOOL':
+        case 'READ_RESOURCE': {
+          actor.send(e.type === 'CALL_TOOL' ? { type: 'CALL_TOOL', callId: 'c1', tool: 'gate', args: {}, timeoutMs: 60_000 } : { type: 'READ_RESOURCE', callId: 'r1', uri: 'gate://r', timeoutMs: 60_000 });
+          if (e.type === 'CALL_TOOL') callsSent++;
+          else readsSent++;
+          const child = actor.getSnapshot().children[e.type === 'CALL_TOOL' ? 'call:c1' : 'read:r1'];
+          if (child) pending.push(toPromise(child).catch(() => undefined));
+          break;
+        }
+        case 'CONNECTION_LOST':
+          process.kill(pid(), 'SIGKILL');
+          break;
+        case 'TOOLS_UPDATED':
+          process.kill(pid(), 'SIGHUP');
+          await waitFor(actor, (s) => (s.context as McpConnectionContext).initialized?.tools.some((t) => t.name === 'added') ?? false, 'the refreshed tools');
+          break;
+        case 'xstate.done.actor.call:c1':
+          await arrived('called');
+          process.kill(pid(), 'SIGUSR2');
+          await waitFor(actor, (s) => (s.context as McpConnectionContext).calls.length < before.calls.length, 'the call to end');
+          break;
+        case 'xstate.done.actor.read:r1':
+          await arrived('read');
+          process.kill(pid(), 'SIGWINCH');
+          await waitFor(actor, (s) => (s.context as McpConnectionContext).reads.length < before.reads.length, 'the read to end');
+          break;
+        default:
+          // Completions of invoked actors and the restart timer: the real world does them.
+          break;
+      }
+      // Wait until the real machine has gone through as many states as the model did (states
+      // such as `stdio` pass quickly; the comparison at the end says whether they were the same).
+      const want = dedupe(path.values.slice(0, i + 2)).length;
+      const reached = await until(() => observed.length >= want, 30_000);
+      if (!reached) break;
+    }
+  } finally {
+    actor.stop();
+    await io.close();
+    await Promise.all(pending);
+  }
+  const expected = dedupe(path.values);
+  // After the last step the real machine may go on (stdio → initializing → ready): compare the
+  // states the model named.
+  return { observed: observed.slice(0, expected.length), expected };
+}
+
+const generated = coveringPaths(paths());
+const label = (p: ModelPath) => p.events.map((e) => (e.tag ? `${e.type.replace(/^xstate\.(done|error)\.actor\.(0\.mcpConnection\.)?/, '$1:').replace(/:invocation\[\d+\]|\.mcpConnection\.restarting/g, '')}[${e.tag}]` : e.type.replace('xstate.after.', 'after:'))).join(' › ');
+
+describe('model-based: mcpConnection against a real stdio server', () => {
+  it.each(generated.map((p) => [label(p), p] as const))('%s', async (_name, path) => {
+    const { observed, expected } = await replayPath(path);
+    expect(observed).toEqual(expected);
+  }, 120_000);
+
+  afterAll(() => {
+    process.stdout.write(`\n${formatCoverage(recorder.report(mcpConnectionMachine))}\n`);
+  });
+
+  it('covers every state and transition a stdio server can reach; the HTTP ones are named', () => {
+    const c = recorder.report(mcpConnectionMachine);
+    // Streamable HTTP, SSE and the fallback between them need an HTTP server; they are taken by
+    // named tests: referenceServers.test.ts "Streamable HTTP: connects…" (connecting →
+    // streamableHttp → initializing → ready) and "…falls back to SSE" (initializing → sse →
+    // initializing); faults.test.ts "answers 500" / "answers 401" (initializing → error), "an SSE
+    // stream that cannot open" (connecting → sse → error) and "an expired session" (ready →
+    // connecting on a call's session_expired). streamableHttp → error needs a URL the transport
+    // refuses, which the configuration loader never lets through.
+    const httpOnly = (k: string) => /streamableHttp|(^|\s)sse|-> sse/.test(k) || k === transitionKey({ from: 'ready', to: 'connecting', event: 'xstate.done.actor.*' });
+    expect(c.states.missing.filter((s) => s !== 'streamableHttp' && s !== 'sse')).toEqual([]);
+    expect(c.transitions.missing.filter((t) => !httpOnly(t))).toEqual([]);
+  });
+});

@@ -1,0 +1,189 @@
+import { statSync } from 'node:fs';
+import { afterEach, describe, expect, it } from 'vitest';
+import { poolMachine } from '../../../src/core/machines/pool/pool.machine';
+import { CoverageRecorder, formatCoverage } from '../model-based/coverage';
+import { createActor, toPromise } from 'xstate';
+import { denyingAsker, type PermissionAsker } from '../../../src/core/permissions/gate';
+import { WorkerPool, type PoolLease } from '../../../src/core/workers/pool';
+import type { QueryReply } from '../../../src/core/workers/protocol';
+import { remoteTurn } from '../../../src/core/workers/remoteTurn';
+import { eventually, fakeWorker, gone, queryMessage, queryParts, turnInput } from './fakeWorker';
+
+/**
+ * The pool with real worker processes (the fake worker): the pool machine's states as workers
+ * come and go, eviction of idle workers only, shutdown of everyone (pids checked gone), and the
+ * faults a worker can commit on the connection — each ends that worker, never the host.
+ */
+const pools: WorkerPool[] = [];
+const recorder = new CoverageRecorder();
+function pool(opts: Partial<ConstructorParameters<typeof WorkerPool>[0]> = {}): WorkerPool {
+  const p = new WorkerPool({ command: fakeWorker(), shutdownGraceMs: 2000, healthIntervalMs: 600_000, inspect: recorder.inspect, ...opts });
+  pools.push(p);
+  return p;
+}
+afterEach(async () => {
+  await Promise.all(pools.splice(0).map((p) => p.shutdown()));
+});
+
+/** Runs one query on a lease and resolves with the reply types once it completes (or is lost). */
+function run(lease: PoolLease, queryId: string, taskId: string, text: string): Promise<string[]> {
+  const got: string[] = [];
+  return new Promise((resolve) => {
+    lease.handle.runQuery(queryMessage(queryId, taskId, text), {
+      reply: (m: QueryReply) => {
+        got.push(m.type);
+        if (m.type === 'complete' || m.type === 'error') resolve(got);
+      },
+      lost: (reason) => {
+        got.push(`lost: ${reason}`);
+        resolve(got);
+      },
+    });
+  });
+}
+
+const stateOf = (p: WorkerPool) => p.status().state;
+
+describe('worker pool (real processes)', () => {
+  it('grows to capacity, evicts the least recently used idle worker for a new task, and stops everyone', async () => {
+    const p = pool({ max: 2, strategy: 'lru' });
+    const states: string[] = [];
+    p.onChange(() => {
+      if (states.at(-1) !== stateOf(p)) states.push(stateOf(p));
+    });
+    const a = await p.acquire('task-a');
+    const b = await p.acquire('task-b');
+    expect(stateOf(p)).toBe('atCapacity');
+    // b is used last: a is the least recently used.
+    expect(await run(a, 'qa', 'task-a', 'hello')).toContain('complete');
+    await new Promise((r) => setTimeout(r, 20));
+    expect(await run(b, 'qb', 'task-b', 'hello')).toContain('complete');
+    const pidA = a.pid!;
+    const c = await p.acquire('task-c');
+    expect(c.workerId).not.toBe(a.workerId);
+    expect(c.workerId).not.toBe(b.workerId);
+    await eventually(() => gone(pidA), 10_000, 'the evicted worker to exit');
+    expect(p.status().workers.map((w) => w.id).sort()).toEqual([b.workerId, c.workerId].sort());
+    expect(p.status().stats.evicted).toBe(1);
+    const pids = p.status().workers.map((w) => w.pid!);
+    await p.shutdown();
+    expect(stateOf(p)).toBe('stopped');
+    for (const pid of pids) expect(gone(pid)).toBe(true);
+    expect(states).toEqual(expect.arrayContaining(['active', 'atCapacity', 'shuttingDown', 'stopped']));
+  });
+
+  it('never evicts a busy worker: a new task waits until one is free', async () => {
+    const p = pool({ max: 1 });
+    const a = await p.acquire('task-a');
+    const running = run(a, 'qa', 'task-a', 'hold cancelled');
+    let granted: PoolLease | null = null;
+    const waiting = p.acquire('task-b').then((l) => (granted = l));
+    await eventually(() => p.status().waiting === 1, 10_000, 'the request to wait');
+    expect(granted).toBeNull();
+    expect(p.status().workers[0]!.state).toBe('busy');
+    a.handle.cancelQuery('qa');
+    await running;
+    await waiting;
+    expect(granted!.workerId).not.toBe(a.workerId);
+  });
+
+  it('workers killed with SIGKILL leave the pool: atCapacity → active → idle', async () => {
+    const p = pool({ max: 2 });
+    const a = await p.acquire('task-a');
+    const b = await p.acquire('task-b');
+    expect(stateOf(p)).toBe('atCapacity');
+    process.kill(b.pid!, 'SIGKILL');
+    await eventually(() => stateOf(p) === 'active', 10_000, 'the pool to be active');
+    process.kill(a.pid!, 'SIGKILL');
+    await eventually(() => stateOf(p) === 'idle', 10_000, 'the pool to be idle');
+    expect(p.status().stats.crashed).toBe(2);
+  });
+
+  it('a worker killed with SIGKILL leaves the pool (atCapacity → idle) and a fresh one serves the next query', async () => {
+    const p = pool({ max: 1 });
+    const a = await p.acquire('task-a');
+    const pid = a.pid!;
+    process.kill(pid, 'SIGKILL');
+    await eventually(() => stateOf(p) === 'idle', 10_000, 'the pool to be idle');
+    expect(p.status().stats.crashed).toBe(1);
+    const b = await p.acquire('task-a');
+    expect(b.pid).not.toBe(pid);
+    expect(await run(b, 'q2', 'task-a', 'hello')).toContain('complete');
+  });
+
+  it('the socket folder is private (0700)', async () => {
+    const p = pool();
+    const lease = await p.acquire('task-a');
+    const dir = (p as unknown as { socketDir: { path: string } }).socketDir.path;
+    expect(statSync(dir).mode & 0o777).toBe(0o700);
+    lease.release();
+  });
+
+  it.each([
+    ['malformed', /not JSON/],
+    ['unknown', /invalid message of type "telemetry"/],
+    ['oversized', /longer than 1048576 bytes/],
+    ['wrong-query', /for query someone-else, which the worker does not have/],
+  ])('a worker that sends a %s message is replaced; the host and the other worker go on', async (text, reason) => {
+    const logs: string[] = [];
+    const p = pool({ max: 2, maxLineBytes: 1024 * 1024, log: (_l, m) => logs.push(m) });
+    const good = await p.acquire('task-good');
+    const bad = await p.acquire('task-bad');
+    const outcome = await run(bad, 'qbad', 'task-bad', text);
+    expect(outcome.at(-1)).toMatch(reason);
+    expect(logs.join('\n')).toMatch(reason);
+    await eventually(() => gone(bad.pid), 10_000, 'the broken worker to be gone');
+    expect(await run(good, 'qgood', 'task-good', 'hello')).toContain('complete');
+  });
+
+  it('a worker that floods is paused, not buffered without bound, and every line still arrives in order', async () => {
+    const p = pool({ highWater: 64 });
+    const lease = await p.acquire('task-a');
+    const outcome = await run(lease, 'qf', 'task-a', 'flood 20000');
+    expect(outcome.filter((t) => t === 'message').length).toBeGreaterThanOrEqual(20_000);
+    expect(outcome.at(-1)).toBe('complete');
+    lease.handle.shutdown(true, 'done');
+    await eventually(() => lease.handle.channelStats !== null, 10_000, 'the channel to close');
+    expect(lease.handle.channelStats!.pauses).toBeGreaterThan(0);
+    expect(lease.handle.channelStats!.maxQueued).toBeLessThan(20_000);
+  });
+
+  it('a query whose worker is killed mid-stream ends worker_lost and is never sent again', async () => {
+    const p = pool({ max: 2 });
+    const machine = remoteTurn({ pool: p, queryParts, asker: denyingAsker, publish: () => undefined });
+    const actor = createActor(machine, { input: turnInput('task-a', 'hold hello') }).start();
+    await eventually(() => actor.getSnapshot().value === 'streaming', 20_000, 'the query to stream');
+    const pid = p.workerOf('task-a')!.pid!;
+    process.kill(pid, 'SIGKILL');
+    const out = await toPromise(actor);
+    expect(out.error?.code).toBe('worker_lost');
+    expect(out.error?.message).toMatch(/exited \(signal SIGKILL\).*interrupted; resume it/);
+    // No second worker was started to run it again.
+    expect(p.status().stats.spawned).toBe(1);
+  });
+
+  it('a permission prompt goes up to the host with its id and the answer comes back down', async () => {
+    const p = pool();
+    const asked: string[] = [];
+    const asker: PermissionAsker = {
+      async ask(request) {
+        asked.push(request.requestId);
+        return { decision: 'allow' };
+      },
+    };
+    const machine = remoteTurn({ pool: p, queryParts, asker, publish: () => undefined });
+    const actor = createActor(machine, { input: turnInput('task-a', 'ask') }).start();
+    const out = await toPromise(actor);
+    expect(asked).toEqual(['p-task-a:r1:h1']);
+    const last = out.messages.at(-1)!;
+    expect(last.content[0]).toEqual({ type: 'text', text: 'answer: allow' });
+  });
+});
+
+describe('worker pool: coverage of the pool machine by the scenarios above', () => {
+  it('every state and transition of the pool machine was taken by the real pool', () => {
+    const c = recorder.report(poolMachine);
+    process.stdout.write(`\n${formatCoverage(c)}\n`);
+    expect({ states: c.states.missing, transitions: c.transitions.missing }).toEqual({ states: [], transitions: [] });
+  });
+});
