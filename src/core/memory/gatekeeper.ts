@@ -24,6 +24,11 @@ export const GATEKEEPER_RULES: readonly GatekeeperRule[] = [
   { id: 'run-completed', outcome: 'skipped', description: 'The run completed successfully (not failed, cancelled or interrupted).' },
   { id: 'auto-save', outcome: 'skipped', description: 'Saving lessons automatically is on (`keel.memory.autoSave`).' },
   { id: 'top-level', outcome: 'skipped', description: 'The run is a task of its own, not a subtask (the parent task learns from its answer).' },
+  {
+    id: 'not-loop-iteration',
+    outcome: 'skipped',
+    description: 'The run is not an iteration of a loop (a loop keeps what it learns in its own progress and guardrails files, which every iteration reads).',
+  },
   { id: 'real-model', outcome: 'skipped', description: 'The run used a real model: the demo model teaches nothing about a project.' },
   { id: 'lesson-found', outcome: 'skipped', description: 'The lesson call (one short model call) proposed a lesson.' },
   { id: 'length', outcome: 'rejected', description: `The title is at most 80 characters and the text at most ${600} characters.` },
@@ -54,6 +59,8 @@ export interface RunFacts {
   provider: string;
   /** The run belongs to a subtask (the Task tool). */
   subtask?: boolean;
+  /** The run is an iteration of a loop (docs/loop.md). */
+  loopIteration?: boolean;
 }
 
 /** The rules that need no lesson: null when the lesson call should be made, else the decision. Pure. */
@@ -62,6 +69,7 @@ export function beforeLesson(run: RunFacts): GatekeeperDecision | null {
   if (run.status !== 'completed') return skip('run-completed', `the run ended ${run.status}`);
   if (!run.autoSave) return skip('auto-save', 'saving lessons automatically is turned off');
   if (run.subtask) return skip('top-level', 'a subtask does not save lessons; its parent does');
+  if (run.loopIteration) return skip('not-loop-iteration', "a loop's iteration keeps what it learns in the loop's progress and guardrails files");
   if (run.provider === 'demo') return skip('real-model', 'the demo model ran this task');
   return null;
 }

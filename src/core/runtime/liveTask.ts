@@ -146,6 +146,7 @@ export class LiveTask implements TaskHandle, PermissionParent {
       workspace: rt.workspace,
       ...(rt.home ? { home: rt.home } : {}),
       subtask: parent !== undefined || parentId !== undefined,
+      loopIteration: options.loopProgressFile !== undefined,
       memory: () => runtime.projectMemory(),
       settings: () => runtime.memorySettings(),
       secrets: runtime.secrets,

@@ -27,6 +27,8 @@ export interface RunPhaseServices {
   home?: string;
   /** The task is a subtask (no lessons of its own). */
   subtask: boolean;
+  /** The task is an iteration of a loop (no lessons of its own: the loop's files keep them). */
+  loopIteration?: boolean;
   /** The workspace's memory; null when memory is off for this host. Read at the start of each run. */
   memory(): ProjectMemory | null;
   /** The memory settings now; read at the start of each run. */
@@ -217,9 +219,20 @@ export class RunPhases {
     signal: AbortSignal,
   ): Promise<GatekeeperDecision> {
     const s = this.s;
-    const early = beforeLesson({ memoryEnabled: settings.enabled && memory !== null, autoSave: settings.autoSave, status: 'completed', provider: s.providerKind(), subtask: s.subtask });
+    const early = beforeLesson({
+      memoryEnabled: settings.enabled && memory !== null,
+      autoSave: settings.autoSave,
+      status: 'completed',
+      provider: s.providerKind(),
+      subtask: s.subtask,
+      loopIteration: s.loopIteration === true,
+    });
     if (early) return early;
     if (!provider) return noLesson('no provider for the lesson call');
+    // The run's `done` is published from inside the task machine's transition, while its snapshot
+    // still holds the conversation before the turn's answer was recorded: read it once that
+    // transition has finished.
+    await Promise.resolve();
     const digest = runDigest(s.conversation(), start.fromMessage, toolSummaries);
     const timeout = AbortSignal.any([signal, AbortSignal.timeout(LESSON_TIMEOUT_MS)]);
     let answer;

@@ -59,11 +59,15 @@ describe('gatekeeper rules, each with a passing and a rejecting case', () => {
     expect(beforeLesson({ ...run, subtask: false })).toBeNull();
     expect(beforeLesson({ ...run, subtask: true })).toMatchObject({ decision: 'skipped', rule: 'top-level' });
   });
+  it('not-loop-iteration (a loop keeps its lessons in its own files)', () => {
+    expect(beforeLesson({ ...run, loopIteration: false })).toBeNull();
+    expect(beforeLesson({ ...run, loopIteration: true })).toMatchObject({ decision: 'skipped', rule: 'not-loop-iteration' });
+  });
   it('secret: a lesson about a secret the run had redacted is refused too', () => {
     expect(judgeLesson({ ...lesson, body: 'The deploy key is [REDACTED:aws] in the CI settings.' }, [])).toMatchObject({ decision: 'rejected', rule: 'secret' });
   });
   it('every rule is documented in docs/memory.md', () => {
-    expect(GATEKEEPER_RULES.map((r) => r.id)).toEqual(['memory-enabled', 'run-completed', 'auto-save', 'top-level', 'real-model', 'lesson-found', 'length', 'secret', 'instruction', 'duplicate']);
+    expect(GATEKEEPER_RULES.map((r) => r.id)).toEqual(['memory-enabled', 'run-completed', 'auto-save', 'top-level', 'not-loop-iteration', 'real-model', 'lesson-found', 'length', 'secret', 'instruction', 'duplicate']);
     const doc = readFileSync(join(__dirname, '../../../docs/memory.md'), 'utf8');
     for (const r of GATEKEEPER_RULES) expect(doc, r.id).toContain(`\`${r.id}\``);
   });
