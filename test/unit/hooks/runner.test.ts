@@ -112,7 +112,8 @@ describe('HookRunner with real commands', () => {
 
   it('kills a hanging hook and its children at the timeout, and goes on', async () => {
     const pidFile = join(workspace, 'child.pid');
-    userHooks({ PreToolUse: [{ matcher: '*', hooks: [{ type: 'command', command: `sleep 300 & echo $! > "${pidFile}"; wait`, timeout: 0.5 }] }] });
+    // 3 s: on a loaded machine the shell may need a while to start `sleep` and write its pid.
+    userHooks({ PreToolUse: [{ matcher: '*', hooks: [{ type: 'command', command: `sleep 300 & echo $! > "${pidFile}"; wait`, timeout: 3 }] }] });
     const o = await runner().fire(pre('ls'));
     expect(o.errors).toEqual([expect.stringContaining('stopped at its timeout')]);
     expect(o.runs[0]).toMatchObject({ timedOut: true, exitCode: null });
