@@ -1,5 +1,4 @@
-import { describeAll } from '../core/machines/catalog';
-import { runCommand } from './run';
+import type { describeAll as DescribeAll } from '../core/machines/catalog';
 import { HELP, MACHINES_HELP, VERSION } from './help';
 import { HelpRequested, parseCommandLine, reportUsage, UsageError } from './usage';
 
@@ -23,7 +22,7 @@ async function main(argv: string[]): Promise<number> {
       process.stdout.write(`${VERSION}\n`);
       return 0;
     case 'run':
-      return runCommand(rest);
+      return (await import('./run')).runCommand(rest);
     case 'tasks':
       return (await import('./tasks')).tasksCommand(rest);
     case 'permissions':
@@ -31,7 +30,7 @@ async function main(argv: string[]): Promise<number> {
     case 'mcp':
       return (await import('./mcp')).mcpCommand(rest);
     case 'machines':
-      return machinesCommand(rest);
+      return machinesCommand(rest, (await import('../core/machines/catalog')).describeAll);
     case 'loop':
       return (await import('./loop')).loopCommand(rest);
     case 'hooks':
@@ -51,7 +50,7 @@ async function main(argv: string[]): Promise<number> {
 }
 
 /** `keel machines [--json]`: the state machines as the definitions declare them. */
-function machinesCommand(argv: string[]): number {
+function machinesCommand(argv: string[], describeAll: typeof DescribeAll): number {
   let json: boolean;
   try {
     json = Boolean(parseCommandLine(argv, { json: { type: 'boolean' } }, false).values.json);
