@@ -16,7 +16,8 @@ import { cliBundle, runCli } from './cliHarness';
 let server: FakeModelServer;
 let workspace: string;
 const KEY = { ANTHROPIC_API_KEY: 'sk-test-parallel' };
-const provider = (baseUrl: string) => ['--provider', 'anthropic', '--base-url', baseUrl, '--model', 'claude-test', '--workspace', workspace];
+// No project memory: its lesson call after each run is a model request of its own, not part of the agent loop here.
+const provider = (baseUrl: string) => ['--provider', 'anthropic', '--base-url', baseUrl, '--model', 'claude-test', '--workspace', workspace, '--no-memory'];
 const CHILDREN = ['alpha', 'bravo', 'charlie'] as const;
 
 const taskCall = (name: string): FakeTurn['blocks'][number] => ({ type: 'tool_use', id: `toolu_${name}`, name: 'Task', input: { description: `count ${name}`, prompt: `child-${name}: count the ${name} files` } });
