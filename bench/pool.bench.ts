@@ -5,8 +5,16 @@
 //  - idle_worker_rss_mb: resident memory an idle worker reports in its health answer;
 //  - host_max_event_loop_block_ms: the host's longest event-loop delay while 4 tasks stream
 //    8k-token answers in small chunks and run a command each, with workers, and the same run in
-//    the host (in-host), and their ratio.
+//    the host (in-host), and their ratio;
+//  - parallel_speedup_4_workers: four CPU-bound scripted tasks (each asks, turn after turn, to
+//    run a long shell command whose permission analysis — tree-sitter parse and rule checks in
+//    the worker — is the work) on a pool of 4 workers vs a pool of 1, wall time ratio. It cannot
+//    exceed the machine's free cores: the core count is reported beside it.
+// The fake model server runs in a child process of its own (this same bundle, `KEEL_BENCH_ROLE=
+// server`): a model server is never inside the host, and its frame building would otherwise be
+// counted as the host's event-loop block.
 // Prints one JSON line. Figures on a loaded 2-core machine are noisy: the core count is reported.
+import { fork, type ChildProcess } from 'node:child_process';
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -14,7 +22,47 @@ import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { build } from 'esbuild';
 import { TaskRuntime } from '../src/core/runtime/taskRuntime';
 import type { TaskHandle } from '../src/core/runtime/types';
-import { startFakeModelServer, type FakeModelServer, type FakeTurn } from '../test/fixtures/fake-model-server';
+import { startFakeModelServer, type FakeTurn } from '../test/fixtures/fake-model-server';
+
+/** The fake model server as the bench uses it, in another process. */
+interface FakeModelServer {
+  url: string;
+  /** Resolves once the server has the turns. */
+  enqueue(...turns: FakeTurn[]): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** Starts the fake model server in a child process (this bundle again); turns go to it over IPC, in order. */
+async function serverProcess(): Promise<FakeModelServer> {
+  const child: ChildProcess = fork(__filename, [], { env: { ...process.env, KEEL_BENCH_ROLE: 'server' }, stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
+  const url = await new Promise<string>((resolve, reject) => {
+    child.once('message', (m) => resolve((m as { url: string }).url));
+    child.once('exit', (code) => reject(new Error(`the fake model server process exited (${code})`)));
+  });
+  return {
+    url,
+    enqueue: (...turns) =>
+      new Promise<void>((resolve) => {
+        child.once('message', () => resolve());
+        child.send({ turns });
+      }),
+    close: async () => {
+      child.kill();
+      await new Promise((r) => child.once('exit', r));
+    },
+  };
+}
+
+/** The child's side: serves turns as they come over IPC. Enqueued in send order, so before the requests they answer. */
+async function serveFromParent(): Promise<void> {
+  const server = await startFakeModelServer();
+  process.on('message', (m) => {
+    server.enqueue(...(m as { turns: FakeTurn[] }).turns);
+    process.send!({ ok: true });
+  });
+  process.on('disconnect', () => void server.close().then(() => process.exit(0)));
+  process.send!({ url: server.url });
+}
 
 // The runner (scripts/bench.mjs) runs from the repository's root; this file runs bundled elsewhere.
 const ROOT = process.cwd();
@@ -55,7 +103,7 @@ async function dispatch(cli: string, server: FakeModelServer, workspace: string)
   let rss = 0;
   for (let round = 0; round < 3; round++) {
     const rt = runtime(cli, workspace, 1);
-    server.enqueue(...Array.from({ length: 6 }, (): FakeTurn => ({ blocks: [{ type: 'text', text: 'ok' }] })));
+    await server.enqueue(...Array.from({ length: 6 }, (): FakeTurn => ({ blocks: [{ type: 'text', text: 'ok' }] })));
     let t0 = performance.now();
     const task = rt.startTask({ prompt: 'hi', provider: provider(server), mode: 'bypassPermissions' });
     colds.push(await firstText(task, t0));
@@ -80,7 +128,7 @@ async function hostBlock(cli: string | null, server: FakeModelServer, workspace:
   const turns: FakeTurn[] = [];
   for (let i = 0; i < 4; i++) turns.push({ blocks: [{ type: 'text', text: long }, { type: 'tool_use', name: 'Bash', input: { command: 'ls -la / > /dev/null; echo ran' } }], chunkSize: 4 });
   for (let i = 0; i < 4; i++) turns.push({ blocks: [{ type: 'text', text: 'Done.' }] });
-  server.enqueue(...turns);
+  await server.enqueue(...turns);
   const rt = runtime(cli, workspace, 4);
   const h = monitorEventLoopDelay({ resolution: 5 });
   h.enable();
@@ -93,15 +141,44 @@ async function hostBlock(cli: string | null, server: FakeModelServer, workspace:
   return h.max / 1e6;
 }
 
+/** A long read-only pipeline chain: its permission analysis is CPU work, its run is cheap (the first grep fails, && stops). */
+const LONG_COMMAND = Array.from({ length: 300 }, (_, i) => `grep -n needle${i} missing/file${i}.ts | head -3`).join(' && ');
+const CPU_TURNS = 6;
+
+/** Ms for 4 tasks of CPU_TURNS long-command calls each to settle on a pool of `max` workers. */
+async function cpuBound(cli: string, server: FakeModelServer, workspace: string, max: number): Promise<number> {
+  const turns: FakeTurn[] = [];
+  for (let t = 0; t < 4; t++) {
+    // Each task's requests carry its prompt: `when` routes its turns to it whatever the interleaving.
+    for (let k = 0; k < CPU_TURNS; k++) turns.push({ when: `cpu-task-${t} `, blocks: [{ type: 'tool_use', name: 'Bash', input: { command: LONG_COMMAND } }] });
+    turns.push({ when: `cpu-task-${t} `, blocks: [{ type: 'text', text: 'Analysed.' }] });
+  }
+  await server.enqueue(...turns);
+  const rt = runtime(cli, workspace, max);
+  const t0 = performance.now();
+  // Default mode: every call is analysed; what would ask is denied (no one to ask), analysed all the same.
+  const tasks = Array.from({ length: 4 }, (_, t) => rt.startTask({ prompt: `cpu-task-${t} analyse`, provider: provider(server), mode: 'default' }));
+  const done = await Promise.all(tasks.map((t) => t.settled()));
+  const ms = performance.now() - t0;
+  rt.dispose();
+  await rt.shutdownWorkers();
+  if (done.some((d) => d.status !== 'completed')) throw new Error(`a CPU-bound task did not complete: ${done.map((d) => d.status).join(', ')}`);
+  return ms;
+}
+
 async function main() {
   const cli = await cliBundle();
   const workspace = mkdtempSync(join(tmpdir(), 'keel-bench-pool-'));
-  const server = await startFakeModelServer();
+  const server = await serverProcess();
   try {
     const d = await dispatch(cli, server, workspace);
     // In-host first, then with workers; each twice, the better (lower) of each kept.
     const inHost = Math.min(await hostBlock(null, server, workspace), await hostBlock(null, server, workspace));
     const withWorkers = Math.min(await hostBlock(cli, server, workspace), await hostBlock(cli, server, workspace));
+    // Warm-up (the first parse loads tree-sitter's wasm in each worker), then 1 worker, then 4.
+    await cpuBound(cli, server, workspace, 4);
+    const oneWorker = await cpuBound(cli, server, workspace, 1);
+    const fourWorkers = await cpuBound(cli, server, workspace, 4);
     const result = {
       warm_vs_cold_dispatch_ratio: Number((d.cold / d.warm).toFixed(1)),
       cold_dispatch_ms: Number(d.cold.toFixed(1)),
@@ -110,7 +187,9 @@ async function main() {
       host_max_event_loop_block_ms: Number(withWorkers.toFixed(1)),
       in_host_max_event_loop_block_ms: Number(inHost.toFixed(1)),
       host_block_ratio_vs_in_host: Number((withWorkers / inHost).toFixed(2)),
-      parallel_speedup_4_workers: null,
+      parallel_speedup_4_workers: Number((oneWorker / fourWorkers).toFixed(2)),
+      cpu_bound_1_worker_ms: Math.round(oneWorker),
+      cpu_bound_4_workers_ms: Math.round(fourWorkers),
       cores: availableParallelism(),
       node: process.version,
     };
@@ -119,7 +198,7 @@ async function main() {
     await server.close();
   }
 }
-void main().catch((err: unknown) => {
+void (process.env.KEEL_BENCH_ROLE === 'server' ? serveFromParent() : main()).catch((err: unknown) => {
   process.stderr.write(`pool bench: ${err instanceof Error ? err.stack : String(err)}\n`);
   process.exit(1);
 });

@@ -89,6 +89,8 @@ export async function batchCommand(argv: string[]): Promise<number> {
   });
   try {
     const results = await Promise.all(tasks.map((t) => t.task.settled()));
+    // Sub-agents of a cancelled task were cancelled with it: let them settle (bounded) before the exit.
+    await runtime.settleAll(15_000);
     const rows = tasks.map((t, i) => [String(t.item.line), t.task.id, results[i]!.status, [...t.workers].join(', ') || '—']);
     const head = ['line', 'task', 'status', 'worker'];
     const widths = head.map((h, c) => Math.max(h.length, ...rows.map((r) => r[c]!.length)));

@@ -71,6 +71,9 @@ export async function createCliRuntime(args: RunArgs, ownerLabel: string, mcp?: 
   });
   late.runtime = runtime;
   await activity.start();
+  // With --workers the pool is on the status socket from the start (keel workers).
+  const pool = runtime.workerPool();
+  if (pool) activity.publishPool(pool);
   return {
     runtime,
     activity,

@@ -25,6 +25,7 @@ Usage:
   keel loop "<goal>" [loop options] [run options]
                                     run a goal as a judged loop of fresh tasks (docs/loop.md)
   keel status [--json] [--follow]   live tasks, sub-agents and loops of every Keel process
+  keel workers [--json]             the worker pools of every Keel process and their workers
   keel hooks list|approve|revoke [--workspace DIR] [--json]
                                     a workspace's hooks and their approval (docs/hooks.md)
   keel --help | --version
@@ -89,6 +90,14 @@ elapsed time, tokens and cost. Each process publishes on <keel home>/run/<pid>.s
   --json     one JSON object: {"agents": [...], "summary": "2 working · 1 needs you"}
   --follow   print every line the processes publish (NDJSON: hook events, task and loop
              events, board changes) until interrupted
+`;
+
+export const WORKERS_HELP = `Usage: keel workers [--json] [--storage DIR]
+Lists the worker pools of the Keel processes of this user that run tasks on workers (keel run
+--workers N, keel batch, a VS Code window with keel.workers.max above 0): the pool's state and
+size, and each worker's state, pid, task, uptime, queries processed and memory (from its last
+health answer). Each process publishes its pool on <keel home>/run/<pid>.sock.
+  --json     one JSON object: {"pools": [{"owner", "ownerPid", "state", "max", "workers": [...]}]}
 `;
 
 export const LOOP_HELP = `Usage: keel loop "<goal>" [--max-iterations N] [--promise TEXT] [--stop-word WORD]

@@ -1,10 +1,9 @@
-import { describeAll } from '../core/machines/catalog';
-import { runCommand } from './run';
+import type { describeAll as DescribeAll } from '../core/machines/catalog';
 import { HELP, MACHINES_HELP, VERSION } from './help';
 import { HelpRequested, parseCommandLine, reportUsage, UsageError } from './usage';
 
 /**
- * `keel`: the headless entry. Subcommands: run, batch, loop, tasks, memory, permissions, mcp, machines, status, hooks, worker
+ * `keel`: the headless entry. Subcommands: run, batch, loop, tasks, memory, permissions, mcp, machines, status, hooks, workers, worker
  * (started by a pool). Exit codes in
  * ./exitCodes.ts (0 success, 1 failed or cancelled, 2 bad usage — one line on stderr:
  * `keel <command>: <problem> (see keel <command> --help)` —, 3 unusable storage, 128 + n on signal n).
@@ -23,7 +22,7 @@ async function main(argv: string[]): Promise<number> {
       process.stdout.write(`${VERSION}\n`);
       return 0;
     case 'run':
-      return runCommand(rest);
+      return (await import('./run')).runCommand(rest);
     case 'tasks':
       return (await import('./tasks')).tasksCommand(rest);
     case 'memory':
@@ -33,13 +32,15 @@ async function main(argv: string[]): Promise<number> {
     case 'mcp':
       return (await import('./mcp')).mcpCommand(rest);
     case 'machines':
-      return machinesCommand(rest);
+      return machinesCommand(rest, (await import('../core/machines/catalog')).describeAll);
     case 'loop':
       return (await import('./loop')).loopCommand(rest);
     case 'hooks':
       return (await import('./hooks')).hooksCommand(rest);
     case 'status':
       return (await import('./status')).statusCommand(rest);
+    case 'workers':
+      return (await import('./workers')).workersCommand(rest);
     case 'batch':
       return (await import('./batch')).batchCommand(rest);
     case 'worker':
@@ -51,7 +52,7 @@ async function main(argv: string[]): Promise<number> {
 }
 
 /** `keel machines [--json]`: the state machines as the definitions declare them. */
-function machinesCommand(argv: string[]): number {
+function machinesCommand(argv: string[], describeAll: typeof DescribeAll): number {
   let json: boolean;
   try {
     json = Boolean(parseCommandLine(argv, { json: { type: 'boolean' } }, false).values.json);

@@ -108,6 +108,8 @@ export async function runCommand(argv: string[], options: { inspect?(event: Insp
     try {
       const done = await Promise.race([task.settled(), app.exited.then(() => undefined)]);
       if (!done) return signalExitCode(stoppedBy);
+      // Sub-agents of a cancelled (or failed) parent were cancelled with it: let them settle.
+      await cli?.runtime.settleAll(SUBTASKS_SETTLE_MS);
       // A failed task waits for the user (awaitingUser, recorded as failed): `done` is the last
       // event of the run, and `keel run --resume ID "<follow-up>"` continues it later.
       text.finish();
@@ -122,6 +124,9 @@ export async function runCommand(argv: string[], options: { inspect?(event: Insp
     await cli?.runtime.shutdownWorkers();
   }
 }
+
+/** How long `keel run` waits, after its task settled, for cancelled sub-agents to settle before it exits. */
+const SUBTASKS_SETTLE_MS = 15_000;
 
 /** What `keel run` starts from: its arguments, the stored task it resumes, and what its provider lacks. */
 interface RunSetup {

@@ -1,11 +1,13 @@
 import * as vscode from 'vscode';
 import type { ProcessActivity } from '../core/agents/processActivity';
+import type { WorkerPool } from '../core/workers/pool';
 import type { AppLifetime } from '../core/machines/appSession/appLifetime';
 import { AgentsTreeProvider } from './agentsView';
 import { startLoop } from './loopCommand';
 import { ChatController } from './chatController';
 import { ChatPanels } from './chatPanel';
 import { ChatViewProvider } from './chatViewProvider';
+import { showWorkers } from './showWorkers';
 import { registerCommands } from './commands';
 import { readChatConfig, readKeelSettings, readPermissionMode, readProviderConfig } from './providerSettings';
 import { notificationAsker } from './permissionDialog';
@@ -45,6 +47,7 @@ export function activate(context: vscode.ExtensionContext): void {
 
   const agents = new AgentsTreeProvider();
   let activity: ProcessActivity | undefined;
+  let pool: WorkerPool | null | undefined;
   context.subscriptions.push(agents, vscode.window.registerTreeDataProvider(AgentsTreeProvider.viewId, agents));
   const prompts = createPermissionPrompts(context, log);
   const workbench = vscodeWorkbench(context, log);
@@ -58,7 +61,7 @@ export function activate(context: vscode.ExtensionContext): void {
       return loadTaskRuntime(context, log, asker, hub && !hub.empty ? hub : undefined, (a) => {
         activity = a;
         agents.attach(a.board);
-      });
+      }, (p) => (pool = p));
     },
     mcp,
     providerConfig: (mode) => readProviderConfig(context.secrets, mode),
@@ -100,6 +103,7 @@ export function activate(context: vscode.ExtensionContext): void {
   registerCommands({ context, controller, panels, output, log });
   context.subscriptions.push(
     vscode.commands.registerCommand('keel.startLoop', () => startLoop(controller, () => activity, log)),
+    vscode.commands.registerCommand('keel.showWorkers', () => showWorkers(pool, (taskId) => vscode.commands.executeCommand('keel.agents.open', taskId))),
     vscode.commands.registerCommand('keel.agents.open', async (taskId: unknown) => {
       if (typeof taskId !== 'string') return;
       await vscode.commands.executeCommand(`${ChatViewProvider.viewType}.focus`);

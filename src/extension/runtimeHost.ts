@@ -9,6 +9,7 @@ import type { HookRunner } from '../core/hooks/runner';
 import type { PermissionAsker } from '../core/permissions/gate';
 import type { McpToolSource } from '../core/mcp/toolSource';
 import type { EvictionStrategy } from '../core/workers/eviction';
+import type { WorkerPool } from '../core/workers/pool';
 import { sandboxSettings } from './permissions/setup';
 import { extensionAdvice, SECRET_KEYS } from './providerConfig';
 import { passEnvOf, toolSecrets } from './toolSecrets';
@@ -43,6 +44,7 @@ export async function loadTaskRuntime(
   asker: PermissionAsker,
   mcp?: McpToolSource,
   onActivity?: (activity: ProcessActivity) => void,
+  onPool?: (pool: WorkerPool | null) => void,
 ): Promise<TaskRuntimeLike> {
   const folder = vscode.workspace.workspaceFolders?.[0];
   if (!folder || folder.uri.scheme !== 'file') throw new Error('open a folder first: a task works inside a workspace folder.');
@@ -98,6 +100,10 @@ export async function loadTaskRuntime(
       else log.debug(message);
     },
   });
+  // keel.workers.max > 0: the pool is on the status socket (keel workers) and behind Keel: Show Workers.
+  const pool = runtime.workerPool();
+  if (pool) activity.publishPool(pool);
+  onPool?.(pool);
   log.info(`task runtime ready in ${(performance.now() - started).toFixed(1)} ms (workspace ${folder.uri.fsPath})`);
   return runtime;
 }

@@ -2,7 +2,7 @@ import { ActivityFeed } from '../hooks/feed';
 import { HookRunner } from '../hooks/runner';
 import type { ConfiguredHook } from '../hooks/types';
 import { StatusBoard } from './board';
-import { StatusPublisher } from './statusSocket';
+import { StatusPublisher, type PoolSource } from './statusSocket';
 
 /**
  * What one Keel process (a `keel run`, a `keel loop`, a VS Code window) sets up once for its
@@ -53,6 +53,11 @@ export class ProcessActivity {
   /** Opens the status socket; false (logged) when it cannot: Keel works on without it. */
   start(): Promise<boolean> {
     return this.publisher.start();
+  }
+
+  /** The process's worker pool goes on the status socket (`keel workers`). */
+  publishPool(pool: PoolSource): void {
+    this.publisher.publishPool(pool);
   }
 
   dispose(): void {

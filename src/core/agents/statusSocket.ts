@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { AgentRow } from '../../shared/domain/agents';
 import type { ActivityEvent, ActivitySource } from '../hooks/feed';
+import type { PoolStatus } from '../workers/poolStatus';
 
 /**
  * The local socket through which outside tools watch Keel (`keel status --follow`, docs/hooks.md):
@@ -12,7 +13,9 @@ import type { ActivityEvent, ActivitySource } from '../hooks/feed';
  * `<keel home>/run/<pid>.sock` (a 0700 folder; the socket itself 0600). A client first gets one
  * NDJSON line `{"type":"snapshot","pid":…,"agents":[…]}`, then one line per event as it happens:
  * `{"type":"hook","pid":…,"at":…,"hook_event_name":…, …Claude Code's fields}`, `{"type":"loop",…}`
- * and `{"type":"agents","pid":…,"agents":[…]}` when the board changes. Long strings are cut at
+ * and `{"type":"agents","pid":…,"agents":[…]}` when the board changes. A process running tasks on a
+ * worker pool also puts `pool` (its `PoolStatus`) in the snapshot and sends
+ * `{"type":"pool","pid":…,"pool":{…}}` when the pool changes (`keel workers`). Long strings are cut at
  * 10,000 characters. A client that does not read (more than 1 MB queued) is disconnected: one slow
  * watcher never holds Keel back.
  */
@@ -37,8 +40,16 @@ export interface StatusPublisherOptions {
   log?(level: 'info' | 'warn', message: string): void;
 }
 
+/** A worker pool as the status socket sees it (WorkerPool is one). */
+export interface PoolSource {
+  status(): PoolStatus;
+  /** Called after every change; returns the unsubscribe function. */
+  onChange(listener: () => void): () => void;
+}
+
 export class StatusPublisher {
   private server: Server | undefined;
+  private pool: PoolSource | undefined;
   private readonly clients = new Set<Socket>();
   private readonly stops: (() => void)[] = [];
   readonly path: string;
@@ -75,6 +86,12 @@ export class StatusPublisher {
     return true;
   }
 
+  /** Publishes `pool` from now on: in every snapshot, and a `pool` line on each of its changes. */
+  publishPool(pool: PoolSource): void {
+    this.pool = pool;
+    this.stops.push(pool.onChange(() => this.broadcast({ type: 'pool', pid: process.pid, pool: pool.status() })));
+  }
+
   close(): void {
     for (const s of this.stops.splice(0)) s();
     for (const c of this.clients) c.destroy();
@@ -94,7 +111,7 @@ export class StatusPublisher {
     // Clients only listen; anything they send is ignored.
     socket.on('data', () => undefined);
     this.clients.add(socket);
-    this.send(socket, { type: 'snapshot', pid: process.pid, agents: this.opts.agents() });
+    this.send(socket, { type: 'snapshot', pid: process.pid, agents: this.opts.agents(), ...(this.pool ? { pool: this.pool.status() } : {}) });
   }
 
   private event(e: ActivityEvent): void {
@@ -207,4 +224,27 @@ export async function readAgents(keelHome: string, timeoutMs = 2000): Promise<Ag
     }),
   );
   return all.flat();
+}
+
+/** The worker pools of every live Keel process that runs one (each socket's snapshot). */
+export async function readPools(keelHome: string, timeoutMs = 2000): Promise<PoolStatus[]> {
+  const all = await Promise.all(
+    liveSockets(keelHome).map(async (path) => {
+      const ac = new AbortController();
+      const timer = setTimeout(() => ac.abort(), timeoutMs);
+      const found: { pool: PoolStatus | null } = { pool: null };
+      await watchSocket(
+        path,
+        (line) => {
+          if (line.type !== 'snapshot') return;
+          if (line.pool && typeof line.pool === 'object') found.pool = line.pool as PoolStatus;
+          ac.abort();
+        },
+        ac.signal,
+      );
+      clearTimeout(timer);
+      return found.pool;
+    }),
+  );
+  return all.filter((p): p is PoolStatus => p !== null);
 }

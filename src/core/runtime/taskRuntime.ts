@@ -186,6 +186,19 @@ export class TaskRuntime {
   }
 
   /**
+   * Waits until every live task (subtasks included) has settled, or `limitMs` has passed; never
+   * rejects. A host about to end calls it after its own task settled: a parent that was cancelled
+   * cancelled its sub-agents, and they get to settle (aborted) before `interruptAll` would record
+   * them as interrupted.
+   */
+  async settleAll(limitMs: number): Promise<void> {
+    let timer: NodeJS.Timeout | undefined;
+    const limit = new Promise<void>((resolve) => (timer = setTimeout(resolve, limitMs)));
+    await Promise.race([Promise.all([...this.tasks.values()].map((t) => t.settled())), limit]);
+    clearTimeout(timer);
+  }
+
+  /**
    * Stops every task at once and records each one that had not settled as `interrupted` (see
    * `LiveTask.interrupt`): what a host does when it is told to end (SIGTERM). Synchronous.
    * Returns the ids of the tasks that were interrupted.

@@ -246,12 +246,15 @@ export function wireTaskMachine(services: TaskServices) {
           // The model is told, and the parent goes on.
           answer = Promise.resolve({ result: toolResult(toolCallId, `The subtask could not be started: ${(err as Error).message}`, true), summary: 'subtask not started' });
         }
+        let answered = false;
         void answer.then((r) => {
+          answered = true;
           if (live) sendBack({ type: 'SUBTASK_DONE', toolCallId, result: r.result, summary: r.summary });
         });
         return () => {
           live = false;
-          child?.cancel();
+          // Only a child still running is cancelled (one that answered is let go as it is).
+          if (!answered) child?.cancel();
         };
       }),
     },

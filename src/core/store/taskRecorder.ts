@@ -7,7 +7,7 @@ import type { HeldTaskLock } from './taskLock';
 import type { StoreLogger, TaskMeta } from './types';
 
 /** Turn states after which the log is fsynced: a tool is about to run, results were assembled, the loop ended. */
-const DURABLE_TURN_STATES = new Set(['executingTool', 'awaitingSubtask', 'mcpCall', 'assembling', 'done', 'error']);
+const DURABLE_TURN_STATES = new Set(['executingTool', 'startingSubtask', 'mcpCall', 'assembling', 'done', 'error']);
 
 /**
  * Records one task driven by this process: every event goes to its log (in publish order),

@@ -46,3 +46,28 @@ export function formatDuration(ms: number): string {
 export function formatMemory(bytes: number | null): string {
   return bytes === null ? '—' : `${Math.round(bytes / (1024 * 1024))} MB`;
 }
+
+/** One worker as a line for people: `keel workers` and "Keel: Show Workers" show the same words. */
+export interface WorkerLine {
+  /** "w2 · busy" */
+  label: string;
+  /** "pid 4242 · task 1b2c3d4e" */
+  description: string;
+  /** "up 3 m 12 s · 5 queries · 48 MB" */
+  detail: string;
+}
+
+export function describeWorker(w: WorkerStatus, now: number): WorkerLine {
+  const queries = `${w.queriesProcessed} quer${w.queriesProcessed === 1 ? 'y' : 'ies'}`;
+  return {
+    label: `${w.id} · ${w.state}`,
+    description: `pid ${w.pid ?? '—'}${w.taskId ? ` · task ${w.taskId.slice(0, 8)}` : ''}`,
+    detail: `up ${formatDuration(now - w.startedAt)} · ${queries} · ${formatMemory(w.rssBytes)}`,
+  };
+}
+
+/** "VS Code window 4242 (pid 4242): active, 2 of 4 workers, 1 waiting": a pool's headline. */
+export function describePool(p: PoolStatus): string {
+  const waiting = p.waiting > 0 ? `, ${p.waiting} waiting` : '';
+  return `${p.owner} (pid ${p.ownerPid}): ${p.state}, ${p.workers.length} of ${p.max} worker${p.max === 1 ? '' : 's'}${waiting}`;
+}

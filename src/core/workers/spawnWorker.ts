@@ -72,3 +72,34 @@ export function processAlive(pid: number): boolean {
     return (err as NodeJS.ErrnoException).code === 'EPERM';
   }
 }
+
+/**
+ * Starting a process blocks this one's event loop for a while (tens of ms on a loaded machine,
+ * more for a big host); a pool that starts four workers at once in one turn of the event loop
+ * would block it four times as long. Spawns go through here: at most one per turn, the others on
+ * the following turns, in order. Returns a function that withdraws a spawn not yet run.
+ */
+const spawnQueue: (() => void)[] = [];
+let spawnedThisTurn = false;
+
+export function scheduleSpawn(start: () => void): () => void {
+  if (!spawnedThisTurn) {
+    runSpawn(start);
+    return () => undefined;
+  }
+  spawnQueue.push(start);
+  return () => {
+    const i = spawnQueue.indexOf(start);
+    if (i >= 0) spawnQueue.splice(i, 1);
+  };
+}
+
+function runSpawn(start: () => void): void {
+  spawnedThisTurn = true;
+  setImmediate(() => {
+    spawnedThisTurn = false;
+    const next = spawnQueue.shift();
+    if (next) runSpawn(next);
+  });
+  start();
+}

@@ -6,7 +6,7 @@ import { workerMachine, type WorkerEmitted, type WorkerEvent } from '../machines
 import type { ChannelStats } from './channel';
 import { ipcConnectionFor } from './ipcActors';
 import { isQueryReply, PROTOCOL_VERSION, type FromWorker, type QueryReply, type ToWorker } from './protocol';
-import { killProcessGroup, spawnWorkerProcess, type WorkerCommand } from './spawnWorker';
+import { killProcessGroup, scheduleSpawn, spawnWorkerProcess, type WorkerCommand } from './spawnWorker';
 
 /**
  * One worker process as the pool holds it: the worker machine with its real actors (the child
@@ -162,19 +162,22 @@ export class WorkerHandle {
     });
     ipc.start();
     ipc.send({ type: 'OPEN' });
-    try {
-      const child = spawnWorkerProcess(this.opts.command, this.opts.address, this.id, (text) => this.opts.log('info', `worker ${this.id}: ${text.trimEnd()}`));
-      this.child = child;
-      child.on('error', (err) => {
-        if (child.pid === undefined) sendBack({ type: 'SPAWN_FAILED', reason: err.message });
-      });
-      child.on('exit', (code, signal) => {
-        this.exited = true;
-        sendBack({ type: 'EXITED', code, signal });
-      });
-    } catch (err) {
-      sendBack({ type: 'SPAWN_FAILED', reason: (err as Error).message });
-    }
+    // One spawn per turn of the event loop (scheduleSpawn): four workers never block the host at once.
+    const withdrawSpawn = scheduleSpawn(() => {
+      try {
+        const child = spawnWorkerProcess(this.opts.command, this.opts.address, this.id, (text) => this.opts.log('info', `worker ${this.id}: ${text.trimEnd()}`));
+        this.child = child;
+        child.on('error', (err) => {
+          if (child.pid === undefined) sendBack({ type: 'SPAWN_FAILED', reason: err.message });
+        });
+        child.on('exit', (code, signal) => {
+          this.exited = true;
+          sendBack({ type: 'EXITED', code, signal });
+        });
+      } catch (err) {
+        sendBack({ type: 'SPAWN_FAILED', reason: (err as Error).message });
+      }
+    });
     receive((event) => {
       switch (event.type) {
         case 'SEND_HEALTH_CHECK':
@@ -189,6 +192,7 @@ export class WorkerHandle {
       }
     });
     return () => {
+      withdrawSpawn();
       clearTimeout(exitWait);
       // The worker is dead as far as the pool is concerned: make it so.
       ipc.send({ type: 'CLOSE', reason: 'the worker was stopped' });

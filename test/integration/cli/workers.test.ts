@@ -115,4 +115,30 @@ describe('keel with worker processes', () => {
     expect(ofType(run.events, 'tool_result').map((e) => [e.id, e.is_error])).toEqual([['toolu_bash', true]]);
     expect(JSON.stringify((server.requests[1]!.body as { messages: unknown[] }).messages.at(-1))).toMatch(/No one is available to approve this/);
   });
+
+  it('keel workers shows the pool of a running keel run --workers: its worker busy with the task, by pid', async () => {
+    server.enqueue({ blocks: [{ type: 'text', text: 'This answer waits.' }], fault: { kind: 'stall', afterEvents: 2 } });
+    const run = await runCli(['run', 'wait a while', ...provider(server.url), '--output-format', 'stream-json', '--workers', '1'], KEY);
+    await waitUntil(() => server.requests.length === 1, () => `the request (stderr: ${run.stderr()})`, 60_000);
+    const taskId = server.requests[0]!.taskId;
+    const listed = await runCli(['workers', '--json'], {}, run.storage);
+    expect((await listed.exit).code, listed.stderr()).toBe(0);
+    const { pools } = JSON.parse(listed.stdout()) as { pools: { ownerPid: number; owner: string; max: number; workers: { id: string; state: string; pid: number; taskId: string; queriesProcessed: number }[] }[] };
+    expect(pools).toHaveLength(1);
+    expect(pools[0]).toMatchObject({ ownerPid: run.child.pid, owner: 'keel run', max: 1 });
+    expect(pools[0]!.workers).toHaveLength(1);
+    const w = pools[0]!.workers[0]!;
+    expect(w).toMatchObject({ id: 'w1', state: 'busy', taskId });
+    expect(processAlive(w.pid)).toBe(true);
+    const text = await runCli(['workers'], {}, run.storage);
+    await text.exit;
+    expect(text.stdout()).toContain(`keel run (pid ${run.child.pid}): `);
+    expect(text.stdout()).toMatch(new RegExp(`w1 · busy\\s+pid ${w.pid} · task ${taskId!.slice(0, 8)}`));
+    run.child.kill('SIGINT');
+    await run.exit;
+    // The run is gone, and so is its pool.
+    const after = await runCli(['workers', '--json'], {}, run.storage);
+    await after.exit;
+    expect(JSON.parse(after.stdout())).toEqual({ pools: [] });
+  });
 });

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { TaskEvent } from '../../../src/shared/domain/events';
 import { emptyTranscript, type TaskTranscript } from '../../../src/shared/domain/transcript';
 import type { SubtaskHandle } from '../../../src/core/runtime/wiring';
-import { textTurn, toolTurn } from '../helpers/scriptedEvents';
+import { end, start, textTurn, toolBlock, toolTurn } from '../helpers/scriptedEvents';
 import { wiredTask } from '../helpers/wiredTask';
 
 /**
@@ -86,6 +86,63 @@ describe('a subtask’s result reaches its parent’s turn through the parent’
     expect(c.cancelled).toBe(1);
     c.release();
     await new Promise((r) => setTimeout(r, 5));
+    expect(actor.getSnapshot().value).toBe('aborted');
+    expect(provider.requests).toHaveLength(1);
+    actor.stop();
+  });
+
+  /** One answer with three Task calls (k1, k2, k3). */
+  const threeTasks = [start(), ...toolBlock(0, 'k1', 'Task', { description: 'a', prompt: 'pa' }), ...toolBlock(1, 'k2', 'Task', { description: 'b', prompt: 'pb' }), ...toolBlock(2, 'k3', 'Task', { description: 'c', prompt: 'pc' }), ...end('tool_use')];
+
+  it('three Task calls of one answer start three children at once; the parent resumes once, with the results in call order', async () => {
+    const children = [child('completed', 'answer one'), child('failed', 'answer two'), child('completed', 'answer three')];
+    const started: string[] = [];
+    const { actor, provider, settled } = wiredTask([threeTasks, textTurn('parent done')], {
+      startSubtask: (sub) => {
+        started.push(sub.toolCallId);
+        return children[started.length - 1]!;
+      },
+    });
+    actor.start();
+    actor.send({ type: 'START', text: 'delegate' });
+    // Every child starts before any has answered.
+    await new Promise<void>((resolve) => actor.subscribe(() => started.length === 3 && resolve()));
+    expect(started).toEqual(['k1', 'k2', 'k3']);
+    expect(actor.getSnapshot().matches({ running: 'waitingForSubtask' })).toBe(true);
+    // They answer in another order; the parent sends nothing until the last one has.
+    children[2]!.release();
+    children[0]!.release();
+    await new Promise((r) => setTimeout(r, 10));
+    expect(provider.requests).toHaveLength(1);
+    children[1]!.release();
+    await settled(1);
+    expect(actor.getSnapshot().value).toBe('completed');
+    expect(provider.requests).toHaveLength(2);
+    expect(provider.requests[1]!.messages.at(-1)!.content).toMatchObject([
+      { tool_use_id: 'k1', content: 'answer one' },
+      { tool_use_id: 'k2', content: 'The subtask ended failed: answer two', is_error: true },
+      { tool_use_id: 'k3', content: 'answer three' },
+    ]);
+    actor.stop();
+  });
+
+  it('cancelling the parent cancels every child still running; their late answers move nothing', async () => {
+    const children = [child('completed', 'one'), child('completed', 'two'), child('completed', 'three')];
+    let n = 0;
+    const { actor, provider, settled } = wiredTask([threeTasks], { startSubtask: () => children[n++]! });
+    actor.start();
+    actor.send({ type: 'START', text: 'delegate' });
+    await new Promise<void>((resolve) => actor.subscribe(() => n === 3 && resolve()));
+    children[0]!.release();
+    await new Promise((r) => setTimeout(r, 10));
+    actor.send({ type: 'CANCEL' });
+    await settled(1);
+    expect(actor.getSnapshot().value).toBe('aborted');
+    // The one that had answered is not cancelled; the two still running are.
+    expect(children.map((c) => c.cancelled)).toEqual([0, 1, 1]);
+    children[1]!.release();
+    children[2]!.release();
+    await new Promise((r) => setTimeout(r, 10));
     expect(actor.getSnapshot().value).toBe('aborted');
     expect(provider.requests).toHaveLength(1);
     actor.stop();

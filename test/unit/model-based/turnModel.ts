@@ -42,7 +42,7 @@ export const TURN_VARIANTS: TurnVariant[] = [
     name: 'rebuilt-with-subtask',
     limits: {},
     messages: REBUILT_WITH_SUBTASK,
-    // preparing → validatingInput (the adopted Task call) → permissionCheck → awaitingSubtask → its result → an answer.
+    // preparing → validatingInput (the adopted Task call) → permissionCheck → startingSubtask → awaitingSubtasks → its result → an answer.
     only: (tags) => tags.join(' ') === 'preparing:ok validatingInput:task permissionCheck:allow SUBTASK_RESULT streaming.requesting:end',
   },
 ];
@@ -65,6 +65,7 @@ interface TurnCtx {
   compactionFailures: number;
   index: number;
   pending: { id: string; name: string }[];
+  subtasks: string[];
   validated: { subject: { kind: string } } | null;
   maxTokensContinued: boolean;
   error: { code: string } | null;
@@ -131,7 +132,7 @@ function events(s: AnyMachineSnapshot): ModelEvent[] {
       }
     }
   }
-  if (s.matches('awaitingSubtask')) out.push({ type: 'SUBTASK_RESULT', toolCallId: c.pending[c.index]?.id ?? '', result: { type: 'tool_result', tool_use_id: 'k1', content: 'sub' }, summary: 's' });
+  if (s.matches('awaitingSubtasks')) out.push({ type: 'SUBTASK_RESULT', toolCallId: c.subtasks[0] ?? '', result: { type: 'tool_result', tool_use_id: c.subtasks[0] ?? '', content: 'sub' }, summary: 's' });
   if (s.matches({ streaming: 'backoff' })) out.push({ type: 'xstate.after.retryDelay.turn.streaming.backoff' });
   return out;
 }
@@ -142,7 +143,7 @@ export function turnPaths(variant: TurnVariant): ModelPath[] {
     events,
     context: (s) => {
       const c = s.context as TurnCtx;
-      return [c.modelCalls, c.attempt, c.compactionFailures, c.index, c.pending.map((p) => p.name), c.validated?.subject.kind ?? null, c.maxTokensContinued, c.error?.code ?? null];
+      return [c.modelCalls, c.attempt, c.compactionFailures, c.index, c.pending.map((p) => p.name), c.subtasks.length, c.validated?.subject.kind ?? null, c.maxTokensContinued, c.error?.code ?? null];
     },
   });
   if (!variant.only) return paths;

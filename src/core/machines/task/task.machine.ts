@@ -1,4 +1,4 @@
-import { assign, enqueueActions, fromCallback, fromPromise, sendTo, setup, type EventObject } from 'xstate';
+import { and, assign, enqueueActions, fromCallback, fromPromise, sendTo, setup, stopChild, type EventObject } from 'xstate';
 import type { KeelError } from '../../../shared/domain/errors';
 import type { TaskEvent, TaskStatus } from '../../../shared/domain/events';
 import { ZERO_USAGE, type ConversationMessage, type StopReason, type ToolResultBlock, type Usage } from '../../../shared/domain/messages';
@@ -46,7 +46,8 @@ interface TaskContext extends Required<TaskInput> {
   pendingText: string | null;
   error: KeelError | null;
   stopReason: StopReason | null;
-  subtask: PendingSubtask | null;
+  /** The subtasks of the running turn that have not answered yet, in the order they started. */
+  subtasks: PendingSubtask[];
   ignoredSubtaskEvents: number;
   compactionFailures: number;
   /** Every run's usage and cost, added up as each turn loop ends (cancelled or failed runs too). */
@@ -77,9 +78,11 @@ type Publish = { type: 'publish'; params: TaskEvent | null };
 /**
  * The task machine owns one task's execution. Only it starts a turn loop (the invoked `turnLoop`
  * actor); hosts send it intents (USER_MESSAGE, CANCEL, RETRY) and watch its events. A subtask
- * (the Task tool) moves it to running.waitingForSubtask; the child's completion arrives as
- * SUBTASK_DONE and the parent's own machine continues. A SUBTASK_DONE that does not match the
- * subtask being waited for (late, duplicate) is ignored and counted. It adds up its runs' usage
+ * (the Task tool) moves it to running.waitingForSubtask and spawns a `subtask` actor for it; the
+ * several Task calls of one answer each get theirs at once, so they run side by side. Each
+ * child's completion arrives as SUBTASK_DONE and goes to the turn, which resumes once, when the
+ * last one has answered; leaving `running` (a cancel, a failure) stops every child still running.
+ * A SUBTASK_DONE that matches no subtask being waited for (late, duplicate) is ignored and counted. It adds up its runs' usage
  * and cost, and gives each run the total so far (the turn's usage events carry the running total).
  */
 export const taskMachine = setup({
@@ -118,6 +121,18 @@ export const taskMachine = setup({
     }),
     /** A hook blocked the prompt just sent: it leaves the conversation (and the log, through `compacted`). */
     dropBlockedPrompt: assign(({ context }) => (context.submitted === null ? {} : { messages: context.messages.slice(0, -1), submitted: null })),
+    /** A child answered: its result goes to the turn, its actor is let go. */
+    finishSubtask: enqueueActions<TaskContext, TaskMachineEvent, undefined, TaskMachineEvent, never, never, never, never, never>(({ context, event, enqueue }) => {
+      if (event.type !== 'SUBTASK_DONE') return;
+      enqueue.sendTo('turnLoop', { type: 'SUBTASK_RESULT', toolCallId: event.toolCallId, result: event.result, summary: event.summary });
+      enqueue(stopChild(subtaskActorId(event.toolCallId)));
+      enqueue.assign({ subtasks: context.subtasks.filter((s) => s.toolCallId !== event.toolCallId) });
+    }),
+    /** Stops (and so cancels) every child still running. */
+    stopSubtasks: enqueueActions<TaskContext, TaskMachineEvent, undefined, TaskMachineEvent, never, never, never, never, never>(({ context, enqueue }) => {
+      for (const s of context.subtasks) enqueue(stopChild(subtaskActorId(s.toolCallId)));
+      enqueue.assign({ subtasks: [] });
+    }),
     recordTurn: assign(({ context }, p: { output: TurnOutput }) => ({
       messages: p.output.messages,
       error: p.output.error,
@@ -131,7 +146,8 @@ export const taskMachine = setup({
     turnCancelled: (_, p: { output: TurnOutput }) => p.output.error?.code === 'cancelled',
     turnFailed: (_, p: { output: TurnOutput }) => p.output.status === 'error',
     promptBlocked: ({ event }) => 'error' in event && typeof event.error === 'object' && event.error !== null && (event.error as { code?: unknown }).code === 'blocked_by_hook',
-    isAwaitedSubtask: ({ context, event }) => event.type === 'SUBTASK_DONE' && context.subtask?.toolCallId === event.toolCallId,
+    isAwaitedSubtask: ({ context, event }) => event.type === 'SUBTASK_DONE' && context.subtasks.some((s) => s.toolCallId === event.toolCallId),
+    isLastSubtask: ({ context }) => context.subtasks.length === 1,
   },
 }).createMachine({
   id: 'task',
@@ -141,7 +157,7 @@ export const taskMachine = setup({
     pendingText: null,
     error: null,
     stopReason: null,
-    subtask: null,
+    subtasks: [],
     ignoredSubtaskEvents: 0,
     compactionFailures: 0,
     usage: input.usage ?? ZERO_USAGE,
@@ -218,28 +234,39 @@ export const taskMachine = setup({
         SET_MODE: { actions: [assign({ mode: ({ event }) => event.mode }), sendTo('turnLoop', ({ event }) => ({ type: 'SET_MODE', mode: event.mode }))] },
         USER_MESSAGE: { actions: { type: 'publish', params: ({ context }) => busyError(context) } },
       },
+      // A cancel or a failure ends the turn while children may still run: they are stopped with it.
+      exit: 'stopSubtasks',
       initial: 'turn',
       states: {
         turn: {
           on: {
             SUBTASK_STARTED: {
               target: 'waitingForSubtask',
-              actions: assign({ subtask: ({ event }) => ({ toolCallId: event.toolCallId, description: event.description, prompt: event.prompt }) }),
+              actions: enqueueActions(({ context, event, enqueue }) => {
+                const subtask = newSubtask(context, event);
+                if (!subtask) return;
+                enqueue.assign({ subtasks: [...context.subtasks, subtask] });
+                enqueue.spawnChild('subtask', { id: subtaskActorId(subtask.toolCallId), input: { parentId: context.taskId, subtask } });
+              }),
             },
           },
         },
         waitingForSubtask: {
           entry: { type: 'publish', params: ({ context }) => stateEvent(context, 'waitingForSubtask') },
-          invoke: { src: 'subtask', input: ({ context }) => ({ parentId: context.taskId, subtask: context.subtask! }) },
           on: {
-            SUBTASK_DONE: {
-              guard: 'isAwaitedSubtask',
-              target: 'turn',
-              actions: [
-                sendTo('turnLoop', ({ event }) => ({ type: 'SUBTASK_RESULT', toolCallId: event.toolCallId, result: event.result, summary: event.summary })),
-                assign({ subtask: null }),
-              ],
+            // Another Task call of the same answer: it runs beside the ones already running.
+            SUBTASK_STARTED: {
+              actions: enqueueActions(({ context, event, enqueue }) => {
+                const subtask = newSubtask(context, event);
+                if (!subtask) return;
+                enqueue.assign({ subtasks: [...context.subtasks, subtask] });
+                enqueue.spawnChild('subtask', { id: subtaskActorId(subtask.toolCallId), input: { parentId: context.taskId, subtask } });
+              }),
             },
+            SUBTASK_DONE: [
+              { guard: and(['isAwaitedSubtask', 'isLastSubtask']), target: 'turn', actions: 'finishSubtask' },
+              { guard: 'isAwaitedSubtask', actions: 'finishSubtask' },
+            ],
           },
           exit: { type: 'publish', params: ({ context }) => stateEvent(context, 'running') },
         },
@@ -281,6 +308,17 @@ export const taskMachine = setup({
     },
   },
 });
+
+/** The subtask a SUBTASK_STARTED asks for; null when that call's subtask already runs (a duplicate). */
+function newSubtask(context: TaskContext, event: TaskMachineEvent): PendingSubtask | null {
+  if (event.type !== 'SUBTASK_STARTED' || context.subtasks.some((s) => s.toolCallId === event.toolCallId)) return null;
+  return { toolCallId: event.toolCallId, description: event.description, prompt: event.prompt };
+}
+
+/** The id of a Task call's spawned `subtask` actor. */
+function subtaskActorId(toolCallId: string): string {
+  return `subtask:${toolCallId}`;
+}
 
 /** The run about to start: the next run number, the text it answers (a resume note, else the last user message). */
 function runStartOf(context: TaskContext): RunStartInput {

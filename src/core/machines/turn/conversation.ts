@@ -43,6 +43,13 @@ export function insertToolResults(messages: ConversationMessage[], results: Tool
   return { messages: out, appended: false };
 }
 
+/** `results` sorted by the position of their call in `calls` (results of unknown calls last, in their order). Pure. */
+export function inCallOrder(results: ToolResultBlock[], calls: ToolUseBlock[]): ToolResultBlock[] {
+  const at = new Map(calls.map((c, i) => [c.id, i]));
+  const pos = (r: ToolResultBlock) => at.get(r.tool_use_id) ?? calls.length;
+  return results.map((r, i) => ({ r, i })).sort((a, b) => pos(a.r) - pos(b.r) || a.i - b.i).map((x) => x.r);
+}
+
 export function toolResultsMessage(results: ToolResultBlock[]): UserMessage {
   return { role: 'user', content: results };
 }

@@ -1,4 +1,4 @@
-import { and, assign, enqueueActions, fromPromise, sendParent, setup } from 'xstate';
+import { and, assign, enqueueActions, fromPromise, not, sendParent, setup } from 'xstate';
 import type { TaskEvent } from '../../../shared/domain/events';
 import { ZERO_USAGE, type ConversationMessage, type StopReason, type ToolUseBlock, type Usage } from '../../../shared/domain/messages';
 import { compactWithSummary, truncateConversation } from '../../context/compaction';
@@ -8,7 +8,7 @@ import type { ToolDefinition } from '../../providers/types';
 import { callMachine, type CallOutput } from '../call/call.machine';
 import { permissionMachine } from '../permission/permission.machine';
 import type { StreamOutput } from '../stream/assembly';
-import { insertToolResults, pendingToolUses, repairConversation, unansweredSubtaskCalls, userText } from './conversation';
+import { inCallOrder, insertToolResults, pendingToolUses, repairConversation, unansweredSubtaskCalls, userText } from './conversation';
 import {
   advance,
   buildRequest,
@@ -99,6 +99,11 @@ export const turnMachine = setup({
       enqueue({ type: 'publish', params: resultEvent(context, p.result, p.summary) });
       enqueue.assign(advance(context, p.result));
     }),
+    /** A started subtask answered: its result is kept (put in call order when the turn assembles) and it is no longer awaited. */
+    recordSubtask: enqueueActions<TurnContext, TurnEvent, ToolRunOutput, TurnEvent, never, Publish, never, never, never>(({ context, enqueue }, p) => {
+      enqueue({ type: 'publish', params: resultEvent(context, p.result, p.summary) });
+      enqueue.assign({ results: [...context.results, p.result], subtasks: context.subtasks.filter((id) => id !== p.result.tool_use_id) });
+    }),
     /** Adds a model call's tokens and price to the run and publishes its `usage` event. */
     chargeUsage: enqueueActions<TurnContext, TurnEvent, { usage: Usage; failed: boolean }, TurnEvent, never, Publish, never, never, never>(({ context, enqueue }, p) => {
       const charged = charge(context, p.usage, p.failed);
@@ -126,7 +131,9 @@ export const turnMachine = setup({
     allowed: ({ context }, p: { outcome: PermissionOutcome; kind?: 'mcp' | 'task' }) =>
       p.outcome.decision === 'allow' && (p.kind === undefined || context.validated?.subject.kind === p.kind),
     nextCallInvalid: ({ context }) => invalidCall(context) !== undefined,
-    isCurrentSubtask: ({ context, event }) => event.type === 'SUBTASK_RESULT' && context.pending[context.index]?.id === event.toolCallId,
+    /** A result for a subtask this turn started and still awaits (a late or duplicate one is not). */
+    isAwaitedSubtask: ({ context, event }) => event.type === 'SUBTASK_RESULT' && context.subtasks.includes(event.toolCallId),
+    subtasksOutstanding: ({ context }) => context.subtasks.length > 0,
   },
 }).createMachine({
   id: 'turn',
@@ -142,6 +149,7 @@ export const turnMachine = setup({
     index: 0,
     validated: null,
     results: [],
+    subtasks: [],
     maxTokensContinued: false,
     stopReason: null,
     error: null,
@@ -155,6 +163,12 @@ export const turnMachine = setup({
     CANCEL: {
       target: '.error',
       actions: assign({ error: { code: 'cancelled', message: 'Cancelled by the user.', retryable: false } }),
+    },
+    // The subtasks of a turn run side by side: one may answer while later calls of the same
+    // turn are still being validated, asked about or run, or while the turn awaits the others.
+    SUBTASK_RESULT: {
+      guard: 'isAwaitedSubtask',
+      actions: { type: 'recordSubtask', params: ({ event }) => ({ result: event.result, summary: event.summary }) },
     },
   },
   states: {
@@ -324,6 +338,7 @@ export const turnMachine = setup({
           ],
         },
         { guard: 'hasNextCall', target: 'validatingInput' },
+        { guard: 'subtasksOutstanding', target: 'awaitingSubtasks' },
         { target: 'assembling' },
       ],
     },
@@ -351,7 +366,7 @@ export const turnMachine = setup({
         input: ({ context }) => permissionInput(context),
         onDone: [
           { guard: { type: 'allowed', params: ({ event }) => ({ outcome: event.output, kind: 'mcp' }) }, target: 'mcpCall', actions: publishPermission },
-          { guard: { type: 'allowed', params: ({ event }) => ({ outcome: event.output, kind: 'task' }) }, target: 'awaitingSubtask', actions: publishPermission },
+          { guard: { type: 'allowed', params: ({ event }) => ({ outcome: event.output, kind: 'task' }) }, target: 'startingSubtask', actions: publishPermission },
           { guard: { type: 'allowed', params: ({ event }) => ({ outcome: event.output }) }, target: 'executingTool', actions: publishPermission },
           { target: 'dispatchingTools', actions: [publishPermission, { type: 'answer', params: ({ context, event }) => refusal(context, event.output) }] },
         ],
@@ -367,23 +382,26 @@ export const turnMachine = setup({
         onError: { target: 'dispatchingTools', actions: assign(({ context, event }) => advance(context, errorResult(context, event.error))) },
       },
     },
-    /** The Task tool: the parent task's machine runs the subtask and sends its result here. */
-    awaitingSubtask: {
+    /**
+     * The Task tool: the parent task's machine starts the subtask (SUBTASK_STARTED) and the turn
+     * goes on with its next call at once, so every Task call of one answer runs side by side.
+     */
+    startingSubtask: {
       entry: [
-        { type: 'publish', params: ({ context }) => turnEvent(context, 'awaitingSubtask') },
+        { type: 'publish', params: ({ context }) => turnEvent(context, 'startingSubtask') },
         sendParent(({ context }) => {
           const call = context.validated!;
           const input = call.input as { description?: string; prompt?: string };
           return { type: 'SUBTASK_STARTED', toolCallId: call.id, description: input.description ?? '', prompt: input.prompt ?? '' };
         }),
+        assign({ subtasks: ({ context }) => [...context.subtasks, context.validated!.id], index: ({ context }) => context.index + 1, validated: null }),
       ],
-      on: {
-        SUBTASK_RESULT: {
-          guard: 'isCurrentSubtask',
-          target: 'dispatchingTools',
-          actions: { type: 'answer', params: ({ event }) => event as Extract<TurnEvent, { type: 'SUBTASK_RESULT' }> },
-        },
-      },
+      always: 'dispatchingTools',
+    },
+    /** Every call is answered but started subtasks: the turn resumes once, when the last one answers. */
+    awaitingSubtasks: {
+      entry: { type: 'publish', params: ({ context }) => turnEvent(context, 'awaitingSubtasks') },
+      always: { guard: not('subtasksOutstanding'), target: 'assembling' },
     },
     mcpCall: {
       entry: { type: 'publish', params: ({ context }) => turnEvent(context, 'mcpCall') },
@@ -399,6 +417,8 @@ export const turnMachine = setup({
         { type: 'publish', params: ({ context }) => turnEvent(context, 'assembling') },
         // Usually appended as a new message; for re-attached subtasks, placed after the calls (the
         // log then gets the whole conversation again, as a compaction would give it).
+        // Subtasks answer in any order; the model gets every result in the order it made the calls.
+        assign({ results: ({ context }) => inCallOrder(context.results, context.pending) }),
         { type: 'publish', params: ({ context }) => resultsEvent(context) },
         assign({ messages: ({ context }) => insertToolResults(context.messages, context.results).messages, pending: [], results: [], index: 0 }),
       ],

@@ -90,7 +90,10 @@ export interface TurnContext extends TurnInput {
   index: number;
   /** The call at `index`, once validated; null before validation and after the call is answered. */
   validated: ValidatedCall | null;
+  /** Results of this answer's calls so far, in the order they came (subtasks answer late); put in call order when assembled. */
   results: ToolResultBlock[];
+  /** Tool-use ids of this answer's subtasks that were started and have not answered yet. */
+  subtasks: string[];
   maxTokensContinued: boolean;
   stopReason: StopReason | null;
   error: KeelError | null;

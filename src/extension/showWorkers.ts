@@ -1,0 +1,27 @@
+import * as vscode from 'vscode';
+import type { WorkerPool } from '../core/workers/pool';
+import { describePool, describeWorker } from '../core/workers/poolStatus';
+
+/**
+ * "Keel: Show Workers": this window's worker pool in a quick pick, one item per worker (state,
+ * pid, task, uptime, queries processed, memory — asked of each worker first, waiting at most a
+ * second). Picking a worker that runs a task opens that task's chat. `pool` is undefined before
+ * the first task loaded the runtime, null when workers are off (`keel.workers.max` 0).
+ */
+export async function showWorkers(pool: WorkerPool | null | undefined, openTask: (taskId: string) => Thenable<unknown>): Promise<void> {
+  if (pool === null) {
+    void vscode.window.showInformationMessage('Workers are off: tasks run in the extension host. Set keel.workers.max (e.g. 4) and reload the window to run each task in a worker process.');
+    return;
+  }
+  if (pool === undefined) {
+    void vscode.window.showInformationMessage('No worker pool yet: it starts with the first task of this window.');
+    return;
+  }
+  const status = await pool.refreshHealth(1000);
+  const now = Date.now();
+  type Item = vscode.QuickPickItem & { taskId: string | null };
+  const items: Item[] = status.workers.map((w) => ({ ...describeWorker(w, now), taskId: w.taskId }));
+  if (items.length === 0) items.push({ label: 'No workers running', description: 'one starts with the next task', taskId: null });
+  const picked = await vscode.window.showQuickPick(items, { title: `Keel workers — ${describePool(status)}`, placeHolder: 'Pick a worker to open its task' });
+  if (picked?.taskId) await openTask(picked.taskId);
+}
