@@ -51,10 +51,10 @@ export class RecordedModel implements ModelProvider {
           events.push({ type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: call.partialText } });
         }
       }
-      events.push({
-        type: 'provider_error',
-        error: { code: call.code, message: call.message, phase: call.started ? 'mid-stream' : 'pre-stream', retryable: call.retryable, ...(call.delayMs !== undefined ? { retryAfterMs: call.delayMs } : {}) },
-      });
+      const phase = call.started ? 'mid-stream' : 'pre-stream';
+      // The recorded wait is handed back as the server's retry-after, so the replay waits as the run did.
+      const wait = call.delayMs !== undefined ? { retryAfterMs: call.delayMs } : {};
+      events.push({ type: 'provider_error', error: { code: call.code, message: call.message, phase, retryable: call.retryable, ...wait } });
       return events;
     }
     const u = call.usage;
