@@ -2,13 +2,14 @@ import { createHash } from 'node:crypto';
 import { mkdir, open, readFile, readdir, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { writeFileAtomic } from './atomicFile';
+import { decodeBody, encodeBody, sha256Sliced } from './snapshotBody';
 import type { FoldState } from './replay';
 import { SCHEMA_VERSION } from './types';
 
 /**
  * One snapshot file, `tasks/<id>/snapshots/<offset>.snap`: the folded state of a task's log up to
- * a byte offset (docs/persistence.md, "Snapshots"). Two lines: a head (JSON, below) and a body
- * (the FoldState as JSON). The head says which log and which prefix of it the body folds, so a
+ * a byte offset (docs/persistence.md, "Snapshots"). A head line (JSON, below), then the body
+ * (the FoldState, as lines: snapshotBody.ts). The head says which log and which prefix of it the body folds, so a
  * reader can tell, without reading that prefix, whether the snapshot still agrees with the log.
  */
 export const SNAPSHOT_FORMAT = 1;
@@ -124,7 +125,7 @@ function sha256(data: Buffer | string): string {
 export async function writeSnapshot(taskDir: string, logPath: string, taskId: string, at: { logOffset: number; logVersion: number; records: number }, state: FoldState): Promise<string> {
   const print = await logFingerprint(logPath, at.logOffset);
   if (!print) throw new Error(`the log is not ${at.logOffset} bytes of whole lines`);
-  const body = JSON.stringify(state);
+  const body = Buffer.from(await encodeBody(state), 'utf8');
   const head: SnapshotHead = {
     type: 'keel.task-snapshot',
     format: SNAPSHOT_FORMAT,
@@ -135,8 +136,8 @@ export async function writeSnapshot(taskDir: string, logPath: string, taskId: st
     records: at.records,
     headerSha256: print.headerSha256,
     prefixSha256: print.prefixSha256,
-    bodyBytes: Buffer.byteLength(body),
-    bodySha256: sha256(body),
+    bodyBytes: body.length,
+    bodySha256: await sha256Sliced(body),
     createdAt: Date.now(),
   };
   const dir = join(taskDir, SNAPSHOT_DIR);
@@ -144,7 +145,7 @@ export async function writeSnapshot(taskDir: string, logPath: string, taskId: st
     if (err.code !== 'EEXIST') throw err;
   });
   const path = join(dir, snapshotName(at.logOffset));
-  await writeFileAtomic(path, `${JSON.stringify(head)}\n${body}`);
+  await writeFileAtomic(path, Buffer.concat([Buffer.from(`${JSON.stringify(head)}\n`), body]));
   return path;
 }
 
@@ -178,7 +179,7 @@ export async function readSnapshot(taskDir: string, logPath: string, taskId: str
   if (NAME.exec(name)?.[1] !== snapshotName(head.logOffset).slice(0, 16)) return { ok: false, reason: 'is named for another offset' };
   const body = text.subarray(nl + 1);
   if (body.length !== head.bodyBytes) return { ok: false, reason: `is truncated or padded (${body.length} of ${head.bodyBytes} bytes)` };
-  if (sha256(body) !== head.bodySha256) return { ok: false, reason: 'fails its checksum' };
+  if ((await sha256Sliced(body)) !== head.bodySha256) return { ok: false, reason: 'fails its checksum' };
   let print;
   try {
     print = await logFingerprint(logPath, head.logOffset);
@@ -187,30 +188,9 @@ export async function readSnapshot(taskDir: string, logPath: string, taskId: str
   }
   if (!print) return { ok: false, reason: `refers to byte ${head.logOffset}, past the end of the log's last whole line` };
   if (print.headerSha256 !== head.headerSha256 || print.prefixSha256 !== head.prefixSha256) return { ok: false, reason: 'does not match the log (the log was rewritten or replaced)' };
-  let state: FoldState;
-  try {
-    state = JSON.parse(body.toString('utf8')) as FoldState;
-  } catch {
-    return { ok: false, reason: 'has an unreadable body' };
-  }
-  if (!isFoldState(state) || state.events !== head.records) return { ok: false, reason: 'has a body of the wrong shape' };
+  const state = await decodeBody(body);
+  if (!state || state.events !== head.records) return { ok: false, reason: 'has a body of the wrong shape' };
   return { ok: true, head, state, header: print.header };
-}
-
-function isFoldState(v: unknown): v is FoldState {
-  if (typeof v !== 'object' || v === null) return false;
-  const s = v as Partial<FoldState>;
-  return (
-    Array.isArray(s.conversation) &&
-    Array.isArray(s.calls) &&
-    typeof s.events === 'number' &&
-    typeof s.status === 'string' &&
-    typeof s.transcript === 'object' &&
-    s.transcript !== null &&
-    Array.isArray(s.transcript.items) &&
-    Array.isArray(s.transcript.toolIndex) &&
-    typeof s.transcript.header === 'object'
-  );
 }
 
 /**
