@@ -46,7 +46,7 @@ export class TranscriptBuilder {
   static fromState(s: TranscriptBuilderState): TranscriptBuilder {
     const b = new TranscriptBuilder(s.header.taskId, s.header.title, s.header.model);
     Object.assign(b.t, s.header);
-    b.items.push(...s.items);
+    for (const it of s.items) b.items.push(it); // not push(...items): a long task has more items than a call has arguments
     b.lastAssistant = s.lastAssistant;
     for (const [id, i] of s.toolIndex) b.toolIndex.set(id, i);
     return b;
