@@ -88,13 +88,21 @@ export class RecordedModel implements ModelProvider {
 export function recordedTools(real: ToolRegistry, recordings: Recording[]): ToolRegistry {
   const results = new Map(recordings.flatMap((r) => [...r.tools]));
   const byInput = new Map<string, string[]>();
+  const byName = new Map<string, string[]>();
   for (const r of recordings) {
     for (const e of r.events) {
       if (e.type !== 'tool_call') continue;
       const key = `${e.name}\u0000${JSON.stringify(e.input)}`;
       byInput.set(key, [...(byInput.get(key) ?? []), e.id]);
+      byName.set(e.name, [...(byName.get(e.name) ?? []), e.id]);
     }
   }
+  const used = new Set<string>();
+  const take = (ids: string[] | undefined) => {
+    const id = ids?.find((x) => !used.has(x));
+    if (id) used.add(id);
+    return id;
+  };
   const tools = real.names().map((name): AnyTool => {
     const tool = real.get(name)!;
     return {
@@ -104,9 +112,10 @@ export function recordedTools(real: ToolRegistry, recordings: Recording[]): Tool
       readOnly: tool.readOnly,
       subject: (input, ctx) => tool.subject(input, ctx),
       invoke: async (input, ctx): Promise<ToolResult> => {
-        // The call is found by its name and input, in the order recorded (the tool is not told its id).
-        const ids = byInput.get(`${name}\u0000${JSON.stringify(input)}`);
-        const rec = ids?.length ? results.get(ids.shift()!) : undefined;
+        // The call is found by its name and input, in the order recorded (the tool is not told its
+        // id); failing that (a schema that fills in defaults), by its name alone, in order.
+        const id = take(byInput.get(`${name}\u0000${JSON.stringify(input)}`)) ?? take(byName.get(name));
+        const rec = id ? results.get(id) : undefined;
         if (!rec) return { content: 'Replay: this tool call was not recorded.', isError: true, summary: 'not recorded' };
         for (const chunk of rec.outputs) ctx.onOutput(chunk);
         return { content: rec.content, isError: rec.isError, summary: rec.summary };
