@@ -53,6 +53,8 @@ export interface SnapshotManagerOptions {
  */
 export class SnapshotManager {
   readonly logPath: string;
+  /** Where the last save left the fold (a driver's manager saves again and again). */
+  private folded: { fold: ReplayFold; offset: number; header: LogHeader; version: number } | null = null;
 
   constructor(
     readonly dir: string,
@@ -109,18 +111,48 @@ export class SnapshotManager {
 
   /**
    * Writes a snapshot of the log's first `until` bytes (a line boundary the caller has made
-   * durable), built by `restore` — so a snapshot is always what the log says, never what memory
-   * says — then keeps the newest N. Returns the snapshot's path, or null when there was nothing
+   * durable), folded from the log — by `restore`, then onward from the last save — so a snapshot
+   * is always what the log says, never what memory says; then keeps the newest N. Calls must not
+   * overlap (the recorder makes one at a time). Returns the snapshot's path, or null when there was nothing
    * new to keep. Throws on I/O errors; the task goes on without this snapshot.
    */
   async save(until: number, seed: () => FoldSeed): Promise<string | null> {
-    const folded = await this.restore(seed, { owned: true, until });
-    if (!folded.fold || folded.log.validBytes !== until || folded.log.torn || folded.log.missingNewline) return null;
-    if (folded.snapshot?.logOffset === until) return null;
-    const state = folded.fold.exportState();
-    const path = await writeSnapshot(this.dir, this.logPath, this.taskId, { logOffset: until, logVersion: folded.log.version, records: state.events }, state);
+    let at: { fold: ReplayFold | null; version: number };
+    try {
+      at = await this.foldUntil(until, seed);
+    } catch (err) {
+      this.folded = null;
+      throw err;
+    }
+    if (!at.fold) return null;
+    const state = at.fold.exportState();
+    const path = await writeSnapshot(this.dir, this.logPath, this.taskId, { logOffset: until, logVersion: at.version, records: state.events }, state);
     await this.cleanup();
     return path;
+  }
+
+  /**
+   * The fold of the log's first `until` bytes. The first save restores it from the newest snapshot
+   * (or the log); later saves of the same manager (one task's driver) go on from where the last
+   * one stopped, reading only the log in between: the fold only ever advances by the log's bytes.
+   */
+  private async foldUntil(until: number, seed: () => FoldSeed): Promise<{ fold: ReplayFold; version: number } | { fold: null; version: number }> {
+    const last = this.folded;
+    if (last && last.offset < until) {
+      const log = await readLog(this.logPath, (r) => last.fold.add(r), { ...this.readOptions(this.options.log), from: { offset: last.offset, header: last.header, version: last.version }, until });
+      if (log.validBytes !== until || log.torn || log.missingNewline) {
+        this.folded = null;
+        return { fold: null, version: log.version };
+      }
+      last.offset = until;
+      last.version = log.version;
+      return { fold: last.fold, version: log.version };
+    }
+    const folded = await this.restore(seed, { owned: true, until });
+    if (!folded.fold || folded.log.validBytes !== until || folded.log.torn || folded.log.missingNewline) return { fold: null, version: folded.log.version };
+    this.folded = { fold: folded.fold, offset: until, header: folded.log.header, version: folded.log.version };
+    if (folded.snapshot?.logOffset === until) return { fold: null, version: folded.log.version };
+    return { fold: folded.fold, version: folded.log.version };
   }
 
   /** Keeps the newest N snapshots (default 3) and removes temp files of writers that died. Never throws. */
