@@ -110,7 +110,8 @@ async function readEvents(store: TaskStore, id: string): Promise<{ header: LogHe
 async function subtaskRecordings(store: TaskStore, id: string): Promise<(Recording & { times?: number[] })[]> {
   const { tasks } = await store.list({ includeSubtasks: true });
   const out: Recording[] = [];
-  for (const t of tasks.filter((x) => x.parentId === id)) {
+  // In the order they were started (a listing is newest first).
+  for (const t of tasks.filter((x) => x.parentId === id).sort((a, b) => a.createdAt - b.createdAt)) {
     try {
       const { events } = await readEvents(store, t.id);
       out.push(recordingOf(events), ...(await subtaskRecordings(store, t.id)));
@@ -130,16 +131,15 @@ function mergeDecisions(all: Recording[]): Recording {
   // the parent's decision of that Task call.
   const decisions: Recording['decisions'] = [];
   const queue = [...children];
+  const seen = new Set<string>();
   let i = 0;
   for (const e of root.events) {
-    if (e.type === 'permission' && root.decisions[i] && !decisions.includes(root.decisions[i]!)) {
-      const d = root.decisions[i]!;
-      if (e.reason === d.reason && e.decision === d.decision) {
-        decisions.push(d);
-        i++;
-        if (e.tool === 'Task' && e.decision === 'allow') decisions.push(...(queue.shift()?.decisions ?? []));
-      }
-    }
+    if (e.type !== 'permission' || seen.has(e.toolCallId)) continue;
+    seen.add(e.toolCallId);
+    const d = root.decisions[i++];
+    if (d) decisions.push(d);
+    const allowed = e.decision === 'allow' || root.answers.get(e.toolCallId)?.decision === 'allow';
+    if (e.tool === 'Task' && allowed) decisions.push(...(queue.shift()?.decisions ?? []));
   }
   decisions.push(...root.decisions.slice(i));
   return { ...root, decisions };
