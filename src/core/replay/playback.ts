@@ -125,12 +125,21 @@ export function recordedTools(real: ToolRegistry, recordings: Recording[]): Tool
   return createToolRegistry(tools);
 }
 
-/** The engine's recorded decisions, in order (a replay checks permissions in the order the run did). */
+/**
+ * The engine's recorded decisions, in order (a replay checks permissions in the order the run
+ * did). One check may ask the engine more than once about the same call — a sub-agent's call is
+ * also decided as its parent would — so a call already decided gets the same decision again.
+ */
 export function recordedDecisions(recording: Recording): PermissionDecider {
   const queue = [...recording.decisions];
+  const decided = new WeakMap<object, EngineDecision>();
   return {
-    async decide(): Promise<EngineDecision> {
-      return queue.shift() ?? { decision: 'deny', reason: 'Replay: no recorded permission decision' };
+    async decide(call): Promise<EngineDecision> {
+      const again = decided.get(call);
+      if (again) return again;
+      const d = queue.shift() ?? { decision: 'deny' as const, reason: 'Replay: no recorded permission decision' };
+      decided.set(call, d);
+      return d;
     },
   };
 }

@@ -22,8 +22,10 @@ const SHAPES: Record<string, FakeTurn[]> = {
     { blocks: [{ type: 'text', text: 'The write was denied; stopping.' }] },
   ],
   'a sub-agent': [
-    { blocks: [{ type: 'tool_use', name: 'Task', input: { description: 'look around', prompt: 'List the text files.' } }] },
-    { blocks: [{ type: 'text', text: 'There is a.txt.' }] },
+    { blocks: [{ type: 'tool_use', name: 'Task', input: { description: 'look around', prompt: 'Read the text file.' } }] },
+    // The sub-agent: its own tool round (its permission decision comes between its parent's), then its answer.
+    { blocks: [{ type: 'tool_use', name: 'Read', input: { file_path: 'a.txt' } }] },
+    { blocks: [{ type: 'text', text: 'a.txt says hello.' }] },
     { blocks: [{ type: 'text', text: 'The sub-agent found a.txt.' }] },
   ],
   'a retry after a 5xx': [
