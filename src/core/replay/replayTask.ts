@@ -148,19 +148,31 @@ function mergeDecisions(all: Recording[]): Recording {
 type Normalised = Record<string, unknown>;
 
 /**
- * Events as compared: without task ids (a replay runs under a new id, which also names its user
- * messages), permission request ids numbered by first appearance (they are random), and
+ * Project memory is not played back: which memories a run finds depends on the workspace's
+ * `.keel/memory/` as it is now, and the gatekeeper's lesson call is not in the log. Their events
+ * (and a memory write's phase) are left out of the comparison on both sides; the replay runs with
+ * memory off.
+ */
+const NOT_REPLAYED = new Set<TaskEvent['type']>(['instructions', 'memory', 'gatekeeper']);
+
+/**
+ * Events as compared: without project memory's (NOT_REPLAYED), without task ids (a replay runs under a new id, which also names its user
+ * messages), without the measured duration of a run phase, permission request ids numbered by
+ * first appearance (they are random), and
  * consecutive streamed deltas merged as the log merges them.
  */
 function normalised(events: TaskEvent[], recordedId: string, replayId: string): Normalised[] {
   const out: Normalised[] = [];
   const requests = new Map<string, string>();
   for (const e of events) {
+    if (NOT_REPLAYED.has(e.type) || (e.type === 'phase' && (e.phase === 'memoryPersisting' || e.previous === 'memoryPersisting'))) continue;
     let text = JSON.stringify(e);
     if (replayId) text = text.split(replayId).join('<task>');
     if (recordedId) text = text.split(recordedId).join('<task>');
     const n = JSON.parse(text) as Normalised;
     delete n.taskId;
+    // How long a run phase took is measured, not decided by the machines.
+    if (e.type === 'phase') delete n.ms;
     if (e.type === 'permission') {
       if (!requests.has(e.requestId)) requests.set(e.requestId, `request-${requests.size + 1}`);
       n.requestId = requests.get(e.requestId);
