@@ -9,7 +9,7 @@ import type { TaskStore } from '../../../src/core/store/taskStore';
  * Event logs for the snapshot tests: what real tasks record — streamed text and thinking, tool
  * rounds with permissions (allowed and denied), tool output, results of realistic size, a Task
  * call (a sub-agent's answer comes back as its tool result), retries and errors, compactions
- * that replace the conversation, interruptions and resumes, runs that end.
+ * that replace the conversation, interruptions and resumes, runs that end, run phases and memory.
  */
 export const T = 'snap-task';
 const ids = fc.constantFrom('toolu_a', 'toolu_b', 'toolu_c');
@@ -38,6 +38,11 @@ export const taskEvent: fc.Arbitrary<TaskEvent> = fc.oneof(
   ),
   fc.tuple(ids, text).map(([id, t]): TaskEvent => ({ type: 'message', taskId: T, message: { role: 'user', content: [{ type: 'tool_result', tool_use_id: id, content: t }] } })),
   fc.tuple(text, fc.boolean()).map(([t, summary]): TaskEvent => ({ type: 'compacted', taskId: T, messages: [user('task'), user(`[Summary of the earlier conversation]\n${t}`)], summary })),
+  // Run phases, instructions, memories and the gatekeeper fold into the transcript too.
+  fc.tuple(fc.constantFrom('memorySearch', 'runnerRunning', 'completed', 'failed'), fc.nat(50)).map(([phase, ms]): TaskEvent => ({ type: 'phase', taskId: T, run: 1, phase: phase as 'completed', previous: 'initializing', ms })),
+  fc.constant<TaskEvent>({ type: 'instructions', taskId: T, run: 1, files: ['CLAUDE.md'] }),
+  fc.constant<TaskEvent>({ type: 'memory', taskId: T, run: 1, hits: [{ file: 'a.md', title: 'A', score: 2 }], tokens: 40 }),
+  fc.constant<TaskEvent>({ type: 'gatekeeper', taskId: T, run: 1, decision: 'saved', rule: 'kept', reasons: ['new'], file: 'b.md', title: 'B' }),
 );
 
 /**
