@@ -13,6 +13,7 @@ Usage:
   keel tasks show ID                one task's figures and chat
   keel tasks export ID --format md|json [--output FILE]
   keel tasks delete ID              (tasks commands take --storage DIR too)
+  keel tasks replay ID [--until N]  re-run a task from its log and check the same events come out
   keel memory list|search|show|delete [--workspace DIR]
                                     the project's memories (.keel/memory/*.md)
   keel permissions check --tool NAME --input JSON... [--workspace DIR] [--settings FILE]... [--mode MODE] [--home DIR]

@@ -6,6 +6,7 @@ import { TaskStore, type LoadedTask } from '../core/store/taskStore';
 import { StoreError, type TaskSummary } from '../core/store/types';
 import { modelLabel } from '../shared/domain/models';
 import { defaultStorage } from './args';
+import { replayCommand } from './replay';
 import { EXIT_STORAGE_UNUSABLE, STORAGE_HINT } from './exitCodes';
 import { HelpRequested, parseCommandLine, reportUsage, UsageError } from './usage';
 
@@ -14,6 +15,10 @@ export const TASKS_HELP = `Usage:
   keel tasks show ID                               one task: its figures and its chat
   keel tasks export ID --format md|json [--output FILE]
   keel tasks delete ID
+  keel tasks replay ID [--until N]                 re-run the task's machines from its log (the
+                                                   model's answers and tool results played back)
+                                                   and check the same events come out; exit 1 and
+                                                   the first difference when they do not
 Options: --storage DIR (default: $KEEL_HOME or ~/.keel). ID may be a unique prefix of the id.
 `;
 
@@ -79,8 +84,15 @@ export async function tasksCommand(argv: string[]): Promise<number> {
         else process.stdout.write(out);
         return 0;
       }
+      case 'replay': {
+        const { values, positionals } = parseCommandLine(rest, { ...STORAGE, until: { type: 'string' } }, true);
+        const until = values.until === undefined ? undefined : Number(values.until);
+        if (until !== undefined && (!/^\d+$/.test(values.until ?? '') || until < 1)) throw new UsageError(`--until needs a positive whole number of events (got "${values.until}")`);
+        const store = storeAt(values.storage);
+        return await replayCommand(store, store.resolveId(onlyId(sub, positionals)), until);
+      }
       default:
-        throw new UsageError(sub.startsWith('-') ? 'the subcommand (list, show, export or delete) comes first' : `unknown subcommand "${sub}"`);
+        throw new UsageError(sub.startsWith('-') ? 'the subcommand (list, show, export, delete or replay) comes first' : `unknown subcommand "${sub}"`);
     }
   } catch (err) {
     if (err instanceof HelpRequested) {

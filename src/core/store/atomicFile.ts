@@ -7,11 +7,11 @@ import { dirname } from 'node:path';
  * file or the new one, never a mix: write a temp file beside it, fsync it, rename it over the
  * target, fsync the folder so the rename itself is durable.
  */
-export async function writeFileAtomic(path: string, text: string): Promise<void> {
+export async function writeFileAtomic(path: string, text: string | Buffer): Promise<void> {
   const tmp = `${path}.${process.pid}.${Date.now().toString(36)}${Math.random().toString(36).slice(2, 6)}.tmp`;
   const fh = await open(tmp, 'w');
   try {
-    await fh.writeFile(text, 'utf8');
+    await fh.writeFile(text);
     await fh.sync();
   } finally {
     await fh.close();

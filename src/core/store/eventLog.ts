@@ -41,11 +41,15 @@ export class EventLogWriter {
   private closeWhenIdle = false;
   private readonly flushIntervalMs: number;
   private readonly now: () => number;
+  /** Bytes in the file, as far as this writer knows (it is the file's only writer). */
+  private bytes: number;
 
   private constructor(
     private readonly fd: number,
     private readonly options: EventLogWriterOptions,
+    initialBytes: number,
   ) {
+    this.bytes = initialBytes;
     this.flushIntervalMs = options.flushIntervalMs ?? 250;
     this.now = options.now ?? Date.now;
   }
@@ -53,9 +57,10 @@ export class EventLogWriter {
   /** Creates a new log holding just its header, on disk (fsynced) before returning. Throws on I/O errors. */
   static create(path: string, header: LogHeader, options: EventLogWriterOptions = {}): EventLogWriter {
     const fd = openSync(path, 'wx');
-    writeSync(fd, `${JSON.stringify(header)}\n`);
+    const text = `${JSON.stringify(header)}\n`;
+    writeSync(fd, text);
     fsyncSync(fd);
-    return new EventLogWriter(fd, options);
+    return new EventLogWriter(fd, options, Buffer.byteLength(text));
   }
 
   /**
@@ -72,7 +77,7 @@ export class EventLogWriter {
         closeSync(fd);
       }
     }
-    const writer = new EventLogWriter(openSync(path, 'a'), options);
+    const writer = new EventLogWriter(openSync(path, 'a'), options, at.validBytes);
     // A last line without its newline is ended; an older log gets a current-version header.
     const head = (at.missingNewline ? '\n' : '') + (at.upgradeHeader ? `${JSON.stringify(at.upgradeHeader)}\n` : '');
     if (head) writer.write(head);
@@ -101,6 +106,19 @@ export class EventLogWriter {
     }
     const head = this.takePending();
     this.write(head + line({ at, event }));
+  }
+
+  /**
+   * The end of the last line handed to the OS (call `flush` first to include merged deltas): a
+   * line boundary a snapshot may refer to. Meaningless once a write failed (`healthy` is false).
+   */
+  get size(): number {
+    return this.bytes;
+  }
+
+  /** No write has failed and the log is open. */
+  get healthy(): boolean {
+    return !this.failed && !this.closed;
   }
 
   /** Writes any merged deltas still in memory. Never throws. */
@@ -155,7 +173,10 @@ export class EventLogWriter {
 
   private write(text: string): void {
     try {
-      writeSync(this.fd, text);
+      const buf = Buffer.from(text, 'utf8');
+      let done = 0;
+      while (done < buf.length) done += writeSync(this.fd, buf, done);
+      this.bytes += buf.length;
     } catch (err) {
       this.fail(err as Error);
     }

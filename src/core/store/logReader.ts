@@ -10,6 +10,13 @@ export interface ReadLogOptions {
   /** The version records are upgraded to (default SCHEMA_VERSION; tests of the hook set a later one). */
   targetVersion?: number;
   log?: StoreLogger;
+  /**
+   * Start reading at a line boundary after the header (a snapshot's offset) instead of at byte 0:
+   * `header` and `version` are those in effect there. `records` then counts only the lines read.
+   */
+  from?: { offset: number; header: LogHeader; version: number };
+  /** Stop at this byte offset (a line boundary): what a snapshot being written folds. */
+  until?: number;
 }
 
 export interface ReadLogResult {
@@ -46,12 +53,13 @@ export async function readLog(path: string, onRecord: (r: LogRecord) => void, op
     throw new StoreError((err as NodeJS.ErrnoException).code === 'ENOENT' ? 'not_found' : 'io', `cannot open ${path}: ${(err as Error).message}`);
   }
   try {
-    let header: LogHeader | null = null;
-    let upgrade: ((v: unknown) => unknown) | null = null;
-    let version = SCHEMA_VERSION;
+    let header: LogHeader | null = options.from?.header ?? null;
+    let version = options.from?.version ?? SCHEMA_VERSION;
+    let upgrade: ((v: unknown) => unknown) | null = options.from ? migrator('record', version, table, options.targetVersion ?? SCHEMA_VERSION) : null;
     let records = 0;
-    let offset = 0; // file offset of `carry[0]`
-    let validBytes = 0;
+    let offset = options.from?.offset ?? 0; // file offset of `carry[0]`
+    let validBytes = offset;
+    const until = options.until ?? Infinity;
     let carry: Buffer = Buffer.alloc(0);
     let sliceStart = performance.now();
     // Held in an object: TypeScript does not see assignments made inside `handleLine`.
@@ -87,8 +95,10 @@ export async function readLog(path: string, onRecord: (r: LogRecord) => void, op
     };
 
     for (;;) {
-      const buf = Buffer.allocUnsafe(chunkBytes);
-      const { bytesRead } = await fh.read(buf, 0, chunkBytes, offset + carry.length);
+      const want = Math.min(chunkBytes, until - (offset + carry.length));
+      if (want <= 0) break;
+      const buf = Buffer.allocUnsafe(want);
+      const { bytesRead } = await fh.read(buf, 0, want, offset + carry.length);
       sliceStart = performance.now(); // the read itself was a wait, not work
       if (bytesRead === 0) break;
       const data = carry.length ? Buffer.concat([carry, buf.subarray(0, bytesRead)]) : buf.subarray(0, bytesRead);

@@ -1,7 +1,7 @@
 import type { TaskStatus } from '../../shared/domain/events';
 import type { ConversationMessage } from '../../shared/domain/messages';
 import type { TaskTranscript } from '../../shared/domain/transcript';
-import { TranscriptBuilder } from './transcriptBuilder';
+import { TranscriptBuilder, type TranscriptBuilderState } from './transcriptBuilder';
 import type { LogRecord } from './types';
 
 /** A tool call of the last assistant message, as far as the log knows it. */
@@ -35,6 +35,27 @@ export interface ReplayedTask {
   events: number;
 }
 
+/**
+ * Everything a `ReplayFold` holds after some records, as JSON-safe data: what a snapshot keeps so
+ * that folding the rest of the log onto it gives what folding the whole log gives.
+ */
+export interface FoldState {
+  transcript: TranscriptBuilderState;
+  conversation: ConversationMessage[];
+  status: TaskStatus;
+  state: string;
+  streamText: string | null;
+  streamThinking: boolean;
+  toolInput: boolean;
+  calls: LoggedToolCall[];
+  firstAt: number;
+  lastAt: number;
+  tokens: number;
+  costUsd: number;
+  userMessages: number;
+  events: number;
+}
+
 const RUNNING_STATES = new Set(['initializing', 'running', 'waitingForSubtask', 'reconstructing']);
 
 /** The status a task-machine state stands for in history. */
@@ -50,7 +71,7 @@ export function statusOfState(state: string): TaskStatus | null {
  * conversation). Feed it every record in order, then call `finish()` once.
  */
 export class ReplayFold {
-  private readonly builder: TranscriptBuilder;
+  private builder: TranscriptBuilder;
   private conversation: ConversationMessage[] = [];
   private status: TaskStatus = 'running';
   private state = 'created';
@@ -67,6 +88,46 @@ export class ReplayFold {
 
   constructor(taskId: string, title: string, model: string) {
     this.builder = new TranscriptBuilder(taskId, title, model);
+  }
+
+  /** The fold's state so far (see FoldState). Shares structure with the fold: serialise it before adding more. */
+  exportState(): FoldState {
+    return {
+      transcript: this.builder.exportState(),
+      conversation: this.conversation,
+      status: this.status,
+      state: this.state,
+      streamText: this.streamText ? this.streamText.join('') : null,
+      streamThinking: this.streamThinking,
+      toolInput: this.toolInput,
+      calls: [...this.calls.values()],
+      firstAt: this.firstAt,
+      lastAt: this.lastAt,
+      tokens: this.tokens,
+      costUsd: this.costUsd,
+      userMessages: this.userMessages,
+      events: this.events,
+    };
+  }
+
+  /** A fold that continues from `s` (from `exportState()`, possibly through JSON). */
+  static fromState(s: FoldState): ReplayFold {
+    const f = new ReplayFold(s.transcript.header.taskId, s.transcript.header.title, s.transcript.header.model);
+    f.builder = TranscriptBuilder.fromState(s.transcript);
+    f.conversation = s.conversation;
+    f.status = s.status;
+    f.state = s.state;
+    f.streamText = s.streamText === null ? null : [s.streamText];
+    f.streamThinking = s.streamThinking;
+    f.toolInput = s.toolInput;
+    f.calls = new Map(s.calls.map((c) => [c.id, c]));
+    f.firstAt = s.firstAt;
+    f.lastAt = s.lastAt;
+    f.tokens = s.tokens;
+    f.costUsd = s.costUsd;
+    f.userMessages = s.userMessages;
+    f.events = s.events;
+    return f;
   }
 
   add(r: LogRecord): void {

@@ -6,6 +6,23 @@ import { statusOfState } from './replay';
 import type { HeldTaskLock } from './taskLock';
 import type { StoreLogger, TaskMeta } from './types';
 
+/** How a recorder writes snapshots: every `every` events, at a quiescent point; `pending` events are already unsnapshotted. */
+export interface SnapshotWriter {
+  every: number;
+  pending: number;
+  /** Writes a snapshot of the log's first `until` bytes (durable already). */
+  save(until: number): Promise<string | null>;
+}
+
+/**
+ * Quiescent points, where a snapshot is taken: a turn about to check its context (the tool
+ * results of the last round are in the conversation, no stream is open, no tool runs) and the end
+ * of a run. A snapshot is of the folded log, so it would be right anywhere; here it is also small.
+ */
+function isQuiescent(e: TaskEvent): boolean {
+  return (e.type === 'turn' && e.state === 'checkingContext') || e.type === 'done';
+}
+
 /** Turn states after which the log is fsynced: a tool is about to run, results were assembled, the loop ended. */
 const DURABLE_TURN_STATES = new Set(['executingTool', 'startingSubtask', 'mcpCall', 'assembling', 'done', 'error']);
 
@@ -19,6 +36,8 @@ export class TaskRecorder {
   private meta: TaskMeta;
   private closed = false;
   private metaDirty = false;
+  private sinceSnapshot: number;
+  private snapshotting: Promise<void> | null = null;
 
   constructor(
     readonly dir: string,
@@ -27,8 +46,10 @@ export class TaskRecorder {
     private readonly lock: HeldTaskLock,
     private readonly log?: StoreLogger,
     private readonly now: () => number = Date.now,
+    private readonly snapshots?: SnapshotWriter,
   ) {
     this.meta = { ...meta };
+    this.sinceSnapshot = snapshots?.pending ?? 0;
   }
 
   get id(): string {
@@ -42,6 +63,8 @@ export class TaskRecorder {
   record(event: TaskEvent): void {
     if (this.closed) return;
     this.writer.append(event);
+    this.sinceSnapshot++;
+    this.maybeSnapshot(event);
     switch (event.type) {
       case 'task': {
         const status = statusOfState(event.state);
@@ -80,6 +103,34 @@ export class TaskRecorder {
       default:
         return;
     }
+  }
+
+  /** Resolves once the snapshot being written (if any) is written or given up. Never rejects. */
+  snapshotWritten(): Promise<void> {
+    return this.snapshotting ?? Promise.resolve();
+  }
+
+  /**
+   * At a quiescent point after K events, writes a snapshot in the background: the log is made
+   * durable up to here first, so a snapshot never refers to bytes a power loss could take. One at
+   * a time; a failure is logged and the task goes on (the log is the truth).
+   */
+  private maybeSnapshot(event: TaskEvent): void {
+    const snaps = this.snapshots;
+    if (!snaps || this.snapshotting || this.sinceSnapshot < snaps.every || !isQuiescent(event) || !this.writer.healthy) return;
+    this.writer.flush();
+    const until = this.writer.size;
+    this.sinceSnapshot = 0;
+    this.snapshotting = this.writer
+      .sync()
+      .then(() => snaps.save(until))
+      .then(
+        () => undefined,
+        (err: unknown) => this.log?.('warn', `task ${this.meta.id}: could not write a snapshot (${(err as Error).message}); the log alone will rebuild it`),
+      )
+      .finally(() => {
+        this.snapshotting = null;
+      });
   }
 
   /** Resolves when every event recorded so far is on disk. Never rejects. */

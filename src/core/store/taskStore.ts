@@ -2,10 +2,11 @@ import { existsSync, mkdirSync, readdirSync, renameSync, rmSync, statSync, write
 import { join } from 'node:path';
 import { syncDirSync, writeFileAtomicSync } from './atomicFile';
 import { EventLogWriter } from './eventLog';
-import { readLog, type ReadLogResult } from './logReader';
+import type { ReadLogResult } from './logReader';
 import { metaFromLog, readMeta } from './metaFile';
 import { MIGRATIONS, type MigrationTable } from './migrations';
 import { ReplayFold, type ReplayedTask } from './replay';
+import { SnapshotManager, SNAPSHOT_EVERY_EVENTS, type SnapshotOptions } from './snapshots';
 import { readIndex, writeIndex, type IndexFile } from './taskIndex';
 import { makeDirs, probeWritable } from './makeDirs';
 import { acquireTaskLock, claimNewTask, lockClaimedTask, lockState } from './taskLock';
@@ -19,6 +20,11 @@ export interface TaskStoreOptions {
   flushIntervalMs?: number;
   /** Parsing slice between yields while reading a log (default 5 ms). */
   sliceMs?: number;
+  /**
+   * Snapshots of each task's folded log (docs/persistence.md): written by a task's driver every
+   * K events, used by every read. `false`: none written, none read (every read folds the whole log).
+   */
+  snapshots?: SnapshotOptions | false;
 }
 
 export interface NewTaskInit {
@@ -146,7 +152,7 @@ export class TaskStore {
       writer.close();
       throw new StoreError('locked', `task ${init.id} is locked by another process`);
     }
-    return new TaskRecorder(dir, meta, writer, lock.lock, this.options.log);
+    return new TaskRecorder(dir, meta, writer, lock.lock, this.options.log, Date.now, this.snapshotWriter(init.id, { title: init.title, model: init.model }, 0));
   }
 
   /**
@@ -257,7 +263,8 @@ export class TaskStore {
       const { meta, replay, log } = await this.read(id, false, true);
       const upgradeHeader = log.version < SCHEMA_VERSION ? { ...log.header, schemaVersion: SCHEMA_VERSION } : null;
       const writer = EventLogWriter.openExisting(join(dir, 'events.jsonl'), { validBytes: log.validBytes, missingNewline: log.missingNewline, upgradeHeader }, this.writerOptions(id));
-      const recorder = new TaskRecorder(dir, meta, writer, attempt.lock, this.options.log);
+      const snapshots = this.snapshotWriter(id, { title: meta.title, model: meta.model }, log.records);
+      const recorder = new TaskRecorder(dir, meta, writer, attempt.lock, this.options.log, Date.now, snapshots);
       return { meta, replay, log, heldElsewhere: null, recorder };
     } catch (err) {
       attempt.lock.release();
@@ -304,17 +311,13 @@ export class TaskStore {
     const dir = this.taskDir(id);
     const held = !owned && lockState(dir).live;
     const stored = safeReadMeta(join(dir, 'meta.json'), this.migrations);
-    let fold: ReplayFold | null = null;
-    let log: ReadLogResult;
+    let folded;
     try {
-      log = await readLog(
-        join(dir, 'events.jsonl'),
-        (r) => {
-          fold ??= new ReplayFold(id, stored?.title ?? 'Untitled task', stored?.model ?? '');
-          fold.add(r);
-        },
-        { migrations: this.migrations, ...(this.options.log && !held ? { log: this.options.log } : {}), ...(this.options.sliceMs ? { sliceMs: this.options.sliceMs } : {}) },
-      );
+      folded = await this.snapshotsOf(id).restore(() => ({ title: stored?.title ?? 'Untitled task', model: stored?.model ?? '' }), {
+        owned,
+        quiet: held,
+        fullReplay: this.options.snapshots === false,
+      });
     } catch (err) {
       if (held && err instanceof StoreError && (err.code === 'corrupt' || err.code === 'not_found')) {
         throw new StoreError('locked', `task ${id} is being written by a running process and could not be read just now (${err.message})`);
@@ -325,6 +328,7 @@ export class TaskStore {
       }
       throw err;
     }
+    const { fold, log } = folded;
     const replay = (fold ?? new ReplayFold(id, stored?.title ?? log.header.title ?? 'Untitled task', stored?.model ?? log.header.model ?? '')).finish({ live });
     let meta = stored;
     if ((!meta || meta.id !== id) && held) {
@@ -339,6 +343,25 @@ export class TaskStore {
       }
     }
     return { meta, replay, log };
+  }
+
+  /** The snapshot manager of one task (docs/persistence.md, "Snapshots"). */
+  snapshotsOf(id: string): SnapshotManager {
+    const snaps = this.options.snapshots;
+    return new SnapshotManager(this.taskDir(id), id, {
+      ...(this.options.log ? { log: this.options.log } : {}),
+      ...(this.options.sliceMs ? { sliceMs: this.options.sliceMs } : {}),
+      migrations: this.migrations,
+      ...(snaps && snaps.keep !== undefined ? { keep: snaps.keep } : {}),
+    });
+  }
+
+  /** How the recorder of task `id` writes snapshots, or undefined when this store writes none. */
+  private snapshotWriter(id: string, seed: { title: string; model: string }, pending: number) {
+    const snaps = this.options.snapshots;
+    if (snaps === false) return undefined;
+    const manager = this.snapshotsOf(id);
+    return { every: snaps?.every ?? SNAPSHOT_EVERY_EVENTS, pending, save: (until: number) => manager.save(until, () => seed) };
   }
 
   private async metaOrRebuild(id: string): Promise<TaskMeta> {

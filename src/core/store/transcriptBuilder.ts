@@ -1,6 +1,14 @@
 import type { TaskEvent } from '../../shared/domain/events';
 import { emptyTranscript, gatekeeperItem, nextPhases, retryNotice, type TaskTranscript, type TranscriptItem } from '../../shared/domain/transcript';
 
+/** What `TranscriptBuilder.exportState()` returns: JSON-safe. */
+export interface TranscriptBuilderState {
+  header: Omit<TaskTranscript, 'items'>;
+  items: TranscriptItem[];
+  lastAssistant: number;
+  toolIndex: [string, number][];
+}
+
 type AssistantItem = Extract<TranscriptItem, { kind: 'assistant' }>;
 type ToolItem = Extract<TranscriptItem, { kind: 'tool' }>;
 
@@ -21,6 +29,27 @@ export class TranscriptBuilder {
 
   constructor(taskId: string, title: string, model: string) {
     this.t = emptyTranscript(taskId, title, model);
+  }
+
+  /**
+   * The builder's whole state as plain data (a snapshot's part): `fromState` of it gives a builder
+   * that folds every later event exactly as this one would. Shares structure with the builder:
+   * serialise it before applying more events.
+   */
+  exportState(): TranscriptBuilderState {
+    this.settleParts();
+    const { items: _items, ...header } = this.t;
+    return { header, items: this.items, lastAssistant: this.lastAssistant, toolIndex: [...this.toolIndex] };
+  }
+
+  /** A builder that continues from `state` (taken by `exportState()`, possibly through JSON). */
+  static fromState(s: TranscriptBuilderState): TranscriptBuilder {
+    const b = new TranscriptBuilder(s.header.taskId, s.header.title, s.header.model);
+    Object.assign(b.t, s.header);
+    for (const it of s.items) b.items.push(it); // not push(...items): a long task has more items than a call has arguments
+    b.lastAssistant = s.lastAssistant;
+    for (const [id, i] of s.toolIndex) b.toolIndex.set(id, i);
+    return b;
   }
 
   apply(e: TaskEvent): void {

@@ -1,0 +1,229 @@
+import { createHash } from 'node:crypto';
+import { mkdir, open, readFile, readdir, unlink } from 'node:fs/promises';
+import { join } from 'node:path';
+import { writeFileAtomic } from './atomicFile';
+import { decodeBody, encodeBody, sha256Sliced } from './snapshotBody';
+import type { FoldState } from './replay';
+import { SCHEMA_VERSION } from './types';
+
+/**
+ * One snapshot file, `tasks/<id>/snapshots/<offset>.snap`: the folded state of a task's log up to
+ * a byte offset (docs/persistence.md, "Snapshots"). A head line (JSON, below), then the body
+ * (the FoldState, as lines: snapshotBody.ts). The head says which log and which prefix of it the body folds, so a
+ * reader can tell, without reading that prefix, whether the snapshot still agrees with the log.
+ */
+export const SNAPSHOT_FORMAT = 1;
+
+export interface SnapshotHead {
+  type: 'keel.task-snapshot';
+  /** The file format (SNAPSHOT_FORMAT). */
+  format: number;
+  /** The log schema the body's state was folded with (SCHEMA_VERSION when it was written). */
+  schemaVersion: number;
+  taskId: string;
+  /** Bytes of events.jsonl folded into the body: the tail is read from here. A line boundary. */
+  logOffset: number;
+  /** The log's schema version in effect at `logOffset` (a later header line may change it). */
+  logVersion: number;
+  /** Event records folded. */
+  records: number;
+  /** sha256 of the log's first line: another log (a rewritten file) has another header. */
+  headerSha256: string;
+  /** sha256 of sampled windows of the log's first `logOffset` bytes (see `prefixDigest`). */
+  prefixSha256: string;
+  /** Length and sha256 of the body line: a truncated or altered body is refused. */
+  bodyBytes: number;
+  bodySha256: string;
+  createdAt: number;
+}
+
+export const SNAPSHOT_DIR = 'snapshots';
+const NAME = /^(\d{16})\.snap$/;
+const TMP = /^\d{16}\.snap\.(\d+)\.[a-z0-9]+\.tmp$/;
+/** Windows sampled over the folded prefix, and their size; plus the last TAIL_WINDOW bytes. */
+const SAMPLES = 16;
+const SAMPLE_BYTES = 1024;
+const TAIL_WINDOW = 4096;
+
+export function snapshotName(offset: number): string {
+  return `${String(offset).padStart(16, '0')}.snap`;
+}
+
+/** Snapshot files of a task folder, newest (largest offset) first. Never throws. */
+export async function listSnapshots(taskDir: string): Promise<{ name: string; offset: number }[]> {
+  let names: string[];
+  try {
+    names = await readdir(join(taskDir, SNAPSHOT_DIR));
+  } catch {
+    return [];
+  }
+  return names
+    .map((name) => ({ name, m: NAME.exec(name) }))
+    .filter((x): x is { name: string; m: RegExpExecArray } => x.m !== null)
+    .map((x) => ({ name: x.name, offset: Number(x.m[1]) }))
+    .sort((a, b) => b.offset - a.offset);
+}
+
+/**
+ * What a snapshot must agree with, read from the log itself: its first line and sampled windows
+ * of the prefix. Cost: 1 + SAMPLES + 1 small reads, whatever the log's length. Returns null when
+ * the log is shorter than `offset` or `offset` is not the end of a line.
+ */
+export async function logFingerprint(logPath: string, offset: number): Promise<{ header: Buffer; headerSha256: string; prefixSha256: string } | null> {
+  const fh = await open(logPath, 'r');
+  try {
+    const size = (await fh.stat()).size;
+    if (offset < 1 || offset > size) return null;
+    const last = Buffer.alloc(1);
+    await fh.read(last, 0, 1, offset - 1);
+    if (last[0] !== 10) return null;
+    const header = await firstLine(fh, offset);
+    if (!header) return null;
+    const h = createHash('sha256');
+    const window = Math.min(SAMPLE_BYTES, offset);
+    const buf = Buffer.alloc(Math.max(window, Math.min(TAIL_WINDOW, offset)));
+    for (let i = 0; i < SAMPLES; i++) {
+      const at = Math.floor((i * (offset - window)) / (SAMPLES - 1));
+      const { bytesRead } = await fh.read(buf, 0, window, at);
+      h.update(buf.subarray(0, bytesRead));
+    }
+    const tail = Math.min(TAIL_WINDOW, offset);
+    const { bytesRead } = await fh.read(buf, 0, tail, offset - tail);
+    h.update(buf.subarray(0, bytesRead));
+    return { header, headerSha256: sha256(header), prefixSha256: h.digest('hex') };
+  } finally {
+    await fh.close();
+  }
+}
+
+async function firstLine(fh: Awaited<ReturnType<typeof open>>, limit: number): Promise<Buffer | null> {
+  const parts: Buffer[] = [];
+  for (let pos = 0; pos < limit; ) {
+    const buf = Buffer.alloc(Math.min(64 * 1024, limit - pos));
+    const { bytesRead } = await fh.read(buf, 0, buf.length, pos);
+    if (bytesRead === 0) return null;
+    const nl = buf.subarray(0, bytesRead).indexOf(10);
+    if (nl >= 0) {
+      parts.push(buf.subarray(0, nl));
+      return Buffer.concat(parts);
+    }
+    parts.push(buf.subarray(0, bytesRead));
+    pos += bytesRead;
+  }
+  return null;
+}
+
+function sha256(data: Buffer | string): string {
+  return createHash('sha256').update(data).digest('hex');
+}
+
+/**
+ * Writes a snapshot atomically (temp file, fsync, rename, fsync of the folder): a crash leaves the
+ * old set of snapshots or the new one, never a partial file under a snapshot's name. The caller
+ * makes sure the log is durable up to `at.logOffset` first. Throws on I/O errors.
+ */
+export async function writeSnapshot(taskDir: string, logPath: string, taskId: string, at: { logOffset: number; logVersion: number; records: number }, state: FoldState): Promise<string> {
+  const print = await logFingerprint(logPath, at.logOffset);
+  if (!print) throw new Error(`the log is not ${at.logOffset} bytes of whole lines`);
+  const body = Buffer.from(await encodeBody(state), 'utf8');
+  const head: SnapshotHead = {
+    type: 'keel.task-snapshot',
+    format: SNAPSHOT_FORMAT,
+    schemaVersion: SCHEMA_VERSION,
+    taskId,
+    logOffset: at.logOffset,
+    logVersion: at.logVersion,
+    records: at.records,
+    headerSha256: print.headerSha256,
+    prefixSha256: print.prefixSha256,
+    bodyBytes: body.length,
+    bodySha256: await sha256Sliced(body),
+    createdAt: Date.now(),
+  };
+  const dir = join(taskDir, SNAPSHOT_DIR);
+  await mkdir(dir, { recursive: false }).catch((err: NodeJS.ErrnoException) => {
+    if (err.code !== 'EEXIST') throw err;
+  });
+  const path = join(dir, snapshotName(at.logOffset));
+  await writeFileAtomic(path, Buffer.concat([Buffer.from(`${JSON.stringify(head)}\n`), body]));
+  return path;
+}
+
+/** A snapshot read and checked against the log, or why it cannot be used. */
+export type SnapshotCheck = { ok: true; head: SnapshotHead; state: FoldState; header: Buffer } | { ok: false; reason: string };
+
+/**
+ * Reads one snapshot and checks it: format and schema version, the body's length and checksum,
+ * the task id, and that the log still holds the prefix it folded (same header line, same sampled
+ * bytes, at least `logOffset` bytes ending a line). Never throws.
+ */
+export async function readSnapshot(taskDir: string, logPath: string, taskId: string, name: string): Promise<SnapshotCheck> {
+  let text: Buffer;
+  try {
+    text = await readFile(join(taskDir, SNAPSHOT_DIR, name));
+  } catch (err) {
+    return { ok: false, reason: `cannot be read (${(err as Error).message})` };
+  }
+  const nl = text.indexOf(10);
+  if (nl < 0) return { ok: false, reason: 'is truncated (no body)' };
+  let head: SnapshotHead;
+  try {
+    head = JSON.parse(text.toString('utf8', 0, nl)) as SnapshotHead;
+  } catch {
+    return { ok: false, reason: 'has an unreadable head' };
+  }
+  if (typeof head !== 'object' || head === null || head.type !== 'keel.task-snapshot') return { ok: false, reason: 'is not a Keel snapshot' };
+  if (head.format !== SNAPSHOT_FORMAT) return { ok: false, reason: `has format ${String(head.format)}, this Keel reads ${SNAPSHOT_FORMAT}` };
+  if (head.schemaVersion !== SCHEMA_VERSION) return { ok: false, reason: `was written for log schema ${String(head.schemaVersion)}, this Keel reads ${SCHEMA_VERSION}` };
+  if (head.taskId !== taskId) return { ok: false, reason: 'belongs to another task' };
+  if (NAME.exec(name)?.[1] !== snapshotName(head.logOffset).slice(0, 16)) return { ok: false, reason: 'is named for another offset' };
+  const body = text.subarray(nl + 1);
+  if (body.length !== head.bodyBytes) return { ok: false, reason: `is truncated or padded (${body.length} of ${head.bodyBytes} bytes)` };
+  if ((await sha256Sliced(body)) !== head.bodySha256) return { ok: false, reason: 'fails its checksum' };
+  let print;
+  try {
+    print = await logFingerprint(logPath, head.logOffset);
+  } catch (err) {
+    return { ok: false, reason: `cannot be checked against the log (${(err as Error).message})` };
+  }
+  if (!print) return { ok: false, reason: `refers to byte ${head.logOffset}, past the end of the log's last whole line` };
+  if (print.headerSha256 !== head.headerSha256 || print.prefixSha256 !== head.prefixSha256) return { ok: false, reason: 'does not match the log (the log was rewritten or replaced)' };
+  const state = await decodeBody(body);
+  if (!state || state.events !== head.records) return { ok: false, reason: 'has a body of the wrong shape' };
+  return { ok: true, head, state, header: print.header };
+}
+
+/**
+ * Keeps the newest `keep` snapshots of a task and removes the rest, and temp files left by a
+ * process that died while writing one (its pid is gone). Never throws.
+ */
+export async function removeOldSnapshots(taskDir: string, keep: number): Promise<void> {
+  const dir = join(taskDir, SNAPSHOT_DIR);
+  const all = await listSnapshots(taskDir);
+  for (const s of all.slice(Math.max(0, keep))) await unlink(join(dir, s.name)).catch(() => undefined);
+  let names: string[] = [];
+  try {
+    names = await readdir(dir);
+  } catch {
+    return;
+  }
+  for (const name of names) {
+    const m = TMP.exec(name);
+    if (m && !processAlive(Number(m[1]))) await unlink(join(dir, name)).catch(() => undefined);
+  }
+}
+
+/** Removes one snapshot (a damaged one, by the task's driver). Never throws. */
+export async function removeSnapshot(taskDir: string, name: string): Promise<void> {
+  await unlink(join(taskDir, SNAPSHOT_DIR, name)).catch(() => undefined);
+}
+
+function processAlive(pid: number): boolean {
+  if (pid === process.pid) return true; // a write of this process may be in flight
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
