@@ -13,7 +13,7 @@ import { describeError, type Logger } from '../logger';
 export type McpHubLike = Pick<
   McpHub,
   | 'toolDefinitions' | 'resolveTool' | 'callTool' | 'start' | 'status' | 'problems' | 'subscribe' | 'restart' | 'enable' | 'disable'
-  | 'approve' | 'reject' | 'revoke' | 'readResource' | 'getPrompt' | 'limits' | 'dispose' | 'empty'
+  | 'approve' | 'reject' | 'revoke' | 'readResource' | 'getPrompt' | 'limits' | 'dispose' | 'empty' | 'signIn' | 'signOut'
 >;
 
 export interface McpServiceDeps {
@@ -23,7 +23,15 @@ export interface McpServiceDeps {
   /** The servers turned off in this workspace. */
   loadDisabled(): readonly string[];
   saveDisabled(names: readonly string[]): Promise<void>;
+  /**
+   * Shows the person which server asks them to sign in and where, and opens the authorization
+   * URL only if they agree; false when they declined (the sign-in is then abandoned).
+   */
+  openAuthorization(server: string, serverUrl: string, authorizationUrl: URL): Promise<boolean>;
 }
+
+/** The person declined to open the authorization page. */
+class SignInDeclined extends Error {}
 
 /** How long state changes are gathered before the views hear of them. */
 const STATUS_THROTTLE_MS = 150;
@@ -92,6 +100,20 @@ export class McpService {
       case 'revoke':
         hub.revoke(server);
         return `Keel forgot your answer about ${server}; it will ask again before starting it.`;
+      case 'signIn': {
+        const target = hub.status().find((s) => s.name === server)?.target ?? '';
+        try {
+          const result = await hub.signIn(server, async (url) => {
+            if (!(await this.deps.openAuthorization(server, target, url))) throw new SignInDeclined();
+          });
+          return result === 'already' ? `${server}: already signed in.` : `Signed in to ${server}.`;
+        } catch (err) {
+          if (err instanceof SignInDeclined) return `Sign-in to ${server} cancelled.`;
+          throw err;
+        }
+      }
+      case 'signOut':
+        return (await hub.signOut(server)) ? `Signed out of ${server}: Keel forgot its tokens.` : `Keel kept no sign-in for ${server}.`;
     }
   }
 

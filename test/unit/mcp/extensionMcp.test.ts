@@ -27,6 +27,7 @@ function setup(scope: 'project' | 'user', approver?: McpApprover) {
       disabled = [...names];
     },
     createHub: async (off) => hubOf([server('everything', nodeServer(EVERYTHING, ['stdio']), scope)], { disabled: off, ...(approver ? { approver } : {}) }).hub,
+    openAuthorization: async () => false,
   });
   services.push(service);
   const sent: ToWebviewPayload[] = [];

@@ -2,6 +2,10 @@ import { readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { McpHub } from '../../../src/core/mcp/hub';
+import { McpRequests } from '../../../src/extension/mcp/mcpRequests';
+import { McpService } from '../../../src/extension/mcp/mcpService';
+import { silentLogger } from '../../../src/extension/logger';
+import type { ToWebviewPayload } from '../../../src/shared/protocol/toWebview';
 import { FileMcpOAuthStore, McpOAuthStoreError, oauthStorePath } from '../../../src/core/mcp/oauth/store';
 import { startRedirectListener } from '../../../src/core/mcp/oauth/redirectListener';
 import { startOAuthMcpServer, type OAuthMcpServer } from '../../fixtures/mcp/oauthServer';
@@ -159,6 +163,56 @@ describe('OAuth for remote MCP servers', () => {
     const made = hubOf([server('local', { transport: 'stdio', command: 'true', args: [], env: {} })]);
     hubs.push(made.hub);
     await expect(made.hub.signIn('local', () => {})).rejects.toThrow(/nothing to sign in to/);
+  });
+});
+
+describe('Sign in on the settings page (the extension host, without VS Code)', () => {
+  it('asks the person first, naming the server and its URL; declining opens nothing; agreeing signs in and the page shows it ready', async () => {
+    const srv = await startOAuthMcpServer();
+    servers.push(srv);
+    const asked: { server: string; serverUrl: string; origin: string }[] = [];
+    let agree = false;
+    const service = new McpService({
+      log: silentLogger,
+      loadDisabled: () => [],
+      saveDisabled: async () => {},
+      createHub: async () => {
+        const made = hubOf([server('remote', { transport: 'http', url: srv.url, headers: {} })], { limits: { connectTimeoutMs: 10_000 } });
+        hubs.push(made.hub);
+        return made.hub;
+      },
+      openAuthorization: async (name, serverUrl, url) => {
+        asked.push({ server: name, serverUrl, origin: url.origin });
+        if (agree) await browser(url);
+        return agree;
+      },
+    });
+    const sent: ToWebviewPayload[] = [];
+    const requests = new McpRequests(service, silentLogger, () => {});
+    const view = { send: (p: ToWebviewPayload) => void sent.push(p) };
+    const hub = (await service.hub())!;
+    await hub.start();
+    expect((await service.status()).servers[0]!.phase).toBe('needsAuthorization');
+
+    await requests.handle(view, { type: 'mcpAction', action: 'signIn', server: 'remote' });
+    expect(asked).toEqual([{ server: 'remote', serverUrl: srv.url, origin: srv.issuer }]);
+    expect(srv.counts.codeExchanges).toBe(0);
+    expect(sent).toContainEqual({ type: 'notice', message: 'Sign-in to remote cancelled.' });
+
+    agree = true;
+    await requests.handle(view, { type: 'mcpAction', action: 'signIn', server: 'remote' });
+    expect(sent).toContainEqual({ type: 'notice', message: 'Signed in to remote.' });
+    await hub.start();
+    const after = (await service.status()).servers[0]!;
+    expect(after.phase).toBe('ready');
+    expect(after.tools.map((t) => t.name)).toEqual(['whoami']);
+
+    await requests.handle(view, { type: 'mcpAction', action: 'signOut', server: 'remote' });
+    expect(sent).toContainEqual({ type: 'notice', message: 'Signed out of remote: Keel forgot its tokens.' });
+    await hub.start();
+    expect((await service.status()).servers[0]!.phase).toBe('needsAuthorization');
+    requests.dispose();
+    await service.dispose();
   });
 });
 
