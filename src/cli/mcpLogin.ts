@@ -30,7 +30,8 @@ export async function mcpLoginCommand(
     const result = await hub.signIn(
       name,
       (url) => {
-        opts.out(`The MCP server "${name}" (${status.target}) asks you to sign in.\nOpen this address in your browser and allow access:\n\n  ${url.href}\n\nWaiting for the browser to come back to Keel (127.0.0.1)… (Ctrl-C to stop)\n`);
+        opts.out(`The MCP server "${name}" (${status.target}) asks you to sign in.\nOpen this address in your browser and allow access:\n\n  ${url.href}\n\n`);
+        opts.out('Waiting for the browser to come back to Keel (127.0.0.1)… (Ctrl-C to stop)\n');
       },
       { signal: abort.signal, ...(opts.timeoutMs ? { timeoutMs: opts.timeoutMs } : {}) },
     );

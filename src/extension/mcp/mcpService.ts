@@ -1,6 +1,7 @@
 import type { McpHub } from '../../core/mcp/hub';
 import type { McpServerStatus } from '../../core/mcp/types';
 import type { McpAction, McpServerView, McpStatus } from '../../shared/protocol/mcpMessages';
+import type { SlashCommand } from '../../shared/protocol/toWebview';
 import { describeError, type Logger } from '../logger';
 
 /**
@@ -140,6 +141,33 @@ export class McpService {
         const ref = `${s.name}:${r.uri}`;
         if (/\s/.test(ref)) continue;
         if (ref.toLowerCase().includes(q) || r.name.toLowerCase().includes(q)) out.push(ref);
+        if (out.length >= max) return out;
+      }
+    }
+    return out;
+  }
+
+  /**
+   * The prompts of ready servers as slash commands (`mcp__server__prompt`, with argument names),
+   * whose name or description contains `query`, at most `max`, bounded for the webview. Only
+   * names `/mcp__server__prompt` expansion accepts (no whitespace). Never starts the hub.
+   */
+  async slashCommands(query: string, max: number): Promise<SlashCommand[]> {
+    if (!this.hubPromise) return [];
+    const hub = await this.hubPromise;
+    const q = query.toLowerCase();
+    const out: SlashCommand[] = [];
+    for (const s of hub?.status() ?? []) {
+      if (s.phase !== 'ready') continue;
+      for (const p of s.prompts) {
+        const name = `mcp__${s.name}__${p.name}`;
+        if (/\s/.test(name) || name.length > 200) continue;
+        if (!name.toLowerCase().includes(q) && !(p.description ?? '').toLowerCase().includes(q)) continue;
+        out.push({
+          name,
+          description: cut(p.description ?? '', 400),
+          arguments: p.arguments.slice(0, 20).map((a) => ({ name: cut(a.name, 100), required: a.required })),
+        });
         if (out.length >= max) return out;
       }
     }

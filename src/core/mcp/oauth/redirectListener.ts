@@ -41,7 +41,6 @@ export async function startRedirectListener(opts: { timeoutMs: number; preferred
   // Nobody may await `result` (a sign-in that failed before the browser step): no unhandled rejection.
   result.catch(() => {});
   let done = false;
-  let timer: NodeJS.Timeout | undefined;
 
   const server = createServer((req, res) => {
     const url = new URL(req.url ?? '/', 'http://127.0.0.1');
@@ -69,12 +68,13 @@ export async function startRedirectListener(opts: { timeoutMs: number; preferred
 
   const finish = () => {
     done = true;
-    clearTimeout(timer);
+    if (timer) clearTimeout(timer);
     // Let the answer go out, then stop listening.
     setImmediate(() => server.close());
     server.closeIdleConnections?.();
   };
 
+  let timer: NodeJS.Timeout | undefined = undefined;
   const port = await listen(server, opts.preferredPort);
   timer = setTimeout(() => {
     if (done) return;

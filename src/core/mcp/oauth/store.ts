@@ -112,7 +112,9 @@ export class FileMcpOAuthStore implements McpOAuthStore {
     }
     const parsed = fileSchema.safeParse(json);
     if (!parsed.success) {
-      throw new McpOAuthStoreError(`${this.path} is not a Keel MCP OAuth file (${parsed.error.issues[0]?.path.join('.') || 'top level'}: ${parsed.error.issues[0]?.message ?? 'wrong shape'}); Keel left it unchanged — fix it, or delete it to sign in again`);
+      const issue = parsed.error.issues[0];
+      const where = `${issue?.path.join('.') || 'top level'}: ${issue?.message ?? 'wrong shape'}`;
+      throw new McpOAuthStoreError(`${this.path} is not a Keel MCP OAuth file (${where}); Keel left it unchanged — fix it, or delete it to sign in again`);
     }
     return parsed.data;
   }
