@@ -104,7 +104,9 @@ export class KeelOAuthProvider implements OAuthClientProvider {
     // A refresh answer may omit the refresh token: the old one stays valid (RFC 6749 §6).
     const previous = r.tokens as StoredOAuthTokens | undefined;
     const merged = { ...tokens, ...(tokens.refresh_token === undefined && previous?.refresh_token ? { refresh_token: previous.refresh_token } : {}) };
-    await this.save({ ...r, tokens: merged, tokensSavedAt: Date.now() });
+    const next: McpOAuthRecord = { ...r, tokens: merged, tokensSavedAt: Date.now() };
+    delete next.pendingScope;
+    await this.save(next);
   }
 
   /** True when the stored access token's lifetime is over (unknown lifetime: not expired). */
@@ -115,8 +117,18 @@ export class KeelOAuthProvider implements OAuthClientProvider {
     return now >= r.tokensSavedAt + t.expires_in * 1000;
   }
 
+  /** The scope a connection was last refused for (step-up), which a sign-in must ask for. */
+  async pendingScope(): Promise<string | undefined> {
+    return (await this.load()).pendingScope;
+  }
+
   async redirectToAuthorization(url: URL): Promise<void> {
-    if (this.opts.mode === 'connect' || !this.opts.onAuthorizationUrl) throw this.refuse('its authorization server asks you to approve Keel in a browser');
+    if (this.opts.mode === 'connect' || !this.opts.onAuthorizationUrl) {
+      // A step-up (403 insufficient_scope) builds a URL for a wider scope: remember it for the sign-in.
+      const scope = url.searchParams.get('scope');
+      if (scope) await this.save({ ...(await this.load()), pendingScope: scope.slice(0, 2000) });
+      throw this.refuse('its authorization server asks you to approve Keel in a browser');
+    }
     await this.opts.onAuthorizationUrl(url);
   }
 

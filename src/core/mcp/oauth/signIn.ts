@@ -1,4 +1,4 @@
-import { Client, SSEClientTransport, StreamableHTTPClientTransport, UnauthorizedError } from '@modelcontextprotocol/client';
+import { auth, Client, SSEClientTransport, StreamableHTTPClientTransport, UnauthorizedError } from '@modelcontextprotocol/client';
 import { KeelOAuthProvider } from './provider';
 import { startRedirectListener } from './redirectListener';
 import type { McpOAuthStore } from './store';
@@ -12,6 +12,10 @@ import type { McpOAuthStore } from './store';
  * yes; the CLI prints it), waits for the loopback redirect with the same state, and gives the
  * code to the transport's `finishAuth`, which checks the issuer and redeems it. The tokens and
  * the registration are then in `store`, under the server's URL.
+ *
+ * When a connection was refused for a wider scope (a `403 insufficient_scope` step-up, recorded
+ * by the provider), the stored tokens would still open the connection: the sign-in then asks the
+ * SDK's `auth()` for a new authorization with that scope directly (`forceReauthorization`).
  *
  * Resolves `'signed-in'` after a new authorization, `'already'` when stored tokens (refreshed if
  * needed) already open the connection. Rejects with a message a person can act on (timeout,
@@ -55,8 +59,26 @@ export async function signInToMcpServer(opts: SignInOptions): Promise<'signed-in
   const transport = makeTransport();
   const client = new Client(opts.clientInfo ?? { name: 'keel', version: '0.1.0' }, { capabilities: {} });
   try {
+    const stepUp = await provider.pendingScope();
+    if (stepUp) {
+      const started = await auth(provider, { serverUrl: opts.serverUrl, scope: stepUp, forceReauthorization: true });
+      if (started === 'AUTHORIZED' || !authorizationUrl || !provider.lastState) return 'signed-in';
+      listener.expectState(provider.lastState);
+      await opts.open(authorizationUrl);
+      const params = await listener.result;
+      const code = params.get('code') ?? '';
+      await auth(provider, { serverUrl: opts.serverUrl, authorizationCode: code, scope: stepUp, ...(params.get('iss') !== null ? { iss: params.get('iss')! } : {}) });
+      return 'signed-in';
+    }
     try {
-      await client.connect(transport, { timeout: 60_000, ...(opts.signal ? { signal: opts.signal } : {}) });
+      // What a connection does (initialize, then the lists): a server may let initialize through
+      // and ask for a token only on tools/list.
+      const options = { timeout: 60_000, ...(opts.signal ? { signal: opts.signal } : {}) };
+      await client.connect(transport, options);
+      const caps = client.getServerCapabilities() ?? {};
+      if (caps.tools) await client.listTools(undefined, options);
+      if (caps.resources) await client.listResources(undefined, options);
+      if (caps.prompts) await client.listPrompts(undefined, options);
       return 'already';
     } catch (err) {
       if (!(err instanceof UnauthorizedError) || !authorizationUrl) throw err;

@@ -35,6 +35,11 @@ export const mcpOAuthRecordSchema = z.object({
   discoveryState: z.object({ authorizationServerUrl: z.string() }).passthrough().optional(),
   /** The loopback port the client was registered with (reused so the registration stays valid). */
   redirectPort: z.number().int().min(1).max(65535).optional(),
+  /**
+   * The scope a connection was refused for (a `403 insufficient_scope` step-up): the next sign-in
+   * asks for it. Cleared when new tokens are saved.
+   */
+  pendingScope: z.string().max(2000).optional(),
 });
 export type McpOAuthRecord = z.infer<typeof mcpOAuthRecordSchema>;
 
