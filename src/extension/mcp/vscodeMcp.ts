@@ -94,5 +94,9 @@ async function openAuthorizationAfterAsking(server: string, serverUrl: string, a
     'Open browser',
   );
   if (answer !== 'Open browser') return false;
-  return vscode.env.openExternal(vscode.Uri.parse(authorizationUrl.href, true));
+  // The URL as a string, not a vscode.Uri: Uri.parse + toString re-encodes the query (the encoded
+  // redirect_uri, `+` in scope), which breaks OAuth (microsoft/vscode#85930, #135949); the
+  // extension host's openUri takes a string and opens it unchanged.
+  const target: unknown = authorizationUrl.href;
+  return vscode.env.openExternal(target as vscode.Uri);
 }
