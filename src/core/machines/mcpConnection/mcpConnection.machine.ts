@@ -135,10 +135,8 @@ export const mcpConnectionMachine = setup({
         src: 'openStdio',
         input: ({ context }) => ({ server: context.server }),
         onDone: 'initializing',
-        onError: [
-          { guard: { type: 'needsSignIn', params: ({ event }) => ({ error: event.error }) }, target: 'needsAuthorization', actions: assign({ lastError: ({ event }) => failureMessage(event.error) }) },
-          { target: 'error', actions: assign({ lastError: ({ event }) => failureMessage(event.error), retryable: ({ event }) => isRetryable(event.error) }) },
-        ],
+        // A local process never asks for an OAuth sign-in.
+        onError: { target: 'error', actions: assign({ lastError: ({ event }) => failureMessage(event.error), retryable: ({ event }) => isRetryable(event.error) }) },
       },
     },
     streamableHttp: {
