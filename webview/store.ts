@@ -4,7 +4,7 @@ import { applyTaskEvent } from '../src/shared/domain/transcript';
 import type { McpStatus } from '../src/shared/protocol/mcpMessages';
 import type { Page, PendingPermission, SettingsState, StoredTaskState, TaskSummary } from '../src/shared/protocol/chatMessages';
 import { INITIAL_SEQUENCE_STATE, type SequenceState, acceptMessage } from '../src/shared/protocol/sequencing';
-import { type ChatConfig, type ToWebviewMessage, parseToWebview } from '../src/shared/protocol/toWebview';
+import { type ChatConfig, type SlashCommand, type ToWebviewMessage, parseToWebview } from '../src/shared/protocol/toWebview';
 
 export interface HostError {
   id: number;
@@ -80,6 +80,8 @@ export class ChatStore {
   /** The MCP servers and their live state (the settings page's MCP section; null until asked). */
   readonly mcp = signal<McpStatus | null>(null);
   readonly mentions = signal<{ queryId: number; files: string[] } | null>(null);
+  /** The latest slash command search answer (the prompts of ready MCP servers). */
+  readonly commands = signal<{ queryId: number; commands: SlashCommand[] } | null>(null);
 
   private seqState: SequenceState = INITIAL_SEQUENCE_STATE;
   private working: TaskTranscript | null = null;
@@ -235,6 +237,9 @@ export class ChatStore {
         return;
       case 'mentionResults':
         this.mentions.value = { queryId: message.queryId, files: message.files };
+        return;
+      case 'commandResults':
+        this.commands.value = { queryId: message.queryId, commands: message.commands };
         return;
       case 'navigate':
         if (this.page.value !== message.page) this.clearNotices();

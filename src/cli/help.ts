@@ -19,7 +19,7 @@ Usage:
   keel permissions check --tool NAME --input JSON... [--workspace DIR] [--settings FILE]... [--mode MODE] [--home DIR]
                                     print the decision a run would reach for each tool call,
                                     one JSON line per --input ("ask" where a run would ask)
-  keel mcp list|tools|add|remove|approve|revoke|serve
+  keel mcp list|tools|add|remove|approve|revoke|login|logout|serve
                                     MCP servers (keel mcp --help for details)
   keel batch FILE [options]         one task per line of FILE, in parallel on worker processes
   keel machines [--json]            print the state machines (states and transitions)

@@ -16,10 +16,13 @@ export const MCP_HELP = `Usage:
   keel mcp remove NAME [--scope project|user]
   keel mcp approve NAME                      allow a project (.mcp.json) server in this workspace
   keel mcp revoke NAME                       forget that answer (it is asked again)
+  keel mcp login NAME                        sign in to a remote server with OAuth (prints the
+                                             address to open; tokens in $KEEL_HOME/mcp-oauth.json)
+  keel mcp logout NAME                       forget the tokens Keel keeps for that server
   keel mcp serve [--workspace DIR] [--mode MODE]
                                              Keel's Read, Write, Edit, Bash, Glob, Grep as an
                                              MCP server over stdio
-Options: --workspace DIR (default: current directory), --mcp-config FILE (list, tools; repeatable).
+Options: --workspace DIR (default: current directory), --mcp-config FILE (list, tools, login, logout; repeatable).
 Project servers come from DIR/.mcp.json, user servers from $KEEL_HOME/mcp.json (default ~/.keel).
 `;
 
@@ -82,6 +85,13 @@ export async function mcpCommand(argv: string[]): Promise<number> {
       if (!name) return usage(`keel mcp ${sub} needs a server name`);
       return approval(sub, workspace, keelHome, name);
     }
+    case 'login':
+    case 'logout': {
+      const name = positionals[0];
+      if (!name) return usage(`keel mcp ${sub} needs a server name`);
+      const { mcpLoginCommand } = await import('./mcpLogin');
+      return mcpLoginCommand(sub, name, { workspace, keelHome, extraFiles, out: (s) => process.stdout.write(s), err: (s) => process.stderr.write(s) });
+    }
     case undefined:
     case 'help':
     case '--help':
@@ -121,7 +131,9 @@ function line(s: McpServerStatus): string {
         ? 'rejected in this workspace'
         : s.phase === 'ready'
           ? `ready (${s.tools.length} tool${s.tools.length === 1 ? '' : 's'}${s.via === 'sse' && s.transport === 'http' ? ', via SSE' : ''})`
-          : `${s.phase}${s.lastError ? `: ${s.lastError}` : ''}`;
+          : s.phase === 'needsAuthorization'
+            ? `needs you to sign in — run: keel mcp login ${s.name}`
+            : `${s.phase}${s.lastError ? `: ${s.lastError}` : ''}`;
   return `${s.name}  [${s.scope}, ${s.transport}]  ${state}\n    ${s.target}`;
 }
 

@@ -23,6 +23,15 @@ export function cliMcpHub(workspace: string, mcpConfig: readonly string[], env: 
       if (level !== 'info') warn(`keel: ${message}\n`);
     },
   });
+  // A remote server that wants an OAuth sign-in: nobody can answer a browser during a run.
+  const told = new Set<string>();
+  hub.subscribe(() => {
+    for (const s of hub.status()) {
+      if (s.phase !== 'needsAuthorization' || told.has(s.name)) continue;
+      told.add(s.name);
+      warn(`keel: MCP server "${s.name}" needs you to sign in (${s.target}); its tools are not available in this run. Sign in with: keel mcp login ${s.name}\n`);
+    }
+  });
   if (hub.empty) {
     void hub.dispose();
     return {};

@@ -84,6 +84,8 @@ export function activate(context: vscode.ExtensionContext): void {
         const resources = await mcp.mentions(query, max);
         return [...resources, ...(await workbench.findFiles(query, max - resources.length))];
       },
+      // `/` at the start of a message suggests the prompts of ready MCP servers.
+      findCommands: (query, max) => mcp.slashCommands(query, max),
       openDiff: async (change) => {
         if (!change.toolCallId || !(await prompts.diff.reveal(change.toolCallId))) await workbench.openDiff(change);
       },

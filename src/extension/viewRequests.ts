@@ -1,6 +1,7 @@
 import type { TranscriptItem } from '../shared/domain/transcript';
 import type { PendingPermission, SettingsState } from '../shared/protocol/chatMessages';
 import type { FromWebviewMessage, SaveSettingsMessage } from '../shared/protocol/fromWebview';
+import type { SlashCommand } from '../shared/protocol/toWebview';
 import { DEFAULT_MODELS, DEMO_MODEL_LABEL, type UserProviderId } from '../shared/domain/models';
 import { isExternalHttpLink, isRefusedLink } from './links';
 import { describeError, type Logger } from './logger';
@@ -17,6 +18,8 @@ export interface WorkbenchServices {
   saveSettings(settings: Omit<SaveSettingsMessage, 'type'>): Promise<void>;
   /** Stores a key in SecretStorage (empty: removes it). Never logs or returns it. */
   storeApiKey(provider: 'anthropic' | 'openai-compatible', key: string): Promise<void>;
+  /** Slash commands whose name contains `query` (at most `max`); none when absent. */
+  findCommands?(query: string, max: number): Promise<SlashCommand[]>;
 }
 
 type ProposedDiff = NonNullable<PendingPermission['diff']>;
@@ -80,6 +83,14 @@ export class ViewRequests {
       case 'mentionQuery':
         this.mention(view, m.queryId, m.query);
         return;
+      case 'commandQuery': {
+        const commands = (await this.o.workbench.findCommands?.(m.query, 50).catch((e: unknown) => {
+          this.o.log.warn(`slash command search failed: ${String(e)}`);
+          return [];
+        })) ?? [];
+        view.send({ type: 'commandResults', queryId: m.queryId, commands: commands.slice(0, 100) });
+        return;
+      }
       case 'openDiff':
         await this.openDiff(view, m.toolCallId);
         return;

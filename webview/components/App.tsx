@@ -179,6 +179,8 @@ export function App({ store, post, initialDraft = '', persist }: AppProps) {
         onMode={(m) => post({ type: 'setMode', mode: m })}
         onDraft={(draft) => persist?.({ draft })}
         onMentionQuery={(queryId, query) => post({ type: 'mentionQuery', queryId, query })}
+        commands={store.commands.value}
+        onCommandQuery={(queryId, query) => post({ type: 'commandQuery', queryId, query })}
       />
     </main>
   );

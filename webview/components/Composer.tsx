@@ -1,6 +1,8 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { PERMISSION_MODE_INFO, SELECTABLE_MODES, type PermissionMode } from '../../src/shared/domain/permissionModes';
+import type { SlashCommand } from '../../src/shared/protocol/toWebview';
 import { activeMention, insertMention } from '../mentions';
+import { activeSlash, argumentHint, insertSlash } from '../slashCommands';
 
 export interface ComposerProps {
   busy: boolean;
@@ -14,6 +16,9 @@ export interface ComposerProps {
   onMode(mode: PermissionMode): void;
   onDraft(text: string): void;
   onMentionQuery(queryId: number, query: string): void;
+  /** The latest slash command answer for a `/` query. */
+  commands?: { queryId: number; commands: SlashCommand[] } | null;
+  onCommandQuery?(queryId: number, query: string): void;
 }
 
 let nextQueryId = 1;
@@ -21,23 +26,38 @@ let nextQueryId = 1;
 /**
  * The message box: Enter sends, Shift+Enter adds a line; while the task works, Cancel (and Esc)
  * takes Send's place, so the row never wraps in a narrow sidebar;
- * `@` opens a list of workspace files (arrows to move, Enter or Tab to pick, Esc to close); the
+ * `@` opens a list of workspace files (arrows to move, Enter or Tab to pick, Esc to close); `/`
+ * at the start of the message lists slash commands (the prompts of ready MCP servers, with their
+ * arguments) the same way; the
  * mode selector sets the permission mode of the next task or message.
  */
 export function Composer(p: ComposerProps) {
   const [text, setText] = useState(p.initialDraft);
   const [mention, setMention] = useState<{ start: number; caret: number; queryId: number } | null>(null);
+  const [slash, setSlash] = useState<{ caret: number; queryId: number } | null>(null);
   const [active, setActive] = useState(0);
   const ref = useRef<HTMLTextAreaElement>(null);
   const canSend = !p.busy && text.trim().length > 0;
   const files = mention && p.mentions?.queryId === mention.queryId ? p.mentions.files.slice(0, 12) : [];
-  const listOpen = mention !== null && files.length > 0;
+  const commands = slash && p.commands?.queryId === slash.queryId ? p.commands.commands.slice(0, 12) : [];
+  const slashOpen = slash !== null && commands.length > 0;
+  const listOpen = (mention !== null && files.length > 0) || slashOpen;
+  const count = slashOpen ? commands.length : files.length;
 
-  useEffect(() => setActive(0), [p.mentions]);
+  useEffect(() => setActive(0), [p.mentions, p.commands]);
 
   const update = (value: string, caret: number) => {
     setText(value);
     p.onDraft(value);
+    const s = p.onCommandQuery ? activeSlash(value, caret) : undefined;
+    if (s) {
+      const queryId = nextQueryId++;
+      setSlash({ caret, queryId });
+      setMention(null);
+      p.onCommandQuery?.(queryId, s.query);
+      return;
+    }
+    setSlash(null);
     const m = activeMention(value, caret);
     if (!m) {
       setMention(null);
@@ -60,12 +80,25 @@ export function Composer(p: ComposerProps) {
     });
   };
 
+  const pickCommand = (name: string) => {
+    if (!slash) return;
+    const next = insertSlash(text, slash.caret, name);
+    setText(next.text);
+    p.onDraft(next.text);
+    setSlash(null);
+    requestAnimationFrame(() => {
+      ref.current?.focus();
+      ref.current?.setSelectionRange(next.caret, next.caret);
+    });
+  };
+
   const send = () => {
     if (!canSend) return;
     p.onSend(text);
     setText('');
     p.onDraft('');
     setMention(null);
+    setSlash(null);
     ref.current?.focus();
   };
 
@@ -73,11 +106,16 @@ export function Composer(p: ComposerProps) {
     if (listOpen) {
       if (e.key === 'ArrowDown' || e.key === 'ArrowUp') {
         e.preventDefault();
-        setActive((a) => (a + (e.key === 'ArrowDown' ? 1 : files.length - 1)) % files.length);
+        setActive((a) => (a + (e.key === 'ArrowDown' ? 1 : count - 1)) % count);
         return;
       }
       if ((e.key === 'Enter' || e.key === 'Tab') && !e.shiftKey) {
         e.preventDefault();
+        if (slashOpen) {
+          const c = commands[active];
+          if (c) pickCommand(c.name);
+          return;
+        }
         const f = files[active];
         if (f) pick(f);
         return;
@@ -85,6 +123,7 @@ export function Composer(p: ComposerProps) {
       if (e.key === 'Escape') {
         e.preventDefault();
         setMention(null);
+        setSlash(null);
         return;
       }
     }
@@ -107,7 +146,30 @@ export function Composer(p: ComposerProps) {
         send();
       }}
     >
-      {listOpen && (
+      {slashOpen && (
+        <ul class="keel-mentions" role="listbox" id="keel-mention-list" aria-label="Slash commands" data-testid="command-list">
+          {commands.map((c, i) => (
+            <li
+              key={c.name}
+              id={`keel-mention-${i}`}
+              role="option"
+              aria-selected={i === active ? 'true' : 'false'}
+              class={i === active ? 'keel-mention keel-mention-active' : 'keel-mention'}
+              data-testid="command-option"
+              title={c.description}
+              onMouseDown={(e) => {
+                e.preventDefault();
+                pickCommand(c.name);
+              }}
+            >
+              <span class="codicon codicon-symbol-event" aria-hidden="true" /> /{c.name}
+              {c.arguments.length > 0 && <span class="keel-note"> {argumentHint(c.arguments)}</span>}
+              {c.description && <span class="keel-note"> — {c.description}</span>}
+            </li>
+          ))}
+        </ul>
+      )}
+      {listOpen && !slashOpen && (
         <ul class="keel-mentions" role="listbox" id="keel-mention-list" aria-label="Workspace files" data-testid="mention-list">
           {files.map((f, i) => (
             <li

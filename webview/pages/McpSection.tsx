@@ -11,7 +11,8 @@ export interface McpSectionProps {
  * The MCP servers of the workspace on the settings page: each with its live state (connecting,
  * ready, error with the last stderr lines, restarting in N s, disabled, waiting for approval),
  * its transport and exact command or URL, its tools, resources and prompts, and buttons to
- * restart, enable, disable, approve, reject or revoke it. It asks for the state once; the host
+ * restart, enable, disable, approve, reject or revoke it, and for a remote server that wants an
+ * OAuth sign-in, Sign in (the host asks in a modal before it opens the browser) and Sign out. It asks for the state once; the host
  * sends every change after that. Everything shown comes from servers: rendered as text only.
  */
 export function McpSection({ status, post }: McpSectionProps) {
@@ -65,6 +66,8 @@ export function stateLabel(s: McpServerView, now = Date.now()): string {
       return 'error';
     case 'disabled':
       return 'disabled';
+    case 'needsAuthorization':
+      return 'needs you to sign in';
     case 'disconnected':
       return 'not started (starts when a task needs it)';
     default:
@@ -87,6 +90,11 @@ function ServerRow({ server: s, act }: { server: McpServerView; act(action: McpA
       <p class="keel-note">
         {transport} · {s.scope === 'project' ? '.mcp.json' : s.scope === 'user' ? '~/.keel/mcp.json' : 'command line'} · <code>{s.target}</code>
       </p>
+      {s.lastError && s.phase === 'needsAuthorization' && (
+        <p class="keel-note" data-testid="mcp-auth">
+          {s.lastError}
+        </p>
+      )}
       {s.lastError && (s.phase === 'error' || s.phase === 'restarting') && (
         <p class="keel-settings-status keel-settings-status-error" data-testid="mcp-error">
           {s.lastError}
@@ -127,6 +135,8 @@ function ServerRow({ server: s, act }: { server: McpServerView; act(action: McpA
         </details>
       )}
       <div class="keel-settings-actions">
+        {s.phase === 'needsAuthorization' && button('signIn', 'Sign in', false)}
+        {s.transport !== 'stdio' && s.phase !== 'needsAuthorization' && (s.approval === 'approved' || s.approval === 'not-needed') && button('signOut', 'Sign out')}
         {s.approval === 'pending' && button('approve', 'Allow', false)}
         {s.approval === 'pending' && button('reject', "Don't allow")}
         {(s.approval === 'approved' || s.approval === 'not-needed') && s.phase !== 'disabled' && button('restart', s.phase === 'disconnected' ? 'Start' : 'Restart')}

@@ -4,6 +4,8 @@ import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { fromCallback, fromPromise, type EventObject } from 'xstate';
 import { McpConnectFailure, type McpCallOutput, type McpConnectionEvent, type McpInitialized, type McpReadOutput } from '../machines/mcpConnection/types';
 import type { McpLimits } from './limits';
+import { KeelOAuthProvider } from './oauth/provider';
+import type { McpOAuthStore } from './oauth/store';
 import { convertToolResult } from './results';
 import { serverEnvironment } from './serverEnv';
 import { StartedTransport } from './startedTransport';
@@ -25,6 +27,12 @@ export interface ConnectionIoOptions {
   /** Keys Keel holds (from SecretStorage): a variable holding one is not passed to a server. */
   secretValues?: () => readonly string[];
   clientInfo: { name: string; version: string };
+  /**
+   * Where OAuth tokens of remote servers are kept. With one, an `http`/`sse` server without an
+   * `Authorization` header of its own gets Keel's OAuth provider (stored tokens sent, refreshed by
+   * the SDK; a sign-in needed is the `needsAuthorization` state). Without one, a 401 is an error.
+   */
+  oauthStore?: McpOAuthStore;
   log(level: 'info' | 'warn' | 'error', message: string): void;
 }
 
@@ -33,6 +41,8 @@ export type ProgressListener = (p: { progress: number; total?: number; message?:
 export class McpConnectionIo {
   private client: Client | null = null;
   private transport: StartedTransport | null = null;
+  /** The OAuth provider of the current remote connection (null: none, or credentials in headers). */
+  private oauth: KeelOAuthProvider | null = null;
   private notify: ((e: McpConnectionEvent) => void) | null = null;
   private pending: McpConnectionEvent[] = [];
   private readonly stderr: string[] = [];
@@ -90,7 +100,7 @@ export class McpConnectionIo {
     await this.close();
     abandonIfAborted(signal);
     const spec = this.spec('http');
-    const inner = new StreamableHTTPClientTransport(new URL(spec.url), { requestInit: { headers: spec.headers } });
+    const inner = new StreamableHTTPClientTransport(new URL(spec.url), { requestInit: { headers: spec.headers }, ...this.authOption(spec) });
     this.transport = new StartedTransport(inner, 'streamableHttp');
     await this.transport.start();
   }
@@ -99,7 +109,7 @@ export class McpConnectionIo {
     await this.close();
     abandonIfAborted(signal);
     const spec = this.spec('http');
-    const inner = new SSEClientTransport(new URL(spec.url), { requestInit: { headers: spec.headers } });
+    const inner = new SSEClientTransport(new URL(spec.url), { requestInit: { headers: spec.headers }, ...this.authOption(spec) });
     const transport = new StartedTransport(inner, 'sse');
     this.transport = transport;
     let timer: NodeJS.Timeout | undefined;
@@ -110,11 +120,24 @@ export class McpConnectionIo {
     try {
       await Promise.race([transport.start(), timeout]);
     } catch (err) {
-      throw connectFailure(err, 'sse', this.opts.limits.connectTimeoutMs, this.stderrTail());
+      throw connectFailure(err, 'sse', this.opts.limits.connectTimeoutMs, this.stderrTail(), this.oauth);
     } finally {
       clearTimeout(timer);
     }
     if (signal.aborted) await this.close();
+  }
+
+  /**
+   * Keel's OAuth provider for a remote server (a new one per connection, reading the store
+   * afresh): none when the configuration sends its own `Authorization` header — the person chose
+   * those credentials — or when the host keeps no OAuth store.
+   */
+  private authOption(spec: Extract<McpServerSpec, { transport: 'http' | 'sse' }>): { authProvider?: KeelOAuthProvider } {
+    this.oauth = null;
+    const store = this.opts.oauthStore;
+    if (!store || Object.keys(spec.headers).some((h) => h.toLowerCase() === 'authorization')) return {};
+    this.oauth = new KeelOAuthProvider({ serverUrl: spec.url, store, mode: 'connect' });
+    return { authProvider: this.oauth };
   }
 
   private async initialize(via: 'stdio' | 'streamableHttp' | 'sse', signal: AbortSignal): Promise<McpInitialized> {
@@ -146,7 +169,7 @@ export class McpConnectionIo {
         prompts: prompts.prompts.map(promptInfo),
       };
     } catch (err) {
-      throw connectFailure(err, via, timeout, this.stderrTail());
+      throw connectFailure(err, via, timeout, this.stderrTail(), this.oauth);
     }
   }
 
@@ -248,6 +271,13 @@ export class McpConnectionIo {
 
   private callFailure(err: unknown, timeoutMs: number, signal: AbortSignal): Extract<McpCallOutput, { ok: false }> {
     if (signal.aborted) return { ok: false, kind: 'cancelled', message: 'cancelled' };
+    const signIn = this.oauth?.signInRequired;
+    if (signIn || err instanceof UnauthorizedError) {
+      // The tokens stopped working and the SDK could not refresh them: only the person can help.
+      const reason = signIn ? signIn.message : 'the server refused the stored OAuth token (HTTP 401)';
+      this.emit({ type: 'AUTHORIZATION_REQUIRED', reason });
+      return { ok: false, kind: 'failed', message: `${reason}; the person must sign in again (the MCP page's Sign in, or keel mcp login ${this.opts.name})` };
+    }
     if (err instanceof SdkHttpError && err.status === 404 && this.transport?.kind === 'streamableHttp') {
       return { ok: false, kind: 'session_expired', message: 'the HTTP session expired (404)' };
     }
@@ -309,13 +339,17 @@ function isNetworkError(err: unknown): boolean {
 }
 
 /** Why connecting failed, for a person and for the machine (fallback to SSE? worth retrying?). */
-function connectFailure(err: unknown, via: 'stdio' | 'streamableHttp' | 'sse', timeoutMs: number, stderrTail: string[]): McpConnectFailure {
+function connectFailure(err: unknown, via: 'stdio' | 'streamableHttp' | 'sse', timeoutMs: number, stderrTail: string[], oauth: KeelOAuthProvider | null): McpConnectFailure {
   if (err instanceof McpConnectFailure) return err;
   const last = stderrTail.at(-1);
   const tail = last ? `; its last output: ${last}` : '';
   const status = err instanceof SdkHttpError ? err.status : undefined;
+  if (oauth?.signInRequired) return new McpConnectFailure(`${oauth.signInRequired.message}; sign in, or give it credentials in "headers"`, false, false, true);
+  if (oauth && (err instanceof UnauthorizedError || status === 401)) {
+    return new McpConnectFailure(`the server requires authorization (HTTP 401) and refused Keel's stored OAuth token; sign in again, or give it credentials in "headers"`, false, false, true);
+  }
   if (err instanceof UnauthorizedError || status === 401 || status === 403) {
-    return new McpConnectFailure(`the server requires authorization (HTTP ${status ?? 401}); Keel cannot sign in to it yet — give it credentials in "headers"`, false, false);
+    return new McpConnectFailure(`the server requires authorization (HTTP ${status ?? 401}); give it valid credentials in "headers"${oauth ? ' or sign in' : ''}`, false, false);
   }
   if (status !== undefined && status >= 400 && status < 500 && via === 'streamableHttp') {
     return new McpConnectFailure(`Streamable HTTP was refused (HTTP ${status})`, true, true);

@@ -7,6 +7,8 @@ import { describeTarget, loadMcpConfig } from './config';
 import { ServerConnection } from './connection';
 import { DEFAULT_MCP_LIMITS, limitsFromEnv, type McpLimits } from './limits';
 import { modelToolName } from './names';
+import { signInToMcpServer, signOutOfMcpServer } from './oauth/signIn';
+import { FileMcpOAuthStore, type McpOAuthStore } from './oauth/store';
 import type { McpToolOutcome, McpToolSource } from './toolSource';
 import type { McpApprovalState, McpConfigProblem, McpConfigSet, McpServerConfig, McpServerStatus, McpToolInfo, McpTransportKind } from './types';
 
@@ -50,6 +52,8 @@ export interface McpHubOptions {
   /** Servers the person turned off. */
   disabled?: readonly string[];
   clientInfo?: { name: string; version: string };
+  /** OAuth tokens of remote servers (default: `$KEEL_HOME/mcp-oauth.json`; VS Code: SecretStorage). */
+  oauthStore?: McpOAuthStore;
 }
 
 const MAX_DESCRIPTION = 2048;
@@ -87,6 +91,7 @@ export class McpHub implements McpToolSource {
   private readonly listeners = new Set<() => void>();
   private readonly warnedTools = new Set<string>();
   private readonly log: NonNullable<McpHubOptions['log']>;
+  private readonly oauthStore: McpOAuthStore;
   private disposed = false;
 
   constructor(private readonly opts: McpHubOptions) {
@@ -98,6 +103,7 @@ export class McpHub implements McpToolSource {
     const config = opts.config ?? loadMcpConfig({ workspace: opts.workspace, keelHome: opts.keelHome, ...(opts.extraConfigFiles ? { extraFiles: opts.extraConfigFiles } : {}), env });
     this.problems = config.problems;
     this.approvals = new McpApprovals(opts.keelHome, opts.workspace);
+    this.oauthStore = opts.oauthStore ?? new FileMcpOAuthStore(opts.keelHome);
     const disabled = new Set(opts.disabled ?? []);
     for (const server of config.servers) {
       this.approvalState.set(server.name, this.approvals.stateOf(server));
@@ -107,6 +113,7 @@ export class McpHub implements McpToolSource {
         env,
         ...(opts.secretValues ? { secretValues: opts.secretValues } : {}),
         clientInfo: opts.clientInfo ?? { name: 'keel', version: '0.1.0' },
+        oauthStore: this.oauthStore,
         log: this.log,
       };
       this.connections.set(server.name, new ServerConnection(server, io, this.limits, disabled.has(server.name), () => this.changed()));
@@ -218,6 +225,49 @@ export class McpHub implements McpToolSource {
     const c = this.connections.get(name);
     if (!c?.actor || !this.mayStart(c)) return;
     c.actor.send(c.phase() === 'disconnected' ? { type: 'CONNECT' } : { type: 'RESTART' });
+  }
+
+  /**
+   * Signs the person in to remote server `name` with OAuth (see `signInToMcpServer`): `open`
+   * shows the authorization URL (the host decides how — VS Code asks first, then opens the
+   * browser; the CLI prints it). On success the tokens are stored under the server's URL and the
+   * connection starts again. Rejects with a clear message (not a remote server, a timeout, a
+   * refusal); the connection's state is unchanged then.
+   */
+  async signIn(name: string, open: (url: URL) => void | Promise<void>, opts: { timeoutMs?: number; signal?: AbortSignal } = {}): Promise<'signed-in' | 'already'> {
+    const c = this.connections.get(name);
+    if (!c) throw new Error(`no MCP server named ${name}`);
+    const spec = c.config.resolved;
+    if (!spec) throw new Error(`MCP server ${name} cannot be used: ${c.config.problems.join('; ')}`);
+    if (spec.transport === 'stdio') throw new Error(`MCP server ${name} runs a local command (stdio): there is nothing to sign in to`);
+    if (!this.mayStart(c)) throw new Error(`MCP server ${name} is not approved for this workspace: approve it first`);
+    const result = await signInToMcpServer({
+      serverUrl: spec.url,
+      transport: spec.transport,
+      headers: spec.headers,
+      store: this.oauthStore,
+      open,
+      ...opts,
+      ...(this.opts.clientInfo ? { clientInfo: this.opts.clientInfo } : {}),
+    });
+    const phase = c.phase();
+    c.actor?.send(phase === 'disconnected' ? { type: 'CONNECT' } : phase === 'needsAuthorization' ? { type: 'SIGNED_IN' } : { type: 'RESTART' });
+    return result;
+  }
+
+  /**
+   * Forgets the OAuth tokens and registration Keel keeps for remote server `name` (by its URL);
+   * a running connection is closed and will ask for a sign-in. True when something was stored.
+   * Rejects when the store cannot be read or written.
+   */
+  async signOut(name: string): Promise<boolean> {
+    const c = this.connections.get(name);
+    if (!c) throw new Error(`no MCP server named ${name}`);
+    const spec = c.config.resolved ?? c.config.template;
+    if (spec.transport === 'stdio') throw new Error(`MCP server ${name} runs a local command (stdio): there is nothing to sign out of`);
+    const had = await signOutOfMcpServer(this.oauthStore, spec.url);
+    if (c.actor && c.phase() !== 'disconnected' && c.phase() !== 'disabled') c.actor.send({ type: 'RESTART' });
+    return had;
   }
 
   disable(name: string): void {
@@ -351,7 +401,9 @@ export class McpHub implements McpToolSource {
         ? `restarting in ${Math.ceil(status.restartInMs / 1000)} s after: ${status.lastError ?? 'a failure'}`
         : status.phase === 'error'
           ? `in error: ${status.lastError ?? 'unknown'}${conn.actor && status.attempts > this.limits.maxRestartAttempts ? ' (it gave up restarting; the person can restart it)' : ''}`
-          : status.approval === 'pending'
+          : status.phase === 'needsAuthorization'
+            ? `waiting for the person to sign in: ${status.lastError ?? 'it requires authorization'}`
+            : status.approval === 'pending'
             ? 'not approved for this workspace yet'
             : status.approval === 'rejected'
               ? 'rejected for this workspace'

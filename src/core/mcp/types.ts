@@ -50,6 +50,7 @@ export type McpConnectionPhase =
   | 'ready'
   | 'error'
   | 'restarting'
+  | 'needsAuthorization'
   | 'disabled';
 
 /** What a server offers, as the hub knows it (names as the server spells them). */

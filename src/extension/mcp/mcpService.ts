@@ -1,6 +1,7 @@
 import type { McpHub } from '../../core/mcp/hub';
 import type { McpServerStatus } from '../../core/mcp/types';
 import type { McpAction, McpServerView, McpStatus } from '../../shared/protocol/mcpMessages';
+import type { SlashCommand } from '../../shared/protocol/toWebview';
 import { describeError, type Logger } from '../logger';
 
 /**
@@ -13,7 +14,7 @@ import { describeError, type Logger } from '../logger';
 export type McpHubLike = Pick<
   McpHub,
   | 'toolDefinitions' | 'resolveTool' | 'callTool' | 'start' | 'status' | 'problems' | 'subscribe' | 'restart' | 'enable' | 'disable'
-  | 'approve' | 'reject' | 'revoke' | 'readResource' | 'getPrompt' | 'limits' | 'dispose' | 'empty'
+  | 'approve' | 'reject' | 'revoke' | 'readResource' | 'getPrompt' | 'limits' | 'dispose' | 'empty' | 'signIn' | 'signOut'
 >;
 
 export interface McpServiceDeps {
@@ -23,7 +24,15 @@ export interface McpServiceDeps {
   /** The servers turned off in this workspace. */
   loadDisabled(): readonly string[];
   saveDisabled(names: readonly string[]): Promise<void>;
+  /**
+   * Shows the person which server asks them to sign in and where, and opens the authorization
+   * URL only if they agree; false when they declined (the sign-in is then abandoned).
+   */
+  openAuthorization(server: string, serverUrl: string, authorizationUrl: URL): Promise<boolean>;
 }
+
+/** The person declined to open the authorization page. */
+class SignInDeclined extends Error {}
 
 /** How long state changes are gathered before the views hear of them. */
 const STATUS_THROTTLE_MS = 150;
@@ -92,6 +101,20 @@ export class McpService {
       case 'revoke':
         hub.revoke(server);
         return `Keel forgot your answer about ${server}; it will ask again before starting it.`;
+      case 'signIn': {
+        const target = hub.status().find((s) => s.name === server)?.target ?? '';
+        try {
+          const result = await hub.signIn(server, async (url) => {
+            if (!(await this.deps.openAuthorization(server, target, url))) throw new SignInDeclined();
+          });
+          return result === 'already' ? `${server}: already signed in.` : `Signed in to ${server}.`;
+        } catch (err) {
+          if (err instanceof SignInDeclined) return `Sign-in to ${server} cancelled.`;
+          throw err;
+        }
+      }
+      case 'signOut':
+        return (await hub.signOut(server)) ? `Signed out of ${server}: Keel forgot its tokens.` : `Keel kept no sign-in for ${server}.`;
     }
   }
 
@@ -118,6 +141,33 @@ export class McpService {
         const ref = `${s.name}:${r.uri}`;
         if (/\s/.test(ref)) continue;
         if (ref.toLowerCase().includes(q) || r.name.toLowerCase().includes(q)) out.push(ref);
+        if (out.length >= max) return out;
+      }
+    }
+    return out;
+  }
+
+  /**
+   * The prompts of ready servers as slash commands (`mcp__server__prompt`, with argument names),
+   * whose name or description contains `query`, at most `max`, bounded for the webview. Only
+   * names `/mcp__server__prompt` expansion accepts (no whitespace). Never starts the hub.
+   */
+  async slashCommands(query: string, max: number): Promise<SlashCommand[]> {
+    if (!this.hubPromise) return [];
+    const hub = await this.hubPromise;
+    const q = query.toLowerCase();
+    const out: SlashCommand[] = [];
+    for (const s of hub?.status() ?? []) {
+      if (s.phase !== 'ready') continue;
+      for (const p of s.prompts) {
+        const name = `mcp__${s.name}__${p.name}`;
+        if (/\s/.test(name) || name.length > 200) continue;
+        if (!name.toLowerCase().includes(q) && !(p.description ?? '').toLowerCase().includes(q)) continue;
+        out.push({
+          name,
+          description: cut(p.description ?? '', 400),
+          arguments: p.arguments.slice(0, 20).map((a) => ({ name: cut(a.name, 100), required: a.required })),
+        });
         if (out.length >= max) return out;
       }
     }

@@ -6,6 +6,7 @@ import type { Logger } from '../logger';
 import { SECRET_KEYS } from '../providerConfig';
 import { passEnvOf, toolSecrets } from '../toolSecrets';
 import { McpService } from './mcpService';
+import { SecretMcpOAuthStore } from './secretOAuthStore';
 
 const DISABLED_KEY = 'keel.mcp.disabled';
 
@@ -15,7 +16,8 @@ const DISABLED_KEY = 'keel.mcp.disabled';
  * a project server is approved through a modal naming its exact command or URL; server stderr
  * and MCP warnings go to the Keel output channel; stdio servers get the tool environment without
  * the keys the window holds (SecretStorage included); turned-off servers are kept in the
- * workspace state.
+ * workspace state; OAuth tokens of remote servers are kept in SecretStorage, and a sign-in opens
+ * the browser only after a modal naming the server and the authorization server.
  */
 export function vscodeMcpService(context: vscode.ExtensionContext, log: Logger): McpService {
   return new McpService({
@@ -24,6 +26,7 @@ export function vscodeMcpService(context: vscode.ExtensionContext, log: Logger):
     saveDisabled: async (names) => {
       await context.workspaceState.update(DISABLED_KEY, [...names]);
     },
+    openAuthorization: openAuthorizationAfterAsking,
     createHub: async (disabled) => {
       const folder = vscode.workspace.workspaceFolders?.[0];
       if (!folder || folder.uri.scheme !== 'file') return undefined;
@@ -39,6 +42,7 @@ export function vscodeMcpService(context: vscode.ExtensionContext, log: Logger):
         disabled,
         clientInfo: { name: 'keel-vscode', version },
         approver: { approve: approveInModal },
+        oauthStore: new SecretMcpOAuthStore(context.secrets),
         log: (level, message) => {
           // Server stderr arrives as info lines "[mcp name] …": the person reads them in the channel.
           if (level === 'error') log.error(message);
@@ -71,4 +75,28 @@ async function approveInModal(request: McpApprovalRequest): Promise<'approve' | 
     "Don't Allow",
   );
   return answer === 'Allow' ? 'approve' : answer === "Don't Allow" ? 'reject' : 'later';
+}
+
+/**
+ * Before the browser opens for an MCP sign-in: a modal naming the server that asks, its URL and
+ * the authorization server the page belongs to. Opens the page with `vscode.env.openExternal`
+ * only after "Open browser". False when the person declined.
+ */
+async function openAuthorizationAfterAsking(server: string, serverUrl: string, authorizationUrl: URL): Promise<boolean> {
+  const answer = await vscode.window.showInformationMessage(
+    `Sign in to the MCP server "${server}"?`,
+    {
+      modal: true,
+      detail:
+        `${serverUrl} asks you to sign in. Keel will open ${authorizationUrl.origin} in your browser; after you allow access there, ` +
+        'the browser comes back to Keel on this computer (127.0.0.1) and Keel keeps the token in VS Code\'s secret storage.',
+    },
+    'Open browser',
+  );
+  if (answer !== 'Open browser') return false;
+  // The URL as a string, not a vscode.Uri: Uri.parse + toString re-encodes the query (the encoded
+  // redirect_uri, `+` in scope), which breaks OAuth (microsoft/vscode#85930, #135949); the
+  // extension host's openUri takes a string and opens it unchanged.
+  const target: unknown = authorizationUrl.href;
+  return vscode.env.openExternal(target as vscode.Uri);
 }

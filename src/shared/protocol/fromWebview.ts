@@ -48,6 +48,9 @@ export const setModeMessageSchema = z.object({ type: z.literal('setMode'), mode:
 /** Workspace files whose path contains `query` (the `@` mention being typed). */
 export const mentionQueryMessageSchema = z.object({ type: z.literal('mentionQuery'), queryId: z.number().int().nonnegative(), query: z.string().max(500) });
 
+/** Slash commands whose name contains `query` (the `/command` being typed at the start of the message). */
+export const commandQueryMessageSchema = z.object({ type: z.literal('commandQuery'), queryId: z.number().int().nonnegative(), query: z.string().max(200) });
+
 /** Open the change of tool call `toolCallId` (or of its pending permission prompt) in a diff editor. */
 export const openDiffMessageSchema = z.object({ type: z.literal('openDiff'), toolCallId: z.string().max(200) });
 
@@ -97,6 +100,7 @@ export const fromWebviewMessageSchema = z.discriminatedUnion('type', [
   permissionAnswerMessageSchema,
   setModeMessageSchema,
   mentionQueryMessageSchema,
+  commandQueryMessageSchema,
   openDiffMessageSchema,
   openSubtaskMessageSchema,
   copyMessageSchema,

@@ -7,8 +7,8 @@ import { z } from 'zod';
  * sends).
  */
 
-export const MCP_PHASES = ['disconnected', 'connecting', 'stdio', 'streamableHttp', 'sse', 'initializing', 'ready', 'error', 'restarting', 'disabled'] as const;
-export const MCP_ACTIONS = ['restart', 'enable', 'disable', 'approve', 'reject', 'revoke'] as const;
+export const MCP_PHASES = ['disconnected', 'connecting', 'stdio', 'streamableHttp', 'sse', 'initializing', 'ready', 'error', 'restarting', 'needsAuthorization', 'disabled'] as const;
+export const MCP_ACTIONS = ['restart', 'enable', 'disable', 'approve', 'reject', 'revoke', 'signIn', 'signOut'] as const;
 
 const text = (max: number) => z.string().max(max);
 

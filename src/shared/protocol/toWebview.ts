@@ -102,6 +102,25 @@ export const mentionResultsMessageSchema = z.object({
   files: z.array(z.string()).max(200),
 });
 
+/**
+ * One slash command the composer can suggest: today the prompts of ready MCP servers,
+ * `mcp__<server>__<prompt>`, with their argument names (a server wrote them: bounded, shown as text).
+ */
+export const slashCommandSchema = z.object({
+  name: z.string().max(200).regex(/^\S+$/),
+  description: z.string().max(400),
+  arguments: z.array(z.object({ name: z.string().max(100), required: z.boolean() })).max(20),
+});
+export type SlashCommand = z.infer<typeof slashCommandSchema>;
+
+/** Slash commands matching the `/command` being typed (answers `commandQuery` with the same id). */
+export const commandResultsMessageSchema = z.object({
+  type: z.literal('commandResults'),
+  seq,
+  queryId: z.number().int().nonnegative(),
+  commands: z.array(slashCommandSchema).max(100),
+});
+
 /** The MCP servers and their live state (answers `getMcpStatus`, then follows every change). */
 export const mcpStatusMessageSchema = z.object({ type: z.literal('mcpStatus'), seq, status: mcpStatusSchema });
 
@@ -122,6 +141,7 @@ export const toWebviewMessageSchema = z.discriminatedUnion('type', [
   settingsMessageSchema,
   settingsSavedMessageSchema,
   mentionResultsMessageSchema,
+  commandResultsMessageSchema,
   navigateMessageSchema,
   noticeMessageSchema,
   mcpStatusMessageSchema,
@@ -146,6 +166,7 @@ export const COVERED_BY_SNAPSHOT: ReadonlySet<ToWebviewType> = new Set<ToWebview
   'taskList',
   'settings',
   'mentionResults',
+  'commandResults',
   'mcpStatus',
 ]);
 

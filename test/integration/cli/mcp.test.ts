@@ -1,9 +1,10 @@
 import { spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startFakeModelServer, type FakeModelServer } from '../../fixtures/fake-model-server';
+import { startOAuthMcpServer } from '../../fixtures/mcp/oauthServer';
 import { cliBundle, ofType, runCli } from './cliHarness';
 
 /**
@@ -169,4 +170,62 @@ describe('keel mcp', () => {
       expect(r.stderr).toMatch(/^keel mcp: /);
     }
   });
+});
+
+describe('keel mcp login / logout (OAuth, a real loopback authorization server)', () => {
+  it('a run says how to sign in; login prints the address, the browser comes back, the token is stored 0600; the run then calls the tool; logout forgets it', async () => {
+    const oauth = await startOAuthMcpServer();
+    try {
+      const home = mkdtempSync(join(tmpdir(), 'keel-mcp-home-'));
+      writeFileSync(join(home, 'mcp.json'), JSON.stringify({ mcpServers: { remote: { type: 'http', url: oauth.url } } }));
+      const runIn = (prompt: string) =>
+        runCli(['run', prompt, '--provider', 'anthropic', '--base-url', server.url, '--model', 'claude-test', '--workspace', workspace, '--output-format', 'stream-json', '--mode', 'bypassPermissions'], KEY, home);
+
+      server.enqueue({ blocks: [{ type: 'text', text: 'No tools.' }] });
+      let r = await runIn('hi');
+      expect((await r.exit).code, r.stderr()).toBe(0);
+      expect(r.stderr()).toContain('MCP server "remote" needs you to sign in');
+      expect(r.stderr()).toContain('keel mcp login remote');
+      expect(oauth.counts.registrations).toBe(0);
+
+      // The person: runs keel mcp login, opens the printed address in a browser.
+      const cli = await cliBundle();
+      const child = spawn(process.execPath, [cli, 'mcp', 'login', 'remote', '--workspace', workspace], { env: { PATH: process.env.PATH, HOME: home, KEEL_HOME: home }, stdio: ['ignore', 'pipe', 'pipe'] });
+      let stdout = '';
+      let stderr = '';
+      child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+      const address = await new Promise<string>((res, rej) => {
+        child.stdout.setEncoding('utf8').on('data', (d: string) => {
+          stdout += d;
+          const m = /^ {2}(http:\/\/\S+)$/m.exec(stdout);
+          if (m) res(m[1]!);
+        });
+        child.once('close', () => rej(new Error(`login ended before printing an address: ${stdout} ${stderr}`)));
+      });
+      expect(stdout).toContain('The MCP server "remote" (' + oauth.url + ') asks you to sign in.');
+      expect(new URL(address).origin).toBe(oauth.issuer);
+      await (await fetch(address)).text();
+      const code = await new Promise<number | null>((res) => child.once('close', (c) => res(c)));
+      expect(code, stderr).toBe(0);
+      expect(stdout).toContain('signed in to "remote"');
+      expect(stdout).toContain('"remote" is ready: 1 tool');
+      expect(statSync(join(home, 'mcp-oauth.json')).mode & 0o777).toBe(0o600);
+
+      server.enqueue({ blocks: [{ type: 'tool_use', id: 'toolu_who', name: 'mcp__remote__whoami', input: {} }] }, { blocks: [{ type: 'text', text: 'Done.' }] });
+      r = await runIn('who am I?');
+      expect((await r.exit).code, r.stderr()).toBe(0);
+      expect(ofType(r.events, 'tool_result')).toEqual([expect.objectContaining({ id: 'toolu_who', is_error: false })]);
+      // The request that carries the tool's result (a run may make other model requests too).
+      const answered = server.requests.map((q) => JSON.stringify((q.body as Body).messages.at(-1))).find((m) => m.includes('toolu_who'));
+      expect(answered).toMatch(/client [0-9a-f-]{36}/);
+
+      const out = await keelMcp(home, 'logout', 'remote', '--workspace', workspace);
+      expect(out.code, out.stderr).toBe(0);
+      expect(out.stdout).toContain('signed out of "remote"');
+      const listed = await keelMcp(home, 'list', '--workspace', workspace);
+      expect(listed.stdout).toContain('needs you to sign in — run: keel mcp login remote');
+    } finally {
+      await oauth.close();
+    }
+  }, 180_000);
 });

@@ -44,8 +44,8 @@ function runSuite(args: string[], cwd: string): Promise<{ code: number | null; o
   });
 }
 
-/** The client scenarios of a default run: the handshake, a tool call, and SSE reconnection. */
-const CLIENT_SUBSET = ['initialize', 'tools_call', 'sse-retry'];
+/** The client scenarios of a default run: the handshake, a tool call, SSE reconnection, an OAuth sign-in. */
+const CLIENT_SUBSET = ['initialize', 'tools_call', 'sse-retry', 'auth/metadata-default'];
 /** The server scenarios of a default run: the ones `keel mcp serve` passes (the rest wait on timeouts). */
 const SERVER_SUBSET = ['server-initialize', 'ping', 'tools-list', 'tools-call-simple-text', 'tools-call-error'];
 const FULL_RUN = process.env.KEEL_MCP_CONFORMANCE_FULL === '1';
@@ -63,7 +63,7 @@ beforeAll(async () => {
 
 describe('MCP conformance suite', () => {
   const clientRole = FULL_RUN ? 'every scenario' : CLIENT_SUBSET.join(', ');
-  it(`client role (${clientRole}): Keel passes initialize, tools_call and sse-retry; the known failures are exactly the baseline`, async () => {
+  it(`client role (${clientRole}): Keel passes initialize, tools_call, sse-retry and an OAuth sign-in; the known failures are exactly the baseline`, async () => {
     // One scenario at a time: sse-retry checks reconnection timing, which a suite run in parallel
     // on a small machine would spoil.
     const listed = await runSuite(['list', '--client'], work);

@@ -70,6 +70,20 @@ describe('chat pages and composer requests', () => {
     expect(of(v.port.posted, 'mentionResults')).toEqual([{ type: 'mentionResults', seq: 2, queryId: 3, files: ['src/greet.ts', 'src/greet.test.ts'] }]);
   });
 
+  it('/ commands: a query is answered with the workbench\'s commands and its id; without a source, none', async () => {
+    const h = fakeHost();
+    const c = new ChatController(h.host);
+    const v = view(c, h);
+    await v.fromPage({ type: 'ready' });
+    await v.fromPage({ type: 'commandQuery', queryId: 4, query: 'mcp' });
+    expect(of(v.port.posted, 'commandResults')).toEqual([{ type: 'commandResults', seq: 2, queryId: 4, commands: [] }]);
+    h.workbench.findCommands = async (q) => (q === 'wea' ? [{ name: 'mcp__w__weather', description: 'Weather', arguments: [{ name: 'city', required: true }] }] : []);
+    await v.fromPage({ type: 'commandQuery', queryId: 5, query: 'wea' });
+    expect(of(v.port.posted, 'commandResults').at(-1)).toMatchObject({ queryId: 5, commands: [{ name: 'mcp__w__weather', arguments: [{ name: 'city', required: true }] }] });
+    await v.fromPage({ type: 'commandQuery', queryId: -1, query: 'x' });
+    expect(h.log.lines.some((l) => l.includes('dropped an invalid message'))).toBe(true);
+  });
+
   it('settings: saving and storing a key answer with the state; the key itself never goes to a view', async () => {
     const h = fakeHost();
     const c = new ChatController(h.host);

@@ -208,6 +208,7 @@ export class FakeNotifications {
 export class FakeWorkbench implements WorkbenchServices {
   files: string[] = ['src/greet.ts', 'src/greet.test.ts', 'README.md', 'package.json'];
   readonly searches: string[] = [];
+  findCommands?: WorkbenchServices['findCommands'];
   readonly diffs: Array<{ path: string; before: string | null; after: string; title: string }> = [];
   readonly copied: string[] = [];
   readonly keys = new Map<string, string>();

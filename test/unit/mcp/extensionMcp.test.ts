@@ -27,6 +27,7 @@ function setup(scope: 'project' | 'user', approver?: McpApprover) {
       disabled = [...names];
     },
     createHub: async (off) => hubOf([server('everything', nodeServer(EVERYTHING, ['stdio']), scope)], { disabled: off, ...(approver ? { approver } : {}) }).hub,
+    openAuthorization: async () => false,
   });
   services.push(service);
   const sent: ToWebviewPayload[] = [];
@@ -98,6 +99,27 @@ describe('resources and prompts in the composer', () => {
     expect(prompted).toBe("What's weather in Paris, Texas?\n\nthen more");
     const unknown = await service.expand('@someone:thing hi', signal);
     expect(unknown).toBe('@someone:thing hi');
+  }, 90_000);
+
+  it('/ in the composer: the prompts of ready servers as slash commands with their argument names, through a validated message', async () => {
+    const { service } = setup('user');
+    // Before any task started the servers there is nothing to suggest (typing never starts a server).
+    expect(await service.slashCommands('', 50)).toEqual([]);
+    const hub = (await service.hub())!;
+    await hub.start();
+    const all = await service.slashCommands('', 50);
+    expect(all.length).toBe(hub.status()[0]!.prompts.length);
+    const args = all.find((c) => c.name === 'mcp__everything__args-prompt');
+    expect(args).toBeDefined();
+    expect(args!.arguments).toEqual([{ name: 'city', required: true }, { name: 'state', required: false }]);
+    expect((await service.slashCommands('ARGS', 50)).map((c) => c.name)).toEqual(['mcp__everything__args-prompt']);
+    expect(await service.slashCommands('no-such-prompt', 50)).toEqual([]);
+    // What the host sends passes the webview's schema (the webview drops anything else).
+    const { parseToWebview } = await import('../../../src/shared/protocol/toWebview');
+    expect(parseToWebview({ type: 'commandResults', seq: 1, queryId: 7, commands: all }).ok).toBe(true);
+    expect(parseToWebview({ type: 'commandResults', seq: 1, queryId: 7, commands: [{ name: 'has space', description: '', arguments: [] }] }).ok).toBe(false);
+    await hub.disable('everything');
+    expect(await service.slashCommands('', 50)).toEqual([]);
   }, 90_000);
 
   it('prompt arguments: name=value by name, the rest in order, the last taking the remainder', () => {

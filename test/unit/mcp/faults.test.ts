@@ -182,12 +182,12 @@ describe('an HTTP server that misbehaves', () => {
     await until(() => statusOf(hub).phase === 'ready', 'recovery once the server answers');
   });
 
-  it('answers 401: error that asks for credentials, and no restart loop', async () => {
+  it('answers 401: needs a sign-in (a state, not an error), and no restart loop', async () => {
     const { hub, srv } = await httpHub(401);
     await hub.start();
     const s = statusOf(hub);
-    expect(s.phase).toBe('error');
-    expect(s.lastError).toContain('requires authorization (HTTP 401)');
+    expect(s.phase).toBe('needsAuthorization');
+    expect(s.lastError).toMatch(/needs you to sign in.*or give it credentials in "headers"/);
     const tries = srv.log.length;
     await new Promise((r) => setTimeout(r, 300));
     expect(srv.log.length).toBe(tries);

@@ -157,9 +157,12 @@ describe('model-based: mcpConnection against a real stdio server', () => {
     // initializing); faults.test.ts "answers 500" / "answers 401" (initializing → error), "an SSE
     // stream that cannot open" (connecting → sse → error) and "an expired session" (ready →
     // connecting on a call's session_expired). streamableHttp → error needs a URL the transport
-    // refuses, which the configuration loader never lets through.
-    const httpOnly = (k: string) => /streamableHttp|(^|\s)sse|-> sse/.test(k) || k === transitionKey({ from: 'ready', to: 'connecting', event: 'xstate.done.actor.*' });
-    expect(c.states.missing.filter((s) => s !== 'streamableHttp' && s !== 'sse')).toEqual([]);
+    // refuses, which the configuration loader never lets through. needsAuthorization (an OAuth
+    // sign-in) exists only for remote servers: oauth.test.ts takes it against a real loopback
+    // authorization server (initializing → needsAuthorization on the first connect, ready →
+    // needsAuthorization on revoked tokens, needsAuthorization → connecting on SIGNED_IN).
+    const httpOnly = (k: string) => /streamableHttp|(^|\s)sse|-> sse|needsAuthorization/.test(k) || k === transitionKey({ from: 'ready', to: 'connecting', event: 'xstate.done.actor.*' });
+    expect(c.states.missing.filter((s) => s !== 'streamableHttp' && s !== 'sse' && s !== 'needsAuthorization')).toEqual([]);
     expect(c.transitions.missing.filter((t) => !httpOnly(t))).toEqual([]);
   });
 });

@@ -21,6 +21,17 @@ describe('the MCP section', () => {
     expect(store.mcp.value).toEqual(status);
   });
 
+  it('a server that needs a sign-in arrives as its own state, and a Sign in action is a valid message', async () => {
+    const store = new ChatStore({ schedule: (f) => f(), setTimer: () => () => {} });
+    store.receive({ type: 'snapshot', transcript: null, config: CONFIG, seq: 1 });
+    const status = { servers: [server({ transport: 'http', target: 'https://x.example/mcp', phase: 'needsAuthorization', state: 'needsAuthorization', lastError: 'needs you to sign in' })], problems: [], available: true };
+    store.receive({ type: 'mcpStatus', status, seq: 2 });
+    expect(store.mcp.value).toEqual(status);
+    const { parseFromWebview } = await import('../../../src/shared/protocol/fromWebview');
+    expect(parseFromWebview({ type: 'mcpAction', action: 'signIn', server: 'x' }).ok).toBe(true);
+    expect(parseFromWebview({ type: 'mcpAction', action: 'steal', server: 'x' }).ok).toBe(false);
+  });
+
   it('says where each server is in words', () => {
     const now = 1_000_000;
     expect(stateLabel(server({ approval: 'pending' }), now)).toBe('waiting for your approval');
@@ -29,5 +40,6 @@ describe('the MCP section', () => {
     expect(stateLabel(server({ phase: 'restarting', restartAt: now + 3_200 }), now)).toBe('restarting in 4 s');
     expect(stateLabel(server({ phase: 'initializing' }), now)).toBe('connecting');
     expect(stateLabel(server({ phase: 'disabled' }), now)).toBe('disabled');
+    expect(stateLabel(server({ phase: 'needsAuthorization', transport: 'http' }), now)).toBe('needs you to sign in');
   });
 });

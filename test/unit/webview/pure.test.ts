@@ -43,3 +43,17 @@ describe('webview helpers', () => {
     expect(formatSeconds(65_000)).toBe('1 min 5 s');
   });
 });
+
+describe('slash commands in the composer', () => {
+  it('a / at the start of the message is a command query while the caret is in it', async () => {
+    const { activeSlash, insertSlash, argumentHint } = await import('../../../webview/slashCommands');
+    expect(activeSlash('/', 1)).toEqual({ query: '' });
+    expect(activeSlash('/mcp__ev', 8)).toEqual({ query: 'mcp__ev' });
+    expect(activeSlash('/mcp__ev more', 12)).toBeUndefined();
+    expect(activeSlash('see /mcp', 8)).toBeUndefined();
+    expect(activeSlash(' /mcp', 5)).toBeUndefined();
+    expect(insertSlash('/mcp__ev', 8, 'mcp__everything__args-prompt')).toEqual({ text: '/mcp__everything__args-prompt ', caret: 30 });
+    expect(insertSlash('/mc Paris', 3, 'mcp__e__p')).toEqual({ text: '/mcp__e__p Paris', caret: 11 });
+    expect(argumentHint([{ name: 'city', required: true }, { name: 'state', required: false }])).toBe('city [state]');
+  });
+});

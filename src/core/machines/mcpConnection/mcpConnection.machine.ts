@@ -20,7 +20,8 @@ export type { McpConnectionContext, McpConnectionEvent, McpConnectionInput } fro
  * One MCP server connection (the catalog's mcp connection machine):
  *
  *   disconnected → connecting → (stdio | streamableHttp | sse) → initializing → ready.{idle,
- *   toolCall, resourceRead} → error → restarting → connecting …
+ *   toolCall, resourceRead} → error → restarting → connecting …; a remote server that wants an
+ *   OAuth sign-in → needsAuthorization ─SIGNED_IN→ connecting
  *
  * `connecting` picks the transport from the configuration; `initializing` runs the MCP handshake
  * and lists tools, resources and prompts. Streamable HTTP that answers with an old server's 4xx
@@ -86,6 +87,7 @@ export const mcpConnectionMachine = setup({
     usesStdio: ({ context }) => context.transport === 'stdio',
     usesSse: ({ context }) => context.transport === 'sse',
     canFallBackToSse: ({ context }, p: { error: unknown }) => context.transport === 'http' && context.via === 'streamableHttp' && p.error instanceof McpConnectFailure && p.error.fallbackToSse,
+    needsSignIn: (_, p: { error: unknown }) => p.error instanceof McpConnectFailure && p.error.needsSignIn,
     canRestart: ({ context }) => context.retryable && context.attempts <= context.limits.maxRestartAttempts,
     hasCalls: ({ context }) => context.calls.length > 0,
     hasOnlyReads: ({ context }) => context.calls.length === 0 && context.reads.length > 0,
@@ -133,6 +135,7 @@ export const mcpConnectionMachine = setup({
         src: 'openStdio',
         input: ({ context }) => ({ server: context.server }),
         onDone: 'initializing',
+        // A local process never asks for an OAuth sign-in.
         onError: { target: 'error', actions: assign({ lastError: ({ event }) => failureMessage(event.error), retryable: ({ event }) => isRetryable(event.error) }) },
       },
     },
@@ -142,7 +145,10 @@ export const mcpConnectionMachine = setup({
         src: 'openStreamableHttp',
         input: ({ context }) => ({ server: context.server }),
         onDone: 'initializing',
-        onError: { target: 'error', actions: assign({ lastError: ({ event }) => failureMessage(event.error), retryable: ({ event }) => isRetryable(event.error) }) },
+        onError: [
+          { guard: { type: 'needsSignIn', params: ({ event }) => ({ error: event.error }) }, target: 'needsAuthorization', actions: assign({ lastError: ({ event }) => failureMessage(event.error) }) },
+          { target: 'error', actions: assign({ lastError: ({ event }) => failureMessage(event.error), retryable: ({ event }) => isRetryable(event.error) }) },
+        ],
       },
     },
     sse: {
@@ -151,7 +157,10 @@ export const mcpConnectionMachine = setup({
         src: 'openSse',
         input: ({ context }) => ({ server: context.server }),
         onDone: 'initializing',
-        onError: { target: 'error', actions: assign({ lastError: ({ event }) => failureMessage(event.error), retryable: ({ event }) => isRetryable(event.error) }) },
+        onError: [
+          { guard: { type: 'needsSignIn', params: ({ event }) => ({ error: event.error }) }, target: 'needsAuthorization', actions: assign({ lastError: ({ event }) => failureMessage(event.error) }) },
+          { target: 'error', actions: assign({ lastError: ({ event }) => failureMessage(event.error), retryable: ({ event }) => isRetryable(event.error) }) },
+        ],
       },
     },
     initializing: {
@@ -161,6 +170,7 @@ export const mcpConnectionMachine = setup({
         onDone: { target: 'ready', actions: assign({ initialized: ({ event }) => event.output, lastError: null, retryable: true }) },
         onError: [
           { guard: { type: 'canFallBackToSse', params: ({ event }) => ({ error: event.error }) }, target: 'sse' },
+          { guard: { type: 'needsSignIn', params: ({ event }) => ({ error: event.error }) }, target: 'needsAuthorization', actions: assign({ lastError: ({ event }) => failureMessage(event.error) }) },
           { target: 'error', actions: assign({ lastError: ({ event }) => failureMessage(event.error), retryable: ({ event }) => isRetryable(event.error) }) },
         ],
       },
@@ -221,7 +231,21 @@ export const mcpConnectionMachine = setup({
         RESOURCES_UPDATED: { actions: assign({ initialized: ({ context, event }) => (context.initialized ? { ...context.initialized, resources: event.resources } : null) }) },
         PROMPTS_UPDATED: { actions: assign({ initialized: ({ context, event }) => (context.initialized ? { ...context.initialized, prompts: event.prompts } : null) }) },
         CONNECTION_LOST: { target: 'error', actions: assign({ lastError: ({ event }) => event.reason, retryable: true }) },
+        AUTHORIZATION_REQUIRED: { target: 'needsAuthorization', actions: assign({ lastError: ({ event }) => event.reason }) },
         RESTART: { target: 'connecting', actions: assign({ attempts: 0 }) },
+      },
+    },
+    /**
+     * The server wants an OAuth sign-in (no tokens, or tokens that could not be refreshed). Not
+     * an error and no restart loop: only the person can go on (Sign in on the MCP page, `keel mcp
+     * login`); SIGNED_IN (or RESTART) connects again.
+     */
+    needsAuthorization: {
+      entry: assign({ initialized: null }),
+      invoke: { src: 'closeConnection', input: ({ context }) => ({ server: context.server }) },
+      on: {
+        SIGNED_IN: { target: 'connecting', actions: assign({ attempts: 0, lastError: null }) },
+        RESTART: { target: 'connecting', actions: assign({ attempts: 0, lastError: null }) },
       },
     },
     error: {

@@ -28,8 +28,10 @@ export class McpConnectFailure extends Error {
     message: string,
     /** Streamable HTTP answered with a 4xx that an old SSE-only server gives: try SSE. */
     readonly fallbackToSse = false,
-    /** Worth restarting with backoff (false: needs the person, e.g. HTTP 401). */
+    /** Worth restarting with backoff (false: needs the person, e.g. HTTP 403). */
     readonly retryable = true,
+    /** The server wants an OAuth sign-in only the person can give (`needsAuthorization`). */
+    readonly needsSignIn = false,
   ) {
     super(message);
     this.name = 'McpConnectFailure';
@@ -74,6 +76,10 @@ export type McpConnectionEvent =
   | { type: 'READ_RESOURCE'; callId: string; uri: string; timeoutMs: number }
   | { type: 'CANCEL_CALL'; callId: string }
   | { type: 'CONNECTION_LOST'; reason: string }
+  /** The server's tokens stopped working and could not be refreshed: the person must sign in. */
+  | { type: 'AUTHORIZATION_REQUIRED'; reason: string }
+  /** The person signed in (tokens stored): connect again. */
+  | { type: 'SIGNED_IN' }
   | { type: 'TOOLS_UPDATED'; tools: McpToolInfo[] }
   | { type: 'RESOURCES_UPDATED'; resources: McpResourceInfo[] }
   | { type: 'PROMPTS_UPDATED'; prompts: McpPromptInfo[] };
