@@ -1,6 +1,7 @@
 import { signal } from '@preact/signals';
 import type { TaskTranscript } from '../src/shared/domain/transcript';
 import { applyTaskEvent } from '../src/shared/domain/transcript';
+import type { LoopsState } from '../src/shared/protocol/loopMessages';
 import type { McpStatus } from '../src/shared/protocol/mcpMessages';
 import type { Page, PendingPermission, SettingsState, StoredTaskState, TaskSummary } from '../src/shared/protocol/chatMessages';
 import { INITIAL_SEQUENCE_STATE, type SequenceState, acceptMessage } from '../src/shared/protocol/sequencing';
@@ -80,6 +81,10 @@ export class ChatStore {
   /** The MCP servers and their live state (the settings page's MCP section; null until asked). */
   readonly mcp = signal<McpStatus | null>(null);
   readonly mentions = signal<{ queryId: number; files: string[] } | null>(null);
+  /** The workspace's loops (the loop page; null until asked). */
+  readonly loops = signal<LoopsState | null>(null);
+  /** The loop the loop page shows (undefined: the newest). */
+  readonly loopSelected = signal<string | undefined>(undefined);
 
   private seqState: SequenceState = INITIAL_SEQUENCE_STATE;
   private working: TaskTranscript | null = null;
@@ -230,6 +235,9 @@ export class ChatStore {
       case 'mcpStatus':
         this.mcp.value = message.status;
         return;
+      case 'loops':
+        this.loops.value = message.state;
+        return;
       case 'settingsSaved':
         this.settingsResult.value = { ok: message.ok, message: message.message };
         return;
@@ -239,6 +247,7 @@ export class ChatStore {
       case 'navigate':
         if (this.page.value !== message.page) this.clearNotices();
         this.page.value = message.page;
+        if (message.loop) this.loopSelected.value = message.loop;
         return;
     }
   }

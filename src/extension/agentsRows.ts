@@ -13,6 +13,8 @@ export interface AgentItem {
   icon: string;
   /** A task or sub-agent opens its chat; a loop has none. */
   taskId?: string;
+  /** A loop opens its page (`keel.showLoop`). */
+  loopName?: string;
   children: AgentItem[];
 }
 
@@ -56,7 +58,7 @@ function itemOf(r: AgentRow, now: number): AgentItem {
     description: [status, ...figures].join(' · '),
     tooltip: `${r.kind === 'subagent' ? 'Sub-agent' : r.kind === 'loop' ? 'Loop' : 'Task'}: ${r.title}\n${status}, ${figures.join(', ')}`,
     icon: ICONS[r.status],
-    ...(r.kind === 'loop' ? {} : { taskId: r.id }),
+    ...(r.kind === 'loop' ? { loopName: r.id.startsWith('loop:') ? r.id.slice('loop:'.length) : r.title } : { taskId: r.id }),
     children: [],
   };
 }

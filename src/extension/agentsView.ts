@@ -5,7 +5,7 @@ import { agentItems, type AgentItem } from './agentsRows';
 /**
  * The "Agents" tree in the Keel container: every task, sub-agent and loop of this window with its
  * status, fed by the status board (never polled; the board says when it changed). Empty until the
- * window's runtime exists (the first prompt). Clicking a task opens its chat (`keel.agents.open`).
+ * window's runtime exists (the first prompt). Clicking a task opens its chat (`keel.agents.open`), a loop its loop page (`keel.showLoop`).
  */
 export class AgentsTreeProvider implements vscode.TreeDataProvider<AgentItem> {
   static readonly viewId = 'keel.agents';
@@ -29,6 +29,7 @@ export class AgentsTreeProvider implements vscode.TreeDataProvider<AgentItem> {
     t.tooltip = item.tooltip;
     t.iconPath = new vscode.ThemeIcon(item.icon);
     if (item.taskId) t.command = { command: 'keel.agents.open', title: 'Open Chat', arguments: [item.taskId] };
+    if (item.loopName) t.command = { command: 'keel.showLoop', title: 'Show Loop', arguments: [item.loopName] };
     return t;
   }
 

@@ -2,7 +2,7 @@ import * as vscode from 'vscode';
 import type { ProcessActivity } from '../core/agents/processActivity';
 import type { AppLifetime } from '../core/machines/appSession/appLifetime';
 import { AgentsTreeProvider } from './agentsView';
-import { startLoop } from './loopCommand';
+import { WindowLoops } from './loops/windowLoops';
 import { ChatController } from './chatController';
 import { ChatPanels } from './chatPanel';
 import { ChatViewProvider } from './chatViewProvider';
@@ -51,6 +51,13 @@ export function activate(context: vscode.ExtensionContext): void {
   // One MCP hub per window, owned here and shared by every task; its servers end with the window.
   const mcp = vscodeMcpService(context, log);
   context.subscriptions.push({ dispose: () => void mcp.dispose() });
+  const loops: WindowLoops = new WindowLoops({
+    log,
+    taskHost: (): ReturnType<ChatController['loopHost']> => controller.loopHost(),
+    feed: () => activity?.feed,
+    showPage: (name) => showLoopPage(name),
+  });
+  context.subscriptions.push(loops);
   const controller = new ChatController({
     log,
     loadRuntime: async (asker) => {
@@ -61,6 +68,7 @@ export function activate(context: vscode.ExtensionContext): void {
       });
     },
     mcp,
+    loops,
     providerConfig: (mode) => readProviderConfig(context.secrets, mode),
     chatConfig: readChatConfig,
     permissionMode: readPermissionMode,
@@ -98,8 +106,14 @@ export function activate(context: vscode.ExtensionContext): void {
   context.subscriptions.push(panels, vscode.window.registerWebviewPanelSerializer(ChatPanels.viewType, panels));
 
   registerCommands({ context, controller, panels, output, log });
+  // The loop page shows in the chat the person sees: the editor tab when it is active, else the side bar.
+  const showLoopPage = async (name?: string) => {
+    if (!panels.isActive) await vscode.commands.executeCommand(`${ChatViewProvider.viewType}.focus`);
+    controller.navigate('loop', name);
+  };
   context.subscriptions.push(
-    vscode.commands.registerCommand('keel.startLoop', () => startLoop(controller, () => activity, log)),
+    vscode.commands.registerCommand('keel.startLoop', () => loops.start()),
+    vscode.commands.registerCommand('keel.showLoop', (name: unknown) => loops.show(typeof name === 'string' ? name : undefined)),
     vscode.commands.registerCommand('keel.agents.open', async (taskId: unknown) => {
       if (typeof taskId !== 'string') return;
       await vscode.commands.executeCommand(`${ChatViewProvider.viewType}.focus`);
@@ -115,6 +129,8 @@ export function activate(context: vscode.ExtensionContext): void {
   );
 
   app.start();
+  // After activation (which reads no files): loops a reload cut off are offered to continue.
+  setTimeout(() => void loops.offerInterrupted(), 0);
 
   log.info(`activate() took ${(performance.now() - started).toFixed(1)} ms`);
 }
