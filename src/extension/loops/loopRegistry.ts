@@ -43,6 +43,8 @@ export class LoopRegistry {
   private readonly entries = new Map<string, Entry>();
   private readonly listeners = new Set<() => void>();
   private readonly eventListeners = new Set<(e: LoopEvent) => void>();
+  /** Loops between Continue and their run taking the lock (the task host loads meanwhile). */
+  private readonly starting = new Set<string>();
   private disposed = false;
 
   constructor(private readonly o: LoopRegistryOptions) {}
@@ -81,12 +83,21 @@ export class LoopRegistry {
       if (have.runner.status !== 'stalled') throw new Error(`loop "${name}" is running`);
       return this.settle(have, have.runner.resume());
     }
-    const host = await this.o.taskHost();
-    const runner = LoopRunner.open(this.runnerOptions(host), name);
-    if (ENDED.has(runner.status)) throw new Error(`loop "${name}" is ${runner.status}; start a new loop instead`);
-    const wasStalled = runner.status === 'stalled';
-    // run() throws LoopBusy before anything changes when another process holds the loop.
-    const first = runner.run();
+    if (this.starting.has(name)) throw new Error(`loop "${name}" is already being continued`);
+    this.starting.add(name);
+    let runner: LoopRunner;
+    let first: Promise<LoopStatus>;
+    let wasStalled = false;
+    try {
+      const host = await this.o.taskHost();
+      runner = LoopRunner.open(this.runnerOptions(host), name);
+      if (ENDED.has(runner.status)) throw new Error(`loop "${name}" is ${runner.status}; start a new loop instead`);
+      wasStalled = runner.status === 'stalled';
+      // run() throws LoopBusy before anything changes when another process holds the loop.
+      first = runner.run();
+    } finally {
+      this.starting.delete(name);
+    }
     have?.runner.dispose();
     have?.unsubscribe();
     const entry = this.track(runner);
@@ -125,7 +136,7 @@ export class LoopRegistry {
   async restore(name: string, commit: string): Promise<string> {
     const view = this.views().find((v) => v.name === name);
     if (!view) throw new Error(`there is no loop named "${name}"`);
-    if ((view.status === 'active' || view.status === 'continuing') && view.driver !== 'none') {
+    if (this.starting.has(name) || ((view.status === 'active' || view.status === 'continuing') && view.driver !== 'none')) {
       throw new Error(`loop "${name}" is running an iteration; cancel it (or wait until it stalls or ends) before restoring files`);
     }
     const it = view.iterations.find((i) => i.checkpoint?.commit === commit);
