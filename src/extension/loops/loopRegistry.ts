@@ -143,7 +143,8 @@ export class LoopRegistry {
     if (!it) throw new Error(`that is not a checkpoint of loop "${name}"`);
     const ok = await this.o.confirm(
       `Restore the workspace's files to loop "${name}" after iteration ${it.n}?`,
-      `Files change back to what they were after iteration ${it.n}; files created since are removed. Your branch, HEAD and staged changes are not touched, .keel/loop/ is left as it is, and the current files are kept as a checkpoint first, so this can be undone.`,
+      `Files change back to what they were after iteration ${it.n}; files created since are removed. ` +
+        'Your branch, HEAD and staged changes are not touched, .keel/loop/ is left as it is, and the current files are kept as a checkpoint first, so this can be undone.',
     );
     if (!ok) return 'Nothing restored.';
     const before = await restoreCheckpoint(this.o.workspace, name, commit);

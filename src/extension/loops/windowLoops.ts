@@ -207,8 +207,6 @@ async function askLoopSettings(): Promise<{ goal: string; settings: StoredLoopSe
     validateInput: (v) => (/^\S{2,64}$/.test(v.trim()) ? undefined : 'one word of 2 to 64 characters'),
   });
   if (stopWord === undefined) return undefined;
-  return {
-    goal,
-    settings: { maxIterations: Number(max), stopWord: stopWord.trim(), checkpoints: vscode.workspace.getConfiguration('keel').get<boolean>('loop.checkpoints') === true, ...(promise.trim() ? { promise: promise.trim() } : {}) },
-  };
+  const checkpoints = vscode.workspace.getConfiguration('keel').get<boolean>('loop.checkpoints') === true;
+  return { goal, settings: { maxIterations: Number(max), stopWord: stopWord.trim(), checkpoints, ...(promise.trim() ? { promise: promise.trim() } : {}) } };
 }
