@@ -171,6 +171,11 @@ export class ChatController {
     if (![...this.views].some((v) => v.isReady)) this.permissions.viewsGone();
   }
 
+  /** The task a visible chat view shows right now (undefined: none shown, or no view visible). */
+  visibleTaskId(): string | undefined {
+    return [...this.views].some((v) => v.isReady) ? this.current?.id : undefined;
+  }
+
   /** The task the chat shows, if any. */
   get currentTask(): TaskHandle | undefined {
     return this.current;

@@ -2,6 +2,7 @@ import * as vscode from 'vscode';
 import type { ProcessActivity } from '../core/agents/processActivity';
 import type { AppLifetime } from '../core/machines/appSession/appLifetime';
 import { AgentsTreeProvider } from './agentsView';
+import { attentionToTell } from './attention';
 import { WindowLoops } from './loops/windowLoops';
 import { ChatController } from './chatController';
 import { ChatPanels } from './chatPanel';
@@ -65,6 +66,16 @@ export function activate(context: vscode.ExtensionContext): void {
       return loadTaskRuntime(context, log, asker, hub && !hub.empty ? hub : undefined, (a) => {
         activity = a;
         agents.attach(a.board);
+        // A task or sub-agent waiting for an answer that no visible chat shows gets one notification.
+        const told = new Map<string, number>();
+        const off = a.board.subscribe(() => {
+          for (const r of attentionToTell(a.board.rows(), told, controller.visibleTaskId())) {
+            void vscode.window.showInformationMessage(`Keel: "${r.title}" needs your answer.`, 'Show').then((choice) => {
+              if (choice === 'Show') void vscode.commands.executeCommand('keel.agents.open', r.id);
+            });
+          }
+        });
+        context.subscriptions.push({ dispose: off });
       });
     },
     mcp,
