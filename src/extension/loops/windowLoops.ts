@@ -50,13 +50,17 @@ export class WindowLoops implements LoopChat {
         if (e.state === 'judged') this.o.log.info(`loop ${e.name}: iteration ${e.iteration} judged ${e.verdict}: ${e.reasons.join('; ')}`);
       });
       this.registry = registry;
+      // A page that asked before the registry existed gets the loops on disk now.
+      this.changeListeners.forEach((l) => l());
       return registry;
     })();
     return this.loading;
   }
 
   state(): LoopsState {
-    return this.registry ? this.registry.state() : { loops: [], problems: [], available: vscode.workspace.workspaceFolders?.[0]?.uri.scheme === 'file' };
+    if (this.registry) return this.registry.state();
+    void this.load();
+    return { loops: [], problems: [], available: vscode.workspace.workspaceFolders?.[0]?.uri.scheme === 'file' };
   }
 
   onChange(listener: () => void): () => void {
