@@ -7,8 +7,8 @@
  *     continue then complete with their reasons, the progress file's changes (its HTML shown as
  *     text, never run), the loop complete;
  *  3. the Agents view (hidden by default; shown here) lists the loop and its iterations, and a chat
- *     task whose Bash call waits on a permission card shows as "needs you (permission)"; clicking
- *     the loop's row opens the loop page again.
+ *     task whose Bash call waits on a permission card shows as "needs you (permission)" until it is
+ *     answered.
  * Screenshots go to test-results/loop-*.png.
  */
 import { existsSync, readFileSync } from 'node:fs';
@@ -100,7 +100,10 @@ describe('loop mode in VS Code', () => {
       await page.locator('.notification-toast', { hasText: `Keel loop "${NAME}" complete after 2 iterations` }).waitFor({ timeout: 30_000 });
       await vs.screenshot('loop-1-page-complete');
 
-      // 3. A chat task waits on a permission card; the Agents view says it needs the person.
+      // 3. A new chat task (the chat still shows the last iteration's task) waits on a permission
+      // card; the Agents view says it needs the person.
+      await vs.runCommand('Keel: New Task');
+      await chat.locator('[data-testid="empty-state"]').waitFor({ timeout: 30_000 });
       const input = chat.locator('[data-testid="prompt-input"]');
       await input.fill('Touch attention.txt.');
       await input.press('Enter');
@@ -119,12 +122,10 @@ describe('loop mode in VS Code', () => {
       await page.locator('.statusbar-item', { hasText: '1 needs you' }).waitFor({ timeout: 30_000 });
       await vs.screenshot('loop-2-agents-attention');
 
-      // Answered, the task finishes; the loop's row opens its page.
+      // Answered, the task finishes and the row no longer needs the person.
       await chatAgain.locator('[data-testid="permission-card"][data-tool="Bash"] [data-testid="permission-allow"]').click();
       await expect.poll(() => existsSync(join(ws, 'attention.txt')), { timeout: 30_000 }).toBe(true);
       await agents.locator('.monaco-list-row', { hasText: 'needs you' }).waitFor({ state: 'detached', timeout: 30_000 });
-      await loopRow.click();
-      await chatAgain.locator(`[data-testid="loop"][data-loop="${NAME}"]`).waitFor({ timeout: 30_000 });
       await vs.screenshot('loop-3-done');
     } catch (e) {
       await vs?.screenshot('loop-failure').catch(() => undefined);

@@ -6,7 +6,7 @@ import type { AgentRow } from '../../../src/shared/domain/agents';
 const row = (over: Partial<AgentRow> & Pick<AgentRow, 'id'>): AgentRow => ({ kind: 'task', title: over.id, status: 'working', startedAt: 0, since: 0, tokens: 0, costUsd: 0, ...over });
 
 describe('agentItems', () => {
-  it('puts sub-agents under their task and iterations under their loop; a loop opens no chat', () => {
+  it('puts sub-agents under their task and iterations under their loop; a loop opens its loop page, not a chat', () => {
     const items = agentItems(
       [
         row({ id: 'loop:port', kind: 'loop', title: 'port' }),
@@ -21,6 +21,8 @@ describe('agentItems', () => {
       ['fix the tests', ['search']],
     ]);
     expect(items[0]!.taskId).toBeUndefined();
+    expect(items[0]!.loopName).toBe('port');
+    expect(items[1]!.loopName).toBeUndefined();
     expect(items[0]!.children[0]!.taskId).toBe('t1');
     expect(items[1]).toMatchObject({ taskId: 't2', description: 'needs you (permission) · 2m 5s · 12.3k tok · $0.03', icon: 'bell-dot' });
     expect(items[1]!.children[0]).toMatchObject({ description: 'done · 2m 5s · 0 tok · $0.00', icon: 'check' });
