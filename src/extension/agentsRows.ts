@@ -73,3 +73,12 @@ export function elapsed(ms: number): string {
 function tokens(n: number): string {
   return n >= 1000 ? `${(n / 1000).toFixed(1)}k` : String(n);
 }
+
+/**
+ * What the tree shows of the rows, as one string (pure): the tree refreshes only when it changes.
+ * Every refresh replaces the tree's items and the commands they carry, so refreshing for events
+ * that change nothing visible (a tool started while already working) made clicks race it.
+ */
+export function rowsSignature(rows: readonly AgentRow[]): string {
+  return JSON.stringify(rows.map((r) => [r.id, r.kind, r.title, r.parentId ?? '', r.status, r.attention ?? '', r.tokens, r.costUsd, r.startedAt]));
+}

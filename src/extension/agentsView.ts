@@ -1,6 +1,6 @@
 import * as vscode from 'vscode';
 import type { StatusBoard } from '../core/agents/board';
-import { agentItems, type AgentItem } from './agentsRows';
+import { agentItems, rowsSignature, type AgentItem } from './agentsRows';
 
 /**
  * The "Agents" tree in the Keel container: every task, sub-agent and loop of this window with its
@@ -18,7 +18,13 @@ export class AgentsTreeProvider implements vscode.TreeDataProvider<AgentItem> {
   attach(board: StatusBoard): void {
     this.unsubscribe?.();
     this.board = board;
-    this.unsubscribe = board.subscribe(() => this.changed.fire(undefined));
+    let shown = rowsSignature(board.rows());
+    this.unsubscribe = board.subscribe(() => {
+      const now = rowsSignature(board.rows());
+      if (now === shown) return;
+      shown = now;
+      this.changed.fire(undefined);
+    });
     this.changed.fire(undefined);
   }
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { agentItems } from '../../../src/extension/agentsRows';
+import { agentItems, rowsSignature } from '../../../src/extension/agentsRows';
 import type { AgentRow } from '../../../src/shared/domain/agents';
 
 /** The Agents tree's items from the board's rows: hierarchy, status words, figures, what a click opens. */
@@ -30,5 +30,13 @@ describe('agentItems', () => {
 
   it('keeps a row whose parent is gone at the top level', () => {
     expect(agentItems([row({ id: 's', kind: 'subagent', parentId: 'gone' })], 0).map((i) => i.id)).toEqual(['s']);
+  });
+
+  it('the tree refreshes only for what it shows: a status, a title, tokens; not the time of an event', () => {
+    const base = [row({ id: 't1', status: 'working', since: 1 })];
+    expect(rowsSignature([row({ id: 't1', status: 'working', since: 2 })])).toBe(rowsSignature(base));
+    expect(rowsSignature([row({ id: 't1', status: 'attention', attention: 'permission', since: 2 })])).not.toBe(rowsSignature(base));
+    expect(rowsSignature([row({ id: 't1', status: 'working', tokens: 10 })])).not.toBe(rowsSignature(base));
+    expect(rowsSignature([...base, row({ id: 't2' })])).not.toBe(rowsSignature(base));
   });
 });
