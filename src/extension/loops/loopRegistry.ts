@@ -149,7 +149,8 @@ export class LoopRegistry {
     if (!ok) return 'Nothing restored.';
     const before = await restoreCheckpoint(this.o.workspace, name, commit);
     this.o.log.info(`loop ${name}: files restored to iteration ${it.n} (${commit.slice(0, 12)}); the files before are ${before.ref}`);
-    return `Files restored to loop "${name}" after iteration ${it.n}. The files before are kept as ${before.ref} (git checkout ${before.commit.slice(0, 12)} -- . brings them back).`;
+    const undo = `git restore --source=${before.commit.slice(0, 12)} --worktree -- .`;
+    return `Files restored to loop "${name}" after iteration ${it.n}. The files before are kept as ${before.ref} (${undo} brings them back without touching the index).`;
   }
 
   /** Loops of the workspace that say they run but nobody drives: a reload (or a crash) cut them off. */
