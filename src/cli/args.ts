@@ -5,6 +5,7 @@ import type { ProviderConfig } from '../core/providers/types';
 import { DEFAULT_MODELS, PROVIDER_IDS } from '../shared/domain/models';
 import { isPermissionMode, PERMISSION_MODES, type PermissionMode } from '../shared/domain/permissionModes';
 import { checkPassEnvNames } from '../core/security/passEnv';
+import { memoryOffByEnv } from '../core/memory/settings';
 import { parseCommandLine, UsageError } from './usage';
 
 export { UsageError } from './usage';
@@ -29,6 +30,8 @@ export interface RunArgs {
   mcpConfig: string[];
   /** `--pass-env NAME` (repeatable): variables tool processes keep although Keel would remove them. */
   passEnv: string[];
+  /** Project memory for this run: off with `--no-memory` or `KEEL_MEMORY=off`. */
+  memory: boolean;
   /** `--approve-project-hooks`: approve the workspace's own hooks before the run (docs/hooks.md). */
   approveProjectHooks: boolean;
   /** `--workers N`: run turn loops in a pool of N worker processes (0 or absent: in this process). */
@@ -54,6 +57,7 @@ const RUN_OPTIONS = {
   storage: { type: 'string' },
   resume: { type: 'string' },
   'pass-env': { type: 'string', multiple: true },
+  'no-memory': { type: 'boolean' },
   'mcp-config': { type: 'string', multiple: true },
   'approve-project-hooks': { type: 'boolean' },
   workers: { type: 'string' },
@@ -129,6 +133,7 @@ export function runArgsFrom(values: TaskOptionValues, prompt: string, resume: st
     storage: values.storage ? resolve(values.storage) : defaultStorage(env),
     mcpConfig: (values['mcp-config'] ?? []).map((f) => resolve(f)),
     passEnv: passEnv.names,
+    memory: !values['no-memory'] && !memoryOffByEnv(env),
     approveProjectHooks: Boolean(values['approve-project-hooks']),
     workers,
   };

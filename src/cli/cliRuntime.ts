@@ -8,6 +8,7 @@ import { loadSandboxSettings } from '../core/sandbox/settings';
 import { readUserPassEnv } from '../core/security/passEnv';
 import { cliAdvice } from './advice';
 import type { RunArgs } from './args';
+import { DEFAULT_MEMORY_SETTINGS, MEMORY_OFF } from '../core/memory/settings';
 import { describe } from './hooks';
 
 /**
@@ -60,6 +61,8 @@ export async function createCliRuntime(args: RunArgs, ownerLabel: string, mcp?: 
     passEnv: [...new Set([...args.passEnv, ...userPassEnv.names])],
     sandbox: sandbox.settings,
     storageDir: args.storage,
+    // Project memory unless --no-memory or KEEL_MEMORY=off (docs/memory.md).
+    memory: args.memory ? DEFAULT_MEMORY_SETTINGS : MEMORY_OFF,
     ownerLabel,
     advise: cliAdvice,
     hooks: activity.hooks,

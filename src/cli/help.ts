@@ -13,6 +13,8 @@ Usage:
   keel tasks show ID                one task's figures and chat
   keel tasks export ID --format md|json [--output FILE]
   keel tasks delete ID              (tasks commands take --storage DIR too)
+  keel memory list|search|show|delete [--workspace DIR]
+                                    the project's memories (.keel/memory/*.md)
   keel permissions check --tool NAME --input JSON... [--workspace DIR] [--settings FILE]... [--mode MODE] [--home DIR]
                                     print the decision a run would reach for each tool call,
                                     one JSON line per --input ("ask" where a run would ask)
@@ -49,6 +51,8 @@ Options for run:
   --pass-env NAME          give tool processes (Bash, …) the variable NAME although Keel would
                            remove it (its keys, BASH_ENV, GIT_CONFIG_*, …); repeatable. Also:
                            "passEnv": ["NAME"] in ~/.keel/settings.json
+  --no-memory              no project memory for this run: no search of .keel/memory/, no
+                           lesson saved (also KEEL_MEMORY=off)
   --workers N              run the task's turns in a pool of N worker processes (each turn loop
                            in its own process; a worker that dies interrupts only its task);
                            default 0: in this process. See docs/workers.md

@@ -4,7 +4,7 @@ import { HELP, MACHINES_HELP, VERSION } from './help';
 import { HelpRequested, parseCommandLine, reportUsage, UsageError } from './usage';
 
 /**
- * `keel`: the headless entry. Subcommands: run, batch, loop, tasks, permissions, mcp, machines, status, hooks, worker
+ * `keel`: the headless entry. Subcommands: run, batch, loop, tasks, memory, permissions, mcp, machines, status, hooks, worker
  * (started by a pool). Exit codes in
  * ./exitCodes.ts (0 success, 1 failed or cancelled, 2 bad usage — one line on stderr:
  * `keel <command>: <problem> (see keel <command> --help)` —, 3 unusable storage, 128 + n on signal n).
@@ -26,6 +26,8 @@ async function main(argv: string[]): Promise<number> {
       return runCommand(rest);
     case 'tasks':
       return (await import('./tasks')).tasksCommand(rest);
+    case 'memory':
+      return (await import('./memory')).memoryCommand(rest);
     case 'permissions':
       return (await import('./permissions')).permissionsCommand(rest);
     case 'mcp':

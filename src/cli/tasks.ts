@@ -1,5 +1,6 @@
 import { writeFileSync } from 'node:fs';
-import type { TranscriptItem } from '../shared/domain/transcript';
+import { RUN_PHASES } from '../shared/domain/events';
+import type { RunPhasesView, TranscriptItem } from '../shared/domain/transcript';
 import { exportJson, exportMarkdown } from '../core/store/exportTask';
 import { TaskStore, type LoadedTask } from '../core/store/taskStore';
 import { StoreError, type TaskSummary } from '../core/store/types';
@@ -162,11 +163,19 @@ function showText(task: LoadedTask, s: TaskSummary): string {
     `  model:     ${s.model ? modelLabel(s.model) : 'unknown'}`,
     `  workspace: ${s.workspace || 'unknown'}`,
     `  tokens:    ${s.tokens}   cost: $${s.costUsd.toFixed(4)}   events: ${task.replay.events}`,
+    ...phasesText(task.replay.transcript.phases),
     '',
   ];
   for (const it of task.replay.transcript.items) lines.push(...itemText(it), '');
   if (s.status === 'interrupted') lines.push(`Resume it with: keel run --resume ${s.id} "<follow-up>"`);
   return `${lines.join('\n').trimEnd()}\n`;
+}
+
+/** The last run's phases with the time spent in each, in the machine's order, then where it ended. */
+function phasesText(p: RunPhasesView | undefined): string[] {
+  if (!p) return [];
+  const spent = RUN_PHASES.filter((ph) => p.durations[ph] !== undefined).map((ph) => `${ph} ${Math.round(p.durations[ph]!)} ms`);
+  return [`  phases (run ${p.run}): ${spent.join(' · ')}${spent.length ? ' ' : ''}→ ${p.phase}${p.failure ? ` (${p.failure})` : ''}`];
 }
 
 function itemText(it: TranscriptItem): string[] {
@@ -184,6 +193,14 @@ function itemText(it: TranscriptItem): string[] {
       return [`> error ${it.code}: ${it.message}`];
     case 'notice':
       return [`> ${it.text}`];
+    case 'context': {
+      const instructions = it.instructions.length ? ` · instructions: ${it.instructions.join(', ')}` : '';
+      const n = it.memories.length;
+      const memories = n ? ` · used ${n} ${n === 1 ? 'memory' : 'memories'}: ${it.memories.map((m) => m.file).join(', ')}` : '';
+      return [`> context${instructions}${memories}`];
+    }
+    case 'gatekeeper':
+      return [`> memory ${it.decision}${it.file ? ` ${it.file}` : ''} (${it.rule}: ${it.reasons.join('; ')})`];
   }
 }
 

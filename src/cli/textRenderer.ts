@@ -37,6 +37,21 @@ export class TextRenderer {
         this.newline();
         this.err(`Error (${e.code}): ${e.message}\n`);
         break;
+      case 'instructions':
+        this.err(`(instructions: ${e.files.join(', ')})\n`);
+        break;
+      case 'memory':
+        this.err(`(used ${e.hits.length} ${e.hits.length === 1 ? 'memory' : 'memories'}: ${e.hits.map((h) => `.keel/memory/${h.file}`).join(', ')})\n`);
+        break;
+      case 'gatekeeper':
+        if (e.decision === 'saved') {
+          this.newline();
+          this.err(`(remembered: "${e.title ?? ''}" in .keel/memory/${e.file ?? ''})\n`);
+        } else if (e.decision === 'rejected') {
+          this.newline();
+          this.err(`(a lesson was not kept, rule ${e.rule}: ${e.reasons.join('; ')})\n`);
+        }
+        break;
       default:
         break;
     }

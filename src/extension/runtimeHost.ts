@@ -86,6 +86,11 @@ export async function loadTaskRuntime(
     ...(mcp ? { mcp } : {}),
     sandbox: await sandboxSettings(log, folder.uri.fsPath),
     advise: extensionAdvice,
+    // keel.memory.* are read at the start of every run (docs/memory.md).
+    memory: () => {
+      const c = vscode.workspace.getConfiguration('keel.memory');
+      return { enabled: c.get<boolean>('enabled', true), autoSave: c.get<boolean>('autoSave', true) };
+    },
     log: (level: string, message: string) => {
       if (level === 'error') log.error(message);
       else if (level === 'warn') log.warn(message);

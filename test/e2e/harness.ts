@@ -84,6 +84,10 @@ export async function startVsCode(opts: StartVsCodeOptions): Promise<VsCodeSessi
     'extensions.autoCheckUpdates': false,
     'extensions.autoUpdate': false,
     'telemetry.telemetryLevel': 'off',
+    // No gatekeeper lesson call after a completed run: the tests script the model's turns in
+    // order, and the lesson call would take the next scripted turn. A test that exercises memory
+    // passes its own `keel.memory.autoSave`, which wins (it is spread after this default).
+    'keel.memory.autoSave': false,
     ...opts.settings,
   };
   writeFileSync(join(userDataDir, 'User', 'settings.json'), JSON.stringify(settings, null, 2));

@@ -105,6 +105,19 @@ export function Header({ transcript: t, config, page, contextTokens, contextWind
             <span data-testid="cost">{` · ${formatCost(u.costUsd)}`}</span>
           </span>
         )}
+        {t?.phases && (
+          <span
+            class="keel-meta-item"
+            data-testid="run-phase"
+            data-phase={t.phases.phase}
+            title={`Run ${t.phases.run}: ${Object.entries(t.phases.durations)
+              .map(([p, ms]) => `${p} ${Math.round(ms ?? 0)} ms`)
+              .join(', ')}${t.phases.failure ? ` (failed in ${t.phases.failure})` : ''}`}
+          >
+            <span class="codicon codicon-pulse" aria-hidden="true" />
+            {t.phases.phase}
+          </span>
+        )}
         {t && <ContextMeter used={contextTokens ?? 0} size={contextWindow} />}
       </div>
     </header>

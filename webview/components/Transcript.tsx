@@ -165,6 +165,23 @@ export function Transcript(props: TranscriptProps) {
             {item.text}
           </div>
         );
+      case 'context':
+        return (
+          <div class="keel-note keel-context" role="note">
+            {[
+              item.instructions.length ? `Instructions: ${item.instructions.join(', ')}` : '',
+              item.memories.length ? `Used ${item.memories.length} ${item.memories.length === 1 ? 'memory' : 'memories'}: ${item.memories.map((m) => m.title).join('; ')}` : '',
+            ]
+              .filter(Boolean)
+              .join(' · ')}
+          </div>
+        );
+      case 'gatekeeper':
+        return (
+          <div class="keel-note keel-gatekeeper" role="note">
+            {item.decision === 'saved' ? `Remembered: ${item.title ?? ''} (.keel/memory/${item.file ?? ''})` : `A lesson was not kept (${item.rule}: ${item.reasons.join('; ')})`}
+          </div>
+        );
     }
   }
 }

@@ -7,6 +7,7 @@ import { loopModeMachine } from './loopMode/loopMode.machine';
 import { ipcConnectionMachine } from './ipcConnection/ipcConnection.machine';
 import { modelSelectionMachine } from './modelSelection/modelSelection.machine';
 import { permissionMachine } from './permission/permission.machine';
+import { runPhasesMachine } from './runPhases/runPhases.machine';
 import { poolMachine } from './pool/pool.machine';
 import { queryMachine } from './query/query.machine';
 import { sandboxMachine } from './sandbox/sandbox.machine';
@@ -80,6 +81,7 @@ export const MACHINES: AnyStateMachine[] = [
   appSessionMachine,
   modelSelectionMachine,
   sandboxMachine,
+  runPhasesMachine,
   mcpConnectionMachine,
   loopModeMachine,
   agentStatusMachine,

@@ -6,6 +6,8 @@ import { TaskHookPoints } from '../hooks/taskHooks';
 import { applyTaskEvent, emptyTranscript, type TaskTranscript } from '../../shared/domain/transcript';
 import { taskLockKey, type LockManager } from '../locks/lockManager';
 import type { PendingSubtask } from '../machines/task/task.machine';
+import type { ProjectMemory } from '../memory/projectMemory';
+import type { MemorySettings } from '../memory/settings';
 import type { EngineDecision, PermissionCall } from '../permissions/engine';
 import { denyingAsker } from '../permissions/gate';
 import { createProvider } from '../providers/index';
@@ -20,6 +22,7 @@ import { allowingLoopProgress } from './loopPermission';
 import { DEFAULT_LIMITS } from './limits';
 import type { TaskRuntimeOptions } from './options';
 import type { PermissionDecider } from './permissionCheck';
+import { RunPhases } from './runPhases';
 import type { StartTaskOptions, TaskHandle } from './types';
 import { wireTaskMachine, type TaskServices } from './wiring';
 import type { WorkerPool } from '../workers/pool';
@@ -28,6 +31,10 @@ import type { QueryMessage } from '../workers/protocol';
 /** What a live task needs from the runtime that owns it. */
 export interface TaskOwner {
   services(): { options: TaskRuntimeOptions; locks: LockManager; tools: ToolRegistry; pool: WorkerPool | null };
+  /** The workspace's memory, or null when memory is off for this host. */
+  projectMemory(): ProjectMemory | null;
+  /** The memory settings now (read at the start of each run). */
+  memorySettings(): MemorySettings;
   readonly permissions: PermissionDecider;
   readonly secrets: SecretKeeper;
   ensureSubtask(parent: LiveTask, sub: PendingSubtask): LiveTask;
@@ -75,6 +82,10 @@ export class LiveTask implements TaskHandle, PermissionParent {
   private readonly hooks: TaskHookPoints | undefined;
   /** Set once stopped: late callbacks (output of a command being killed) publish nothing more. */
   private stopped = false;
+  /** The phases of the current run (instructions, memory, runner, gatekeeper). */
+  private readonly phases: RunPhases;
+  /** A run's `done`, held until its phases are over (see `emit`). */
+  private heldDone: (TaskEvent & { type: 'done' }) | null = null;
   private readonly parent: PermissionParent | undefined;
   /** The provider config the task last initialised with (a worker gets it with each query). */
   private providerConfig: ProviderConfig;
@@ -115,6 +126,39 @@ export class LiveTask implements TaskHandle, PermissionParent {
           log: (level, message) => runtime.log(level, message),
         })
       : undefined;
+    const createTaskProvider = async () => {
+      let config = options.provider;
+      if (options.refreshProvider) {
+        try {
+          config = await options.refreshProvider();
+        } catch (err) {
+          return { code: 'internal' as const, message: `Could not read the provider settings: ${(err as Error).message}`, retryable: true };
+        }
+      }
+      // The key this task's provider uses is one Keel holds: kept from tools and redacted.
+      runtime.secrets.remember(config.apiKey);
+      this.providerConfig = config;
+      this.provider = config.provider;
+      return providerFactory(config);
+    };
+    this.phases = new RunPhases({
+      taskId: id,
+      workspace: rt.workspace,
+      ...(rt.home ? { home: rt.home } : {}),
+      subtask: parent !== undefined || parentId !== undefined,
+      loopIteration: options.loopProgressFile !== undefined,
+      memory: () => runtime.projectMemory(),
+      settings: () => runtime.memorySettings(),
+      secrets: runtime.secrets,
+      locks,
+      createProvider: createTaskProvider,
+      providerKind: () => this.provider,
+      // The lesson call uses the model the run's turns used.
+      model: () => this.actor.getSnapshot().context.model,
+      conversation: () => this.actor.getSnapshot().context.messages,
+      publish: (e) => this.emit(e),
+      log: (level, message) => runtime.log(level, message),
+    });
     const machine = wireTaskMachine({
       taskId: id,
       ...(this.hooks ? { hooks: this.hooks } : {}),
@@ -127,21 +171,8 @@ export class LiveTask implements TaskHandle, PermissionParent {
       secrets: runtime.secrets,
       asker: rt.asker ?? denyingAsker,
       ...(rt.mcp ? { mcp: rt.mcp } : {}),
-      createProvider: async () => {
-        let config = options.provider;
-        if (options.refreshProvider) {
-          try {
-            config = await options.refreshProvider();
-          } catch (err) {
-            return { code: 'internal', message: `Could not read the provider settings: ${(err as Error).message}`, retryable: true };
-          }
-        }
-        this.providerConfig = config;
-        // The key this task's provider uses is one Keel holds: kept from tools and redacted.
-        runtime.secrets.remember(config.apiKey);
-        this.provider = config.provider;
-        return providerFactory(config);
-      },
+      createProvider: createTaskProvider,
+      beginRun: (start) => this.phases.begin(start),
       publish: (e) => this.emit(e),
       startSubtask: (sub) => {
         const child = runtime.ensureSubtask(this, sub);
@@ -211,6 +242,9 @@ export class LiveTask implements TaskHandle, PermissionParent {
   /** Stops the actor, then writes and closes the log and releases the lock and the task's continuation keys. */
   stop(): void {
     if (!this.stopped) this.hooks?.sessionEnd();
+    // What is left of the run's phases ends (recorded as failed), then its held `done`.
+    this.phases.stop();
+    this.flushDone();
     this.stopped = true;
     this.actor.stop();
     this.recorder?.close();
@@ -225,9 +259,13 @@ export class LiveTask implements TaskHandle, PermissionParent {
    */
   interrupt(): boolean {
     if (this.stopped) return false;
-    const unsettled = this.lastDone === null;
+    const unsettled = this.lastDone === null && this.heldDone === null;
     this.actor.stop();
-    if (unsettled) this.emit({ type: 'task', taskId: this.id, state: 'interrupted', title: this.transcriptState.title });
+    if (unsettled) {
+      // The run's phases end (`failed`, recorded) first: `interrupted` stays the task's last event.
+      this.phases.stop();
+      this.emit({ type: 'task', taskId: this.id, state: 'interrupted', title: this.transcriptState.title });
+    }
     this.stop();
     return unsettled;
   }
@@ -252,6 +290,8 @@ export class LiveTask implements TaskHandle, PermissionParent {
   }
 
   cancel(): void {
+    // After the turn loop: cancelling stops the gatekeeper's lesson call (the run still completed).
+    if (this.heldDone) this.phases.stop();
     this.actor.send({ type: 'CANCEL' });
   }
 
@@ -272,8 +312,10 @@ export class LiveTask implements TaskHandle, PermissionParent {
    * whoever waits for it hears it ended.
    */
   private workerLost(message: string): void {
-    if (this.stopped || this.lastDone) return;
+    if (this.stopped || this.lastDone || this.heldDone) return;
     this.actor.stop();
+    // The run's phases end (`failed`, recorded) first: `interrupted` stays the task's last event.
+    this.phases.stop();
     this.emit({ type: 'error', taskId: this.id, code: 'worker_lost', message, retryable: true });
     this.emit({ type: 'task', taskId: this.id, state: 'interrupted', title: this.transcriptState.title });
     this.emit({ type: 'done', taskId: this.id, status: 'interrupted', stopReason: null });
@@ -336,7 +378,35 @@ export class LiveTask implements TaskHandle, PermissionParent {
     return new Promise((resolve) => this.settleWaiters.push(resolve));
   }
 
+  /**
+   * Publishes one event of this task: to the log first, then the transcript, then listeners.
+   * A run's `done` is held back while the run's phases finish (the gatekeeper and the memory
+   * write come after the turn loop ends), so `done` stays the last event of a run for every reader.
+   */
   private emit(event: TaskEvent): void {
+    if (this.stopped) return;
+    if (event.type === 'done' && this.heldDone === null) {
+      this.heldDone = event;
+      this.phases.observe(event);
+      const held = event;
+      void this.phases.finished().then(() => {
+        if (this.heldDone === held) this.flushDone();
+      });
+      return;
+    }
+    // A new run starts while the last one's phases wind down: its `done` comes first.
+    if (event.type === 'task' && this.heldDone) this.flushDone();
+    this.deliver(event);
+    this.phases.observe(event);
+  }
+
+  private flushDone(): void {
+    const done = this.heldDone;
+    this.heldDone = null;
+    if (done) this.deliver(done);
+  }
+
+  private deliver(event: TaskEvent): void {
     if (this.stopped) return;
     if (event.type === 'error') {
       const advice = this.runtime.services().options.advise?.({ code: event.code, provider: this.provider });

@@ -2,6 +2,7 @@ import type { ActivityFeed } from '../hooks/feed';
 import type { HookRunner } from '../hooks/runner';
 import type { ErrorCode, KeelError } from '../../shared/domain/errors';
 import type { LockManager } from '../locks/lockManager';
+import type { MemorySettings } from '../memory/settings';
 import type { TurnLimits } from '../machines/turn/turn.machine';
 import type { PermissionAsker } from '../permissions/gate';
 import type { SandboxSettings } from '../sandbox/settings';
@@ -14,6 +15,15 @@ import type { WorkerPoolOptions } from '../workers/pool';
 
 export interface TaskRuntimeOptions {
   workspace: string;
+  /**
+   * Project memory (src/core/memory/, docs/memory.md): search `.keel/memory/` at the start of
+   * every run and let the gatekeeper save lessons after a completed one. Absent: memory is off
+   * (a host turns it on with its settings; the CLI and the extension do by default). A function
+   * is read at the start of every run (the extension's settings can change at any time).
+   */
+  memory?: MemorySettings | (() => MemorySettings);
+  /** The person's home folder, for `~/.keel/KEEL.md` (default os.homedir()). */
+  home?: string;
   /**
    * Runs the configured hooks (docs/hooks.md) at the matching points of every task here. The host
    * creates it (it owns the approval of a workspace's own hooks). Without it, no hook runs.

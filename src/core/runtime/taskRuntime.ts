@@ -9,6 +9,8 @@ import { StoreError, type StoreProblem, type TaskSummary } from '../store/types'
 import { createBashTool } from '../tools/bash';
 import { builtinTools, createToolRegistry, type ToolRegistry } from '../tools/registry';
 import { Sandbox } from '../sandbox/sandbox';
+import { ProjectMemory } from '../memory/projectMemory';
+import { MEMORY_OFF, type MemorySettings } from '../memory/settings';
 import { WorkerPool } from '../workers/pool';
 import type { AnyTool } from '../tools/types';
 import { DEFAULT_LIMITS } from './limits';
@@ -45,6 +47,7 @@ export class TaskRuntime {
   readonly secrets: SecretKeeper;
   /** The Bash sandbox of every task here (its network proxy is closed by `dispose`). */
   readonly sandbox: Sandbox;
+  private memory: ProjectMemory | undefined;
 
   private pool: WorkerPool | null = null;
 
@@ -223,6 +226,19 @@ export class TaskRuntime {
 
   private ownerLabel(): string {
     return this.options.ownerLabel ?? 'Keel';
+  }
+
+  /** The workspace's memory (built on first use), or null when memory is off for this host. */
+  projectMemory(): ProjectMemory | null {
+    if (!this.memorySettings().enabled) return null;
+    this.memory ??= new ProjectMemory(this.options.workspace, (level, message) => this.log(level, message));
+    return this.memory;
+  }
+
+  /** The memory settings now (memory off when the host gave none). */
+  memorySettings(): MemorySettings {
+    const m = this.options.memory;
+    return (typeof m === 'function' ? m() : m) ?? MEMORY_OFF;
   }
 
   /** @internal used by LiveTask */

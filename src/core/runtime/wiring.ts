@@ -20,6 +20,7 @@ import type { ToolRegistry } from '../tools/registry';
 import type { TaskHookPoints } from '../hooks/taskHooks';
 import { toolUseOf, wireHookedPermissionMachine } from './hookedPermission';
 import { validateToolCall, wirePermissionMachine, type PermissionDecider } from './permissionCheck';
+import type { PreparedRun, RunStart } from './runPhases';
 import { buildSystemPrompt } from './systemPrompt';
 import type { McpToolSource } from '../mcp/toolSource';
 import { runMcpCall } from './mcpWiring';
@@ -48,6 +49,17 @@ export interface TaskServices {
   secrets?: SecretKeeper;
   /** Creates the provider when the task initialises; a KeelError (e.g. no key) fails initialisation. */
   createProvider(): Promise<ModelProvider | KeelError>;
+  /**
+   * Runs a run's phases up to the runner (runtime/runPhases.ts): creates the provider (through
+   * `createProvider`), reads the instructions files, searches memory. Its `system` parts follow
+   * the base system prompt. Without it, a run only creates its provider.
+   */
+  beginRun?(start: RunStart): Promise<PreparedRun>;
+  /**
+   * The current run's own system parts (instructions files, memories), after the base prompt.
+   * Set by `wireTaskMachine` from `beginRun`; a worker gets them with each query.
+   */
+  runSystem?(): string[];
   publish(event: TaskEvent): void;
   /**
    * Resolves once every event published so far is durable (the task's log fsynced). A tool runs
@@ -134,7 +146,12 @@ export function wireTurnLoop(services: TurnServices, secrets: SecretKeeper, getP
     actors: {
       modelCall,
       prepareSystemPrompt: fromPromise(async ({ input }) => ({
-        system: [...buildSystemPrompt({ workspace: services.workspace, date: new Date(), mode: input.mode }), ...(hooks?.contextForRun() ?? [])],
+        system: [
+          ...buildSystemPrompt({ workspace: services.workspace, date: new Date(), mode: input.mode }),
+          // The run's instructions files and memories, then what hooks added for it.
+          ...(services.runSystem?.() ?? []),
+          ...(hooks?.contextForRun() ?? []),
+        ],
         tools: [...services.tools.definitions(), ...(services.mcp ? await services.mcp.toolDefinitions() : [])],
       })),
       summarize: fromPromise(async ({ input, signal }) => {
@@ -166,6 +183,8 @@ export function wireTaskMachine(services: TaskServices) {
   const hooks = services.hooks;
   const secrets = services.secrets ?? SecretKeeper.fromEnvironment(process.env);
   let provider: ModelProvider | null = null;
+  /** The current run's instructions files and memories (set when it starts). */
+  let runSystem: string[] = [];
   const getProvider = (): ModelProvider => {
     if (!provider) throw new Error('provider not initialised');
     return provider;
@@ -179,8 +198,15 @@ export function wireTaskMachine(services: TaskServices) {
     ? // The query machine takes the turn machine's place: the same input (TurnInput), the same
       // output (TurnOutput), the same events from the task (CANCEL, SET_MODE, SUBTASK_RESULT), and
       // it sends the task the same SUBTASK_STARTED; the model-based tests hold it to that.
-      (remoteTurn({ ...remote, asker: services.asker, publish: services.publish, ...(services.durable ? { durable: services.durable } : {}) }) as unknown as ReturnType<typeof wireTurnLoop>)
-    : wireTurnLoop(services, secrets, getProvider);
+      (remoteTurn({
+        ...remote,
+        // The run's instructions files and memories travel with each query.
+        queryParts: (turn) => ({ ...remote.queryParts(turn), runSystem }),
+        asker: services.asker,
+        publish: services.publish,
+        ...(services.durable ? { durable: services.durable } : {}),
+      }) as unknown as ReturnType<typeof wireTurnLoop>)
+    : wireTurnLoop({ ...services, runSystem: () => runSystem }, secrets, getProvider);
 
   return taskMachine.provide({
     actors: {
@@ -190,13 +216,19 @@ export function wireTaskMachine(services: TaskServices) {
         return services.reconstruct();
       }),
       initialize: fromPromise(async ({ input }) => {
-        const created = await services.createProvider();
-        if ('stream' in created) provider = created;
-        else throw created;
+        if (services.beginRun) {
+          const prepared = await services.beginRun({ run: input.run, prompt: input.prompt, fromMessage: input.fromMessage });
+          provider = prepared.provider;
+          runSystem = prepared.system;
+        } else {
+          const created = await services.createProvider();
+          if ('stream' in created) provider = created;
+          else throw created;
+        }
         if (!hooks) return;
-        await hooks.sessionStart(services.resumed ? 'resume' : 'startup', created.label);
-        if (input.prompt === null) return;
-        const verdict = await hooks.userPromptSubmit(input.prompt);
+        await hooks.sessionStart(services.resumed ? 'resume' : 'startup', provider.label);
+        if (input.submitted === null) return;
+        const verdict = await hooks.userPromptSubmit(input.submitted);
         if (verdict) throw { code: 'blocked_by_hook', message: `A UserPromptSubmit hook blocked this prompt: ${verdict.blocked}`, retryable: false } satisfies KeelError;
       }),
       // The child's answer goes straight back to this task's machine as SUBTASK_DONE; the task

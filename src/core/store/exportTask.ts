@@ -61,6 +61,14 @@ function itemMarkdown(it: TranscriptItem): string[] {
       return [`> **Error** (${it.code}): ${it.message}`];
     case 'notice':
       return [`> ${it.text}`];
+    case 'context': {
+      const parts = [];
+      if (it.instructions.length) parts.push(`Instructions: ${it.instructions.join(', ')}`);
+      if (it.memories.length) parts.push(`Used ${it.memories.length} ${it.memories.length === 1 ? 'memory' : 'memories'}: ${it.memories.map((m) => `${m.title} (\`${m.file}\`)`).join(', ')}`);
+      return parts.length ? [`> ${parts.join(' — ')}`] : [];
+    }
+    case 'gatekeeper':
+      return [`> Memory ${it.decision}${it.file ? ` \`${it.file}\`` : ''}: ${it.reasons.join('; ')}`];
   }
 }
 

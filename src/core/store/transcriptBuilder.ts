@@ -1,5 +1,5 @@
 import type { TaskEvent } from '../../shared/domain/events';
-import { emptyTranscript, retryNotice, type TaskTranscript, type TranscriptItem } from '../../shared/domain/transcript';
+import { emptyTranscript, gatekeeperItem, nextPhases, retryNotice, type TaskTranscript, type TranscriptItem } from '../../shared/domain/transcript';
 
 type AssistantItem = Extract<TranscriptItem, { kind: 'assistant' }>;
 type ToolItem = Extract<TranscriptItem, { kind: 'tool' }>;
@@ -95,6 +95,28 @@ export class TranscriptBuilder {
         t.done = true;
         t.streamMode = null;
         this.closeStreaming(false, e.status === 'aborted');
+        return;
+      case 'phase':
+        t.phases = nextPhases(t.phases, e);
+        return;
+      case 'instructions':
+      case 'memory': {
+        const i = this.items.length - 1;
+        const last = this.items[i];
+        const base = last?.kind === 'context' && last.run === e.run ? last : null;
+        const item: TranscriptItem = {
+          kind: 'context',
+          id: base ? base.id : `ctx-${this.items.length}`,
+          run: e.run,
+          instructions: e.type === 'instructions' ? e.files : (base?.instructions ?? []),
+          memories: e.type === 'memory' ? e.hits.map((h) => ({ file: h.file, title: h.title })) : (base?.memories ?? []),
+        };
+        if (base) this.items[i] = item;
+        else this.items.push(item);
+        return;
+      }
+      case 'gatekeeper':
+        if (e.decision !== 'skipped') this.items.push(gatekeeperItem(e, this.items.length));
         return;
     }
   }

@@ -75,6 +75,8 @@ export const queryMessageSchema = z.object({
   turn: turnPayloadSchema,
   /** The modes of the task's ancestors, nearest first: a subtask is never looser than any of them. */
   parentModes: z.array(permissionModeSchema),
+  /** The run's own system parts (instructions files, memories) read by the host; after the base prompt. */
+  runSystem: z.array(z.string()).max(64).optional(),
 });
 export const cancelMessageSchema = z.object({ type: z.literal('cancel'), queryId: id });
 export const shutdownMessageSchema = z.object({ type: z.literal('shutdown'), graceful: z.boolean() });

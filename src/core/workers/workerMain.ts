@@ -171,6 +171,8 @@ function startQuery(q: QueryMessage, send: (m: FromWorker) => void, done: (q: Ru
       asker,
       secrets,
       permissions,
+      // The host read the run's instructions files and memories; they follow the base prompt here too.
+      runSystem: () => q.runSystem ?? [],
       publish: (event) => send({ type: 'message', queryId: q.queryId, event }),
       durable: () =>
         new Promise<void>((resolve) => {

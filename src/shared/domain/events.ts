@@ -13,6 +13,36 @@ export type StreamMode = 'requesting' | 'responding' | 'toolInput' | 'thinking';
 
 export type PermissionDecision = 'allow' | 'deny' | 'ask';
 
+/**
+ * The phases of one run of a task (the runPhases machine, src/core/machines/runPhases/): settings
+ * and instructions files, memory search, the runner (the turn loop) and its tool events, then the
+ * gatekeeper and the memory write. `failed` from any phase.
+ */
+export const RUN_PHASES = [
+  'idle',
+  'initializing',
+  'memorySearch',
+  'runnerStarting',
+  'runnerRunning',
+  'processingToolEvents',
+  'gatekeeperEvaluating',
+  'memoryPersisting',
+  'completed',
+  'failed',
+] as const;
+export type RunPhase = (typeof RUN_PHASES)[number];
+
+/** A memory a run's search injected into its context (`.keel/memory/<file>`). */
+export interface MemoryHitInfo {
+  file: string;
+  title: string;
+  /** The search's BM25 score (higher is more relevant). */
+  score: number;
+}
+
+/** What the gatekeeper did with what a run learned. */
+export type GatekeeperOutcome = 'saved' | 'rejected' | 'skipped';
+
 export type TaskEvent =
   | { type: 'task'; taskId: string; state: string; title?: string }
   | { type: 'turn'; taskId: string; state: string; turn: number }
@@ -42,7 +72,21 @@ export type TaskEvent =
   /** A failed model request will be sent again after `delayMs`; `message` says what failed. */
   | { type: 'retry'; taskId: string; attempt: number; delayMs: number; code: ErrorCode; message: string }
   | { type: 'error'; taskId: string; code: ErrorCode; message: string; retryable: boolean }
-  | { type: 'done'; taskId: string; status: TaskStatus; stopReason: StopReason | null };
+  | { type: 'done'; taskId: string; status: TaskStatus; stopReason: StopReason | null }
+  /**
+   * The run's phase changed. `run` numbers the runs of this task in this process (from 1);
+   * `ms` is how long the run spent in `previous`; `failure` says why a run ended `failed`.
+   */
+  | { type: 'phase'; taskId: string; run: number; phase: RunPhase; previous: RunPhase | null; ms: number; failure?: string }
+  /** Instructions files (KEEL.md, AGENTS.md, CLAUDE.md, …) read into this run's system prompt. */
+  | { type: 'instructions'; taskId: string; run: number; files: string[] }
+  /** Memories injected into this run's context, best first, and their size in tokens. */
+  | { type: 'memory'; taskId: string; run: number; hits: MemoryHitInfo[]; tokens: number }
+  /**
+   * The gatekeeper's decision after a run: `rule` decided it, `reasons` say why; `file` and
+   * `title` name a saved memory. A rejected lesson's text is never recorded.
+   */
+  | { type: 'gatekeeper'; taskId: string; run: number; decision: GatekeeperOutcome; rule: string; reasons: string[]; file?: string; title?: string };
 
 export type TaskEventType = TaskEvent['type'];
 

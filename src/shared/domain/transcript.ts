@@ -1,6 +1,6 @@
 import { formatDuration } from './duration';
 import type { ErrorCode } from './errors';
-import type { PermissionDecision, StreamMode, TaskEvent } from './events';
+import type { GatekeeperOutcome, PermissionDecision, RunPhase, StreamMode, TaskEvent } from './events';
 
 /**
  * What a person sees of a task: the items of the chat and the header figures. The host keeps one
@@ -32,7 +32,20 @@ export type TranscriptItem =
       permission?: { requestId: string; decision: PermissionDecision; reason?: string };
     }
   | { kind: 'error'; id: string; code: ErrorCode; message: string; retryable: boolean }
-  | { kind: 'notice'; id: string; text: string };
+  | { kind: 'notice'; id: string; text: string }
+  /** What a run read into its context: instructions files and memories (`.keel/memory/<file>`). */
+  | { kind: 'context'; id: string; run: number; instructions: string[]; memories: { file: string; title: string }[] }
+  /** The gatekeeper's decision at the end of a run (a memory saved, a lesson refused, nothing kept). */
+  | { kind: 'gatekeeper'; id: string; run: number; decision: GatekeeperOutcome; rule: string; reasons: string[]; file?: string; title?: string };
+
+/** The header's view of the runs' phases: the current run, its phase and the time spent in each phase. */
+export interface RunPhasesView {
+  run: number;
+  phase: RunPhase;
+  /** Milliseconds per phase in this run (a phase entered several times adds up). */
+  durations: Partial<Record<RunPhase, number>>;
+  failure?: string;
+}
 
 export interface TaskTranscript {
   taskId: string;
@@ -46,6 +59,8 @@ export interface TaskTranscript {
   usage: { inputTokens: number; outputTokens: number; cacheReadTokens: number; cacheWriteTokens: number; costUsd: number };
   items: TranscriptItem[];
   done: boolean;
+  /** Set once a run reported its phases. */
+  phases?: RunPhasesView;
 }
 
 export function emptyTranscript(taskId: string, title: string, model: string): TaskTranscript {
@@ -152,7 +167,37 @@ export function applyTaskEvent(t: TaskTranscript, e: TaskEvent): TaskTranscript 
       return t;
     case 'done':
       return { ...t, done: true, streamMode: null, items: closeStreaming(t.items, false, e.status === 'aborted') };
+    case 'phase':
+      return { ...t, phases: nextPhases(t.phases, e) };
+    case 'instructions':
+    case 'memory': {
+      const last = t.items[t.items.length - 1];
+      const base = last?.kind === 'context' && last.run === e.run ? last : null;
+      const item: TranscriptItem = {
+        kind: 'context',
+        id: base ? base.id : `ctx-${t.items.length}`,
+        run: e.run,
+        instructions: e.type === 'instructions' ? e.files : (base?.instructions ?? []),
+        memories: e.type === 'memory' ? e.hits.map((h) => ({ file: h.file, title: h.title })) : (base?.memories ?? []),
+      };
+      return { ...t, items: base ? replaceAt(t.items, t.items.length - 1, item) : [...t.items, item] };
+    }
+    case 'gatekeeper':
+      // A skipped decision (memory off, the demo model, nothing learned) stays in the log only.
+      return e.decision === 'skipped' ? t : { ...t, items: [...t.items, gatekeeperItem(e, t.items.length)] };
   }
+}
+
+/** The header's phases after a `phase` event (pure; shared with the store's TranscriptBuilder). */
+export function nextPhases(prev: RunPhasesView | undefined, e: Extract<TaskEvent, { type: 'phase' }>): RunPhasesView {
+  const durations = prev && prev.run === e.run ? { ...prev.durations } : {};
+  if (e.previous && e.previous !== 'idle') durations[e.previous] = (durations[e.previous] ?? 0) + e.ms;
+  return { run: e.run, phase: e.phase, durations, ...(e.failure ? { failure: e.failure } : {}) };
+}
+
+/** The transcript item of a gatekeeper decision, at position `index`. */
+export function gatekeeperItem(e: Extract<TaskEvent, { type: 'gatekeeper' }>, index: number): TranscriptItem {
+  return { kind: 'gatekeeper', id: `gk-${index}`, run: e.run, decision: e.decision, rule: e.rule, reasons: e.reasons, ...(e.file ? { file: e.file } : {}), ...(e.title ? { title: e.title } : {}) };
 }
 
 /** What a person reads about a retry: what failed, how long Keel waits, which retry this is. */

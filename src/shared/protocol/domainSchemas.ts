@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { ERROR_CODES } from '../domain/errors';
+import { RUN_PHASES } from '../domain/events';
 import type { ViewTaskEvent } from '../domain/events';
 import type { StopReason } from '../domain/messages';
 import type { TaskTranscript, TranscriptItem } from '../domain/transcript';
@@ -17,6 +18,8 @@ export const stopReasonSchema = z.enum(STOP_REASONS);
 export const taskStatusSchema = z.enum(['running', 'completed', 'interrupted', 'failed', 'aborted']);
 export const streamModeSchema = z.enum(['requesting', 'responding', 'toolInput', 'thinking']);
 export const permissionDecisionSchema = z.enum(['allow', 'deny', 'ask']);
+export const runPhaseSchema = z.enum(RUN_PHASES);
+export const gatekeeperOutcomeSchema = z.enum(['saved', 'rejected', 'skipped']);
 
 const count = z.number().int().nonnegative();
 const taskId = z.string();
@@ -56,6 +59,19 @@ export const taskEventSchema = z.discriminatedUnion('type', [
   z.object({ type: z.literal('retry'), taskId, attempt: count, delayMs: z.number().nonnegative(), code: errorCodeSchema, message: z.string() }),
   z.object({ type: z.literal('error'), taskId, code: errorCodeSchema, message: z.string(), retryable: z.boolean() }),
   z.object({ type: z.literal('done'), taskId, status: taskStatusSchema, stopReason: stopReasonSchema.nullable() }),
+  z.object({ type: z.literal('phase'), taskId, run: count, phase: runPhaseSchema, previous: runPhaseSchema.nullable(), ms: z.number().nonnegative(), failure: z.string().optional() }),
+  z.object({ type: z.literal('instructions'), taskId, run: count, files: z.array(z.string()) }),
+  z.object({ type: z.literal('memory'), taskId, run: count, hits: z.array(z.object({ file: z.string(), title: z.string(), score: z.number() })), tokens: count }),
+  z.object({
+    type: z.literal('gatekeeper'),
+    taskId,
+    run: count,
+    decision: gatekeeperOutcomeSchema,
+    rule: z.string(),
+    reasons: z.array(z.string()),
+    file: z.string().optional(),
+    title: z.string().optional(),
+  }),
 ]);
 
 export const transcriptItemSchema = z.discriminatedUnion('kind', [
@@ -83,6 +99,23 @@ export const transcriptItemSchema = z.discriminatedUnion('kind', [
   }),
   z.object({ kind: z.literal('error'), id: z.string(), code: errorCodeSchema, message: z.string(), retryable: z.boolean() }),
   z.object({ kind: z.literal('notice'), id: z.string(), text: z.string() }),
+  z.object({
+    kind: z.literal('context'),
+    id: z.string(),
+    run: count,
+    instructions: z.array(z.string()),
+    memories: z.array(z.object({ file: z.string(), title: z.string() })),
+  }),
+  z.object({
+    kind: z.literal('gatekeeper'),
+    id: z.string(),
+    run: count,
+    decision: gatekeeperOutcomeSchema,
+    rule: z.string(),
+    reasons: z.array(z.string()),
+    file: z.string().optional(),
+    title: z.string().optional(),
+  }),
 ]);
 
 export const taskTranscriptSchema = z.object({
@@ -102,6 +135,9 @@ export const taskTranscriptSchema = z.object({
   }),
   items: z.array(transcriptItemSchema),
   done: z.boolean(),
+  phases: z
+    .object({ run: count, phase: runPhaseSchema, durations: z.partialRecord(runPhaseSchema, z.number().nonnegative()), failure: z.string().optional() })
+    .optional(),
 });
 
 // Compile-time drift checks: each schema's type and its domain type must be mutually assignable.

@@ -117,8 +117,11 @@ if [ "$(printf '%s' "$input" | jq -r '.stop_hook_active')" = "false" ]; then ech
     server.enqueue(say('All done.'), say('Tests ran: all pass.'));
     const r = await run('fix it');
     expect((await r.exit).code, r.stderr()).toBe(0);
-    expect(server.requests).toHaveLength(2);
+    // The answer, the turn the Stop hook asked for, then the gatekeeper's lesson call (docs/memory.md).
+    expect(server.requests).toHaveLength(3);
     expect(sentToModel(1)).toContain('Run the tests before you stop.');
+    // The lesson call is shown the whole run, up to its last answer.
+    expect(sentToModel(2)).toMatch(/The finished task:.*User: fix it.*Agent: All done\..*Run the tests before you stop\..*Agent: Tests ran: all pass\./);
     const inputs = readFileSync(log, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
     expect(inputs.map((i) => [i.hook_event_name, i.stop_hook_active, i.last_assistant_message])).toEqual([
       ['Stop', false, 'All done.'],

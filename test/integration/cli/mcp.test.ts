@@ -55,7 +55,8 @@ describe('keel run with MCP servers', () => {
   }, 120_000);
 
   it('@server:uri brings the resource to the model; /mcp__server__prompt becomes the prompt', async () => {
-    server.enqueue({ blocks: [{ type: 'text', text: 'Read it.' }] }, { blocks: [{ type: 'text', text: 'Sunny.' }] });
+    // The answer, the gatekeeper's lesson call after it (nothing to keep), the second run's answer.
+    server.enqueue({ blocks: [{ type: 'text', text: 'Read it.' }] }, { blocks: [{ type: 'text', text: 'NONE' }] }, { blocks: [{ type: 'text', text: 'Sunny.' }] });
     const config = mcpConfig();
     const r = await run('What does @everything:demo://resource/static/document/architecture.md say?', '--mcp-config', config);
     expect((await r.exit).code, r.stderr()).toBe(0);
@@ -65,7 +66,7 @@ describe('keel run with MCP servers', () => {
     expect(r.stderr()).toContain('keel: MCP read everything:demo://resource/static/document/architecture.md');
     const p = await run('/mcp__everything__args-prompt Paris', '--mcp-config', config);
     expect((await p.exit).code, p.stderr()).toBe(0);
-    expect(JSON.stringify(body(1).messages[0])).toContain("What's weather in Paris?");
+    expect(JSON.stringify(body(2).messages[0])).toContain("What's weather in Paris?");
   }, 120_000);
 
   it('without a rule a headless run denies the call and tells the model why', async () => {

@@ -83,6 +83,8 @@ describe('keel run: paths and symlinks', () => {
     expect(decided).toBeDefined();
     expect((decided as number) - (asked as number)).toBeLessThan(1000);
     expect(run.events.at(-1)).toMatchObject({ type: 'done', status: 'completed' });
-    expect(server.requests).toHaveLength(3);
+    // Three turns, then the gatekeeper's one short lesson call (docs/memory.md).
+    expect(server.requests).toHaveLength(4);
+    expect(JSON.stringify((server.requests[3]!.body as { system: unknown }).system)).toContain('You maintain a small memory');
   });
 });

@@ -41,6 +41,6 @@ describe('keel run: provider faults are final or visibly retried', () => {
     expect((await run.exit).code, run.stderr()).toBe(0);
     expect(run.stdout()).toContain('Answered.');
     expect(run.stderr()).toMatch(/\(rate_limited\) .*rate limit reached \(429\).* Retrying in 0\.2 s \(retry 1\)\./);
-    expect(server.requests).toHaveLength(2);
+    expect(server.requests).toHaveLength(3); // the 429, the retry, the gatekeeper's lesson call
   });
 });

@@ -49,7 +49,9 @@ describe('keel run against the fake model server', () => {
     expect(results.map((e) => [e.id, e.is_error])).toEqual([['toolu_read', false], ['toolu_grep', false], ['toolu_edit', false], ['toolu_bash', false]]);
     expect(ofType(run.events, 'tool_output').map((e) => e.chunk).join('')).toContain('ran-ok');
     expect(run.events.at(-1)).toMatchObject({ type: 'done', status: 'completed', stopReason: 'end_turn' });
-    expect(server.requests).toHaveLength(5);
+    // Five turns, then the gatekeeper's one short lesson call (docs/memory.md).
+    expect(server.requests).toHaveLength(6);
+    expect(JSON.stringify((server.requests[5]!.body as { system: unknown }).system)).toContain('You maintain a small memory');
     // The grep found the TODO and the model was told so.
     expect(JSON.stringify((server.requests[2]!.body as { messages: unknown[] }).messages.at(-1))).toContain('notes.md');
     for (const e of run.events) expect(typeof e.taskId).toBe('string');
@@ -60,7 +62,7 @@ describe('keel run against the fake model server', () => {
     const run = await runCli(args('hi', server.url), KEY);
     expect((await run.exit).code, run.stderr()).toBe(0);
     expect(ofType(run.events, 'retry')).toEqual([expect.objectContaining({ code: 'overloaded', attempt: 1 })]);
-    expect(server.requests).toHaveLength(2);
+    expect(server.requests).toHaveLength(3); // the failed try, the retry, the lesson call
     expect(JSON.stringify(server.requests[1]!.body)).not.toContain('partial answer');
     expect(run.events.at(-1)).toMatchObject({ type: 'done', status: 'completed' });
   });
@@ -73,7 +75,7 @@ describe('keel run against the fake model server', () => {
       expect(existsSync(join(workspace, 'never.txt'))).toBe(false);
       expect(ofType(run.events, 'tool_call')).toEqual([]);
       expect(ofType(run.events, 'tool_result')).toEqual([]);
-      expect(cut.bodies).toHaveLength(2);
+      expect(cut.bodies).toHaveLength(3); // the cut-off turn, the next, the lesson call
       expect(JSON.stringify(cut.bodies[1])).toContain('NOT run');
       expect(JSON.stringify(cut.bodies[1])).not.toContain('toolu_cut');
     } finally {

@@ -15,7 +15,7 @@ import { cliBundle, ofType, runCli } from './cliHarness';
 type Line = Record<string, unknown>;
 
 /** What an example shows of a line: its type and the field that says which one it is. */
-const signature = (e: Line): string => [e.type, e.state ?? e.mode ?? e.status ?? e.code ?? ''].join(' ').trim();
+const signature = (e: Line): string => [e.type, e.state ?? e.mode ?? e.status ?? e.code ?? e.phase ?? (e.type === 'gatekeeper' ? e.decision : '')].join(' ').trim();
 
 interface DocExample {
   args: string[];
@@ -84,14 +84,16 @@ describe('stream-json: the order of a run', () => {
     const run = await runCli(args('list the files'), KEY);
     expect((await run.exit).code, run.stderr()).toBe(0);
     const sig = run.events.map(signature);
-    expect(sig.slice(0, 5)).toEqual(['user_message', 'message', 'task initializing', 'task running', 'turn preparing']);
-    expect(sig.slice(-3)).toEqual(['turn done', 'task completed', 'done completed']);
+    const runStart = ['phase initializing', 'phase memorySearch', 'phase runnerStarting', 'phase runnerRunning'];
+    expect(sig.slice(0, 9)).toEqual(['user_message', 'message', 'task initializing', ...runStart, 'task running', 'turn preparing']);
+    // The run's phases end after the turn loop (the gatekeeper: its lesson call gets no answer here), then `done`.
+    expect(sig.slice(-6)).toEqual(['turn done', 'task completed', 'phase gatekeeperEvaluating', 'gatekeeper skipped', 'phase completed', 'done completed']);
     expect(sig.filter((s) => s.startsWith('done'))).toHaveLength(1);
     // The tool round in between, in the order the turn machine runs it: the call is shown as its
-    // input is validated, then the permission machine decides it.
-    const round = ['tool_call', 'turn permissionCheck', 'permission', 'turn executingTool', 'tool_result', 'turn assembling', 'message'];
+    // input is validated, then the permission machine decides it; the run's phases follow the tools.
+    const round = ['tool_call', 'phase processingToolEvents', 'turn permissionCheck', 'permission', 'turn executingTool', 'tool_result', 'phase runnerRunning', 'turn assembling', 'message'];
     const start = sig.indexOf('tool_call');
-    expect(sig.slice(start, start + round.length).filter((s) => !s.startsWith('tool_output'))).toEqual(round);
+    expect(sig.slice(start, start + round.length + 20).filter((s) => !s.startsWith('tool_output')).slice(0, round.length)).toEqual(round);
   });
 
   it('a run that fails mid-turn: awaitingUser, error, then done (failed) as the last line; exit 1', async () => {
@@ -100,8 +102,8 @@ describe('stream-json: the order of a run', () => {
       const run = await runCli(['run', 'hi', '--provider', 'anthropic', '--base-url', guarded.url, '--model', 'claude-test', '--workspace', workspace, '--output-format', 'stream-json'], { ANTHROPIC_API_KEY: 'sk-wrong' });
       expect((await run.exit).code).toBe(1);
       const sig = run.events.map(signature);
-      expect(sig.slice(0, 4)).toEqual(['user_message', 'message', 'task initializing', 'task running']);
-      expect(sig.slice(-3)).toEqual(['task awaitingUser', 'error auth_failed', 'done failed']);
+      expect(sig.slice(0, 8)).toEqual(['user_message', 'message', 'task initializing', 'phase initializing', 'phase memorySearch', 'phase runnerStarting', 'phase runnerRunning', 'task running']);
+      expect(sig.slice(-4)).toEqual(['task awaitingUser', 'error auth_failed', 'phase failed', 'done failed']);
       expect(sig.filter((s) => s.startsWith('done'))).toHaveLength(1);
     } finally {
       await guarded.close();
@@ -111,7 +113,7 @@ describe('stream-json: the order of a run', () => {
   it('a run that cannot start (no key): done (failed) is the last line; exit 1', async () => {
     const run = await runCli(args('hi'), {});
     expect((await run.exit).code).toBe(1);
-    expect(run.events.map(signature)).toEqual(['user_message', 'message', 'task initializing', 'task awaitingUser', 'error no_api_key', 'done failed']);
+    expect(run.events.map(signature)).toEqual(['user_message', 'message', 'task initializing', 'phase initializing', 'phase failed', 'task awaitingUser', 'error no_api_key', 'done failed']);
     expect(server.requests).toHaveLength(0);
   });
 });

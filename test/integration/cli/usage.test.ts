@@ -136,7 +136,8 @@ describe('keel run --resume of a finished task', () => {
 
   it('without a follow-up is a usage error (exit 2) that says how to give one; with one it continues', async () => {
     server.enqueue({ blocks: [{ type: 'text', text: 'First answer.' }] }, { blocks: [{ type: 'text', text: 'Second answer.' }] });
-    const common = ['--provider', 'anthropic', '--base-url', server.url, '--model', 'claude-test', '--workspace', workspace, '--storage', storage()];
+    // --no-memory: no lesson call after each run, so the scripted turns are the runs' own.
+    const common = ['--provider', 'anthropic', '--base-url', server.url, '--model', 'claude-test', '--workspace', workspace, '--storage', storage(), '--no-memory'];
     const first = await keel(['run', 'hello', ...common, '--output-format', 'stream-json'], { ANTHROPIC_API_KEY: 'sk-test' });
     expect(first.code, first.stderr).toBe(0);
     const taskId = String((JSON.parse(first.stdout.trim().split('\n')[0]!) as { taskId: string }).taskId);

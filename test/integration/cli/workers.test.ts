@@ -13,7 +13,9 @@ import { cliBundle, ofType, runCli } from './cliHarness';
  */
 let server: FakeModelServer;
 let workspace: string;
-const KEY = { ANTHROPIC_API_KEY: 'sk-test-workers' };
+// Memory off: these tests count the requests of worker runs; the gatekeeper's lesson call after a
+// completed run (tested in memory.test.ts) would add one at a time that depends on the scheduling.
+const KEY = { ANTHROPIC_API_KEY: 'sk-test-workers', KEEL_MEMORY: 'off' };
 const provider = (baseUrl: string) => ['--provider', 'anthropic', '--base-url', baseUrl, '--model', 'claude-test', '--workspace', workspace];
 
 beforeAll(async () => {

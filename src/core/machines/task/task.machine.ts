@@ -22,6 +22,20 @@ export interface TaskInput {
   costUsd?: number;
 }
 
+/** What the runtime is told when a run starts (the `initialize` actor's input). */
+export interface RunStartInput {
+  taskId: string;
+  run: number;
+  /** What the run answers (the memory search's query): the new message, else the last user text. */
+  prompt: string;
+  /**
+   * The message the person just sent, for the UserPromptSubmit hook; null for a retry or a resume
+   * (nothing new was submitted).
+   */
+  submitted: string | null;
+  fromMessage: number;
+}
+
 export interface PendingSubtask {
   toolCallId: string;
   description: string;
@@ -76,12 +90,13 @@ export const taskMachine = setup({
   },
   actors: {
     /**
-     * Checks that the task can run (provider configured, key present) and runs the hooks of a
-     * starting run: SessionStart, then UserPromptSubmit for `prompt` (the message the person just
-     * sent, null for a retry or a resume). Rejects with code `blocked_by_hook` when a hook blocks
-     * the prompt. Provided by the runtime.
+     * Prepares run `run`: checks that the task can run (provider configured, key present), runs
+     * the run's phases up to the runner (instructions files, memory search) and the hooks of a
+     * starting run: SessionStart, then UserPromptSubmit for `submitted`. `prompt` is what the run
+     * answers, `fromMessage` the index of its first message. Rejects with code `blocked_by_hook`
+     * when a hook blocks the prompt. Provided by the runtime.
      */
-    initialize: fromPromise<void, { taskId: string; prompt: string | null }>(async () => undefined),
+    initialize: fromPromise<void, RunStartInput>(async () => undefined),
     turnLoop: turnMachine,
     /** Runs (or re-attaches to) the subtask of a Task tool call and sends SUBTASK_DONE. Provided by the runtime. */
     subtask: fromCallback<EventObject, { parentId: string; subtask: PendingSubtask }>(() => () => undefined),
@@ -152,7 +167,7 @@ export const taskMachine = setup({
       entry: { type: 'publish', params: ({ context }) => stateEvent(context, 'initializing') },
       invoke: {
         src: 'initialize',
-        input: ({ context }) => ({ taskId: context.taskId, prompt: context.submitted }),
+        input: ({ context }) => runStartOf(context),
         onDone: {
           target: 'running',
           actions: [
@@ -266,6 +281,19 @@ export const taskMachine = setup({
     },
   },
 });
+
+/** The run about to start: the next run number, the text it answers (a resume note, else the last user message). */
+function runStartOf(context: TaskContext): RunStartInput {
+  const pending = context.pendingText;
+  let prompt = pending ?? '';
+  if (pending === null) {
+    for (let i = context.messages.length - 1; i >= 0 && !prompt; i--) {
+      const m = context.messages[i]!;
+      if (m.role === 'user') prompt = m.content.map((b) => (b.type === 'text' ? b.text : '')).join('\n').trim();
+    }
+  }
+  return { taskId: context.taskId, run: context.runs + 1, prompt, submitted: context.submitted, fromMessage: pending !== null ? context.messages.length : Math.max(0, context.messages.length - 1) };
+}
 
 function userMessageEvent(context: TaskContext, text: string): TaskEvent {
   return { type: 'user_message', taskId: context.taskId, id: `${context.taskId}-u${context.userMessages + 1}`, text };
