@@ -1,6 +1,7 @@
 import { signal } from '@preact/signals';
 import type { TaskTranscript } from '../src/shared/domain/transcript';
 import { applyTaskEvent } from '../src/shared/domain/transcript';
+import type { LoopsState } from '../src/shared/protocol/loopMessages';
 import type { McpStatus } from '../src/shared/protocol/mcpMessages';
 import type { Page, PendingPermission, SettingsState, StoredTaskState, TaskSummary } from '../src/shared/protocol/chatMessages';
 import { INITIAL_SEQUENCE_STATE, type SequenceState, acceptMessage } from '../src/shared/protocol/sequencing';
@@ -82,6 +83,10 @@ export class ChatStore {
   readonly mentions = signal<{ queryId: number; files: string[] } | null>(null);
   /** The latest slash command search answer (the prompts of ready MCP servers). */
   readonly commands = signal<{ queryId: number; commands: SlashCommand[] } | null>(null);
+  /** The workspace's loops (the loop page; null until asked). */
+  readonly loops = signal<LoopsState | null>(null);
+  /** The loop the loop page shows (undefined: the newest). */
+  readonly loopSelected = signal<string | undefined>(undefined);
 
   private seqState: SequenceState = INITIAL_SEQUENCE_STATE;
   private working: TaskTranscript | null = null;
@@ -232,6 +237,9 @@ export class ChatStore {
       case 'mcpStatus':
         this.mcp.value = message.status;
         return;
+      case 'loops':
+        this.loops.value = message.state;
+        return;
       case 'settingsSaved':
         this.settingsResult.value = { ok: message.ok, message: message.message };
         return;
@@ -244,6 +252,7 @@ export class ChatStore {
       case 'navigate':
         if (this.page.value !== message.page) this.clearNotices();
         this.page.value = message.page;
+        if (message.loop) this.loopSelected.value = message.loop;
         return;
     }
   }

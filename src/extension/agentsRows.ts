@@ -13,6 +13,8 @@ export interface AgentItem {
   icon: string;
   /** A task or sub-agent opens its chat; a loop has none. */
   taskId?: string;
+  /** A loop opens its page (`keel.showLoop`). */
+  loopName?: string;
   children: AgentItem[];
 }
 
@@ -56,7 +58,7 @@ function itemOf(r: AgentRow, now: number): AgentItem {
     description: [status, ...figures].join(' · '),
     tooltip: `${r.kind === 'subagent' ? 'Sub-agent' : r.kind === 'loop' ? 'Loop' : 'Task'}: ${r.title}\n${status}, ${figures.join(', ')}`,
     icon: ICONS[r.status],
-    ...(r.kind === 'loop' ? {} : { taskId: r.id }),
+    ...(r.kind === 'loop' ? { loopName: r.id.startsWith('loop:') ? r.id.slice('loop:'.length) : r.title } : { taskId: r.id }),
     children: [],
   };
 }
@@ -70,4 +72,13 @@ export function elapsed(ms: number): string {
 
 function tokens(n: number): string {
   return n >= 1000 ? `${(n / 1000).toFixed(1)}k` : String(n);
+}
+
+/**
+ * What the tree shows of the rows, as one string (pure): the tree refreshes only when it changes.
+ * Every refresh replaces the tree's items and the commands they carry, so refreshing for events
+ * that change nothing visible (a tool started while already working) made clicks race it.
+ */
+export function rowsSignature(rows: readonly AgentRow[]): string {
+  return JSON.stringify(rows.map((r) => [r.id, r.kind, r.title, r.parentId ?? '', r.status, r.attention ?? '', r.tokens, r.costUsd, r.startedAt]));
 }

@@ -1,11 +1,11 @@
 import * as vscode from 'vscode';
 import type { StatusBoard } from '../core/agents/board';
-import { agentItems, type AgentItem } from './agentsRows';
+import { agentItems, rowsSignature, type AgentItem } from './agentsRows';
 
 /**
  * The "Agents" tree in the Keel container: every task, sub-agent and loop of this window with its
  * status, fed by the status board (never polled; the board says when it changed). Empty until the
- * window's runtime exists (the first prompt). Clicking a task opens its chat (`keel.agents.open`).
+ * window's runtime exists (the first prompt). Clicking a task opens its chat (`keel.agents.open`), a loop its loop page (`keel.showLoop`).
  */
 export class AgentsTreeProvider implements vscode.TreeDataProvider<AgentItem> {
   static readonly viewId = 'keel.agents';
@@ -18,7 +18,13 @@ export class AgentsTreeProvider implements vscode.TreeDataProvider<AgentItem> {
   attach(board: StatusBoard): void {
     this.unsubscribe?.();
     this.board = board;
-    this.unsubscribe = board.subscribe(() => this.changed.fire(undefined));
+    let shown = rowsSignature(board.rows());
+    this.unsubscribe = board.subscribe(() => {
+      const now = rowsSignature(board.rows());
+      if (now === shown) return;
+      shown = now;
+      this.changed.fire(undefined);
+    });
     this.changed.fire(undefined);
   }
 
@@ -29,6 +35,7 @@ export class AgentsTreeProvider implements vscode.TreeDataProvider<AgentItem> {
     t.tooltip = item.tooltip;
     t.iconPath = new vscode.ThemeIcon(item.icon);
     if (item.taskId) t.command = { command: 'keel.agents.open', title: 'Open Chat', arguments: [item.taskId] };
+    if (item.loopName) t.command = { command: 'keel.showLoop', title: 'Show Loop', arguments: [item.loopName] };
     return t;
   }
 

@@ -9,7 +9,7 @@ import type { StartTaskOptions, TaskHandle } from '../core/runtime/types';
 import { type Logger, describeError } from './logger';
 import { PermissionBroker, type NotificationPrompt, type PromptSurface } from './permissionBroker';
 import type { RuleCheck } from './permissions/alwaysAllow';
-import type { RuleScope } from '../shared/protocol/chatMessages';
+import type { Page, RuleScope } from '../shared/protocol/chatMessages';
 import { TaskBook } from './taskBook';
 import { HistoryActions, isHistoryMessage } from './history/historyActions';
 import { isStoredTask } from './history/storedTask';
@@ -18,6 +18,7 @@ import type { StoredTaskState } from '../shared/protocol/chatMessages';
 import type { ShownTask, ViewConnection } from './viewConnection';
 import { ViewRequests, type WorkbenchServices } from './viewRequests';
 import { McpRequests, type McpChat } from './mcp/mcpRequests';
+import { LoopRequests, type LoopChat } from './loops/loopRequests';
 
 /** Task states in which a task runs again after it settled (a follow-up, Retry, Resume). */
 const RUNNING_STATES: ReadonlySet<string> = new Set(['initializing', 'reconstructing', 'running']);
@@ -69,6 +70,8 @@ export interface ChatHost {
   history?: HistoryServices;
   /** The window's MCP servers (the settings page's section; `@server:uri` and `/mcp__…` in prompts). */
   mcp?: McpChat;
+  /** The workspace's loops (the loop page); absent: the page says loops need a folder. */
+  loops?: LoopChat;
 }
 
 /**
@@ -95,6 +98,7 @@ export class ChatController {
   private readonly book: TaskBook;
   private readonly requests: ViewRequests;
   private readonly mcpRequests: McpRequests | undefined;
+  private readonly loopRequests: LoopRequests;
   private readonly historyServices: HistoryServices;
   private readonly history: HistoryActions;
   /** Set while the current task is shown from the store (read-only until resumed). */
@@ -144,6 +148,7 @@ export class ChatController {
       settingsChanged: () => this.refresh(),
     });
     this.mcpRequests = host.mcp ? new McpRequests(host.mcp, host.log, (p) => this.broadcast(p)) : undefined;
+    this.loopRequests = new LoopRequests(host.loops, host.log, (p) => this.broadcast(p));
   }
 
   /**
@@ -164,6 +169,11 @@ export class ChatController {
   /** A view was hidden, lost its page or was closed: prompts nobody can see also go to a notification. */
   viewsChanged(): void {
     if (![...this.views].some((v) => v.isReady)) this.permissions.viewsGone();
+  }
+
+  /** The task a visible chat view shows right now (undefined: none shown, or no view visible). */
+  visibleTaskId(): string | undefined {
+    return [...this.views].some((v) => v.isReady) ? this.current?.id : undefined;
   }
 
   /** The task the chat shows, if any. */
@@ -222,6 +232,10 @@ export class ChatController {
         case 'mcpAction':
           if (this.mcpRequests) await this.mcpRequests.handle(view, message);
           else view.send({ type: 'mcpStatus', status: { servers: [], problems: [], available: false } });
+          return;
+        case 'getLoops':
+        case 'loopAction':
+          await this.loopRequests.handle(view, message);
           return;
         default:
           if (isHistoryMessage(message)) await this.history.handle(view, message);
@@ -313,9 +327,9 @@ export class ChatController {
     return true;
   }
 
-  /** Asks every view to show `page` (e.g. history). */
-  navigate(page: 'chat' | 'history' | 'settings'): void {
-    this.broadcast({ type: 'navigate', page });
+  /** Asks every view to show `page` (e.g. history); the loop page selects loop `loop` when given. */
+  navigate(page: Page, loop?: string): void {
+    this.broadcast({ type: 'navigate', page, ...(page === 'loop' && loop ? { loop } : {}) });
   }
 
   cancel(): void {
@@ -344,6 +358,7 @@ export class ChatController {
     this.permissions.dispose();
     this.requests.dispose();
     this.mcpRequests?.dispose();
+    this.loopRequests.dispose();
     this.book.dispose();
     this.views.clear();
     this.runtime?.interruptAll();

@@ -3,7 +3,8 @@ import type { ProcessActivity } from '../core/agents/processActivity';
 import type { WorkerPool } from '../core/workers/pool';
 import type { AppLifetime } from '../core/machines/appSession/appLifetime';
 import { AgentsTreeProvider } from './agentsView';
-import { startLoop } from './loopCommand';
+import { attentionToTell } from './attention';
+import { WindowLoops } from './loops/windowLoops';
 import { ChatController } from './chatController';
 import { ChatPanels } from './chatPanel';
 import { ChatViewProvider } from './chatViewProvider';
@@ -54,6 +55,13 @@ export function activate(context: vscode.ExtensionContext): void {
   // One MCP hub per window, owned here and shared by every task; its servers end with the window.
   const mcp = vscodeMcpService(context, log);
   context.subscriptions.push({ dispose: () => void mcp.dispose() });
+  const loops: WindowLoops = new WindowLoops({
+    log,
+    taskHost: (): ReturnType<ChatController['loopHost']> => controller.loopHost(),
+    feed: () => activity?.feed,
+    showPage: (name) => showLoopPage(name),
+  });
+  context.subscriptions.push(loops);
   const controller = new ChatController({
     log,
     loadRuntime: async (asker) => {
@@ -61,9 +69,20 @@ export function activate(context: vscode.ExtensionContext): void {
       return loadTaskRuntime(context, log, asker, hub && !hub.empty ? hub : undefined, (a) => {
         activity = a;
         agents.attach(a.board);
+        // A task or sub-agent waiting for an answer that no visible chat shows gets one notification.
+        const told = new Map<string, number>();
+        const off = a.board.subscribe(() => {
+          for (const r of attentionToTell(a.board.rows(), told, controller.visibleTaskId())) {
+            void vscode.window.showInformationMessage(`Keel: "${r.title}" needs your answer.`, 'Show').then((choice) => {
+              if (choice === 'Show') void vscode.commands.executeCommand('keel.agents.open', r.id);
+            });
+          }
+        });
+        context.subscriptions.push({ dispose: off });
       }, (p) => (pool = p));
     },
     mcp,
+    loops,
     providerConfig: (mode) => readProviderConfig(context.secrets, mode),
     chatConfig: readChatConfig,
     permissionMode: readPermissionMode,
@@ -103,8 +122,14 @@ export function activate(context: vscode.ExtensionContext): void {
   context.subscriptions.push(panels, vscode.window.registerWebviewPanelSerializer(ChatPanels.viewType, panels));
 
   registerCommands({ context, controller, panels, output, log });
+  // The loop page shows in the chat the person sees: the editor tab when it is active, else the side bar.
+  const showLoopPage = async (name?: string) => {
+    if (!panels.isActive) await vscode.commands.executeCommand(`${ChatViewProvider.viewType}.focus`);
+    controller.navigate('loop', name);
+  };
   context.subscriptions.push(
-    vscode.commands.registerCommand('keel.startLoop', () => startLoop(controller, () => activity, log)),
+    vscode.commands.registerCommand('keel.startLoop', () => loops.start()),
+    vscode.commands.registerCommand('keel.showLoop', (name: unknown) => loops.show(typeof name === 'string' ? name : undefined)),
     vscode.commands.registerCommand('keel.showWorkers', () => showWorkers(pool, (taskId) => vscode.commands.executeCommand('keel.agents.open', taskId))),
     vscode.commands.registerCommand('keel.agents.open', async (taskId: unknown) => {
       if (typeof taskId !== 'string') return;
@@ -121,6 +146,8 @@ export function activate(context: vscode.ExtensionContext): void {
   );
 
   app.start();
+  // After activation (which reads no files): loops a reload cut off are offered to continue.
+  setTimeout(() => void loops.offerInterrupted(), 0);
 
   log.info(`activate() took ${(performance.now() - started).toFixed(1)} ms`);
 }

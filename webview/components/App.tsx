@@ -3,6 +3,7 @@ import type { Page, PermissionMode } from '../../src/shared/protocol/chatMessage
 import type { FromWebviewMessage } from '../../src/shared/protocol/fromWebview';
 import { isBusy } from '../format';
 import { HistoryPage } from '../pages/HistoryPage';
+import { LoopPage } from '../pages/LoopPage';
 import { SettingsPage } from '../pages/SettingsPage';
 import { StoredTaskBanner } from '../pages/StoredTaskBanner';
 import type { ChatStore } from '../store';
@@ -119,6 +120,19 @@ export function App({ store, post, initialDraft = '', persist }: AppProps) {
             store.settingsResult.value = null;
           }}
           mcp={store.mcp.value}
+        />
+      ) : page === 'loop' ? (
+        <LoopPage
+          state={store.loops.value}
+          selected={store.loopSelected.value}
+          onSelect={(name) => {
+            store.loopSelected.value = name;
+          }}
+          post={post}
+          onOpenTask={(taskId) => {
+            actions.setPage('chat');
+            post({ type: 'openTask', taskId });
+          }}
         />
       ) : transcript ? (
         <>

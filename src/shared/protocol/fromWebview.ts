@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { alwaysAllowSchema, exportFormatSchema, permissionChoiceSchema, permissionModeSchema, providerIdSchema } from './chatMessages';
+import { LOOP_ACTIONS, loopNameSchema } from './loopMessages';
 import { MCP_ACTIONS } from './mcpMessages';
 import type { ParseResult } from './toWebview';
 
@@ -89,6 +90,18 @@ export const setApiKeyMessageSchema = z.object({
 export const getMcpStatusMessageSchema = z.object({ type: z.literal('getMcpStatus') });
 export const mcpActionMessageSchema = z.object({ type: z.literal('mcpAction'), action: z.enum(MCP_ACTIONS), server: z.string().min(1).max(64) });
 
+/**
+ * Loop page: read the workspace's loops (and follow them); act on one loop. `restore` names the
+ * checkpoint's commit (the host checks it is one of that loop's iterations and asks to confirm).
+ */
+export const getLoopsMessageSchema = z.object({ type: z.literal('getLoops') });
+export const loopActionMessageSchema = z.object({
+  type: z.literal('loopAction'),
+  action: z.enum(LOOP_ACTIONS),
+  name: loopNameSchema,
+  commit: z.string().regex(/^[0-9a-f]{40,64}$/, 'not a commit id').optional(),
+});
+
 export const fromWebviewMessageSchema = z.discriminatedUnion('type', [
   readyMessageSchema,
   promptMessageSchema,
@@ -114,6 +127,8 @@ export const fromWebviewMessageSchema = z.discriminatedUnion('type', [
   setApiKeyMessageSchema,
   getMcpStatusMessageSchema,
   mcpActionMessageSchema,
+  getLoopsMessageSchema,
+  loopActionMessageSchema,
 ]);
 
 export type ReadyMessage = z.infer<typeof readyMessageSchema>;
@@ -122,6 +137,7 @@ export type OpenLinkMessage = z.infer<typeof openLinkMessageSchema>;
 export type PermissionAnswerMessage = z.infer<typeof permissionAnswerMessageSchema>;
 export type SaveSettingsMessage = z.infer<typeof saveSettingsMessageSchema>;
 export type McpActionMessage = z.infer<typeof mcpActionMessageSchema>;
+export type LoopActionMessage = z.infer<typeof loopActionMessageSchema>;
 export type FromWebviewMessage = z.infer<typeof fromWebviewMessageSchema>;
 export type FromWebviewType = FromWebviewMessage['type'];
 

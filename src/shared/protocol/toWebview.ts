@@ -11,6 +11,7 @@ import {
   transcriptMetaSchema,
 } from './chatMessages';
 import { taskEventSchema, taskTranscriptSchema } from './domainSchemas';
+import { loopNameSchema, loopsStateSchema } from './loopMessages';
 import { mcpStatusSchema } from './mcpMessages';
 
 export { PERMISSION_MODES, PROVIDER_IDS } from './chatMessages';
@@ -124,8 +125,11 @@ export const commandResultsMessageSchema = z.object({
 /** The MCP servers and their live state (answers `getMcpStatus`, then follows every change). */
 export const mcpStatusMessageSchema = z.object({ type: z.literal('mcpStatus'), seq, status: mcpStatusSchema });
 
-/** Show a page (e.g. "Keel: Show History" from the palette). */
-export const navigateMessageSchema = z.object({ type: z.literal('navigate'), seq, page: pageSchema });
+/** Show a page (e.g. "Keel: Show History" from the palette); on the loop page, `loop` selects that loop. */
+export const navigateMessageSchema = z.object({ type: z.literal('navigate'), seq, page: pageSchema, loop: loopNameSchema.optional() });
+
+/** The workspace's loops (answers `getLoops`, then follows every change while the page is shown). */
+export const loopsMessageSchema = z.object({ type: z.literal('loops'), seq, state: loopsStateSchema });
 
 /** Something the user should read that is not an error (e.g. "Resume is not available yet"). */
 export const noticeMessageSchema = z.object({ type: z.literal('notice'), seq, message: z.string() });
@@ -145,6 +149,7 @@ export const toWebviewMessageSchema = z.discriminatedUnion('type', [
   navigateMessageSchema,
   noticeMessageSchema,
   mcpStatusMessageSchema,
+  loopsMessageSchema,
 ]);
 
 export type SnapshotMessage = z.infer<typeof snapshotMessageSchema>;
@@ -168,6 +173,7 @@ export const COVERED_BY_SNAPSHOT: ReadonlySet<ToWebviewType> = new Set<ToWebview
   'mentionResults',
   'commandResults',
   'mcpStatus',
+  'loops',
 ]);
 
 /** A host->webview message before the outbox numbers it. */

@@ -1,12 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { agentItems } from '../../../src/extension/agentsRows';
+import { agentItems, rowsSignature } from '../../../src/extension/agentsRows';
 import type { AgentRow } from '../../../src/shared/domain/agents';
 
 /** The Agents tree's items from the board's rows: hierarchy, status words, figures, what a click opens. */
 const row = (over: Partial<AgentRow> & Pick<AgentRow, 'id'>): AgentRow => ({ kind: 'task', title: over.id, status: 'working', startedAt: 0, since: 0, tokens: 0, costUsd: 0, ...over });
 
 describe('agentItems', () => {
-  it('puts sub-agents under their task and iterations under their loop; a loop opens no chat', () => {
+  it('puts sub-agents under their task and iterations under their loop; a loop opens its loop page, not a chat', () => {
     const items = agentItems(
       [
         row({ id: 'loop:port', kind: 'loop', title: 'port' }),
@@ -21,6 +21,8 @@ describe('agentItems', () => {
       ['fix the tests', ['search']],
     ]);
     expect(items[0]!.taskId).toBeUndefined();
+    expect(items[0]!.loopName).toBe('port');
+    expect(items[1]!.loopName).toBeUndefined();
     expect(items[0]!.children[0]!.taskId).toBe('t1');
     expect(items[1]).toMatchObject({ taskId: 't2', description: 'needs you (permission) · 2m 5s · 12.3k tok · $0.03', icon: 'bell-dot' });
     expect(items[1]!.children[0]).toMatchObject({ description: 'done · 2m 5s · 0 tok · $0.00', icon: 'check' });
@@ -28,5 +30,13 @@ describe('agentItems', () => {
 
   it('keeps a row whose parent is gone at the top level', () => {
     expect(agentItems([row({ id: 's', kind: 'subagent', parentId: 'gone' })], 0).map((i) => i.id)).toEqual(['s']);
+  });
+
+  it('the tree refreshes only for what it shows: a status, a title, tokens; not the time of an event', () => {
+    const base = [row({ id: 't1', status: 'working', since: 1 })];
+    expect(rowsSignature([row({ id: 't1', status: 'working', since: 2 })])).toBe(rowsSignature(base));
+    expect(rowsSignature([row({ id: 't1', status: 'attention', attention: 'permission', since: 2 })])).not.toBe(rowsSignature(base));
+    expect(rowsSignature([row({ id: 't1', status: 'working', tokens: 10 })])).not.toBe(rowsSignature(base));
+    expect(rowsSignature([...base, row({ id: 't2' })])).not.toBe(rowsSignature(base));
   });
 });
