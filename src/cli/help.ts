@@ -1,7 +1,7 @@
 import { DEFAULT_MODELS } from '../shared/domain/models';
 import { PERMISSION_MODES } from '../shared/domain/permissionModes';
 
-export const VERSION = '0.1.0';
+export { KEEL_VERSION as VERSION } from '../shared/version';
 
 export const HELP = `keel — a coding agent whose every behaviour is an explicit state machine
 

@@ -1,5 +1,5 @@
 import { createActor, type Actor } from 'xstate';
-import { isViewEvent, type TaskEvent } from '../../shared/domain/events';
+import type { TaskEvent } from '../../shared/domain/events';
 import type { ConversationMessage, Usage } from '../../shared/domain/messages';
 import type { PermissionMode } from '../../shared/domain/permissionModes';
 import { TaskHookPoints } from '../hooks/taskHooks';
@@ -414,10 +414,9 @@ export class LiveTask implements TaskHandle, PermissionParent {
     }
     // The log first: what listeners saw is never ahead of what was recorded.
     this.recorder?.record(event);
-    if (isViewEvent(event)) {
-      const parent = this.parentId ? { parentId: this.parentId } : {};
-      this.runtime.services().options.feed?.publish({ kind: 'task', at: Date.now(), event, ...parent, title: this.transcriptState.title });
-    }
+    // Then the process's event bus: every event, log-only ones too (activity listeners take the view ones).
+    const parent = this.parentId ? { parentId: this.parentId } : {};
+    this.runtime.services().options.feed?.publishTask(event, { ...parent, title: this.transcriptState.title });
     this.transcriptState = applyTaskEvent(this.transcriptState, event);
     for (const l of this.listeners) {
       try {
