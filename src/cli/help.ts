@@ -25,6 +25,7 @@ Usage:
   keel loop "<goal>" [loop options] [run options]
                                     run a goal as a judged loop of fresh tasks (docs/loop.md)
   keel status [--json] [--follow]   live tasks, sub-agents and loops of every Keel process
+  keel events --follow              the live event bus of every Keel process, as NDJSON
   keel hooks list|approve|revoke [--workspace DIR] [--json]
                                     a workspace's hooks and their approval (docs/hooks.md)
   keel --help | --version
@@ -89,6 +90,18 @@ elapsed time, tokens and cost. Each process publishes on <keel home>/run/<pid>.s
   --json     one JSON object: {"agents": [...], "summary": "2 working · 1 needs you"}
   --follow   print every line the processes publish (NDJSON: hook events, task and loop
              events, board changes) until interrupted
+`;
+
+export const EVENTS_HELP = `Usage: keel events --follow [--storage DIR]
+Prints the live event bus of every Keel process using this storage (keel run, keel loop,
+keel batch; a VS Code window with --storage set to the extension's storage) as NDJSON, one event a
+line with the pid it came from, until interrupted; processes that start later are joined. Kinds:
+AppStarted, AppShutdown, SessionCreated, SessionStateChanged, ToolEventReceived, MemoryHit,
+GatekeeperDecision, SessionCompleted, SessionFailed, TaskEvent, HookEvent, LoopEvent, and Lagged
+(this reader fell behind and missed N events; it never slows the process). Each process listens on
+<storage>/events/<pid>.sock (0600, in a 0700 folder); <storage> is --storage DIR, else
+$KEEL_HOME, else ~/.keel.
+  --follow   required: the bus is live only (stored events: keel tasks show ID)
 `;
 
 export const LOOP_HELP = `Usage: keel loop "<goal>" [--max-iterations N] [--promise TEXT] [--stop-word WORD]

@@ -40,6 +40,8 @@ async function main(argv: string[]): Promise<number> {
       return (await import('./hooks')).hooksCommand(rest);
     case 'status':
       return (await import('./status')).statusCommand(rest);
+    case 'events':
+      return (await import('./events')).eventsCommand(rest);
     case 'batch':
       return (await import('./batch')).batchCommand(rest);
     case 'worker':
