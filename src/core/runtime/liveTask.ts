@@ -1,5 +1,6 @@
 import { createActor, type Actor } from 'xstate';
 import type { TaskEvent } from '../../shared/domain/events';
+import { costUsd } from '../providers/pricing';
 import type { ConversationMessage, Usage } from '../../shared/domain/messages';
 import type { PermissionMode } from '../../shared/domain/permissionModes';
 import { TaskHookPoints } from '../hooks/taskHooks';
@@ -157,6 +158,8 @@ export class LiveTask implements TaskHandle, PermissionParent {
       model: () => this.actor.getSnapshot().context.model,
       conversation: () => this.actor.getSnapshot().context.messages,
       publish: (e) => this.emit(e),
+      // Priced at the model the call used; the task machine owns the totals.
+      charge: (usage) => this.actor.send({ type: 'CHARGE', usage, costUsd: costUsd(this.actor.getSnapshot().context.model, usage) }),
       log: (level, message) => runtime.log(level, message),
     });
     const machine = wireTaskMachine({
