@@ -31,7 +31,7 @@ describe('ProcessActivity: one event bus', () => {
     activity.feed.publishTask({ type: 'task', taskId, state: 'running' }, { title: 'fix it' });
     await new Promise<void>((r) => setImmediate(r)); // the slow subscriber takes its first event and sticks
     // A log-only event goes over the bus too, but activity listeners get only view events.
-    activity.feed.publishTask({ type: 'message', taskId, message: { role: 'user', content: 'fix it' } });
+    activity.feed.publishTask({ type: 'message', taskId, message: { role: 'user', content: [{ type: 'text', text: 'fix it' }] } });
     for (let i = 0; i < 50; i++) activity.feed.publishTask({ type: 'turn', taskId, state: i % 2 ? 'streaming' : 'waiting', turn: 1 });
     activity.feed.publishTask({ type: 'done', taskId, status: 'completed', stopReason: 'end_turn' });
 
