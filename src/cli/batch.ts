@@ -101,7 +101,7 @@ export async function batchCommand(argv: string[]): Promise<number> {
     stopWatching?.();
     unhandle();
     for (const u of unsubscribes) u();
-    cli.dispose();
+    await cli.dispose();
     await runtime.shutdownWorkers();
   }
 }

@@ -21,7 +21,8 @@ import { describe } from './hooks';
 export interface CliRuntime {
   runtime: TaskRuntime;
   activity: ProcessActivity;
-  dispose(): void;
+  /** Ends the runtime, then the activity (its bus's `AppShutdown` reaches `keel events` readers first). */
+  dispose(): Promise<void>;
 }
 
 export async function createCliRuntime(args: RunArgs, ownerLabel: string, mcp?: McpToolSource): Promise<CliRuntime> {
@@ -44,6 +45,9 @@ export async function createCliRuntime(args: RunArgs, ownerLabel: string, mcp?: 
   const activity = new ProcessActivity({
     workspace: args.workspace,
     keelHome,
+    // The bus socket (`keel events --follow --storage DIR`) lives beside the tasks.
+    storage: args.storage,
+    label: ownerLabel,
     environment: () => late.runtime?.secrets.environment() ?? {},
     log,
     onUnapproved: (hooks) => {
@@ -79,7 +83,7 @@ export async function createCliRuntime(args: RunArgs, ownerLabel: string, mcp?: 
     activity,
     dispose: () => {
       runtime.dispose();
-      activity.dispose();
+      return activity.dispose();
     },
   };
 }

@@ -1,7 +1,7 @@
 import { DEFAULT_MODELS } from '../shared/domain/models';
 import { PERMISSION_MODES } from '../shared/domain/permissionModes';
 
-export const VERSION = '0.1.0';
+export { KEEL_VERSION as VERSION } from '../shared/version';
 
 export const HELP = `keel — a coding agent whose every behaviour is an explicit state machine
 
@@ -27,6 +27,7 @@ Usage:
                                     run a goal as a judged loop of fresh tasks (docs/loop.md)
   keel status [--json] [--follow]   live tasks, sub-agents and loops of every Keel process
   keel workers [--json]             the worker pools of every Keel process and their workers
+  keel events --follow              the live event bus of every Keel process, as NDJSON
   keel hooks list|approve|revoke [--workspace DIR] [--json]
                                     a workspace's hooks and their approval (docs/hooks.md)
   keel --help | --version
@@ -99,6 +100,18 @@ Lists the worker pools of the Keel processes of this user that run tasks on work
 size, and each worker's state, pid, task, uptime, queries processed and memory (from its last
 health answer). Each process publishes its pool on <keel home>/run/<pid>.sock.
   --json     one JSON object: {"pools": [{"owner", "ownerPid", "state", "max", "workers": [...]}]}
+`;
+
+export const EVENTS_HELP = `Usage: keel events --follow [--storage DIR]
+Prints the live event bus of every Keel process using this storage (keel run, keel loop,
+keel batch; a VS Code window with --storage set to the extension's storage) as NDJSON, one event a
+line with the pid it came from, until interrupted; processes that start later are joined. Kinds:
+AppStarted, AppShutdown, SessionCreated, SessionStateChanged, ToolEventReceived, MemoryHit,
+GatekeeperDecision, SessionCompleted, SessionFailed, TaskEvent, HookEvent, LoopEvent, and Lagged
+(this reader fell behind and missed N events; it never slows the process). Each process listens on
+<storage>/events/<pid>.sock (0600, in a 0700 folder); <storage> is --storage DIR, else
+$KEEL_HOME, else ~/.keel.
+  --follow   required: the bus is live only (stored events: keel tasks show ID)
 `;
 
 export const LOOP_HELP = `Usage: keel loop "<goal>" [--max-iterations N] [--promise TEXT] [--stop-word WORD]

@@ -149,7 +149,7 @@ export async function loopCommand(argv: string[]): Promise<number> {
           checkpoints: args.checkpoints,
         });
   } catch (err) {
-    cli.dispose();
+    await cli.dispose();
     process.stderr.write(`keel loop: ${(err as Error).message}\n`);
     return 1;
   }
@@ -189,7 +189,7 @@ export async function loopCommand(argv: string[]): Promise<number> {
     unhandle();
     for (const u of unsubscribers) u();
     runner.dispose();
-    cli.dispose();
+    await cli.dispose();
   }
 }
 

@@ -41,6 +41,8 @@ async function main(argv: string[]): Promise<number> {
       return (await import('./status')).statusCommand(rest);
     case 'workers':
       return (await import('./workers')).workersCommand(rest);
+    case 'events':
+      return (await import('./events')).eventsCommand(rest);
     case 'batch':
       return (await import('./batch')).batchCommand(rest);
     case 'worker':

@@ -41,9 +41,9 @@ export async function runCommand(argv: string[], options: { inspect?(event: Insp
       save: () => {
         // Whatever has not settled (a signal stopped it) is recorded as interrupted, then the logs close.
         interrupted = cli?.runtime.interruptAll() ?? [];
-        cli?.dispose();
+        const activityClosed = cli?.dispose();
         // The MCP servers end after the task that used them (their processes stopped, sessions closed).
-        return mcpHub?.dispose();
+        return Promise.all([activityClosed, mcpHub?.dispose()]).then(() => undefined);
       },
     },
     { provider: 'anthropic', ...(options.inspect ? { inspect: options.inspect } : {}) },

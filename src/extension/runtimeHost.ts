@@ -59,7 +59,7 @@ export async function loadTaskRuntime(
   const passEnv = passEnvOf(vscode.workspace.getConfiguration('keel').inspect('tools.passEnv'));
   for (const p of passEnv.problems) log.warn(p);
   const secrets = await toolSecrets(passEnv.names, Object.values(SECRET_KEYS).map((k) => Promise.resolve(context.secrets.get(k))));
-  const activity = await startActivity(context, log, folder.uri.fsPath, () => secrets.environment());
+  const activity = await startActivity(context, log, folder.uri.fsPath, storageDir, () => secrets.environment());
   onActivity?.(activity);
   // keel.workers.max > 0: each task's turn loop runs in a worker process (docs/workers.md), on the
   // extension host's own binary acting as Node (ELECTRON_RUN_AS_NODE), from the bundled CLI.
@@ -115,13 +115,16 @@ export async function loadTaskRuntime(
  * first time one would run, a notification offers to review them (a modal lists each command).
  * The status bar says "2 working · 1 needs you" while something works or waits for the person.
  */
-async function startActivity(context: vscode.ExtensionContext, log: Logger, workspace: string, environment: () => NodeJS.ProcessEnv) {
+async function startActivity(context: vscode.ExtensionContext, log: Logger, workspace: string, storage: string, environment: () => NodeJS.ProcessEnv) {
   const { ProcessActivity } = await import('../core/agents/processActivity');
   const { statusSummary } = await import('../shared/domain/agents');
   let reviewing = false;
   const activity = new ProcessActivity({
     workspace,
     keelHome: process.env.KEEL_HOME || join(homedir(), '.keel'),
+    // `keel events --follow --storage <the extension's global storage>` reads this window's bus.
+    storage,
+    label: `VS Code window ${process.pid}`,
     environment,
     log: (level, message) => (level === 'error' ? log.error(message) : level === 'warn' ? log.warn(message) : log.info(message)),
     onUnapproved: (hooks) => {
@@ -141,7 +144,7 @@ async function startActivity(context: vscode.ExtensionContext, log: Logger, work
     else bar.hide();
   };
   const unsubscribe = activity.board.subscribe(update);
-  context.subscriptions.push(bar, { dispose: () => (unsubscribe(), activity.dispose()) });
+  context.subscriptions.push(bar, { dispose: () => (unsubscribe(), void activity.dispose('window closed')) });
   return activity;
 }
 

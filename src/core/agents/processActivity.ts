@@ -1,3 +1,7 @@
+import { KEEL_VERSION } from '../../shared/version';
+import { BusSocketServer } from '../events/busSocket';
+import type { BusSubscription } from '../events/eventBus';
+import { MetricsCollector } from '../events/metrics';
 import { ActivityFeed } from '../hooks/feed';
 import { HookRunner } from '../hooks/runner';
 import type { ConfiguredHook } from '../hooks/types';
@@ -6,14 +10,20 @@ import { StatusPublisher, type PoolSource } from './statusSocket';
 
 /**
  * What one Keel process (a `keel run`, a `keel loop`, a VS Code window) sets up once for its
- * tasks: the activity feed, the hook runner whose every event goes on the feed, the status board
- * fed by it, and the status socket publishing both (`keel status`). Give `hooks` and `feed` to the
- * TaskRuntime; call `start` to open the socket and `dispose` at the end.
+ * tasks: its one event bus (`feed.bus`, src/core/events) and the activity view of it (`feed`),
+ * the hook runner whose every event goes on the bus, the status board fed by it, the status
+ * socket (`keel status`), the bus socket (`keel events --follow`), a metrics collector and a
+ * logger of what goes wrong. Give `hooks` and `feed` to the TaskRuntime; call `start` to open the
+ * sockets (the bus's `AppStarted`) and `dispose` at the end (its `AppShutdown`).
  */
 export interface ProcessActivityOptions {
   workspace: string;
   /** Keel's home: hook approvals and the status sockets live there. */
   keelHome: string;
+  /** The task storage whose `events/` folder `keel events --follow --storage` reads; no bus socket without it. */
+  storage?: string;
+  /** Names the host on the bus ("keel run", "VS Code window"). */
+  label?: string;
   /** Home of the user settings file (tests). Default: the OS home. */
   home?: string;
   /** The environment of tool processes, which hooks get too (no provider keys). */
@@ -27,9 +37,14 @@ export class ProcessActivity {
   readonly hooks: HookRunner;
   readonly board: StatusBoard;
   private readonly publisher: StatusPublisher;
+  readonly metrics = new MetricsCollector();
   private readonly stopObserving: () => void;
+  private readonly logger: BusSubscription;
+  private busSocket: BusSocketServer | null = null;
+  private readonly label: string;
 
-  constructor(opts: ProcessActivityOptions) {
+  constructor(private readonly opts: ProcessActivityOptions) {
+    this.label = opts.label ?? 'keel';
     this.feed = new ActivityFeed((m) => opts.log('warn', m));
     this.hooks = new HookRunner({
       workspace: opts.workspace,
@@ -48,10 +63,32 @@ export class ProcessActivity {
       onAgentsChanged: (l) => this.board.subscribe(l),
       log: opts.log,
     });
+    this.metrics.attach(this.feed.bus);
+    // The logger: a queued subscriber (it may fall behind; it says so) for what a person should hear of.
+    this.logger = this.feed.bus.subscribe(
+      (d) => {
+        if (d.kind === 'Lagged') opts.log('warn', `event logger missed ${d.missed} events`);
+        else if (d.kind === 'GatekeeperDecision' && d.decision === 'rejected') opts.log('info', `gatekeeper rejected a lesson of ${d.taskId} (${d.rule})`);
+        else if (d.kind === 'SessionFailed') opts.log('info', `task ${d.taskId} ${d.status}${d.error ? `: ${d.error.message}` : ''}`);
+      },
+      { name: 'logger', filter: (e) => e.kind === 'SessionFailed' || e.kind === 'GatekeeperDecision' },
+    );
   }
 
-  /** Opens the status socket; false (logged) when it cannot: Keel works on without it. */
-  start(): Promise<boolean> {
+  /**
+   * Publishes `AppStarted`, opens the bus socket (with `storage`) and the status socket. False
+   * (logged) when the status socket cannot open; a bus socket that cannot is logged: Keel works on
+   * without either.
+   */
+  async start(): Promise<boolean> {
+    const hello = this.feed.bus.publish({ kind: 'AppStarted', host: this.label, pid: process.pid, version: KEEL_VERSION });
+    if (this.opts.storage) {
+      try {
+        this.busSocket = await BusSocketServer.start(this.feed.bus, { storage: this.opts.storage, label: this.label, hello });
+      } catch (err) {
+        this.opts.log('warn', `event bus socket: ${(err as Error).message}`);
+      }
+    }
     return this.publisher.start();
   }
 
@@ -60,9 +97,18 @@ export class ProcessActivity {
     this.publisher.publishPool(pool);
   }
 
-  dispose(): void {
+  /** Publishes `AppShutdown`, lets bus readers take it, closes the sockets. */
+  dispose(reason = 'exit'): Promise<void> {
+    this.feed.bus.publish({ kind: 'AppShutdown', host: this.label, pid: process.pid, reason });
     this.publisher.close();
     this.stopObserving();
     this.board.dispose();
+    const closing = this.busSocket?.close() ?? Promise.resolve();
+    this.busSocket = null;
+    return closing.finally(() => {
+      this.logger.unsubscribe();
+      this.metrics.detach();
+      this.feed.bus.close();
+    });
   }
 }

@@ -60,9 +60,12 @@ export class EventBus {
 
   constructor(private readonly options: { onError?: (subscriber: string, err: unknown) => void; now?: () => number } = {}) {}
 
-  /** Numbers, times and delivers one event; returns it as subscribers see it. A closed bus drops it (seq 0). */
-  publish(init: BusEventInit): BusEvent {
-    const event = { ...init, seq: this.closed ? 0 : ++this.seq, at: (this.options.now ?? Date.now)() } as BusEvent;
+  /**
+   * Numbers, times and delivers one event; returns it as subscribers see it. A closed bus drops it
+   * (seq 0). `at`: when it happened, when the publisher knows better than now.
+   */
+  publish(init: BusEventInit, at?: number): BusEvent {
+    const event = { ...init, seq: this.closed ? 0 : ++this.seq, at: at ?? (this.options.now ?? Date.now)() } as BusEvent;
     if (this.closed) return event;
     for (const o of this.inline) {
       if (o.filter && !o.filter(event)) continue;

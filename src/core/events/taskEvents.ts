@@ -8,9 +8,9 @@ import type { BusEventInit } from './types';
  * (`ToolEventReceived`), the end of a run (`SessionCompleted` / `SessionFailed`), a run phase,
  * the memories a run used and the gatekeeper's decision. Pure.
  */
-export function busEventsOf(event: TaskEvent): BusEventInit[] {
+export function busEventsOf(event: TaskEvent, origin: { parentId?: string; title?: string } = {}): BusEventInit[] {
   const taskId = event.taskId;
-  const out: BusEventInit[] = [{ kind: 'TaskEvent', taskId, event }];
+  const out: BusEventInit[] = [{ kind: 'TaskEvent', taskId, event, ...origin }];
   switch (event.type) {
     case 'task':
       out.push({ kind: 'SessionStateChanged', taskId, machine: 'task', state: event.state });
@@ -48,6 +48,6 @@ export function busEventsOf(event: TaskEvent): BusEventInit[] {
 }
 
 /** Publishes a task event and what it implies, in that order (see `busEventsOf`). */
-export function publishTaskEvent(bus: EventBus, event: TaskEvent): void {
-  for (const e of busEventsOf(event)) bus.publish(e);
+export function publishTaskEvent(bus: EventBus, event: TaskEvent, origin: { parentId?: string; title?: string } = {}): void {
+  for (const e of busEventsOf(event, origin)) bus.publish(e);
 }

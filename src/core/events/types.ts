@@ -1,4 +1,6 @@
 import type { TaskEvent } from '../../shared/domain/events';
+import type { LoopEvent } from '../../shared/domain/loop';
+import type { HookInput } from '../hooks/types';
 
 /**
  * The kinds of event on a process's event bus (src/core/events/eventBus.ts). Everything that
@@ -40,8 +42,15 @@ export type BusEventInit =
   | { kind: 'SessionCompleted'; taskId: string; stopReason: string | null }
   /** A run ended otherwise: failed (waiting for the user), aborted (cancelled) or interrupted. */
   | { kind: 'SessionFailed'; taskId: string; status: 'failed' | 'aborted' | 'interrupted'; error?: { code: string; message: string } }
-  /** One task event exactly as the task published it (what the store writer and the views fold). */
-  | { kind: 'TaskEvent'; taskId: string; event: TaskEvent };
+  /**
+   * One task event exactly as the task published it (what the views fold), after the store
+   * recorded it. `parentId`: the task that started it (a sub-agent); `title`: the task's title then.
+   */
+  | { kind: 'TaskEvent'; taskId: string; event: TaskEvent; parentId?: string; title?: string }
+  /** A hook event as Keel fires it (whether or not a hook is configured for it). */
+  | { kind: 'HookEvent'; input: HookInput }
+  /** An event of a loop (`keel loop`, the loop command). */
+  | { kind: 'LoopEvent'; event: LoopEvent };
 
 export type BusEventKind = BusEventInit['kind'];
 

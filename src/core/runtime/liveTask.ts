@@ -1,5 +1,6 @@
 import { createActor, type Actor } from 'xstate';
-import { isViewEvent, type TaskEvent } from '../../shared/domain/events';
+import type { TaskEvent } from '../../shared/domain/events';
+import { costUsd } from '../providers/pricing';
 import type { ConversationMessage, Usage } from '../../shared/domain/messages';
 import type { PermissionMode } from '../../shared/domain/permissionModes';
 import { TaskHookPoints } from '../hooks/taskHooks';
@@ -157,6 +158,8 @@ export class LiveTask implements TaskHandle, PermissionParent {
       model: () => this.actor.getSnapshot().context.model,
       conversation: () => this.actor.getSnapshot().context.messages,
       publish: (e) => this.emit(e),
+      // Priced at the model the call used; the task machine owns the totals.
+      charge: (usage) => this.actor.send({ type: 'CHARGE', usage, costUsd: costUsd(this.actor.getSnapshot().context.model, usage) }),
       log: (level, message) => runtime.log(level, message),
     });
     const machine = wireTaskMachine({
@@ -414,10 +417,9 @@ export class LiveTask implements TaskHandle, PermissionParent {
     }
     // The log first: what listeners saw is never ahead of what was recorded.
     this.recorder?.record(event);
-    if (isViewEvent(event)) {
-      const parent = this.parentId ? { parentId: this.parentId } : {};
-      this.runtime.services().options.feed?.publish({ kind: 'task', at: Date.now(), event, ...parent, title: this.transcriptState.title });
-    }
+    // Then the process's event bus: every event, log-only ones too (activity listeners take the view ones).
+    const parent = this.parentId ? { parentId: this.parentId } : {};
+    this.runtime.services().options.feed?.publishTask(event, { ...parent, title: this.transcriptState.title });
     this.transcriptState = applyTaskEvent(this.transcriptState, event);
     for (const l of this.listeners) {
       try {

@@ -1,7 +1,7 @@
 import { createActor, fromPromise, type Actor } from 'xstate';
 import type { KeelError } from '../../shared/domain/errors';
 import type { TaskEvent } from '../../shared/domain/events';
-import type { ConversationMessage } from '../../shared/domain/messages';
+import type { ConversationMessage, Usage } from '../../shared/domain/messages';
 import { loadInstructions } from '../context/instructions';
 import { taskLockKey, type LockManager } from '../locks/lockManager';
 import { runPhasesMachine, type GatekeeperVerdict, type RunPhasesContext } from '../machines/runPhases/runPhases.machine';
@@ -43,6 +43,8 @@ export interface RunPhaseServices {
   /** The task's conversation now (the gatekeeper's digest reads the run's part of it). */
   conversation(): ConversationMessage[];
   publish(event: TaskEvent): void;
+  /** The lesson call's tokens: the task machine adds them (and their price) to the task's usage and cost. */
+  charge(usage: Usage): void;
   log(level: 'info' | 'warn' | 'error', message: string): void;
 }
 
@@ -243,6 +245,9 @@ export class RunPhases {
       if (signal.aborted) throw err;
       return noLesson(`the lesson call did not finish: ${(err as Error).message}`);
     }
+    // What the call used counts whatever it answered (a failed call counts what the server reported).
+    const u = answer.usage;
+    if (u.inputTokens + u.outputTokens + u.cacheReadTokens + u.cacheWriteTokens > 0) s.charge(u);
     if (!answer.lesson) return noLesson(answer.none ?? 'no lesson');
     const similar = memory!.index.similarCandidates(`${answer.lesson.title}\n${answer.lesson.body}`);
     return judgeLesson(answer.lesson, similar, s.secrets.values());

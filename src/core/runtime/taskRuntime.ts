@@ -93,6 +93,7 @@ export class TaskRuntime {
     }
     const task = new LiveTask(id, opts, this, { title, recorder }, parent?.id, parent);
     this.tasks.set(id, task);
+    this.options.feed?.bus.publish({ kind: 'SessionCreated', taskId: id, title, resumed: false, ...(parent ? { parentId: parent.id } : {}) });
     task.start(opts.prompt);
     return task;
   }
@@ -149,6 +150,7 @@ export class TaskRuntime {
     if (opened.meta.parentId) this.log('warn', `resuming subtask ${id} on its own; its parent will not receive its answer`);
     const task = new LiveTask(id, { ...opts, prompt: opts.followUp ?? '' }, this, seedOf(opened), opened.meta.parentId);
     this.tasks.set(id, task);
+    this.options.feed?.bus.publish({ kind: 'SessionCreated', taskId: id, title: opened.meta.title, resumed: true, ...(opened.meta.parentId ? { parentId: opened.meta.parentId } : {}) });
     if (interrupted) task.resumeInterrupted(opened, opts.followUp);
     else task.continueWith(opts.followUp!.trim());
     return task;

@@ -148,4 +148,31 @@ describe('keel run: instructions files and project memory', () => {
     expect(ofType(r.events, 'instructions')).toEqual([expect.objectContaining({ files: ['~/.keel/KEEL.md', 'AGENTS.md', 'CLAUDE.md', 'docs/style.md', 'KEEL.md'] })]);
     expect(r.stderr()).toMatch(/\/etc\/passwd: not read, it is outside/);
   }, 120_000);
+
+  it('the lesson call\'s tokens and cost count in the task\'s usage and cost (stream-json, keel tasks list)', async () => {
+    // Priced model (3 $ / 15 $ per million): the turn costs 1000·3 + 100·15, the lesson call 2000·3 + 50·15 (µ$).
+    server.enqueue(
+      { blocks: [{ type: 'text', text: 'The build uses esbuild.' }], usage: { input_tokens: 1000, output_tokens: 100 } },
+      { ...lessonTurn({ title: 'The build uses esbuild', body: 'scripts/build.mjs bundles the extension with esbuild.', tags: ['build'] }), usage: { input_tokens: 2000, output_tokens: 50 } },
+    );
+    const r = await runCli(
+      ['run', 'what bundles the extension?', '--provider', 'anthropic', '--base-url', server.url, '--model', 'claude-sonnet-4-test', '--workspace', workspace, '--output-format', 'stream-json'],
+      KEY,
+      storage,
+    );
+    expect((await r.exit).code, r.stderr()).toBe(0);
+    expect(server.requests).toHaveLength(2);
+    const usage = ofType(r.events, 'usage');
+    expect(usage.map((u) => [u.inputTokens, u.outputTokens])).toEqual([
+      [1000, 100],
+      [2000, 50],
+    ]);
+    expect(usage.at(-1)!.costUsd as number).toBeCloseTo(0.00675, 8);
+    expect(usage.at(-1)!.totalCostUsd as number).toBeCloseTo(0.0045 + 0.00675, 8);
+    const list = await runCli(['tasks', 'list', '--json'], {}, storage);
+    expect((await list.exit).code, list.stderr()).toBe(0);
+    const [task] = JSON.parse(list.stdout()) as { tokens: number; cost: number }[];
+    expect(task!.tokens).toBe(1000 + 100 + 2000 + 50);
+    expect(task!.cost).toBeCloseTo(0.01125, 8);
+  }, 120_000);
 });

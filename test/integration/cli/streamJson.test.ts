@@ -86,8 +86,9 @@ describe('stream-json: the order of a run', () => {
     const sig = run.events.map(signature);
     const runStart = ['phase initializing', 'phase memorySearch', 'phase runnerStarting', 'phase runnerRunning'];
     expect(sig.slice(0, 9)).toEqual(['user_message', 'message', 'task initializing', ...runStart, 'task running', 'turn preparing']);
-    // The run's phases end after the turn loop (the gatekeeper: its lesson call gets no answer here), then `done`.
-    expect(sig.slice(-6)).toEqual(['turn done', 'task completed', 'phase gatekeeperEvaluating', 'gatekeeper skipped', 'phase completed', 'done completed']);
+    // The run's phases end after the turn loop (the gatekeeper: its lesson call, counted in the
+    // task's usage, finds no lesson here), then `done`.
+    expect(sig.slice(-7)).toEqual(['turn done', 'task completed', 'phase gatekeeperEvaluating', 'usage', 'gatekeeper skipped', 'phase completed', 'done completed']);
     expect(sig.filter((s) => s.startsWith('done'))).toHaveLength(1);
     // The tool round in between, in the order the turn machine runs it: the call is shown as its
     // input is validated, then the permission machine decides it; the run's phases follow the tools.

@@ -71,7 +71,12 @@ export type TaskMachineEvent =
   | { type: 'MARK_INTERRUPTED' }
   | { type: 'RESUME'; note: string }
   | { type: 'SUBTASK_STARTED'; toolCallId: string; description: string; prompt: string }
-  | { type: 'SUBTASK_DONE'; toolCallId: string; result: ToolResultBlock; summary: string };
+  | { type: 'SUBTASK_DONE'; toolCallId: string; result: ToolResultBlock; summary: string }
+  /**
+   * A model call of the task outside its turn loops (the gatekeeper's lesson call, after a run):
+   * its tokens and price are added to the task's, and a `usage` event tells views and the log.
+   */
+  | { type: 'CHARGE'; usage: Usage; costUsd: number };
 
 type Publish = { type: 'publish'; params: TaskEvent | null };
 
@@ -133,6 +138,13 @@ export const taskMachine = setup({
       for (const s of context.subtasks) enqueue(stopChild(subtaskActorId(s.toolCallId)));
       enqueue.assign({ subtasks: [] });
     }),
+    /** A call outside the turn loops (CHARGE): the task's totals grow, and the usage event carries the new total. */
+    charge: enqueueActions<TaskContext, TaskMachineEvent, undefined, TaskMachineEvent, never, Publish, never, never, never>(({ context, event, enqueue }) => {
+      if (event.type !== 'CHARGE') return;
+      const total = context.costUsd + event.costUsd;
+      enqueue({ type: 'publish', params: { type: 'usage', taskId: context.taskId, ...event.usage, costUsd: event.costUsd, totalCostUsd: total } });
+      enqueue.assign({ usage: addUsage(context.usage, event.usage), costUsd: total });
+    }),
     recordTurn: assign(({ context }, p: { output: TurnOutput }) => ({
       messages: p.output.messages,
       error: p.output.error,
@@ -171,6 +183,7 @@ export const taskMachine = setup({
     // A subtask result nobody is waiting for: late or duplicate. Never drives the task.
     SUBTASK_DONE: { actions: assign({ ignoredSubtaskEvents: ({ context }) => context.ignoredSubtaskEvents + 1 }) },
     SET_MODE: { actions: assign({ mode: ({ event }) => event.mode }) },
+    CHARGE: { actions: 'charge' },
   },
   states: {
     created: {
