@@ -150,8 +150,8 @@ type Normalised = Record<string, unknown>;
 /**
  * Project memory is not played back: which memories a run finds depends on the workspace's
  * `.keel/memory/` as it is now, and the gatekeeper's lesson call is not in the log. Their events
- * (and a memory write's phase) are left out of the comparison on both sides; the replay runs with
- * memory off.
+ * (and a memory write's phase, and the lesson call's usage with its share of the later running
+ * totals) are left out of the comparison on both sides; the replay runs with memory off.
  */
 const NOT_REPLAYED = new Set<TaskEvent['type']>(['instructions', 'memory', 'gatekeeper']);
 
@@ -164,7 +164,16 @@ const NOT_REPLAYED = new Set<TaskEvent['type']>(['instructions', 'memory', 'gate
 function normalised(events: TaskEvent[], recordedId: string, replayId: string): Normalised[] {
   const out: Normalised[] = [];
   const requests = new Map<string, string>();
+  // The lesson call's usage (published while the gatekeeper evaluates) is project memory's too: it
+  // is left out, and the running totals after it are compared without what it cost.
+  let inGatekeeper = false;
+  let lessonCostUsd = 0;
   for (const e of events) {
+    if (e.type === 'phase') inGatekeeper = e.phase === 'gatekeeperEvaluating';
+    if (e.type === 'usage' && inGatekeeper) {
+      lessonCostUsd += e.costUsd;
+      continue;
+    }
     if (NOT_REPLAYED.has(e.type) || (e.type === 'phase' && (e.phase === 'memoryPersisting' || e.previous === 'memoryPersisting'))) continue;
     let text = JSON.stringify(e);
     if (replayId) text = text.split(replayId).join('<task>');
@@ -173,6 +182,8 @@ function normalised(events: TaskEvent[], recordedId: string, replayId: string): 
     delete n.taskId;
     // How long a run phase took is measured, not decided by the machines.
     if (e.type === 'phase') delete n.ms;
+    // Rounded: a total that had a lesson's cost added, then taken away, differs in its last bits.
+    if (e.type === 'usage') n.totalCostUsd = Number((e.totalCostUsd - lessonCostUsd).toFixed(9));
     if (e.type === 'permission') {
       if (!requests.has(e.requestId)) requests.set(e.requestId, `request-${requests.size + 1}`);
       n.requestId = requests.get(e.requestId);

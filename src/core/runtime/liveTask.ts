@@ -202,6 +202,8 @@ export class LiveTask implements TaskHandle, PermissionParent {
         ...(seed.userMessages ? { userMessages: seed.userMessages } : {}),
         // What earlier runs cost: the task machine adds each run to it.
         ...(seed.transcript ? { usage: usageOf(seed.transcript), costUsd: seed.transcript.usage.costUsd } : {}),
+        // Run numbers go on from the log's last run (its phases, the chat header, `keel tasks show`).
+        ...(seed.transcript?.phases ? { runs: seed.transcript.phases.run } : {}),
       },
     });
     this.actor.subscribe({ error: (err) => runtime.log('error', `task ${id} machine error: ${(err as Error).message}`) });

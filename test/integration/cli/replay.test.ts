@@ -79,6 +79,25 @@ describe('keel tasks replay', () => {
     }, 60_000);
   }
 
+  it('replays a task of two runs, each followed by the lesson call whose cost the later totals include', async () => {
+    const storage = join(dir, 'two-runs');
+    const run = (...args: string[]) => runCli(['run', ...args, '--provider', 'anthropic', '--base-url', server.url, '--workspace', ws, '--output-format', 'stream-json'], { ANTHROPIC_API_KEY: 'test-key' }, storage);
+    server.enqueue({ blocks: [{ type: 'text', text: 'First answer.' }] });
+    const first = await run('first question');
+    expect((await first.exit).code, first.stderr()).toBe(0);
+    const id = readdirSync(join(storage, 'tasks')).filter((n) => !n.startsWith('.'))[0]!;
+    server.enqueue({ blocks: [{ type: 'text', text: 'Second answer.' }] });
+    const second = await run('--resume', id, 'second question');
+    expect((await second.exit).code, second.stderr()).toBe(0);
+    // Two turns and two lesson calls were charged: the second turn's total holds the first lesson's cost.
+    const usage = readFileSync(join(storage, 'tasks', id, 'events.jsonl'), 'utf8').split('\n').filter((l) => l.includes('"type":"usage"'));
+    expect(usage).toHaveLength(4);
+    const replay = await runCli(['tasks', 'replay', id], { ANTHROPIC_API_KEY: 'test-key' }, storage);
+    const replayed = await replay.exit;
+    expect(replay.stdout() + replay.stderr()).toMatch(/came out the same, in the same order/);
+    expect(replayed.code).toBe(0);
+  }, 120_000);
+
   it('shows the first diverging event of a log altered by hand, and exits 1', async () => {
     const { storage, id } = recorded.get('tool calls')!;
     const path = join(storage, 'tasks', id, 'events.jsonl');

@@ -20,6 +20,8 @@ export interface TaskInput {
   /** Tokens and cost of the runs before this actor (a task continued from its log). */
   usage?: Usage;
   costUsd?: number;
+  /** Runs before this actor (a task continued from its log): the next run is numbered after them. */
+  runs?: number;
 }
 
 /** What the runtime is told when a run starts (the `initialize` actor's input). */
@@ -175,7 +177,7 @@ export const taskMachine = setup({
     usage: input.usage ?? ZERO_USAGE,
     costUsd: input.costUsd ?? 0,
     userMessages: input.userMessages ?? 0,
-    runs: 0,
+    runs: input.runs ?? 0,
     submitted: null,
   }),
   initial: 'created',
