@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto';
-import { chmodSync, mkdirSync, readFileSync, realpathSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
+import { realpathSync } from 'node:fs';
+import { join, resolve } from 'node:path';
 import { z } from 'zod';
-import { writeFileAtomicSync } from '../store/atomicFile';
+import { readJsonOr, writePrivateJsonSync } from '../store/atomicFile';
 import type { McpApprovalState, McpServerConfig, McpServerSpec } from './types';
 
 /**
@@ -95,18 +95,11 @@ export class McpApprovals {
   }
 
   private read(): ApprovalFile {
-    try {
-      const parsed = fileSchema.safeParse(JSON.parse(readFileSync(this.path, 'utf8')));
-      if (parsed.success) return parsed.data;
-    } catch {
-      // Missing or unreadable: nothing approved.
-    }
-    return { version: 1, workspaces: {} };
+    // Missing, unreadable or not valid: nothing approved.
+    return readJsonOr<ApprovalFile>(this.path, fileSchema, () => ({ version: 1, workspaces: {} }));
   }
 
   private write(file: ApprovalFile): void {
-    mkdirSync(dirname(this.path), { recursive: true, mode: 0o700 });
-    writeFileAtomicSync(this.path, `${JSON.stringify(file, null, 2)}\n`);
-    chmodSync(this.path, 0o600);
+    writePrivateJsonSync(this.path, file);
   }
 }
