@@ -15,7 +15,7 @@ export interface LoggedToolCall {
 }
 
 /** Everything a task's log says, folded: what views show, what the model saw, where it stopped. */
-export interface ReplayedTask {
+export interface ReplayedTask extends FoldTotals {
   transcript: TaskTranscript;
   /** The conversation as the model last saw it (from `message` and `compacted` events). */
   conversation: ConversationMessage[];
@@ -27,6 +27,10 @@ export interface ReplayedTask {
   cutOff: { text: string; thinking: boolean; toolInput: boolean } | null;
   /** Tool calls of the last assistant message with no result in the conversation. */
   unanswered: LoggedToolCall[];
+}
+
+/** The running totals of a fold: when the log started and last moved, what it cost, how much it holds. */
+export interface FoldTotals {
   firstAt: number;
   lastAt: number;
   tokens: number;
@@ -39,7 +43,7 @@ export interface ReplayedTask {
  * Everything a `ReplayFold` holds after some records, as JSON-safe data: what a snapshot keeps so
  * that folding the rest of the log onto it gives what folding the whole log gives.
  */
-export interface FoldState {
+export interface FoldState extends FoldTotals {
   transcript: TranscriptBuilderState;
   conversation: ConversationMessage[];
   status: TaskStatus;
@@ -48,12 +52,6 @@ export interface FoldState {
   streamThinking: boolean;
   toolInput: boolean;
   calls: LoggedToolCall[];
-  firstAt: number;
-  lastAt: number;
-  tokens: number;
-  costUsd: number;
-  userMessages: number;
-  events: number;
 }
 
 const RUNNING_STATES = new Set(['initializing', 'running', 'waitingForSubtask', 'reconstructing']);
