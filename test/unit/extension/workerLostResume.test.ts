@@ -1,0 +1,62 @@
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { TaskRuntime } from '../../../src/core/runtime/taskRuntime';
+import { ChatController } from '../../../src/extension/chatController';
+import { ViewConnection } from '../../../src/extension/viewConnection';
+import type { ToWebviewMessage } from '../../../src/shared/protocol/toWebview';
+import { fakeWorker } from '../workers/fakeWorker';
+import { fakeHost, recordingPort } from './fakes';
+
+const provider = { provider: 'anthropic' as const, model: 'claude-sonnet-4-5', apiKey: 'k', baseUrl: 'http://127.0.0.1:9' };
+const cleanups: Array<() => Promise<void> | void> = [];
+afterEach(async () => {
+  for (const c of cleanups.splice(0).reverse()) await c();
+});
+
+const of = <T extends ToWebviewMessage['type']>(ms: ToWebviewMessage[], type: T) => ms.filter((m): m is Extract<ToWebviewMessage, { type: T }> => m.type === type);
+
+/**
+ * The chat shows a task whose worker process dies (the fake worker SIGKILLs itself on "crash"):
+ * the chat shows it interrupted with the reason, and Resume in the chat continues it from its log
+ * on a fresh worker (before, Resume asked the dead handle to retry, and nothing happened).
+ */
+describe('chat: Resume of a task whose worker died', () => {
+  it('the shown task ends interrupted (worker_lost); Resume continues it, recorded, on a new worker', async () => {
+    const storage = mkdtempSync(join(tmpdir(), 'keel-wlr-'));
+    const workspace = mkdtempSync(join(tmpdir(), 'keel-wlr-ws-'));
+    const runtime = new TaskRuntime({ workspace, storageDir: storage, ownerLabel: 'VS Code window test', workers: { command: fakeWorker(), max: 1, strategy: 'lru' } });
+    const h = fakeHost({ provider });
+    const controller = new ChatController({ ...h.host, loadRuntime: async () => runtime });
+    cleanups.push(
+      () => rmSync(storage, { recursive: true, force: true }),
+      () => rmSync(workspace, { recursive: true, force: true }),
+      () => runtime.shutdownWorkers(),
+      () => controller.dispose(),
+    );
+    const port = recordingPort();
+    const conn = new ViewConnection('v', 'sidebar', port.post, h.log);
+    controller.attach(conn);
+    const fromPage = async (data: unknown) => {
+      const m = conn.receive(data);
+      if (m) await controller.handle(conn, m);
+    };
+    await fromPage({ type: 'ready' });
+
+    await fromPage({ type: 'prompt', text: 'crash' });
+    const lost = controller.currentTask!;
+    expect((await lost.settled()).status).toBe('interrupted');
+    expect(lost.transcript().items.find((i) => i.kind === 'error')).toMatchObject({ code: 'worker_lost' });
+
+    await fromPage({ type: 'resume' });
+    const resumed = controller.currentTask!;
+    expect(resumed.id).toBe(lost.id);
+    expect(resumed).not.toBe(lost);
+    expect((await resumed.settled()).status).toBe('completed');
+    expect(of(port.posted, 'notice').map((n) => n.message)).toEqual([]);
+    expect(of(port.posted, 'snapshot').at(-1)!.transcript?.taskId).toBe(lost.id);
+    expect(readFileSync(join(storage, 'tasks', lost.id, 'meta.json'), 'utf8')).toContain('"status": "completed"');
+    expect(runtime.workerPool()!.status().stats).toMatchObject({ spawned: 2, crashed: 1 });
+  });
+});
