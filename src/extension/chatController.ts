@@ -19,6 +19,7 @@ import type { ShownTask, ViewConnection } from './viewConnection';
 import { ViewRequests, type WorkbenchServices } from './viewRequests';
 import { McpRequests, type McpChat } from './mcp/mcpRequests';
 import { LoopRequests, type LoopChat } from './loops/loopRequests';
+import { TaskWorkerWatch, type PoolView } from './taskWorker';
 
 /** Task states in which a task runs again after it settled (a follow-up, Retry, Resume). */
 const RUNNING_STATES: ReadonlySet<string> = new Set(['initializing', 'reconstructing', 'running']);
@@ -32,6 +33,8 @@ export interface TaskRuntimeLike {
   subtaskFor(parentId: string, toolCallId: string): TaskHandle | undefined;
   /** Stops every task and records the unsettled ones as interrupted (the window is closing). */
   interruptAll(): string[];
+  /** The worker pool turns run on (null: in process); the chat header shows the shown task's worker. */
+  workerPool?(): PoolView | null;
   dispose(): void;
 }
 
@@ -103,6 +106,10 @@ export class ChatController {
   private readonly history: HistoryActions;
   /** Set while the current task is shown from the store (read-only until resumed). */
   private stored: StoredTaskState | undefined;
+  /** The shown task's worker, for the header (workers on). */
+  private readonly worker = new TaskWorkerWatch((taskId, worker) => {
+    if (taskId === this.current?.id) this.broadcast({ type: 'taskWorker', taskId, worker });
+  });
 
   constructor(private readonly host: ChatHost) {
     this.permissions = new PermissionBroker({
@@ -360,6 +367,7 @@ export class ChatController {
     this.mcpRequests?.dispose();
     this.loopRequests.dispose();
     this.book.dispose();
+    this.worker.dispose();
     this.views.clear();
     this.runtime?.interruptAll();
     this.runtime?.dispose();
@@ -409,6 +417,7 @@ export class ChatController {
           }
           this.runtime = r;
           this.runtimeLoading = undefined;
+          this.worker.watch(r.workerPool?.() ?? null);
           return r;
         },
         (e: unknown) => {
@@ -433,6 +442,7 @@ export class ChatController {
     this.current = task;
     this.stored = task ? stored : undefined;
     this.historyServices.lastTask.set(task?.id);
+    this.worker.follow(task?.id);
     if (task) this.unsubscribe = task.subscribe((event) => this.onTaskEvent(task, event));
     const shown = this.shown();
     for (const v of this.views) v.show(shown);
@@ -456,6 +466,7 @@ export class ChatController {
 
   private snapshot(): Omit<SnapshotMessage, 'seq'> {
     const t = this.current;
+    const worker = t ? this.worker.current() : null;
     return {
       type: 'snapshot',
       transcript: t?.transcript() ?? null,
@@ -463,6 +474,7 @@ export class ChatController {
       permissions: this.permissions.list(),
       ...(t ? { meta: this.book.meta(t.id) } : {}),
       ...(t && this.stored ? { stored: this.stored } : {}),
+      ...(worker ? { worker } : {}),
     };
   }
 
