@@ -235,17 +235,18 @@ describe('workers: two tasks on two worker processes in VS Code; kill -9 of one'
       await rowB.waitFor({ timeout: 30_000 });
       await expect.poll(() => rowB.getAttribute('data-status'), { timeout: 30_000 }).toBe('completed');
       expect(await sidebar.locator(`[data-testid="history-item"][data-task-id="${taskA}"]`).getAttribute('data-status')).toBe('completed');
+      // Opened in the sidebar (the tab stays on the History page that Show History opened in every chat).
       await rowB.locator('[data-testid="history-open"]').click();
       await expect
         .poll(async () => {
-          const b = await lastAnswer(tab);
+          const b = await lastAnswer(sidebar);
           return b?.streaming === 'false' ? b.text : '';
         }, { timeout: 60_000 })
         .toBe(collapse(ANSWER_B));
-      expect(await stateOf(tab)).toBe('completed');
-      expect(await tab.locator('[data-testid="error"]').count()).toBe(0);
-      await expect.poll(() => workerBadge(tab).getAttribute('data-pid', { timeout: 2_000 }).catch(() => null), { timeout: 30_000 }).toBe(String(pidB));
-      expect(await workerBadge(tab).getAttribute('data-state')).toBe('ready');
+      expect(await stateOf(sidebar)).toBe('completed');
+      expect(await sidebar.locator('[data-testid="error"]').count()).toBe(0);
+      await expect.poll(() => workerBadge(sidebar).getAttribute('data-pid', { timeout: 2_000 }).catch(() => null), { timeout: 30_000 }).toBe(String(pidB));
+      expect(await workerBadge(sidebar).getAttribute('data-state')).toBe('ready');
       expect(m.requests.filter((r) => r.taskId === taskB)).toHaveLength(1);
       await vs.screenshot('workers-5-b-completed');
     } catch (e) {
