@@ -334,6 +334,21 @@ export class ChatController {
     return true;
   }
 
+  /**
+   * Shows task `id`: live in this window, else from the store (read-only, with Resume — e.g. a
+   * task whose worker died). Resolves false when neither has it; never rejects.
+   */
+  async openTask(id: string): Promise<boolean> {
+    if (this.showTask(id)) return true;
+    try {
+      await this.history.open(id);
+      return true;
+    } catch (e) {
+      this.host.log.info(`task ${id} cannot be shown: ${describeError(e)}`);
+      return false;
+    }
+  }
+
   /** Asks every view to show `page` (e.g. history); the loop page selects loop `loop` when given. */
   navigate(page: Page, loop?: string): void {
     this.broadcast({ type: 'navigate', page, ...(page === 'loop' && loop ? { loop } : {}) });

@@ -104,4 +104,18 @@ describe('chat: Resume of a task whose worker died', () => {
     expect(readFileSync(join(storage, 'tasks', lost.id, 'meta.json'), 'utf8')).toContain('"status": "completed"');
     expect(runtime.workerPool()!.status().stats).toMatchObject({ spawned: 2, crashed: 1 });
   });
+
+  it('a task whose worker died, no longer shown, opens again from its log (interrupted, with Resume)', async () => {
+    const { controller, port, fromPage } = await windowOnWorkers();
+    await fromPage({ type: 'prompt', text: 'crash' });
+    const lost = controller.currentTask!;
+    expect((await lost.settled()).status).toBe('interrupted');
+    await fromPage({ type: 'newTask' });
+    expect(controller.showTask(lost.id)).toBe(false);
+    expect(await controller.openTask(lost.id)).toBe(true);
+    const snap = of(port.posted, 'snapshot').at(-1)!;
+    expect(snap.transcript?.taskId).toBe(lost.id);
+    expect(snap.stored).toEqual({ status: 'interrupted', resumable: true });
+    expect(await controller.openTask('no-such-task')).toBe(false);
+  });
 });
