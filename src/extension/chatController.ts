@@ -19,6 +19,7 @@ import type { ShownTask, ViewConnection } from './viewConnection';
 import { ViewRequests, type WorkbenchServices } from './viewRequests';
 import { McpRequests, type McpChat } from './mcp/mcpRequests';
 import { LoopRequests, type LoopChat } from './loops/loopRequests';
+import { MemoryRequests, type MemoryWorkbench } from './memory/memoryRequests';
 
 /** Task states in which a task runs again after it settled (a follow-up, Retry, Resume). */
 const RUNNING_STATES: ReadonlySet<string> = new Set(['initializing', 'reconstructing', 'running']);
@@ -72,6 +73,8 @@ export interface ChatHost {
   mcp?: McpChat;
   /** The workspace's loops (the loop page); absent: the page says loops need a folder. */
   loops?: LoopChat;
+  /** The workspace's memories (the Memory page); absent: the page says memory needs a folder. */
+  memory?: MemoryWorkbench;
 }
 
 /**
@@ -99,6 +102,7 @@ export class ChatController {
   private readonly requests: ViewRequests;
   private readonly mcpRequests: McpRequests | undefined;
   private readonly loopRequests: LoopRequests;
+  private readonly memoryRequests: MemoryRequests | undefined;
   private readonly historyServices: HistoryServices;
   private readonly history: HistoryActions;
   /** Set while the current task is shown from the store (read-only until resumed). */
@@ -149,6 +153,7 @@ export class ChatController {
     });
     this.mcpRequests = host.mcp ? new McpRequests(host.mcp, host.log, (p) => this.broadcast(p)) : undefined;
     this.loopRequests = new LoopRequests(host.loops, host.log, (p) => this.broadcast(p));
+    this.memoryRequests = host.memory ? new MemoryRequests(host.memory, host.log, (p) => this.broadcast(p)) : undefined;
   }
 
   /**
@@ -236,6 +241,13 @@ export class ChatController {
         case 'getLoops':
         case 'loopAction':
           await this.loopRequests.handle(view, message);
+          return;
+        case 'getMemories':
+        case 'searchMemories':
+        case 'memoryAction':
+        case 'setMemorySetting':
+          if (this.memoryRequests) await this.memoryRequests.handle(view, message);
+          else view.send({ type: 'memories', state: { available: false, dir: '', memories: [], problems: [], settings: { enabled: false, autoSave: false } } });
           return;
         default:
           if (isHistoryMessage(message)) await this.history.handle(view, message);
@@ -359,6 +371,7 @@ export class ChatController {
     this.requests.dispose();
     this.mcpRequests?.dispose();
     this.loopRequests.dispose();
+    this.memoryRequests?.dispose();
     this.book.dispose();
     this.views.clear();
     this.runtime?.interruptAll();
