@@ -20,7 +20,8 @@ import { ensureKeelVsix, startVsCode, type VsCodeSession } from './harness';
 const READY = 'body[data-keel-ready="true"]';
 const HOSTILE = '<img src=x onerror="document.body.dataset.pwned=1">';
 const VITEST_TITLE = 'Unit tests run with vitest';
-const HOSTILE_TITLE = `Vitest flags for unit tests ${HOSTILE}`;
+// Close enough to the prompt that a run uses it beside the first (checked with `keel memory search`).
+const HOSTILE_TITLE = `Run the unit tests with vitest in watch mode ${HOSTILE}`;
 
 function memory(title: string, tags: string, body: string): string {
   return `---\ntitle: ${title}\ncreated: 2026-01-02T10:00:00.000Z\ntags: [${tags}]\n---\n${body}\n`;
@@ -43,7 +44,7 @@ describe('project memory in VS Code', () => {
       const dir = join(ws, '.keel', 'memory');
       mkdirSync(dir, { recursive: true });
       writeFileSync(join(dir, 'unit-tests.md'), memory(VITEST_TITLE, 'testing, vitest', 'Unit tests: `npm run test:unit` (vitest). The e2e tests need `npm run package` first.'));
-      writeFileSync(join(dir, 'vitest-flags.md'), memory(HOSTILE_TITLE, `vitest, ${HOSTILE}`, `Pass --project unit to vitest for the unit tests. ${HOSTILE}`));
+      writeFileSync(join(dir, 'vitest-flags.md'), memory(HOSTILE_TITLE, `testing, vitest, ${HOSTILE}`, `To run the unit tests with vitest while editing: npx vitest --project unit (watch mode). ${HOSTILE}`));
 
       const page = vs.page;
       await vs.runCommand('Keel: Focus on Chat View');
