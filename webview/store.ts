@@ -3,6 +3,7 @@ import type { TaskTranscript } from '../src/shared/domain/transcript';
 import { applyTaskEvent } from '../src/shared/domain/transcript';
 import type { LoopsState } from '../src/shared/protocol/loopMessages';
 import type { McpStatus } from '../src/shared/protocol/mcpMessages';
+import type { MemoryState } from '../src/shared/protocol/memoryMessages';
 import type { Page, PendingPermission, SettingsState, StoredTaskState, TaskSummary } from '../src/shared/protocol/chatMessages';
 import { INITIAL_SEQUENCE_STATE, type SequenceState, acceptMessage } from '../src/shared/protocol/sequencing';
 import { type ChatConfig, type SlashCommand, type TaskWorker, type ToWebviewMessage, parseToWebview } from '../src/shared/protocol/toWebview';
@@ -89,6 +90,10 @@ export class ChatStore {
   readonly loops = signal<LoopsState | null>(null);
   /** The loop the loop page shows (undefined: the newest). */
   readonly loopSelected = signal<string | undefined>(undefined);
+  /** The workspace's memories (the Memory page; null until asked). */
+  readonly memories = signal<MemoryState | null>(null);
+  /** The latest memory search answer: file names, best first. */
+  readonly memorySearch = signal<{ queryId: number; files: string[] } | null>(null);
 
   private seqState: SequenceState = INITIAL_SEQUENCE_STATE;
   private working: TaskTranscript | null = null;
@@ -245,6 +250,12 @@ export class ChatStore {
         return;
       case 'loops':
         this.loops.value = message.state;
+        return;
+      case 'memories':
+        this.memories.value = message.state;
+        return;
+      case 'memorySearch':
+        this.memorySearch.value = { queryId: message.queryId, files: message.files };
         return;
       case 'settingsSaved':
         this.settingsResult.value = { ok: message.ok, message: message.message };

@@ -19,6 +19,7 @@ import type { ShownTask, ViewConnection } from './viewConnection';
 import { ViewRequests, type WorkbenchServices } from './viewRequests';
 import { McpRequests, type McpChat } from './mcp/mcpRequests';
 import { LoopRequests, type LoopChat } from './loops/loopRequests';
+import { MemoryRequests, type MemoryWorkbench } from './memory/memoryRequests';
 import { TaskWorkerWatch, type PoolView } from './taskWorker';
 
 /** Task states in which a task runs again after it settled (a follow-up, Retry, Resume). */
@@ -75,6 +76,8 @@ export interface ChatHost {
   mcp?: McpChat;
   /** The workspace's loops (the loop page); absent: the page says loops need a folder. */
   loops?: LoopChat;
+  /** The workspace's memories (the Memory page); absent: the page says memory needs a folder. */
+  memory?: MemoryWorkbench;
 }
 
 /**
@@ -102,6 +105,7 @@ export class ChatController {
   private readonly requests: ViewRequests;
   private readonly mcpRequests: McpRequests | undefined;
   private readonly loopRequests: LoopRequests;
+  private readonly memoryRequests: MemoryRequests | undefined;
   private readonly historyServices: HistoryServices;
   private readonly history: HistoryActions;
   /** Set while the current task is shown from the store (read-only until resumed). */
@@ -156,6 +160,7 @@ export class ChatController {
     });
     this.mcpRequests = host.mcp ? new McpRequests(host.mcp, host.log, (p) => this.broadcast(p)) : undefined;
     this.loopRequests = new LoopRequests(host.loops, host.log, (p) => this.broadcast(p));
+    this.memoryRequests = host.memory ? new MemoryRequests(host.memory, host.log, (p) => this.broadcast(p)) : undefined;
   }
 
   /**
@@ -243,6 +248,13 @@ export class ChatController {
         case 'getLoops':
         case 'loopAction':
           await this.loopRequests.handle(view, message);
+          return;
+        case 'getMemories':
+        case 'searchMemories':
+        case 'memoryAction':
+        case 'setMemorySetting':
+          if (this.memoryRequests) await this.memoryRequests.handle(view, message);
+          else view.send({ type: 'memories', state: { available: false, dir: '', memories: [], problems: [], settings: { enabled: false, autoSave: false } } });
           return;
         default:
           if (isHistoryMessage(message)) await this.history.handle(view, message);
@@ -381,6 +393,7 @@ export class ChatController {
     this.requests.dispose();
     this.mcpRequests?.dispose();
     this.loopRequests.dispose();
+    this.memoryRequests?.dispose();
     this.book.dispose();
     this.worker.dispose();
     this.views.clear();

@@ -83,7 +83,7 @@ export function Header({ transcript: t, config, page, contextTokens, contextWind
           </button>
         ) : null}
         <h1 class="keel-title" title={page === 'chat' ? t?.title || 'New task' : undefined}>
-          {page === 'history' ? 'History' : page === 'settings' ? 'Settings' : page === 'loop' ? 'Loops' : t?.title || 'New task'}
+          {page === 'history' ? 'History' : page === 'settings' ? 'Settings' : page === 'loop' ? 'Loops' : page === 'memory' ? 'Memory' : t?.title || 'New task'}
         </h1>
         <nav class="keel-nav" aria-label="Keel">
           {NAV.map((n) => (

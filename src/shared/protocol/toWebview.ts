@@ -13,6 +13,7 @@ import {
 import { taskEventSchema, taskTranscriptSchema } from './domainSchemas';
 import { loopNameSchema, loopsStateSchema } from './loopMessages';
 import { mcpStatusSchema } from './mcpMessages';
+import { memoryFileSchema, memoryStateSchema } from './memoryMessages';
 
 export { PERMISSION_MODES, PROVIDER_IDS } from './chatMessages';
 
@@ -140,6 +141,17 @@ export const navigateMessageSchema = z.object({ type: z.literal('navigate'), seq
 /** The workspace's loops (answers `getLoops`, then follows every change while the page is shown). */
 export const loopsMessageSchema = z.object({ type: z.literal('loops'), seq, state: loopsStateSchema });
 
+/** The workspace's memories (answers `getMemories`, then follows every change of the folder). */
+export const memoriesMessageSchema = z.object({ type: z.literal('memories'), seq, state: memoryStateSchema });
+
+/** The memories matching a search, best first (answers `searchMemories` with the same id). */
+export const memorySearchMessageSchema = z.object({
+  type: z.literal('memorySearch'),
+  seq,
+  queryId: z.number().int().nonnegative(),
+  files: z.array(memoryFileSchema).max(200),
+});
+
 /** Something the user should read that is not an error (e.g. "Resume is not available yet"). */
 export const noticeMessageSchema = z.object({ type: z.literal('notice'), seq, message: z.string() });
 
@@ -162,6 +174,8 @@ export const toWebviewMessageSchema = z.discriminatedUnion('type', [
   noticeMessageSchema,
   mcpStatusMessageSchema,
   loopsMessageSchema,
+  memoriesMessageSchema,
+  memorySearchMessageSchema,
   taskWorkerMessageSchema,
 ]);
 
@@ -187,6 +201,8 @@ export const COVERED_BY_SNAPSHOT: ReadonlySet<ToWebviewType> = new Set<ToWebview
   'commandResults',
   'mcpStatus',
   'loops',
+  'memories',
+  'memorySearch',
   'taskWorker',
 ]);
 
