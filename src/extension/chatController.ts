@@ -279,6 +279,16 @@ export class ChatController {
         await this.history.followUp(text);
         return;
       }
+      if (this.current?.transcript().state === 'interrupted') {
+        // Interrupted here (its worker died): its handle is stopped, so the message resumes the
+        // task from its log, as for a stored one.
+        try {
+          await this.history.resume(this.current.id, text);
+        } catch (e) {
+          this.broadcastError(`Keel could not resume the task: ${describeError(e)}`);
+        }
+        return;
+      }
       if (this.current) {
         this.current.sendUserMessage(text);
         return;

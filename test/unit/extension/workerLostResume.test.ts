@@ -118,4 +118,18 @@ describe('chat: Resume of a task whose worker died', () => {
     expect(snap.stored).toEqual({ status: 'interrupted', resumable: true });
     expect(await controller.openTask('no-such-task')).toBe(false);
   });
+
+  it('a message typed into the chat of a task whose worker died resumes it with that message', async () => {
+    const { controller, port, fromPage } = await windowOnWorkers();
+    await fromPage({ type: 'prompt', text: 'crash' });
+    const lost = controller.currentTask!;
+    expect((await lost.settled()).status).toBe('interrupted');
+    await fromPage({ type: 'prompt', text: 'please go on' });
+    const resumed = controller.currentTask!;
+    expect(resumed).not.toBe(lost);
+    expect(resumed.id).toBe(lost.id);
+    expect((await resumed.settled()).status).toBe('completed');
+    expect(JSON.stringify(resumed.transcript().items.at(-1))).toContain('please go on');
+    expect(of(port.posted, 'error')).toEqual([]);
+  });
 });
