@@ -2,112 +2,60 @@ import { Mutex } from 'async-mutex';
 import { isViewEvent, type TaskEvent } from '../shared/domain/events';
 import type { PermissionMode } from '../shared/domain/permissionModes';
 import type { FromWebviewMessage } from '../shared/protocol/fromWebview';
-import type { ChatConfig, SnapshotMessage, ToWebviewPayload } from '../shared/protocol/toWebview';
-import type { PermissionAsker } from '../core/permissions/gate';
+import type { SnapshotMessage, ToWebviewPayload } from '../shared/protocol/toWebview';
 import type { ProviderConfig } from '../core/providers/types';
-import type { StartTaskOptions, TaskHandle } from '../core/runtime/types';
-import { type Logger, describeError } from './logger';
-import { PermissionBroker, type NotificationPrompt, type PromptSurface } from './permissionBroker';
-import type { RuleCheck } from './permissions/alwaysAllow';
-import type { Page, RuleScope } from '../shared/protocol/chatMessages';
-import { TaskBook } from './taskBook';
+import type { TaskHandle } from '../core/runtime/types';
+import { describeError } from './logger';
+import type { PermissionBroker } from './permissionBroker';
+import type { Page, StoredTaskState } from '../shared/protocol/chatMessages';
 import { HistoryActions, isHistoryMessage } from './history/historyActions';
 import { isStoredTask } from './history/storedTask';
-import { memoryHistoryServices, TaskHistory, type HistoryServices } from './history/taskHistory';
-import type { StoredTaskState } from '../shared/protocol/chatMessages';
+import type { LastTask } from './history/taskHistory';
 import type { ShownTask, ViewConnection } from './viewConnection';
-import { ViewRequests, type WorkbenchServices } from './viewRequests';
-import { McpRequests, type McpChat } from './mcp/mcpRequests';
-import { LoopRequests, type LoopChat } from './loops/loopRequests';
-import { MemoryRequests, type MemoryWorkbench } from './memory/memoryRequests';
 import { TaskWorkerWatch, type PoolView } from './taskWorker';
+import type { ChatHost, TaskRuntimeLike } from './chatHost';
+import { ChatWindow, type ChatSurface } from './chatWindow';
+
+export type { ChatHost, TaskRuntimeLike } from './chatHost';
+export { ChatWindow } from './chatWindow';
 
 /** Task states in which a task runs again after it settled (a follow-up, Retry, Resume). */
 const RUNNING_STATES: ReadonlySet<string> = new Set(['initializing', 'reconstructing', 'running']);
 
-/** The part of the core's TaskRuntime the chat uses (the real class satisfies it structurally). */
-export interface TaskRuntimeLike {
-  startTask(options: StartTaskOptions): TaskHandle;
-  get(id: string): TaskHandle | undefined;
-  list(): TaskHandle[];
-  /** The subtask a parent started for one Task tool call, if this runtime runs it. */
-  subtaskFor(parentId: string, toolCallId: string): TaskHandle | undefined;
-  /** Stops every task and records the unsettled ones as interrupted (the window is closing). */
-  interruptAll(): string[];
-  /** The worker pool turns run on (null: in process); the chat header shows the shown task's worker. */
-  workerPool?(): PoolView | null;
-  dispose(): void;
-}
-
-/** What the controller needs from its host (VS Code in the extension, fakes in tests). */
-export interface ChatHost {
-  readonly log: Logger;
-  /**
-   * Creates the runtime on first use, asking permissions through `asker`; may reject (e.g. no
-   * folder open). Called at most once per success.
-   */
-  loadRuntime(asker: PermissionAsker): Promise<TaskRuntimeLike>;
-  /** The provider settings with the key for a run in `mode` (its model: the model-selection machine), read when a run starts. */
-  providerConfig(mode: PermissionMode): Promise<ProviderConfig>;
-  /** What views show about the configuration for the chat's `mode` (never a key). */
-  chatConfig(mode: PermissionMode): ChatConfig;
-  permissionMode(): PermissionMode;
-  /** Opens a URL outside VS Code. */
-  openExternal(href: string): Promise<unknown>;
-  /** A modal question; resolves true when the user confirms. */
-  confirm(message: string, detail: string): Promise<boolean>;
-  /** A warning the user sees (a notification). */
-  warn(message: string): void;
-  /** The notification prompt for a permission request (shown when no chat view is visible). */
-  notifyPermission: NotificationPrompt;
-  /** Other places a prompt shows (the diff editor for edits, a modal for risky commands). */
-  permissionSurfaces?: PromptSurface[];
-  /** Saves "Always allow" rules to a settings file (the engine's saveRule). */
-  saveRules?(rules: string[], where: RuleScope): Promise<void>;
-  /** Validates an "Always allow" rule the user edited. */
-  checkRule?: RuleCheck;
-  /** Files, diffs, clipboard and settings. */
-  workbench: WorkbenchServices;
-  /** Counts a task this window runs (its runs are the app session's queries). */
-  watchTask?(task: TaskHandle): void;
-  /** Save dialogs, confirmations and the last task shown, for the history (default: none, in memory). */
-  history?: HistoryServices;
-  /** The window's MCP servers (the settings page's section; `@server:uri` and `/mcp__…` in prompts). */
-  mcp?: McpChat;
-  /** The workspace's loops (the loop page); absent: the page says loops need a folder. */
-  loops?: LoopChat;
-  /** The workspace's memories (the Memory page); absent: the page says memory needs a folder. */
-  memory?: MemoryWorkbench;
+/** How a surface is placed in the window (the vscode side gives these; tests leave them out). */
+export interface SurfaceOptions {
+  /** `sidebar` (default) or `panel`; the key of its persisted last task. */
+  id?: string;
+  /** Whether the person works in this surface now (an active editor tab). */
+  isActive?(): boolean;
 }
 
 /**
- * One per window: owns the runtime (created lazily on the first prompt), which task the chat
- * shows, the permission prompts, and fans the shown task's events out to every attached view.
+ * One chat surface (the sidebar, an editor tab): the task it shows, and its views, which get that
+ * task's snapshot and events. Each surface has its own current task: starting or opening a task
+ * in one never changes what another shows, and tasks shown in two surfaces stream in both at
+ * once. What surfaces share (the runtime, prompts, history, pages) is the window's
+ * (`ChatWindow`); `new ChatController(host)` makes a window of its own with this one surface.
  * Views never drive a task; they send intents that arrive here through `handle`.
  *
- * Contract: a view that says `ready` gets a snapshot of the current task (with its pending
+ * Contract: a view that says `ready` gets a snapshot of this surface's task (with its pending
  * permission prompts), then that task's events in order; switching task (new task, history)
- * sends every view a new snapshot. Hiding or closing a view never stops a task. Never throws
- * from `handle`; failures become host errors shown in the views.
+ * sends every view of this surface a new snapshot. Hiding or closing a view never stops a task.
+ * Never throws from `handle`; failures become host errors shown in this surface's views.
  */
-export class ChatController {
+export class ChatController implements ChatSurface {
+  readonly id: string;
+  readonly window: ChatWindow;
   private readonly views = new Set<ViewConnection>();
   private current: TaskHandle | undefined;
   private unsubscribe: (() => void) | undefined;
-  private runtime: TaskRuntimeLike | undefined;
-  private runtimeLoading: Promise<TaskRuntimeLike> | undefined;
   /** Serializes prompts so two quick sends cannot start two tasks. */
   private readonly promptLock = new Mutex();
-  private disposed = false;
-  private modeOverride: PermissionMode | undefined;
-  readonly permissions: PermissionBroker;
-  private readonly book: TaskBook;
-  private readonly requests: ViewRequests;
-  private readonly mcpRequests: McpRequests | undefined;
-  private readonly loopRequests: LoopRequests;
-  private readonly memoryRequests: MemoryRequests | undefined;
-  private readonly historyServices: HistoryServices;
+  private closed = false;
+  private readonly ownsWindow: boolean;
+  private readonly unregister: () => void;
   private readonly history: HistoryActions;
+  private readonly lastTask: LastTask;
   /** Set while the current task is shown from the store (read-only until resumed). */
   private stored: StoredTaskState | undefined;
   /** The shown task's worker, for the header (workers on). */
@@ -115,61 +63,48 @@ export class ChatController {
     if (taskId === this.current?.id) this.broadcast({ type: 'taskWorker', taskId, worker });
   });
 
-  constructor(private readonly host: ChatHost) {
-    this.permissions = new PermissionBroker({
-      log: host.log,
-      notify: host.notifyPermission,
-      ...(host.permissionSurfaces ? { surfaces: host.permissionSurfaces } : {}),
-      ...(host.saveRules ? { saveRules: (rules: string[], where: RuleScope) => host.saveRules!(rules, where) } : {}),
-      ...(host.checkRule ? { checkRule: host.checkRule } : {}),
-      warn: (message) => host.warn(message),
-      hasVisibleView: () => [...this.views].some((v) => v.isReady),
-    });
-    this.permissions.listen({
-      requested: (request) => this.broadcast({ type: 'permissionRequest', request }),
-      resolved: (requestId, decision, source) => this.broadcast({ type: 'permissionResolved', requestId, decision, source }),
-    });
-    this.book = new TaskBook((taskId, messageId, ms) => {
-      if (taskId === this.current?.id) this.broadcast({ type: 'thinkingTime', messageId, ms });
-    });
-    this.historyServices = host.history ?? memoryHistoryServices();
+  constructor(
+    hostOrWindow: ChatHost | ChatWindow,
+    private readonly options: SurfaceOptions = {},
+  ) {
+    this.ownsWindow = !(hostOrWindow instanceof ChatWindow);
+    this.window = hostOrWindow instanceof ChatWindow ? hostOrWindow : new ChatWindow(hostOrWindow);
+    this.id = options.id ?? 'sidebar';
+    const services = this.window.historyServices;
+    this.lastTask = this.id === 'sidebar' ? services.lastTask : (services.lastTaskOf?.(this.id) ?? { get: () => undefined, set: () => undefined });
     this.history = new HistoryActions(
       {
-        log: host.log,
+        log: this.host.log,
         current: () => this.current,
         show: (task, stored) => this.show(task, stored),
-        track: (task) => this.track(task, task.transcript().model),
+        track: (task) => this.window.track(task, task.transcript().model),
         broadcast: (payload) => this.broadcast(payload),
       },
-      new TaskHistory({
-        log: host.log,
-        runtime: () => this.ensureRuntime(),
-        services: this.historyServices,
-        startOptions: async () => ({ provider: await host.providerConfig(this.permissionMode()), mode: this.permissionMode(), refreshProvider: () => host.providerConfig(this.permissionMode()) }),
-        startedAt: (id) => this.book.startedAt(id),
-      }),
+      this.window.history,
     );
-    this.requests = new ViewRequests({
-      log: host.log,
-      workbench: host.workbench,
-      openExternal: (href) => host.openExternal(href),
-      confirm: (m, d) => host.confirm(m, d),
-      warn: (m) => host.warn(m),
-      diffSource: (toolCallId) => this.permissions.diffFor(toolCallId) ?? this.toolItem(toolCallId),
-      settingsChanged: () => this.refresh(),
-    });
-    this.mcpRequests = host.mcp ? new McpRequests(host.mcp, host.log, (p) => this.broadcast(p)) : undefined;
-    this.loopRequests = new LoopRequests(host.loops, host.log, (p) => this.broadcast(p));
-    this.memoryRequests = host.memory ? new MemoryRequests(host.memory, host.log, (p) => this.broadcast(p)) : undefined;
+    this.unregister = this.window.register(this);
+  }
+
+  private get host(): ChatHost {
+    return this.window.host;
+  }
+
+  private get disposed(): boolean {
+    return this.closed || this.window.disposed;
+  }
+
+  /** The window's permission prompts (shared by every surface). */
+  get permissions(): PermissionBroker {
+    return this.window.permissions;
   }
 
   /**
-   * Connects a view: from now on its session follows the task the chat shows (each view gets
+   * Connects a view: from now on its session follows the task this surface shows (each view gets
    * that task's snapshot when its page says ready). Returns the function that removes it.
    */
   attach(view: ViewConnection): () => void {
     this.views.add(view);
-    this.host.log.debug(`view ${view.id} (${view.kind}) attached`);
+    this.host.log.debug(`view ${view.id} (${view.kind}) attached to the ${this.id} chat`);
     view.connect({ snapshot: () => this.snapshot(), readinessChanged: () => this.viewsChanged() }, this.shown());
     return () => {
       this.views.delete(view);
@@ -180,27 +115,47 @@ export class ChatController {
 
   /** A view was hidden, lost its page or was closed: prompts nobody can see also go to a notification. */
   viewsChanged(): void {
-    if (![...this.views].some((v) => v.isReady)) this.permissions.viewsGone();
+    this.window.permissions.viewsChanged();
   }
 
-  /** The task a visible chat view shows right now (undefined: none shown, or no view visible). */
+  /** The task this surface shows while one of its views is visible (undefined: none shown, or not visible). */
   visibleTaskId(): string | undefined {
-    return [...this.views].some((v) => v.isReady) ? this.current?.id : undefined;
+    return this.isVisible() ? this.current?.id : undefined;
   }
 
-  /** The task the chat shows, if any. */
+  isVisible(): boolean {
+    return [...this.views].some((v) => v.isReady);
+  }
+
+  isActive(): boolean {
+    return this.options.isActive?.() ?? false;
+  }
+
+  shownTaskId(): string | undefined {
+    return this.current?.id;
+  }
+
+  shownTask(): TaskHandle | undefined {
+    return this.current;
+  }
+
+  /** The task this surface shows, if any. */
   get currentTask(): TaskHandle | undefined {
     return this.current;
   }
 
   /** This window's tasks, newest last (empty before the runtime exists). */
   tasks(): TaskHandle[] {
-    return this.runtime?.list() ?? [];
+    return this.window.tasks();
   }
 
   /** The mode the next task or message uses: the chat's selector, else the setting. */
   permissionMode(): PermissionMode {
-    return this.modeOverride ?? this.host.permissionMode();
+    return this.window.permissionMode();
+  }
+
+  watchPool(pool: PoolView | null): void {
+    this.worker.watch(pool);
   }
 
   /** Acts on a validated message from `view`. Never throws. */
@@ -210,7 +165,7 @@ export class ChatController {
         case 'ready':
           this.host.log.debug(`view ${view.id} ready (lastSeq ${message.lastSeq ?? 'none'})`);
           view.ready();
-          if (!this.current) void this.history.restoreLast(this.historyServices.lastTask.get());
+          if (!this.current) void this.history.restoreLast(this.lastTask.get());
           return;
         case 'prompt':
           await this.prompt(message.text);
@@ -235,30 +190,15 @@ export class ChatController {
           return;
         }
         case 'setMode':
-          this.setMode(message.mode);
+          this.window.setMode(message.mode);
+          this.current?.setMode(message.mode);
           return;
         case 'openSubtask':
           this.openSubtask(view, message.toolCallId);
           return;
-        case 'getMcpStatus':
-        case 'mcpAction':
-          if (this.mcpRequests) await this.mcpRequests.handle(view, message);
-          else view.send({ type: 'mcpStatus', status: { servers: [], problems: [], available: false } });
-          return;
-        case 'getLoops':
-        case 'loopAction':
-          await this.loopRequests.handle(view, message);
-          return;
-        case 'getMemories':
-        case 'searchMemories':
-        case 'memoryAction':
-        case 'setMemorySetting':
-          if (this.memoryRequests) await this.memoryRequests.handle(view, message);
-          else view.send({ type: 'memories', state: { available: false, dir: '', memories: [], problems: [], settings: { enabled: false, autoSave: false } } });
-          return;
         default:
           if (isHistoryMessage(message)) await this.history.handle(view, message);
-          else await this.requests.handle(view, message);
+          else await this.window.handleShared(view, message);
       }
     } catch (e) {
       this.host.log.error(`handling ${message.type} from view ${view.id} failed: ${describeError(e)}`);
@@ -267,8 +207,8 @@ export class ChatController {
   }
 
   /**
-   * Starts a task with `text` when none is open, otherwise sends it to the open task as a
-   * follow-up (the task decides whether it can take one now).
+   * Starts a task with `text` when this surface shows none, otherwise sends it to the shown task
+   * as a follow-up (the task decides whether it can take one now).
    */
   async prompt(typed: string): Promise<void> {
     await this.promptLock.runExclusive(async () => {
@@ -296,7 +236,7 @@ export class ChatController {
       let runtime: TaskRuntimeLike;
       let provider: ProviderConfig;
       try {
-        runtime = await this.ensureRuntime();
+        runtime = await this.window.ensureRuntime();
         provider = await this.host.providerConfig(this.permissionMode());
       } catch (e) {
         this.host.log.error(`cannot start a task: ${describeError(e)}`);
@@ -315,50 +255,52 @@ export class ChatController {
         this.broadcastError(`Keel could not start the task: ${describeError(e)}`);
         return;
       }
-      this.track(task, provider.model);
-      this.host.log.info(`task ${task.id} started (provider ${provider.provider}, model ${provider.model || 'default'}, mode ${mode})`);
+      this.window.track(task, provider.model);
+      this.host.log.info(`task ${task.id} started in the ${this.id} chat (provider ${provider.provider}, model ${provider.model || 'default'}, mode ${mode})`);
       this.show(task);
     });
   }
 
   /**
    * What a loop needs to start its iterations in this window (docs/loop.md): each iteration is a
-   * task of the chat's runtime with the chat's provider and mode, shown as it starts. Rejects
-   * like a first prompt does (no folder open, no provider settings).
+   * task of the window's runtime with the chat's provider and mode, shown as it starts in the
+   * surface commands act on (`ChatWindow.target`; this one when it has no other). Rejects like a
+   * first prompt does (no folder open, no provider settings).
    */
   async loopHost(): Promise<{ startIteration(prompt: string, it: { loopName: string; iteration: number; progressFile: string }): TaskHandle }> {
-    const runtime = await this.ensureRuntime();
+    const runtime = await this.window.ensureRuntime();
     const provider = await this.host.providerConfig(this.permissionMode());
     return {
       startIteration: (prompt, it) => {
         const mode = this.permissionMode();
         const title = `${it.loopName}: iteration ${it.iteration}`;
         const task = runtime.startTask({ prompt, title, provider, mode, loopProgressFile: it.progressFile, refreshProvider: () => this.host.providerConfig(this.permissionMode()) });
-        this.book.track(task, provider.model);
-        this.show(task);
+        this.window.book.track(task, provider.model);
+        const target = this.window.target();
+        (target instanceof ChatController ? target : this).show(task);
         return task;
       },
     };
   }
 
-  /** Closes the current task in the chat (it keeps running) and shows the empty state, on the chat page. */
+  /** Closes the current task in this surface (it keeps running) and shows the empty state, on the chat page. */
   newTask(): void {
     this.navigate('chat');
     this.show(undefined);
   }
 
-  /** Shows task `id` in every view. Returns false if this window has no such task. */
+  /** Shows task `id` in this surface's views. Returns false if this window has no such task. */
   showTask(id: string): boolean {
-    const task = this.runtime?.get(id);
+    const task = this.window.loadedRuntime?.get(id);
     if (!task) return false;
-    this.book.unhide(id);
+    this.window.book.unhide(id);
     this.show(task);
     return true;
   }
 
   /**
-   * Shows task `id`: live in this window, else from the store (read-only, with Resume — e.g. a
-   * task whose worker died). Resolves false when neither has it; never rejects.
+   * Shows task `id` here: live in this window, else from the store (read-only, with Resume — e.g.
+   * a task whose worker died). Resolves false when neither has it; never rejects.
    */
   async openTask(id: string): Promise<boolean> {
     if (this.showTask(id)) return true;
@@ -371,7 +313,7 @@ export class ChatController {
     }
   }
 
-  /** Asks every view to show `page` (e.g. history); the loop page selects loop `loop` when given. */
+  /** Asks this surface's views to show `page` (e.g. history); the loop page selects loop `loop` when given. */
   navigate(page: Page, loop?: string): void {
     this.broadcast({ type: 'navigate', page, ...(page === 'loop' && loop ? { loop } : {}) });
   }
@@ -384,49 +326,35 @@ export class ChatController {
     this.current?.retry();
   }
 
-  /** Sends every view a fresh snapshot (after a settings, mode or key change). */
+  /** Sends this surface's views a fresh snapshot (after a settings, mode or key change). */
   refresh(): void {
     this.broadcast(this.snapshot());
   }
 
   /**
-   * The window is closing: every task this window runs is stopped, and one that had not settled
-   * is recorded as interrupted (a reload shows it so, with Resume); prompts are denied.
+   * This surface is gone (its tab closed). Its task keeps running. A controller that made its own
+   * window (`new ChatController(host)`) also closes the window: every task is stopped, one that
+   * had not settled is recorded as interrupted, prompts are denied.
    */
   dispose(): void {
-    if (this.disposed) return;
-    this.disposed = true;
+    if (this.closed) return;
+    this.closed = true;
     this.unsubscribe?.();
     this.unsubscribe = undefined;
     this.current = undefined;
-    this.permissions.dispose();
-    this.requests.dispose();
-    this.mcpRequests?.dispose();
-    this.loopRequests.dispose();
-    this.memoryRequests?.dispose();
-    this.book.dispose();
     this.worker.dispose();
     this.views.clear();
-    this.runtime?.interruptAll();
-    this.runtime?.dispose();
-    this.runtime = undefined;
-  }
-
-  private setMode(mode: PermissionMode): void {
-    this.modeOverride = mode;
-    const task = this.current;
-    task?.setMode(mode);
-    this.host.log.info(`permission mode from now on: ${mode}`);
-    this.refresh();
+    this.unregister();
+    if (this.ownsWindow) this.window.dispose();
   }
 
   private openSubtask(view: ViewConnection, toolCallId: string): void {
-    const runtime = this.runtime;
+    const runtime = this.window.loadedRuntime;
     const parent = this.current;
     if (runtime && parent) {
       const child = runtime.subtaskFor(parent.id, toolCallId);
       if (child) {
-        this.book.track(child, child.transcript().model);
+        this.window.book.track(child, child.transcript().model);
         this.show(child);
         return;
       }
@@ -434,56 +362,19 @@ export class ChatController {
     view.send({ type: 'notice', message: 'That subtask cannot be shown yet.' });
   }
 
-  private toolItem(toolCallId: string) {
-    const items = this.current?.transcript().items ?? [];
-    for (let i = items.length - 1; i >= 0; i--) {
-      const it = items[i]!;
-      if (it.kind === 'tool' && it.id === toolCallId) return it;
-    }
-    return undefined;
-  }
-
-  private ensureRuntime(): Promise<TaskRuntimeLike> {
-    if (this.runtime) return Promise.resolve(this.runtime);
-    if (!this.runtimeLoading) {
-      this.runtimeLoading = this.host.loadRuntime(this.permissions).then(
-        (r) => {
-          // Closed while the core was loading: nothing may run in a window that is gone.
-          if (this.disposed) {
-            r.dispose();
-            throw new Error('Keel is shutting down');
-          }
-          this.runtime = r;
-          this.runtimeLoading = undefined;
-          this.worker.watch(r.workerPool?.() ?? null);
-          return r;
-        },
-        (e: unknown) => {
-          this.runtimeLoading = undefined;
-          throw e;
-        },
-      );
-    }
-    return this.runtimeLoading;
-  }
-
-  /** Watches a top-level task of this window: its history entry and the app session's queries. */
-  private track(task: TaskHandle, model: string): void {
-    this.book.track(task, model);
-    this.host.watchTask?.(task);
-  }
-
-  /** Switches the shown task: subscribes to its future events, then snapshots it to every view. */
+  /** Switches the shown task: subscribes to its future events, then snapshots it to this surface's views. */
   private show(task: TaskHandle | undefined, stored?: StoredTaskState): void {
+    if (this.closed) return;
     this.unsubscribe?.();
     this.unsubscribe = undefined;
     this.current = task;
     this.stored = task ? stored : undefined;
-    this.historyServices.lastTask.set(task?.id);
+    this.lastTask.set(task?.id);
     this.worker.follow(task?.id);
     if (task) this.unsubscribe = task.subscribe((event) => this.onTaskEvent(task, event));
     const shown = this.shown();
     for (const v of this.views) v.show(shown);
+    this.window.shownChanged();
   }
 
   /** What the views show: the current task and whether it has settled (a stored one is not running). */
@@ -509,8 +400,8 @@ export class ChatController {
       type: 'snapshot',
       transcript: t?.transcript() ?? null,
       config: { ...this.host.chatConfig(this.permissionMode()), mode: this.permissionMode() },
-      permissions: this.permissions.list(),
-      ...(t ? { meta: this.book.meta(t.id) } : {}),
+      permissions: this.window.cardsFor(this),
+      ...(t ? { meta: this.window.book.meta(t.id) } : {}),
       ...(t && this.stored ? { stored: this.stored } : {}),
       ...(worker ? { worker } : {}),
     };
@@ -520,7 +411,7 @@ export class ChatController {
     this.broadcast({ type: 'error', message });
   }
 
-  private broadcast(payload: ToWebviewPayload): void {
+  broadcast(payload: ToWebviewPayload): void {
     for (const v of this.views) v.send(payload);
   }
 }

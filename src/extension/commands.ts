@@ -1,7 +1,6 @@
 import * as vscode from 'vscode';
-import type { ChatController } from './chatController';
 import type { ChatPanels } from './chatPanel';
-import { ChatViewProvider } from './chatViewProvider';
+import type { ChatSurfaces } from './chatSurfaces';
 import type { Logger } from './logger';
 import { type ModelPickItem, modelPicker } from './models';
 import { type KeyedProviderId, MODEL_ENV, PROVIDER_LABELS, providerOf } from './providerConfig';
@@ -9,7 +8,8 @@ import { readKeelSettings, readProviderConfig, storeApiKey } from './providerSet
 
 export interface CommandDeps {
   context: vscode.ExtensionContext;
-  controller: ChatController;
+  /** The window's chats; a command acts on `chats.target()` (the active editor tab's, else the sidebar's). */
+  chats: ChatSurfaces;
   panels: ChatPanels;
   output: vscode.LogOutputChannel;
   log: Logger;
@@ -19,14 +19,11 @@ export interface CommandDeps {
 export function registerCommands(d: CommandDeps): void {
   const reg = (id: string, fn: () => unknown) => d.context.subscriptions.push(vscode.commands.registerCommand(id, fn));
 
-  reg('keel.newTask', async () => {
-    d.controller.newTask();
-    if (!d.panels.isActive) await vscode.commands.executeCommand(`${ChatViewProvider.viewType}.focus`);
-  });
+  reg('keel.newTask', async () => (await d.chats.showTarget()).newTask());
   reg('keel.openInTab', () => d.panels.open());
   reg('keel.showHistory', () => showPage(d, 'history'));
   reg('keel.showMemory', () => showPage(d, 'memory'));
-  reg('keel.cancelTask', () => d.controller.cancel());
+  reg('keel.cancelTask', () => d.chats.target().cancel());
   reg('keel.setApiKey', () => setApiKey(d));
   reg('keel.selectModel', () => selectModel(d));
   reg('keel.showLogs', () => d.output.show(true));
@@ -34,8 +31,7 @@ export function registerCommands(d: CommandDeps): void {
 
 /** Shows a page of the chat (in the tab if it is active, else in the sidebar). */
 async function showPage(d: CommandDeps, page: 'history' | 'settings' | 'memory'): Promise<void> {
-  if (!d.panels.isActive) await vscode.commands.executeCommand(`${ChatViewProvider.viewType}.focus`);
-  d.controller.navigate(page);
+  (await d.chats.showTarget()).navigate(page);
 }
 
 async function setApiKey(d: CommandDeps): Promise<void> {

@@ -5,7 +5,8 @@ import type { AppLifetime } from '../core/machines/appSession/appLifetime';
 import { AgentsTreeProvider } from './agentsView';
 import { attentionToTell } from './attention';
 import { WindowLoops } from './loops/windowLoops';
-import { ChatController } from './chatController';
+import { ChatController, ChatWindow } from './chatController';
+import { ChatSurfaces } from './chatSurfaces';
 import { ChatPanels } from './chatPanel';
 import { ChatViewProvider } from './chatViewProvider';
 import { showWorkers } from './showWorkers';
@@ -41,7 +42,7 @@ export function activate(context: vscode.ExtensionContext): void {
     secret: (key) => context.secrets.get(key),
     env: process.env,
     // Deactivation (a reload, closing the window): what runs is recorded as interrupted.
-    close: () => controller.dispose(),
+    close: () => chatWindow.dispose(),
     log,
   });
   const app = windowLife.app;
@@ -58,12 +59,14 @@ export function activate(context: vscode.ExtensionContext): void {
   context.subscriptions.push({ dispose: () => void mcp.dispose() });
   const loops: WindowLoops = new WindowLoops({
     log,
-    taskHost: (): ReturnType<ChatController['loopHost']> => controller.loopHost(),
+    taskHost: (): ReturnType<ChatController['loopHost']> => sidebarChat.loopHost(),
     feed: () => activity?.feed,
     showPage: (name) => showLoopPage(name),
   });
   context.subscriptions.push(loops);
-  const controller = new ChatController({
+  // One window part shared by the chats (runtime, prompts, history, pages); one ChatController per
+  // chat surface (the sidebar's here, the editor tab's in ChatPanels), each with its own task.
+  const chatWindow: ChatWindow = new ChatWindow({
     log,
     loadRuntime: async (asker) => {
       const hub = await mcp.hub();
@@ -73,7 +76,7 @@ export function activate(context: vscode.ExtensionContext): void {
         // A task or sub-agent waiting for an answer that no visible chat shows gets one notification.
         const told = new Map<string, number>();
         const off = a.board.subscribe(() => {
-          for (const r of attentionToTell(a.board.rows(), told, controller.visibleTaskId())) {
+          for (const r of attentionToTell(a.board.rows(), told, chatWindow.visibleTaskIds())) {
             void vscode.window.showInformationMessage(`Keel: "${r.title}" needs your answer.`, 'Show').then((choice) => {
               if (choice === 'Show') void vscode.commands.executeCommand('keel.agents.open', r.id);
             });
@@ -116,34 +119,34 @@ export function activate(context: vscode.ExtensionContext): void {
   context.subscriptions.push({ dispose: () => void app.exit() });
   context.subscriptions.push(context.secrets.onDidChange((e) => windowLife.keyChanged(e.key)));
 
-  const sidebar = new ChatViewProvider(context.extensionUri, controller, log);
+  // The sidebar's chat is registered first: the window's default surface (ChatWindow.target).
+  const sidebarChat = new ChatController(chatWindow, { id: 'sidebar' });
+  const sidebar = new ChatViewProvider(context.extensionUri, sidebarChat, log);
   context.subscriptions.push(vscode.window.registerWebviewViewProvider(ChatViewProvider.viewType, sidebar));
-  context.subscriptions.push(permissionIndicators(controller.permissions, (badge) => sidebar.setBadge(badge), `${ChatViewProvider.viewType}.focus`));
+  context.subscriptions.push(permissionIndicators(chatWindow.permissions, (badge) => sidebar.setBadge(badge), `${ChatViewProvider.viewType}.focus`));
 
-  const panels = new ChatPanels(context.extensionUri, controller, log);
+  const panels = new ChatPanels(context.extensionUri, chatWindow, log);
   context.subscriptions.push(panels, vscode.window.registerWebviewPanelSerializer(ChatPanels.viewType, panels));
+  const chats = new ChatSurfaces(chatWindow, sidebarChat, panels);
 
-  registerCommands({ context, controller, panels, output, log });
+  registerCommands({ context, chats, panels, output, log });
   // The loop page shows in the chat the person sees: the editor tab when it is active, else the side bar.
-  const showLoopPage = async (name?: string) => {
-    if (!panels.isActive) await vscode.commands.executeCommand(`${ChatViewProvider.viewType}.focus`);
-    controller.navigate('loop', name);
-  };
+  const showLoopPage = async (name?: string) => (await chats.showTarget()).navigate('loop', name);
   context.subscriptions.push(
     vscode.commands.registerCommand('keel.startLoop', () => loops.start()),
     vscode.commands.registerCommand('keel.showLoop', (name: unknown) => loops.show(typeof name === 'string' ? name : undefined)),
     vscode.commands.registerCommand('keel.showWorkers', () => showWorkers(pool, (taskId) => vscode.commands.executeCommand('keel.agents.open', taskId))),
     vscode.commands.registerCommand('keel.agents.open', async (taskId: unknown) => {
       if (typeof taskId !== 'string') return;
-      await vscode.commands.executeCommand(`${ChatViewProvider.viewType}.focus`);
-      if (!(await controller.openTask(taskId))) void vscode.window.showInformationMessage('That task is no longer in this window; find it in History.');
+      // The chat that shows it already is revealed; else it opens in the chat commands act on.
+      if (!(await chats.openTask(taskId))) void vscode.window.showInformationMessage('That task is no longer in this window; find it in History.');
     }),
   );
 
   context.subscriptions.push(
     vscode.workspace.onDidChangeConfiguration((e) => {
       if (e.affectsConfiguration('keel.provider')) windowLife.settingsChanged();
-      if (e.affectsConfiguration('keel')) controller.refresh();
+      if (e.affectsConfiguration('keel')) chatWindow.refresh();
     }),
   );
 

@@ -43,8 +43,11 @@ export interface PermissionBrokerOptions {
   notify?: NotificationPrompt;
   /** The other surfaces (diff editor for edits, modal for risky commands, ...). */
   surfaces?: PromptSurface[];
-  /** Whether some chat view can show a card right now; if not, the `noVisibleView` surfaces ask too. */
-  hasVisibleView(): boolean;
+  /**
+   * Whether a chat view that shows `request`'s card can be seen right now; if not, the
+   * `noVisibleView` surfaces ask too (checked when it is asked and on `viewsChanged`).
+   */
+  hasVisibleView(request: PermissionRequest): boolean;
   /**
    * Saves "Always allow" rules into a settings file (the engine's `saveRule`). The broker waits for
    * it before the task goes on, so the next call the rule covers is allowed without a prompt.
@@ -134,7 +137,7 @@ export class PermissionBroker implements PermissionAsker {
       this.pending.set(request.requestId, entry);
       for (const l of this.listeners) l.requested(entry.view);
       for (const s of this.surfaces) if (s.when === 'atOnce' && s.applies(request)) this.showSurface(entry, s);
-      if (!this.options.hasVisibleView()) this.notify(entry);
+      if (!this.options.hasVisibleView(request)) this.notify(entry);
     });
   }
 
@@ -150,6 +153,14 @@ export class PermissionBroker implements PermissionAsker {
   /** No view can show cards any more: every pending prompt also goes to the `noVisibleView` surfaces. */
   viewsGone(): void {
     for (const p of this.pending.values()) this.notify(p);
+  }
+
+  /**
+   * The views changed (hidden, closed, or showing another task): each pending prompt no visible
+   * view shows any more also goes to the `noVisibleView` surfaces (once; it stays there).
+   */
+  viewsChanged(): void {
+    for (const p of this.pending.values()) if (!this.options.hasVisibleView(p.request)) this.notify(p);
   }
 
   /** Denies everything pending (the window is closing). */

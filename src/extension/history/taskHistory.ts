@@ -14,8 +14,16 @@ export interface HistoryServices {
   saveFile(suggestedName: string, content: string, format: ExportFormat): Promise<string | undefined>;
   /** A modal question with one action button; true when the user chose it. */
   confirm(message: string, detail: string, action: string): Promise<boolean>;
-  /** The task the chat showed last in this workspace; kept across window reloads. */
-  readonly lastTask: { get(): string | undefined; set(id: string | undefined): void };
+  /** The task the sidebar chat showed last in this workspace; kept across window reloads. */
+  readonly lastTask: LastTask;
+  /** The same for another chat surface (`surface`: e.g. `panel`); absent: only the sidebar's is kept. */
+  lastTaskOf?(surface: string): LastTask;
+}
+
+/** Where a chat surface keeps the id of the task it showed last. */
+export interface LastTask {
+  get(): string | undefined;
+  set(id: string | undefined): void;
 }
 
 export interface TaskHistoryDeps {
@@ -39,12 +47,14 @@ const GONE = 'That task is no longer available.';
 
 /** Services for a host without VS Code's dialogs: nothing is confirmed or saved; the last task is remembered in memory. */
 export function memoryHistoryServices(): HistoryServices {
-  let last: string | undefined;
+  const last = new Map<string, string>();
+  const of = (surface: string): LastTask => ({ get: () => last.get(surface), set: (id) => void (id === undefined ? last.delete(surface) : last.set(surface, id)) });
   return {
     workspace: () => undefined,
     saveFile: async () => undefined,
     confirm: async () => false,
-    lastTask: { get: () => last, set: (id) => void (last = id) },
+    lastTask: of('sidebar'),
+    lastTaskOf: of,
   };
 }
 
@@ -153,6 +163,8 @@ export class TaskHistory {
     }
     this.deleted.add(id);
     if (this.d.services.lastTask.get() === id) this.d.services.lastTask.set(undefined);
+    const panel = this.d.services.lastTaskOf?.('panel');
+    if (panel?.get() === id) panel.set(undefined);
     this.d.log.info(`task ${id} deleted`);
     return true;
   }

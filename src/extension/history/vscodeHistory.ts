@@ -1,7 +1,7 @@
 import { homedir } from 'node:os';
 import * as vscode from 'vscode';
 import type { ExportFormat } from '../../shared/protocol/chatMessages';
-import type { HistoryServices } from './taskHistory';
+import type { HistoryServices, LastTask } from './taskHistory';
 
 const LAST_TASK_KEY = 'keel.lastTask';
 
@@ -29,9 +29,15 @@ export function vscodeHistoryServices(context: vscode.ExtensionContext): History
     async confirm(message: string, detail: string, action: string) {
       return (await vscode.window.showWarningMessage(message, { modal: true, detail }, action)) === action;
     },
-    lastTask: {
-      get: () => context.workspaceState.get<string>(LAST_TASK_KEY),
-      set: (id) => void context.workspaceState.update(LAST_TASK_KEY, id),
-    },
+    lastTask: lastTaskIn(context, LAST_TASK_KEY),
+    // Each chat surface brings back its own task after a reload (the editor tab: `keel.lastTask.panel`).
+    lastTaskOf: (surface) => lastTaskIn(context, surface === 'sidebar' ? LAST_TASK_KEY : `${LAST_TASK_KEY}.${surface}`),
+  };
+}
+
+function lastTaskIn(context: vscode.ExtensionContext, key: string): LastTask {
+  return {
+    get: () => context.workspaceState.get<string>(key),
+    set: (id) => void context.workspaceState.update(key, id),
   };
 }

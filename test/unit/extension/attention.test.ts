@@ -28,17 +28,17 @@ describe('attention notification', () => {
     const t = board();
     const seen = new Map<string, number>();
     t.prompt();
-    expect(attentionToTell(t.b.rows(), seen, undefined)).toEqual([]);
+    expect(attentionToTell(t.b.rows(), seen, new Set())).toEqual([]);
     t.needsInput();
-    expect(attentionToTell(t.b.rows(), seen, undefined).map((r) => r.id)).toEqual(['task-1']);
+    expect(attentionToTell(t.b.rows(), seen, new Set()).map((r) => r.id)).toEqual(['task-1']);
     // The board changes for other reasons (another task works): no second notice.
     t.prompt('task-2');
-    expect(attentionToTell(t.b.rows(), seen, undefined)).toEqual([]);
+    expect(attentionToTell(t.b.rows(), seen, new Set())).toEqual([]);
     // Answered, then waiting again: a new episode, a new notice.
     t.prompt();
-    expect(attentionToTell(t.b.rows(), seen, undefined)).toEqual([]);
+    expect(attentionToTell(t.b.rows(), seen, new Set())).toEqual([]);
     t.needsInput();
-    expect(attentionToTell(t.b.rows(), seen, undefined).map((r) => r.id)).toEqual(['task-1']);
+    expect(attentionToTell(t.b.rows(), seen, new Set()).map((r) => r.id)).toEqual(['task-1']);
     t.b.dispose();
   });
 
@@ -50,7 +50,7 @@ describe('attention notification', () => {
     expect(t.b.rows()[0]).toMatchObject({ status: 'attention', attention: 'permission' });
     t.feed.publish({ kind: 'loop', at: 0, event: { type: 'loop', name: 'l', state: 'stalled', iteration: 3, reasons: ['unchanged'] } });
     expect(t.b.rows().find((r) => r.kind === 'loop')).toMatchObject({ status: 'attention', attention: 'input' });
-    expect(attentionToTell(t.b.rows(), seen, undefined)).toEqual([]);
+    expect(attentionToTell(t.b.rows(), seen, new Set())).toEqual([]);
     t.b.dispose();
   });
 
@@ -60,10 +60,28 @@ describe('attention notification', () => {
     t.prompt('task-1', 'sub-1');
     t.needsInput('task-1', 'sub-1');
     expect(t.b.rows().find((r) => r.id === 'sub-1')).toMatchObject({ kind: 'subagent', status: 'attention' });
-    expect(attentionToTell(t.b.rows(), seen, 'task-1')).toEqual([]);
+    expect(attentionToTell(t.b.rows(), seen, new Set(['task-1']))).toEqual([]);
     t.prompt('task-2');
     t.needsInput('task-2');
-    expect(attentionToTell(t.b.rows(), seen, 'task-1').map((r) => r.id)).toEqual(['task-2']);
+    expect(attentionToTell(t.b.rows(), seen, new Set(['task-1'])).map((r) => r.id)).toEqual(['task-2']);
+    t.b.dispose();
+  });
+
+  it('per task: a chat showing another task does not silence it; each visible chat silences its own', () => {
+    const t = board();
+    const seen = new Map<string, number>();
+    t.prompt('task-1');
+    t.prompt('task-2');
+    t.needsInput('task-1');
+    t.needsInput('task-2');
+    // The sidebar shows task-1 and the editor tab task-2: neither is told.
+    expect(attentionToTell(t.b.rows(), seen, new Set(['task-1', 'task-2']))).toEqual([]);
+    t.prompt('task-1');
+    t.prompt('task-2');
+    t.needsInput('task-1');
+    t.needsInput('task-2');
+    // Only the tab (task-2) is visible now: task-1 is told.
+    expect(attentionToTell(t.b.rows(), seen, new Set(['task-2'])).map((r) => r.id)).toEqual(['task-1']);
     t.b.dispose();
   });
 });
