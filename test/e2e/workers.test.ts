@@ -1,19 +1,20 @@
 /**
- * The worker pool in a real VS Code (code-server) with the packaged .vsix, `keel.workers.max` 2,
- * against the fake model server:
+ * The worker pool and the two chat surfaces in a real VS Code (code-server) with the packaged
+ * .vsix, `keel.workers.max` 2, against the fake model server:
  *
- * 1. Task A is started in the sidebar chat, then task B in the chat's editor tab; both model
- *    streams are open at the same time (the server holds each after its first words), each task on
+ * 1. Task A is started in the sidebar chat, then task B in the chat's editor tab (a chat surface
+ *    of its own: it opens empty, and starting B there leaves the sidebar on A). Each task runs on
  *    its own worker process — found the way a person would, with `keel workers --json` (the
- *    window's status socket), and seen in "Keel: Show Workers" from the palette.
- *    The chat header shows the worker's pid; picking A's worker in Show Workers opens A's chat.
- * 2. `kill -9` of task A's worker pid while both stream: A ends `interrupted` with a message that
- *    says its worker stopped, and Resume (its lost query is not sent again by itself); Resume
- *    continues A on a fresh worker, to completion, while B is still held; B, released, completes
- *    on its own worker.
+ *    window's status socket) — and each chat's header shows its own task's worker pid.
+ *    "Keel: Show Workers" lists both; picking A's reveals the sidebar, which shows A; the tab
+ *    stays on B.
+ * 2. Both answers then stream at the same time, each in its own chat: the sidebar's A and the
+ *    tab's B are both seen growing, twice, between the same two looks.
+ * 3. `kill -9` of task A's worker pid while both stream: the sidebar shows A `interrupted` with a
+ *    message that says its worker stopped, and Resume (its lost query is not sent again by
+ *    itself); meanwhile the tab's B streams on and completes on its own worker. Resume continues A
+ *    on a fresh worker, to completion.
  *
- * The chat's two surfaces show one task at a time (the window's chat follows the task last
- * shown; docs/workers.md), so both show B once it starts, then A once its worker is picked.
  * Screenshots go to test-results/workers-*.png.
  */
 import { execFile } from 'node:child_process';
@@ -29,8 +30,10 @@ import { ensureKeelVsix, REPO_ROOT, startVsCode, type VsCodeSession } from './ha
 const READY = 'body[data-keel-ready="true"]';
 const PROMPT_A = 'Task A: explain the sample workspace at length.';
 const PROMPT_B = 'Task B: summarise the sample workspace.';
-const ANSWER_A = 'Task A begins a long explanation that its worker will never finish, because the test kills it.';
-const ANSWER_B = 'Task B answers in full: the sample workspace holds a small library and its tests.';
+// Long answers, streamed slowly once released: both are still streaming while the test watches them
+// grow and kills A's worker (A's would take minutes; B's about 25 s).
+const ANSWER_A = `Task A begins a long explanation that its worker will never finish, because the test kills it. ${'The library has a module, and the module has tests. '.repeat(60)}`.trim();
+const ANSWER_B = `Task B answers in full: the sample workspace holds a small library and its tests. ${'Each function is small and each has a test. '.repeat(5)}`.trim();
 const RESUMED_A = 'Task A resumed on a fresh worker and finished the explanation.';
 const collapse = (s: string): string => s.replace(/\s+/g, ' ').trim();
 
@@ -81,19 +84,19 @@ describe('workers: two tasks on two worker processes in VS Code; kill -9 of one'
   let model: FakeModelServer | undefined;
   let vs: VsCodeSession | undefined;
   let keelHome = '';
-  let releaseB: () => void = () => undefined;
+  let releaseBoth: () => void = () => undefined;
 
   beforeAll(async () => {
     const vsixPath = ensureKeelVsix();
     // A short path: the window's status socket lives in <keel home>/run (a Unix socket path is short).
     keelHome = mkdtempSync(join(tmpdir(), 'keel-e2e-home-'));
-    const untilB = new Promise<void>((resolve) => (releaseB = resolve));
+    const released = new Promise<void>((resolve) => (releaseBoth = resolve));
     model = await startFakeModelServer({
       turns: [
-        // A streams its first words, then is held open for good: its worker is killed mid-stream.
-        { when: 'Task A:', blocks: [{ type: 'text', text: ANSWER_A }], chunkSize: 4, delayMs: 20, fault: { kind: 'stall', afterEvents: 10 } },
-        // B streams its first words, then is held until A's worker was killed; then it finishes.
-        { when: 'Task B:', blocks: [{ type: 'text', text: ANSWER_B }], chunkSize: 4, delayMs: 20, fault: { kind: 'stall', afterEvents: 10, until: untilB } },
+        // A and B each stream their first words, then are held until both are on screen; released
+        // together, both stream on slowly (A for minutes: its worker is killed mid-stream).
+        { when: 'Task A:', blocks: [{ type: 'text', text: ANSWER_A }], chunkSize: 4, delayMs: 120, fault: { kind: 'stall', afterEvents: 10, until: released } },
+        { when: 'Task B:', blocks: [{ type: 'text', text: ANSWER_B }], chunkSize: 4, delayMs: 120, fault: { kind: 'stall', afterEvents: 10, until: released } },
         // A, resumed by the person.
         { when: 'Task A:', blocks: [{ type: 'text', text: RESUMED_A }], chunkSize: 8, delayMs: 5 },
       ],
@@ -106,13 +109,13 @@ describe('workers: two tasks on two worker processes in VS Code; kill -9 of one'
   });
 
   afterAll(async () => {
-    releaseB();
+    releaseBoth();
     await vs?.close();
     await model?.close();
     if (keelHome) rmSync(keelHome, { recursive: true, force: true });
   });
 
-  it('A (sidebar) and B (editor tab) stream at once on two workers; killing A’s worker interrupts A only', async () => {
+  it('A in the sidebar and B in the editor tab stream at the same time, each in its own chat; killing A’s worker interrupts A only', async () => {
     if (!vs || !model) throw new Error('setup failed');
     const m = model;
     try {
@@ -125,10 +128,10 @@ describe('workers: two tasks on two worker processes in VS Code; kill -9 of one'
       const taskA = reqA.taskId!;
       expect(taskA).toBeTruthy();
 
-      // 2. Task B in the editor tab, while A's stream is still open.
+      // 2. The editor tab is a chat of its own: it opens empty, and B starts there while A's
+      //    stream is still open.
       await vs.runCommand('Keel: Open Chat in Editor Tab');
       const tab = await vs.webviewFrame(READY, { exclude: [sidebar], timeoutMs: 60_000 });
-      await vs.runCommand('Keel: New Task');
       await tab.locator('[data-testid="empty-state"]').waitFor({ timeout: 30_000 });
       await sendPrompt(tab, PROMPT_B);
       await expect.poll(async () => (await lastAnswer(tab))?.text.length ?? 0, { timeout: 90_000 }).toBeGreaterThan(8);
@@ -136,13 +139,14 @@ describe('workers: two tasks on two worker processes in VS Code; kill -9 of one'
       const taskB = reqB.taskId!;
       expect(taskB).toBeTruthy();
       expect(taskB).not.toBe(taskA);
-      // Both model streams are open together: each task's answer is streaming at the same time.
       expect(reqA.finishedSeq, 'A is still streaming while B streams').toBeNull();
       expect(reqB.finishedSeq).toBeNull();
       expect(m.maxConcurrent()).toBe(2);
-      expect((await lastAnswer(tab))?.streaming).toBe('true');
+      // Starting B in the tab left the sidebar on A: each chat shows its own task.
+      expect(await sidebar.locator('.keel-title').textContent()).toContain('Task A');
+      expect(await tab.locator('.keel-title').textContent()).toContain('Task B');
+      expect(ANSWER_A.startsWith((await lastAnswer(sidebar))!.text)).toBe(true);
       expect(ANSWER_B.startsWith((await lastAnswer(tab))!.text)).toBe(true);
-      await vs.screenshot('workers-1-two-tasks-streaming');
 
       // 3. Which worker runs which task: `keel workers --json`, as a person would ask.
       const pools = await keelWorkers(keelHome);
@@ -165,13 +169,17 @@ describe('workers: two tasks on two worker processes in VS Code; kill -9 of one'
         expect(realpathSync(`/proc/${pid}/exe`)).toBe(realpathSync(`/proc/${pool.ownerPid}/exe`));
       }
 
-      // The chat header says which worker process runs the shown task (B).
+      // Each chat's header says which worker process runs its own task.
       const workerBadge = (chat: Frame) => chat.locator('[data-testid="task-worker"]');
-      await expect.poll(() => workerBadge(tab).getAttribute('data-pid', { timeout: 2_000 }).catch(() => null), { timeout: 30_000 }).toBe(String(pidB));
+      const badgePid = (chat: Frame) => workerBadge(chat).getAttribute('data-pid', { timeout: 2_000 }).catch(() => null);
+      await expect.poll(() => badgePid(tab), { timeout: 30_000 }).toBe(String(pidB));
+      await expect.poll(() => badgePid(sidebar), { timeout: 30_000 }).toBe(String(pidA));
       expect(await workerBadge(tab).getAttribute('data-state')).toBe('busy');
       expect(collapse((await workerBadge(tab).textContent()) ?? '')).toBe(`worker pid ${pidB}`);
+      await vs.screenshot('workers-1-two-chats-two-tasks');
 
-      // 4. "Keel: Show Workers" lists both, busy, with their pids; picking A's opens A's chat.
+      // 4. "Keel: Show Workers" lists both, busy, with their pids; picking A's reveals the chat
+      //    that shows A (the sidebar); the tab stays on B.
       await vs.runCommand('Keel: Show Workers');
       const picker = vs.page.locator('.quick-input-widget');
       await picker.locator('.quick-input-title', { hasText: 'Keel workers' }).waitFor({ timeout: 30_000 });
@@ -185,31 +193,61 @@ describe('workers: two tasks on two worker processes in VS Code; kill -9 of one'
       await vs.screenshot('workers-2-show-workers');
       await rows.filter({ hasText: `pid ${pidA}` }).click();
       await picker.waitFor({ state: 'hidden', timeout: 10_000 });
-      await expect.poll(() => workerBadge(sidebar).getAttribute('data-pid', { timeout: 2_000 }).catch(() => null), { timeout: 30_000 }).toBe(String(pidA));
+      await expect.poll(() => badgePid(sidebar), { timeout: 30_000 }).toBe(String(pidA));
       expect(await sidebar.locator('.keel-title').textContent()).toContain('Task A');
-      expect((await lastAnswer(sidebar))?.streaming).toBe('true');
-      expect(ANSWER_A.startsWith((await lastAnswer(sidebar))!.text)).toBe(true);
+      expect(await tab.locator('.keel-title').textContent()).toContain('Task B');
+      expect(await badgePid(tab)).toBe(String(pidB));
 
-      // 5. kill -9 of A's worker while both still stream: A, shown, ends interrupted with the
-      //    reason and Resume (no Retry); B's stream is still open.
-      expect(reqB.finishedSeq).toBeNull();
+      // 5. Both released: A grows in the sidebar and B grows in the tab, at the same time — seen
+      //    twice, each look finding both longer than the one before.
+      releaseBoth();
+      let before = { a: (await lastAnswer(sidebar))?.text.length ?? 0, b: (await lastAnswer(tab))?.text.length ?? 0 };
+      for (let look = 0; look < 2; look++) {
+        await expect
+          .poll(async () => {
+            const [a, b] = [await lastAnswer(sidebar), await lastAnswer(tab)];
+            return !!a && !!b && a.streaming === 'true' && b.streaming === 'true' && a.text.length > before.a && b.text.length > before.b;
+          }, { timeout: 30_000 })
+          .toBe(true);
+        const [a, b] = [(await lastAnswer(sidebar))!, (await lastAnswer(tab))!];
+        expect(ANSWER_A.startsWith(a.text), 'the sidebar shows only A’s answer').toBe(true);
+        expect(ANSWER_B.startsWith(b.text), 'the tab shows only B’s answer').toBe(true);
+        before = { a: a.text.length, b: b.text.length };
+      }
+      await vs.screenshot('workers-3-both-streaming');
+
+      // 6. kill -9 of A's worker while both stream: the sidebar shows A interrupted with the reason
+      //    and Resume (no Retry); the tab's B streams on, and completes on its own worker.
+      expect(reqA.finishedSeq).toBeNull();
+      expect(reqB.finishedSeq, 'B still streams when A’s worker is killed').toBeNull();
       process.kill(pidA, 'SIGKILL');
       await expect.poll(() => stateOf(sidebar), { timeout: 30_000 }).toBe('interrupted');
       const lost = sidebar.locator('[data-testid="error"][data-code="worker_lost"]');
       await lost.waitFor({ timeout: 30_000 });
       expect(collapse((await lost.textContent()) ?? '')).toMatch(/worker running this task stopped.*SIGKILL.*resume it to continue/i);
       expect(await lost.locator('[data-testid="retry"]').count()).toBe(0);
-      await sidebar.locator('[data-testid="interrupted"]').first().waitFor();
+      await sidebar.locator('[data-testid="interrupted"] [data-testid="resume"]').first().waitFor();
       expect(ANSWER_A.startsWith((await lastAnswer(sidebar))!.text)).toBe(true);
       await expect.poll(() => workerBadge(sidebar).count(), { timeout: 30_000 }).toBe(0);
-      expect(reqB.finishedSeq, 'B still streams after A’s worker died').toBeNull();
-      await expect.poll(async () => (await keelWorkers(keelHome))[0]?.workers.map((w) => w.pid), { timeout: 30_000 }).toEqual([pidB]);
-      // The lost query was never sent again by itself.
+      // The tab was not touched: B, still on its worker, streams to its end.
+      expect(await tab.locator('.keel-title').textContent()).toContain('Task B');
+      expect(await tab.locator('[data-testid="error"]').count()).toBe(0);
+      await expect
+        .poll(async () => {
+          const b = await lastAnswer(tab);
+          return b?.streaming === 'false' ? b.text : '';
+        }, { timeout: 90_000 })
+        .toBe(collapse(ANSWER_B));
+      await expect.poll(() => stateOf(tab), { timeout: 30_000 }).toBe('completed');
+      expect(await badgePid(tab)).toBe(String(pidB));
+      expect(m.requests.filter((r) => r.taskId === taskB)).toHaveLength(1);
+      // Meanwhile the sidebar still shows A interrupted, and its lost query was never sent again by itself.
+      expect(await stateOf(sidebar)).toBe('interrupted');
       expect(m.requests.filter((r) => r.taskId === taskA)).toHaveLength(1);
-      await vs.screenshot('workers-3-a-interrupted');
+      await expect.poll(async () => (await keelWorkers(keelHome))[0]?.workers.map((w) => w.pid), { timeout: 30_000 }).toEqual([pidB]);
+      await vs.screenshot('workers-4-a-interrupted-b-completed');
 
-      // 6. Resume, right there: A continues on a fresh worker (its own died) and completes, while B
-      //    is still held.
+      // 7. Resume, right there: A continues on a fresh worker (its own died) and completes.
       await sidebar.locator('[data-testid="interrupted"] [data-testid="resume"]').first().click();
       await expect.poll(() => m.requests.filter((r) => r.taskId === taskA).length, { timeout: 60_000 }).toBe(2);
       await expect
@@ -221,34 +259,13 @@ describe('workers: two tasks on two worker processes in VS Code; kill -9 of one'
       await expect.poll(() => stateOf(sidebar), { timeout: 30_000 }).toBe('completed');
       const resumedOn = (await keelWorkers(keelHome))[0]!.workers.find((w) => w.taskId === taskA);
       expect(resumedOn?.pid).toBeTruthy();
-      expect([pidA, pidB]).not.toContain(resumedOn!.pid);
-      await expect.poll(() => workerBadge(sidebar).getAttribute('data-pid', { timeout: 2_000 }).catch(() => null), { timeout: 30_000 }).toBe(String(resumedOn!.pid));
+      expect(pidA).not.toBe(resumedOn!.pid);
+      await expect.poll(() => badgePid(sidebar), { timeout: 30_000 }).toBe(String(resumedOn!.pid));
       expect(m.maxConcurrentByTask().get(taskA)).toBe(1);
-      expect(reqB.finishedSeq).toBeNull();
-      await vs.screenshot('workers-4-a-resumed');
-
-      // 7. B is released and completes on its own worker; History shows both tasks completed.
-      releaseB();
-      await expect.poll(() => reqB.finishedSeq !== null, { timeout: 60_000 }).toBe(true);
-      await vs.runCommand('Keel: Show History');
-      const rowB = sidebar.locator(`[data-testid="history-item"][data-task-id="${taskB}"]`);
-      await rowB.waitFor({ timeout: 30_000 });
-      await expect.poll(() => rowB.getAttribute('data-status'), { timeout: 30_000 }).toBe('completed');
-      expect(await sidebar.locator(`[data-testid="history-item"][data-task-id="${taskA}"]`).getAttribute('data-status')).toBe('completed');
-      // Opened in the sidebar (the tab stays on the History page that Show History opened in every chat).
-      await rowB.locator('[data-testid="history-open"]').click();
-      await expect
-        .poll(async () => {
-          const b = await lastAnswer(sidebar);
-          return b?.streaming === 'false' ? b.text : '';
-        }, { timeout: 60_000 })
-        .toBe(collapse(ANSWER_B));
-      expect(await stateOf(sidebar)).toBe('completed');
-      expect(await sidebar.locator('[data-testid="error"]').count()).toBe(0);
-      await expect.poll(() => workerBadge(sidebar).getAttribute('data-pid', { timeout: 2_000 }).catch(() => null), { timeout: 30_000 }).toBe(String(pidB));
-      expect(await workerBadge(sidebar).getAttribute('data-state')).toBe('ready');
-      expect(m.requests.filter((r) => r.taskId === taskB)).toHaveLength(1);
-      await vs.screenshot('workers-5-b-completed');
+      // The tab still shows B, completed.
+      expect(await tab.locator('.keel-title').textContent()).toContain('Task B');
+      expect(await stateOf(tab)).toBe('completed');
+      await vs.screenshot('workers-5-a-resumed');
     } catch (e) {
       await vs.screenshot('workers-failure').catch(() => undefined);
       throw new Error(`${e instanceof Error ? e.stack : String(e)}\n--- Keel log ---\n${vs.readKeelLog().slice(-6000)}\n--- code-server ---\n${vs.serverOutput().slice(-3000)}`);

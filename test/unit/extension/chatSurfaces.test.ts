@@ -46,10 +46,9 @@ async function windowWithTwoChats(opts: { mode?: 'default' | 'acceptEdits' } = {
   const server: FakeModelServer = await startFakeModelServer();
   const storage = mkdtempSync(join(tmpdir(), 'keel-chats-'));
   const workspace = mkdtempSync(join(tmpdir(), 'keel-chats-ws-'));
-  let runtime: TaskRuntime | undefined;
   const h = fakeHost({ provider: { provider: 'anthropic', model: 'claude-sonnet-4-5', apiKey: 'k', baseUrl: server.url } });
   const services = memoryHistoryServices();
-  const window = new ChatWindow({ ...h.host, loadRuntime: async (asker) => (runtime = new TaskRuntime({ workspace, storageDir: storage, ownerLabel: 'VS Code window test', asker })), history: services, permissionMode: () => opts.mode ?? 'acceptEdits' });
+  const window = new ChatWindow({ ...h.host, loadRuntime: async (asker) => new TaskRuntime({ workspace, storageDir: storage, ownerLabel: 'VS Code window test', asker }), history: services, permissionMode: () => opts.mode ?? 'acceptEdits' });
   let tabActive = false;
   const sidebar = new ChatController(window, { id: 'sidebar' });
   const tab = new ChatController(window, { id: 'panel', isActive: () => tabActive });
@@ -172,7 +171,7 @@ describe('chat surfaces: each chat shows its own task', () => {
 
     // A new page of the sidebar lists only A's prompt in its snapshot.
     const late = await w.view(w.sidebar, 'sidebar-2');
-    expect(of(late.port.posted, 'snapshot').at(-1)!.permissions.map((p) => p.taskId)).toEqual([a.id]);
+    expect(of(late.port.posted, 'snapshot').at(-1)!.permissions?.map((p) => p.taskId)).toEqual([a.id]);
 
     // The sidebar moves to a new task: A's prompt is shown by no chat, so it goes to every chat;
     // the sidebar is visible, so no notification yet. Once the sidebar is hidden too, it is one.
