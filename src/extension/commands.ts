@@ -20,6 +20,9 @@ export function registerCommands(d: CommandDeps): void {
   const reg = (id: string, fn: () => unknown) => d.context.subscriptions.push(vscode.commands.registerCommand(id, fn));
 
   reg('keel.newTask', async () => (await d.chats.showTarget()).newTask());
+  // The sidebar view's title-bar buttons act on the sidebar's chat, even while the tab is the active editor.
+  reg('keel.sidebar.newTask', () => d.chats.sidebar.newTask());
+  reg('keel.sidebar.showHistory', () => d.chats.sidebar.navigate('history'));
   reg('keel.openInTab', () => d.panels.open());
   reg('keel.showHistory', () => showPage(d, 'history'));
   reg('keel.showMemory', () => showPage(d, 'memory'));
