@@ -31,9 +31,9 @@ const READY = 'body[data-keel-ready="true"]';
 const PROMPT_A = 'Task A: explain the sample workspace at length.';
 const PROMPT_B = 'Task B: summarise the sample workspace.';
 // Long answers, streamed slowly once released: both are still streaming while the test watches them
-// grow and kills A's worker (A's would take minutes; B's about 25 s).
+// grow and kills A's worker (A's would take minutes; B's about 25 s after the release).
 const ANSWER_A = `Task A begins a long explanation that its worker will never finish, because the test kills it. ${'The library has a module, and the module has tests. '.repeat(60)}`.trim();
-const ANSWER_B = `Task B answers in full: the sample workspace holds a small library and its tests. ${'Each function is small and each has a test. '.repeat(5)}`.trim();
+const ANSWER_B = `Task B answers in full: the sample workspace holds a small library and its tests. ${'Each function is small and each has a test. '.repeat(16)}`.trim();
 const RESUMED_A = 'Task A resumed on a fresh worker and finished the explanation.';
 const collapse = (s: string): string => s.replace(/\s+/g, ' ').trim();
 
@@ -180,9 +180,13 @@ describe('workers: two tasks on two worker processes in VS Code; kill -9 of one'
 
       // 4. "Keel: Show Workers" lists both, busy, with their pids; picking A's reveals the chat
       //    that shows A (the sidebar); the tab stays on B.
-      await vs.runCommand('Keel: Show Workers');
       const picker = vs.page.locator('.quick-input-widget');
-      await picker.locator('.quick-input-title', { hasText: 'Keel workers' }).waitFor({ timeout: 30_000 });
+      const workersTitle = picker.locator('.quick-input-title', { hasText: 'Keel workers' });
+      // Its own quick pick can replace the palette before the palette is seen closing: that is success too.
+      await vs.runCommand('Keel: Show Workers').catch(async (e: unknown) => {
+        if (!(await workersTitle.isVisible())) throw e;
+      });
+      await workersTitle.waitFor({ timeout: 30_000 });
       const rows = picker.locator('.quick-input-list .monaco-list-row');
       await expect.poll(() => rows.count(), { timeout: 10_000 }).toBe(2);
       const shown = collapse((await rows.allTextContents()).join(' | '));
