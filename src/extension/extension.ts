@@ -123,11 +123,18 @@ export function activate(context: vscode.ExtensionContext): void {
   const sidebarChat = new ChatController(chatWindow, { id: 'sidebar' });
   const sidebar = new ChatViewProvider(context.extensionUri, sidebarChat, log);
   context.subscriptions.push(vscode.window.registerWebviewViewProvider(ChatViewProvider.viewType, sidebar));
-  context.subscriptions.push(permissionIndicators(chatWindow.permissions, (badge) => sidebar.setBadge(badge), `${ChatViewProvider.viewType}.focus`));
+  // The status bar item reveals the chat that shows the oldest waiting prompt's task (else the sidebar).
+  context.subscriptions.push(permissionIndicators(chatWindow.permissions, (badge) => sidebar.setBadge(badge), 'keel.permission.showWaiting'));
 
   const panels = new ChatPanels(context.extensionUri, chatWindow, log);
   context.subscriptions.push(panels, vscode.window.registerWebviewPanelSerializer(ChatPanels.viewType, panels));
   const chats = new ChatSurfaces(chatWindow, sidebarChat, panels);
+  context.subscriptions.push(
+    vscode.commands.registerCommand('keel.permission.showWaiting', async () => {
+      const oldest = chatWindow.permissions.list()[0];
+      await chats.reveal(chats.all().find((c) => oldest !== undefined && c.shownTaskId() === oldest.taskId) ?? sidebarChat);
+    }),
+  );
 
   registerCommands({ context, chats, panels, output, log });
   // The loop page shows in the chat the person sees: the editor tab when it is active, else the side bar.
