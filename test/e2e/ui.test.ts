@@ -92,18 +92,25 @@ async function flow(theme: 'light' | 'dark'): Promise<void> {
     mkdirSync(join(RESULTS_DIR, 'docs'), { recursive: true });
     copyFileSync(permissionShot, join(RESULTS_DIR, 'docs', theme === 'dark' ? 'screenshot-chat.png' : 'screenshot-chat-light.png'));
 
-    // History (the view's title bar) lists the task; the editor tab watches the same task at once
-    // and has New Task and History in its own title bar.
+    // History (the view's title bar) lists the task. The editor tab is a chat of its own: it
+    // opens empty (the sidebar keeps its task), has New Task and History in its own title bar, and
+    // its History opens the same task, which both chats then show.
     await vs.page.locator('.part.sidebar .composite.title .action-label[aria-label^="Show History"]').click();
     await chat.locator('[data-testid="history-item"]').first().waitFor();
     expect(await chat.locator('[data-testid="history-item"]').count()).toBe(1);
     await chat.locator('[data-testid="nav-chat"]').click();
     await vs.runCommand('Keel: Open Chat in Editor Tab');
     const tab = await vs.webviewFrame(READY, { exclude: [chat], timeoutMs: 60_000 });
+    await tab.locator('[data-testid="empty-state"]').waitFor({ timeout: 30_000 });
+    expect(await chat.locator('[data-testid="tool-card"][data-tool="Edit"]').count()).toBe(1);
+    await vs.page.locator('.editor-actions .action-label[aria-label^="New Task"]').waitFor({ timeout: 20_000 });
+    const tabHistory = vs.page.locator('.editor-actions .action-label[aria-label^="Show History"]');
+    expect(await tabHistory.count()).toBe(1);
+    await tabHistory.click();
+    await tab.locator('[data-testid="history-item"] [data-testid="history-open"]').first().click();
     await tab.locator('[data-testid="message-assistant"]').last().waitFor();
     expect(await tab.locator('[data-testid="tool-card"][data-tool="Edit"]').count()).toBe(1);
-    await vs.page.locator('.editor-actions .action-label[aria-label^="New Task"]').waitFor({ timeout: 20_000 });
-    expect(await vs.page.locator('.editor-actions .action-label[aria-label^="Show History"]').count()).toBe(1);
+    expect(await chat.locator('[data-testid="tool-card"][data-tool="Edit"]').count()).toBe(1);
     await vs.screenshot(`ui-${theme}-4-both-surfaces`);
   } catch (e) {
     await vs?.screenshot(`ui-${theme}-failure`).catch(() => undefined);
