@@ -1,6 +1,7 @@
 import type { TaskEvent } from '../../shared/domain/events';
 import type { LoopEvent } from '../../shared/domain/loop';
 import type { HookInput } from '../hooks/types';
+import type { McpApprovalState, McpConnectionPhase } from '../mcp/types';
 
 /**
  * The kinds of event on a process's event bus (src/core/events/eventBus.ts). Everything that
@@ -50,7 +51,43 @@ export type BusEventInit =
   /** A hook event as Keel fires it (whether or not a hook is configured for it). */
   | { kind: 'HookEvent'; input: HookInput }
   /** An event of a loop (`keel loop`, the loop command). */
-  | { kind: 'LoopEvent'; event: LoopEvent };
+  | { kind: 'LoopEvent'; event: LoopEvent }
+  /**
+   * A worker process of the host's pool (src/core/workers) changed state, as its `worker` machine
+   * announced it (workerEvents.ts). `pid`: its process (null before it was known); `taskId`: the
+   * task it is bound to (serving it, or last served); `queryId` when busy; `queriesProcessed` when
+   * idle; `reason` when it crashed or stopped.
+   */
+  | {
+      kind: 'WorkerStateChanged';
+      workerId: string;
+      state: WorkerBusState;
+      pid: number | null;
+      taskId?: string;
+      queryId?: string;
+      queriesProcessed?: number;
+      reason?: string;
+    }
+  /**
+   * An MCP server's connection (its `mcpConnection` machine, src/core/mcp/hub.ts) changed state
+   * or approval (mcpEvents.ts): `phase` the top-level state, `state` the full one (`ready.toolCall`),
+   * `previous` the full state before (null for a server not seen before). `attempts`: failed
+   * attempts since the last stable connection; `tools`: how many it offers once ready.
+   */
+  | {
+      kind: 'McpServerStateChanged';
+      server: string;
+      phase: McpConnectionPhase;
+      state: string;
+      previous: string | null;
+      approval: McpApprovalState;
+      attempts: number;
+      tools: number;
+      lastError?: string;
+    };
+
+/** The states of a worker a `WorkerStateChanged` reports (the worker machine's announcements). */
+export type WorkerBusState = 'ready' | 'busy' | 'idle' | 'crashed' | 'stopped';
 
 export type BusEventKind = BusEventInit['kind'];
 
