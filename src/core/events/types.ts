@@ -54,7 +54,8 @@ export type BusEventInit =
   | { kind: 'LoopEvent'; event: LoopEvent }
   /**
    * A worker process of the host's pool (src/core/workers) changed state, as its `worker` machine
-   * announced it (workerEvents.ts). `pid`: its process (null before it was known); `taskId`: the
+   * announced it (workerEvents.ts). `workerPid`: its process (null before it was known; not `pid`,
+   * which a `keel events` line uses for the host); `taskId`: the
    * task it is bound to (serving it, or last served); `queryId` when busy; `queriesProcessed` when
    * idle; `reason` when it crashed or stopped.
    */
@@ -62,7 +63,7 @@ export type BusEventInit =
       kind: 'WorkerStateChanged';
       workerId: string;
       state: WorkerBusState;
-      pid: number | null;
+      workerPid: number | null;
       taskId?: string;
       queryId?: string;
       queriesProcessed?: number;

@@ -26,7 +26,7 @@ export interface KnownWorker {
 export function workerBusEvent(e: WorkerEmitted, known: KnownWorker | undefined, row: { pid: number | null; taskId: string | null } | undefined): WorkerBusEvent {
   const pid = e.type === 'worker:ready' ? e.pid : (row?.pid ?? known?.pid ?? null);
   const taskId = row?.taskId ?? known?.taskId;
-  const base = { kind: 'WorkerStateChanged' as const, workerId: e.workerId, pid, ...(taskId ? { taskId } : {}) };
+  const base = { kind: 'WorkerStateChanged' as const, workerId: e.workerId, workerPid: pid, ...(taskId ? { taskId } : {}) };
   switch (e.type) {
     case 'worker:ready':
       return { ...base, state: 'ready' };
@@ -52,7 +52,7 @@ export function bridgeWorkerEvents(bus: EventBus, pool: WorkerEventSource, onErr
       const row = pool.status().workers.find((w) => w.id === e.workerId);
       const event = workerBusEvent(e, known.get(e.workerId), row);
       if (e.type === 'worker:stopped') known.delete(e.workerId);
-      else known.set(e.workerId, { pid: event.pid, ...(event.taskId ? { taskId: event.taskId } : {}) });
+      else known.set(e.workerId, { pid: event.workerPid, ...(event.taskId ? { taskId: event.taskId } : {}) });
       bus.publish(event);
     } catch (err) {
       onError(err);

@@ -46,7 +46,7 @@ describe('worker events on the bus (real worker processes)', () => {
     await eventually(() => workerEvents().some((e) => e.state === 'stopped'), 10_000, 'the crashed worker to stop');
     await bus.drained();
     const pidA = a.pid!;
-    expect(workerEvents().map((e) => [e.workerId, e.state, e.pid, e.taskId])).toEqual([
+    expect(workerEvents().map((e) => [e.workerId, e.state, e.workerPid, e.taskId])).toEqual([
       // Started for task-a: bound to it from the start.
       [a.workerId, 'ready', pidA, 'task-a'],
       [a.workerId, 'busy', pidA, 'task-a'],
@@ -68,7 +68,7 @@ describe('worker events on the bus (real worker processes)', () => {
     await pool.shutdown();
     await bus.drained();
     const last = workerEvents().slice(6);
-    expect(last.map((e) => [e.workerId, e.state, e.pid, e.taskId])).toEqual([
+    expect(last.map((e) => [e.workerId, e.state, e.workerPid, e.taskId])).toEqual([
       [b.workerId, 'ready', b.pid, 'task-b'],
       [b.workerId, 'stopped', b.pid, 'task-b'],
     ]);
