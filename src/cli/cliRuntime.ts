@@ -22,7 +22,7 @@ import { describe } from './hooks';
 export interface CliRuntime {
   runtime: TaskRuntime;
   activity: ProcessActivity;
-  /** Ends the runtime, then the activity (its bus's `AppShutdown` reaches `keel events` readers first). */
+  /** Ends the runtime and waits for its workers to stop, then ends the activity (its bus's `AppShutdown` reaches `keel events` readers first). */
   dispose(): Promise<void>;
 }
 
@@ -84,9 +84,11 @@ export async function createCliRuntime(args: RunArgs, ownerLabel: string, mcp?: 
   return {
     runtime,
     activity,
-    dispose: () => {
+    dispose: async () => {
       runtime.dispose();
-      return activity.dispose();
+      // The workers' `stopped` reach the bus before its `AppShutdown` (its last event).
+      await runtime.shutdownWorkers();
+      await activity.dispose();
     },
   };
 }

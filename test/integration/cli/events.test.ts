@@ -106,6 +106,24 @@ describe('keel events --follow', () => {
     await follower.exit;
   }, 120_000);
 
+  it('a `keel run --workers 1` that completes: its worker is ready, busy, idle and stopped before the AppShutdown', async () => {
+    const follower = await runCli(['events', '--follow'], {}, storage);
+    started.push(follower);
+    server.enqueue({ blocks: [{ type: 'text', text: 'The build uses esbuild.' }] });
+    const run = await runCli(['run', 'explain the build', '--workers', '1', '--no-memory', '--provider', 'anthropic', '--base-url', server.url, '--model', 'claude-test', '--workspace', workspace], KEY, storage);
+    started.push(run);
+    const pid = run.child.pid!;
+    expect((await run.exit).code, run.stderr()).toBe(0);
+    await waitUntil(() => follower.events.some((e) => e.pid === pid && e.kind === 'AppShutdown'), () => `no AppShutdown: ${follower.stdout()}`, 30_000);
+    const fromRun = follower.events.filter((e) => e.pid === pid);
+    const workers = fromRun.filter((e) => e.kind === 'WorkerStateChanged');
+    expect(workers.map((e) => e.state)).toEqual(['ready', 'busy', 'idle', 'stopped']);
+    expect(new Set(workers.map((e) => e.workerPid)).size).toBe(1);
+    expect(fromRun.at(-1)).toMatchObject({ kind: 'AppShutdown' });
+    follower.child.kill('SIGINT');
+    await follower.exit;
+  }, 120_000);
+
   it('shows the MCP server of a `keel run --mcp-config` connect, each state naming the one it left', async () => {
     const config = join(mkdtempSync(join(tmpdir(), 'keel-events-mcp-')), 'servers.json');
     writeFileSync(config, JSON.stringify({ mcpServers: { faulty: { command: process.execPath, args: [FAULTY_MCP] } } }));
