@@ -45,9 +45,11 @@ export type BusEventInit =
   | { kind: 'SessionFailed'; taskId: string; status: 'failed' | 'aborted' | 'interrupted'; error?: { code: string; message: string } }
   /**
    * One task event exactly as the task published it (what the views fold), after the store
-   * recorded it. `parentId`: the task that started it (a sub-agent); `title`: the task's title then.
+   * recorded it. `parentId`: the task that started it (a sub-agent); `title`: the task's title then;
+   * `taskSeq`: its number among the events this process delivered for the task (from 1; what a
+   * view compares with the `eventSeq()` its snapshot covered, to skip what the snapshot holds).
    */
-  | { kind: 'TaskEvent'; taskId: string; event: TaskEvent; parentId?: string; title?: string }
+  | { kind: 'TaskEvent'; taskId: string; event: TaskEvent; parentId?: string; title?: string; taskSeq?: number }
   /** A hook event as Keel fires it (whether or not a hook is configured for it). */
   | { kind: 'HookEvent'; input: HookInput }
   /** An event of a loop (`keel loop`, the loop command). */
