@@ -6,7 +6,7 @@ import type { McpStatus } from '../src/shared/protocol/mcpMessages';
 import type { MemoryState } from '../src/shared/protocol/memoryMessages';
 import type { Page, PendingPermission, SettingsState, StoredTaskState, TaskSummary } from '../src/shared/protocol/chatMessages';
 import { INITIAL_SEQUENCE_STATE, type SequenceState, acceptMessage } from '../src/shared/protocol/sequencing';
-import { type ChatConfig, type SlashCommand, type ToWebviewMessage, parseToWebview } from '../src/shared/protocol/toWebview';
+import { type ChatConfig, type SlashCommand, type TaskWorker, type ToWebviewMessage, parseToWebview } from '../src/shared/protocol/toWebview';
 
 export interface HostError {
   id: number;
@@ -76,6 +76,8 @@ export class ChatStore {
   readonly tasks = signal<TaskSummary[] | null>(null);
   /** Set while the shown task comes from the store (read-only until resumed). */
   readonly stored = signal<StoredTaskState | undefined>(undefined);
+  /** The worker process the shown task runs on (null: none, or workers off). */
+  readonly worker = signal<TaskWorker | null>(null);
   readonly settings = signal<SettingsState | null>(null);
   /** How the last "Save settings" went (null: nothing to say). */
   readonly settingsResult = signal<{ ok: boolean; message: string } | null>(null);
@@ -195,6 +197,7 @@ export class ChatStore {
         this.contextWindow.value = message.meta?.contextWindow ?? DEFAULT_CONTEXT_WINDOW;
         this.contextTokens.value = message.meta?.contextTokens;
         this.stored.value = message.stored;
+        this.worker.value = message.worker ?? null;
         this.thinkingSince.clear();
         this.flush();
         if (!this.ready.value) {
@@ -235,6 +238,9 @@ export class ChatStore {
         return;
       case 'taskList':
         this.tasks.value = message.tasks;
+        return;
+      case 'taskWorker':
+        if (message.taskId === this.working?.taskId) this.worker.value = message.worker;
         return;
       case 'settings':
         this.settings.value = message.settings;

@@ -22,6 +22,7 @@ import { ViewRequests, type WorkbenchServices } from './viewRequests';
 import { McpRequests, type McpChat } from './mcp/mcpRequests';
 import { LoopRequests, type LoopChat } from './loops/loopRequests';
 import { MemoryRequests, type MemoryWorkbench } from './memory/memoryRequests';
+import { TaskWorkerWatch, type PoolView } from './taskWorker';
 
 /** Task states in which a task runs again after it settled (a follow-up, Retry, Resume). */
 const RUNNING_STATES: ReadonlySet<string> = new Set(['initializing', 'reconstructing', 'running']);
@@ -37,6 +38,8 @@ export interface TaskRuntimeLike {
   subtaskFor(parentId: string, toolCallId: string): TaskHandle | undefined;
   /** Stops every task and records the unsettled ones as interrupted (the window is closing). */
   interruptAll(): string[];
+  /** The worker pool turns run on (null: in process); the chat header shows the shown task's worker. */
+  workerPool?(): PoolView | null;
   dispose(): void;
 }
 
@@ -113,6 +116,10 @@ export class ChatController {
   private readonly history: HistoryActions;
   /** Set while the current task is shown from the store (read-only until resumed). */
   private stored: StoredTaskState | undefined;
+  /** The shown task's worker, for the header (workers on). */
+  private readonly worker = new TaskWorkerWatch((taskId, worker) => {
+    if (taskId === this.current?.id) this.broadcast({ type: 'taskWorker', taskId, worker });
+  });
 
   constructor(private readonly host: ChatHost) {
     this.permissions = new PermissionBroker({
@@ -278,6 +285,16 @@ export class ChatController {
         await this.history.followUp(text);
         return;
       }
+      if (this.current?.transcript().state === 'interrupted') {
+        // Interrupted here (its worker died): its handle is stopped, so the message resumes the
+        // task from its log, as for a stored one.
+        try {
+          await this.history.resume(this.current.id, text);
+        } catch (e) {
+          this.broadcastError(`Keel could not resume the task: ${describeError(e)}`);
+        }
+        return;
+      }
       if (this.current) {
         this.current.sendUserMessage(text);
         return;
@@ -345,6 +362,21 @@ export class ChatController {
     return true;
   }
 
+  /**
+   * Shows task `id`: live in this window, else from the store (read-only, with Resume — e.g. a
+   * task whose worker died). Resolves false when neither has it; never rejects.
+   */
+  async openTask(id: string): Promise<boolean> {
+    if (this.showTask(id)) return true;
+    try {
+      await this.history.open(id);
+      return true;
+    } catch (e) {
+      this.host.log.info(`task ${id} cannot be shown: ${describeError(e)}`);
+      return false;
+    }
+  }
+
   /** Asks every view to show `page` (e.g. history); the loop page selects loop `loop` when given. */
   navigate(page: Page, loop?: string): void {
     this.broadcast({ type: 'navigate', page, ...(page === 'loop' && loop ? { loop } : {}) });
@@ -379,6 +411,7 @@ export class ChatController {
     this.loopRequests.dispose();
     this.memoryRequests?.dispose();
     this.book.dispose();
+    this.worker.dispose();
     this.views.clear();
     this.runtime?.interruptAll();
     this.runtime?.dispose();
@@ -428,6 +461,7 @@ export class ChatController {
           }
           this.runtime = r;
           this.runtimeLoading = undefined;
+          this.worker.watch(r.workerPool?.() ?? null);
           return r;
         },
         (e: unknown) => {
@@ -452,6 +486,7 @@ export class ChatController {
     this.current = task;
     this.stored = task ? stored : undefined;
     this.historyServices.lastTask.set(task?.id);
+    this.worker.follow(task?.id);
     if (task) {
       this.unsubscribe = followTask(
         task,
@@ -502,6 +537,7 @@ export class ChatController {
 
   private snapshot(): Omit<SnapshotMessage, 'seq'> {
     const t = this.current;
+    const worker = t ? this.worker.current() : null;
     return {
       type: 'snapshot',
       transcript: t?.transcript() ?? null,
@@ -509,6 +545,7 @@ export class ChatController {
       permissions: this.permissions.list(),
       ...(t ? { meta: this.book.meta(t.id) } : {}),
       ...(t && this.stored ? { stored: this.stored } : {}),
+      ...(worker ? { worker } : {}),
     };
   }
 

@@ -136,7 +136,7 @@ export function activate(context: vscode.ExtensionContext): void {
     vscode.commands.registerCommand('keel.agents.open', async (taskId: unknown) => {
       if (typeof taskId !== 'string') return;
       await vscode.commands.executeCommand(`${ChatViewProvider.viewType}.focus`);
-      if (!controller.showTask(taskId)) void vscode.window.showInformationMessage('That task is no longer in this window; find it in History.');
+      if (!(await controller.openTask(taskId))) void vscode.window.showInformationMessage('That task is no longer in this window; find it in History.');
     }),
   );
 

@@ -78,6 +78,7 @@ export function App({ store, post, initialDraft = '', persist }: AppProps) {
         page={page}
         contextTokens={store.contextTokens.value}
         contextWindow={store.contextWindow.value}
+        worker={store.worker.value}
         onPage={actions.setPage}
       />
       {hostErrors.map((e) => (

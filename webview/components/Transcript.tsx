@@ -3,6 +3,7 @@ import { useEffect, useLayoutEffect, useReducer, useRef, useState } from 'preact
 import type { TaskTranscript, TranscriptItem } from '../../src/shared/domain/transcript';
 import { AssistantMessage, ErrorMessage, UserMessage } from './Messages';
 import { ToolCard } from './ToolCard';
+import { retryableIndex } from '../format';
 
 export interface TranscriptProps {
   transcript: TaskTranscript;
@@ -18,16 +19,6 @@ export interface TranscriptProps {
   onOpenSubtask(toolCallId: string): void;
   /** Opens a memory the run used (`.keel/memory/<file>`) in an editor; absent: titles are plain text. */
   onOpenMemory?(file: string): void;
-}
-
-/** Index of the item Retry belongs to: the last error, if nothing but notices came after it. */
-function retryableIndex(items: TranscriptItem[]): number {
-  for (let i = items.length - 1; i >= 0; i--) {
-    const it = items[i]!;
-    if (it.kind === 'notice') continue;
-    return it.kind === 'error' && it.retryable ? i : -1;
-  }
-  return -1;
 }
 
 /** A rough height before a row is measured, so the scrollbar is about right for long tasks. */

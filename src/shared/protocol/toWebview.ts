@@ -40,6 +40,13 @@ export const chatConfigSchema = z.object({
 export type ChatConfig = z.infer<typeof chatConfigSchema>;
 
 /**
+ * The worker process the shown task runs on, or last ran on (docs/workers.md): its id in the
+ * pool, the worker machine's state (starting, ready, busy, shuttingDown) and its pid.
+ */
+export const taskWorkerSchema = z.object({ id: z.string().max(40), state: z.string().max(40), pid: z.number().int().nullable() });
+export type TaskWorker = z.infer<typeof taskWorkerSchema>;
+
+/**
  * The whole state a view shows: the current task's transcript (null: no task open), config, the
  * permission prompts waiting for an answer, and host-measured facts about the task.
  */
@@ -52,6 +59,8 @@ export const snapshotMessageSchema = z.object({
   meta: transcriptMetaSchema.optional(),
   /** Set when the task is shown from the store (read-only until resumed); absent for a live task. */
   stored: storedTaskStateSchema.optional(),
+  /** The shown task's worker (workers on: `keel.workers.max` > 0); absent when it has none. */
+  worker: taskWorkerSchema.optional(),
 });
 
 /** One event of the task the snapshot showed; the view folds it with `applyTaskEvent`. */
@@ -146,6 +155,9 @@ export const memorySearchMessageSchema = z.object({
 /** Something the user should read that is not an error (e.g. "Resume is not available yet"). */
 export const noticeMessageSchema = z.object({ type: z.literal('notice'), seq, message: z.string() });
 
+/** The shown task moved to another worker, or its worker changed state or went away (null). */
+export const taskWorkerMessageSchema = z.object({ type: z.literal('taskWorker'), seq, taskId: z.string().max(200), worker: taskWorkerSchema.nullable() });
+
 export const toWebviewMessageSchema = z.discriminatedUnion('type', [
   snapshotMessageSchema,
   eventMessageSchema,
@@ -164,6 +176,7 @@ export const toWebviewMessageSchema = z.discriminatedUnion('type', [
   loopsMessageSchema,
   memoriesMessageSchema,
   memorySearchMessageSchema,
+  taskWorkerMessageSchema,
 ]);
 
 export type SnapshotMessage = z.infer<typeof snapshotMessageSchema>;
@@ -190,6 +203,7 @@ export const COVERED_BY_SNAPSHOT: ReadonlySet<ToWebviewType> = new Set<ToWebview
   'loops',
   'memories',
   'memorySearch',
+  'taskWorker',
 ]);
 
 /** A host->webview message before the outbox numbers it. */
