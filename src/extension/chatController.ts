@@ -13,6 +13,7 @@ import { isStoredTask } from './history/storedTask';
 import type { LastTask } from './history/taskHistory';
 import type { ShownTask, ViewConnection } from './viewConnection';
 import { TaskWorkerWatch, type PoolView } from './taskWorker';
+import { followTask } from './taskFollower';
 import type { ChatHost, TaskRuntimeLike } from './chatHost';
 import { ChatWindow, type ChatSurface } from './chatWindow';
 
@@ -105,7 +106,7 @@ export class ChatController implements ChatSurface {
   attach(view: ViewConnection): () => void {
     this.views.add(view);
     this.host.log.debug(`view ${view.id} (${view.kind}) attached to the ${this.id} chat`);
-    view.connect({ snapshot: () => this.snapshot(), readinessChanged: () => this.viewsChanged() }, this.shown());
+    view.connect({ snapshot: () => this.snapshot(), coverage: () => this.coverage(), readinessChanged: () => this.viewsChanged() }, this.shown());
     return () => {
       this.views.delete(view);
       this.host.log.debug(`view ${view.id} detached`);
@@ -371,7 +372,22 @@ export class ChatController implements ChatSurface {
     this.stored = task ? stored : undefined;
     this.lastTask.set(task?.id);
     this.worker.follow(task?.id);
-    if (task) this.unsubscribe = task.subscribe((event) => this.onTaskEvent(task, event));
+    if (task) {
+      this.unsubscribe = followTask(
+        task,
+        this.window.loadedRuntime?.bus,
+        {
+          event: (event, taskSeq) => this.onTaskEvent(task, event, taskSeq),
+          // Events were lost to the views' full queue: every view is rebuilt from a fresh snapshot.
+          lagged: (missed) => {
+            if (task !== this.current) return;
+            this.host.log.warn(`the ${this.id} chat's views fell ${missed} events behind task ${task.id}; sending a fresh snapshot`);
+            this.refresh();
+          },
+        },
+        this.host.viewQueueCapacity,
+      );
+    }
     const shown = this.shown();
     for (const v of this.views) v.show(shown);
     this.window.shownChanged();
@@ -383,14 +399,26 @@ export class ChatController implements ChatSurface {
     return t ? { taskId: t.id, settled: this.stored !== undefined || t.transcript().done } : null;
   }
 
-  private onTaskEvent(task: TaskHandle, event: TaskEvent): void {
+  private onTaskEvent(task: TaskHandle, event: TaskEvent, taskSeq?: number): void {
     if (task !== this.current) return;
     if (event.type === 'error') this.host.log.warn(`task ${task.id}: ${event.code}: ${event.message}`);
     if (event.type === 'done') this.host.log.info(`task ${task.id} done: ${event.status} (${event.stopReason ?? 'no stop reason'})`);
-    if (isViewEvent(event)) this.broadcast({ type: 'event', event });
+    // Through the bus, each view skips what the snapshot it last got already holds.
+    if (isViewEvent(event)) {
+      for (const v of this.views) {
+        if (taskSeq === undefined) v.send({ type: 'event', event });
+        else v.sendTaskEvent(event, taskSeq);
+      }
+    }
     // The views' sessions follow the shown task: completed when its run ends, active when it runs again.
     if (event.type === 'done') for (const v of this.views) v.taskSettled();
     else if (event.type === 'task' && RUNNING_STATES.has(event.state)) for (const v of this.views) v.taskResumed();
+  }
+
+  /** What a snapshot taken now holds of the shown task's events (when they come through the bus). */
+  private coverage(): { taskId: string; seq: number } | undefined {
+    const t = this.current;
+    return t?.eventSeq ? { taskId: t.id, seq: t.eventSeq() } : undefined;
   }
 
   private snapshot(): Omit<SnapshotMessage, 'seq'> {

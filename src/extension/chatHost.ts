@@ -2,6 +2,7 @@ import type { PermissionMode } from '../shared/domain/permissionModes';
 import type { ChatConfig } from '../shared/protocol/toWebview';
 import type { PermissionAsker } from '../core/permissions/gate';
 import type { ProviderConfig } from '../core/providers/types';
+import type { EventBus } from '../core/events/eventBus';
 import type { StartTaskOptions, TaskHandle } from '../core/runtime/types';
 import type { Logger } from './logger';
 import type { NotificationPrompt, PromptSurface } from './permissionBroker';
@@ -16,6 +17,8 @@ import type { PoolView } from './taskWorker';
 
 /** The part of the core's TaskRuntime the chat uses (the real class satisfies it structurally). */
 export interface TaskRuntimeLike {
+  /** The process's event bus: the views follow the shown task through a queued subscriber of it (taskFollower.ts). */
+  readonly bus?: EventBus | undefined;
   startTask(options: StartTaskOptions): TaskHandle;
   get(id: string): TaskHandle | undefined;
   list(): TaskHandle[];
@@ -57,6 +60,8 @@ export interface ChatHost {
   checkRule?: RuleCheck;
   /** Files, diffs, clipboard and settings. */
   workbench: WorkbenchServices;
+  /** The length of the views' queue on the event bus (default 1,000; tests make it short). */
+  viewQueueCapacity?: number;
   /** Counts a task this window runs (its runs are the app session's queries). */
   watchTask?(task: TaskHandle): void;
   /** Save dialogs, confirmations and the last task shown, for the history (default: none, in memory). */
