@@ -262,26 +262,14 @@ export class ChatController implements ChatSurface {
     });
   }
 
-  /**
-   * What a loop needs to start its iterations in this window (docs/loop.md): each iteration is a
-   * task of the window's runtime with the chat's provider and mode, shown as it starts in the
-   * surface commands act on (`ChatWindow.target`; this one when it has no other). Rejects like a
-   * first prompt does (no folder open, no provider settings).
-   */
-  async loopHost(): Promise<{ startIteration(prompt: string, it: { loopName: string; iteration: number; progressFile: string }): TaskHandle }> {
-    const runtime = await this.window.ensureRuntime();
-    const provider = await this.host.providerConfig(this.permissionMode());
-    return {
-      startIteration: (prompt, it) => {
-        const mode = this.permissionMode();
-        const title = `${it.loopName}: iteration ${it.iteration}`;
-        const task = runtime.startTask({ prompt, title, provider, mode, loopProgressFile: it.progressFile, refreshProvider: () => this.host.providerConfig(this.permissionMode()) });
-        this.window.book.track(task, provider.model);
-        const target = this.window.target();
-        (target instanceof ChatController ? target : this).show(task);
-        return task;
-      },
-    };
+  /** What a loop needs to start its iterations in this window (`ChatWindow.loopHost`). */
+  loopHost(): ReturnType<ChatWindow['loopHost']> {
+    return this.window.loopHost();
+  }
+
+  /** Shows `task` here, live (a loop's iteration). */
+  showLive(task: TaskHandle): void {
+    this.show(task);
   }
 
   /** Closes the current task in this surface (it keeps running) and shows the empty state, on the chat page. */

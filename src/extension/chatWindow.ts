@@ -30,6 +30,8 @@ export interface ChatSurface {
   broadcast(payload: ToWebviewPayload): void;
   /** A fresh snapshot to every view (settings, mode or key changed). */
   refresh(): void;
+  /** Shows `task` (live) in this surface. */
+  showLive(task: TaskHandle): void;
   /** The runtime exists now: follow its worker pool. */
   watchPool(pool: PoolView | null): void;
 }
@@ -172,6 +174,27 @@ export class ChatWindow {
   /** The runtime if it exists already. */
   get loadedRuntime(): TaskRuntimeLike | undefined {
     return this.runtime;
+  }
+
+  /**
+   * What a loop needs to start its iterations in this window (docs/loop.md): each iteration is a
+   * task of the runtime with the chat's provider and mode, shown as it starts in the surface
+   * commands act on (`target`). Rejects like a first prompt does (no folder open, no provider
+   * settings).
+   */
+  async loopHost(): Promise<{ startIteration(prompt: string, it: { loopName: string; iteration: number; progressFile: string }): TaskHandle }> {
+    const runtime = await this.ensureRuntime();
+    const provider = await this.host.providerConfig(this.permissionMode());
+    return {
+      startIteration: (prompt, it) => {
+        const mode = this.permissionMode();
+        const title = `${it.loopName}: iteration ${it.iteration}`;
+        const task = runtime.startTask({ prompt, title, provider, mode, loopProgressFile: it.progressFile, refreshProvider: () => this.host.providerConfig(this.permissionMode()) });
+        this.book.track(task, provider.model);
+        this.target()?.showLive(task);
+        return task;
+      },
+    };
   }
 
   /** Acts on a message of the shared pages, and on the requests of `ViewRequests` (files, diffs, settings). */

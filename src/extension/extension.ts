@@ -59,7 +59,7 @@ export function activate(context: vscode.ExtensionContext): void {
   context.subscriptions.push({ dispose: () => void mcp.dispose() });
   const loops: WindowLoops = new WindowLoops({
     log,
-    taskHost: (): ReturnType<ChatController['loopHost']> => sidebarChat.loopHost(),
+    taskHost: (): ReturnType<ChatWindow['loopHost']> => chatWindow.loopHost(),
     feed: () => activity?.feed,
     showPage: (name) => showLoopPage(name),
   });
