@@ -80,6 +80,7 @@ export class ChatController implements ChatSurface {
         show: (task, stored) => this.show(task, stored),
         track: (task) => this.window.track(task, task.transcript().model),
         broadcast: (payload) => this.broadcast(payload),
+        deleted: (id) => this.window.taskDeleted(id),
       },
       this.window.history,
     );
@@ -267,8 +268,8 @@ export class ChatController implements ChatSurface {
     return this.window.loopHost();
   }
 
-  /** Shows `task` here, live (a loop's iteration). */
-  showLive(task: TaskHandle): void {
+  /** Shows `task` here, live (a loop's iteration); undefined: the empty chat. */
+  showLive(task: TaskHandle | undefined): void {
     this.show(task);
   }
 

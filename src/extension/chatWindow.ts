@@ -30,8 +30,8 @@ export interface ChatSurface {
   broadcast(payload: ToWebviewPayload): void;
   /** A fresh snapshot to every view (settings, mode or key changed). */
   refresh(): void;
-  /** Shows `task` (live) in this surface. */
-  showLive(task: TaskHandle): void;
+  /** Shows `task` (live) in this surface; undefined: the empty chat. */
+  showLive(task: TaskHandle | undefined): void;
   /** The runtime exists now: follow its worker pool. */
   watchPool(pool: PoolView | null): void;
 }
@@ -153,6 +153,11 @@ export class ChatWindow {
       for (const s of this.surfaces) s.broadcast({ type: 'permissionRequest', request: p });
     }
     this.permissions.viewsChanged();
+  }
+
+  /** Task `id` was deleted from History: every surface that shows it shows the empty chat. */
+  taskDeleted(id: string): void {
+    for (const s of [...this.surfaces]) if (s.shownTaskId() === id) s.showLive(undefined);
   }
 
   /** The mode the next task or message uses: a chat's selector, else the setting. */

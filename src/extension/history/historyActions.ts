@@ -17,6 +17,8 @@ export interface HistoryChat {
   /** Starts watching a live task (thinking times, context) before it is shown. */
   track(task: TaskHandle): void;
   broadcast(payload: ToWebviewPayload): void;
+  /** Task `id` was deleted: every chat that shows it shows nothing instead (default: this one). */
+  deleted?(id: string): void;
 }
 
 type HistoryMessage = Extract<FromWebviewMessage, { type: 'listTasks' | 'openTask' | 'deleteTask' | 'resumeTask' | 'exportTask' | 'resume' }>;
@@ -141,7 +143,8 @@ export class HistoryActions {
   private async delete(id: string): Promise<void> {
     const row = (await this.history.rows(this.chat.current()?.id)).rows.find((r) => r.taskId === id);
     if (!(await this.history.delete(id, row?.title ?? id))) return;
-    if (this.chat.current()?.id === id) this.chat.show(undefined);
+    if (this.chat.deleted) this.chat.deleted(id);
+    else if (this.chat.current()?.id === id) this.chat.show(undefined);
     await this.sendList(undefined);
   }
 

@@ -47,7 +47,8 @@ async function windowWithTwoChats(opts: { mode?: 'default' | 'acceptEdits' } = {
   const storage = mkdtempSync(join(tmpdir(), 'keel-chats-'));
   const workspace = mkdtempSync(join(tmpdir(), 'keel-chats-ws-'));
   const h = fakeHost({ provider: { provider: 'anthropic', model: 'claude-sonnet-4-5', apiKey: 'k', baseUrl: server.url } });
-  const services = memoryHistoryServices();
+  // Deleting from History asks first: the person says yes.
+  const services = { ...memoryHistoryServices(), confirm: async () => true };
   const window = new ChatWindow({ ...h.host, loadRuntime: async (asker) => new TaskRuntime({ workspace, storageDir: storage, ownerLabel: 'VS Code window test', asker }), history: services, permissionMode: () => opts.mode ?? 'acceptEdits' });
   let tabActive = false;
   const sidebar = new ChatController(window, { id: 'sidebar' });
@@ -142,6 +143,21 @@ describe('chat surfaces: each chat shows its own task', () => {
     await a.settled();
     await until(() => of(tab.port.posted, 'event').some((m) => m.event.type === 'done' && m.event.taskId === a.id), 'A done in the tab');
     expect(of(side.port.posted, 'event').length).toBe(before);
+  });
+
+  it('a task deleted from one chat\'s History leaves every chat that showed it', async () => {
+    const w = await windowWithTwoChats();
+    const side = await w.view(w.sidebar, 'sidebar-1');
+    const tab = await w.view(w.tab, 'panel-1');
+    await side.fromPage({ type: 'prompt', text: 'task gamma' });
+    const g = w.sidebar.currentTask!;
+    await g.settled();
+    await tab.fromPage({ type: 'openTask', taskId: g.id });
+    expect(w.tab.currentTask?.id).toBe(g.id);
+    await tab.fromPage({ type: 'deleteTask', taskId: g.id });
+    expect(w.tab.currentTask).toBeUndefined();
+    expect(w.sidebar.currentTask).toBeUndefined();
+    expect(of(side.port.posted, 'snapshot').at(-1)!.transcript).toBeNull();
   });
 
   it('a permission card shows in the chat that shows its task; hiding that chat makes it a notification, not the other chat hiding', async () => {
