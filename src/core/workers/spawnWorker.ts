@@ -20,9 +20,21 @@ export interface WorkerCommand {
   env?: Record<string, string>;
 }
 
-/** The default for a host whose bundle sits beside `worker.js` (dist/). */
+/**
+ * V8 options every worker starts with. `--max-semi-space-size=1` caps each of the young
+ * generation's semi-spaces at 1 MB (Node 20's default grows them to 16 MB under allocation): a
+ * worker streams many small short-lived objects, so a busy query grew an idle worker's young
+ * generation by ~16–32 MB it kept afterwards. The cost is more frequent, shorter scavenges
+ * (docs/benchmarks.md, pool: warm dispatch and the CPU-bound tasks measured with it).
+ */
+export const WORKER_NODE_OPTIONS: readonly string[] = ['--max-semi-space-size=1'];
+
+/**
+ * The default for a host whose bundle sits beside `worker.js` (dist/): the lean worker bundle
+ * on this process's binary (`ELECTRON_RUN_AS_NODE` when that binary is Electron's).
+ */
 export function workerCommandBeside(bundleDir: string, join: (a: string, b: string) => string): WorkerCommand {
-  return { command: process.execPath, args: [join(bundleDir, 'worker.js')], electronRunAsNode: Boolean(process.versions.electron) };
+  return { command: process.execPath, args: [...WORKER_NODE_OPTIONS, join(bundleDir, 'worker.js')], electronRunAsNode: Boolean(process.versions.electron) };
 }
 
 /** Variables the host set only to start the worker; the worker deletes them from its own environment. */

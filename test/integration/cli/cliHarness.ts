@@ -26,10 +26,12 @@ let cliPath: Promise<string> | undefined;
 export function cliBundle(): Promise<string> {
   cliPath ??= (async () => {
     const dist = join(ROOT, 'dist/cli.js');
-    if (existsSync(dist) && statSync(dist).mtimeMs > newestSource(join(ROOT, 'src'))) return dist;
+    const fresh = (p: string) => existsSync(p) && statSync(p).mtimeMs > newestSource(join(ROOT, 'src'));
+    if (fresh(dist) && fresh(join(ROOT, 'dist/worker.js'))) return dist;
     const out = mkdtempSync(join(tmpdir(), 'keel-cli-build-'));
     await build({
-      entryPoints: { cli: join(ROOT, 'src/cli/main.ts') },
+      // With the lean worker bundle beside it, as in dist/: `--workers N` runs its workers from it.
+      entryPoints: { cli: join(ROOT, 'src/cli/main.ts'), worker: join(ROOT, 'src/cli/workerEntry.ts') },
       outdir: out,
       bundle: true,
       platform: 'node',
