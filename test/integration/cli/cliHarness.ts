@@ -66,6 +66,8 @@ export async function runCli(args: string[], env: Record<string, string | undefi
   const storage = storageDir ?? mkdtempSync(join(tmpdir(), 'keel-cli-store-'));
   mkdirSync(storage, { recursive: true });
   const childEnv: NodeJS.ProcessEnv = { PATH: process.env.PATH, HOME: storage, KEEL_HOME: storage };
+  // KEEL_WORKERS=N runs the whole suite with execution in workers (keel run's default --workers).
+  if (process.env.KEEL_WORKERS) childEnv.KEEL_WORKERS = process.env.KEEL_WORKERS;
   for (const [k, v] of Object.entries(env)) if (v !== undefined) childEnv[k] = v;
   const child = spawn(process.execPath, [cli, ...args, '--storage', storage], { env: childEnv, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
