@@ -5,7 +5,9 @@ import type { FromWebviewMessage } from '../shared/protocol/fromWebview';
 import type { ChatConfig, SnapshotMessage, ToWebviewPayload } from '../shared/protocol/toWebview';
 import type { PermissionAsker } from '../core/permissions/gate';
 import type { ProviderConfig } from '../core/providers/types';
+import type { EventBus } from '../core/events/eventBus';
 import type { StartTaskOptions, TaskHandle } from '../core/runtime/types';
+import { followTask } from './taskFollower';
 import { type Logger, describeError } from './logger';
 import { PermissionBroker, type NotificationPrompt, type PromptSurface } from './permissionBroker';
 import type { RuleCheck } from './permissions/alwaysAllow';
@@ -19,12 +21,16 @@ import type { ShownTask, ViewConnection } from './viewConnection';
 import { ViewRequests, type WorkbenchServices } from './viewRequests';
 import { McpRequests, type McpChat } from './mcp/mcpRequests';
 import { LoopRequests, type LoopChat } from './loops/loopRequests';
+import { MemoryRequests, type MemoryWorkbench } from './memory/memoryRequests';
+import { TaskWorkerWatch, type PoolView } from './taskWorker';
 
 /** Task states in which a task runs again after it settled (a follow-up, Retry, Resume). */
 const RUNNING_STATES: ReadonlySet<string> = new Set(['initializing', 'reconstructing', 'running']);
 
 /** The part of the core's TaskRuntime the chat uses (the real class satisfies it structurally). */
 export interface TaskRuntimeLike {
+  /** The process's event bus: the views follow the shown task through a queued subscriber of it (taskFollower.ts). */
+  readonly bus?: EventBus | undefined;
   startTask(options: StartTaskOptions): TaskHandle;
   get(id: string): TaskHandle | undefined;
   list(): TaskHandle[];
@@ -32,6 +38,8 @@ export interface TaskRuntimeLike {
   subtaskFor(parentId: string, toolCallId: string): TaskHandle | undefined;
   /** Stops every task and records the unsettled ones as interrupted (the window is closing). */
   interruptAll(): string[];
+  /** The worker pool turns run on (null: in process); the chat header shows the shown task's worker. */
+  workerPool?(): PoolView | null;
   dispose(): void;
 }
 
@@ -64,6 +72,8 @@ export interface ChatHost {
   checkRule?: RuleCheck;
   /** Files, diffs, clipboard and settings. */
   workbench: WorkbenchServices;
+  /** The length of the views' queue on the event bus (default 1,000; tests make it short). */
+  viewQueueCapacity?: number;
   /** Counts a task this window runs (its runs are the app session's queries). */
   watchTask?(task: TaskHandle): void;
   /** Save dialogs, confirmations and the last task shown, for the history (default: none, in memory). */
@@ -72,6 +82,8 @@ export interface ChatHost {
   mcp?: McpChat;
   /** The workspace's loops (the loop page); absent: the page says loops need a folder. */
   loops?: LoopChat;
+  /** The workspace's memories (the Memory page); absent: the page says memory needs a folder. */
+  memory?: MemoryWorkbench;
 }
 
 /**
@@ -99,10 +111,15 @@ export class ChatController {
   private readonly requests: ViewRequests;
   private readonly mcpRequests: McpRequests | undefined;
   private readonly loopRequests: LoopRequests;
+  private readonly memoryRequests: MemoryRequests | undefined;
   private readonly historyServices: HistoryServices;
   private readonly history: HistoryActions;
   /** Set while the current task is shown from the store (read-only until resumed). */
   private stored: StoredTaskState | undefined;
+  /** The shown task's worker, for the header (workers on). */
+  private readonly worker = new TaskWorkerWatch((taskId, worker) => {
+    if (taskId === this.current?.id) this.broadcast({ type: 'taskWorker', taskId, worker });
+  });
 
   constructor(private readonly host: ChatHost) {
     this.permissions = new PermissionBroker({
@@ -149,6 +166,7 @@ export class ChatController {
     });
     this.mcpRequests = host.mcp ? new McpRequests(host.mcp, host.log, (p) => this.broadcast(p)) : undefined;
     this.loopRequests = new LoopRequests(host.loops, host.log, (p) => this.broadcast(p));
+    this.memoryRequests = host.memory ? new MemoryRequests(host.memory, host.log, (p) => this.broadcast(p)) : undefined;
   }
 
   /**
@@ -158,7 +176,7 @@ export class ChatController {
   attach(view: ViewConnection): () => void {
     this.views.add(view);
     this.host.log.debug(`view ${view.id} (${view.kind}) attached`);
-    view.connect({ snapshot: () => this.snapshot(), readinessChanged: () => this.viewsChanged() }, this.shown());
+    view.connect({ snapshot: () => this.snapshot(), coverage: () => this.coverage(), readinessChanged: () => this.viewsChanged() }, this.shown());
     return () => {
       this.views.delete(view);
       this.host.log.debug(`view ${view.id} detached`);
@@ -237,6 +255,13 @@ export class ChatController {
         case 'loopAction':
           await this.loopRequests.handle(view, message);
           return;
+        case 'getMemories':
+        case 'searchMemories':
+        case 'memoryAction':
+        case 'setMemorySetting':
+          if (this.memoryRequests) await this.memoryRequests.handle(view, message);
+          else view.send({ type: 'memories', state: { available: false, dir: '', memories: [], problems: [], settings: { enabled: false, autoSave: false } } });
+          return;
         default:
           if (isHistoryMessage(message)) await this.history.handle(view, message);
           else await this.requests.handle(view, message);
@@ -258,6 +283,16 @@ export class ChatController {
       if (this.disposed) return;
       if (isStoredTask(this.current)) {
         await this.history.followUp(text);
+        return;
+      }
+      if (this.current?.transcript().state === 'interrupted') {
+        // Interrupted here (its worker died): its handle is stopped, so the message resumes the
+        // task from its log, as for a stored one.
+        try {
+          await this.history.resume(this.current.id, text);
+        } catch (e) {
+          this.broadcastError(`Keel could not resume the task: ${describeError(e)}`);
+        }
         return;
       }
       if (this.current) {
@@ -327,6 +362,21 @@ export class ChatController {
     return true;
   }
 
+  /**
+   * Shows task `id`: live in this window, else from the store (read-only, with Resume — e.g. a
+   * task whose worker died). Resolves false when neither has it; never rejects.
+   */
+  async openTask(id: string): Promise<boolean> {
+    if (this.showTask(id)) return true;
+    try {
+      await this.history.open(id);
+      return true;
+    } catch (e) {
+      this.host.log.info(`task ${id} cannot be shown: ${describeError(e)}`);
+      return false;
+    }
+  }
+
   /** Asks every view to show `page` (e.g. history); the loop page selects loop `loop` when given. */
   navigate(page: Page, loop?: string): void {
     this.broadcast({ type: 'navigate', page, ...(page === 'loop' && loop ? { loop } : {}) });
@@ -359,7 +409,9 @@ export class ChatController {
     this.requests.dispose();
     this.mcpRequests?.dispose();
     this.loopRequests.dispose();
+    this.memoryRequests?.dispose();
     this.book.dispose();
+    this.worker.dispose();
     this.views.clear();
     this.runtime?.interruptAll();
     this.runtime?.dispose();
@@ -409,6 +461,7 @@ export class ChatController {
           }
           this.runtime = r;
           this.runtimeLoading = undefined;
+          this.worker.watch(r.workerPool?.() ?? null);
           return r;
         },
         (e: unknown) => {
@@ -433,7 +486,23 @@ export class ChatController {
     this.current = task;
     this.stored = task ? stored : undefined;
     this.historyServices.lastTask.set(task?.id);
-    if (task) this.unsubscribe = task.subscribe((event) => this.onTaskEvent(task, event));
+    this.worker.follow(task?.id);
+    if (task) {
+      this.unsubscribe = followTask(
+        task,
+        this.runtime?.bus,
+        {
+          event: (event, taskSeq) => this.onTaskEvent(task, event, taskSeq),
+          // Events were lost to the views' full queue: every view is rebuilt from a fresh snapshot.
+          lagged: (missed) => {
+            if (task !== this.current) return;
+            this.host.log.warn(`the chat views fell ${missed} events behind task ${task.id}; sending a fresh snapshot`);
+            this.refresh();
+          },
+        },
+        this.host.viewQueueCapacity,
+      );
+    }
     const shown = this.shown();
     for (const v of this.views) v.show(shown);
   }
@@ -444,18 +513,31 @@ export class ChatController {
     return t ? { taskId: t.id, settled: this.stored !== undefined || t.transcript().done } : null;
   }
 
-  private onTaskEvent(task: TaskHandle, event: TaskEvent): void {
+  private onTaskEvent(task: TaskHandle, event: TaskEvent, taskSeq?: number): void {
     if (task !== this.current) return;
     if (event.type === 'error') this.host.log.warn(`task ${task.id}: ${event.code}: ${event.message}`);
     if (event.type === 'done') this.host.log.info(`task ${task.id} done: ${event.status} (${event.stopReason ?? 'no stop reason'})`);
-    if (isViewEvent(event)) this.broadcast({ type: 'event', event });
+    // Through the bus, each view skips what the snapshot it last got already holds.
+    if (isViewEvent(event)) {
+      for (const v of this.views) {
+        if (taskSeq === undefined) v.send({ type: 'event', event });
+        else v.sendTaskEvent(event, taskSeq);
+      }
+    }
     // The views' sessions follow the shown task: completed when its run ends, active when it runs again.
     if (event.type === 'done') for (const v of this.views) v.taskSettled();
     else if (event.type === 'task' && RUNNING_STATES.has(event.state)) for (const v of this.views) v.taskResumed();
   }
 
+  /** What a snapshot taken now holds of the shown task's events (when they come through the bus). */
+  private coverage(): { taskId: string; seq: number } | undefined {
+    const t = this.current;
+    return t?.eventSeq ? { taskId: t.id, seq: t.eventSeq() } : undefined;
+  }
+
   private snapshot(): Omit<SnapshotMessage, 'seq'> {
     const t = this.current;
+    const worker = t ? this.worker.current() : null;
     return {
       type: 'snapshot',
       transcript: t?.transcript() ?? null,
@@ -463,6 +545,7 @@ export class ChatController {
       permissions: this.permissions.list(),
       ...(t ? { meta: this.book.meta(t.id) } : {}),
       ...(t && this.stored ? { stored: this.stored } : {}),
+      ...(worker ? { worker } : {}),
     };
   }
 
