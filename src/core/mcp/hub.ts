@@ -186,7 +186,8 @@ export class McpHub implements McpToolSource {
     if (!conn?.actor) return failure(`MCP server ${target.server} is not available: ${conn?.config.problems.join('; ') || 'it is not configured'}. The call was not made.`, 'server unavailable');
     // At most one more try, and only when the HTTP session expired: the server never saw the call.
     for (let attempt = 0; attempt < 2; attempt++) {
-      await conn.settled(this.limits.connectTimeoutMs + 5_000);
+      // Only a connection still connecting is waited for: a ready one is called at once.
+      if (conn.isTransitional()) await conn.settled(this.limits.connectTimeoutMs + 5_000);
       if (conn.phase() !== 'ready') return failure(this.downMessage(conn, target.tool), `server ${conn.phase()}`);
       const event = (callId: string) => ({ type: 'CALL_TOOL' as const, callId, tool: target.tool, args, timeoutMs: this.limits.toolTimeoutMs });
       const out = await this.runChild<McpCallOutput>(conn, 'call', opts.signal, event, opts.onProgress);
