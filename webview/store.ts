@@ -3,9 +3,10 @@ import type { TaskTranscript } from '../src/shared/domain/transcript';
 import { applyTaskEvent } from '../src/shared/domain/transcript';
 import type { LoopsState } from '../src/shared/protocol/loopMessages';
 import type { McpStatus } from '../src/shared/protocol/mcpMessages';
+import type { MemoryState } from '../src/shared/protocol/memoryMessages';
 import type { Page, PendingPermission, SettingsState, StoredTaskState, TaskSummary } from '../src/shared/protocol/chatMessages';
 import { INITIAL_SEQUENCE_STATE, type SequenceState, acceptMessage } from '../src/shared/protocol/sequencing';
-import { type ChatConfig, type SlashCommand, type ToWebviewMessage, parseToWebview } from '../src/shared/protocol/toWebview';
+import { type ChatConfig, type SlashCommand, type TaskWorker, type ToWebviewMessage, parseToWebview } from '../src/shared/protocol/toWebview';
 
 export interface HostError {
   id: number;
@@ -75,6 +76,8 @@ export class ChatStore {
   readonly tasks = signal<TaskSummary[] | null>(null);
   /** Set while the shown task comes from the store (read-only until resumed). */
   readonly stored = signal<StoredTaskState | undefined>(undefined);
+  /** The worker process the shown task runs on (null: none, or workers off). */
+  readonly worker = signal<TaskWorker | null>(null);
   readonly settings = signal<SettingsState | null>(null);
   /** How the last "Save settings" went (null: nothing to say). */
   readonly settingsResult = signal<{ ok: boolean; message: string } | null>(null);
@@ -87,6 +90,10 @@ export class ChatStore {
   readonly loops = signal<LoopsState | null>(null);
   /** The loop the loop page shows (undefined: the newest). */
   readonly loopSelected = signal<string | undefined>(undefined);
+  /** The workspace's memories (the Memory page; null until asked). */
+  readonly memories = signal<MemoryState | null>(null);
+  /** The latest memory search answer: file names, best first. */
+  readonly memorySearch = signal<{ queryId: number; files: string[] } | null>(null);
 
   private seqState: SequenceState = INITIAL_SEQUENCE_STATE;
   private working: TaskTranscript | null = null;
@@ -190,6 +197,7 @@ export class ChatStore {
         this.contextWindow.value = message.meta?.contextWindow ?? DEFAULT_CONTEXT_WINDOW;
         this.contextTokens.value = message.meta?.contextTokens;
         this.stored.value = message.stored;
+        this.worker.value = message.worker ?? null;
         this.thinkingSince.clear();
         this.flush();
         if (!this.ready.value) {
@@ -231,6 +239,9 @@ export class ChatStore {
       case 'taskList':
         this.tasks.value = message.tasks;
         return;
+      case 'taskWorker':
+        if (message.taskId === this.working?.taskId) this.worker.value = message.worker;
+        return;
       case 'settings':
         this.settings.value = message.settings;
         return;
@@ -239,6 +250,12 @@ export class ChatStore {
         return;
       case 'loops':
         this.loops.value = message.state;
+        return;
+      case 'memories':
+        this.memories.value = message.state;
+        return;
+      case 'memorySearch':
+        this.memorySearch.value = { queryId: message.queryId, files: message.files };
         return;
       case 'settingsSaved':
         this.settingsResult.value = { ok: message.ok, message: message.message };

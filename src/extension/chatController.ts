@@ -19,6 +19,8 @@ import type { ShownTask, ViewConnection } from './viewConnection';
 import { ViewRequests, type WorkbenchServices } from './viewRequests';
 import { McpRequests, type McpChat } from './mcp/mcpRequests';
 import { LoopRequests, type LoopChat } from './loops/loopRequests';
+import { MemoryRequests, type MemoryWorkbench } from './memory/memoryRequests';
+import { TaskWorkerWatch, type PoolView } from './taskWorker';
 
 /** Task states in which a task runs again after it settled (a follow-up, Retry, Resume). */
 const RUNNING_STATES: ReadonlySet<string> = new Set(['initializing', 'reconstructing', 'running']);
@@ -32,6 +34,8 @@ export interface TaskRuntimeLike {
   subtaskFor(parentId: string, toolCallId: string): TaskHandle | undefined;
   /** Stops every task and records the unsettled ones as interrupted (the window is closing). */
   interruptAll(): string[];
+  /** The worker pool turns run on (null: in process); the chat header shows the shown task's worker. */
+  workerPool?(): PoolView | null;
   dispose(): void;
 }
 
@@ -72,6 +76,8 @@ export interface ChatHost {
   mcp?: McpChat;
   /** The workspace's loops (the loop page); absent: the page says loops need a folder. */
   loops?: LoopChat;
+  /** The workspace's memories (the Memory page); absent: the page says memory needs a folder. */
+  memory?: MemoryWorkbench;
 }
 
 /**
@@ -99,10 +105,15 @@ export class ChatController {
   private readonly requests: ViewRequests;
   private readonly mcpRequests: McpRequests | undefined;
   private readonly loopRequests: LoopRequests;
+  private readonly memoryRequests: MemoryRequests | undefined;
   private readonly historyServices: HistoryServices;
   private readonly history: HistoryActions;
   /** Set while the current task is shown from the store (read-only until resumed). */
   private stored: StoredTaskState | undefined;
+  /** The shown task's worker, for the header (workers on). */
+  private readonly worker = new TaskWorkerWatch((taskId, worker) => {
+    if (taskId === this.current?.id) this.broadcast({ type: 'taskWorker', taskId, worker });
+  });
 
   constructor(private readonly host: ChatHost) {
     this.permissions = new PermissionBroker({
@@ -149,6 +160,7 @@ export class ChatController {
     });
     this.mcpRequests = host.mcp ? new McpRequests(host.mcp, host.log, (p) => this.broadcast(p)) : undefined;
     this.loopRequests = new LoopRequests(host.loops, host.log, (p) => this.broadcast(p));
+    this.memoryRequests = host.memory ? new MemoryRequests(host.memory, host.log, (p) => this.broadcast(p)) : undefined;
   }
 
   /**
@@ -237,6 +249,13 @@ export class ChatController {
         case 'loopAction':
           await this.loopRequests.handle(view, message);
           return;
+        case 'getMemories':
+        case 'searchMemories':
+        case 'memoryAction':
+        case 'setMemorySetting':
+          if (this.memoryRequests) await this.memoryRequests.handle(view, message);
+          else view.send({ type: 'memories', state: { available: false, dir: '', memories: [], problems: [], settings: { enabled: false, autoSave: false } } });
+          return;
         default:
           if (isHistoryMessage(message)) await this.history.handle(view, message);
           else await this.requests.handle(view, message);
@@ -258,6 +277,16 @@ export class ChatController {
       if (this.disposed) return;
       if (isStoredTask(this.current)) {
         await this.history.followUp(text);
+        return;
+      }
+      if (this.current?.transcript().state === 'interrupted') {
+        // Interrupted here (its worker died): its handle is stopped, so the message resumes the
+        // task from its log, as for a stored one.
+        try {
+          await this.history.resume(this.current.id, text);
+        } catch (e) {
+          this.broadcastError(`Keel could not resume the task: ${describeError(e)}`);
+        }
         return;
       }
       if (this.current) {
@@ -327,6 +356,21 @@ export class ChatController {
     return true;
   }
 
+  /**
+   * Shows task `id`: live in this window, else from the store (read-only, with Resume — e.g. a
+   * task whose worker died). Resolves false when neither has it; never rejects.
+   */
+  async openTask(id: string): Promise<boolean> {
+    if (this.showTask(id)) return true;
+    try {
+      await this.history.open(id);
+      return true;
+    } catch (e) {
+      this.host.log.info(`task ${id} cannot be shown: ${describeError(e)}`);
+      return false;
+    }
+  }
+
   /** Asks every view to show `page` (e.g. history); the loop page selects loop `loop` when given. */
   navigate(page: Page, loop?: string): void {
     this.broadcast({ type: 'navigate', page, ...(page === 'loop' && loop ? { loop } : {}) });
@@ -359,7 +403,9 @@ export class ChatController {
     this.requests.dispose();
     this.mcpRequests?.dispose();
     this.loopRequests.dispose();
+    this.memoryRequests?.dispose();
     this.book.dispose();
+    this.worker.dispose();
     this.views.clear();
     this.runtime?.interruptAll();
     this.runtime?.dispose();
@@ -409,6 +455,7 @@ export class ChatController {
           }
           this.runtime = r;
           this.runtimeLoading = undefined;
+          this.worker.watch(r.workerPool?.() ?? null);
           return r;
         },
         (e: unknown) => {
@@ -433,6 +480,7 @@ export class ChatController {
     this.current = task;
     this.stored = task ? stored : undefined;
     this.historyServices.lastTask.set(task?.id);
+    this.worker.follow(task?.id);
     if (task) this.unsubscribe = task.subscribe((event) => this.onTaskEvent(task, event));
     const shown = this.shown();
     for (const v of this.views) v.show(shown);
@@ -456,6 +504,7 @@ export class ChatController {
 
   private snapshot(): Omit<SnapshotMessage, 'seq'> {
     const t = this.current;
+    const worker = t ? this.worker.current() : null;
     return {
       type: 'snapshot',
       transcript: t?.transcript() ?? null,
@@ -463,6 +512,7 @@ export class ChatController {
       permissions: this.permissions.list(),
       ...(t ? { meta: this.book.meta(t.id) } : {}),
       ...(t && this.stored ? { stored: this.stored } : {}),
+      ...(worker ? { worker } : {}),
     };
   }
 

@@ -25,6 +25,7 @@ export function registerCommands(d: CommandDeps): void {
   });
   reg('keel.openInTab', () => d.panels.open());
   reg('keel.showHistory', () => showPage(d, 'history'));
+  reg('keel.showMemory', () => showPage(d, 'memory'));
   reg('keel.cancelTask', () => d.controller.cancel());
   reg('keel.setApiKey', () => setApiKey(d));
   reg('keel.selectModel', () => selectModel(d));
@@ -32,7 +33,7 @@ export function registerCommands(d: CommandDeps): void {
 }
 
 /** Shows a page of the chat (in the tab if it is active, else in the sidebar). */
-async function showPage(d: CommandDeps, page: 'history' | 'settings'): Promise<void> {
+async function showPage(d: CommandDeps, page: 'history' | 'settings' | 'memory'): Promise<void> {
   if (!d.panels.isActive) await vscode.commands.executeCommand(`${ChatViewProvider.viewType}.focus`);
   d.controller.navigate(page);
 }

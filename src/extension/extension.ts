@@ -16,6 +16,7 @@ import { permissionIndicators } from './permissions/indicators';
 import { createPermissionPrompts } from './permissions/setup';
 import { loadTaskRuntime } from './runtimeHost';
 import { vscodeMcpService } from './mcp/vscodeMcp';
+import { vscodeMemoryWorkbench } from './memory/vscodeMemory';
 import { vscodeHistoryServices } from './history/vscodeHistory';
 import { vscodeWorkbench } from './workbench';
 import { windowLifetime } from './windowLifetime';
@@ -83,6 +84,7 @@ export function activate(context: vscode.ExtensionContext): void {
     },
     mcp,
     loops,
+    memory: vscodeMemoryWorkbench(),
     providerConfig: (mode) => readProviderConfig(context.secrets, mode),
     chatConfig: readChatConfig,
     permissionMode: readPermissionMode,
@@ -134,7 +136,7 @@ export function activate(context: vscode.ExtensionContext): void {
     vscode.commands.registerCommand('keel.agents.open', async (taskId: unknown) => {
       if (typeof taskId !== 'string') return;
       await vscode.commands.executeCommand(`${ChatViewProvider.viewType}.focus`);
-      if (!controller.showTask(taskId)) void vscode.window.showInformationMessage('That task is no longer in this window; find it in History.');
+      if (!(await controller.openTask(taskId))) void vscode.window.showInformationMessage('That task is no longer in this window; find it in History.');
     }),
   );
 

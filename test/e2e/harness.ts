@@ -3,7 +3,8 @@
  * Debian's Chromium. Each `startVsCode` gets a fresh profile (user-data-dir, extensions-dir), its
  * own code-server process group and its own browser; `close()` removes all of it.
  *
- * Set KEEP_E2E=1 to keep the temp folders (their path is printed), KEEL_E2E_HEADED=1 to watch.
+ * Set KEEP_E2E=1 to keep the temp folders (their path is printed), KEEL_E2E_HEADED=1 to watch,
+ * KEEL_E2E_WORKERS=N to run the tasks of every e2e on N worker processes.
  */
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -88,6 +89,9 @@ export async function startVsCode(opts: StartVsCodeOptions): Promise<VsCodeSessi
     // order, and the lesson call would take the next scripted turn. A test that exercises memory
     // passes its own `keel.memory.autoSave`, which wins (it is spread after this default).
     'keel.memory.autoSave': false,
+    // KEEL_E2E_WORKERS=N runs every e2e with `keel.workers.max` N: each task's turns in worker
+    // processes (docs/workers.md), to try the suite on workers before that becomes the default.
+    ...e2eWorkers(),
     ...opts.settings,
   };
   writeFileSync(join(userDataDir, 'User', 'settings.json'), JSON.stringify(settings, null, 2));
@@ -150,6 +154,15 @@ export async function startVsCode(opts: StartVsCodeOptions): Promise<VsCodeSessi
     await cleanup();
     throw new Error(`${err instanceof Error ? err.message : String(err)}\n--- code-server output ---\n${output}`);
   }
+}
+
+/** `keel.workers.max` from KEEL_E2E_WORKERS (absent: the extension's default). Throws on a value that is not a count. */
+function e2eWorkers(): Record<string, number> {
+  const raw = process.env.KEEL_E2E_WORKERS;
+  if (raw === undefined || raw === '') return {};
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < 0 || n > 16) throw new Error(`KEEL_E2E_WORKERS must be a whole number from 0 to 16, not "${raw}"`);
+  return { 'keel.workers.max': n };
 }
 
 /** Concatenated contents of the files below `dir` whose name contains `nameFragment`. */

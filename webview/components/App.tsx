@@ -4,6 +4,7 @@ import type { FromWebviewMessage } from '../../src/shared/protocol/fromWebview';
 import { isBusy } from '../format';
 import { HistoryPage } from '../pages/HistoryPage';
 import { LoopPage } from '../pages/LoopPage';
+import { MemoryPage } from '../pages/MemoryPage';
 import { SettingsPage } from '../pages/SettingsPage';
 import { StoredTaskBanner } from '../pages/StoredTaskBanner';
 import type { ChatStore } from '../store';
@@ -40,6 +41,7 @@ export function App({ store, post, initialDraft = '', persist }: AppProps) {
       copy: (text: string) => post({ type: 'copy', text }),
       openDiff: (toolCallId: string) => post({ type: 'openDiff', toolCallId }),
       openSubtask: (toolCallId: string) => post({ type: 'openSubtask', toolCallId }),
+      openMemory: (file: string) => post({ type: 'memoryAction', action: 'open', file }),
       thoughtMs: (id: string) => store.thoughtMs(id),
       setPage: (p: Page) => {
         // Changing page is the next action: notices about the last one go (as a toast would).
@@ -76,6 +78,7 @@ export function App({ store, post, initialDraft = '', persist }: AppProps) {
         page={page}
         contextTokens={store.contextTokens.value}
         contextWindow={store.contextWindow.value}
+        worker={store.worker.value}
         onPage={actions.setPage}
       />
       {hostErrors.map((e) => (
@@ -120,7 +123,10 @@ export function App({ store, post, initialDraft = '', persist }: AppProps) {
             store.settingsResult.value = null;
           }}
           mcp={store.mcp.value}
+          onMemory={() => actions.setPage('memory')}
         />
+      ) : page === 'memory' ? (
+        <MemoryPage state={store.memories.value} search={store.memorySearch.value} post={post} />
       ) : page === 'loop' ? (
         <LoopPage
           state={store.loops.value}
@@ -147,6 +153,7 @@ export function App({ store, post, initialDraft = '', persist }: AppProps) {
           onCopy={actions.copy}
           onOpenDiff={actions.openDiff}
           onOpenSubtask={actions.openSubtask}
+          onOpenMemory={actions.openMemory}
         />
         </>
       ) : (

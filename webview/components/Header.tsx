@@ -1,7 +1,7 @@
 import type { TaskTranscript } from '../../src/shared/domain/transcript';
 import type { Page } from '../../src/shared/protocol/chatMessages';
-import type { ChatConfig } from '../../src/shared/protocol/toWebview';
-import { formatCost, formatTokens, modelLabel } from '../format';
+import type { ChatConfig, TaskWorker } from '../../src/shared/protocol/toWebview';
+import { formatCost, formatTokens, modelLabel, workerLabel } from '../format';
 import { stateLook } from '../taskStates';
 
 export interface HeaderProps {
@@ -10,7 +10,20 @@ export interface HeaderProps {
   page: Page;
   contextTokens: number | undefined;
   contextWindow: number;
+  /** The worker process the task runs on (workers on), else null. */
+  worker?: TaskWorker | null;
   onPage(page: Page): void;
+}
+
+/** "worker pid 4242": the worker process the task runs on (its state in `data-state` and the tooltip). */
+function WorkerBadge({ worker }: { worker: TaskWorker }) {
+  const { text, title } = workerLabel(worker);
+  return (
+    <span class="keel-meta-item" data-testid="task-worker" data-state={worker.state} data-pid={worker.pid ?? ''} title={title}>
+      <span class="codicon codicon-server-process" aria-hidden="true" />
+      {text}
+    </span>
+  );
 }
 
 /** The context-window meter: tokens the last request used of the model's window. */
@@ -58,7 +71,7 @@ export function StateBadge({ state, testid = 'task-state' }: { state: string; te
 const NAV: Array<{ page: Page; icon: string; label: string; testid: string }> = [{ page: 'settings', icon: 'codicon-settings-gear', label: 'Settings', testid: 'nav-settings' }];
 
 /** Title, task state, model, tokens (in/out/cache), cost, the context meter, and the settings link. */
-export function Header({ transcript: t, config, page, contextTokens, contextWindow, onPage }: HeaderProps) {
+export function Header({ transcript: t, config, page, contextTokens, contextWindow, worker, onPage }: HeaderProps) {
   const u = t?.usage;
   const cache = u ? u.cacheReadTokens + u.cacheWriteTokens : 0;
   return (
@@ -70,7 +83,7 @@ export function Header({ transcript: t, config, page, contextTokens, contextWind
           </button>
         ) : null}
         <h1 class="keel-title" title={page === 'chat' ? t?.title || 'New task' : undefined}>
-          {page === 'history' ? 'History' : page === 'settings' ? 'Settings' : page === 'loop' ? 'Loops' : t?.title || 'New task'}
+          {page === 'history' ? 'History' : page === 'settings' ? 'Settings' : page === 'loop' ? 'Loops' : page === 'memory' ? 'Memory' : t?.title || 'New task'}
         </h1>
         <nav class="keel-nav" aria-label="Keel">
           {NAV.map((n) => (
@@ -118,6 +131,7 @@ export function Header({ transcript: t, config, page, contextTokens, contextWind
             {t.phases.phase}
           </span>
         )}
+        {t && worker && <WorkerBadge worker={worker} />}
         {t && <ContextMeter used={contextTokens ?? 0} size={contextWindow} />}
       </div>
     </header>

@@ -3,6 +3,7 @@ import { useEffect, useLayoutEffect, useReducer, useRef, useState } from 'preact
 import type { TaskTranscript, TranscriptItem } from '../../src/shared/domain/transcript';
 import { AssistantMessage, ErrorMessage, UserMessage } from './Messages';
 import { ToolCard } from './ToolCard';
+import { retryableIndex } from '../format';
 
 export interface TranscriptProps {
   transcript: TaskTranscript;
@@ -16,16 +17,8 @@ export interface TranscriptProps {
   onCopy(text: string): void;
   onOpenDiff(toolCallId: string): void;
   onOpenSubtask(toolCallId: string): void;
-}
-
-/** Index of the item Retry belongs to: the last error, if nothing but notices came after it. */
-function retryableIndex(items: TranscriptItem[]): number {
-  for (let i = items.length - 1; i >= 0; i--) {
-    const it = items[i]!;
-    if (it.kind === 'notice') continue;
-    return it.kind === 'error' && it.retryable ? i : -1;
-  }
-  return -1;
+  /** Opens a memory the run used (`.keel/memory/<file>`) in an editor; absent: titles are plain text. */
+  onOpenMemory?(file: string): void;
 }
 
 /** A rough height before a row is measured, so the scrollbar is about right for long tasks. */
@@ -108,7 +101,7 @@ function useStickToEnd(scroller: { current: HTMLDivElement | null }): void {
  * to the host (which opens http(s) and asks about anything else) instead of navigating.
  */
 export function Transcript(props: TranscriptProps) {
-  const { transcript, thoughtMs, awaiting, onRetry, onResume, onOpenLink, onCopy, onOpenDiff, onOpenSubtask } = props;
+  const { transcript, thoughtMs, awaiting, onRetry, onResume, onOpenLink, onCopy, onOpenDiff, onOpenSubtask, onOpenMemory } = props;
   const scroller = useRef<HTMLDivElement>(null);
   const items = transcript.items;
   const v = useVirtualizer(items.length, () => scroller.current, items);
@@ -167,13 +160,26 @@ export function Transcript(props: TranscriptProps) {
         );
       case 'context':
         return (
-          <div class="keel-note keel-context" role="note">
-            {[
-              item.instructions.length ? `Instructions: ${item.instructions.join(', ')}` : '',
-              item.memories.length ? `Used ${item.memories.length} ${item.memories.length === 1 ? 'memory' : 'memories'}: ${item.memories.map((m) => m.title).join('; ')}` : '',
-            ]
-              .filter(Boolean)
-              .join(' · ')}
+          <div class="keel-note keel-context" role="note" data-testid="context-note">
+            {item.instructions.length > 0 && <span data-testid="context-instructions">{`Instructions: ${item.instructions.join(', ')}`}</span>}
+            {item.instructions.length > 0 && item.memories.length > 0 && ' · '}
+            {item.memories.length > 0 && (
+              <span data-testid="context-memories">
+                {`Used ${item.memories.length} ${item.memories.length === 1 ? 'memory' : 'memories'}: `}
+                {item.memories.map((m, i) => (
+                  <span key={m.file}>
+                    {i > 0 && '; '}
+                    {onOpenMemory ? (
+                      <button type="button" class="keel-link-button" data-testid="context-memory" data-file={m.file} title={`Open .keel/memory/${m.file}`} onClick={() => onOpenMemory(m.file)}>
+                        {m.title}
+                      </button>
+                    ) : (
+                      m.title
+                    )}
+                  </span>
+                ))}
+              </span>
+            )}
           </div>
         );
       case 'gatekeeper':

@@ -16,6 +16,8 @@ export interface SettingsPageProps {
   onEdited(): void;
   /** The MCP section's state (null until the host answered). */
   mcp?: McpStatus | null;
+  /** Shows the Memory page (the workspace's memories and the memory settings). */
+  onMemory?(): void;
 }
 
 const LABELS: Record<ProviderId, string> = { anthropic: 'Anthropic', 'openai-compatible': 'OpenAI-compatible (Ollama, LM Studio, vLLM)', demo: 'Demo (no key)' };
@@ -24,7 +26,7 @@ const LABELS: Record<ProviderId, string> = { anthropic: 'Anthropic', 'openai-com
  * Provider, base URL, model and API key. The key goes to the host, which stores it in VS Code
  * Secret Storage; the page only ever learns whether a key is stored, never the key.
  */
-export function SettingsPage({ settings, result, post, onEdited, mcp = null }: SettingsPageProps) {
+export function SettingsPage({ settings, result, post, onEdited, mcp = null, onMemory }: SettingsPageProps) {
   const [provider, setProvider] = useState<ProviderId>('anthropic');
   const [model, setModel] = useState('');
   const [baseUrl, setBaseUrl] = useState('');
@@ -163,6 +165,17 @@ export function SettingsPage({ settings, result, post, onEdited, mcp = null }: S
                 Remove key
               </button>
             )}
+          </div>
+        </fieldset>
+      )}
+      {onMemory && (
+        <fieldset class="keel-field">
+          <legend>Project memory</legend>
+          <p class="keel-note">What Keel remembers about this workspace (.keel/memory/), and whether runs use and add to it.</p>
+          <div class="keel-settings-actions">
+            <button type="button" class="keel-button keel-button-secondary" data-testid="settings-open-memory" onClick={onMemory}>
+              <span class="codicon codicon-book" aria-hidden="true" /> Memory…
+            </button>
           </div>
         </fieldset>
       )}

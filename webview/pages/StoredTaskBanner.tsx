@@ -10,7 +10,7 @@ export interface StoredTaskBannerProps {
 export function bannerText(s: StoredTaskState): string {
   if (s.heldElsewhere) return `Running in another window (${s.heldElsewhere}). Shown read-only; take it over once that window is closed.`;
   if (s.otherWorkspace) return `This task belongs to ${s.otherWorkspace}. Shown read-only.`;
-  if (s.status === 'interrupted') return 'This task was interrupted (the window was reloaded or closed while it ran). Resume continues it.';
+  if (s.status === 'interrupted') return 'This task was interrupted (the window, or the worker process running it, stopped while it ran). Resume continues it.';
   const sentence = stateLook(s.status).sentence;
   if (s.resumable) return `This task ${sentence}. Resume continues it, or send a follow-up.`;
   return `This task ${sentence}. Send a follow-up to continue it.`;

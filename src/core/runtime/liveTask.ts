@@ -279,6 +279,15 @@ export class LiveTask implements TaskHandle, PermissionParent {
     return this.transcriptState;
   }
 
+  /**
+   * True once stopped (its log closed, its lock released): a task whose worker died, or that was
+   * forgotten or interrupted. Such a handle never runs again; its runtime continues the task from
+   * its log instead (`TaskRuntime.resume`).
+   */
+  get hasStopped(): boolean {
+    return this.stopped;
+  }
+
   /** The task machine's current state as a dotted path. */
   state(): string {
     const v = this.actor.getSnapshot().value;

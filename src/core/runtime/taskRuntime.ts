@@ -115,7 +115,7 @@ export class TaskRuntime {
    * StoreError (not_found, corrupt after quarantining, unsupported).
    */
   async inspect(id: string): Promise<InspectedTask> {
-    const live = this.tasks.get(id);
+    const live = this.driven(id);
     if (live) return { kind: 'live', handle: live };
     if (!this.store) throw new StoreError('not_found', `no task "${id}"`);
     const task = await this.store.load(id);
@@ -135,7 +135,7 @@ export class TaskRuntime {
    * task is given no follow-up.
    */
   async resume(id: string, opts: ResumeTaskOptions): Promise<TaskHandle> {
-    const live = this.tasks.get(id);
+    const live = this.driven(id);
     if (live) {
       if (opts.followUp?.trim()) live.sendUserMessage(opts.followUp.trim());
       return live;
@@ -162,7 +162,20 @@ export class TaskRuntime {
   }
 
   get(id: string): TaskHandle | undefined {
-    return this.tasks.get(id);
+    return this.driven(id);
+  }
+
+  /**
+   * The task this runtime drives, if any. A task whose handle has stopped on its own — its worker
+   * died, so it was recorded `interrupted`, its log closed and its lock released — is let go of
+   * here: from now on it is a stored task, shown and resumed from its log like one a closed
+   * window left behind (its dead handle could never run again).
+   */
+  private driven(id: string): LiveTask | undefined {
+    const task = this.tasks.get(id);
+    if (!task?.hasStopped) return task;
+    this.tasks.delete(id);
+    return undefined;
   }
 
   list(): TaskHandle[] {

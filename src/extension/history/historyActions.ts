@@ -122,7 +122,7 @@ export class HistoryActions {
       view.send({ type: 'notice', message: 'There is no task to resume.' });
       return;
     }
-    if (!isStoredTask(current)) {
+    if (!isStoredTask(current) && current.transcript().state !== 'interrupted') {
       // A live answer cut off by a failure: the task waits for Retry, which is what Resume means here.
       const last = current.transcript().items.at(-1);
       if (current.transcript().done && last?.kind === 'error' && last.retryable) current.retry();

@@ -121,7 +121,7 @@ export const settingsStateSchema = z.object({
 export type SettingsState = z.infer<typeof settingsStateSchema>;
 
 /** The pages of the chat webview. */
-export const PAGES = ['chat', 'history', 'settings', 'loop'] as const;
+export const PAGES = ['chat', 'history', 'settings', 'loop', 'memory'] as const;
 export const pageSchema = z.enum(PAGES);
 export type Page = z.infer<typeof pageSchema>;
 

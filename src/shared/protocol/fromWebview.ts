@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { alwaysAllowSchema, exportFormatSchema, permissionChoiceSchema, permissionModeSchema, providerIdSchema } from './chatMessages';
 import { LOOP_ACTIONS, loopNameSchema } from './loopMessages';
 import { MCP_ACTIONS } from './mcpMessages';
+import { MEMORY_ACTIONS, MEMORY_SETTINGS, memoryFileSchema } from './memoryMessages';
 import type { ParseResult } from './toWebview';
 
 /**
@@ -102,6 +103,16 @@ export const loopActionMessageSchema = z.object({
   commit: z.string().regex(/^[0-9a-f]{40,64}$/, 'not a commit id').optional(),
 });
 
+/**
+ * Memory page: read the workspace's memories (and follow them); search them as a run would; open
+ * one in an editor or delete one (the host checks the name is a file in `.keel/memory/` and asks
+ * to confirm in a modal); turn `keel.memory.enabled` / `keel.memory.autoSave` on or off.
+ */
+export const getMemoriesMessageSchema = z.object({ type: z.literal('getMemories') });
+export const searchMemoriesMessageSchema = z.object({ type: z.literal('searchMemories'), queryId: z.number().int().nonnegative(), query: z.string().max(2000) });
+export const memoryActionMessageSchema = z.object({ type: z.literal('memoryAction'), action: z.enum(MEMORY_ACTIONS), file: memoryFileSchema });
+export const setMemorySettingMessageSchema = z.object({ type: z.literal('setMemorySetting'), setting: z.enum(MEMORY_SETTINGS), value: z.boolean() });
+
 export const fromWebviewMessageSchema = z.discriminatedUnion('type', [
   readyMessageSchema,
   promptMessageSchema,
@@ -129,6 +140,10 @@ export const fromWebviewMessageSchema = z.discriminatedUnion('type', [
   mcpActionMessageSchema,
   getLoopsMessageSchema,
   loopActionMessageSchema,
+  getMemoriesMessageSchema,
+  searchMemoriesMessageSchema,
+  memoryActionMessageSchema,
+  setMemorySettingMessageSchema,
 ]);
 
 export type ReadyMessage = z.infer<typeof readyMessageSchema>;
@@ -138,6 +153,9 @@ export type PermissionAnswerMessage = z.infer<typeof permissionAnswerMessageSche
 export type SaveSettingsMessage = z.infer<typeof saveSettingsMessageSchema>;
 export type McpActionMessage = z.infer<typeof mcpActionMessageSchema>;
 export type LoopActionMessage = z.infer<typeof loopActionMessageSchema>;
+export type MemoryActionMessage = z.infer<typeof memoryActionMessageSchema>;
+export type SearchMemoriesMessage = z.infer<typeof searchMemoriesMessageSchema>;
+export type SetMemorySettingMessage = z.infer<typeof setMemorySettingMessageSchema>;
 export type FromWebviewMessage = z.infer<typeof fromWebviewMessageSchema>;
 export type FromWebviewType = FromWebviewMessage['type'];
 

@@ -13,6 +13,7 @@ import {
 import { taskEventSchema, taskTranscriptSchema } from './domainSchemas';
 import { loopNameSchema, loopsStateSchema } from './loopMessages';
 import { mcpStatusSchema } from './mcpMessages';
+import { memoryFileSchema, memoryStateSchema } from './memoryMessages';
 
 export { PERMISSION_MODES, PROVIDER_IDS } from './chatMessages';
 
@@ -39,6 +40,13 @@ export const chatConfigSchema = z.object({
 export type ChatConfig = z.infer<typeof chatConfigSchema>;
 
 /**
+ * The worker process the shown task runs on, or last ran on (docs/workers.md): its id in the
+ * pool, the worker machine's state (starting, ready, busy, shuttingDown) and its pid.
+ */
+export const taskWorkerSchema = z.object({ id: z.string().max(40), state: z.string().max(40), pid: z.number().int().nullable() });
+export type TaskWorker = z.infer<typeof taskWorkerSchema>;
+
+/**
  * The whole state a view shows: the current task's transcript (null: no task open), config, the
  * permission prompts waiting for an answer, and host-measured facts about the task.
  */
@@ -51,6 +59,8 @@ export const snapshotMessageSchema = z.object({
   meta: transcriptMetaSchema.optional(),
   /** Set when the task is shown from the store (read-only until resumed); absent for a live task. */
   stored: storedTaskStateSchema.optional(),
+  /** The shown task's worker (workers on: `keel.workers.max` > 0); absent when it has none. */
+  worker: taskWorkerSchema.optional(),
 });
 
 /** One event of the task the snapshot showed; the view folds it with `applyTaskEvent`. */
@@ -131,8 +141,22 @@ export const navigateMessageSchema = z.object({ type: z.literal('navigate'), seq
 /** The workspace's loops (answers `getLoops`, then follows every change while the page is shown). */
 export const loopsMessageSchema = z.object({ type: z.literal('loops'), seq, state: loopsStateSchema });
 
+/** The workspace's memories (answers `getMemories`, then follows every change of the folder). */
+export const memoriesMessageSchema = z.object({ type: z.literal('memories'), seq, state: memoryStateSchema });
+
+/** The memories matching a search, best first (answers `searchMemories` with the same id). */
+export const memorySearchMessageSchema = z.object({
+  type: z.literal('memorySearch'),
+  seq,
+  queryId: z.number().int().nonnegative(),
+  files: z.array(memoryFileSchema).max(200),
+});
+
 /** Something the user should read that is not an error (e.g. "Resume is not available yet"). */
 export const noticeMessageSchema = z.object({ type: z.literal('notice'), seq, message: z.string() });
+
+/** The shown task moved to another worker, or its worker changed state or went away (null). */
+export const taskWorkerMessageSchema = z.object({ type: z.literal('taskWorker'), seq, taskId: z.string().max(200), worker: taskWorkerSchema.nullable() });
 
 export const toWebviewMessageSchema = z.discriminatedUnion('type', [
   snapshotMessageSchema,
@@ -150,6 +174,9 @@ export const toWebviewMessageSchema = z.discriminatedUnion('type', [
   noticeMessageSchema,
   mcpStatusMessageSchema,
   loopsMessageSchema,
+  memoriesMessageSchema,
+  memorySearchMessageSchema,
+  taskWorkerMessageSchema,
 ]);
 
 export type SnapshotMessage = z.infer<typeof snapshotMessageSchema>;
@@ -174,6 +201,9 @@ export const COVERED_BY_SNAPSHOT: ReadonlySet<ToWebviewType> = new Set<ToWebview
   'commandResults',
   'mcpStatus',
   'loops',
+  'memories',
+  'memorySearch',
+  'taskWorker',
 ]);
 
 /** A host->webview message before the outbox numbers it. */

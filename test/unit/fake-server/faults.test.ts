@@ -106,6 +106,25 @@ describe('fake model server: faults seen through the real Anthropic SDK', () => 
     expect(stalled.types).not.toContain('message_stop');
   });
 
+  it('stall until a promise holds the stream open until the test releases it, then completes', async () => {
+    let release!: () => void;
+    const until = new Promise<void>((r) => (release = r));
+    server.enqueue({ blocks: [text], fault: { kind: 'stall', afterEvents: 2, until } });
+    const types: string[] = [];
+    const stream = await client.messages.create({ ...base, stream: true });
+    const reading = (async () => {
+      for await (const e of stream) types.push(e.type);
+    })();
+    await waitFor(() => types.length === 1);
+    // Held: the request is still in flight and nothing past the stall point arrives.
+    await new Promise((r) => setTimeout(r, 100));
+    expect(types).toEqual(['message_start']);
+    expect(server.requests[0]?.finishedSeq).toBeNull();
+    release();
+    await reading;
+    expect(types.at(-1)).toBe('message_stop');
+  });
+
   it('records path, lower-cased headers, parsed body and the x-keel-task-id', async () => {
     server.enqueue({ blocks: [text] });
     await client.messages.create(base, { headers: { 'X-Keel-Task-Id': 'task-42' } });
