@@ -1,6 +1,7 @@
 import { ProcessActivity } from '../core/agents/processActivity';
 import { HookApprovals } from '../core/hooks/approvals';
 import { hookSources, loadHooksConfig } from '../core/hooks/config';
+import type { McpStatusSource } from '../core/events/mcpEvents';
 import type { McpToolSource } from '../core/mcp/toolSource';
 import type { WorkerCommand } from '../core/workers/spawnWorker';
 import { TaskRuntime } from '../core/runtime/taskRuntime';
@@ -21,11 +22,11 @@ import { describe } from './hooks';
 export interface CliRuntime {
   runtime: TaskRuntime;
   activity: ProcessActivity;
-  /** Ends the runtime, then the activity (its bus's `AppShutdown` reaches `keel events` readers first). */
+  /** Ends the runtime and waits for its workers to stop, then ends the activity (its bus's `AppShutdown` reaches `keel events` readers first). */
   dispose(): Promise<void>;
 }
 
-export async function createCliRuntime(args: RunArgs, ownerLabel: string, mcp?: McpToolSource): Promise<CliRuntime> {
+export async function createCliRuntime(args: RunArgs, ownerLabel: string, mcp?: McpToolSource & McpStatusSource): Promise<CliRuntime> {
   const warn = (message: string) => process.stderr.write(`keel: ${message}\n`);
   // Variables passed to tool processes: --pass-env, and passEnv in ~/.keel/settings.json (never
   // a project's own files: a cloned repository must not be able to ask for the keys).
@@ -75,15 +76,19 @@ export async function createCliRuntime(args: RunArgs, ownerLabel: string, mcp?: 
   });
   late.runtime = runtime;
   await activity.start();
-  // With --workers the pool is on the status socket from the start (keel workers).
+  // With --workers the pool is on the status socket from the start (keel workers), and its
+  // workers' state changes on the bus; so are the MCP servers' (keel events --follow).
   const pool = runtime.workerPool();
   if (pool) activity.publishPool(pool);
+  if (mcp) activity.publishMcp(mcp);
   return {
     runtime,
     activity,
-    dispose: () => {
+    dispose: async () => {
       runtime.dispose();
-      return activity.dispose();
+      // The workers' `stopped` reach the bus before its `AppShutdown` (its last event).
+      await runtime.shutdownWorkers();
+      await activity.dispose();
     },
   };
 }

@@ -5,7 +5,9 @@ import type { FromWebviewMessage } from '../shared/protocol/fromWebview';
 import type { ChatConfig, SnapshotMessage, ToWebviewPayload } from '../shared/protocol/toWebview';
 import type { PermissionAsker } from '../core/permissions/gate';
 import type { ProviderConfig } from '../core/providers/types';
+import type { EventBus } from '../core/events/eventBus';
 import type { StartTaskOptions, TaskHandle } from '../core/runtime/types';
+import { followTask } from './taskFollower';
 import { type Logger, describeError } from './logger';
 import { PermissionBroker, type NotificationPrompt, type PromptSurface } from './permissionBroker';
 import type { RuleCheck } from './permissions/alwaysAllow';
@@ -27,6 +29,8 @@ const RUNNING_STATES: ReadonlySet<string> = new Set(['initializing', 'reconstruc
 
 /** The part of the core's TaskRuntime the chat uses (the real class satisfies it structurally). */
 export interface TaskRuntimeLike {
+  /** The process's event bus: the views follow the shown task through a queued subscriber of it (taskFollower.ts). */
+  readonly bus?: EventBus | undefined;
   startTask(options: StartTaskOptions): TaskHandle;
   get(id: string): TaskHandle | undefined;
   list(): TaskHandle[];
@@ -68,6 +72,8 @@ export interface ChatHost {
   checkRule?: RuleCheck;
   /** Files, diffs, clipboard and settings. */
   workbench: WorkbenchServices;
+  /** The length of the views' queue on the event bus (default 1,000; tests make it short). */
+  viewQueueCapacity?: number;
   /** Counts a task this window runs (its runs are the app session's queries). */
   watchTask?(task: TaskHandle): void;
   /** Save dialogs, confirmations and the last task shown, for the history (default: none, in memory). */
@@ -170,7 +176,7 @@ export class ChatController {
   attach(view: ViewConnection): () => void {
     this.views.add(view);
     this.host.log.debug(`view ${view.id} (${view.kind}) attached`);
-    view.connect({ snapshot: () => this.snapshot(), readinessChanged: () => this.viewsChanged() }, this.shown());
+    view.connect({ snapshot: () => this.snapshot(), coverage: () => this.coverage(), readinessChanged: () => this.viewsChanged() }, this.shown());
     return () => {
       this.views.delete(view);
       this.host.log.debug(`view ${view.id} detached`);
@@ -481,7 +487,22 @@ export class ChatController {
     this.stored = task ? stored : undefined;
     this.historyServices.lastTask.set(task?.id);
     this.worker.follow(task?.id);
-    if (task) this.unsubscribe = task.subscribe((event) => this.onTaskEvent(task, event));
+    if (task) {
+      this.unsubscribe = followTask(
+        task,
+        this.runtime?.bus,
+        {
+          event: (event, taskSeq) => this.onTaskEvent(task, event, taskSeq),
+          // Events were lost to the views' full queue: every view is rebuilt from a fresh snapshot.
+          lagged: (missed) => {
+            if (task !== this.current) return;
+            this.host.log.warn(`the chat views fell ${missed} events behind task ${task.id}; sending a fresh snapshot`);
+            this.refresh();
+          },
+        },
+        this.host.viewQueueCapacity,
+      );
+    }
     const shown = this.shown();
     for (const v of this.views) v.show(shown);
   }
@@ -492,14 +513,26 @@ export class ChatController {
     return t ? { taskId: t.id, settled: this.stored !== undefined || t.transcript().done } : null;
   }
 
-  private onTaskEvent(task: TaskHandle, event: TaskEvent): void {
+  private onTaskEvent(task: TaskHandle, event: TaskEvent, taskSeq?: number): void {
     if (task !== this.current) return;
     if (event.type === 'error') this.host.log.warn(`task ${task.id}: ${event.code}: ${event.message}`);
     if (event.type === 'done') this.host.log.info(`task ${task.id} done: ${event.status} (${event.stopReason ?? 'no stop reason'})`);
-    if (isViewEvent(event)) this.broadcast({ type: 'event', event });
+    // Through the bus, each view skips what the snapshot it last got already holds.
+    if (isViewEvent(event)) {
+      for (const v of this.views) {
+        if (taskSeq === undefined) v.send({ type: 'event', event });
+        else v.sendTaskEvent(event, taskSeq);
+      }
+    }
     // The views' sessions follow the shown task: completed when its run ends, active when it runs again.
     if (event.type === 'done') for (const v of this.views) v.taskSettled();
     else if (event.type === 'task' && RUNNING_STATES.has(event.state)) for (const v of this.views) v.taskResumed();
+  }
+
+  /** What a snapshot taken now holds of the shown task's events (when they come through the bus). */
+  private coverage(): { taskId: string; seq: number } | undefined {
+    const t = this.current;
+    return t?.eventSeq ? { taskId: t.id, seq: t.eventSeq() } : undefined;
   }
 
   private snapshot(): Omit<SnapshotMessage, 'seq'> {

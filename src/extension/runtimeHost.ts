@@ -8,6 +8,7 @@ import type { ProcessActivity } from '../core/agents/processActivity';
 import type { HookRunner } from '../core/hooks/runner';
 import type { PermissionAsker } from '../core/permissions/gate';
 import type { McpToolSource } from '../core/mcp/toolSource';
+import type { McpStatusSource } from '../core/events/mcpEvents';
 import type { EvictionStrategy } from '../core/workers/eviction';
 import type { WorkerPool } from '../core/workers/pool';
 import { sandboxSettings } from './permissions/setup';
@@ -42,7 +43,7 @@ export async function loadTaskRuntime(
   context: vscode.ExtensionContext,
   log: Logger,
   asker: PermissionAsker,
-  mcp?: McpToolSource,
+  mcp?: McpToolSource & McpStatusSource,
   onActivity?: (activity: ProcessActivity) => void,
   onPool?: (pool: WorkerPool | null) => void,
 ): Promise<TaskRuntimeLike> {
@@ -100,9 +101,11 @@ export async function loadTaskRuntime(
       else log.debug(message);
     },
   });
-  // keel.workers.max > 0: the pool is on the status socket (keel workers) and behind Keel: Show Workers.
+  // keel.workers.max > 0: the pool is on the status socket (keel workers) and behind Keel: Show
+  // Workers; its workers' and the MCP servers' state changes are on the bus (keel events --follow).
   const pool = runtime.workerPool();
   if (pool) activity.publishPool(pool);
+  if (mcp) activity.publishMcp(mcp);
   onPool?.(pool);
   log.info(`task runtime ready in ${(performance.now() - started).toFixed(1)} ms (workspace ${folder.uri.fsPath})`);
   return runtime;

@@ -1,6 +1,7 @@
 import { createActor, type Actor, type ActorOptions, type AnyActorLogic, type InspectionEvent } from 'xstate';
 import { deliveryOf, sessionMachine, type SessionEvent } from '../core/machines/session/session.machine';
 import { type FromWebviewMessage, parseFromWebview } from '../shared/protocol/fromWebview';
+import type { ViewTaskEvent } from '../shared/domain/events';
 import type { SnapshotMessage, ToWebviewPayload } from '../shared/protocol/toWebview';
 import type { Logger } from './logger';
 import { Outbox, type PostMessage } from './outbox';
@@ -11,10 +12,21 @@ export type ViewKind = 'sidebar' | 'panel';
 /** What a view shows: a task (and whether it has settled), or nothing. */
 export type ShownTask = { taskId: string; settled: boolean } | null;
 
+/** The events of a task a snapshot holds: its first `seq` events (see `TaskHandle.eventSeq`). */
+export interface SnapshotCoverage {
+  taskId: string;
+  seq: number;
+}
+
 /** What a view needs from the chat it is connected to. */
 export interface ViewSource {
   /** The snapshot a page gets now: the task the chat shows, its prompts, the configuration. */
   snapshot(): Omit<SnapshotMessage, 'seq'>;
+  /**
+   * What a snapshot taken now holds of the shown task's events (read together with `snapshot`),
+   * when its events reach the view late, through a queue (`sendTaskEvent` skips those it holds).
+   */
+  coverage?(): SnapshotCoverage | undefined;
   /** Whether this view can show messages now changed (hidden, back, its page lost). */
   readinessChanged(): void;
 }
@@ -46,6 +58,8 @@ export class ViewConnection {
   private source: ViewSource | undefined;
   private wasReady = false;
   private lastState = 'new';
+  /** What the last snapshot this view posted holds of its task's events. */
+  private covered: SnapshotCoverage | undefined;
 
   constructor(
     readonly id: string,
@@ -120,6 +134,7 @@ export class ViewConnection {
   send(payload: ToWebviewPayload): void {
     switch (deliveryOf(this.state)) {
       case 'post':
+        if (payload.type === 'snapshot') this.covered = this.source?.coverage?.();
         this.outbox.post(payload);
         return;
       case 'keep':
@@ -128,6 +143,17 @@ export class ViewConnection {
       case 'drop':
         return;
     }
+  }
+
+  /**
+   * One event of the shown task that arrived through a queue: `taskSeq` is its number in the task.
+   * Skipped when the snapshot this view last posted already holds it (it would be applied twice:
+   * a text delta repeated); otherwise sent like any payload.
+   */
+  sendTaskEvent(event: ViewTaskEvent, taskSeq: number): void {
+    const c = this.covered;
+    if (c && c.taskId === event.taskId && taskSeq <= c.seq) return;
+    this.send({ type: 'event', event });
   }
 
   /** The page said `ready`: a new page gets the snapshot (seq 1), then what was kept. */
@@ -172,6 +198,8 @@ export class ViewConnection {
 
   private snapshot(): Omit<SnapshotMessage, 'seq'> {
     if (!this.source) throw new Error(`view ${this.id} is not connected to a chat`);
-    return this.source.snapshot();
+    const snapshot = this.source.snapshot();
+    this.covered = this.source.coverage?.();
+    return snapshot;
   }
 }

@@ -1,6 +1,8 @@
 import { KEEL_VERSION } from '../../shared/version';
 import { BusSocketServer } from '../events/busSocket';
 import type { BusSubscription } from '../events/eventBus';
+import { bridgeMcpEvents, type McpStatusSource } from '../events/mcpEvents';
+import { bridgeWorkerEvents, type WorkerEventSource } from '../events/workerEvents';
 import { MetricsCollector } from '../events/metrics';
 import { ActivityFeed } from '../hooks/feed';
 import { HookRunner } from '../hooks/runner';
@@ -14,7 +16,8 @@ import { StatusPublisher, type PoolSource } from './statusSocket';
  * the hook runner whose every event goes on the bus, the status board fed by it, the status
  * socket (`keel status`), the bus socket (`keel events --follow`), a metrics collector and a
  * logger of what goes wrong. Give `hooks` and `feed` to the TaskRuntime; call `start` to open the
- * sockets (the bus's `AppStarted`) and `dispose` at the end (its `AppShutdown`).
+ * sockets (the bus's `AppStarted`), `publishPool` / `publishMcp` to put the worker pool's and the
+ * MCP hub's state changes on the bus, and `dispose` at the end (its `AppShutdown`).
  */
 export interface ProcessActivityOptions {
   workspace: string;
@@ -41,6 +44,8 @@ export class ProcessActivity {
   private readonly stopObserving: () => void;
   private readonly logger: BusSubscription;
   private busSocket: BusSocketServer | null = null;
+  /** Stops the worker and MCP bridges (before `AppShutdown`, which is the bus's last event). */
+  private readonly bridges: (() => void)[] = [];
   private readonly label: string;
 
   constructor(private readonly opts: ProcessActivityOptions) {
@@ -92,13 +97,20 @@ export class ProcessActivity {
     return this.publisher.start();
   }
 
-  /** The process's worker pool goes on the status socket (`keel workers`). */
-  publishPool(pool: PoolSource): void {
+  /** The process's worker pool goes on the status socket (`keel workers`), and its workers' state changes on the bus (`WorkerStateChanged`). */
+  publishPool(pool: PoolSource & WorkerEventSource): void {
     this.publisher.publishPool(pool);
+    this.bridges.push(bridgeWorkerEvents(this.feed.bus, pool, (err) => this.opts.log('warn', `worker events: ${(err as Error).message}`)));
+  }
+
+  /** The MCP servers' state changes from now on go on the bus (`McpServerStateChanged`). */
+  publishMcp(hub: McpStatusSource): void {
+    this.bridges.push(bridgeMcpEvents(this.feed.bus, hub, (err) => this.opts.log('warn', `MCP events: ${(err as Error).message}`)));
   }
 
   /** Publishes `AppShutdown`, lets bus readers take it, closes the sockets. */
   dispose(reason = 'exit'): Promise<void> {
+    for (const stop of this.bridges.splice(0)) stop();
     this.feed.bus.publish({ kind: 'AppShutdown', host: this.label, pid: process.pid, reason });
     this.publisher.close();
     this.stopObserving();

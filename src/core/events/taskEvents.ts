@@ -2,13 +2,20 @@ import type { TaskEvent } from '../../shared/domain/events';
 import type { EventBus } from './eventBus';
 import type { BusEventInit } from './types';
 
+/** Where a task event comes from: its parent task, the task's title then, its number in the task. */
+export interface TaskOrigin {
+  parentId?: string;
+  title?: string;
+  taskSeq?: number;
+}
+
 /**
  * The bus events one task event stands for: itself (`TaskEvent`), then the seed's typed kinds
  * it implies — a machine state (`SessionStateChanged`), a tool call's progress
  * (`ToolEventReceived`), the end of a run (`SessionCompleted` / `SessionFailed`), a run phase,
  * the memories a run used and the gatekeeper's decision. Pure.
  */
-export function busEventsOf(event: TaskEvent, origin: { parentId?: string; title?: string } = {}): BusEventInit[] {
+export function busEventsOf(event: TaskEvent, origin: TaskOrigin = {}): BusEventInit[] {
   const taskId = event.taskId;
   const out: BusEventInit[] = [{ kind: 'TaskEvent', taskId, event, ...origin }];
   switch (event.type) {
@@ -48,6 +55,6 @@ export function busEventsOf(event: TaskEvent, origin: { parentId?: string; title
 }
 
 /** Publishes a task event and what it implies, in that order (see `busEventsOf`). */
-export function publishTaskEvent(bus: EventBus, event: TaskEvent, origin: { parentId?: string; title?: string } = {}): void {
+export function publishTaskEvent(bus: EventBus, event: TaskEvent, origin: TaskOrigin = {}): void {
   for (const e of busEventsOf(event, origin)) bus.publish(e);
 }

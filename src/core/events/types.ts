@@ -1,6 +1,7 @@
 import type { TaskEvent } from '../../shared/domain/events';
 import type { LoopEvent } from '../../shared/domain/loop';
 import type { HookInput } from '../hooks/types';
+import type { McpApprovalState, McpConnectionPhase } from '../mcp/types';
 
 /**
  * The kinds of event on a process's event bus (src/core/events/eventBus.ts). Everything that
@@ -44,13 +45,52 @@ export type BusEventInit =
   | { kind: 'SessionFailed'; taskId: string; status: 'failed' | 'aborted' | 'interrupted'; error?: { code: string; message: string } }
   /**
    * One task event exactly as the task published it (what the views fold), after the store
-   * recorded it. `parentId`: the task that started it (a sub-agent); `title`: the task's title then.
+   * recorded it. `parentId`: the task that started it (a sub-agent); `title`: the task's title then;
+   * `taskSeq`: its number among the events this process delivered for the task (from 1; what a
+   * view compares with the `eventSeq()` its snapshot covered, to skip what the snapshot holds).
    */
-  | { kind: 'TaskEvent'; taskId: string; event: TaskEvent; parentId?: string; title?: string }
+  | { kind: 'TaskEvent'; taskId: string; event: TaskEvent; parentId?: string; title?: string; taskSeq?: number }
   /** A hook event as Keel fires it (whether or not a hook is configured for it). */
   | { kind: 'HookEvent'; input: HookInput }
   /** An event of a loop (`keel loop`, the loop command). */
-  | { kind: 'LoopEvent'; event: LoopEvent };
+  | { kind: 'LoopEvent'; event: LoopEvent }
+  /**
+   * A worker process of the host's pool (src/core/workers) changed state, as its `worker` machine
+   * announced it (workerEvents.ts). `workerPid`: its process (null before it was known; not `pid`,
+   * which a `keel events` line uses for the host); `taskId`: the
+   * task it is bound to (serving it, or last served); `queryId` when busy; `queriesProcessed` when
+   * idle; `reason` when it crashed or stopped.
+   */
+  | {
+      kind: 'WorkerStateChanged';
+      workerId: string;
+      state: WorkerBusState;
+      workerPid: number | null;
+      taskId?: string;
+      queryId?: string;
+      queriesProcessed?: number;
+      reason?: string;
+    }
+  /**
+   * An MCP server's connection (its `mcpConnection` machine, src/core/mcp/hub.ts) changed state
+   * or approval (mcpEvents.ts): `phase` the top-level state, `state` the full one (`ready.toolCall`),
+   * `previous` the full state before (null for a server not seen before). `attempts`: failed
+   * attempts since the last stable connection; `tools`: how many it offers once ready.
+   */
+  | {
+      kind: 'McpServerStateChanged';
+      server: string;
+      phase: McpConnectionPhase;
+      state: string;
+      previous: string | null;
+      approval: McpApprovalState;
+      attempts: number;
+      tools: number;
+      lastError?: string;
+    };
+
+/** The states of a worker a `WorkerStateChanged` reports (the worker machine's announcements). */
+export type WorkerBusState = 'ready' | 'busy' | 'idle' | 'crashed' | 'stopped';
 
 export type BusEventKind = BusEventInit['kind'];
 

@@ -1,7 +1,7 @@
 import { isViewEvent, type TaskEvent, type ViewTaskEvent } from '../../shared/domain/events';
 import type { LoopEvent } from '../../shared/domain/loop';
 import { EventBus } from '../events/eventBus';
-import { publishTaskEvent } from '../events/taskEvents';
+import { publishTaskEvent, type TaskOrigin } from '../events/taskEvents';
 import type { BusEvent } from '../events/types';
 import type { HookInput } from './types';
 
@@ -51,7 +51,7 @@ export class ActivityFeed implements ActivitySource {
    * Any task event (the log-only ones too: the bus carries every event; activity listeners get
    * only view events), with what it implies (taskEvents.ts). Call it after the store recorded it.
    */
-  publishTask(event: TaskEvent, origin: { parentId?: string; title?: string } = {}): void {
+  publishTask(event: TaskEvent, origin: TaskOrigin = {}): void {
     publishTaskEvent(this.bus, event, origin);
   }
 

@@ -87,6 +87,8 @@ export class LiveTask implements TaskHandle, PermissionParent {
   private readonly phases: RunPhases;
   /** A run's `done`, held until its phases are over (see `emit`). */
   private heldDone: (TaskEvent & { type: 'done' }) | null = null;
+  /** Events delivered in this process: the transcript holds exactly these (`eventSeq`). */
+  private delivered = 0;
   private readonly parent: PermissionParent | undefined;
   /** The provider config the task last initialised with (a worker gets it with each query). */
   private providerConfig: ProviderConfig;
@@ -279,6 +281,10 @@ export class LiveTask implements TaskHandle, PermissionParent {
     return this.transcriptState;
   }
 
+  eventSeq(): number {
+    return this.delivered;
+  }
+
   /**
    * True once stopped (its log closed, its lock released): a task whose worker died, or that was
    * forgotten or interrupted. Such a handle never runs again; its runtime continues the task from
@@ -430,8 +436,11 @@ export class LiveTask implements TaskHandle, PermissionParent {
     this.recorder?.record(event);
     // Then the process's event bus: every event, log-only ones too (activity listeners take the view ones).
     const parent = this.parentId ? { parentId: this.parentId } : {};
-    this.runtime.services().options.feed?.publishTask(event, { ...parent, title: this.transcriptState.title });
+    const taskSeq = this.delivered + 1;
+    this.runtime.services().options.feed?.publishTask(event, { ...parent, title: this.transcriptState.title, taskSeq });
     this.transcriptState = applyTaskEvent(this.transcriptState, event);
+    // Counted once the transcript holds it: a snapshot taken with `eventSeq()` never claims more.
+    this.delivered = taskSeq;
     for (const l of this.listeners) {
       try {
         l(event);

@@ -1,5 +1,6 @@
 import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
+import type { EventBus } from '../events/eventBus';
 import { LockManager } from '../locks/lockManager';
 import type { PendingSubtask } from '../machines/task/task.machine';
 import { SecretKeeper } from '../security/secretKeeper';
@@ -237,6 +238,11 @@ export class TaskRuntime {
   /** Stops the worker pool, if any; resolves once every worker is gone. */
   async shutdownWorkers(): Promise<void> {
     await this.pool?.shutdown();
+  }
+
+  /** The process's event bus the tasks publish on (the host's activity feed), if any. */
+  get bus(): EventBus | undefined {
+    return this.options.feed?.bus;
   }
 
   /** The worker pool (started on first use), or null when this runtime runs turns in process. */

@@ -40,6 +40,11 @@ export interface TaskHandle {
    * listener subscribed synchronously sees every event. Returns the unsubscribe function.
    */
   subscribe(listener: (event: TaskEvent) => void): () => void;
+  /**
+   * How many events this task delivered so far in this process (the `taskSeq` of the last one on
+   * the event bus); `transcript()` holds exactly those. Absent: the task is not on a bus.
+   */
+  eventSeq?(): number;
   /** A follow-up from the user. Ignored (and reported as an error event) while a turn runs. */
   sendUserMessage(text: string): void;
   /** Aborts the request in flight, the running tool and its child processes. */

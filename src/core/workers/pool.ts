@@ -77,6 +77,7 @@ export class WorkerPool {
   private readonly crashed = new Set<string>();
   private readonly waiters = new Map<string, Waiter>();
   private readonly listeners = new Set<() => void>();
+  private readonly workerListeners = new Set<(e: WorkerEmitted) => void>();
   private socketDir: SocketDir | null = null;
   private readonly timeouts: WorkerTimeouts;
   private readonly log: NonNullable<WorkerPoolOptions['log']>;
@@ -202,6 +203,12 @@ export class WorkerPool {
     return () => this.listeners.delete(listener);
   }
 
+  /** Calls `listener` with every event a worker machine announces, after the pool acted on it (the event bus's worker events). Returns the unsubscribe function. */
+  onWorkerEvent(listener: (e: WorkerEmitted) => void): () => void {
+    this.workerListeners.add(listener);
+    return () => this.workerListeners.delete(listener);
+  }
+
   /** The handle of a live worker (tests, the bench). */
   handle(workerId: string): WorkerHandle | undefined {
     return this.handles.get(workerId);
@@ -252,6 +259,7 @@ export class WorkerPool {
         break;
     }
     this.changed();
+    for (const l of this.workerListeners) l(e);
   }
 
   private grant(requestId: string, workerId: string): void {

@@ -1,6 +1,6 @@
-import { mkdtempSync, readFileSync, statSync } from 'node:fs';
+import { mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { BusEndpoint } from '../../../src/core/events/busSocket';
 import { startFakeModelServer, type FakeModelServer } from '../../fixtures/fake-model-server';
@@ -17,6 +17,8 @@ let workspace: string;
 let storage: string;
 const started: CliRun[] = [];
 const KEY = { ANTHROPIC_API_KEY: 'sk-test' };
+const FAULTY_MCP = resolve(__dirname, '../../fixtures/mcp/faultyServer.mjs');
+type Line = Record<string, unknown>;
 
 beforeAll(async () => {
   await cliBundle();
@@ -67,6 +69,87 @@ describe('keel events --follow', () => {
     follower.child.kill('SIGINT');
     expect((await follower.exit).code).toBe(0);
     expect(follower.stderr()).toContain(`joined keel run (pid ${pid})`);
+  }, 120_000);
+
+  it('shows the worker of a `keel run --workers 1` become ready and busy, and its crash when it is killed', async () => {
+    const follower = await runCli(['events', '--follow'], {}, storage);
+    started.push(follower);
+    // The answer stalls: the worker stays busy with the task's query until the test kills it.
+    server.enqueue({ blocks: [{ type: 'text', text: 'a long answer that never finishes' }], fault: { kind: 'stall', afterEvents: 3 } });
+    const run = await runCli(['run', 'explain the build', '--workers', '1', '--provider', 'anthropic', '--base-url', server.url, '--model', 'claude-test', '--workspace', workspace], KEY, storage);
+    started.push(run);
+    const pid = run.child.pid!;
+    const workerEvents = () => follower.events.filter((e) => e.pid === pid && e.kind === 'WorkerStateChanged');
+    const streaming = () => follower.events.find((e) => e.pid === pid && e.kind === 'TaskEvent' && (e.event as { type: string }).type === 'assistant_start');
+    // The worker streams the answer (its turn events reach the bus through the task).
+    await waitUntil(
+      () => (workerEvents().some((e) => e.state === 'busy') && streaming() !== undefined) || run.child.exitCode !== null,
+      () => `no busy worker streaming on the bus: ${follower.stdout()}\n${run.stderr()}`,
+      60_000,
+    );
+    const [ready, busy] = workerEvents() as Line[];
+    const taskId = streaming()!.taskId as string;
+    // A worker process of its own (not the run's), started for the task and bound to it.
+    expect(ready).toMatchObject({ kind: 'WorkerStateChanged', state: 'ready', taskId, workerPid: expect.any(Number) });
+    expect(ready!.workerPid).not.toBe(pid);
+    expect(busy).toMatchObject({ state: 'busy', workerId: ready!.workerId, workerPid: ready!.workerPid, taskId, queryId: expect.any(String) });
+
+    process.kill(ready!.workerPid as number, 'SIGKILL');
+    await waitUntil(() => workerEvents().some((e) => e.state === 'stopped'), () => `no stopped worker: ${follower.stdout()}`, 30_000);
+    const first = workerEvents().filter((e) => e.workerId === ready!.workerId);
+    expect(first.map((e) => e.state)).toEqual(['ready', 'busy', 'crashed', 'stopped']);
+    expect(first[2]).toMatchObject({ workerPid: ready!.workerPid, taskId, reason: expect.stringMatching(/SIGKILL/) });
+
+    run.child.kill('SIGTERM');
+    await run.exit;
+    follower.child.kill('SIGINT');
+    await follower.exit;
+  }, 120_000);
+
+  it('a `keel run --workers 1` that completes: its worker is ready, busy, idle and stopped before the AppShutdown', async () => {
+    const follower = await runCli(['events', '--follow'], {}, storage);
+    started.push(follower);
+    server.enqueue({ blocks: [{ type: 'text', text: 'The build uses esbuild.' }] });
+    const run = await runCli(['run', 'explain the build', '--workers', '1', '--no-memory', '--provider', 'anthropic', '--base-url', server.url, '--model', 'claude-test', '--workspace', workspace], KEY, storage);
+    started.push(run);
+    const pid = run.child.pid!;
+    expect((await run.exit).code, run.stderr()).toBe(0);
+    await waitUntil(() => follower.events.some((e) => e.pid === pid && e.kind === 'AppShutdown'), () => `no AppShutdown: ${follower.stdout()}`, 30_000);
+    const fromRun = follower.events.filter((e) => e.pid === pid);
+    const workers = fromRun.filter((e) => e.kind === 'WorkerStateChanged');
+    expect(workers.map((e) => e.state)).toEqual(['ready', 'busy', 'idle', 'stopped']);
+    expect(new Set(workers.map((e) => e.workerPid)).size).toBe(1);
+    expect(fromRun.at(-1)).toMatchObject({ kind: 'AppShutdown' });
+    follower.child.kill('SIGINT');
+    await follower.exit;
+  }, 120_000);
+
+  it('shows the MCP server of a `keel run --mcp-config` connect, each state naming the one it left', async () => {
+    const config = join(mkdtempSync(join(tmpdir(), 'keel-events-mcp-')), 'servers.json');
+    writeFileSync(config, JSON.stringify({ mcpServers: { faulty: { command: process.execPath, args: [FAULTY_MCP] } } }));
+    const follower = await runCli(['events', '--follow'], {}, storage);
+    started.push(follower);
+    server.enqueue({ blocks: [{ type: 'text', text: 'a long answer that never finishes' }], fault: { kind: 'stall', afterEvents: 3 } });
+    const run = await runCli(['run', 'explain the build', '--mcp-config', config, '--provider', 'anthropic', '--base-url', server.url, '--model', 'claude-test', '--workspace', workspace], KEY, storage);
+    started.push(run);
+    const pid = run.child.pid!;
+    const mcpEvents = () => follower.events.filter((e) => e.pid === pid && e.kind === 'McpServerStateChanged');
+    // The tools are listed before the first model request: the server is ready by then.
+    await waitUntil(
+      () => mcpEvents().some((e) => e.state === 'ready.idle') || run.child.exitCode !== null,
+      () => `no ready MCP server on the bus: ${follower.stdout()}\n${run.stderr()}`,
+      60_000,
+    );
+    const seen = mcpEvents();
+    expect(seen.at(-1)).toMatchObject({ server: 'faulty', phase: 'ready', state: 'ready.idle', previous: 'initializing', approval: 'not-needed', attempts: 0 });
+    expect(seen.at(-1)!.tools as number).toBeGreaterThan(0);
+    // No transition missing from what the follower saw (it may have joined after the first).
+    for (let i = 1; i < seen.length; i++) expect(seen[i]!.previous).toBe(seen[i - 1]!.state);
+
+    run.child.kill('SIGTERM');
+    await run.exit;
+    follower.child.kill('SIGINT');
+    await follower.exit;
   }, 120_000);
 
   it('refuses to run without --follow (the bus is live only)', async () => {

@@ -1,6 +1,8 @@
 import type { ProviderConfig } from '../../../src/core/providers/types';
 import type { StartTaskOptions, TaskHandle } from '../../../src/core/runtime/types';
 import type { TaskEvent } from '../../../src/shared/domain/events';
+import type { EventBus } from '../../../src/core/events/eventBus';
+import { publishTaskEvent } from '../../../src/core/events/taskEvents';
 import type { ErrorCode } from '../../../src/shared/domain/errors';
 import { userText } from '../../../src/core/machines/turn/conversation';
 import { type TaskTranscript, applyTaskEvent, emptyTranscript } from '../../../src/shared/domain/transcript';
@@ -38,12 +40,20 @@ export class FakeTask implements TaskHandle {
   private waiters: ((e: TaskEvent & { type: 'done' }) => void)[] = [];
   private userMessages = 0;
 
+  /** Events delivered so far (`eventSeq`); each goes on `bus`, when given, with its number, as LiveTask does. */
+  private delivered = 0;
+
   constructor(
     readonly id: string,
     readonly options: StartTaskOptions,
+    private readonly bus?: EventBus,
   ) {
     this.t = emptyTranscript(id, options.prompt.slice(0, 40), options.provider.model);
     queueMicrotask(() => this.run(options.prompt));
+  }
+
+  eventSeq(): number {
+    return this.delivered;
   }
 
   get listenerCount(): number {
@@ -57,7 +67,9 @@ export class FakeTask implements TaskHandle {
       this.lastDone = null;
     }
     if (e.type === 'done') this.running = false;
+    if (this.bus) publishTaskEvent(this.bus, e, { taskSeq: this.delivered + 1 });
     this.t = applyTaskEvent(this.t, e);
+    this.delivered++;
     for (const l of this.listeners) l(e);
     if (e.type === 'done') {
       this.lastDone = e;
@@ -139,8 +151,10 @@ export class FakeTask implements TaskHandle {
 export class FakeRuntime implements TaskRuntimeLike {
   readonly tasks: FakeTask[] = [];
   disposed = false;
+  /** The process's event bus: when set, the chat follows its tasks through it. */
+  bus: EventBus | undefined;
   startTask(options: StartTaskOptions): FakeTask {
-    const t = new FakeTask(`task-${this.tasks.length + 1}`, options);
+    const t = new FakeTask(`task-${this.tasks.length + 1}`, options, this.bus);
     this.tasks.push(t);
     return t;
   }
