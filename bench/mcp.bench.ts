@@ -5,19 +5,19 @@
 // HTTP, one session each), calls alternating, same run. Also the same over stdio (one process per
 // client: stdio has one client per process), p99s and connect times. Prints one JSON line.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { randomUUID } from 'node:crypto';
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import os, { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
-import { createActor, fromPromise, toPromise } from 'xstate';
-import { permissionMachine } from '../src/core/machines/permission/permission.machine';
+import { createActor, toPromise } from 'xstate';
 import { McpHub } from '../src/core/mcp/hub';
 import type { McpServerSpec } from '../src/core/mcp/types';
-import { mcpCallSubject, runMcpCall } from '../src/core/runtime/mcpWiring';
+import { runMcpCall } from '../src/core/runtime/mcpWiring';
+import { validateToolCall, wirePermissionMachine } from '../src/core/runtime/permissionCheck';
 import { lazyEngine } from '../src/core/runtime/permissionDecider';
+import { createToolRegistry } from '../src/core/tools/registry';
 import type { ToolUseBlock } from '../src/shared/domain/messages';
 
 const EVERYTHING = resolve('node_modules/@modelcontextprotocol/server-everything/dist/index.js');
@@ -54,21 +54,25 @@ async function startHttpServer(): Promise<{ url: string; child: ChildProcess }> 
 }
 
 /**
- * Keel's path for one call, as the turn runs it today (wiring.ts: the permission machine is
- * provided with the engine and run for each call), then the hub. `permissionMs` collects the
- * permission part alone, to show where the overhead goes.
+ * Keel's path for one call, as the turn runs it: the turn loop wires the permission machine once
+ * (wireTurnLoop → wirePermissionMachine) and, per call, validates it (`validatingInput`:
+ * validateToolCall, which resolves the MCP tool), runs a permission machine actor with the real
+ * engine (`permissionCheck`: the settings' stamp is checked, the rules applied), then the
+ * `mcpCall` state's work (runMcpCall: the hub, the mcpConnection machine's call actor, the
+ * result's conversion, the tool card's output event). `permissionMs` collects validation and
+ * permission alone, to show where the overhead goes.
  */
 function keelCaller(workspace: string, hub: McpHub, permissionMs: number[]) {
   const engine = lazyEngine({ workspace });
-  const services = { mcp: hub, publish: () => {} };
+  const services = { workspace, tools: createToolRegistry(), permissions: engine, asker: { ask: async () => ({ decision: 'deny' as const, feedback: 'bench' }) }, publish: () => {}, mcp: hub };
+  const permission = wirePermissionMachine(services);
   return async (i: number): Promise<string> => {
     const call: ToolUseBlock = { type: 'tool_use', id: `toolu_${i}`, name: 'mcp__everything__echo', input: { message: `m${i}` } };
     const t0 = process.hrtime.bigint();
-    const target = mcpCallSubject(hub, call);
-    if (!target?.ok) throw new Error('echo is not an MCP tool of the hub');
-    const machine = permissionMachine.provide({ actors: { evaluate: fromPromise(({ input }) => engine.decide(input.call, input.mode)) } });
-    const id = randomUUID();
-    const actor = createActor(machine, { input: { taskId: 'bench', requestId: id, toolCallId: call.id, tool: call.name, input: call.input, subject: target.subject, readOnly: false, mode: 'default' } });
+    const v = validateToolCall(services, call);
+    if (!v.ok) throw new Error(`echo is not an MCP tool of the hub: ${JSON.stringify(v.result.content)}`);
+    const c = v.call;
+    const actor = createActor(permission, { input: { taskId: 'bench', requestId: c.requestId, toolCallId: c.id, tool: c.tool, input: c.input, subject: c.subject, readOnly: c.readOnly, mode: 'default' } });
     actor.start();
     const outcome = await toPromise(actor);
     if (outcome.decision !== 'allow') throw new Error(`the bench rule did not allow the call: ${JSON.stringify(outcome)}`);
@@ -125,7 +129,9 @@ async function main() {
   const http = await startHttpServer();
   const { hub: httpHub, connectMs: httpConnectMs } = await hubFor(workspace, { transport: 'http', url: http.url, headers: {} });
   const bareHttp = new Client({ name: 'bare', version: '0' });
+  const tHttp = performance.now();
   await bareHttp.connect(new StreamableHTTPClientTransport(new URL(http.url)));
+  const bareHttpConnectMs = performance.now() - tHttp;
   const permissionMs: number[] = [];
   const overHttp = await timeAlternating(keelCaller(workspace, httpHub, permissionMs), bareCaller(bareHttp));
   await bareHttp.close();
@@ -159,6 +165,8 @@ async function main() {
     keel_connect_stdio_ms: Math.round(stdioConnectMs),
     sdk_connect_stdio_ms: Math.round(bareStdioConnectMs),
     keel_connect_http_ms: Math.round(httpConnectMs),
+    sdk_connect_http_ms: Math.round(bareHttpConnectMs),
+    warmup: WARMUP,
     samples: SAMPLES,
     cpus: os.cpus().length,
     loadavg_1m: round(os.loadavg()[0]!, 2),

@@ -1,8 +1,11 @@
 // The worker pool as a host sees it, against the fake model server (real loopback HTTP, real SSE)
-// with the real Anthropic provider, the real CLI bundle as the worker (`cli.js worker`):
+// with the real Anthropic provider, the real worker bundle as the worker (`worker.js`, built as
+// scripts/build.mjs builds dist/, minified; started as hosts start it: `workerCommandBeside`):
 //  - warm_vs_cold_dispatch_ratio: (spawn + ready + first streamed text) ÷ (a warm worker's query
 //    to first streamed text), medians, same run;
-//  - idle_worker_rss_mb: resident memory an idle worker reports in its health answer;
+//  - idle_worker_rss_mb: resident memory (the OS's RSS, `process.memoryUsage().rss`) an idle
+//    worker reports in its health answer after serving 6 queries; fresh_worker_rss_mb: the same
+//    for a worker that has just said `ready`;
 //  - host_max_event_loop_block_ms: the host's longest event-loop delay while 4 tasks stream
 //    8k-token answers in small chunks and run a command each, with workers, and the same run in
 //    the host (in-host), and their ratio;
@@ -22,6 +25,7 @@ import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { build } from 'esbuild';
 import { TaskRuntime } from '../src/core/runtime/taskRuntime';
 import type { TaskHandle } from '../src/core/runtime/types';
+import { workerCommandBeside } from '../src/core/workers/spawnWorker';
 import { startFakeModelServer, type FakeTurn } from '../test/fixtures/fake-model-server';
 
 /** The fake model server as the bench uses it, in another process. */
@@ -67,21 +71,22 @@ async function serveFromParent(): Promise<void> {
 // The runner (scripts/bench.mjs) runs from the repository's root; this file runs bundled elsewhere.
 const ROOT = process.cwd();
 
-async function cliBundle(): Promise<string> {
-  const out = join(ROOT, '.cache/bench/pool-cli');
+/** Builds the worker bundle as scripts/build.mjs does (minified); returns its folder. */
+async function workerBundle(): Promise<string> {
+  const out = join(ROOT, '.cache/bench/pool-worker');
   mkdirSync(out, { recursive: true });
-  await build({ entryPoints: { cli: join(ROOT, 'src/cli/main.ts') }, outdir: out, bundle: true, platform: 'node', format: 'cjs', target: 'node20', logLevel: 'warning' });
+  await build({ entryPoints: { worker: join(ROOT, 'src/cli/workerEntry.ts') }, outdir: out, bundle: true, minify: true, legalComments: 'none', platform: 'node', format: 'cjs', target: 'node20', logLevel: 'warning' });
   for (const [pkg, file] of [['web-tree-sitter', 'web-tree-sitter.wasm'], ['tree-sitter-bash', 'tree-sitter-bash.wasm']] as const) {
     const p = join(ROOT, 'node_modules', pkg, file);
     if (existsSync(p)) copyFileSync(p, join(out, file));
   }
-  return join(out, 'cli.js');
+  return out;
 }
 
 const provider = (server: FakeModelServer) => ({ provider: 'anthropic' as const, model: 'claude-bench', baseUrl: server.url, apiKey: 'sk-bench' });
 
-function runtime(cli: string | null, workspace: string, max = 4): TaskRuntime {
-  return new TaskRuntime({ workspace, ...(cli ? { workers: { command: { command: process.execPath, args: [cli, 'worker'] }, max } } : {}) });
+function runtime(workerDir: string | null, workspace: string, max = 4): TaskRuntime {
+  return new TaskRuntime({ workspace, ...(workerDir ? { workers: { command: workerCommandBeside(workerDir, join), max } } : {}) });
 }
 
 /** Ms from `start` to the task's first streamed text. */
@@ -97,12 +102,20 @@ function firstText(task: TaskHandle, started: number): Promise<number> {
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
-async function dispatch(cli: string, server: FakeModelServer, workspace: string): Promise<{ cold: number; warm: number; rssMb: number }> {
+async function dispatch(workerDir: string, server: FakeModelServer, workspace: string): Promise<{ cold: number; warm: number; rssMb: number; freshRssMb: number }> {
   const colds: number[] = [];
   const warms: number[] = [];
   let rss = 0;
+  let fresh = 0;
   for (let round = 0; round < 3; round++) {
-    const rt = runtime(cli, workspace, 1);
+    // A fresh worker's memory: one that has just said `ready` (the lease resolves then), before any query.
+    const probe = runtime(workerDir, workspace, 1);
+    (await probe.workerPool()!.acquire('fresh-probe')).release();
+    const probed = await probe.workerPool()!.refreshHealth(2000);
+    fresh = Math.max(fresh, ...probed.workers.map((w) => w.rssBytes ?? 0));
+    probe.dispose();
+    await probe.shutdownWorkers();
+    const rt = runtime(workerDir, workspace, 1);
     await server.enqueue(...Array.from({ length: 6 }, (): FakeTurn => ({ blocks: [{ type: 'text', text: 'ok' }] })));
     let t0 = performance.now();
     const task = rt.startTask({ prompt: 'hi', provider: provider(server), mode: 'bypassPermissions' });
@@ -120,16 +133,19 @@ async function dispatch(cli: string, server: FakeModelServer, workspace: string)
     rt.dispose();
     await rt.shutdownWorkers();
   }
-  return { cold: median(colds), warm: median(warms), rssMb: rss / (1024 * 1024) };
+  return { cold: median(colds), warm: median(warms), rssMb: rss / (1024 * 1024), freshRssMb: fresh / (1024 * 1024) };
 }
 
-async function hostBlock(cli: string | null, server: FakeModelServer, workspace: string): Promise<number> {
+async function hostBlock(workerDir: string | null, server: FakeModelServer, workspace: string): Promise<number> {
   const long = 'The agent streams a long answer in small chunks while other tasks run commands. '.repeat(420); // ~8k tokens
   const turns: FakeTurn[] = [];
   for (let i = 0; i < 4; i++) turns.push({ blocks: [{ type: 'text', text: long }, { type: 'tool_use', name: 'Bash', input: { command: 'ls -la / > /dev/null; echo ran' } }], chunkSize: 4 });
   for (let i = 0; i < 4; i++) turns.push({ blocks: [{ type: 'text', text: 'Done.' }] });
   await server.enqueue(...turns);
-  const rt = runtime(cli, workspace, 4);
+  const rt = runtime(workerDir, workspace, 4);
+  // The previous phase's garbage (an in-host run retains every event it streamed) is collected
+  // now, not counted as this phase's block (runner: node --expose-gc).
+  (globalThis as { gc?: () => void }).gc?.();
   const h = monitorEventLoopDelay({ resolution: 5 });
   h.enable();
   const tasks = Array.from({ length: 4 }, (_, i) => rt.startTask({ prompt: `task ${i}`, provider: provider(server), mode: 'bypassPermissions' }));
@@ -146,7 +162,7 @@ const LONG_COMMAND = Array.from({ length: 300 }, (_, i) => `grep -n needle${i} m
 const CPU_TURNS = 6;
 
 /** Ms for 4 tasks of CPU_TURNS long-command calls each to settle on a pool of `max` workers. */
-async function cpuBound(cli: string, server: FakeModelServer, workspace: string, max: number): Promise<number> {
+async function cpuBound(workerDir: string, server: FakeModelServer, workspace: string, max: number): Promise<number> {
   const turns: FakeTurn[] = [];
   for (let t = 0; t < 4; t++) {
     // Each task's requests carry its prompt: `when` routes its turns to it whatever the interleaving.
@@ -154,7 +170,7 @@ async function cpuBound(cli: string, server: FakeModelServer, workspace: string,
     turns.push({ when: `cpu-task-${t} `, blocks: [{ type: 'text', text: 'Analysed.' }] });
   }
   await server.enqueue(...turns);
-  const rt = runtime(cli, workspace, max);
+  const rt = runtime(workerDir, workspace, max);
   const t0 = performance.now();
   // Default mode: every call is analysed; what would ask is denied (no one to ask), analysed all the same.
   const tasks = Array.from({ length: 4 }, (_, t) => rt.startTask({ prompt: `cpu-task-${t} analyse`, provider: provider(server), mode: 'default' }));
@@ -167,23 +183,24 @@ async function cpuBound(cli: string, server: FakeModelServer, workspace: string,
 }
 
 async function main() {
-  const cli = await cliBundle();
+  const workerDir = await workerBundle();
   const workspace = mkdtempSync(join(tmpdir(), 'keel-bench-pool-'));
   const server = await serverProcess();
   try {
-    const d = await dispatch(cli, server, workspace);
+    const d = await dispatch(workerDir, server, workspace);
     // In-host first, then with workers; each twice, the better (lower) of each kept.
     const inHost = Math.min(await hostBlock(null, server, workspace), await hostBlock(null, server, workspace));
-    const withWorkers = Math.min(await hostBlock(cli, server, workspace), await hostBlock(cli, server, workspace));
+    const withWorkers = Math.min(await hostBlock(workerDir, server, workspace), await hostBlock(workerDir, server, workspace));
     // Warm-up (the first parse loads tree-sitter's wasm in each worker), then 1 worker, then 4.
-    await cpuBound(cli, server, workspace, 4);
-    const oneWorker = await cpuBound(cli, server, workspace, 1);
-    const fourWorkers = await cpuBound(cli, server, workspace, 4);
+    await cpuBound(workerDir, server, workspace, 4);
+    const oneWorker = await cpuBound(workerDir, server, workspace, 1);
+    const fourWorkers = await cpuBound(workerDir, server, workspace, 4);
     const result = {
       warm_vs_cold_dispatch_ratio: Number((d.cold / d.warm).toFixed(1)),
       cold_dispatch_ms: Number(d.cold.toFixed(1)),
       warm_dispatch_ms: Number(d.warm.toFixed(1)),
       idle_worker_rss_mb: Number(d.rssMb.toFixed(1)),
+      fresh_worker_rss_mb: Number(d.freshRssMb.toFixed(1)),
       host_max_event_loop_block_ms: Number(withWorkers.toFixed(1)),
       in_host_max_event_loop_block_ms: Number(inHost.toFixed(1)),
       host_block_ratio_vs_in_host: Number((withWorkers / inHost).toFixed(2)),

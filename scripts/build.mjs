@@ -1,6 +1,8 @@
 // Bundles the three runtimes of Keel with esbuild:
 //   dist/extension.js  the VS Code extension host entry (cjs, node20, 'vscode' external)
 //   dist/cli.js        the headless `keel` CLI (cjs, node20, with a shebang)
+//   dist/worker.js     a pool's worker process (cjs, node20): only what running a query needs, so
+//                      an idle worker stays small (docs/workers.md); `keel worker` is the same code
 //   dist/webview.js    the chat UI (iife, browser) and dist/webview.css
 import * as esbuild from 'esbuild';
 import { cpSync, mkdirSync, rmSync, existsSync } from 'node:fs';
@@ -52,6 +54,14 @@ const configs = [
     format: 'cjs',
     target: 'node20',
     banner: { js: '#!/usr/bin/env node' },
+  },
+  {
+    ...common,
+    entryPoints: { worker: 'src/cli/workerEntry.ts' },
+    outdir: 'dist',
+    platform: 'node',
+    format: 'cjs',
+    target: 'node20',
   },
   {
     ...common,

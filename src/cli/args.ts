@@ -34,7 +34,7 @@ export interface RunArgs {
   memory: boolean;
   /** `--approve-project-hooks`: approve the workspace's own hooks before the run (docs/hooks.md). */
   approveProjectHooks: boolean;
-  /** `--workers N`: run turn loops in a pool of N worker processes (0 or absent: in this process). */
+  /** `--workers N` (default `KEEL_WORKERS`, else 0): run turn loops in a pool of N worker processes (0: in this process). */
   workers: number;
 }
 
@@ -94,10 +94,13 @@ export function runArgsFrom(values: TaskOptionValues, prompt: string, resume: st
     maxTurns = Number(values['max-turns']);
     if (!Number.isInteger(maxTurns) || maxTurns < 1) throw new UsageError(`--max-turns must be a positive integer (got "${values['max-turns']}")`);
   }
+  // KEEL_WORKERS=N is the default of --workers (e.g. to run a whole test suite on workers).
+  const workersText = values.workers ?? (env.KEEL_WORKERS !== undefined && env.KEEL_WORKERS !== '' ? env.KEEL_WORKERS : undefined);
   let workers = 0;
-  if (values.workers !== undefined) {
-    workers = Number(values.workers);
-    if (!Number.isInteger(workers) || workers < 0 || workers > 64) throw new UsageError(`--workers must be an integer from 0 to 64 (got "${values.workers}")`);
+  if (workersText !== undefined) {
+    workers = Number(workersText);
+    const source = values.workers !== undefined ? '--workers' : 'KEEL_WORKERS';
+    if (!/^\d+$/.test(workersText.trim()) || workers > 64) throw new UsageError(`${source} must be an integer from 0 to 64 (got "${workersText}")`);
   }
   const passEnv = checkPassEnvNames(values['pass-env'] ?? [], '--pass-env');
   if (passEnv.problems.length > 0) throw new UsageError(passEnv.problems[0] as string);

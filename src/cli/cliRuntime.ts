@@ -3,7 +3,9 @@ import { HookApprovals } from '../core/hooks/approvals';
 import { hookSources, loadHooksConfig } from '../core/hooks/config';
 import type { McpStatusSource } from '../core/events/mcpEvents';
 import type { McpToolSource } from '../core/mcp/toolSource';
-import type { WorkerCommand } from '../core/workers/spawnWorker';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { WORKER_NODE_OPTIONS, workerCommandBeside, type WorkerCommand } from '../core/workers/spawnWorker';
 import { TaskRuntime } from '../core/runtime/taskRuntime';
 import { loadSandboxSettings } from '../core/sandbox/settings';
 import { readUserPassEnv } from '../core/security/passEnv';
@@ -103,7 +105,12 @@ function approveProjectHooks(workspace: string, keelHome: string): void {
   for (const h of pending) process.stderr.write(`  ${describe(h)}\n`);
 }
 
-/** The worker command of a CLI host: this bundle's `worker` subcommand, on this Node. */
+/**
+ * The worker command of a CLI host, on this Node: the lean `worker.js` beside this bundle
+ * (dist/), or — run from a bundle without one beside it — this bundle's `worker` subcommand.
+ */
 export function cliWorkerCommand(): WorkerCommand {
-  return { command: process.execPath, args: [process.argv[1] ?? 'keel', 'worker'] };
+  // The bundle's own folder (a `keel` on PATH is often a symlink to dist/cli.js; the loader resolved it).
+  if (existsSync(join(__dirname, 'worker.js'))) return workerCommandBeside(__dirname, join);
+  return { command: process.execPath, args: [...WORKER_NODE_OPTIONS, process.argv[1] ?? 'keel', 'worker'] };
 }

@@ -58,7 +58,7 @@ Options for run:
                            lesson saved (also KEEL_MEMORY=off)
   --workers N              run the task's turns in a pool of N worker processes (each turn loop
                            in its own process; a worker that dies interrupts only its task);
-                           default 0: in this process. See docs/workers.md
+                           default KEEL_WORKERS, else 0: in this process. See docs/workers.md
 
 Keys come from the environment: ANTHROPIC_API_KEY, OPENAI_API_KEY. Tool processes never see
 them, and known key shapes are redacted from tool output.

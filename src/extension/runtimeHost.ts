@@ -11,6 +11,7 @@ import type { McpToolSource } from '../core/mcp/toolSource';
 import type { McpStatusSource } from '../core/events/mcpEvents';
 import type { EvictionStrategy } from '../core/workers/eviction';
 import type { WorkerPool } from '../core/workers/pool';
+import { workerCommandBeside } from '../core/workers/spawnWorker';
 import { sandboxSettings } from './permissions/setup';
 import { extensionAdvice, SECRET_KEYS } from './providerConfig';
 import { passEnvOf, toolSecrets } from './toolSecrets';
@@ -63,7 +64,7 @@ export async function loadTaskRuntime(
   const activity = await startActivity(context, log, folder.uri.fsPath, storageDir, () => secrets.environment());
   onActivity?.(activity);
   // keel.workers.max > 0: each task's turn loop runs in a worker process (docs/workers.md), on the
-  // extension host's own binary acting as Node (ELECTRON_RUN_AS_NODE), from the bundled CLI.
+  // extension host's own binary acting as Node (ELECTRON_RUN_AS_NODE), from the lean dist/worker.js.
   const config = vscode.workspace.getConfiguration('keel');
   const maxWorkers = Math.max(0, Math.min(16, Math.floor(config.get<number>('workers.max', 0))));
   const eviction = config.get<string>('workers.eviction', 'lru');
@@ -71,7 +72,7 @@ export async function loadTaskRuntime(
   const workers =
     maxWorkers > 0
       ? {
-          command: { command: process.execPath, args: [join(context.extensionPath, 'dist', 'cli.js'), 'worker'], electronRunAsNode: true },
+          command: { ...workerCommandBeside(join(context.extensionPath, 'dist'), join), electronRunAsNode: true },
           max: maxWorkers,
           strategy,
         }

@@ -162,10 +162,10 @@ describe('workers: two tasks on two worker processes in VS Code; kill -9 of one'
       const pidB = onB!.pid!;
       expect(pidA).not.toBe(pidB);
       expect(pidA).not.toBe(pool.ownerPid);
-      // Real worker processes: the extension host's own binary running the bundled CLI's `worker`.
+      // Real worker processes: the extension host's own binary running the lean worker bundle.
       for (const pid of [pidA, pidB]) {
         const argv = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
-        expect(argv.join(' ')).toMatch(/dist\/cli\.js worker --socket \S+ --worker-id w\d+/);
+        expect(argv.join(' ')).toMatch(/--max-semi-space-size=1 \S*dist\/worker\.js --socket \S+ --worker-id w\d+/);
         expect(realpathSync(`/proc/${pid}/exe`)).toBe(realpathSync(`/proc/${pool.ownerPid}/exe`));
       }
 

@@ -1,4 +1,5 @@
 import { memo } from 'preact/compat';
+import { isCardImageSrc, type CardImage } from '../../src/shared/domain/toolImages';
 import type { TranscriptItem } from '../../src/shared/domain/transcript';
 import { mainToolInput, tailLines, truncate } from '../format';
 import { DiffView } from './DiffView';
@@ -147,6 +148,7 @@ function ToolBody({ item, status, onOpenDiff, onOpenSubtask }: BodyProps) {
       return (
         <div class="keel-tool-body">
           {item.result && <div class="keel-tool-result">{item.result.summary}</div>}
+          {item.images && <ToolImages images={item.images} />}
           {item.output && (
             <details class="keel-tool-output">
               <summary>Output</summary>
@@ -156,4 +158,21 @@ function ToolBody({ item, status, onOpenDiff, onOpenSubtask }: BodyProps) {
         </div>
       );
   }
+}
+
+/**
+ * The images a tool returned. The host built each `data:` URL from checked data; it is checked
+ * again here, and anything else (a server's http URL, SVG, a malformed payload) is never put in
+ * an <img>. The CSP allows `img-src data:` and the webview's own resources only.
+ */
+function ToolImages({ images }: { images: CardImage[] }) {
+  const safe = images.filter((i) => isCardImageSrc(i.src));
+  if (safe.length === 0) return null;
+  return (
+    <div class="keel-tool-images">
+      {safe.map((i, k) => (
+        <img key={k} class="keel-tool-image" data-testid="tool-image" src={i.src} alt={i.alt} title={i.alt} />
+      ))}
+    </div>
+  );
 }

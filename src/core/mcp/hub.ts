@@ -3,14 +3,15 @@ import { toPromise } from 'xstate';
 import type { ToolDefinition } from '../providers/types';
 import { CALL_PREFIX, READ_PREFIX, type McpCallOutput, type McpReadOutput } from '../machines/mcpConnection/types';
 import { McpApprovals } from './approvals';
-import { describeTarget, loadMcpConfig } from './config';
+import { loadMcpConfig } from './config';
 import { ServerConnection } from './connection';
 import { DEFAULT_MCP_LIMITS, limitsFromEnv, type McpLimits } from './limits';
-import { modelToolName } from './names';
+import { callOutcome, capText, failure, serverStatus, targetOf, unavailableMessage } from './hubReport';
+import { boundedDefinition, MAX_TOOLS_PER_SERVER, modelTools, type ModelTool } from './modelTools';
 import { signInToMcpServer, signOutOfMcpServer } from './oauth/signIn';
 import { FileMcpOAuthStore, type McpOAuthStore } from './oauth/store';
 import type { McpToolOutcome, McpToolSource } from './toolSource';
-import type { McpApprovalState, McpConfigProblem, McpConfigSet, McpServerConfig, McpServerStatus, McpToolInfo, McpTransportKind } from './types';
+import type { McpApprovalState, McpConfigProblem, McpConfigSet, McpServerStatus, McpTransportKind } from './types';
 
 /**
  * The MCP hub of one host (a VS Code window, a CLI process): one connection per configured
@@ -54,29 +55,6 @@ export interface McpHubOptions {
   clientInfo?: { name: string; version: string };
   /** OAuth tokens of remote servers (default: `$KEEL_HOME/mcp-oauth.json`; VS Code: SecretStorage). */
   oauthStore?: McpOAuthStore;
-}
-
-const MAX_DESCRIPTION = 2048;
-/** A server's tools are sent with every model request: a schema larger than this is not sent. */
-const MAX_SCHEMA_CHARS = 16_000;
-/** At most this many tools of one server reach the model (in name order). */
-export const MAX_TOOLS_PER_SERVER = 128;
-
-/**
- * The definition the model gets for one server tool, bounded (a server's words are untrusted and
- * go into every request): the description cut at 2,048 characters; an input schema that is not an
- * object schema, or whose JSON exceeds 16,000 characters, replaced by an open object schema (the
- * description says so). Pure.
- */
-export function boundedDefinition(name: string, server: string, tool: McpToolInfo): ToolDefinition {
-  let schema: Record<string, unknown> = tool.inputSchema.type === 'object' ? tool.inputSchema : { type: 'object', properties: {} };
-  let description = tool.description.length > MAX_DESCRIPTION ? `${tool.description.slice(0, MAX_DESCRIPTION)}…` : tool.description;
-  if (!description) description = `${tool.name} (MCP server ${server})`;
-  if (JSON.stringify(schema).length > MAX_SCHEMA_CHARS) {
-    schema = { type: 'object', properties: {} };
-    description += `\n(Its input schema was too large to include: pass the arguments its description names.)`;
-  }
-  return { name, description, input_schema: structuredClone(schema) };
 }
 
 export class McpHub implements McpToolSource {
@@ -160,23 +138,13 @@ export class McpHub implements McpToolSource {
     return this.byModelName.get(name);
   }
 
-  /** The tools of every ready server with their model-facing names (stable: sorted by name per server). */
-  private readyTools(): { name: string; server: string; tool: McpToolInfo }[] {
-    const out: { name: string; server: string; tool: McpToolInfo }[] = [];
-    for (const c of this.connections.values()) {
-      const tools = c.phase() === 'ready' ? (c.actor?.getSnapshot().context.initialized?.tools ?? []) : [];
-      const taken = new Set<string>();
-      if (tools.length > MAX_TOOLS_PER_SERVER && !this.warnedTools.has(c.name)) {
-        this.warnedTools.add(c.name);
-        this.log('warn', `MCP server ${c.name} offers ${tools.length} tools; the model gets the first ${MAX_TOOLS_PER_SERVER} by name`);
-      }
-      for (const tool of [...tools].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0)).slice(0, MAX_TOOLS_PER_SERVER)) {
-        const name = modelToolName(c.name, tool.name, taken);
-        taken.add(name);
-        out.push({ name, server: c.name, tool });
-      }
-    }
-    return out;
+  /** The tools of every ready server with their model-facing names (modelTools.ts). */
+  private readyTools(): ModelTool[] {
+    return modelTools(this.connections.values(), (server, count) => {
+      if (this.warnedTools.has(server)) return;
+      this.warnedTools.add(server);
+      this.log('warn', `MCP server ${server} offers ${count} tools; the model gets the first ${MAX_TOOLS_PER_SERVER} by name`);
+    });
   }
 
   async callTool(name: string, args: Record<string, unknown>, opts: { signal: AbortSignal; onProgress?: (line: string) => void }): Promise<McpToolOutcome> {
@@ -186,14 +154,15 @@ export class McpHub implements McpToolSource {
     if (!conn?.actor) return failure(`MCP server ${target.server} is not available: ${conn?.config.problems.join('; ') || 'it is not configured'}. The call was not made.`, 'server unavailable');
     // At most one more try, and only when the HTTP session expired: the server never saw the call.
     for (let attempt = 0; attempt < 2; attempt++) {
-      await conn.settled(this.limits.connectTimeoutMs + 5_000);
-      if (conn.phase() !== 'ready') return failure(this.downMessage(conn, target.tool), `server ${conn.phase()}`);
+      // Only a connection still connecting is waited for: a ready one is called at once.
+      if (conn.isTransitional()) await conn.settled(this.limits.connectTimeoutMs + 5_000);
+      if (conn.phase() !== 'ready') return failure(this.unavailable(conn, target.tool), `server ${conn.phase()}`);
       const event = (callId: string) => ({ type: 'CALL_TOOL' as const, callId, tool: target.tool, args, timeoutMs: this.limits.toolTimeoutMs });
       const out = await this.runChild<McpCallOutput>(conn, 'call', opts.signal, event, opts.onProgress);
       if (out && !out.ok && out.kind === 'session_expired' && attempt === 0) continue;
-      return this.outcome(conn, target.tool, out, opts.signal);
+      return callOutcome(conn, target.tool, out, opts.signal);
     }
-    return failure(this.downMessage(conn, target.tool), 'session expired');
+    return failure(this.unavailable(conn, target.tool), 'session expired');
   }
 
   /** Reads one resource of a ready server (for `@server:uri` mentions). Never rejects. */
@@ -201,7 +170,7 @@ export class McpHub implements McpToolSource {
     const conn = this.connections.get(server);
     if (!conn?.actor) return { ok: false, kind: 'failed', message: `no MCP server named ${server}` };
     await this.start([server]);
-    if (conn.phase() !== 'ready') return { ok: false, kind: 'connection_closed', message: this.downMessage(conn, uri) };
+    if (conn.phase() !== 'ready') return { ok: false, kind: 'connection_closed', message: this.unavailable(conn, uri) };
     const out = await this.runChild<McpReadOutput>(conn, 'read', signal, (callId) => ({ type: 'READ_RESOURCE', callId, uri, timeoutMs: this.limits.toolTimeoutMs }));
     if (out) return out;
     return { ok: false, kind: signal.aborted ? 'cancelled' : 'connection_closed', message: signal.aborted ? 'cancelled' : (conn.actor.getSnapshot().context.lastError ?? 'the connection ended') };
@@ -215,7 +184,7 @@ export class McpHub implements McpToolSource {
     const conn = this.connections.get(server);
     if (!conn?.actor || !conn.io) return { ok: false, message: `no MCP server named ${server}` };
     await this.start([server]);
-    if (conn.phase() !== 'ready') return { ok: false, message: this.downMessage(conn, `the prompt ${prompt}`) };
+    if (conn.phase() !== 'ready') return { ok: false, message: this.unavailable(conn, `the prompt ${prompt}`) };
     const out = await conn.io.getPrompt(prompt, args, this.limits.toolTimeoutMs, signal);
     return out.ok ? { ok: true, text: capText(out.text, this.limits.maxOutputTokens) } : out;
   }
@@ -371,69 +340,12 @@ export class McpHub implements McpToolSource {
     }
   }
 
-  private outcome(conn: ServerConnection, tool: string, out: McpCallOutput | undefined, signal: AbortSignal): McpToolOutcome {
-    const server = conn.name;
-    if (signal.aborted || (out && !out.ok && out.kind === 'cancelled')) return failure(`The call to ${tool} on MCP server ${server} was cancelled; the server was told to stop it.`, 'cancelled');
-    if (!out) {
-      const why = conn.actor?.getSnapshot().context.lastError ?? 'the connection ended';
-      return failure(
-        `The MCP server ${server} stopped during the call to ${tool} (${why}). Keel did not run the call again; the server is restarting. ` +
-          'It may or may not have done part of the work — check before calling again.',
-        'server exited mid-call',
-      );
-    }
-    if (!out.ok) {
-      const what =
-        out.kind === 'timeout'
-          ? `The call to ${tool} on MCP server ${server} got ${out.message}; the server was told to stop it.`
-          : `The call to ${tool} on MCP server ${server} failed: ${out.message}.`;
-      return failure(what, out.kind === 'timeout' ? 'timed out' : 'failed');
-    }
-    const onlyText = out.content.every((b) => b.type === 'text');
-    const content = onlyText ? out.content.map((b) => (b.type === 'text' ? b.text : '')).join('\n') : out.content;
-    return { content, isError: out.isError, summary: `${server}: ${out.summary}` };
-  }
-
-  private downMessage(conn: ServerConnection, tool: string): string {
-    const status = this.statusOf(conn);
-    const state =
-      status.phase === 'restarting' && status.restartInMs !== null
-        ? `restarting in ${Math.ceil(status.restartInMs / 1000)} s after: ${status.lastError ?? 'a failure'}`
-        : status.phase === 'error'
-          ? `in error: ${status.lastError ?? 'unknown'}${conn.actor && status.attempts > this.limits.maxRestartAttempts ? ' (it gave up restarting; the person can restart it)' : ''}`
-          : status.phase === 'needsAuthorization'
-            ? `waiting for the person to sign in: ${status.lastError ?? 'it requires authorization'}`
-            : status.approval === 'pending'
-            ? 'not approved for this workspace yet'
-            : status.approval === 'rejected'
-              ? 'rejected for this workspace'
-              : status.phase;
-    return `The MCP server ${conn.name} is not available (${state}), so ${tool} was not called. Continue without it or tell the person.`;
-  }
-
   private statusOf(c: ServerConnection): McpServerStatus {
-    const snapshot = c.actor?.getSnapshot();
-    const ctx = snapshot?.context;
-    const init = ctx?.initialized ?? null;
-    const spec = c.config.resolved ?? c.config.template;
-    return {
-      name: c.name,
-      scope: c.config.scope,
-      transport: spec.transport,
-      via: ctx?.via ?? null,
-      target: targetOf(c.config),
-      phase: c.phase(),
-      state: c.state(),
-      approval: this.approvalState.get(c.name) ?? 'pending',
-      lastError: c.actor ? (ctx?.lastError ?? null) : c.config.problems.join('; '),
-      stderrTail: c.io?.stderrTail() ?? [],
-      attempts: ctx?.attempts ?? 0,
-      restartInMs: c.restartAt !== null ? Math.max(0, c.restartAt - Date.now()) : null,
-      tools: init?.tools ?? [],
-      resources: init?.resources ?? [],
-      prompts: init?.prompts ?? [],
-      serverInfo: init?.serverInfo ?? null,
-    };
+    return serverStatus(c, this.approvalState.get(c.name) ?? 'pending');
+  }
+
+  private unavailable(conn: ServerConnection, what: string): string {
+    return unavailableMessage(conn, this.statusOf(conn), what, this.limits.maxRestartAttempts);
   }
 
   private changed(): void {
@@ -445,18 +357,4 @@ export class McpHub implements McpToolSource {
       }
     }
   }
-}
-
-function targetOf(config: McpServerConfig): string {
-  return describeTarget(config.resolved ?? config.template);
-}
-
-/** `text` cut to about `maxTokens` (four characters a token), saying so. */
-export function capText(text: string, maxTokens: number): string {
-  if (text.length <= maxTokens * 4) return text;
-  return `${text.slice(0, maxTokens * 4)}\n[Truncated: about ${Math.ceil(text.length / 4)} tokens; Keel keeps at most ${maxTokens} (MAX_MCP_OUTPUT_TOKENS).]`;
-}
-
-function failure(message: string, summary: string): McpToolOutcome {
-  return { content: message, isError: true, summary };
 }

@@ -60,17 +60,26 @@ export function explicitSource(path: string, workspace: string): SettingsSource 
   return { path: abs, scope: /\.local\.json$/.test(abs) ? 'local' : 'project', projectRoot };
 }
 
+/**
+ * Identity of the settings files as they are now: path, inode, size, mtime and ctime of each (a
+ * missing file is `-`). Taken before every decision, so it must be cheap: a missing file is
+ * reported by `statSync` without an exception (building one cost more than the stat itself).
+ * The inode and ctime catch a file replaced by a rename, or rewritten to the same size within the
+ * same millisecond, which mtime and size alone would miss.
+ */
 export function stampOf(sources: SettingsSource[]): string {
-  return sources
-    .map((s) => {
-      try {
-        const st = statSync(s.path);
-        return `${s.path}:${st.mtimeMs}:${st.size}`;
-      } catch {
-        return `${s.path}:-`;
-      }
-    })
-    .join('|');
+  let stamp = '';
+  for (const s of sources) {
+    let st: ReturnType<typeof statSync> | undefined;
+    try {
+      st = statSync(s.path, { throwIfNoEntry: false });
+    } catch {
+      // ENOTDIR, EACCES…: no file Keel can read; loadSettings reports what is wrong with it.
+      st = undefined;
+    }
+    stamp += st ? `${s.path}:${st.ino}:${st.size}:${st.mtimeMs}:${st.ctimeMs}|` : `${s.path}:-|`;
+  }
+  return stamp;
 }
 
 export function loadSettings(sources: SettingsSource[], home: string): LoadedSettings {

@@ -1,42 +1,26 @@
 import type { KeelError } from '../../shared/domain/errors';
-import { DEFAULT_MODELS } from '../../shared/domain/models';
 import { AnthropicProvider } from './anthropic';
-import { baseUrlError } from './connectionErrors';
 import { createDemoProvider } from './demo';
 import { OpenAICompatibleProvider } from './openai';
+import { isProviderPlan, planProvider } from './plan';
 import type { ModelProvider, ProviderConfig } from './types';
 
-export const DEFAULT_ANTHROPIC_MODEL = DEFAULT_MODELS.anthropic;
-
-/** The fact only: how to give a key is the host's advice (TaskRuntimeOptions.advise). */
-export const NO_API_KEY_MESSAGE = 'No Anthropic API key is set.';
+export { DEFAULT_ANTHROPIC_MODEL, NO_API_KEY_MESSAGE } from './plan';
 
 /**
  * Builds the provider a config names. Never throws: a config that cannot work (the anthropic
  * provider without a key, an OpenAI-compatible server without a model, a base URL that is not
- * http(s)) is a `KeelError`.
+ * http(s)) is a `KeelError` (the checks: `planProvider`; a worker loads only the SDK it needs:
+ * `loadProvider`).
  */
 export function createProvider(config: ProviderConfig): ModelProvider | KeelError {
-  const badUrl = config.provider !== 'demo' && config.baseUrl ? baseUrlError(config.baseUrl.trim()) : undefined;
-  if (badUrl) return badUrl;
-  const common = {
-    ...(config.stallTimeoutMs !== undefined ? { stallTimeoutMs: config.stallTimeoutMs } : {}),
-    ...(config.headerTimeoutMs !== undefined ? { headerTimeoutMs: config.headerTimeoutMs } : {}),
-    ...(config.baseUrl ? { baseUrl: config.baseUrl } : {}),
-  };
-  switch (config.provider) {
+  const plan = planProvider(config);
+  if (!isProviderPlan(plan)) return plan;
+  switch (plan.kind) {
     case 'anthropic':
-      if (!config.apiKey) return { code: 'no_api_key', message: NO_API_KEY_MESSAGE, retryable: false };
-      return new AnthropicProvider({ ...common, apiKey: config.apiKey, model: config.model || DEFAULT_ANTHROPIC_MODEL });
+      return new AnthropicProvider(plan.options);
     case 'openai-compatible':
-      if (!config.model) {
-        return {
-          code: 'invalid_input',
-          message: `No model is named for the OpenAI-compatible server: name one it serves (for Ollama, e.g. “${DEFAULT_MODELS['openai-compatible']}”).`,
-          retryable: false,
-        };
-      }
-      return new OpenAICompatibleProvider({ ...common, model: config.model, ...(config.apiKey ? { apiKey: config.apiKey } : {}) });
+      return new OpenAICompatibleProvider(plan.options);
     case 'demo':
       return createDemoProvider();
   }

@@ -1,5 +1,6 @@
 import type { ToolResultBlock, ToolUseBlock } from '../../shared/domain/messages';
 import type { TaskEvent } from '../../shared/domain/events';
+import { checkCardImage, MAX_CARD_IMAGES, type CardImage } from '../../shared/domain/toolImages';
 import type { ToolRunOutput } from '../machines/turn/types';
 import { isMcpToolName } from '../mcp/names';
 import type { McpToolSource } from '../mcp/toolSource';
@@ -44,23 +45,42 @@ export async function runMcpCall(
     onProgress: (line) => services.publish({ type: 'tool_output', taskId, id: call.id, chunk: redact(line) }),
   });
   const content = typeof out.content === 'string' ? redact(out.content) : out.content.map((b) => (b.type === 'text' ? { ...b, text: redact(b.text) } : b));
-  // The tool card shows what came back (text, resource links, structured content; images named),
-  // as the call's last output: tool_result events carry only the summary.
-  const shown = cardText(content);
-  if (shown) services.publish({ type: 'tool_output', taskId, id: call.id, chunk: shown });
+  // The tool card shows what came back (text, resource links, structured content, each image
+  // named), as the call's last output: tool_result events carry only the summary. Images that
+  // pass the card's checks are shown too, as data: URLs built here (toolImages.ts).
+  const card = cardContent(content);
+  if (card.text) services.publish({ type: 'tool_output', taskId, id: call.id, chunk: card.text });
+  if (card.images.length > 0) services.publish({ type: 'tool_images', taskId, id: call.id, images: card.images });
   return { result: result(call.id, content, out.isError), summary: redact(out.summary) };
 }
 
 /** At most this much of a result is shown in the tool card (the model gets the whole, capped result). */
 const CARD_CHARS = 20_000;
 
-function cardText(content: ToolResultBlock['content']): string {
-  const text =
+/**
+ * What the tool card shows of a result: its text (cut at CARD_CHARS) with every image named, and
+ * the images that pass `checkCardImage` (at most MAX_CARD_IMAGES) as data: URLs; an image that
+ * does not pass is named with the reason and not shown.
+ */
+export function cardContent(content: ToolResultBlock['content']): { text: string; images: CardImage[] } {
+  const images: CardImage[] = [];
+  const parts =
     typeof content === 'string'
-      ? content
-      : content.map((b) => (b.type === 'text' ? b.text : `[image ${b.source.media_type}, about ${Math.round((b.source.data.length * 3) / 4 / 1024)} KB, sent to the model]`)).join('\n');
-  if (!text) return '';
-  return `${text.length > CARD_CHARS ? `${text.slice(0, CARD_CHARS)}\n… (${text.length - CARD_CHARS} more characters, not shown)` : text}\n`;
+      ? [content]
+      : content.map((b) => {
+          if (b.type === 'text') return b.text;
+          const kb = Math.round((b.source.data.length * 3) / 4 / 1024);
+          const label = `image ${images.length + 1} (${b.source.media_type}, about ${kb} KB)`;
+          const named = `[image ${b.source.media_type}, about ${kb} KB, sent to the model`;
+          if (images.length >= MAX_CARD_IMAGES) return `${named}; not shown here: at most ${MAX_CARD_IMAGES} images are shown]`;
+          const checked = checkCardImage(b.source.media_type, b.source.data, label);
+          if (!checked.ok) return `${named}; not shown here: ${checked.reason}]`;
+          images.push(checked.image);
+          return `${named}; shown below]`;
+        });
+  const text = parts.join('\n');
+  if (!text) return { text: '', images };
+  return { text: `${text.length > CARD_CHARS ? `${text.slice(0, CARD_CHARS)}\n… (${text.length - CARD_CHARS} more characters, not shown)` : text}\n`, images };
 }
 
 function result(id: string, content: ToolResultBlock['content'], isError: boolean): ToolResultBlock {

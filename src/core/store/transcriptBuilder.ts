@@ -1,4 +1,5 @@
 import type { TaskEvent } from '../../shared/domain/events';
+import { MAX_CARD_IMAGES } from '../../shared/domain/toolImages';
 import { emptyTranscript, gatekeeperItem, nextPhases, retryNotice, type TaskTranscript, type TranscriptItem } from '../../shared/domain/transcript';
 
 /** What `TranscriptBuilder.exportState()` returns: JSON-safe. */
@@ -90,12 +91,14 @@ export class TranscriptBuilder {
         this.toolIndex.set(e.id, this.items.length - 1);
         return;
       case 'tool_output':
+      case 'tool_images':
       case 'tool_result':
       case 'permission': {
         const i = this.toolIndex.get(e.type === 'permission' ? e.toolCallId : e.id);
         if (i === undefined) return;
         const it = this.items[i] as ToolItem;
         if (e.type === 'tool_output') it.output += e.chunk;
+        else if (e.type === 'tool_images') it.images = [...(it.images ?? []), ...e.images].slice(0, MAX_CARD_IMAGES);
         else if (e.type === 'tool_result') it.result = { isError: e.is_error, summary: e.summary };
         else it.permission = { requestId: e.requestId, decision: e.decision, ...(e.reason ? { reason: e.reason } : {}) };
         return;

@@ -20,20 +20,39 @@ export interface WorkerCommand {
   env?: Record<string, string>;
 }
 
-/** The default for a host whose bundle sits beside `worker.js` (dist/). */
+/**
+ * V8 options every worker starts with. `--max-semi-space-size=1` caps each of the young
+ * generation's semi-spaces at 1 MB (Node 20's default grows them to 16 MB under allocation): a
+ * worker streams many small short-lived objects, so a busy query grew an idle worker's young
+ * generation by ~16–32 MB it kept afterwards. The cost is more frequent, shorter scavenges
+ * (docs/benchmarks.md, pool: warm dispatch and the CPU-bound tasks measured with it).
+ */
+export const WORKER_NODE_OPTIONS: readonly string[] = ['--max-semi-space-size=1'];
+
+/**
+ * The default for a host whose bundle sits beside `worker.js` (dist/): the lean worker bundle
+ * on this process's binary (`ELECTRON_RUN_AS_NODE` when that binary is Electron's).
+ */
 export function workerCommandBeside(bundleDir: string, join: (a: string, b: string) => string): WorkerCommand {
-  return { command: process.execPath, args: [join(bundleDir, 'worker.js')], electronRunAsNode: Boolean(process.versions.electron) };
+  return { command: process.execPath, args: [...WORKER_NODE_OPTIONS, join(bundleDir, 'worker.js')], electronRunAsNode: Boolean(process.versions.electron) };
 }
 
 /** Variables the host set only to start the worker; the worker deletes them from its own environment. */
 export const WORKER_ONLY_ENV = 'KEEL_WORKER_UNSET_ENV';
 
+/** What `spawn` is called with for one worker (the same in this thread and in the spawner thread). */
+export interface SpawnSpec {
+  command: string;
+  args: string[];
+  options: { env: NodeJS.ProcessEnv; detached: boolean; stdio: ['ignore', 'ignore', 'pipe']; windowsHide: true };
+}
+
 /**
- * Starts the worker as the leader of a new process group (so the whole group can be killed), with
- * stdin closed and stderr piped to `onStderr` (a worker's own log). Throws only for what `spawn`
- * throws synchronously (a bad argument); a missing binary arrives as the child's `error` event.
+ * The worker's command line and options: `command args… --socket <path> --worker-id <id>`, as
+ * the leader of a new process group (so the whole group can be killed), stdin closed, stderr
+ * piped (a worker's own log).
  */
-export function spawnWorkerProcess(cmd: WorkerCommand, socketPath: string, workerId: string, onStderr: (text: string) => void): ChildProcess {
+export function workerSpawnSpec(cmd: WorkerCommand, socketPath: string, workerId: string): SpawnSpec {
   const env: NodeJS.ProcessEnv = { ...(cmd.baseEnv ?? process.env), ...cmd.env };
   const unset: string[] = [];
   if (cmd.electronRunAsNode && env.ELECTRON_RUN_AS_NODE === undefined) {
@@ -41,12 +60,22 @@ export function spawnWorkerProcess(cmd: WorkerCommand, socketPath: string, worke
     unset.push('ELECTRON_RUN_AS_NODE');
   }
   if (unset.length > 0) env[WORKER_ONLY_ENV] = unset.join(',');
-  const child = spawn(cmd.command, [...cmd.args, '--socket', socketPath, '--worker-id', workerId], {
-    env,
-    detached: process.platform !== 'win32',
-    stdio: ['ignore', 'ignore', 'pipe'],
-    windowsHide: true,
-  });
+  return {
+    command: cmd.command,
+    args: [...cmd.args, '--socket', socketPath, '--worker-id', workerId],
+    options: { env, detached: process.platform !== 'win32', stdio: ['ignore', 'ignore', 'pipe'], windowsHide: true },
+  };
+}
+
+/**
+ * Starts the worker in this thread (see {@link workerSpawnSpec}), with stderr to `onStderr`.
+ * Throws only for what `spawn` throws synchronously (a bad argument); a missing binary arrives as
+ * the child's `error` event. Hosts go through `launchWorkerProcess` (processLauncher.ts), which
+ * spawns off the event loop.
+ */
+export function spawnWorkerProcess(cmd: WorkerCommand, socketPath: string, workerId: string, onStderr: (text: string) => void): ChildProcess {
+  const spec = workerSpawnSpec(cmd, socketPath, workerId);
+  const child = spawn(spec.command, spec.args, spec.options);
   child.stderr?.setEncoding('utf8');
   child.stderr?.on('data', (d: string) => onStderr(d));
   return child;

@@ -1,12 +1,12 @@
 import { randomUUID } from 'node:crypto';
-import type { ChildProcess } from 'node:child_process';
 import { createActor, fromCallback, type Actor, type EventObject, type InspectionEvent } from 'xstate';
 import type { IpcConnectionEmitted } from '../machines/ipcConnection/ipcConnection.machine';
 import { workerMachine, type WorkerEmitted, type WorkerEvent } from '../machines/worker/worker.machine';
 import type { ChannelStats } from './channel';
 import { ipcConnectionFor } from './ipcActors';
 import { isQueryReply, PROTOCOL_VERSION, type FromWorker, type QueryReply, type ToWorker } from './protocol';
-import { killProcessGroup, scheduleSpawn, spawnWorkerProcess, type WorkerCommand } from './spawnWorker';
+import { launchWorkerProcess } from './processLauncher';
+import { killProcessGroup, type WorkerCommand } from './spawnWorker';
 
 /**
  * One worker process as the pool holds it: the worker machine with its real actors (the child
@@ -52,7 +52,8 @@ export interface WorkerHealth {
 
 export class WorkerHandle {
   readonly actor: Actor<typeof workerMachine>;
-  private child: ChildProcess | undefined;
+  /** The worker process's pid once it exists (the `ready` message says it again). */
+  private childPid: number | null = null;
   private exited = false;
   private query: { queryId: string; listener: QueryListener } | null = null;
   private healthWaiters: (() => void)[] = [];
@@ -85,7 +86,7 @@ export class WorkerHandle {
   }
 
   get pid(): number | null {
-    return this.child?.pid ?? null;
+    return this.childPid;
   }
 
   get state(): string {
@@ -162,21 +163,19 @@ export class WorkerHandle {
     });
     ipc.start();
     ipc.send({ type: 'OPEN' });
-    // One spawn per turn of the event loop (scheduleSpawn): four workers never block the host at once.
-    const withdrawSpawn = scheduleSpawn(() => {
-      try {
-        const child = spawnWorkerProcess(this.opts.command, this.opts.address, this.id, (text) => this.opts.log('info', `worker ${this.id}: ${text.trimEnd()}`));
-        this.child = child;
-        child.on('error', (err) => {
-          if (child.pid === undefined) sendBack({ type: 'SPAWN_FAILED', reason: err.message });
-        });
-        child.on('exit', (code, signal) => {
-          this.exited = true;
-          sendBack({ type: 'EXITED', code, signal });
-        });
-      } catch (err) {
-        sendBack({ type: 'SPAWN_FAILED', reason: (err as Error).message });
-      }
+    // Off the event loop (processLauncher.ts): spawning blocks the thread that does it.
+    const withdrawSpawn = launchWorkerProcess(this.opts.command, this.opts.address, this.id, {
+      spawned: (pid) => {
+        this.childPid = pid;
+      },
+      error: (message, pid) => {
+        if (pid === undefined) sendBack({ type: 'SPAWN_FAILED', reason: message });
+      },
+      exit: (code, signal) => {
+        this.exited = true;
+        sendBack({ type: 'EXITED', code, signal });
+      },
+      stderr: (text) => this.opts.log('info', `worker ${this.id}: ${text.trimEnd()}`),
     });
     receive((event) => {
       switch (event.type) {
@@ -197,7 +196,7 @@ export class WorkerHandle {
       // The worker is dead as far as the pool is concerned: make it so.
       ipc.send({ type: 'CLOSE', reason: 'the worker was stopped' });
       ipc.stop();
-      if (!this.exited) killProcessGroup(this.child?.pid);
+      if (!this.exited) killProcessGroup(this.childPid ?? undefined);
     };
   }
 

@@ -6,7 +6,7 @@ import { ZERO_USAGE, type ToolResultBlock } from '../../shared/domain/messages';
 import { LockManager } from '../locks/lockManager';
 import type { TurnInput, TurnOutput } from '../machines/turn/types';
 import type { PermissionAnswer, PermissionAsker } from '../permissions/gate';
-import { createProvider } from '../providers';
+import { loadProvider } from '../providers/load';
 import type { ModelProvider } from '../providers/types';
 import { boundedByParent, type PermissionParent } from '../runtime/childPermissions';
 import { lazyEngine } from '../runtime/permissionDecider';
@@ -126,18 +126,20 @@ function startQuery(q: QueryMessage, send: (m: FromWorker) => void, done: (q: Ru
       });
     },
   };
-  const created = createProvider(q.provider);
   let actor: Actor<ReturnType<typeof relayMachine>> | null = null;
+  // What arrives while the provider's module loads (the first query's SDK) reaches the turn once it starts.
+  const early: RelayEvent[] = [];
+  const toTurn = (e: RelayEvent) => (actor ? actor.send(e) : early.push(e));
   const running: RunningQuery = {
     queryId: q.queryId,
     receive(m) {
       switch (m.type) {
         case 'cancel':
-          actor?.send({ type: 'CANCEL' });
+          toTurn({ type: 'CANCEL' });
           return;
         case 'set_mode':
           parentModes = m.parentModes;
-          actor?.send({ type: 'SET_MODE', mode: m.mode });
+          toTurn({ type: 'SET_MODE', mode: m.mode });
           return;
         case 'permission_answer':
           waiting.get(m.promptId)?.(m.answer);
@@ -147,56 +149,62 @@ function startQuery(q: QueryMessage, send: (m: FromWorker) => void, done: (q: Ru
           durables.delete(m.requestId);
           return;
         case 'subtask_result':
-          actor?.send({ type: 'SUBTASK_RESULT', toolCallId: m.toolCallId, result: m.result, summary: m.summary });
+          toTurn({ type: 'SUBTASK_RESULT', toolCallId: m.toolCallId, result: m.result, summary: m.summary });
           return;
       }
     },
     abort() {
-      actor?.send({ type: 'CANCEL' });
+      toTurn({ type: 'CANCEL' });
     },
   };
   send({ type: 'session', queryId: q.queryId, sessionId: randomUUID(), warm: false });
-  if (!('stream' in created)) {
-    finishWith(failed(q, created));
-    return running;
-  }
-  const provider: ModelProvider = created;
-  const turnLoop = wireTurnLoop(
-    {
-      taskId: q.taskId,
-      workspace: runtime.workspace,
-      ...(runtime.ripgrepPath ? { ripgrepPath: runtime.ripgrepPath } : {}),
-      locks: new LockManager(),
-      tools,
-      asker,
-      secrets,
-      permissions,
-      // The host read the run's instructions files and memories; they follow the base prompt here too.
-      runSystem: () => q.runSystem ?? [],
-      publish: (event) => send({ type: 'message', queryId: q.queryId, event }),
-      durable: () =>
-        new Promise<void>((resolve) => {
-          const requestId = randomUUID();
-          durables.set(requestId, resolve);
-          send({ type: 'durable_request', queryId: q.queryId, requestId });
-        }),
+  loadProvider(q.provider).then(
+    (created) => {
+      if (!('stream' in created)) finishWith(failed(q, created));
+      else startTurn(created);
     },
-    secrets,
-    () => provider,
+    (err: unknown) => finishWith(failed(q, { code: 'internal', message: `the worker could not load the ${q.provider.provider} provider: ${(err as Error).message}`, retryable: false })),
   );
-  const input: TurnInput = { taskId: q.taskId, ...q.turn };
-  const relay = relayMachine(turnLoop, input, (sub) => send({ type: 'subtask_start', queryId: q.queryId, ...sub }));
-  const started = createActor(relay);
-  actor = started;
-  started.subscribe({
-    complete: () => {
-      const output = started.getSnapshot().context.output;
-      finishWith(output ?? failed(q, { code: 'internal', message: 'the turn ended without an output', retryable: false }));
-    },
-    error: (err) => finishWith(failed(q, { code: 'internal', message: `the turn failed in the worker: ${(err as Error).message}`, retryable: false })),
-  });
-  started.start();
   return running;
+
+  function startTurn(provider: ModelProvider): void {
+    const turnLoop = wireTurnLoop(
+      {
+        taskId: q.taskId,
+        workspace: runtime.workspace,
+        ...(runtime.ripgrepPath ? { ripgrepPath: runtime.ripgrepPath } : {}),
+        locks: new LockManager(),
+        tools,
+        asker,
+        secrets,
+        permissions,
+        // The host read the run's instructions files and memories; they follow the base prompt here too.
+        runSystem: () => q.runSystem ?? [],
+        publish: (event) => send({ type: 'message', queryId: q.queryId, event }),
+        durable: () =>
+          new Promise<void>((resolve) => {
+            const requestId = randomUUID();
+            durables.set(requestId, resolve);
+            send({ type: 'durable_request', queryId: q.queryId, requestId });
+          }),
+      },
+      secrets,
+      () => provider,
+    );
+    const input: TurnInput = { taskId: q.taskId, ...q.turn };
+    const relay = relayMachine(turnLoop, input, (sub) => send({ type: 'subtask_start', queryId: q.queryId, ...sub }));
+    const started = createActor(relay);
+    actor = started;
+    started.subscribe({
+      complete: () => {
+        const output = started.getSnapshot().context.output;
+        finishWith(output ?? failed(q, { code: 'internal', message: 'the turn ended without an output', retryable: false }));
+      },
+      error: (err) => finishWith(failed(q, { code: 'internal', message: `the turn failed in the worker: ${(err as Error).message}`, retryable: false })),
+    });
+    started.start();
+    for (const e of early.splice(0)) started.send(e);
+  }
 
   function finishWith(output: TurnOutput): void {
     void sandbox.dispose();
@@ -243,15 +251,17 @@ function boundedByModes(engine: PermissionDecider, modes: () => PermissionMode[]
  * call up (SUBTASK_STARTED → `onSubtask`), and CANCEL, SET_MODE and SUBTASK_RESULT down, and keeps
  * the turn's output.
  */
+type RelayEvent =
+  | { type: 'CANCEL' }
+  | { type: 'SET_MODE'; mode: PermissionMode }
+  | { type: 'SUBTASK_RESULT'; toolCallId: string; result: ToolResultBlock; summary: string }
+  | { type: 'SUBTASK_STARTED'; toolCallId: string; description: string; prompt: string };
+
 function relayMachine(turnLoop: ReturnType<typeof wireTurnLoop>, input: TurnInput, onSubtask: (s: { toolCallId: string; description: string; prompt: string }) => void) {
   return setup({
     types: {
       context: {} as { output: TurnOutput | null },
-      events: {} as
-        | { type: 'CANCEL' }
-        | { type: 'SET_MODE'; mode: PermissionMode }
-        | { type: 'SUBTASK_RESULT'; toolCallId: string; result: ToolResultBlock; summary: string }
-        | { type: 'SUBTASK_STARTED'; toolCallId: string; description: string; prompt: string },
+      events: {} as RelayEvent,
     },
     actors: { turn: turnLoop },
   }).createMachine({

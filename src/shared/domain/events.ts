@@ -1,5 +1,6 @@
 import type { ErrorCode } from './errors';
 import type { ConversationMessage, StopReason } from './messages';
+import type { CardImage } from './toolImages';
 
 /**
  * What a task tells the outside world, in order. The CLI prints these as NDJSON
@@ -57,6 +58,8 @@ export type TaskEvent =
   | { type: 'thinking'; taskId: string; delta: string }
   | { type: 'tool_call'; taskId: string; id: string; name: string; input: Record<string, unknown> }
   | { type: 'tool_output'; taskId: string; id: string; chunk: string }
+  /** Images the tool returned, for its card: each a `data:` URL the host checked (toolImages.ts). Sent once, after the call. */
+  | { type: 'tool_images'; taskId: string; id: string; images: CardImage[] }
   | { type: 'tool_result'; taskId: string; id: string; is_error: boolean; summary: string }
   | { type: 'permission'; taskId: string; requestId: string; toolCallId: string; tool: string; decision: PermissionDecision; reason?: string }
   | {

@@ -1,6 +1,7 @@
 import { formatDuration } from './duration';
 import type { ErrorCode } from './errors';
 import type { GatekeeperOutcome, PermissionDecision, RunPhase, StreamMode, TaskEvent } from './events';
+import { MAX_CARD_IMAGES, type CardImage } from './toolImages';
 
 /**
  * What a person sees of a task: the items of the chat and the header figures. The host keeps one
@@ -28,6 +29,8 @@ export type TranscriptItem =
       name: string;
       input: Record<string, unknown>;
       output: string;
+      /** Images the tool returned (checked `data:` URLs; see toolImages.ts). */
+      images?: CardImage[];
       result?: { isError: boolean; summary: string };
       permission?: { requestId: string; decision: PermissionDecision; reason?: string };
     }
@@ -122,6 +125,7 @@ export function applyTaskEvent(t: TaskTranscript, e: TaskEvent): TaskTranscript 
     case 'tool_call':
       return { ...t, items: [...closeStreaming(t.items), { kind: 'tool', id: e.id, name: e.name, input: e.input, output: '' }] };
     case 'tool_output':
+    case 'tool_images':
     case 'tool_result':
     case 'permission': {
       const id = e.type === 'permission' ? e.toolCallId : e.id;
@@ -138,6 +142,8 @@ export function applyTaskEvent(t: TaskTranscript, e: TaskEvent): TaskTranscript 
       const updated =
         e.type === 'tool_output'
           ? { ...it, output: it.output + e.chunk }
+          : e.type === 'tool_images'
+            ? { ...it, images: [...(it.images ?? []), ...e.images].slice(0, MAX_CARD_IMAGES) }
           : e.type === 'tool_result'
             ? { ...it, result: { isError: e.is_error, summary: e.summary } }
             : { ...it, permission: { requestId: e.requestId, decision: e.decision, ...(e.reason ? { reason: e.reason } : {}) } };

@@ -4,6 +4,7 @@ import { RUN_PHASES } from '../domain/events';
 import type { ViewTaskEvent } from '../domain/events';
 import type { StopReason } from '../domain/messages';
 import type { TaskTranscript, TranscriptItem } from '../domain/transcript';
+import { isCardImageSrc, MAX_CARD_IMAGES } from '../domain/toolImages';
 
 /**
  * Zod schemas mirroring the domain types of src/shared/domain, for validating what crosses the
@@ -24,6 +25,10 @@ export const gatekeeperOutcomeSchema = z.enum(['saved', 'rejected', 'skipped']);
 const count = z.number().int().nonnegative();
 const taskId = z.string();
 const toolInput = z.record(z.string(), z.unknown());
+/** A tool card's images: only `data:` URLs of checked PNG, JPEG, GIF or WebP data (toolImages.ts), never a server's URL. */
+const cardImages = z
+  .array(z.object({ src: z.string().refine(isCardImageSrc, 'not a checked image data: URL'), alt: z.string().max(200) }))
+  .max(MAX_CARD_IMAGES);
 
 /** One schema per `TaskEvent` variant, keyed by its literal `type`. */
 export const taskEventSchema = z.discriminatedUnion('type', [
@@ -36,6 +41,7 @@ export const taskEventSchema = z.discriminatedUnion('type', [
   z.object({ type: z.literal('thinking'), taskId, delta: z.string() }),
   z.object({ type: z.literal('tool_call'), taskId, id: z.string(), name: z.string(), input: toolInput }),
   z.object({ type: z.literal('tool_output'), taskId, id: z.string(), chunk: z.string() }),
+  z.object({ type: z.literal('tool_images'), taskId, id: z.string(), images: cardImages }),
   z.object({ type: z.literal('tool_result'), taskId, id: z.string(), is_error: z.boolean(), summary: z.string() }),
   z.object({
     type: z.literal('permission'),
@@ -92,6 +98,7 @@ export const transcriptItemSchema = z.discriminatedUnion('kind', [
     name: z.string(),
     input: toolInput,
     output: z.string(),
+    images: cardImages.optional(),
     result: z.object({ isError: z.boolean(), summary: z.string() }).optional(),
     permission: z
       .object({ requestId: z.string(), decision: permissionDecisionSchema, reason: z.string().optional() })

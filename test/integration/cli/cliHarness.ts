@@ -26,10 +26,12 @@ let cliPath: Promise<string> | undefined;
 export function cliBundle(): Promise<string> {
   cliPath ??= (async () => {
     const dist = join(ROOT, 'dist/cli.js');
-    if (existsSync(dist) && statSync(dist).mtimeMs > newestSource(join(ROOT, 'src'))) return dist;
+    const fresh = (p: string) => existsSync(p) && statSync(p).mtimeMs > newestSource(join(ROOT, 'src'));
+    if (fresh(dist) && fresh(join(ROOT, 'dist/worker.js'))) return dist;
     const out = mkdtempSync(join(tmpdir(), 'keel-cli-build-'));
     await build({
-      entryPoints: { cli: join(ROOT, 'src/cli/main.ts') },
+      // With the lean worker bundle beside it, as in dist/: `--workers N` runs its workers from it.
+      entryPoints: { cli: join(ROOT, 'src/cli/main.ts'), worker: join(ROOT, 'src/cli/workerEntry.ts') },
       outdir: out,
       bundle: true,
       platform: 'node',
@@ -64,6 +66,8 @@ export async function runCli(args: string[], env: Record<string, string | undefi
   const storage = storageDir ?? mkdtempSync(join(tmpdir(), 'keel-cli-store-'));
   mkdirSync(storage, { recursive: true });
   const childEnv: NodeJS.ProcessEnv = { PATH: process.env.PATH, HOME: storage, KEEL_HOME: storage };
+  // KEEL_WORKERS=N runs the whole suite with execution in workers (keel run's default --workers).
+  if (process.env.KEEL_WORKERS) childEnv.KEEL_WORKERS = process.env.KEEL_WORKERS;
   for (const [k, v] of Object.entries(env)) if (v !== undefined) childEnv[k] = v;
   const child = spawn(process.execPath, [cli, ...args, '--storage', storage], { env: childEnv, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';

@@ -90,8 +90,10 @@ describe('keel run with MCP servers', () => {
     const result = (body(1).messages.at(-1)!.content as { type: string; content: unknown }[]).find((b) => b.type === 'tool_result')!;
     expect(result.content).toEqual(expect.arrayContaining([expect.objectContaining({ type: 'image', source: expect.objectContaining({ media_type: 'image/png' }) })]));
     expect(ofType(r.events, 'tool_output').filter((e) => e.id === 'toolu_long').map((e) => e.chunk)).toContain('progress 1/2\n');
-    // The tool card's output shows what came back, the image named.
-    expect(ofType(r.events, 'tool_output').filter((e) => e.id === 'toolu_img').map((e) => e.chunk).join('')).toMatch(/\[image image\/png, about \d+ KB, sent to the model\]/);
+    // The tool card's output shows what came back, the image named; the image itself comes as a
+    // checked data: URL for the card.
+    expect(ofType(r.events, 'tool_output').filter((e) => e.id === 'toolu_img').map((e) => e.chunk).join('')).toMatch(/\[image image\/png, about \d+ KB, sent to the model; shown below\]/);
+    expect(ofType(r.events, 'tool_images').find((e) => e.id === 'toolu_img')?.images).toEqual([{ src: expect.stringMatching(/^data:image\/png;base64,iVBOR/), alt: expect.stringContaining('image/png') }]);
   }, 120_000);
 
   it('a project .mcp.json server that is not approved is not started, and the run says how to approve it', async () => {

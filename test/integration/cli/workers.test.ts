@@ -43,7 +43,8 @@ describe('keel with worker processes', () => {
     expect(ofType(run.events, 'tool_result').map((e) => [e.id, e.is_error])).toEqual([['toolu_read', false], ['toolu_bash', false]]);
     const output = ofType(run.events, 'tool_output').map((e) => e.chunk).join('');
     // The command's parent is the worker process, not the CLI.
-    expect(output).toMatch(/cli\.js worker --socket \S+keel-workers-\S+\.sock --worker-id w1/);
+    // The lean worker bundle beside the CLI's (dist/worker.js), with the worker's V8 options.
+    expect(output).toMatch(/--max-semi-space-size=1 \S+\/worker\.js --socket \S+keel-workers-\S+\.sock --worker-id w1/);
     expect(output).toContain('key=none');
     expect(run.events.at(-1)).toMatchObject({ type: 'done', status: 'completed' });
     expect(server.requests).toHaveLength(3);

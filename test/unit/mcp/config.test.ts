@@ -1,4 +1,4 @@
-import { boundedDefinition } from '../../../src/core/mcp/hub';
+import { boundedDefinition } from '../../../src/core/mcp/modelTools';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';

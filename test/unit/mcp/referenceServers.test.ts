@@ -3,7 +3,10 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { McpHub } from '../../../src/core/mcp/hub';
+import { runMcpCall } from '../../../src/core/runtime/mcpWiring';
+import type { TaskEvent } from '../../../src/shared/domain/events';
 import type { ToolResultContentBlock } from '../../../src/shared/domain/messages';
+import { isCardImageSrc } from '../../../src/shared/domain/toolImages';
 import { EVERYTHING, FILESYSTEM, freePort, hubOf, nodeServer, server, tempDir } from './helpers';
 
 /**
@@ -51,6 +54,16 @@ describe('server-everything over stdio', () => {
     expect(Array.isArray(out.content)).toBe(true);
     const image = (out.content as ToolResultContentBlock[]).find((b) => b.type === 'image');
     expect(image).toMatchObject({ type: 'image', source: { type: 'base64', media_type: 'image/png', data: expect.stringMatching(/^iVBOR/) } });
+  });
+
+  it("shows get-tiny-image's image in the tool card as a checked data: URL", async () => {
+    const events: TaskEvent[] = [];
+    const call = { type: 'tool_use' as const, id: 'c1', name: 'mcp__everything__get-tiny-image', input: {} };
+    await runMcpCall({ mcp: hub, publish: (e) => events.push(e) }, 't', call, signal());
+    const shown = events.find((e) => e.type === 'tool_images');
+    expect(shown).toMatchObject({ type: 'tool_images', id: 'c1', images: [{ src: expect.stringMatching(/^data:image\/png;base64,iVBOR/) }] });
+    if (shown?.type === 'tool_images') expect(isCardImageSrc(shown.images[0]!.src)).toBe(true);
+    expect(events.filter((e) => e.type === 'tool_output').map((e) => (e.type === 'tool_output' ? e.chunk : '')).join('')).toMatch(/\[image image\/png, about \d+ KB, sent to the model; shown below\]/);
   });
 
   it('passes structured content and resource links on as text', async () => {

@@ -33,11 +33,9 @@ const label = (events: { type: string; tag?: string }[]) => events.map((e) => (e
 /** Reached only through an injected actor, by machine: no real producer exists yet, and why. */
 const INJECTED_ONLY: Record<string, { states: string[]; transitions: string[] }> = {
   turn: {
-    // No MCP tool is registered yet (the MCP capability brings them and the call).
-    states: ['mcpCall'],
+    states: [],
     transitions: [
-      'permissionCheck -> mcpCall : xstate.done.actor.0.turn.permissionCheck',
-      'mcpCall -> dispatchingTools : xstate.done.actor.0.turn.mcpCall',
+      // runMcpCall never rejects: a failed, timed-out or crashed call is a result the model reads.
       'mcpCall -> dispatchingTools : xstate.error.actor.0.turn.mcpCall',
       // Validation rejects only when a tool's `subject` throws (a tool bug); no built-in tool does.
       'validatingInput -> dispatchingTools : xstate.error.actor.0.turn.validatingInput',

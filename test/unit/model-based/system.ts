@@ -12,12 +12,14 @@ import { userText } from '../../../src/core/machines/turn/conversation';
 import type { PermissionOutcome, ToolRunOutput, TurnLimits, turnMachine, ValidatedCall, ValidationOutcome } from '../../../src/core/machines/turn/turn.machine';
 import type { EngineDecision } from '../../../src/core/permissions/engine';
 import type { PermissionAnswer, PermissionAsker } from '../../../src/core/permissions/gate';
+import { McpHub } from '../../../src/core/mcp/hub';
 import { lazyEngine } from '../../../src/core/runtime/permissionDecider';
 import { wireTaskMachine } from '../../../src/core/runtime/wiring';
 import type { PermissionSubject } from '../../../src/core/tools/types';
 import { createToolRegistry, type ToolRegistry } from '../../../src/core/tools/registry';
 import { emptyTranscript } from '../../../src/shared/domain/transcript';
 import { ScenarioProvider, type ScenarioStep } from '../helpers/scenarioProvider';
+import { FAULTY } from '../mcp/helpers';
 import type { CoverageRecorder } from './coverage';
 
 /**
@@ -28,6 +30,8 @@ import type { CoverageRecorder } from './coverage';
  * permission prompts, the subtask starter, the tool registry's definitions, and the conversation
  * store that `reconstruct` reads. A script is consumed in order; anything not scripted waits
  * forever, so a replay stops exactly where its path ends.
+ * With `mcp`, a real McpHub and a real stdio MCP server take the model's MCP calls (validation
+ * against the server's tool list, the real engine's decision, the call over stdio).
  * `injected` replaces the turn's tool pipeline (validation, permission, tool run, MCP call) or the
  * permission machine's engine with scripted actors, for the transitions no real part can produce
  * yet (an MCP tool, a validation, permission check, tool run or engine that rejects). What an
@@ -47,6 +51,11 @@ export interface Script {
   limits: Partial<TurnLimits>;
   /** The task's permission mode (default: `default`). */
   mode?: PermissionMode;
+  /**
+   * Wire a real MCP hub with one real stdio server, `mbt` (test/fixtures/mcp/faultyServer.mjs):
+   * the model's `mcp__mbt__echo` is allowed by the workspace's rule, `mcp__mbt__slow` asks.
+   */
+  mcp?: boolean;
   injected?: Injection;
 }
 
@@ -70,6 +79,8 @@ export interface Injection {
  * makes by rule), and nothing else changes its defaults.
  */
 export const SETTINGS = { permissions: { deny: ['Bash(rm:*)'] } };
+/** The same, in a replay with the MCP server: its `echo` tool is allowed by rule (anything else of it asks). */
+export const MCP_SETTINGS = { permissions: { ...SETTINGS.permissions, allow: ['mcp__mbt__echo'] } };
 
 export function emptyScript(): Script {
   return { provider: [], init: [], asker: [], subtasks: [], reconstruct: [], prepareFails: [], duplicateKeys: [], holdLock: false, limits: {} };
@@ -105,7 +116,11 @@ export async function replay(script: Script, target: string, expected: string[],
   const workspace = mkdtempSync(join(tmpdir(), 'keel-mbt-'));
   writeFileSync(join(workspace, 'a.txt'), 'alpha\n');
   mkdirSync(join(workspace, '.keel'));
-  writeFileSync(join(workspace, '.keel', 'settings.json'), JSON.stringify(SETTINGS));
+  writeFileSync(join(workspace, '.keel', 'settings.json'), JSON.stringify(script.mcp ? MCP_SETTINGS : SETTINGS));
+  const mcpSpec = { transport: 'stdio' as const, command: process.execPath, args: [FAULTY, '--log', join(workspace, 'mcp-log.jsonl')], env: {} };
+  const hub = script.mcp
+    ? new McpHub({ workspace, keelHome: mkdtempSync(join(tmpdir(), 'keel-mbt-home-')), config: { servers: [{ name: 'mbt', scope: 'user', source: 'model-based', template: mcpSpec, resolved: mcpSpec, problems: [] }], problems: [] } })
+    : undefined;
   const provider = new ScenarioProvider(script.provider.slice());
   const locks = new LockManager();
   const real = createToolRegistry();
@@ -144,6 +159,7 @@ export async function replay(script: Script, target: string, expected: string[],
       return r === 'fail' ? { code: 'no_api_key', message: 'No API key (scripted).', retryable: true } : provider;
     },
     publish: (e) => events.push(e),
+    ...(hub ? { mcp: hub } : {}),
     startSubtask: () => {
       const finishes = subtasks.shift() === 'resolve';
       return {
@@ -202,6 +218,7 @@ export async function replay(script: Script, target: string, expected: string[],
   } finally {
     actor.stop();
     outside?.release();
+    await hub?.dispose();
   }
 }
 

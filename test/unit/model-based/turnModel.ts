@@ -17,7 +17,8 @@ import { emptyScript, LIMITS, TASK_ID, type Script, type Trigger } from './syste
  * a script for the wired task system: what the provider streams, what the person answers the
  * real permission engine's prompts, whether the subtask finishes, and when CANCEL is sent; a
  * path that needs what no real part produces (an MCP tool, a failing validation, permission
- * check or tool run) injects the turn's tool pipeline instead.
+ * check or tool run) injects the turn's tool pipeline instead. An MCP tool is real: the path's
+ * MCP calls go to a real stdio server through a real hub (system.ts `mcp`).
  */
 export interface TurnVariant {
   name: string;
@@ -156,13 +157,13 @@ const VALIDATING = 'xstate.done.actor.0.turn.validatingInput';
 const VALIDATION_FAILED = 'xstate.error.actor.0.turn.validatingInput';
 const DECIDED = 'xstate.done.actor.0.turn.permissionCheck';
 const DECISION_FAILED = 'xstate.error.actor.0.turn.permissionCheck';
-/** What no real part produces here: an MCP tool, a validation, permission check or tool run that fails, a Stop hook's answer. */
+/** What no real part produces here: a validation, permission check, tool run or MCP call that fails, a Stop hook's answer. */
 const NEEDS_INJECTION = [
-  `${VALIDATING}[mcp]`,
   VALIDATION_FAILED,
   DECISION_FAILED,
   'xstate.error.actor.0.turn.executingTool',
-  'turn.mcpCall',
+  // runMcpCall never rejects: a failed or crashed call is a result (the hub's words).
+  'xstate.error.actor.0.turn.mcpCall',
   // A Stop hook that sends the agent back, or whose runner fails: no hook runs in these replays.
   'xstate.done.actor.0.turn.stopping[continue]',
   'xstate.error.actor.0.turn.stopping',
@@ -247,6 +248,15 @@ export function compileTurn(path: ModelPath, variant: TurnVariant): { script: Sc
             if (v) pipeline.validate.push(v);
             const p = ({ allow: 'allow', deny: 'deny', error: 'reject' } as const)[o.decision as 'allow'];
             if (p) pipeline.permission.push(p);
+          } else if (o.validation === 'mcp') {
+            // A real MCP server's tool: `echo` is allowed by the workspace's rule; `slow` asks,
+            // and the person denies it, or the prompt stays open where the path ends.
+            script.mcp = true;
+            if (o.decision === 'allow') script.provider.push({ events: toolTurn(`t${i}`, 'mcp__mbt__echo', { message: `m${i}` }) });
+            else {
+              script.provider.push({ events: toolTurn(`t${i}`, 'mcp__mbt__slow', { ms: 1 }) });
+              if (o.decision === 'deny') script.asker.push('deny');
+            }
           } else if (o.validation === 'invalid') script.provider.push({ events: toolTurn(`t${i}`, 'Read', { wrong: 1 }) });
           else if (o.decision === 'allow' || o.validation === 'none') script.provider.push({ events: toolTurn(`t${i}`, 'Read', { file_path: 'a.txt' }) });
           else {
@@ -270,7 +280,7 @@ export function compileTurn(path: ModelPath, variant: TurnVariant): { script: Sc
   const prefixOk =
     path.events.length === 0 ||
     last === JSON.stringify({ streaming: 'backoff' }) ||
-    (!inject && (last === '"executingTool"' || last === '"validatingInput"')) ||
+    (!inject && (last === '"executingTool"' || last === '"validatingInput"' || last === '"mcpCall"')) ||
     // Without Stop hooks the real stop point lets the answer stop at once.
     (!inject && last === '"stopping"') ||
     (!inject && last === '"permissionCheck"' && lastTag === 'task');

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { AnthropicProvider } from '../../../src/core/providers/anthropic';
 import { createProvider, DEFAULT_ANTHROPIC_MODEL, isModelProvider } from '../../../src/core/providers/index';
+import { loadProvider } from '../../../src/core/providers/load';
 import { OpenAICompatibleProvider } from '../../../src/core/providers/openai';
 import { costUsd, priceOf } from '../../../src/core/providers/pricing';
 
@@ -40,5 +41,25 @@ describe('createProvider', () => {
     expect(createProvider({ provider: 'openai-compatible', model: '' })).toMatchObject({ code: 'invalid_input' });
     const demo = createProvider({ provider: 'demo', model: '' });
     expect(isModelProvider(demo) && [demo.id, demo.label]).toEqual(['demo', 'demo model']);
+  });
+});
+
+describe('loadProvider (a worker: the SDK loaded on first use)', () => {
+  it('builds the same provider, and gives the same errors, as createProvider', async () => {
+    const a = await loadProvider({ provider: 'anthropic', model: '', apiKey: 'sk' });
+    expect(a).toBeInstanceOf(AnthropicProvider);
+    expect(isModelProvider(a) && a.label).toBe(DEFAULT_ANTHROPIC_MODEL);
+    expect(await loadProvider({ provider: 'openai-compatible', model: 'llama3.1', baseUrl: 'http://localhost:11434/v1' })).toBeInstanceOf(OpenAICompatibleProvider);
+    const demo = await loadProvider({ provider: 'demo', model: '' });
+    expect(isModelProvider(demo) && [demo.id, demo.label]).toEqual(['demo', 'demo model']);
+    for (const config of [
+      { provider: 'anthropic', model: 'claude-sonnet-4-5' },
+      { provider: 'openai-compatible', model: '' },
+      { provider: 'anthropic', model: 'x', apiKey: 'sk', baseUrl: 'ftp://example.invalid' },
+    ] as const) {
+      const loaded = await loadProvider(config);
+      expect(isModelProvider(loaded)).toBe(false);
+      expect(loaded).toEqual(createProvider(config));
+    }
   });
 });

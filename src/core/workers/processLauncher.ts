@@ -1,0 +1,156 @@
+import { Worker } from 'node:worker_threads';
+import { killProcessGroup, scheduleSpawn, spawnWorkerProcess, workerSpawnSpec, type WorkerCommand } from './spawnWorker';
+
+/**
+ * Starts worker processes without blocking the host's event loop.
+ *
+ * `child_process.spawn` is synchronous: it forks the host and waits until the child has exec'd.
+ * For a big host (the extension host, a CLI with a pool) on a loaded machine that is 20–60 ms per
+ * worker (measured with --cpu-prof in the pool bench: `ChildProcess.spawn` was the largest part
+ * of every event-loop block over 50 ms). So spawns run on a **spawner thread** (one
+ * `worker_threads` Worker per host process, started on the first spawn, unref'd): it calls
+ * `spawn`, and posts back the pid, stderr, `error` and `exit`. Killing stays here
+ * (`process.kill` by pid works from any thread). Where a thread cannot start, spawns run in this
+ * thread as before, at most one per turn of the event loop (`scheduleSpawn`).
+ */
+export interface LaunchCallbacks {
+  /** The process exists (its pid). */
+  spawned(pid: number): void;
+  /** It could not be started (a missing binary: no pid) — or `error` after it started (pid set). */
+  error(message: string, pid: number | undefined): void;
+  exit(code: number | null, signal: NodeJS.Signals | null): void;
+  stderr(text: string): void;
+}
+
+/**
+ * Launches one worker; returns a function that withdraws it: no callback is called after it, and a
+ * process that was not yet reported by `spawned` is killed as soon as it appears (one that was is
+ * the caller's to kill).
+ */
+export function launchWorkerProcess(cmd: WorkerCommand, socketPath: string, workerId: string, cb: LaunchCallbacks): () => void {
+  const thread = spawnerThread();
+  if (thread) return thread.launch(cmd, socketPath, workerId, cb);
+  return launchHere(cmd, socketPath, workerId, cb);
+}
+
+function launchHere(cmd: WorkerCommand, socketPath: string, workerId: string, cb: LaunchCallbacks): () => void {
+  return scheduleSpawn(() => {
+    try {
+      const child = spawnWorkerProcess(cmd, socketPath, workerId, cb.stderr);
+      if (child.pid !== undefined) cb.spawned(child.pid);
+      child.on('error', (err) => cb.error(err.message, child.pid));
+      child.on('exit', (code, signal) => cb.exit(code, signal));
+    } catch (err) {
+      cb.error((err as Error).message, undefined);
+    }
+  });
+}
+
+type FromThread =
+  | { type: 'spawned'; id: number; pid: number }
+  | { type: 'error'; id: number; message: string; pid: number | undefined }
+  | { type: 'exit'; id: number; code: number | null; signal: NodeJS.Signals | null }
+  | { type: 'stderr'; id: number; text: string };
+
+// The thread's whole program: plain JavaScript (eval'd, so it works from any bundle or from source).
+const THREAD_SOURCE = `
+const { parentPort } = require('node:worker_threads');
+const { spawn } = require('node:child_process');
+parentPort.on('message', (m) => {
+  let child;
+  try {
+    child = spawn(m.command, m.args, m.options);
+  } catch (err) {
+    parentPort.postMessage({ type: 'error', id: m.id, message: String(err && err.message), pid: undefined });
+    return;
+  }
+  if (child.pid !== undefined) parentPort.postMessage({ type: 'spawned', id: m.id, pid: child.pid });
+  child.on('error', (err) => parentPort.postMessage({ type: 'error', id: m.id, message: String(err && err.message), pid: child.pid }));
+  child.on('exit', (code, signal) => parentPort.postMessage({ type: 'exit', id: m.id, code, signal }));
+  child.stderr.setEncoding('utf8');
+  child.stderr.on('data', (text) => parentPort.postMessage({ type: 'stderr', id: m.id, text }));
+});
+`;
+
+interface Launch {
+  cb: LaunchCallbacks;
+  pid: number | undefined;
+  withdrawn: boolean;
+}
+
+class SpawnerThread {
+  private nextId = 1;
+  private readonly launches = new Map<number, Launch>();
+
+  constructor(private readonly worker: Worker) {
+    worker.on('message', (m: FromThread) => this.onMessage(m));
+    // A thread that dies takes its children's exit events with it (their sockets still close,
+    // which the pool reports); spawns run in this thread from then on.
+    worker.on('error', () => this.lost());
+    worker.on('exit', () => this.lost());
+    // After the listeners (a 'message' listener refs the thread again): the thread never keeps
+    // the host alive; a worker process whose host has gone sees its socket close and exits.
+    worker.unref();
+  }
+
+  launch(cmd: WorkerCommand, socketPath: string, workerId: string, cb: LaunchCallbacks): () => void {
+    const id = this.nextId++;
+    const launch: Launch = { cb, pid: undefined, withdrawn: false };
+    this.launches.set(id, launch);
+    this.worker.postMessage({ id, ...workerSpawnSpec(cmd, socketPath, workerId) });
+    // A process whose pid was given is the caller's to kill; one that appears after this is killed here.
+    return () => {
+      launch.withdrawn = true;
+    };
+  }
+
+  private onMessage(m: FromThread): void {
+    const launch = this.launches.get(m.id);
+    if (!launch) return;
+    switch (m.type) {
+      case 'spawned':
+        launch.pid = m.pid;
+        // Withdrawn while the thread was starting it: it must not live on.
+        if (launch.withdrawn) killProcessGroup(m.pid);
+        else launch.cb.spawned(m.pid);
+        return;
+      case 'error':
+        if (!launch.withdrawn) launch.cb.error(m.message, m.pid);
+        if (m.pid === undefined) this.launches.delete(m.id);
+        return;
+      case 'exit':
+        this.launches.delete(m.id);
+        if (!launch.withdrawn) launch.cb.exit(m.code, m.signal);
+        return;
+      case 'stderr':
+        if (!launch.withdrawn) launch.cb.stderr(m.text);
+        return;
+    }
+  }
+
+  private lost(): void {
+    if (thread === this) {
+      thread = null;
+      threadFailed = true;
+    }
+    for (const [id, launch] of this.launches) {
+      this.launches.delete(id);
+      if (!launch.withdrawn) launch.cb.error('the spawner thread stopped', launch.pid);
+    }
+  }
+}
+
+let thread: SpawnerThread | null = null;
+/** Set when a thread could not start or stopped: spawns run in this thread from then on. */
+let threadFailed = false;
+
+/** The process's spawner thread, started on first use; null where threads are unavailable. */
+function spawnerThread(): SpawnerThread | null {
+  if (thread || threadFailed) return thread;
+  try {
+    thread = new SpawnerThread(new Worker(THREAD_SOURCE, { eval: true }));
+  } catch {
+    threadFailed = true;
+  }
+  return thread;
+}
