@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { TaskRuntime } from '../../../src/core/runtime/taskRuntime';
+import { ActivityFeed } from '../../../src/core/hooks/feed';
 import { ChatController, ChatWindow } from '../../../src/extension/chatController';
 import { memoryHistoryServices } from '../../../src/extension/history/taskHistory';
 import { ViewConnection } from '../../../src/extension/viewConnection';
@@ -42,14 +43,14 @@ function release(): { promise: Promise<void>; go(): void } {
   return { promise, go };
 }
 
-async function windowWithTwoChats(opts: { mode?: 'default' | 'acceptEdits' } = {}) {
+async function windowWithTwoChats(opts: { mode?: 'default' | 'acceptEdits'; bus?: boolean } = {}) {
   const server: FakeModelServer = await startFakeModelServer();
   const storage = mkdtempSync(join(tmpdir(), 'keel-chats-'));
   const workspace = mkdtempSync(join(tmpdir(), 'keel-chats-ws-'));
   const h = fakeHost({ provider: { provider: 'anthropic', model: 'claude-sonnet-4-5', apiKey: 'k', baseUrl: server.url } });
   // Deleting from History asks first: the person says yes.
   const services = { ...memoryHistoryServices(), confirm: async () => true };
-  const window = new ChatWindow({ ...h.host, loadRuntime: async (asker) => new TaskRuntime({ workspace, storageDir: storage, ownerLabel: 'VS Code window test', asker }), history: services, permissionMode: () => opts.mode ?? 'acceptEdits' });
+  const window = new ChatWindow({ ...h.host, loadRuntime: async (asker) => new TaskRuntime({ workspace, storageDir: storage, ownerLabel: 'VS Code window test', asker, ...(opts.bus ? { feed: new ActivityFeed() } : {}) }), history: services, permissionMode: () => opts.mode ?? 'acceptEdits' });
   let tabActive = false;
   const sidebar = new ChatController(window, { id: 'sidebar' });
   const tab = new ChatController(window, { id: 'panel', isActive: () => tabActive });
@@ -74,8 +75,9 @@ async function windowWithTwoChats(opts: { mode?: 'default' | 'acceptEdits' } = {
 }
 
 describe('chat surfaces: each chat shows its own task', () => {
-  it('A in the sidebar and B in the tab stream at the same time, each only in its own chat; B completing leaves A streaming', async () => {
-    const w = await windowWithTwoChats();
+  // Directly from the tasks, and through the window's event bus (each chat a queued subscriber of its own task).
+  it.each([{ bus: false }, { bus: true }])('A in the sidebar and B in the tab stream at the same time, each only in its own chat; B completing leaves A streaming (bus: $bus)', async ({ bus }) => {
+    const w = await windowWithTwoChats({ bus });
     const holdA = release();
     const holdB = release();
     w.server.enqueue(
