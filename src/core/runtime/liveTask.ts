@@ -78,6 +78,8 @@ export class LiveTask implements TaskHandle, PermissionParent {
   private readonly decider: PermissionDecider;
   private readonly children = new Set<LiveTask>();
   private readonly locks: LockManager;
+  /** A loop iteration's progress file (it may write it without a prompt); sent with each query to a worker. */
+  private readonly loopProgressFile: string | undefined;
   /** The root task's id: this task's for a top-level task, its top ancestor's for a sub-agent. */
   readonly rootId: string;
   private readonly hooks: TaskHookPoints | undefined;
@@ -105,6 +107,7 @@ export class LiveTask implements TaskHandle, PermissionParent {
     this.parent = parent;
     this.locks = locks;
     this.mode = parent ? parent.permissionMode() : (options.mode ?? 'default');
+    this.loopProgressFile = options.loopProgressFile;
     const own = options.loopProgressFile ? allowingLoopProgress(runtime.permissions, options.loopProgressFile) : runtime.permissions;
     this.decider = parent ? boundedByParent(own, parent) : own;
     const providerFactory = rt.providerFactory ?? createProvider;
@@ -378,6 +381,7 @@ export class LiveTask implements TaskHandle, PermissionParent {
       },
       provider: this.providerConfig,
       parentModes: this.parent?.ancestorModes?.() ?? [],
+      ...(this.loopProgressFile ? { loopProgressFile: this.loopProgressFile } : {}),
     };
   }
 

@@ -77,6 +77,8 @@ export const queryMessageSchema = z.object({
   parentModes: z.array(permissionModeSchema),
   /** The run's own system parts (instructions files, memories) read by the host; after the base prompt. */
   runSystem: z.array(z.string()).max(64).optional(),
+  /** A loop iteration's progress file, which it may write without a prompt (runtime/loopPermission.ts). */
+  loopProgressFile: z.string().min(1).max(4096).optional(),
 });
 export const cancelMessageSchema = z.object({ type: z.literal('cancel'), queryId: id });
 export const shutdownMessageSchema = z.object({ type: z.literal('shutdown'), graceful: z.boolean() });

@@ -9,6 +9,7 @@ import type { PermissionAnswer, PermissionAsker } from '../permissions/gate';
 import { loadProvider } from '../providers/load';
 import type { ModelProvider } from '../providers/types';
 import { boundedByParent, type PermissionParent } from '../runtime/childPermissions';
+import { allowingLoopProgress } from '../runtime/loopPermission';
 import { lazyEngine } from '../runtime/permissionDecider';
 import type { PermissionMode } from '../../shared/domain/permissionModes';
 import { wireTurnLoop, type PermissionDecider } from '../runtime/wiring';
@@ -105,7 +106,9 @@ function startQuery(q: QueryMessage, send: (m: FromWorker) => void, done: (q: Ru
   const tools = createToolRegistry(builtinTools.map((t) => (t.name === 'Bash' ? (createBashTool({ sandbox }) as AnyTool) : t)));
   let parentModes = q.parentModes;
   const engine = engineFor(runtime.workspace, runtime.settingsFiles, runtime.sandbox.enabled);
-  const permissions: PermissionDecider = boundedByModes(engine, () => parentModes);
+  // The same exception the host gives a loop iteration (LiveTask): its own progress file.
+  const own: PermissionDecider = q.loopProgressFile ? allowingLoopProgress(engine, q.loopProgressFile) : engine;
+  const permissions: PermissionDecider = boundedByModes(own, () => parentModes);
   const waiting = new Map<string, (answer: PermissionAnswer) => void>();
   const durables = new Map<string, () => void>();
   const asker: PermissionAsker = {

@@ -36,9 +36,13 @@ type Body = { messages: { role: string; content: unknown }[] };
 const bodyOf = (i: number) => server.requests[i]!.body as Body;
 
 describe('keel loop against the fake model server', () => {
-  it('iteration 1 writes progress, iteration 2 the stop word: complete after 2 iterations, each a fresh conversation', async () => {
+  // On workers too: the progress file's exception must reach the worker that decides the write.
+  it.each([
+    ['in this process', []],
+    ['on a worker', ['--workers', '1']],
+  ])('iteration 1 writes progress, iteration 2 the stop word: complete after 2 iterations, each a fresh conversation (%s)', async (_where, extra) => {
     server.enqueue(writeProgress('# Progress\n- parser written\n'), say('Iteration one finished: parser written.'), writeProgress('# Progress\n- parser written\n- tests pass\nDONE\n'), say('All tests pass.'));
-    const r = await loop('make every test pass', '--name', 'tests', '--max-iterations', '5');
+    const r = await loop('make every test pass', '--name', 'tests', '--max-iterations', '5', ...extra);
     expect((await r.exit).code, r.stderr()).toBe(0);
     expect(server.requests).toHaveLength(4);
     // Each iteration starts with one user message: the anchor, the progress file and the guardrails.
