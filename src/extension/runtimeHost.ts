@@ -66,7 +66,7 @@ export async function loadTaskRuntime(
   // keel.workers.max > 0: each task's turn loop runs in a worker process (docs/workers.md), on the
   // extension host's own binary acting as Node (ELECTRON_RUN_AS_NODE), from the lean dist/worker.js.
   const config = vscode.workspace.getConfiguration('keel');
-  const maxWorkers = Math.max(0, Math.min(16, Math.floor(config.get<number>('workers.max', 0))));
+  const maxWorkers = Math.max(0, Math.min(16, Math.floor(config.get<number>('workers.max', 4))));
   const eviction = config.get<string>('workers.eviction', 'lru');
   const strategy: EvictionStrategy = eviction === 'oldest' || eviction === 'least_used' ? eviction : 'lru';
   const workers =

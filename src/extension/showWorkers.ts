@@ -10,7 +10,7 @@ import { describePool, describeWorker } from '../core/workers/poolStatus';
  */
 export async function showWorkers(pool: WorkerPool | null | undefined, openTask: (taskId: string) => Thenable<unknown>): Promise<void> {
   if (pool === null) {
-    void vscode.window.showInformationMessage('Workers are off: tasks run in the extension host. Set keel.workers.max (e.g. 4) and reload the window to run each task in a worker process.');
+    void vscode.window.showInformationMessage('Workers are off (keel.workers.max is 0): tasks run in the extension host. Set it above 0 and reload the window.');
     return;
   }
   if (pool === undefined) {

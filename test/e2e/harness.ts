@@ -90,7 +90,7 @@ export async function startVsCode(opts: StartVsCodeOptions): Promise<VsCodeSessi
     // passes its own `keel.memory.autoSave`, which wins (it is spread after this default).
     'keel.memory.autoSave': false,
     // KEEL_E2E_WORKERS=N runs every e2e with `keel.workers.max` N: each task's turns in worker
-    // processes (docs/workers.md), to try the suite on workers before that becomes the default.
+    // processes (docs/workers.md); absent, the extension's default (4) applies. KEEL_E2E_WORKERS=0 runs them in the host.
     ...e2eWorkers(),
     ...opts.settings,
   };
