@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Frame } from 'playwright-core';
 import { startFakeModelServer, type FakeModelServer, type RecordedRequest } from '../fixtures/fake-model-server/index';
 import { ensureKeelVsix, startVsCode, type VsCodeSession } from './harness';
+import { sendPrompt } from './support/workbench';
 
 const READY = 'body[data-keel-ready="true"]';
 const PROMPT = 'Say hello to the e2e test, please.';
@@ -37,13 +38,6 @@ function keelSettings(server: FakeModelServer): Record<string, unknown> {
 async function openChatView(vs: VsCodeSession): Promise<Frame> {
   await vs.runCommand('Keel: Focus on Chat View');
   return vs.webviewFrame(READY, { timeoutMs: 60_000 });
-}
-
-async function sendPrompt(chat: Frame, text: string): Promise<void> {
-  const input = chat.locator('[data-testid="prompt-input"]');
-  await input.waitFor({ state: 'visible' });
-  await input.fill(text);
-  await input.press('Enter');
 }
 
 interface Sample {

@@ -16,6 +16,7 @@ import type { Frame } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFakeModelServer, type FakeModelServer } from '../fixtures/fake-model-server/index';
 import { ensureKeelVsix, startVsCode, type VsCodeSession } from './harness';
+import { sendPrompt } from './support/workbench';
 
 const READY = 'body[data-keel-ready="true"]';
 const sentence = (n: number) => `Sentence ${n} of the long answer keeps the stream open for a while.`;
@@ -75,13 +76,6 @@ async function startStreamProxy(upstream: string): Promise<{ url: string; stream
         server.close(() => resolve());
       }),
   };
-}
-
-async function sendPrompt(chat: Frame, text: string): Promise<void> {
-  const input = chat.locator('[data-testid="prompt-input"]');
-  await input.waitFor({ state: 'visible' });
-  await input.fill(text);
-  await input.press('Enter');
 }
 
 /** The last assistant message's text and streaming flag (undefined while the frame is reloading). */

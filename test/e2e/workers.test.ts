@@ -26,6 +26,7 @@ import type { Frame } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFakeModelServer, type FakeModelServer, type RecordedRequest } from '../fixtures/fake-model-server/index';
 import { ensureKeelVsix, REPO_ROOT, startVsCode, type VsCodeSession } from './harness';
+import { sendPrompt } from './support/workbench';
 
 const READY = 'body[data-keel-ready="true"]';
 const PROMPT_A = 'Task A: explain the sample workspace at length.';
@@ -54,13 +55,6 @@ interface PoolJson {
 async function keelWorkers(keelHome: string): Promise<PoolJson[]> {
   const { stdout } = await promisify(execFile)(process.execPath, [join(REPO_ROOT, 'dist', 'cli.js'), 'workers', '--json', '--storage', keelHome], { timeout: 30_000 });
   return (JSON.parse(stdout) as { pools: PoolJson[] }).pools;
-}
-
-async function sendPrompt(chat: Frame, text: string): Promise<void> {
-  const input = chat.locator('[data-testid="prompt-input"]');
-  await input.waitFor({ state: 'visible' });
-  await input.fill(text);
-  await input.press('Enter');
 }
 
 /** The last assistant message's text and streaming flag (undefined while the frame is reloading). */

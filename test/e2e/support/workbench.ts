@@ -126,3 +126,11 @@ export async function webviewFrame(page: Page, matcher: FrameMatcher, opts: Webv
     await sleep(250);
   }
 }
+
+/** Types `text` into a chat's composer and sends it, as a person does (Enter). */
+export async function sendPrompt(chat: Frame, text: string): Promise<void> {
+  const input = chat.locator('[data-testid="prompt-input"]');
+  await input.waitFor({ state: 'visible' });
+  await input.fill(text);
+  await input.press('Enter');
+}
