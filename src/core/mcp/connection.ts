@@ -1,6 +1,7 @@
 import { createActor, type Actor } from 'xstate';
 import { mcpConnectionMachine } from '../machines/mcpConnection/mcpConnection.machine';
-import { McpConnectionIo, type ConnectionIoOptions } from './connectionIo';
+import type { McpCallOutput, McpCallRequest, McpConnectionEmitted, McpReadOutput, McpReadRequest } from '../machines/mcpConnection/types';
+import { McpConnectionIo, type ConnectionIoOptions, type ProgressListener } from './connectionIo';
 import { backoffDelay, type McpLimits } from './limits';
 import type { McpConnectionPhase, McpServerConfig } from './types';
 
@@ -19,6 +20,9 @@ export class ServerConnection {
   /** Epoch ms of the next restart attempt while `restarting`. */
   restartAt: number | null = null;
   private readonly waiters = new Set<() => void>();
+  /** Callers of calls in flight, by call id: the machine's `callDone` resolves them. */
+  private readonly inFlight = new Map<string, (output: McpConnectionEmitted['output']) => void>();
+  private nextCallId = 0;
 
   constructor(
     readonly config: McpServerConfig,
@@ -54,6 +58,7 @@ export class ServerConnection {
       },
       error: (err) => io.log('error', `MCP server ${config.name}: machine error: ${(err as Error).message}`),
     });
+    this.actor.on('callDone', (e) => this.inFlight.get(e.callId)?.(e.output));
     this.actor.start();
   }
 
@@ -99,9 +104,41 @@ export class ServerConnection {
     });
   }
 
+  /**
+   * One tool call (`call`) or resource read through the machine (`ready.toolCall` /
+   * `ready.resourceRead` while it runs): resolves with its output, or undefined when it ended
+   * without one — `signal` aborted (the machine forwards the cancel; the SDK tells the server), the
+   * connection left `ready` during the call, or it was not ready to take it. Progress
+   * notifications go to `onProgress`. Never rejects.
+   */
+  run(kind: 'call', request: Omit<McpCallRequest, 'callId' | 'signal'>, signal: AbortSignal, onProgress?: ProgressListener): Promise<McpCallOutput | undefined>;
+  run(kind: 'read', request: Omit<McpReadRequest, 'callId' | 'signal'>, signal: AbortSignal): Promise<McpReadOutput | undefined>;
+  run(kind: 'call' | 'read', request: Omit<McpCallRequest, 'callId' | 'signal'> | Omit<McpReadRequest, 'callId' | 'signal'>, signal: AbortSignal, onProgress?: ProgressListener): Promise<McpConnectionEmitted['output']> {
+    const actor = this.actor;
+    if (!actor || signal.aborted) return Promise.resolve(undefined);
+    const callId = String(++this.nextCallId);
+    return new Promise<McpConnectionEmitted['output']>((resolve) => {
+      const cancel = () => actor.send({ type: 'CANCEL_CALL', callId });
+      const progress = this.io?.progress;
+      if (onProgress) progress?.set(callId, onProgress);
+      this.inFlight.set(callId, (output) => {
+        this.inFlight.delete(callId);
+        signal.removeEventListener('abort', cancel);
+        if (onProgress) progress?.delete(callId);
+        resolve(output);
+      });
+      signal.addEventListener('abort', cancel, { once: true });
+      actor.send(kind === 'call' ? { type: 'CALL_TOOL', callId, signal, ...(request as Omit<McpCallRequest, 'callId' | 'signal'>) } : { type: 'READ_RESOURCE', callId, signal, ...(request as Omit<McpReadRequest, 'callId' | 'signal'>) });
+      // Not ready (the event was not taken): no callDone will come.
+      const { calls, reads } = actor.getSnapshot().context;
+      if (!calls.includes(callId) && !reads.includes(callId)) this.inFlight.get(callId)?.(undefined);
+    });
+  }
+
   /** Stops the machine and closes the connection (a stdio server is ended). */
   async dispose(): Promise<void> {
     this.actor?.stop();
+    for (const done of [...this.inFlight.values()]) done(undefined);
     for (const w of [...this.waiters]) w();
     await this.io?.close();
   }

@@ -2,7 +2,7 @@ import { Client, SdkError, SdkErrorCode, SdkHttpError, SSEClientTransport, Strea
 import type { Prompt, Resource, Tool } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { fromCallback, fromPromise, type EventObject } from 'xstate';
-import { McpConnectFailure, type McpCallOutput, type McpConnectionEvent, type McpInitialized, type McpReadOutput } from '../machines/mcpConnection/types';
+import { McpConnectFailure, type McpCallOutput, type McpCallsEvent, type McpConnectionEvent, type McpInitialized, type McpReadOutput } from '../machines/mcpConnection/types';
 import type { McpLimits } from './limits';
 import { KeelOAuthProvider } from './oauth/provider';
 import type { McpOAuthStore } from './oauth/store';
@@ -65,8 +65,45 @@ export class McpConnectionIo {
       initialize: fromPromise<McpInitialized, { server: string; via: 'stdio' | 'streamableHttp' | 'sse' }>(({ input, signal }) => this.initialize(input.via, signal)),
       watchConnection: fromCallback<EventObject, { server: string }>(({ sendBack }) => this.watch(sendBack)),
       closeConnection: fromPromise<void, { server: string }>(() => this.close()),
-      callTool: fromPromise<McpCallOutput, { callId: string; tool: string; args: Record<string, unknown>; timeoutMs: number }>(({ input, signal }) => this.callTool(input, signal)),
-      readResource: fromPromise<McpReadOutput, { callId: string; uri: string; timeoutMs: number }>(({ input, signal }) => this.readResource(input.uri, input.timeoutMs, signal)),
+      runCalls: fromCallback<McpCallsEvent, { server: string }>(({ receive, sendBack }) => this.runCalls(receive, sendBack)),
+    };
+  }
+
+  /**
+   * The `runCalls` actor: each CALL_TOOL / READ_RESOURCE runs on the current client with the
+   * caller's signal (a controller of its own only when the event brings none) and is answered
+   * with CALL_DONE / READ_DONE; CANCEL_CALL aborts a call that has its own controller (one with
+   * the caller's signal was aborted by the caller). Once stopped (the machine left `ready`), late
+   * answers are dropped and its own controllers are aborted.
+   */
+  private runCalls(receive: (listener: (e: McpCallsEvent) => void) => void, sendBack: (e: McpConnectionEvent) => void): () => void {
+    let stopped = false;
+    const own = new Map<string, AbortController>();
+    receive((e) => {
+      if (e.type === 'CANCEL_CALL') {
+        own.get(e.callId)?.abort();
+        own.delete(e.callId);
+        return;
+      }
+      let signal = e.signal;
+      if (!signal) {
+        const controller = new AbortController();
+        own.set(e.callId, controller);
+        signal = controller.signal;
+      }
+      const answer =
+        e.type === 'CALL_TOOL'
+          ? this.callTool(e, signal).then((output): McpConnectionEvent => ({ type: 'CALL_DONE', callId: e.callId, output }))
+          : this.readResource(e.uri, e.timeoutMs, signal).then((output): McpConnectionEvent => ({ type: 'READ_DONE', callId: e.callId, output }));
+      void answer.then((done) => {
+        own.delete(e.callId);
+        if (!stopped) sendBack(done);
+      });
+    });
+    return () => {
+      stopped = true;
+      for (const c of own.values()) c.abort();
+      own.clear();
     };
   }
 

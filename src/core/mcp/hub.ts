@@ -1,7 +1,5 @@
-import { randomUUID } from 'node:crypto';
-import { toPromise } from 'xstate';
 import type { ToolDefinition } from '../providers/types';
-import { CALL_PREFIX, READ_PREFIX, type McpCallOutput, type McpReadOutput } from '../machines/mcpConnection/types';
+import type { McpReadOutput } from '../machines/mcpConnection/types';
 import { McpApprovals } from './approvals';
 import { loadMcpConfig } from './config';
 import { ServerConnection } from './connection';
@@ -157,8 +155,8 @@ export class McpHub implements McpToolSource {
       // Only a connection still connecting is waited for: a ready one is called at once.
       if (conn.isTransitional()) await conn.settled(this.limits.connectTimeoutMs + 5_000);
       if (conn.phase() !== 'ready') return failure(this.unavailable(conn, target.tool), `server ${conn.phase()}`);
-      const event = (callId: string) => ({ type: 'CALL_TOOL' as const, callId, tool: target.tool, args, timeoutMs: this.limits.toolTimeoutMs });
-      const out = await this.runChild<McpCallOutput>(conn, 'call', opts.signal, event, opts.onProgress);
+      const onProgress = opts.onProgress;
+      const out = await conn.run('call', { tool: target.tool, args, timeoutMs: this.limits.toolTimeoutMs }, opts.signal, onProgress && ((p) => onProgress(progressLine(p))));
       if (out && !out.ok && out.kind === 'session_expired' && attempt === 0) continue;
       return callOutcome(conn, target.tool, out, opts.signal);
     }
@@ -171,7 +169,7 @@ export class McpHub implements McpToolSource {
     if (!conn?.actor) return { ok: false, kind: 'failed', message: `no MCP server named ${server}` };
     await this.start([server]);
     if (conn.phase() !== 'ready') return { ok: false, kind: 'connection_closed', message: this.unavailable(conn, uri) };
-    const out = await this.runChild<McpReadOutput>(conn, 'read', signal, (callId) => ({ type: 'READ_RESOURCE', callId, uri, timeoutMs: this.limits.toolTimeoutMs }));
+    const out = await conn.run('read', { uri, timeoutMs: this.limits.toolTimeoutMs }, signal);
     if (out) return out;
     return { ok: false, kind: signal.aborted ? 'cancelled' : 'connection_closed', message: signal.aborted ? 'cancelled' : (conn.actor.getSnapshot().context.lastError ?? 'the connection ended') };
   }
@@ -313,33 +311,6 @@ export class McpHub implements McpToolSource {
     return !this.disposed && c.actor !== null && (a === 'approved' || a === 'not-needed');
   }
 
-  private async runChild<T>(
-    conn: ServerConnection,
-    kind: 'call' | 'read',
-    signal: AbortSignal,
-    event: (callId: string) => Parameters<NonNullable<ServerConnection['actor']>['send']>[0],
-    onProgress?: (line: string) => void,
-  ): Promise<T | undefined> {
-    const actor = conn.actor!;
-    const callId = randomUUID();
-    if (onProgress) conn.io?.progress.set(callId, (p) => onProgress(`progress ${p.progress}${p.total !== undefined ? `/${p.total}` : ''}${p.message ? `: ${p.message}` : ''}\n`));
-    try {
-      if (signal.aborted) return undefined;
-      actor.send(event(callId));
-      const child = actor.getSnapshot().children[`${kind === 'call' ? CALL_PREFIX : READ_PREFIX}${callId}`];
-      if (!child) return undefined;
-      const cancel = () => actor.send({ type: 'CANCEL_CALL', callId });
-      signal.addEventListener('abort', cancel, { once: true });
-      try {
-        return (await toPromise(child)) as T | undefined;
-      } finally {
-        signal.removeEventListener('abort', cancel);
-      }
-    } finally {
-      conn.io?.progress.delete(callId);
-    }
-  }
-
   private statusOf(c: ServerConnection): McpServerStatus {
     return serverStatus(c, this.approvalState.get(c.name) ?? 'pending');
   }
@@ -357,4 +328,8 @@ export class McpHub implements McpToolSource {
       }
     }
   }
+}
+
+function progressLine(p: { progress: number; total?: number; message?: string }): string {
+  return `progress ${p.progress}${p.total !== undefined ? `/${p.total}` : ''}${p.message ? `: ${p.message}` : ''}\n`;
 }

@@ -34,9 +34,9 @@ export function eventsOf(s: AnyMachineSnapshot): ModelEvent[] {
   if (s.matches('ready')) {
     out.push({ type: 'CONNECTION_LOST', reason: 'killed' }, { type: 'TOOLS_UPDATED', tools: [] });
     if (c.calls.length === 0) out.push({ type: 'CALL_TOOL', callId: 'c1', tool: 'gate', args: {}, timeoutMs: 60_000 });
-    else out.push({ type: 'xstate.done.actor.call:c1', output: { ok: true, content: [], isError: false, summary: '' }, tag: 'answered' }, { type: 'CANCEL_CALL', callId: 'c1' });
+    else out.push({ type: 'CALL_DONE', callId: 'c1', output: { ok: true, content: [], isError: false, summary: '' }, tag: 'answered' }, { type: 'CANCEL_CALL', callId: 'c1' });
     if (c.reads.length === 0) out.push({ type: 'READ_RESOURCE', callId: 'r1', uri: 'gate://r', timeoutMs: 60_000 });
-    else out.push({ type: 'xstate.done.actor.read:r1', output: { ok: true, contents: [] }, tag: 'answered' });
+    else out.push({ type: 'READ_DONE', callId: 'r1', output: { ok: true, contents: [] }, tag: 'answered' });
   }
   if (s.matches('restarting')) out.push({ type: 'xstate.after.restartDelay.mcpConnection.restarting' });
   return out;

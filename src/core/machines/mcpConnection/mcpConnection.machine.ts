@@ -1,20 +1,18 @@
-import { assign, enqueueActions, fromCallback, fromPromise, setup, spawnChild, type EventObject } from 'xstate';
+import { assign, enqueueActions, fromCallback, fromPromise, sendTo, setup, type EventObject } from 'xstate';
 import { backoffDelay } from '../../mcp/limits';
 import {
-  CALL_PREFIX,
   McpConnectFailure,
-  READ_PREFIX,
   type McpCallOutput,
-  type McpCallRequest,
+  type McpCallsEvent,
   type McpConnectionContext,
+  type McpConnectionEmitted,
   type McpConnectionEvent,
   type McpConnectionInput,
   type McpInitialized,
-  type McpReadOutput,
   type McpVia,
 } from './types';
 
-export type { McpConnectionContext, McpConnectionEvent, McpConnectionInput } from './types';
+export type { McpConnectionContext, McpConnectionEmitted, McpConnectionEvent, McpConnectionInput } from './types';
 
 /**
  * One MCP server connection (the catalog's mcp connection machine):
@@ -28,12 +26,18 @@ export type { McpConnectionContext, McpConnectionEvent, McpConnectionInput } fro
  * falls back to `sse` once. A failure anywhere is `error` (the connection is closed there); a
  * retryable one restarts after a backoff (1, 2, 4, 8, 16 s by default, 30 s cap); when
  * `maxRestartAttempts` (5) restarts in a row failed too, it stays in `error` until RESTART. A
- * connection that stayed ready for `stableAfterMs` forgets its failed attempts. In `ready`, each
- * tool call and resource read is a spawned child (`callTool` / `readResource`, ids `call:…` /
- * `read:…`), so calls of several tasks run side by side; the substate shows what is in flight. A
- * call that finds the HTTP session expired (404) re-initializes (`connecting`). Leaving `ready`
- * stops every call in flight (their callers see no output and report the connection's
- * `lastError`). `DISABLE` from anywhere closes the connection until `ENABLE`.
+ * connection that stayed ready for `stableAfterMs` forgets its failed attempts. In `ready`, one
+ * invoked `runCalls` actor runs every tool call and resource read (CALL_TOOL / READ_RESOURCE are
+ * forwarded to it; it answers CALL_DONE / READ_DONE), so calls of several tasks run side by side;
+ * the context counts them and the substate shows what is in flight. Each call taken ends with
+ * exactly one emitted `callDone` (its output, or none when it was cancelled or the connection left
+ * `ready` first). A call that finds the HTTP session expired (404) re-initializes (`connecting`).
+ * Leaving `ready` ends every call in flight (their callers see no output and report the
+ * connection's `lastError`). `DISABLE` from anywhere closes the connection until `ENABLE`.
+ *
+ * Why one actor for all calls rather than a spawned child per call: a child per call cost an
+ * actor, an AbortController and a done event whose type is unique to the call — which xstate
+ * memoizes per state node, so the memo grew with every call for the life of the connection.
  *
  * No I/O here: every actor is a stub that the hub replaces (`machine.provide`) with real ones
  * built on the MCP SDK. Snapshots are not persisted: a connection is live state, rebuilt by
@@ -41,13 +45,13 @@ export type { McpConnectionContext, McpConnectionEvent, McpConnectionInput } fro
  */
 const failureMessage = (error: unknown): string => (error instanceof Error ? error.message : String(error));
 const isRetryable = (error: unknown): boolean => !(error instanceof McpConnectFailure) || error.retryable;
-const childIdOf = (eventType: string): string => eventType.replace(/^xstate\.(done|error)\.actor\./, '');
 
 export const mcpConnectionMachine = setup({
   types: {
     context: {} as McpConnectionContext,
     input: {} as McpConnectionInput,
     events: {} as McpConnectionEvent,
+    emitted: {} as McpConnectionEmitted,
   },
   actors: {
     /** Spawns the server process (closing any previous connection first). */
@@ -73,10 +77,18 @@ export const mcpConnectionMachine = setup({
     watchConnection: fromCallback<EventObject, { server: string }>(() => () => {}),
     /** Closes the connection (kills a stdio server). Idempotent; never rejects. */
     closeConnection: fromPromise<void, { server: string }>(async () => {}),
-    /** One tools/call; never rejects (failures are `{ok: false}`). */
-    callTool: fromPromise<McpCallOutput, McpCallRequest>(async () => ({ ok: false, kind: 'failed', message: 'no MCP client wired' })),
-    /** One resources/read; never rejects. */
-    readResource: fromPromise<McpReadOutput, { callId: string; uri: string; timeoutMs: number }>(async () => ({ ok: false, kind: 'failed', message: 'no MCP client wired' })),
+    /**
+     * Runs the calls and reads of a ready connection: receives CALL_TOOL, READ_RESOURCE and
+     * CANCEL_CALL, answers each call with CALL_DONE / READ_DONE (failures are data, never a
+     * rejection). Stopped when the machine leaves `ready`, which abandons what is in flight.
+     */
+    runCalls: fromCallback<McpCallsEvent, { server: string }>(({ receive, sendBack }) => {
+      receive((e) => {
+        const output = { ok: false as const, kind: 'failed' as const, message: 'no MCP client wired' };
+        if (e.type === 'CALL_TOOL') sendBack({ type: 'CALL_DONE', callId: e.callId, output });
+        else if (e.type === 'READ_RESOURCE') sendBack({ type: 'READ_DONE', callId: e.callId, output });
+      });
+    }),
   },
   delays: {
     restartDelay: ({ context }) => backoffDelay(context.limits, context.attempts),
@@ -93,16 +105,22 @@ export const mcpConnectionMachine = setup({
     hasOnlyReads: ({ context }) => context.calls.length === 0 && context.reads.length > 0,
     isIdle: ({ context }) => context.calls.length === 0 && context.reads.length === 0,
     isInFlight: ({ context }, p: { id: string }) => context.calls.includes(p.id) || context.reads.includes(p.id),
-    sessionExpired: (_, p: { output: unknown }) => typeof p.output === 'object' && p.output !== null && (p.output as { kind?: unknown }).kind === 'session_expired',
+    sessionExpired: (_, p: { output: McpCallOutput }) => !p.output.ok && p.output.kind === 'session_expired',
   },
   actions: {
-    /** Drops a finished or cancelled call from the counters and from the children. */
-    forgetCall: enqueueActions(({ enqueue }, p: { id: string }) => {
-      enqueue.assign(({ context }) => ({ calls: context.calls.filter((c) => c !== p.id), reads: context.reads.filter((r) => r !== p.id) }));
-      enqueue.stopChild(p.id);
+    /** Drops a finished or cancelled call from the counters and tells its caller how it ended. */
+    endCall: enqueueActions(({ context, enqueue }, p: { id: string; output: McpConnectionEmitted['output'] }) => {
+      if (!context.calls.includes(p.id) && !context.reads.includes(p.id)) return;
+      enqueue.assign({ calls: context.calls.filter((c) => c !== p.id), reads: context.reads.filter((r) => r !== p.id) });
+      enqueue.emit({ type: 'callDone', callId: p.id, output: p.output });
     }),
-    stopAllCalls: enqueueActions(({ context, enqueue }) => {
-      for (const id of [...context.calls, ...context.reads]) enqueue.stopChild(id);
+    /**
+     * Leaving `ready`: every call in flight ends. The one whose answer made it leave (an expired
+     * session) gets that answer, so the hub can make it again; the others end without output.
+     */
+    endAllCalls: enqueueActions(({ context, event, enqueue }) => {
+      const answered = event.type === 'CALL_DONE' ? event : undefined;
+      for (const id of [...context.calls, ...context.reads]) enqueue.emit({ type: 'callDone', callId: id, output: answered?.callId === id ? answered.output : undefined });
       enqueue.assign({ calls: [], reads: [] });
     }),
   },
@@ -176,8 +194,11 @@ export const mcpConnectionMachine = setup({
       },
     },
     ready: {
-      invoke: { src: 'watchConnection', input: ({ context }) => ({ server: context.server }) },
-      exit: 'stopAllCalls',
+      invoke: [
+        { src: 'watchConnection', input: ({ context }) => ({ server: context.server }) },
+        { id: 'calls', src: 'runCalls', input: ({ context }) => ({ server: context.server }) },
+      ],
+      exit: 'endAllCalls',
       initial: 'idle',
       states: {
         idle: { always: [{ guard: 'hasCalls', target: 'toolCall' }, { guard: 'hasOnlyReads', target: 'resourceRead' }] },
@@ -186,47 +207,18 @@ export const mcpConnectionMachine = setup({
       },
       after: { stableAfter: { actions: assign({ attempts: 0 }) } },
       on: {
-        CALL_TOOL: {
-          actions: [
-            spawnChild('callTool', {
-              id: ({ event }) => `${CALL_PREFIX}${(event as Extract<McpConnectionEvent, { type: 'CALL_TOOL' }>).callId}`,
-              input: ({ event }) => {
-                const e = event as Extract<McpConnectionEvent, { type: 'CALL_TOOL' }>;
-                return { callId: e.callId, tool: e.tool, args: e.args, timeoutMs: e.timeoutMs };
-              },
-            }),
-            assign({ calls: ({ context, event }) => [...context.calls, `${CALL_PREFIX}${event.callId}`] }),
-          ],
-        },
-        READ_RESOURCE: {
-          actions: [
-            spawnChild('readResource', {
-              id: ({ event }) => `${READ_PREFIX}${(event as Extract<McpConnectionEvent, { type: 'READ_RESOURCE' }>).callId}`,
-              input: ({ event }) => {
-                const e = event as Extract<McpConnectionEvent, { type: 'READ_RESOURCE' }>;
-                return { callId: e.callId, uri: e.uri, timeoutMs: e.timeoutMs };
-              },
-            }),
-            assign({ reads: ({ context, event }) => [...context.reads, `${READ_PREFIX}${event.callId}`] }),
-          ],
-        },
+        CALL_TOOL: { actions: [assign({ calls: ({ context, event }) => [...context.calls, event.callId] }), sendTo('calls', ({ event }) => event)] },
+        READ_RESOURCE: { actions: [assign({ reads: ({ context, event }) => [...context.reads, event.callId] }), sendTo('calls', ({ event }) => event)] },
         CANCEL_CALL: {
-          guard: { type: 'isInFlight', params: ({ event }) => ({ id: `${CALL_PREFIX}${event.callId}` }) },
-          actions: { type: 'forgetCall', params: ({ event }) => ({ id: `${CALL_PREFIX}${event.callId}` }) },
+          guard: { type: 'isInFlight', params: ({ event }) => ({ id: event.callId }) },
+          actions: [{ type: 'endCall', params: ({ event }) => ({ id: event.callId, output: undefined }) }, sendTo('calls', ({ event }) => event)],
         },
-        'xstate.done.actor.*': [
-          {
-            guard: { type: 'sessionExpired', params: ({ event }: { event: EventObject }) => ({ output: (event as { output?: unknown }).output }) },
-            target: 'connecting',
-            actions: [
-              { type: 'forgetCall', params: ({ event }: { event: EventObject }) => ({ id: childIdOf(event.type) }) },
-              assign({ lastError: 'the HTTP session expired (404); initializing a new one' }),
-            ],
-          },
-          { actions: { type: 'forgetCall', params: ({ event }: { event: EventObject }) => ({ id: childIdOf(event.type) }) } },
+        CALL_DONE: [
+          // endAllCalls (the exit) hands this answer to its caller.
+          { guard: { type: 'sessionExpired', params: ({ event }) => ({ output: event.output }) }, target: 'connecting', actions: assign({ lastError: 'the HTTP session expired (404); initializing a new one' }) },
+          { actions: { type: 'endCall', params: ({ event }) => ({ id: event.callId, output: event.output }) } },
         ],
-        // Call actors never reject; a bug that makes one reject still frees its slot.
-        'xstate.error.actor.*': { actions: { type: 'forgetCall', params: ({ event }: { event: EventObject }) => ({ id: childIdOf(event.type) }) } },
+        READ_DONE: { actions: { type: 'endCall', params: ({ event }) => ({ id: event.callId, output: event.output }) } },
         TOOLS_UPDATED: { actions: assign({ initialized: ({ context, event }) => (context.initialized ? { ...context.initialized, tools: event.tools } : null) }) },
         RESOURCES_UPDATED: { actions: assign({ initialized: ({ context, event }) => (context.initialized ? { ...context.initialized, resources: event.resources } : null) }) },
         PROMPTS_UPDATED: { actions: assign({ initialized: ({ context, event }) => (context.initialized ? { ...context.initialized, prompts: event.prompts } : null) }) },

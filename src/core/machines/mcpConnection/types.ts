@@ -50,7 +50,28 @@ export interface McpCallRequest {
   tool: string;
   args: Record<string, unknown>;
   timeoutMs: number;
+  /**
+   * The caller's cancel signal, handed to the SDK as it is (no controller of Keel's own per
+   * call). Without one (tests), the calls actor makes its own so CANCEL_CALL can stop the call.
+   */
+  signal?: AbortSignal;
 }
+
+export interface McpReadRequest {
+  callId: string;
+  uri: string;
+  timeoutMs: number;
+  signal?: AbortSignal;
+}
+
+/** What the machine forwards to its `runCalls` actor while ready. */
+export type McpCallsEvent = ({ type: 'CALL_TOOL' } & McpCallRequest) | ({ type: 'READ_RESOURCE' } & McpReadRequest) | { type: 'CANCEL_CALL'; callId: string };
+
+/**
+ * Emitted (`actor.on('callDone', …)`) once for every call or read the machine took: its output,
+ * or `undefined` when it ended without one (cancelled, or the connection left `ready` first).
+ */
+export type McpConnectionEmitted = { type: 'callDone'; callId: string; output: McpCallOutput | McpReadOutput | undefined };
 
 export interface McpConnectionContext extends McpConnectionInput {
   via: McpVia | null;
@@ -60,9 +81,9 @@ export interface McpConnectionContext extends McpConnectionInput {
   /** Whether the last failure is worth restarting by itself. */
   retryable: boolean;
   initialized: McpInitialized | null;
-  /** Ids of tool calls in flight (spawned `callTool` actors, `call:…`). */
+  /** Ids of tool calls in flight (run by the `runCalls` actor). */
   calls: string[];
-  /** Ids of resource reads in flight (spawned `readResource` actors, `read:…`). */
+  /** Ids of resource reads in flight. */
   reads: string[];
 }
 
@@ -72,9 +93,10 @@ export type McpConnectionEvent =
   | { type: 'DISABLE' }
   | { type: 'ENABLE' }
   | { type: 'STOP' }
-  | ({ type: 'CALL_TOOL' } & McpCallRequest)
-  | { type: 'READ_RESOURCE'; callId: string; uri: string; timeoutMs: number }
-  | { type: 'CANCEL_CALL'; callId: string }
+  | McpCallsEvent
+  /** From the `runCalls` actor: a call or read finished (its output never a rejection). */
+  | { type: 'CALL_DONE'; callId: string; output: McpCallOutput }
+  | { type: 'READ_DONE'; callId: string; output: McpReadOutput }
   | { type: 'CONNECTION_LOST'; reason: string }
   /** The server's tokens stopped working and could not be refreshed: the person must sign in. */
   | { type: 'AUTHORIZATION_REQUIRED'; reason: string }
@@ -83,7 +105,3 @@ export type McpConnectionEvent =
   | { type: 'TOOLS_UPDATED'; tools: McpToolInfo[] }
   | { type: 'RESOURCES_UPDATED'; resources: McpResourceInfo[] }
   | { type: 'PROMPTS_UPDATED'; prompts: McpPromptInfo[] };
-
-/** Child actor ids of calls and reads: the prefix tells which counter a completion belongs to. */
-export const CALL_PREFIX = 'call:';
-export const READ_PREFIX = 'read:';
