@@ -89,25 +89,34 @@ function bareCaller(client: Client) {
   };
 }
 
-async function timeAlternating(keel: (i: number) => Promise<string>, bare: (i: number) => Promise<string>): Promise<{ keel: number[]; bare: number[] }> {
+/**
+ * Wall-clock times of each side, and the CPU time this process spent per call on each side
+ * (`process.cpuUsage` around each call: the client's own work — the server's is the same for
+ * both). On a loaded machine wall-clock times mostly measure the scheduler; CPU time does not.
+ */
+async function timeAlternating(keel: (i: number) => Promise<string>, bare: (i: number) => Promise<string>): Promise<{ keel: number[]; bare: number[]; keelCpuUs: number; bareCpuUs: number }> {
   for (let i = 0; i < WARMUP; i++) {
     await keel(i);
     await bare(i);
   }
   const k: number[] = [];
   const b: number[] = [];
+  const cpu = { keel: 0, bare: 0 };
   for (let i = 0; i < SAMPLES; i++) {
     // Alternate which goes first, so neither always runs on a warmer event loop.
     const pair = i % 2 === 0 ? [keel, bare] : [bare, keel];
     for (const f of pair) {
+      const c0 = process.cpuUsage();
       const t0 = process.hrtime.bigint();
       const text = await f(i);
       const ms = Number(process.hrtime.bigint() - t0) / 1e6;
+      const c = process.cpuUsage(c0);
       if (text !== `Echo: m${i}`) throw new Error(`unexpected answer ${text}`);
       (f === keel ? k : b).push(ms);
+      cpu[f === keel ? 'keel' : 'bare'] += c.user + c.system;
     }
   }
-  return { keel: k, bare: b };
+  return { keel: k, bare: b, keelCpuUs: cpu.keel / SAMPLES, bareCpuUs: cpu.bare / SAMPLES };
 }
 
 async function hubFor(workspace: string, spec: McpServerSpec): Promise<{ hub: McpHub; connectMs: number }> {
@@ -157,11 +166,17 @@ async function main() {
     sdk_echo_p50_ms: round(p50(overHttp.bare)),
     sdk_echo_p99_ms: round(percentile(overHttp.bare, 99)),
     keel_permission_check_p50_ms: round(p50(permissionMs.slice(WARMUP))),
+    keel_client_cpu_us_per_call: Math.round(overHttp.keelCpuUs),
+    sdk_client_cpu_us_per_call: Math.round(overHttp.bareCpuUs),
+    client_cpu_ratio: round(overHttp.keelCpuUs / overHttp.bareCpuUs),
     mcp_call_overhead_ratio_stdio: round(p50(overStdio.keel) / p50(overStdio.bare)),
     keel_echo_stdio_p50_ms: round(p50(overStdio.keel)),
     keel_echo_stdio_p99_ms: round(percentile(overStdio.keel, 99)),
     sdk_echo_stdio_p50_ms: round(p50(overStdio.bare)),
     sdk_echo_stdio_p99_ms: round(percentile(overStdio.bare, 99)),
+    keel_client_cpu_us_per_call_stdio: Math.round(overStdio.keelCpuUs),
+    sdk_client_cpu_us_per_call_stdio: Math.round(overStdio.bareCpuUs),
+    client_cpu_ratio_stdio: round(overStdio.keelCpuUs / overStdio.bareCpuUs),
     keel_connect_stdio_ms: Math.round(stdioConnectMs),
     sdk_connect_stdio_ms: Math.round(bareStdioConnectMs),
     keel_connect_http_ms: Math.round(httpConnectMs),
@@ -170,7 +185,7 @@ async function main() {
     samples: SAMPLES,
     cpus: os.cpus().length,
     loadavg_1m: round(os.loadavg()[0]!, 2),
-    note: 'ratio: same server-everything process over Streamable HTTP, one session per client, calls alternating; _stdio: one process per client',
+    note: 'ratio: same server-everything process over Streamable HTTP, one session per client, calls alternating; _stdio: one process per client; client_cpu: CPU time of this process per call (the client side only)',
     node: process.version,
   };
   process.stdout.write(`${JSON.stringify(result)}\n`);

@@ -62,24 +62,44 @@ export function explicitSource(path: string, workspace: string): SettingsSource 
 
 /**
  * Identity of the settings files as they are now: path, inode, size, mtime and ctime of each (a
- * missing file is `-`). Taken before every decision, so it must be cheap: a missing file is
- * reported by `statSync` without an exception (building one cost more than the stat itself).
- * The inode and ctime catch a file replaced by a rename, or rewritten to the same size within the
- * same millisecond, which mtime and size alone would miss.
+ * missing file is `-`). Taken before every decision, so that each decision uses the rules on disk
+ * at that moment (a watcher would tell of a change only on a later turn of the event loop, after
+ * a decision made in the same turn). It must therefore be cheap: a missing file is reported by
+ * `statSync` without an exception (building one cost more than the stat itself), and when a
+ * folder holds several of the files (`.claude/`, `.keel/`) and does not exist, its files are not
+ * stat'ed one by one (one syscall instead of two). The inode and ctime catch a file replaced by a
+ * rename, or rewritten to the same size within the same millisecond, which mtime and size alone
+ * would miss.
  */
 export function stampOf(sources: SettingsSource[]): string {
   let stamp = '';
-  for (const s of sources) {
-    let st: ReturnType<typeof statSync> | undefined;
-    try {
-      st = statSync(s.path, { throwIfNoEntry: false });
-    } catch {
-      // ENOTDIR, EACCES…: no file Keel can read; loadSettings reports what is wrong with it.
-      st = undefined;
+  let absentDir: string | null = null;
+  for (let i = 0; i < sources.length; i++) {
+    const path = sources[i]!.path;
+    const dir = dirname(path);
+    if (dir !== absentDir) {
+      absentDir = null;
+      // Two or more files in one folder: a missing folder answers for all of them.
+      if (sources[i + 1] && dirname(sources[i + 1]!.path) === dir && !isDirectory(dir)) absentDir = dir;
     }
-    stamp += st ? `${s.path}:${st.ino}:${st.size}:${st.mtimeMs}:${st.ctimeMs}|` : `${s.path}:-|`;
+    const st = absentDir === dir ? undefined : statQuietly(path);
+    stamp += st ? `${path}:${st.ino}:${st.size}:${st.mtimeMs}:${st.ctimeMs}|` : `${path}:-|`;
   }
   return stamp;
+}
+
+function statQuietly(path: string): ReturnType<typeof statSync> | undefined {
+  try {
+    return statSync(path, { throwIfNoEntry: false });
+  } catch {
+    // ENOTDIR, EACCES…: no file Keel can read; loadSettings reports what is wrong with it.
+    return undefined;
+  }
+}
+
+/** False for a missing folder, or a path that is not one (its files cannot exist either). */
+function isDirectory(path: string): boolean {
+  return statQuietly(path)?.isDirectory() ?? false;
 }
 
 export function loadSettings(sources: SettingsSource[], home: string): LoadedSettings {

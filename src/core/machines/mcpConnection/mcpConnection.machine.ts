@@ -102,9 +102,10 @@ export const mcpConnectionMachine = setup({
     needsSignIn: (_, p: { error: unknown }) => p.error instanceof McpConnectFailure && p.error.needsSignIn,
     canRestart: ({ context }) => context.retryable && context.attempts <= context.limits.maxRestartAttempts,
     hasCalls: ({ context }) => context.calls.length > 0,
-    hasOnlyReads: ({ context }) => context.calls.length === 0 && context.reads.length > 0,
-    isIdle: ({ context }) => context.calls.length === 0 && context.reads.length === 0,
-    isInFlight: ({ context }, p: { id: string }) => context.calls.includes(p.id) || context.reads.includes(p.id),
+    // Whether calls / reads stay in flight once `id` has ended (the substate after it).
+    callsRemain: ({ context }, p: { id: string }) => context.calls.some((c) => c !== p.id),
+    readsRemain: ({ context }, p: { id: string }) => context.reads.some((r) => r !== p.id),
+    isNotInFlight: ({ context }, p: { id: string }) => !context.calls.includes(p.id) && !context.reads.includes(p.id),
     sessionExpired: (_, p: { output: McpCallOutput }) => !p.output.ok && p.output.kind === 'session_expired',
   },
   actions: {
@@ -200,25 +201,35 @@ export const mcpConnectionMachine = setup({
       ],
       exit: 'endAllCalls',
       initial: 'idle',
-      states: {
-        idle: { always: [{ guard: 'hasCalls', target: 'toolCall' }, { guard: 'hasOnlyReads', target: 'resourceRead' }] },
-        toolCall: { always: [{ guard: 'hasOnlyReads', target: 'resourceRead' }, { guard: 'isIdle', target: 'idle' }] },
-        resourceRead: { always: [{ guard: 'hasCalls', target: 'toolCall' }, { guard: 'isIdle', target: 'idle' }] },
-      },
+      // The substate is set by the transitions that change what is in flight (no eventless
+      // transitions: they would cost a microstep on every event).
+      states: { idle: {}, toolCall: {}, resourceRead: {} },
       after: { stableAfter: { actions: assign({ attempts: 0 }) } },
       on: {
-        CALL_TOOL: { actions: [assign({ calls: ({ context, event }) => [...context.calls, event.callId] }), sendTo('calls', ({ event }) => event)] },
-        READ_RESOURCE: { actions: [assign({ reads: ({ context, event }) => [...context.reads, event.callId] }), sendTo('calls', ({ event }) => event)] },
-        CANCEL_CALL: {
-          guard: { type: 'isInFlight', params: ({ event }) => ({ id: event.callId }) },
-          actions: [{ type: 'endCall', params: ({ event }) => ({ id: event.callId, output: undefined }) }, sendTo('calls', ({ event }) => event)],
-        },
+        CALL_TOOL: { target: '.toolCall', actions: [assign({ calls: ({ context, event }) => [...context.calls, event.callId] }), sendTo('calls', ({ event }) => event)] },
+        READ_RESOURCE: [
+          { guard: 'hasCalls', actions: [assign({ reads: ({ context, event }) => [...context.reads, event.callId] }), sendTo('calls', ({ event }) => event)] },
+          { target: '.resourceRead', actions: [assign({ reads: ({ context, event }) => [...context.reads, event.callId] }), sendTo('calls', ({ event }) => event)] },
+        ],
+        // Each end of a call goes to the substate of what stays in flight.
+        CANCEL_CALL: [
+          { guard: { type: 'isNotInFlight', params: ({ event }) => ({ id: event.callId }) } },
+          { guard: { type: 'callsRemain', params: ({ event }) => ({ id: event.callId }) }, target: '.toolCall', actions: [{ type: 'endCall', params: ({ event }) => ({ id: event.callId, output: undefined }) }, sendTo('calls', ({ event }) => event)] },
+          { guard: { type: 'readsRemain', params: ({ event }) => ({ id: event.callId }) }, target: '.resourceRead', actions: [{ type: 'endCall', params: ({ event }) => ({ id: event.callId, output: undefined }) }, sendTo('calls', ({ event }) => event)] },
+          { target: '.idle', actions: [{ type: 'endCall', params: ({ event }) => ({ id: event.callId, output: undefined }) }, sendTo('calls', ({ event }) => event)] },
+        ],
         CALL_DONE: [
           // endAllCalls (the exit) hands this answer to its caller.
           { guard: { type: 'sessionExpired', params: ({ event }) => ({ output: event.output }) }, target: 'connecting', actions: assign({ lastError: 'the HTTP session expired (404); initializing a new one' }) },
-          { actions: { type: 'endCall', params: ({ event }) => ({ id: event.callId, output: event.output }) } },
+          { guard: { type: 'callsRemain', params: ({ event }) => ({ id: event.callId }) }, target: '.toolCall', actions: { type: 'endCall', params: ({ event }) => ({ id: event.callId, output: event.output }) } },
+          { guard: { type: 'readsRemain', params: ({ event }) => ({ id: event.callId }) }, target: '.resourceRead', actions: { type: 'endCall', params: ({ event }) => ({ id: event.callId, output: event.output }) } },
+          { target: '.idle', actions: { type: 'endCall', params: ({ event }) => ({ id: event.callId, output: event.output }) } },
         ],
-        READ_DONE: { actions: { type: 'endCall', params: ({ event }) => ({ id: event.callId, output: event.output }) } },
+        READ_DONE: [
+          { guard: 'hasCalls', target: '.toolCall', actions: { type: 'endCall', params: ({ event }) => ({ id: event.callId, output: event.output }) } },
+          { guard: { type: 'readsRemain', params: ({ event }) => ({ id: event.callId }) }, target: '.resourceRead', actions: { type: 'endCall', params: ({ event }) => ({ id: event.callId, output: event.output }) } },
+          { target: '.idle', actions: { type: 'endCall', params: ({ event }) => ({ id: event.callId, output: event.output }) } },
+        ],
         TOOLS_UPDATED: { actions: assign({ initialized: ({ context, event }) => (context.initialized ? { ...context.initialized, tools: event.tools } : null) }) },
         RESOURCES_UPDATED: { actions: assign({ initialized: ({ context, event }) => (context.initialized ? { ...context.initialized, resources: event.resources } : null) }) },
         PROMPTS_UPDATED: { actions: assign({ initialized: ({ context, event }) => (context.initialized ? { ...context.initialized, prompts: event.prompts } : null) }) },
