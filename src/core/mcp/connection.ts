@@ -12,6 +12,9 @@ import type { McpConnectionPhase, McpServerConfig } from './types';
  */
 export type ConnectionActor = Actor<typeof mcpConnectionMachine>;
 
+type CallRequest = Omit<McpCallRequest, 'callId' | 'signal'>;
+type ReadRequest = Omit<McpReadRequest, 'callId' | 'signal'>;
+
 const TRANSITIONAL = new Set<McpConnectionPhase>(['connecting', 'stdio', 'streamableHttp', 'sse', 'initializing']);
 
 export class ServerConnection {
@@ -111,9 +114,9 @@ export class ServerConnection {
    * connection left `ready` during the call, or it was not ready to take it. Progress
    * notifications go to `onProgress`. Never rejects.
    */
-  run(kind: 'call', request: Omit<McpCallRequest, 'callId' | 'signal'>, signal: AbortSignal, onProgress?: ProgressListener): Promise<McpCallOutput | undefined>;
-  run(kind: 'read', request: Omit<McpReadRequest, 'callId' | 'signal'>, signal: AbortSignal): Promise<McpReadOutput | undefined>;
-  run(kind: 'call' | 'read', request: Omit<McpCallRequest, 'callId' | 'signal'> | Omit<McpReadRequest, 'callId' | 'signal'>, signal: AbortSignal, onProgress?: ProgressListener): Promise<McpConnectionEmitted['output']> {
+  run(kind: 'call', request: CallRequest, signal: AbortSignal, onProgress?: ProgressListener): Promise<McpCallOutput | undefined>;
+  run(kind: 'read', request: ReadRequest, signal: AbortSignal): Promise<McpReadOutput | undefined>;
+  run(kind: 'call' | 'read', request: CallRequest | ReadRequest, signal: AbortSignal, onProgress?: ProgressListener): Promise<McpConnectionEmitted['output']> {
     const actor = this.actor;
     if (!actor || signal.aborted) return Promise.resolve(undefined);
     const callId = String(++this.nextCallId);
@@ -128,7 +131,7 @@ export class ServerConnection {
         resolve(output);
       });
       signal.addEventListener('abort', cancel, { once: true });
-      actor.send(kind === 'call' ? { type: 'CALL_TOOL', callId, signal, ...(request as Omit<McpCallRequest, 'callId' | 'signal'>) } : { type: 'READ_RESOURCE', callId, signal, ...(request as Omit<McpReadRequest, 'callId' | 'signal'>) });
+      actor.send(kind === 'call' ? { type: 'CALL_TOOL', callId, signal, ...(request as CallRequest) } : { type: 'READ_RESOURCE', callId, signal, ...(request as ReadRequest) });
       // Not ready (the event was not taken): no callDone will come.
       const { calls, reads } = actor.getSnapshot().context;
       if (!calls.includes(callId) && !reads.includes(callId)) this.inFlight.get(callId)?.(undefined);

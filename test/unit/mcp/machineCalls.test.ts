@@ -16,7 +16,7 @@ function start() {
   const received: McpCallsEvent[] = [];
   const machine = mcpConnectionMachine.provide({
     actors: {
-      openStdio: fromPromise(async () => undefined),
+      openStdio: fromPromise<void, { server: string }>(async () => {}),
       initialize: fromPromise(async () => INIT),
       runCalls: fromCallback<McpCallsEvent, { server: string }>(({ receive }) => receive((e) => received.push(e))),
     },

@@ -1,4 +1,4 @@
-import { assign, enqueueActions, fromCallback, fromPromise, sendTo, setup, type EventObject } from 'xstate';
+import { assign, enqueueActions, fromCallback, fromPromise, setup, type EventObject } from 'xstate';
 import { backoffDelay } from '../../mcp/limits';
 import {
   McpConnectFailure,
@@ -45,6 +45,8 @@ export type { McpConnectionContext, McpConnectionEmitted, McpConnectionEvent, Mc
  */
 const failureMessage = (error: unknown): string => (error instanceof Error ? error.message : String(error));
 const isRetryable = (error: unknown): boolean => !(error instanceof McpConnectFailure) || error.retryable;
+/** The call an event ends (CANCEL_CALL, CALL_DONE, READ_DONE); '' for any other event. */
+const endedId = (event: McpConnectionEvent): string => (event.type === 'CANCEL_CALL' || event.type === 'CALL_DONE' || event.type === 'READ_DONE' ? event.callId : '');
 
 export const mcpConnectionMachine = setup({
   types: {
@@ -102,18 +104,36 @@ export const mcpConnectionMachine = setup({
     needsSignIn: (_, p: { error: unknown }) => p.error instanceof McpConnectFailure && p.error.needsSignIn,
     canRestart: ({ context }) => context.retryable && context.attempts <= context.limits.maxRestartAttempts,
     hasCalls: ({ context }) => context.calls.length > 0,
-    // Whether calls / reads stay in flight once `id` has ended (the substate after it).
-    callsRemain: ({ context }, p: { id: string }) => context.calls.some((c) => c !== p.id),
-    readsRemain: ({ context }, p: { id: string }) => context.reads.some((r) => r !== p.id),
-    isNotInFlight: ({ context }, p: { id: string }) => !context.calls.includes(p.id) && !context.reads.includes(p.id),
+    // Whether calls / reads stay in flight once the event's call has ended (the substate after it).
+    callsRemain: ({ context, event }) => context.calls.some((c) => c !== endedId(event)),
+    readsRemain: ({ context, event }) => context.reads.some((r) => r !== endedId(event)),
+    isNotInFlight: ({ context, event }) => !context.calls.includes(endedId(event)) && !context.reads.includes(endedId(event)),
     sessionExpired: (_, p: { output: McpCallOutput }) => !p.output.ok && p.output.kind === 'session_expired',
   },
   actions: {
-    /** Drops a finished or cancelled call from the counters and tells its caller how it ended. */
-    endCall: enqueueActions(({ context, enqueue }, p: { id: string; output: McpConnectionEmitted['output'] }) => {
-      if (!context.calls.includes(p.id) && !context.reads.includes(p.id)) return;
-      enqueue.assign({ calls: context.calls.filter((c) => c !== p.id), reads: context.reads.filter((r) => r !== p.id) });
-      enqueue.emit({ type: 'callDone', callId: p.id, output: p.output });
+    /** Counts a call or read as in flight and hands it to the runCalls actor. */
+    takeCall: enqueueActions(({ context, event, enqueue }) => {
+      if (event.type !== 'CALL_TOOL') return;
+      enqueue.assign({ calls: [...context.calls, event.callId] });
+      enqueue.sendTo('calls', event);
+    }),
+    takeRead: enqueueActions(({ context, event, enqueue }) => {
+      if (event.type !== 'READ_RESOURCE') return;
+      enqueue.assign({ reads: [...context.reads, event.callId] });
+      enqueue.sendTo('calls', event);
+    }),
+    /**
+     * Drops a finished (CALL_DONE, READ_DONE) or cancelled (CANCEL_CALL, forwarded to runCalls)
+     * call from the counters and tells its caller how it ended; a call no longer in flight (a
+     * late answer) changes nothing.
+     */
+    endCall: enqueueActions(({ context, event, enqueue }) => {
+      const id = endedId(event);
+      if (event.type === 'CANCEL_CALL') enqueue.sendTo('calls', event);
+      if (!context.calls.includes(id) && !context.reads.includes(id)) return;
+      const output = event.type === 'CALL_DONE' || event.type === 'READ_DONE' ? event.output : undefined;
+      enqueue.assign({ calls: context.calls.filter((c) => c !== id), reads: context.reads.filter((r) => r !== id) });
+      enqueue.emit({ type: 'callDone', callId: id, output });
     }),
     /**
      * Leaving `ready`: every call in flight ends. The one whose answer made it leave (an expired
@@ -206,29 +226,33 @@ export const mcpConnectionMachine = setup({
       states: { idle: {}, toolCall: {}, resourceRead: {} },
       after: { stableAfter: { actions: assign({ attempts: 0 }) } },
       on: {
-        CALL_TOOL: { target: '.toolCall', actions: [assign({ calls: ({ context, event }) => [...context.calls, event.callId] }), sendTo('calls', ({ event }) => event)] },
+        CALL_TOOL: { target: '.toolCall', actions: 'takeCall' },
         READ_RESOURCE: [
-          { guard: 'hasCalls', actions: [assign({ reads: ({ context, event }) => [...context.reads, event.callId] }), sendTo('calls', ({ event }) => event)] },
-          { target: '.resourceRead', actions: [assign({ reads: ({ context, event }) => [...context.reads, event.callId] }), sendTo('calls', ({ event }) => event)] },
+          { guard: 'hasCalls', actions: 'takeRead' },
+          { target: '.resourceRead', actions: 'takeRead' },
         ],
         // Each end of a call goes to the substate of what stays in flight.
         CANCEL_CALL: [
-          { guard: { type: 'isNotInFlight', params: ({ event }) => ({ id: event.callId }) } },
-          { guard: { type: 'callsRemain', params: ({ event }) => ({ id: event.callId }) }, target: '.toolCall', actions: [{ type: 'endCall', params: ({ event }) => ({ id: event.callId, output: undefined }) }, sendTo('calls', ({ event }) => event)] },
-          { guard: { type: 'readsRemain', params: ({ event }) => ({ id: event.callId }) }, target: '.resourceRead', actions: [{ type: 'endCall', params: ({ event }) => ({ id: event.callId, output: undefined }) }, sendTo('calls', ({ event }) => event)] },
-          { target: '.idle', actions: [{ type: 'endCall', params: ({ event }) => ({ id: event.callId, output: undefined }) }, sendTo('calls', ({ event }) => event)] },
+          { guard: 'isNotInFlight' },
+          { guard: 'callsRemain', target: '.toolCall', actions: 'endCall' },
+          { guard: 'readsRemain', target: '.resourceRead', actions: 'endCall' },
+          { target: '.idle', actions: 'endCall' },
         ],
         CALL_DONE: [
           // endAllCalls (the exit) hands this answer to its caller.
-          { guard: { type: 'sessionExpired', params: ({ event }) => ({ output: event.output }) }, target: 'connecting', actions: assign({ lastError: 'the HTTP session expired (404); initializing a new one' }) },
-          { guard: { type: 'callsRemain', params: ({ event }) => ({ id: event.callId }) }, target: '.toolCall', actions: { type: 'endCall', params: ({ event }) => ({ id: event.callId, output: event.output }) } },
-          { guard: { type: 'readsRemain', params: ({ event }) => ({ id: event.callId }) }, target: '.resourceRead', actions: { type: 'endCall', params: ({ event }) => ({ id: event.callId, output: event.output }) } },
-          { target: '.idle', actions: { type: 'endCall', params: ({ event }) => ({ id: event.callId, output: event.output }) } },
+          {
+            guard: { type: 'sessionExpired', params: ({ event }) => ({ output: event.output }) },
+            target: 'connecting',
+            actions: assign({ lastError: 'the HTTP session expired (404); initializing a new one' }),
+          },
+          { guard: 'callsRemain', target: '.toolCall', actions: 'endCall' },
+          { guard: 'readsRemain', target: '.resourceRead', actions: 'endCall' },
+          { target: '.idle', actions: 'endCall' },
         ],
         READ_DONE: [
-          { guard: 'hasCalls', target: '.toolCall', actions: { type: 'endCall', params: ({ event }) => ({ id: event.callId, output: event.output }) } },
-          { guard: { type: 'readsRemain', params: ({ event }) => ({ id: event.callId }) }, target: '.resourceRead', actions: { type: 'endCall', params: ({ event }) => ({ id: event.callId, output: event.output }) } },
-          { target: '.idle', actions: { type: 'endCall', params: ({ event }) => ({ id: event.callId, output: event.output }) } },
+          { guard: 'hasCalls', target: '.toolCall', actions: 'endCall' },
+          { guard: 'readsRemain', target: '.resourceRead', actions: 'endCall' },
+          { target: '.idle', actions: 'endCall' },
         ],
         TOOLS_UPDATED: { actions: assign({ initialized: ({ context, event }) => (context.initialized ? { ...context.initialized, tools: event.tools } : null) }) },
         RESOURCES_UPDATED: { actions: assign({ initialized: ({ context, event }) => (context.initialized ? { ...context.initialized, resources: event.resources } : null) }) },
