@@ -3,8 +3,8 @@ import type { ToolDefinition } from '../providers/types';
 
 /**
  * What a task's turn loop needs of MCP — the narrow seam between the runtime and the hub. The
- * extension's and the CLI's hub (`McpHub`) implement it in process; a worker process would
- * implement it by calling the host's hub over IPC.
+ * extension's and the CLI's hub (`McpHub`) implement it in process; a worker process implements
+ * it by calling the host's hub over IPC (workers/mcpRemote.ts, served by workers/mcpHostServer.ts).
  */
 export interface McpToolSource {
   /**
@@ -21,7 +21,15 @@ export interface McpToolSource {
    * mid-call, a timeout or a cancel are results with `isError` and a message for the model.
    * `onProgress` gets one line per progress notification.
    */
-  callTool(name: string, args: Record<string, unknown>, opts: { signal: AbortSignal; onProgress?: (line: string) => void }): Promise<McpToolOutcome>;
+  callTool(name: string, args: Record<string, unknown>, opts: McpCallOptions): Promise<McpToolOutcome>;
+}
+
+export interface McpCallOptions {
+  signal: AbortSignal;
+  /** One line per progress notification. */
+  onProgress?: (line: string) => void;
+  /** The model's tool call this runs (a worker's call names it to the host, whose permission re-check matches it). */
+  toolCallId?: string;
 }
 
 export interface McpToolOutcome {
