@@ -138,6 +138,10 @@ export class McpHub implements McpToolSource {
     return this.byModelName.get(name);
   }
 
+  knownTools(): { name: string; server: string; tool: string }[] {
+    return [...this.byModelName].map(([name, t]) => ({ name, ...t }));
+  }
+
   /** The tools of every ready server with their model-facing names (modelTools.ts). */
   private readyTools(): ModelTool[] {
     return modelTools(this.connections.values(), (server, count) => {

@@ -16,6 +16,11 @@ export interface McpToolSource {
   /** The server and tool a model-facing name stands for, or undefined when it names no known MCP tool. */
   resolveTool(name: string): { server: string; tool: string } | undefined;
   /**
+   * Every name `resolveTool` knows, with what it stands for — those of servers now down too (a
+   * call to one is answered "not available"). A worker resolves names from this list as the host does.
+   */
+  knownTools(): { name: string; server: string; tool: string }[];
+  /**
    * Calls the tool once. Never rejects and never re-runs a call by itself (except after an HTTP
    * session expired before the server saw the call): a failure, a server that is down or exits
    * mid-call, a timeout or a cancel are results with `isError` and a message for the model.

@@ -10,8 +10,9 @@ import type { FromWorker, ToWorker } from './protocol';
  * The worker is an executor; the host owns the servers and the permission prompts, so each call
  * is checked here again before the hub makes it (a worker that is wrong or compromised gets a
  * refusal, never a call):
- * - the name must be one the host gave this query in an `mcp_tools` answer, standing for the
- *   same server and tool (no call to a server the task did not get, or under another name);
+ * - the name must be one the host gave this query in an `mcp_tools` answer (offered, or known
+ *   to the hub with its server down), standing for the same server and tool (no call to a server
+ *   the task did not get, or under another name);
  * - the host's own permission decision for the task (its engine and rules, its current mode,
  *   bounded by its ancestors) must allow it — or ask, and the host answered `allow` to this
  *   query's prompt for that very tool call (an approval serves one call) — or ask while the
@@ -35,7 +36,7 @@ export interface McpHostDeps {
 type McpRequest = Extract<FromWorker, { type: 'mcp_list' | 'mcp_call' | 'mcp_cancel' }>;
 
 export class McpHostServer {
-  /** Names given to this query in `mcp_tools` answers, with what they stand for. */
+  /** Names given to this query in `mcp_tools` answers (offered or known), with what they stand for. */
   private readonly offered = new Map<string, { server: string; tool: string }>();
   /** Tool call ids the host's prompt answered `allow` to in this query, with the tool name. */
   private readonly approved = new Map<string, string>();
@@ -89,7 +90,11 @@ export class McpHostServer {
       this.offered.set(d.name, target);
       tools.push({ name: d.name, server: target.server, tool: target.tool, description: d.description, input_schema: d.input_schema });
     }
-    if (!this.closed) this.send({ type: 'mcp_tools', queryId: this.queryId, requestId, tools });
+    // Names of the hub's servers that are down now: the model may still name them (an earlier
+    // run saw them), and gets the hub's "not available" answer, as in the host.
+    const known = this.deps.source.knownTools().filter((t) => !this.offered.has(t.name));
+    for (const t of known) this.offered.set(t.name, { server: t.server, tool: t.tool });
+    if (!this.closed) this.send({ type: 'mcp_tools', queryId: this.queryId, requestId, tools, known });
   }
 
   private async call(m: Extract<McpRequest, { type: 'mcp_call' }>): Promise<void> {

@@ -12,8 +12,8 @@ import type { FromWorker, ToWorker } from './protocol';
  * host's hub made them).
  *
  * - `toolDefinitions()` sends `mcp_list` and resolves with the host's `mcp_tools` answer (each
- *   time the turn prepares its request, as the hub is asked in process); `resolveTool` answers
- *   from the last list.
+ *   time the turn prepares its request, as the hub is asked in process); `resolveTool` and
+ *   `knownTools` answer from the last list (the offered tools and the other names the hub knows).
  * - `callTool` sends `mcp_call` and resolves with its `mcp_result`; `mcp_progress` lines go to
  *   `onProgress`; an abort sends `mcp_cancel` once and still waits for the host's result (the
  *   hub answers a cancelled call at once, with its own words). Never rejects: when the query ends
@@ -45,6 +45,10 @@ export class IpcMcpToolSource implements McpToolSource {
     return this.byName.get(name);
   }
 
+  knownTools(): { name: string; server: string; tool: string }[] {
+    return [...this.byName].map(([name, t]) => ({ name, ...t }));
+  }
+
   callTool(name: string, args: Record<string, unknown>, opts: McpCallOptions): Promise<McpToolOutcome> {
     const target = this.byName.get(name);
     if (!target) return Promise.resolve(failure(`There is no MCP tool named ${name}.`, 'unknown MCP tool'));
@@ -71,7 +75,7 @@ export class IpcMcpToolSource implements McpToolSource {
         const done = this.lists.get(m.requestId);
         if (!done) return;
         this.lists.delete(m.requestId);
-        this.byName = new Map(m.tools.map((t) => [t.name, { server: t.server, tool: t.tool }]));
+        this.byName = new Map([...m.known, ...m.tools].map((t) => [t.name, { server: t.server, tool: t.tool }]));
         done(m.tools.map(({ name, description, input_schema }) => ({ name, description, input_schema })));
         return;
       }

@@ -105,7 +105,15 @@ export const mcpToolSchema = z.object({
   input_schema: z.record(z.string(), z.unknown()),
 });
 export const mcpOutcomeSchema = z.object({ content: toolResultContentSchema, isError: z.boolean(), summary: z.string() });
-export const mcpToolsMessageSchema = z.object({ type: z.literal('mcp_tools'), queryId: id, requestId: id, tools: z.array(mcpToolSchema).max(10_000) });
+const mcpTargetSchema = z.object({ name: mcpName, server: mcpName, tool: mcpName });
+/** `tools`: what the model is offered; `known`: other names the hub resolves (their server is down: a call is answered "not available"). */
+export const mcpToolsMessageSchema = z.object({
+  type: z.literal('mcp_tools'),
+  queryId: id,
+  requestId: id,
+  tools: z.array(mcpToolSchema).max(10_000),
+  known: z.array(mcpTargetSchema).max(10_000),
+});
 export const mcpProgressMessageSchema = z.object({ type: z.literal('mcp_progress'), queryId: id, callId: id, line: z.string().max(64 * 1024) });
 export const mcpResultMessageSchema = z.object({ type: z.literal('mcp_result'), queryId: id, callId: id, outcome: mcpOutcomeSchema });
 

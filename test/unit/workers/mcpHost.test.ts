@@ -137,8 +137,10 @@ describe('MCP calls of a worker, served by the host', () => {
     const { out, logs } = await query({ list: true, calls: [slow, slow] }, { source });
     expect(out.error?.code).toBe('worker_lost');
     expect(out.error?.message).toContain('protocol violation: mcp_call id dup was used twice');
-    expect(source.calls).toHaveLength(1);
-    expect(source.calls[0]!.signal.aborted).toBe(true);
+    // The first call may or may not have reached the source before the break (its permission
+    // check is asynchronous); either way it ran at most once and was aborted.
+    expect(source.calls.length).toBeLessThanOrEqual(1);
+    expect(source.calls.every((c) => c.signal.aborted)).toBe(true);
     expect(logs).toEqual([]);
   });
 

@@ -8,7 +8,7 @@ import type { ToolDefinition } from '../../../src/core/providers/types';
  * - `mcp__alpha__ping` answers `pong <arguments>`;
  * - `mcp__alpha__slow` reports progress `started`, then waits for its signal and answers as the
  *   hub does a cancelled call;
- * - `mcp__beta__wipe` is a tool of a server the task was not given.
+ * - `mcp__beta__wipe` resolves, but is neither offered nor listed as known: a server the task was not given.
  */
 export class RecordingSource implements McpToolSource {
   readonly calls: { name: string; args: Record<string, unknown>; signal: AbortSignal; toolCallId: string | undefined }[] = [];
@@ -26,6 +26,10 @@ export class RecordingSource implements McpToolSource {
 
   resolveTool(name: string): { server: string; tool: string } | undefined {
     return this.known.get(name);
+  }
+
+  knownTools(): { name: string; server: string; tool: string }[] {
+    return [...this.known].filter(([name]) => this.offered.includes(name)).map(([name, t]) => ({ name, ...t }));
   }
 
   callTool(name: string, args: Record<string, unknown>, opts: McpCallOptions): Promise<McpToolOutcome> {
