@@ -127,6 +127,22 @@ describe('the worker\'s MCP tool source, alone', () => {
     expect(await worker.toolDefinitions()).toEqual([]);
   });
 
+  it('an ask runs without the host\'s prompt only for a task whose hooks may have allowed it in the worker', async () => {
+    const asks = async () => ({ decision: 'ask' as const, reason: 'no rule' });
+    for (const hooksMayAllow of [false, true]) {
+      const source = new RecordingSource();
+      const sent: ToWorker[] = [];
+      const host = new McpHostServer('q1', { source, decide: asks, hooksMayAllow }, (m) => sent.push(m));
+      host.receive({ type: 'mcp_list', queryId: 'q1', requestId: 'r1' });
+      await new Promise((r) => setTimeout(r, 20));
+      host.receive({ type: 'mcp_call', queryId: 'q1', callId: 'c1', toolCallId: 't1', name: 'mcp__alpha__ping', server: 'alpha', tool: 'ping', arguments: {} });
+      await new Promise((r) => setTimeout(r, 20));
+      const result = sent.find((m) => m.type === 'mcp_result');
+      expect(result?.type === 'mcp_result' && result.outcome.isError, `hooksMayAllow ${hooksMayAllow}`).toBe(!hooksMayAllow);
+      expect(source.calls).toHaveLength(hooksMayAllow ? 1 : 0);
+    }
+  });
+
   it('a name it was never given is not resolved, and calling it sends nothing', async () => {
     const sent: FromWorker[] = [];
     const worker = new IpcMcpToolSource('q1', (m) => sent.push(m));
