@@ -321,6 +321,10 @@ export class ChatController implements ChatSurface {
     this.broadcast(this.snapshot());
   }
 
+  historyChanged(): Promise<void> {
+    return this.history.refreshList();
+  }
+
   /**
    * This surface is gone (its tab closed). Its task keeps running. A controller that made its own
    * window (`new ChatController(host)`) also closes the window: every task is stopped, one that

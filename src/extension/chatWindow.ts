@@ -34,6 +34,8 @@ export interface ChatSurface {
   showLive(task: TaskHandle | undefined): void;
   /** The runtime exists now: follow its worker pool. */
   watchPool(pool: PoolView | null): void;
+  /** The stored tasks changed (one was deleted): send the History list again to every view. */
+  historyChanged(): Promise<void>;
 }
 
 /**
@@ -155,9 +157,14 @@ export class ChatWindow {
     this.permissions.viewsChanged();
   }
 
-  /** Task `id` was deleted from History: every surface that shows it shows the empty chat. */
-  taskDeleted(id: string): void {
+  /**
+   * Task `id` was deleted from History: every surface that shows it shows the empty chat, and
+   * every surface's History list drops it (a chat whose History page is open must not keep
+   * offering a task that is gone).
+   */
+  async taskDeleted(id: string): Promise<void> {
     for (const s of [...this.surfaces]) if (s.shownTaskId() === id) s.showLive(undefined);
+    await Promise.all([...this.surfaces].map((s) => s.historyChanged()));
   }
 
   /** The mode the next task or message uses: a chat's selector, else the setting. */
