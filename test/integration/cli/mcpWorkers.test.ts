@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startFakeModelServer, type FakeModelServer } from '../../fixtures/fake-model-server';
+import { waitUntil } from '../../unit/model-based/system';
 import { cliBundle, ofType, runCli } from './cliHarness';
 
 /**
@@ -107,6 +108,18 @@ describe('keel run --workers 1 with MCP servers', () => {
     const result = (body(2).messages.at(-1)!.content as { type: string; content: unknown }[]).find((b) => b.type === 'tool_result')!;
     expect(result.content).toEqual(expect.arrayContaining([expect.objectContaining({ type: 'image', source: expect.objectContaining({ media_type: 'image/png' }) })]));
     expect(ofType(r.events, 'tool_images').find((e) => e.id === 'toolu_img')?.images).toEqual([{ src: expect.stringMatching(/^data:image\/png;base64,iVBOR/), alt: expect.stringContaining('image/png') }]);
+  }, 120_000);
+
+  it('Ctrl+C during a long MCP call on a worker cancels the task cleanly: aborted, the worker not lost', async () => {
+    server.enqueue({ blocks: [{ type: 'tool_use', id: 'toolu_long', name: 'mcp__everything__trigger-long-running-operation', input: { duration: 600, steps: 600 } }] });
+    const r = await run('take your time', '--mode', 'bypassPermissions');
+    await waitUntil(() => ofType(r.events, 'tool_output').some((e) => e.id === 'toolu_long'), () => `no progress yet; stderr: ${r.stderr()}`, 60_000);
+    r.child.kill('SIGINT');
+    expect((await r.exit).code, r.stderr()).toBe(1);
+    expect(r.events.at(-1)).toMatchObject({ type: 'done', status: 'aborted' });
+    expect(ofType(r.events, 'error').map((e) => e.code)).not.toContain('worker_lost');
+    // The model was not asked again: the cancelled call ended the task.
+    expect(server.requests).toHaveLength(1);
   }, 120_000);
 
   it('without a rule the worker asks the CLI, which denies headless, and the model is told', async () => {
