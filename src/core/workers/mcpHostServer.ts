@@ -82,7 +82,14 @@ export class McpHostServer {
   }
 
   private async list(requestId: string): Promise<void> {
-    const defs = await this.deps.source.toolDefinitions();
+    let defs: Awaited<ReturnType<McpToolSource['toolDefinitions']>>;
+    try {
+      defs = await this.deps.source.toolDefinitions();
+    } catch (err) {
+      // The hub never rejects; a source that does still answers the worker (no tools), never hangs it.
+      this.deps.log?.('warn', `the MCP tool list failed: ${(err as Error).message}`);
+      defs = [];
+    }
     const tools = [];
     for (const d of defs) {
       const target = this.deps.source.resolveTool(d.name);
