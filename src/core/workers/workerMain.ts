@@ -84,7 +84,17 @@ export function runWorker(args: WorkerArgs): Promise<number> {
       resolve(0);
       return;
     }
-    args.signal?.addEventListener('abort', () => stop(0), { once: true });
+    // Told to stop by a signal, not by the host: the host hears nothing more of the query (not a
+    // `complete` it would take for its own cancel), only the exit, so the task ends interrupted.
+    let silent = false;
+    args.signal?.addEventListener(
+      'abort',
+      () => {
+        silent = true;
+        stop(0);
+      },
+      { once: true },
+    );
     const socket = connect(args.socket);
     const channel = new MessageChannel<ToWorker, FromWorker>(socket, {
       schema: toWorkerSchema,
@@ -97,7 +107,9 @@ export function runWorker(args: WorkerArgs): Promise<number> {
       onClose: () => stop(0),
     });
     socket.on('connect', () => channel.send({ type: 'ready', pid: process.pid, protocol: PROTOCOL_VERSION }));
-    const send = (m: FromWorker) => channel.send(m);
+    const send = (m: FromWorker) => {
+      if (!silent) channel.send(m);
+    };
 
     function onMessage(m: ToWorker): void {
       switch (m.type) {
