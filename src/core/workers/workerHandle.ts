@@ -7,7 +7,7 @@ import { ipcConnectionFor } from './ipcActors';
 import { isQueryReply, PROTOCOL_VERSION, type FromWorker, type QueryReply, type ToWorker } from './protocol';
 import { launchWorkerProcess } from './processLauncher';
 import { killProcessGroup, type WorkerCommand } from './spawnWorker';
-import { sweepWorkerProcesses, WORKER_TAG_ENV } from './workerSweep';
+import { sweepWorkerProcesses, sweepWorkerProcessesInBackground, WORKER_TAG_ENV } from './workerSweep';
 
 /**
  * One worker process as the pool holds it: the worker machine with its real actors (the child
@@ -62,6 +62,7 @@ export class WorkerHandle {
   private exited = false;
   /** In the worker's environment and so its commands' (workerSweep.ts). */
   private readonly tag = randomUUID();
+  private swept = false;
   private query: { queryId: string; listener: QueryListener } | null = null;
   private healthWaiters: (() => void)[] = [];
   health: WorkerHealth | null = null;
@@ -184,7 +185,7 @@ export class WorkerHandle {
         this.exited = true;
         liveWorkers.delete(this);
         // Killed (not ended by its own code): it could not stop its commands.
-        if (signal) sweepWorkerProcesses(this.tag);
+        if (signal) this.sweep();
         sendBack({ type: 'EXITED', code, signal });
       },
       stderr: (text) => this.opts.log('info', `worker ${this.id}: ${text.trimEnd()}`),
@@ -212,12 +213,20 @@ export class WorkerHandle {
     };
   }
 
-  /** SIGKILL to the worker's process group and to every process carrying its tag. */
-  kill(): void {
+  /** SIGKILL to the worker's process group and to every process carrying its tag (`now`: synchronously, for a host on its way out). */
+  kill(now = false): void {
     liveWorkers.delete(this);
     if (this.childPid === null) return;
     killProcessGroup(this.childPid);
-    sweepWorkerProcesses(this.tag);
+    if (now) sweepWorkerProcesses(this.tag);
+    else this.sweep();
+  }
+
+  /** Kills what the dead worker left (once; in the background: a /proc scan is 5–30 ms). */
+  private sweep(): void {
+    if (this.swept) return;
+    this.swept = true;
+    void sweepWorkerProcessesInBackground(this.tag).catch((err: unknown) => this.opts.log('warn', `worker ${this.id}: could not look for the processes it left: ${String(err)}`));
   }
 
   private onMessage(m: FromWorker, sendBack: (e: WorkerEvent) => void, ipc: Actor<ReturnType<typeof ipcConnectionFor>>): void {
@@ -286,7 +295,7 @@ export class WorkerHandle {
  */
 const liveWorkers = new Set<WorkerHandle>();
 process.on('exit', () => {
-  for (const w of [...liveWorkers]) w.kill();
+  for (const w of [...liveWorkers]) w.kill(true);
 });
 
 /** The health clock: HEALTH_DUE every interval; HEALTH_TIMEOUT when a SENT check is not ANSWERED in time. */

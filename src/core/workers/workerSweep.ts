@@ -1,4 +1,5 @@
 import { readdirSync, readFileSync } from 'node:fs';
+import { readdir, readFile } from 'node:fs/promises';
 
 /**
  * What covers a worker that could not stop its own commands: one killed with SIGKILL (by the host
@@ -24,61 +25,103 @@ export const WORKER_TAG_ENV = 'KEEL_WORKER_TAG';
 /**
  * SIGKILL to every process whose environment holds `KEEL_WORKER_TAG=<tag>` and to its process
  * group, repeated while new ones appear (a parent forking as it dies), a few rounds at most.
- * Never this process or its own group. Synchronous, never throws; returns how many processes
- * carried the tag.
+ * Never this process or its own group. Synchronous (for a process on its way out: a /proc scan
+ * takes 5–30 ms), never throws; returns how many processes carried the tag.
  */
 export function sweepWorkerProcesses(tag: string): number {
   if (process.platform !== 'linux' || tag === '') return 0;
   const needle = `${WORKER_TAG_ENV}=${tag}`;
-  const ownGroup = groupOf('self');
+  const ownGroup = groupOf(readText('/proc/self/stat'));
   let found = 0;
-  for (let round = 0; round < 4; round++) {
-    const tagged = taggedProcesses(needle);
+  for (let round = 0; round < ROUNDS; round++) {
+    const tagged: Tagged[] = [];
+    for (const pid of processIds(readNames('/proc'))) {
+      const t = tagged1(pid, needle, readText(`/proc/${pid}/environ`), () => readText(`/proc/${pid}/stat`));
+      if (t) tagged.push(t);
+    }
     if (tagged.length === 0) break;
     found += tagged.length;
-    for (const { pid, pgrp } of tagged) {
-      if (pgrp !== null && pgrp > 1 && pgrp !== ownGroup) signal(-pgrp);
-      signal(pid);
-    }
+    killAll(tagged, ownGroup);
   }
   return found;
 }
 
-function taggedProcesses(needle: string): { pid: number; pgrp: number | null }[] {
-  let entries: string[];
+/** {@link sweepWorkerProcesses} off the event loop (the files read in the background): for a host that goes on. */
+export async function sweepWorkerProcessesInBackground(tag: string): Promise<number> {
+  if (process.platform !== 'linux' || tag === '') return 0;
+  const needle = `${WORKER_TAG_ENV}=${tag}`;
+  const ownGroup = groupOf(await readTextLater('/proc/self/stat'));
+  let found = 0;
+  for (let round = 0; round < ROUNDS; round++) {
+    const names = await readdir('/proc').catch(() => []);
+    const tagged = (
+      await Promise.all(
+        processIds(names).map(async (pid) => {
+          const environ = await readTextLater(`/proc/${pid}/environ`);
+          if (!environ.includes(needle)) return null;
+          const stat = await readTextLater(`/proc/${pid}/stat`);
+          return tagged1(pid, needle, environ, () => stat);
+        }),
+      )
+    ).filter((t): t is Tagged => t !== null);
+    if (tagged.length === 0) break;
+    found += tagged.length;
+    killAll(tagged, ownGroup);
+  }
+  return found;
+}
+
+const ROUNDS = 4;
+
+interface Tagged {
+  pid: number;
+  pgrp: number | null;
+}
+
+function processIds(names: string[]): number[] {
+  return names.filter((n) => /^\d+$/.test(n) && Number(n) !== process.pid).map(Number);
+}
+
+/** The process, if its environment (NUL-separated) holds exactly `needle`. */
+function tagged1(pid: number, needle: string, environ: string, stat: () => string): Tagged | null {
+  if (!environ.split('\0').includes(needle)) return null;
+  return { pid, pgrp: groupOf(stat()) };
+}
+
+function killAll(tagged: Tagged[], ownGroup: number | null): void {
+  for (const { pid, pgrp } of tagged) {
+    if (pgrp !== null && pgrp > 1 && pgrp !== ownGroup) signal(-pgrp);
+    signal(pid);
+  }
+}
+
+// Another user's process, or one that just ended: not ours to look at, or nothing left ('').
+function readText(path: string): string {
   try {
-    entries = readdirSync('/proc');
+    return readFileSync(path, 'latin1');
+  } catch {
+    return '';
+  }
+}
+
+function readTextLater(path: string): Promise<string> {
+  return readFile(path, 'latin1').catch(() => '');
+}
+
+function readNames(path: string): string[] {
+  try {
+    return readdirSync(path);
   } catch {
     return [];
   }
-  const out: { pid: number; pgrp: number | null }[] = [];
-  for (const name of entries) {
-    if (!/^\d+$/.test(name)) continue;
-    const pid = Number(name);
-    if (pid === process.pid) continue;
-    let environ: string;
-    try {
-      // Another user's process, or one that just ended: not ours to look at, or nothing left.
-      environ = readFileSync(`/proc/${name}/environ`, 'latin1');
-    } catch {
-      continue;
-    }
-    if (!environ.split('\0').includes(needle)) continue;
-    out.push({ pid, pgrp: groupOf(name) });
-  }
-  return out;
 }
 
-/** The process group of /proc/<pid>, from its stat line (after the command name, which may hold spaces). */
-function groupOf(pid: string): number | null {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'latin1');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    const pgrp = Number(fields[2]);
-    return Number.isInteger(pgrp) ? pgrp : null;
-  } catch {
-    return null;
-  }
+/** The process group from a /proc stat line (after the command name, which may hold spaces); null if unreadable. */
+function groupOf(stat: string): number | null {
+  if (stat === '') return null;
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  const pgrp = Number(fields[2]);
+  return Number.isInteger(pgrp) && pgrp > 0 ? pgrp : null;
 }
 
 function signal(target: number): void {
