@@ -19,6 +19,7 @@ import { createBashTool } from '../tools/bash';
 import { builtinTools, createToolRegistry } from '../tools/registry';
 import type { AnyTool } from '../tools/types';
 import { MessageChannel } from './channel';
+import { IpcMcpToolSource } from './mcpRemote';
 import { DEFAULT_MAX_LINE_BYTES, PROTOCOL_VERSION, toWorkerSchema, type FromWorker, type QueryMessage, type ToWorker } from './protocol';
 import { WORKER_ONLY_ENV } from './spawnWorker';
 
@@ -167,6 +168,8 @@ function startQuery(q: QueryMessage, send: (m: FromWorker) => void, done: (q: Ru
   const permissions: PermissionDecider = boundedByModes(own, () => parentModes);
   const waiting = new Map<string, (answer: PermissionAnswer) => void>();
   const durables = new Map<string, () => void>();
+  // The task's MCP servers are the host's: their tools are listed and called through it.
+  const mcp = q.mcp ? new IpcMcpToolSource(q.queryId, send) : undefined;
   const asker: PermissionAsker = {
     ask(request, signal) {
       return new Promise((resolve) => {
@@ -212,6 +215,11 @@ function startQuery(q: QueryMessage, send: (m: FromWorker) => void, done: (q: Ru
         case 'subtask_result':
           toTurn({ type: 'SUBTASK_RESULT', toolCallId: m.toolCallId, result: m.result, summary: m.summary });
           return;
+        case 'mcp_tools':
+        case 'mcp_progress':
+        case 'mcp_result':
+          mcp?.receive(m);
+          return;
       }
     },
     abort() {
@@ -239,6 +247,7 @@ function startQuery(q: QueryMessage, send: (m: FromWorker) => void, done: (q: Ru
         asker,
         secrets,
         permissions,
+        ...(mcp ? { mcp } : {}),
         // The host read the run's instructions files and memories; they follow the base prompt here too.
         runSystem: () => q.runSystem ?? [],
         publish: (event) => send({ type: 'message', queryId: q.queryId, event }),
@@ -269,6 +278,7 @@ function startQuery(q: QueryMessage, send: (m: FromWorker) => void, done: (q: Ru
 
   function finishWith(output: TurnOutput): void {
     void sandbox.dispose();
+    mcp?.close();
     send({ type: 'complete', queryId: q.queryId, output });
     done(running);
     markSettled();
