@@ -30,7 +30,7 @@ mkdir -p test-results
 step "unit and integration tests"
 npx vitest run --project unit --reporter=default --reporter=json --outputFile.json=test-results/unit.json
 # The same signals, with execution in a worker: the host ends in ways the worker must follow
-# (its commands killed, not left running). One file, well under a minute.
+# (its commands killed, not left running). One file: ~1 min on a loaded 2-core machine.
 step "keel run's signals on a worker (KEEL_WORKERS=1)"
 KEEL_WORKERS=1 npx vitest run --project unit test/integration/cli/signals.test.ts --reporter=default --reporter=json --outputFile.json=test-results/unit-workers.json
 
