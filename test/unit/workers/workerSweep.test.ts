@@ -13,8 +13,17 @@ import { isAlive, killIfAlive, waitFor } from '../tools/helpers';
  * touched. Real processes; pids checked gone (or alive).
  */
 const started: number[] = [];
+/** The shells' own process groups (each is detached): whatever a failed test, or the stranger, left. */
+const groups: number[] = [];
 afterEach(() => {
   for (const pid of started.splice(0)) killIfAlive(pid);
+  for (const pgid of groups.splice(0)) {
+    try {
+      process.kill(-pgid, 'SIGKILL');
+    } catch {
+      // Already gone.
+    }
+  }
 });
 
 /** A detached shell (its own group, like a worker's command) with `env`, running `script`; its pid files appear in `dir`. */
@@ -22,6 +31,7 @@ function shell(script: string, env: NodeJS.ProcessEnv): number {
   const child = spawn('/bin/sh', ['-c', script], { env: { PATH: process.env.PATH, ...env }, detached: true, stdio: 'ignore' });
   child.unref();
   started.push(child.pid!);
+  groups.push(child.pid!);
   return child.pid!;
 }
 
