@@ -67,4 +67,16 @@ describe('permission settings changed between two decisions', () => {
     writeFileSync(join(fx.ws, '.keel', 'settings.json'), '{ "permissions": ');
     expect((await echo()).decision).toBe('ask');
   });
+
+  it('a settings folder that is a file, then a folder holding a rule, is noticed (folders are stat\'ed once for their two files)', async () => {
+    fx = await makeFixture({ permissions: { allow: ['mcp__everything__echo'] } });
+    writeFileSync(join(fx.ws, '.claude'), 'not a folder');
+    expect((await echo()).decision).toBe('allow');
+    rmSync(join(fx.ws, '.claude'));
+    mkdirSync(join(fx.ws, '.claude'));
+    writeFileSync(join(fx.ws, '.claude', 'settings.json'), denyEcho);
+    expect((await echo()).decision).toBe('deny');
+    rmSync(join(fx.ws, '.claude'), { recursive: true });
+    expect((await echo()).decision).toBe('allow');
+  });
 });
