@@ -1,16 +1,6 @@
 import { z } from 'zod';
-import {
-  fullTaskEventSchema,
-  keelErrorSchema,
-  permissionAnswerSchema,
-  permissionModeSchema,
-  permissionRequestSchema,
-  providerConfigSchema,
-  conversationMessageSchema,
-  toolResultBlockSchema,
-  turnLimitsSchema,
-  turnOutputSchema,
-} from './domainSchemas';
+import { conversationMessageSchema, permissionAnswerSchema, permissionModeSchema, providerConfigSchema, toolResultBlockSchema, turnLimitsSchema } from './domainSchemas';
+import type { FromWorker } from './protocolFromWorker';
 
 /**
  * The host ↔ worker protocol: one JSON object per line (NDJSON) over a Unix domain socket (a named
@@ -26,13 +16,20 @@ import {
  * `permission_request` / `permission_cancel` (a prompt and its withdrawal, by the prompt's id),
  * `durable_request` (a tool runs only once what was published before it is on disk) and
  * `subtask_start` (a Task tool call; the host starts the child task).
+ *
+ * Two files, one per direction: this one (parent → worker, `toWorkerSchema`, and what both sides
+ * share) and protocolFromWorker.ts (worker → parent, `fromWorkerSchema`). A worker validates only
+ * what it receives and never loads the other file: every zod schema built costs an idle worker
+ * memory (docs/benchmarks.md, pool). A new message type goes, as one `…MessageSchema`, into the
+ * file of its direction and into that file's union.
  */
 export const PROTOCOL_VERSION = 1;
 
 /** The longest line either side accepts by default (a query carries the whole conversation). */
 export const DEFAULT_MAX_LINE_BYTES = 32 * 1024 * 1024;
 
-const id = z.string().min(1).max(200);
+/** An id on the wire (query, task, prompt, request, tool call). */
+export const id = z.string().min(1).max(200);
 
 /** What the worker needs to act for the host: the workspace, its tools' environment and the engine's settings. */
 export const runtimeConfigSchema = z.object({
@@ -100,42 +97,7 @@ export const toWorkerSchema = z.discriminatedUnion('type', [
 ]);
 export type ToWorker = z.infer<typeof toWorkerSchema>;
 export type QueryMessage = z.infer<typeof queryMessageSchema>;
-
-// ── worker → parent ─────────────────────────────────────────────────────────────────────────
-export const readyMessageSchema = z.object({ type: z.literal('ready'), pid: z.number().int().positive(), protocol: z.number().int() });
-/** The worker took the query: `warm` when it had served this task before (its caches are hot). */
-export const sessionMessageSchema = z.object({ type: z.literal('session'), queryId: id, sessionId: id, warm: z.boolean() });
-export const eventMessageSchema = z.object({ type: z.literal('message'), queryId: id, event: fullTaskEventSchema });
-export const completeMessageSchema = z.object({ type: z.literal('complete'), queryId: id, output: turnOutputSchema });
-/** The worker could not run the query at all (not a model failure: those are in `complete`'s output). */
-export const errorMessageSchema = z.object({ type: z.literal('error'), queryId: id.optional(), error: keelErrorSchema });
-export const shutdownAckMessageSchema = z.object({ type: z.literal('shutdown_ack') });
-export const healthOkMessageSchema = z.object({
-  type: z.literal('health_ok'),
-  id,
-  uptime: z.number().nonnegative(),
-  queriesProcessed: z.number().int().nonnegative(),
-  rssBytes: z.number().int().nonnegative(),
-});
-export const permissionRequestMessageSchema = z.object({ type: z.literal('permission_request'), queryId: id, promptId: id, request: permissionRequestSchema });
-export const permissionCancelMessageSchema = z.object({ type: z.literal('permission_cancel'), queryId: id, promptId: id });
-export const durableRequestMessageSchema = z.object({ type: z.literal('durable_request'), queryId: id, requestId: id });
-export const subtaskStartMessageSchema = z.object({ type: z.literal('subtask_start'), queryId: id, toolCallId: id, description: z.string(), prompt: z.string() });
-
-export const fromWorkerSchema = z.discriminatedUnion('type', [
-  readyMessageSchema,
-  sessionMessageSchema,
-  eventMessageSchema,
-  completeMessageSchema,
-  errorMessageSchema,
-  shutdownAckMessageSchema,
-  healthOkMessageSchema,
-  permissionRequestMessageSchema,
-  permissionCancelMessageSchema,
-  durableRequestMessageSchema,
-  subtaskStartMessageSchema,
-]);
-export type FromWorker = z.infer<typeof fromWorkerSchema>;
+export type { FromWorker };
 
 /** Messages of one query, worker → parent (everything that names a query). */
 export type QueryReply = Exclude<FromWorker, { type: 'ready' | 'health_ok' | 'shutdown_ack' | 'error' }> | (Extract<FromWorker, { type: 'error' }> & { queryId: string });
