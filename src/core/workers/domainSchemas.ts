@@ -15,6 +15,9 @@ import type { TurnLimits } from '../machines/turn/types';
  * domain type drift apart.
  */
 
+/** An id on the wire (query, task, prompt, request, tool call), in both directions. */
+export const wireIdSchema = z.string().min(1).max(200);
+
 /** The same values as the webview protocol's `permissionModeSchema` (shared/protocol/chatMessages.ts). */
 export const permissionModeSchema = z.enum(PERMISSION_MODES);
 

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { conversationMessageSchema, permissionAnswerSchema, permissionModeSchema, providerConfigSchema, toolResultBlockSchema, turnLimitsSchema } from './domainSchemas';
+import { conversationMessageSchema, wireIdSchema, permissionAnswerSchema, permissionModeSchema, providerConfigSchema, toolResultBlockSchema, turnLimitsSchema } from './domainSchemas';
 import type { FromWorker } from './protocolFromWorker';
 
 /**
@@ -28,8 +28,7 @@ export const PROTOCOL_VERSION = 1;
 /** The longest line either side accepts by default (a query carries the whole conversation). */
 export const DEFAULT_MAX_LINE_BYTES = 32 * 1024 * 1024;
 
-/** An id on the wire (query, task, prompt, request, tool call). */
-export const id = z.string().min(1).max(200);
+const id = wireIdSchema;
 
 /** What the worker needs to act for the host: the workspace, its tools' environment and the engine's settings. */
 export const runtimeConfigSchema = z.object({

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { permissionRequestSchema, fullTaskEventSchema, keelErrorSchema, turnOutputSchema } from './replySchemas';
-import { id } from './protocol';
+import { wireIdSchema as id } from './domainSchemas';
 
 /**
  * The worker → parent half of the host ↔ worker protocol (protocol.ts has the other half, the
