@@ -187,8 +187,9 @@ export class LiveTask implements TaskHandle, PermissionParent {
         this.children.add(child);
         return child;
       },
-      // Hooks and MCP servers live in this process and do not cross to a worker yet: a task that
-      // would need them runs its turn loop here, so no PreToolUse hook or MCP tool is ever skipped.
+      // Hooks live in this process and do not cross to a worker yet: a task that would need them
+      // runs its turn loop here, so no PreToolUse hook is ever skipped. MCP servers stay in this
+      // process too, but a worker calls them through it (workers/mcpHostServer.ts).
       ...(pool && !needsHost(rt) ? { remote: this.remoteTurn(pool, rt, parentId !== undefined) } : {}),
       ...(this.recorder ? { durable: () => this.recorder!.durable() } : {}),
       reconstruct: async () => {
@@ -358,6 +359,18 @@ export class LiveTask implements TaskHandle, PermissionParent {
       parentModes: this.parent?.ancestorModes?.() ?? [],
       onWorkerLost: (message: string) => this.workerLost(message),
       overflow,
+      // The worker lists and calls the host's MCP tools through it; the host checks each call
+      // again with this task's own decision (its rules, its mode now, its ancestors).
+      ...(rt.mcp
+        ? {
+            mcp: {
+              source: rt.mcp,
+              decide: (call: PermissionCall) => this.decideAsParent(call),
+              hooksMayAllow: (rt.hooks?.configured().hooks.length ?? 0) > 0,
+              log: (level: 'info' | 'warn' | 'error', message: string) => this.runtime.log(level, `task ${this.id}: ${message}`),
+            },
+          }
+        : {}),
     };
   }
 
@@ -474,7 +487,10 @@ export function titleOf(prompt: string): string {
   return line.length > 60 ? `${line.slice(0, 57)}…` : line || 'New task';
 }
 
-/** True when a task's turn loop must run in this process: hooks are configured, or MCP servers are. */
+/**
+ * True when a task's turn loop must run in this process: hooks are configured. (A task with MCP
+ * servers runs on a worker: it calls them through this process's hub.)
+ */
 function needsHost(rt: TaskRuntimeOptions): boolean {
-  return Boolean(rt.mcp) || (rt.hooks?.configured().hooks.length ?? 0) > 0;
+  return (rt.hooks?.configured().hooks.length ?? 0) > 0;
 }

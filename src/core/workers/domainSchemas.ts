@@ -18,6 +18,9 @@ import type { TurnLimits } from '../machines/turn/types';
 /** An id on the wire (query, task, prompt, request, tool call), in both directions. */
 export const wireIdSchema = z.string().min(1).max(200);
 
+/** An MCP server's, tool's or tool name's on the wire (MCP calls through the host's hub), in both directions. */
+export const mcpNameSchema = z.string().min(1).max(1000);
+
 /** The same values as the webview protocol's `permissionModeSchema` (shared/protocol/chatMessages.ts). */
 export const permissionModeSchema = z.enum(PERMISSION_MODES);
 
@@ -28,6 +31,7 @@ const image = z.object({
 });
 // Usually text; text and image blocks when an MCP tool returned images.
 const toolResultContent = z.union([z.string(), z.array(z.discriminatedUnion('type', [text, image]))]);
+export const toolResultContentSchema = toolResultContent;
 const toolResult = z.object({ type: z.literal('tool_result'), tool_use_id: z.string(), content: toolResultContent, is_error: z.boolean().optional() });
 const toolUse = z.object({ type: z.literal('tool_use'), id: z.string(), name: z.string(), input: z.record(z.string(), z.unknown()) });
 const thinking = z.object({ type: z.literal('thinking'), thinking: z.string(), signature: z.string() });

@@ -26,7 +26,12 @@ export interface WorkerTimeouts {
 }
 
 export interface QueryListener {
-  reply(message: QueryReply): void;
+  /**
+   * One reply of the query. Returns a reason when the reply breaks the protocol in a way only the
+   * listener can see (an MCP call id used twice): the connection is broken for it, as for any
+   * violation (the worker is replaced, the query ends `worker_lost`).
+   */
+  reply(message: QueryReply): string | void;
   /** The worker died or its connection broke while it had the query. */
   lost(reason: string): void;
 }
@@ -229,20 +234,20 @@ export class WorkerHandle {
     }
     if (!isQueryReply(m)) return;
     const q = this.query;
-    if (!q || q.queryId !== m.queryId) {
-      const reason = `a ${m.type} message for query ${m.queryId}, which the worker does not have`;
+    const violation = (reason: string) => {
       ipc.send({ type: 'CLOSE', reason: `protocol violation: ${reason}` });
       this.opts.log('warn', `worker ${this.id}: protocol violation: ${reason}; the worker is replaced`);
       sendBack({ type: 'DISCONNECTED', reason: `protocol violation: ${reason}`, broken: true });
-      return;
-    }
+    };
+    if (!q || q.queryId !== m.queryId) return violation(`a ${m.type} message for query ${m.queryId}, which the worker does not have`);
     if (m.type === 'complete' || m.type === 'error') {
       this.query = null;
       q.listener.reply(m);
       sendBack({ type: 'QUERY_DONE', queryId: m.queryId });
       return;
     }
-    q.listener.reply(m);
+    const problem = q.listener.reply(m);
+    if (problem) violation(problem);
   }
 
   private onEmitted(e: WorkerEmitted): void {

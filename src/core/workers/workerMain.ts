@@ -19,6 +19,7 @@ import { createBashTool } from '../tools/bash';
 import { builtinTools, createToolRegistry } from '../tools/registry';
 import type { AnyTool } from '../tools/types';
 import { MessageChannel } from './channel';
+import { IpcMcpToolSource } from './mcpRemote';
 import { DEFAULT_MAX_LINE_BYTES, PROTOCOL_VERSION, toWorkerSchema, type FromWorker, type QueryMessage, type ToWorker } from './protocol';
 import { WORKER_ONLY_ENV } from './spawnWorker';
 
@@ -111,6 +112,8 @@ function startQuery(q: QueryMessage, send: (m: FromWorker) => void, done: (q: Ru
   const permissions: PermissionDecider = boundedByModes(own, () => parentModes);
   const waiting = new Map<string, (answer: PermissionAnswer) => void>();
   const durables = new Map<string, () => void>();
+  // The task's MCP servers are the host's: their tools are listed and called through it.
+  const mcp = q.mcp ? new IpcMcpToolSource(q.queryId, send) : undefined;
   const asker: PermissionAsker = {
     ask(request, signal) {
       return new Promise((resolve) => {
@@ -154,6 +157,11 @@ function startQuery(q: QueryMessage, send: (m: FromWorker) => void, done: (q: Ru
         case 'subtask_result':
           toTurn({ type: 'SUBTASK_RESULT', toolCallId: m.toolCallId, result: m.result, summary: m.summary });
           return;
+        case 'mcp_tools':
+        case 'mcp_progress':
+        case 'mcp_result':
+          mcp?.receive(m);
+          return;
       }
     },
     abort() {
@@ -181,6 +189,7 @@ function startQuery(q: QueryMessage, send: (m: FromWorker) => void, done: (q: Ru
         asker,
         secrets,
         permissions,
+        ...(mcp ? { mcp } : {}),
         // The host read the run's instructions files and memories; they follow the base prompt here too.
         runSystem: () => q.runSystem ?? [],
         publish: (event) => send({ type: 'message', queryId: q.queryId, event }),
@@ -211,6 +220,7 @@ function startQuery(q: QueryMessage, send: (m: FromWorker) => void, done: (q: Ru
 
   function finishWith(output: TurnOutput): void {
     void sandbox.dispose();
+    mcp?.close();
     send({ type: 'complete', queryId: q.queryId, output });
     done(running);
   }
