@@ -104,7 +104,10 @@ describe('keel run --workers 1 with MCP servers', () => {
     );
     const r = await run('show me', '--mode', 'bypassPermissions');
     expect((await r.exit).code, r.stderr()).toBe(0);
-    expect(ofType(r.events, 'tool_output').filter((e) => e.id === 'toolu_long').map((e) => e.chunk)).toEqual(expect.arrayContaining(['progress 1/2\n', 'progress 2/2\n']));
+    // The last step's notification races the result inside the SDK's client (it hands
+    // notifications on a microtask later than responses), so only the first is certain, as in
+    // the in-process test (cli/mcp.test.ts).
+    expect(ofType(r.events, 'tool_output').filter((e) => e.id === 'toolu_long').map((e) => e.chunk)).toContain('progress 1/2\n');
     const result = (body(2).messages.at(-1)!.content as { type: string; content: unknown }[]).find((b) => b.type === 'tool_result')!;
     expect(result.content).toEqual(expect.arrayContaining([expect.objectContaining({ type: 'image', source: expect.objectContaining({ media_type: 'image/png' }) })]));
     expect(ofType(r.events, 'tool_images').find((e) => e.id === 'toolu_img')?.images).toEqual([{ src: expect.stringMatching(/^data:image\/png;base64,iVBOR/), alt: expect.stringContaining('image/png') }]);
