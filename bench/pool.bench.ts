@@ -5,7 +5,11 @@
 //    to first streamed text), medians, same run;
 //  - idle_worker_rss_mb: resident memory (the OS's RSS, `process.memoryUsage().rss`) an idle
 //    worker reports in its health answer after serving 6 queries; fresh_worker_rss_mb: the same
-//    for a worker that has just said `ready`;
+//    for a worker that has just said `ready`; for insight, idle_worker_pss_mb (the idle worker's
+//    proportional set size, /proc/PID/smaps_rollup: pages it shares with other processes, such
+//    as the `node` binary's, counted in part) and analysing_worker_rss_mb (RSS of the worker that
+//    ran the CPU-bound phase below: it has loaded the permission engine and tree-sitter's wasm,
+//    which a worker loads only on its first permission decision);
 //  - host_max_event_loop_block_ms: the host's longest event-loop delay while 4 tasks stream
 //    8k-token answers in small chunks and run a command each, with workers, and the same run in
 //    the host (in-host), and their ratio;
@@ -18,7 +22,7 @@
 // counted as the host's event-loop block.
 // Prints one JSON line. Figures on a loaded 2-core machine are noisy: the core count is reported.
 import { fork, type ChildProcess } from 'node:child_process';
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
@@ -102,10 +106,24 @@ function firstText(task: TaskHandle, started: number): Promise<number> {
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
-async function dispatch(workerDir: string, server: FakeModelServer, workspace: string): Promise<{ cold: number; warm: number; rssMb: number; freshRssMb: number }> {
+/**
+ * A process's proportional set size (`Pss` of /proc/PID/smaps_rollup: its private pages plus its
+ * share of pages mapped by several processes, such as the \`node\` binary's); 0 where unreadable.
+ */
+function pssBytes(pid: number): number {
+  try {
+    const kb = /^Pss:\s+(\d+) kB/m.exec(readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8'))?.[1];
+    return kb ? Number(kb) * 1024 : 0;
+  } catch {
+    return 0;
+  }
+}
+
+async function dispatch(workerDir: string, server: FakeModelServer, workspace: string): Promise<{ cold: number; warm: number; rssMb: number; pssMb: number; freshRssMb: number }> {
   const colds: number[] = [];
   const warms: number[] = [];
   let rss = 0;
+  let pss = 0;
   let fresh = 0;
   for (let round = 0; round < 3; round++) {
     // A fresh worker's memory: one that has just said `ready` (the lease resolves then), before any query.
@@ -130,10 +148,11 @@ async function dispatch(workerDir: string, server: FakeModelServer, workspace: s
     }
     const status = await rt.workerPool()!.refreshHealth(2000);
     rss = Math.max(rss, ...status.workers.map((w) => w.rssBytes ?? 0));
+    pss = Math.max(pss, ...status.workers.map((w) => (w.pid === null ? 0 : pssBytes(w.pid))));
     rt.dispose();
     await rt.shutdownWorkers();
   }
-  return { cold: median(colds), warm: median(warms), rssMb: rss / (1024 * 1024), freshRssMb: fresh / (1024 * 1024) };
+  return { cold: median(colds), warm: median(warms), rssMb: rss / (1024 * 1024), pssMb: pss / (1024 * 1024), freshRssMb: fresh / (1024 * 1024) };
 }
 
 async function hostBlock(workerDir: string | null, server: FakeModelServer, workspace: string): Promise<number> {
@@ -161,8 +180,8 @@ async function hostBlock(workerDir: string | null, server: FakeModelServer, work
 const LONG_COMMAND = Array.from({ length: 300 }, (_, i) => `grep -n needle${i} missing/file${i}.ts | head -3`).join(' && ');
 const CPU_TURNS = 6;
 
-/** Ms for 4 tasks of CPU_TURNS long-command calls each to settle on a pool of `max` workers. */
-async function cpuBound(workerDir: string, server: FakeModelServer, workspace: string, max: number): Promise<number> {
+/** Ms for 4 tasks of CPU_TURNS long-command calls each to settle on a pool of `max` workers, and the largest worker RSS after. */
+async function cpuBound(workerDir: string, server: FakeModelServer, workspace: string, max: number): Promise<{ ms: number; rssMb: number }> {
   const turns: FakeTurn[] = [];
   for (let t = 0; t < 4; t++) {
     // Each task's requests carry its prompt: `when` routes its turns to it whatever the interleaving.
@@ -176,10 +195,13 @@ async function cpuBound(workerDir: string, server: FakeModelServer, workspace: s
   const tasks = Array.from({ length: 4 }, (_, t) => rt.startTask({ prompt: `cpu-task-${t} analyse`, provider: provider(server), mode: 'default' }));
   const done = await Promise.all(tasks.map((t) => t.settled()));
   const ms = performance.now() - t0;
+  // Workers that have analysed commands hold the permission engine and tree-sitter's wasm.
+  const status = await rt.workerPool()!.refreshHealth(2000);
+  const rssMb = Math.max(...status.workers.map((w) => w.rssBytes ?? 0)) / (1024 * 1024);
   rt.dispose();
   await rt.shutdownWorkers();
   if (done.some((d) => d.status !== 'completed')) throw new Error(`a CPU-bound task did not complete: ${done.map((d) => d.status).join(', ')}`);
-  return ms;
+  return { ms, rssMb };
 }
 
 async function main() {
@@ -193,14 +215,18 @@ async function main() {
     const withWorkers = Math.min(await hostBlock(workerDir, server, workspace), await hostBlock(workerDir, server, workspace));
     // Warm-up (the first parse loads tree-sitter's wasm in each worker), then 1 worker, then 4.
     await cpuBound(workerDir, server, workspace, 4);
-    const oneWorker = await cpuBound(workerDir, server, workspace, 1);
-    const fourWorkers = await cpuBound(workerDir, server, workspace, 4);
+    const one = await cpuBound(workerDir, server, workspace, 1);
+    const four = await cpuBound(workerDir, server, workspace, 4);
+    const oneWorker = one.ms;
+    const fourWorkers = four.ms;
     const result = {
       warm_vs_cold_dispatch_ratio: Number((d.cold / d.warm).toFixed(1)),
       cold_dispatch_ms: Number(d.cold.toFixed(1)),
       warm_dispatch_ms: Number(d.warm.toFixed(1)),
       idle_worker_rss_mb: Number(d.rssMb.toFixed(1)),
+      idle_worker_pss_mb: Number(d.pssMb.toFixed(1)),
       fresh_worker_rss_mb: Number(d.freshRssMb.toFixed(1)),
+      analysing_worker_rss_mb: Number(one.rssMb.toFixed(1)),
       host_max_event_loop_block_ms: Number(withWorkers.toFixed(1)),
       in_host_max_event_loop_block_ms: Number(inHost.toFixed(1)),
       host_block_ratio_vs_in_host: Number((withWorkers / inHost).toFixed(2)),

@@ -6,8 +6,7 @@ import type { ToolResultBlock, ToolUseBlock } from '../../shared/domain/messages
 import { permissionMachine, type PermissionOutcome } from '../machines/permission/permission.machine';
 import type { ValidationOutcome } from '../machines/turn/types';
 import type { EngineDecision, PermissionCall } from '../permissions/engine';
-import type { PermissionAsker, PermissionRequest } from '../permissions/gate';
-import { suggestRules } from '../permissions/persist';
+import type { PermissionAnswer, PermissionAsker, PermissionRequest } from '../permissions/gate';
 import { parseToolInput } from '../tools/execute';
 import type { ToolRegistry } from '../tools/registry';
 import type { McpToolSource } from '../mcp/toolSource';
@@ -66,13 +65,18 @@ export function wirePermissionMachine(services: Omit<PermissionCheckServices, 't
   return permissionMachine.provide({
     actors: {
       evaluate: fromPromise(({ input }) => services.permissions.decide(input.call, input.mode)),
-      askUser: fromPromise(({ input, signal }) => {
+      askUser: fromPromise(async ({ input, signal }) => {
         let suggestedRules: string[] = [];
         try {
+          // Loaded on the first prompt: the suggestions use the shell analysis, which a process
+          // that never asks (a pool's worker in most queries) need not hold (docs/benchmarks.md, pool).
+          const { suggestRules } = await import('../permissions/persist');
           suggestedRules = suggestRules({ tool: input.tool, subject: input.subject, workspace: services.workspace });
         } catch {
           // A suggestion is a convenience; without one the user can still allow once.
         }
+        // Stopped while loading: nobody waits for this prompt any more, so it is never shown.
+        if (signal.aborted) return { decision: 'deny', feedback: 'cancelled' } satisfies PermissionAnswer;
         return services.asker.ask({ ...input, suggestedRules }, signal);
       }),
     },

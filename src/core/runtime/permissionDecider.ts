@@ -1,12 +1,15 @@
 import { resolve } from 'node:path';
-import { createPermissionEngine, type PermissionEngine } from '../permissions/engine';
+import type { PermissionEngine } from '../permissions/engine';
 import { refusalOfChange, whenItWouldAsk } from '../permissions/modes';
 import { isInside } from '../permissions/paths';
 import type { SandboxSettings } from '../sandbox/settings';
 import type { PermissionDecider } from './permissionCheck';
 
 /**
- * The default permission engine, loaded on the first decision (it loads the shell parser's wasm).
+ * The default permission engine, loaded on the first decision: its module too (imported then, so
+ * a process that never decides — a pool's worker serving a query without tool calls — never
+ * evaluates the shell analysis, its tables and settings schemas; docs/benchmarks.md, pool), and
+ * the shell parser's wasm.
  * If it cannot load, a broken engine never widens permissions: a change is refused where the mode
  * refuses changes, a read inside the workspace is allowed, and everything else asks (or is denied
  * where the mode asks nobody).
@@ -15,11 +18,13 @@ export function lazyEngine(options: { workspace: string; settingsFiles?: string[
   let engine: Promise<PermissionEngine> | null = null;
   return {
     async decide(call, mode) {
-      engine ??= createPermissionEngine({
-        workspace: options.workspace,
-        ...(options.settingsFiles ? { settingsFiles: options.settingsFiles } : {}),
-        ...(options.sandbox ? { sandbox: { enabled: options.sandbox.enabled } } : {}),
-      });
+      engine ??= import('../permissions/engine').then(({ createPermissionEngine }) =>
+        createPermissionEngine({
+          workspace: options.workspace,
+          ...(options.settingsFiles ? { settingsFiles: options.settingsFiles } : {}),
+          ...(options.sandbox ? { sandbox: { enabled: options.sandbox.enabled } } : {}),
+        }),
+      );
       try {
         return await (await engine).decide(call, mode);
       } catch (err) {

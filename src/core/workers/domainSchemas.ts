@@ -1,19 +1,28 @@
 import { z } from 'zod';
-import type { KeelError } from '../../shared/domain/errors';
-import type { TaskEvent } from '../../shared/domain/events';
-import type { ConversationMessage, ToolResultBlock, Usage } from '../../shared/domain/messages';
-import { errorCodeSchema, stopReasonSchema, taskEventSchema } from '../../shared/protocol/domainSchemas';
-import { permissionModeSchema } from '../../shared/protocol/chatMessages';
-import type { PermissionAnswer, PermissionRequest } from '../permissions/gate';
+import type { ConversationMessage, ToolResultBlock } from '../../shared/domain/messages';
+import { PERMISSION_MODES } from '../../shared/domain/permissionModes';
+import type { PermissionAnswer } from '../permissions/gate';
 import type { ProviderConfig } from '../providers/types';
-import type { TurnLimits, TurnOutput } from '../machines/turn/types';
+import type { TurnLimits } from '../machines/turn/types';
 
 /**
- * Zod schemas of the domain values that cross the worker boundary and that the webview protocol
- * does not carry: the conversation, the conversation events of a task, a turn's output, a
- * permission request and its answer, a provider config. The assertions at the bottom fail the
- * build when a schema and its domain type drift apart.
+ * Zod schemas of the domain values a host sends to a worker (protocol.ts, parent → worker): the
+ * conversation, a turn's limits, a permission answer, a provider config, a permission mode.
+ * What a worker sends back (task events, a turn's output, a permission request) is in
+ * replySchemas.ts: a worker validates only what it receives, so it never builds those (nor the
+ * webview protocol's schemas they use) — each zod schema costs an idle worker memory
+ * (docs/benchmarks.md, pool). The assertions at the bottom fail the build when a schema and its
+ * domain type drift apart.
  */
+
+/** An id on the wire (query, task, prompt, request, tool call), in both directions. */
+export const wireIdSchema = z.string().min(1).max(200);
+
+/** An MCP server's, tool's or tool name's on the wire (MCP calls through the host's hub), in both directions. */
+export const mcpNameSchema = z.string().min(1).max(1000);
+
+/** The same values as the webview protocol's `permissionModeSchema` (shared/protocol/chatMessages.ts). */
+export const permissionModeSchema = z.enum(PERMISSION_MODES);
 
 const text = z.object({ type: z.literal('text'), text: z.string() });
 const image = z.object({
@@ -34,27 +43,7 @@ export const conversationMessageSchema = z.discriminatedUnion('role', [
   z.object({ role: z.literal('assistant'), content: z.array(z.discriminatedUnion('type', [text, thinking, redacted, toolUse])) }),
 ]);
 
-/** Every TaskEvent, the conversation events (`message`, `compacted`) included. */
-export const fullTaskEventSchema = z.union([
-  taskEventSchema,
-  z.object({ type: z.literal('message'), taskId: z.string(), message: conversationMessageSchema }),
-  z.object({ type: z.literal('compacted'), taskId: z.string(), messages: z.array(conversationMessageSchema), summary: z.boolean() }),
-]);
-
-export const keelErrorSchema = z.object({ code: errorCodeSchema, message: z.string(), retryable: z.boolean() });
-
 const count = z.number().int().nonnegative();
-export const usageSchema = z.object({ inputTokens: count, outputTokens: count, cacheReadTokens: count, cacheWriteTokens: count });
-
-export const turnOutputSchema = z.object({
-  status: z.enum(['done', 'error']),
-  stopReason: stopReasonSchema.nullable(),
-  messages: z.array(conversationMessageSchema),
-  error: keelErrorSchema.nullable(),
-  usage: usageSchema,
-  costUsd: z.number().nonnegative(),
-  compactionFailures: count,
-});
 
 export const turnLimitsSchema = z.object({
   maxTurns: z.number().int().positive(),
@@ -64,34 +53,6 @@ export const turnLimitsSchema = z.object({
   retryBaseMs: z.number().nonnegative(),
   lockTimeoutMs: z.number().nonnegative(),
   thinkingBudgetTokens: z.number().int().positive().optional(),
-});
-
-const subjectSchema = z.discriminatedUnion('kind', [
-  z.object({ kind: z.literal('read'), tool: z.string(), paths: z.array(z.string()), summary: z.string() }),
-  z.object({
-    kind: z.literal('write'),
-    tool: z.string(),
-    paths: z.array(z.string()),
-    summary: z.string(),
-    diff: z.object({ path: z.string(), before: z.string().nullable(), after: z.string() }).optional(),
-  }),
-  z.object({ kind: z.literal('execute'), tool: z.string(), command: z.string(), cwd: z.string(), summary: z.string() }),
-  z.object({ kind: z.literal('network'), tool: z.string(), url: z.string(), summary: z.string() }),
-  z.object({ kind: z.literal('task'), tool: z.string(), summary: z.string() }),
-  z.object({ kind: z.literal('mcp'), tool: z.string(), server: z.string(), summary: z.string() }),
-]);
-
-export const permissionRequestSchema = z.object({
-  requestId: z.string().min(1),
-  taskId: z.string(),
-  toolCallId: z.string(),
-  tool: z.string(),
-  input: z.unknown(),
-  subject: subjectSchema,
-  reason: z.string(),
-  rule: z.string().optional(),
-  risky: z.boolean().optional(),
-  suggestedRules: z.array(z.string()).optional(),
 });
 
 export const permissionAnswerSchema = z.object({
@@ -109,19 +70,11 @@ export const providerConfigSchema = z.object({
   maxRetries: count.optional(),
 });
 
-export { permissionModeSchema };
-
 // Compile-time drift checks (see src/shared/protocol/domainSchemas.ts for the same pattern).
 type MutuallyAssignable<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
 const assertTrue = <T extends true>(): T | undefined => undefined;
 assertTrue<MutuallyAssignable<z.infer<typeof conversationMessageSchema>, ConversationMessage>>();
-assertTrue<MutuallyAssignable<z.infer<typeof fullTaskEventSchema>, TaskEvent>>();
-assertTrue<MutuallyAssignable<z.infer<typeof turnOutputSchema>, TurnOutput>>();
-assertTrue<MutuallyAssignable<z.infer<typeof keelErrorSchema>, KeelError>>();
-assertTrue<MutuallyAssignable<z.infer<typeof usageSchema>, Usage>>();
 assertTrue<MutuallyAssignable<z.infer<typeof toolResultBlockSchema>, ToolResultBlock>>();
 assertTrue<MutuallyAssignable<z.infer<typeof permissionAnswerSchema>, PermissionAnswer>>();
 assertTrue<MutuallyAssignable<z.infer<typeof turnLimitsSchema>, TurnLimits>>();
 assertTrue<MutuallyAssignable<z.infer<typeof providerConfigSchema>, ProviderConfig>>();
-// `input` is `unknown` in both; the subject union is checked through the request as a whole.
-assertTrue<MutuallyAssignable<z.infer<typeof permissionRequestSchema>, PermissionRequest>>();

@@ -3,7 +3,8 @@ import { createServer, type Server, type Socket } from 'node:net';
 import { fromCallback, type EventObject } from 'xstate';
 import { ipcConnectionMachine, type IpcConnectionEvent } from '../machines/ipcConnection/ipcConnection.machine';
 import { MessageChannel } from './channel';
-import { fromWorkerSchema, type FromWorker, type ToWorker } from './protocol';
+import type { ToWorker } from './protocol';
+import { fromWorkerSchema, type FromWorker } from './protocolFromWorker';
 
 /**
  * The ipcConnection machine with its real actors for one worker: `listen` serves the worker's

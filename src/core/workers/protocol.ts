@@ -1,18 +1,17 @@
 import { z } from 'zod';
 import type { McpToolOutcome } from '../mcp/toolSource';
 import {
-  fullTaskEventSchema,
-  keelErrorSchema,
+  conversationMessageSchema,
+  mcpNameSchema,
   permissionAnswerSchema,
   permissionModeSchema,
-  permissionRequestSchema,
   providerConfigSchema,
-  conversationMessageSchema,
   toolResultBlockSchema,
-  turnLimitsSchema,
   toolResultContentSchema,
-  turnOutputSchema,
+  turnLimitsSchema,
+  wireIdSchema,
 } from './domainSchemas';
+import type { FromWorker } from './protocolFromWorker';
 
 /**
  * The host ↔ worker protocol: one JSON object per line (NDJSON) over a Unix domain socket (a named
@@ -30,13 +29,19 @@ import {
  * `durable_request` (a tool runs only once what was published before it is on disk),
  * `subtask_start` (a Task tool call; the host starts the child task), and the MCP calls the
  * host's hub makes for the worker: `mcp_list`, `mcp_call`, `mcp_cancel` (workers/mcpHostServer.ts).
+ *
+ * Two files, one per direction: this one (parent → worker, `toWorkerSchema`, and what both sides
+ * share) and protocolFromWorker.ts (worker → parent, `fromWorkerSchema`). A worker validates only
+ * what it receives and never loads the other file: every zod schema built costs an idle worker
+ * memory (docs/benchmarks.md, pool). A new message type goes, as one `…MessageSchema`, into the
+ * file of its direction and into that file's union.
  */
 export const PROTOCOL_VERSION = 1;
 
 /** The longest line either side accepts by default (a query carries the whole conversation). */
 export const DEFAULT_MAX_LINE_BYTES = 32 * 1024 * 1024;
 
-const id = z.string().min(1).max(200);
+const id = wireIdSchema;
 
 /** What the worker needs to act for the host: the workspace, its tools' environment and the engine's settings. */
 export const runtimeConfigSchema = z.object({
@@ -95,7 +100,7 @@ export const durableOkMessageSchema = z.object({ type: z.literal('durable_ok'), 
 export const subtaskResultMessageSchema = z.object({ type: z.literal('subtask_result'), queryId: id, toolCallId: id, result: toolResultBlockSchema, summary: z.string() });
 
 // MCP through the host's hub (workers/mcpHostServer.ts, workers/mcpRemote.ts).
-const mcpName = z.string().min(1).max(1000);
+const mcpName = mcpNameSchema;
 /** One MCP tool as the model sees it, with the server and tool it stands for (the worker's `resolveTool`). */
 export const mcpToolSchema = z.object({
   name: mcpName,
@@ -132,65 +137,7 @@ export const toWorkerSchema = z.discriminatedUnion('type', [
 ]);
 export type ToWorker = z.infer<typeof toWorkerSchema>;
 export type QueryMessage = z.infer<typeof queryMessageSchema>;
-
-// ── worker → parent ─────────────────────────────────────────────────────────────────────────
-export const readyMessageSchema = z.object({ type: z.literal('ready'), pid: z.number().int().positive(), protocol: z.number().int() });
-/** The worker took the query: `warm` when it had served this task before (its caches are hot). */
-export const sessionMessageSchema = z.object({ type: z.literal('session'), queryId: id, sessionId: id, warm: z.boolean() });
-export const eventMessageSchema = z.object({ type: z.literal('message'), queryId: id, event: fullTaskEventSchema });
-export const completeMessageSchema = z.object({ type: z.literal('complete'), queryId: id, output: turnOutputSchema });
-/** The worker could not run the query at all (not a model failure: those are in `complete`'s output). */
-export const errorMessageSchema = z.object({ type: z.literal('error'), queryId: id.optional(), error: keelErrorSchema });
-export const shutdownAckMessageSchema = z.object({ type: z.literal('shutdown_ack') });
-export const healthOkMessageSchema = z.object({
-  type: z.literal('health_ok'),
-  id,
-  uptime: z.number().nonnegative(),
-  queriesProcessed: z.number().int().nonnegative(),
-  rssBytes: z.number().int().nonnegative(),
-});
-export const permissionRequestMessageSchema = z.object({ type: z.literal('permission_request'), queryId: id, promptId: id, request: permissionRequestSchema });
-export const permissionCancelMessageSchema = z.object({ type: z.literal('permission_cancel'), queryId: id, promptId: id });
-export const durableRequestMessageSchema = z.object({ type: z.literal('durable_request'), queryId: id, requestId: id });
-export const subtaskStartMessageSchema = z.object({ type: z.literal('subtask_start'), queryId: id, toolCallId: id, description: z.string(), prompt: z.string() });
-
-/** The worker asks for the MCP tools of the task (answered by `mcp_tools` with the same `requestId`). */
-export const mcpListMessageSchema = z.object({ type: z.literal('mcp_list'), queryId: id, requestId: id });
-/**
- * One MCP tool call through the host's hub: `callId` is the worker's id of this call (answered
- * once by `mcp_result`), `toolCallId` the model's tool call it runs (the host's permission
- * re-check matches it against the prompts it answered).
- */
-export const mcpCallMessageSchema = z.object({
-  type: z.literal('mcp_call'),
-  queryId: id,
-  callId: id,
-  toolCallId: id,
-  name: mcpName,
-  server: mcpName,
-  tool: mcpName,
-  arguments: z.record(z.string(), z.unknown()),
-});
-/** The call's signal aborted in the worker: the host aborts its call (the server gets `notifications/cancelled`). */
-export const mcpCancelMessageSchema = z.object({ type: z.literal('mcp_cancel'), queryId: id, callId: id });
-
-export const fromWorkerSchema = z.discriminatedUnion('type', [
-  readyMessageSchema,
-  sessionMessageSchema,
-  eventMessageSchema,
-  completeMessageSchema,
-  errorMessageSchema,
-  shutdownAckMessageSchema,
-  healthOkMessageSchema,
-  permissionRequestMessageSchema,
-  permissionCancelMessageSchema,
-  durableRequestMessageSchema,
-  subtaskStartMessageSchema,
-  mcpListMessageSchema,
-  mcpCallMessageSchema,
-  mcpCancelMessageSchema,
-]);
-export type FromWorker = z.infer<typeof fromWorkerSchema>;
+export type { FromWorker };
 
 /** Messages of one query, worker → parent (everything that names a query). */
 export type QueryReply = Exclude<FromWorker, { type: 'ready' | 'health_ok' | 'shutdown_ack' | 'error' }> | (Extract<FromWorker, { type: 'error' }> & { queryId: string });

@@ -21,13 +21,30 @@ export interface WorkerCommand {
 }
 
 /**
- * V8 options every worker starts with. `--max-semi-space-size=1` caps each of the young
- * generation's semi-spaces at 1 MB (Node 20's default grows them to 16 MB under allocation): a
- * worker streams many small short-lived objects, so a busy query grew an idle worker's young
- * generation by ~16–32 MB it kept afterwards. The cost is more frequent, shorter scavenges
- * (docs/benchmarks.md, pool: warm dispatch and the CPU-bound tasks measured with it).
+ * V8 options every worker starts with (docs/benchmarks.md, pool: what each saves and costs).
+ * - `--max-semi-space-size=1` caps each of the young generation's semi-spaces at 1 MB (Node 20's
+ *   default grows them to 16 MB under allocation): a worker streams many small short-lived
+ *   objects, so a busy query grew an idle worker's young generation by ~16–32 MB it kept
+ *   afterwards. The cost is more frequent, shorter scavenges.
+ * - `--no-wasm-tier-up --no-wasm-dynamic-tiering`: WebAssembly stays on V8's baseline compiler
+ *   (Liftoff). A worker runs two wasm modules: undici's HTTP parser (llhttp, every provider
+ *   stream) and tree-sitter's bash parser (permission analysis). Tiering their large functions
+ *   up to TurboFan happened on background threads during a worker's first queries and held
+ *   15–27 MB of compiler memory for a while after each (idle RSS 91–113 MB right after a query,
+ *   74 MB without it); the baseline code is fast enough for both (the permission analysis was
+ *   measured faster: no compiles competing for the machine's two cores).
  */
-export const WORKER_NODE_OPTIONS: readonly string[] = ['--max-semi-space-size=1'];
+export const WORKER_NODE_OPTIONS: readonly string[] = ['--max-semi-space-size=1', '--no-wasm-tier-up', '--no-wasm-dynamic-tiering'];
+
+/**
+ * Environment every worker starts with, unless the host's environment already sets the variable;
+ * the worker removes these from its own environment (WORKER_ONLY_ENV) before any tool runs, so
+ * tool processes never see them. glibc's malloc otherwise raises its mmap and trim thresholds
+ * dynamically (up to 32 MB) after large blocks are freed, and keeps what V8's compiler and
+ * parser freed as resident memory of an idle process; fixed 128 KB thresholds (the static
+ * defaults) give large freed blocks back to the OS. Other C libraries ignore the variables.
+ */
+export const WORKER_ENV: Readonly<Record<string, string>> = { MALLOC_MMAP_THRESHOLD_: '131072', MALLOC_TRIM_THRESHOLD_: '131072' };
 
 /**
  * The default for a host whose bundle sits beside `worker.js` (dist/): the lean worker bundle
@@ -55,9 +72,11 @@ export interface SpawnSpec {
 export function workerSpawnSpec(cmd: WorkerCommand, socketPath: string, workerId: string): SpawnSpec {
   const env: NodeJS.ProcessEnv = { ...(cmd.baseEnv ?? process.env), ...cmd.env };
   const unset: string[] = [];
-  if (cmd.electronRunAsNode && env.ELECTRON_RUN_AS_NODE === undefined) {
-    env.ELECTRON_RUN_AS_NODE = '1';
-    unset.push('ELECTRON_RUN_AS_NODE');
+  const only: Record<string, string> = { ...WORKER_ENV, ...(cmd.electronRunAsNode ? { ELECTRON_RUN_AS_NODE: '1' } : {}) };
+  for (const [name, value] of Object.entries(only)) {
+    if (env[name] !== undefined) continue;
+    env[name] = value;
+    unset.push(name);
   }
   if (unset.length > 0) env[WORKER_ONLY_ENV] = unset.join(',');
   return {

@@ -34,7 +34,7 @@ describe('keel with worker processes', () => {
     writeFileSync(join(workspace, 'greeting.txt'), 'hello world\n');
     server.enqueue(
       { blocks: [{ type: 'tool_use', id: 'toolu_read', name: 'Read', input: { file_path: 'greeting.txt' } }] },
-      { blocks: [{ type: 'tool_use', id: 'toolu_bash', name: 'Bash', input: { command: 'tr "\\0" " " < /proc/$PPID/cmdline; echo; echo "key=${ANTHROPIC_API_KEY:-none}"' } }] },
+      { blocks: [{ type: 'tool_use', id: 'toolu_bash', name: 'Bash', input: { command: 'tr "\\0" " " < /proc/$PPID/cmdline; echo; echo "key=${ANTHROPIC_API_KEY:-none}"; echo "malloc=${MALLOC_MMAP_THRESHOLD_:-none}"' } }] },
       { blocks: [{ type: 'text', text: 'Done in a worker.' }] },
     );
     const run = await runCli(['run', 'look around', ...provider(server.url), '--mode', 'bypassPermissions', '--output-format', 'stream-json', '--workers', '1'], KEY);
@@ -44,8 +44,10 @@ describe('keel with worker processes', () => {
     const output = ofType(run.events, 'tool_output').map((e) => e.chunk).join('');
     // The command's parent is the worker process, not the CLI.
     // The lean worker bundle beside the CLI's (dist/worker.js), with the worker's V8 options.
-    expect(output).toMatch(/--max-semi-space-size=1 \S+\/worker\.js --socket \S+keel-workers-\S+\.sock --worker-id w1/);
+    expect(output).toMatch(/--max-semi-space-size=1 --no-wasm-tier-up --no-wasm-dynamic-tiering \S+\/worker\.js --socket \S+keel-workers-\S+\.sock --worker-id w1/);
     expect(output).toContain('key=none');
+    // The worker's own malloc settings (WORKER_ENV) are not passed on to the commands it runs.
+    expect(output).toContain('malloc=none');
     expect(run.events.at(-1)).toMatchObject({ type: 'done', status: 'completed' });
     expect(server.requests).toHaveLength(3);
   });

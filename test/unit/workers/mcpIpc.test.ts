@@ -3,7 +3,8 @@ import type { McpHub } from '../../../src/core/mcp/hub';
 import type { McpToolSource } from '../../../src/core/mcp/toolSource';
 import { McpHostServer } from '../../../src/core/workers/mcpHostServer';
 import { IpcMcpToolSource } from '../../../src/core/workers/mcpRemote';
-import { fromWorkerSchema, toWorkerSchema, validate, type FromWorker, type ToWorker } from '../../../src/core/workers/protocol';
+import { toWorkerSchema, validate, type ToWorker } from '../../../src/core/workers/protocol';
+import { fromWorkerSchema, type FromWorker } from '../../../src/core/workers/protocolFromWorker';
 import { EVERYTHING, hubOf, nodeServer, server } from '../mcp/helpers';
 import { RecordingSource } from './mcpSources';
 
