@@ -11,6 +11,7 @@ import {
   turnLimitsSchema,
   turnOutputSchema,
 } from './domainSchemas';
+import { approvedHookSchema, workerHookInputSchema } from '../hooks/schemas';
 
 /**
  * The host ↔ worker protocol: one JSON object per line (NDJSON) over a Unix domain socket (a named
@@ -25,7 +26,8 @@ import {
  * `health_ok {uptime, queriesProcessed}`, plus what must go up to the owner of the task:
  * `permission_request` / `permission_cancel` (a prompt and its withdrawal, by the prompt's id),
  * `durable_request` (a tool runs only once what was published before it is on disk) and
- * `subtask_start` (a Task tool call; the host starts the child task).
+ * `subtask_start` (a Task tool call; the host starts the child task), and from the task's hooks
+ * run by the worker: `hook_event`, `hook_log`, `hook_stop`.
  */
 export const PROTOCOL_VERSION = 1;
 
@@ -33,6 +35,9 @@ export const PROTOCOL_VERSION = 1;
 export const DEFAULT_MAX_LINE_BYTES = 32 * 1024 * 1024;
 
 const id = z.string().min(1).max(200);
+
+/** The longest hook message a worker sends up (it cuts longer ones: hook output is untrusted). */
+export const HOOK_LOG_MAX_CHARS = 64 * 1024;
 
 /** What the worker needs to act for the host: the workspace, its tools' environment and the engine's settings. */
 export const runtimeConfigSchema = z.object({
@@ -52,6 +57,21 @@ export const runtimeConfigSchema = z.object({
   heldSecrets: z.array(z.string()),
 });
 export type RuntimeConfig = z.infer<typeof runtimeConfigSchema>;
+
+/**
+ * The task's hooks for one query (docs/hooks.md, "Hooks on a worker"): the hooks the host
+ * approved (user hooks, the workspace's own once approved), which the worker runs at the points
+ * of the turn loop (PreToolUse, PermissionRequest, Notification, PostToolUse, Stop, SubagentStop,
+ * PreCompact) with the common fields the host would give them. Absent: no hook point at all.
+ */
+export const queryHooksSchema = z.object({
+  /** `session_id`: the root task's id (a sub-agent's differs from its own `taskId`). */
+  sessionId: id,
+  /** `transcript_path`: the task's event log, or '' for a task that is not recorded. */
+  transcriptPath: z.string().max(4096),
+  approved: z.array(approvedHookSchema).max(1000),
+});
+export type QueryHooks = z.infer<typeof queryHooksSchema>;
 
 /** One run of a task's turn loop: what the turn machine's input holds, and the provider to use. */
 export const turnPayloadSchema = z.object({
@@ -79,6 +99,7 @@ export const queryMessageSchema = z.object({
   runSystem: z.array(z.string()).max(64).optional(),
   /** A loop iteration's progress file, which it may write without a prompt (runtime/loopPermission.ts). */
   loopProgressFile: z.string().min(1).max(4096).optional(),
+  hooks: queryHooksSchema.optional(),
 });
 export const cancelMessageSchema = z.object({ type: z.literal('cancel'), queryId: id });
 export const shutdownMessageSchema = z.object({ type: z.literal('shutdown'), graceful: z.boolean() });
@@ -121,6 +142,12 @@ export const permissionRequestMessageSchema = z.object({ type: z.literal('permis
 export const permissionCancelMessageSchema = z.object({ type: z.literal('permission_cancel'), queryId: id, promptId: id });
 export const durableRequestMessageSchema = z.object({ type: z.literal('durable_request'), queryId: id, requestId: id });
 export const subtaskStartMessageSchema = z.object({ type: z.literal('subtask_start'), queryId: id, toolCallId: id, description: z.string(), prompt: z.string() });
+/** A hook event the query's turn fired (before its hooks ran): for the host's observers and its report of unapproved hooks. */
+export const hookEventMessageSchema = z.object({ type: z.literal('hook_event'), queryId: id, input: workerHookInputSchema });
+/** What a hook wants the person to see (an error, a `systemMessage`, a bounded Stop hook): the host's log. Capped by the worker. */
+export const hookLogMessageSchema = z.object({ type: z.literal('hook_log'), queryId: id, level: z.enum(['info', 'warn', 'error']), message: z.string().max(HOOK_LOG_MAX_CHARS) });
+/** A hook answered `"continue": false`: the host stops the task (as it would in process), the reason shown. */
+export const hookStopMessageSchema = z.object({ type: z.literal('hook_stop'), queryId: id, reason: z.string().max(HOOK_LOG_MAX_CHARS) });
 
 export const fromWorkerSchema = z.discriminatedUnion('type', [
   readyMessageSchema,
@@ -134,6 +161,9 @@ export const fromWorkerSchema = z.discriminatedUnion('type', [
   permissionCancelMessageSchema,
   durableRequestMessageSchema,
   subtaskStartMessageSchema,
+  hookEventMessageSchema,
+  hookLogMessageSchema,
+  hookStopMessageSchema,
 ]);
 export type FromWorker = z.infer<typeof fromWorkerSchema>;
 
