@@ -12,10 +12,11 @@ import { HOOK_LOG_MAX_CHARS, type FromWorker, type QueryMessage } from './protoc
  * this query (`secrets.environment()`: no provider key), run in the workspace, as children of
  * this process. What the host must do goes up: each event (`hook_event`, for its observers and
  * its report of unapproved hooks), what the person must see (`hook_log`) and a hook's
- * `"continue": false` (`hook_stop`: the host stops the task, as it would in process).
+ * `"continue": false` (`hook_stop`: the host stops the task, as it would in process; the turn
+ * here is cancelled at once).
  * Undefined when the query carries no hooks (the host has no hook runner).
  */
-export function workerHookPoints(q: QueryMessage, deps: { send(m: FromWorker): void; secrets: SecretKeeper; mode(): PermissionMode }): TaskHookPoints | undefined {
+export function workerHookPoints(q: QueryMessage, deps: { send(m: FromWorker): void; secrets: SecretKeeper; mode(): PermissionMode; stopTurn(): void }): TaskHookPoints | undefined {
   const plan = q.hooks;
   if (!plan) return undefined;
   const { queryId } = q;
@@ -34,7 +35,12 @@ export function workerHookPoints(q: QueryMessage, deps: { send(m: FromWorker): v
     workspace: q.runtime.workspace,
     transcriptPath: plan.transcriptPath,
     mode: deps.mode,
-    requestStop: (reason) => deps.send({ type: 'hook_stop', queryId, reason: capped(reason) }),
+    // The host stops the task; the turn stops here at once, as it would in process (where the
+    // cancel reaches the turn before the hook's caller returns): no further request or tool.
+    requestStop: (reason) => {
+      deps.send({ type: 'hook_stop', queryId, reason: capped(reason) });
+      deps.stopTurn();
+    },
     log: (level, message) => deps.send({ type: 'hook_log', queryId, level, message: capped(message) }),
   });
 }

@@ -109,7 +109,8 @@ function startQuery(q: QueryMessage, send: (m: FromWorker) => void, done: (q: Ru
   let parentModes = q.parentModes;
   // The turn's mode as the host last set it (hooks' `permission_mode`).
   let mode = q.turn.mode;
-  const hooks = workerHookPoints(q, { send, secrets, mode: () => mode });
+  // (`toTurn` is defined below; a hook only fires once the turn runs.)
+  const hooks = workerHookPoints(q, { send, secrets, mode: () => mode, stopTurn: () => toTurn({ type: 'CANCEL' }) });
   const engine = engineFor(runtime.workspace, runtime.settingsFiles, runtime.sandbox.enabled);
   // The same exception the host gives a loop iteration (LiveTask): its own progress file.
   const own: PermissionDecider = q.loopProgressFile ? allowingLoopProgress(engine, q.loopProgressFile) : engine;

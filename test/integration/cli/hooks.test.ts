@@ -284,4 +284,23 @@ echo '{"hookSpecificOutput":{"hookEventName":"PostToolUse","additionalContext":"
     expect(sentToModel(1)).toContain('No one is available to approve this');
     expect(readFileSync(notified, 'utf8').trim()).toBe(JSON.stringify({ notification_type: 'permission_prompt', message: 'Keel needs your permission to use Bash' }));
   });
+
+  it.each([
+    ['in the CLI process', '0'],
+    ['on a worker', '1'],
+  ])('a PostToolUse hook answering "continue": false stops the task %s, with its reason shown', async (_, workers) => {
+    const stopper = script('stopper.sh', `cat > /dev/null; echo '{"continue":false,"stopReason":"the build is broken","systemMessage":"see build.log"}'`);
+    userSettings({ hooks: { PostToolUse: [{ matcher: 'Bash', hooks: [{ type: 'command', command: stopper }] }] } });
+    server.enqueue(bash('toolu_echo', 'echo built'), say('This answer is never asked for.'));
+    const r = await run('build it', '--mode', 'bypassPermissions', '--workers', workers);
+    await r.exit;
+    // The command ran; the task stopped right after it (as in process: the result is not recorded).
+    expect(ofType(r.events, 'tool_output').map((e) => e.chunk).join('')).toContain('built');
+    expect(ofType(r.events, 'tool_result')).toEqual([]);
+    // The model is not asked again: the task stopped where the hook said so.
+    expect(server.requests).toHaveLength(1);
+    expect(r.events.at(-1)).toMatchObject({ type: 'done', status: 'aborted' });
+    expect(r.stderr()).toContain('the build is broken');
+    expect(r.stderr()).toContain('PostToolUse hook: see build.log');
+  });
 });
