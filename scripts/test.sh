@@ -4,7 +4,8 @@
 #   2. typecheck, lint and the layering check
 #   3. the prerequisites (Debian packages such as ripgrep and bubblewrap, which unit tests use;
 #      code-server 4.100.3 in a cache folder for the e2e)
-#   4. unit and integration tests (vitest project "unit")
+#   4. unit and integration tests (vitest project "unit"), then the signal tests of `keel run`
+#      again with its task on a worker process (KEEL_WORKERS=1: a command must not outlive it)
 #   5. build and package the .vsix
 #   6. the end-to-end tests in code-server driven by Playwright (vitest project "e2e")
 # Set KEEL_SKIP_E2E=1 to stop after step 4.
@@ -28,6 +29,10 @@ bash scripts/e2e/ensure-deps.sh >/dev/null
 mkdir -p test-results
 step "unit and integration tests"
 npx vitest run --project unit --reporter=default --reporter=json --outputFile.json=test-results/unit.json
+# The same signals, with execution in a worker: the host ends in ways the worker must follow
+# (its commands killed, not left running). One file: ~1 min on a loaded 2-core machine.
+step "keel run's signals on a worker (KEEL_WORKERS=1)"
+KEEL_WORKERS=1 npx vitest run --project unit test/integration/cli/signals.test.ts --reporter=default --reporter=json --outputFile.json=test-results/unit-workers.json
 
 step "build and package"
 npm run --silent package
@@ -45,10 +50,10 @@ summary() {
 
 if [ "${KEEL_SKIP_E2E:-0}" = "1" ]; then
   echo "KEEL_SKIP_E2E=1: skipping the end-to-end tests"
-  summary test-results/unit.json
+  summary test-results/unit.json test-results/unit-workers.json
   exit 0
 fi
 
 step "end-to-end tests (code-server + Playwright)"
 npx vitest run --project e2e --reporter=default --reporter=json --outputFile.json=test-results/e2e.json
-summary test-results/unit.json test-results/e2e.json
+summary test-results/unit.json test-results/unit-workers.json test-results/e2e.json

@@ -1,9 +1,17 @@
+import { killRunningProcessGroups } from '../core/tools/processRunner';
 import { runWorker } from '../core/workers/workerMain';
+import { signalExitCode } from './signals';
 import { parseCommandLine, reportUsage, UsageError } from './usage';
 
 /**
  * `keel worker --socket PATH --worker-id ID`: the worker process of a pool (docs/workers.md).
  * Hosts start it; people do not. It exits when its host says `shutdown` or the connection ends.
+ *
+ * However this process ends — its host gone (the connection closed), `shutdown`, SIGTERM, SIGHUP
+ * or SIGINT, an uncaught error — the commands it started do not outlive it: the running query is
+ * cancelled first (its commands get SIGTERM, then SIGKILL), and on the way out whatever command is
+ * still running has its process group killed. Only SIGKILL of this process skips both; the host
+ * covers that case (`sweepWorkerProcesses`, workers/workerSweep.ts).
  */
 export async function workerCommand(argv: string[]): Promise<number> {
   let socket: string | undefined;
@@ -17,7 +25,16 @@ export async function workerCommand(argv: string[]): Promise<number> {
     if (err instanceof UsageError) return reportUsage('worker', err);
     throw err;
   }
-  const code = await runWorker({ socket, workerId });
+  // 'exit' runs on process.exit, at the natural end and after an uncaught exception.
+  process.on('exit', () => killRunningProcessGroups());
+  const stop = new AbortController();
+  let stoppedBy: NodeJS.Signals | undefined;
+  const onSignal = (signal: NodeJS.Signals) => {
+    stoppedBy ??= signal;
+    stop.abort();
+  };
+  for (const signal of ['SIGTERM', 'SIGHUP', 'SIGINT'] as const) process.on(signal, onSignal);
+  const code = await runWorker({ socket, workerId, signal: stop.signal });
   // Whatever a tool left behind (timers, a sandbox proxy) must not keep a finished worker alive.
-  process.exit(code);
+  process.exit(stoppedBy ? signalExitCode(stoppedBy) : code);
 }

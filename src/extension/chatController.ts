@@ -3,7 +3,6 @@ import { isViewEvent, type TaskEvent } from '../shared/domain/events';
 import type { PermissionMode } from '../shared/domain/permissionModes';
 import type { FromWebviewMessage } from '../shared/protocol/fromWebview';
 import type { SnapshotMessage, ToWebviewPayload } from '../shared/protocol/toWebview';
-import type { ProviderConfig } from '../core/providers/types';
 import type { TaskHandle } from '../core/runtime/types';
 import { describeError } from './logger';
 import type { PermissionBroker } from './permissionBroker';
@@ -14,7 +13,7 @@ import type { LastTask } from './history/taskHistory';
 import type { ShownTask, ViewConnection } from './viewConnection';
 import { TaskWorkerWatch, type PoolView } from './taskWorker';
 import { followTask } from './taskFollower';
-import type { ChatHost, TaskRuntimeLike } from './chatHost';
+import type { ChatHost } from './chatHost';
 import { ChatWindow, type ChatSurface } from './chatWindow';
 
 export type { ChatHost, TaskRuntimeLike } from './chatHost';
@@ -235,31 +234,12 @@ export class ChatController implements ChatSurface {
         this.current.sendUserMessage(text);
         return;
       }
-      let runtime: TaskRuntimeLike;
-      let provider: ProviderConfig;
       try {
-        runtime = await this.window.ensureRuntime();
-        provider = await this.host.providerConfig(this.permissionMode());
+        await this.window.startTask(text, this.id, () => !this.disposed, (task) => this.show(task));
       } catch (e) {
         this.host.log.error(`cannot start a task: ${describeError(e)}`);
         this.broadcastError(`Keel could not start the task: ${describeError(e)}`);
-        return;
       }
-      if (this.disposed) return;
-      const mode = this.permissionMode();
-      let task: TaskHandle;
-      try {
-        // Each run reads the settings again: a key set meanwhile, and the model for the mode it runs in.
-        task = runtime.startTask({ prompt: text, provider, mode, refreshProvider: () => this.host.providerConfig(this.permissionMode()) });
-      } catch (e) {
-        // The task's record could not be created (storage unusable): nothing runs unrecorded.
-        this.host.log.error(`cannot start a task: ${describeError(e)}`);
-        this.broadcastError(`Keel could not start the task: ${describeError(e)}`);
-        return;
-      }
-      this.window.track(task, provider.model);
-      this.host.log.info(`task ${task.id} started in the ${this.id} chat (provider ${provider.provider}, model ${provider.model || 'default'}, mode ${mode})`);
-      this.show(task);
     });
   }
 
@@ -319,6 +299,10 @@ export class ChatController implements ChatSurface {
   /** Sends this surface's views a fresh snapshot (after a settings, mode or key change). */
   refresh(): void {
     this.broadcast(this.snapshot());
+  }
+
+  historyChanged(): Promise<void> {
+    return this.history.refreshList();
   }
 
   /**

@@ -34,6 +34,8 @@ export interface ChatSurface {
   showLive(task: TaskHandle | undefined): void;
   /** The runtime exists now: follow its worker pool. */
   watchPool(pool: PoolView | null): void;
+  /** The stored tasks changed (one was deleted): send the History list again to every view. */
+  historyChanged(): Promise<void>;
 }
 
 /**
@@ -155,9 +157,14 @@ export class ChatWindow {
     this.permissions.viewsChanged();
   }
 
-  /** Task `id` was deleted from History: every surface that shows it shows the empty chat. */
-  taskDeleted(id: string): void {
+  /**
+   * Task `id` was deleted from History: every surface that shows it shows the empty chat, and
+   * every surface's History list drops it (a chat whose History page is open must not keep
+   * offering a task that is gone).
+   */
+  async taskDeleted(id: string): Promise<void> {
     for (const s of [...this.surfaces]) if (s.shownTaskId() === id) s.showLive(undefined);
+    await Promise.all([...this.surfaces].map((s) => s.historyChanged()));
   }
 
   /** The mode the next task or message uses: a chat's selector, else the setting. */
@@ -200,6 +207,25 @@ export class ChatWindow {
         return task;
       },
     };
+  }
+
+  /**
+   * Starts a task with `prompt` for `surfaceId` in the chat's mode, with the provider settings read
+   * now (each run reads them again: a key set meanwhile, the model of the mode it runs in), and
+   * watches it, and has `show` show it at once (before any of its events can be missed). Does
+   * nothing when `wanted()` turns false while the runtime or the settings load (the surface
+   * closed); rejects when no task can start (no folder, no provider settings, its record cannot
+   * be created: nothing runs unrecorded).
+   */
+  async startTask(prompt: string, surfaceId: string, wanted: () => boolean, show: (task: TaskHandle) => void): Promise<void> {
+    const runtime = await this.ensureRuntime();
+    const provider = await this.host.providerConfig(this.permissionMode());
+    if (!wanted() || this.disposedFlag) return;
+    const mode = this.permissionMode();
+    const task = runtime.startTask({ prompt, provider, mode, refreshProvider: () => this.host.providerConfig(this.permissionMode()) });
+    this.track(task, provider.model);
+    this.host.log.info(`task ${task.id} started in the ${surfaceId} chat (provider ${provider.provider}, model ${provider.model || 'default'}, mode ${mode})`);
+    show(task);
   }
 
   /** Acts on a message of the shared pages, and on the requests of `ViewRequests` (files, diffs, settings). */

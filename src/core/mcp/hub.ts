@@ -10,7 +10,7 @@ import { callOutcome, capText, failure, serverStatus, targetOf, unavailableMessa
 import { boundedDefinition, MAX_TOOLS_PER_SERVER, modelTools, type ModelTool } from './modelTools';
 import { signInToMcpServer, signOutOfMcpServer } from './oauth/signIn';
 import { FileMcpOAuthStore, type McpOAuthStore } from './oauth/store';
-import type { McpToolOutcome, McpToolSource } from './toolSource';
+import type { McpCallOptions, McpToolOutcome, McpToolSource } from './toolSource';
 import type { McpApprovalState, McpConfigProblem, McpConfigSet, McpServerStatus, McpTransportKind } from './types';
 
 /**
@@ -138,6 +138,10 @@ export class McpHub implements McpToolSource {
     return this.byModelName.get(name);
   }
 
+  knownTools(): { name: string; server: string; tool: string }[] {
+    return [...this.byModelName].map(([name, t]) => ({ name, ...t }));
+  }
+
   /** The tools of every ready server with their model-facing names (modelTools.ts). */
   private readyTools(): ModelTool[] {
     return modelTools(this.connections.values(), (server, count) => {
@@ -147,7 +151,7 @@ export class McpHub implements McpToolSource {
     });
   }
 
-  async callTool(name: string, args: Record<string, unknown>, opts: { signal: AbortSignal; onProgress?: (line: string) => void }): Promise<McpToolOutcome> {
+  async callTool(name: string, args: Record<string, unknown>, opts: McpCallOptions): Promise<McpToolOutcome> {
     const target = this.resolveTool(name);
     if (!target) return failure(`There is no MCP tool named ${name}.`, 'unknown MCP tool');
     const conn = this.connections.get(target.server);

@@ -3,8 +3,8 @@ import type { ToolDefinition } from '../providers/types';
 
 /**
  * What a task's turn loop needs of MCP — the narrow seam between the runtime and the hub. The
- * extension's and the CLI's hub (`McpHub`) implement it in process; a worker process would
- * implement it by calling the host's hub over IPC.
+ * extension's and the CLI's hub (`McpHub`) implement it in process; a worker process implements
+ * it by calling the host's hub over IPC (workers/mcpRemote.ts, served by workers/mcpHostServer.ts).
  */
 export interface McpToolSource {
   /**
@@ -16,12 +16,25 @@ export interface McpToolSource {
   /** The server and tool a model-facing name stands for, or undefined when it names no known MCP tool. */
   resolveTool(name: string): { server: string; tool: string } | undefined;
   /**
+   * Every name `resolveTool` knows, with what it stands for — those of servers now down too (a
+   * call to one is answered "not available"). A worker resolves names from this list as the host does.
+   */
+  knownTools(): { name: string; server: string; tool: string }[];
+  /**
    * Calls the tool once. Never rejects and never re-runs a call by itself (except after an HTTP
    * session expired before the server saw the call): a failure, a server that is down or exits
    * mid-call, a timeout or a cancel are results with `isError` and a message for the model.
    * `onProgress` gets one line per progress notification.
    */
-  callTool(name: string, args: Record<string, unknown>, opts: { signal: AbortSignal; onProgress?: (line: string) => void }): Promise<McpToolOutcome>;
+  callTool(name: string, args: Record<string, unknown>, opts: McpCallOptions): Promise<McpToolOutcome>;
+}
+
+export interface McpCallOptions {
+  signal: AbortSignal;
+  /** One line per progress notification. */
+  onProgress?: (line: string) => void;
+  /** The model's tool call this runs (a worker's call names it to the host, whose permission re-check matches it). */
+  toolCallId?: string;
 }
 
 export interface McpToolOutcome {

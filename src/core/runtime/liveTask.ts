@@ -189,9 +189,9 @@ export class LiveTask implements TaskHandle, PermissionParent {
         this.children.add(child);
         return child;
       },
-      // MCP servers live in this process and do not cross to a worker yet: a task that would need
-      // them runs its turn loop here, so no MCP tool is ever skipped. Hooks cross: the worker runs
-      // the turn's hooks the host approved (queryParts), the task's own ones run here.
+      // Hooks and MCP servers cross to a worker: the worker runs the turn's hooks the host approved
+      // (queryParts; the task's own hooks run here), and calls the MCP servers, which stay in this
+      // process, through it (workers/mcpHostServer.ts).
       ...(pool && !needsHost(rt) ? { remote: this.remoteTurn(pool, rt, parentId !== undefined) } : {}),
       ...(this.recorder ? { durable: () => this.recorder!.durable() } : {}),
       reconstruct: async () => {
@@ -361,6 +361,22 @@ export class LiveTask implements TaskHandle, PermissionParent {
       parentModes: this.parent?.ancestorModes?.() ?? [],
       onWorkerLost: (message: string) => this.workerLost(message),
       overflow,
+      // The worker lists and calls the host's MCP tools through it; the host checks each call
+      // again with this task's own decision (its rules, its mode now, its ancestors).
+      ...(rt.mcp
+        ? {
+            mcp: {
+              source: rt.mcp,
+              decide: (call: PermissionCall) => this.decideAsParent(call),
+              // Now: only a hook the worker may run (user, or approved) can allow a call there
+              // without a prompt — a PreToolUse "allow" or a PermissionRequest "allow".
+              get hooksMayAllow() {
+                return rt.hooks?.runnable().some((h) => h.event === 'PreToolUse' || h.event === 'PermissionRequest') ?? false;
+              },
+              log: (level: 'info' | 'warn' | 'error', message: string) => this.runtime.log(level, `task ${this.id}: ${message}`),
+            },
+          }
+        : {}),
       ...(rt.hooks ? { hooks: this.remoteHooks(rt.hooks) } : {}),
     };
   }
@@ -502,7 +518,11 @@ export function titleOf(prompt: string): string {
   return line.length > 60 ? `${line.slice(0, 57)}…` : line || 'New task';
 }
 
-/** True when a task's turn loop must run in this process: MCP servers are configured. */
-function needsHost(rt: TaskRuntimeOptions): boolean {
-  return Boolean(rt.mcp);
+/**
+ * True when a task's turn loop must run in this process. Nothing needs it now: hooks and MCP
+ * servers both cross to a worker (docs/hooks.md, "Hooks on a worker"; docs/mcp.md). The one place
+ * to say so when a capability cannot.
+ */
+function needsHost(_rt: TaskRuntimeOptions): boolean {
+  return false;
 }

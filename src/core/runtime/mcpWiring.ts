@@ -42,6 +42,7 @@ export async function runMcpCall(
   const redact = services.redact ?? ((t: string) => t);
   const out = await services.mcp.callTool(call.name, call.input, {
     signal,
+    toolCallId: call.id,
     onProgress: (line) => services.publish({ type: 'tool_output', taskId, id: call.id, chunk: redact(line) }),
   });
   const content = typeof out.content === 'string' ? redact(out.content) : out.content.map((b) => (b.type === 'text' ? { ...b, text: redact(b.text) } : b));

@@ -30,6 +30,34 @@ export interface RunProcessOptions {
   stdin?: string;
 }
 
+/**
+ * The process groups (their leaders' pids) of the commands `runProcess` started in this process
+ * that have not finished: a group goes in when its leader is spawned and out when its run settles
+ * (its group killed on cancel or timeout, or its leader exited and its output drained).
+ */
+const runningGroups = new Set<number>();
+
+/**
+ * SIGKILL to the process group of every command this process started with `runProcess` that is
+ * still running. For a process that is about to end without waiting for its commands (a worker
+ * whose host is gone, on its way out): they would otherwise outlive it in groups of their own.
+ * Background processes a finished command left behind are not touched (as in any other ending).
+ * Synchronous, never throws; returns how many groups were signalled.
+ */
+export function killRunningProcessGroups(): number {
+  let signalled = 0;
+  for (const pid of runningGroups) {
+    try {
+      process.kill(process.platform === 'win32' ? pid : -pid, 'SIGKILL');
+      signalled++;
+    } catch {
+      // Already gone.
+    }
+  }
+  runningGroups.clear();
+  return signalled;
+}
+
 export type ProcessOutcome =
   | { kind: 'exited'; code: number | null; signal: NodeJS.Signals | null; pipesHeldOpen: boolean }
   | { kind: 'timedOut'; timeoutMs: number }
@@ -62,6 +90,9 @@ export function runProcess(file: string, args: readonly string[], opts: RunProce
       resolve({ kind: 'spawnFailed', message: errorMessage(err) });
       return;
     }
+
+    const leader = child.pid;
+    if (leader !== undefined) runningGroups.add(leader);
 
     if (opts.stdin !== undefined && child.stdin) {
       // EPIPE when the child does not read its input: its choice, not a failure of the run.
@@ -154,6 +185,7 @@ export function runProcess(file: string, args: readonly string[], opts: RunProce
     function finish(outcome: ProcessOutcome): void {
       if (settled) return;
       settled = true;
+      if (leader !== undefined) runningGroups.delete(leader);
       if (timeoutTimer) clearTimeout(timeoutTimer);
       if (killTimer) clearTimeout(killTimer);
       if (drainTimer) clearTimeout(drainTimer);

@@ -22,6 +22,7 @@ const image = z.object({
 });
 // Usually text; text and image blocks when an MCP tool returned images.
 const toolResultContent = z.union([z.string(), z.array(z.discriminatedUnion('type', [text, image]))]);
+export const toolResultContentSchema = toolResultContent;
 const toolResult = z.object({ type: z.literal('tool_result'), tool_use_id: z.string(), content: toolResultContent, is_error: z.boolean().optional() });
 const toolUse = z.object({ type: z.literal('tool_use'), id: z.string(), name: z.string(), input: z.record(z.string(), z.unknown()) });
 const thinking = z.object({ type: z.literal('thinking'), thinking: z.string(), signature: z.string() });

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import type { McpToolOutcome } from '../mcp/toolSource';
 import {
   fullTaskEventSchema,
   keelErrorSchema,
@@ -9,6 +10,7 @@ import {
   conversationMessageSchema,
   toolResultBlockSchema,
   turnLimitsSchema,
+  toolResultContentSchema,
   turnOutputSchema,
 } from './domainSchemas';
 import { approvedHookSchema, workerHookInputSchema } from '../hooks/schemas';
@@ -21,13 +23,15 @@ import { approvedHookSchema, workerHookInputSchema } from '../hooks/schemas';
  *
  * Parent → worker: `query`, `cancel`, `shutdown {graceful}`, `health_check` (the worker-pool
  * catalog), plus the answers a query waits for: `permission_answer`, `durable_ok`,
- * `subtask_result`, and `set_mode`.
+ * `subtask_result`, and `set_mode`; the host's MCP hub answers `mcp_tools`, `mcp_progress`,
+ * `mcp_result`.
  * Worker → parent: `ready`, `session`, `message`, `complete`, `error`, `shutdown_ack`,
  * `health_ok {uptime, queriesProcessed}`, plus what must go up to the owner of the task:
  * `permission_request` / `permission_cancel` (a prompt and its withdrawal, by the prompt's id),
- * `durable_request` (a tool runs only once what was published before it is on disk) and
- * `subtask_start` (a Task tool call; the host starts the child task), and from the task's hooks
- * run by the worker: `hook_event`, `hook_log`, `hook_stop`.
+ * `durable_request` (a tool runs only once what was published before it is on disk),
+ * `subtask_start` (a Task tool call; the host starts the child task), the MCP calls the host's
+ * hub makes for the worker: `mcp_list`, `mcp_call`, `mcp_cancel` (workers/mcpHostServer.ts), and
+ * from the task's hooks run by the worker: `hook_event`, `hook_log`, `hook_stop`.
  */
 export const PROTOCOL_VERSION = 1;
 
@@ -99,6 +103,8 @@ export const queryMessageSchema = z.object({
   runSystem: z.array(z.string()).max(64).optional(),
   /** A loop iteration's progress file, which it may write without a prompt (runtime/loopPermission.ts). */
   loopProgressFile: z.string().min(1).max(4096).optional(),
+  /** The task has the host's MCP servers: the worker asks the host for their tools and calls them through it. */
+  mcp: z.boolean().optional(),
   hooks: queryHooksSchema.optional(),
 });
 export const cancelMessageSchema = z.object({ type: z.literal('cancel'), queryId: id });
@@ -109,6 +115,29 @@ export const permissionAnswerMessageSchema = z.object({ type: z.literal('permiss
 export const durableOkMessageSchema = z.object({ type: z.literal('durable_ok'), queryId: id, requestId: id });
 export const subtaskResultMessageSchema = z.object({ type: z.literal('subtask_result'), queryId: id, toolCallId: id, result: toolResultBlockSchema, summary: z.string() });
 
+// MCP through the host's hub (workers/mcpHostServer.ts, workers/mcpRemote.ts).
+const mcpName = z.string().min(1).max(1000);
+/** One MCP tool as the model sees it, with the server and tool it stands for (the worker's `resolveTool`). */
+export const mcpToolSchema = z.object({
+  name: mcpName,
+  server: mcpName,
+  tool: mcpName,
+  description: z.string(),
+  input_schema: z.record(z.string(), z.unknown()),
+});
+export const mcpOutcomeSchema = z.object({ content: toolResultContentSchema, isError: z.boolean(), summary: z.string() });
+const mcpTargetSchema = z.object({ name: mcpName, server: mcpName, tool: mcpName });
+/** `tools`: what the model is offered; `known`: other names the hub resolves (their server is down: a call is answered "not available"). */
+export const mcpToolsMessageSchema = z.object({
+  type: z.literal('mcp_tools'),
+  queryId: id,
+  requestId: id,
+  tools: z.array(mcpToolSchema).max(10_000),
+  known: z.array(mcpTargetSchema).max(10_000),
+});
+export const mcpProgressMessageSchema = z.object({ type: z.literal('mcp_progress'), queryId: id, callId: id, line: z.string().max(64 * 1024) });
+export const mcpResultMessageSchema = z.object({ type: z.literal('mcp_result'), queryId: id, callId: id, outcome: mcpOutcomeSchema });
+
 export const toWorkerSchema = z.discriminatedUnion('type', [
   queryMessageSchema,
   cancelMessageSchema,
@@ -118,6 +147,9 @@ export const toWorkerSchema = z.discriminatedUnion('type', [
   permissionAnswerMessageSchema,
   durableOkMessageSchema,
   subtaskResultMessageSchema,
+  mcpToolsMessageSchema,
+  mcpProgressMessageSchema,
+  mcpResultMessageSchema,
 ]);
 export type ToWorker = z.infer<typeof toWorkerSchema>;
 export type QueryMessage = z.infer<typeof queryMessageSchema>;
@@ -149,6 +181,26 @@ export const hookLogMessageSchema = z.object({ type: z.literal('hook_log'), quer
 /** A hook answered `"continue": false`: the host stops the task (as it would in process), the reason shown. */
 export const hookStopMessageSchema = z.object({ type: z.literal('hook_stop'), queryId: id, reason: z.string().max(HOOK_LOG_MAX_CHARS) });
 
+/** The worker asks for the MCP tools of the task (answered by `mcp_tools` with the same `requestId`). */
+export const mcpListMessageSchema = z.object({ type: z.literal('mcp_list'), queryId: id, requestId: id });
+/**
+ * One MCP tool call through the host's hub: `callId` is the worker's id of this call (answered
+ * once by `mcp_result`), `toolCallId` the model's tool call it runs (the host's permission
+ * re-check matches it against the prompts it answered).
+ */
+export const mcpCallMessageSchema = z.object({
+  type: z.literal('mcp_call'),
+  queryId: id,
+  callId: id,
+  toolCallId: id,
+  name: mcpName,
+  server: mcpName,
+  tool: mcpName,
+  arguments: z.record(z.string(), z.unknown()),
+});
+/** The call's signal aborted in the worker: the host aborts its call (the server gets `notifications/cancelled`). */
+export const mcpCancelMessageSchema = z.object({ type: z.literal('mcp_cancel'), queryId: id, callId: id });
+
 export const fromWorkerSchema = z.discriminatedUnion('type', [
   readyMessageSchema,
   sessionMessageSchema,
@@ -161,6 +213,9 @@ export const fromWorkerSchema = z.discriminatedUnion('type', [
   permissionCancelMessageSchema,
   durableRequestMessageSchema,
   subtaskStartMessageSchema,
+  mcpListMessageSchema,
+  mcpCallMessageSchema,
+  mcpCancelMessageSchema,
   hookEventMessageSchema,
   hookLogMessageSchema,
   hookStopMessageSchema,
@@ -184,3 +239,8 @@ export function validate<T>(schema: z.ZodType<T>, value: unknown): Validated<T> 
   const type = value && typeof value === 'object' && 'type' in value ? String((value as { type: unknown }).type).slice(0, 40) : '(none)';
   return { ok: false, problem: `invalid message of type ${JSON.stringify(type)}: ${r.error.issues[0]?.message ?? 'does not match the protocol'}` };
 }
+
+// Compile-time drift check: what `mcp_result` carries is exactly the hub's outcome.
+type MutuallyAssignable<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
+const assertTrue = <T extends true>(): T | undefined => undefined;
+assertTrue<MutuallyAssignable<z.infer<typeof mcpOutcomeSchema>, McpToolOutcome>>();

@@ -4,6 +4,7 @@ import type { TaskEvent } from '../../shared/domain/events';
 import { queryMachine, workerLostMessage, type QueryEvent, type QueryInput, type WorkerLease } from '../machines/query/query.machine';
 import type { PermissionAsker } from '../permissions/gate';
 import type { PermissionMode } from '../../shared/domain/permissionModes';
+import { McpHostServer, type McpHostDeps } from './mcpHostServer';
 import type { WorkerHookInput } from '../hooks/schemas';
 import type { PoolLease, WorkerPool } from './pool';
 import type { QueryMessage, QueryReply, ToWorker } from './protocol';
@@ -38,6 +39,11 @@ export interface RemoteTurnDeps {
    * interrupted (resumable). Called once, after the query has ended.
    */
   onWorkerLost?(message: string): void;
+  /**
+   * The task's MCP servers (the host's hub) and the host's permission decision for its calls:
+   * the worker lists and calls their tools through the host (workers/mcpHostServer.ts).
+   */
+  mcp?: McpHostDeps;
   /** Where the task's hooks run by the worker report to (docs/hooks.md, "Hooks on a worker"). */
   hooks?: RemoteHookSink;
 }
@@ -97,6 +103,8 @@ export function remoteTurn(deps: RemoteTurnDeps) {
     const handle = lease.handle;
     let live = true;
     const prompts = new Map<string, AbortController>();
+    // The host's hub serves this query's MCP calls; closed (every call aborted) when the query ends.
+    const mcp = deps.mcp ? new McpHostServer(queryId, deps.mcp, (m) => send(m)) : null;
     const send = (m: ToWorker) => {
       if (live) handle.send(m);
     };
@@ -118,9 +126,10 @@ export function remoteTurn(deps: RemoteTurnDeps) {
           priorCostUsd: turn.priorCostUsd,
         },
         ...deps.queryParts(turn),
+        ...(mcp ? { mcp: true } : {}),
       },
       {
-        reply: (m: QueryReply) => {
+        reply: (m: QueryReply): string | void => {
           if (!live) return;
           switch (m.type) {
             case 'session':
@@ -141,6 +150,8 @@ export function remoteTurn(deps: RemoteTurnDeps) {
               prompts.set(m.promptId, controller);
               deps.asker.ask({ ...m.request, requestId: m.promptId }, controller.signal).then(
                 (answer) => {
+                  // The host's re-check of an MCP call knows this call was allowed by the person.
+                  if (answer.decision === 'allow') mcp?.recordApproval(m.request.toolCallId, m.request.tool);
                   if (prompts.delete(m.promptId)) send({ type: 'permission_answer', queryId, promptId: m.promptId, answer });
                 },
                 () => {
@@ -153,6 +164,11 @@ export function remoteTurn(deps: RemoteTurnDeps) {
               prompts.get(m.promptId)?.abort();
               prompts.delete(m.promptId);
               return;
+            case 'mcp_list':
+            case 'mcp_call':
+            case 'mcp_cancel':
+              if (!mcp) return `an ${m.type} message, but this task has no MCP servers`;
+              return mcp.receive(m);
             case 'hook_event':
               return deps.hooks?.announce(m.input);
             case 'hook_log':
@@ -162,6 +178,8 @@ export function remoteTurn(deps: RemoteTurnDeps) {
           }
         },
         lost: (reason) => {
+          // The worker died: its MCP calls are aborted here (never made again by the host).
+          mcp?.close();
           if (!live) return;
           // The owner interrupts the task first (stopping this query with it), so the task never
           // settles as failed for what was the executor's death.
@@ -172,6 +190,7 @@ export function remoteTurn(deps: RemoteTurnDeps) {
     );
     return () => {
       live = false;
+      mcp?.close();
       for (const c of prompts.values()) c.abort();
       prompts.clear();
     };

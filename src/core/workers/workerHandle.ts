@@ -7,6 +7,7 @@ import { ipcConnectionFor } from './ipcActors';
 import { isQueryReply, PROTOCOL_VERSION, type FromWorker, type QueryReply, type ToWorker } from './protocol';
 import { launchWorkerProcess } from './processLauncher';
 import { killProcessGroup, type WorkerCommand } from './spawnWorker';
+import { sweepWorkerProcesses, sweepWorkerProcessesInBackground, WORKER_TAG_ENV } from './workerSweep';
 
 /**
  * One worker process as the pool holds it: the worker machine with its real actors (the child
@@ -14,6 +15,10 @@ import { killProcessGroup, type WorkerCommand } from './spawnWorker';
  * query that owns the worker right now. Contract: a reply for any other query breaks the
  * connection (the worker is replaced); when the worker dies with a query attached, that query's
  * listener is told `lost` exactly once; after `dead` nothing more is delivered.
+ *
+ * No process the worker started outlives it: a worker that ends on its own stops its commands
+ * (cli/worker.ts); one that dies by a signal, or that the host kills, has every process carrying
+ * its tag killed here (workerSweep.ts), and so does every live worker when the host process exits.
  */
 /** How long a closed connection waits for the process's exit before it is reported on its own. */
 const EXIT_AFTER_CLOSE_MS = 1000;
@@ -26,7 +31,12 @@ export interface WorkerTimeouts {
 }
 
 export interface QueryListener {
-  reply(message: QueryReply): void;
+  /**
+   * One reply of the query. Returns a reason when the reply breaks the protocol in a way only the
+   * listener can see (an MCP call id used twice): the connection is broken for it, as for any
+   * violation (the worker is replaced, the query ends `worker_lost`).
+   */
+  reply(message: QueryReply): string | void;
   /** The worker died or its connection broke while it had the query. */
   lost(reason: string): void;
 }
@@ -55,6 +65,9 @@ export class WorkerHandle {
   /** The worker process's pid once it exists (the `ready` message says it again). */
   private childPid: number | null = null;
   private exited = false;
+  /** In the worker's environment and so its commands' (workerSweep.ts). */
+  private readonly tag = randomUUID();
+  private swept = false;
   private query: { queryId: string; listener: QueryListener } | null = null;
   private healthWaiters: (() => void)[] = [];
   health: WorkerHealth | null = null;
@@ -164,15 +177,20 @@ export class WorkerHandle {
     ipc.start();
     ipc.send({ type: 'OPEN' });
     // Off the event loop (processLauncher.ts): spawning blocks the thread that does it.
-    const withdrawSpawn = launchWorkerProcess(this.opts.command, this.opts.address, this.id, {
+    const command: WorkerCommand = { ...this.opts.command, env: { ...this.opts.command.env, [WORKER_TAG_ENV]: this.tag } };
+    const withdrawSpawn = launchWorkerProcess(command, this.opts.address, this.id, {
       spawned: (pid) => {
         this.childPid = pid;
+        liveWorkers.add(this);
       },
       error: (message, pid) => {
         if (pid === undefined) sendBack({ type: 'SPAWN_FAILED', reason: message });
       },
       exit: (code, signal) => {
         this.exited = true;
+        liveWorkers.delete(this);
+        // Killed (not ended by its own code): it could not stop its commands.
+        if (signal) this.sweep();
         sendBack({ type: 'EXITED', code, signal });
       },
       stderr: (text) => this.opts.log('info', `worker ${this.id}: ${text.trimEnd()}`),
@@ -196,8 +214,24 @@ export class WorkerHandle {
       // The worker is dead as far as the pool is concerned: make it so.
       ipc.send({ type: 'CLOSE', reason: 'the worker was stopped' });
       ipc.stop();
-      if (!this.exited) killProcessGroup(this.childPid ?? undefined);
+      if (!this.exited) this.kill();
     };
+  }
+
+  /** SIGKILL to the worker's process group and to every process carrying its tag (`now`: synchronously, for a host on its way out). */
+  kill(now = false): void {
+    liveWorkers.delete(this);
+    if (this.childPid === null) return;
+    killProcessGroup(this.childPid);
+    if (now) sweepWorkerProcesses(this.tag);
+    else this.sweep();
+  }
+
+  /** Kills what the dead worker left (once; in the background: a /proc scan is 5–30 ms). */
+  private sweep(): void {
+    if (this.swept) return;
+    this.swept = true;
+    void sweepWorkerProcessesInBackground(this.tag).catch((err: unknown) => this.opts.log('warn', `worker ${this.id}: could not look for the processes it left: ${String(err)}`));
   }
 
   private onMessage(m: FromWorker, sendBack: (e: WorkerEvent) => void, ipc: Actor<ReturnType<typeof ipcConnectionFor>>): void {
@@ -229,20 +263,20 @@ export class WorkerHandle {
     }
     if (!isQueryReply(m)) return;
     const q = this.query;
-    if (!q || q.queryId !== m.queryId) {
-      const reason = `a ${m.type} message for query ${m.queryId}, which the worker does not have`;
+    const violation = (reason: string) => {
       ipc.send({ type: 'CLOSE', reason: `protocol violation: ${reason}` });
       this.opts.log('warn', `worker ${this.id}: protocol violation: ${reason}; the worker is replaced`);
       sendBack({ type: 'DISCONNECTED', reason: `protocol violation: ${reason}`, broken: true });
-      return;
-    }
+    };
+    if (!q || q.queryId !== m.queryId) return violation(`a ${m.type} message for query ${m.queryId}, which the worker does not have`);
     if (m.type === 'complete' || m.type === 'error') {
       this.query = null;
       q.listener.reply(m);
       sendBack({ type: 'QUERY_DONE', queryId: m.queryId });
       return;
     }
-    q.listener.reply(m);
+    const problem = q.listener.reply(m);
+    if (problem) violation(problem);
   }
 
   private onEmitted(e: WorkerEmitted): void {
@@ -257,6 +291,17 @@ export class WorkerHandle {
     this.opts.onEmitted(e);
   }
 }
+
+/**
+ * Workers whose process exists and has not been seen to exit. When the host process exits (its
+ * own end, after whatever grace it gave them), they are killed with their commands: a worker
+ * never outlives its host by more than the time it takes to see its socket close, and a stuck
+ * one (which would not see it) not at all.
+ */
+const liveWorkers = new Set<WorkerHandle>();
+process.on('exit', () => {
+  for (const w of [...liveWorkers]) w.kill(true);
+});
 
 /** The health clock: HEALTH_DUE every interval; HEALTH_TIMEOUT when a SENT check is not ANSWERED in time. */
 function healthClock(t: WorkerTimeouts, sendBack: (e: WorkerEvent) => void, receive: (listener: (e: EventObject) => void) => void): () => void {

@@ -19,6 +19,7 @@ import { createBashTool } from '../tools/bash';
 import { builtinTools, createToolRegistry } from '../tools/registry';
 import type { AnyTool } from '../tools/types';
 import { MessageChannel } from './channel';
+import { IpcMcpToolSource } from './mcpRemote';
 import { DEFAULT_MAX_LINE_BYTES, PROTOCOL_VERSION, toWorkerSchema, type FromWorker, type QueryMessage, type ToWorker } from './protocol';
 import { WORKER_ONLY_ENV } from './spawnWorker';
 import { workerHookPoints } from './workerHooks';
@@ -35,11 +36,27 @@ import { workerHookPoints } from './workerHooks';
  * environment as in-process runs do.
  *
  * A connection that breaks the protocol, or closes, ends the process: the host replaces it.
+ *
+ * Stopping — on `shutdown`, when the connection closes or breaks (the host is gone, whatever
+ * ended it), or when `signal` aborts (the process got SIGTERM) — cancels the running query first:
+ * its commands get SIGTERM, then SIGKILL for what is left of their process groups
+ * (processRunner.ts), and the turn ends. `runWorker` resolves once that query has settled, or
+ * after `STOP_GRACE_MS` at the latest; the caller then ends the process, killing the groups of
+ * any command still running (`killRunningProcessGroups`), so no command outlives its worker.
  */
 export interface WorkerArgs {
   socket: string;
   workerId: string;
+  /** Aborting stops the worker as if its host had closed the connection. */
+  signal?: AbortSignal;
 }
+
+/**
+ * How long a stopping worker waits for its cancelled query to settle: above processRunner's
+ * SIGTERM → SIGKILL grace (1 s), under the host's own grace for a graceful shutdown and under
+ * `keel run`'s on a signal (3 s).
+ */
+export const STOP_GRACE_MS = 2500;
 
 /** Runs until the host says `shutdown` or the connection ends; resolves with the exit code. */
 export function runWorker(args: WorkerArgs): Promise<number> {
@@ -49,6 +66,38 @@ export function runWorker(args: WorkerArgs): Promise<number> {
   let processed = 0;
   let current: RunningQuery | null = null;
   return new Promise((resolve) => {
+    let stopping = false;
+    /** False once told to stop or shut down: a query that arrives then is refused. */
+    let accepting = true;
+    /** Cancels the running query and resolves once it settled (at most STOP_GRACE_MS); once. */
+    const stop = (code: number) => {
+      if (stopping) return;
+      stopping = true;
+      accepting = false;
+      void settleCurrent().then(() => resolve(code));
+    };
+    const settleCurrent = (): Promise<void> => {
+      const q = current;
+      if (!q) return Promise.resolve();
+      q.abort();
+      let timer: NodeJS.Timeout | undefined;
+      return Promise.race([q.settled, new Promise<void>((r) => (timer = setTimeout(r, STOP_GRACE_MS)))]).finally(() => clearTimeout(timer));
+    };
+    if (args.signal?.aborted) {
+      resolve(0);
+      return;
+    }
+    // Told to stop by a signal, not by the host: the host hears nothing more of the query (not a
+    // `complete` it would take for its own cancel), only the exit, so the task ends interrupted.
+    let silent = false;
+    args.signal?.addEventListener(
+      'abort',
+      () => {
+        silent = true;
+        stop(0);
+      },
+      { once: true },
+    );
     const socket = connect(args.socket);
     const channel = new MessageChannel<ToWorker, FromWorker>(socket, {
       schema: toWorkerSchema,
@@ -56,16 +105,14 @@ export function runWorker(args: WorkerArgs): Promise<number> {
       onMessage: (m) => onMessage(m),
       onBroken: (reason) => {
         process.stderr.write(`keel worker ${args.workerId}: the host broke the protocol: ${reason}\n`);
-        current?.abort();
-        resolve(1);
+        stop(1);
       },
-      onClose: () => {
-        current?.abort();
-        resolve(0);
-      },
+      onClose: () => stop(0),
     });
     socket.on('connect', () => channel.send({ type: 'ready', pid: process.pid, protocol: PROTOCOL_VERSION }));
-    const send = (m: FromWorker) => channel.send(m);
+    const send = (m: FromWorker) => {
+      if (!silent) channel.send(m);
+    };
 
     function onMessage(m: ToWorker): void {
       switch (m.type) {
@@ -73,11 +120,19 @@ export function runWorker(args: WorkerArgs): Promise<number> {
           send({ type: 'health_ok', id: m.id, uptime: Date.now() - started, queriesProcessed: processed, rssBytes: process.memoryUsage().rss });
           return;
         case 'shutdown':
-          current?.abort();
-          send({ type: 'shutdown_ack' });
-          channel.end();
+          // Acknowledged once the query is stopped (its commands' groups gone), so the host's
+          // grace period covers the commands too; the connection's close then ends the worker.
+          accepting = false;
+          void settleCurrent().then(() => {
+            send({ type: 'shutdown_ack' });
+            channel.end();
+          });
           return;
         case 'query':
+          if (!accepting) {
+            send({ type: 'error', queryId: m.queryId, error: { code: 'internal', message: 'this worker is stopping', retryable: false } });
+            return;
+          }
           if (current) {
             send({ type: 'error', queryId: m.queryId, error: { code: 'internal', message: `this worker is already running query ${current.queryId}`, retryable: false } });
             return;
@@ -96,6 +151,8 @@ export function runWorker(args: WorkerArgs): Promise<number> {
 
 interface RunningQuery {
   queryId: string;
+  /** Resolves once the query's turn ended and `complete` was sent. */
+  settled: Promise<void>;
   receive(m: Exclude<ToWorker, { type: 'query' | 'shutdown' | 'health_check' }>): void;
   abort(): void;
 }
@@ -117,6 +174,8 @@ function startQuery(q: QueryMessage, send: (m: FromWorker) => void, done: (q: Ru
   const permissions: PermissionDecider = boundedByModes(own, () => parentModes);
   const waiting = new Map<string, (answer: PermissionAnswer) => void>();
   const durables = new Map<string, () => void>();
+  // The task's MCP servers are the host's: their tools are listed and called through it.
+  const mcp = q.mcp ? new IpcMcpToolSource(q.queryId, send) : undefined;
   const asker: PermissionAsker = {
     ask(request, signal) {
       return new Promise((resolve) => {
@@ -139,8 +198,10 @@ function startQuery(q: QueryMessage, send: (m: FromWorker) => void, done: (q: Ru
   // What arrives while the provider's module loads (the first query's SDK) reaches the turn once it starts.
   const early: RelayEvent[] = [];
   const toTurn = (e: RelayEvent) => (actor ? actor.send(e) : early.push(e));
+  let markSettled: () => void = () => undefined;
   const running: RunningQuery = {
     queryId: q.queryId,
+    settled: new Promise<void>((resolve) => (markSettled = resolve)),
     receive(m) {
       switch (m.type) {
         case 'cancel':
@@ -160,6 +221,11 @@ function startQuery(q: QueryMessage, send: (m: FromWorker) => void, done: (q: Ru
           return;
         case 'subtask_result':
           toTurn({ type: 'SUBTASK_RESULT', toolCallId: m.toolCallId, result: m.result, summary: m.summary });
+          return;
+        case 'mcp_tools':
+        case 'mcp_progress':
+        case 'mcp_result':
+          mcp?.receive(m);
           return;
       }
     },
@@ -188,6 +254,7 @@ function startQuery(q: QueryMessage, send: (m: FromWorker) => void, done: (q: Ru
         asker,
         secrets,
         permissions,
+        ...(mcp ? { mcp } : {}),
         // The task's hooks the host approved, at the turn's points (PreToolUse, PostToolUse, Stop, …).
         ...(hooks ? { hooks } : {}),
         // The host read the run's instructions files and memories; they follow the base prompt here too.
@@ -220,8 +287,10 @@ function startQuery(q: QueryMessage, send: (m: FromWorker) => void, done: (q: Ru
 
   function finishWith(output: TurnOutput): void {
     void sandbox.dispose();
+    mcp?.close();
     send({ type: 'complete', queryId: q.queryId, output });
     done(running);
+    markSettled();
   }
 }
 

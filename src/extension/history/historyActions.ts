@@ -17,8 +17,11 @@ export interface HistoryChat {
   /** Starts watching a live task (thinking times, context) before it is shown. */
   track(task: TaskHandle): void;
   broadcast(payload: ToWebviewPayload): void;
-  /** Task `id` was deleted: every chat that shows it shows nothing instead (default: this one). */
-  deleted?(id: string): void;
+  /**
+   * Task `id` was deleted: every chat that shows it shows nothing instead and every chat's list is
+   * sent again (default: this chat only).
+   */
+  deleted?(id: string): Promise<void>;
 }
 
 type HistoryMessage = Extract<FromWebviewMessage, { type: 'listTasks' | 'openTask' | 'deleteTask' | 'resumeTask' | 'exportTask' | 'resume' }>;
@@ -143,9 +146,14 @@ export class HistoryActions {
   private async delete(id: string): Promise<void> {
     const row = (await this.history.rows(this.chat.current()?.id)).rows.find((r) => r.taskId === id);
     if (!(await this.history.delete(id, row?.title ?? id))) return;
-    if (this.chat.deleted) this.chat.deleted(id);
-    else if (this.chat.current()?.id === id) this.chat.show(undefined);
+    if (this.chat.deleted) return this.chat.deleted(id);
+    if (this.chat.current()?.id === id) this.chat.show(undefined);
     await this.sendList(undefined);
+  }
+
+  /** The list again to every view of this chat (the stored tasks changed elsewhere). */
+  refreshList(): Promise<void> {
+    return this.sendList(undefined).catch((err: unknown) => this.fail(undefined, 'listTasks', err));
   }
 
   /** The list to `view`, or to every view (after a change). */

@@ -13,7 +13,7 @@ import { describeError, type Logger } from '../logger';
  */
 export type McpHubLike = Pick<
   McpHub,
-  | 'toolDefinitions' | 'resolveTool' | 'callTool' | 'start' | 'status' | 'problems' | 'subscribe' | 'restart' | 'enable' | 'disable'
+  | 'toolDefinitions' | 'resolveTool' | 'knownTools' | 'callTool' | 'start' | 'status' | 'problems' | 'subscribe' | 'restart' | 'enable' | 'disable'
   | 'approve' | 'reject' | 'revoke' | 'readResource' | 'getPrompt' | 'limits' | 'dispose' | 'empty' | 'signIn' | 'signOut'
 >;
 

@@ -8,10 +8,12 @@ import { isAlive } from '../../unit/tools/helpers';
 import { cliBundle, ofType, runCli, type CliRun } from './cliHarness';
 
 /**
- * SIGTERM and SIGINT end `keel run` within a few seconds whatever it is doing — a stream in
+ * SIGTERM, SIGHUP and SIGINT end `keel run` within a few seconds whatever it is doing — a stream in
  * flight, a command running (even one that ignores SIGTERM), a retry backoff — and a task stopped
  * that way is recorded as interrupted, so it can be resumed. Real processes, real signals; the
- * only time limit is a generous bound on how long the process may take to go away.
+ * only time limit is a generous bound on how long the process may take to go away. With
+ * KEEL_WORKERS=1 (scripts/test.sh runs this file so too) the task runs on a worker process, and
+ * its command must still die with the run.
  */
 let server: FakeModelServer;
 let workspace: string;
@@ -58,7 +60,7 @@ function recorded(run: CliRun): { status: string; states: string[] } {
 /** The exit status a shell reports ($?): the code, or 128 + the signal's number. */
 function shellStatus(exit: { code: number | null; signal: NodeJS.Signals | null } | 'still running'): number | string {
   if (exit === 'still running') return exit;
-  return exit.code ?? 128 + (exit.signal === 'SIGINT' ? 2 : exit.signal === 'SIGTERM' ? 15 : 0);
+  return exit.code ?? 128 + (exit.signal === 'SIGINT' ? 2 : exit.signal === 'SIGTERM' ? 15 : exit.signal === 'SIGHUP' ? 1 : 0);
 }
 
 async function expectInterrupted(run: CliRun, code: number): Promise<void> {
@@ -82,15 +84,19 @@ describe('keel run ends on SIGTERM whatever it is doing, and records the task as
     await expectInterrupted(run, 143);
   });
 
-  it('a command running that ignores SIGTERM: it and its children are killed too', async () => {
+  // SIGHUP (the terminal closed) ends it the same way, with its own exit status.
+  it.each([
+    ['SIGTERM', 143],
+    ['SIGHUP', 129],
+  ] as const)('a command running that ignores SIGTERM: it and its children are killed too (%s)', async (signal, status) => {
     const pidfile = join(workspace, 'sleep.pid');
-    server.enqueue({ blocks: [{ type: 'tool_use', id: 'toolu_sleep', name: 'Bash', input: { command: `trap '' TERM; sleep 120 & echo $! > ${pidfile}; wait` } }] });
+    server.enqueue({ blocks: [{ type: 'tool_use', id: 'toolu_sleep', name: 'Bash', input: { command: `trap '' TERM HUP; sleep 120 & echo $! > ${pidfile}; wait` } }] });
     const run = await runCli(args('wait two minutes', '--mode', 'bypassPermissions'), KEY);
     await waitUntil(() => existsSync(pidfile) && readFileSync(pidfile, 'utf8').trim() !== '', () => `the command never started; stderr: ${run.stderr()}`, 60_000);
     const sleeper = Number(readFileSync(pidfile, 'utf8').trim());
     expect(isAlive(sleeper)).toBe(true);
-    run.child.kill('SIGTERM');
-    await expectInterrupted(run, 143);
+    run.child.kill(signal);
+    await expectInterrupted(run, status);
     await waitUntil(() => !isAlive(sleeper), () => `sleep ${sleeper} outlived keel run`, GONE_WITHIN_MS);
   });
 

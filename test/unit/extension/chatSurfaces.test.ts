@@ -147,19 +147,25 @@ describe('chat surfaces: each chat shows its own task', () => {
     expect(of(side.port.posted, 'event').length).toBe(before);
   });
 
-  it('a task deleted from one chat\'s History leaves every chat that showed it', async () => {
+  it('a task deleted from one chat\'s History leaves every chat that showed it, and every chat\'s History list', async () => {
     const w = await windowWithTwoChats();
     const side = await w.view(w.sidebar, 'sidebar-1');
     const tab = await w.view(w.tab, 'panel-1');
     await side.fromPage({ type: 'prompt', text: 'task gamma' });
     const g = w.sidebar.currentTask!;
     await g.settled();
+    // The sidebar's History page is open and lists the task.
+    await side.fromPage({ type: 'listTasks' });
+    expect(of(side.port.posted, 'taskList').at(-1)!.tasks.map((r) => r.taskId)).toContain(g.id);
     await tab.fromPage({ type: 'openTask', taskId: g.id });
     expect(w.tab.currentTask?.id).toBe(g.id);
     await tab.fromPage({ type: 'deleteTask', taskId: g.id });
     expect(w.tab.currentTask).toBeUndefined();
     expect(w.sidebar.currentTask).toBeUndefined();
     expect(of(side.port.posted, 'snapshot').at(-1)!.transcript).toBeNull();
+    // Deleted from the tab: the sidebar's open History no longer offers it.
+    expect(of(side.port.posted, 'taskList').at(-1)!.tasks.map((r) => r.taskId)).not.toContain(g.id);
+    expect(of(tab.port.posted, 'taskList').at(-1)!.tasks.map((r) => r.taskId)).not.toContain(g.id);
   });
 
   it('a permission card shows in the chat that shows its task; hiding that chat makes it a notification, not the other chat hiding', async () => {

@@ -118,7 +118,7 @@ export async function replayWorker(path: ModelPath, recorder: CoverageRecorder):
       switch (event.type) {
         case 'ASSIGN': {
           const text = queryTextFor(steps[i + 1]?.event, steps[i + 2]?.event);
-          handle.runQuery(queryMessage('q', 't1', text), { reply: (m: QueryReply) => replies.push(m.type), lost: () => replies.push('lost') });
+          handle.runQuery(queryMessage('q', 't1', text), { reply: (m: QueryReply) => void replies.push(m.type), lost: () => replies.push('lost') });
           break;
         }
         case 'CANCEL_QUERY':
