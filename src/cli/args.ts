@@ -21,7 +21,10 @@ export interface RunArgs {
   modelGiven: boolean;
   workspace: string;
   provider: ProviderConfig;
+  /** `--mode`, else `default`; without `--mode` the settings files' `defaultMode` may change it (`CliRuntime.mode`). */
   mode: PermissionMode;
+  /** `--mode` as given: it wins over the settings files' `defaultMode`. */
+  modeGiven: boolean;
   outputFormat: 'text' | 'stream-json';
   maxTurns: number | undefined;
   /** The store root: --storage, else $KEEL_HOME, else ~/.keel. */
@@ -112,6 +115,7 @@ export function runArgsFrom(values: TaskOptionValues, prompt: string, resume: st
     resume,
     workspaceGiven: values.workspace !== undefined,
     modelGiven: values.model !== undefined,
+    modeGiven: values.mode !== undefined,
     workspace: resolve(values.workspace ?? process.cwd()),
     provider: {
       provider,

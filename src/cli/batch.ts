@@ -68,7 +68,7 @@ export async function batchCommand(argv: string[]): Promise<number> {
   const tasks: { item: BatchItem; task: TaskHandle; workers: Set<string> }[] = [];
   const unsubscribes: (() => void)[] = [];
   for (const item of items) {
-    const task = runtime.startTask({ prompt: item.prompt, provider: args.provider, mode: item.mode ?? args.mode, ...(args.maxTurns ? { maxTurns: args.maxTurns } : {}) });
+    const task = runtime.startTask({ prompt: item.prompt, provider: args.provider, mode: item.mode ?? cli.mode, ...(args.maxTurns ? { maxTurns: args.maxTurns } : {}) });
     tasks.push({ item, task, workers: new Set() });
     unsubscribes.push(task.subscribe((e: TaskEvent) => write({ line: item.line, ...e })));
   }

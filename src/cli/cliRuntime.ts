@@ -8,6 +8,8 @@ import { join } from 'node:path';
 import { WORKER_NODE_OPTIONS, workerCommandBeside, type WorkerCommand } from '../core/workers/spawnWorker';
 import { TaskRuntime } from '../core/runtime/taskRuntime';
 import { loadSandboxSettings } from '../core/sandbox/settings';
+import { settingsDefaultMode } from '../core/permissions/settings';
+import type { PermissionMode } from '../shared/domain/permissionModes';
 import { readUserPassEnv } from '../core/security/passEnv';
 import { cliAdvice } from './advice';
 import type { RunArgs } from './args';
@@ -24,12 +26,18 @@ import { describe } from './hooks';
 export interface CliRuntime {
   runtime: TaskRuntime;
   activity: ProcessActivity;
+  /**
+   * The mode tasks start in: `--mode` when given, else the settings files' `defaultMode` (a
+   * workspace file may only make it stricter: permissions/defaultMode.ts), else `default`.
+   */
+  mode: PermissionMode;
   /** Ends the runtime and waits for its workers to stop, then ends the activity (its bus's `AppShutdown` reaches `keel events` readers first). */
   dispose(): Promise<void>;
 }
 
 export async function createCliRuntime(args: RunArgs, ownerLabel: string, mcp?: McpToolSource & McpStatusSource): Promise<CliRuntime> {
   const warn = (message: string) => process.stderr.write(`keel: ${message}\n`);
+  const mode = startingMode(args, warn);
   // Variables passed to tool processes: --pass-env, and passEnv in ~/.keel/settings.json (never
   // a project's own files: a cloned repository must not be able to ask for the keys).
   const userPassEnv = readUserPassEnv();
@@ -86,6 +94,7 @@ export async function createCliRuntime(args: RunArgs, ownerLabel: string, mcp?: 
   return {
     runtime,
     activity,
+    mode,
     dispose: async () => {
       runtime.dispose();
       // The workers' `stopped` reach the bus before its `AppShutdown` (its last event).
@@ -93,6 +102,14 @@ export async function createCliRuntime(args: RunArgs, ownerLabel: string, mcp?: 
       await activity.dispose();
     },
   };
+}
+
+/** `--mode` wins; else the settings files' `defaultMode`, whose ignored requests are shown. */
+function startingMode(args: RunArgs, warn: (message: string) => void): PermissionMode {
+  if (args.modeGiven) return args.mode;
+  const settled = settingsDefaultMode(args.workspace);
+  for (const n of settled.notices) warn(n);
+  return settled.mode ?? args.mode;
 }
 
 function approveProjectHooks(workspace: string, keelHome: string): void {

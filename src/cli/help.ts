@@ -42,7 +42,8 @@ Options for run:
   --model ID               model id (default: ${DEFAULT_MODELS.anthropic} for anthropic,
                            ${DEFAULT_MODELS['openai-compatible']} for openai-compatible)
   --mode MODE              ${PERMISSION_MODES.join(' | ')}
-                           (headless, anything that would ask is denied)
+                           (headless, anything that would ask is denied). Default: the
+                           settings files' defaultMode (a workspace file only stricter), else default
   --output-format F        text (default) | stream-json (one JSON event per line)
   --max-turns N            stop after N model calls (default 50)
   --storage DIR            where tasks are kept (default: $KEEL_HOME or ~/.keel)

@@ -123,7 +123,7 @@ export async function loopCommand(argv: string[]): Promise<number> {
           prompt,
           title: `${it.loopName}: iteration ${it.iteration}`,
           provider: run.provider,
-          mode: run.mode,
+          mode: cli.mode,
           ...(run.maxTurns ? { maxTurns: run.maxTurns } : {}),
           loopProgressFile: it.progressFile,
         });

@@ -14,7 +14,7 @@ Prints the decision a run would reach for each tool call, one JSON line per --in
 {"decision","reason","rule",...}; "ask" where a run would ask the person (headless, a run denies).
   --workspace DIR   the workspace whose .keel/ and .claude/ settings apply (default: current directory)
   --settings FILE   an extra settings file (repeatable)
-  --mode MODE       ${PERMISSION_MODES.join(' | ')} (default: default, as keel run)
+  --mode MODE       ${PERMISSION_MODES.join(' | ')} (default: the settings files' defaultMode, else default, as keel run)
   --home DIR        the home folder for user settings and ~ (default: yours)
 `;
 
@@ -35,7 +35,8 @@ const CHECK_OPTIONS = {
  * It runs the decision path of a run (`explainPermission` → `decideToolCall`: input validation,
  * the tool's subject, the permission machine with plan's read-only rule, the engine's rules,
  * modes, dontAsk and safety asks) and reports `ask` where a run would ask. Without `--mode`, the
- * mode of `keel run` without `--mode`: `default`.
+ * mode of `keel run` without `--mode`: the settings files' `defaultMode` (a workspace file may only
+ * make it stricter), else `default`.
  */
 export async function permissionsCommand(argv: string[]): Promise<number> {
   try {
@@ -67,13 +68,14 @@ async function check(argv: string[]): Promise<number> {
     if (typeof input !== 'object' || input === null || Array.isArray(input)) throw new UsageError("--input must be a JSON object, as a tool call's input is");
     inputs.push(input as Record<string, unknown>);
   }
-  const mode = values.mode ?? 'default';
-  if (!isPermissionMode(mode)) throw new UsageError(`--mode must be one of ${PERMISSION_MODES.join(', ')} (got "${mode}")`);
+  if (values.mode !== undefined && !isPermissionMode(values.mode)) throw new UsageError(`--mode must be one of ${PERMISSION_MODES.join(', ')} (got "${values.mode}")`);
   const workspace = resolve(values.workspace ?? process.cwd());
   // As `keel run` does: with the sandbox on (settings files), leaving it always asks.
   const home = values.home ? { home: values.home } : {};
   const sandbox = { enabled: loadSandboxSettings({ workspace, ...home }).settings.enabled };
   const engine = await createPermissionEngine({ workspace, sandbox, ...(values.settings ? { settingsFiles: values.settings } : {}), ...home });
+  // As `keel run`: --mode, else the settings files' defaultMode (a workspace file only stricter), else default.
+  const mode = isPermissionMode(values.mode) ? values.mode : (engine.defaultMode() ?? 'default');
   const tools = withMcpTools(createToolRegistry());
   for (const input of inputs) {
     const d = await explainPermission({ workspace, tools, permissions: engine }, { tool: values.tool, input, mode });

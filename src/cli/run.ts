@@ -73,7 +73,7 @@ export async function runCommand(argv: string[], options: { inspect?(event: Insp
       return storeFailure(err);
     }
     const { runtime } = cli;
-    const options = { provider: args.provider, mode: args.mode, ...(args.maxTurns ? { maxTurns: args.maxTurns } : {}) };
+    const options = { provider: args.provider, mode: cli.mode, ...(args.maxTurns ? { maxTurns: args.maxTurns } : {}) };
     // `@server:uri` resources and a leading `/mcp__server__prompt` become what the model reads.
     let prompt = args.prompt;
     if (mcpHub && prompt) {

@@ -55,6 +55,26 @@ export function permissionModeOf(settings: KeelSettings): PermissionMode {
   return isPermissionMode(m) ? m : 'default';
 }
 
+/** The `keel.permissions.defaultMode` setting as VS Code's `inspect` reports it (where it is set). */
+export interface InspectedSetting {
+  globalValue?: unknown;
+  workspaceValue?: unknown;
+  workspaceFolderValue?: unknown;
+  defaultValue?: unknown;
+}
+
+/**
+ * The value of `defaultMode` in `KeelSettings`: the VS Code setting when the person set it
+ * anywhere (it wins, as `--mode` does in the CLI); else the mode the settings files settle on
+ * (`fromFiles`: a workspace file may only make it stricter, core/permissions/defaultMode.ts);
+ * else the setting's default. Pure but for `fromFiles`, called only when needed.
+ */
+export function defaultModeSetting(inspected: InspectedSetting | undefined, fromFiles: () => PermissionMode | undefined): unknown {
+  const chosen = inspected?.workspaceFolderValue ?? inspected?.workspaceValue ?? inspected?.globalValue;
+  if (chosen !== undefined) return chosen;
+  return fromFiles() ?? inspected?.defaultValue;
+}
+
 /** Environment variables that choose a model for the whole window (set where VS Code was started). */
 export const MODEL_ENV = { model: 'KEEL_MODEL', planModel: 'KEEL_PLAN_MODEL' } as const;
 

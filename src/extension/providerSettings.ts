@@ -1,4 +1,5 @@
 import * as vscode from 'vscode';
+import { settingsDefaultMode } from '../core/permissions/settings';
 import type { ProviderConfig } from '../core/providers/types';
 import type { PermissionMode } from '../shared/domain/permissionModes';
 import type { ChatConfig } from '../shared/protocol/toWebview';
@@ -7,6 +8,7 @@ import {
   type KeyedProviderId,
   SECRET_KEYS,
   chatConfigOf,
+  defaultModeSetting,
   permissionModeOf,
   providerOf,
   resolveProviderConfig,
@@ -21,8 +23,27 @@ export function readKeelSettings(): KeelSettings {
     planModel: c.get('planModel'),
     anthropicBaseUrl: c.get('anthropic.baseUrl'),
     openaiBaseUrl: c.get('openai.baseUrl'),
-    defaultMode: c.get('permissions.defaultMode'),
+    defaultMode: defaultModeSetting(c.inspect('permissions.defaultMode'), filesDefaultMode),
   };
+}
+
+/** Notices already shown in this window (a file's ignored defaultMode is said once). */
+const shownNotices = new Set<string>();
+
+/**
+ * The settings files' `defaultMode` for the first workspace folder (`.claude/`, `.keel/`, and
+ * `~/.keel/settings.json`); a workspace file's looser mode is ignored with a warning.
+ */
+function filesDefaultMode(): PermissionMode | undefined {
+  const folder = vscode.workspace.workspaceFolders?.[0]?.uri.fsPath;
+  if (!folder) return undefined;
+  const settled = settingsDefaultMode(folder);
+  for (const n of settled.notices) {
+    if (shownNotices.has(n)) continue;
+    shownNotices.add(n);
+    void vscode.window.showWarningMessage(`Keel: ${n}`);
+  }
+  return settled.mode;
 }
 
 /**

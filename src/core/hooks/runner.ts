@@ -1,9 +1,8 @@
 import { homedir } from 'node:os';
 import { HookApprovals } from './approvals';
 import { hookSources, loadHooksConfig, stampOf, type HookSource, type HooksConfig } from './config';
+import { runHooks, type HookFirer } from './execute';
 import { hookMatches } from './matcher';
-import { mergeOutcome } from './outcome';
-import { runHookCommand } from './runCommand';
 import { EMPTY_OUTCOME, type ConfiguredHook, type HookInput, type HookOutcome } from './types';
 
 /**
@@ -37,7 +36,7 @@ export type HookObserver = {
   outcome?(input: HookInput, outcome: HookOutcome): void;
 };
 
-export class HookRunner {
+export class HookRunner implements HookFirer {
   private readonly sources: HookSource[];
   private readonly approvals: HookApprovals;
   private config: HooksConfig;
@@ -74,28 +73,45 @@ export class HookRunner {
 
   /** Announces `input` and runs its hooks. Aborting `signal` kills running hooks. Never rejects. */
   async fire(input: HookInput, signal: AbortSignal = new AbortController().signal): Promise<HookOutcome> {
+    const runnable = this.announce(input);
+    if (runnable.length === 0) return EMPTY_OUTCOME;
+    const outcome = await runHooks(runnable, input, {
+      workspace: this.opts.workspace,
+      env: this.opts.environment(),
+      signal,
+      ...(this.opts.killGraceMs !== undefined ? { killGraceMs: this.opts.killGraceMs } : {}),
+    });
+    for (const e of outcome.errors) this.opts.log?.('warn', e);
+    for (const o of this.observers) this.notify(() => o.outcome?.(input, outcome));
+    return outcome;
+  }
+
+  /**
+   * An event fired here (`fire`) or by a task's turn on a worker (which runs the hooks the host
+   * sent it: `runnable`): the observers hear it, and the workspace's hooks it matches that are
+   * not approved are reported (once each). Returns the matching hooks that may run. Never throws.
+   */
+  announce(input: HookInput): ConfiguredHook[] {
     for (const o of this.observers) this.notify(() => o.event?.(input));
     this.refresh();
     const matching = this.config.hooks.filter((h) => hookMatches(h, input));
-    if (matching.length === 0) return EMPTY_OUTCOME;
+    if (matching.length === 0) return [];
     const runnable = matching.filter((h) => this.approvals.mayRun(h));
     const unapproved = matching.filter((h) => !runnable.includes(h) && !this.reported.has(h.fingerprint));
     if (unapproved.length > 0) {
       for (const h of unapproved) this.reported.add(h.fingerprint);
       this.notify(() => this.opts.onUnapproved?.(unapproved));
     }
-    if (runnable.length === 0) return EMPTY_OUTCOME;
-    const env = this.opts.environment();
-    const results = await Promise.all(
-      runnable.map(async (hook) => ({
-        hook,
-        result: await runHookCommand(hook, input, { workspace: this.opts.workspace, env, signal, ...(this.opts.killGraceMs !== undefined ? { killGraceMs: this.opts.killGraceMs } : {}) }),
-      })),
-    );
-    const outcome = mergeOutcome(input.hook_event_name, results);
-    for (const e of outcome.errors) this.opts.log?.('warn', e);
-    for (const o of this.observers) this.notify(() => o.outcome?.(input, outcome));
-    return outcome;
+    return runnable;
+  }
+
+  /**
+   * Every hook that may run now (user hooks, and the workspace's own once approved in their exact
+   * form), re-read if the files changed: what a worker gets to run for one query.
+   */
+  runnable(): ConfiguredHook[] {
+    this.refresh();
+    return this.config.hooks.filter((h) => this.approvals.mayRun(h));
   }
 
   private refresh(): void {

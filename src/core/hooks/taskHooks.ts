@@ -1,7 +1,7 @@
 import type { ToolResultBlock, ToolUseBlock } from '../../shared/domain/messages';
 import type { PermissionAsker } from '../permissions/gate';
 import type { PermissionMode } from '../runtime/types';
-import type { HookRunner } from './runner';
+import type { HookFirer } from './execute';
 import { EMPTY_OUTCOME, type HookCommonInput, type HookInput, type HookOutcome } from './types';
 
 /** A HookInput without the fields every event carries (the task fills those in). */
@@ -41,7 +41,7 @@ export class TaskHookPoints {
   private readonly callContext = new Map<string, string[]>();
 
   constructor(
-    private readonly runner: HookRunner,
+    private readonly runner: HookFirer,
     private readonly id: TaskHookIdentity,
   ) {}
 

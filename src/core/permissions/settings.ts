@@ -1,8 +1,10 @@
 import { readFileSync, statSync } from 'node:fs';
+import { homedir } from 'node:os';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { z } from 'zod';
 import { isPermissionMode, PERMISSION_MODES } from '../../shared/domain/permissionModes';
 import type { PermissionMode } from '../../shared/domain/permissionModes';
+import { settleDefaultMode, type ModeRequest } from './defaultMode';
 import { parseRule, type PermissionRule, type RuleBehavior } from './rules';
 
 /**
@@ -21,7 +23,13 @@ export interface SettingsSource {
 export interface LoadedSettings {
   rules: PermissionRule[];
   additionalDirectories: string[];
+  /**
+   * The mode the files settle on (defaultMode.ts: a workspace file may only make it stricter);
+   * what was ignored is in `problems`.
+   */
   defaultMode?: PermissionMode;
+  /** Every valid `defaultMode` the files ask for, in reading order. */
+  modeRequests: ModeRequest[];
   problems: string[];
   /** Tools whose rules could not be read (a malformed deny/ask rule): every call of them asks. `*`: all tools. */
   unreadableTools: Set<string>;
@@ -103,7 +111,7 @@ function isDirectory(path: string): boolean {
 }
 
 export function loadSettings(sources: SettingsSource[], home: string): LoadedSettings {
-  const out: LoadedSettings = { rules: [], additionalDirectories: [], problems: [], unreadableTools: new Set(), stamp: stampOf(sources) };
+  const out: LoadedSettings = { rules: [], additionalDirectories: [], modeRequests: [], problems: [], unreadableTools: new Set(), stamp: stampOf(sources) };
   for (const src of sources) {
     let text: string;
     try {
@@ -146,14 +154,26 @@ export function loadSettings(sources: SettingsSource[], home: string): LoadedSet
     }
     if (p.defaultMode !== undefined) {
       if (!isPermissionMode(p.defaultMode)) out.problems.push(`${src.path}: defaultMode "${p.defaultMode}" ignored (one of ${PERMISSION_MODES.join(', ')})`);
-      else if (p.defaultMode === 'bypassPermissions' && src.scope === 'project') {
-        out.problems.push(`${src.path}: a shared project file cannot turn on bypassPermissions; set it in settings.local.json or user settings`);
-      } else out.defaultMode = p.defaultMode;
+      else out.modeRequests.push({ mode: p.defaultMode, scope: src.scope, path: src.path });
     }
     for (const d of p.additionalDirectories ?? []) {
       const expanded = d === '~' || d.startsWith('~/') ? home + d.slice(1) : d;
       out.additionalDirectories.push(isAbsolute(expanded) ? expanded : resolve(src.projectRoot, expanded));
     }
   }
+  const settled = settleDefaultMode(out.modeRequests);
+  if (settled.mode) out.defaultMode = settled.mode;
+  out.problems.push(...settled.notices);
   return out;
+}
+
+/**
+ * The starting mode the settings files of `workspace` settle on (defaultMode.ts), with what was
+ * ignored (a looser workspace mode, an invalid value) for the person to see. Never throws.
+ */
+export function settingsDefaultMode(workspace: string, opts: { home?: string; settingsFiles?: string[] } = {}): { mode: PermissionMode | undefined; notices: string[] } {
+  const home = opts.home ?? homedir();
+  const sources = [...defaultSources(workspace, join(home, '.keel', 'settings.json')), ...(opts.settingsFiles ?? []).map((f) => explicitSource(f, workspace))];
+  const loaded = loadSettings(sources, home);
+  return { mode: loaded.defaultMode, notices: loaded.problems.filter((p) => p.includes('defaultMode')) };
 }

@@ -28,6 +28,8 @@ import type { StartTaskOptions, TaskHandle } from './types';
 import { wireTaskMachine, type TaskServices } from './wiring';
 import type { WorkerPool } from '../workers/pool';
 import type { QueryMessage } from '../workers/protocol';
+import type { RemoteHookSink } from '../workers/remoteTurn';
+import type { HookRunner } from '../hooks/runner';
 
 /** What a live task needs from the runtime that owns it. */
 export interface TaskOwner {
@@ -94,6 +96,8 @@ export class LiveTask implements TaskHandle, PermissionParent {
   private readonly parent: PermissionParent | undefined;
   /** The provider config the task last initialised with (a worker gets it with each query). */
   private providerConfig: ProviderConfig;
+  /** The task's event log (hooks' `transcript_path`), or '' when it is not recorded. */
+  private readonly transcriptPath: string;
 
   constructor(
     readonly id: string,
@@ -118,17 +122,15 @@ export class LiveTask implements TaskHandle, PermissionParent {
     const title = seed.title;
     this.transcriptState = seed.transcript ?? emptyTranscript(id, title, options.provider.provider === 'demo' ? 'demo model' : model);
     this.rootId = parent?.rootId ?? id;
+    this.transcriptPath = seed.recorder && runtime.transcriptPath ? runtime.transcriptPath(id) : '';
     this.hooks = rt.hooks
       ? new TaskHookPoints(rt.hooks, {
           taskId: id,
           sessionId: this.rootId,
           workspace: rt.workspace,
-          transcriptPath: seed.recorder && runtime.transcriptPath ? runtime.transcriptPath(id) : '',
+          transcriptPath: this.transcriptPath,
           mode: () => this.mode,
-          requestStop: (reason) => {
-            runtime.log('warn', `a hook stopped task ${id}: ${reason}`);
-            this.cancel();
-          },
+          requestStop: (reason) => this.hookStop(reason),
           log: (level, message) => runtime.log(level, message),
         })
       : undefined;
@@ -187,9 +189,9 @@ export class LiveTask implements TaskHandle, PermissionParent {
         this.children.add(child);
         return child;
       },
-      // Hooks live in this process and do not cross to a worker yet: a task that would need them
-      // runs its turn loop here, so no PreToolUse hook is ever skipped. MCP servers stay in this
-      // process too, but a worker calls them through it (workers/mcpHostServer.ts).
+      // Hooks and MCP servers cross to a worker: the worker runs the turn's hooks the host approved
+      // (queryParts; the task's own hooks run here), and calls the MCP servers, which stay in this
+      // process, through it (workers/mcpHostServer.ts).
       ...(pool && !needsHost(rt) ? { remote: this.remoteTurn(pool, rt, parentId !== undefined) } : {}),
       ...(this.recorder ? { durable: () => this.recorder!.durable() } : {}),
       reconstruct: async () => {
@@ -366,12 +368,38 @@ export class LiveTask implements TaskHandle, PermissionParent {
             mcp: {
               source: rt.mcp,
               decide: (call: PermissionCall) => this.decideAsParent(call),
-              hooksMayAllow: (rt.hooks?.configured().hooks.length ?? 0) > 0,
+              // Now: only a hook the worker may run (user, or approved) can allow a call there
+              // without a prompt — a PreToolUse "allow" or a PermissionRequest "allow".
+              get hooksMayAllow() {
+                return rt.hooks?.runnable().some((h) => h.event === 'PreToolUse' || h.event === 'PermissionRequest') ?? false;
+              },
               log: (level: 'info' | 'warn' | 'error', message: string) => this.runtime.log(level, `task ${this.id}: ${message}`),
             },
           }
         : {}),
+      ...(rt.hooks ? { hooks: this.remoteHooks(rt.hooks) } : {}),
     };
+  }
+
+  /**
+   * What this task does for the hooks its worker ran: as for its own (TaskHookPoints' identity).
+   * An event is announced only when it names this task's session: a worker never speaks for another task.
+   */
+  private remoteHooks(runner: HookRunner): RemoteHookSink {
+    return {
+      announce: (input) => {
+        if (input.session_id === this.rootId) runner.announce(input);
+        else this.runtime.log('warn', `task ${this.id}: its worker announced a hook event of another session (${input.session_id}); ignored`);
+      },
+      log: (level, message) => this.runtime.log(level, message),
+      requestStop: (reason) => this.hookStop(reason),
+    };
+  }
+
+  /** A hook answered `"continue": false` (here or on the worker): the task stops, the reason shown. */
+  private hookStop(reason: string): void {
+    this.runtime.log('warn', `a hook stopped task ${this.id}: ${reason}`);
+    this.cancel();
   }
 
   /** What a worker needs besides the turn to run this task's query (see workers/protocol.ts). */
@@ -395,6 +423,9 @@ export class LiveTask implements TaskHandle, PermissionParent {
       provider: this.providerConfig,
       parentModes: this.parent?.ancestorModes?.() ?? [],
       ...(this.loopProgressFile ? { loopProgressFile: this.loopProgressFile } : {}),
+      // The hooks that may run now, as the host decided (user hooks, approved workspace hooks):
+      // the worker runs these and reads no settings file of its own.
+      ...(rt.hooks ? { hooks: { sessionId: this.rootId, transcriptPath: this.transcriptPath, approved: rt.hooks.runnable() } } : {}),
     };
   }
 
@@ -488,9 +519,10 @@ export function titleOf(prompt: string): string {
 }
 
 /**
- * True when a task's turn loop must run in this process: hooks are configured. (A task with MCP
- * servers runs on a worker: it calls them through this process's hub.)
+ * True when a task's turn loop must run in this process. Nothing needs it now: hooks and MCP
+ * servers both cross to a worker (docs/hooks.md, "Hooks on a worker"; docs/mcp.md). The one place
+ * to say so when a capability cannot.
  */
-function needsHost(rt: TaskRuntimeOptions): boolean {
-  return (rt.hooks?.configured().hooks.length ?? 0) > 0;
+function needsHost(_rt: TaskRuntimeOptions): boolean {
+  return false;
 }

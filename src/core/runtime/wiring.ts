@@ -88,7 +88,7 @@ export interface TaskServices {
    * Runs each turn loop in a worker of this pool instead of in this process (the query machine
    * stands in for the turn machine; see docs/workers.md).
    */
-  remote?: Pick<RemoteTurnDeps, 'pool' | 'queryParts' | 'waitLimitMs' | 'parentModes' | 'onWorkerLost' | 'overflow' | 'mcp'>;
+  remote?: Pick<RemoteTurnDeps, 'pool' | 'queryParts' | 'waitLimitMs' | 'parentModes' | 'onWorkerLost' | 'overflow' | 'mcp' | 'hooks'>;
 }
 
 /** What the turn loop alone needs (a worker runs it without the task machine around it). */
@@ -200,8 +200,9 @@ export function wireTaskMachine(services: TaskServices) {
       // it sends the task the same SUBTASK_STARTED; the model-based tests hold it to that.
       (remoteTurn({
         ...remote,
-        // The run's instructions files and memories travel with each query.
-        queryParts: (turn) => ({ ...remote.queryParts(turn), runSystem }),
+        // The run's instructions files and memories travel with each query, then what the run's
+        // SessionStart and UserPromptSubmit hooks (run here) added: the same order as in process.
+        queryParts: (turn) => ({ ...remote.queryParts(turn), runSystem: [...runSystem, ...(hooks?.contextForRun() ?? [])] }),
         asker: services.asker,
         publish: services.publish,
         ...(services.durable ? { durable: services.durable } : {}),

@@ -78,3 +78,6 @@ assertTrue<MutuallyAssignable<z.infer<typeof toolResultBlockSchema>, ToolResultB
 assertTrue<MutuallyAssignable<z.infer<typeof permissionAnswerSchema>, PermissionAnswer>>();
 assertTrue<MutuallyAssignable<z.infer<typeof turnLimitsSchema>, TurnLimits>>();
 assertTrue<MutuallyAssignable<z.infer<typeof providerConfigSchema>, ProviderConfig>>();
+
+/** The longest hook message a worker sends up (it cuts longer ones: hook output is untrusted). */
+export const HOOK_LOG_MAX_CHARS = 64 * 1024;

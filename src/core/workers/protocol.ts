@@ -12,6 +12,7 @@ import {
   wireIdSchema,
 } from './domainSchemas';
 import type { FromWorker } from './protocolFromWorker';
+import { approvedHookSchema } from '../hooks/schemas';
 
 /**
  * The host ↔ worker protocol: one JSON object per line (NDJSON) over a Unix domain socket (a named
@@ -27,8 +28,9 @@ import type { FromWorker } from './protocolFromWorker';
  * `health_ok {uptime, queriesProcessed}`, plus what must go up to the owner of the task:
  * `permission_request` / `permission_cancel` (a prompt and its withdrawal, by the prompt's id),
  * `durable_request` (a tool runs only once what was published before it is on disk),
- * `subtask_start` (a Task tool call; the host starts the child task), and the MCP calls the
- * host's hub makes for the worker: `mcp_list`, `mcp_call`, `mcp_cancel` (workers/mcpHostServer.ts).
+ * `subtask_start` (a Task tool call; the host starts the child task), the MCP calls the host's
+ * hub makes for the worker: `mcp_list`, `mcp_call`, `mcp_cancel` (workers/mcpHostServer.ts), and
+ * from the task's hooks run by the worker: `hook_event`, `hook_log`, `hook_stop`.
  *
  * Two files, one per direction: this one (parent → worker, `toWorkerSchema`, and what both sides
  * share) and protocolFromWorker.ts (worker → parent, `fromWorkerSchema`). A worker validates only
@@ -42,6 +44,8 @@ export const PROTOCOL_VERSION = 1;
 export const DEFAULT_MAX_LINE_BYTES = 32 * 1024 * 1024;
 
 const id = wireIdSchema;
+
+export { HOOK_LOG_MAX_CHARS } from './domainSchemas';
 
 /** What the worker needs to act for the host: the workspace, its tools' environment and the engine's settings. */
 export const runtimeConfigSchema = z.object({
@@ -61,6 +65,21 @@ export const runtimeConfigSchema = z.object({
   heldSecrets: z.array(z.string()),
 });
 export type RuntimeConfig = z.infer<typeof runtimeConfigSchema>;
+
+/**
+ * The task's hooks for one query (docs/hooks.md, "Hooks on a worker"): the hooks the host
+ * approved (user hooks, the workspace's own once approved), which the worker runs at the points
+ * of the turn loop (PreToolUse, PermissionRequest, Notification, PostToolUse, Stop, SubagentStop,
+ * PreCompact) with the common fields the host would give them. Absent: no hook point at all.
+ */
+export const queryHooksSchema = z.object({
+  /** `session_id`: the root task's id (a sub-agent's differs from its own `taskId`). */
+  sessionId: id,
+  /** `transcript_path`: the task's event log, or '' for a task that is not recorded. */
+  transcriptPath: z.string().max(4096),
+  approved: z.array(approvedHookSchema).max(1000),
+});
+export type QueryHooks = z.infer<typeof queryHooksSchema>;
 
 /** One run of a task's turn loop: what the turn machine's input holds, and the provider to use. */
 export const turnPayloadSchema = z.object({
@@ -90,6 +109,7 @@ export const queryMessageSchema = z.object({
   loopProgressFile: z.string().min(1).max(4096).optional(),
   /** The task has the host's MCP servers: the worker asks the host for their tools and calls them through it. */
   mcp: z.boolean().optional(),
+  hooks: queryHooksSchema.optional(),
 });
 export const cancelMessageSchema = z.object({ type: z.literal('cancel'), queryId: id });
 export const shutdownMessageSchema = z.object({ type: z.literal('shutdown'), graceful: z.boolean() });

@@ -1,13 +1,15 @@
 import { z } from 'zod';
 import { permissionRequestSchema, fullTaskEventSchema, keelErrorSchema, turnOutputSchema } from './replySchemas';
-import { mcpNameSchema as mcpName, wireIdSchema as id } from './domainSchemas';
+import { HOOK_LOG_MAX_CHARS, mcpNameSchema as mcpName, wireIdSchema as id } from './domainSchemas';
+import { workerHookInputSchema } from '../hooks/schemas';
 
 /**
  * The worker → parent half of the host ↔ worker protocol (protocol.ts has the other half, the
  * common parts and the rules): `ready`, `session`, `message`, `complete`, `error`, `shutdown_ack`,
  * `health_ok`, and what must go up to the owner of the task — `permission_request` /
  * `permission_cancel`, `durable_request`, `subtask_start`, and the MCP calls the host's hub makes
- * for the worker: `mcp_list`, `mcp_call`, `mcp_cancel` (workers/mcpHostServer.ts). Only the host validates these
+ * for the worker: `mcp_list`, `mcp_call`, `mcp_cancel` (workers/mcpHostServer.ts), and from the
+ * task's hooks run by the worker: `hook_event`, `hook_log`, `hook_stop`. Only the host validates these
  * (`fromWorkerSchema`); a worker imports this file for its types only, so its bundle never builds
  * these schemas.
  */
@@ -31,6 +33,12 @@ export const permissionRequestMessageSchema = z.object({ type: z.literal('permis
 export const permissionCancelMessageSchema = z.object({ type: z.literal('permission_cancel'), queryId: id, promptId: id });
 export const durableRequestMessageSchema = z.object({ type: z.literal('durable_request'), queryId: id, requestId: id });
 export const subtaskStartMessageSchema = z.object({ type: z.literal('subtask_start'), queryId: id, toolCallId: id, description: z.string(), prompt: z.string() });
+/** A hook event the query's turn fired (before its hooks ran): for the host's observers and its report of unapproved hooks. */
+export const hookEventMessageSchema = z.object({ type: z.literal('hook_event'), queryId: id, input: workerHookInputSchema });
+/** What a hook wants the person to see (an error, a `systemMessage`, a bounded Stop hook): the host's log. Capped by the worker. */
+export const hookLogMessageSchema = z.object({ type: z.literal('hook_log'), queryId: id, level: z.enum(['info', 'warn', 'error']), message: z.string().max(HOOK_LOG_MAX_CHARS) });
+/** A hook answered `"continue": false`: the host stops the task (as it would in process), the reason shown. */
+export const hookStopMessageSchema = z.object({ type: z.literal('hook_stop'), queryId: id, reason: z.string().max(HOOK_LOG_MAX_CHARS) });
 
 /** The worker asks for the MCP tools of the task (answered by `mcp_tools` with the same `requestId`). */
 export const mcpListMessageSchema = z.object({ type: z.literal('mcp_list'), queryId: id, requestId: id });
@@ -67,6 +75,9 @@ export const fromWorkerSchema = z.discriminatedUnion('type', [
   mcpListMessageSchema,
   mcpCallMessageSchema,
   mcpCancelMessageSchema,
+  hookEventMessageSchema,
+  hookLogMessageSchema,
+  hookStopMessageSchema,
 ]);
 export type FromWorker = z.infer<typeof fromWorkerSchema>;
 

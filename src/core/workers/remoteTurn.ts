@@ -5,6 +5,7 @@ import { queryMachine, workerLostMessage, type QueryEvent, type QueryInput, type
 import type { PermissionAsker } from '../permissions/gate';
 import type { PermissionMode } from '../../shared/domain/permissionModes';
 import { McpHostServer, type McpHostDeps } from './mcpHostServer';
+import type { WorkerHookInput } from '../hooks/schemas';
 import type { PoolLease, WorkerPool } from './pool';
 import type { QueryMessage, QueryReply, ToWorker } from './protocol';
 
@@ -14,7 +15,7 @@ import type { QueryMessage, QueryReply, ToWorker } from './protocol';
  * must ask the owner of the task comes up here and is answered by the host: a permission prompt
  * (through `asker`, by the prompt's id; a later prompt never answers an earlier one), a durability
  * barrier before a tool runs (`durable`), a Task call (`SUBTASK_START` to the task machine, whose
- * SUBTASK_RESULT goes back down).
+ * SUBTASK_RESULT goes back down). What the task's hooks, run by the worker, report goes to `hooks`.
  *
  * Contract: the query is sent at most once; if the worker dies after that, `WORKER_LOST` ends the
  * query (it is never re-sent). A cancel is forwarded to the worker; the worker machine kills a
@@ -43,6 +44,18 @@ export interface RemoteTurnDeps {
    * the worker lists and calls their tools through the host (workers/mcpHostServer.ts).
    */
   mcp?: McpHostDeps;
+  /** Where the task's hooks run by the worker report to (docs/hooks.md, "Hooks on a worker"). */
+  hooks?: RemoteHookSink;
+}
+
+/** What the host does for the hooks a worker ran: the same as for hooks it runs itself. */
+export interface RemoteHookSink {
+  /** An event the turn fired: the host's observers hear it; unapproved workspace hooks it matched are reported. */
+  announce(input: WorkerHookInput): void;
+  /** What the person must see (hook errors, `systemMessage`s). */
+  log(level: 'info' | 'warn' | 'error', message: string): void;
+  /** A hook answered `"continue": false`: the task is stopped, the reason shown. */
+  requestStop(reason: string): void;
 }
 
 export function remoteTurn(deps: RemoteTurnDeps) {
@@ -156,6 +169,12 @@ export function remoteTurn(deps: RemoteTurnDeps) {
             case 'mcp_cancel':
               if (!mcp) return `an ${m.type} message, but this task has no MCP servers`;
               return mcp.receive(m);
+            case 'hook_event':
+              return deps.hooks?.announce(m.input);
+            case 'hook_log':
+              return deps.hooks?.log(m.level, m.message);
+            case 'hook_stop':
+              return deps.hooks?.requestStop(m.reason);
           }
         },
         lost: (reason) => {

@@ -22,11 +22,13 @@ import { MessageChannel } from './channel';
 import { IpcMcpToolSource } from './mcpRemote';
 import { DEFAULT_MAX_LINE_BYTES, PROTOCOL_VERSION, toWorkerSchema, type FromWorker, type QueryMessage, type ToWorker } from './protocol';
 import { WORKER_ONLY_ENV } from './spawnWorker';
+import { workerHookPoints } from './workerHooks';
 
 /**
  * The worker process: connects to the host's socket, says `ready`, and runs one query at a time —
  * one run of a task's turn loop with the same core as in-process runs (provider, tools, input
- * validation, the permission machine as the turn's child, cost and usage counted in the turn).
+ * validation, the permission machine as the turn's child, the hooks of the turn's points that the
+ * host approved, cost and usage counted in the turn).
  * Every event of the turn goes up as `message`; what
  * needs the owner of the task goes up and waits for its answer: a permission prompt (by its id),
  * the durability barrier before a tool runs, a Task call. The worker's own environment holds no
@@ -162,6 +164,10 @@ function startQuery(q: QueryMessage, send: (m: FromWorker) => void, done: (q: Ru
   const sandbox = new Sandbox(runtime.sandbox);
   const tools = createToolRegistry(builtinTools.map((t) => (t.name === 'Bash' ? (createBashTool({ sandbox }) as AnyTool) : t)));
   let parentModes = q.parentModes;
+  // The turn's mode as the host last set it (hooks' `permission_mode`).
+  let mode = q.turn.mode;
+  // (`toTurn` is defined below; a hook only fires once the turn runs.)
+  const hooks = workerHookPoints(q, { send, secrets, mode: () => mode, stopTurn: () => toTurn({ type: 'CANCEL' }) });
   const engine = engineFor(runtime.workspace, runtime.settingsFiles, runtime.sandbox.enabled);
   // The same exception the host gives a loop iteration (LiveTask): its own progress file.
   const own: PermissionDecider = q.loopProgressFile ? allowingLoopProgress(engine, q.loopProgressFile) : engine;
@@ -203,6 +209,7 @@ function startQuery(q: QueryMessage, send: (m: FromWorker) => void, done: (q: Ru
           return;
         case 'set_mode':
           parentModes = m.parentModes;
+          mode = m.mode;
           toTurn({ type: 'SET_MODE', mode: m.mode });
           return;
         case 'permission_answer':
@@ -248,6 +255,8 @@ function startQuery(q: QueryMessage, send: (m: FromWorker) => void, done: (q: Ru
         secrets,
         permissions,
         ...(mcp ? { mcp } : {}),
+        // The task's hooks the host approved, at the turn's points (PreToolUse, PostToolUse, Stop, …).
+        ...(hooks ? { hooks } : {}),
         // The host read the run's instructions files and memories; they follow the base prompt here too.
         runSystem: () => q.runSystem ?? [],
         publish: (event) => send({ type: 'message', queryId: q.queryId, event }),

@@ -203,3 +203,104 @@ if [ "$(printf '%s' "$input" | jq -r '.stop_hook_active')" = "false" ]; then ech
     expect(readFileSync(join(storage, '.claude', 'bash-command-log.txt'), 'utf8')).toBe('ls -a - List files\n');
   });
 });
+
+describe('keel run --workers 1 with hooks: the turn runs in a worker process, and so do its hooks', () => {
+  it('PreToolUse blocks a Bash command and PostToolUse records the next one, both under the worker, without the key', async () => {
+    writeFileSync(join(workspace, 'precious.txt'), 'keep me\n');
+    const preLog = join(storage, 'pre.log');
+    const postLog = join(storage, 'post.log');
+    // Each hook writes down who ran it: its parent process's command line and whether it got the key.
+    const whoAmI = (log: string) => `printf 'parent=%s key=%s\\n' "$(tr '\\0' ' ' < /proc/$PPID/cmdline)" "\${ANTHROPIC_API_KEY:-none}" >> ${log}`;
+    const guard = script(
+      'guard.sh',
+      `input=$(cat)
+${whoAmI(preLog)}
+cmd=$(printf '%s' "$input" | jq -r '.tool_input.command')
+if [[ "$cmd" == rm* ]]; then echo "rm is not allowed here; move files to ./trash instead" >&2; exit 2; fi
+exit 0`,
+    );
+    const recorder = script(
+      'record.sh',
+      `input=$(cat)
+${whoAmI(postLog)}
+printf '%s\\n' "$input" | jq -c '{hook_event_name, session_id, tool_name, command: .tool_input.command, response: .tool_response.content}' >> ${postLog}
+echo '{"hookSpecificOutput":{"hookEventName":"PostToolUse","additionalContext":"recorded by the audit hook"}}'`,
+    );
+    userSettings({
+      hooks: {
+        PreToolUse: [{ matcher: 'Bash', hooks: [{ type: 'command', command: guard }] }],
+        PostToolUse: [{ matcher: 'Bash', hooks: [{ type: 'command', command: recorder }] }],
+      },
+    });
+    // A workspace's own hook, not approved: it must not run on the worker either, and the person hears of it.
+    const sneaky = join(storage, 'sneaky.txt');
+    projectFile('.claude/settings.json', { hooks: { PostToolUse: [{ matcher: 'Bash', hooks: [{ type: 'command', command: `echo ran >> ${sneaky}` }] }] } });
+    server.enqueue(bash('toolu_rm', 'rm precious.txt'), bash('toolu_echo', 'echo hello-from-the-worker'), say('Done.'));
+    const r = await run('clean up', '--mode', 'bypassPermissions', '--workers', '1');
+    expect((await r.exit).code, r.stderr()).toBe(0);
+
+    // What the model got: the PreToolUse reason for the rm, the echo's output with the PostToolUse context.
+    expect(existsSync(join(workspace, 'precious.txt'))).toBe(true);
+    expect(ofType(r.events, 'tool_result').map((e) => [e.id, e.is_error ?? false])).toEqual([
+      ['toolu_rm', true],
+      ['toolu_echo', false],
+    ]);
+    expect(sentToModel(1)).toContain('rm is not allowed here; move files to ./trash instead');
+    expect(sentToModel(2)).toMatch(/hello-from-the-worker.*\[hook\] recorded by the audit hook/);
+
+    // The hooks ran: PreToolUse for both calls, PostToolUse only for the one that ran.
+    const pre = readFileSync(preLog, 'utf8').trim().split('\n');
+    expect(pre).toHaveLength(2);
+    const post = readFileSync(postLog, 'utf8').trim().split('\n');
+    expect(post).toHaveLength(2);
+    const taskId = ofType(r.events, 'done')[0]!.taskId;
+    expect(JSON.parse(post[1]!)).toEqual({ hook_event_name: 'PostToolUse', session_id: taskId, tool_name: 'Bash', command: 'echo hello-from-the-worker', response: 'hello-from-the-worker' });
+    // Each hook's parent is the worker process (the lean worker bundle), not the CLI; none got the key.
+    for (const line of [...pre, post[0]!]) {
+      expect(line).toMatch(/^parent=\S+ --max-semi-space-size=1 \S+\/worker\.js --socket \S+ --worker-id w1 +key=none$/);
+    }
+    expect(existsSync(sneaky)).toBe(false);
+    expect(r.stderr()).toContain('did not run: not approved yet');
+    expect(r.stderr()).toContain(`echo ran >> ${sneaky}`);
+  });
+
+  it('a PreToolUse "ask" on a worker goes up to the host as a prompt (headless: denied), after the Notification hook ran', async () => {
+    const notified = join(storage, 'notified.log');
+    userSettings({
+      hooks: {
+        PreToolUse: [{ matcher: 'Bash', hooks: [{ type: 'command', command: `echo '{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"ask","permissionDecisionReason":"commands are audited"}}'` }] }],
+        Notification: [{ hooks: [{ type: 'command', command: `jq -c '{notification_type, message}' >> ${notified}` }] }],
+      },
+    });
+    server.enqueue(bash('toolu_touch', 'touch made.txt'), say('It was refused.'));
+    const r = await run('make a file', '--mode', 'bypassPermissions', '--workers', '1');
+    expect((await r.exit).code, r.stderr()).toBe(0);
+    expect(existsSync(join(workspace, 'made.txt'))).toBe(false);
+    // Asked (the hook's reason), then the host's answer: nobody to ask in a headless run.
+    expect(ofType(r.events, 'permission')).toEqual([
+      expect.objectContaining({ tool: 'Bash', decision: 'ask', reason: expect.stringContaining('commands are audited') }),
+      expect.objectContaining({ tool: 'Bash', decision: 'deny' }),
+    ]);
+    expect(sentToModel(1)).toContain('No one is available to approve this');
+    expect(readFileSync(notified, 'utf8').trim()).toBe(JSON.stringify({ notification_type: 'permission_prompt', message: 'Keel needs your permission to use Bash' }));
+  });
+
+  it.each([
+    ['in the CLI process', '0'],
+    ['on a worker', '1'],
+  ])('a PostToolUse hook answering "continue": false stops the task %s, with its reason shown', async (_, workers) => {
+    const stopper = script('stopper.sh', `cat > /dev/null; echo '{"continue":false,"stopReason":"the build is broken","systemMessage":"see build.log"}'`);
+    userSettings({ hooks: { PostToolUse: [{ matcher: 'Bash', hooks: [{ type: 'command', command: stopper }] }] } });
+    server.enqueue(bash('toolu_echo', 'echo built'), say('This answer is never asked for.'));
+    const r = await run('build it', '--mode', 'bypassPermissions', '--workers', workers);
+    await r.exit;
+    // The command ran; the task stopped right after it (as in process: the result is not recorded).
+    expect(ofType(r.events, 'tool_output').map((e) => e.chunk).join('')).toContain('built');
+    expect(ofType(r.events, 'tool_result')).toEqual([]);
+    // The model is not asked again: the task stopped where the hook said so.
+    expect(server.requests).toHaveLength(1);
+    expect(r.events.at(-1)).toMatchObject({ type: 'done', status: 'aborted' });
+    expect(r.stderr()).toContain('the build is broken');
+    expect(r.stderr()).toContain('PostToolUse hook: see build.log');
+  });
+});

@@ -134,7 +134,7 @@ describe('malformed settings never widen permissions', () => {
   it('a shared project file cannot turn on bypassPermissions', async () => {
     fx = await makeFixture({ permissions: { defaultMode: 'bypassPermissions' } });
     expect(fx.engine.defaultMode()).toBeUndefined();
-    expect(fx.engine.problems()[0]).toMatch(/cannot turn on bypassPermissions/);
+    expect(fx.engine.problems()[0]).toMatch(/defaultMode "bypassPermissions" ignored: a workspace settings file may only make the mode stricter/);
   });
 });
 

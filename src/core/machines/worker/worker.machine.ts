@@ -1,4 +1,4 @@
-import { assign, emit, fromCallback, sendTo, setup, type EventObject } from 'xstate';
+import { assign, emit, enqueueActions, fromCallback, sendTo, setup, type EventObject } from 'xstate';
 
 /**
  * One worker process, as its host sees it:
@@ -67,6 +67,23 @@ const crash = (reason: (e: WorkerEvent) => string) => ({
 
 const exitText = (e: WorkerEvent) => (e.type === 'EXITED' ? `the worker process exited (${e.signal ? `signal ${e.signal}` : `code ${e.code}`})` : '');
 
+/**
+ * What a live worker (ready or busy) does alike: answers the health clock, dies on an exit, a
+ * broken connection or an unanswered health check, and shuts down on request (gracefully, or at
+ * once). Defined once and shared by both states, so they cannot drift apart.
+ */
+const whileLive = {
+  HEALTH_DUE: { actions: 'checkHealth' as const },
+  HEALTH_OK: { actions: 'healthAnswered' as const },
+  HEALTH_TIMEOUT: crash((e) => (e.type === 'HEALTH_TIMEOUT' ? `the worker did not answer a health check within ${e.ms} ms` : '')),
+  EXITED: crash(exitText),
+  DISCONNECTED: crash((e) => (e.type === 'DISCONNECTED' ? e.reason : '')),
+  SHUTDOWN: [
+    { guard: 'graceful' as const, target: '#worker.shuttingDown' as const, actions: 'recordReason' as const },
+    { target: '#worker.dead' as const, actions: 'recordReason' as const },
+  ],
+};
+
 export const workerMachine = setup({
   types: {
     context: {} as WorkerContext,
@@ -86,8 +103,17 @@ export const workerMachine = setup({
     /** Sends HEALTH_DUE every interval; after SENT, HEALTH_TIMEOUT unless ANSWERED comes within the answer limit. Provided by the pool. */
     healthClock: fromCallback<EventObject, { workerId: string }>(() => () => undefined),
   },
+  guards: {
+    graceful: ({ event }) => event.type === 'SHUTDOWN' && event.graceful,
+  },
   actions: {
     died: assign((_, p: { reason: string }) => ({ reason: p.reason })),
+    checkHealth: enqueueActions(({ enqueue }) => {
+      enqueue.sendTo('process', { type: 'SEND_HEALTH_CHECK' });
+      enqueue.sendTo('healthClock', { type: 'SENT' });
+    }),
+    healthAnswered: sendTo('healthClock', { type: 'ANSWERED' }),
+    recordReason: assign({ reason: ({ event }) => (event.type === 'SHUTDOWN' ? event.reason : null) }),
     announceCrash: emit(({ context }) => ({ type: 'worker:crashed', workerId: context.workerId, reason: context.reason ?? 'unknown', queryId: context.queryId }) as const),
   },
   delays: {
@@ -128,15 +154,7 @@ export const workerMachine = setup({
             emit(({ context, event }) => ({ type: 'worker:busy', workerId: context.workerId, queryId: event.queryId }) as const),
           ],
         },
-        HEALTH_DUE: { actions: [sendTo('process', { type: 'SEND_HEALTH_CHECK' }), sendTo('healthClock', { type: 'SENT' })] },
-        HEALTH_OK: { actions: sendTo('healthClock', { type: 'ANSWERED' }) },
-        HEALTH_TIMEOUT: crash((e) => (e.type === 'HEALTH_TIMEOUT' ? `the worker did not answer a health check within ${e.ms} ms` : '')),
-        EXITED: crash(exitText),
-        DISCONNECTED: crash((e) => (e.type === 'DISCONNECTED' ? e.reason : '')),
-        SHUTDOWN: [
-          { guard: ({ event }) => event.graceful, target: 'shuttingDown', actions: assign({ reason: ({ event }) => event.reason }) },
-          { target: 'dead', actions: assign({ reason: ({ event }) => event.reason }) },
-        ],
+        ...whileLive,
       },
     },
     busy: {
@@ -150,15 +168,7 @@ export const workerMachine = setup({
             emit(({ context }) => ({ type: 'worker:idle', workerId: context.workerId, queriesProcessed: context.queriesProcessed }) as const),
           ],
         },
-        HEALTH_DUE: { actions: [sendTo('process', { type: 'SEND_HEALTH_CHECK' }), sendTo('healthClock', { type: 'SENT' })] },
-        HEALTH_OK: { actions: sendTo('healthClock', { type: 'ANSWERED' }) },
-        HEALTH_TIMEOUT: crash((e) => (e.type === 'HEALTH_TIMEOUT' ? `the worker did not answer a health check within ${e.ms} ms` : '')),
-        EXITED: crash(exitText),
-        DISCONNECTED: crash((e) => (e.type === 'DISCONNECTED' ? e.reason : '')),
-        SHUTDOWN: [
-          { guard: ({ event }) => event.graceful, target: 'shuttingDown', actions: assign({ reason: ({ event }) => event.reason }) },
-          { target: 'dead', actions: assign({ reason: ({ event }) => event.reason }) },
-        ],
+        ...whileLive,
       },
       states: {
         working: {

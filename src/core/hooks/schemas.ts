@@ -1,0 +1,86 @@
+import { z } from 'zod';
+import { permissionModeSchema } from '../../shared/protocol/chatMessages';
+import { fingerprintOf } from './config';
+import { compileMatcher } from './matcher';
+import { HOOK_EVENTS, type ConfiguredHook, type HookInput } from './types';
+
+/**
+ * The hook values that cross the worker boundary (docs/hooks.md, "Hooks on a worker"), validated
+ * on receipt like every protocol message:
+ * - host → worker: the hooks the host approved for a query (`approvedHookSchema`). A hook whose
+ *   fingerprint does not match its fields, or whose matcher does not compile, fails validation:
+ *   the worker runs exactly what the host approved, or nothing.
+ * - worker → host: an event the worker's turn fired (`workerHookInputSchema`), for the host's
+ *   observers. Only the events that fire inside the turn loop are accepted: a worker cannot
+ *   announce a prompt or a session start.
+ */
+
+// Bounded by the protocol's line limit: a long answer or tool input must not break the connection.
+const text = z.string();
+
+export const approvedHookSchema = z
+  .object({
+    event: z.enum(HOOK_EVENTS),
+    matcher: z.string().max(10_000).optional(),
+    command: z.string().min(1).max(100_000),
+    args: z.array(z.string().max(100_000)).max(1000).optional(),
+    timeout: z.number().positive().optional(),
+    if: z.string().max(10_000).optional(),
+    scope: z.enum(['user', 'project', 'local']),
+    source: z.string().max(4096),
+    fingerprint: z.string().regex(/^[0-9a-f]{64}$/),
+  })
+  .refine((h) => fingerprintOf({ ...h, matcher: h.matcher, timeout: h.timeout }) === h.fingerprint, { message: "a hook's fingerprint does not match its fields" })
+  .refine((h) => compileMatcher(h.matcher).ok, { message: "a hook's matcher does not compile" })
+  // JSON has no `undefined`: an omitted matcher or timeout is the hook's own "none".
+  .transform((h): ConfiguredHook => ({ ...h, matcher: h.matcher, timeout: h.timeout }));
+
+/** The events a task's turn fires, so the ones that run in the worker that runs the turn. */
+export const WORKER_HOOK_EVENTS = ['PreToolUse', 'PostToolUse', 'PermissionRequest', 'Notification', 'Stop', 'SubagentStop', 'PreCompact'] as const;
+export type WorkerHookEvent = (typeof WORKER_HOOK_EVENTS)[number];
+export type WorkerHookInput = Extract<HookInput, { hook_event_name: WorkerHookEvent }>;
+
+export function isWorkerHookInput(input: HookInput): input is WorkerHookInput {
+  return (WORKER_HOOK_EVENTS as readonly string[]).includes(input.hook_event_name);
+}
+
+const common = {
+  session_id: z.string().min(1).max(200),
+  transcript_path: z.string().max(4096),
+  cwd: z.string().max(4096),
+  permission_mode: permissionModeSchema.optional(),
+  agent_id: z.string().max(200).optional(),
+  agent_type: z.string().max(200).optional(),
+};
+const toolInput = z.record(z.string(), z.unknown());
+
+export const workerHookInputSchema = z.discriminatedUnion('hook_event_name', [
+  z.object({ ...common, hook_event_name: z.literal('PreToolUse'), tool_name: text, tool_input: toolInput, tool_use_id: text }),
+  z.object({
+    ...common,
+    hook_event_name: z.literal('PostToolUse'),
+    tool_name: text,
+    tool_input: toolInput,
+    tool_response: z.unknown(),
+    tool_use_id: text,
+    duration_ms: z.number().nonnegative().optional(),
+  }),
+  z.object({ ...common, hook_event_name: z.literal('PermissionRequest'), tool_name: text, tool_input: toolInput, permission_suggestions: z.array(z.unknown()).optional() }),
+  z.object({
+    ...common,
+    hook_event_name: z.literal('Notification'),
+    message: text,
+    title: text.optional(),
+    notification_type: z.enum(['permission_prompt', 'idle_prompt', 'agent_needs_input', 'agent_completed']),
+  }),
+  z.object({ ...common, hook_event_name: z.literal('Stop'), stop_hook_active: z.boolean(), last_assistant_message: text }),
+  z.object({ ...common, hook_event_name: z.literal('SubagentStop'), stop_hook_active: z.boolean(), agent_id: z.string().max(200), agent_type: z.string().max(200), last_assistant_message: text }),
+  z.object({ ...common, hook_event_name: z.literal('PreCompact'), trigger: z.enum(['manual', 'auto']), custom_instructions: text }),
+]);
+
+// Compile-time drift checks: what the schemas accept is what the domain types hold.
+const assertTrue = <T extends true>(): T | undefined => undefined;
+assertTrue<z.infer<typeof approvedHookSchema> extends ConfiguredHook ? true : false>();
+assertTrue<ConfiguredHook extends z.infer<typeof approvedHookSchema> ? true : false>();
+assertTrue<z.infer<typeof workerHookInputSchema> extends WorkerHookInput ? true : false>();
+assertTrue<WorkerHookInput['hook_event_name'] extends z.infer<typeof workerHookInputSchema>['hook_event_name'] ? true : false>();
