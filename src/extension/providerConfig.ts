@@ -1,5 +1,6 @@
 import { resolveModel } from '../core/machines/modelSelection/modelSelection.machine';
 import type { ProviderConfig } from '../core/providers/types';
+import { atLeastAsStrict } from '../core/permissions/defaultMode';
 import { isPermissionMode, type PermissionMode } from '../shared/domain/permissionModes';
 import { DEFAULT_MODELS, DEMO_MODEL_LABEL, PROVIDER_IDS, type UserProviderId } from '../shared/domain/models';
 import type { ChatConfig } from '../shared/protocol/toWebview';
@@ -64,15 +65,41 @@ export interface InspectedSetting {
 }
 
 /**
- * The value of `defaultMode` in `KeelSettings`: the VS Code setting when the person set it
- * anywhere (it wins, as `--mode` does in the CLI); else the mode the settings files settle on
- * (`fromFiles`: a workspace file may only make it stricter, core/permissions/defaultMode.ts);
- * else the setting's default. Pure but for `fromFiles`, called only when needed.
+ * The value of `defaultMode` in `KeelSettings`. The person's own choice: the setting in their user
+ * settings; else the mode the settings files settle on (`fromFiles`: a workspace file may only
+ * make it stricter, core/permissions/defaultMode.ts); else the setting's default. Then the
+ * setting's workspace and folder values (`.vscode/settings.json`, a `.code-workspace` file): they
+ * come with the repository like `.claude/settings.json` does, so each applies only when it is at
+ * least as strict as the mode so far; a looser one is ignored and told through `notice`. An
+ * invalid value is ignored the same way. Pure but for `fromFiles` (called only when the user
+ * settings do not choose) and `notice`.
  */
-export function defaultModeSetting(inspected: InspectedSetting | undefined, fromFiles: () => PermissionMode | undefined): unknown {
-  const chosen = inspected?.workspaceFolderValue ?? inspected?.workspaceValue ?? inspected?.globalValue;
-  if (chosen !== undefined) return chosen;
-  return fromFiles() ?? inspected?.defaultValue;
+export function defaultModeSetting(
+  inspected: InspectedSetting | undefined,
+  fromFiles: () => PermissionMode | undefined,
+  notice: (message: string) => void = () => undefined,
+): unknown {
+  const user = inspected?.globalValue;
+  let mode: PermissionMode;
+  if (isPermissionMode(user)) mode = user;
+  else {
+    if (user !== undefined) notice(`keel.permissions.defaultMode "${String(user)}" in the user settings is not a permission mode; ignored`);
+    const files = fromFiles();
+    const fallback = inspected?.defaultValue;
+    mode = files ?? (isPermissionMode(fallback) ? fallback : 'default');
+  }
+  for (const [where, value] of [
+    ['workspace', inspected?.workspaceValue],
+    ['workspace folder', inspected?.workspaceFolderValue],
+  ] as const) {
+    if (value === undefined) continue;
+    if (isPermissionMode(value) && atLeastAsStrict(value, mode)) mode = value;
+    else {
+      const hint = 'set a looser mode in your user settings, or choose it in the chat';
+      notice(`keel.permissions.defaultMode "${String(value)}" in the ${where} settings ignored: a workspace may only make the mode stricter than "${mode}" (${hint})`);
+    }
+  }
+  return mode;
 }
 
 /** Environment variables that choose a model for the whole window (set where VS Code was started). */

@@ -23,7 +23,7 @@ export function readKeelSettings(): KeelSettings {
     planModel: c.get('planModel'),
     anthropicBaseUrl: c.get('anthropic.baseUrl'),
     openaiBaseUrl: c.get('openai.baseUrl'),
-    defaultMode: defaultModeSetting(c.inspect('permissions.defaultMode'), filesDefaultMode),
+    defaultMode: defaultModeSetting(c.inspect('permissions.defaultMode'), filesDefaultMode, warnOnce),
   };
 }
 
@@ -38,12 +38,15 @@ function filesDefaultMode(): PermissionMode | undefined {
   const folder = vscode.workspace.workspaceFolders?.[0]?.uri.fsPath;
   if (!folder) return undefined;
   const settled = settingsDefaultMode(folder);
-  for (const n of settled.notices) {
-    if (shownNotices.has(n)) continue;
-    shownNotices.add(n);
-    void vscode.window.showWarningMessage(`Keel: ${n}`);
-  }
+  for (const n of settled.notices) warnOnce(n);
   return settled.mode;
+}
+
+/** A warning the person sees once per window (settings are read on every run). */
+function warnOnce(message: string): void {
+  if (shownNotices.has(message)) return;
+  shownNotices.add(message);
+  void vscode.window.showWarningMessage(`Keel: ${message}`);
 }
 
 /**

@@ -106,14 +106,36 @@ describe('settingsDefaultMode over real files', () => {
   });
 });
 
-describe('VS Code: keel.permissions.defaultMode set anywhere wins over the files', () => {
-  it('an explicit value wins; unset, the files decide; neither, the setting\'s default', () => {
+describe('VS Code: keel.permissions.defaultMode', () => {
+  it('the user settings\' value wins over the files; unset, the files decide; neither, the setting\'s default', () => {
     let read = 0;
     const files = (m: PermissionMode | undefined) => () => (read++, m);
     expect(defaultModeSetting({ globalValue: 'acceptEdits', defaultValue: 'default' }, files('plan'))).toBe('acceptEdits');
-    expect(defaultModeSetting({ workspaceValue: 'default', globalValue: 'acceptEdits', defaultValue: 'default' }, files('plan'))).toBe('default');
     expect(read).toBe(0);
     expect(defaultModeSetting({ defaultValue: 'default' }, files('plan'))).toBe('plan');
     expect(defaultModeSetting({ defaultValue: 'default' }, files(undefined))).toBe('default');
+  });
+
+  it('a workspace or folder value (.vscode/settings.json comes with the repository) may only make it stricter', () => {
+    const notices: string[] = [];
+    const none = () => undefined;
+    expect(defaultModeSetting({ workspaceValue: 'default', globalValue: 'acceptEdits', defaultValue: 'default' }, none)).toBe('default');
+    expect(defaultModeSetting({ workspaceValue: 'bypassPermissions', defaultValue: 'default' }, none, (n) => notices.push(n))).toBe('default');
+    expect(defaultModeSetting({ workspaceFolderValue: 'acceptEdits', globalValue: 'default', defaultValue: 'default' }, none, (n) => notices.push(n))).toBe('default');
+    expect(defaultModeSetting({ workspaceValue: 'plan', workspaceFolderValue: 'dontAsk', defaultValue: 'default' }, none, (n) => notices.push(n))).toBe('plan');
+    expect(defaultModeSetting({ workspaceValue: 'nonsense', defaultValue: 'default' }, none, (n) => notices.push(n))).toBe('default');
+    expect(notices).toHaveLength(4);
+    expect(notices[0]).toMatch(/"bypassPermissions" in the workspace settings ignored: a workspace may only make the mode stricter than "default"/);
+  });
+
+  it('property: whatever the workspace and folder values, the mode is never looser than the user\'s choice', () => {
+    const anyValue = fc.oneof(fc.constantFrom(...PERMISSION_MODES), fc.constant(undefined), fc.string());
+    fc.assert(
+      fc.property(fc.constantFrom(...PERMISSION_MODES), anyValue, anyValue, (user, ws, folder) => {
+        const mode = defaultModeSetting({ globalValue: user, workspaceValue: ws, workspaceFolderValue: folder, defaultValue: 'default' }, () => undefined) as PermissionMode;
+        expect(atLeastAsStrict(mode, user)).toBe(true);
+      }),
+      { numRuns: 500 },
+    );
   });
 });
