@@ -1,5 +1,5 @@
-import { z } from 'zod';
-import { permissionModeSchema } from '../../shared/protocol/chatMessages';
+import * as z from 'zod/mini';
+import { PERMISSION_MODES } from '../../shared/domain/permissionModes';
 import { fingerprintOf } from './config';
 import { compileMatcher } from './matcher';
 import { HOOK_EVENTS, type ConfiguredHook, type HookInput } from './types';
@@ -13,27 +13,35 @@ import { HOOK_EVENTS, type ConfiguredHook, type HookInput } from './types';
  * - worker → host: an event the worker's turn fired (`workerHookInputSchema`), for the host's
  *   observers. Only the events that fire inside the turn loop are accepted: a worker cannot
  *   announce a prompt or a session start.
+ * Built with `zod/mini` like the protocol they are part of (workers/protocol.ts): a worker builds
+ * these at start, and a classic zod schema carries dozens of method closures (docs/benchmarks.md, pool).
  */
+
+const permissionModeSchema = z.enum(PERMISSION_MODES);
 
 // Bounded by the protocol's line limit: a long answer or tool input must not break the connection.
 const text = z.string();
 
-export const approvedHookSchema = z
-  .object({
-    event: z.enum(HOOK_EVENTS),
-    matcher: z.string().max(10_000).optional(),
-    command: z.string().min(1).max(100_000),
-    args: z.array(z.string().max(100_000)).max(1000).optional(),
-    timeout: z.number().positive().optional(),
-    if: z.string().max(10_000).optional(),
-    scope: z.enum(['user', 'project', 'local']),
-    source: z.string().max(4096),
-    fingerprint: z.string().regex(/^[0-9a-f]{64}$/),
-  })
-  .refine((h) => fingerprintOf({ ...h, matcher: h.matcher, timeout: h.timeout }) === h.fingerprint, { message: "a hook's fingerprint does not match its fields" })
-  .refine((h) => compileMatcher(h.matcher).ok, { message: "a hook's matcher does not compile" })
+export const approvedHookSchema = z.pipe(
+  z
+    .object({
+      event: z.enum(HOOK_EVENTS),
+      matcher: z.optional(z.string().check(z.maxLength(10_000))),
+      command: z.string().check(z.minLength(1), z.maxLength(100_000)),
+      args: z.optional(z.array(z.string().check(z.maxLength(100_000))).check(z.maxLength(1000))),
+      timeout: z.optional(z.number().check(z.positive())),
+      if: z.optional(z.string().check(z.maxLength(10_000))),
+      scope: z.enum(['user', 'project', 'local']),
+      source: z.string().check(z.maxLength(4096)),
+      fingerprint: z.string().check(z.regex(/^[0-9a-f]{64}$/)),
+    })
+    .check(
+      z.refine((h) => fingerprintOf({ ...h, matcher: h.matcher, timeout: h.timeout }) === h.fingerprint, { message: "a hook's fingerprint does not match its fields" }),
+      z.refine((h) => compileMatcher(h.matcher).ok, { message: "a hook's matcher does not compile" }),
+    ),
   // JSON has no `undefined`: an omitted matcher or timeout is the hook's own "none".
-  .transform((h): ConfiguredHook => ({ ...h, matcher: h.matcher, timeout: h.timeout }));
+  z.transform((h): ConfiguredHook => ({ ...h, matcher: h.matcher, timeout: h.timeout })),
+);
 
 /** The events a task's turn fires, so the ones that run in the worker that runs the turn. */
 export const WORKER_HOOK_EVENTS = ['PreToolUse', 'PostToolUse', 'PermissionRequest', 'Notification', 'Stop', 'SubagentStop', 'PreCompact'] as const;
@@ -45,12 +53,12 @@ export function isWorkerHookInput(input: HookInput): input is WorkerHookInput {
 }
 
 const common = {
-  session_id: z.string().min(1).max(200),
-  transcript_path: z.string().max(4096),
-  cwd: z.string().max(4096),
-  permission_mode: permissionModeSchema.optional(),
-  agent_id: z.string().max(200).optional(),
-  agent_type: z.string().max(200).optional(),
+  session_id: z.string().check(z.minLength(1), z.maxLength(200)),
+  transcript_path: z.string().check(z.maxLength(4096)),
+  cwd: z.string().check(z.maxLength(4096)),
+  permission_mode: z.optional(permissionModeSchema),
+  agent_id: z.optional(z.string().check(z.maxLength(200))),
+  agent_type: z.optional(z.string().check(z.maxLength(200))),
 };
 const toolInput = z.record(z.string(), z.unknown());
 
@@ -63,18 +71,25 @@ export const workerHookInputSchema = z.discriminatedUnion('hook_event_name', [
     tool_input: toolInput,
     tool_response: z.unknown(),
     tool_use_id: text,
-    duration_ms: z.number().nonnegative().optional(),
+    duration_ms: z.optional(z.number().check(z.nonnegative())),
   }),
-  z.object({ ...common, hook_event_name: z.literal('PermissionRequest'), tool_name: text, tool_input: toolInput, permission_suggestions: z.array(z.unknown()).optional() }),
+  z.object({ ...common, hook_event_name: z.literal('PermissionRequest'), tool_name: text, tool_input: toolInput, permission_suggestions: z.optional(z.array(z.unknown())) }),
   z.object({
     ...common,
     hook_event_name: z.literal('Notification'),
     message: text,
-    title: text.optional(),
+    title: z.optional(text),
     notification_type: z.enum(['permission_prompt', 'idle_prompt', 'agent_needs_input', 'agent_completed']),
   }),
   z.object({ ...common, hook_event_name: z.literal('Stop'), stop_hook_active: z.boolean(), last_assistant_message: text }),
-  z.object({ ...common, hook_event_name: z.literal('SubagentStop'), stop_hook_active: z.boolean(), agent_id: z.string().max(200), agent_type: z.string().max(200), last_assistant_message: text }),
+  z.object({
+    ...common,
+    hook_event_name: z.literal('SubagentStop'),
+    stop_hook_active: z.boolean(),
+    agent_id: z.string().check(z.maxLength(200)),
+    agent_type: z.string().check(z.maxLength(200)),
+    last_assistant_message: text,
+  }),
   z.object({ ...common, hook_event_name: z.literal('PreCompact'), trigger: z.enum(['manual', 'auto']), custom_instructions: text }),
 ]);
 

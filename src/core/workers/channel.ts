@@ -18,7 +18,7 @@ import { validate } from './protocol';
  * after every valid line received before it was delivered. Never throws into the socket's events.
  */
 export interface ChannelOptions<In> {
-  schema: z.ZodType<In>;
+  schema: z.core.$ZodType<In>;
   maxLineBytes: number;
   onMessage(message: In): void;
   onBroken(reason: string): void;

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod/mini';
 import type { ConversationMessage, ToolResultBlock } from '../../shared/domain/messages';
 import { PERMISSION_MODES } from '../../shared/domain/permissionModes';
 import type { PermissionAnswer } from '../permissions/gate';
@@ -11,15 +11,16 @@ import type { TurnLimits } from '../machines/turn/types';
  * What a worker sends back (task events, a turn's output, a permission request) is in
  * replySchemas.ts: a worker validates only what it receives, so it never builds those (nor the
  * webview protocol's schemas they use) — each zod schema costs an idle worker memory
- * (docs/benchmarks.md, pool). The assertions at the bottom fail the build when a schema and its
+ * (docs/benchmarks.md, pool). Built with `zod/mini`, like protocol.ts: a classic zod schema
+ * carries dozens of method closures, a mini one none; the checks are the same. The assertions at the bottom fail the build when a schema and its
  * domain type drift apart.
  */
 
 /** An id on the wire (query, task, prompt, request, tool call), in both directions. */
-export const wireIdSchema = z.string().min(1).max(200);
+export const wireIdSchema = z.string().check(z.minLength(1), z.maxLength(200));
 
 /** An MCP server's, tool's or tool name's on the wire (MCP calls through the host's hub), in both directions. */
-export const mcpNameSchema = z.string().min(1).max(1000);
+export const mcpNameSchema = z.string().check(z.minLength(1), z.maxLength(1000));
 
 /** The same values as the webview protocol's `permissionModeSchema` (shared/protocol/chatMessages.ts). */
 export const permissionModeSchema = z.enum(PERMISSION_MODES);
@@ -32,7 +33,7 @@ const image = z.object({
 // Usually text; text and image blocks when an MCP tool returned images.
 const toolResultContent = z.union([z.string(), z.array(z.discriminatedUnion('type', [text, image]))]);
 export const toolResultContentSchema = toolResultContent;
-const toolResult = z.object({ type: z.literal('tool_result'), tool_use_id: z.string(), content: toolResultContent, is_error: z.boolean().optional() });
+const toolResult = z.object({ type: z.literal('tool_result'), tool_use_id: z.string(), content: toolResultContent, is_error: z.optional(z.boolean()) });
 const toolUse = z.object({ type: z.literal('tool_use'), id: z.string(), name: z.string(), input: z.record(z.string(), z.unknown()) });
 const thinking = z.object({ type: z.literal('thinking'), thinking: z.string(), signature: z.string() });
 const redacted = z.object({ type: z.literal('redacted_thinking'), data: z.string() });
@@ -43,31 +44,31 @@ export const conversationMessageSchema = z.discriminatedUnion('role', [
   z.object({ role: z.literal('assistant'), content: z.array(z.discriminatedUnion('type', [text, thinking, redacted, toolUse])) }),
 ]);
 
-const count = z.number().int().nonnegative();
+const count = z.number().check(z.int(), z.nonnegative());
 
 export const turnLimitsSchema = z.object({
-  maxTurns: z.number().int().positive(),
-  maxTokens: z.number().int().positive(),
-  contextLimit: z.number().positive(),
+  maxTurns: z.number().check(z.int(), z.positive()),
+  maxTokens: z.number().check(z.int(), z.positive()),
+  contextLimit: z.number().check(z.positive()),
   retryLimit: count,
-  retryBaseMs: z.number().nonnegative(),
-  lockTimeoutMs: z.number().nonnegative(),
-  thinkingBudgetTokens: z.number().int().positive().optional(),
+  retryBaseMs: z.number().check(z.nonnegative()),
+  lockTimeoutMs: z.number().check(z.nonnegative()),
+  thinkingBudgetTokens: z.optional(z.number().check(z.int(), z.positive())),
 });
 
 export const permissionAnswerSchema = z.object({
   decision: z.enum(['allow', 'deny']),
-  feedback: z.string().optional(),
-  always: z.object({ rules: z.array(z.string()), where: z.enum(['project', 'local', 'user']) }).optional(),
+  feedback: z.optional(z.string()),
+  always: z.optional(z.object({ rules: z.array(z.string()), where: z.enum(['project', 'local', 'user']) })),
 });
 
 export const providerConfigSchema = z.object({
   provider: z.enum(['anthropic', 'openai-compatible', 'demo']),
   model: z.string(),
-  baseUrl: z.string().optional(),
-  apiKey: z.string().optional(),
-  stallTimeoutMs: z.number().positive().optional(),
-  maxRetries: count.optional(),
+  baseUrl: z.optional(z.string()),
+  apiKey: z.optional(z.string()),
+  stallTimeoutMs: z.optional(z.number().check(z.positive())),
+  maxRetries: z.optional(count),
 });
 
 // Compile-time drift checks (see src/shared/protocol/domainSchemas.ts for the same pattern).

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod/mini';
 import type { McpToolOutcome } from '../mcp/toolSource';
 import {
   conversationMessageSchema,
@@ -35,7 +35,9 @@ import { approvedHookSchema } from '../hooks/schemas';
  * Two files, one per direction: this one (parent → worker, `toWorkerSchema`, and what both sides
  * share) and protocolFromWorker.ts (worker → parent, `fromWorkerSchema`). A worker validates only
  * what it receives and never loads the other file: every zod schema built costs an idle worker
- * memory (docs/benchmarks.md, pool). A new message type goes, as one `…MessageSchema`, into the
+ * memory (docs/benchmarks.md, pool), so this file and what it uses (domainSchemas.ts,
+ * hooks/schemas.ts) build them with `zod/mini` (no method closures per schema; the same checks).
+ * A new message type goes, as one `…MessageSchema`, into the
  * file of its direction and into that file's union.
  */
 export const PROTOCOL_VERSION = 1;
@@ -49,15 +51,15 @@ export { HOOK_LOG_MAX_CHARS } from './domainSchemas';
 
 /** What the worker needs to act for the host: the workspace, its tools' environment and the engine's settings. */
 export const runtimeConfigSchema = z.object({
-  workspace: z.string().min(1),
-  ripgrepPath: z.string().optional(),
+  workspace: z.string().check(z.minLength(1)),
+  ripgrepPath: z.optional(z.string()),
   settingsFiles: z.array(z.string()),
   sandbox: z.object({
     enabled: z.boolean(),
-    excludedCommands: z.array(z.string()).optional(),
-    network: z.object({ allowedDomains: z.array(z.string()).optional(), deniedDomains: z.array(z.string()).optional() }).optional(),
-    writablePaths: z.array(z.string()).optional(),
-    bwrapPath: z.string().optional(),
+    excludedCommands: z.optional(z.array(z.string())),
+    network: z.optional(z.object({ allowedDomains: z.optional(z.array(z.string())), deniedDomains: z.optional(z.array(z.string())) })),
+    writablePaths: z.optional(z.array(z.string())),
+    bwrapPath: z.optional(z.string()),
   }),
   /** Variables tool processes keep although Keel would remove them. */
   passEnv: z.array(z.string()),
@@ -76,8 +78,8 @@ export const queryHooksSchema = z.object({
   /** `session_id`: the root task's id (a sub-agent's differs from its own `taskId`). */
   sessionId: id,
   /** `transcript_path`: the task's event log, or '' for a task that is not recorded. */
-  transcriptPath: z.string().max(4096),
-  approved: z.array(approvedHookSchema).max(1000),
+  transcriptPath: z.string().check(z.maxLength(4096)),
+  approved: z.array(approvedHookSchema).check(z.maxLength(1000)),
 });
 export type QueryHooks = z.infer<typeof queryHooksSchema>;
 
@@ -87,10 +89,10 @@ export const turnPayloadSchema = z.object({
   mode: permissionModeSchema,
   messages: z.array(conversationMessageSchema),
   limits: turnLimitsSchema,
-  compactionFailures: z.number().int().nonnegative(),
-  run: z.number().int().nonnegative(),
+  compactionFailures: z.number().check(z.int(), z.nonnegative()),
+  run: z.number().check(z.int(), z.nonnegative()),
   /** The task's cost before this run: the worker's usage events carry the task's running total. */
-  priorCostUsd: z.number().nonnegative(),
+  priorCostUsd: z.number().check(z.nonnegative()),
 });
 
 // ── parent → worker ─────────────────────────────────────────────────────────────────────────
@@ -104,12 +106,12 @@ export const queryMessageSchema = z.object({
   /** The modes of the task's ancestors, nearest first: a subtask is never looser than any of them. */
   parentModes: z.array(permissionModeSchema),
   /** The run's own system parts (instructions files, memories) read by the host; after the base prompt. */
-  runSystem: z.array(z.string()).max(64).optional(),
+  runSystem: z.optional(z.array(z.string()).check(z.maxLength(64))),
   /** A loop iteration's progress file, which it may write without a prompt (runtime/loopPermission.ts). */
-  loopProgressFile: z.string().min(1).max(4096).optional(),
+  loopProgressFile: z.optional(z.string().check(z.minLength(1), z.maxLength(4096))),
   /** The task has the host's MCP servers: the worker asks the host for their tools and calls them through it. */
-  mcp: z.boolean().optional(),
-  hooks: queryHooksSchema.optional(),
+  mcp: z.optional(z.boolean()),
+  hooks: z.optional(queryHooksSchema),
 });
 export const cancelMessageSchema = z.object({ type: z.literal('cancel'), queryId: id });
 export const shutdownMessageSchema = z.object({ type: z.literal('shutdown'), graceful: z.boolean() });
@@ -136,10 +138,10 @@ export const mcpToolsMessageSchema = z.object({
   type: z.literal('mcp_tools'),
   queryId: id,
   requestId: id,
-  tools: z.array(mcpToolSchema).max(10_000),
-  known: z.array(mcpTargetSchema).max(10_000),
+  tools: z.array(mcpToolSchema).check(z.maxLength(10_000)),
+  known: z.array(mcpTargetSchema).check(z.maxLength(10_000)),
 });
-export const mcpProgressMessageSchema = z.object({ type: z.literal('mcp_progress'), queryId: id, callId: id, line: z.string().max(64 * 1024) });
+export const mcpProgressMessageSchema = z.object({ type: z.literal('mcp_progress'), queryId: id, callId: id, line: z.string().check(z.maxLength(64 * 1024)) });
 export const mcpResultMessageSchema = z.object({ type: z.literal('mcp_result'), queryId: id, callId: id, outcome: mcpOutcomeSchema });
 
 export const toWorkerSchema = z.discriminatedUnion('type', [
@@ -170,8 +172,8 @@ export function isQueryReply(m: FromWorker): m is QueryReply {
 export type Validated<T> = { ok: true; message: T } | { ok: false; problem: string };
 
 /** Validates one decoded line against a direction's schema. Never throws. */
-export function validate<T>(schema: z.ZodType<T>, value: unknown): Validated<T> {
-  const r = schema.safeParse(value);
+export function validate<T>(schema: z.core.$ZodType<T>, value: unknown): Validated<T> {
+  const r = z.safeParse(schema, value);
   if (r.success) return { ok: true, message: r.data };
   const type = value && typeof value === 'object' && 'type' in value ? String((value as { type: unknown }).type).slice(0, 40) : '(none)';
   return { ok: false, problem: `invalid message of type ${JSON.stringify(type)}: ${r.error.issues[0]?.message ?? 'does not match the protocol'}` };

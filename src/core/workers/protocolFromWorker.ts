@@ -20,7 +20,7 @@ export const sessionMessageSchema = z.object({ type: z.literal('session'), query
 export const eventMessageSchema = z.object({ type: z.literal('message'), queryId: id, event: fullTaskEventSchema });
 export const completeMessageSchema = z.object({ type: z.literal('complete'), queryId: id, output: turnOutputSchema });
 /** The worker could not run the query at all (not a model failure: those are in `complete`'s output). */
-export const errorMessageSchema = z.object({ type: z.literal('error'), queryId: id.optional(), error: keelErrorSchema });
+export const errorMessageSchema = z.object({ type: z.literal('error'), queryId: z.optional(id), error: keelErrorSchema });
 export const shutdownAckMessageSchema = z.object({ type: z.literal('shutdown_ack') });
 export const healthOkMessageSchema = z.object({
   type: z.literal('health_ok'),
