@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { readFileSync, statSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
-import { z } from 'zod';
+import * as z from 'zod/mini';
 import { compileMatcher } from './matcher';
 import { isHookEventName, type ConfiguredHook, type HookEventName, type HookScope } from './types';
 
@@ -40,13 +40,13 @@ export function hookSources(workspace: string, home: string = homedir()): HookSo
 
 const handlerSchema = z.looseObject({
   type: z.string(),
-  command: z.string().optional(),
-  args: z.array(z.string()).optional(),
-  timeout: z.number().positive().optional(),
-  if: z.string().optional(),
+  command: z.optional(z.string()),
+  args: z.optional(z.array(z.string())),
+  timeout: z.optional(z.number().check(z.positive())),
+  if: z.optional(z.string()),
 });
-const groupSchema = z.looseObject({ matcher: z.string().optional(), hooks: z.array(z.unknown()) });
-const fileSchema = z.looseObject({ hooks: z.record(z.string(), z.unknown()).optional(), disableAllHooks: z.boolean().optional() });
+const groupSchema = z.looseObject({ matcher: z.optional(z.string()), hooks: z.array(z.unknown()) });
+const fileSchema = z.looseObject({ hooks: z.optional(z.record(z.string(), z.unknown())), disableAllHooks: z.optional(z.boolean()) });
 
 export function fingerprintOf(h: Pick<ConfiguredHook, 'event' | 'matcher' | 'command' | 'args' | 'timeout' | 'if'>): string {
   const canonical = [h.event, h.matcher ?? '', h.command, h.args ?? null, h.timeout ?? null, h.if ?? null];

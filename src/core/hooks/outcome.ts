@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod/mini';
 import type { HookCommandResult } from './runCommand';
 import { HOOK_TEXT_CAP, type ConfiguredHook, type HookEventName, type HookOutcome, type HookRun } from './types';
 
@@ -17,19 +17,19 @@ import { HOOK_TEXT_CAP, type ConfiguredHook, type HookEventName, type HookOutcom
  * `additionalContext` is kept. Pure; every text is capped at HOOK_TEXT_CAP characters.
  */
 const outputSchema = z.looseObject({
-  continue: z.boolean().optional(),
-  stopReason: z.string().optional(),
-  systemMessage: z.string().optional(),
-  decision: z.string().optional(),
-  reason: z.string().optional(),
-  hookSpecificOutput: z
-    .looseObject({
-      permissionDecision: z.string().optional(),
-      permissionDecisionReason: z.string().optional(),
-      additionalContext: z.string().optional(),
-      decision: z.looseObject({ behavior: z.string().optional(), message: z.string().optional(), interrupt: z.boolean().optional() }).optional(),
-    })
-    .optional(),
+  continue: z.optional(z.boolean()),
+  stopReason: z.optional(z.string()),
+  systemMessage: z.optional(z.string()),
+  decision: z.optional(z.string()),
+  reason: z.optional(z.string()),
+  hookSpecificOutput: z.optional(
+    z.looseObject({
+      permissionDecision: z.optional(z.string()),
+      permissionDecisionReason: z.optional(z.string()),
+      additionalContext: z.optional(z.string()),
+      decision: z.optional(z.looseObject({ behavior: z.optional(z.string()), message: z.optional(z.string()), interrupt: z.optional(z.boolean()) })),
+    }),
+  ),
 });
 
 /** Events whose exit code 2 cannot block anything: stderr only goes to the person. */

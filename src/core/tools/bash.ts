@@ -1,4 +1,5 @@
-import { z } from 'zod';
+import * as z from 'zod/mini';
+import { described } from './described';
 import { Sandbox } from '../sandbox/sandbox';
 import { CappedText } from './cappedText';
 import { findOnPath, isExecutableFile } from './executables';
@@ -11,10 +12,10 @@ export const BASH_MAX_TIMEOUT_MS = 600_000;
 export const BASH_MAX_OUTPUT_CHARS = 30_000;
 
 const inputSchema = z.object({
-  command: z.string().min(1).describe('The command to execute'),
-  timeout: z.number().int().min(1).max(BASH_MAX_TIMEOUT_MS).optional().describe(`Optional timeout in milliseconds (max ${BASH_MAX_TIMEOUT_MS})`),
-  description: z.string().optional().describe('A clear, concise description of what this command does, in 5-10 words'),
-  dangerouslyDisableSandbox: z.boolean().optional().describe('Run outside the sandbox (the user is always asked). Only when the sandbox blocks something the task truly needs.'),
+  command: described(z.string().check(z.minLength(1)), 'The command to execute'),
+  timeout: described(z.optional(z.number().check(z.int(), z.gte(1), z.lte(BASH_MAX_TIMEOUT_MS))), `Optional timeout in milliseconds (max ${BASH_MAX_TIMEOUT_MS})`),
+  description: described(z.optional(z.string()), 'A clear, concise description of what this command does, in 5-10 words'),
+  dangerouslyDisableSandbox: described(z.optional(z.boolean()), 'Run outside the sandbox (the user is always asked). Only when the sandbox blocks something the task truly needs.'),
 });
 export type BashInput = z.infer<typeof inputSchema>;
 

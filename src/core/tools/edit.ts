@@ -1,5 +1,6 @@
 import { promises as fs } from 'node:fs';
-import { z } from 'zod';
+import * as z from 'zod/mini';
+import { described } from './described';
 import { fileLockKey } from '../locks/lockManager';
 import { applyEdit, snippetAround, type EditOutcome } from './editText';
 import { readTextIfExists, readTextOrNull } from './fileText';
@@ -8,10 +9,10 @@ import type { PermissionSubject, Tool, ToolResult } from './types';
 import { approvedWriteTarget, resolveWriteTarget, throughLink, writeNoFollow } from './writeTarget';
 
 const inputSchema = z.object({
-  file_path: z.string().min(1).describe('The absolute path of the file to modify (a path relative to the workspace also works)'),
-  old_string: z.string().describe('The exact text to replace, including whitespace and indentation'),
-  new_string: z.string().describe('The text to replace it with (must differ from old_string)'),
-  replace_all: z.boolean().optional().describe('Replace every occurrence of old_string (default false)'),
+  file_path: described(z.string().check(z.minLength(1)), 'The absolute path of the file to modify (a path relative to the workspace also works)'),
+  old_string: described(z.string(), 'The exact text to replace, including whitespace and indentation'),
+  new_string: described(z.string(), 'The text to replace it with (must differ from old_string)'),
+  replace_all: described(z.optional(z.boolean()), 'Replace every occurrence of old_string (default false)'),
 });
 export type EditInput = z.infer<typeof inputSchema>;
 

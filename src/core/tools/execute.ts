@@ -1,7 +1,13 @@
-import { z } from 'zod';
+import * as z from 'zod/mini';
+import en from 'zod/v4/locales/en.js';
+
 import { errorMessage } from './paths';
 import type { ToolRegistry } from './registry';
 import type { AnyTool, ToolContext, ToolResult } from './types';
+
+// zod/mini has no messages of its own (classic zod sets English when loaded): the model reads
+// these, so a worker that loads no classic zod still tells it "expected string" in words.
+z.config(en());
 
 export type ParsedToolInput = { ok: true; tool: AnyTool; input: unknown } | { ok: false; result: ToolResult };
 
@@ -20,7 +26,7 @@ export function parseToolInput(registry: Pick<ToolRegistry, 'get' | 'names'>, na
       result: { content: `Error: unknown tool "${name}"; available: ${registry.names().join(', ')}`, isError: true, summary: `unknown tool ${name}` },
     };
   }
-  const parsed = tool.inputSchema.safeParse(rawInput);
+  const parsed = z.safeParse(tool.inputSchema, rawInput);
   if (!parsed.success) {
     return {
       ok: false,

@@ -1,5 +1,6 @@
 import * as path from 'node:path';
-import { z } from 'zod';
+import * as z from 'zod/mini';
+import { described } from './described';
 import { createGlobMatcher } from './globMatch';
 import { displayPath, resolveToolPath } from './paths';
 import { checkSearchRoot, isToolResult, resolveRipgrep, RIPGREP_BASE_ARGS, runRipgrep, sortByMtimeDesc } from './ripgrep';
@@ -10,8 +11,8 @@ export const GLOB_MAX_RESULTS = 100;
 const GLOB_MAX_LISTING_CHARS = 32 * 1024 * 1024;
 
 const inputSchema = z.object({
-  pattern: z.string().min(1).describe('The glob pattern to match files against, e.g. "**/*.ts" or "src/**/*.{js,jsx}"'),
-  path: z.string().optional().describe('The directory to search in (default: the workspace root)'),
+  pattern: described(z.string().check(z.minLength(1)), 'The glob pattern to match files against, e.g. "**/*.ts" or "src/**/*.{js,jsx}"'),
+  path: described(z.optional(z.string()), 'The directory to search in (default: the workspace root)'),
 });
 export type GlobInput = z.infer<typeof inputSchema>;
 

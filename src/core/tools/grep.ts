@@ -1,4 +1,5 @@
-import { z } from 'zod';
+import * as z from 'zod/mini';
+import { described } from './described';
 import { truncateText } from './cappedText';
 import { displayPath, resolveToolPath } from './paths';
 import { checkSearchRoot, isToolResult, resolveRipgrep, RIPGREP_BASE_ARGS, runRipgrep, sortByMtimeDesc } from './ripgrep';
@@ -8,21 +9,21 @@ export const GREP_MAX_OUTPUT_CHARS = 30_000;
 const MAX_COLUMNS = 500;
 
 const inputSchema = z.object({
-  pattern: z.string().min(1).describe('The regular expression to search for (ripgrep / Rust regex syntax)'),
-  path: z.string().optional().describe('File or directory to search in (default: the workspace root)'),
-  glob: z.string().optional().describe('Glob to filter files, e.g. "*.js" or "*.{ts,tsx}"'),
-  type: z.string().optional().describe('File type to search (rg --type), e.g. "js", "py", "rust"'),
-  output_mode: z
-    .enum(['content', 'files_with_matches', 'count'])
-    .optional()
-    .describe('"content" shows matching lines, "files_with_matches" shows file paths (default), "count" shows match counts per file'),
-  '-i': z.boolean().optional().describe('Case insensitive search'),
-  '-n': z.boolean().optional().describe('Show line numbers (content mode only; default true)'),
-  '-A': z.number().int().min(0).optional().describe('Lines to show after each match (content mode only)'),
-  '-B': z.number().int().min(0).optional().describe('Lines to show before each match (content mode only)'),
-  '-C': z.number().int().min(0).optional().describe('Lines to show before and after each match (content mode only)'),
-  multiline: z.boolean().optional().describe('Let patterns span lines; "." also matches newlines (default false)'),
-  head_limit: z.number().int().min(1).optional().describe('Only return the first N lines / files / counts'),
+  pattern: described(z.string().check(z.minLength(1)), 'The regular expression to search for (ripgrep / Rust regex syntax)'),
+  path: described(z.optional(z.string()), 'File or directory to search in (default: the workspace root)'),
+  glob: described(z.optional(z.string()), 'Glob to filter files, e.g. "*.js" or "*.{ts,tsx}"'),
+  type: described(z.optional(z.string()), 'File type to search (rg --type), e.g. "js", "py", "rust"'),
+  output_mode: described(
+    z.optional(z.enum(['content', 'files_with_matches', 'count'])),
+    '"content" shows matching lines, "files_with_matches" shows file paths (default), "count" shows match counts per file',
+  ),
+  '-i': described(z.optional(z.boolean()), 'Case insensitive search'),
+  '-n': described(z.optional(z.boolean()), 'Show line numbers (content mode only; default true)'),
+  '-A': described(z.optional(z.number().check(z.int(), z.gte(0))), 'Lines to show after each match (content mode only)'),
+  '-B': described(z.optional(z.number().check(z.int(), z.gte(0))), 'Lines to show before each match (content mode only)'),
+  '-C': described(z.optional(z.number().check(z.int(), z.gte(0))), 'Lines to show before and after each match (content mode only)'),
+  multiline: described(z.optional(z.boolean()), 'Let patterns span lines; "." also matches newlines (default false)'),
+  head_limit: described(z.optional(z.number().check(z.int(), z.gte(1))), 'Only return the first N lines / files / counts'),
 });
 export type GrepInput = z.infer<typeof inputSchema>;
 

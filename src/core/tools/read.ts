@@ -1,5 +1,6 @@
 import { createReadStream, promises as fs } from 'node:fs';
-import { z } from 'zod';
+import * as z from 'zod/mini';
+import { described } from './described';
 import { displayPath, errnoCode, errorMessage, resolveToolPath } from './paths';
 import type { Tool, ToolResult } from './types';
 
@@ -10,9 +11,9 @@ export const READ_MAX_OUTPUT_CHARS = 256 * 1024;
 const BINARY_SNIFF_BYTES = 8 * 1024;
 
 const inputSchema = z.object({
-  file_path: z.string().min(1).describe('The absolute path of the file to read (a path relative to the workspace also works)'),
-  offset: z.number().int().min(0).optional().describe('The line number to start reading from (1-based; 0 is read as 1). Only give it for files too large to read at once'),
-  limit: z.number().int().min(1).optional().describe(`The number of lines to read (default ${READ_DEFAULT_LIMIT})`),
+  file_path: described(z.string().check(z.minLength(1)), 'The absolute path of the file to read (a path relative to the workspace also works)'),
+  offset: described(z.optional(z.number().check(z.int(), z.gte(0))), 'The line number to start reading from (1-based; 0 is read as 1). Only give it for files too large to read at once'),
+  limit: described(z.optional(z.number().check(z.int(), z.gte(1))), `The number of lines to read (default ${READ_DEFAULT_LIMIT})`),
 });
 export type ReadInput = z.infer<typeof inputSchema>;
 

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod/mini';
 import type { ToolDefinition } from '../providers/types';
 import { bashTool } from './bash';
 import { editTool } from './edit';

@@ -1,10 +1,11 @@
-import { z } from 'zod';
+import * as z from 'zod/mini';
+import { described } from './described';
 import { errorMessage } from './paths';
 import type { Tool } from './types';
 
 const inputSchema = z.object({
-  description: z.string().min(1).describe('A short (3-5 word) description of the task'),
-  prompt: z.string().min(1).describe('The task for the agent to perform, with all the context it needs'),
+  description: described(z.string().check(z.minLength(1)), 'A short (3-5 word) description of the task'),
+  prompt: described(z.string().check(z.minLength(1)), 'The task for the agent to perform, with all the context it needs'),
 });
 export type TaskInput = z.infer<typeof inputSchema>;
 

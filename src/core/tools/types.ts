@@ -58,7 +58,8 @@ export interface ToolContext {
 export interface Tool<Input = unknown> {
   readonly name: string;
   readonly description: string;
-  readonly inputSchema: z.ZodType<Input>;
+  /** A `zod/mini` schema (any zod schema works: validation goes through `z.safeParse`). */
+  readonly inputSchema: z.core.$ZodType<Input>;
   /** True when the tool never changes anything (allowed in plan mode). */
   readonly readOnly: boolean;
   subject(input: Input, ctx: Pick<ToolContext, 'workspace'>): PermissionSubject;

@@ -1,4 +1,5 @@
-import { z } from 'zod';
+import * as z from 'zod/mini';
+import { described } from './described';
 import { truncateText } from './cappedText';
 import { htmlToText } from './htmlToText';
 import { errorMessage } from './paths';
@@ -12,8 +13,8 @@ export const WEBFETCH_MAX_CHARS = 100_000;
 const MAX_REDIRECTS = 5;
 
 const inputSchema = z.object({
-  url: z.string().min(1).describe('The http(s) URL to fetch'),
-  prompt: z.string().optional().describe('What you want to learn from the page (kept with the result as context)'),
+  url: described(z.string().check(z.minLength(1)), 'The http(s) URL to fetch'),
+  prompt: described(z.optional(z.string()), 'What you want to learn from the page (kept with the result as context)'),
 });
 export type WebFetchInput = z.infer<typeof inputSchema>;
 

@@ -1,5 +1,6 @@
 import { promises as fs } from 'node:fs';
-import { z } from 'zod';
+import * as z from 'zod/mini';
+import { described } from './described';
 import { fileLockKey } from '../locks/lockManager';
 import { countLines, readTextOrNull } from './fileText';
 import { displayPath, errnoCode, errorMessage, resolveToolPath } from './paths';
@@ -7,8 +8,8 @@ import type { Tool } from './types';
 import { approvedWriteTarget, resolveWriteTarget, throughLink, writeNoFollow } from './writeTarget';
 
 const inputSchema = z.object({
-  file_path: z.string().min(1).describe('The absolute path of the file to write (a path relative to the workspace also works)'),
-  content: z.string().describe('The full content to write to the file'),
+  file_path: described(z.string().check(z.minLength(1)), 'The absolute path of the file to write (a path relative to the workspace also works)'),
+  content: described(z.string(), 'The full content to write to the file'),
 });
 export type WriteInput = z.infer<typeof inputSchema>;
 
