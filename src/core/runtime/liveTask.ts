@@ -192,7 +192,7 @@ export class LiveTask implements TaskHandle, PermissionParent {
       // Hooks and MCP servers cross to a worker: the worker runs the turn's hooks the host approved
       // (queryParts; the task's own hooks run here), and calls the MCP servers, which stay in this
       // process, through it (workers/mcpHostServer.ts).
-      ...(pool && !needsHost(rt) ? { remote: this.remoteTurn(pool, rt, parentId !== undefined) } : {}),
+      ...(pool ? { remote: this.remoteTurn(pool, rt, parentId !== undefined) } : {}),
       ...(this.recorder ? { durable: () => this.recorder!.durable() } : {}),
       reconstruct: async () => {
         if (!this.rebuilt) throw new Error('nothing to rebuild: this task was not resumed from its log');
@@ -516,13 +516,4 @@ function usageOf(t: TaskTranscript): Usage {
 export function titleOf(prompt: string): string {
   const line = prompt.trim().split('\n')[0] ?? '';
   return line.length > 60 ? `${line.slice(0, 57)}…` : line || 'New task';
-}
-
-/**
- * True when a task's turn loop must run in this process. Nothing needs it now: hooks and MCP
- * servers both cross to a worker (docs/hooks.md, "Hooks on a worker"; docs/mcp.md). The one place
- * to say so when a capability cannot.
- */
-function needsHost(_rt: TaskRuntimeOptions): boolean {
-  return false;
 }
