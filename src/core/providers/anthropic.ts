@@ -6,6 +6,7 @@ import { connectionFailure, guardedError, internalError, retryAfterMs, shouldRet
 import type { Failure, FailureContext } from './failures';
 import { pulled } from './pulled';
 import { StreamGuard } from './streamGuard';
+import type { FetchFunction } from './transport/nodeFetch';
 import type { EmitProviderEvent, ModelProvider, ProviderErrorPhase, ProviderEvent, ProviderRequest } from './types';
 
 export const DEFAULT_ANTHROPIC_BASE_URL = 'https://api.anthropic.com';
@@ -24,6 +25,8 @@ export interface AnthropicProviderOptions {
   baseUrl?: string;
   stallTimeoutMs?: number;
   headerTimeoutMs?: number;
+  /** The SDK's transport; default Node's global `fetch`. A pool's worker passes `nodeFetch` (transport/nodeFetch.ts). */
+  fetch?: FetchFunction;
 }
 
 /**
@@ -36,7 +39,8 @@ export interface AnthropicProviderOptions {
 export class AnthropicProvider implements ModelProvider {
   readonly id = 'anthropic' as const;
   readonly label: string;
-  readonly #opts: Required<AnthropicProviderOptions>;
+  readonly #opts: Required<Omit<AnthropicProviderOptions, 'fetch'>>;
+  readonly #fetch: FetchFunction | undefined;
   readonly #ctx: FailureContext;
   readonly #urlProblem: string | undefined;
   #client: Anthropic | undefined;
@@ -49,6 +53,7 @@ export class AnthropicProvider implements ModelProvider {
       stallTimeoutMs: opts.stallTimeoutMs ?? DEFAULT_STALL_TIMEOUT_MS,
       headerTimeoutMs: opts.headerTimeoutMs ?? DEFAULT_ANTHROPIC_HEADER_TIMEOUT_MS,
     };
+    this.#fetch = opts.fetch;
     this.#urlProblem = baseUrlProblem(this.#opts.baseUrl);
     this.label = opts.model;
     this.#ctx = {
@@ -115,6 +120,7 @@ export class AnthropicProvider implements ModelProvider {
       // Only until the response headers arrive; after that the stall clock watches the stream.
       timeout: this.#opts.headerTimeoutMs,
       logLevel: 'off',
+      ...(this.#fetch ? { fetch: this.#fetch } : {}),
     });
     return this.#client;
   }

@@ -8,6 +8,7 @@ import type { LooseChunk } from './openaiChunks';
 import { toChatParams } from './openaiRequest';
 import { pulled } from './pulled';
 import { StreamGuard } from './streamGuard';
+import type { FetchFunction } from './transport/nodeFetch';
 import type { EmitProviderEvent, ModelProvider, ProviderErrorPhase, ProviderEvent, ProviderRequest } from './types';
 
 export const DEFAULT_OPENAI_BASE_URL = 'http://localhost:11434/v1';
@@ -25,6 +26,8 @@ export interface OpenAICompatibleProviderOptions {
   apiKey?: string;
   stallTimeoutMs?: number;
   headerTimeoutMs?: number;
+  /** The SDK's transport; default Node's global `fetch`. A pool's worker passes `nodeFetch` (transport/nodeFetch.ts). */
+  fetch?: FetchFunction;
 }
 
 /**
@@ -36,7 +39,8 @@ export interface OpenAICompatibleProviderOptions {
 export class OpenAICompatibleProvider implements ModelProvider {
   readonly id = 'openai-compatible' as const;
   readonly label: string;
-  readonly #opts: Required<OpenAICompatibleProviderOptions>;
+  readonly #opts: Required<Omit<OpenAICompatibleProviderOptions, 'fetch'>>;
+  readonly #fetch: FetchFunction | undefined;
   readonly #ctx: FailureContext;
   readonly #urlProblem: string | undefined;
   #client: OpenAI | undefined;
@@ -49,6 +53,7 @@ export class OpenAICompatibleProvider implements ModelProvider {
       stallTimeoutMs: opts.stallTimeoutMs ?? DEFAULT_STALL_TIMEOUT_MS,
       headerTimeoutMs: opts.headerTimeoutMs ?? DEFAULT_OPENAI_HEADER_TIMEOUT_MS,
     };
+    this.#fetch = opts.fetch;
     this.#urlProblem = baseUrlProblem(this.#opts.baseUrl);
     this.label = opts.model;
     this.#ctx = {
@@ -117,6 +122,7 @@ export class OpenAICompatibleProvider implements ModelProvider {
       // Only until the response headers arrive; after that the stall clock watches the stream.
       timeout: this.#opts.headerTimeoutMs,
       logLevel: 'off',
+      ...(this.#fetch ? { fetch: this.#fetch } : {}),
     });
     return this.#client;
   }

@@ -7,6 +7,7 @@ import { LockManager } from '../locks/lockManager';
 import type { TurnInput, TurnOutput } from '../machines/turn/types';
 import type { PermissionAnswer, PermissionAsker } from '../permissions/gate';
 import { loadProvider } from '../providers/load';
+import type { FetchFunction } from '../providers/transport/nodeFetch';
 import type { ModelProvider } from '../providers/types';
 import { boundedByParent, type PermissionParent } from '../runtime/childPermissions';
 import { allowingLoopProgress } from '../runtime/loopPermission';
@@ -49,6 +50,11 @@ export interface WorkerArgs {
   workerId: string;
   /** Aborting stops the worker as if its host had closed the connection. */
   signal?: AbortSignal;
+  /**
+   * The providers' transport; default Node's global `fetch` (undici). The worker process passes
+   * `nodeFetch` (src/cli/worker.ts; docs/workers.md, "Memory").
+   */
+  fetch?: FetchFunction;
 }
 
 /**
@@ -137,7 +143,7 @@ export function runWorker(args: WorkerArgs): Promise<number> {
             send({ type: 'error', queryId: m.queryId, error: { code: 'internal', message: `this worker is already running query ${current.queryId}`, retryable: false } });
             return;
           }
-          current = startQuery(m, send, (q) => {
+          current = startQuery(m, send, args.fetch, (q) => {
             if (current === q) current = null;
             processed++;
           });
@@ -158,7 +164,7 @@ interface RunningQuery {
 }
 
 /** Starts one query's turn loop; `done` is called once, after `complete` (or `error`) was sent. */
-function startQuery(q: QueryMessage, send: (m: FromWorker) => void, done: (q: RunningQuery) => void): RunningQuery {
+function startQuery(q: QueryMessage, send: (m: FromWorker) => void, fetch: FetchFunction | undefined, done: (q: RunningQuery) => void): RunningQuery {
   const { runtime } = q;
   const secrets = new SecretKeeper({ passThrough: runtime.passEnv, values: [...runtime.heldSecrets, q.provider.apiKey] });
   const sandbox = new Sandbox(runtime.sandbox);
@@ -234,7 +240,7 @@ function startQuery(q: QueryMessage, send: (m: FromWorker) => void, done: (q: Ru
     },
   };
   send({ type: 'session', queryId: q.queryId, sessionId: randomUUID(), warm: false });
-  loadProvider(q.provider).then(
+  loadProvider(q.provider, fetch).then(
     (created) => {
       if (!('stream' in created)) finishWith(failed(q, created));
       else startTurn(created);

@@ -1,0 +1,4 @@
+import * as zlib from 'node:zlib';
+
+/** Loaded by nodeModules.ts for the first compressed response. */
+export { zlib };
