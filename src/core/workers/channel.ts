@@ -4,6 +4,15 @@ import { encodeLine, LineDecoder } from './ndjson';
 import { validate } from './protocol';
 
 /**
+ * Milliseconds on a monotonic clock. Not `performance.now()`: the first touch of the global
+ * `performance` loads all of `perf_hooks` (~0.8 MB resident in a worker, which otherwise never
+ * needs it; docs/workers.md, "Memory").
+ */
+function monotonicMs(): number {
+  return Number(process.hrtime.bigint()) / 1e6;
+}
+
+/**
  * One end of an NDJSON connection: what arrives is split into lines (each at most
  * `maxLineBytes`), parsed and validated against `schema`, and delivered in order to `onMessage`.
  *
@@ -136,10 +145,10 @@ export class MessageChannel<In, Out> {
   /** Delivers up to one batch now; the rest on later turns of the event loop. */
   private pump(): void {
     this.pumpScheduled = false;
-    const started = performance.now();
+    const started = monotonicMs();
     let n = 0;
     while (this.head < this.queue.length && !this.broken) {
-      if (n >= this.batch || (n > 0 && performance.now() - started > this.sliceMs)) break;
+      if (n >= this.batch || (n > 0 && monotonicMs() - started > this.sliceMs)) break;
       const line = this.queue[this.head]!;
       this.queue[this.head] = '';
       this.head++;
