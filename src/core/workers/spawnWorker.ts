@@ -33,8 +33,15 @@ export interface WorkerCommand {
  *   15–27 MB of compiler memory for a while after each (idle RSS 91–113 MB right after a query,
  *   74 MB without it); the baseline code is fast enough for both (the permission analysis was
  *   measured faster: no compiles competing for the machine's two cores).
+ * - `--max-opt=1`: JavaScript's top tier is V8's baseline compiler (Sparkplug), not TurboFan.
+ *   Within a worker's first queries xstate's state-path helpers get hot enough for TurboFan, and
+ *   its first compile maps ~4 MB more of the `node` binary (the optimizing compiler's own code
+ *   pages, counted in each worker's RSS): idle RSS 62.4 → 58.4 MB. A worker's heavy work is
+ *   WebAssembly (tree-sitter, already on Liftoff), native JSON and regular expressions, and
+ *   waiting for the model; the pool bench's CPU-bound phase (permission analysis of 300-command
+ *   chains) was not slower without TurboFan (docs/benchmarks.md). Hosts keep TurboFan.
  */
-export const WORKER_NODE_OPTIONS: readonly string[] = ['--max-semi-space-size=1', '--no-wasm-tier-up', '--no-wasm-dynamic-tiering'];
+export const WORKER_NODE_OPTIONS: readonly string[] = ['--max-semi-space-size=1', '--no-wasm-tier-up', '--no-wasm-dynamic-tiering', '--max-opt=1'];
 
 /**
  * Environment every worker starts with, unless the host's environment already sets the variable;
