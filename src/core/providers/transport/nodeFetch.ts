@@ -177,7 +177,9 @@ async function send(url: URL, method: string, headers: Record<string, string>, b
       signal?.removeEventListener('abort', onAbort);
       resolve(res);
     });
-    req.once('error', (err) => {
+    // `on`, not `once`: after the response a socket error reaches the body (nodeResponse.ts),
+    // and an 'error' with no listener would throw in the worker.
+    req.on('error', (err) => {
       signal?.removeEventListener('abort', onAbort);
       reject(signal?.aborted ? abortReason(signal) : fetchFailed(err));
     });
