@@ -32,19 +32,22 @@ interface ProbeResult {
   formData: { instanceof: boolean; value: unknown; before: boolean; stillNoUndici: boolean; undiciNow: boolean };
 }
 
-async function runProbe(): Promise<ProbeResult> {
-  const { stdout } = await promisify(execFile)(process.execPath, [probe, server.url], { timeout: 30_000 });
+async function runProbe(provider: 'anthropic' | 'openai' = 'anthropic'): Promise<ProbeResult> {
+  const { stdout } = await promisify(execFile)(process.execPath, [probe, server.url, provider], { timeout: 30_000 });
   return JSON.parse(stdout.trim()) as ProbeResult;
 }
 
 describe("a worker's lean web globals", () => {
-  it('a streamed Anthropic request over nodeFetch works and never loads undici', async () => {
+  it.each([
+    ['anthropic', '/v1/messages'],
+    ['openai', '/v1/chat/completions'],
+  ] as const)('a streamed %s request over nodeFetch works and never loads undici', async (provider, path) => {
     server.enqueue({ blocks: [{ type: 'text', text: 'streamed without undici' }] });
-    const r = await runProbe();
+    const r = await runProbe(provider);
     expect(r.text).toBe('streamed without undici');
     expect(r.undiciAfterRequest).toBe(false);
     const sent = server.requests.at(-1)!;
-    expect(sent.path).toBe('/v1/messages');
+    expect(sent.path).toBe(path);
     expect(JSON.stringify(sent.headers)).toContain('sk-probe');
   });
 
