@@ -157,6 +157,8 @@ async function send(url: URL, method: string, headers: Record<string, string>, b
   // Loaded on the first request, and node:https (with TLS) only for an https URL: a worker that
   // has not asked a model anything yet holds neither.
   const transport = await httpModule(url.protocol === 'https:');
+  // (An abort while the module loaded: the listener below would never hear it.)
+  if (signal?.aborted) throw abortReason(signal);
   return new Promise<IncomingMessage>((resolve, reject) => {
     const fixed = typeof body === 'string' ? Buffer.byteLength(body) : body instanceof Uint8Array ? body.byteLength : undefined;
     const options: RequestOptions = { method, headers: fixed === undefined ? headers : { ...headers, 'content-length': String(fixed) } };
