@@ -108,7 +108,7 @@ describe('nodeFetch: fetch on node:http for a worker', () => {
     expect(server.sockets[0]!.destroyed).toBe(true);
   });
 
-  it('aborting before the response rejects with AbortError and closes the socket; an aborted signal sends nothing', async () => {
+  it('aborting before the response rejects with AbortError and closes the socket; an aborted signal sends nothing, nor one aborted on the way', async () => {
     let got = 0;
     const server = await serve(() => {
       got += 1; // never answers
@@ -121,6 +121,11 @@ describe('nodeFetch: fetch on node:http for a worker', () => {
     expect(await rejection(pending)).toMatchObject({ name: 'AbortError' });
     await closed;
     expect(await rejection(nodeFetch(server.url, { signal: AbortSignal.abort() }))).toMatchObject({ name: 'AbortError' });
+    // Aborted right after the call, while nodeFetch is still on its way to the socket.
+    const late = new AbortController();
+    const lateFetch = nodeFetch(server.url, { signal: late.signal });
+    late.abort();
+    expect(await rejection(lateFetch)).toMatchObject({ name: 'AbortError' });
     expect(got).toBe(1);
   });
 
