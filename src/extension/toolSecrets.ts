@@ -3,7 +3,7 @@ import { SecretKeeper } from '../core/security/secretKeeper';
 
 /**
  * How `keel.tools.passEnv` was set, as `WorkspaceConfiguration.inspect` reports it. Only the
- * user's own value counts: the setting is machine-scoped (a workspace cannot set it) and a value a
+ * user's own value counts: the setting has application scope (a workspace cannot set it) and a value a
  * repository's `.vscode/settings.json` carries anyway is ignored here too.
  */
 export interface PassEnvInspection {

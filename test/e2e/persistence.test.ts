@@ -173,59 +173,72 @@ describe('persistence: tasks survive navigation and a window reload', () => {
 
   it('after "Developer: Reload Window" mid-stream the task is interrupted, and Resume continues it', async () => {
     if (!vs || !proxy) throw new Error('setup failed');
-    let chat = await openChat(vs);
-    await vs.runCommand('Keel: New Task');
-    await chat.locator('[data-testid="empty-state"]').waitFor();
-    const PROMPT_C = 'Task C: stream slowly, I am about to reload.';
-    await sendPrompt(chat, PROMPT_C);
-    await expect.poll(async () => (await lastAnswer(chat))?.text.length ?? 0, { timeout: 60_000 }).toBeGreaterThan(60);
-    const streamC = proxy.streams[2]!;
-    expect(streamC.completed).toBeUndefined();
-    const before = (await lastAnswer(chat))!.text;
-
-    await vs.runCommand('Developer: Reload Window');
-    await vs.page.locator('.monaco-workbench').waitFor({ state: 'visible', timeout: 60_000 });
-    await vs.page.locator('.statusbar').waitFor({ state: 'visible', timeout: 60_000 });
-    // The old extension host is gone: its stream was cut off, not delivered.
-    await expect.poll(() => streamC.completed, { timeout: 30_000 }).toBe(false);
-
-    // The chat comes back showing the task, interrupted, with its cut-off answer and Resume.
-    chat = await openChat(vs);
-    await expect.poll(() => chat.locator('[data-testid="task-state"]').getAttribute('data-state'), { timeout: 60_000 }).toBe('interrupted');
-    await chat.locator('[data-testid="stored-banner"]').waitFor();
-    const cut = await lastAnswer(chat);
-    expect(cut?.streaming).toBe('false');
-    expect(cut!.text.length).toBeGreaterThanOrEqual(before.length);
-    expect(collapse(LONG_C).startsWith(cut!.text.replace(/ ?Interrupted ?Resume$/, ''))).toBe(true);
-    await chat.locator('[data-testid="interrupted"]').first().waitFor();
-    await vs.screenshot('persistence-5-interrupted-after-reload');
-
-    // History lists it interrupted too.
-    await vs.runCommand('Keel: Show History');
-    const rowC = chat.locator(`[data-testid="history-item"][data-task-id="${streamC.taskId}"]`);
-    await rowC.waitFor({ timeout: 20_000 });
-    expect(await rowC.getAttribute('data-status')).toBe('interrupted');
-    await rowC.locator('[data-testid="history-open"]').click();
-
-    await chat.locator('[data-testid="banner-resume"]').click();
-    await expect.poll(() => proxy!.streams.length, { timeout: 60_000 }).toBe(4);
-    const resumed = proxy.streams[3]!;
-    expect(resumed.taskId).toBe(streamC.taskId);
-    const messages = (resumed.body as { messages: Array<{ role: string; content: unknown }> }).messages;
-    expect(messages.map((m) => m.role)).toEqual(['user', 'assistant', 'user']);
-    expect(JSON.stringify(messages[0])).toContain(PROMPT_C);
-    expect(JSON.stringify(messages[1])).toContain(LONG_C.slice(0, 40));
-    expect(JSON.stringify(messages[2])).toMatch(/interrupted/i);
-
-    await expect
-      .poll(async () => {
-        const a = await lastAnswer(chat);
-        return a?.streaming === 'false' ? a.text : '';
-      }, { timeout: 60_000 })
-      .toContain(RESUMED);
-    await expect.poll(() => resumed.completed, { timeout: 20_000 }).toBe(true);
-    await expect.poll(() => chat.locator('[data-testid="task-state"]').getAttribute('data-state'), { timeout: 20_000 }).toBe('completed');
-    expect(await chat.locator('[data-testid="stored-banner"]').count()).toBe(0);
-    await vs.screenshot('persistence-6-resumed');
+    try {
+      await reloadAndResume(vs, proxy);
+    } catch (e) {
+      // Both extension hosts' logs (before and after the reload) say what the host did with Resume.
+      await vs.screenshot('persistence-failure').catch(() => undefined);
+      const streams = proxy.streams.map((s) => ({ taskId: s.taskId, completed: s.completed }));
+      throw new Error(`${e instanceof Error ? e.stack : String(e)}\n--- model requests ---\n${JSON.stringify(streams)}\n--- Keel log ---\n${vs.readKeelLog().slice(-10_000)}`);
+    }
   });
 });
+
+async function reloadAndResume(vs: VsCodeSession, proxy: Awaited<ReturnType<typeof startStreamProxy>>): Promise<void> {
+  let chat = await openChat(vs);
+  await vs.runCommand('Keel: New Task');
+  await chat.locator('[data-testid="empty-state"]').waitFor();
+  const PROMPT_C = 'Task C: stream slowly, I am about to reload.';
+  // The model requests this test makes come after the first test's (it also runs alone).
+  const base = proxy.streams.length;
+  await sendPrompt(chat, PROMPT_C);
+  await expect.poll(async () => (await lastAnswer(chat))?.text.length ?? 0, { timeout: 60_000 }).toBeGreaterThan(60);
+  const streamC = proxy.streams[base]!;
+  expect(streamC.completed).toBeUndefined();
+  const before = (await lastAnswer(chat))!.text;
+
+  await vs.runCommand('Developer: Reload Window');
+  await vs.page.locator('.monaco-workbench').waitFor({ state: 'visible', timeout: 60_000 });
+  await vs.page.locator('.statusbar').waitFor({ state: 'visible', timeout: 60_000 });
+  // The old extension host is gone: its stream was cut off, not delivered.
+  await expect.poll(() => streamC.completed, { timeout: 30_000 }).toBe(false);
+
+  // The chat comes back showing the task, interrupted, with its cut-off answer and Resume.
+  chat = await openChat(vs);
+  await expect.poll(() => chat.locator('[data-testid="task-state"]').getAttribute('data-state'), { timeout: 60_000 }).toBe('interrupted');
+  await chat.locator('[data-testid="stored-banner"]').waitFor();
+  const cut = await lastAnswer(chat);
+  expect(cut?.streaming).toBe('false');
+  expect(cut!.text.length).toBeGreaterThanOrEqual(before.length);
+  expect(collapse(LONG_C).startsWith(cut!.text.replace(/ ?Interrupted ?Resume$/, ''))).toBe(true);
+  await chat.locator('[data-testid="interrupted"]').first().waitFor();
+  await vs.screenshot('persistence-5-interrupted-after-reload');
+
+  // History lists it interrupted too.
+  await vs.runCommand('Keel: Show History');
+  const rowC = chat.locator(`[data-testid="history-item"][data-task-id="${streamC.taskId}"]`);
+  await rowC.waitFor({ timeout: 20_000 });
+  expect(await rowC.getAttribute('data-status')).toBe('interrupted');
+  await rowC.locator('[data-testid="history-open"]').click();
+
+  await chat.locator('[data-testid="banner-resume"]').click();
+  await expect.poll(() => proxy.streams.length, { timeout: 60_000 }).toBe(base + 2);
+  const resumed = proxy.streams[base + 1]!;
+  expect(resumed.taskId).toBe(streamC.taskId);
+  const messages = (resumed.body as { messages: Array<{ role: string; content: unknown }> }).messages;
+  expect(messages.map((m) => m.role)).toEqual(['user', 'assistant', 'user']);
+  expect(JSON.stringify(messages[0])).toContain(PROMPT_C);
+  expect(JSON.stringify(messages[1])).toContain(LONG_C.slice(0, 40));
+  expect(JSON.stringify(messages[2])).toMatch(/interrupted/i);
+
+  await expect
+    .poll(async () => {
+      const a = await lastAnswer(chat);
+      return a?.streaming === 'false' ? a.text : '';
+    }, { timeout: 60_000 })
+    .toContain(RESUMED);
+  await expect.poll(() => resumed.completed, { timeout: 20_000 }).toBe(true);
+  await expect.poll(() => chat.locator('[data-testid="task-state"]').getAttribute('data-state'), { timeout: 20_000 }).toBe('completed');
+  expect(await chat.locator('[data-testid="stored-banner"]').count()).toBe(0);
+  await vs.screenshot('persistence-6-resumed');
+}

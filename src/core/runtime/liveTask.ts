@@ -25,11 +25,9 @@ import type { TaskRuntimeOptions } from './options';
 import type { PermissionDecider } from './permissionCheck';
 import { RunPhases } from './runPhases';
 import type { StartTaskOptions, TaskHandle } from './types';
-import { wireTaskMachine, type TaskServices } from './wiring';
+import { wireTaskMachine } from './wiring';
 import type { WorkerPool } from '../workers/pool';
-import type { QueryMessage } from '../workers/protocol';
-import type { RemoteHookSink } from '../workers/remoteTurn';
-import type { HookRunner } from '../hooks/runner';
+import { remoteTurnOf, type RemoteTaskSide } from './remoteTask';
 
 /** What a live task needs from the runtime that owns it. */
 export interface TaskOwner {
@@ -192,7 +190,7 @@ export class LiveTask implements TaskHandle, PermissionParent {
       // Hooks and MCP servers cross to a worker: the worker runs the turn's hooks the host approved
       // (queryParts; the task's own hooks run here), and calls the MCP servers, which stay in this
       // process, through it (workers/mcpHostServer.ts).
-      ...(pool ? { remote: this.remoteTurn(pool, rt, parentId !== undefined) } : {}),
+      ...(pool ? { remote: remoteTurnOf(this.remoteSide(), pool, rt, parentId !== undefined) } : {}),
       ...(this.recorder ? { durable: () => this.recorder!.durable() } : {}),
       reconstruct: async () => {
         if (!this.rebuilt) throw new Error('nothing to rebuild: this task was not resumed from its log');
@@ -353,46 +351,20 @@ export class LiveTask implements TaskHandle, PermissionParent {
     return [this.mode, ...(this.parent?.ancestorModes?.() ?? [])];
   }
 
-  /** The worker side of this task's turn loop (`TaskServices.remote`): a sub-agent may overflow the pool. */
-  private remoteTurn(pool: WorkerPool, rt: TaskRuntimeOptions, overflow: boolean): NonNullable<TaskServices['remote']> {
+  /** What the worker side of this task's turn loop needs of it (remoteTask.ts). */
+  private remoteSide(): RemoteTaskSide {
     return {
-      pool,
-      queryParts: () => this.queryParts(rt),
-      parentModes: this.parent?.ancestorModes?.() ?? [],
-      onWorkerLost: (message: string) => this.workerLost(message),
-      overflow,
-      // The worker lists and calls the host's MCP tools through it; the host checks each call
-      // again with this task's own decision (its rules, its mode now, its ancestors).
-      ...(rt.mcp
-        ? {
-            mcp: {
-              source: rt.mcp,
-              decide: (call: PermissionCall) => this.decideAsParent(call),
-              // Now: only a hook the worker may run (user, or approved) can allow a call there
-              // without a prompt — a PreToolUse "allow" or a PermissionRequest "allow".
-              get hooksMayAllow() {
-                return rt.hooks?.runnable().some((h) => h.event === 'PreToolUse' || h.event === 'PermissionRequest') ?? false;
-              },
-              log: (level: 'info' | 'warn' | 'error', message: string) => this.runtime.log(level, `task ${this.id}: ${message}`),
-            },
-          }
-        : {}),
-      ...(rt.hooks ? { hooks: this.remoteHooks(rt.hooks) } : {}),
-    };
-  }
-
-  /**
-   * What this task does for the hooks its worker ran: as for its own (TaskHookPoints' identity).
-   * An event is announced only when it names this task's session: a worker never speaks for another task.
-   */
-  private remoteHooks(runner: HookRunner): RemoteHookSink {
-    return {
-      announce: (input) => {
-        if (input.session_id === this.rootId) runner.announce(input);
-        else this.runtime.log('warn', `task ${this.id}: its worker announced a hook event of another session (${input.session_id}); ignored`);
-      },
+      id: this.id,
+      rootId: this.rootId,
+      transcriptPath: this.transcriptPath,
+      loopProgressFile: this.loopProgressFile,
+      secrets: this.runtime.secrets,
+      providerConfig: () => this.providerConfig,
+      parentModes: () => this.parent?.ancestorModes?.() ?? [],
+      decide: (call) => this.decideAsParent(call),
+      workerLost: (message) => this.workerLost(message),
+      hookStop: (reason) => this.hookStop(reason),
       log: (level, message) => this.runtime.log(level, message),
-      requestStop: (reason) => this.hookStop(reason),
     };
   }
 
@@ -400,33 +372,6 @@ export class LiveTask implements TaskHandle, PermissionParent {
   private hookStop(reason: string): void {
     this.runtime.log('warn', `a hook stopped task ${this.id}: ${reason}`);
     this.cancel();
-  }
-
-  /** What a worker needs besides the turn to run this task's query (see workers/protocol.ts). */
-  private queryParts(rt: TaskRuntimeOptions): Omit<QueryMessage, 'type' | 'queryId' | 'taskId' | 'turn'> {
-    const s = rt.sandbox ?? { enabled: false };
-    return {
-      runtime: {
-        workspace: rt.workspace,
-        ...(rt.ripgrepPath ? { ripgrepPath: rt.ripgrepPath } : {}),
-        settingsFiles: rt.settingsFiles ?? [],
-        sandbox: {
-          enabled: s.enabled,
-          ...(s.excludedCommands ? { excludedCommands: s.excludedCommands } : {}),
-          ...(s.network ? { network: s.network } : {}),
-          ...(s.writablePaths ? { writablePaths: s.writablePaths } : {}),
-          ...(s.bwrapPath ? { bwrapPath: s.bwrapPath } : {}),
-        },
-        passEnv: [...(rt.passEnv ?? [])],
-        heldSecrets: this.runtime.secrets.values(),
-      },
-      provider: this.providerConfig,
-      parentModes: this.parent?.ancestorModes?.() ?? [],
-      ...(this.loopProgressFile ? { loopProgressFile: this.loopProgressFile } : {}),
-      // The hooks that may run now, as the host decided (user hooks, approved workspace hooks):
-      // the worker runs these and reads no settings file of its own.
-      ...(rt.hooks ? { hooks: { sessionId: this.rootId, transcriptPath: this.transcriptPath, approved: rt.hooks.runnable() } } : {}),
-    };
   }
 
   permissionMode(): PermissionMode {

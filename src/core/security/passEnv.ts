@@ -7,7 +7,7 @@ import { ENV_NAME } from './toolEnvironment';
  * The variables a person chose to pass to tool processes although Keel would remove them
  * (toolEnvironment.ts). They come only from places a cloned repository cannot write: the user's
  * own `~/.keel/settings.json` (`{"passEnv": ["NAME", …]}`), the CLI's `--pass-env NAME`, and the
- * machine-scoped VS Code setting `keel.tools.passEnv`. A project's `.keel/` or `.claude/` files
+ * application-scoped (user settings only) VS Code setting `keel.tools.passEnv`. A project's `.keel/` or `.claude/` files
  * are never read for this.
  */
 export interface PassEnv {

@@ -14,7 +14,7 @@ import { MIN_KNOWN_SECRET_LENGTH } from './secrets';
  *    see `ANALYSIS_VARIABLES` and `ANALYSIS_PREFIXES`;
  *
  * except the names in `passThrough`, which the person chose (from a place a repository cannot
- * write: a machine-scoped VS Code setting, `--pass-env`, `~/.keel/settings.json`). Pure.
+ * write: an application-scoped VS Code setting (user settings only), `--pass-env`, `~/.keel/settings.json`). Pure.
  */
 export interface ToolEnvironmentPolicy {
   /** Values of keys Keel holds; a variable whose value contains one is removed. */

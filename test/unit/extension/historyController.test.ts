@@ -131,6 +131,25 @@ describe('history in the chat, on a real task store', () => {
     expect(mem.last()).toBeUndefined();
   });
 
+  it('Resume clicked while the History page\'s "open" of the same task is still on its way continues it, and the chat shows it live', async () => {
+    // The page switches to the chat at once on "open" and still shows the restored task's banner:
+    // a quick click sends `resume` before the host has answered `openTask`.
+    const { storage, workspace } = dirs();
+    const id = await interruptedTask(storage, workspace);
+    const mem = memoryServices(workspace);
+    mem.services.lastTask.set(id);
+    const second = windowOn(storage, workspace, [textTurn('Continued after the race.')], mem.services);
+    await until(() => of(second.port.posted, 'snapshot').some((m) => m.stored?.status === 'interrupted'), 'the restored snapshot');
+    await Promise.all([second.fromPage({ type: 'resume' }), second.fromPage({ type: 'openTask', taskId: id })]);
+    await until(() => second.provider.requests.length > 0, 'the resumed request');
+    const live = second.controller.currentTask!;
+    expect(live.id).toBe(id);
+    expect(of(second.port.posted, 'snapshot').at(-1)!.stored).toBeUndefined();
+    await live.settled();
+    expect(live.transcript().items.at(-1)).toMatchObject({ kind: 'assistant', text: 'Continued after the race.' });
+    expect(of(second.port.posted, 'notice')).toEqual([]);
+  });
+
   it('a follow-up typed on a stored completed task continues it', async () => {
     const { storage, workspace } = dirs();
     const first = windowOn(storage, workspace, [textTurn('First answer.')], memoryServices(workspace).services);
