@@ -20,7 +20,14 @@ export interface RunArgs {
   /** `--model` as given (a resumed task defaults to its own model). */
   modelGiven: boolean;
   workspace: string;
+  /** The provider for a task in `mode` (its model: `providerFor`). */
   provider: ProviderConfig;
+  /**
+   * The models a task may use: `other` for every mode but plan (--model > $KEEL_MODEL > the
+   * provider's default; a resumed task's own), `plan` in plan mode ($KEEL_PLAN_MODEL, null when
+   * unset). The mode a task starts in is known only later (settings files, a batch line's own).
+   */
+  models: { other: string; plan: string | null };
   /** `--mode`, else `default`; without `--mode` the settings files' `defaultMode` may change it (`CliRuntime.mode`). */
   mode: PermissionMode;
   /** `--mode` as given: it wins over the settings files' `defaultMode`. */
@@ -39,6 +46,12 @@ export interface RunArgs {
   approveProjectHooks: boolean;
   /** `--workers N` (default `KEEL_WORKERS`, else 0): run turn loops in a pool of N worker processes (0: in this process). */
   workers: number;
+}
+
+/** The provider a task started in `mode` uses: in plan mode the plan model when one is set. */
+export function providerFor(args: Pick<RunArgs, 'provider' | 'models'>, mode: PermissionMode): ProviderConfig {
+  const model = mode === 'plan' && args.models.plan ? args.models.plan : args.models.other;
+  return model === args.provider.model ? args.provider : { ...args.provider, model };
 }
 
 /** The store root when --storage is not given: $KEEL_HOME, else ~/.keel. */
@@ -110,6 +123,13 @@ export function runArgsFrom(values: TaskOptionValues, prompt: string, resume: st
   const apiKey = provider === 'anthropic' ? env.ANTHROPIC_API_KEY : provider === 'openai-compatible' ? env.OPENAI_API_KEY : undefined;
   const baseUrl = values['base-url'];
   if (baseUrl !== undefined && !isHttpUrl(baseUrl)) throw new UsageError(`--base-url must be an http:// or https:// URL (got "${baseUrl}")`);
+  // The model-selection machine: --model (this run's override) > $KEEL_MODEL (the user's
+  // standing choice) > the provider's default; in plan mode $KEEL_PLAN_MODEL when set.
+  const choice = { envModel: values.model ?? null, userModel: env.KEEL_MODEL ?? null, planModel: env.KEEL_PLAN_MODEL || null, providerDefault: DEFAULT_MODELS[provider] };
+  const models =
+    provider === 'demo'
+      ? { other: DEFAULT_MODELS.demo, plan: null }
+      : { other: resolveModel({ ...choice, planMode: false }), plan: choice.planModel ? resolveModel({ ...choice, planMode: true }) : null };
   return {
     prompt,
     resume,
@@ -119,21 +139,11 @@ export function runArgsFrom(values: TaskOptionValues, prompt: string, resume: st
     workspace: resolve(values.workspace ?? process.cwd()),
     provider: {
       provider,
-      // The model-selection machine: --model (this run's override) > $KEEL_MODEL (the user's
-      // standing choice) > the provider's default; in plan mode $KEEL_PLAN_MODEL when set.
-      model:
-        provider === 'demo'
-          ? DEFAULT_MODELS.demo
-          : resolveModel({
-              envModel: values.model ?? null,
-              userModel: env.KEEL_MODEL ?? null,
-              planModel: env.KEEL_PLAN_MODEL ?? null,
-              planMode: mode === 'plan',
-              providerDefault: DEFAULT_MODELS[provider],
-            }),
+      model: mode === 'plan' && models.plan ? models.plan : models.other,
       ...(baseUrl ? { baseUrl } : {}),
       ...(apiKey ? { apiKey } : {}),
     },
+    models,
     mode,
     outputFormat,
     maxTurns,

@@ -2,7 +2,7 @@ import { existsSync, readFileSync, statSync } from 'node:fs';
 import type { TaskEvent } from '../shared/domain/events';
 import type { TaskHandle } from '../core/runtime/types';
 import { isPermissionMode, PERMISSION_MODES, type PermissionMode } from '../shared/domain/permissionModes';
-import { parseRunArgs, type RunArgs } from './args';
+import { parseRunArgs, providerFor, type RunArgs } from './args';
 import { BATCH_HELP } from './help';
 import { createCliRuntime } from './cliRuntime';
 import { handleSignals } from './signals';
@@ -68,7 +68,8 @@ export async function batchCommand(argv: string[]): Promise<number> {
   const tasks: { item: BatchItem; task: TaskHandle; workers: Set<string> }[] = [];
   const unsubscribes: (() => void)[] = [];
   for (const item of items) {
-    const task = runtime.startTask({ prompt: item.prompt, provider: args.provider, mode: item.mode ?? cli.mode, ...(args.maxTurns ? { maxTurns: args.maxTurns } : {}) });
+    const mode = item.mode ?? cli.mode;
+    const task = runtime.startTask({ prompt: item.prompt, provider: providerFor(args, mode), mode, ...(args.maxTurns ? { maxTurns: args.maxTurns } : {}) });
     tasks.push({ item, task, workers: new Set() });
     unsubscribes.push(task.subscribe((e: TaskEvent) => write({ line: item.line, ...e })));
   }

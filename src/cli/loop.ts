@@ -3,7 +3,7 @@ import type { LoopEvent, LoopStatus } from '../shared/domain/loop';
 import { defaultSettings, existsLoop, LOOP_NAME, uniqueLoopName } from '../core/loop/files';
 import { LoopBusy, LoopRunner } from '../core/loop/runner';
 import { TaskStore } from '../core/store/taskStore';
-import { runArgsFrom, TASK_OPTIONS, type RunArgs } from './args';
+import { providerFor, runArgsFrom, TASK_OPTIONS, type RunArgs } from './args';
 import { createCliRuntime } from './cliRuntime';
 import { EXIT_LOOP_STALLED, EXIT_STORAGE_UNUSABLE, STORAGE_HINT } from './exitCodes';
 import { LOOP_HELP } from './help';
@@ -122,7 +122,7 @@ export async function loopCommand(argv: string[]): Promise<number> {
         const task = cli.runtime.startTask({
           prompt,
           title: `${it.loopName}: iteration ${it.iteration}`,
-          provider: run.provider,
+          provider: providerFor(run, cli.mode),
           mode: cli.mode,
           ...(run.maxTurns ? { maxTurns: run.maxTurns } : {}),
           loopProgressFile: it.progressFile,

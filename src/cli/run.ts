@@ -6,7 +6,7 @@ import type { McpHub } from '../core/mcp/hub';
 import { FollowUpRequired, type TaskHandle } from '../core/runtime/types';
 import { TaskStore } from '../core/store/taskStore';
 import { StoreError } from '../core/store/types';
-import { parseRunArgs, type RunArgs } from './args';
+import { parseRunArgs, providerFor, type RunArgs } from './args';
 import { createCliRuntime, type CliRuntime } from './cliRuntime';
 import { HELP } from './help';
 import { mayHaveMcpServers } from './mcpPresence';
@@ -73,7 +73,7 @@ export async function runCommand(argv: string[], options: { inspect?(event: Insp
       return storeFailure(err);
     }
     const { runtime } = cli;
-    const options = { provider: args.provider, mode: cli.mode, ...(args.maxTurns ? { maxTurns: args.maxTurns } : {}) };
+    const options = { provider: providerFor(args, cli.mode), mode: cli.mode, ...(args.maxTurns ? { maxTurns: args.maxTurns } : {}) };
     // `@server:uri` resources and a leading `/mcp__server__prompt` become what the model reads.
     let prompt = args.prompt;
     if (mcpHub && prompt) {
@@ -174,7 +174,10 @@ async function prepareRun(argv: string[]): Promise<RunSetup> {
       taskId = store.resolveId(args.resume);
       const meta = await store.readMeta(taskId);
       if (!args.workspaceGiven && meta.workspace) args.workspace = meta.workspace;
-      if (!args.modelGiven && meta.model && (!meta.provider || meta.provider === args.provider.provider)) args.provider = { ...args.provider, model: meta.model };
+      if (!args.modelGiven && meta.model && (!meta.provider || meta.provider === args.provider.provider)) {
+        args.models = { ...args.models, other: meta.model };
+        args.provider = providerFor(args, args.mode);
+      }
     } catch (err) {
       throw new StartupFailure(storeFailure(err));
     }

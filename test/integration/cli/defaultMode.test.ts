@@ -67,4 +67,18 @@ describe('keel run and the settings files\' defaultMode', () => {
     expect((await chosen.exit).code, chosen.stderr()).toBe(0);
     expect(existsSync(join(workspace, 'c.txt'))).toBe(true);
   });
+
+  it("plan mode from the user's settings file uses the plan model ($KEEL_PLAN_MODEL), as --mode plan does", async () => {
+    settings(join(storage, '.keel'), 'plan');
+    server.enqueue(say('A plan.'));
+    const fromFile = await runCli(['run', 'plan it', '--provider', 'anthropic', '--base-url', server.url, '--workspace', workspace, '--output-format', 'stream-json'], { ...KEY, KEEL_PLAN_MODEL: 'opus', KEEL_MODEL: 'haiku' }, storage);
+    expect((await fromFile.exit).code, fromFile.stderr()).toBe(0);
+    expect((server.requests[0]!.body as { model: string }).model).toBe('claude-opus-5-5');
+
+    // --mode default wins over the file: the ordinary model.
+    server.enqueue(say('Done.'));
+    const chosen = await runCli(['run', 'do it', '--provider', 'anthropic', '--base-url', server.url, '--workspace', workspace, '--mode', 'default', '--output-format', 'stream-json'], { ...KEY, KEEL_PLAN_MODEL: 'opus', KEEL_MODEL: 'haiku' }, storage);
+    expect((await chosen.exit).code, chosen.stderr()).toBe(0);
+    expect((server.requests[1]!.body as { model: string }).model).toBe('claude-haiku-5-5');
+  });
 });

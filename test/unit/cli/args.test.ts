@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { parseRunArgs, UsageError } from '../../../src/cli/args';
+import { parseRunArgs, providerFor, UsageError } from '../../../src/cli/args';
 
 describe('keel run arguments', () => {
   it('picks the model through the model-selection machine: --model > KEEL_MODEL > default', () => {
@@ -8,6 +8,18 @@ describe('keel run arguments', () => {
     expect(parseRunArgs(['hi', '--model', 'opus'], { KEEL_MODEL: 'haiku' }).provider.model).toBe('claude-opus-5-5');
     expect(parseRunArgs(['hi', '--mode', 'plan'], { KEEL_PLAN_MODEL: 'opus' }).provider.model).toBe('claude-opus-5-5');
     expect(parseRunArgs(['hi', '--provider', 'openai-compatible', '--model', 'Qwen2.5-Coder:7B'], {}).provider.model).toBe('Qwen2.5-Coder:7B');
+  });
+
+  it('the model follows the mode a task starts in, decided after parsing (settings files, a batch line)', () => {
+    const args = parseRunArgs(['hi'], { KEEL_PLAN_MODEL: 'opus', KEEL_MODEL: 'haiku' });
+    expect(args.provider.model).toBe('claude-haiku-5-5');
+    expect(providerFor(args, 'plan').model).toBe('claude-opus-5-5');
+    expect(providerFor(args, 'acceptEdits').model).toBe('claude-haiku-5-5');
+    const planned = parseRunArgs(['hi', '--mode', 'plan'], { KEEL_PLAN_MODEL: 'opus' });
+    expect(providerFor(planned, 'default').model).toBe('claude-sonnet-5-5');
+    // Without a plan model, plan mode keeps the run's model; the demo provider has one model.
+    expect(providerFor(parseRunArgs(['hi', '--model', 'haiku'], {}), 'plan').model).toBe('claude-haiku-5-5');
+    expect(providerFor(parseRunArgs(['hi', '--provider', 'demo'], { KEEL_PLAN_MODEL: 'opus' }), 'plan').model).toBe(parseRunArgs(['hi', '--provider', 'demo'], {}).provider.model);
   });
 
   it('takes the key from the environment only', () => {
