@@ -1,4 +1,5 @@
 import type { describeAll as DescribeAll } from '../core/machines/catalog';
+import { killRunningProcessGroups } from '../core/tools/processRunner';
 import { HELP, MACHINES_HELP, VERSION } from './help';
 import { HelpRequested, parseCommandLine, reportUsage, UsageError } from './usage';
 
@@ -76,6 +77,11 @@ function machinesCommand(argv: string[], describeAll: typeof DescribeAll): numbe
   }
   return 0;
 }
+
+// However this process ends — a closed pipe below, an uncaught error, the natural end — a command
+// a tool is still running in this process does not outlive it: its process group is killed.
+// (Signals interrupt the task first: signals.ts. Commands run by workers: worker.ts.)
+process.on('exit', () => killRunningProcessGroups());
 
 // A closed pipe (`keel run … | head`) is the reader's choice, not an error.
 process.stdout.on('error', (err: NodeJS.ErrnoException) => {

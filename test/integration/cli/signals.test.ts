@@ -136,3 +136,22 @@ describe('keel run on SIGINT (Ctrl+C)', () => {
     await waitUntil(() => !isAlive(Number(readFileSync(pidfile, 'utf8').trim())), () => 'the command outlived keel run', GONE_WITHIN_MS);
   });
 });
+
+describe('keel run whose reader goes away (keel run … | head)', () => {
+  it('the run ends at its next write, and the command it was running dies with it', async () => {
+    const file = (name: string) => join(workspace, name);
+    const read = (name: string) => (existsSync(file(name)) ? Number(readFileSync(file(name), 'utf8').trim()) : 0);
+    // The command ignores SIGTERM and SIGHUP, leaves a child, and prints (each line is written to stdout as tool_output).
+    const command = `trap '' TERM HUP; echo $$ > ${file('shell.pid')}; sleep 120 & echo $! > ${file('sleep.pid')}; while true; do echo tick; sleep 0.2; done`;
+    server.enqueue({ blocks: [{ type: 'tool_use', id: 'toolu_tick', name: 'Bash', input: { command } }] });
+    const run = await runCli(args('print for two minutes', '--mode', 'bypassPermissions'), KEY);
+    await waitUntil(() => read('sleep.pid') > 0 && ofType(run.events, 'tool_output').length > 0, () => `the command never printed; stderr: ${run.stderr()}`, 60_000);
+    const shell = read('shell.pid');
+    const sleeper = read('sleep.pid');
+    expect(isAlive(shell) && isAlive(sleeper)).toBe(true);
+    run.child.stdout!.destroy();
+    expect(await exitOf(run), run.stderr()).not.toBe('still running');
+    await waitUntil(() => !isAlive(shell), () => `the command (pid ${shell}) outlived keel run`, GONE_WITHIN_MS);
+    await waitUntil(() => !isAlive(sleeper), () => `its child (pid ${sleeper}) outlived keel run`, GONE_WITHIN_MS);
+  });
+});
