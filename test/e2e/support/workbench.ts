@@ -51,7 +51,7 @@ export async function runCommand(page: Page, title: string, timeoutMs = 30_000):
         const labels = await focusedLabel.allTextContents().catch(() => [] as string[]);
         if (labels.some((l) => normalise(l) === title)) {
           await page.keyboard.press('Enter');
-          await widget.waitFor({ state: 'hidden', timeout: 10_000 });
+          await paletteLeft(widget, input, `>${title}`);
           return;
         }
         await sleep(100);
@@ -63,6 +63,22 @@ export async function runCommand(page: Page, title: string, timeoutMs = 30_000):
       throw new Error(`command "${title}" not found in the palette; it showed: ${JSON.stringify(lastSeen)}`);
     }
     await sleep(500);
+  }
+}
+
+/**
+ * Waits until the palette no longer shows the command that was run: it closed, or the command
+ * opened a quick input of its own in the same widget (an input box, a quick pick) — which can
+ * happen before a check for "closed" ever sees it closed. Throws after 10 s.
+ */
+async function paletteLeft(widget: ReturnType<Page['locator']>, input: ReturnType<Page['locator']>, typed: string): Promise<void> {
+  const deadline = Date.now() + 10_000;
+  for (;;) {
+    if (!(await widget.isVisible())) return;
+    const value = await input.inputValue({ timeout: 1_000 }).catch(() => undefined);
+    if (value !== undefined && value !== typed) return;
+    if (Date.now() > deadline) throw new Error(`the palette still shows "${typed}" 10 s after Enter`);
+    await sleep(100);
   }
 }
 
