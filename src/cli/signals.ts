@@ -23,8 +23,31 @@ export function signalExitCode(signal: NodeJS.Signals | undefined): number {
   return (signal && EXIT_CODES[signal]) ?? 1;
 }
 
-/** Installs the handlers; returns the function that removes them (after the run ended on its own). */
+const SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
+
+/**
+ * Between the end of a run (its handlers removed) and the end of the process, a command the run
+ * cancelled may still be on its way out (SIGTERM ignored, SIGKILL due a moment later). Node's
+ * default action for a signal would end the process without its 'exit' hooks, and such a command
+ * would outlive it. So a signal then ends the process at once *through* `process.exit`, whose
+ * hooks kill what is left (main.ts), with the signal's exit status.
+ */
+const exitNow = (signal: NodeJS.Signals): never => process.exit(signalExitCode(signal));
+let installed = 0;
+function exitOnSignals(on: boolean): void {
+  for (const signal of SIGNALS) {
+    process.off(signal, exitNow);
+    if (on) process.on(signal, exitNow);
+  }
+}
+
+/**
+ * Installs the handlers; returns the function that removes them (after the run ended on its own).
+ * From then on until the process exits, a signal exits it at once (see `exitNow`).
+ */
 export function handleSignals(actions: SignalActions, graceMs = 3000): () => void {
+  installed++;
+  exitOnSignals(false);
   let cancelling: NodeJS.Timeout | undefined;
   let stopping = false;
   const stop = (signal: NodeJS.Signals) => {
@@ -51,10 +74,14 @@ export function handleSignals(actions: SignalActions, graceMs = 3000): () => voi
   process.on('SIGINT', onInt);
   process.on('SIGTERM', onTerm);
   process.on('SIGHUP', onHup);
+  let removed = false;
   return () => {
+    if (removed) return;
+    removed = true;
     if (cancelling) clearTimeout(cancelling);
     process.off('SIGINT', onInt);
     process.off('SIGTERM', onTerm);
     process.off('SIGHUP', onHup);
+    if (--installed === 0) exitOnSignals(true);
   };
 }

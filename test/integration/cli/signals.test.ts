@@ -135,6 +135,20 @@ describe('keel run on SIGINT (Ctrl+C)', () => {
     expect([[130, 'interrupted'], [1, 'aborted'], [130, 'aborted']]).toContainEqual([exit, recorded(run).status]);
     await waitUntil(() => !isAlive(Number(readFileSync(pidfile, 'utf8').trim())), () => 'the command outlived keel run', GONE_WITHIN_MS);
   });
+  it('a Ctrl+C after the cancel ended, while its command is still being killed: the command dies too', async () => {
+    const pidfile = join(workspace, 'sleep.pid');
+    // The command and its child ignore SIGTERM: after the cancel they live until the SIGKILL a moment later.
+    server.enqueue({ blocks: [{ type: 'tool_use', id: 'toolu_sleep', name: 'Bash', input: { command: `trap '' TERM; sleep 120 & echo $! > ${pidfile}; wait` } }] });
+    const run = await runCli(args('wait two minutes', '--mode', 'bypassPermissions'), KEY);
+    await waitUntil(() => existsSync(pidfile) && readFileSync(pidfile, 'utf8').trim() !== '', () => `the command never started; stderr: ${run.stderr()}`, 60_000);
+    const sleeper = Number(readFileSync(pidfile, 'utf8').trim());
+    run.child.kill('SIGINT');
+    await waitUntil(() => ofType(run.events, 'done').length > 0, () => `the cancel never ended the task; stderr: ${run.stderr()}`, 60_000);
+    run.child.kill('SIGINT');
+    expect(await exitOf(run), run.stderr()).not.toBe('still running');
+    expect(recorded(run).status).toBe('aborted');
+    await waitUntil(() => !isAlive(sleeper), () => `sleep ${sleeper} outlived keel run`, GONE_WITHIN_MS);
+  });
 });
 
 describe('keel run whose reader goes away (keel run … | head)', () => {
