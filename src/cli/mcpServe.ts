@@ -5,13 +5,17 @@ import { StdioServerTransport } from '@modelcontextprotocol/server/stdio';
 import { createKeelMcpServer } from '../core/mcp/keelServer';
 import type { PermissionMode } from '../core/runtime/types';
 import { VERSION } from './help';
+import { exitOnSignals } from './signals';
 
 const MODES = ['default', 'acceptEdits', 'plan', 'dontAsk', 'bypassPermissions'] as const;
 
 /**
  * `keel mcp serve --workspace DIR [--mode MODE]`: Keel's own tools over stdio for any MCP client
  * until the client closes stdin. Nothing but protocol goes to stdout; diagnostics go to stderr.
- * Exit codes: 0 when the client disconnects, 2 on bad usage.
+ * Exit codes: 0 when the client disconnects, 2 on bad usage, 128 + n on signal n. A client that
+ * disconnects mid-call cancels the call (the SDK aborts it: its command's group gets SIGTERM, then
+ * SIGKILL); a signal ends the process at once and its exit hook SIGKILLs the commands still running
+ * (Node's default action would leave them, each in a process group of its own).
  */
 export async function mcpServeCommand(argv: string[]): Promise<number> {
   let values;
@@ -31,6 +35,7 @@ export async function mcpServeCommand(argv: string[]): Promise<number> {
     process.stderr.write(`keel mcp serve: --mode must be one of ${MODES.join(', ')} (got "${values.mode}")\n`);
     return 2;
   }
+  exitOnSignals(true);
   const server = createKeelMcpServer({ workspace, mode, version: VERSION });
   const transport = new StdioServerTransport();
   const closed = new Promise<void>((res) => {

@@ -34,7 +34,12 @@ const SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
  */
 const exitNow = (signal: NodeJS.Signals): never => process.exit(signalExitCode(signal));
 let installed = 0;
-function exitOnSignals(on: boolean): void {
+/**
+ * While `on`, SIGINT, SIGTERM and SIGHUP end the process at once through `process.exit` (its exit
+ * hooks kill the commands still running). For a command with no run to stop first (`keel mcp
+ * serve`); `handleSignals` takes the signals over while it is installed.
+ */
+export function exitOnSignals(on: boolean): void {
   for (const signal of SIGNALS) {
     process.off(signal, exitNow);
     if (on) process.on(signal, exitNow);

@@ -2,8 +2,12 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { Client } from '@modelcontextprotocol/client';
+import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { McpHub } from '../../../src/core/mcp/hub';
 import type { ToolResultContentBlock } from '../../../src/shared/domain/messages';
+import { waitUntil } from '../../unit/model-based/system';
+import { isAlive } from '../../unit/tools/helpers';
 import { cliBundle } from './cliHarness';
 
 /**
@@ -85,4 +89,31 @@ describe('keel mcp serve', () => {
     expect(bad.isError).toBe(true);
     expect(bad.text).toContain('invalid input for tool "Read"');
   }, 60_000);
+});
+
+describe('keel mcp serve ends without leaving a command behind', () => {
+  // The client (the official SDK's, as any MCP client would) starts a Bash call whose command and
+  // child ignore SIGTERM, then goes away in one of the ways clients do.
+  it.each([
+    ['SIGTERM', (t: StdioClientTransport): void => void process.kill(t.pid!, 'SIGTERM')],
+    ['SIGINT', (t: StdioClientTransport): void => void process.kill(t.pid!, 'SIGINT')],
+    ['the client closing its end', (t: StdioClientTransport): void => void t.close()],
+  ] as const)('%s mid-call: the server exits and the command dies with it', async (_how, leave) => {
+    const workspace = mkdtempSync(join(tmpdir(), 'keel-serve-ws-'));
+    const pidfile = join(workspace, 'sleep.pid');
+    const cli = await cliBundle();
+    const transport = new StdioClientTransport({ command: process.execPath, args: [cli, 'mcp', 'serve', '--workspace', workspace, '--mode', 'bypassPermissions'], env: { PATH: process.env.PATH ?? '', HOME: workspace }, stderr: 'ignore' });
+    const client = new Client({ name: 'test', version: '1' });
+    await client.connect(transport);
+    const server = transport.pid!;
+    const call = client.callTool({ name: 'Bash', arguments: { command: `trap '' TERM; sleep 120 & echo $! > ${pidfile}; wait` } }).catch((err: unknown) => err);
+    await waitUntil(() => existsSync(pidfile) && readFileSync(pidfile, 'utf8').trim() !== '', () => 'the command never started', 60_000);
+    const sleeper = Number(readFileSync(pidfile, 'utf8').trim());
+    expect(isAlive(sleeper)).toBe(true);
+    leave(transport);
+    await waitUntil(() => !isAlive(server), () => `keel mcp serve (pid ${server}) did not exit`, 20_000);
+    await waitUntil(() => !isAlive(sleeper), () => `sleep ${sleeper} outlived keel mcp serve`, 20_000);
+    await client.close().catch(() => undefined);
+    await call;
+  }, 90_000);
 });
