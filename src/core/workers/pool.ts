@@ -8,6 +8,7 @@ import { DEFAULT_MAX_LINE_BYTES } from './protocol';
 import { SocketDir } from './socketDir';
 import type { WorkerCommand } from './spawnWorker';
 import { WorkerHandle, type WorkerTimeouts } from './workerHandle';
+import { WORKER_NICENESS } from './workerPriority';
 
 /**
  * A pool of worker processes that run queries (one run of a task's turn loop each) for the host
@@ -40,6 +41,11 @@ export interface WorkerPoolOptions {
   maxLineBytes?: number;
   /** Lines waiting from one worker before reading from it pauses. */
   highWater?: number;
+  /**
+   * The CPU priority (nice value) workers run at, so that the host stays responsive while they
+   * work (default WORKER_NICENESS, 10: below the host; workerPriority.ts); null: the host's own.
+   */
+  niceness?: number | null;
   /** Who owns the pool, for `keel workers` ("VS Code window 123", "keel batch"). */
   owner?: string;
   log?: (level: 'info' | 'warn' | 'error', message: string) => void;
@@ -229,6 +235,7 @@ export class WorkerPool {
       timeouts: this.timeouts,
       maxLineBytes: this.options.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES,
       ...(this.options.highWater ? { highWater: this.options.highWater } : {}),
+      niceness: this.options.niceness === undefined ? WORKER_NICENESS : this.options.niceness,
       log: this.log,
       onEmitted: (e) => this.onWorker(e),
       ...(this.options.inspect ? { inspect: this.options.inspect } : {}),

@@ -1,5 +1,6 @@
 import { Worker } from 'node:worker_threads';
 import { killProcessGroup, scheduleSpawn, spawnWorkerProcess, workerSpawnSpec, type WorkerCommand } from './spawnWorker';
+import { AUTOGROUP_RETRY_MS, AUTOGROUP_TRIES, lowerWorkerPriority } from './workerPriority';
 
 /**
  * Starts worker processes without blocking the host's event loop.
@@ -20,6 +21,8 @@ export interface LaunchCallbacks {
   error(message: string, pid: number | undefined): void;
   exit(code: number | null, signal: NodeJS.Signals | null): void;
   stderr(text: string): void;
+  /** Something went wrong that does not stop the worker (its priority could not be lowered). */
+  warn(message: string): void;
 }
 
 /**
@@ -27,19 +30,26 @@ export interface LaunchCallbacks {
  * process that was not yet reported by `spawned` is killed as soon as it appears (one that was is
  * the caller's to kill).
  */
-export function launchWorkerProcess(cmd: WorkerCommand, socketPath: string, workerId: string, cb: LaunchCallbacks): () => void {
+export function launchWorkerProcess(cmd: WorkerCommand, socketPath: string, workerId: string, niceness: number | null, cb: LaunchCallbacks): () => void {
   const thread = spawnerThread();
-  if (thread) return thread.launch(cmd, socketPath, workerId, cb);
-  return launchHere(cmd, socketPath, workerId, cb);
+  if (thread) return thread.launch(cmd, socketPath, workerId, niceness, cb);
+  return launchHere(cmd, socketPath, workerId, niceness, cb);
 }
 
-function launchHere(cmd: WorkerCommand, socketPath: string, workerId: string, cb: LaunchCallbacks): () => void {
+function launchHere(cmd: WorkerCommand, socketPath: string, workerId: string, niceness: number | null, cb: LaunchCallbacks): () => void {
   return scheduleSpawn(() => {
     try {
       const child = spawnWorkerProcess(cmd, socketPath, workerId, cb.stderr);
-      if (child.pid !== undefined) cb.spawned(child.pid);
+      let exited = false;
+      if (child.pid !== undefined) {
+        if (niceness !== null) lowerWorkerPriority(child.pid, niceness, () => !exited, cb.warn);
+        cb.spawned(child.pid);
+      }
       child.on('error', (err) => cb.error(err.message, child.pid));
-      child.on('exit', (code, signal) => cb.exit(code, signal));
+      child.on('exit', (code, signal) => {
+        exited = true;
+        cb.exit(code, signal);
+      });
     } catch (err) {
       cb.error((err as Error).message, undefined);
     }
@@ -50,12 +60,39 @@ type FromThread =
   | { type: 'spawned'; id: number; pid: number }
   | { type: 'error'; id: number; message: string; pid: number | undefined }
   | { type: 'exit'; id: number; code: number | null; signal: NodeJS.Signals | null }
-  | { type: 'stderr'; id: number; text: string };
+  | { type: 'stderr'; id: number; text: string }
+  | { type: 'warn'; id: number; message: string };
 
 // The thread's whole program: plain JavaScript (eval'd, so it works from any bundle or from source).
+// \`lower\` is lowerWorkerPriority (workerPriority.ts) in plain JavaScript, run here right after the
+// spawn so the worker is below the host's priority before it loads its program (from the host's
+// thread it came 40–200 ms later, while the busy host waited for the core new workers took).
 const THREAD_SOURCE = `
 const { parentPort } = require('node:worker_threads');
 const { spawn } = require('node:child_process');
+const { setPriority } = require('node:os');
+const { readFileSync, writeFileSync } = require('node:fs');
+const group = (text) => text.trim().split(/\\s+/)[0] || '';
+function lower(pid, nice, alive, warn) {
+  try { setPriority(pid, nice); } catch (err) { if (alive()) warn('could not lower its CPU priority (nice ' + nice + '): ' + err.message); }
+  if (process.platform !== 'linux') return;
+  let own, theirs;
+  try {
+    own = group(readFileSync('/proc/self/autogroup', 'utf8'));
+    theirs = group(readFileSync('/proc/' + pid + '/autogroup', 'utf8'));
+  } catch { return; }
+  if (own === '' || theirs === '' || own === theirs) return;
+  let tries = 0;
+  const attempt = () => {
+    if (!alive()) return;
+    tries++;
+    try { writeFileSync('/proc/' + pid + '/autogroup', String(nice)); } catch (err) {
+      if (err.code === 'EAGAIN' && tries < ${AUTOGROUP_TRIES}) setTimeout(attempt, ${AUTOGROUP_RETRY_MS}).unref();
+      else if (err.code !== 'ENOENT' && err.code !== 'ESRCH' && alive()) warn('could not lower the CPU priority of its scheduling group (nice ' + nice + '): ' + err.message);
+    }
+  };
+  attempt();
+}
 parentPort.on('message', (m) => {
   let child;
   try {
@@ -64,9 +101,16 @@ parentPort.on('message', (m) => {
     parentPort.postMessage({ type: 'error', id: m.id, message: String(err && err.message), pid: undefined });
     return;
   }
-  if (child.pid !== undefined) parentPort.postMessage({ type: 'spawned', id: m.id, pid: child.pid });
+  let exited = false;
+  if (child.pid !== undefined) {
+    if (m.niceness !== null) lower(child.pid, m.niceness, () => !exited, (message) => parentPort.postMessage({ type: 'warn', id: m.id, message }));
+    parentPort.postMessage({ type: 'spawned', id: m.id, pid: child.pid });
+  }
   child.on('error', (err) => parentPort.postMessage({ type: 'error', id: m.id, message: String(err && err.message), pid: child.pid }));
-  child.on('exit', (code, signal) => parentPort.postMessage({ type: 'exit', id: m.id, code, signal }));
+  child.on('exit', (code, signal) => {
+    exited = true;
+    parentPort.postMessage({ type: 'exit', id: m.id, code, signal });
+  });
   child.stderr.setEncoding('utf8');
   child.stderr.on('data', (text) => parentPort.postMessage({ type: 'stderr', id: m.id, text }));
 });
@@ -93,11 +137,11 @@ class SpawnerThread {
     worker.unref();
   }
 
-  launch(cmd: WorkerCommand, socketPath: string, workerId: string, cb: LaunchCallbacks): () => void {
+  launch(cmd: WorkerCommand, socketPath: string, workerId: string, niceness: number | null, cb: LaunchCallbacks): () => void {
     const id = this.nextId++;
     const launch: Launch = { cb, pid: undefined, withdrawn: false };
     this.launches.set(id, launch);
-    this.worker.postMessage({ id, ...workerSpawnSpec(cmd, socketPath, workerId) });
+    this.worker.postMessage({ id, niceness, ...workerSpawnSpec(cmd, socketPath, workerId) });
     // A process whose pid was given is the caller's to kill; one that appears after this is killed here.
     return () => {
       launch.withdrawn = true;
@@ -124,6 +168,9 @@ class SpawnerThread {
         return;
       case 'stderr':
         if (!launch.withdrawn) launch.cb.stderr(m.text);
+        return;
+      case 'warn':
+        if (!launch.withdrawn) launch.cb.warn(m.message);
         return;
     }
   }

@@ -48,6 +48,8 @@ export interface WorkerHandleOptions {
   maxLineBytes: number;
   /** Lines waiting before reading from this worker pauses (back-pressure). */
   highWater?: number;
+  /** The nice value the worker runs at (workerPriority.ts); null: the host's own. */
+  niceness: number | null;
   log(level: 'info' | 'warn' | 'error', message: string): void;
   onEmitted(event: WorkerEmitted): void;
   /** xstate inspection of the worker's machines (tests measure coverage with it). */
@@ -178,7 +180,8 @@ export class WorkerHandle {
     ipc.send({ type: 'OPEN' });
     // Off the event loop (processLauncher.ts): spawning blocks the thread that does it.
     const command: WorkerCommand = { ...this.opts.command, env: { ...this.opts.command.env, [WORKER_TAG_ENV]: this.tag } };
-    const withdrawSpawn = launchWorkerProcess(command, this.opts.address, this.id, {
+    // Below the host's CPU priority from its start (workerPriority.ts).
+    const withdrawSpawn = launchWorkerProcess(command, this.opts.address, this.id, this.opts.niceness, {
       spawned: (pid) => {
         this.childPid = pid;
         liveWorkers.add(this);
@@ -194,6 +197,7 @@ export class WorkerHandle {
         sendBack({ type: 'EXITED', code, signal });
       },
       stderr: (text) => this.opts.log('info', `worker ${this.id}: ${text.trimEnd()}`),
+      warn: (message) => this.opts.log('warn', `worker ${this.id}: ${message}`),
     });
     receive((event) => {
       switch (event.type) {

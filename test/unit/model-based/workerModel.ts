@@ -2,6 +2,7 @@ import type { AnyMachineSnapshot, InspectionEvent, StateValue } from 'xstate';
 import { workerMachine } from '../../../src/core/machines/worker/worker.machine';
 import { WorkerHandle, type WorkerTimeouts } from '../../../src/core/workers/workerHandle';
 import { SocketDir } from '../../../src/core/workers/socketDir';
+import { WORKER_NICENESS } from '../../../src/core/workers/workerPriority';
 import type { QueryReply } from '../../../src/core/workers/protocol';
 import { eventually, fakeWorker, gone, MISSING_WORKER, queryMessage, waitForSnapshot } from '../workers/fakeWorker';
 import type { CoverageRecorder } from './coverage';
@@ -100,6 +101,7 @@ export async function replayWorker(path: ModelPath, recorder: CoverageRecorder):
     address: dir.socketFor('w1'),
     timeouts,
     maxLineBytes: 1024 * 1024,
+    niceness: WORKER_NICENESS,
     log: () => undefined,
     onEmitted: () => undefined,
     inspect: (e: InspectionEvent) => recorder.inspect(e),

@@ -1,0 +1,95 @@
+import { readFileSync, writeFileSync } from 'node:fs';
+import { setPriority } from 'node:os';
+
+/**
+ * The CPU priority (a nice value, 0 normal … 19 lowest) workers run at by default: below the host.
+ *
+ * Why: the host is what the person sees (the extension host serves the editor and every view);
+ * a worker streaming an answer or analysing a command can wait a few milliseconds for a core. On
+ * a machine with fewer cores than busy processes (the pool bench: 4 workers, their commands and
+ * the model server on 2 cores) a worker at the host's priority took the host's core for a whole
+ * scheduler slice at a time: the host's longest event-loop delays (47–196 ms) were spans in which
+ * it was runnable and did not run (docs/benchmarks.md, "The host's event-loop block"). At nice 10
+ * a worker gets ~1/9 of the CPU the host gets when both want it, and all it wants when the host
+ * is idle, so workers are no slower on an idle machine.
+ *
+ * What a worker starts inherits its nice value (Unix): the commands an agent runs on a worker
+ * run at the same lower priority, yielding to the editor and to the person's own terminals when
+ * the machine is busy (the decision is in docs/workers.md, "CPU priority").
+ */
+export const WORKER_NICENESS = 10;
+
+/** Writes a procfs file (a seam for tests). */
+export interface PriorityIo {
+  setPriority(pid: number, nice: number): void;
+  readFile(path: string): string;
+  writeFile(path: string, text: string): void;
+  /** Runs `fn` after `ms` without keeping the process alive. */
+  later(ms: number, fn: () => void): void;
+}
+
+const REAL_IO: PriorityIo = {
+  setPriority,
+  readFile: (path) => readFileSync(path, 'utf8'),
+  writeFile: (path, text) => writeFileSync(path, text),
+  later: (ms, fn) => setTimeout(fn, ms).unref(),
+};
+
+/** Linux lets an unprivileged process set an autogroup's nice once per 100 ms (system-wide); EAGAIN before that. */
+export const AUTOGROUP_RETRY_MS = 110;
+export const AUTOGROUP_TRIES = 20;
+
+/**
+ * Lowers the CPU priority of a worker process the host has just started to `nice`. Never throws;
+ * what cannot be done is reported through `log` (the worker then runs at the host's priority).
+ *
+ * Two knobs, because Linux has two ways of sharing the CPU between processes:
+ * - the process's own nice value (`setpriority`), which everything it starts inherits; it
+ *   weighs the worker against the host where both are scheduled in one group (macOS; Windows,
+ *   where nice 10 is the below-normal priority class; Linux without autogroup, or with cgroups);
+ * - on Linux, the nice value of the worker's **autogroup** (`/proc/PID/autogroup`). A worker is
+ *   the leader of a session of its own (it is spawned `detached`, so that its process group can
+ *   be killed), and with `kernel.sched_autogroup_enabled` (the default of most distributions'
+ *   kernels) every new session is a scheduling group of its own, weighed against the host's
+ *   session as a whole: the process's nice value then counts only inside that group, and each
+ *   worker at autogroup nice 0 gets as much CPU as the host's whole session. Written only when
+ *   the worker's autogroup is not the host's own (never lowers the host itself); an unprivileged
+ *   write is refused with EAGAIN within 100 ms of another, so it is retried (a pool starts
+ *   several workers at once) while `alive()` holds.
+ */
+export function lowerWorkerPriority(pid: number, nice: number, alive: () => boolean, log: (message: string) => void, io: PriorityIo = REAL_IO): void {
+  try {
+    io.setPriority(pid, nice);
+  } catch (err) {
+    if (alive()) log(`could not lower its CPU priority (nice ${nice}): ${(err as Error).message}`);
+  }
+  if (process.platform !== 'linux') return;
+  let own: string;
+  let theirs: string;
+  try {
+    own = autogroupName(io.readFile('/proc/self/autogroup'));
+    theirs = autogroupName(io.readFile(`/proc/${pid}/autogroup`));
+  } catch {
+    // No autogroup (a kernel without it) or the worker is gone already: nothing more to do.
+    return;
+  }
+  if (own === '' || theirs === '' || own === theirs) return;
+  let tries = 0;
+  const attempt = (): void => {
+    if (!alive()) return;
+    tries++;
+    try {
+      io.writeFile(`/proc/${pid}/autogroup`, String(nice));
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code;
+      if (code === 'EAGAIN' && tries < AUTOGROUP_TRIES) io.later(AUTOGROUP_RETRY_MS, attempt);
+      else if (code !== 'ENOENT' && code !== 'ESRCH' && alive()) log(`could not lower the CPU priority of its scheduling group (nice ${nice}): ${(err as Error).message}`);
+    }
+  };
+  attempt();
+}
+
+/** `/autogroup-123 nice 0` → `/autogroup-123`. */
+function autogroupName(text: string): string {
+  return text.trim().split(/\s+/)[0] ?? '';
+}
