@@ -70,25 +70,30 @@ type FromThread =
 const THREAD_SOURCE = `
 const { parentPort } = require('node:worker_threads');
 const { spawn } = require('node:child_process');
-const { setPriority } = require('node:os');
+const { getPriority, setPriority } = require('node:os');
 const { readFileSync, writeFileSync } = require('node:fs');
-const group = (text) => text.trim().split(/\\s+/)[0] || '';
+const autogroup = (text) => {
+  const [name = '', , nice = '0'] = text.trim().split(/\\s+/);
+  return { name, nice: Number(nice) || 0 };
+};
 function lower(pid, nice, alive, warn) {
-  try { setPriority(pid, nice); } catch (err) { if (alive()) warn('could not lower its CPU priority (nice ' + nice + '): ' + err.message); }
+  const target = Math.max(nice, getPriority());
+  try { setPriority(pid, target); } catch (err) { if (alive()) warn('could not lower its CPU priority (nice ' + target + '): ' + err.message); }
   if (process.platform !== 'linux') return;
   let own, theirs;
   try {
-    own = group(readFileSync('/proc/self/autogroup', 'utf8'));
-    theirs = group(readFileSync('/proc/' + pid + '/autogroup', 'utf8'));
+    own = autogroup(readFileSync('/proc/self/autogroup', 'utf8'));
+    theirs = autogroup(readFileSync('/proc/' + pid + '/autogroup', 'utf8'));
   } catch { return; }
-  if (own === '' || theirs === '' || own === theirs) return;
+  if (own.name === '' || theirs.name === '' || own.name === theirs.name) return;
+  const groupTarget = Math.max(nice, own.nice);
   let tries = 0;
   const attempt = () => {
     if (!alive()) return;
     tries++;
-    try { writeFileSync('/proc/' + pid + '/autogroup', String(nice)); } catch (err) {
+    try { writeFileSync('/proc/' + pid + '/autogroup', String(groupTarget)); } catch (err) {
       if (err.code === 'EAGAIN' && tries < ${AUTOGROUP_TRIES}) setTimeout(attempt, ${AUTOGROUP_RETRY_MS}).unref();
-      else if (err.code !== 'ENOENT' && err.code !== 'ESRCH' && alive()) warn('could not lower the CPU priority of its scheduling group (nice ' + nice + '): ' + err.message);
+      else if (err.code !== 'ENOENT' && err.code !== 'ESRCH' && alive()) warn('could not lower the CPU priority of its scheduling group (nice ' + groupTarget + '): ' + err.message);
     }
   };
   attempt();

@@ -1,5 +1,5 @@
 import { readFileSync, writeFileSync } from 'node:fs';
-import { setPriority } from 'node:os';
+import { getPriority, setPriority } from 'node:os';
 
 /**
  * The CPU priority (a nice value, 0 normal … 19 lowest) workers run at by default: below the host.
@@ -19,8 +19,10 @@ import { setPriority } from 'node:os';
  */
 export const WORKER_NICENESS = 10;
 
-/** Writes a procfs file (a seam for tests). */
+/** What lowering a priority touches (a seam for tests). */
 export interface PriorityIo {
+  /** This process's (this thread's, on Linux) nice value. */
+  getPriority(): number;
   setPriority(pid: number, nice: number): void;
   readFile(path: string): string;
   writeFile(path: string, text: string): void;
@@ -29,6 +31,7 @@ export interface PriorityIo {
 }
 
 const REAL_IO: PriorityIo = {
+  getPriority: () => getPriority(),
   setPriority,
   readFile: (path) => readFileSync(path, 'utf8'),
   writeFile: (path, text) => writeFileSync(path, text),
@@ -40,8 +43,10 @@ export const AUTOGROUP_RETRY_MS = 110;
 export const AUTOGROUP_TRIES = 20;
 
 /**
- * Lowers the CPU priority of a worker process the host has just started to `nice`. Never throws;
- * what cannot be done is reported through `log` (the worker then runs at the host's priority).
+ * Lowers the CPU priority of a worker process the host has just started to `nice`, or to the
+ * host's own where that is lower still (a host run with `nice 15` gets workers at 15: raising a
+ * priority needs a privilege). Never throws; what cannot be done is reported through `log` (the
+ * worker then runs at the host's priority).
  *
  * Two knobs, because Linux has two ways of sharing the CPU between processes:
  * - the process's own nice value (`setpriority`), which everything it starts inherits; it
@@ -58,38 +63,41 @@ export const AUTOGROUP_TRIES = 20;
  *   several workers at once) while `alive()` holds.
  */
 export function lowerWorkerPriority(pid: number, nice: number, alive: () => boolean, log: (message: string) => void, io: PriorityIo = REAL_IO): void {
+  const target = Math.max(nice, io.getPriority());
   try {
-    io.setPriority(pid, nice);
+    io.setPriority(pid, target);
   } catch (err) {
-    if (alive()) log(`could not lower its CPU priority (nice ${nice}): ${(err as Error).message}`);
+    if (alive()) log(`could not lower its CPU priority (nice ${target}): ${(err as Error).message}`);
   }
   if (process.platform !== 'linux') return;
-  let own: string;
-  let theirs: string;
+  let own: { name: string; nice: number };
+  let theirs: { name: string; nice: number };
   try {
-    own = autogroupName(io.readFile('/proc/self/autogroup'));
-    theirs = autogroupName(io.readFile(`/proc/${pid}/autogroup`));
+    own = autogroup(io.readFile('/proc/self/autogroup'));
+    theirs = autogroup(io.readFile(`/proc/${pid}/autogroup`));
   } catch {
     // No autogroup (a kernel without it) or the worker is gone already: nothing more to do.
     return;
   }
-  if (own === '' || theirs === '' || own === theirs) return;
+  if (own.name === '' || theirs.name === '' || own.name === theirs.name) return;
+  const groupTarget = Math.max(nice, own.nice);
   let tries = 0;
   const attempt = (): void => {
     if (!alive()) return;
     tries++;
     try {
-      io.writeFile(`/proc/${pid}/autogroup`, String(nice));
+      io.writeFile(`/proc/${pid}/autogroup`, String(groupTarget));
     } catch (err) {
       const code = (err as NodeJS.ErrnoException).code;
       if (code === 'EAGAIN' && tries < AUTOGROUP_TRIES) io.later(AUTOGROUP_RETRY_MS, attempt);
-      else if (code !== 'ENOENT' && code !== 'ESRCH' && alive()) log(`could not lower the CPU priority of its scheduling group (nice ${nice}): ${(err as Error).message}`);
+      else if (code !== 'ENOENT' && code !== 'ESRCH' && alive()) log(`could not lower the CPU priority of its scheduling group (nice ${groupTarget}): ${(err as Error).message}`);
     }
   };
   attempt();
 }
 
-/** `/autogroup-123 nice 0` → `/autogroup-123`. */
-function autogroupName(text: string): string {
-  return text.trim().split(/\s+/)[0] ?? '';
+/** `/autogroup-123 nice 0` → its name and nice value. */
+function autogroup(text: string): { name: string; nice: number } {
+  const [name = '', , nice = '0'] = text.trim().split(/\s+/);
+  return { name, nice: Number(nice) || 0 };
 }

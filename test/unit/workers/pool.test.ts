@@ -1,10 +1,12 @@
-import { statSync } from 'node:fs';
+import { existsSync, readFileSync, statSync } from 'node:fs';
+import { getPriority } from 'node:os';
 import { afterEach, describe, expect, it } from 'vitest';
 import { poolMachine } from '../../../src/core/machines/pool/pool.machine';
 import { CoverageRecorder, formatCoverage } from '../model-based/coverage';
 import { createActor, toPromise } from 'xstate';
 import { denyingAsker, type PermissionAsker } from '../../../src/core/permissions/gate';
 import { WorkerPool, type PoolLease } from '../../../src/core/workers/pool';
+import { WORKER_NICENESS } from '../../../src/core/workers/workerPriority';
 import type { QueryReply } from '../../../src/core/workers/protocol';
 import { remoteTurn } from '../../../src/core/workers/remoteTurn';
 import { eventually, fakeWorker, gone, queryMessage, queryParts, turnInput } from './fakeWorker';
@@ -109,6 +111,29 @@ describe('worker pool (real processes)', () => {
     const b = await p.acquire('task-a');
     expect(b.pid).not.toBe(pid);
     expect(await run(b, 'q2', 'task-a', 'hello')).toContain('complete');
+  });
+
+  it('workers run below the host\'s CPU priority (nice 10; on Linux, their own scheduling group too)', async () => {
+    const p = pool();
+    const lease = await p.acquire('task-a');
+    const pid = lease.pid!;
+    expect(getPriority(pid)).toBe(Math.max(WORKER_NICENESS, getPriority()));
+    // Each worker leads a session of its own: where the kernel groups sessions (autogroup), the
+    // group's nice value is what weighs it against the host.
+    const group = (p: number | 'self') => readFileSync(`/proc/${p}/autogroup`, 'utf8').trim();
+    if (process.platform === 'linux' && existsSync('/proc/self/autogroup')) {
+      expect(group(pid).split(' ')[0]).not.toBe(group('self').split(' ')[0]);
+      await eventually(() => group(pid).endsWith(`nice ${WORKER_NICENESS}`), 5_000, 'the worker\'s autogroup to be at nice 10');
+    }
+    lease.release();
+  });
+
+  it('with niceness null, workers run at the host\'s priority', async () => {
+    const p = pool({ niceness: null });
+    const lease = await p.acquire('task-a');
+    expect(getPriority(lease.pid!)).toBe(getPriority());
+    if (process.platform === 'linux' && existsSync('/proc/self/autogroup')) expect(readFileSync(`/proc/${lease.pid!}/autogroup`, 'utf8').trim()).toMatch(/ nice 0$/);
+    lease.release();
   });
 
   it('the socket folder is private (0700)', async () => {
