@@ -1,3 +1,6 @@
+import { spawn } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import { getPriority } from 'node:os';
 import { describe, expect, it } from 'vitest';
 import { AUTOGROUP_TRIES, lowerWorkerPriority, type PriorityIo } from '../../../src/core/workers/workerPriority';
 
@@ -47,6 +50,29 @@ function runLater(r: Recorded): void {
 }
 
 describe('lowering a worker\'s CPU priority', () => {
+  it('lowers a real process started as workers are (detached: a session of its own)', async () => {
+    // What the host does where no spawner thread can start (processLauncher.ts, launchHere).
+    const child = spawn(process.execPath, ['-e', 'setTimeout(() => {}, 20000)'], { detached: true, stdio: 'ignore' });
+    const exited = new Promise((r) => child.once('exit', r));
+    try {
+      const pid = child.pid!;
+      const logs: string[] = [];
+      lowerWorkerPriority(pid, 10, () => child.exitCode === null, (m) => logs.push(m));
+      expect(logs).toEqual([]);
+      expect(getPriority(pid)).toBe(Math.max(10, getPriority()));
+      if (process.platform === 'linux' && existsSync('/proc/self/autogroup')) {
+        const group = (p: number | 'self') => readFileSync(`/proc/${p}/autogroup`, 'utf8').trim().split(/\s+/);
+        expect(group(pid)[0]).not.toBe(group('self')[0]);
+        // Written at once, or retried within ~2 s when another write came first (unprivileged).
+        for (let i = 0; i < 40 && group(pid)[2] !== '10'; i++) await new Promise((r) => setTimeout(r, 60));
+        expect(group(pid)[2]).toBe(String(Math.max(10, Number(group('self')[2]))));
+      }
+    } finally {
+      child.kill('SIGKILL');
+      await exited;
+    }
+  });
+
   it('sets the worker\'s nice value', () => {
     const r = recording();
     lowerWorkerPriority(42, 10, () => true, () => undefined, r.io);
