@@ -1,9 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { createActor, fromCallback, type Actor, type EventObject, type InspectionEvent } from 'xstate';
+import { ActorWiring } from '../machines/actorWiring';
 import type { IpcConnectionEmitted } from '../machines/ipcConnection/ipcConnection.machine';
 import { workerMachine, type WorkerEmitted, type WorkerEvent } from '../machines/worker/worker.machine';
 import type { ChannelStats } from './channel';
-import { ipcConnectionFor } from './ipcActors';
+import { openIpcConnection, type IpcConnectionActor } from './ipcActors';
 import { isQueryReply, PROTOCOL_VERSION, type FromWorker, type QueryReply, type ToWorker } from './protocol';
 import { launchWorkerProcess } from './processLauncher';
 import { killProcessGroup, type WorkerCommand } from './spawnWorker';
@@ -63,7 +64,7 @@ export interface WorkerHealth {
 }
 
 export class WorkerHandle {
-  readonly actor: Actor<typeof workerMachine>;
+  readonly actor: Actor<typeof wiredWorkerMachine>;
   /** The worker process's pid once it exists (the `ready` message says it again). */
   private childPid: number | null = null;
   private exited = false;
@@ -80,16 +81,11 @@ export class WorkerHandle {
     readonly id: string,
     private readonly opts: WorkerHandleOptions,
   ) {
-    const machine = workerMachine.provide({
-      actors: {
-        process: fromCallback<EventObject, { workerId: string }>(({ sendBack, receive }) => this.runProcess(sendBack, receive)),
-        healthClock: fromCallback<EventObject, { workerId: string }>(({ sendBack, receive }) => healthClock(opts.timeouts, sendBack, receive)),
-      },
-    });
-    this.actor = createActor(machine, {
+    this.actor = createActor(wiredWorkerMachine, {
       input: { workerId: id, readyTimeoutMs: opts.timeouts.readyMs, shutdownGraceMs: opts.timeouts.shutdownGraceMs },
       ...(opts.inspect ? { inspect: opts.inspect } : {}),
     });
+    handles.bind(this.actor, { process: (sendBack, receive) => this.runProcess(sendBack, receive), timeouts: opts.timeouts });
     for (const type of ['worker:ready', 'worker:busy', 'worker:idle', 'worker:crashed', 'worker:stopped'] as const) {
       // Handled after the worker's transition (the pool reacts by driving other actors).
       this.actor.on(type, (e) => queueMicrotask(() => this.onEmitted(e)));
@@ -152,14 +148,16 @@ export class WorkerHandle {
     });
   }
 
-  private ipc: Actor<ReturnType<typeof ipcConnectionFor>> | undefined;
+  private ipc: IpcConnectionActor | undefined;
 
   /** The `process` actor: the child, its socket, and what they say, as worker-machine events. */
   private runProcess(sendBack: (e: WorkerEvent) => void, receive: (listener: (e: EventObject) => void) => void): () => void {
-    const ipc = createActor(ipcConnectionFor({ maxLineBytes: this.opts.maxLineBytes, ...(this.opts.highWater ? { highWater: this.opts.highWater } : {}) }, (s) => (this.channelStats = { ...s })), {
-      input: { address: this.opts.address },
-      ...(this.opts.inspect ? { inspect: this.opts.inspect } : {}),
-    });
+    const ipc = openIpcConnection(
+      this.opts.address,
+      { maxLineBytes: this.opts.maxLineBytes, ...(this.opts.highWater ? { highWater: this.opts.highWater } : {}) },
+      (s) => (this.channelStats = { ...s }),
+      this.opts.inspect,
+    );
     this.ipc = ipc;
     ipc.on('ipc:message', (e: Extract<IpcConnectionEmitted, { type: 'ipc:message' }>) => this.onMessage(e.message, sendBack, ipc));
     let exitWait: NodeJS.Timeout | undefined;
@@ -238,7 +236,7 @@ export class WorkerHandle {
     void sweepWorkerProcessesInBackground(this.tag).catch((err: unknown) => this.opts.log('warn', `worker ${this.id}: could not look for the processes it left: ${String(err)}`));
   }
 
-  private onMessage(m: FromWorker, sendBack: (e: WorkerEvent) => void, ipc: Actor<ReturnType<typeof ipcConnectionFor>>): void {
+  private onMessage(m: FromWorker, sendBack: (e: WorkerEvent) => void, ipc: IpcConnectionActor): void {
     switch (m.type) {
       case 'ready':
         if (m.protocol !== PROTOCOL_VERSION) {
@@ -295,6 +293,27 @@ export class WorkerHandle {
     this.opts.onEmitted(e);
   }
 }
+
+type Receive = (listener: (e: EventObject) => void) => void;
+
+/** What each worker actor's root actors run: its handle's process, its timeouts' health clock. */
+interface WorkerWiring {
+  process(sendBack: (e: WorkerEvent) => void, receive: Receive): () => void;
+  timeouts: WorkerTimeouts;
+}
+const handles = new ActorWiring<WorkerWiring>('the worker process');
+
+/**
+ * The worker machine with its real actors, provided once per process (not per handle: building
+ * a machine for each was most of the cost of starting workers; actorWiring.ts). Each actor's
+ * `process` and `healthClock` are its own handle's.
+ */
+const wiredWorkerMachine = workerMachine.provide({
+  actors: {
+    process: fromCallback<EventObject, { workerId: string }>(({ sendBack, receive, system }) => handles.of(system).process(sendBack, receive)),
+    healthClock: fromCallback<EventObject, { workerId: string }>(({ sendBack, receive, system }) => healthClock(handles.of(system).timeouts, sendBack, receive)),
+  },
+});
 
 /**
  * Workers whose process exists and has not been seen to exit. When the host process exits (its
