@@ -6,6 +6,7 @@ import type { EvictionStrategy } from './eviction';
 import type { PoolStatus, WorkerStatus } from './poolStatus';
 import { DEFAULT_MAX_LINE_BYTES } from './protocol';
 import { SocketDir } from './socketDir';
+import { createTurnQueue } from './turnQueue';
 import type { WorkerCommand } from './spawnWorker';
 import { WorkerHandle, type WorkerTimeouts } from './workerHandle';
 import { WORKER_NICENESS } from './workerPriority';
@@ -53,6 +54,14 @@ export interface WorkerPoolOptions {
   inspect?: (event: InspectionEvent) => void;
 }
 
+/**
+ * Worker handles are created at most one per turn of the event loop, for every pool of this
+ * process: creating one (its machine actor, its socket server, sending its spawn to the spawner
+ * thread) costs the host a few ms, and a pool asked for four workers at once (four tasks
+ * started together) made one turn pay for all four (docs/benchmarks.md, pool: the start turn).
+ */
+const startHandle = createTurnQueue();
+
 export const POOL_DEFAULTS = {
   max: 4,
   strategy: 'lru' as EvictionStrategy,
@@ -80,6 +89,8 @@ interface Waiter {
 export class WorkerPool {
   private readonly actor: Actor<typeof poolMachine>;
   private readonly handles = new Map<string, WorkerHandle>();
+  /** Workers decided but not created yet (see `spawn`): each creates its handle now when called. */
+  private readonly pendingSpawns = new Map<string, () => void>();
   private readonly crashed = new Set<string>();
   private readonly waiters = new Map<string, Waiter>();
   private readonly listeners = new Set<() => void>();
@@ -110,7 +121,12 @@ export class WorkerPool {
         // Performed after the pool's transition, never inside it: they drive other actors, whose
         // own transitions must not run within this machine's action (xstate forbids that).
         spawnWorker: (_, p) => queueMicrotask(() => this.spawn(p.workerId)),
-        shutdownWorker: (_, p) => queueMicrotask(() => this.handles.get(p.workerId)?.shutdown(p.graceful, p.reason)),
+        shutdownWorker: (_, p) =>
+          queueMicrotask(() => {
+            // A worker not created yet is created now, as if it had been at once, then stopped.
+            this.pendingSpawns.get(p.workerId)?.();
+            this.handles.get(p.workerId)?.shutdown(p.graceful, p.reason);
+          }),
         grant: (_, p) => queueMicrotask(() => this.grant(p.requestId, p.workerId)),
         reject: (_, p) => queueMicrotask(() => this.reject(p.requestId, p.reason)),
       },
@@ -227,7 +243,28 @@ export class WorkerPool {
     this.socketDir?.remove();
   }
 
+  /**
+   * Starts the worker the pool machine decided to start: its handle (machine actor, socket
+   * server, process launch) is created at once if no handle was created in this turn of the
+   * event loop, else on a following turn, one per turn (startHandle). Until then the pool
+   * machine's record of it answers for it (status: starting); a stop for it creates it first.
+   */
   private spawn(workerId: string): void {
+    let created = false;
+    const create = () => {
+      created = true;
+      this.pendingSpawns.delete(workerId);
+      this.createHandle(workerId);
+    };
+    const withdraw = startHandle(create);
+    if (created) return;
+    this.pendingSpawns.set(workerId, () => {
+      withdraw();
+      create();
+    });
+  }
+
+  private createHandle(workerId: string): void {
     this.socketDir ??= new SocketDir();
     const handle = new WorkerHandle(workerId, {
       command: this.options.command,

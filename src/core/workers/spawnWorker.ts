@@ -1,4 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { createTurnQueue } from './turnQueue';
 
 /**
  * How a host starts a worker process: `command args… --socket <path> --worker-id <id>`.
@@ -131,30 +132,8 @@ export function processAlive(pid: number): boolean {
 /**
  * Starting a process blocks this one's event loop for a while (tens of ms on a loaded machine,
  * more for a big host); a pool that starts four workers at once in one turn of the event loop
- * would block it four times as long. Spawns go through here: at most one per turn, the others on
- * the following turns, in order. Returns a function that withdraws a spawn not yet run.
+ * would block it four times as long. Spawns in this thread go through here: at most one per
+ * turn, the others on the following turns, in order (turnQueue.ts). Returns a function that
+ * withdraws a spawn not yet run.
  */
-const spawnQueue: (() => void)[] = [];
-let spawnedThisTurn = false;
-
-export function scheduleSpawn(start: () => void): () => void {
-  if (!spawnedThisTurn) {
-    runSpawn(start);
-    return () => undefined;
-  }
-  spawnQueue.push(start);
-  return () => {
-    const i = spawnQueue.indexOf(start);
-    if (i >= 0) spawnQueue.splice(i, 1);
-  };
-}
-
-function runSpawn(start: () => void): void {
-  spawnedThisTurn = true;
-  setImmediate(() => {
-    spawnedThisTurn = false;
-    const next = spawnQueue.shift();
-    if (next) runSpawn(next);
-  });
-  start();
-}
+export const scheduleSpawn: (start: () => void) => () => void = createTurnQueue();
