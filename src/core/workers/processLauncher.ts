@@ -1,6 +1,6 @@
 import { Worker } from 'node:worker_threads';
 import { killProcessGroup, scheduleSpawn, spawnWorkerProcess, workerSpawnSpec, type WorkerCommand } from './spawnWorker';
-import { AUTOGROUP_RETRY_MS, AUTOGROUP_TRIES, lowerWorkerPriority } from './workerPriority';
+import { AUTOGROUP_RETRY_MS, AUTOGROUP_TRIES, autogroupNice, lowerWorkerPriority } from './workerPriority';
 
 /**
  * Starts worker processes without blocking the host's event loop.
@@ -64,7 +64,8 @@ type FromThread =
   | { type: 'warn'; id: number; message: string };
 
 // The thread's whole program: plain JavaScript (eval'd, so it works from any bundle or from source).
-// \`lower\` is lowerWorkerPriority (workerPriority.ts) in plain JavaScript, run here right after the
+// \`lower\` is lowerWorkerPriority (workerPriority.ts) in plain JavaScript (its decision about the
+// autogroup is autogroupNice's own source text, so the two cannot disagree), run here right after the
 // spawn so the worker is below the host's priority before it loads its program (from the host's
 // thread it came 40–200 ms later, while the busy host waited for the core new workers took).
 const THREAD_SOURCE = `
@@ -72,21 +73,16 @@ const { parentPort } = require('node:worker_threads');
 const { spawn } = require('node:child_process');
 const { getPriority, setPriority } = require('node:os');
 const { readFileSync, writeFileSync } = require('node:fs');
-const autogroup = (text) => {
-  const [name = '', , nice = '0'] = text.trim().split(/\\s+/);
-  return { name, nice: Number(nice) || 0 };
-};
+const autogroupNice = ${autogroupNice.toString()};
 function lower(pid, nice, alive, warn) {
   const target = Math.max(nice, getPriority());
   try { setPriority(pid, target); } catch (err) { if (alive()) warn('could not lower its CPU priority (nice ' + target + '): ' + err.message); }
   if (process.platform !== 'linux') return;
-  let own, theirs;
+  let groupTarget;
   try {
-    own = autogroup(readFileSync('/proc/self/autogroup', 'utf8'));
-    theirs = autogroup(readFileSync('/proc/' + pid + '/autogroup', 'utf8'));
+    groupTarget = autogroupNice(readFileSync('/proc/self/autogroup', 'utf8'), readFileSync('/proc/' + pid + '/autogroup', 'utf8'), nice);
   } catch { return; }
-  if (own.name === '' || theirs.name === '' || own.name === theirs.name) return;
-  const groupTarget = Math.max(nice, own.nice);
+  if (groupTarget === null) return;
   let tries = 0;
   const attempt = () => {
     if (!alive()) return;

@@ -58,7 +58,8 @@ export const AUTOGROUP_TRIES = 20;
  *   kernels) every new session is a scheduling group of its own, weighed against the host's
  *   session as a whole: the process's nice value then counts only inside that group, and each
  *   worker at autogroup nice 0 gets as much CPU as the host's whole session. Written only when
- *   the worker's autogroup is not the host's own (never lowers the host itself); an unprivileged
+ *   the worker's autogroup is not the host's own (never lowers the host itself; a host in the
+ *   root autogroup, as under a CI runner or a service manager, is `autogroupNice`'s case); an unprivileged
  *   write is refused with EAGAIN within 100 ms of another, so it is retried (a pool starts
  *   several workers at once) while `alive()` holds.
  */
@@ -70,17 +71,14 @@ export function lowerWorkerPriority(pid: number, nice: number, alive: () => bool
     if (alive()) log(`could not lower its CPU priority (nice ${target}): ${(err as Error).message}`);
   }
   if (process.platform !== 'linux') return;
-  let own: { name: string; nice: number };
-  let theirs: { name: string; nice: number };
+  let groupTarget: number | null;
   try {
-    own = autogroup(io.readFile('/proc/self/autogroup'));
-    theirs = autogroup(io.readFile(`/proc/${pid}/autogroup`));
+    groupTarget = autogroupNice(io.readFile('/proc/self/autogroup'), io.readFile(`/proc/${pid}/autogroup`), nice);
   } catch {
     // No autogroup (a kernel without it) or the worker is gone already: nothing more to do.
     return;
   }
-  if (own.name === '' || theirs.name === '' || own.name === theirs.name) return;
-  const groupTarget = Math.max(nice, own.nice);
+  if (groupTarget === null) return;
   let tries = 0;
   const attempt = (): void => {
     if (!alive()) return;
@@ -96,8 +94,23 @@ export function lowerWorkerPriority(pid: number, nice: number, alive: () => bool
   attempt();
 }
 
-/** `/autogroup-123 nice 0` → its name and nice value. */
-function autogroup(text: string): { name: string; nice: number } {
-  const [name = '', , nice = '0'] = text.trim().split(/\s+/);
-  return { name, nice: Number(nice) || 0 };
+/**
+ * The nice value to give a worker's autogroup, from the texts of `/proc/self/autogroup` (the
+ * host's) and `/proc/PID/autogroup` (the worker's), or null to leave it alone: when the worker has
+ * no autogroup of its own, or shares the host's (never lower the host itself).
+ *
+ * An empty text is the **root** autogroup: the kernel prints nothing for a process in it, as for
+ * everything started by init or a service manager without a session of its own (CI runners,
+ * containers, services). That is a group the worker is not in — a detached worker always leads a
+ * session of its own — and it weighs like one process at nice 0, so the worker's group is lowered
+ * just as when the host has an autogroup of its own.
+ *
+ * Self-contained (nothing from outside its body, no nested functions): the spawner thread runs
+ * its source text (processLauncher.ts), so the host and the thread decide with the same code.
+ */
+export function autogroupNice(ownText: string, theirsText: string, nice: number): number | null {
+  const own = ownText.trim().split(/\s+/);
+  const theirs = theirsText.trim().split(/\s+/);
+  if (theirs[0] === '' || theirs[0] === own[0]) return null;
+  return Math.max(nice, Number(own[2]) || 0);
 }

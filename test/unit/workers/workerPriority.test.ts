@@ -1,8 +1,8 @@
 import { spawn } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
-import { getPriority } from 'node:os';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { getPriority, setPriority } from 'node:os';
 import { describe, expect, it } from 'vitest';
-import { AUTOGROUP_TRIES, lowerWorkerPriority, type PriorityIo } from '../../../src/core/workers/workerPriority';
+import { AUTOGROUP_TRIES, autogroupNice, lowerWorkerPriority, type PriorityIo } from '../../../src/core/workers/workerPriority';
 
 /**
  * How the host lowers a worker's CPU priority, against a recording seam: the process's nice value,
@@ -50,27 +50,87 @@ function runLater(r: Recorded): void {
 }
 
 describe('lowering a worker\'s CPU priority', () => {
-  it('lowers a real process started as workers are (detached: a session of its own)', async () => {
-    // What the host does where no spawner thread can start (processLauncher.ts, launchHere).
+  /** A process's autogroup: `[name, 'nice', value]`, or `['']` in the root group (the kernel prints nothing). */
+  const group = (p: number | 'self') => readFileSync(`/proc/${p}/autogroup`, 'utf8').trim().split(/\s+/);
+  const hasAutogroups = process.platform === 'linux' && existsSync('/proc/self/autogroup');
+
+  /** Starts a process as the pool starts a worker (detached: a session of its own), runs `fn`, kills it. */
+  async function withDetachedProcess(fn: (pid: number, alive: () => boolean) => Promise<void>): Promise<void> {
     const child = spawn(process.execPath, ['-e', 'setTimeout(() => {}, 20000)'], { detached: true, stdio: 'ignore' });
     const exited = new Promise((r) => child.once('exit', r));
     try {
-      const pid = child.pid!;
-      const logs: string[] = [];
-      lowerWorkerPriority(pid, 10, () => child.exitCode === null, (m) => logs.push(m));
-      expect(logs).toEqual([]);
-      expect(getPriority(pid)).toBe(Math.max(10, getPriority()));
-      if (process.platform === 'linux' && existsSync('/proc/self/autogroup')) {
-        const group = (p: number | 'self') => readFileSync(`/proc/${p}/autogroup`, 'utf8').trim().split(/\s+/);
-        expect(group(pid)[0]).not.toBe(group('self')[0]);
-        // Written at once, or retried within ~2 s when another write came first (unprivileged).
-        for (let i = 0; i < 40 && group(pid)[2] !== '10'; i++) await new Promise((r) => setTimeout(r, 60));
-        expect(group(pid)[2]).toBe(String(Math.max(10, Number(group('self')[2]))));
-      }
+      await fn(child.pid!, () => child.exitCode === null);
     } finally {
       child.kill('SIGKILL');
       await exited;
     }
+  }
+
+  /** Written at once, or retried within ~2 s when another write came first (unprivileged). */
+  async function groupNiceSettles(pid: number, expected: string): Promise<string> {
+    for (let i = 0; i < 40 && group(pid)[2] !== expected; i++) await new Promise((r) => setTimeout(r, 60));
+    return group(pid)[2]!;
+  }
+
+  it('lowers a real process started as workers are (detached: a session of its own)', async () => {
+    // What the host does where no spawner thread can start (processLauncher.ts, launchHere).
+    await withDetachedProcess(async (pid, alive) => {
+      const logs: string[] = [];
+      lowerWorkerPriority(pid, 10, alive, (m) => logs.push(m));
+      expect(logs).toEqual([]);
+      expect(getPriority(pid)).toBe(Math.max(10, getPriority()));
+      if (hasAutogroups) {
+        // This process may have an autogroup of its own (a login or terminal session) or be in the
+        // root group (started by init or a service manager, as CI runners are): either way the
+        // worker's group is another, and is lowered.
+        expect(group(pid)[0]).not.toBe(group('self')[0]);
+        const expected = String(Math.max(10, Number(group('self')[2]) || 0));
+        expect(await groupNiceSettles(pid, expected)).toBe(expected);
+      }
+    });
+  });
+
+  it.runIf(hasAutogroups)('lowers a real worker\'s group when the host is in the root autogroup (its /proc/self/autogroup is empty)', async () => {
+    // The real process, the real /proc writes; only the host's own group is read as the root
+    // group's empty text, whatever session this test runs in.
+    const io: PriorityIo = {
+      getPriority: () => getPriority(),
+      setPriority,
+      readFile: (path) => (path === '/proc/self/autogroup' ? '' : readFileSync(path, 'utf8')),
+      writeFile: (path, text) => writeFileSync(path, text),
+      later: (ms, fn) => setTimeout(fn, ms).unref(),
+    };
+    await withDetachedProcess(async (pid, alive) => {
+      const logs: string[] = [];
+      lowerWorkerPriority(pid, 10, alive, (m) => logs.push(m), io);
+      expect(await groupNiceSettles(pid, '10')).toBe('10');
+      expect(logs).toEqual([]);
+    });
+  });
+
+  describe('which nice value a worker\'s autogroup gets (autogroupNice)', () => {
+    it('10 when the host has a group of its own at nice 0, or is in the root group (empty text)', () => {
+      expect(autogroupNice('/autogroup-1 nice 0\n', '/autogroup-2 nice 0\n', 10)).toBe(10);
+      expect(autogroupNice('', '/autogroup-2 nice 0\n', 10)).toBe(10);
+      expect(autogroupNice('\n', '/autogroup-2 nice 0', 10)).toBe(10);
+    });
+
+    it('the host group\'s own value where that is lower still', () => {
+      expect(autogroupNice('/autogroup-1 nice 15', '/autogroup-2 nice 0', 10)).toBe(15);
+    });
+
+    it('none when the worker shares the host\'s group or has none of its own', () => {
+      expect(autogroupNice('/autogroup-7 nice 0', '/autogroup-7 nice 0', 10)).toBeNull();
+      expect(autogroupNice('/autogroup-7 nice 0', '', 10)).toBeNull();
+      expect(autogroupNice('', '', 10)).toBeNull();
+    });
+
+    it('is self-contained: its source text alone decides the same (the spawner thread runs it)', () => {
+      const copy = new Function(`return (${autogroupNice.toString()});`)() as typeof autogroupNice;
+      expect(copy('', '/autogroup-2 nice 0', 10)).toBe(10);
+      expect(copy('/autogroup-1 nice 12', '/autogroup-2 nice 0', 10)).toBe(12);
+      expect(copy('/autogroup-7 nice 0', '/autogroup-7 nice 0', 10)).toBeNull();
+    });
   });
 
   it('sets the worker\'s nice value', () => {
@@ -105,6 +165,12 @@ describe('lowering a worker\'s CPU priority', () => {
       lowerWorkerPriority(42, 10, () => true, () => undefined, r.io);
       expect(r.written).toEqual([]);
       expect(r.niced).toEqual([[42, 10]]);
+    });
+
+    it('is lowered when the host is in the root autogroup (the kernel prints nothing for it)', () => {
+      const r = recording({ own: '', theirs: '/autogroup-2 nice 0' });
+      lowerWorkerPriority(42, 10, () => true, () => undefined, r.io);
+      expect(r.written).toEqual([['/proc/42/autogroup', '10']]);
     });
 
     it('is left alone on a kernel without autogroups', () => {
