@@ -14,6 +14,12 @@ cd "$(dirname "$0")/.."
 
 step() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
 
+# What the tests run under, for reading a CI log: the scheduling context differs between a
+# terminal (a session and autogroup of its own) and a CI runner (often the kernel's root autogroup).
+autogroup=$(cat /proc/self/autogroup 2>/dev/null || echo 'n/a')
+printf 'machine: node %s, %s cores, nice %s, session %s, autogroup %s\n' "$(node -v)" "$(nproc 2>/dev/null || echo '?')" \
+  "$(nice)" "$(ps -o sid= -p $$ 2>/dev/null | tr -d ' ' || echo '?')" "${autogroup:-root (empty)}"
+
 bash scripts/ensure-node-deps.sh
 
 step "typecheck"
