@@ -4,6 +4,7 @@ import type { TaskTranscript, TranscriptItem } from '../../src/shared/domain/tra
 import { AssistantMessage, ErrorMessage, UserMessage } from './Messages';
 import { ToolCard } from './ToolCard';
 import { retryableIndex } from '../format';
+import { EndFollower } from '../stickToEnd';
 
 export interface TranscriptProps {
   transcript: TaskTranscript;
@@ -64,31 +65,46 @@ function useVirtualizer(count: number, getScrollElement: () => HTMLDivElement | 
   return v;
 }
 
+/** Keys that move a scrolled view up. */
+const UP_KEYS = new Set(['ArrowUp', 'PageUp', 'Home']);
+
 /**
- * Keeps the end of the transcript in view when the transcript's own height changes (a permission
- * card docks below it or goes, the composer grows) while the person was reading the end. The
- * virtualizer follows appended items, but only while the view is at the end: a dock that
- * appeared under the last line left the explanation of what it asks hidden below the fold.
+ * Keeps the end of the transcript in view while the person reads it: when the transcript's own
+ * height changes (a permission card docks below it or goes, the composer grows) and when its
+ * content grows (a streamed answer, a new card). Reading earlier messages (scrolled up) is left
+ * alone. Whether the person is reading the end is judged by `EndFollower` (stickToEnd.ts), from
+ * scroll events and from the person starting to move up (wheel, keys, the scrollbar).
  */
 function useStickToEnd(scroller: { current: HTMLDivElement | null }): void {
   useEffect(() => {
     const el = scroller.current;
     if (!el || typeof ResizeObserver === 'undefined') return;
-    const distanceFromEnd = () => el.scrollHeight - el.clientHeight - el.scrollTop;
-    let atEnd = distanceFromEnd() <= 2;
-    let height = el.clientHeight;
-    const onScroll = () => {
-      atEnd = distanceFromEnd() <= 2;
+    const follower = new EndFollower(el);
+    const onScroll = () => follower.scrolled(el);
+    const onWheel = (e: WheelEvent) => {
+      if (e.deltaY < 0) follower.leaving(el);
+    };
+    const onKey = (e: KeyboardEvent) => {
+      if (UP_KEYS.has(e.key) || (e.key === ' ' && e.shiftKey)) follower.leaving(el);
+    };
+    // A press right of the content is on the scrollbar (grabbing it to move).
+    const onPointer = (e: PointerEvent) => {
+      if (e.offsetX > el.clientWidth) follower.leaving(el);
     };
     const observer = new ResizeObserver(() => {
-      if (el.clientHeight === height) return;
-      height = el.clientHeight;
-      if (atEnd) el.scrollTop = el.scrollHeight;
+      if (follower.resized(el)) el.scrollTop = el.scrollHeight;
     });
     el.addEventListener('scroll', onScroll, { passive: true });
+    el.addEventListener('wheel', onWheel, { passive: true });
+    el.addEventListener('keydown', onKey);
+    el.addEventListener('pointerdown', onPointer);
     observer.observe(el);
+    if (el.firstElementChild) observer.observe(el.firstElementChild);
     return () => {
       el.removeEventListener('scroll', onScroll);
+      el.removeEventListener('wheel', onWheel);
+      el.removeEventListener('keydown', onKey);
+      el.removeEventListener('pointerdown', onPointer);
       observer.disconnect();
     };
   }, [scroller]);
