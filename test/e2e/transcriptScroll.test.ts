@@ -134,4 +134,27 @@ describe('the transcript follows its end, and leaves a reader alone (Chromium)',
     await play([event({ type: 'tool_result', id: 'c2', is_error: true, summary: 'denied' }), ...streamed('s4', 80)], 2);
     await expect.poll(atEnd, { timeout: 10_000 }).toBe(true);
   });
+
+  it('turning the wheel over a command\'s own output box scrolls that box and keeps following', async () => {
+    const v = view!;
+    const output = Array.from({ length: 80 }, (_, i) => `line ${i} of the build\n`).join('');
+    await play([event({ type: 'tool_call', id: 'c3', name: 'Bash', input: { command: 'npm run build' } }), event({ type: 'tool_output', id: 'c3', chunk: output })], 0);
+    const box = v.page.locator('[data-tool="Bash"] [data-testid="bash-output"]').last();
+    await box.waitFor();
+    await expect.poll(atEnd, { timeout: 10_000 }).toBe(true);
+    // The output box scrolls on its own (it is shorter than its 80 lines); read its last lines.
+    await box.evaluate((el) => {
+      el.scrollTop = el.scrollHeight;
+    });
+    await expect.poll(() => box.evaluate((el) => el.scrollTop), { timeout: 5_000 }).toBeGreaterThan(0);
+    const inBox = (await box.boundingBox())!;
+    await v.page.mouse.move(inBox.x + inBox.width / 2, inBox.y + inBox.height / 2);
+    await v.page.mouse.wheel(0, -120);
+    await v.page.waitForTimeout(300);
+    expect(await atEnd()).toBe(true);
+    // The command ends and the next one asks: its card docks, and the view still follows its end.
+    await play([event({ type: 'tool_result', id: 'c3', is_error: false, summary: 'exit 0' }), ...bashCall('c4', 'r4')], 0);
+    await v.page.locator('[data-testid="permission-card"][data-tool="Bash"]').waitFor();
+    await expect.poll(atEnd, { timeout: 10_000 }).toBe(true);
+  });
 });

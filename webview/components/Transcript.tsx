@@ -69,6 +69,20 @@ function useVirtualizer(count: number, getScrollElement: () => HTMLDivElement | 
 const UP_KEYS = new Set(['ArrowUp', 'PageUp', 'Home']);
 
 /**
+ * Whether a wheel turned up (or a key pressed) at `target` moves something other than the
+ * transcript: a text field's caret, or a box inside it that scrolls on its own (a command's
+ * output, a long code block) and is not at its top yet. The transcript itself does not move then,
+ * so the person has not left its end.
+ */
+function handledInside(target: EventTarget | null, transcript: HTMLElement): boolean {
+  if (target instanceof HTMLElement && (target.isContentEditable || /^(INPUT|TEXTAREA|SELECT)$/.test(target.tagName))) return true;
+  for (let n = target instanceof Element ? target : null; n && n !== transcript; n = n.parentElement) {
+    if (n.scrollTop > 0 && n.scrollHeight > n.clientHeight && /^(auto|scroll)$/.test(getComputedStyle(n).overflowY)) return true;
+  }
+  return false;
+}
+
+/**
  * Keeps the end of the transcript in view while the person reads it: when the transcript's own
  * height changes (a permission card docks below it or goes, the composer grows) and when its
  * content grows (a streamed answer, a new card). Reading earlier messages (scrolled up) is left
@@ -82,14 +96,14 @@ function useStickToEnd(scroller: { current: HTMLDivElement | null }): void {
     const follower = new EndFollower(el);
     const onScroll = () => follower.scrolled(el);
     const onWheel = (e: WheelEvent) => {
-      if (e.deltaY < 0) follower.leaving(el);
+      if (e.deltaY < 0 && !handledInside(e.target, el)) follower.leaving(el);
     };
     const onKey = (e: KeyboardEvent) => {
-      if (UP_KEYS.has(e.key) || (e.key === ' ' && e.shiftKey)) follower.leaving(el);
+      if ((UP_KEYS.has(e.key) || (e.key === ' ' && e.shiftKey)) && !handledInside(e.target, el)) follower.leaving(el);
     };
-    // A press right of the content is on the scrollbar (grabbing it to move).
+    // A press on the transcript right of its content is on its scrollbar (grabbing it to move).
     const onPointer = (e: PointerEvent) => {
-      if (e.offsetX > el.clientWidth) follower.leaving(el);
+      if (e.target === el && e.offsetX > el.clientWidth) follower.leaving(el);
     };
     const observer = new ResizeObserver(() => {
       if (follower.resized(el)) el.scrollTop = el.scrollHeight;
