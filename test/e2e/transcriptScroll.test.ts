@@ -147,10 +147,12 @@ describe('the transcript follows its end, and leaves a reader alone (Chromium)',
       el.scrollTop = el.scrollHeight;
     });
     await expect.poll(() => box.evaluate((el) => el.scrollTop), { timeout: 5_000 }).toBeGreaterThan(0);
+    const boxTop = await box.evaluate((el) => el.scrollTop);
     const inBox = (await box.boundingBox())!;
     await v.page.mouse.move(inBox.x + inBox.width / 2, inBox.y + inBox.height / 2);
     await v.page.mouse.wheel(0, -120);
-    await v.page.waitForTimeout(300);
+    // The box took the wheel; the transcript stayed at its end.
+    await expect.poll(() => box.evaluate((el) => el.scrollTop), { timeout: 5_000 }).toBeLessThan(boxTop);
     expect(await atEnd()).toBe(true);
     // The command ends and the next one asks: its card docks, and the view still follows its end.
     await play([event({ type: 'tool_result', id: 'c3', is_error: false, summary: 'exit 0' }), ...bashCall('c4', 'r4')], 0);
