@@ -91,16 +91,6 @@ function ipcActors(wiringOf: (system: object) => IpcWiring) {
   };
 }
 
-/**
- * The ipcConnection machine wired for one connection: a machine of its own (built by `provide`),
- * for a single connection (tests). Hosts open connections with {@link openIpcConnection}, which
- * shares one machine between all of them.
- */
-export function ipcConnectionFor(limits: IpcLimits, onStats?: ChannelStatsListener) {
-  const wiring: IpcWiring = { limits, onStats, accepted: null };
-  return ipcConnectionMachine.provide({ actors: ipcActors(() => wiring) });
-}
-
 const connections = new ActorWiring<IpcWiring>('the worker connection');
 /** Provided once per process: each connection's actors find their own wiring by their actor's system. */
 const sharedIpcConnectionMachine = ipcConnectionMachine.provide({ actors: ipcActors((system) => connections.of(system)) });
@@ -108,9 +98,9 @@ const sharedIpcConnectionMachine = ipcConnectionMachine.provide({ actors: ipcAct
 export type IpcConnectionActor = Actor<typeof sharedIpcConnectionMachine>;
 
 /**
- * An ipcConnection actor (not started) for the worker socket at `address`, with the same actors
- * and limits as {@link ipcConnectionFor}, on the machine every connection of this process
- * shares (building a machine per connection was a large part of starting a worker).
+ * An ipcConnection actor (not started) for the worker socket at `address`, with `limits`, on the
+ * machine every connection of this process shares (building a machine per connection was a
+ * large part of starting a worker; actorWiring.ts).
  */
 export function openIpcConnection(address: string, limits: IpcLimits, onStats?: ChannelStatsListener, inspect?: (event: InspectionEvent) => void): IpcConnectionActor {
   const actor = createActor(sharedIpcConnectionMachine, { input: { address }, ...(inspect ? { inspect } : {}) });

@@ -1,8 +1,8 @@
 import { connect, type Socket } from 'node:net';
 import { join } from 'node:path';
-import { createActor, type AnyMachineSnapshot } from 'xstate';
+import type { AnyMachineSnapshot } from 'xstate';
 import { ipcConnectionMachine } from '../../../src/core/machines/ipcConnection/ipcConnection.machine';
-import { ipcConnectionFor } from '../../../src/core/workers/ipcActors';
+import { openIpcConnection } from '../../../src/core/workers/ipcActors';
 import { SocketDir } from '../../../src/core/workers/socketDir';
 import { waitForSnapshot } from '../workers/fakeWorker';
 import type { CoverageRecorder } from './coverage';
@@ -37,7 +37,7 @@ export async function replayIpc(path: ModelPath, recorder: CoverageRecorder): Pr
   const dir = new SocketDir();
   const types = path.events.map((e) => e.type);
   const address = types.includes('LISTEN_FAILED') ? join(dir.path, 'missing', 'w.sock') : dir.socketFor('w1');
-  const actor = createActor(ipcConnectionFor({ maxLineBytes: 4096 }), { input: { address }, inspect: recorder.inspect });
+  const actor = openIpcConnection(address, { maxLineBytes: 4096 }, undefined, recorder.inspect);
   const observed: string[] = [];
   const received: string[] = [];
   actor.subscribe((s) => {
