@@ -41,12 +41,21 @@ function turns(): FakeTurn[] {
   ];
 }
 
-/** Answers the input box the palette command opened: `value` typed over what it proposes. */
-async function answerInput(page: Page, value: string | undefined): Promise<void> {
-  const input = page.locator('.quick-input-widget .quick-input-box input');
-  await input.waitFor({ state: 'visible', timeout: 30_000 });
+/**
+ * Answers question `step` of "Keel: Start Loop" (its title says "(step/4)"): `value` typed over what
+ * it proposes, then Enter; returns once that question has closed. The quick input is one widget
+ * whose input element every question reuses, and a question with a check stays open until the
+ * extension host has answered the check: without waiting for the title, a busy machine typed the
+ * next answer into the previous question and the last question was left open.
+ */
+async function answerInput(page: Page, step: number, value: string | undefined): Promise<void> {
+  const widget = page.locator('.quick-input-widget');
+  const title = widget.locator('.quick-input-title', { hasText: `Keel: Start Loop (${step}/4)` });
+  await title.waitFor({ state: 'visible', timeout: 30_000 });
+  const input = widget.locator('.quick-input-box input');
   if (value !== undefined) await input.fill(value);
   await input.press('Enter');
+  await title.waitFor({ state: 'hidden', timeout: 30_000 });
 }
 
 describe('loop mode in VS Code', () => {
@@ -67,10 +76,10 @@ describe('loop mode in VS Code', () => {
 
       // 1. Start the loop from the palette.
       await vs.runCommand('Keel: Start Loop');
-      await answerInput(page, GOAL);
-      await answerInput(page, '5');
-      await answerInput(page, '');
-      await answerInput(page, undefined);
+      await answerInput(page, 1, GOAL);
+      await answerInput(page, 2, '5');
+      await answerInput(page, 3, '');
+      await answerInput(page, 4, undefined);
       const started = page.locator('.notification-toast', { hasText: `Keel loop "${NAME}" started` });
       await started.waitFor({ timeout: 60_000 });
 

@@ -96,9 +96,11 @@ export class WindowLoops implements LoopChat {
     try {
       started = await registry.start(settings.goal, settings.settings);
     } catch (err) {
+      this.o.log.warn(`starting a loop failed: ${describeError(err)}`);
       void vscode.window.showErrorMessage(`Keel could not start the loop: ${describeError(err)}`);
       return;
     }
+    this.o.log.info(`loop ${started.name} started (at most ${settings.settings.maxIterations} iterations)`);
     void vscode.window.showInformationMessage(`Keel loop "${started.name}" started: each iteration is a task of the chat.`, 'Show Loop').then((c) => {
       if (c === 'Show Loop') void this.o.showPage(started.name);
     });
@@ -160,7 +162,10 @@ export class WindowLoops implements LoopChat {
       })
       .then(
         (status) => this.ended(name, status),
-        (err: unknown) => void vscode.window.showErrorMessage(`Keel loop "${name}": ${describeError(err)}`),
+        (err: unknown) => {
+          this.o.log.warn(`loop ${name} failed: ${describeError(err)}`);
+          void vscode.window.showErrorMessage(`Keel loop "${name}": ${describeError(err)}`);
+        },
       );
   }
 
