@@ -41,7 +41,7 @@ async function setApiKey(d: CommandDeps): Promise<void> {
   const providers: KeyedProviderId[] = ['anthropic', 'openai-compatible'];
   const pick = await vscode.window.showQuickPick(
     providers.map((p) => ({ label: PROVIDER_LABELS[p], provider: p })),
-    { title: 'Keel: Set API Key', placeHolder: 'Which provider is the key for?' },
+    { title: 'Keel: Set API Key', placeHolder: 'Which provider is the key for?', ignoreFocusOut: true },
   );
   if (!pick) return;
   const key = await vscode.window.showInputBox({
@@ -67,6 +67,7 @@ async function selectModel(d: CommandDeps): Promise<void> {
   const title = `Keel: Select Model (${PROVIDER_LABELS[provider]})`;
   const qp = vscode.window.createQuickPick<ModelPickItem>();
   qp.title = title;
+  qp.ignoreFocusOut = true;
   try {
     let server;
     if (provider === 'openai-compatible') {
@@ -111,6 +112,6 @@ async function selectModel(d: CommandDeps): Promise<void> {
 }
 
 async function typeModel(title: string, prompt: string, value: string, placeHolder: string): Promise<string | undefined> {
-  const typed = await vscode.window.showInputBox({ title, prompt, value, placeHolder });
+  const typed = await vscode.window.showInputBox({ title, prompt, value, placeHolder, ignoreFocusOut: true });
   return typed === undefined ? undefined : typed.trim();
 }

@@ -22,6 +22,6 @@ export async function showWorkers(pool: WorkerPool | null | undefined, openTask:
   type Item = vscode.QuickPickItem & { taskId: string | null };
   const items: Item[] = status.workers.map((w) => ({ ...describeWorker(w, now), taskId: w.taskId }));
   if (items.length === 0) items.push({ label: 'No workers running', description: 'one starts with the next task', taskId: null });
-  const picked = await vscode.window.showQuickPick(items, { title: `Keel workers — ${describePool(status)}`, placeHolder: 'Pick a worker to open its task' });
+  const picked = await vscode.window.showQuickPick(items, { title: `Keel workers — ${describePool(status)}`, placeHolder: 'Pick a worker to open its task', ignoreFocusOut: true });
   if (picked?.taskId) await openTask(picked.taskId);
 }
