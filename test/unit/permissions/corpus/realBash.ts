@@ -10,6 +10,11 @@ export interface RealBashOutcome {
   output: string;
 }
 
+/** Whether `program` is a bash builtin, keyword or a command on PATH. */
+function programOnPath(program: string): boolean {
+  return spawnSync('bash', ['-c', 'command -v -- "$1" >/dev/null', 'bash', program], { stdio: 'ignore' }).status === 0;
+}
+
 /** Whether real-bash checks can run here (bubblewrap works). */
 export function realBashAvailable(): boolean {
   return detectSandbox().available;
@@ -24,6 +29,10 @@ export function realBashAvailable(): boolean {
 export async function runRealBash(group: CorpusGroup, command: string, check: RealBashCheck): Promise<RealBashOutcome> {
   const avail = detectSandbox();
   if (!avail.available) throw new Error(`real-bash checks need bubblewrap: ${avail.reason}`);
+  const program = command.trim().split(/[\s;|&]/)[0] ?? '';
+  if (/^[a-z][a-z0-9_.-]*$/.test(program) && !programOnPath(program)) {
+    throw new Error(`this check runs \`${program}\`, which is not installed here: scripts/e2e/ensure-deps.sh installs every program the tests run (add its Debian package to APT_PACKAGES there)`);
+  }
   const fx = await makeFixture(group.settings);
   try {
     group.prepare?.(fx);
