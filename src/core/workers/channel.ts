@@ -1,4 +1,4 @@
-import type { Socket } from 'node:net';
+import type { Duplex } from 'node:stream';
 import type { z } from 'zod';
 import { encodeLine, LineDecoder } from './ndjson';
 import { validate } from './protocol';
@@ -62,7 +62,7 @@ export class MessageChannel<In, Out> {
   readonly stats: ChannelStats = { received: 0, pauses: 0, maxQueued: 0 };
 
   constructor(
-    private readonly socket: Socket,
+    private readonly socket: Duplex,
     private readonly opts: ChannelOptions<In>,
   ) {
     this.decoder = new LineDecoder(opts.maxLineBytes);

@@ -5,7 +5,6 @@ import type { WorkerEmitted } from '../machines/worker/worker.machine';
 import type { EvictionStrategy } from './eviction';
 import type { PoolStatus, WorkerStatus } from './poolStatus';
 import { DEFAULT_MAX_LINE_BYTES } from './protocol';
-import { SocketDir } from './socketDir';
 import { createTurnQueue } from './turnQueue';
 import type { WorkerCommand } from './spawnWorker';
 import { WorkerHandle, type WorkerTimeouts } from './workerHandle';
@@ -56,7 +55,7 @@ export interface WorkerPoolOptions {
 
 /**
  * Worker handles are created at most one per turn of the event loop, for every pool of this
- * process: creating one (its machine actor, its socket server, sending its spawn to the spawner
+ * process: creating one (its machine actor, its channel, sending its spawn to the spawner
  * thread) costs the host a few ms, and a pool asked for four workers at once (four tasks
  * started together) made one turn pay for all four (docs/benchmarks.md, pool: the start turn).
  */
@@ -95,7 +94,6 @@ export class WorkerPool {
   private readonly waiters = new Map<string, Waiter>();
   private readonly listeners = new Set<() => void>();
   private readonly workerListeners = new Set<(e: WorkerEmitted) => void>();
-  private socketDir: SocketDir | null = null;
   private readonly timeouts: WorkerTimeouts;
   private readonly log: NonNullable<WorkerPoolOptions['log']>;
   private notifyScheduled = false;
@@ -240,12 +238,11 @@ export class WorkerPool {
   async shutdown(): Promise<void> {
     this.actor.send({ type: 'SHUTDOWN_ALL' });
     await toPromise(this.actor).catch(() => undefined);
-    this.socketDir?.remove();
   }
 
   /**
-   * Starts the worker the pool machine decided to start: its handle (machine actor, socket
-   * server, process launch) is created at once if no handle was created in this turn of the
+   * Starts the worker the pool machine decided to start: its handle (machine actor, channel,
+   * process launch) is created at once if no handle was created in this turn of the
    * event loop, else on a following turn, one per turn (startHandle). Until then the pool
    * machine's record of it answers for it (status: starting); a stop for it creates it first.
    */
@@ -265,10 +262,8 @@ export class WorkerPool {
   }
 
   private createHandle(workerId: string): void {
-    this.socketDir ??= new SocketDir();
     const handle = new WorkerHandle(workerId, {
       command: this.options.command,
-      address: this.socketDir.socketFor(workerId),
       timeouts: this.timeouts,
       maxLineBytes: this.options.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES,
       ...(this.options.highWater ? { highWater: this.options.highWater } : {}),

@@ -44,7 +44,6 @@ export interface QueryListener {
 
 export interface WorkerHandleOptions {
   command: WorkerCommand;
-  address: string;
   timeouts: WorkerTimeouts;
   maxLineBytes: number;
   /** Lines waiting before reading from this worker pauses (back-pressure). */
@@ -152,8 +151,8 @@ export class WorkerHandle {
 
   /** The `process` actor: the child, its socket, and what they say, as worker-machine events. */
   private runProcess(sendBack: (e: WorkerEvent) => void, receive: (listener: (e: EventObject) => void) => void): () => void {
-    const ipc = openIpcConnection(
-      this.opts.address,
+    const { actor: ipc, door } = openIpcConnection(
+      this.id,
       { maxLineBytes: this.opts.maxLineBytes, ...(this.opts.highWater ? { highWater: this.opts.highWater } : {}) },
       (s) => (this.channelStats = { ...s }),
       this.opts.inspect,
@@ -179,13 +178,17 @@ export class WorkerHandle {
     // Off the event loop (processLauncher.ts): spawning blocks the thread that does it.
     const command: WorkerCommand = { ...this.opts.command, env: { ...this.opts.command.env, [WORKER_TAG_ENV]: this.tag } };
     // Below the host's CPU priority from its start (workerPriority.ts).
-    const withdrawSpawn = launchWorkerProcess(command, this.opts.address, this.id, this.opts.niceness, {
+    const withdrawSpawn = launchWorkerProcess(command, this.id, this.opts.niceness, {
+      // The worker's inherited channel: the only way to reach it (spawnWorker.ts, WORKER_CHANNEL_FD).
+      channel: (stream) => door.attach(stream),
       spawned: (pid) => {
         this.childPid = pid;
         liveWorkers.add(this);
       },
       error: (message, pid) => {
-        if (pid === undefined) sendBack({ type: 'SPAWN_FAILED', reason: message });
+        if (pid !== undefined) return;
+        door.fail(message);
+        sendBack({ type: 'SPAWN_FAILED', reason: message });
       },
       exit: (code, signal) => {
         this.exited = true;
@@ -238,14 +241,22 @@ export class WorkerHandle {
 
   private onMessage(m: FromWorker, sendBack: (e: WorkerEvent) => void, ipc: IpcConnectionActor): void {
     switch (m.type) {
-      case 'ready':
-        if (m.protocol !== PROTOCOL_VERSION) {
-          ipc.send({ type: 'CLOSE', reason: `the worker speaks protocol ${m.protocol}, not ${PROTOCOL_VERSION}` });
-          sendBack({ type: 'DISCONNECTED', reason: `the worker speaks protocol ${m.protocol}, not ${PROTOCOL_VERSION}`, broken: true });
+      case 'ready': {
+        // The channel is the process's own (inherited); a `ready` naming another pid is a lie.
+        const problem =
+          m.protocol !== PROTOCOL_VERSION
+            ? `the worker speaks protocol ${m.protocol}, not ${PROTOCOL_VERSION}`
+            : this.childPid !== null && m.pid !== this.childPid
+              ? `the worker says it is pid ${m.pid}, but it was started as pid ${this.childPid}`
+              : null;
+        if (problem) {
+          ipc.send({ type: 'CLOSE', reason: problem });
+          sendBack({ type: 'DISCONNECTED', reason: problem, broken: true });
           return;
         }
         sendBack({ type: 'READY', pid: m.pid });
         return;
+      }
       case 'health_ok': {
         this.health = { uptimeMs: m.uptime, rssBytes: m.rssBytes, at: Date.now() };
         sendBack({ type: 'HEALTH_OK' });

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { connect } from 'node:net';
+import type { Duplex } from 'node:stream';
 import { assign, createActor, sendTo, setup, type Actor } from 'xstate';
 import type { KeelError } from '../../shared/domain/errors';
 import { ZERO_USAGE, type ToolResultBlock } from '../../shared/domain/messages';
@@ -26,7 +26,8 @@ import { WORKER_ONLY_ENV } from './spawnWorker';
 import { workerHookPoints } from './workerHooks';
 
 /**
- * The worker process: connects to the host's socket, says `ready`, and runs one query at a time —
+ * The worker process: says `ready` over its channel to the host (the socket it inherited on fd 3,
+ * spawnWorker.ts: no other process can reach it), and runs one query at a time —
  * one run of a task's turn loop with the same core as in-process runs (provider, tools, input
  * validation, the permission machine as the turn's child, the hooks of the turn's points that the
  * host approved, cost and usage counted in the turn).
@@ -46,7 +47,8 @@ import { workerHookPoints } from './workerHooks';
  * any command still running (`killRunningProcessGroups`), so no command outlives its worker.
  */
 export interface WorkerArgs {
-  socket: string;
+  /** The worker's end of its channel to the host (the inherited fd 3, opened by the caller). */
+  channel: Duplex;
   workerId: string;
   /** Aborting stops the worker as if its host had closed the connection. */
   signal?: AbortSignal;
@@ -104,8 +106,7 @@ export function runWorker(args: WorkerArgs): Promise<number> {
       },
       { once: true },
     );
-    const socket = connect(args.socket);
-    const channel = new MessageChannel<ToWorker, FromWorker>(socket, {
+    const channel = new MessageChannel<ToWorker, FromWorker>(args.channel, {
       schema: toWorkerSchema,
       maxLineBytes: DEFAULT_MAX_LINE_BYTES,
       onMessage: (m) => onMessage(m),
@@ -115,7 +116,7 @@ export function runWorker(args: WorkerArgs): Promise<number> {
       },
       onClose: () => stop(0),
     });
-    socket.on('connect', () => channel.send({ type: 'ready', pid: process.pid, protocol: PROTOCOL_VERSION }));
+    channel.send({ type: 'ready', pid: process.pid, protocol: PROTOCOL_VERSION });
     const send = (m: FromWorker) => {
       if (!silent) channel.send(m);
     };

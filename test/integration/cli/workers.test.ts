@@ -44,7 +44,7 @@ describe('keel with worker processes', () => {
     const output = ofType(run.events, 'tool_output').map((e) => e.chunk).join('');
     // The command's parent is the worker process, not the CLI.
     // The lean worker bundle beside the CLI's (dist/worker.js), with the worker's V8 options.
-    expect(output).toMatch(/--max-semi-space-size=1 --no-wasm-tier-up --no-wasm-dynamic-tiering --max-opt=1 \S+\/worker\.js --socket \S+keel-workers-\S+\.sock --worker-id w1/);
+    expect(output).toMatch(/--max-semi-space-size=1 --no-wasm-tier-up --no-wasm-dynamic-tiering --max-opt=1 \S+\/worker\.js --worker-id w1/);
     expect(output).toContain('key=none');
     // The worker's own malloc settings (WORKER_ENV) are not passed on to the commands it runs.
     expect(output).toContain('malloc=none');

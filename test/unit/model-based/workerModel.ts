@@ -1,7 +1,6 @@
 import type { AnyMachineSnapshot, InspectionEvent, StateValue } from 'xstate';
 import { workerMachine } from '../../../src/core/machines/worker/worker.machine';
 import { WorkerHandle, type WorkerTimeouts } from '../../../src/core/workers/workerHandle';
-import { SocketDir } from '../../../src/core/workers/socketDir';
 import { WORKER_NICENESS } from '../../../src/core/workers/workerPriority';
 import type { QueryReply } from '../../../src/core/workers/protocol';
 import { eventually, fakeWorker, gone, MISSING_WORKER, queryMessage, waitForSnapshot } from '../workers/fakeWorker';
@@ -93,12 +92,10 @@ export interface WorkerReplay {
 export async function replayWorker(path: ModelPath, recorder: CoverageRecorder): Promise<WorkerReplay> {
   const steps: Step[] = path.events.map((event, i) => ({ event, from: stateName(path.values[i]!) }));
   const { command, timeouts } = setupFor(steps);
-  const dir = new SocketDir();
   const observed: string[] = [];
   const replies: string[] = [];
   const handle = new WorkerHandle('w1', {
     command,
-    address: dir.socketFor('w1'),
     timeouts,
     maxLineBytes: 1024 * 1024,
     niceness: WORKER_NICENESS,
@@ -152,6 +149,5 @@ export async function replayWorker(path: ModelPath, recorder: CoverageRecorder):
     return { observed: seen, expected: dedupe(path.values), pidGone, replies };
   } finally {
     handle.shutdown(false, 'test over');
-    dir.remove();
   }
 }

@@ -10,7 +10,7 @@ import { replayWorker, workerPaths } from './workerModel';
 /**
  * Model-based tests of the worker-pool machines: paths generated from each definition with
  * xstate/graph, replayed against real child processes (the fake worker speaks the real protocol
- * over a real Unix socket); coverage of every state and transition measured from the real actors.
+ * over its inherited socketpair); coverage of every state and transition measured from the real actors.
  */
 const recorder = new CoverageRecorder();
 const label = (events: { type: string; tag?: string }[]) => events.map((e) => (e.tag ? `${e.type}[${e.tag}]` : e.type.replace(/^xstate\.after\.(\w+)\..*$/, 'after:$1'))).join(' › ');
@@ -30,7 +30,7 @@ describe('model-based: worker (real processes)', () => {
   });
 });
 
-describe('model-based: ipcConnection (real sockets)', () => {
+describe('model-based: ipcConnection (a real socketpair)', () => {
   const paths = ipcPaths();
   it.each(paths.map((p) => [label(p.events), p] as const))('%s', async (_name, path) => {
     const r = await replayIpc(path, recorder);
