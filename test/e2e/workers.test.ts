@@ -236,7 +236,7 @@ describe('workers: two tasks on two worker processes in VS Code; kill -9 of one'
       await expect.poll(() => stateOf(sidebar), { timeout: 30_000 }).toBe('interrupted');
       const lost = sidebar.locator('[data-testid="error"][data-code="worker_lost"]');
       await lost.waitFor({ timeout: 30_000 });
-      expect(collapse((await lost.textContent()) ?? '')).toMatch(/worker running this task stopped.*SIGKILL.*resume it to continue/i);
+      expect(collapse((await lost.textContent()) ?? '')).toMatch(/worker running task \S+ stopped.*SIGKILL.*resume it to continue/i);
       expect(await lost.locator('[data-testid="retry"]').count()).toBe(0);
       await sidebar.locator('[data-testid="interrupted"] [data-testid="resume"]').first().waitFor();
       expect(ANSWER_A.startsWith((await lastAnswer(sidebar))!.text)).toBe(true);

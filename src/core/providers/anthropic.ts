@@ -5,6 +5,7 @@ import { baseUrlProblem } from './connectionErrors';
 import { connectionFailure, guardedError, internalError, retryAfterMs, shouldRetryHeader } from './failures';
 import type { Failure, FailureContext } from './failures';
 import { pulled } from './pulled';
+import { TurnSlicer } from './turnSlicer';
 import { StreamGuard } from './streamGuard';
 import type { FetchFunction } from './transport/nodeFetch';
 import type { EmitProviderEvent, ModelProvider, ProviderErrorPhase, ProviderEvent, ProviderRequest } from './types';
@@ -85,9 +86,12 @@ export class AnthropicProvider implements ModelProvider {
         return;
       }
       const mapper = new AnthropicEventMapper();
+      const slicer = new TurnSlicer();
       guard.progress();
       try {
         for await (const raw of stream) {
+          // A buffered answer is read in microtasks: let timers and I/O run now and then.
+          if (slicer.due()) await slicer.breathe();
           // Pings (and blocks Keel drops) map to nothing: they are not progress.
           const event = mapper.map(raw);
           if (event === undefined) continue;

@@ -7,6 +7,7 @@ import { ChatChunkTranslator } from './openaiChunks';
 import type { LooseChunk } from './openaiChunks';
 import { toChatParams } from './openaiRequest';
 import { pulled } from './pulled';
+import { TurnSlicer } from './turnSlicer';
 import { StreamGuard } from './streamGuard';
 import type { FetchFunction } from './transport/nodeFetch';
 import type { EmitProviderEvent, ModelProvider, ProviderErrorPhase, ProviderEvent, ProviderRequest } from './types';
@@ -84,9 +85,12 @@ export class OpenAICompatibleProvider implements ModelProvider {
         return;
       }
       const translator = new ChatChunkTranslator(request.model);
+      const slicer = new TurnSlicer();
       guard.progress();
       try {
         for await (const chunk of stream) {
+          // A buffered answer is read in microtasks: let timers and I/O run now and then.
+          if (slicer.due()) await slicer.breathe();
           // A chunk with nothing in it (an empty delta) is not progress; SSE comments never get here.
           const events = translator.push(chunk as unknown as LooseChunk);
           if (events.length === 0) continue;

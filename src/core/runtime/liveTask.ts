@@ -422,7 +422,7 @@ export class LiveTask implements TaskHandle, PermissionParent {
   private deliver(event: TaskEvent): void {
     if (this.stopped) return;
     if (event.type === 'error') {
-      const advice = this.runtime.services().options.advise?.({ code: event.code, provider: this.provider });
+      const advice = this.runtime.services().options.advise?.({ code: event.code, provider: this.provider, taskId: this.id });
       if (advice) event = { ...event, message: `${event.message} ${advice}` };
     }
     // The log first: what listeners saw is never ahead of what was recorded.

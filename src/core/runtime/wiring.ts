@@ -88,7 +88,7 @@ export interface TaskServices {
    * Runs each turn loop in a worker of this pool instead of in this process (the query machine
    * stands in for the turn machine; see docs/workers.md).
    */
-  remote?: Pick<RemoteTurnDeps, 'pool' | 'queryParts' | 'waitLimitMs' | 'parentModes' | 'onWorkerLost' | 'overflow' | 'mcp' | 'hooks'>;
+  remote?: Pick<RemoteTurnDeps, 'pool' | 'queryParts' | 'parentModes' | 'onWorkerLost' | 'overflow' | 'mcp' | 'hooks'>;
 }
 
 /** What the turn loop alone needs (a worker runs it without the task machine around it). */

@@ -13,11 +13,12 @@ import { WORKER_NICENESS } from './workerPriority';
 /**
  * A pool of worker processes that run queries (one run of a task's turn loop each) for the host
  * that owns the tasks. The pool machine decides (which request gets which worker, when to start,
- * evict or reap one); this class performs its decisions and keeps the handles.
+ * take over or reap one: its guards, machines/pool/poolDecisions.ts); this class performs its
+ * decisions and keeps the handles.
  *
- * Contract: `acquire` resolves with a lease on a ready worker bound to the task, or rejects with
- * the reason none could be had (its workers keep dying before they are ready, the pool is shutting
- * down, the signal aborted). A leased worker runs one query at a time. `shutdown` stops every
+ * Contract: `acquire` resolves with a lease on a ready worker bound to the task — waiting for one
+ * as long as it takes — or rejects with the reason none could be had (its workers keep dying
+ * before they are ready, the pool is shutting down, the signal aborted). A leased worker runs one query at a time. `shutdown` stops every
  * worker (gracefully, killing the process group of one that does not stop in time) and resolves
  * once all are gone. Listeners of `onChange` are called after every change of the pool or of a
  * worker (never re-entrantly from within `acquire`).
@@ -36,6 +37,8 @@ export interface WorkerPoolOptions {
   /** Health check every (default 30 s), answered within (default 5 s). */
   healthIntervalMs?: number;
   healthAnswerMs?: number;
+  /** The answer limit while a worker runs a query (default 60 s; workerHandle.ts, healthClock). */
+  busyHealthAnswerMs?: number;
   /** Fresh workers tried for one query after one died before it was ready (default 1). */
   spawnRetries?: number;
   maxLineBytes?: number;
@@ -69,6 +72,7 @@ export const POOL_DEFAULTS = {
   idleTimeoutMs: 15 * 60_000,
   healthIntervalMs: 30_000,
   healthAnswerMs: 5_000,
+  busyHealthAnswerMs: 60_000,
   spawnRetries: 1,
 };
 
@@ -105,6 +109,7 @@ export class WorkerPool {
       shutdownGraceMs: options.shutdownGraceMs ?? POOL_DEFAULTS.shutdownGraceMs,
       healthIntervalMs: options.healthIntervalMs ?? POOL_DEFAULTS.healthIntervalMs,
       healthAnswerMs: options.healthAnswerMs ?? POOL_DEFAULTS.healthAnswerMs,
+      busyHealthAnswerMs: options.busyHealthAnswerMs ?? options.healthAnswerMs ?? POOL_DEFAULTS.busyHealthAnswerMs,
     };
     const idleTimeoutMs = options.idleTimeoutMs ?? POOL_DEFAULTS.idleTimeoutMs;
     const machine = poolMachine.provide({

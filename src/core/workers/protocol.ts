@@ -15,8 +15,8 @@ import type { FromWorker } from './protocolFromWorker';
 import { approvedHookSchema } from '../hooks/schemas';
 
 /**
- * The host ↔ worker protocol: one JSON object per line (NDJSON) over a Unix domain socket (a named
- * pipe on Windows). Every message is defined once, here, with a literal `type`, and validated with
+ * The host ↔ worker protocol: one JSON object per line (NDJSON; a long one in parts, channel.ts)
+ * over the socketpair the worker inherits on fd 3 (spawnWorker.ts). Every message is defined once, here, with a literal `type`, and validated with
  * zod on receipt; a line that does not parse, has an unknown type or is longer than the limit
  * breaks the connection (the worker is replaced), it never reaches the machines.
  *
@@ -40,10 +40,15 @@ import { approvedHookSchema } from '../hooks/schemas';
  * A new message type goes, as one `…MessageSchema`, into the
  * file of its direction and into that file's union.
  */
-export const PROTOCOL_VERSION = 1;
+/** 2: long messages go in parts (channel.ts), and the channel is the inherited fd 3. */
+export const PROTOCOL_VERSION = 2;
 
-/** The longest line either side accepts by default (a query carries the whole conversation). */
-export const DEFAULT_MAX_LINE_BYTES = 32 * 1024 * 1024;
+/**
+ * The longest line either side accepts by default. A long message (a query carrying a long
+ * conversation, a 50 MB answer) goes in parts of at most ~1.5 MB each (channel.ts), so no line
+ * comes near this; the limit on a whole message is the channel's `maxMessageChars`.
+ */
+export const DEFAULT_MAX_LINE_BYTES = 8 * 1024 * 1024;
 
 const id = wireIdSchema;
 

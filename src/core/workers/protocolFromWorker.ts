@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { permissionRequestSchema, fullTaskEventSchema, keelErrorSchema, turnOutputSchema } from './replySchemas';
+import { permissionRequestSchema, fullTaskEventSchema, keelErrorSchema, turnResultSchema } from './replySchemas';
 import { HOOK_LOG_MAX_CHARS, mcpNameSchema as mcpName, wireIdSchema as id } from './domainSchemas';
 import { workerHookInputSchema } from '../hooks/schemas';
 
@@ -18,7 +18,8 @@ export const readyMessageSchema = z.object({ type: z.literal('ready'), pid: z.nu
 /** The worker took the query: `warm` when it had served this task before (its caches are hot). */
 export const sessionMessageSchema = z.object({ type: z.literal('session'), queryId: id, sessionId: id, warm: z.boolean() });
 export const eventMessageSchema = z.object({ type: z.literal('message'), queryId: id, event: fullTaskEventSchema });
-export const completeMessageSchema = z.object({ type: z.literal('complete'), queryId: id, output: turnOutputSchema });
+/** The turn ended: its output without the conversation (the host folded it from the `message` and `compacted` events; replySchemas.ts). */
+export const completeMessageSchema = z.object({ type: z.literal('complete'), queryId: id, output: turnResultSchema });
 /** The worker could not run the query at all (not a model failure: those are in `complete`'s output). */
 export const errorMessageSchema = z.object({ type: z.literal('error'), queryId: z.optional(id), error: keelErrorSchema });
 export const shutdownAckMessageSchema = z.object({ type: z.literal('shutdown_ack') });

@@ -28,8 +28,6 @@ export interface RemoteTurnDeps {
   asker: PermissionAsker;
   publish(event: TaskEvent): void;
   durable?(): Promise<void>;
-  /** How long a query may wait for a worker before it is rejected (default 5 min). */
-  waitLimitMs?: number;
   /** A sub-agent's queries may start a worker beyond the pool's size (its parent holds one while it waits). */
   overflow?: boolean;
   /** The modes of the task's ancestors, for a SET_MODE sent down mid-query. */
@@ -96,7 +94,6 @@ export function remoteTurn(deps: RemoteTurnDeps) {
         if (event) deps.publish(event);
       },
     },
-    delays: { waitLimit: deps.waitLimitMs ?? 5 * 60_000 },
   });
 
   function runOnWorker(deps: RemoteTurnDeps, lease: PoolLease, queryId: string, turn: QueryInput, sendBack: (e: QueryEvent) => void, cancelled: () => boolean): () => void {
@@ -183,7 +180,7 @@ export function remoteTurn(deps: RemoteTurnDeps) {
           if (!live) return;
           // The owner interrupts the task first (stopping this query with it), so the task never
           // settles as failed for what was the executor's death.
-          if (deps.onWorkerLost && !cancelled()) deps.onWorkerLost(workerLostMessage(reason));
+          if (deps.onWorkerLost && !cancelled()) deps.onWorkerLost(workerLostMessage(turn.taskId, reason));
           if (live) sendBack({ type: 'WORKER_LOST', reason });
         },
       },

@@ -29,6 +29,8 @@ export interface WorkerTimeouts {
   shutdownGraceMs: number;
   healthIntervalMs: number;
   healthAnswerMs: number;
+  /** The same limit while the worker runs a query (it may be working hard, below the host's priority). */
+  busyHealthAnswerMs: number;
 }
 
 export interface QueryListener {
@@ -71,6 +73,8 @@ export class WorkerHandle {
   private readonly tag = randomUUID();
   private swept = false;
   private query: { queryId: string; listener: QueryListener } | null = null;
+  /** When the worker last sent anything, even part of a message (the health clock counts it as a sign of life). */
+  private lastHeardAt = 0;
   private healthWaiters: (() => void)[] = [];
   health: WorkerHealth | null = null;
   /** The last channel statistics (back-pressure pauses, longest queue), for tests and the bench. */
@@ -84,7 +88,7 @@ export class WorkerHandle {
       input: { workerId: id, readyTimeoutMs: opts.timeouts.readyMs, shutdownGraceMs: opts.timeouts.shutdownGraceMs },
       ...(opts.inspect ? { inspect: opts.inspect } : {}),
     });
-    handles.bind(this.actor, { process: (sendBack, receive) => this.runProcess(sendBack, receive), timeouts: opts.timeouts });
+    handles.bind(this.actor, { process: (sendBack, receive) => this.runProcess(sendBack, receive), timeouts: opts.timeouts, lastHeardAt: () => this.lastHeardAt });
     for (const type of ['worker:ready', 'worker:busy', 'worker:idle', 'worker:crashed', 'worker:stopped'] as const) {
       // Handled after the worker's transition (the pool reacts by driving other actors).
       this.actor.on(type, (e) => queueMicrotask(() => this.onEmitted(e)));
@@ -180,7 +184,11 @@ export class WorkerHandle {
     // Below the host's CPU priority from its start (workerPriority.ts).
     const withdrawSpawn = launchWorkerProcess(command, this.id, this.opts.niceness, {
       // The worker's inherited channel: the only way to reach it (spawnWorker.ts, WORKER_CHANNEL_FD).
-      channel: (stream) => door.attach(stream),
+      channel: (stream) => {
+        door.attach(stream);
+        // Bytes arriving are a sign of life, even the parts of a message not yet whole (healthClock).
+        stream.on('data', () => (this.lastHeardAt = Date.now()));
+      },
       spawned: (pid) => {
         this.childPid = pid;
         liveWorkers.add(this);
@@ -240,6 +248,7 @@ export class WorkerHandle {
   }
 
   private onMessage(m: FromWorker, sendBack: (e: WorkerEvent) => void, ipc: IpcConnectionActor): void {
+    this.lastHeardAt = Date.now();
     switch (m.type) {
       case 'ready': {
         // The channel is the process's own (inherited); a `ready` naming another pid is a lie.
@@ -311,6 +320,8 @@ type Receive = (listener: (e: EventObject) => void) => void;
 interface WorkerWiring {
   process(sendBack: (e: WorkerEvent) => void, receive: Receive): () => void;
   timeouts: WorkerTimeouts;
+  /** When the worker last sent anything. */
+  lastHeardAt(): number;
 }
 const handles = new ActorWiring<WorkerWiring>('the worker process');
 
@@ -322,7 +333,10 @@ const handles = new ActorWiring<WorkerWiring>('the worker process');
 const wiredWorkerMachine = workerMachine.provide({
   actors: {
     process: fromCallback<EventObject, { workerId: string }>(({ sendBack, receive, system }) => handles.of(system).process(sendBack, receive)),
-    healthClock: fromCallback<EventObject, { workerId: string }>(({ sendBack, receive, system }) => healthClock(handles.of(system).timeouts, sendBack, receive)),
+    healthClock: fromCallback<EventObject, { workerId: string }>(({ sendBack, receive, system }) => {
+      const wiring = handles.of(system);
+      return healthClock(wiring.timeouts, wiring.lastHeardAt, sendBack, receive);
+    }),
   },
 });
 
@@ -337,23 +351,44 @@ process.on('exit', () => {
   for (const w of [...liveWorkers]) w.kill(true);
 });
 
-/** The health clock: HEALTH_DUE every interval; HEALTH_TIMEOUT when a SENT check is not ANSWERED in time. */
-function healthClock(t: WorkerTimeouts, sendBack: (e: WorkerEvent) => void, receive: (listener: (e: EventObject) => void) => void): () => void {
+/**
+ * The health clock: HEALTH_DUE every interval; HEALTH_TIMEOUT when a SENT check is not ANSWERED in
+ * time **and the worker sent nothing else since**: a worker busy sending (a 50 MB answer in parts)
+ * is plainly alive even if its answer to the check waits behind what it is sending. "In time" is
+ * `healthAnswerMs` for an idle worker and `busyHealthAnswerMs` for one running a query (SENT says
+ * `busy`): a worker runs below the host's CPU priority, and on a machine whose cores are taken by
+ * programs at normal priority one that is handling a large answer got ~1/20 of a core and went
+ * silent for 10 s (issue 26, item 4) — busy, not stuck. A stuck busy worker is still killed (later),
+ * and a cancel kills it after its own grace period (the worker machine's `cancelling`).
+ */
+function healthClock(t: WorkerTimeouts, lastHeardAt: () => number, sendBack: (e: WorkerEvent) => void, receive: (listener: (e: EventObject) => void) => void): () => void {
   let answerTimer: NodeJS.Timeout | undefined;
+  let judging: NodeJS.Immediate | undefined;
   const interval = setInterval(() => {
     if (answerTimer === undefined) sendBack({ type: 'HEALTH_DUE' });
   }, t.healthIntervalMs);
+  const settle = () => {
+    clearTimeout(answerTimer);
+    clearImmediate(judging);
+    answerTimer = judging = undefined;
+  };
   receive((e) => {
     if (e.type === 'SENT' && answerTimer === undefined) {
-      answerTimer = setTimeout(() => sendBack({ type: 'HEALTH_TIMEOUT', ms: t.healthAnswerMs }), t.healthAnswerMs);
+      const sentAt = Date.now();
+      const ms = (e as EventObject & { busy?: boolean }).busy ? t.busyHealthAnswerMs : t.healthAnswerMs;
+      answerTimer = setTimeout(() => {
+        // Judged after this turn's I/O: a host that was busy itself runs its timers before it
+        // reads what the worker sent meanwhile.
+        judging = setImmediate(() => {
+          settle();
+          if (lastHeardAt() < sentAt) sendBack({ type: 'HEALTH_TIMEOUT', ms });
+        });
+      }, ms);
     }
-    if (e.type === 'ANSWERED') {
-      clearTimeout(answerTimer);
-      answerTimer = undefined;
-    }
+    if (e.type === 'ANSWERED') settle();
   });
   return () => {
     clearInterval(interval);
-    clearTimeout(answerTimer);
+    settle();
   };
 }

@@ -295,7 +295,9 @@ function startQuery(q: QueryMessage, send: (m: FromWorker) => void, fetch: Fetch
   function finishWith(output: TurnOutput): void {
     void sandbox.dispose();
     mcp?.close();
-    send({ type: 'complete', queryId: q.queryId, output });
+    // The conversation stays here: the host folded it from the events (replySchemas.ts, turnResultSchema).
+    const { messages, ...rest } = output;
+    send({ type: 'complete', queryId: q.queryId, output: { ...rest, messageCount: messages.length } });
     done(running);
     markSettled();
   }

@@ -74,7 +74,7 @@ describe('keel with worker processes', () => {
     expect([...byTask.entries()].filter(([id]) => id !== stalledTask).map(([, s]) => s)).toEqual(['completed']);
     const lost = ofType(run.events, 'error').find((e) => e.taskId === stalledTask)!;
     expect(lost.code).toBe('worker_lost');
-    expect(lost.message).toMatch(/The worker running this task stopped \(the worker process exited \(signal SIGKILL\)\)\. The task was interrupted; resume it/);
+    expect(lost.message).toMatch(/The worker running task \S+ stopped \(the worker process exited \(signal SIGKILL\)\)\. The task was interrupted; resume it to continue\. Resume it with: keel run --resume \S+/);
     // Tagged by line, and the interrupted query was never sent again.
     expect(new Set(run.events.filter((e) => e.type === 'done').map((e) => e.line))).toEqual(new Set([1, 3]));
     expect(server.requests).toHaveLength(2);

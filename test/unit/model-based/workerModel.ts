@@ -62,6 +62,7 @@ function setupFor(steps: Step[]) {
     shutdownGraceMs: steps.some((s) => s.event.type.startsWith('xstate.after.shutdownGrace')) ? 400 : 15_000,
     healthIntervalMs: fastHealth ? 250 : 600_000,
     healthAnswerMs: fastHealth ? 250 : 600_000,
+    busyHealthAnswerMs: fastHealth ? 250 : 600_000,
   };
   return { command: has('SPAWN_FAILED') ? MISSING_WORKER : fakeWorker(...flags), timeouts };
 }

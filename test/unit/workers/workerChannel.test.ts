@@ -74,7 +74,7 @@ describe.runIf(process.platform === 'linux')('a worker channel no other process 
     const answer = await new Promise<string>((resolve) => {
       a.handle.runQuery(queryMessage('q1', 'task-a', 'hello'), {
         reply: (m) => {
-          if (m.type === 'complete') resolve(JSON.stringify(m.output.messages.at(-1)));
+          if (m.type === 'message' && m.event.type === 'message') resolve(JSON.stringify(m.event));
         },
         lost: (reason) => resolve(`lost: ${reason}`),
       });

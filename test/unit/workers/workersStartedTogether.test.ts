@@ -46,12 +46,12 @@ function run(lease: PoolLease, queryId: string, taskId: string, text: string): R
   return r;
 }
 
-/** The text of the assistant message a completed query ended with. */
+/** The text of the last assistant message a completed query sent. */
 function answer(r: Run): string {
-  const complete = r.replies.find((m) => m.type === 'complete');
-  if (!complete || complete.type !== 'complete') return '';
-  const last = complete.output.messages.at(-1);
-  const block = last?.content.find((b) => b.type === 'text');
+  if (!r.replies.some((m) => m.type === 'complete')) return '';
+  // The conversation comes as `message` events (`complete` does not repeat it).
+  const events = r.replies.flatMap((m) => (m.type === 'message' && m.event.type === 'message' && m.event.message.role === 'assistant' ? [m.event.message] : []));
+  const block = events.at(-1)?.content.find((b) => b.type === 'text');
   return block && block.type === 'text' ? block.text : '';
 }
 
