@@ -1,6 +1,4 @@
 import { Socket } from 'node:net';
-import { installLeanFetchGlobals } from '../core/providers/transport/leanGlobals';
-import { nodeFetch } from '../core/providers/transport/nodeFetch';
 import { killRunningProcessGroups } from '../core/tools/processRunner';
 import { WORKER_CHANNEL_FD } from '../core/workers/spawnWorker';
 import { runWorker } from '../core/workers/workerMain';
@@ -30,10 +28,6 @@ export async function workerCommand(argv: string[]): Promise<number> {
     if (err instanceof UsageError) return reportUsage('worker', err);
     throw err;
   }
-  // The providers talk over node:http(s), and the web globals the SDKs touch on every request
-  // are lean ones: Node's fetch (undici) is never loaded for a model request (docs/workers.md,
-  // "Memory"). Only here, in the worker's own process: never in a host or a test runner.
-  installLeanFetchGlobals();
   // 'exit' runs on process.exit, at the natural end and after an uncaught exception.
   process.on('exit', () => killRunningProcessGroups());
   const stop = new AbortController();
@@ -43,7 +37,7 @@ export async function workerCommand(argv: string[]): Promise<number> {
     stop.abort();
   };
   for (const signal of ['SIGTERM', 'SIGHUP', 'SIGINT'] as const) process.on(signal, onSignal);
-  const code = await runWorker({ channel, workerId, signal: stop.signal, fetch: nodeFetch });
+  const code = await runWorker({ channel, workerId, signal: stop.signal });
   // Whatever a tool left behind (timers, a sandbox proxy) must not keep a finished worker alive.
   process.exit(stoppedBy ? signalExitCode(stoppedBy) : code);
 }

@@ -7,7 +7,6 @@ import type { Failure, FailureContext } from './failures';
 import { pulled } from './pulled';
 import { TurnSlicer } from './turnSlicer';
 import { StreamGuard } from './streamGuard';
-import type { FetchFunction } from './transport/nodeFetch';
 import type { EmitProviderEvent, ModelProvider, ProviderErrorPhase, ProviderEvent, ProviderRequest } from './types';
 
 export const DEFAULT_ANTHROPIC_BASE_URL = 'https://api.anthropic.com';
@@ -26,8 +25,6 @@ export interface AnthropicProviderOptions {
   baseUrl?: string;
   stallTimeoutMs?: number;
   headerTimeoutMs?: number;
-  /** The SDK's transport; default Node's global `fetch`. A pool's worker passes `nodeFetch` (transport/nodeFetch.ts). */
-  fetch?: FetchFunction;
 }
 
 /**
@@ -40,8 +37,7 @@ export interface AnthropicProviderOptions {
 export class AnthropicProvider implements ModelProvider {
   readonly id = 'anthropic' as const;
   readonly label: string;
-  readonly #opts: Required<Omit<AnthropicProviderOptions, 'fetch'>>;
-  readonly #fetch: FetchFunction | undefined;
+  readonly #opts: Required<AnthropicProviderOptions>;
   readonly #ctx: FailureContext;
   readonly #urlProblem: string | undefined;
   #client: Anthropic | undefined;
@@ -54,7 +50,6 @@ export class AnthropicProvider implements ModelProvider {
       stallTimeoutMs: opts.stallTimeoutMs ?? DEFAULT_STALL_TIMEOUT_MS,
       headerTimeoutMs: opts.headerTimeoutMs ?? DEFAULT_ANTHROPIC_HEADER_TIMEOUT_MS,
     };
-    this.#fetch = opts.fetch;
     this.#urlProblem = baseUrlProblem(this.#opts.baseUrl);
     this.label = opts.model;
     this.#ctx = {
@@ -124,7 +119,6 @@ export class AnthropicProvider implements ModelProvider {
       // Only until the response headers arrive; after that the stall clock watches the stream.
       timeout: this.#opts.headerTimeoutMs,
       logLevel: 'off',
-      ...(this.#fetch ? { fetch: this.#fetch } : {}),
     });
     return this.#client;
   }

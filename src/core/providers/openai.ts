@@ -9,7 +9,6 @@ import { toChatParams } from './openaiRequest';
 import { pulled } from './pulled';
 import { TurnSlicer } from './turnSlicer';
 import { StreamGuard } from './streamGuard';
-import type { FetchFunction } from './transport/nodeFetch';
 import type { EmitProviderEvent, ModelProvider, ProviderErrorPhase, ProviderEvent, ProviderRequest } from './types';
 
 export const DEFAULT_OPENAI_BASE_URL = 'http://localhost:11434/v1';
@@ -27,8 +26,6 @@ export interface OpenAICompatibleProviderOptions {
   apiKey?: string;
   stallTimeoutMs?: number;
   headerTimeoutMs?: number;
-  /** The SDK's transport; default Node's global `fetch`. A pool's worker passes `nodeFetch` (transport/nodeFetch.ts). */
-  fetch?: FetchFunction;
 }
 
 /**
@@ -40,8 +37,7 @@ export interface OpenAICompatibleProviderOptions {
 export class OpenAICompatibleProvider implements ModelProvider {
   readonly id = 'openai-compatible' as const;
   readonly label: string;
-  readonly #opts: Required<Omit<OpenAICompatibleProviderOptions, 'fetch'>>;
-  readonly #fetch: FetchFunction | undefined;
+  readonly #opts: Required<OpenAICompatibleProviderOptions>;
   readonly #ctx: FailureContext;
   readonly #urlProblem: string | undefined;
   #client: OpenAI | undefined;
@@ -54,7 +50,6 @@ export class OpenAICompatibleProvider implements ModelProvider {
       stallTimeoutMs: opts.stallTimeoutMs ?? DEFAULT_STALL_TIMEOUT_MS,
       headerTimeoutMs: opts.headerTimeoutMs ?? DEFAULT_OPENAI_HEADER_TIMEOUT_MS,
     };
-    this.#fetch = opts.fetch;
     this.#urlProblem = baseUrlProblem(this.#opts.baseUrl);
     this.label = opts.model;
     this.#ctx = {
@@ -126,7 +121,6 @@ export class OpenAICompatibleProvider implements ModelProvider {
       // Only until the response headers arrive; after that the stall clock watches the stream.
       timeout: this.#opts.headerTimeoutMs,
       logLevel: 'off',
-      ...(this.#fetch ? { fetch: this.#fetch } : {}),
     });
     return this.#client;
   }

@@ -7,7 +7,6 @@ import { LockManager } from '../locks/lockManager';
 import type { TurnInput, TurnOutput } from '../machines/turn/types';
 import type { PermissionAnswer, PermissionAsker } from '../permissions/gate';
 import { loadProvider } from '../providers/load';
-import type { FetchFunction } from '../providers/transport/nodeFetch';
 import type { ModelProvider } from '../providers/types';
 import { boundedByParent, type PermissionParent } from '../runtime/childPermissions';
 import { allowingLoopProgress } from '../runtime/loopPermission';
@@ -52,11 +51,6 @@ export interface WorkerArgs {
   workerId: string;
   /** Aborting stops the worker as if its host had closed the connection. */
   signal?: AbortSignal;
-  /**
-   * The providers' transport; default Node's global `fetch` (undici). The worker process passes
-   * `nodeFetch` (src/cli/worker.ts; docs/workers.md, "Memory").
-   */
-  fetch?: FetchFunction;
 }
 
 /**
@@ -144,7 +138,7 @@ export function runWorker(args: WorkerArgs): Promise<number> {
             send({ type: 'error', queryId: m.queryId, error: { code: 'internal', message: `this worker is already running query ${current.queryId}`, retryable: false } });
             return;
           }
-          current = startQuery(m, send, args.fetch, (q) => {
+          current = startQuery(m, send, (q) => {
             if (current === q) current = null;
             processed++;
           });
@@ -165,7 +159,7 @@ interface RunningQuery {
 }
 
 /** Starts one query's turn loop; `done` is called once, after `complete` (or `error`) was sent. */
-function startQuery(q: QueryMessage, send: (m: FromWorker) => void, fetch: FetchFunction | undefined, done: (q: RunningQuery) => void): RunningQuery {
+function startQuery(q: QueryMessage, send: (m: FromWorker) => void, done: (q: RunningQuery) => void): RunningQuery {
   const { runtime } = q;
   const secrets = new SecretKeeper({ passThrough: runtime.passEnv, values: [...runtime.heldSecrets, q.provider.apiKey] });
   const sandbox = new Sandbox(runtime.sandbox);
@@ -241,7 +235,7 @@ function startQuery(q: QueryMessage, send: (m: FromWorker) => void, fetch: Fetch
     },
   };
   send({ type: 'session', queryId: q.queryId, sessionId: randomUUID(), warm: false });
-  loadProvider(q.provider, fetch).then(
+  loadProvider(q.provider).then(
     (created) => {
       if (!('stream' in created)) finishWith(failed(q, created));
       else startTurn(created);
