@@ -3,8 +3,7 @@ import { createActor, fromCallback, type Actor, type EventObject, type Inspectio
 import { ActorWiring } from '../machines/actorWiring';
 import { ipcConnectionMachine, type IpcConnectionEvent } from '../machines/ipcConnection/ipcConnection.machine';
 import { MessageChannel } from './channel';
-import type { ToWorker } from './protocol';
-import { fromWorkerSchema, type FromWorker } from './protocolFromWorker';
+import { envelopeSchema, type Envelope } from './rpc';
 
 /**
  * The ipcConnection machine with its real actors for one worker: `attach` waits for the host's
@@ -17,7 +16,7 @@ export interface IpcLimits {
   highWater?: number;
 }
 
-type ChannelStatsListener = (stats: MessageChannel<FromWorker, ToWorker>['stats']) => void;
+type ChannelStatsListener = (stats: MessageChannel<Envelope, Envelope>['stats']) => void;
 
 /** One connection's own: its limits, its statistics listener, and the stream the launcher hands over. */
 interface IpcWiring {
@@ -64,8 +63,8 @@ function ipcActors(wiringOf: (system: object) => IpcWiring) {
         return () => undefined;
       }
       let live = true;
-      const channel = new MessageChannel<FromWorker, ToWorker>(stream, {
-        schema: fromWorkerSchema,
+      const channel = new MessageChannel<Envelope, Envelope>(stream, {
+        schema: envelopeSchema,
         maxLineBytes: limits.maxLineBytes,
         ...(limits.highWater ? { highWater: limits.highWater } : {}),
         onMessage: (message) => {

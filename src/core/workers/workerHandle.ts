@@ -5,17 +5,20 @@ import type { IpcConnectionEmitted } from '../machines/ipcConnection/ipcConnecti
 import { workerMachine, type WorkerEmitted, type WorkerEvent } from '../machines/worker/worker.machine';
 import type { ChannelStats } from './channel';
 import { openIpcConnection, type IpcConnectionActor } from './ipcActors';
-import { isQueryReply, PROTOCOL_VERSION, type FromWorker, type QueryReply, type ToWorker } from './protocol';
+import { PROTOCOL_VERSION, toHost, toWorker, type QueryParams, type ToHost, type ToWorker } from './protocol';
+import { queryHandlers, type QueryServer, type RunningQuery } from './queryRouter';
+import { RpcEndpoint, RpcFailure, type Envelope, type ParamsOf } from './rpc';
 import { launchWorkerProcess } from './processLauncher';
 import { killProcessGroup, type WorkerCommand } from './spawnWorker';
 import { sweepWorkerProcesses, sweepWorkerProcessesInBackground, WORKER_TAG_ENV } from './workerSweep';
 
 /**
  * One worker process as the pool holds it: the worker machine with its real actors (the child
- * process, its ipcConnection, the health clock), and the routing of one query's replies to the
- * query that owns the worker right now. Contract: a reply for any other query breaks the
- * connection (the worker is replaced); when the worker dies with a query attached, that query's
- * listener is told `lost` exactly once; after `dead` nothing more is delivered.
+ * process, its ipcConnection, the health clock), the protocol's endpoint on its channel
+ * (rpc.ts), and the routing of the worker's messages to the query that owns the worker right now
+ * (queryRouter.ts). Contract: a message for any other query breaks the connection (the worker is
+ * replaced); when the worker dies with a query attached, that query's server is told `lost`
+ * exactly once; after `dead` nothing more is delivered.
  *
  * No process the worker started outlives it: a worker that ends on its own stops its commands
  * (cli/worker.ts); one that dies by a signal, or that the host kills, has every process carrying
@@ -31,17 +34,6 @@ export interface WorkerTimeouts {
   healthAnswerMs: number;
   /** The same limit while the worker runs a query (it may be working hard, below the host's priority). */
   busyHealthAnswerMs: number;
-}
-
-export interface QueryListener {
-  /**
-   * One reply of the query. Returns a reason when the reply breaks the protocol in a way only the
-   * listener can see (an MCP call id used twice): the connection is broken for it, as for any
-   * violation (the worker is replaced, the query ends `worker_lost`).
-   */
-  reply(message: QueryReply): string | void;
-  /** The worker died or its connection broke while it had the query. */
-  lost(reason: string): void;
 }
 
 export interface WorkerHandleOptions {
@@ -72,7 +64,9 @@ export class WorkerHandle {
   /** In the worker's environment and so its commands' (workerSweep.ts). */
   private readonly tag = randomUUID();
   private swept = false;
-  private query: { queryId: string; listener: QueryListener } | null = null;
+  private query: RunningQuery | null = null;
+  /** The protocol on the current connection (null before it is up and after it is down). */
+  private rpc: RpcEndpoint<ToHost, ToWorker> | null = null;
   /** When the worker last sent anything, even part of a message (the health clock counts it as a sign of life). */
   private lastHeardAt = 0;
   private healthWaiters: (() => void)[] = [];
@@ -109,18 +103,38 @@ export class WorkerHandle {
   }
 
   /**
-   * Sends `query` to the worker and routes its replies to `listener` until it completes or the
-   * worker dies. The pool calls this only for a worker it has just marked busy for this query.
+   * Sends the `query` request and routes the worker's messages for it to `server` until it is
+   * answered or the worker dies. The pool calls this only for a worker it has just marked busy
+   * for this query.
    */
-  runQuery(message: Extract<ToWorker, { type: 'query' }>, listener: QueryListener): void {
-    this.query = { queryId: message.queryId, listener };
-    this.actor.send({ type: 'ASSIGN', queryId: message.queryId });
-    this.send(message);
+  runQuery(params: QueryParams, server: QueryServer): void {
+    const rpc = this.rpc;
+    const controller = new AbortController();
+    const q: RunningQuery = { queryId: params.queryId, server, cancel: () => controller.abort() };
+    this.query = q;
+    this.actor.send({ type: 'ASSIGN', queryId: params.queryId });
+    if (!rpc) return;
+    rpc.request('query', params, { signal: controller.signal }).then(
+      (result) => this.finishQuery(q, () => server.complete(result)),
+      (err: unknown) => {
+        // A refusal is the worker's answer; a closed connection is the worker's death (`lost`).
+        if (err instanceof RpcFailure) this.finishQuery(q, () => server.failed(err.message));
+      },
+    );
   }
 
-  /** Sends a message of the current query (cancel, answers) to the worker. */
-  send(message: ToWorker): void {
-    this.ipc?.send({ type: 'SEND', message });
+  /** Tells the worker something about the current query (its mode, a sub-agent's answer); nothing for another query. */
+  notifyQuery(notice: { method: 'setMode'; params: ParamsOf<ToWorker, 'setMode'> } | { method: 'subtaskResult'; params: ParamsOf<ToWorker, 'subtaskResult'> }): void {
+    if (this.query?.queryId !== notice.params.queryId) return;
+    if (notice.method === 'setMode') this.rpc?.notify('setMode', notice.params);
+    else this.rpc?.notify('subtaskResult', notice.params);
+  }
+
+  private finishQuery(q: RunningQuery, tell: () => void): void {
+    if (this.query !== q) return;
+    this.query = null;
+    tell();
+    this.actor.send({ type: 'QUERY_DONE', queryId: q.queryId });
   }
 
   /** Asks the worker to stop `queryId`; a worker that does not answer within the grace period is killed. */
@@ -147,8 +161,22 @@ export class WorkerHandle {
         resolve();
       }
       this.healthWaiters.push(done);
-      this.send({ type: 'health_check', id: randomUUID() });
+      this.checkHealth();
     });
+  }
+
+  /** One health check: its answer is the worker's memory and uptime (and tells the health clock). */
+  private checkHealth(): void {
+    this.rpc?.request('health', {}).then(
+      (h) => {
+        this.health = { uptimeMs: h.uptime, rssBytes: h.rssBytes, at: Date.now() };
+        this.actor.send({ type: 'HEALTH_OK' });
+        const waiters = this.healthWaiters;
+        this.healthWaiters = [];
+        for (const w of waiters) w();
+      },
+      () => undefined,
+    );
   }
 
   private ipc: IpcConnectionActor | undefined;
@@ -162,9 +190,30 @@ export class WorkerHandle {
       this.opts.inspect,
     );
     this.ipc = ipc;
-    ipc.on('ipc:message', (e: Extract<IpcConnectionEmitted, { type: 'ipc:message' }>) => this.onMessage(e.message, sendBack, ipc));
+    const violation = (reason: string) => {
+      ipc.send({ type: 'CLOSE', reason: `protocol violation: ${reason}` });
+      this.opts.log('warn', `worker ${this.id}: protocol violation: ${reason}; the worker is replaced`);
+      sendBack({ type: 'DISCONNECTED', reason: `protocol violation: ${reason}`, broken: true });
+    };
+    ipc.on('ipc:connected', () => {
+      this.rpc = new RpcEndpoint<ToHost, ToWorker>(
+        (m: Envelope) => {
+          ipc.send({ type: 'SEND', message: m });
+          return true;
+        },
+        toHost,
+        toWorker,
+        { ready: (p) => this.onReady(p, sendBack, ipc), ...queryHandlers(() => this.query, violation) },
+        violation,
+      );
+    });
+    ipc.on('ipc:message', (e: Extract<IpcConnectionEmitted, { type: 'ipc:message' }>) => {
+      this.lastHeardAt = Date.now();
+      this.rpc?.receive(e.message);
+    });
     let exitWait: NodeJS.Timeout | undefined;
     ipc.on('ipc:disconnected', (e: Extract<IpcConnectionEmitted, { type: 'ipc:disconnected' }>) => {
+      this.rpc?.close(e.reason);
       if (e.broken) {
         this.opts.log('warn', `worker ${this.id}: ${e.reason}; the worker is replaced`);
         sendBack({ type: 'DISCONNECTED', reason: e.reason, broken: true });
@@ -211,13 +260,14 @@ export class WorkerHandle {
     receive((event) => {
       switch (event.type) {
         case 'SEND_HEALTH_CHECK':
-          this.send({ type: 'health_check', id: randomUUID() });
+          this.checkHealth();
           break;
         case 'SEND_CANCEL':
-          this.send({ type: 'cancel', queryId: (event as EventObject & { queryId: string }).queryId });
+          if (this.query?.queryId === (event as EventObject & { queryId: string }).queryId) this.query.cancel();
           break;
         case 'SEND_SHUTDOWN':
-          this.send({ type: 'shutdown', graceful: true });
+          // Answered once the worker's query has settled; its connection's close then ends it.
+          this.rpc?.request('shutdown', { graceful: true }).catch(() => undefined);
           break;
       }
     });
@@ -227,6 +277,7 @@ export class WorkerHandle {
       // The worker is dead as far as the pool is concerned: make it so.
       ipc.send({ type: 'CLOSE', reason: 'the worker was stopped' });
       ipc.stop();
+      this.rpc?.close('the worker was stopped');
       if (!this.exited) this.kill();
     };
   }
@@ -247,65 +298,29 @@ export class WorkerHandle {
     void sweepWorkerProcessesInBackground(this.tag).catch((err: unknown) => this.opts.log('warn', `worker ${this.id}: could not look for the processes it left: ${String(err)}`));
   }
 
-  private onMessage(m: FromWorker, sendBack: (e: WorkerEvent) => void, ipc: IpcConnectionActor): void {
-    this.lastHeardAt = Date.now();
-    switch (m.type) {
-      case 'ready': {
-        // The channel is the process's own (inherited); a `ready` naming another pid is a lie.
-        const problem =
-          m.protocol !== PROTOCOL_VERSION
-            ? `the worker speaks protocol ${m.protocol}, not ${PROTOCOL_VERSION}`
-            : this.childPid !== null && m.pid !== this.childPid
-              ? `the worker says it is pid ${m.pid}, but it was started as pid ${this.childPid}`
-              : null;
-        if (problem) {
-          ipc.send({ type: 'CLOSE', reason: problem });
-          sendBack({ type: 'DISCONNECTED', reason: problem, broken: true });
-          return;
-        }
-        sendBack({ type: 'READY', pid: m.pid });
-        return;
-      }
-      case 'health_ok': {
-        this.health = { uptimeMs: m.uptime, rssBytes: m.rssBytes, at: Date.now() };
-        sendBack({ type: 'HEALTH_OK' });
-        const waiters = this.healthWaiters;
-        this.healthWaiters = [];
-        for (const w of waiters) w();
-        return;
-      }
-      case 'shutdown_ack':
-        return;
-      case 'error':
-        if (m.queryId === undefined) {
-          this.opts.log('warn', `worker ${this.id} reported: ${m.error.message}`);
-          return;
-        }
-        break;
-    }
-    if (!isQueryReply(m)) return;
-    const q = this.query;
-    const violation = (reason: string) => {
-      ipc.send({ type: 'CLOSE', reason: `protocol violation: ${reason}` });
-      this.opts.log('warn', `worker ${this.id}: protocol violation: ${reason}; the worker is replaced`);
-      sendBack({ type: 'DISCONNECTED', reason: `protocol violation: ${reason}`, broken: true });
-    };
-    if (!q || q.queryId !== m.queryId) return violation(`a ${m.type} message for query ${m.queryId}, which the worker does not have`);
-    if (m.type === 'complete' || m.type === 'error') {
-      this.query = null;
-      q.listener.reply(m);
-      sendBack({ type: 'QUERY_DONE', queryId: m.queryId });
+  /** `ready`: the worker is up — on the pid it was started as, speaking this protocol, or it is not taken. */
+  private onReady(m: { pid: number; protocol: number }, sendBack: (e: WorkerEvent) => void, ipc: IpcConnectionActor): void {
+    // The channel is the process's own (inherited); a `ready` naming another pid is a lie.
+    const problem =
+      m.protocol !== PROTOCOL_VERSION
+        ? `the worker speaks protocol ${m.protocol}, not ${PROTOCOL_VERSION}`
+        : this.childPid !== null && m.pid !== this.childPid
+          ? `the worker says it is pid ${m.pid}, but it was started as pid ${this.childPid}`
+          : null;
+    if (problem) {
+      ipc.send({ type: 'CLOSE', reason: problem });
+      sendBack({ type: 'DISCONNECTED', reason: problem, broken: true });
       return;
     }
-    const problem = q.listener.reply(m);
-    if (problem) violation(problem);
+    sendBack({ type: 'READY', pid: m.pid });
   }
 
   private onEmitted(e: WorkerEmitted): void {
     if (e.type === 'worker:crashed' || e.type === 'worker:stopped') {
       const q = this.query;
       this.query = null;
-      if (q) q.listener.lost(e.reason);
+      this.rpc?.close(e.reason);
+      if (q) q.server.lost(e.reason);
       const waiters = this.healthWaiters;
       this.healthWaiters = [];
       for (const w of waiters) w();

@@ -27,7 +27,10 @@ describe('keel machines', () => {
     expect(run.code, run.stderr).toBe(0);
     const { machines } = JSON.parse(run.stdout) as { machines: { id: string; states: string[]; invokes: { state: string; src: string; machine?: string }[] }[] };
     const nested = machines.flatMap((m) => m.invokes.filter((i) => i.machine).map((i) => `${m.id}.${i.state} → ${i.machine}`));
-    expect(nested.sort()).toEqual(['call.guarded.running → stream', 'task.running → turn', 'turn.permissionCheck → permission', 'turn.streaming.requesting → call'].sort());
+    // A run's turn loop: the turn machine in the host's process, or the query machine, which runs it on a worker.
+    expect(nested.sort()).toEqual(
+      ['call.guarded.running → stream', 'task.running.loop.inProcess → turn', 'task.running.loop.onWorker → query', 'turn.permissionCheck → permission', 'turn.streaming.requesting → call'].sort(),
+    );
     const ids = new Set(machines.map((m) => m.id));
     for (const m of machines) {
       for (const i of m.invokes) {

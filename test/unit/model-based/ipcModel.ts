@@ -24,8 +24,8 @@ process.stdin.setEncoding('utf8');
 process.stdin.on('data', (d) => {
   for (const cmd of d.split('\\n').filter(Boolean)) {
     if (cmd === 'end') ch.end();
-    if (cmd === 'junk') ch.write('{"type": "ready", oops\\n');
-    if (cmd === 'ack') ch.write(JSON.stringify({ type: 'shutdown_ack' }) + '\\n');
+    if (cmd === 'junk') ch.write('{"kind": "notify", oops\\n');
+    if (cmd === 'ack') ch.write(JSON.stringify({ kind: 'notify', method: 'ready', params: {} }) + '\\n');
   }
 });
 `;
@@ -36,7 +36,7 @@ export function ipcPaths(): ModelPath[] {
     events: (s: AnyMachineSnapshot) => {
       if (s.value === 'disconnected') return s.context.reason === null ? [{ type: 'OPEN' }] : [];
       if (s.value === 'connecting') return [{ type: 'ATTACHED' }, { type: 'ATTACH_FAILED', reason: 'x' }, { type: 'CLOSE', reason: 'x' }];
-      return [{ type: 'PEER_CLOSED' }, { type: 'VIOLATION', reason: 'x' }, { type: 'CLOSE', reason: 'x' }, { type: 'RECEIVED', message: { type: 'shutdown_ack' } }];
+      return [{ type: 'PEER_CLOSED' }, { type: 'VIOLATION', reason: 'x' }, { type: 'CLOSE', reason: 'x' }, { type: 'RECEIVED', message: { kind: 'notify', method: 'ready', params: {} } }];
     },
     context: (s) => s.context.reason !== null,
   }).filter((p) => p.events.length > 0);
@@ -56,7 +56,7 @@ export async function replayIpc(path: ModelPath, recorder: CoverageRecorder): Pr
   actor.subscribe((s) => {
     if (observed.at(-1) !== s.value) observed.push(s.value);
   });
-  actor.on('ipc:message', (e) => received.push(e.message.type));
+  actor.on('ipc:message', (e) => received.push(e.message.kind === 'notify' ? e.message.method : e.message.kind));
   const peer: ChildProcess = spawn(process.execPath, ['-e', PEER], { stdio: ['pipe', 'ignore', 'inherit', 'pipe'] });
   const tell = (cmd: string) => peer.stdin!.write(`${cmd}\n`);
   try {

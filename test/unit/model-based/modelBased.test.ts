@@ -12,6 +12,7 @@ import { compilePermission, PERMISSION_VARIANTS, permissionPaths } from './permi
 import { replayStream, streamPaths } from './streamModel';
 import { replay, type Recorders } from './system';
 import { compileTask, taskPaths } from './taskModel';
+import { replayOnWorker, WORKER_RUNS } from './taskOnWorkerModel';
 import { compileTurn, TURN_VARIANTS, turnPaths } from './turnModel';
 
 /**
@@ -100,6 +101,15 @@ describe('model-based: task', () => {
     const c = compileTask(path);
     const { observed } = await replay(c.script, 'task', c.expected, c.triggers, recorders);
     expect(observed).toEqual(c.expected);
+  });
+});
+
+describe('model-based: task, its turn loop on a worker (real worker processes)', () => {
+  it.each(WORKER_RUNS.map((r) => [r.end, r] as const))('a run on a worker that ends %s', async (_end, run) => {
+    const { states, events } = await replayOnWorker(run, recorders.real);
+    expect(states).toEqual(['"created"', '"initializing"', JSON.stringify({ running: { loop: 'onWorker', subtasks: 'turn' } }), JSON.stringify(run.end)]);
+    // What the person sees of it: the run's end as a done event with its status.
+    expect(events.filter((e) => e.type === 'done').map((e) => (e.type === 'done' ? e.status : ''))).toEqual([{ completed: 'completed', awaitingUser: 'failed', aborted: 'aborted' }[run.end]]);
   });
 });
 

@@ -75,7 +75,7 @@ export async function replayQuery(path: ModelPath, recorder: CoverageRecorder): 
   try {
     // A pool of one, its worker held by another task: this query can only wait.
     if (blocked) blocker = await pool.acquire('other-task');
-    const machine = remoteTurn({ pool, queryParts, asker: denyingAsker, publish: (e) => published.push(e.type) });
+    const machine = remoteTurn({ pool, queryParts, host: { asker: denyingAsker, publish: (e) => published.push(e.type) } });
     const actor = createActor(machine, { input: turnInput('t1', textFor(path.events)), inspect: (e: InspectionEvent) => recorder.inspect(e) });
     const observed: string[] = [];
     actor.subscribe((s) => {

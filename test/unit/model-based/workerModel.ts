@@ -2,8 +2,7 @@ import type { AnyMachineSnapshot, InspectionEvent, StateValue } from 'xstate';
 import { workerMachine } from '../../../src/core/machines/worker/worker.machine';
 import { WorkerHandle, type WorkerTimeouts } from '../../../src/core/workers/workerHandle';
 import { WORKER_NICENESS } from '../../../src/core/workers/workerPriority';
-import type { QueryReply } from '../../../src/core/workers/protocol';
-import { eventually, fakeWorker, gone, MISSING_WORKER, queryMessage, waitForSnapshot } from '../workers/fakeWorker';
+import { eventually, fakeWorker, gone, MISSING_WORKER, runOn, waitForSnapshot } from '../workers/fakeWorker';
 import type { CoverageRecorder } from './coverage';
 import { dedupe, transitionPaths, type ModelEvent, type ModelPath } from './paths';
 
@@ -118,7 +117,8 @@ export async function replayWorker(path: ModelPath, recorder: CoverageRecorder):
       switch (event.type) {
         case 'ASSIGN': {
           const text = queryTextFor(steps[i + 1]?.event, steps[i + 2]?.event);
-          handle.runQuery(queryMessage('q', 't1', text), { reply: (m: QueryReply) => void replies.push(m.type), lost: () => replies.push('lost') });
+          const run = runOn(handle, 'q', 't1', text);
+          void run.done.then(() => replies.push(...run.replies));
           break;
         }
         case 'CANCEL_QUERY':

@@ -36,7 +36,7 @@ describe('model-based: ipcConnection (a real socketpair)', () => {
     const r = await replayIpc(path, recorder);
     expect(r.observed).toEqual(r.expected);
     if (path.events.some((e) => e.type === 'VIOLATION')) expect(r.reason).toMatch(/protocol violation: a line that is not JSON/);
-    if (path.events.some((e) => e.type === 'RECEIVED')) expect(r.received).toEqual(['shutdown_ack']);
+    if (path.events.some((e) => e.type === 'RECEIVED')) expect(r.received).toEqual(['ready']);
   });
   it('every state and transition of the ipcConnection machine was taken by the real actors', () => {
     const c = recorder.report(ipcConnectionMachine);

@@ -1,8 +1,7 @@
 import type { InspectionEvent } from 'xstate';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { QueryReply } from '../../../src/core/workers/protocol';
 import { WorkerPool, type PoolLease } from '../../../src/core/workers/pool';
-import { eventually, fakeWorker, gone, queryMessage } from './fakeWorker';
+import { eventually, fakeWorker, gone, runOn } from './fakeWorker';
 
 /**
  * The health check judges silence, and gives a worker that runs a query longer (issue 26, item 4:
@@ -26,9 +25,8 @@ function pool(opts: Partial<ConstructorParameters<typeof WorkerPool>[0]>): { poo
 }
 
 function hang(lease: PoolLease): { lost: () => string | null } {
-  let lost: string | null = null;
-  lease.handle.runQuery(queryMessage('q1', 'task-a', 'hang'), { reply: (_m: QueryReply) => undefined, lost: (reason) => (lost = reason) });
-  return { lost: () => lost };
+  const r = runOn(lease.handle, 'q1', 'task-a', 'hang');
+  return { lost: () => r.lost };
 }
 
 describe('the health check', () => {

@@ -7,9 +7,8 @@ import { createActor, toPromise } from 'xstate';
 import { denyingAsker, type PermissionAsker } from '../../../src/core/permissions/gate';
 import { WorkerPool, type PoolLease } from '../../../src/core/workers/pool';
 import { WORKER_NICENESS } from '../../../src/core/workers/workerPriority';
-import type { QueryReply } from '../../../src/core/workers/protocol';
 import { remoteTurn } from '../../../src/core/workers/remoteTurn';
-import { eventually, fakeWorker, gone, queryMessage, queryParts, turnInput } from './fakeWorker';
+import { eventually, fakeWorker, gone, queryParts, runOn, turnInput } from './fakeWorker';
 
 /**
  * The pool with real worker processes (the fake worker): the pool machine's states as workers
@@ -27,21 +26,9 @@ afterEach(async () => {
   await Promise.all(pools.splice(0).map((p) => p.shutdown()));
 });
 
-/** Runs one query on a lease and resolves with the reply types once it completes (or is lost). */
+/** Runs one query on a lease and resolves with the kinds of what came for it once it ended. */
 function run(lease: PoolLease, queryId: string, taskId: string, text: string): Promise<string[]> {
-  const got: string[] = [];
-  return new Promise((resolve) => {
-    lease.handle.runQuery(queryMessage(queryId, taskId, text), {
-      reply: (m: QueryReply) => {
-        got.push(m.type);
-        if (m.type === 'complete' || m.type === 'error') resolve(got);
-      },
-      lost: (reason) => {
-        got.push(`lost: ${reason}`);
-        resolve(got);
-      },
-    });
-  });
+  return runOn(lease.handle, queryId, taskId, text).done;
 }
 
 const stateOf = (p: WorkerPool) => p.status().state;
@@ -141,9 +128,9 @@ describe('worker pool (real processes)', () => {
 
   it.each([
     ['malformed', /not JSON/],
-    ['unknown', /invalid message of type "telemetry"/],
+    ['unknown', /an undeclared notification "telemetry"/],
     ['oversized', /longer than 1048576 bytes/],
-    ['wrong-query', /for query someone-else, which the worker does not have/],
+    ['wrong-query', /an event for query someone-else, which the worker does not have/],
   ])('a worker that sends a %s message is replaced; the host and the other worker go on', async (text, reason) => {
     const logs: string[] = [];
     const p = pool({ max: 2, maxLineBytes: 1024 * 1024, log: (_l, m) => logs.push(m) });
@@ -160,7 +147,7 @@ describe('worker pool (real processes)', () => {
     const p = pool({ highWater: 64 });
     const lease = await p.acquire('task-a');
     const outcome = await run(lease, 'qf', 'task-a', 'flood 20000');
-    expect(outcome.filter((t) => t === 'message').length).toBeGreaterThanOrEqual(20_000);
+    expect(outcome.filter((t) => t === 'event').length).toBeGreaterThanOrEqual(20_000);
     expect(outcome.at(-1)).toBe('complete');
     lease.handle.shutdown(true, 'done');
     await eventually(() => lease.handle.channelStats !== null, 10_000, 'the channel to close');
@@ -170,7 +157,7 @@ describe('worker pool (real processes)', () => {
 
   it('a query whose worker is killed mid-stream ends worker_lost and is never sent again', async () => {
     const p = pool({ max: 2 });
-    const machine = remoteTurn({ pool: p, queryParts, asker: denyingAsker, publish: () => undefined });
+    const machine = remoteTurn({ pool: p, queryParts, host: { asker: denyingAsker, publish: () => undefined } });
     const actor = createActor(machine, { input: turnInput('task-a', 'hold hello') }).start();
     await eventually(() => actor.getSnapshot().value === 'streaming', 20_000, 'the query to stream');
     const pid = p.workerOf('task-a')!.pid!;
@@ -191,7 +178,7 @@ describe('worker pool (real processes)', () => {
         return { decision: 'allow' };
       },
     };
-    const machine = remoteTurn({ pool: p, queryParts, asker, publish: () => undefined });
+    const machine = remoteTurn({ pool: p, queryParts, host: { asker, publish: () => undefined } });
     const actor = createActor(machine, { input: turnInput('task-a', 'ask') }).start();
     const out = await toPromise(actor);
     expect(asked).toEqual(['p-task-a:r1:h1']);

@@ -23,7 +23,7 @@ describe('a query waiting for a worker', () => {
     pools.push(pool);
     const blocker = await pool.acquire('other-task');
     vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
-    const actor = createActor(remoteTurn({ pool, queryParts, asker: denyingAsker, publish: () => undefined }), { input: turnInput('t1', 'hello') });
+    const actor = createActor(remoteTurn({ pool, queryParts, host: { asker: denyingAsker, publish: () => undefined } }), { input: turnInput('t1', 'hello') });
     actor.start();
     expect(actor.getSnapshot().value).toBe('pending');
     vi.advanceTimersByTime(6 * 3_600_000);

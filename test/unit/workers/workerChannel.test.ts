@@ -4,10 +4,9 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { MessageChannel } from '../../../src/core/workers/channel';
 import { launchInThisThread, launchWorkerProcess, type LaunchCallbacks } from '../../../src/core/workers/processLauncher';
 import { WorkerPool } from '../../../src/core/workers/pool';
-import type { FromWorker, ToWorker } from '../../../src/core/workers/protocol';
-import { fromWorkerSchema } from '../../../src/core/workers/protocolFromWorker';
+import { envelopeSchema, type Envelope } from '../../../src/core/workers/rpc';
 import { killProcessGroup, type WorkerCommand } from '../../../src/core/workers/spawnWorker';
-import { eventually, fakeWorker, gone, queryMessage } from './fakeWorker';
+import { eventually, fakeWorker, gone, runOn } from './fakeWorker';
 
 /**
  * A worker's channel is one no other process can join (issue 21, item 5): the socketpair its
@@ -71,15 +70,9 @@ describe.runIf(process.platform === 'linux')('a worker channel no other process 
     const inodes = [expectPrivateChannel(a.pid!), expectPrivateChannel(b.pid!)];
     expect(new Set(inodes).size).toBe(2);
     // The channel works: a query goes down and its answer comes back.
-    const answer = await new Promise<string>((resolve) => {
-      a.handle.runQuery(queryMessage('q1', 'task-a', 'hello'), {
-        reply: (m) => {
-          if (m.type === 'message' && m.event.type === 'message') resolve(JSON.stringify(m.event));
-        },
-        lost: (reason) => resolve(`lost: ${reason}`),
-      });
-    });
-    expect(answer).toContain('echo: hello');
+    const run = runOn(a.handle, 'q1', 'task-a', 'hello');
+    expect((await run.done).at(-1)).toBe('complete');
+    expect(JSON.stringify(run.events)).toContain('echo: hello');
   });
 
   it.each([
@@ -88,12 +81,12 @@ describe.runIf(process.platform === 'linux')('a worker channel no other process 
   ] as const)('a launch %s hands over a working channel before the pid', async (_how, launch) => {
     const events: string[] = [];
     let stream: Duplex | null = null;
-    const ready = new Promise<FromWorker>((resolve, reject) => {
+    const ready = new Promise<Envelope>((resolve, reject) => {
       const cb: LaunchCallbacks = {
         channel: (s) => {
           events.push('channel');
           stream = s;
-          new MessageChannel<FromWorker, ToWorker>(s, { schema: fromWorkerSchema, maxLineBytes: 1 << 20, onMessage: resolve, onBroken: reject, onClose: () => undefined });
+          new MessageChannel<Envelope, Envelope>(s, { schema: envelopeSchema, maxLineBytes: 1 << 20, onMessage: resolve, onBroken: reject, onClose: () => undefined });
         },
         spawned: (pid) => {
           events.push('spawned');
@@ -108,7 +101,7 @@ describe.runIf(process.platform === 'linux')('a worker channel no other process 
     });
     const first = await ready;
     expect(events).toEqual(['channel', 'spawned']);
-    expect(first).toMatchObject({ type: 'ready', pid: pids[0] });
+    expect(first).toMatchObject({ kind: 'notify', method: 'ready', params: { pid: pids[0] } });
     expectPrivateChannel(pids[0]!);
     // The host end closing is the worker's cue to exit.
     stream!.destroy();

@@ -1,5 +1,5 @@
 import { assign, emit, fromCallback, sendTo, setup, type EventObject } from 'xstate';
-import type { FromWorker, ToWorker } from '../../workers/protocol';
+import type { Envelope } from '../../workers/rpc';
 
 /**
  * The host's end of one worker's channel: disconnected → connecting (the worker is being started;
@@ -33,16 +33,16 @@ export type IpcConnectionEvent =
   /** From `attach`: there will be no channel (the worker could not be started). */
   | { type: 'ATTACH_FAILED'; reason: string }
   /** From `channel`: one valid message. */
-  | { type: 'RECEIVED'; message: FromWorker }
+  | { type: 'RECEIVED'; message: Envelope }
   /** From `channel`: the peer closed the connection. */
   | { type: 'PEER_CLOSED' }
   /** From `channel`: the peer broke the protocol. */
   | { type: 'VIOLATION'; reason: string }
-  | { type: 'SEND'; message: ToWorker };
+  | { type: 'SEND'; message: Envelope };
 
 export type IpcConnectionEmitted =
   | { type: 'ipc:connected' }
-  | { type: 'ipc:message'; message: FromWorker }
+  | { type: 'ipc:message'; message: Envelope }
   | { type: 'ipc:disconnected'; reason: string; broken: boolean };
 
 export const ipcConnectionMachine = setup({
