@@ -2,13 +2,9 @@ import { modelLabel as labelOf } from '../src/shared/domain/models';
 import type { TaskTranscript } from '../src/shared/domain/transcript';
 import type { ChatConfig, TaskWorker } from '../src/shared/protocol/toWebview';
 
-/** Task states in which the task is working (Cancel shown, Send held back). */
-const BUSY_STATES = ['created', 'initializing', 'running', 'waitingForSubtask', 'reconstructing'];
-
+/** Whether the task works now (Cancel shown, Send held back): its state is tagged `running`. */
 export function isBusy(t: TaskTranscript | null): boolean {
-  if (!t || t.done) return false;
-  const top = t.state.split('.')[0] ?? '';
-  return BUSY_STATES.includes(top);
+  return !!t && !t.done && t.tags.includes('running');
 }
 
 /** The model label of the header: the task's model once known, else the configured one ("demo model" for the demo). */
