@@ -14,6 +14,8 @@ export interface StatusChange {
   kind: AgentKind;
   parentId?: string;
   title?: string;
+  /** A loop's iteration: its number (its row's name under the loop). */
+  iteration?: number;
   event?: AgentStatusEvent;
 }
 
@@ -76,7 +78,7 @@ export function statusChanges(a: ActivityEvent): StatusChange[] {
         case 'resumed':
           return [{ ...row, event: { type: 'ACTIVITY' } }];
         case 'iteration':
-          return [{ ...row, event: { type: 'ACTIVITY' } }, { id: e.taskId, kind: 'task', parentId: row.id, title: `${e.name}: iteration ${e.iteration}` }];
+          return [{ ...row, event: { type: 'ACTIVITY' } }, { id: e.taskId, kind: 'task', parentId: row.id, title: `${e.name}: iteration ${e.iteration}`, iteration: e.iteration }];
         case 'stalled':
           return [{ ...row, event: { type: 'NEEDS_INPUT' } }];
         case 'complete':
