@@ -88,6 +88,7 @@ export function App({ store, post, initialDraft = '', persist }: AppProps) {
         contextWindow={store.contextWindow.value}
         worker={store.worker.value}
         stored={store.stored.value}
+        awaitingApproval={transcript !== null && permissions.some((p) => p.taskId === transcript.taskId)}
         onPage={actions.setPage}
       />
       {hostErrors.map((e) => (

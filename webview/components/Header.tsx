@@ -1,7 +1,7 @@
 import type { TaskTranscript } from '../../src/shared/domain/transcript';
 import type { Page, StoredTaskState } from '../../src/shared/protocol/chatMessages';
 import type { ChatConfig, TaskWorker } from '../../src/shared/protocol/toWebview';
-import { phaseLabel, phaseTimes, RUNNING_ELSEWHERE, stateLook, type StateLook } from '../../src/shared/words/task';
+import { NEEDS_APPROVAL, phaseLabel, phaseTimes, RUNNING_ELSEWHERE, stateLook, type StateLook } from '../../src/shared/words/task';
 import { taskWorkerTooltip } from '../../src/shared/words/workers';
 import { formatCost, formatTokens, modelLabel } from '../format';
 
@@ -15,6 +15,8 @@ export interface HeaderProps {
   worker?: TaskWorker | null;
   /** Set when the task is shown from the store (e.g. another window runs it). */
   stored?: StoredTaskState | undefined;
+  /** A permission prompt of the shown task waits for the person. */
+  awaitingApproval?: boolean;
   onPage(page: Page): void;
 }
 
@@ -60,10 +62,14 @@ function ContextMeter({ used, size }: { used: number; size: number }) {
   );
 }
 
-/** The words a shown task's badge says: its state, refined by the run's phase, or another window's. */
-export function taskLook(t: TaskTranscript, stored?: StoredTaskState): StateLook {
+/**
+ * The words a shown task's badge says: its state, refined by what it waits for (the person's
+ * approval) or the run's phase, or that another window runs it.
+ */
+export function taskLook(t: TaskTranscript, stored?: StoredTaskState, awaitingApproval = false): StateLook {
   // Another window drives it and has not settled it: that is what a person needs to know.
   if (stored?.heldElsewhere && stored.status === 'running') return RUNNING_ELSEWHERE;
+  if (awaitingApproval && !t.done) return NEEDS_APPROVAL;
   const look = stateLook(t.state, t.tags);
   // Until the run is over (its `done` waits for the memory write), a phase that says more than
   // "Working" is what the task does: searching memory, weighing or saving a lesson.
@@ -91,7 +97,7 @@ const PAGE_TITLES: Record<Exclude<Page, 'chat'>, string> = { history: 'History',
  * transcript keeps most of the view. Other pages (history, settings, loops, memory) show only
  * their title and the way back: the task's figures are not theirs.
  */
-export function Header({ transcript: t, config, page, contextTokens, contextWindow, worker, stored, onPage }: HeaderProps) {
+export function Header({ transcript: t, config, page, contextTokens, contextWindow, worker, stored, awaitingApproval = false, onPage }: HeaderProps) {
   const u = t?.usage;
   const cache = u ? u.cacheReadTokens + u.cacheWriteTokens : 0;
   const chat = page === 'chat';
@@ -108,7 +114,7 @@ export function Header({ transcript: t, config, page, contextTokens, contextWind
         <h1 class="keel-title" title={chat ? t?.title || 'New task' : undefined}>
           {chat ? t?.title || 'New task' : PAGE_TITLES[page]}
         </h1>
-        {chat && t && <StateBadge state={t.state} look={taskLook(t, stored)} title={stateTitle} />}
+        {chat && t && <StateBadge state={t.state} look={taskLook(t, stored, awaitingApproval)} title={stateTitle} />}
         <nav class="keel-nav" aria-label="Keel">
           <button
             type="button"
@@ -126,14 +132,13 @@ export function Header({ transcript: t, config, page, contextTokens, contextWind
       {chat && t && (
         <div class="keel-header-meta" aria-label="Task status">
           <span class="keel-meta-item" title={config ? `${config.providerLabel}: ${modelLabel(t, config)}` : undefined}>
-            <span class="codicon codicon-sparkle" aria-hidden="true" />
             <span data-testid="model-label">{modelLabel(t, config)}</span>
           </span>
           {u && (
             <span class="keel-meta-item" data-testid="usage" title={`Tokens in ${u.inputTokens}, out ${u.outputTokens}, cache ${cache} (read + write); cost ${formatCost(u.costUsd)}`}>
               {`↑${formatTokens(u.inputTokens)} ↓${formatTokens(u.outputTokens)}`}
-              {cache > 0 && <span class="keel-cache">{` · cache ${formatTokens(cache)}`}</span>}
-              <span data-testid="cost">{` · ${formatCost(u.costUsd)}`}</span>
+              {cache > 0 && <span class="keel-cache">{` cache ${formatTokens(cache)}`}</span>}
+              <span data-testid="cost">{` ${formatCost(u.costUsd)}`}</span>
             </span>
           )}
           {worker && <WorkerIcon worker={worker} />}

@@ -88,7 +88,7 @@ export const ToolCard = memo(function ToolCard({ item, awaitingPermission, onOpe
       {status === 'awaiting' && <div class="keel-tool-note">Waiting for your approval below.</div>}
       {status === 'denied' && (
         <div class="keel-tool-permission" data-testid="tool-denied" data-decision="deny">
-          <span class="codicon codicon-circle-slash" aria-hidden="true" /> {deniedWords(item.permission?.reason)}
+          {deniedWords(item.permission?.reason)}
         </div>
       )}
     </article>

@@ -3,7 +3,7 @@ import type { FromWebviewMessage } from '../../src/shared/protocol/fromWebview';
 import type { LoopPageView, LoopsState } from '../../src/shared/protocol/loopMessages';
 import { DiffView } from '../components/DiffView';
 import { formatCost, formatTime } from '../format';
-import { loopStatusWords } from '../../src/shared/words/agents';
+import { loopStatusWords, loopStopWords } from '../../src/shared/words/agents';
 import { stateLook } from '../../src/shared/words/task';
 import { renderInlineMarkdown, renderMarkdown } from '../markdown';
 
@@ -180,8 +180,7 @@ function Iteration({ it, before, loop, post, onOpenTask }: { it: IterationView; 
       )}
       {it.stopReason && (
         <div class="keel-note keel-loop-stop" data-testid="loop-stop-reason">
-          <span>Stopped: </span>
-          <Md text={it.stopReason} inline={false} class="keel-markdown" />
+          <Md text={loopStopWords(it.stopReason)} inline={false} class="keel-markdown" />
         </div>
       )}
       {it.progress !== undefined && (

@@ -27,6 +27,8 @@ const DONE: StateLook = { label: 'Done', icon: 'codicon-check', tone: 'done', se
 const CANCELLED: StateLook = { label: 'Cancelled', icon: 'codicon-debug-stop', tone: 'paused', sentence: 'was cancelled' };
 const FAILED: StateLook = { label: 'Failed', icon: 'codicon-error', tone: 'error', sentence: 'failed' };
 const INTERRUPTED: StateLook = { label: 'Interrupted', icon: 'codicon-debug-pause', tone: 'paused', sentence: 'was interrupted' };
+/** A running task whose tool call waits for the person's Allow or Deny. */
+export const NEEDS_APPROVAL: StateLook = { label: 'Needs your approval', icon: 'codicon-shield', tone: 'attention', sentence: 'waits for your approval' };
 /** A task another window or process runs: what the header and the history row say. */
 export const RUNNING_ELSEWHERE: StateLook = { label: 'Running in another window', icon: 'codicon-lock', tone: 'busy', sentence: 'is running in another window' };
 

@@ -3,7 +3,7 @@ import { describeWorker, describePool, type PoolStatus, type WorkerStatus } from
 import { badgeFor } from '../../../src/extension/permissions/waiting';
 import { RUN_PHASES } from '../../../src/shared/domain/events';
 import type { PendingPermission } from '../../../src/shared/protocol/chatMessages';
-import { agentStatusWords, loopStatusWords } from '../../../src/shared/words/agents';
+import { agentStatusWords, loopStatusWords, loopStopWords } from '../../../src/shared/words/agents';
 import { ownerWords } from '../../../src/shared/words/owners';
 import { phaseLabel, phaseTimes, phaseWords, stateLook } from '../../../src/shared/words/task';
 import { poolHeadline, workerStateWords } from '../../../src/shared/words/workers';
@@ -69,6 +69,11 @@ describe('words for states', () => {
     expect(loopStatusWords({ status: 'active', driver: 'elsewhere', heldBy: ownerWords('VS Code window 12186') })).toBe('running in another VS Code window');
     expect(ownerWords('keel run')).toBe('a keel run in a terminal');
     expect(ownerWords(undefined)).toBe('another window or process');
+    expect(loopStopWords('end_turn: Iteration two finished.')).toBe('Ended with: Iteration two finished.');
+    expect(loopStopWords('max_tokens: and then')).toBe('Cut off at the answer length limit: and then');
+    expect(loopStopWords('failed: no_api_key: No Anthropic API key is set.')).toBe('Failed: No Anthropic API key is set.');
+    expect(loopStopWords('aborted')).toBe('Cancelled');
+    expect(loopStopWords('something else: entirely')).toBe('something else: entirely');
   });
 });
 

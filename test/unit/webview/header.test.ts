@@ -92,6 +92,15 @@ describe('the chat header in words', () => {
     }
   });
 
+  it('a running task whose call waits for the person reads "Needs your approval"', () => {
+    const m = mount();
+    m.snapshot(taskIn('running'));
+    m.send({ type: 'permissionRequest', request: { requestId: 'r1', taskId: 't1', toolCallId: 'c1', tool: 'Bash', input: { command: 'ls' }, summary: 'ls', reason: 'a command' } });
+    expect(m.q('[data-testid="task-state"]')!.textContent).toBe('Needs your approval');
+    m.send({ type: 'permissionResolved', requestId: 'r1', decision: 'allow', source: 'card' });
+    expect(m.q('[data-testid="task-state"]')!.textContent).toBe('Working');
+  });
+
   it('busy is what the tags say: Cancel while running, Send once settled', () => {
     const m = mount();
     m.snapshot(taskIn('running'));
@@ -180,7 +189,7 @@ describe('the loop page', () => {
     initialProgress: '',
     iterations: [
       { n: 1, taskId: 'a', startedAt: 1, endedAt: 2, reasons: ['**no** stop word'], verdict: 'continue', status: 'completed' },
-      { n: 2, taskId: 'b', startedAt: 3, endedAt: 4, reasons: [], verdict: 'continue', status: 'aborted', stopReason: 'It said **almost** done.' },
+      { n: 2, taskId: 'b', startedAt: 3, endedAt: 4, reasons: [], verdict: 'continue', status: 'aborted', stopReason: 'end_turn: It said **almost** done.' },
       { n: 3, taskId: 'c', startedAt: 5, reasons: [] },
     ],
     driver: 'here',
@@ -198,6 +207,7 @@ describe('the loop page', () => {
     expect(m.q('[data-testid="loop-goal"] code')!.textContent).toBe('api');
     expect(m.q('[data-testid="loop-progress"]')!.textContent).toMatch(/^iteration 3 of at most 3 ·/);
     expect(m.q('[data-testid="loop-stop-reason"] strong')!.textContent).toBe('almost');
+    expect(m.q('[data-testid="loop-stop-reason"]')!.textContent).toBe('Ended with: It said almost done.\n');
     expect(m.q('[data-n="2"] [data-testid="loop-verdict"]')!.textContent).toBe('continue');
     expect(shown(page)).not.toMatch(RAW);
     m.send({ type: 'loops', state: { loops: [loop({ status: 'complete', iteration: 3, iterations: loop().iterations.map((i) => ({ ...i, endedAt: i.endedAt ?? 6 })) })], problems: [], available: true } });
