@@ -10,7 +10,7 @@ const AGENT_WORDS: Readonly<Record<AgentRow['status'], string>> = {
   waiting: 'waiting',
   working: 'working',
   attention: 'needs you',
-  compacting: 'compacting the conversation',
+  compacting: 'compacting',
   done: 'done',
   error: 'failed',
 };
