@@ -3,6 +3,7 @@ import { isViewEvent, type TaskEvent } from '../shared/domain/events';
 import type { PermissionMode } from '../shared/domain/permissionModes';
 import type { FromWebviewMessage } from '../shared/protocol/fromWebview';
 import type { SnapshotMessage, ToWebviewPayload } from '../shared/protocol/toWebview';
+import { taskEventHasTag } from '../core/machines/task/taskTags';
 import type { TaskHandle } from '../core/runtime/types';
 import { describeError } from './logger';
 import type { PermissionBroker } from './permissionBroker';
@@ -18,9 +19,6 @@ import { ChatWindow, type ChatSurface } from './chatWindow';
 
 export type { ChatHost, TaskRuntimeLike } from './chatHost';
 export { ChatWindow } from './chatWindow';
-
-/** Task states in which a task runs again after it settled (a follow-up, Retry, Resume). */
-const RUNNING_STATES: ReadonlySet<string> = new Set(['initializing', 'reconstructing', 'running']);
 
 /** How a surface is placed in the window (the vscode side gives these; tests leave them out). */
 export interface SurfaceOptions {
@@ -385,7 +383,7 @@ export class ChatController implements ChatSurface {
     }
     // The views' sessions follow the shown task: completed when its run ends, active when it runs again.
     if (event.type === 'done') for (const v of this.views) v.taskSettled();
-    else if (event.type === 'task' && RUNNING_STATES.has(event.state)) for (const v of this.views) v.taskResumed();
+    else if (event.type === 'task' && taskEventHasTag(event, 'running')) for (const v of this.views) v.taskResumed();
   }
 
   /** What a snapshot taken now holds of the shown task's events (when they come through the bus). */

@@ -142,7 +142,14 @@ export function activate(context: vscode.ExtensionContext): void {
   context.subscriptions.push(
     vscode.commands.registerCommand('keel.startLoop', () => loops.start()),
     vscode.commands.registerCommand('keel.showLoop', (name: unknown) => loops.show(typeof name === 'string' ? name : undefined)),
-    vscode.commands.registerCommand('keel.showWorkers', () => showWorkers(pool, (taskId) => vscode.commands.executeCommand('keel.agents.open', taskId))),
+    vscode.commands.registerCommand('keel.showWorkers', () =>
+      showWorkers(
+        pool,
+        (taskId) => vscode.commands.executeCommand('keel.agents.open', taskId),
+        // Tasks by the titles a person knows them by.
+        (taskId) => chatWindow.loadedRuntime?.get(taskId)?.transcript().title,
+      ),
+    ),
     vscode.commands.registerCommand('keel.agents.open', async (taskId: unknown) => {
       if (typeof taskId !== 'string') return;
       // The chat that shows it already is revealed; else it opens in the chat commands act on.

@@ -127,7 +127,11 @@ describe('loop mode in VS Code', () => {
       expect(await waiting.textContent()).toContain('Touch attention.txt');
       const loopRow = agents.locator('.monaco-list-row', { hasText: `Loop ${NAME}` });
       await loopRow.waitFor({ timeout: 30_000 });
-      expect(await agents.locator('.monaco-list-row', { hasText: `${NAME}: iteration 2` }).count()).toBe(1);
+      // Under the loop, each iteration by its number (the loop's name is on the row above).
+      expect(await agents.locator('.monaco-list-row', { hasText: 'Iteration 2' }).count()).toBe(1);
+      expect(await agents.locator('.monaco-list-row', { hasText: 'Iteration 1' }).count()).toBe(1);
+      // The loop's figures are its iterations': not "0 tok".
+      expect(await loopRow.textContent()).not.toContain(' 0 tok');
       await page.locator('.statusbar-item', { hasText: '1 needs you' }).waitFor({ timeout: 30_000 });
       await vs.screenshot('loop-2-agents-attention');
 
@@ -136,6 +140,17 @@ describe('loop mode in VS Code', () => {
       await expect.poll(() => existsSync(join(ws, 'attention.txt')), { timeout: 30_000 }).toBe(true);
       await agents.locator('.monaco-list-row', { hasText: 'needs you' }).waitFor({ state: 'detached', timeout: 30_000 });
       await vs.screenshot('loop-3-done');
+
+      // 4. The loop page in the side bar the Agents view splits: it has the chat view's height
+      // (no task header, no composer), not a strip under them.
+      await vs.runCommand('Keel: Show Loop');
+      const pageFrame: Frame = await vs.webviewFrame(READY, { timeoutMs: 60_000 });
+      await pageFrame.locator(`[data-testid="loop"][data-loop="${NAME}"]`).waitFor({ timeout: 30_000 });
+      const share = await pageFrame.evaluate(() => (document.querySelector('[data-testid="loop-page"]')?.getBoundingClientRect().height ?? 0) / document.body.getBoundingClientRect().height);
+      expect(share).toBeGreaterThan(0.75);
+      expect(await pageFrame.locator('[data-testid="prompt-input"]').count()).toBe(0);
+      expect(await pageFrame.locator('[data-testid="loop-page"]').textContent()).not.toContain('**');
+      await vs.screenshot('loop-4-page-in-split-sidebar');
     } catch (e) {
       await vs?.screenshot('loop-failure').catch(() => undefined);
       throw new Error(`${e instanceof Error ? e.stack : String(e)}\n--- Keel log ---\n${vs?.readKeelLog().slice(-4000) ?? ''}`);

@@ -2,6 +2,7 @@ import type { TaskEvent } from '../../shared/domain/events';
 import type { TaskTranscript } from '../../shared/domain/transcript';
 import type { ActivitySource } from '../hooks/feed';
 import type { IterationEnd } from '../machines/loopMode/loopMode.machine';
+import { taskEventHasTag } from '../machines/task/taskTags';
 import type { TaskHandle } from '../runtime/types';
 import { createCheckpoint } from './checkpoint';
 import { judgeSettings, keepProgress, loopPaths, readText, saveState, type IterationRecord, type LoopState } from './files';
@@ -64,7 +65,7 @@ export async function runIteration(c: IterationContext, n: number, signal: Abort
       errors.error(e.code, e.message);
       lastError = { code: e.code, message: e.message };
     } else if (e.type === 'usage') cost = e.totalCostUsd;
-    else if (e.type === 'task' && (e.state === 'initializing' || e.state === 'running')) lastError = undefined;
+    else if (e.type === 'task' && taskEventHasTag(e, 'running')) lastError = undefined;
   });
   const unfeed = c.feed?.subscribe((a) => {
     if (a.kind === 'hook' && a.input.hook_event_name === 'Stop' && a.input.session_id === task.id) stopMessage = a.input.last_assistant_message;

@@ -180,6 +180,9 @@ function normalised(events: TaskEvent[], recordedId: string, replayId: string): 
     if (recordedId) text = text.split(recordedId).join('<task>');
     const n = JSON.parse(text) as Normalised;
     delete n.taskId;
+    // Tags say what a state means and follow from its name, which is compared; logs written
+    // before events carried them have none.
+    if (e.type === 'task' || e.type === 'turn') delete n.tags;
     // How long a run phase took is measured, not decided by the machines.
     if (e.type === 'phase') delete n.ms;
     // Rounded: a total that had a lesson's cost added, then taken away, differs in its last bits.

@@ -7,6 +7,7 @@ import { TaskHookPoints } from '../hooks/taskHooks';
 import { applyTaskEvent, emptyTranscript, type TaskTranscript } from '../../shared/domain/transcript';
 import { taskLockKey, type LockManager } from '../locks/lockManager';
 import type { PendingSubtask } from '../machines/task/task.machine';
+import { taskStateTags } from '../machines/task/taskTags';
 import type { ProjectMemory } from '../memory/projectMemory';
 import type { MemorySettings } from '../memory/settings';
 import type { EngineDecision, PermissionCall } from '../permissions/engine';
@@ -118,7 +119,7 @@ export class LiveTask implements TaskHandle, PermissionParent {
     this.providerConfig = options.provider;
     this.recorder = seed.recorder;
     const title = seed.title;
-    this.transcriptState = seed.transcript ?? emptyTranscript(id, title, options.provider.provider === 'demo' ? 'demo model' : model);
+    this.transcriptState = seed.transcript ?? { ...emptyTranscript(id, title, options.provider.provider === 'demo' ? 'demo model' : model), tags: taskStateTags('created') };
     this.rootId = parent?.rootId ?? id;
     this.transcriptPath = seed.recorder && runtime.transcriptPath ? runtime.transcriptPath(id) : '';
     this.hooks = rt.hooks
@@ -441,7 +442,7 @@ export class LiveTask implements TaskHandle, PermissionParent {
         this.runtime.log('warn', `a task listener threw: ${(err as Error).message}`);
       }
     }
-    if (event.type === 'task' && (event.state === 'initializing' || event.state === 'running')) this.lastDone = null;
+    if (event.type === 'task' && event.tags?.includes('running')) this.lastDone = null;
     if (event.type === 'done') {
       // The run is over and its continuation keys (unique per run) can never recur: let them go.
       this.locks.endScope(taskLockKey(this.id));

@@ -58,6 +58,7 @@ export class TranscriptBuilder {
     switch (e.type) {
       case 'task':
         t.state = e.state;
+        t.tags = e.tags ?? [];
         if (e.title !== undefined) t.title = e.title;
         return;
       case 'turn':

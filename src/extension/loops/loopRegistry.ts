@@ -5,6 +5,7 @@ import { LoopRunner, type LoopTaskHost } from '../../core/loop/runner';
 import { lockState } from '../../core/store/taskLock';
 import type { LoopEvent, LoopStatus } from '../../shared/domain/loop';
 import { boundLoop, type LoopPageView, type LoopsState } from '../../shared/protocol/loopMessages';
+import { ownerWords } from '../../shared/words/owners';
 import type { Logger } from '../logger';
 
 /**
@@ -178,7 +179,7 @@ export class LoopRegistry {
       const lock = lockState(loopDir(this.o.workspace, s.name));
       try {
         const view = LoopRunner.open(this.runnerOptions(undefined), s.name).view();
-        out.push(boundLoop(view, lock.live ? 'elsewhere' : 'none', lock.live ? (lock.owner?.label ?? 'another process') : undefined));
+        out.push(boundLoop(view, lock.live ? 'elsewhere' : 'none', lock.live ? ownerWords(lock.owner?.label) : undefined));
       } catch (err) {
         this.o.log.warn(`loop ${s.name}: ${(err as Error).message}`);
       }

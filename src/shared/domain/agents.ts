@@ -11,6 +11,8 @@ export interface AgentRow {
   title: string;
   /** The task a sub-agent works for, or the loop an iteration belongs to. */
   parentId?: string;
+  /** For a loop's iteration: its number (1, 2, …). */
+  iteration?: number;
   status: AgentStatus;
   /** What the person is needed for, while `attention`. */
   attention?: 'permission' | 'input';
@@ -18,6 +20,7 @@ export interface AgentRow {
   startedAt: number;
   /** Epoch ms of its last status change. */
   since: number;
+  /** Tokens and cost so far; a loop's include its iterations'. */
   tokens: number;
   costUsd: number;
   /** The process that runs it (for `keel status` across windows and runs). */

@@ -135,8 +135,10 @@ describe('keel with worker processes', () => {
     expect(processAlive(w.pid)).toBe(true);
     const text = await runCli(['workers'], {}, run.storage);
     await text.exit;
-    expect(text.stdout()).toContain(`keel run (pid ${run.child.pid}): `);
-    expect(text.stdout()).toMatch(new RegExp(`w1 · busy\\s+pid ${w.pid} · task ${taskId!.slice(0, 8)}`));
+    // Words, not the pool or worker machine's state names.
+    expect(text.stdout()).toContain(`keel run (pid ${run.child.pid}): 1 worker, running a task`);
+    expect(text.stdout()).toMatch(new RegExp(`Running task ${taskId!.slice(0, 8)}\\s+w1 · pid ${w.pid}`));
+    expect(text.stdout()).not.toMatch(/\b(busy|ready|atCapacity|active)\b/);
     run.child.kill('SIGINT');
     await run.exit;
     // The run is gone, and so is its pool.
