@@ -3,7 +3,7 @@ import type { LoopEvent, LoopStatus, LoopView } from '../../shared/domain/loop';
 import type { ActivitySource } from '../hooks/feed';
 import { loopModeMachine, type LoopModeNotice } from '../machines/loopMode/loopMode.machine';
 import { acquireTaskLock, type HeldTaskLock } from '../store/taskLock';
-import { createLoop, existsLoop, keptProgress, loopPaths, nameProblem, readState, readText, saveState, type LoopState, type StoredLoopSettings } from './files';
+import { checkLoopFolder, createLoop, existsLoop, keptProgress, loopPaths, nameProblem, readState, readTextForView, saveState, type LoopState, type StoredLoopSettings } from './files';
 import { recordIteration, runIteration, type LoopTaskHost } from './iteration';
 
 export type { LoopTaskHost } from './iteration';
@@ -129,7 +129,7 @@ export class LoopRunner {
     const s = this.state;
     return {
       name: s.name,
-      goal: readText(loopPaths(this.opts.workspace, s.name).anchor).trim(),
+      goal: readTextForView(this.opts.workspace, loopPaths(this.opts.workspace, s.name).anchor).trim(),
       status: s.status,
       iteration: s.iteration,
       settings: {
@@ -224,6 +224,8 @@ export class LoopRunner {
 
   private takeLock(): void {
     if (this.lock) return;
+    // The lock writes into the loop's folder: nothing there may lead elsewhere.
+    checkLoopFolder(this.opts.workspace, this.state.name);
     const attempt = acquireTaskLock(loopPaths(this.opts.workspace, this.state.name).dir, this.opts.owner);
     if (!attempt.ok) throw new LoopBusy(`loop "${this.state.name}" is being run by ${attempt.owner ? `${attempt.owner.label} (pid ${attempt.owner.pid})` : 'another process'}`);
     this.lock = attempt.lock;
