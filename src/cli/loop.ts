@@ -5,7 +5,7 @@ import { LoopBusy, LoopRunner } from '../core/loop/runner';
 import { TaskStore } from '../core/store/taskStore';
 import { providerFor, runArgsFrom, TASK_OPTIONS, type RunArgs } from './args';
 import { createCliRuntime } from './cliRuntime';
-import { EXIT_LOOP_STALLED, EXIT_STORAGE_UNUSABLE, STORAGE_HINT } from './exitCodes';
+import { EXIT_LOOP_LIMIT, EXIT_LOOP_STALLED, EXIT_STORAGE_UNUSABLE, STORAGE_HINT } from './exitCodes';
 import { LOOP_HELP } from './help';
 import { handleSignals } from './signals';
 import { TextRenderer } from './textRenderer';
@@ -15,7 +15,8 @@ import { HelpRequested, parseCommandLine, reportUsage, UsageError } from './usag
  * `keel loop "<goal>"`: runs a goal as a loop of fresh tasks judged after each (docs/loop.md),
  * with the usual `keel run` options for every iteration. `keel loop --resume NAME` continues a
  * loop from its state.json (a stalled one goes on: the person has stepped in). Exit status: 0
- * complete, 1 cancelled (or a failure), 2 bad usage, 3 unusable storage, 4 stalled.
+ * complete, 1 cancelled (or a failure), 2 bad usage, 3 unusable storage, 4 stalled, 5 stopped at
+ * the iteration limit without reaching the goal.
  */
 const LOOP_OPTIONS = {
   ...TASK_OPTIONS,
@@ -171,6 +172,11 @@ export async function loopCommand(argv: string[]): Promise<number> {
     if (status === 'complete') {
       process.stderr.write(`keel loop: "${view.name}" complete after ${view.iteration} iteration${view.iteration === 1 ? '' : 's'}: ${view.reasons.join('; ')}\n`);
       return 0;
+    }
+    if (status === 'stopped') {
+      process.stderr.write(`keel loop: "${view.name}" stopped: iteration limit reached after ${view.iteration} iteration${view.iteration === 1 ? '' : 's'}; the goal is not reached\n`);
+      process.stderr.write(`  its progress is in .keel/loop/${view.name}/progress.md; start a new loop with a higher --max-iterations to go on\n`);
+      return EXIT_LOOP_LIMIT;
     }
     if (status === 'stalled') {
       process.stderr.write(`keel loop: "${view.name}" stalled after ${view.iteration} iterations and needs you: ${view.reasons.join('; ')}\n`);

@@ -43,7 +43,7 @@ export async function statusCommand(argv: string[]): Promise<number> {
 }
 
 function line(a: AgentRow, now: number): string {
-  const status = a.status === 'attention' ? `needs you (${a.attention ?? 'input'})` : a.status;
+  const status = a.status === 'attention' ? `needs you (${a.attention ?? 'input'})` : (a.note ?? a.status);
   const indent = a.parentId ? '  ' : '';
   const figures = `${elapsed(now - a.startedAt).padStart(7)}  ${tokens(a.tokens).padStart(9)}  $${a.costUsd.toFixed(2)}`;
   return `${indent}${status.padEnd(22)} ${figures}  ${a.kind === 'loop' ? 'loop ' : ''}${a.title}  [${a.id}${a.pid ? ` · pid ${a.pid}` : ''}]`;

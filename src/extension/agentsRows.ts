@@ -50,7 +50,7 @@ export function agentItems(rows: readonly AgentRow[], now: number): AgentItem[] 
 }
 
 function itemOf(r: AgentRow, now: number): AgentItem {
-  const status = r.status === 'attention' && r.attention ? `needs you (${r.attention})` : STATUS_WORDS[r.status];
+  const status = r.status === 'attention' && r.attention ? `needs you (${r.attention})` : (r.note ?? STATUS_WORDS[r.status]);
   const figures = [elapsed(now - r.startedAt), `${tokens(r.tokens)} tok`, `$${r.costUsd.toFixed(2)}`];
   return {
     id: r.id,
@@ -80,5 +80,5 @@ function tokens(n: number): string {
  * that change nothing visible (a tool started while already working) made clicks race it.
  */
 export function rowsSignature(rows: readonly AgentRow[]): string {
-  return JSON.stringify(rows.map((r) => [r.id, r.kind, r.title, r.parentId ?? '', r.status, r.attention ?? '', r.tokens, r.costUsd, r.startedAt]));
+  return JSON.stringify(rows.map((r) => [r.id, r.kind, r.title, r.parentId ?? '', r.status, r.attention ?? '', r.note ?? '', r.tokens, r.costUsd, r.startedAt]));
 }

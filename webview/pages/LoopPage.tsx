@@ -18,12 +18,13 @@ export interface LoopPageProps {
 export function loopStatusLabel(l: Pick<LoopPageView, 'status' | 'driver' | 'heldBy'>): string {
   if (l.driver === 'elsewhere') return `${l.status === 'stalled' ? 'stalled' : 'running'} in ${l.heldBy ?? 'another process'}`;
   if ((l.status === 'active' || l.status === 'continuing') && l.driver === 'none') return 'interrupted';
+  if (l.status === 'stopped') return 'stopped: iteration limit reached';
   return l.status === 'active' || l.status === 'continuing' ? 'running' : l.status;
 }
 
 /** Whether the page offers Continue (a stalled loop, or one a reload interrupted) and Cancel. Pure. */
 export function loopActions(l: Pick<LoopPageView, 'status' | 'driver'>): { continue: boolean; cancel: boolean } {
-  const ended = l.status === 'complete' || l.status === 'cancelled';
+  const ended = l.status === 'complete' || l.status === 'stopped' || l.status === 'cancelled';
   if (ended || l.driver === 'elsewhere') return { continue: false, cancel: false };
   const running = (l.status === 'active' || l.status === 'continuing') && l.driver === 'here';
   return { continue: !running, cancel: true };

@@ -17,6 +17,7 @@ interface Entry {
   startedAt: number;
   /** When its status (or what it needs) last changed. */
   since: number;
+  note?: string;
   actor: Actor<typeof agentStatusMachine>;
 }
 
@@ -39,6 +40,8 @@ export class StatusBoard {
         const entry = this.entry(c.id, c.kind, c.parentId);
         if (c.title) entry.title = c.title;
         if (c.parentId && !entry.parentId) entry.parentId = c.parentId;
+        if (c.note === null) delete entry.note;
+        else if (c.note !== undefined) entry.note = c.note;
         if (c.event) {
           const before = JSON.stringify(entry.actor.getSnapshot().value);
           entry.actor.send(c.event);
@@ -60,6 +63,7 @@ export class StatusBoard {
         ...(e.parentId ? { parentId: e.parentId } : {}),
         status: statusOf(e.actor),
         ...(attention ? { attention } : {}),
+        ...(e.note ? { note: e.note } : {}),
         startedAt: e.startedAt,
         since: e.since,
         tokens: s.context.tokens,

@@ -17,7 +17,7 @@ import { DEFAULT_MAX_ITERATIONS, DEFAULT_STOP_WORD, progressDigest, type LoopSet
  * any folder on the way) gets its loop refused with `LinkRefused`, never a write through the link
  * or a linked file's text in the iteration's prompt.
  */
-export const LOOP_STATUSES = ['active', 'continuing', 'complete', 'stalled', 'cancelled'] as const;
+export const LOOP_STATUSES = ['active', 'continuing', 'complete', 'stopped', 'stalled', 'cancelled'] as const;
 export type LoopStatus = (typeof LOOP_STATUSES)[number];
 
 const iterationSchema = z.object({
@@ -28,7 +28,7 @@ const iterationSchema = z.object({
   status: z.string().optional(),
   stopReason: z.string().optional(),
   finalMessage: z.string().optional(),
-  verdict: z.enum(['complete', 'stalled', 'continue']).optional(),
+  verdict: z.enum(['complete', 'stopped', 'stalled', 'continue']).optional(),
   reasons: z.array(z.string()).default([]),
   checkpoint: z.object({ ref: z.string(), commit: z.string() }).optional(),
   costUsd: z.number().optional(),

@@ -142,7 +142,7 @@ export async function recordIteration(c: IterationContext, n: number, end: Itera
   s.iterations = [...s.iterations.filter((i) => i.n !== n), record].sort((a, b) => a.n - b.n);
   s.iteration = n;
   s.reasons = reasons;
-  s.status = judgement.verdict === 'complete' ? 'complete' : judgement.verdict === 'stalled' ? 'stalled' : 'continuing';
+  s.status = judgement.verdict === 'continue' ? 'continuing' : judgement.verdict;
   saveState(c.workspace, s);
   return { verdict: judgement.verdict, reasons };
 }

@@ -14,8 +14,8 @@ export type { LoopTaskHost } from './iteration';
  * lock in its folder); a loop whose process went away (a window reload) is continued from its
  * state.json by `open` + `run`, starting its unfinished iteration again as a new task.
  *
- * `run` and `resume` resolve with the status the loop comes to rest in: complete, cancelled or
- * stalled (a stalled loop waits for the person: `resume` or `cancel`). Views subscribe to `view()`
+ * `run` and `resume` resolve with the status the loop comes to rest in: complete, stopped (the
+ * iteration limit reached before the goal), cancelled or stalled (a stalled loop waits for the person: `resume` or `cancel`). Views subscribe to `view()`
  * snapshots; hosts get LoopEvents through `onEvent`.
  */
 export interface LoopRunnerOptions {
@@ -32,7 +32,9 @@ export class LoopBusy extends Error {
   override readonly name = 'LoopBusy';
 }
 
-const RESTING: ReadonlySet<string> = new Set(['complete', 'cancelled', 'stalled']);
+const RESTING: ReadonlySet<string> = new Set(['complete', 'stopped', 'cancelled', 'stalled']);
+/** A loop in one of these has ended for good. */
+const ENDED: ReadonlySet<LoopStatus> = new Set(['complete', 'stopped', 'cancelled']);
 
 export class LoopRunner {
   private actor: Actor<typeof loopModeMachine> | undefined;
@@ -77,7 +79,7 @@ export class LoopRunner {
    * resolves at once with its status. Throws LoopBusy when another process drives it.
    */
   run(): Promise<LoopStatus> {
-    if (this.state.status === 'complete' || this.state.status === 'cancelled') return Promise.resolve(this.state.status);
+    if (ENDED.has(this.state.status)) return Promise.resolve(this.state.status);
     this.takeLock();
     const actor = createActor(this.machine(), { input: { name: this.state.name, iteration: this.state.iteration } });
     this.actor = actor;
@@ -112,7 +114,7 @@ export class LoopRunner {
   /** Cancels the loop and the iteration running now. */
   cancel(): void {
     if (this.actor) this.actor.send({ type: 'CANCEL' });
-    else if (this.state.status !== 'complete' && this.state.status !== 'cancelled') this.rest('cancelled');
+    else if (!ENDED.has(this.state.status)) this.rest('cancelled');
   }
 
   /** Lets go of the loop without changing its status (the window closes; it continues after a reload). */
