@@ -122,7 +122,9 @@ function openChecked(root: string, path: string, flags: number, mode?: number): 
 }
 
 export interface ReadResult {
+  /** The bytes read, decoded as UTF-8 (invalid sequences become U+FFFD; `bytes` has them as they are). */
   text: string;
+  bytes: Buffer;
   /** The file's size in bytes (may exceed what was read when `maxBytes` cut it). */
   size: number;
   mtimeMs: number;
@@ -159,7 +161,7 @@ export function readNoFollow(root: string, path: string, maxBytes?: number): Rea
       got += n;
     }
     const data = Buffer.concat(chunks, got);
-    return { text: data.toString('utf8'), size: Math.max(st.size, got), mtimeMs: st.mtimeMs, cut: maxBytes !== undefined && st.size > got };
+    return { text: data.toString('utf8'), bytes: data, size: Math.max(st.size, got), mtimeMs: st.mtimeMs, cut: maxBytes !== undefined && st.size > got };
   } finally {
     closeSync(fd);
   }
