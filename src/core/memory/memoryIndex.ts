@@ -84,6 +84,8 @@ export class MemoryIndex {
   private watcher: FSWatcher | null = null;
   private wantWatch = false;
   private cacheTried = false;
+  /** A kept index was found (so one that becomes empty is written empty, not left stale). */
+  private hadCache = false;
   private readonly told = new Set<string>();
 
   constructor(
@@ -132,7 +134,8 @@ export class MemoryIndex {
     }
     // MiniSearch keeps discarded documents' terms until it vacuums; many edits make that worth it.
     if (this.mini.dirtCount > 200) void this.mini.vacuum();
-    if (changed) this.saveCache();
+    // A workspace without memories gets no kept index (nothing to save time on).
+    if (changed && (this.byFile.size > 0 || this.skipped.size > 0 || this.hadCache)) this.saveCache();
   }
 
   /** Watches the folder so edits in place are seen too. Returns a stop function; never throws. */
@@ -237,6 +240,7 @@ export class MemoryIndex {
     if (!path) return false;
     const cache = readIndexCache(path, this.store.workspace);
     if (!cache) return true;
+    this.hadCache = true;
     try {
       const mini = MiniSearch.loadJS<Indexed>(cache.mini, MINI_OPTIONS);
       this.mini = mini;
