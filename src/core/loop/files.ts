@@ -167,8 +167,18 @@ export function checkLoopFolder(workspace: string, name: string): void {
   for (const file of [p.anchor, p.progress, p.guardrails, p.state, join(p.dir, 'lock.owner.json')]) {
     const problem = linkProblem(workspace, file);
     if (problem) refuse(problem, file);
+    // A hard link makes the file another file's too: a write to it would change both.
+    if (nameCount(file) > 1) refuse(`${relative(workspace, file)} has more than one name (a hard link)`, file);
   }
   for (const dir of [p.history, join(p.dir, 'lock')]) if (isLink(dir)) refuse(`${relative(workspace, dir)} is a symbolic link`, dir);
+}
+
+function nameCount(path: string): number {
+  try {
+    return lstatSync(path).nlink;
+  } catch {
+    return 0;
+  }
 }
 
 function isLink(path: string): boolean {

@@ -119,3 +119,13 @@ describe("a PreToolUse hook's allow (allowingModeAsk)", () => {
     expect((await call('.git/hooks/pre-commit')).decision).toBe('ask');
   });
 });
+
+describe("a loop's folder", () => {
+  it('is refused when a file of it is a hard link to another file (a write would change both)', async () => {
+    const { checkLoopFolder } = await import('../../../src/core/loop/files');
+    writeFileSync(join(ws, '.keel', 'settings.local.json'), '{}');
+    rmSync(progress());
+    linkSync(join(ws, '.keel', 'settings.local.json'), progress());
+    expect(() => checkLoopFolder(ws, 'fix')).toThrow(/progress\.md has more than one name/);
+  });
+});
