@@ -2,6 +2,7 @@ import { existsSync, statSync } from 'node:fs';
 import type { LoopEvent, LoopStatus } from '../shared/domain/loop';
 import { defaultSettings, existsLoop, LOOP_NAME, uniqueLoopName } from '../core/loop/files';
 import { LoopBusy, LoopRunner } from '../core/loop/runner';
+import { LinkRefused } from '../core/security/linkFreeFiles';
 import { TaskStore } from '../core/store/taskStore';
 import { providerFor, runArgsFrom, TASK_OPTIONS, type RunArgs } from './args';
 import { createCliRuntime } from './cliRuntime';
@@ -152,6 +153,7 @@ export async function loopCommand(argv: string[]): Promise<number> {
   } catch (err) {
     await cli.dispose();
     process.stderr.write(`keel loop: ${(err as Error).message}\n`);
+    if (err instanceof LinkRefused) process.stderr.write('  a loop\'s folder must hold plain files: remove the link (check where it pointed first), or give the loop another --name\n');
     return 1;
   }
   const unhandle = handleSignals({
@@ -188,6 +190,10 @@ export async function loopCommand(argv: string[]): Promise<number> {
   } catch (err) {
     if (err instanceof LoopBusy) {
       process.stderr.write(`keel loop: ${err.message}\n`);
+      return 1;
+    }
+    if (err instanceof LinkRefused) {
+      process.stderr.write(`keel loop: ${err.message}\n  a loop's folder must hold plain files: remove the link (check where it pointed first), or start a new loop\n`);
       return 1;
     }
     throw err;

@@ -50,6 +50,7 @@ describe('keel loop refuses loop files that are links', () => {
     const exit = await r.exit;
     expect(exit.code, r.stderr()).toBe(1);
     expect(r.stderr()).toContain('.keel/loop/fix-the-tests/progress.md is a symbolic link');
+    expect(r.stderr()).toContain('remove the link');
     expect(existsSync(settingsLocal())).toBe(false);
     expect(existsSync(join(workspace, 'pwned'))).toBe(false);
     expect(server.requests).toHaveLength(0);
@@ -78,7 +79,8 @@ describe('keel loop refuses loop files that are links', () => {
     server.enqueue({ blocks: [{ type: 'text', text: 'ok' }] });
     const r = await loop('--resume', 'shipped');
     expect((await r.exit).code, r.stderr()).toBe(1);
-    expect(r.stderr()).toContain('progress.md is a symbolic link');
+    expect(r.stderr()).toContain('loop "shipped" cannot be used: .keel/loop/shipped/progress.md is a symbolic link');
+    expect(r.stderr()).not.toMatch(/\n\s+at /); // a message for people, not a stack trace
     expect(server.requests).toHaveLength(0);
     expect(JSON.stringify(r.events)).not.toContain('PRIVATE-KEY-MATERIAL');
     expect(readFileSync(secret, 'utf8')).toBe('PRIVATE-KEY-MATERIAL-42\n');
