@@ -87,7 +87,7 @@ export class LoopRunner {
     actor.subscribe({
       next: (s) => {
         const v = typeof s.value === 'string' ? s.value : Object.keys(s.value)[0]!;
-        if (v !== last && RESTING.has(v)) this.rest(v as LoopStatus);
+        if (v !== last && RESTING.has(v)) this.rest(v as LoopStatus, s.context.reasons);
         last = v;
       },
       error: (err) => this.opts.log?.('error', `loop ${this.state.name}: ${(err as Error).message}`),
@@ -199,10 +199,13 @@ export class LoopRunner {
     this.changed();
   }
 
-  private rest(status: LoopStatus): void {
-    if (this.state.status !== status) {
+  private rest(status: LoopStatus, reasons: readonly string[] = []): void {
+    // A stall the judge did not record (the iteration could not be recorded: a link, the disk) says why in state.json too.
+    const unrecorded = status === 'stalled' && reasons.length > 0 && reasons.join('\n') !== this.state.reasons.join('\n');
+    if (this.state.status !== status || unrecorded) {
       this.state.status = status;
       if (status === 'cancelled') this.state.reasons = ['cancelled by the person'];
+      if (unrecorded) this.state.reasons = [...reasons];
       try {
         saveState(this.opts.workspace, this.state);
       } catch (err) {
