@@ -79,7 +79,8 @@ export function memoryFolderProblem(workspace: string): string | null {
   try {
     const real = realpathSync(dir);
     const rel = relative(realpathSync(workspace), real);
-    if (rel.startsWith('..') || isAbsolute(rel)) return `.keel/memory/ resolves to ${real}, outside the workspace (${linked}): not read; ${rule}`;
+    // The target's name is the repository's: quoted, so it prints no control characters.
+    if (rel.startsWith('..') || isAbsolute(rel)) return `.keel/memory/ resolves to ${JSON.stringify(real)}, outside the workspace (${linked}): not read; ${rule}`;
   } catch {
     // A dangling link: the problem says enough.
   }
