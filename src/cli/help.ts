@@ -122,8 +122,9 @@ Works toward one goal in iterations, each a fresh task (a new conversation) that
 files under .keel/loop/<name>/: anchor.md (the goal), progress.md (kept current by the agent; it
 may write it without a prompt in every mode but plan) and guardrails.md (errors seen 3 or more
 times, appended by Keel). After each iteration a judge decides:
-  complete   the stop word is in progress.md, the final message ends with <promise>TEXT</promise>
-             matching --promise, or --max-iterations is reached
+  complete   the stop word is in progress.md, or the final message ends with
+             <promise>TEXT</promise> matching --promise
+  stopped    --max-iterations is reached without the goal: not complete (exit 5)
   stalled    the same stop reason 5 times in a row, or progress.md unchanged for 3 iterations:
              the loop waits for you (edit its files, then keel loop --resume NAME)
   continue   a fresh iteration starts
@@ -137,7 +138,9 @@ times, appended by Keel). After each iteration a judge decides:
 The run options (--workspace, --provider, --model, --mode, --output-format, --max-turns, ...)
 apply to every iteration; see keel run --help. With --output-format stream-json every loop
 event ({"type":"loop",...}) and task event is one JSON line.
-Exit status: 0 complete, 1 cancelled or failed, 2 bad usage, 3 unusable storage, 4 stalled.
+Loop files that are symbolic links (or sit under one) are refused: Keel never follows them.
+Exit status: 0 complete, 1 cancelled or failed, 2 bad usage, 3 unusable storage, 4 stalled,
+5 stopped at the iteration limit without reaching the goal.
 `;
 
 export const BATCH_HELP = `Usage: keel batch FILE [run options] [--workers N]

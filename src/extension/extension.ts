@@ -60,6 +60,7 @@ export function activate(context: vscode.ExtensionContext): void {
   const loops: WindowLoops = new WindowLoops({
     log,
     taskHost: (): ReturnType<ChatWindow['loopHost']> => chatWindow.loopHost(),
+    loopModeProblem: () => chatWindow.loopModeProblem(),
     feed: () => activity?.feed,
     showPage: (name) => showLoopPage(name),
   });

@@ -2,6 +2,7 @@ import { lstatSync, readFileSync, realpathSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { redactSecrets } from '../security/secrets';
+import { QUOTED_NOTE, quoteAttribute, quoteForPrompt } from './promptQuote';
 
 /**
  * Instructions files: what a project (and the person) tells every task, read into the system
@@ -84,7 +85,8 @@ export function loadInstructions(opts: InstructionsOptions): LoadedInstructions 
     }
     body = redactSecrets(body, opts.knownSecrets ?? []);
     total += body.length;
-    sections.push(`<instructions file="${file.display}"${importedBy ? ` imported-by="${importedBy}"` : ''}>\n${body.trim()}\n</instructions>`);
+    // Quoted: a file that holds `</instructions>` cannot close its section (promptQuote.ts).
+    sections.push(`<instructions file="${quoteAttribute(file.display)}"${importedBy ? ` imported-by="${quoteAttribute(importedBy)}"` : ''}>\n${quoteForPrompt(body.trim())}\n</instructions>`);
     if (depth >= MAX_DEPTH) return;
     for (const ref of importsOf(text)) {
       const target = ref.startsWith('~/') ? join(home, ref.slice(2)) : isAbsolute(ref) ? ref : resolve(dirname(path), ref);
@@ -95,7 +97,8 @@ export function loadInstructions(opts: InstructionsOptions): LoadedInstructions 
   if (sections.length === 0) return { files, text: '', problems };
   const text =
     'Instructions from the files below apply to this task. Where they disagree, a later file takes precedence over an earlier one ' +
-    "(KEEL.md over CLAUDE.md and AGENTS.md, the project over the person's own file). They never override the rules above about permissions.\n\n" +
+    "(KEEL.md over CLAUDE.md and AGENTS.md, the project over the person's own file). They never override the rules above about permissions. " +
+    `Each file's text is quoted inside its <instructions> section. ${QUOTED_NOTE}\n\n` +
     sections.join('\n\n');
   return { files, text, problems };
 }

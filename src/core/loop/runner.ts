@@ -3,7 +3,7 @@ import type { LoopEvent, LoopStatus, LoopView } from '../../shared/domain/loop';
 import type { ActivitySource } from '../hooks/feed';
 import { loopModeMachine, type LoopModeNotice } from '../machines/loopMode/loopMode.machine';
 import { acquireTaskLock, type HeldTaskLock } from '../store/taskLock';
-import { createLoop, existsLoop, keptProgress, loopPaths, nameProblem, readState, readText, saveState, type LoopState, type StoredLoopSettings } from './files';
+import { checkLoopFolder, createLoop, existsLoop, keptProgress, loopPaths, nameProblem, readState, readTextForView, saveState, type LoopState, type StoredLoopSettings } from './files';
 import { recordIteration, runIteration, type LoopTaskHost } from './iteration';
 
 export type { LoopTaskHost } from './iteration';
@@ -14,8 +14,8 @@ export type { LoopTaskHost } from './iteration';
  * lock in its folder); a loop whose process went away (a window reload) is continued from its
  * state.json by `open` + `run`, starting its unfinished iteration again as a new task.
  *
- * `run` and `resume` resolve with the status the loop comes to rest in: complete, cancelled or
- * stalled (a stalled loop waits for the person: `resume` or `cancel`). Views subscribe to `view()`
+ * `run` and `resume` resolve with the status the loop comes to rest in: complete, stopped (the
+ * iteration limit reached before the goal), cancelled or stalled (a stalled loop waits for the person: `resume` or `cancel`). Views subscribe to `view()`
  * snapshots; hosts get LoopEvents through `onEvent`.
  */
 export interface LoopRunnerOptions {
@@ -32,7 +32,9 @@ export class LoopBusy extends Error {
   override readonly name = 'LoopBusy';
 }
 
-const RESTING: ReadonlySet<string> = new Set(['complete', 'cancelled', 'stalled']);
+const RESTING: ReadonlySet<string> = new Set(['complete', 'stopped', 'cancelled', 'stalled']);
+/** A loop in one of these has ended for good. */
+const ENDED: ReadonlySet<LoopStatus> = new Set(['complete', 'stopped', 'cancelled']);
 
 export class LoopRunner {
   private actor: Actor<typeof loopModeMachine> | undefined;
@@ -77,7 +79,7 @@ export class LoopRunner {
    * resolves at once with its status. Throws LoopBusy when another process drives it.
    */
   run(): Promise<LoopStatus> {
-    if (this.state.status === 'complete' || this.state.status === 'cancelled') return Promise.resolve(this.state.status);
+    if (ENDED.has(this.state.status)) return Promise.resolve(this.state.status);
     this.takeLock();
     const actor = createActor(this.machine(), { input: { name: this.state.name, iteration: this.state.iteration } });
     this.actor = actor;
@@ -85,7 +87,7 @@ export class LoopRunner {
     actor.subscribe({
       next: (s) => {
         const v = typeof s.value === 'string' ? s.value : Object.keys(s.value)[0]!;
-        if (v !== last && RESTING.has(v)) this.rest(v as LoopStatus);
+        if (v !== last && RESTING.has(v)) this.rest(v as LoopStatus, s.context.reasons);
         last = v;
       },
       error: (err) => this.opts.log?.('error', `loop ${this.state.name}: ${(err as Error).message}`),
@@ -112,7 +114,7 @@ export class LoopRunner {
   /** Cancels the loop and the iteration running now. */
   cancel(): void {
     if (this.actor) this.actor.send({ type: 'CANCEL' });
-    else if (this.state.status !== 'complete' && this.state.status !== 'cancelled') this.rest('cancelled');
+    else if (!ENDED.has(this.state.status)) this.rest('cancelled');
   }
 
   /** Lets go of the loop without changing its status (the window closes; it continues after a reload). */
@@ -129,7 +131,7 @@ export class LoopRunner {
     const s = this.state;
     return {
       name: s.name,
-      goal: readText(loopPaths(this.opts.workspace, s.name).anchor).trim(),
+      goal: readTextForView(this.opts.workspace, loopPaths(this.opts.workspace, s.name).anchor).trim(),
       status: s.status,
       iteration: s.iteration,
       settings: {
@@ -197,10 +199,13 @@ export class LoopRunner {
     this.changed();
   }
 
-  private rest(status: LoopStatus): void {
-    if (this.state.status !== status) {
+  private rest(status: LoopStatus, reasons: readonly string[] = []): void {
+    // A stall the judge did not record (the iteration could not be recorded: a link, the disk) says why in state.json too.
+    const unrecorded = status === 'stalled' && reasons.length > 0 && reasons.join('\n') !== this.state.reasons.join('\n');
+    if (this.state.status !== status || unrecorded) {
       this.state.status = status;
       if (status === 'cancelled') this.state.reasons = ['cancelled by the person'];
+      if (unrecorded) this.state.reasons = [...reasons];
       try {
         saveState(this.opts.workspace, this.state);
       } catch (err) {
@@ -224,6 +229,8 @@ export class LoopRunner {
 
   private takeLock(): void {
     if (this.lock) return;
+    // The lock writes into the loop's folder: nothing there may lead elsewhere.
+    checkLoopFolder(this.opts.workspace, this.state.name);
     const attempt = acquireTaskLock(loopPaths(this.opts.workspace, this.state.name).dir, this.opts.owner);
     if (!attempt.ok) throw new LoopBusy(`loop "${this.state.name}" is being run by ${attempt.owner ? `${attempt.owner.label} (pid ${attempt.owner.pid})` : 'another process'}`);
     this.lock = attempt.lock;

@@ -111,7 +111,7 @@ export class LiveTask implements TaskHandle, PermissionParent {
     this.locks = locks;
     this.mode = parent ? parent.permissionMode() : (options.mode ?? 'default');
     this.loopProgressFile = options.loopProgressFile;
-    const own = options.loopProgressFile ? allowingLoopProgress(runtime.permissions, options.loopProgressFile) : runtime.permissions;
+    const own = options.loopProgressFile ? allowingLoopProgress(runtime.permissions, options.loopProgressFile, rt.workspace) : runtime.permissions;
     this.decider = parent ? boundedByParent(own, parent) : own;
     const providerFactory = rt.providerFactory ?? createProvider;
     const model = options.provider.model;

@@ -106,7 +106,8 @@ export class RunPhases {
         }),
         searchMemory: fromPromise(async () => {
           if (!memory) return { hits: [], tokens: 0 };
-          const found = memory.recall(start.prompt, settings.maxTokens);
+          const found = memory.recall(start.prompt, settings.maxTokens, s.secrets.values());
+          for (const l of found.left) s.log('warn', `memory: ${l.file} left out of the prompt: ${l.why}`);
           system.memory = found.text;
           const hits = found.used.map((h) => ({ file: h.memory.file, title: h.memory.title, score: Math.round(h.score * 100) / 100 }));
           if (hits.length) s.publish({ type: 'memory', taskId: s.taskId, run: start.run, hits, tokens: found.tokens });
@@ -228,6 +229,7 @@ export class RunPhases {
       provider: s.providerKind(),
       subtask: s.subtask,
       loopIteration: s.loopIteration === true,
+      memoryFolderProblem: memory?.folderProblem() ?? null,
     });
     if (early) return early;
     if (!provider) return noLesson('no provider for the lesson call');

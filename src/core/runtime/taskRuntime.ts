@@ -265,7 +265,7 @@ export class TaskRuntime {
   /** The workspace's memory (built on first use), or null when memory is off for this host. */
   projectMemory(): ProjectMemory | null {
     if (!this.memorySettings().enabled) return null;
-    this.memory ??= new ProjectMemory(this.options.workspace, (level, message) => this.log(level, message));
+    this.memory ??= new ProjectMemory(this.options.workspace, (level, message) => this.log(level, message), this.options.storageDir);
     return this.memory;
   }
 

@@ -176,7 +176,7 @@ function startQuery(q: QueryMessage, send: (m: FromWorker) => void, fetch: Fetch
   const hooks = workerHookPoints(q, { send, secrets, mode: () => mode, stopTurn: () => toTurn({ type: 'CANCEL' }) });
   const engine = engineFor(runtime.workspace, runtime.settingsFiles, runtime.sandbox.enabled);
   // The same exception the host gives a loop iteration (LiveTask): its own progress file.
-  const own: PermissionDecider = q.loopProgressFile ? allowingLoopProgress(engine, q.loopProgressFile) : engine;
+  const own: PermissionDecider = q.loopProgressFile ? allowingLoopProgress(engine, q.loopProgressFile, runtime.workspace) : engine;
   const permissions: PermissionDecider = boundedByModes(own, () => parentModes);
   const waiting = new Map<string, (answer: PermissionAnswer) => void>();
   const durables = new Map<string, () => void>();

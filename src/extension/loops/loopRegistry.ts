@@ -38,7 +38,7 @@ interface Entry {
   unsubscribe(): void;
 }
 
-const ENDED: ReadonlySet<LoopStatus> = new Set(['complete', 'cancelled']);
+const ENDED: ReadonlySet<LoopStatus> = new Set(['complete', 'stopped', 'cancelled']);
 
 export class LoopRegistry {
   private readonly entries = new Map<string, Entry>();

@@ -11,6 +11,8 @@ import type { LoopRegistry } from './loopRegistry';
 export interface WindowLoopsOptions {
   log: Logger;
   taskHost(): Promise<LoopTaskHost>;
+  /** Why a loop cannot run in the chat's mode now (Plan mode), asked before Start Loop's questions. */
+  loopModeProblem(): string | undefined;
   feed(): ActivityFeed | undefined;
   /** Shows the loop page (in the chat the person sees), selecting loop `name` when given. */
   showPage(name?: string): Promise<void>;
@@ -88,6 +90,12 @@ export class WindowLoops implements LoopChat {
     const registry = await this.load();
     if (!registry) {
       void vscode.window.showErrorMessage('Keel: open a folder first: a loop works inside a workspace folder.');
+      return;
+    }
+    // Asked before the questions: Plan mode would refuse every change of every iteration.
+    const modeProblem = this.o.loopModeProblem();
+    if (modeProblem) {
+      void vscode.window.showErrorMessage(`Keel: ${modeProblem}`);
       return;
     }
     const settings = await askLoopSettings();
@@ -175,6 +183,11 @@ export class WindowLoops implements LoopChat {
     const reasons = view?.reasons.join('; ') ?? '';
     if (status === 'complete') {
       void vscode.window.showInformationMessage(`Keel loop "${name}" complete after ${view?.iteration ?? '?'} iterations: ${reasons}`, 'Show Loop').then((c) => {
+        if (c === 'Show Loop') void this.show(name);
+      });
+    } else if (status === 'stopped') {
+      // Not a success: the loop used every iteration it was allowed and the goal is not reached.
+      void vscode.window.showWarningMessage(`Keel loop "${name}" stopped: iteration limit reached after ${view?.iteration ?? '?'} iterations; the goal is not reached.`, 'Show Loop').then((c) => {
         if (c === 'Show Loop') void this.show(name);
       });
     } else if (status === 'stalled') {

@@ -65,7 +65,9 @@ describe('keel status --json', () => {
   });
 
   it('lists a loop with its running iteration', async () => {
-    server.enqueue(bash(HOLD), say('waited'));
+    // The iteration reaches the goal (a loop that only ran out of iterations would exit 5, not 0).
+    const done = { blocks: [{ type: 'tool_use' as const, name: 'Write', input: { file_path: '.keel/loop/rel/progress.md', content: '# Progress\nDONE\n' } }] };
+    server.enqueue(bash(HOLD), done, say('waited'));
     const worker = await runCli(['loop', 'wait for the release', '--name', 'rel', '--max-iterations', '1', ...provider()], KEY, storage);
     const { agents } = await statusWhileHeld(worker);
     const loopRow = agents.find((a) => a.kind === 'loop');

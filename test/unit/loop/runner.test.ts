@@ -1,4 +1,4 @@
-import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -76,6 +76,28 @@ describe('LoopRunner', () => {
     expect(readFileSync(join(loopPaths(workspace, 'l').history, '1.md'), 'utf8')).toBe('step 1: parser written\n');
     expect(events.filter((e) => e.state === 'judged').map((e) => (e as { verdict: string }).verdict)).toEqual(['continue', 'complete']);
     expect(runner.view().iterations.map((i) => i.progress)).toEqual(['step 1: parser written\n', 'step 1: parser written\nstep 2: tests pass\nDONE\n']);
+  });
+
+  it('stalls at once, reading nothing through it, when the progress file becomes a link during an iteration', async () => {
+    const secret = join(mkdtempSync(join(tmpdir(), 'keel-loop-secret-')), 'id_rsa');
+    writeFileSync(secret, 'PRIVATE-KEY-MATERIAL\n');
+    // Iteration 1 writes progress, then (as a command the person allowed might) swaps it for a link.
+    const provider = new ScriptedProvider((request) => {
+      const step = request.messages.filter((m) => m.role === 'assistant').length;
+      if (step === 0) return writeProgress('step 1\n');
+      const progress = loopPaths(workspace, 'l').progress;
+      rmSync(progress);
+      symlinkSync(secret, progress);
+      return say('iteration 1 finished');
+    });
+    runner = LoopRunner.create(options(provider), 'l', 'make every test pass', defaultSettings());
+    expect(await runner.run()).toBe('stalled');
+    const state = readState(workspace, 'l');
+    expect(state.reasons.join(' ')).toContain('progress.md is a symbolic link');
+    expect(provider.requests.filter((r) => r.messages.length === 1)).toHaveLength(1);
+    expect(JSON.stringify(provider.requests)).not.toContain('PRIVATE-KEY-MATERIAL');
+    expect(JSON.stringify(state)).not.toContain('PRIVATE-KEY-MATERIAL');
+    expect(existsSync(join(loopPaths(workspace, 'l').history, '1.md'))).toBe(false);
   });
 
   it('stalls when the progress file stays the same for 3 iterations, and goes on when the person resumes it', async () => {

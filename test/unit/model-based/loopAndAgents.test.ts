@@ -31,7 +31,7 @@ const LOOP_MODEL: HostModel = {
     for (const i of invoked(s)) {
       if (i.src === 'runIteration') evs.push(doneEvent(i.id, end('completed'), 'completed'), errorEvent(i.id, new Error('cannot start')));
       else if (i.src === 'recordIteration') {
-        for (const verdict of ['complete', 'stalled', 'continue'] as const) evs.push(doneEvent(i.id, { verdict, reasons: [verdict] }, verdict));
+        for (const verdict of ['complete', 'stopped', 'stalled', 'continue'] as const) evs.push(doneEvent(i.id, { verdict, reasons: [verdict] }, verdict));
         evs.push(errorEvent(i.id, new Error('disk full')));
       } else evs.push(doneEvent(i.id, undefined, 'ok'), errorEvent(i.id, new Error('cannot save')));
     }
@@ -43,7 +43,7 @@ describe('model-based: loopMode', () => {
   const paths = transitionPaths(LOOP_MODEL.machine, { input: LOOP_MODEL.input, events: LOOP_MODEL.events });
   it('has paths to every verdict and to cancelled', () => {
     const ends = new Set(paths.map((p) => JSON.stringify(p.values.at(-1))));
-    for (const s of ['"complete"', '"stalled"', '"cancelled"', '"continuing"']) expect(ends).toContain(s);
+    for (const s of ['"complete"', '"stopped"', '"stalled"', '"cancelled"', '"continuing"']) expect(ends).toContain(s);
   });
   it.each(paths.map((p) => [p.events.map((e) => e.tag ?? e.type.replace(/^xstate\.(done|error)\.actor\.[^.]*\.?/, '$1:')).join(' › '), p] as const))('%s', async (_n, path) => {
     const r = await replayHost(LOOP_MODEL, path, recorder);
