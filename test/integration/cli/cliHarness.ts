@@ -2,7 +2,8 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { build } from 'esbuild';
+import * as esbuild from 'esbuild';
+import { buildWorker } from '../../../scripts/sharedCore.mjs';
 
 /**
  * Runs the real CLI (`node cli.js run …`) as a child process. The bundle is dist/cli.js when it
@@ -27,20 +28,12 @@ export function cliBundle(): Promise<string> {
   cliPath ??= (async () => {
     const dist = join(ROOT, 'dist/cli.js');
     const fresh = (p: string) => existsSync(p) && statSync(p).mtimeMs > newestSource(join(ROOT, 'src'));
-    if (fresh(dist) && fresh(join(ROOT, 'dist/worker.js'))) return dist;
+    if (fresh(dist) && fresh(join(ROOT, 'dist/worker.js')) && fresh(join(ROOT, 'dist/core.js'))) return dist;
     const out = mkdtempSync(join(tmpdir(), 'keel-cli-build-'));
-    await build({
-      // With the lean worker bundle beside it, as in dist/: `--workers N` runs its workers from it.
-      entryPoints: { cli: join(ROOT, 'src/cli/main.ts'), worker: join(ROOT, 'src/cli/workerEntry.ts') },
-      outdir: out,
-      bundle: true,
-      platform: 'node',
-      format: 'cjs',
-      target: 'node20',
-      banner: { js: '#!/usr/bin/env node' },
-      logLevel: 'silent',
-      legalComments: 'none',
-    });
+    const options = { bundle: true, platform: 'node' as const, format: 'cjs' as const, target: 'node20', logLevel: 'silent' as const, legalComments: 'none' as const };
+    await esbuild.build({ ...options, entryPoints: { cli: join(ROOT, 'src/cli/main.ts') }, outdir: out, banner: { js: '#!/usr/bin/env node' } });
+    // With the worker bundle and core.js beside it, as in dist/: `--workers N` runs its workers from it.
+    await buildWorker(esbuild, options, out, 'src/cli/workerEntry.ts');
     for (const [pkg, file] of [['web-tree-sitter', 'web-tree-sitter.wasm'], ['tree-sitter-bash', 'tree-sitter-bash.wasm']] as const) {
       const p = join(ROOT, 'node_modules', pkg, file);
       if (existsSync(p)) copyFileSync(p, join(out, file));
