@@ -1,7 +1,13 @@
+import { readFileSync } from 'node:fs';
 import { defineConfig } from 'vitest/config';
-import { INTEGRATION_FILES } from './test/projects';
 
-// Three projects (test/projects.ts says which file runs where):
+/** test/integration-files.txt: the integration tests that sit beside unit tests (one path a line). */
+const INTEGRATION_FILES = readFileSync(new URL('./test/integration-files.txt', import.meta.url), 'utf8')
+  .split('\n')
+  .map((l) => l.replace(/#.*/, '').trim())
+  .filter(Boolean);
+
+// Three projects (test/integration-files.txt says which unit-folder files are integration tests):
 //   unit         pure logic, no process, no server (test/setup/pureUnit.ts enforces it)
 //   integration  real processes and sockets: the CLI, workers, bash, MCP servers, the fake model server
 //   e2e          the packaged extension in code-server, driven by Playwright

@@ -8,7 +8,7 @@ import { afterAll, afterEach } from 'vitest';
  * The unit project's promise: pure logic, fast. A unit test starts no process (no real bash,
  * git, rg, bwrap, node, MCP server over stdio), listens on no socket (no HTTP server, no fake
  * model server, no Unix socket) and starts no worker thread. Those tests belong in the
- * "integration" project (the list in test/projects.ts), which `npm test` runs as well.
+ * "integration" project (the list in test/integration-files.txt), which `npm test` runs as well.
  *
  * Every such call is refused here (it throws before anything starts) and fails the test that
  * made it, even when the code under test caught the error and carried on.
@@ -16,7 +16,7 @@ import { afterAll, afterEach } from 'vitest';
 const violations: string[] = [];
 
 function refuse(what: string): never {
-  const message = `the unit project starts no process and opens no server (${what}); put this test file in the integration project (test/projects.ts)`;
+  const message = `the unit project starts no process and opens no server (${what}); put this test file in the integration project (test/integration-files.txt)`;
   violations.push(message);
   throw new Error(message);
 }
