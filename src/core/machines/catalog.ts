@@ -5,7 +5,6 @@ import { callMachine } from './call/call.machine';
 import { mcpConnectionMachine } from './mcpConnection/mcpConnection.machine';
 import { loopModeMachine } from './loopMode/loopMode.machine';
 import { ipcConnectionMachine } from './ipcConnection/ipcConnection.machine';
-import { modelSelectionMachine } from './modelSelection/modelSelection.machine';
 import { permissionMachine } from './permission/permission.machine';
 import { runPhasesMachine } from './runPhases/runPhases.machine';
 import { poolMachine } from './pool/pool.machine';
@@ -79,7 +78,6 @@ export const MACHINES: AnyStateMachine[] = [
   streamMachine,
   permissionMachine,
   appSessionMachine,
-  modelSelectionMachine,
   sandboxMachine,
   runPhasesMachine,
   mcpConnectionMachine,

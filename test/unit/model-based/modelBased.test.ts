@@ -7,7 +7,6 @@ import { taskMachine } from '../../../src/core/machines/task/task.machine';
 import { turnMachine } from '../../../src/core/machines/turn/turn.machine';
 import { callPaths, compileCall } from './callModel';
 import { CoverageRecorder, formatCoverage } from './coverage';
-import { HOST_MODELS, hostPaths, replayHost } from './hostMachines';
 import { compilePermission, PERMISSION_VARIANTS, permissionPaths } from './permissionModel';
 import { replayStream, streamPaths } from './streamModel';
 import { replay, type Recorders } from './system';
@@ -26,8 +25,6 @@ import { compileTurn, TURN_VARIANTS, turnPaths } from './turnModel';
  * stale (the real wiring reaches one of them now: remove it) or incomplete.
  */
 const recorders: Recorders = { real: new CoverageRecorder(), injected: new CoverageRecorder() };
-/** The host machines' replays: their actors are scripted stand-ins for the host's I/O (hostMachines.ts). */
-const hostRecorder = new CoverageRecorder();
 const label = (events: { type: string; tag?: string }[]) => events.map((e) => (e.tag ? `${e.type.replace(/^xstate\.(done|error)\.actor\.(0\.)?/, '$1:')}[${e.tag}]` : e.type)).join(' › ') || '(initial)';
 
 /** Reached only through an injected actor, by machine: no real producer exists yet, and why. */
@@ -103,25 +100,13 @@ describe('model-based: task', () => {
   });
 });
 
-for (const model of HOST_MODELS) {
-  describe(`model-based: ${model.machine.id}`, () => {
-    const paths = hostPaths(model);
-    it.each(paths.map((p) => [label(p.events), p] as const))('%s', async (_name, path) => {
-      const { observed, expected, prefixOk } = await replayHost(model, path, hostRecorder);
-      expect(prefixOk ? observed.slice(0, expected.length) : observed).toEqual(expected);
-    });
-  });
-}
-
 describe('model-based: coverage of the catalog', () => {
   const wired: AnyStateMachine[] = [taskMachine, turnMachine, callMachine, streamMachine, permissionMachine];
-  const hosts = [...new Set(HOST_MODELS.map((m) => m.machine))];
   afterAll(() => {
     const listed = Object.entries(INJECTED_ONLY).flatMap(([id, l]) => [...l.states.map((s) => `  ${id}: state ${s}`), ...l.transitions.map((t) => `  ${id}: ${t}`)]);
     process.stdout.write(
       `\nModel-based coverage of the task system, real wiring only:\n${wired.map((m) => formatCoverage(recorders.real.report(m))).join('\n')}\n` +
-        `Reached only through an injected actor (INJECTED_ONLY, not counted above):\n${listed.join('\n') || '  (none)'}\n` +
-        `Host machines (their host I/O actors scripted):\n${hosts.map((m) => formatCoverage(hostRecorder.report(m))).join('\n')}\n`,
+        `Reached only through an injected actor (INJECTED_ONLY, not counted above):\n${listed.join('\n') || '  (none)'}\n`,
     );
   });
 
@@ -142,10 +127,5 @@ describe('model-based: coverage of the catalog', () => {
       states: [],
       transitions: [],
     });
-  });
-
-  it.each(hosts.map((m) => [m.id, m] as const))('%s (host machine): every state and transition was taken', (_id, machine) => {
-    const c = hostRecorder.report(machine);
-    expect({ states: c.states.missing, transitions: c.transitions.missing }).toEqual({ states: [], transitions: [] });
   });
 });
