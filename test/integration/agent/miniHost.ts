@@ -9,7 +9,7 @@ import { LockManager } from '../../../src/core/locks/lockManager';
 import type { PendingSubtask, TaskMachineEvent } from '../../../src/core/machines/task/task.machine';
 import type { TurnLimits } from '../../../src/core/machines/turn/turn.machine';
 import type { PermissionAsker } from '../../../src/core/permissions/gate';
-import { createProvider } from '../../../src/core/providers/index';
+import { loadProvider } from '../../../src/core/providers/load';
 import { lazyEngine } from '../../../src/core/runtime/permissionDecider';
 import { wireTaskMachine, type PermissionDecider, type SubtaskHandle } from '../../../src/core/runtime/wiring';
 import type { PermissionMode } from '../../../src/core/runtime/types';
@@ -111,7 +111,7 @@ export class MiniHost {
       tools: this.tools,
       permissions: this.permissions,
       asker: this.asker,
-      createProvider: async () => createProvider({ provider: 'anthropic', model: 'claude-test', baseUrl: this.baseUrl, apiKey: 'test-key' }),
+      createProvider: () => loadProvider({ provider: 'anthropic', model: 'claude-test', baseUrl: this.baseUrl, apiKey: 'test-key' }),
       publish: (e) => {
         this.log(id).push(e);
         for (const v of this.views.get(id) ?? []) v(e);
