@@ -3,7 +3,9 @@ import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, statSync
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import * as esbuild from 'esbuild';
+import { onTestFinished } from 'vitest';
 import { buildWorker } from '../../../scripts/sharedCore.mjs';
+import { Changes } from '../../unit/helpers/changes';
 
 /**
  * Runs the real CLI (`node cli.js run …`) as a child process. The bundle is dist/cli.js when it
@@ -47,6 +49,8 @@ export interface CliRun {
   child: ChildProcess;
   /** Parsed stream-json lines so far. */
   events: Record<string, unknown>[];
+  /** Notified at each chunk of output and when the process ends (wait on it, not on the clock). */
+  changes: Changes;
   stdout: () => string;
   stderr: () => string;
   exit: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
@@ -66,6 +70,7 @@ export async function runCli(args: string[], env: Record<string, string | undefi
   let out = '';
   let err = '';
   const events: Record<string, unknown>[] = [];
+  const changes = new Changes();
   let partial = '';
   child.stdout!.setEncoding('utf8').on('data', (d: string) => {
     out += d;
@@ -80,10 +85,23 @@ export async function runCli(args: string[], env: Record<string, string | undefi
         /* text output */
       }
     }
+    changes.notify();
   });
-  child.stderr!.setEncoding('utf8').on('data', (d: string) => (err += d));
+  child.stderr!.setEncoding('utf8').on('data', (d: string) => {
+    err += d;
+    changes.notify();
+  });
   const exit = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((res) => child.once('close', (code, signal) => res({ code, signal })));
-  return { child, storage, events, stdout: () => out, stderr: () => err, exit };
+  void exit.then(changes.notify);
+  // A run the test left running (it failed, or timed out waiting) does not outlive its test.
+  try {
+    onTestFinished(() => {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    });
+  } catch {
+    /* started outside a test (a hook): the hook's own cleanup ends it */
+  }
+  return { child, storage, events, changes, stdout: () => out, stderr: () => err, exit };
 }
 
 export const ofType = (events: Record<string, unknown>[], type: string) => events.filter((e) => e.type === type);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { createActor, fromPromise } from 'xstate';
+import { createActor, fromPromise, SimulatedClock } from 'xstate';
 import { appSessionMachine } from '../../../src/core/machines/appSession/appSession.machine';
 import { sessionMachine } from '../../../src/core/machines/session/session.machine';
 
@@ -8,6 +8,8 @@ describe('session machine: a view attached to a task', () => {
     const pages: (string | null)[] = [];
     const snapshots: (string | null)[] = [];
     const dropped: string[] = [];
+    // The idle timeout runs on a clock the test moves, not on the wall clock.
+    const clock = new SimulatedClock();
     const actor = createActor(
       sessionMachine.provide({
         actions: {
@@ -17,10 +19,10 @@ describe('session machine: a view attached to a task', () => {
         },
         delays: { idleTimeout: 5 },
       }),
-      { input: { viewId: 'sidebar' } },
+      { input: { viewId: 'sidebar' }, clock },
     );
     actor.start();
-    return { actor, pages, snapshots, dropped };
+    return { actor, pages, snapshots, dropped, clock };
   }
 
   it('each page the view loads gets a snapshot; hiding sends nothing', () => {
@@ -48,11 +50,13 @@ describe('session machine: a view attached to a task', () => {
   });
 
   it('a view hidden past the idle timeout drops what it kept and resyncs on its next page', async () => {
-    const { actor, dropped } = view();
+    const { actor, dropped, clock } = view();
     actor.send({ type: 'ATTACH', taskId: 't1', settled: false });
     actor.send({ type: 'READY' });
     actor.send({ type: 'HIDE' });
-    await new Promise((r) => setTimeout(r, 30));
+    clock.increment(4);
+    expect(actor.getSnapshot().value).toBe('paused');
+    clock.increment(1);
     expect(actor.getSnapshot().value).toBe('timeout');
     expect(dropped).toEqual(['sidebar']);
     actor.send({ type: 'READY' });
