@@ -26,6 +26,16 @@ export class Changes {
   until(ok: () => boolean, describe?: () => string): Promise<void> {
     return eventually(ok, describe, this);
   }
+
+  /** Resolves at the next notification. */
+  next(): Promise<void> {
+    return new Promise((resolve) => {
+      const stop = this.subscribe(() => {
+        stop();
+        resolve();
+      });
+    });
+  }
 }
 
 /** A Changes notified by something that takes listeners (the fake model server's `onChange`). */
