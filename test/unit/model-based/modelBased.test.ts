@@ -10,7 +10,7 @@ import { CoverageRecorder, formatCoverage } from './coverage';
 import { compilePermission, PERMISSION_VARIANTS, permissionPaths } from './permissionModel';
 import { replayStream, streamPaths } from './streamModel';
 import { replay, type Recorders } from './system';
-import { compileTask, taskPaths } from './taskModel';
+import { compileTask, taskOutputProblems, taskPaths } from './taskModel';
 import { compileTurn, TURN_VARIANTS, turnPaths } from './turnModel';
 
 /**
@@ -43,12 +43,30 @@ const INJECTED_ONLY: Record<string, { states: string[]; transitions: string[] }>
       // No hook is configured in these replays. A Stop hook that sends the agent back is exercised
       // for real by test/integration/cli/hooks.test.ts; the stop step never rejects (TaskHookPoints
       // answers a failing hook runner itself).
-      'stopping -> checkingContext : xstate.done.actor.0.turn.stopping',
+      'stopping -> checkingContext : xstate.done.actor.0.turn.stopping [inline]',
       'stopping -> done : xstate.error.actor.0.turn.stopping',
     ],
   },
   // The engine never rejects (`decide` answers its own failures with an ask, or a deny in dontAsk).
   permission: { states: [], transitions: ['checkRules -> askUser : xstate.error.actor.0.permission.checkRules'] },
+};
+
+/**
+ * Taken neither by the real wiring nor by an injected replay yet, by machine, and why. Listed so
+ * that nothing is filtered silently: the coverage test fails when one is taken (remove it) or when
+ * another is missing.
+ */
+const NOT_REPLAYED: Record<string, Record<string, string>> = {
+  task: {
+    // Two Task calls in one answer: the model offers one subtask at a time (its completion is
+    // resolved when the subtask starts, so the order of two cannot be scripted yet).
+    // test/unit/machines/subtaskWiring.test.ts takes both with three Task calls.
+    'running.waitingForSubtask -> (stays) : SUBTASK_STARTED': 'a second Task call of the same answer: subtaskWiring.test.ts',
+    'running.waitingForSubtask -> (stays) : SUBTASK_DONE [isAwaitedSubtask]': 'one of two subtasks answering first: subtaskWiring.test.ts',
+  },
+  turn: {
+    'dispatchingTools -> (stays) : always [nextCallInvalid]': 'a tool call whose input is not valid JSON: the turn model has no such answer yet (streamAssembly.test.ts tests how such input is assembled, not this transition)',
+  },
 };
 
 describe('model-based: stream', () => {
@@ -95,8 +113,10 @@ describe('model-based: task', () => {
   const paths = taskPaths();
   it.each(paths.map((p) => [label(p.events), p] as const))('%s', async (_name, path) => {
     const c = compileTask(path);
-    const { observed } = await replay(c.script, 'task', c.expected, c.triggers, recorders);
-    expect(observed).toEqual(c.expected);
+    const r = await replay(c.script, 'task', c.expected, c.triggers, recorders);
+    expect(r.observed).toEqual(c.expected);
+    // What the person and the model would notice: what was said, what was sent, what was refused.
+    expect(taskOutputProblems(path, r)).toEqual([]);
   });
 });
 
@@ -106,16 +126,17 @@ describe('model-based: coverage of the catalog', () => {
     const listed = Object.entries(INJECTED_ONLY).flatMap(([id, l]) => [...l.states.map((s) => `  ${id}: state ${s}`), ...l.transitions.map((t) => `  ${id}: ${t}`)]);
     process.stdout.write(
       `\nModel-based coverage of the task system, real wiring only:\n${wired.map((m) => formatCoverage(recorders.real.report(m))).join('\n')}\n` +
-        `Reached only through an injected actor (INJECTED_ONLY, not counted above):\n${listed.join('\n') || '  (none)'}\n`,
+        `Reached only through an injected actor (INJECTED_ONLY, not counted above):\n${listed.join('\n') || '  (none)'}\n` +
+        `Not replayed yet (NOT_REPLAYED):\n${Object.entries(NOT_REPLAYED).flatMap(([id, l]) => Object.entries(l).map(([t, why]) => `  ${id}: ${t} — ${why}`)).join('\n')}\n`,
     );
   });
 
   it.each(wired.map((m) => [m.id, m] as const))('%s: the real wiring takes every state and transition not listed as injected-only', (id, machine) => {
     const real = recorders.real.report(machine);
-    const listed = INJECTED_ONLY[id] ?? { states: [], transitions: [] };
+    const listed = { states: INJECTED_ONLY[id]?.states ?? [], transitions: [...(INJECTED_ONLY[id]?.transitions ?? []), ...Object.keys(NOT_REPLAYED[id] ?? {})] };
     const missing = { states: real.states.missing, transitions: real.transitions.missing };
     const stale = { states: listed.states.filter((s) => !missing.states.includes(s)), transitions: listed.transitions.filter((t) => !missing.transitions.includes(t)) };
-    expect(stale, 'the real wiring reaches these now: remove them from INJECTED_ONLY').toEqual({ states: [], transitions: [] });
+    expect(stale, 'the real wiring reaches these now: remove them from INJECTED_ONLY / NOT_REPLAYED').toEqual({ states: [], transitions: [] });
     const unlisted = { states: missing.states.filter((s) => !listed.states.includes(s)), transitions: missing.transitions.filter((t) => !listed.transitions.includes(t)) };
     expect(unlisted, 'not taken by the real wiring').toEqual({ states: [], transitions: [] });
   });

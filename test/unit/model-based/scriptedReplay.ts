@@ -1,7 +1,7 @@
 import { createActor, fromPromise, type AnyMachineSnapshot, type AnyStateMachine, type InspectionEvent } from 'xstate';
 import type { CoverageRecorder } from './coverage';
 import { dedupe, type ModelEvent, type ModelPath } from './paths';
-import { quiesce, waitUntil } from './system';
+import { settled, withinTurns } from '../helpers/changes';
 
 /**
  * A machine replayed on its own with scripted actors: each actor the path invokes is an
@@ -79,13 +79,13 @@ export async function replayWithScriptedActors(model: ScriptedModel, path: Model
       const e = path.events[i]!;
       if (e.type.startsWith('xstate.')) continue;
       const at = dedupe(path.values.slice(0, i + 1)).length - 1;
-      await waitUntil(() => observed.length > at, () => `${observed.join(' → ')} / ${expected.join(' → ')}`).catch(() => undefined);
+      await withinTurns(() => observed.length > at);
       if (observed.length !== at + 1) break;
       const { tag: _tag, ...event } = e;
       actor.send(event as never);
     }
-    await waitUntil(() => observed.length >= expected.length, () => observed.join(' → ')).catch(() => undefined);
-    await quiesce();
+    await withinTurns(() => observed.length >= expected.length);
+    await settled();
     return { observed: observed.slice(), expected, prefixOk, started };
   } finally {
     actor.stop();
