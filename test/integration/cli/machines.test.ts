@@ -59,7 +59,7 @@ describe('keel machines', () => {
     expect(run.code, run.stderr).toBe(0);
     expect(run.stdout).toMatch(/^turn: \d+ states, \d+ transitions \(\d+ of them only run actions\)$/m);
     expect(run.stdout).toContain('  invokes: streaming.requesting → call, permissionCheck → permission');
-    expect(run.stdout).toMatch(/On workers \(.*\):\n  task\.running → query +\(the query machine stands in for the turn loop\)\n  query\.processing → worker\.busy +\(the pool leases the query a worker process\)\n  worker\.busy → turn /);
-    expect(run.stdout).toMatch(/In the host \(.*\):\n  task\.running → turn\n/);
+    expect(run.stdout).toMatch(/On workers \(.*\):\n {2}task\.running → query +\(the query machine stands in for the turn loop\)\n {2}query\.processing → worker\.busy +\(the pool leases the query a worker process\)\n {2}worker\.busy → turn /);
+    expect(run.stdout).toMatch(/In the host \(.*\):\n {2}task\.running → turn\n/);
   });
 });
