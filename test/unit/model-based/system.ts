@@ -20,7 +20,7 @@ import { createToolRegistry, type ToolRegistry } from '../../../src/core/tools/r
 import { emptyTranscript } from '../../../src/shared/domain/transcript';
 import { ScenarioProvider, type ScenarioStep } from '../helpers/scenarioProvider';
 import { FAULTY } from '../mcp/helpers';
-import { Changes, settled } from '../helpers/changes';
+import { Changes, eventually, settled } from '../helpers/changes';
 import type { CoverageRecorder } from './coverage';
 
 /**
@@ -306,4 +306,15 @@ function injectTurnActors(turn: typeof turnMachine, injected: Injection): typeof
       }),
     },
   });
+}
+
+/**
+ * Kept for callers on other branches that still import it: `eventually` from
+ * test/unit/helpers/changes.ts, which polls at a rate with no deadline (`_limitMs` is ignored; the
+ * test's timeout bounds the wait). New code waits on a `Changes` (a run's output, the fake
+ * server's requests, an actor's snapshots) instead.
+ * @deprecated use `Changes.until` or `eventually` with a source.
+ */
+export function waitUntil(ok: () => boolean, describe: () => string, _limitMs?: number): Promise<void> {
+  return eventually(ok, describe);
 }
