@@ -12,7 +12,7 @@ import type { ProjectMemory } from '../memory/projectMemory';
 import type { MemorySettings } from '../memory/settings';
 import type { EngineDecision, PermissionCall } from '../permissions/engine';
 import { denyingAsker } from '../permissions/gate';
-import { createProvider } from '../providers/index';
+import { loadProvider } from '../providers/load';
 import type { ProviderConfig } from '../providers/types';
 import type { SecretKeeper } from '../security/secretKeeper';
 import { planResume } from '../store/resumePlan';
@@ -113,7 +113,7 @@ export class LiveTask implements TaskHandle, PermissionParent {
     this.loopProgressFile = options.loopProgressFile;
     const own = options.loopProgressFile ? allowingLoopProgress(runtime.permissions, options.loopProgressFile, rt.workspace) : runtime.permissions;
     this.decider = parent ? boundedByParent(own, parent) : own;
-    const providerFactory = rt.providerFactory ?? createProvider;
+    const providerFactory = rt.providerFactory ?? ((config: ProviderConfig) => loadProvider(config));
     const model = options.provider.model;
     this.provider = options.provider.provider;
     this.providerConfig = options.provider;

@@ -37,8 +37,8 @@ export interface TaskRuntimeOptions {
   ripgrepPath?: string;
   log?: (level: 'info' | 'warn' | 'error', message: string) => void;
   asker?: PermissionAsker;
-  /** Builds a provider from its config; defaults to the real ones (`createProvider`). */
-  providerFactory?: (config: ProviderConfig) => ModelProvider | KeelError;
+  /** Builds a provider from its config; defaults to the real ones (`loadProvider`). */
+  providerFactory?: (config: ProviderConfig) => ModelProvider | KeelError | Promise<ModelProvider | KeelError>;
   tools?: ToolRegistry;
   limits?: Partial<TurnLimits>;
   locks?: LockManager;

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { createActor, fromPromise, toPromise } from 'xstate';
 import type { PermissionMode } from '../../shared/domain/permissionModes';
 import type { TaskEvent } from '../../shared/domain/events';
-import type { ToolResultBlock, ToolUseBlock } from '../../shared/domain/messages';
+import { toolResult, type ToolResultBlock, type ToolUseBlock } from '../../shared/domain/messages';
 import { permissionMachine, type PermissionOutcome } from '../machines/permission/permission.machine';
 import type { ValidationOutcome } from '../machines/turn/types';
 import type { EngineDecision, PermissionCall } from '../permissions/engine';
@@ -166,8 +166,4 @@ export async function explainPermission(
   // Decided before the engine was consulted (plan mode's checkMode): the machine's reason.
   if (!engine || engine.decision !== outcome.decision) return { decision: outcome.decision, reason: outcome.reason };
   return fromEngine(outcome.decision, engine);
-}
-
-function toolResult(id: string, content: string, isError: boolean): ToolResultBlock {
-  return { type: 'tool_result', tool_use_id: id, content, ...(isError ? { is_error: true } : {}) };
 }

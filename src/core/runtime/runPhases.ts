@@ -15,7 +15,8 @@ import type { SecretKeeper } from '../security/secretKeeper';
 /**
  * Runs the runPhases machine (src/core/machines/runPhases/) for each run of one task with its real
  * actors: the instructions files and the provider (initializing), the memory search, the runner
- * (this process: there is no worker pool yet), then after a completed run the gatekeeper (one
+ * (`runnerStarting` reports this process's pid, also when a pool runs the turn loop: the worker is
+ * leased later, by the query machine in the task's turn loop), then after a completed run the gatekeeper (one
  * short lesson call under the task's lock) and the memory write. The task machine stays the
  * owner: its `initialize` calls `begin` and waits for `runnerRunning`; the task's events are fed
  * in through `observe`; nothing here starts or steers a turn loop.

@@ -1,8 +1,9 @@
+import { errorMessage } from '../../shared/domain/errors';
 import type { McpHub } from '../../core/mcp/hub';
 import type { McpServerStatus } from '../../core/mcp/types';
 import type { McpAction, McpServerView, McpStatus } from '../../shared/protocol/mcpMessages';
 import type { SlashCommand } from '../../shared/protocol/toWebview';
-import { describeError, type Logger } from '../logger';
+import { type Logger } from '../logger';
 
 /**
  * The window's MCP, for the extension host: owns the one hub of the window (created on first
@@ -57,7 +58,7 @@ export class McpService {
         return hub;
       },
       (err: unknown) => {
-        this.deps.log.error(`MCP could not start: ${describeError(err)}`);
+        this.deps.log.error(`MCP could not start: ${errorMessage(err)}`);
         return undefined;
       },
     );

@@ -34,3 +34,19 @@ export interface KeelError {
   message: string;
   retryable: boolean;
 }
+
+/**
+ * The words of an unknown thrown or rejected value, for logs, results and the person: an Error's
+ * message, a string as is, an object's `message` (a KeelError), otherwise its JSON. Pure; never
+ * throws.
+ */
+export function errorMessage(err: unknown): string {
+  if (err instanceof Error) return err.message;
+  if (typeof err === 'string') return err;
+  if (typeof err === 'object' && err !== null && 'message' in err && typeof err.message === 'string') return err.message;
+  try {
+    return JSON.stringify(err) ?? String(err);
+  } catch {
+    return String(err);
+  }
+}

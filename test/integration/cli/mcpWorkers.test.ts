@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startFakeModelServer, type FakeModelServer } from '../../fixtures/fake-model-server';
-import { waitUntil } from '../../unit/model-based/system';
+import { eventually } from '../../unit/helpers/changes';
 import { cliBundle, ofType, runCli } from './cliHarness';
 
 /**
@@ -116,7 +116,7 @@ describe('keel run --workers 1 with MCP servers', () => {
   it('Ctrl+C during a long MCP call on a worker cancels the task cleanly: aborted, the worker not lost', async () => {
     server.enqueue({ blocks: [{ type: 'tool_use', id: 'toolu_long', name: 'mcp__everything__trigger-long-running-operation', input: { duration: 600, steps: 600 } }] });
     const r = await run('take your time', '--mode', 'bypassPermissions');
-    await waitUntil(() => ofType(r.events, 'tool_output').some((e) => e.id === 'toolu_long'), () => `no progress yet; stderr: ${r.stderr()}`, 60_000);
+    await eventually(() => ofType(r.events, 'tool_output').some((e) => e.id === 'toolu_long'), () => `no progress yet; stderr: ${r.stderr()}`, r.changes);
     r.child.kill('SIGINT');
     expect((await r.exit).code, r.stderr()).toBe(1);
     expect(r.events.at(-1)).toMatchObject({ type: 'done', status: 'aborted' });

@@ -12,6 +12,7 @@ import type { ExportFormat } from '../../../src/shared/protocol/chatMessages';
 import type { ToWebviewMessage } from '../../../src/shared/protocol/toWebview';
 import { ListProvider, textTurn, type Step } from '../helpers/scriptedEvents';
 import { fakeHost, recordingPort } from './fakes';
+import { eventually } from '../helpers/changes';
 
 const anthropic = { provider: 'anthropic' as const, model: 'claude-sonnet-4-5' };
 const LONG = 'This answer is long enough to be cut off in the middle by a window reload, and then continued.';
@@ -55,10 +56,8 @@ function windowOn(storage: string, workspace: string, steps: Step[], services: H
 }
 
 const of = <T extends ToWebviewMessage['type']>(ms: ToWebviewMessage[], type: T) => ms.filter((m): m is Extract<ToWebviewMessage, { type: T }> => m.type === type);
-const until = async (cond: () => boolean, what: string) => {
-  for (let i = 0; i < 400 && !cond(); i++) await new Promise((r) => setTimeout(r, 10));
-  if (!cond()) throw new Error(`timed out waiting for ${what}`);
-};
+/** No deadline: the test's timeout bounds it. */
+const until = (cond: () => boolean, what: string) => eventually(cond, () => what);
 
 /**
  * A task started in a first window, which goes away in the middle of the answer: closed (a

@@ -7,6 +7,7 @@ import { silentLogger } from '../../../src/extension/logger';
 import type { McpStatus } from '../../../src/shared/protocol/mcpMessages';
 import type { ToWebviewPayload } from '../../../src/shared/protocol/toWebview';
 import { EVERYTHING, hubOf, nodeServer, server } from './helpers';
+import { Changes } from '../helpers/changes';
 
 /**
  * The extension's side of MCP without VS Code: the window's McpService over a real hub and a real
@@ -31,19 +32,28 @@ function setup(scope: 'project' | 'user', approver?: McpApprover) {
   });
   services.push(service);
   const sent: ToWebviewPayload[] = [];
-  const requests = new McpRequests(service, silentLogger, (p) => sent.push(p));
   const view = { send: (p: ToWebviewPayload) => void sent.push(p) };
   const lastStatus = (): McpStatus => (sent.filter((p) => p.type === 'mcpStatus').at(-1) as { status: McpStatus }).status;
+  // What the views are sent is the event: each status push re-checks (no deadline, no polling).
+  const pushes = new Changes();
+  const requests = new McpRequests(service, silentLogger, (p) => {
+    sent.push(p);
+    pushes.notify();
+  });
   const until = async (check: (s: McpStatus) => boolean) => {
-    for (let i = 0; i < 300 && !check(await service.status()); i++) await new Promise((r) => setTimeout(r, 100));
-    return service.status();
+    let last = await service.status();
+    while (!check(last)) {
+      await pushes.next();
+      last = await service.status();
+    }
+    return last;
   };
-  return { service, requests, view, sent, lastStatus, until, disabled: () => disabled };
+  return { service, requests, view, sent, lastStatus, until, pushes, disabled: () => disabled };
 }
 
 describe('the MCP section of the settings page', () => {
   it('a project server waits for approval; Allow starts it with its tools; Disable, Enable and Revoke do what they say', async () => {
-    const { requests, view, sent, lastStatus, until, disabled } = setup('project');
+    const { requests, view, sent, lastStatus, until, pushes, disabled } = setup('project');
     await requests.handle(view, { type: 'getMcpStatus' });
     expect(lastStatus().servers[0]).toMatchObject({ name: 'everything', approval: 'pending', phase: 'disconnected', scope: 'project', target: expect.stringContaining('server-everything') });
 
@@ -53,8 +63,7 @@ describe('the MCP section of the settings page', () => {
     expect(ready.servers[0]!.tools.map((t) => t.name)).toEqual(expect.arrayContaining(['echo', 'get-sum']));
     // Changes reach every view without asking again.
     const pushed = () => sent.some((p) => p.type === 'mcpStatus' && p.status.servers[0]?.phase === 'ready');
-    for (let i = 0; i < 50 && !pushed(); i++) await new Promise((r) => setTimeout(r, 100));
-    expect(pushed()).toBe(true);
+    await pushes.until(pushed, () => 'no status push with the server ready');
 
     await requests.handle(view, { type: 'mcpAction', action: 'disable', server: 'everything' });
     expect((await until((s) => s.servers[0]?.phase === 'disabled')).servers[0]!.phase).toBe('disabled');
