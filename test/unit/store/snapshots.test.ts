@@ -109,7 +109,7 @@ describe('a damaged snapshot', () => {
       b[i] = 'M'.charCodeAt(0);
       writeFileSync(p, b);
     }, /checksum/],
-    ['of another format version', (p) => writeFileSync(p, readFileSync(p, 'utf8').replace('"format":1', '"format":2')), /format 2/],
+    ['of another format version', (p) => writeFileSync(p, readFileSync(p, 'utf8').replace('"format":2', '"format":3')), /format 3/],
     ['of another log schema version', (p) => writeFileSync(p, readFileSync(p, 'utf8').replace('"schemaVersion":1', '"schemaVersion":7')), /log schema 7/],
     ['that refers past the end of the log', (_p, root, older) => {
       // Power loss took the log's last lines (line 15 on; then line 5 on), not the snapshot.
@@ -149,6 +149,36 @@ describe('a damaged snapshot', () => {
       }
     });
   }
+
+  it('of a log edited inside its prefix without changing its length: passed over, wherever the edit is', async () => {
+    // A log long enough that no sample of it could cover every byte (60 KB before the snapshot).
+    const many = [
+      ...Array.from({ length: 240 }, (_, i) => ({ type: 'message' as const, taskId: T, message: { role: 'user' as const, content: [{ type: 'text' as const, text: `message ${i} ${'x'.repeat(200)}` }] } })),
+      { type: 'done' as const, taskId: T, status: 'completed' as const, stopReason: null },
+    ];
+    const path = (root: string) => join(root, 'tasks', T, 'events.jsonl');
+    const seed = () => ({ title: 'snapshot test', model: 'claude-a' });
+    for (const where of [0.1, 0.37, 0.5, 0.83]) {
+      const { root, store, logs } = tempStore();
+      try {
+        recordTask(new TaskStore(root, { snapshots: false }), many);
+        const ends = lineEnds(root);
+        const at = ends[220]!;
+        await store.snapshotsOf(T).save(at, seed);
+        const log = readFileSync(path(root));
+        // One `x` of the padding becomes a `y`: same length, same lines, another conversation.
+        const i = log.indexOf('x', Math.floor(at * where));
+        log[i] = 'y'.charCodeAt(0);
+        writeFileSync(path(root), log);
+        const restored = await store.snapshotsOf(T).restore(seed);
+        expect(restored.snapshot, `an edit at byte ${i} of ${at}`).toBeNull();
+        expect(logs.some((l) => l.startsWith('warn') && /does not match the log/.test(l))).toBe(true);
+        expect((await store.load(T)).replay).toEqual(await fullReplay(root));
+      } finally {
+        rmSync(root, { recursive: true, force: true });
+      }
+    }
+  });
 
   it('is removed by the task\'s next driver, and never by a reader', async () => {
     const { root, store, newest } = await twoSnapshots();
