@@ -2,6 +2,7 @@ import { createHash, type Hash } from 'node:crypto';
 import { mkdir, open, readFile, readdir, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { writeFileAtomic } from './atomicFile';
+import { PRIVATE_DIR, PRIVATE_FILE } from './privateFiles';
 import { decodeBody, encodeBody, sha256Sliced } from './snapshotBody';
 import type { FoldState } from './replay';
 import { SCHEMA_VERSION } from './types';
@@ -145,11 +146,11 @@ export async function writeSnapshot(
     createdAt: Date.now(),
   };
   const dir = join(taskDir, SNAPSHOT_DIR);
-  await mkdir(dir, { recursive: false, mode: 0o700 }).catch((err: NodeJS.ErrnoException) => {
+  await mkdir(dir, { recursive: false, mode: PRIVATE_DIR }).catch((err: NodeJS.ErrnoException) => {
     if (err.code !== 'EEXIST') throw err;
   });
   const path = join(dir, snapshotName(at.logOffset));
-  await writeFileAtomic(path, Buffer.concat([Buffer.from(`${JSON.stringify(head)}\n`), body]));
+  await writeFileAtomic(path, Buffer.concat([Buffer.from(`${JSON.stringify(head)}\n`), body]), PRIVATE_FILE);
   return path;
 }
 

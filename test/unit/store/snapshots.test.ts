@@ -27,7 +27,7 @@ describe('snapshots of a task log', () => {
       fc.asyncProperty(taskLog, fc.array(fc.nat(), { minLength: 1, maxLength: 4 }), async (events, picks) => {
         const { root, store } = tempStore();
         try {
-          recordTask(new TaskStore(root, { snapshots: false }), events);
+          await recordTask(new TaskStore(root, { snapshots: false }), events);
           const ends = lineEnds(root);
           const full = await fullReplay(root);
           const offsets = [...new Set(picks.map((p) => ends[p % ends.length]!))].sort((a, b) => a - b);
@@ -68,7 +68,7 @@ describe('snapshots of a task log', () => {
       }
       rec.record({ type: 'done', taskId: T, status: 'completed', stopReason: 'end_turn' });
       await rec.snapshotWritten();
-      rec.close();
+      await rec.close();
       const names = snapNames(root);
       expect(names).toHaveLength(2);
       // Each one ends where a quiescent event's line ends.
@@ -94,7 +94,7 @@ describe('a damaged snapshot', () => {
   /** A task with two snapshots (at line 10 and line 20); returns the newest's path. */
   async function twoSnapshots() {
     const t = tempStore();
-    recordTask(new TaskStore(t.root, { snapshots: false }), events);
+    await recordTask(new TaskStore(t.root, { snapshots: false }), events);
     const ends = lineEnds(t.root);
     for (const at of [ends[9]!, ends[19]!]) await t.store.snapshotsOf(T).save(at, () => ({ title: 'snapshot test', model: 'claude-a' }));
     const [older, newest] = snapNames(t.root);
@@ -161,7 +161,7 @@ describe('a damaged snapshot', () => {
     for (const where of [0.1, 0.37, 0.5, 0.83]) {
       const { root, store, logs } = tempStore();
       try {
-        recordTask(new TaskStore(root, { snapshots: false }), many);
+        await recordTask(new TaskStore(root, { snapshots: false }), many);
         const ends = lineEnds(root);
         const at = ends[220]!;
         await store.snapshotsOf(T).save(at, seed);
@@ -187,7 +187,7 @@ describe('a damaged snapshot', () => {
       await store.load(T);
       expect(snapNames(root)).toHaveLength(2);
       const opened = await store.open(T, 'test');
-      opened.recorder.close();
+      await opened.recorder.close();
       expect(snapNames(root)).toHaveLength(1);
     } finally {
       rmSync(root, { recursive: true, force: true });
