@@ -1,9 +1,9 @@
-import { createHash, type Hash } from 'node:crypto';
 import { mkdir, open, readFile, readdir, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { writeFileAtomic } from './atomicFile';
 import { PRIVATE_DIR, PRIVATE_FILE } from './privateFiles';
-import { decodeBody, encodeBody, sha256Sliced } from './snapshotBody';
+import { canCheck, CHECKSUM, runningChecksum, type ChecksumKind, type RunningChecksum } from './checksum';
+import { checksumSliced, decodeBody, encodeBody } from './snapshotBody';
 import type { FoldState } from './replay';
 import { SCHEMA_VERSION } from './types';
 
@@ -28,21 +28,21 @@ export interface SnapshotHead {
   logVersion: number;
   /** Event records folded. */
   records: number;
-  /** sha256 of the log's first line: another log (a rewritten file) has another header. */
-  headerSha256: string;
-  /** sha256 of the log's first `logOffset` bytes: any edit of the folded prefix, even one that keeps its length, differs. */
-  prefixSha256: string;
-  /** Length and sha256 of the body line: a truncated or altered body is refused. */
+  /** The checksum used below (checksum.ts): `crc32` where this Node has it, else `sha256`. */
+  checksum: ChecksumKind;
+  /** Of the log's first `logOffset` bytes, its header line included: any edit of the folded prefix, even one that keeps its length, differs. */
+  prefixChecksum: string;
+  /** Length and checksum of the body: a truncated or altered body is refused. */
   bodyBytes: number;
-  bodySha256: string;
+  bodyChecksum: string;
   createdAt: number;
 }
 
 export const SNAPSHOT_DIR = 'snapshots';
 const NAME = /^(\d{16})\.snap$/;
 const TMP = /^\d{16}\.snap\.(\d+)\.[a-z0-9]+\.tmp$/;
-/** How much of the log is read (and hashed) at a time when a snapshot is checked against it. */
-const HASH_CHUNK = 1 << 20;
+/** How much of the log is read (and checked) at a time when a snapshot is checked against it: few reads, each a turn of the event loop. */
+const HASH_CHUNK = 4 << 20;
 
 export function snapshotName(offset: number): string {
   return `${String(offset).padStart(16, '0')}.snap`;
@@ -64,13 +64,13 @@ export async function listSnapshots(taskDir: string): Promise<{ name: string; of
 }
 
 /**
- * What a snapshot must agree with, read from the log itself: its first line, and the sha256 of its
- * first `offset` bytes, read 1 MB at a time (each read a turn of the event loop). The hash comes
- * back undigested so a task's driver can go on hashing the log after it. Cost: one read of the
- * prefix and ~1.4 ms of hashing per MB (docs/benchmarks.md, store). Returns null when the log is
- * shorter than `offset` or `offset` is not the end of a line.
+ * What a snapshot must agree with, read from the log itself: its first line, and the checksum of
+ * its first `offset` bytes, read 1 MB at a time (each read a turn of the event loop). The running
+ * checksum comes back so a task's driver can go on with the log after it. Cost: one read of the
+ * prefix and, with CRC-32, ~0.3 ms per MB (`snapshot_prefix_check_ms` in the store bench).
+ * Returns null when the log is shorter than `offset` or `offset` is not the end of a line.
  */
-export async function hashLogPrefix(logPath: string, offset: number): Promise<{ header: Buffer; hash: Hash } | null> {
+export async function hashLogPrefix(logPath: string, offset: number, kind: ChecksumKind = CHECKSUM): Promise<{ header: Buffer; sum: RunningChecksum } | null> {
   const fh = await open(logPath, 'r');
   try {
     const size = (await fh.stat()).size;
@@ -80,15 +80,15 @@ export async function hashLogPrefix(logPath: string, offset: number): Promise<{ 
     if (last[0] !== 10) return null;
     const header = await firstLine(fh, offset);
     if (!header) return null;
-    const hash = createHash('sha256');
+    const sum = runningChecksum(kind);
     const buf = Buffer.allocUnsafe(Math.min(HASH_CHUNK, offset));
     for (let pos = 0; pos < offset; ) {
       const { bytesRead } = await fh.read(buf, 0, Math.min(buf.length, offset - pos), pos);
       if (bytesRead === 0) return null;
-      hash.update(buf.subarray(0, bytesRead));
+      sum.update(buf.subarray(0, bytesRead));
       pos += bytesRead;
     }
-    return { header, hash };
+    return { header, sum };
   } finally {
     await fh.close();
   }
@@ -111,26 +111,21 @@ async function firstLine(fh: Awaited<ReturnType<typeof open>>, limit: number): P
   return null;
 }
 
-function sha256(data: Buffer | string): string {
-  return createHash('sha256').update(data).digest('hex');
-}
-
 /**
  * Writes a snapshot atomically (temp file, fsync, rename, fsync of the folder): a crash leaves the
  * old set of snapshots or the new one, never a partial file under a snapshot's name. The caller
- * makes sure the log is durable up to `at.logOffset` first and gives the sha256 of those bytes
+ * makes sure the log is durable up to `at.logOffset` first and gives the running checksum of those bytes
  * (a driver hashes them as it folds them). Throws on I/O errors.
  */
 export async function writeSnapshot(
   taskDir: string,
   logPath: string,
   taskId: string,
-  at: { logOffset: number; logVersion: number; records: number; prefixSha256: string },
+  at: { logOffset: number; logVersion: number; records: number; prefix: RunningChecksum },
   state: FoldState,
 ): Promise<string> {
-  const header = await headerLine(logPath, at.logOffset);
-  if (!header) throw new Error(`the log is not ${at.logOffset} bytes of whole lines`);
-  const body = Buffer.from(await encodeBody(state), 'utf8');
+  if (!(await endsLine(logPath, at.logOffset))) throw new Error(`the log is not ${at.logOffset} bytes of whole lines`);
+  const body = await encodeBody(state);
   const head: SnapshotHead = {
     type: 'keel.task-snapshot',
     format: SNAPSHOT_FORMAT,
@@ -139,10 +134,10 @@ export async function writeSnapshot(
     logOffset: at.logOffset,
     logVersion: at.logVersion,
     records: at.records,
-    headerSha256: sha256(header),
-    prefixSha256: at.prefixSha256,
+    checksum: at.prefix.kind,
+    prefixChecksum: at.prefix.digest(),
     bodyBytes: body.length,
-    bodySha256: await sha256Sliced(body),
+    bodyChecksum: await checksumSliced(body, at.prefix.kind),
     createdAt: Date.now(),
   };
   const dir = join(taskDir, SNAPSHOT_DIR);
@@ -154,25 +149,25 @@ export async function writeSnapshot(
   return path;
 }
 
-/** The log's first line, when its first `offset` bytes end a line; else null. */
-async function headerLine(logPath: string, offset: number): Promise<Buffer | null> {
+/** Whether the log's first `offset` bytes end a line. */
+async function endsLine(logPath: string, offset: number): Promise<boolean> {
   const fh = await open(logPath, 'r');
   try {
-    if (offset < 1 || offset > (await fh.stat()).size) return null;
+    if (offset < 1 || offset > (await fh.stat()).size) return false;
     const last = Buffer.alloc(1);
     await fh.read(last, 0, 1, offset - 1);
-    return last[0] === 10 ? await firstLine(fh, offset) : null;
+    return last[0] === 10;
   } finally {
     await fh.close();
   }
 }
 
 /** A snapshot read and checked against the log, or why it cannot be used. */
-export type SnapshotCheck = { ok: true; head: SnapshotHead; state: FoldState; header: Buffer; prefixHash: Hash } | { ok: false; reason: string };
+export type SnapshotCheck = { ok: true; head: SnapshotHead; state: FoldState; header: Buffer; prefix: RunningChecksum } | { ok: false; reason: string };
 
 /**
  * Reads one snapshot and checks it: format and schema version, the body's length and checksum,
- * the task id, and that the log still holds the prefix it folded (same header line, same sha256 of
+ * the task id, and that the log still holds the prefix it folded (the same checksum of
  * its first `logOffset` bytes, which end a line). Never throws.
  */
 export async function readSnapshot(taskDir: string, logPath: string, taskId: string, name: string): Promise<SnapshotCheck> {
@@ -195,22 +190,21 @@ export async function readSnapshot(taskDir: string, logPath: string, taskId: str
   if (head.schemaVersion !== SCHEMA_VERSION) return { ok: false, reason: `was written for log schema ${String(head.schemaVersion)}, this Keel reads ${SCHEMA_VERSION}` };
   if (head.taskId !== taskId) return { ok: false, reason: 'belongs to another task' };
   if (NAME.exec(name)?.[1] !== snapshotName(head.logOffset).slice(0, 16)) return { ok: false, reason: 'is named for another offset' };
+  if (!canCheck(head.checksum)) return { ok: false, reason: `uses a checksum this Keel cannot compute (${String(head.checksum)})` };
   const body = text.subarray(nl + 1);
   if (body.length !== head.bodyBytes) return { ok: false, reason: `is truncated or padded (${body.length} of ${head.bodyBytes} bytes)` };
-  if ((await sha256Sliced(body)) !== head.bodySha256) return { ok: false, reason: 'fails its checksum' };
-  let print;
-  try {
-    print = await hashLogPrefix(logPath, head.logOffset);
-  } catch (err) {
-    return { ok: false, reason: `cannot be checked against the log (${(err as Error).message})` };
-  }
+  if ((await checksumSliced(body, head.checksum)) !== head.bodyChecksum) return { ok: false, reason: 'fails its checksum' };
+  // The log's prefix is read (on the thread pool) while the body is decoded (here): a resume
+  // waits for the longer of the two, not for both. A decoded body is dropped if the log disagrees.
+  const [print, state] = await Promise.all([
+    hashLogPrefix(logPath, head.logOffset, head.checksum).catch((err: unknown) => (err instanceof Error ? err : new Error(String(err)))),
+    decodeBody(body),
+  ]);
+  if (print instanceof Error) return { ok: false, reason: `cannot be checked against the log (${print.message})` };
   if (!print) return { ok: false, reason: `refers to byte ${head.logOffset}, past the end of the log's last whole line` };
-  if (sha256(print.header) !== head.headerSha256 || print.hash.copy().digest('hex') !== head.prefixSha256) {
-    return { ok: false, reason: 'does not match the log (the log was edited, rewritten or replaced)' };
-  }
-  const state = await decodeBody(body);
+  if (print.sum.digest() !== head.prefixChecksum) return { ok: false, reason: 'does not match the log (the log was edited, rewritten or replaced)' };
   if (!state || state.events !== head.records) return { ok: false, reason: 'has a body of the wrong shape' };
-  return { ok: true, head, state, header: print.header, prefixHash: print.hash };
+  return { ok: true, head, state, header: print.header, prefix: print.sum };
 }
 
 /**

@@ -1,5 +1,5 @@
-import { createHash, type Hash } from 'node:crypto';
 import { join } from 'node:path';
+import { runningChecksum, type RunningChecksum } from './checksum';
 import { readLog, type ReadLogResult } from './logReader';
 import type { MigrationTable } from './migrations';
 import { ReplayFold } from './replay';
@@ -15,7 +15,7 @@ import type { LogHeader, LogRecord, StoreLogger } from './types';
  * which reads in ~10 ms, while a 100,000-event task writes ~25 snapshots in its life, about as
  * many bytes as its log once more. Smaller K buys little resume time and much writing.
  */
-export const SNAPSHOT_EVERY_EVENTS = 4000;
+export const SNAPSHOT_EVERY_EVENTS = 2000;
 /** N: snapshots kept per task; older ones are removed after each write. */
 export const SNAPSHOTS_KEPT = 3;
 
@@ -37,8 +37,8 @@ export interface FoldedLog {
   fold: ReplayFold | null;
   log: ReadLogResult;
   snapshot: SnapshotHead | null;
-  /** With `restore({ hash: true })`: the running sha256 of every byte read, from byte 0 (a torn tail included). */
-  prefixHash?: Hash;
+  /** With `restore({ hash: true })`: the running checksum of every byte read, from byte 0 (a torn tail included). */
+  prefixHash?: RunningChecksum;
 }
 
 export interface SnapshotManagerOptions {
@@ -57,7 +57,7 @@ export interface SnapshotManagerOptions {
 export class SnapshotManager {
   readonly logPath: string;
   /** Where the last save left the fold (a driver's manager saves again and again). */
-  private folded: { fold: ReplayFold; offset: number; header: LogHeader; version: number; hash: Hash } | null = null;
+  private folded: { fold: ReplayFold; offset: number; header: LogHeader; version: number; hash: RunningChecksum } | null = null;
 
   constructor(
     readonly dir: string,
@@ -93,7 +93,7 @@ export class SnapshotManager {
         continue;
       }
       const fold = ReplayFold.fromState(check.state);
-      const prefixHash = check.prefixHash;
+      const prefixHash = check.prefix;
       const result = await readLog(this.logPath, (r) => fold.add(r), {
         ...this.readOptions(log),
         from: { offset: check.head.logOffset, header, version: check.head.logVersion },
@@ -102,7 +102,7 @@ export class SnapshotManager {
       });
       return { fold, log: result, snapshot: check.head, ...(opts.hash ? { prefixHash } : {}) };
     }
-    const prefixHash = opts.hash ? createHash('sha256') : undefined;
+    const prefixHash = opts.hash ? runningChecksum() : undefined;
     let fold: ReplayFold | null = null;
     const result = await readLog(
       this.logPath,
@@ -133,8 +133,7 @@ export class SnapshotManager {
     }
     if (!at.fold) return null;
     const state = at.fold.exportState();
-    const prefixSha256 = at.hash.copy().digest('hex');
-    const path = await writeSnapshot(this.dir, this.logPath, this.taskId, { logOffset: until, logVersion: at.version, records: state.events, prefixSha256 }, state);
+    const path = await writeSnapshot(this.dir, this.logPath, this.taskId, { logOffset: until, logVersion: at.version, records: state.events, prefix: at.hash }, state);
     await this.cleanup();
     return path;
   }
@@ -144,7 +143,7 @@ export class SnapshotManager {
    * (or the log); later saves of the same manager (one task's driver) go on from where the last
    * one stopped, reading only the log in between: the fold only ever advances by the log's bytes.
    */
-  private async foldUntil(until: number, seed: () => FoldSeed): Promise<{ fold: ReplayFold; version: number; hash: Hash } | { fold: null; version: number }> {
+  private async foldUntil(until: number, seed: () => FoldSeed): Promise<{ fold: ReplayFold; version: number; hash: RunningChecksum } | { fold: null; version: number }> {
     const last = this.folded;
     if (last && last.offset < until) {
       const log = await readLog(this.logPath, (r) => last.fold.add(r), {
