@@ -167,6 +167,8 @@ function startLog(store: TaskStore, taskId: string): TaskRecorder {
 interface Timing {
   /** Sum of the per-event times over the window, ms. */
   total: number;
+  /** The same without the awaited durable waits: the event loop's own cost, ms. */
+  host: number;
   /** Per tool round in the window: the record() of `turn executingTool` (meta write + sync started), ms. */
   metaWrites: number[];
   /** Per tool round in the window: the awaited `durable()` before the tool, ms. */
@@ -175,7 +177,7 @@ interface Timing {
 
 /** Appends events [from, to) and times those in [windowStart, windowStart + WINDOW). */
 async function append(rec: TaskRecorder, taskId: string, from: number, to: number, windowStarts: number[]): Promise<Timing[]> {
-  const timings = windowStarts.map(() => ({ total: 0, metaWrites: [] as number[], durableWaits: [] as number[] }));
+  const timings = windowStarts.map(() => ({ total: 0, host: 0, metaWrites: [] as number[], durableWaits: [] as number[] }));
   for (let i = from; i < to; i++) {
     const e = eventAt(taskId, i);
     const w = windowStarts.findIndex((s) => i >= s && i < s + WINDOW);
@@ -193,6 +195,7 @@ async function append(rec: TaskRecorder, taskId: string, from: number, to: numbe
       rec.record(conv.compact(rec.id, e.turn));
     }
     const t1 = performance.now();
+    t.host += t1 - t0;
     if (e.type === 'turn' && e.state === 'executingTool') {
       await rec.durable();
       const t2 = performance.now();
@@ -332,6 +335,9 @@ async function main() {
     const perEventUs = (t: Timing) => (t.total / WINDOW) * 1000;
     const earlyUs = median(early.map(perEventUs));
     const lateUs = median(late.map(perEventUs));
+    const hostUs = (t: Timing) => (t.host / WINDOW) * 1000;
+    const earlyHostUs = median(early.map(hostUs));
+    const lateHostUs = median(late.map(hostUs));
     const all = [...early, ...late];
     const result = {
       recorded_events: EVENTS + LATE_WINDOWS * WINDOW + 5,
@@ -341,6 +347,10 @@ async function main() {
       append_us_events_10_to_1009: Number(earlyUs.toFixed(2)),
       append_us_events_100000_to_100999: Number(lateUs.toFixed(2)),
       append_cost_ratio_100k_vs_10: Number((lateUs / earlyUs).toFixed(3)),
+      // The event loop's own share (record() alone, no durable wait): what the host pays per event.
+      append_host_us_events_10_to_1009: Number(earlyHostUs.toFixed(2)),
+      append_host_us_events_100000_to_100999: Number(lateHostUs.toFixed(2)),
+      append_host_cost_ratio_100k_vs_10: Number((lateHostUs / earlyHostUs).toFixed(3)),
       // What a tool round waits for, inside those windows: the record() of `turn executingTool`
       // (meta.json written atomically, the log's fdatasync started) and the awaited durable().
       append_meta_write_ms_median: Number(median(all.flatMap((t) => t.metaWrites)).toFixed(2)),

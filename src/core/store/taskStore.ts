@@ -1,6 +1,5 @@
-import { existsSync, mkdirSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { open } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
+import { existsSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { writeFileAtomic } from './atomicFile';
 import { EventLogWriter } from './eventLog';
 import type { ReadLogResult } from './logReader';
@@ -9,9 +8,11 @@ import { MIGRATIONS, type MigrationTable } from './migrations';
 import { ReplayFold, type ReplayedTask } from './replay';
 import { SnapshotManager, SNAPSHOT_EVERY_EVENTS, type SnapshotOptions } from './snapshots';
 import { readIndex, writeIndex, type IndexFile } from './taskIndex';
+import { closingRecord, finishedWriting } from './closingRecords';
 import { makeDirs, probeWritable } from './makeDirs';
+import { makeNewTask, type NewTaskInit } from './newTask';
 import { PRIVATE_DIR, PRIVATE_FILE, tightenTree } from './privateFiles';
-import { acquireTaskLock, claimNewTask, lockClaimedTask, lockState } from './taskLock';
+import { acquireTaskLock, lockState } from './taskLock';
 import { TaskRecorder, type TaskRecorderOptions } from './taskRecorder';
 import { SCHEMA_VERSION, StoreError, type LockOwner, type StoreLogger, type StoreProblem, type TaskMeta, type TaskSummary } from './types';
 
@@ -29,16 +30,7 @@ export interface TaskStoreOptions {
   snapshots?: SnapshotOptions | false;
 }
 
-export interface NewTaskInit {
-  id: string;
-  title: string;
-  model: string;
-  provider?: string;
-  workspace: string;
-  parentId?: string;
-  /** Who drives it, for "running in another window" messages (e.g. "keel run", "VS Code window"). */
-  owner: string;
-}
+export type { NewTaskInit };
 
 /** A task read from its folder. */
 export interface LoadedTask {
@@ -134,53 +126,8 @@ export class TaskStore {
     } catch (err) {
       throw this.unusable(err);
     }
-    const staging = join(this.tasksDir, `.${init.id}.creating`);
-    const now = Date.now();
-    const header = {
-      type: 'keel.task-log' as const,
-      schemaVersion: SCHEMA_VERSION,
-      taskId: init.id,
-      createdAt: now,
-      title: init.title,
-      model: init.model,
-      workspace: init.workspace,
-      ...(init.parentId ? { parentId: init.parentId } : {}),
-    };
-    const meta: TaskMeta = {
-      schemaVersion: SCHEMA_VERSION,
-      id: init.id,
-      title: init.title,
-      status: 'running',
-      createdAt: now,
-      updatedAt: now,
-      tokens: 0,
-      costUsd: 0,
-      model: init.model,
-      ...(init.provider ? { provider: init.provider } : {}),
-      workspace: init.workspace,
-      ...(init.parentId ? { parentId: init.parentId } : {}),
-    };
-    let writer: EventLogWriter | undefined;
-    try {
-      mkdirSync(staging, PRIVATE_DIR);
-      // The open descriptor follows the file through the rename below. What the folder holds is
-      // made durable by the writer's first step (fsyncs off the event loop), before any tool runs.
-      writer = EventLogWriter.create(join(staging, 'events.jsonl'), header, this.writerOptions(), () => durableFolder(dir, this.tasksDir));
-      // The staging folder is seen by no one: meta.json is written in place, not through a temp file.
-      writeFileSync(join(staging, 'meta.json'), `${JSON.stringify(meta, null, 2)}\n`, { mode: PRIVATE_FILE, flag: 'wx' });
-      claimNewTask(staging, init.owner);
-      renameSync(staging, dir);
-    } catch (err) {
-      void writer?.close();
-      rmSync(staging, { recursive: true, force: true });
-      throw err;
-    }
-    const lock = lockClaimedTask(dir, init.owner, this.options.log);
-    if (!lock.ok) {
-      void writer.close();
-      throw new StoreError('locked', `task ${init.id} is locked by another process`);
-    }
-    return new TaskRecorder(dir, meta, writer, lock.lock, this.recorderOptions(dir, this.snapshotWriter(init.id, { title: init.title, model: init.model }, 0)));
+    const { meta, writer, lock } = makeNewTask(this.tasksDir, dir, init, this.writerOptions(), this.options.log);
+    return new TaskRecorder(dir, meta, writer, lock, this.recorderOptions(dir, this.snapshotWriter(init.id, { title: init.title, model: init.model }, 0)));
   }
 
   /**
@@ -431,45 +378,6 @@ export class TaskStore {
       ...(snapshots ? { snapshots } : {}),
       closing: (done) => closingRecord(recorderDir, done),
     };
-  }
-}
-
-/**
- * Records this process is still closing (their last writes and their lock's release run off the
- * event loop), by task folder, for every store of the process: a store waits for a task's close
- * before it reads, opens or deletes that task, so this process never finds its own task "running".
- */
-const closingRecords = new Map<string, Set<Promise<void>>>();
-
-function closingRecord(dir: string, done: Promise<void>): void {
-  const set = closingRecords.get(dir) ?? new Set();
-  set.add(done);
-  closingRecords.set(dir, set);
-  void done.finally(() => {
-    set.delete(done);
-    if (set.size === 0 && closingRecords.get(dir) === set) closingRecords.delete(dir);
-  });
-}
-
-/** Resolves once every record being closed in `dirOrTasksDir` (a task folder, or every task under a tasks folder) is closed. */
-async function finishedWriting(dirOrTasksDir: string): Promise<void> {
-  for (;;) {
-    const pending = [...closingRecords].filter(([dir]) => dir === dirOrTasksDir || dirname(dir) === dirOrTasksDir).flatMap(([, set]) => [...set]);
-    if (pending.length === 0) return;
-    await Promise.all(pending);
-  }
-}
-
-/** fsync of a new task's meta.json and folder, and of the folder it was renamed into: the task is on disk. */
-async function durableFolder(dir: string, tasksDir: string): Promise<void> {
-  for (const [path, folder] of [[join(dir, 'meta.json'), false], [dir, true], [tasksDir, true]] as const) {
-    const fh = await open(path, 'r');
-    try {
-      // Some file systems refuse fsync on a folder; its renames are atomic all the same.
-      await (folder ? fh.sync().catch(() => undefined) : fh.datasync());
-    } finally {
-      await fh.close();
-    }
   }
 }
 
