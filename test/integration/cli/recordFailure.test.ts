@@ -19,6 +19,8 @@ let server: FakeModelServer;
 let cli: string;
 let dir: string;
 const KEY = { ANTHROPIC_API_KEY: 'sk-test' };
+/** KEEL_WORKERS=N (scripts/test.sh) runs the task's turns on worker processes, as runCli does. */
+const WORKERS = process.env.KEEL_WORKERS ? { KEEL_WORKERS: process.env.KEEL_WORKERS } : {};
 /** An answer far longer than the room the faults leave (about 120 KB). */
 const LONG = 'The record of this answer will not fit. '.repeat(3000);
 
@@ -64,7 +66,7 @@ interface Ran {
 function runShell(script: string, args: string[], storage: string): Promise<Ran> {
   return new Promise((resolve) => {
     const child = spawn('bash', ['-c', script, 'bash', process.execPath, cli, ...args], {
-      env: { PATH: process.env.PATH, HOME: storage, KEEL_HOME: storage, ...KEY },
+      env: { PATH: process.env.PATH, HOME: storage, KEEL_HOME: storage, ...KEY, ...WORKERS },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let out = '';
@@ -157,7 +159,7 @@ describe('a run whose record fails ends failed, visibly', () => {
     ].join('\n');
     const ran = await new Promise<Ran>((resolve) => {
       const child = spawn('unshare', ['--user', '--map-root-user', '--mount', 'bash', '-c', script, 'bash', process.execPath, cli, ...runArgs(workspace(), storage)], {
-        env: { PATH: process.env.PATH, HOME: storage, KEEL_HOME: storage, ...KEY },
+        env: { PATH: process.env.PATH, HOME: storage, KEEL_HOME: storage, ...KEY, ...WORKERS },
         stdio: ['ignore', 'pipe', 'pipe'],
       });
       let out = '';
