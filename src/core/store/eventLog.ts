@@ -266,7 +266,13 @@ export class EventLogWriter {
       () => undefined,
       () => undefined,
     );
-    this.closed = closing.then(() => closeSync(this.fd));
+    this.closed = closing.then(() => {
+      try {
+        closeSync(this.fd);
+      } catch {
+        // Closed already, or the disk failed at the very end: the record's failure says so if it matters.
+      }
+    });
     return this.closed;
   }
 

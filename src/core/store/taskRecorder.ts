@@ -206,7 +206,8 @@ export class TaskRecorder {
     this.isClosed = true;
     this.meta = { ...this.meta, updatedAt: this.now() };
     const finalMeta = this.failure ? undefined : { path: this.metaPath, text: metaText(this.meta) };
-    this.closing = this.writer.close(finalMeta).then(() => this.lock.release());
+    const release = () => this.lock.release();
+    this.closing = this.writer.close(finalMeta).then(release, release);
     this.options.closing?.(this.closing);
     return this.closing;
   }
@@ -217,7 +218,8 @@ export class TaskRecorder {
    */
   abandon(): Promise<void> {
     this.isClosed = true;
-    this.closing ??= this.writer.close().then(() => this.lock.release());
+    const release = () => this.lock.release();
+    this.closing ??= this.writer.close().then(release, release);
     return this.closing;
   }
 
