@@ -97,6 +97,8 @@ export async function createCliRuntime(args: RunArgs, ownerLabel: string, mcp?: 
     mode,
     dispose: async () => {
       runtime.dispose();
+      // The tasks' last writes (meta.json, fsync) and their locks' release, off the event loop.
+      await runtime.closed();
       // The workers' `stopped` reach the bus before its `AppShutdown` (its last event).
       await runtime.shutdownWorkers();
       await activity.dispose();

@@ -110,9 +110,19 @@ export async function runCommand(argv: string[], options: { inspect?(event: Insp
       if (!done) return signalExitCode(stoppedBy);
       // Sub-agents of a cancelled (or failed) parent were cancelled with it: let them settle.
       await cli?.runtime.settleAll(SUBTASKS_SETTLE_MS);
+      // A run is a success only once its record is saved: a record that failed (a full disk, a
+      // removed folder) ends the run failed with exit 3, said on stderr in every output format.
+      const unsaved = await task.recorded?.().then(
+        () => null,
+        (err: unknown) => (err instanceof Error ? err.message : String(err)),
+      );
+      text.finish();
+      if (unsaved) {
+        if (args.outputFormat === 'stream-json') process.stderr.write(`keel run: task ${task.id} failed: ${unsaved}\n`);
+        return EXIT_STORAGE_UNUSABLE;
+      }
       // A failed task waits for the user (awaitingUser, recorded as failed): `done` is the last
       // event of the run, and `keel run --resume ID "<follow-up>"` continues it later.
-      text.finish();
       return done.status === 'completed' ? 0 : 1;
     } finally {
       unhandle();

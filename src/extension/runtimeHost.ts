@@ -122,10 +122,14 @@ export async function loadTaskRuntime(
 async function startActivity(context: vscode.ExtensionContext, log: Logger, workspace: string, storage: string, environment: () => NodeJS.ProcessEnv) {
   const { ProcessActivity } = await import('../core/agents/processActivity');
   const { statusSummary } = await import('../shared/domain/agents');
+  const { tightenTree } = await import('../core/store/privateFiles');
   let reviewing = false;
+  const keelHome = process.env.KEEL_HOME || join(homedir(), '.keel');
+  // Keel's home (approvals, settings, the CLI's tasks) is this user's alone: an older Keel left it 0755.
+  for (const problem of tightenTree(keelHome)) log.warn(`could not make Keel's files private: ${problem}`);
   const activity = new ProcessActivity({
     workspace,
-    keelHome: process.env.KEEL_HOME || join(homedir(), '.keel'),
+    keelHome,
     // `keel events --follow --storage <the extension's global storage>` reads this window's bus.
     storage,
     label: `VS Code window ${process.pid}`,

@@ -214,6 +214,7 @@ export class LiveTask implements TaskHandle, PermissionParent {
       },
     });
     this.actor.subscribe({ error: (err) => runtime.log('error', `task ${id} machine error: ${(err as Error).message}`) });
+    this.recorder?.onFailure((message) => this.recordFailed(message));
   }
 
   /** Starts on the next microtask, so a host that subscribes right after `startTask` sees every event. */
@@ -259,7 +260,8 @@ export class LiveTask implements TaskHandle, PermissionParent {
     this.flushDone();
     this.stopped = true;
     this.actor.stop();
-    this.recorder?.close();
+    // Its last writes and the lock's release go on off the event loop (TaskRuntime.closed waits for them).
+    void this.recorder?.close();
     this.locks.endScope(taskLockKey(this.id));
   }
 
@@ -347,6 +349,42 @@ export class LiveTask implements TaskHandle, PermissionParent {
     this.stop();
   }
 
+  /**
+   * The task's record could not be saved (a full disk, its folder removed, its lock lost): a run
+   * whose record failed must not look like a success. A run in progress is stopped where it is
+   * (nothing more may act without its record) and ends `failed` with a `record_failed` error
+   * saying why; after a run ended, the error is published all the same. The store has marked
+   * meta.json failed as far as the disk allowed.
+   */
+  private recordFailed(failure: string): void {
+    if (this.stopped) return;
+    // A `done` held back (phases, the record) was never published: the run ends failed instead.
+    const unsettled = this.lastDone === null;
+    this.heldDone = null;
+    const message = `${failure[0]!.toUpperCase()}${failure.slice(1)}. ${unsettled ? 'The run was stopped; what was saved before that is kept.' : 'The run had ended, but its record is incomplete.'}`;
+    this.runtime.log('info', `task ${this.id}: ${failure}`);
+    if (!unsettled) {
+      this.emit({ type: 'error', taskId: this.id, code: 'record_failed', message, retryable: false });
+      return;
+    }
+    this.actor.stop();
+    // The run's phases end (`failed`) first: the record's failure and the run's end come last.
+    this.phases.stop();
+    this.emit({ type: 'error', taskId: this.id, code: 'record_failed', message, retryable: false });
+    this.emit({ type: 'task', taskId: this.id, state: 'failed', title: this.transcriptState.title });
+    this.emit({ type: 'done', taskId: this.id, status: 'failed', stopReason: null });
+    this.stop();
+  }
+
+  /**
+   * Resolves when everything this task published so far is saved (its log fsynced, meta.json
+   * written); rejects with StoreError('io') saying why when its record failed. A task without a
+   * store resolves at once.
+   */
+  recorded(): Promise<void> {
+    return this.recorder ? this.recorder.recorded() : Promise.resolve();
+  }
+
   /** This task's mode and its ancestors', nearest first (a worker bounds a subtask by all of them). */
   ancestorModes(): PermissionMode[] {
     return [this.mode, ...(this.parent?.ancestorModes?.() ?? [])];
@@ -395,7 +433,8 @@ export class LiveTask implements TaskHandle, PermissionParent {
   /**
    * Publishes one event of this task: to the log first, then the transcript, then listeners.
    * A run's `done` is held back while the run's phases finish (the gatekeeper and the memory
-   * write come after the turn loop ends), so `done` stays the last event of a run for every reader.
+   * write come after the turn loop ends), so `done` stays the last event of a run for every reader,
+   * and until the run's record is saved.
    */
   private emit(event: TaskEvent): void {
     if (this.stopped) return;
@@ -403,9 +442,14 @@ export class LiveTask implements TaskHandle, PermissionParent {
       this.heldDone = event;
       this.phases.observe(event);
       const held = event;
-      void this.phases.finished().then(() => {
-        if (this.heldDone === held) this.flushDone();
-      });
+      // …and until what the run recorded is saved: `done` never announces a run whose record
+      // failed (recordFailed replaces it with a failed one).
+      void this.phases
+        .finished()
+        .then(() => this.recorded().catch(() => undefined))
+        .then(() => {
+          if (this.heldDone === held) this.flushDone();
+        });
       return;
     }
     // A new run starts while the last one's phases wind down: its `done` comes first.

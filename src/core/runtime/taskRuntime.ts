@@ -145,7 +145,7 @@ export class TaskRuntime {
     const opened = await this.store.open(id, this.ownerLabel());
     const interrupted = opened.replay.status === 'running' || opened.replay.status === 'interrupted';
     if (!interrupted && !opts.followUp?.trim()) {
-      opened.recorder.close();
+      void opened.recorder.close();
       throw new FollowUpRequired(id, opened.replay.status);
     }
     if (opened.meta.parentId) this.log('warn', `resuming subtask ${id} on its own; its parent will not receive its answer`);
@@ -233,6 +233,15 @@ export class TaskRuntime {
     this.subtasks.clear();
     void this.sandbox.dispose();
     void this.pool?.shutdown();
+  }
+
+  /**
+   * Resolves once the record of every task this runtime stopped (`interruptAll`, `dispose`,
+   * `forget`, a worker lost) is written and its lock released: those last writes run off the
+   * event loop, and a host that is about to end awaits this first. Never rejects.
+   */
+  closed(): Promise<void> {
+    return this.store?.closed() ?? Promise.resolve();
   }
 
   /** Stops the worker pool, if any; resolves once every worker is gone. */

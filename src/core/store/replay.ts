@@ -102,7 +102,7 @@ export class ReplayFold {
     };
   }
 
-  /** A fold that continues from `s` (from `exportState()`, possibly through JSON). */
+  /** A fold that continues from `s` (from `exportState()`, read back from a snapshot); it takes `s` over (its lists are not copied). */
   static fromState(s: FoldState): ReplayFold {
     const f = new ReplayFold(s.transcript.header.taskId, s.transcript.header.title, s.transcript.header.model);
     f.builder = TranscriptBuilder.fromState(s.transcript);

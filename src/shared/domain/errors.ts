@@ -25,6 +25,8 @@ export const ERROR_CODES = [
   'worker_lost',
   /** No worker could take the task's turn in time (the pool is full or workers fail to start). */
   'worker_unavailable',
+  /** The task's record could not be saved (a full disk, its folder removed…): the run was stopped and ended failed. */
+  'record_failed',
 ] as const;
 export type ErrorCode = (typeof ERROR_CODES)[number];
 

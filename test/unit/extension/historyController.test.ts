@@ -71,6 +71,8 @@ async function interruptedTask(storage: string, workspace: string, crash = false
   await until(() => (task.transcript().items.at(-1) as { text?: string } | undefined)?.text?.length !== undefined && task.transcript().items.some((i) => i.kind === 'assistant' && i.text.length > 8), 'the answer to start');
   if (crash) first.runtime.dispose();
   else first.controller.dispose(); // the host goes away: the task is recorded interrupted, its lock released
+  // Those last writes and the lock's release run off the event loop: a closing window waits for them.
+  await first.runtime.closed();
   return task.id;
 }
 
@@ -238,6 +240,7 @@ describe('history in the chat, on a real task store', () => {
     await w.fromPage({ type: 'resume' });
     const live: TaskHandle = w.controller.currentTask!;
     await live.settled();
+    await live.recorded?.();
     expect(w.provider.requests).toHaveLength(1);
     expect(readFileSync(join(dir, 'meta.json'), 'utf8')).toContain('"status": "completed"');
   });

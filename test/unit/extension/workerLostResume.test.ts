@@ -98,6 +98,7 @@ describe('chat: Resume of a task whose worker died', () => {
     expect(resumed.id).toBe(lost.id);
     expect(resumed).not.toBe(lost);
     expect((await resumed.settled()).status).toBe('completed');
+    await resumed.recorded?.();
     expect(of(port.posted, 'notice').map((n) => n.message)).toEqual([]);
     expect(of(port.posted, 'snapshot').at(-1)!.transcript?.taskId).toBe(lost.id);
     expect(readFileSync(join(storage, 'tasks', lost.id, 'meta.json'), 'utf8')).toContain('"status": "completed"');
