@@ -42,6 +42,12 @@ export interface EngineOptions {
   home?: string;
   /** When the Bash sandbox is on, a call asking to run outside it always asks. */
   sandbox?: { enabled: boolean };
+  /**
+   * More protected files, from the caller (e.g. the scripts that a workspace's hooks and MCP
+   * servers run): a write to one asks in every mode, like a write into `.keel/`. Absolute paths,
+   * each with the reason shown; read on every decision (it may change as approvals change).
+   */
+  protectedFiles?: () => ReadonlyMap<string, string>;
 }
 
 /** Builds the engine: loads the shell parser once and reads the settings files. Rejects only if the parser cannot load. */
@@ -259,7 +265,7 @@ class RuleEngine implements PermissionEngine {
     const k = hit('ask');
     if (k) f.ask ??= { reason: `${k.raw} asks`, rule: k };
     const places = { roots: this.roots, home: this.homeReal, userSettingsPath: this.userSettingsReal };
-    const prot = (real !== null ? protectedReason(real, places) : null) ?? protectedReason(lexical, { ...places, home: this.home });
+    const prot = (real !== null ? protectedReason(real, places) : null) ?? protectedReason(lexical, { ...places, home: this.home }) ?? this.callerProtected(real, lexical);
     if (prot) f.hardAsk.push(prot);
     if (!r.ok) {
       f.softAsk.push(`cannot tell which file ${text} writes: ${r.reason}`);
@@ -272,6 +278,13 @@ class RuleEngine implements PermissionEngine {
       f.risky.push('writes outside the workspace');
     }
     return real;
+  }
+
+  /** The caller's reason for protecting a file written at `real` (or named `lexical`), or null. */
+  private callerProtected(real: string | null, lexical: string): string | null {
+    const files = this.opts.protectedFiles?.();
+    if (!files || files.size === 0) return null;
+    return (real !== null ? files.get(real) : undefined) ?? files.get(lexical) ?? null;
   }
 
   /** What the Bash check needs, with a file-system view and answers shared by this one decision. */
