@@ -1,6 +1,6 @@
 import { MemoryIndex, type MemoryHit } from './memoryIndex';
 import { memoryContext, memoryQuery, DEFAULT_MEMORY_TOKEN_CAP, type MemoryContext } from './memoryContext';
-import { MemoryStore } from './memoryStore';
+import { MemoryStore, type StoredMemory } from './memoryStore';
 import type { LessonCandidate } from './lesson';
 
 /**
@@ -17,11 +17,14 @@ export class ProjectMemory {
     this.index = new MemoryIndex(this.store);
   }
 
-  /** The memories to inject for a prompt (the prompt's words and the files it names), within `maxTokens`. */
-  recall(prompt: string, maxTokens = DEFAULT_MEMORY_TOKEN_CAP): MemoryContext {
+  /**
+   * The memories to inject for a prompt (the prompt's words and the files it names), within
+   * `maxTokens`. `use`: which found memories may be used at all (the person's approval: trust).
+   */
+  recall(prompt: string, maxTokens = DEFAULT_MEMORY_TOKEN_CAP, use: (m: StoredMemory) => boolean = () => true): MemoryContext {
     let hits: MemoryHit[];
     try {
-      hits = this.index.search(memoryQuery(prompt));
+      hits = this.index.search(memoryQuery(prompt)).filter((h) => use(h.memory));
     } catch {
       hits = [];
     }

@@ -21,6 +21,7 @@ import { emptyTranscript } from '../../../src/shared/domain/transcript';
 import { ScenarioProvider, type ScenarioStep } from '../helpers/scenarioProvider';
 import { FAULTY } from '../mcp/helpers';
 import type { CoverageRecorder } from './coverage';
+import { NOTHING_APPROVED } from '../../../src/core/trust/items';
 
 /**
  * One task system as the runtime wires it (`wireTaskMachine`: real task, turn, call, stream and
@@ -151,7 +152,7 @@ export async function replay(script: Script, target: string, expected: string[],
     workspace,
     locks,
     tools,
-    permissions: lazyEngine({ workspace }),
+    permissions: lazyEngine({ workspace, trust: NOTHING_APPROVED }),
     asker,
     createProvider: async () => {
       const r = inits.shift();

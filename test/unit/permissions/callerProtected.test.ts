@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createPermissionEngine } from '../../../src/core/permissions';
+import { TRUST_EVERYTHING } from '../helpers/trustAll';
 
 /**
  * Files a caller protects (the scripts approved hooks and MCP servers run): a write to one asks in
@@ -19,7 +20,7 @@ describe('protected files supplied by the caller', () => {
     writeFileSync(join(ws, 'scripts', 'format.sh'), 'echo ok\n');
     symlinkSync(join(ws, 'scripts', 'format.sh'), join(ws, 'alias.sh'));
     const files = new Map([[join(ws, 'scripts', 'format.sh'), 'writes a script an approved hook runs']]);
-    const engine = await createPermissionEngine({ workspace: ws, home: join(root, 'home'), protectedFiles: () => files });
+    const engine = await createPermissionEngine({ workspace: ws, home: join(root, 'home'), protectedFiles: () => files, trust: TRUST_EVERYTHING });
     const write = (file_path: string, mode: 'acceptEdits' | 'bypassPermissions') =>
       engine.decide({ tool: 'Write', input: { file_path, content: 'x' }, subject: { kind: 'write', tool: 'Write', paths: [join(ws, file_path)], summary: file_path }, readOnly: false }, mode);
     expect(await write('scripts/format.sh', 'acceptEdits')).toMatchObject({ decision: 'ask', reason: 'writes a script an approved hook runs' });
