@@ -1,7 +1,7 @@
 import { existsSync, statSync } from 'node:fs';
 import type { LoopEvent, LoopStatus } from '../shared/domain/loop';
 import { defaultSettings, existsLoop, LOOP_NAME, uniqueLoopName } from '../core/loop/files';
-import { LoopBusy, LoopRunner } from '../core/loop/runner';
+import { LoopBusy, LoopNotApproved, LoopRunner } from '../core/loop/runner';
 import { TaskStore } from '../core/store/taskStore';
 import { providerFor, runArgsFrom, TASK_OPTIONS, type RunArgs } from './args';
 import { createCliRuntime } from './cliRuntime';
@@ -113,6 +113,8 @@ export async function loopCommand(argv: string[]): Promise<number> {
     workspace: run.workspace,
     owner: 'keel loop',
     feed: cli.activity.feed,
+    // A loop folder is continued only as Keel last wrote it or as the person approved it.
+    trust: cli.trust,
     onEvent: onLoop,
     log: (level: 'info' | 'warn' | 'error', message: string) => {
       if (level !== 'info') process.stderr.write(`keel: ${message}\n`);
@@ -150,7 +152,8 @@ export async function loopCommand(argv: string[]): Promise<number> {
         });
   } catch (err) {
     await cli.dispose();
-    process.stderr.write(`keel loop: ${(err as Error).message}\n`);
+    const hint = err instanceof LoopNotApproved ? ` (review: keel trust show --workspace ${run.workspace}; approve: keel trust approve --workspace ${run.workspace})` : '';
+    process.stderr.write(`keel loop: ${(err as Error).message}${hint}\n`);
     return 1;
   }
   const unhandle = handleSignals({

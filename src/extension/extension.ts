@@ -66,6 +66,7 @@ export function activate(context: vscode.ExtensionContext): void {
     taskHost: (): ReturnType<ChatWindow['loopHost']> => chatWindow.loopHost(),
     feed: () => activity?.feed,
     showPage: (name) => showLoopPage(name),
+    trust: () => windowTrust.get(),
   });
   context.subscriptions.push(loops);
   // One window part shared by the chats (runtime, prompts, history, pages); one ChatController per

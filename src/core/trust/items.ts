@@ -1,3 +1,4 @@
+import { join } from 'node:path';
 import { commandRuns, type CommandContext, type RunFile } from './commandFiles';
 import { digestOf, fileDigest } from './digest';
 import type { McpServerSpec } from '../mcp/types';
@@ -166,9 +167,20 @@ export function loopItem(name: string, files: Record<string, string>): TrustItem
     kind: 'loop',
     fingerprint: loopFingerprint(files),
     summary: `loop folder .keel/loop/${name}`,
-    details: [`its goal, progress and guardrails go into the prompt of each iteration when the loop is continued`],
+    details: [`its goal and guardrails (and its progress file) go into the prompt of each iteration when the loop is continued`],
     source: `.keel/loop/${name}`,
   };
+}
+
+/**
+ * The files of one loop whose content an approval covers: the goal (`anchor.md`) and the
+ * guardrails, which Keel writes and every iteration's prompt reads. `progress.md` (the agent's
+ * own working file, written during iterations) and `state.json` (Keel's bookkeeping) are not:
+ * docs/permissions.md, "Trust", says what that leaves out.
+ */
+export function loopPromptFiles(workspace: string, name: string): Record<string, string> {
+  const dir = join(workspace, '.keel', 'loop', name);
+  return { anchor: join(dir, 'anchor.md'), guardrails: join(dir, 'guardrails.md') };
 }
 
 /** The fingerprint of a loop folder's prompt files (name → path). */

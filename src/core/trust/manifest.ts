@@ -6,7 +6,7 @@ import { hookSources, loadHooksConfig } from '../hooks/config';
 import { loadMcpConfig } from '../mcp/config';
 import { defaultSources, loadSettings } from '../permissions/settings';
 import { digestOf, fileDigest } from './digest';
-import { hookItem, instructionsItem, loopItem, mcpItem, memoryItem, NOTHING_APPROVED, type TrustItem } from './items';
+import { hookItem, instructionsItem, loopItem, loopPromptFiles, mcpItem, memoryItem, NOTHING_APPROVED, type TrustItem } from './items';
 
 /**
  * Everything a workspace provides that loosens permissions or runs code, as items the person
@@ -101,12 +101,6 @@ export function memoryItems(workspace: string): TrustItem[] {
     out.push(memoryItem(name, fileDigest(p)));
   }
   return out;
-}
-
-/** The files of one loop that go into its iterations' prompts. */
-export function loopPromptFiles(workspace: string, name: string): Record<string, string> {
-  const dir = join(workspace, '.keel', 'loop', name);
-  return { anchor: join(dir, 'anchor.md'), progress: join(dir, 'progress.md'), guardrails: join(dir, 'guardrails.md'), state: join(dir, 'state.json') };
 }
 
 /** The loop folders in `.keel/loop/` (those with a state file: a loop Keel could continue). */
