@@ -19,7 +19,6 @@ import { validateToolCall, wirePermissionMachine } from '../src/core/runtime/per
 import { lazyEngine } from '../src/core/runtime/permissionDecider';
 import { createToolRegistry } from '../src/core/tools/registry';
 import type { ToolUseBlock } from '../src/shared/domain/messages';
-import { NOTHING_APPROVED } from '../src/core/trust/items';
 
 const EVERYTHING = resolve('node_modules/@modelcontextprotocol/server-everything/dist/index.js');
 const WARMUP = Number(process.env.MCP_BENCH_WARMUP ?? 200);
@@ -64,7 +63,8 @@ async function startHttpServer(): Promise<{ url: string; child: ChildProcess }> 
  * permission alone, to show where the overhead goes.
  */
 function keelCaller(workspace: string, hub: McpHub, permissionMs: number[]) {
-  const engine = lazyEngine({ workspace, trust: NOTHING_APPROVED });
+  // The bench's allow rule, as in a workspace the person approved.
+  const engine = lazyEngine({ workspace, trust: { approves: () => true, version: () => 0 } });
   const services = { workspace, tools: createToolRegistry(), permissions: engine, asker: { ask: async () => ({ decision: 'deny' as const, feedback: 'bench' }) }, publish: () => {}, mcp: hub };
   const permission = wirePermissionMachine(services);
   return async (i: number): Promise<string> => {

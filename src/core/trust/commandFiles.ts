@@ -101,7 +101,7 @@ class Collector {
     for (const w of cmd.words) if (w.literal) this.mention(w.text);
     let words = cmd.words;
     // Leading assignments; one that changes where programs are found hides what runs.
-    while (words[0]?.literal && /^[A-Za-z_][A-Za-z0-9_]*=/.test(words[0].text)) {
+    while (words[0] && /^[A-Za-z_][A-Za-z0-9_]*=/.test(words[0].text)) {
       const name = words[0].text.slice(0, words[0].text.indexOf('='));
       if (/^(PATH|BASH_ENV|ENV|NODE_OPTIONS|LD_PRELOAD|LD_LIBRARY_PATH|PYTHONPATH|PYTHONSTARTUP|NODE_PATH)$/.test(name)) this.unknown(`it sets ${name} for a command`, nested);
       words = words.slice(1);
@@ -109,7 +109,7 @@ class Collector {
     while (words[0]?.literal && KEYWORDS.has(words[0].text)) words = words.slice(1);
     const head = words[0];
     if (!head) return;
-    if (head.literal && NOT_COMMANDS.has(head.text)) return;
+    if (head.literal && (NOT_COMMANDS.has(head.text) || NO_EXEC.has(head.text))) return;
     if (!head.literal || head.pattern) return this.unknown(`the program ${head.text} is computed when it runs`, nested);
     this.program(head.text, words.slice(1), depth, nested, extraPath);
   }

@@ -55,9 +55,10 @@ export function statusLines(status: TrustStatus, approveCommand: string): string
 export function heldNoticeLines(status: TrustStatus, showCommand: string, approveCommand: string): string[] {
   const waiting = [...status.pending, ...status.blocked];
   if (waiting.length === 0) return [];
+  const one = waiting.length === 1;
   const head =
-    `this workspace provides ${waiting.length === 1 ? 'something' : `${waiting.length} things`} that loosen permissions or run code; ` +
-    `Keel holds ${waiting.length === 1 ? 'it' : 'them'} back until you approve (review: ${showCommand}; approve: ${approveCommand}):`;
+    `this workspace provides ${one ? 'something that loosens permissions or runs code' : `${waiting.length} things that loosen permissions or run code`}; ` +
+    `Keel holds ${one ? 'it' : 'them'} back until you approve (review: ${showCommand}; approve: ${approveCommand}):`;
   return [head, ...waiting.map((i) => `  ${i.summary}  (${i.source}; ${STATE_TEXT[stateOf(status, i)]})`)];
 }
 

@@ -22,7 +22,7 @@ import type { AnyTool } from '../tools/types';
 import { MessageChannel } from './channel';
 import { IpcMcpToolSource } from './mcpRemote';
 import { DEFAULT_MAX_LINE_BYTES, PROTOCOL_VERSION, toWorkerSchema, type FromWorker, type QueryMessage, type RuntimeConfig, type ToWorker } from './protocol';
-import type { TrustView } from '../trust/items';
+import { allowRuleItem, type TrustView } from '../trust/items';
 import { WORKER_ONLY_ENV } from './spawnWorker';
 import { workerHookPoints } from './workerHooks';
 
@@ -175,7 +175,7 @@ function startQuery(q: QueryMessage, send: (m: FromWorker) => void, fetch: Fetch
   let mode = q.turn.mode;
   // (`toTurn` is defined below; a hook only fires once the turn runs.)
   const hooks = workerHookPoints(q, { send, secrets, mode: () => mode, stopTurn: () => toTurn({ type: 'CANCEL' }) });
-  const engine = engineFor(runtime.workspace, runtime.settingsFiles, runtime.sandbox.enabled, runtime.trust);
+  const { decider: engine, trust } = engineFor(runtime.workspace, runtime.settingsFiles, runtime.sandbox.enabled, runtime.trust);
   // The same exception the host gives a loop iteration (LiveTask): its own progress file.
   const own: PermissionDecider = q.loopProgressFile ? allowingLoopProgress(engine, q.loopProgressFile) : engine;
   const permissions: PermissionDecider = boundedByModes(own, () => parentModes);
@@ -220,6 +220,8 @@ function startQuery(q: QueryMessage, send: (m: FromWorker) => void, fetch: Fetch
           toTurn({ type: 'SET_MODE', mode: m.mode });
           return;
         case 'permission_answer':
+          // "Always allow": the person's own rules, saved by the host, count as approved here at once.
+          if (m.answer.always) trust.personSaved(m.answer.always.rules, m.answer.always.where);
           waiting.get(m.promptId)?.(m.answer);
           return;
         case 'durable_ok':
@@ -306,7 +308,7 @@ function startQuery(q: QueryMessage, send: (m: FromWorker) => void, fetch: Fetch
  * runtime: its shell parser (wasm) loads once, not on every query.
  */
 const engines = new Map<string, { decider: PermissionDecider; trust: WorkerTrust }>();
-function engineFor(workspace: string, settingsFiles: string[], sandboxEnabled: boolean, trust: RuntimeConfig['trust']): PermissionDecider {
+function engineFor(workspace: string, settingsFiles: string[], sandboxEnabled: boolean, trust: RuntimeConfig['trust']): { decider: PermissionDecider; trust: WorkerTrust } {
   const key = JSON.stringify([workspace, settingsFiles, sandboxEnabled]);
   let engine = engines.get(key);
   if (!engine) {
@@ -315,7 +317,7 @@ function engineFor(workspace: string, settingsFiles: string[], sandboxEnabled: b
   }
   // The approvals as the host sent them with this query (a change makes the engine re-read its settings).
   engine.trust.update(trust);
-  return engine.decider;
+  return engine;
 }
 
 /** The host's approvals as the last query carried them (docs/permissions.md, "Trust"). */
@@ -336,6 +338,18 @@ class WorkerTrust implements TrustView {
 
   approves(item: { id: string; fingerprint: string }): boolean {
     return this.approved[item.id] === item.fingerprint;
+  }
+
+  /** Rules the person saved with "Always allow" during this query (the host records them too). */
+  personSaved(rules: readonly string[], where: 'project' | 'local' | 'user'): void {
+    if (where === 'user') return;
+    const source = where === 'local' ? '.keel/settings.local.json' : '.keel/settings.json';
+    this.approved = { ...this.approved };
+    for (const r of rules) {
+      const item = allowRuleItem(source, r.trim());
+      this.approved[item.id] = item.fingerprint;
+    }
+    this.generation++;
   }
 
   version(): number {

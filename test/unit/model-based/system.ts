@@ -21,7 +21,7 @@ import { emptyTranscript } from '../../../src/shared/domain/transcript';
 import { ScenarioProvider, type ScenarioStep } from '../helpers/scenarioProvider';
 import { FAULTY } from '../mcp/helpers';
 import type { CoverageRecorder } from './coverage';
-import { NOTHING_APPROVED } from '../../../src/core/trust/items';
+import { TRUST_EVERYTHING } from '../helpers/trustAll';
 
 /**
  * One task system as the runtime wires it (`wireTaskMachine`: real task, turn, call, stream and
@@ -152,7 +152,8 @@ export async function replay(script: Script, target: string, expected: string[],
     workspace,
     locks,
     tools,
-    permissions: lazyEngine({ workspace, trust: NOTHING_APPROVED }),
+    // The replays are about the machines: the workspace's settings file counts as approved.
+    permissions: lazyEngine({ workspace, trust: TRUST_EVERYTHING }),
     asker,
     createProvider: async () => {
       const r = inits.shift();
