@@ -178,6 +178,8 @@ export async function loopCommand(argv: string[]): Promise<number> {
     if (status === 'stalled') {
       process.stderr.write(`keel loop: "${view.name}" stalled after ${view.iteration} iterations and needs you: ${view.reasons.join('; ')}\n`);
       process.stderr.write(`  edit .keel/loop/${view.name}/anchor.md, progress.md or guardrails.md, then: keel loop --resume ${view.name}\n`);
+      // The goal and guardrails are part of the workspace's approval (docs/permissions.md, "Trust").
+      process.stderr.write(`  (after an edit of anchor.md or guardrails.md, approve it first: keel trust approve --workspace ${run.workspace})\n`);
       return EXIT_LOOP_STALLED;
     }
     process.stderr.write(`keel loop: "${view.name}" ${status}\n`);
