@@ -49,6 +49,7 @@ describe('MCP in VS Code', () => {
       await dialog.waitFor({ timeout: 60_000 });
       const said = (await dialog.textContent()) ?? '';
       expect(said).toContain('Approve what this workspace provides?');
+      expect(said).toContain('asked now because the MCP server everything would start');
       expect(said).toContain('MCP server everything:');
       expect(said).toContain(`starts: ${process.execPath} ${EVERYTHING} stdio`);
       await vs.screenshot('mcp-1-approval');

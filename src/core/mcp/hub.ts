@@ -307,7 +307,7 @@ export class McpHub implements McpToolSource {
     if (!asking) {
       asking = (async () => {
         try {
-          await this.opts.reviewer!.review(`the MCP server ${c.name} of this workspace`);
+          await this.opts.reviewer!.review(`the MCP server ${c.name} would start`);
         } catch (err) {
           this.log('warn', `the approval of this workspace could not be recorded (${(err as Error).message})`);
         } finally {

@@ -368,8 +368,11 @@ class Collector {
       return;
     }
     const real = safeReal(path);
-    this.files.set(path, { path, display: this.display(path), digest, inWorkspace: this.inside(path) || this.inside(real) });
-    this.follow(real === path ? path : real);
+    const inWorkspace = this.inside(path) || this.inside(real);
+    this.files.set(path, { path, display: this.display(path), digest, inWorkspace });
+    // What a file outside the workspace loads is the person's or the system's, not the
+    // repository's: the file named is covered, its own imports are not followed.
+    if (inWorkspace) this.follow(real === path ? path : real);
   }
 
   private follow(path: string): void {

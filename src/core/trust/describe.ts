@@ -21,10 +21,17 @@ const STATE_TEXT: Record<ItemState, string> = {
   'cannot be approved': 'cannot be approved',
 };
 
-/** One item: its summary, where it comes from, its state, then each detail indented. */
-export function itemLines(status: TrustStatus, item: TrustItem, indent = '  '): string[] {
+/**
+ * One item: its summary, where it comes from, its state, then each detail indented. `maxRuns`:
+ * at most that many "runs …" lines (the rest counted), for a dialog that must stay readable.
+ */
+export function itemLines(status: TrustStatus, item: TrustItem, indent = '  ', maxRuns = Infinity): string[] {
   const state = stateOf(status, item);
-  return [`${indent}${item.summary}  (${item.source}; ${STATE_TEXT[state]})`, ...item.details.map((d) => `${indent}    ${d}`), ...(item.blocked ?? []).map((b) => `${indent}    ${b}`)];
+  const runs = item.details.filter((d) => d.startsWith('runs '));
+  const shown = runs.slice(0, maxRuns);
+  const details = item.details.filter((d) => !d.startsWith('runs ') || shown.includes(d));
+  if (runs.length > shown.length) details.push(shown.length ? `… and ${runs.length - shown.length} more files it runs` : `runs ${runs.length} file${runs.length === 1 ? '' : 's'} (each with its digest in the full list)`);
+  return [`${indent}${item.summary}  (${item.source}; ${STATE_TEXT[state]})`, ...details.map((d) => `${indent}    ${d}`), ...(item.blocked ?? []).map((b) => `${indent}    ${b}`)];
 }
 
 /** What `keel trust show` prints: every item, grouped by state, and what to do. */

@@ -53,6 +53,7 @@ export class WindowTrust implements vscode.Disposable {
       trust.onHeld((items) => this.held(items));
       trust.subscribe(() => this.emitApproved());
       loadedView = trust;
+      this.log.info(vscode.workspace.isTrusted ? 'workspace trust: the folder is trusted in VS Code' : "workspace trust: VS Code's Restricted Mode (nothing the folder provides is used)");
       return trust;
     })();
     return this.trust;
@@ -92,17 +93,16 @@ export class WindowTrust implements vscode.Disposable {
   /** Something was held back: a notification offering the review (once per set of items). */
   private held(items: TrustItem[]): void {
     for (const i of items) this.log.warn(`held back until you approve this workspace: ${i.summary} (${i.source})`);
-    if (!vscode.workspace.isTrusted) return;
+    // Restricted Mode says so once on its own; a review already on screen needs no notification.
+    if (!vscode.workspace.isTrusted || this.reviewing) return;
     void this.get().then((trust) => {
       if (!trust) return;
       const status = trust.status();
       if (status.pending.length === 0 || status.declined || this.notified.has(status.manifest.fingerprint)) return;
       this.notified.add(status.manifest.fingerprint);
       const n = status.pending.length;
-      const what = n === 1 ? 'something' : `${n} things`;
-      const text =
-        `Keel: this workspace provides ${what} that loosen permissions or run code (settings, hooks, MCP servers, instructions, memories). ` +
-        `Keel holds ${n === 1 ? 'it' : 'them'} back until you approve.`;
+      const what = n === 1 ? 'something that loosens permissions or runs code' : `${n} things that loosen permissions or run code`;
+      const text = `Keel: this workspace provides ${what} (settings, hooks, MCP servers, instructions, memories). Keel holds ${n === 1 ? 'it' : 'them'} back until you approve.`;
       void vscode.window.showWarningMessage(text, 'Review…').then((choice) => {
         if (choice === 'Review…') void this.review('you asked to review it', true);
       });
@@ -127,18 +127,20 @@ export class WindowTrust implements vscode.Disposable {
         return;
       }
       if (status.declined && !force) return;
-      const lines = status.pending.flatMap((i) => itemLines(status, i, ''));
-      const shown = lines.length > 40 ? [...lines.slice(0, 40), `… and ${lines.length - 40} more lines (Show everything…)`] : lines;
+      // Short enough for the dialog's buttons to stay in view (each item: what it is, and how many
+      // files it runs); "Show everything…" has every detail, each file with its digest.
+      const lines = status.pending.slice(0, 12).flatMap((i) => itemLines(status, i, '', 0).slice(0, 3));
+      const shown = status.pending.length > 12 ? [...lines, `… and ${status.pending.length - 12} more (Show everything…)`] : lines;
       const approve = 'Approve all';
       const everything = 'Show everything…';
       const notNow = 'Not now';
       const answer = await vscode.window.showWarningMessage(
-        `Approve what this workspace provides? (${reason})`,
+        'Approve what this workspace provides?',
         {
           modal: true,
           detail:
-            `Keel holds these back until you approve them. They can loosen permissions or run code on this computer; approve only if you trust this repository. ` +
-            `A change to any of them is asked about again.\n\n${shown.join('\n')}`,
+            `Keel holds these back until you approve them (asked now because ${reason}). They can loosen permissions or run code on this computer; ` +
+            `approve only if you trust this repository. A change to any of them is asked about again.\n\n${shown.join('\n')}`,
         },
         approve,
         everything,

@@ -62,7 +62,7 @@ describe('project server approval', () => {
     await Promise.all([first.toolDefinitions(), first.toolDefinitions()]);
     expect((await first.toolDefinitions()).map((d) => d.name)).toContain('mcp__repo__echo');
     await first.dispose();
-    expect(reasons).toEqual(['the MCP server repo of this workspace']);
+    expect(reasons).toEqual(['the MCP server repo would start']);
     expect(started(log)).toBe(1);
     expect(statSync(approvalsFile(home)).mode & 0o777).toBe(0o600);
     expect(readFileSync(approvalsFile(home), 'utf8')).toContain(`${FAULTY} --log ${log}`);

@@ -96,7 +96,7 @@ describe('the MCP section of the settings page', () => {
     const tools = await hub.toolDefinitions();
     expect(tools.map((t) => t.name)).toContain('mcp__everything__echo');
     await hub.toolDefinitions();
-    expect(asked).toEqual(['the MCP server everything of this workspace']);
+    expect(asked).toEqual(['the MCP server everything would start']);
     await requests.handle(view, { type: 'mcpAction', action: 'restart', server: 'nope' });
     expect(sent).toContainEqual({ type: 'notice', message: 'There is no MCP server named nope.' });
   }, 90_000);
