@@ -30,7 +30,8 @@ export function itemLines(status: TrustStatus, item: TrustItem, indent = '  ', m
   const runs = item.details.filter((d) => d.startsWith('runs '));
   const shown = runs.slice(0, maxRuns);
   const details = item.details.filter((d) => !d.startsWith('runs ') || shown.includes(d));
-  if (runs.length > shown.length) details.push(shown.length ? `… and ${runs.length - shown.length} more files it runs` : `runs ${runs.length} file${runs.length === 1 ? '' : 's'} (each with its digest in the full list)`);
+  const rest = runs.length - shown.length;
+  if (rest > 0) details.push(shown.length ? `… and ${rest} more files it runs` : `runs ${rest} file${rest === 1 ? '' : 's'} (each with its digest in the full list)`);
   return [`${indent}${item.summary}  (${item.source}; ${STATE_TEXT[state]})`, ...details.map((d) => `${indent}    ${d}`), ...(item.blocked ?? []).map((b) => `${indent}    ${b}`)];
 }
 
