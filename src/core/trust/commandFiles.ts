@@ -3,6 +3,7 @@ import { basename, delimiter, isAbsolute, join, relative, resolve, sep } from 'n
 import { digestOf, fileDigest } from './digest';
 import { parseCommandLine, type SimpleCommand, type Word } from './commandWords';
 import { localImports, scriptKind, scriptText, shellSources } from './scriptImports';
+import { ARG_OPTIONS, CODE_OPTIONS, FILE_OPTIONS, JS_RUNTIMES, KEYWORDS, NO_EXEC, NOT_COMMANDS, optionValue, SHELLS, skipOptions, skipWrapperOptions, SYSTEM_PREFIXES } from './commandTables';
 
 /**
  * Which files a hook's or an MCP server's command runs (docs/permissions.md, "Trust"), so that an
@@ -48,22 +49,6 @@ const MAX_FILES = 200;
 /** Extensions of files that are code, whatever their mode. */
 const CODE_EXT = /\.(m?[jt]sx?|c[jt]s|py|pyw|sh|bash|zsh|ksh|fish|rb|pl|pm|php|lua|ps1|bat|cmd|jar|wasm|so|dylib|node)$/i;
 const MAX_DEPTH = 5;
-const SYSTEM_PREFIXES = ['/usr/', '/bin/', '/sbin/', '/lib', '/etc/', '/opt/', '/nix/', '/snap/', '/proc/', '/dev/', '/sys/'];
-const KEYWORDS = new Set(['if', 'then', 'else', 'elif', 'fi', 'do', 'done', 'while', 'until', '!', '{', '}', 'time', 'coproc']);
-const NOT_COMMANDS = new Set(['for', 'case', 'esac', 'select', 'function', 'in', ';;']);
-const NO_EXEC = new Set(['[[', ']]', '[', 'test', 'true', 'false', ':', 'echo', 'printf', 'exit', 'return', 'cd', 'export', 'read', 'set', 'shift', 'local', 'declare', 'unset']);
-const SHELLS = new Set(['bash', 'sh', 'zsh', 'dash', 'ksh']);
-const JS_RUNTIMES = new Set(['node', 'nodejs', 'tsx', 'ts-node', 'deno', 'bun']);
-const CODE_OPTIONS: Record<string, Set<string>> = {
-  js: new Set(['-e', '--eval', '-p', '--print']),
-  python: new Set(['-c']),
-  perl: new Set(['-e', '-E']),
-  ruby: new Set(['-e']),
-  php: new Set(['-r']),
-};
-const FILE_OPTIONS = new Set(['-r', '--require', '--import', '--loader', '--experimental-loader', '--env-file', '--env-file-if-exists']);
-const ARG_OPTIONS = new Set(['--input-type', '--stack-size', '-W', '-X', '-I', '-M', '--conditions', '-C', '--title', '--cwd']);
-
 /** What `input` runs from the disk, resolved from `ctx.workspace` (hooks and servers run there). */
 export function commandRuns(input: Input, ctx: CommandContext): CommandRuns {
   const acc = new Collector(ctx);
@@ -410,46 +395,6 @@ class Collector {
     const rel = relative(this.ws, p);
     return rel && !rel.startsWith('..') && !isAbsolute(rel) ? rel.split(sep).join('/') : p;
   }
-}
-
-function skipWrapperOptions(prog: string, args: Word[]): Word[] {
-  const withArg: Record<string, Set<string>> = {
-    nice: new Set(['-n', '--adjustment']),
-    timeout: new Set(['-s', '--signal', '-k', '--kill-after']),
-    sudo: new Set(['-u', '-g', '-C', '-D', '-h', '-p', '-r', '-t', '-U']),
-    stdbuf: new Set(['-i', '-o', '-e']),
-  };
-  let rest = skipOptions(args, withArg[prog] ?? new Set());
-  // timeout DURATION CMD
-  if (prog === 'timeout' && rest.length > 0) rest = rest.slice(1);
-  return rest;
-}
-
-/** The words after the leading options (and the arguments of `withArg` options). */
-function skipOptions(args: Word[], withArg: Set<string>): Word[] {
-  let i = 0;
-  while (i < args.length) {
-    const a = args[i]!;
-    if (!a.literal || !a.text.startsWith('-') || a.text === '-') break;
-    if (a.text === '--') {
-      i++;
-      break;
-    }
-    i += withArg.has(a.text) ? 2 : 1;
-  }
-  return args.slice(i);
-}
-
-function optionValue(args: Word[], names: string[]): string | undefined {
-  for (let i = 0; i < args.length; i++) {
-    const a = args[i]!;
-    if (!a.literal) continue;
-    for (const n of names) {
-      if (a.text === n) return args[i + 1]?.literal ? args[i + 1]!.text : undefined;
-      if (n.startsWith('--') && a.text.startsWith(`${n}=`)) return a.text.slice(n.length + 1);
-    }
-  }
-  return undefined;
 }
 
 function safeReal(p: string): string {

@@ -1,4 +1,4 @@
-import { realpathSync } from 'node:fs';
+import { realpathSync, statSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { collectManifest, configFiles, manifestFingerprint, runningItems, type Manifest } from './manifest';
 import { FileWatch } from '../permissions/settingsWatch';
@@ -217,7 +217,9 @@ export class WorkspaceTrust implements TrustView {
    * configuration files or the approvals change: read on every permission decision.
    */
   protectedFilesNow(): ReadonlyMap<string, string> {
-    this.configWatch ??= new FileWatch(configFiles(this.opts.workspace, this.opts.home ?? homedir()), () => '');
+    const files = configFiles(this.opts.workspace, this.opts.home ?? homedir());
+    // Where watching fails, the files' identities decide (as the settings' stamp does).
+    this.configWatch ??= new FileWatch(files, () => files.map(statStamp).join('|'));
     const changed = this.configWatch.changed();
     const version = this.store.version();
     if (!this.protectedCache || changed || this.protectedCache.version !== version) {
@@ -308,5 +310,15 @@ function realOf(p: string): string {
     return realpathSync(p);
   } catch {
     return p;
+  }
+}
+
+/** A file's identity for change detection (inode, size, times), or `-` when it is not there. */
+function statStamp(p: string): string {
+  try {
+    const st = statSync(p);
+    return `${st.ino}:${st.size}:${st.mtimeMs}:${st.ctimeMs}`;
+  } catch {
+    return '-';
   }
 }
