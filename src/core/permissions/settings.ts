@@ -94,14 +94,12 @@ export function sourceDisplay(src: SettingsSource): string {
 
 /**
  * Identity of the settings files as they are now: path, inode, size, mtime and ctime of each (a
- * missing file is `-`). Taken before every decision, so that each decision uses the rules on disk
- * at that moment (a watcher would tell of a change only on a later turn of the event loop, after
- * a decision made in the same turn). It must therefore be cheap: a missing file is reported by
- * `statSync` without an exception (building one cost more than the stat itself), and when a
+ * missing file is `-`). Decisions no longer take it every time: the files are watched
+ * (settingsWatch.ts), and this is what the watch falls back to where watching is not possible. It
+ * must still be cheap: a missing file is reported by `statSync` without an exception, and when a
  * folder holds several of the files (`.claude/`, `.keel/`) and does not exist, its files are not
- * stat'ed one by one (one syscall instead of two). The inode and ctime catch a file replaced by a
- * rename, or rewritten to the same size within the same millisecond, which mtime and size alone
- * would miss.
+ * stat'ed one by one. The inode and ctime catch a file replaced by a rename, or rewritten to the
+ * same size within the same millisecond, which mtime and size alone would miss.
  */
 export function stampOf(sources: SettingsSource[]): string {
   let stamp = '';
