@@ -56,7 +56,8 @@ async function coldChild(arg: string): Promise<void> {
   const parsed = parseToolInput(createToolRegistry(), 'Bash', { command });
   if (!parsed.ok) throw new Error(`bad Bash input: ${parsed.result.content}`);
   const t0 = process.hrtime.bigint();
-  const engine = await createPermissionEngine({ workspace: ws, home });
+  // The corpus measures the engine on the corpus's rules, as a workspace the person approved.
+  const engine = await createPermissionEngine({ workspace: ws, home, trust: { approves: () => true, version: () => 0 } });
   const subject = parsed.tool.subject(parsed.input as never, { workspace: ws });
   const d = await engine.decide({ tool: 'Bash', input: parsed.input, subject, readOnly: parsed.tool.readOnly }, mode);
   const ms = Number(process.hrtime.bigint() - t0) / 1e6;

@@ -1,7 +1,7 @@
 import { existsSync, statSync } from 'node:fs';
 import type { LoopEvent, LoopStatus } from '../shared/domain/loop';
 import { defaultSettings, existsLoop, LOOP_NAME, uniqueLoopName } from '../core/loop/files';
-import { LoopBusy, LoopRunner } from '../core/loop/runner';
+import { LoopBusy, LoopNotApproved, LoopRunner } from '../core/loop/runner';
 import { LinkRefused } from '../core/security/linkFreeFiles';
 import { TaskStore } from '../core/store/taskStore';
 import { providerFor, runArgsFrom, TASK_OPTIONS, type RunArgs } from './args';
@@ -115,6 +115,8 @@ export async function loopCommand(argv: string[]): Promise<number> {
     workspace: run.workspace,
     owner: 'keel loop',
     feed: cli.activity.feed,
+    // A loop folder is continued only as Keel last wrote it or as the person approved it.
+    trust: cli.trust,
     onEvent: onLoop,
     log: (level: 'info' | 'warn' | 'error', message: string) => {
       if (level !== 'info') process.stderr.write(`keel: ${message}\n`);
@@ -152,7 +154,8 @@ export async function loopCommand(argv: string[]): Promise<number> {
         });
   } catch (err) {
     await cli.dispose();
-    process.stderr.write(`keel loop: ${(err as Error).message}\n`);
+    const hint = err instanceof LoopNotApproved ? ` (review: keel trust show --workspace ${run.workspace}; approve: keel trust approve --workspace ${run.workspace})` : '';
+    process.stderr.write(`keel loop: ${(err as Error).message}${hint}\n`);
     if (err instanceof LinkRefused) process.stderr.write('  a loop\'s folder must hold plain files: remove the link (check where it pointed first), or give the loop another --name\n');
     return 1;
   }
@@ -183,6 +186,8 @@ export async function loopCommand(argv: string[]): Promise<number> {
     if (status === 'stalled') {
       process.stderr.write(`keel loop: "${view.name}" stalled after ${view.iteration} iterations and needs you: ${view.reasons.join('; ')}\n`);
       process.stderr.write(`  edit .keel/loop/${view.name}/anchor.md, progress.md or guardrails.md, then: keel loop --resume ${view.name}\n`);
+      // The goal and guardrails are part of the workspace's approval (docs/permissions.md, "Trust").
+      process.stderr.write(`  (after an edit of anchor.md or guardrails.md, approve it first: keel trust approve --workspace ${run.workspace})\n`);
       return EXIT_LOOP_STALLED;
     }
     process.stderr.write(`keel loop: "${view.name}" ${status}\n`);

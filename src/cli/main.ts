@@ -4,7 +4,7 @@ import { HELP, MACHINES_HELP, VERSION } from './help';
 import { HelpRequested, parseCommandLine, reportUsage, UsageError } from './usage';
 
 /**
- * `keel`: the headless entry. Subcommands: run, batch, loop, tasks, memory, permissions, mcp, machines, status, hooks, workers, worker
+ * `keel`: the headless entry. Subcommands: run, batch, loop, tasks, memory, permissions, mcp, machines, status, hooks, trust, workers, worker
  * (started by a pool). Exit codes in
  * ./exitCodes.ts (0 success, 1 failed or cancelled, 2 bad usage — one line on stderr:
  * `keel <command>: <problem> (see keel <command> --help)` —, 3 unusable storage, 128 + n on signal n).
@@ -38,6 +38,8 @@ async function main(argv: string[]): Promise<number> {
       return (await import('./loop')).loopCommand(rest);
     case 'hooks':
       return (await import('./hooks')).hooksCommand(rest);
+    case 'trust':
+      return (await import('./trust')).trustCommand(rest);
     case 'status':
       return (await import('./status')).statusCommand(rest);
     case 'workers':

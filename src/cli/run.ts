@@ -8,6 +8,8 @@ import { TaskStore } from '../core/store/taskStore';
 import { StoreError } from '../core/store/types';
 import { parseRunArgs, providerFor, type RunArgs } from './args';
 import { createCliRuntime, type CliRuntime } from './cliRuntime';
+import { openCliTrust } from './cliTrust';
+import type { WorkspaceTrust } from '../core/trust/workspaceTrust';
 import { HELP } from './help';
 import { mayHaveMcpServers } from './mcpPresence';
 import { EXIT_STORAGE_UNUSABLE, STORAGE_HINT } from './exitCodes';
@@ -26,6 +28,7 @@ export async function runCommand(argv: string[], options: { inspect?(event: Insp
   let prepared: Promise<RunSetup> | undefined;
   let cli: CliRuntime | undefined;
   let mcpHub: McpHub | undefined;
+  let trust: WorkspaceTrust | undefined;
   let stoppedBy: NodeJS.Signals | undefined;
   let interrupted: string[] = [];
   const app = new AppLifetime(
@@ -43,7 +46,7 @@ export async function runCommand(argv: string[], options: { inspect?(event: Insp
         interrupted = cli?.runtime.interruptAll() ?? [];
         const activityClosed = cli?.dispose();
         // The MCP servers end after the task that used them (their processes stopped, sessions closed).
-        return Promise.all([activityClosed, mcpHub?.dispose()]).then(() => undefined);
+        return Promise.all([activityClosed, mcpHub?.dispose()]).then(() => trust?.dispose());
       },
     },
     { provider: 'anthropic', ...(options.inspect ? { inspect: options.inspect } : {}) },
@@ -61,14 +64,21 @@ export async function runCommand(argv: string[], options: { inspect?(event: Insp
     const { args, taskId } = setup;
     // The key is checked before the task starts; a missing one is reported by the task itself (no_api_key).
     await app.ready();
+    // What the workspace provides is used only as the person approved it; what is held back is said now.
+    try {
+      trust = await openCliTrust(args);
+    } catch (err) {
+      return storeFailure(err);
+    }
     // The MCP SDK is loaded only when some server may be configured (it costs start-up time).
-    const mcp = mayHaveMcpServers(args, process.env) ? (await import('./mcpHost')).cliMcpHub(args.workspace, args.mcpConfig, process.env, (line) => process.stderr.write(line)) : {};
+    const warnLine = (line: string) => process.stderr.write(line);
+    const mcp = mayHaveMcpServers(args, process.env) ? (await import('./mcpHost')).cliMcpHub(args.workspace, args.mcpConfig, process.env, warnLine, trust, args.storage) : {};
     if (mcp.error) return reportUsage('run', new UsageError(mcp.error));
     mcpHub = mcp.hub;
     // The task runtime with the settings files' pass-env and sandbox, and the process's hooks,
     // status board and status socket (cliRuntime.ts, shared with `keel loop`).
     try {
-      cli = await createCliRuntime(args, 'keel run', mcpHub);
+      cli = await createCliRuntime(args, 'keel run', mcpHub, trust);
     } catch (err) {
       return storeFailure(err);
     }

@@ -10,6 +10,8 @@ import { cachedFs } from './fsView';
 import { resolvePhysical } from './physical';
 import { domainMatches, mcpRuleMatches, realHost, type PermissionRule } from './rules';
 import { defaultSources, explicitSource, loadSettings, stampOf, type LoadedSettings, type SettingsSource } from './settings';
+import { FileWatch } from './settingsWatch';
+import type { TrustView } from '../trust/items';
 import { acceptedEdit, allowedByMode, refusalOfChange, whenItWouldAsk } from './modes';
 import { loadBashParser, WARM_UP } from './shell/parser';
 
@@ -30,6 +32,8 @@ export interface PermissionEngine {
   problems(): string[];
   /** The `defaultMode` the settings ask for, if any (bypassPermissions only from local or user files). */
   defaultMode(): PermissionMode | undefined;
+  /** Stops watching the settings files (the engine keeps deciding, re-reading them every time). */
+  dispose?(): void;
 }
 
 export interface EngineOptions {
@@ -42,6 +46,18 @@ export interface EngineOptions {
   home?: string;
   /** When the Bash sandbox is on, a call asking to run outside it always asks. */
   sandbox?: { enabled: boolean };
+  /**
+   * More protected files, from the caller (e.g. the scripts that a workspace's hooks and MCP
+   * servers run): a write to one asks in every mode, like a write into `.keel/`. Absolute paths,
+   * each with the reason shown; read on every decision (it may change as approvals change).
+   */
+  protectedFiles?: () => ReadonlyMap<string, string>;
+  /**
+   * The person's approvals of this workspace (docs/permissions.md, "Trust"): a workspace file's
+   * allow rules, additional directories and looser mode apply only once approved. Required, so
+   * that no host forgets it; `NOTHING_APPROVED` applies only what tightens.
+   */
+  trust: TrustView;
 }
 
 /** Builds the engine: loads the shell parser once and reads the settings files. Rejects only if the parser cannot load. */
@@ -64,6 +80,8 @@ class RuleEngine implements PermissionEngine {
   private readonly homeReal: string;
   /** Compiled Read/Edit/Write rules by behaviour and tools; emptied when the settings change. */
   private pathRuleCache = new Map<string, CompiledPathRule[]>();
+  private readonly watch: FileWatch;
+  private trustVersion = -1;
 
   constructor(
     private readonly parser: Parser,
@@ -76,7 +94,15 @@ class RuleEngine implements PermissionEngine {
     this.userSettingsPath = opts.userSettingsPath ?? join(this.home, '.keel', 'settings.json');
     this.userSettingsReal = realLocation(this.userSettingsPath);
     this.sources = [...defaultSources(workspace, this.userSettingsPath), ...(opts.settingsFiles ?? []).map((f) => explicitSource(f, workspace))];
+    this.watch = new FileWatch(
+      this.sources.map((s) => s.path),
+      () => stampOf(this.sources),
+    );
     this.reload();
+  }
+
+  dispose(): void {
+    this.watch.dispose();
   }
 
   /**
@@ -106,6 +132,8 @@ class RuleEngine implements PermissionEngine {
 
   async decide(call: PermissionCall, mode: PermissionMode): Promise<EngineDecision> {
     try {
+      // Changes already written are reported by the watcher before this resolves (settingsWatch.ts).
+      await FileWatch.settled();
       this.refresh();
       return this.decideNow(call, mode);
     } catch (err) {
@@ -115,12 +143,15 @@ class RuleEngine implements PermissionEngine {
     }
   }
 
+  /** Re-reads the settings when a file changed (watched) or an approval changed. */
   private refresh(): void {
-    if (stampOf(this.sources) !== this.settings.stamp) this.reload();
+    const changed = this.watch.changed();
+    if (changed || this.opts.trust.version() !== this.trustVersion) this.reload();
   }
 
   private reload(): void {
-    this.settings = loadSettings(this.sources, this.home);
+    this.trustVersion = this.opts.trust.version();
+    this.settings = loadSettings(this.sources, this.home, this.opts.trust);
     this.rules = groupRules(this.settings.rules);
     this.roots = [this.workspaceReal, ...[...(this.opts.additionalDirectories ?? []), ...this.settings.additionalDirectories].map((d) => realLocation(resolve(this.opts.workspace, d)))];
     this.pathRuleCache = new Map();
@@ -259,7 +290,7 @@ class RuleEngine implements PermissionEngine {
     const k = hit('ask');
     if (k) f.ask ??= { reason: `${k.raw} asks`, rule: k };
     const places = { roots: this.roots, home: this.homeReal, userSettingsPath: this.userSettingsReal };
-    const prot = (real !== null ? protectedReason(real, places) : null) ?? protectedReason(lexical, { ...places, home: this.home });
+    const prot = (real !== null ? protectedReason(real, places) : null) ?? protectedReason(lexical, { ...places, home: this.home }) ?? this.callerProtected(real, lexical);
     if (prot) f.hardAsk.push(prot);
     if (!r.ok) {
       f.softAsk.push(`cannot tell which file ${text} writes: ${r.reason}`);
@@ -272,6 +303,13 @@ class RuleEngine implements PermissionEngine {
       f.risky.push('writes outside the workspace');
     }
     return real;
+  }
+
+  /** The caller's reason for protecting a file written at `real` (or named `lexical`), or null. */
+  private callerProtected(real: string | null, lexical: string): string | null {
+    const files = this.opts.protectedFiles?.();
+    if (!files || files.size === 0) return null;
+    return (real !== null ? files.get(real) : undefined) ?? files.get(lexical) ?? null;
   }
 
   /** What the Bash check needs, with a file-system view and answers shared by this one decision. */

@@ -9,6 +9,7 @@ import { taskLockKey, type LockManager } from '../locks/lockManager';
 import type { PendingSubtask } from '../machines/task/task.machine';
 import { taskStateTags } from '../machines/task/taskTags';
 import type { ProjectMemory } from '../memory/projectMemory';
+import type { TrustView } from '../trust/items';
 import type { MemorySettings } from '../memory/settings';
 import type { EngineDecision, PermissionCall } from '../permissions/engine';
 import { denyingAsker } from '../permissions/gate';
@@ -39,6 +40,8 @@ export interface TaskOwner {
   memorySettings(): MemorySettings;
   readonly permissions: PermissionDecider;
   readonly secrets: SecretKeeper;
+  /** The person's approvals of the workspace (nothing, when the host gave no trust). */
+  readonly trust: TrustView;
   ensureSubtask(parent: LiveTask, sub: PendingSubtask): LiveTask;
   log(level: 'info' | 'warn' | 'error', message: string): void;
   /** Where a recorded task's event log is (hooks' `transcript_path`). */
@@ -157,6 +160,9 @@ export class LiveTask implements TaskHandle, PermissionParent {
       memory: () => runtime.projectMemory(),
       settings: () => runtime.memorySettings(),
       secrets: runtime.secrets,
+      trust: runtime.trust,
+      held: (items) => rt.trust?.reportHeld(items),
+      ownMemory: async (item) => rt.trust?.recordOwn([item]),
       locks,
       createProvider: createTaskProvider,
       providerKind: () => this.provider,

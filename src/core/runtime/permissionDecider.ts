@@ -3,6 +3,7 @@ import type { PermissionEngine } from '../permissions/engine';
 import { refusalOfChange, whenItWouldAsk } from '../permissions/modes';
 import { isInside } from '../permissions/paths';
 import type { SandboxSettings } from '../sandbox/settings';
+import type { TrustView } from '../trust/items';
 import type { PermissionDecider } from './permissionCheck';
 
 /**
@@ -14,7 +15,15 @@ import type { PermissionDecider } from './permissionCheck';
  * refuses changes, a read inside the workspace is allowed, and everything else asks (or is denied
  * where the mode asks nobody).
  */
-export function lazyEngine(options: { workspace: string; settingsFiles?: string[]; sandbox?: SandboxSettings }): PermissionDecider {
+export function lazyEngine(options: {
+  workspace: string;
+  settingsFiles?: string[];
+  sandbox?: SandboxSettings;
+  /** The person's approvals (docs/permissions.md, "Trust"). */
+  trust: TrustView;
+  /** Files whose writes ask in every mode (the scripts of the workspace's hooks and MCP servers). */
+  protectedFiles?: () => ReadonlyMap<string, string>;
+}): PermissionDecider {
   let engine: Promise<PermissionEngine> | null = null;
   return {
     async decide(call, mode) {
@@ -23,6 +32,8 @@ export function lazyEngine(options: { workspace: string; settingsFiles?: string[
           workspace: options.workspace,
           ...(options.settingsFiles ? { settingsFiles: options.settingsFiles } : {}),
           ...(options.sandbox ? { sandbox: { enabled: options.sandbox.enabled } } : {}),
+          trust: options.trust,
+          ...(options.protectedFiles ? { protectedFiles: options.protectedFiles } : {}),
         }),
       );
       try {

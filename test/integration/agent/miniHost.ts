@@ -15,6 +15,7 @@ import { lazyEngine } from '../../../src/core/runtime/permissionDecider';
 import { wireTaskMachine, type PermissionDecider, type SubtaskHandle } from '../../../src/core/runtime/wiring';
 import type { PermissionMode } from '../../../src/core/runtime/types';
 import { createToolRegistry } from '../../../src/core/tools/registry';
+import { NOTHING_APPROVED } from '../../../src/core/trust/items';
 
 /**
  * A small host over the wired task machine, for the races a host can cause: every task has an
@@ -36,7 +37,7 @@ export class MiniHost {
   private readonly views = new Map<string, Set<(e: TaskEvent) => void>>();
   private readonly children = new Map<string, SubtaskHandle>();
   private readonly tools = createToolRegistry();
-  private readonly permissions: PermissionDecider = lazyEngine({ workspace: this.workspace });
+  private readonly permissions: PermissionDecider = lazyEngine({ workspace: this.workspace, trust: NOTHING_APPROVED });
   /** Notified at every event a task publishes and every state a task's actor takes (tests wait on it). */
   readonly changes = new Changes();
   /** Called when a child task publishes its `done` (before its parent hears of it). */

@@ -12,6 +12,7 @@ import { lazyEngine } from '../../../src/core/runtime/permissionDecider';
 import { wireTaskMachine, type TaskServices } from '../../../src/core/runtime/wiring';
 import { createToolRegistry } from '../../../src/core/tools/registry';
 import type { WorkerPool } from '../../../src/core/workers/pool';
+import { NOTHING_APPROVED } from '../../../src/core/trust/items';
 
 /** Every transition xstate itself holds for a machine, action-only ones included. */
 function xstateTransitionCount(machine: AnyStateMachine): number {
@@ -50,7 +51,7 @@ describe('how the machines nest while a task runs', () => {
       workspace,
       locks: new LockManager(),
       tools: createToolRegistry(),
-      permissions: lazyEngine({ workspace }),
+      permissions: lazyEngine({ workspace, trust: NOTHING_APPROVED }),
       asker: denyingAsker,
       createProvider: async () => ({ code: 'no_api_key', message: 'none', retryable: false }),
       publish: () => undefined,

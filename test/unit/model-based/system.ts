@@ -22,6 +22,7 @@ import { ScenarioProvider, type ScenarioStep } from '../helpers/scenarioProvider
 import { FAULTY } from '../mcp/helpers';
 import { Changes, eventually, settled } from '../helpers/changes';
 import type { CoverageRecorder } from './coverage';
+import { TRUST_EVERYTHING } from '../helpers/trustAll';
 
 /**
  * One task system as the runtime wires it (`wireTaskMachine`: real task, turn, call, stream and
@@ -152,7 +153,8 @@ export async function replay(script: Script, target: string, expected: string[],
     workspace,
     locks,
     tools,
-    permissions: lazyEngine({ workspace }),
+    // The replays are about the machines: the workspace's settings file counts as approved.
+    permissions: lazyEngine({ workspace, trust: TRUST_EVERYTHING }),
     asker,
     createProvider: async () => {
       const r = inits.shift();
