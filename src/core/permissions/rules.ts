@@ -42,7 +42,13 @@ export function parseRule(raw: string): ParsedRule {
 }
 
 /** A Bash rule specifier, prepared for matching against a command's words. */
-export type BashPattern = { kind: 'exact'; words: string[] } | { kind: 'prefix'; words: string[] } | { kind: 'glob'; regex: RegExp; literalWords: string[] };
+/**
+ * `prefix` with `joined`: written with `:*` after a word that ends in punctuation
+ * (`Bash(curl http://github.com/:*)`, as in Claude Code's documentation): the command's word may
+ * go on after it (`http://github.com/org/repo`); otherwise prefixes stop at a word boundary
+ * (`npm run:*` is not `npm runx`).
+ */
+export type BashPattern = { kind: 'exact'; words: string[] } | { kind: 'prefix'; words: string[]; joined?: boolean } | { kind: 'glob'; regex: RegExp; literalWords: string[] };
 
 /** Splits a rule specifier into words with shell-like quoting. */
 export function splitRuleWords(spec: string): string[] {
@@ -78,7 +84,11 @@ export function splitRuleWords(spec: string): string[] {
 /** Compiles a Bash specifier: `git status` exact, `npm run:*` or `npm run *` prefix, `git * main` glob. */
 export function compileBashPattern(spec: string): BashPattern {
   const s = spec.trim();
-  if (s.endsWith(':*')) return { kind: 'prefix', words: splitRuleWords(s.slice(0, -2)) };
+  if (s.endsWith(':*')) {
+    const words = splitRuleWords(s.slice(0, -2));
+    const last = words[words.length - 1] ?? '';
+    return { kind: 'prefix', words, ...(!/\s$/.test(s.slice(0, -2)) && /[^A-Za-z0-9_]$/.test(last) ? { joined: true } : {}) };
+  }
   if (s.endsWith(' *') && !s.slice(0, -2).includes('*')) return { kind: 'prefix', words: splitRuleWords(s.slice(0, -2)) };
   if (s.includes('*')) {
     const words = splitRuleWords(s);
