@@ -87,7 +87,7 @@ async function main(): Promise<void> {
   try {
     const cases: { c: CorpusDecision; fx: PermissionFixture }[] = [];
     for (const g of CORPUS) {
-      const fx = await makeFixture(g.settings);
+      const fx = await makeFixture(g.settings, g.protectedFiles ? { protectedFiles: g.protectedFiles } : {});
       fixtures.push(fx);
       g.prepare?.(fx);
       for (const c of decisionsOf(g)) cases.push({ c, fx });

@@ -248,14 +248,15 @@ export function checkBash(ctx: BashContext, command: string, cwd: string, f: Fin
       const formWrites: (Omit<PendingWrite, 'covered'> & { byRule: boolean })[] = [];
       let unknownFile = false;
       let readsOutside = false;
+      const use = (u: FileUse): boolean => {
+        const ok = applyUse(u, where, policy, f, formWrites, () => (unknownFile = true));
+        if (!ok && u.kind !== 'write' && u.kind !== 'writeTree' && u.kind !== 'writeBelow' && !unknownFile) readsOutside = true;
+        return ok;
+      };
       const v = examineCommand(form, {
         cwd: cwds?.length === 1 ? (cwds[0] as string) : null,
         home: ctx.home,
-        use: (u: FileUse) => {
-          const ok = applyUse(u, where, policy, f, formWrites, () => (unknownFile = true));
-          if (!ok && u.kind !== 'write' && u.kind !== 'writeTree' && u.kind !== 'writeBelow' && !unknownFile) readsOutside = true;
-          return ok;
-        },
+        use,
         exists: (value) => (pathsOf(value, where, policy) ?? []).some((p) => {
           const r = policy.resolve(p);
           return r.ok && r.exists;
@@ -265,7 +266,7 @@ export function checkBash(ctx: BashContext, command: string, cwd: string, f: Fin
       // Files a planner found for this form (git's options).
       let extraUnknown: string | undefined;
       if (p.extra?.form === form) {
-        for (const u of p.extra.uses) applyUse(u, where, policy, f, formWrites, () => (unknownFile = true));
+        for (const u of p.extra.uses) use(u);
         extraUnknown = p.extra.unknown;
       }
       const rule = filesOnly ? undefined : allow.find((r) => bashRuleMatches(r, form));
@@ -275,7 +276,10 @@ export function checkBash(ctx: BashContext, command: string, cwd: string, f: Fin
       // (not for cd and friends, which only move, and whose moves are tracked).
       const cwdOk = (cwds !== null && cwds.every((d) => policy.readable(d))) || DIRECTORY_BUILTINS.has(form.words[0]?.value ?? '');
       const readOnly = !!v?.readOnly && !envChanged && cwdOk && !unreadable.has(i) && formWrites.length === 0;
-      if (rule && ((v && !v.complete) || extraUnknown || unknownFile)) unvouched.push(`cannot tell which files ${form.words[0]?.text ?? 'it'} reads and writes (${extraUnknown ?? 'a file is named only at run time or an option is unknown'}), so ${rule.raw} cannot vouch for them`);
+      if (rule && ((v && !v.complete) || extraUnknown || unknownFile)) {
+        const why = extraUnknown ?? 'a file is named only at run time or an option is unknown';
+        unvouched.push(`cannot tell which files ${form.words[0]?.text ?? 'it'} reads and writes (${why}), so ${rule.raw} cannot vouch for them`);
+      }
       if (rule && readsOutside) unvouched.push(`${form.words[0]?.text ?? 'the command'} reads a file outside the workspace and the Read allow rules`);
       return rule ? { readOnly, rule } : { readOnly };
     }

@@ -96,7 +96,7 @@ export function applyUse(use: FileUse, where: Locating, policy: PathPolicy, f: F
       writes.push({ path: null, text, kind: u.kind, byRule });
       return false;
     }
-    for (const d of dirs) for (const p of paths) writes.push({ path: join(d, basename(p)), text, kind: u.kind, byRule, ...(u.kind === 'writeTree' ? { from: p } : {}) });
+    for (const d of dirs) for (const p of paths) writes.push({ path: join(d, basename(p)), text: `${u.into}/${basename(p)}`, kind: u.kind, byRule, ...(u.kind === 'writeTree' ? { from: p } : {}) });
     return false;
   }
   const from = u.from === undefined ? undefined : pathsOf(u.from, where, policy);

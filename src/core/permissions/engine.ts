@@ -2,7 +2,7 @@ import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
 import type { Parser } from 'web-tree-sitter';
 import type { PermissionMode } from '../../shared/domain/permissionModes';
-import type { PermissionSubject } from '../tools/types';
+import type { PermissionSubject, SearchExclusions } from '../tools/types';
 import { checkBash, type BashContext } from './bashCheck';
 import { emptyFindings, groupRules, type Findings, type RuleSet } from './findings';
 import { compilePathPattern, realLocation, type PathBases } from './paths';
@@ -11,7 +11,11 @@ import { PathPolicy, type CompiledPathRule, type PolicyPlaces, type PolicyRules 
 import { domainMatches, mcpRuleMatches, realHost, type PermissionRule } from './rules';
 import { defaultSources, explicitSource, loadSettings, stampOf, type LoadedSettings, type SettingsSource } from './settings';
 import { acceptedEdit, allowedByMode, refusalOfChange, whenItWouldAsk } from './modes';
+import { markAnalysisWarm } from './shell/bounds';
 import { loadBashParser, WARM_UP } from './shell/parser';
+
+/** The analysis code is compiled once per process (see `warmUp`). */
+let warmedUp = false;
 
 /** One decision with its explanation. `risky`: the editor should show a modal, not only a card. */
 export type EngineDecision = { decision: 'allow' | 'ask' | 'deny'; reason: string; rule?: string; source?: string; risky?: boolean };
@@ -35,18 +39,12 @@ export interface PermissionEngine {
    * nothing a Read deny or ask rule covers: ripgrep globs anchored at the physical folder `root`
    * leads to (pass each as `--glob !GLOB`, with ripgrep run from that folder), and the rules
    * behind them. Null when they cannot be written as globs; `decide` then asks about the search.
-   * Never throws.
+   * Never rejects.
    */
-  searchExclusions(root: string): SearchExclusions | null;
+  searchExclusions(root: string): Promise<SearchExclusions | null>;
 }
 
-/** See `PermissionEngine.searchExclusions`. */
-export interface SearchExclusions {
-  /** The physical folder the globs are anchored at (run ripgrep from there). */
-  root: string;
-  globs: string[];
-  rules: string[];
-}
+export type { SearchExclusions } from '../tools/types';
 
 export interface EngineOptions {
   workspace: string;
@@ -74,7 +72,9 @@ export interface EngineOptions {
 export async function createPermissionEngine(opts: EngineOptions): Promise<PermissionEngine> {
   const parser = await loadBashParser();
   const engine = new RuleEngine(parser, opts);
-  engine.warmUp();
+  // Compiling the analysis code is left for when the process is idle: a first decision made at
+  // once does not wait for it (its budget allows for compiling, bounds.ts).
+  setImmediate(() => engine.warmUp()).unref();
   return engine;
 }
 
@@ -107,10 +107,12 @@ class RuleEngine implements PermissionEngine {
 
   /**
    * Checks a sample script twice and throws the answers away: the first decisions of a process
-   * otherwise spend tens of milliseconds of CPU compiling the analysis code, which would count
-   * against the analysis budget (bounds.ts) and could turn a first `ls` into a question.
+   * otherwise spend tens of milliseconds of CPU compiling the analysis code. Until this ran,
+   * analyses get a larger budget (bounds.ts), so that a first `ls` is never a question.
    */
   warmUp(): void {
+    if (warmedUp) return;
+    warmedUp = true;
     for (let i = 0; i < 2; i++) {
       try {
         checkBash(this.bashContext(), WARM_UP, this.workspaceReal, emptyFindings());
@@ -118,6 +120,7 @@ class RuleEngine implements PermissionEngine {
         // A warm-up is an optimisation; decisions report their own failures.
       }
     }
+    markAnalysisWarm();
   }
 
   problems(): string[] {
@@ -234,7 +237,7 @@ class RuleEngine implements PermissionEngine {
     return new PathPolicy(this.policyRules, places, fs);
   }
 
-  searchExclusions(root: string): SearchExclusions | null {
+  async searchExclusions(root: string): Promise<SearchExclusions | null> {
     try {
       this.refresh();
       const policy = this.policy();

@@ -60,8 +60,11 @@ export const MAX_TREE_ENTRIES = 2_000;
 /** Entries a folder may hold for its symlinks to be checked (`find DIR -exec cat {} +`). */
 export const MAX_LINK_WALK = 10_000;
 
-/** Paths that are not files: output thrown away, or a pipe (`<(…)` is `/dev/fd/63`). */
-const NOT_FILES = /^\/dev\/(null|stdin|stdout|stderr|tty|fd\/\d+)$/;
+/**
+ * Paths that are not files: output thrown away, a pipe (`<(…)` is `/dev/fd/63`), the terminal,
+ * and the devices that only produce zeros or random bytes.
+ */
+const NOT_FILES = /^\/dev\/(null|stdin|stdout|stderr|tty|fd\/\d+|zero|random|urandom)$/;
 
 export function isNotAFile(path: string): boolean {
   return NOT_FILES.test(path);

@@ -116,9 +116,10 @@ function reachOf(segments: string[], base: string, root: string): Reach {
     return { kind: 'some', residuals: [[...lead, ...segments]] };
   }
   const comps = relative(base, root).split(sep).filter(Boolean);
+  // `**` may match no component at all; `a**b` (read as `a.*b`) at least one, starting with `a`.
   const closure = (states: Set<number>): Set<number> => {
     const out = new Set(states);
-    for (const i of out) if (i < segments.length && anyDepth(segments[i] as string)) out.add(i + 1);
+    for (const i of out) if (segments[i] === '**') out.add(i + 1);
     return out;
   };
   let states = closure(new Set([0]));
@@ -128,8 +129,12 @@ function reachOf(segments: string[], base: string, root: string): Reach {
     for (const i of states) {
       const s = segments[i];
       if (s === undefined) continue;
-      if (anyDepth(s)) next.add(i);
-      else if (segmentRegex(s).test(c)) next.add(i + 1);
+      if (s === '**') next.add(i);
+      else if (anyDepth(s)) {
+        if (!c.startsWith(s.slice(0, s.search(/[*?[]/)))) continue;
+        next.add(i);
+        next.add(i + 1);
+      } else if (segmentRegex(s).test(c)) next.add(i + 1);
     }
     states = closure(next);
     if (states.size === 0) return { kind: 'none', residuals: [] };

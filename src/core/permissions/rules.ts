@@ -36,8 +36,9 @@ export function parseRule(raw: string): ParsedRule {
   if (!text.endsWith(')')) return { ok: false, error: `"${raw}" does not end with ")"`, tool };
   const specifier = text.slice(open + 1, -1);
   if (!specifier.trim()) return { ok: false, error: `"${raw}" has an empty specifier; write "${tool}" for the whole tool`, tool };
+  // `Tool(*)` is the whole tool, as in Claude Code (`Bash(*)`, `WebFetch(*)`).
+  if (specifier.trim() === '*') return { ok: true, tool };
   if (tool === 'WebFetch' && !/^domain:[^\s/]+$/.test(specifier)) return { ok: false, error: `WebFetch rules look like WebFetch(domain:example.com), got "${raw}"`, tool };
-  if (specifier === '*') return { ok: true, tool };
   return { ok: true, tool, specifier };
 }
 
@@ -135,4 +136,41 @@ export function realHost(url: string): string | null {
   } catch {
     return null;
   }
+}
+
+/**
+ * Why a rule that parses can never match anything, with the nearest form that would, or null.
+ * Reported where the person reads settings problems (`keel permissions check`, the CLI's and
+ * VS Code's warnings), never silently dropped:
+ * - an allow rule holding shell operators (`Bash(git log | head)`): rules match each command of
+ *   a call; deny and ask rules with operators do match the whole call (pipelineRules.ts);
+ * - a prefix whose words hold `*` (`Bash(scp * *:*)`): prefix words are literal;
+ * - a command name holding `:` (`Bash(rm:-rf:/)`, an old colon syntax): no command has that name;
+ * - `:*` anywhere but at the end (`Bash(npm:* test)`).
+ * `operatorParts` is passed in (pipelineRules.ts) to keep this module free of the shell code.
+ */
+export function ruleNeverMatches(behavior: RuleBehavior, tool: string, specifier: string | undefined, operatorParts: (spec: string) => string[] | null): string | null {
+  if (tool !== 'Bash' || specifier === undefined) return null;
+  const spec = specifier.trim();
+  const parts = operatorParts(spec);
+  if (parts && behavior === 'allow') {
+    const each = parts.map((p) => `Bash(${splitRuleWords(p)[0] ?? p}:*)`).join(', ');
+    return `Bash(${spec}) never matches: a rule matches each command of a call, not a pipeline or list; allow each command instead (${each})`;
+  }
+  if (parts) return null;
+  const mid = spec.indexOf(':*');
+  if (mid >= 0 && mid !== spec.length - 2) {
+    return `Bash(${spec}) never matches: ":*" only means "and anything after" at the end; write Bash(${spec.replace(/:\*/g, ' *')})`;
+  }
+  const prefix = spec.endsWith(':*');
+  const words = splitRuleWords(prefix ? spec.slice(0, -2) : spec);
+  const first = words[0] ?? '';
+  if (first.includes(':') && !first.includes('/')) {
+    const spaced = spec.replace(/:\*$/, '').split(':').join(' ');
+    return `Bash(${spec}) never matches: no command is named "${first}"; write Bash(${spaced}${prefix ? ':*' : ''})`;
+  }
+  if (prefix && words.some((w) => /[*?]/.test(w))) {
+    return `Bash(${spec}) never matches: the words before ":*" are matched literally; write Bash(${spec.slice(0, -2).trimEnd()} *) to match any words there`;
+  }
+  return null;
 }

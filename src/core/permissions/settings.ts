@@ -5,7 +5,8 @@ import { z } from 'zod';
 import { isPermissionMode, PERMISSION_MODES } from '../../shared/domain/permissionModes';
 import type { PermissionMode } from '../../shared/domain/permissionModes';
 import { settleDefaultMode, type ModeRequest } from './defaultMode';
-import { parseRule, type PermissionRule, type RuleBehavior } from './rules';
+import { operatorParts } from './pipelineRules';
+import { parseRule, ruleNeverMatches, type PermissionRule, type RuleBehavior } from './rules';
 
 /**
  * Reads permission settings: `{"permissions":{"allow":[],"ask":[],"deny":[],"defaultMode":…,
@@ -143,6 +144,8 @@ export function loadSettings(sources: SettingsSource[], home: string): LoadedSet
         const r = parseRule(raw);
         if (r.ok) {
           out.rules.push({ behavior, tool: r.tool, ...(r.specifier !== undefined ? { specifier: r.specifier } : {}), raw: raw.trim(), source: src.path, projectRoot: src.projectRoot });
+          const never = ruleNeverMatches(behavior, r.tool, r.specifier, operatorParts);
+          if (never) out.problems.push(`${src.path}: ${behavior} rule ${never}`);
           continue;
         }
         if (behavior === 'allow') out.problems.push(`${src.path}: allow rule ignored: ${r.error}`);
@@ -168,12 +171,14 @@ export function loadSettings(sources: SettingsSource[], home: string): LoadedSet
 }
 
 /**
- * The starting mode the settings files of `workspace` settle on (defaultMode.ts), with what was
- * ignored (a looser workspace mode, an invalid value) for the person to see. Never throws.
+ * The starting mode the settings files of `workspace` settle on (defaultMode.ts), with what the
+ * person should see: what was ignored (a looser workspace mode, an invalid value) and rules that
+ * can never match (with the form that would). Never throws.
  */
 export function settingsDefaultMode(workspace: string, opts: { home?: string; settingsFiles?: string[] } = {}): { mode: PermissionMode | undefined; notices: string[] } {
   const home = opts.home ?? homedir();
   const sources = [...defaultSources(workspace, join(home, '.keel', 'settings.json')), ...(opts.settingsFiles ?? []).map((f) => explicitSource(f, workspace))];
   const loaded = loadSettings(sources, home);
-  return { mode: loaded.defaultMode, notices: loaded.problems.filter((p) => p.includes('defaultMode')) };
+  // Ignored modes, and rules that can never match (the person means something by them).
+  return { mode: loaded.defaultMode, notices: loaded.problems.filter((p) => p.includes('defaultMode') || p.includes('never matches')) };
 }

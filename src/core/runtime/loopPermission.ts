@@ -17,6 +17,7 @@ import type { PermissionDecider } from './permissionCheck';
 export function allowingLoopProgress(inner: PermissionDecider, progressFile: string): PermissionDecider {
   const target = realTarget(progressFile);
   return {
+    searchExclusions: (root) => inner.searchExclusions(root),
     decide(call, mode) {
       if (mode === 'plan' || !isProgressWrite(call, target)) return inner.decide(call, mode);
       return allowingModeAsk(inner, call, mode, "the loop's own progress file");
@@ -31,7 +32,7 @@ export function allowingLoopProgress(inner: PermissionDecider, progressFile: str
  * PreToolUse hook's "allow" (docs/hooks.md). Plan mode's read-only refusal happens before the
  * engine (the permission machine's checkMode) and is not affected.
  */
-export async function allowingModeAsk(inner: PermissionDecider, call: PermissionCall, mode: PermissionMode, reason: string): Promise<EngineDecision> {
+export async function allowingModeAsk(inner: Pick<PermissionDecider, 'decide'>, call: PermissionCall, mode: PermissionMode, reason: string): Promise<EngineDecision> {
   // Decide as the default mode would, to tell a mode question from a rule's or a safety one.
   const d = await inner.decide(call, mode === 'dontAsk' ? 'default' : mode);
   if (d.decision !== 'ask') return d;

@@ -33,7 +33,7 @@ export const CORPUS_SETTINGS = {
   },
 };
 
-export async function makeFixture(settings: unknown = CORPUS_SETTINGS, extra: { settingsText?: string } = {}): Promise<PermissionFixture> {
+export async function makeFixture(settings: unknown = CORPUS_SETTINGS, extra: { settingsText?: string; protectedFiles?: string[] } = {}): Promise<PermissionFixture> {
   const root = realpathSync(mkdtempSync(join(tmpdir(), 'keel-perm-')));
   const ws = join(root, 'ws');
   const home = join(root, 'home');
@@ -48,7 +48,8 @@ export async function makeFixture(settings: unknown = CORPUS_SETTINGS, extra: { 
   symlinkSync(outside, join(ws, 'link-out'));
   symlinkSync(join(ws, 'secrets', 'key.pem'), join(ws, 'link-secret'));
   writeFileSync(join(ws, '.keel', 'settings.json'), extra.settingsText ?? JSON.stringify(settings));
-  const engine = await createPermissionEngine({ workspace: ws, home });
+  const protectedFiles = (extra.protectedFiles ?? []).map((p) => join(ws, p));
+  const engine = await createPermissionEngine({ workspace: ws, home, ...(protectedFiles.length > 0 ? { protectedFiles: () => protectedFiles } : {}) });
   const registry = createToolRegistry();
   const decide = async (tool: string, input: Record<string, unknown>, mode: PermissionMode = 'default'): Promise<EngineDecision> => {
     if (tool.startsWith('mcp__')) {

@@ -1,6 +1,6 @@
 import { hasOption, type Operand, type ParsedArgs } from '../shell/options';
 import type { ShellWord } from '../shell/words';
-import { GNU, roTable } from './table';
+import { roTable } from './table';
 import type { FileUse, OperandUses, ReadOnlySpec, RO } from './types';
 
 /**
@@ -81,7 +81,10 @@ function tarUses(a: ParsedArgs<RO>): OperandUses {
   const dirs = a.options.filter((o) => o.name === '-C');
   const dirBefore = (at: number): string | undefined => dirs.filter((d) => d.at < at).pop()?.value;
   if (mode === '-c' || mode === '-r' || mode === '-u') {
-    const added = [...a.operands.map((x) => ({ value: under(dirBefore(x.at), x.word.value), at: x.at })), ...a.options.filter((o) => o.name === '--add-file').map((o) => ({ value: under(dirBefore(o.at), o.value ?? ''), at: o.at }))];
+    const added = [
+      ...a.operands.map((x) => ({ value: under(dirBefore(x.at), x.word.value), at: x.at })),
+      ...a.options.filter((o) => o.name === '--add-file').map((o) => ({ value: under(dirBefore(o.at), o.value ?? ''), at: o.at })),
+    ];
     for (const x of added) {
       uses.push({ kind: 'search', value: x.value });
       if (hasOption(a, '--remove-files')) uses.push({ kind: 'writeTree', value: x.value, byRule: true });

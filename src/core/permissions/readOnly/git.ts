@@ -255,7 +255,9 @@ export function gitVerdict(input: readonly ShellWord[], ctx: ReadOnlyContext): C
   const here = ctx.cwd === null ? null : dir === undefined ? ctx.cwd : resolve(ctx.cwd, dir);
   // git grep searches below the current folder; the others may show any tracked file.
   const top = here === null ? null : subWord.value === 'grep' ? here : gitTopLevel(here);
+  /** A pathspec limits everything shown; `REV:path` shows that path; any other revision shows it all. */
   let limited = false;
+  let blobs = false;
   let revisions = false;
   if (sub.operands !== 'none') {
     const dashDash = words.findIndex((w, i) => i > g.args.end && w.value === '--' && isLiteral(w));
@@ -277,7 +279,7 @@ export function gitVerdict(input: readonly ShellWord[], ctx: ReadOnlyContext): C
           // Nothing to read.
         }
         else if (!ctx.use({ kind: path === '' ? 'read' : 'search', value: under })) readOnly = false;
-        limited = true;
+        blobs = true;
         continue;
       }
       if (!ctx.use({ kind: 'read', value: rel(v), word: x.word })) readOnly = false;
@@ -289,7 +291,7 @@ export function gitVerdict(input: readonly ShellWord[], ctx: ReadOnlyContext): C
     }
   }
   // Content of every tracked file may be shown: the Read rules must hold for the whole tree.
-  if (sub.content?.(a) && (!limited || revisions)) {
+  if (sub.content?.(a) && !limited && (revisions || !blobs)) {
     if (top === undefined) {
       complete = false;
       readOnly = false;

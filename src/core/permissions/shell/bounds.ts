@@ -36,6 +36,20 @@ export function scanBounds(source: string): string | null {
   return new Scanner(source).run();
 }
 
+/**
+ * Whether this process has compiled the analysis code yet (engine.ts runs a warm-up check when
+ * idle after loading). Until then V8 compiles functions on their first call, which costs a cold
+ * decision several times the CPU a warm one takes: the budget is COLD_FACTOR times larger, so
+ * that compiling never turns an ordinary command into "took too long to analyse".
+ */
+let warm = false;
+const COLD_FACTOR = 5;
+
+/** Marks this process's analysis code as compiled (after the engine's warm-up). */
+export function markAnalysisWarm(): void {
+  warm = true;
+}
+
 /** The time (and glob work) one decision's analysis may spend. */
 export class AnalysisBudget {
   private readonly cpuStart = process.cpuUsage();
@@ -45,8 +59,8 @@ export class AnalysisBudget {
   private entries: number = LIMITS.globEntries;
 
   constructor(
-    private readonly cpuMs: number = LIMITS.analysisCpuMs,
-    private readonly wallMs: number = LIMITS.analysisWallMs,
+    private readonly cpuMs: number = warm ? LIMITS.analysisCpuMs : LIMITS.analysisCpuMs * COLD_FACTOR,
+    private readonly wallMs: number = warm ? LIMITS.analysisWallMs : LIMITS.analysisWallMs * COLD_FACTOR,
   ) {
     this.nextCpuCheck = this.wallStart + cpuMs;
   }

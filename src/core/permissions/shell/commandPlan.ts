@@ -4,6 +4,7 @@ import { isDangerousVariable, type FileTarget, type SimpleCommand } from './anal
 import { directory } from './dirs';
 import { execOptionAt } from './execOptions';
 import { gitPlan } from './gitPlan';
+import { toolOptions, type ToolOptions } from './toolOptions';
 import type { FileUse } from '../readOnly/types';
 import { programKey } from './program';
 import { isLiteral } from './options';
@@ -260,6 +261,8 @@ function planWords(words: ShellWord[], openEnded: boolean, ctx: PlanContext, dep
     default:
       break;
   }
+  const tool = toolOptions(base, words);
+  if (tool) return planTool(base, tool, words, self, openEnded, plan, cwds);
   if (SHELLS.has(base)) return planShell(words, self, cmd, plan, single(cwds));
   if (AWKS.has(base)) {
     let i = 1;
@@ -381,6 +384,24 @@ function planGit(words: ShellWord[], self: CommandForm, ctx: PlanContext, depth:
   plan.writes.push(...inner.writes);
   plan.fileForms.push(...inner.allowForms, ...inner.fileForms);
   plan.hardAsks.push(...inner.hardAsks);
+}
+
+/**
+ * A build or test tool (toolOptions.ts): its own form is what a rule allows (naming the option
+ * for inline code), the programs its options name meet the deny and ask rules, and the files
+ * they name are the form's.
+ */
+function planTool(base: string, t: ToolOptions | { unknown: string }, words: ShellWord[], self: CommandForm, openEnded: boolean, plan: CommandPlan, cwds: readonly string[] | null): void {
+  if ('unknown' in t) {
+    plan.allowForms.push(self);
+    plan.extra = { form: self, uses: [], unknown: t.unknown };
+  } else {
+    const form: CommandForm = t.inlineAt !== undefined ? { ...self, inlineAt: t.inlineAt } : self;
+    plan.allowForms.push(form);
+    if (t.uses.length > 0) plan.extra = { form, uses: t.uses };
+    for (const s of t.scripts) shellScript(s, single(cwds), plan.denyScripts, plan);
+  }
+  if (!NOT_RUNNERS.has(base)) suspects(base, words, openEnded, plan);
 }
 
 /** `sh -c '…'`, `bash script.sh`, or a shell reading its input. */

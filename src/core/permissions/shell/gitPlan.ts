@@ -52,7 +52,22 @@ function harmlessKey(key: string): boolean {
 }
 
 /** Keys whose value is a shell command line git runs (for the deny and ask rules to see it). */
-const COMMAND_KEYS = /^(core\.(pager|editor|sshcommand|askpass|gitproxy|fsmonitor|alternaterefscommand)|sequence\.editor|diff\.external|pager\..+|alias\..+|credential\.(.+\.)?helper|gpg\.(.+\.)?program|gpg\.ssh\.defaultkeycommand|(diff|merge|difftool|mergetool|filter|browser|man)\..+\.(command|textconv|cmd|driver|clean|smudge|process|path)|uploadpack\.packobjectshook|remote\..+\.(uploadpack|receivepack))$/i;
+const COMMAND_KEYS = new RegExp(
+  `^(${[
+    'core\\.(pager|editor|sshcommand|askpass|gitproxy|fsmonitor|alternaterefscommand)',
+    'sequence\\.editor',
+    'diff\\.external',
+    'pager\\..+',
+    'alias\\..+',
+    'credential\\.(.+\\.)?helper',
+    'gpg\\.(.+\\.)?program',
+    'gpg\\.ssh\\.defaultkeycommand',
+    '(diff|merge|difftool|mergetool|filter|browser|man)\\..+\\.(command|textconv|cmd|driver|clean|smudge|process|path)',
+    'uploadpack\\.packobjectshook',
+    'remote\\..+\\.(uploadpack|receivepack)',
+  ].join('|')})$`,
+  'i',
+);
 
 const lit = (w: ShellWord | undefined): w is ShellWord => !!w && isLiteral(w);
 const word = (value: string, from: ShellWord): ShellWord => ({ ...from, value, fields: [value] });
@@ -66,17 +81,30 @@ type Effect = 'read' | 'write' | 'writeDir' | 'inline' | 'inlineConfig' | 'runne
 const SUB_OPTIONS: Record<string, { short?: Record<string, Effect>; long: Record<string, Effect> }> = {
   commit: {
     short: { F: 'read', t: 'read', m: 'value', c: 'value', C: 'value' },
-    long: { file: 'read', template: 'read', 'pathspec-from-file': 'read', message: 'value', author: 'value', date: 'value', 'reedit-message': 'value', 'reuse-message': 'value', squash: 'value', fixup: 'value', trailer: 'value', cleanup: 'value' },
+    long: {
+      ...{ file: 'read', template: 'read', 'pathspec-from-file': 'read', message: 'value', author: 'value', date: 'value' },
+      ...{ 'reedit-message': 'value', 'reuse-message': 'value', squash: 'value', fixup: 'value', trailer: 'value', cleanup: 'value' },
+    },
   },
   tag: { short: { F: 'read', m: 'value', u: 'value' }, long: { file: 'read', message: 'value', 'local-user': 'value', cleanup: 'value' } },
   notes: { short: { F: 'read', m: 'value', C: 'value', c: 'value' }, long: { file: 'read', message: 'value' } },
   merge: { short: { F: 'read', m: 'value', s: 'value', X: 'value' }, long: { file: 'read', message: 'value', strategy: 'value', 'strategy-option': 'value', 'into-name': 'value' } },
-  rebase: { short: { x: 'runner', s: 'value', X: 'value', C: 'value' }, long: { exec: 'runner', onto: 'value', strategy: 'value', 'strategy-option': 'value', whitespace: 'value', empty: 'value' } },
+  rebase: {
+    short: { x: 'runner', s: 'value', X: 'value', C: 'value' },
+    long: { exec: 'runner', onto: 'value', strategy: 'value', 'strategy-option': 'value', whitespace: 'value', empty: 'value' },
+  },
   difftool: { short: { x: 'runner', t: 'value' }, long: { extcmd: 'runner', tool: 'value' } },
-  grep: { short: { O: 'runner', e: 'value', f: 'read', m: 'value', A: 'value', B: 'value', C: 'value' }, long: { 'open-files-in-pager': 'runner', 'max-depth': 'value', threads: 'value', context: 'value' } },
+  grep: {
+    short: { O: 'runner', e: 'value', f: 'read', m: 'value', A: 'value', B: 'value', C: 'value' },
+    long: { 'open-files-in-pager': 'runner', 'max-depth': 'value', threads: 'value', context: 'value' },
+  },
   clone: {
     short: { u: 'inline', c: 'inlineConfig', o: 'value', b: 'value', j: 'value' },
-    long: { 'upload-pack': 'inline', template: 'inline', config: 'inlineConfig', 'separate-git-dir': 'writeDir', reference: 'value', 'reference-if-able': 'value', origin: 'value', branch: 'value', depth: 'value', 'shallow-since': 'value', 'shallow-exclude': 'value', filter: 'value', 'server-option': 'value', 'bundle-uri': 'value', jobs: 'value' },
+    long: {
+      ...{ 'upload-pack': 'inline', template: 'inline', config: 'inlineConfig', 'separate-git-dir': 'writeDir', reference: 'value', 'reference-if-able': 'value' },
+      ...{ origin: 'value', branch: 'value', depth: 'value', 'shallow-since': 'value', 'shallow-exclude': 'value', filter: 'value' },
+      ...{ 'server-option': 'value', 'bundle-uri': 'value', jobs: 'value' },
+    },
   },
   init: { short: { b: 'value' }, long: { template: 'inline', 'separate-git-dir': 'writeDir', 'initial-branch': 'value', 'object-format': 'value' } },
   fetch: { short: { j: 'value', o: 'value' }, long: { 'upload-pack': 'inline', exec: 'inline', depth: 'value', refmap: 'value' } },
@@ -84,7 +112,10 @@ const SUB_OPTIONS: Record<string, { short?: Record<string, Effect>; long: Record
   'ls-remote': { short: { o: 'value' }, long: { 'upload-pack': 'inline', exec: 'inline', sort: 'value' } },
   push: { short: { o: 'value' }, long: { 'receive-pack': 'inline', exec: 'inline', repo: 'value', 'push-option': 'value' } },
   archive: { short: { o: 'write' }, long: { output: 'write', exec: 'inline', 'add-file': 'read', format: 'value', prefix: 'value', remote: 'value' } },
-  'format-patch': { short: { o: 'writeDir', v: 'value' }, long: { 'output-directory': 'writeDir', 'signature-file': 'read', suffix: 'value', 'subject-prefix': 'value', to: 'value', cc: 'value', signature: 'value' } },
+  'format-patch': {
+    short: { o: 'writeDir', v: 'value' },
+    long: { 'output-directory': 'writeDir', 'signature-file': 'read', suffix: 'value', 'subject-prefix': 'value', to: 'value', cc: 'value', signature: 'value' },
+  },
 };
 
 /** The long option a `--prefix` means in `table` (parse-options: an unambiguous prefix), if any. */

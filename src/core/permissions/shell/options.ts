@@ -159,8 +159,12 @@ export function mayBeOption(w: ShellWord): boolean {
 export function namedOption(w: ShellWord): boolean {
   if (!w.dynamic || !w.single) return false;
   const v = w.value;
-  if (v.startsWith('--')) return /^--[^=\u0000]+=/.test(v);
-  return /^-[^-\u0000]/.test(v);
+  const computed = v.indexOf('\u0000');
+  if (v.startsWith('--')) {
+    const eq = v.indexOf('=');
+    return eq > 2 && (computed < 0 || computed > eq);
+  }
+  return v.length > 1 && v[1] !== '-' && computed !== 1;
 }
 
 /** Resolves `--name` (without dashes); abbreviations as getopt_long does. */
