@@ -165,7 +165,7 @@ export function ruleNeverMatches(behavior: RuleBehavior, tool: string, specifier
   const prefix = spec.endsWith(':*');
   const words = splitRuleWords(prefix ? spec.slice(0, -2) : spec);
   const first = words[0] ?? '';
-  if (first.includes(':') && !first.includes('/')) {
+  if (first.includes(':') && !first.slice(0, first.indexOf(':')).includes('/')) {
     const spaced = spec.replace(/:\*$/, '').split(':').join(' ');
     return `Bash(${spec}) never matches: no command is named "${first}"; write Bash(${spaced}${prefix ? ':*' : ''})`;
   }
