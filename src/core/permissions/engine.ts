@@ -88,6 +88,8 @@ class RuleEngine implements PermissionEngine {
   private readonly userSettingsPath: string;
   private readonly userSettingsReal: string;
   private readonly homeReal: string;
+  /** Where the settings files really are (protected places), found again when they change. */
+  private settingsFilesReal: string[] = [];
   /** Compiled Read/Edit/Write rules by behaviour and tools; emptied when the settings change. */
   private pathRuleCache = new Map<string, CompiledPathRule[]>();
 
@@ -150,6 +152,7 @@ class RuleEngine implements PermissionEngine {
 
   private reload(): void {
     this.settings = loadSettings(this.sources, this.home);
+    this.settingsFilesReal = [this.userSettingsReal, ...this.sources.map((s) => realLocation(s.path))];
     this.rules = groupRules(this.settings.rules);
     this.roots = [this.workspaceReal, ...[...(this.opts.additionalDirectories ?? []), ...this.settings.additionalDirectories].map((d) => realLocation(resolve(this.opts.workspace, d)))];
     this.pathRuleCache = new Map();
@@ -232,7 +235,7 @@ class RuleEngine implements PermissionEngine {
     } catch {
       // The caller's list is an addition; Keel's own places stay protected without it.
     }
-    const files = [this.userSettingsReal, ...this.sources.map((s) => realLocation(s.path)), ...extra.map((p) => realLocation(resolve(p)))];
+    const files = extra.length === 0 ? this.settingsFilesReal : [...this.settingsFilesReal, ...extra.map((p) => realLocation(resolve(p)))];
     const places: PolicyPlaces = { roots: this.roots, home: this.home, homeReal: this.homeReal, files };
     return new PathPolicy(this.policyRules, places, fs);
   }

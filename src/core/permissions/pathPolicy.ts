@@ -3,7 +3,7 @@ import type { Findings } from './findings';
 import { liveFs, type FsView } from './fsView';
 import { isInside, type PathPattern } from './paths';
 import { resolvePhysical, type PhysicalPath } from './physical';
-import { foldPath, hardLinkReason, protectedInodes, protectedReason } from './protectedPlaces';
+import { foldedPlaces, foldPath, hardLinkReason, protectedInodes, type FoldedPlaces } from './protectedPlaces';
 import type { PermissionRule, RuleBehavior } from './rules';
 
 /**
@@ -75,6 +75,7 @@ export class PathPolicy {
   private readonly readableSeen = new Map<string, boolean>();
   private readonly readChecked = new Set<string>();
   private inodes: Set<string> | undefined;
+  private foldedCache: { real: FoldedPlaces; written: FoldedPlaces } | undefined;
 
   constructor(
     private readonly rules: PolicyRules,
@@ -220,11 +221,8 @@ export class PathPolicy {
     if (d) f.deny ??= { reason: `denied by ${d.raw}`, rule: d };
     const k = hit('ask');
     if (k) f.ask ??= { reason: `${k.raw} asks`, rule: k };
-    const places = { roots: this.places.roots, home: this.places.homeReal, files: this.places.files };
-    const prot =
-      (real !== null ? protectedReason(real, places) : null) ??
-      protectedReason(lexical, { ...places, home: this.places.home }) ??
-      (real !== null && r.ok && r.exists ? hardLinkReason(real, this.protectedInodes()) : null);
+    const { real: byReal, written } = this.folded();
+    const prot = (real !== null ? byReal.reason(real) : null) ?? written.reason(lexical) ?? (real !== null && r.ok && r.exists ? hardLinkReason(real, () => this.protectedInodes()) : null);
     if (prot) f.hardAsk.push(prot);
     if (!r.ok) {
       f.softAsk.push(`cannot tell which file ${text} writes: ${r.reason}`);
@@ -287,7 +285,7 @@ export class PathPolicy {
     if (d) f.deny ??= { reason: `denied by ${d.raw}`, rule: d };
     const k = hit('ask');
     if (k) f.ask ??= { reason: `${k.raw} asks`, rule: k };
-    const prot = protectedReason(real, { roots: this.places.roots, home: this.places.homeReal, files: this.places.files });
+    const prot = this.folded().real.reason(real);
     if (prot) f.hardAsk.push(`${text}: ${prot}`);
   }
 
@@ -319,7 +317,16 @@ export class PathPolicy {
     const out: string[] = [];
     for (const r of this.places.roots) for (const n of ['.git', '.keel', '.claude', '.vscode', 'KEEL.md', 'AGENTS.md', 'CLAUDE.md', 'CLAUDE.local.md']) out.push(join(r, n));
     out.push(join(this.places.homeReal, '.keel'), ...this.places.files);
-    return out.filter((p) => this.fs.lstat(p).kind !== 'missing');
+    return out;
+  }
+
+  /** Protected places with names folded, for physical paths and for paths as written. */
+  private folded(): { real: FoldedPlaces; written: FoldedPlaces } {
+    this.foldedCache ??= {
+      real: foldedPlaces({ roots: this.places.roots, home: this.places.homeReal, files: this.places.files }),
+      written: foldedPlaces({ roots: this.places.roots, home: this.places.home, files: this.places.files }),
+    };
+    return this.foldedCache;
   }
 
   /**

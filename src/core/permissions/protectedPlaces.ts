@@ -73,18 +73,34 @@ export interface ProtectedPlaces {
  * CLAUDE.md, CLAUDE.local.md), the user's `~/.keel`, one of `places.files`. Names fold as above.
  */
 export function protectedReason(p: string, places: Pick<ProtectedPlaces, 'roots' | 'home' | 'files'>): string | null {
-  const folded = foldPath(p);
-  const root = places.roots.find((r) => isInside(foldPath(r), folded));
-  const parts = (root === undefined ? folded : relative(foldPath(root), folded)).split(sep);
-  for (const part of parts) {
-    const why = PROTECTED_FOLDERS.get(part);
-    if (why) return why;
-  }
-  const name = foldName(basename(p));
-  if (INSTRUCTION_FILES.has(name)) return `writes an instruction file (${basename(p)}), which every later run reads into its instructions`;
-  if (isInside(foldPath(join(places.home, '.keel')), folded)) return "writes the user's Keel folder (~/.keel)";
-  for (const f of places.files) if (foldPath(f) === folded) return `writes a protected file (${f})`;
-  return null;
+  return foldedPlaces(places).reason(p);
+}
+
+/** Places with their names folded once (a decision asks about many paths). */
+export interface FoldedPlaces {
+  reason(p: string): string | null;
+}
+
+export function foldedPlaces(places: Pick<ProtectedPlaces, 'roots' | 'home' | 'files'>): FoldedPlaces {
+  const roots = places.roots.map(foldPath);
+  const userKeel = foldPath(join(places.home, '.keel'));
+  const files = new Map(places.files.map((f) => [foldPath(f), f]));
+  return {
+    reason(p: string): string | null {
+      const folded = foldPath(p);
+      const root = roots.find((r) => isInside(r, folded));
+      const parts = (root === undefined ? folded : relative(root, folded)).split(sep);
+      for (const part of parts) {
+        const why = PROTECTED_FOLDERS.get(part);
+        if (why) return why;
+      }
+      const name = foldName(basename(p));
+      if (INSTRUCTION_FILES.has(name)) return `writes an instruction file (${basename(p)}), which every later run reads into its instructions`;
+      if (isInside(userKeel, folded)) return "writes the user's Keel folder (~/.keel)";
+      const file = files.get(folded);
+      return file === undefined ? null : `writes a protected file (${file})`;
+    },
+  };
 }
 
 /** `dev:ino` of a regular file, or null (missing, not a file, unreadable). */
@@ -109,14 +125,14 @@ export function protectedInodes(roots: readonly string[], files: readonly string
 
 /**
  * Why writing `real` (a physical path) writes a protected file under another name — it is a hard
- * link to one — or null. Only files with more than one link are looked at.
+ * link to one — or null. Only a file with more than one link is compared with `inodes()` (asked
+ * for then: most files have one link, and the protected files need not be looked at).
  */
-export function hardLinkReason(real: string, inodes: ReadonlySet<string>): string | null {
-  if (inodes.size === 0) return null;
+export function hardLinkReason(real: string, inodes: () => ReadonlySet<string>): string | null {
   try {
     const st = statSync(real, { throwIfNoEntry: false });
     if (!st?.isFile() || st.nlink < 2) return null;
-    return inodes.has(`${st.dev}:${st.ino}`) ? `writes ${real}, another name (a hard link) of a protected file` : null;
+    return inodes().has(`${st.dev}:${st.ino}`) ? `writes ${real}, another name (a hard link) of a protected file` : null;
   } catch {
     return null;
   }

@@ -253,8 +253,10 @@ export function gitVerdict(input: readonly ShellWord[], ctx: ReadOnlyContext): C
   // command: its files are shell/gitPlan.ts's.
   if (sub.check && !sub.check(a)) return undefined;
   const here = ctx.cwd === null ? null : dir === undefined ? ctx.cwd : resolve(ctx.cwd, dir);
-  // git grep searches below the current folder; the others may show any tracked file.
-  const top = here === null ? null : subWord.value === 'grep' ? here : gitTopLevel(here);
+  // git grep searches below the current folder; the others may show any tracked file. Found
+  // only when needed (it walks up the folders).
+  let found: { top: string | null | undefined } | undefined;
+  const topLevel = (): string | null | undefined => (found ??= { top: here === null ? null : subWord.value === 'grep' ? here : gitTopLevel(here) }).top;
   /** A pathspec limits everything shown; `REV:path` shows that path; any other revision shows it all. */
   let limited = false;
   let blobs = false;
@@ -271,6 +273,7 @@ export function gitVerdict(input: readonly ShellWord[], ctx: ReadOnlyContext): C
         // REV:path names a blob or tree: the path from the top of the working tree (`./` from here).
         const path = revPath[1] ?? '';
         // No repository: git has nothing to show (it fails); unknown: it cannot be checked.
+        const top = path.startsWith('./') || path.startsWith('../') ? null : topLevel();
         const under = path.startsWith('./') || path.startsWith('../') ? rel(path) : top ? `${top}/${path}` : top;
         if (under === undefined) {
           complete = false;
@@ -292,6 +295,7 @@ export function gitVerdict(input: readonly ShellWord[], ctx: ReadOnlyContext): C
   }
   // Content of every tracked file may be shown: the Read rules must hold for the whole tree.
   if (sub.content?.(a) && !limited && (revisions || !blobs)) {
+    const top = topLevel();
     if (top === undefined) {
       complete = false;
       readOnly = false;
