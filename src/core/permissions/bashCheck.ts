@@ -265,9 +265,10 @@ export function checkBash(ctx: BashContext, command: string, cwd: string, f: Fin
       if (v?.opaque) c.opaque.push(v.opaque);
       // Files a planner found for this form (git's options).
       let extraUnknown: string | undefined;
-      if (p.extra?.form === form) {
-        for (const u of p.extra.uses) use(u);
-        extraUnknown = p.extra.unknown;
+      for (const extra of p.extras) {
+        if (extra.form !== given) continue;
+        for (const u of extra.uses) use(u);
+        extraUnknown ??= extra.unknown;
       }
       const rule = filesOnly ? undefined : allow.find((r) => bashRuleMatches(r, form));
       for (const { byRule, ...w } of formWrites) writes.push({ ...w, covered: byRule && (filesOnly ? denyOnlyCovered(i) : rule !== undefined) });

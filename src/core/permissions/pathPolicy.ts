@@ -338,7 +338,7 @@ export class PathPolicy {
     const v = this.write(join(dir, '_'), text, f);
     const real = v.real === null ? null : dirname(v.real);
     const reaches = real !== null && this.places.roots.some((r) => isInside(r, real) || isInside(real, r));
-    if (reaches) f.hardAsk.push(`${text} writes files Keel cannot name below ${dir}; a protected file (.git/, .keel/, KEEL.md…) could be among them`);
+    if (reaches) f.hardAsk.push(`writes files whose names Keel cannot see (an archive's, a remote host's) below ${real}; a protected file (.git/, .keel/, KEEL.md…) could be among them`);
     return v;
   }
 

@@ -1,4 +1,4 @@
-import { hasOption, type Operand, type ParsedArgs } from '../shell/options';
+import { defHasName, hasOption, type Operand, type ParsedArgs } from '../shell/options';
 import type { ShellWord } from '../shell/words';
 import { roTable } from './table';
 import type { FileUse, OperandUses, ReadOnlySpec, RO } from './types';
@@ -64,10 +64,13 @@ function tarWords(words: ShellWord[]): ShellWord[] | null {
 /** A path relative to the folder `dir` (as written) that tar has moved to. */
 const under = (dir: string | undefined, value: string): string => (dir === undefined || value.startsWith('/') ? value : `${dir}/${value}`);
 
+/** The options of `a` that are `name` however written (`-C`, `--directory`, `--dir`). */
+const named = (a: ParsedArgs<RO>, name: string) => a.options.filter((o) => defHasName(o.def, name));
+
 function tarUses(a: ParsedArgs<RO>): OperandUses {
-  const mode = a.options.find((o) => /^(-[AcdrtuxG]|--delete|--test-label)$/.test(o.name))?.name;
+  const mode = ['-A', '-c', '-d', '-r', '-t', '-u', '-x', '-G', '--delete', '--test-label'].find((m) => hasOption(a, m));
   if (mode === '-d' || mode === '-G' || hasOption(a, '-T')) return null;
-  const archive = a.options.filter((o) => o.name === '-f').pop()?.value;
+  const archive = named(a, '-f').pop()?.value;
   if (archive !== undefined && /^[^/]*:/.test(archive) && !hasOption(a, '--force-local')) return { opaque: `tar reaches a remote archive (${archive}) through a remote shell` };
   const uses: FileUse[] = [];
   if (archive !== undefined && archive !== '-') {
@@ -75,15 +78,15 @@ function tarUses(a: ParsedArgs<RO>): OperandUses {
     else if (mode === '-t' || mode === '-x' || mode === '--test-label') uses.push({ kind: 'read', value: archive });
     else uses.push({ kind: 'read', value: archive }, { kind: 'write', value: archive, byRule: true });
   }
-  for (const o of a.options) {
-    if (o.name === '-g' && o.value !== undefined) uses.push({ kind: 'read', value: o.value }, { kind: 'write', value: o.value, byRule: false });
+  for (const o of named(a, '-g')) {
+    if (o.value !== undefined) uses.push({ kind: 'read', value: o.value }, { kind: 'write', value: o.value, byRule: false });
   }
-  const dirs = a.options.filter((o) => o.name === '-C');
+  const dirs = named(a, '-C');
   const dirBefore = (at: number): string | undefined => dirs.filter((d) => d.at < at).pop()?.value;
   if (mode === '-c' || mode === '-r' || mode === '-u') {
     const added = [
       ...a.operands.map((x) => ({ value: under(dirBefore(x.at), x.word.value), at: x.at })),
-      ...a.options.filter((o) => o.name === '--add-file').map((o) => ({ value: under(dirBefore(o.at), o.value ?? ''), at: o.at })),
+      ...named(a, '--add-file').map((o) => ({ value: under(dirBefore(o.at), o.value ?? ''), at: o.at })),
     ];
     for (const x of added) {
       uses.push({ kind: 'search', value: x.value });
@@ -92,7 +95,7 @@ function tarUses(a: ParsedArgs<RO>): OperandUses {
   } else if (mode === '-A') {
     for (const x of a.operands) uses.push({ kind: 'read', value: x.word.value, word: x.word });
   } else if (mode === '-x' && !hasOption(a, '-O')) {
-    const top = a.options.find((o) => o.name === '--one-top-level');
+    const top = named(a, '--one-top-level')[0];
     const targets = hasOption(a, '-P') ? ['/'] : dirs.length > 0 ? dirs.map((d) => d.value ?? '.') : ['.'];
     for (const t of targets) uses.push({ kind: 'writeBelow', value: top?.value !== undefined ? under(t, top.value) : t, byRule: true });
   }
@@ -122,7 +125,7 @@ const remote = (v: string): boolean => /^[^/]*:/.test(v) && !v.startsWith('./');
 
 function rsyncUses(a: ParsedArgs<RO>): OperandUses {
   // A filter rule that merges rules from a file reads a file Keel does not follow.
-  if (a.options.some((o) => o.name === '-f' && /^(merge|\.|dir-merge|:)/.test(o.value ?? ''))) return null;
+  if (named(a, '-f').some((o) => /^(merge|\.|dir-merge|:)/.test(o.value ?? ''))) return null;
   const ops = a.operands;
   if (ops.length === 0) return [];
   const uses: FileUse[] = [];
@@ -149,7 +152,7 @@ function rsyncUses(a: ParsedArgs<RO>): OperandUses {
     else uses.push({ kind: 'writeTree', value: v, word: s.word, into: dest.word.value, byRule: true });
   }
   if (local && a.options.some((o) => /^--del/.test(o.name))) uses.push({ kind: 'writeTree', value: dest.word.value, byRule: true });
-  const backupDir = a.options.find((o) => o.name === '--backup-dir')?.value;
+  const backupDir = named(a, '--backup-dir')[0]?.value;
   if (backupDir !== undefined) uses.push({ kind: 'writeBelow', value: backupDir, byRule: true });
   if (local && hasOption(a, '-b') && backupDir === undefined) uses.push({ kind: 'writeBelow', value: dest.word.value, byRule: true });
   return uses;

@@ -1,4 +1,4 @@
-import { hasOption, type ParsedArgs } from '../shell/options';
+import { defHasName, hasOption, type ParsedArgs } from '../shell/options';
 import type { ShellWord } from '../shell/words';
 import { GNU, roTable } from './table';
 import type { AccessKind, FileUse, ReadOnlySpec, RO } from './types';
@@ -33,12 +33,13 @@ function lsOperandKind(a: ParsedArgs<RO>): AccessKind {
   if (hasOption(a, '-d')) return 'metadata';
   if (hasOption(a, '-L', '-H', '--dereference-command-line-symlink-to-dir')) return 'read';
   let long = false;
+  const is = (o: (typeof a.options)[number], ...names: string[]): boolean => names.some((n) => defHasName(o.def, n));
   for (const o of a.options) {
-    if (/^-[lgon]$/.test(o.name) || o.name === '--full-time') long = true;
-    else if (/^-[1Cxm]$/.test(o.name)) long = false;
-    else if (o.name === '--format') long = /^(long|verbose)$/.test(o.value ?? '');
+    if (is(o, '-l', '-g', '-o', '-n', '--full-time')) long = true;
+    else if (is(o, '-1', '-C', '-x', '-m')) long = false;
+    else if (is(o, '--format')) long = /^(long|verbose)$/.test(o.value ?? '');
   }
-  const classify = a.options.some((o) => o.name === '-F' && !/^(never|no|none)$/.test(o.value ?? ''));
+  const classify = a.options.some((o) => is(o, '-F') && !/^(never|no|none)$/.test(o.value ?? ''));
   return long || classify ? 'entry' : 'read';
 }
 

@@ -1,5 +1,5 @@
 import { basename } from 'node:path';
-import { hasOption, type Operand, type ParsedArgs } from '../shell/options';
+import { defHasName, hasOption, type Operand, type ParsedArgs } from '../shell/options';
 import { ARCHIVES } from './archives';
 import { DATA_TOOLS } from './dataTools';
 import { SED } from './sed';
@@ -21,16 +21,16 @@ const lit = (x: Operand): { value: string; word: Operand['word'] } => ({ value: 
 
 /** The value of the last `-t DIR` / `--target-directory=DIR`, if given. */
 function targetDirectory(a: ParsedArgs<RO>): Operand | undefined {
-  const t = a.options.filter((o) => o.name === '-t' || o.name === '--target-directory').pop();
+  const t = a.options.filter((o) => defHasName(o.def, '-t')).pop();
   return t?.valueWord ? { word: { ...t.valueWord, value: t.value ?? '' }, at: t.at } : undefined;
 }
 
 /** The backup suffix a `--backup`/`-b` copy, move or link leaves the old destination under, if any. */
 function backupSuffix(a: ParsedArgs<RO>): string | undefined {
   if (!hasOption(a, '-b', '--backup')) return undefined;
-  const control = a.options.filter((o) => o.name === '--backup').pop()?.value;
+  const control = a.options.filter((o) => defHasName(o.def, '--backup')).pop()?.value;
   if (control && /^(numbered|t|existing|nil)$/.test(control)) return '.~1~';
-  return a.options.filter((o) => o.name === '-S' || o.name === '--suffix').pop()?.value ?? '~';
+  return a.options.filter((o) => defHasName(o.def, '-S')).pop()?.value ?? '~';
 }
 
 /**

@@ -1,5 +1,5 @@
 import { resolve } from 'node:path';
-import { hasOption, isLiteral, parseOptions, type OptionTable, type ParsedArgs } from '../shell/options';
+import { defHasName, hasOption, isLiteral, parseOptions, type OptionTable, type ParsedArgs } from '../shell/options';
 import type { ShellWord } from '../shell/words';
 import { gitRepositoryRisk, gitTopLevel } from './gitRepo';
 import { roTable } from './table';
@@ -189,11 +189,11 @@ const NO_PATCH = ['--stat', '--numstat', '--shortstat', '--name-only', '--name-s
 const PATCH = ['-p', '-u', '-U', '--patch', '--cc', '-c', '--remerge-diff', '-m', '--diff-merges', '-L', '--patch-with-raw', '--patch-with-stat', '--word-diff', '--color-words'];
 
 function patchAsked(a: ParsedArgs<RO>): boolean {
-  return a.options.some((o) => PATCH.includes(o.name) || (o.name === '--diff-merges' && o.value !== 'off'));
+  return a.options.some((o) => (o.name === '--diff-merges' ? o.value !== 'off' : PATCH.some((n) => defHasName(o.def, n))));
 }
 
 function noPatch(a: ParsedArgs<RO>): boolean {
-  return !patchAsked(a) && a.options.some((o) => NO_PATCH.includes(o.name));
+  return !patchAsked(a) && a.options.some((o) => o.name === '--no-patch' || NO_PATCH.some((n) => defHasName(o.def, n)));
 }
 
 /**

@@ -1,4 +1,4 @@
-import { hasOption, type ParsedArgs } from '../shell/options';
+import { defHasName, hasOption, type ParsedArgs } from '../shell/options';
 import { roTable } from './table';
 import type { ReadOnlySpec, RO } from './types';
 
@@ -20,7 +20,7 @@ const GREP = roTable(
   { permute: true },
 );
 
-const recursive = (a: ParsedArgs<RO>): boolean => hasOption(a, '-r', '-R') || a.options.some((o) => o.name === '--directories' && o.value === 'recurse');
+const recursive = (a: ParsedArgs<RO>): boolean => hasOption(a, '-r', '-R') || a.options.some((o) => defHasName(o.def, '-d') && o.value === 'recurse');
 
 const grep: ReadOnlySpec = {
   table: GREP,

@@ -1,5 +1,5 @@
 import { basename, dirname } from 'node:path';
-import { hasOption, type ParsedArgs } from '../shell/options';
+import { defHasName, hasOption, type ParsedArgs } from '../shell/options';
 import { GNU, roTable } from './table';
 import type { FileUse, OperandUses, ReadOnlySpec, RO } from './types';
 
@@ -185,7 +185,7 @@ function backupOf(file: string, suffix: string): string | undefined {
 }
 
 function sedUses(a: ParsedArgs<RO>): OperandUses {
-  const scripts = a.options.filter((o) => o.name === '-e' || o.name === '--expression');
+  const scripts = a.options.filter((o) => defHasName(o.def, '-e'));
   let operands = a.operands;
   const texts: string[] = [];
   if (scripts.length > 0) {
@@ -208,7 +208,7 @@ function sedUses(a: ParsedArgs<RO>): OperandUses {
     for (const r of fx.reads) uses.push({ kind: 'read', value: r });
     for (const w of fx.writes) uses.push({ kind: 'write', value: w, byRule: false });
   }
-  const inPlace = a.options.filter((o) => o.name === '-i' || o.name === '--in-place').pop();
+  const inPlace = a.options.filter((o) => defHasName(o.def, '-i')).pop();
   for (const x of operands) {
     if (x.word.value === '-' && !inPlace) continue;
     uses.push({ kind: 'read', value: x.word.value, word: x.word });

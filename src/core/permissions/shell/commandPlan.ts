@@ -77,10 +77,11 @@ export interface CommandPlan {
   /** Why the command asks in every mode (it changes a protected place Keel cannot name as a file). */
   hardAsks: string[];
   /**
-   * Files of `form` (one of `allowForms`) found by a planner of its own (gitPlan.ts), decided as
-   * the files of a modelled command are; `unknown` says why they cannot all be known.
+   * Files of a form (one of `allowForms` or `fileForms`) found by a planner of its own (gitPlan.ts,
+   * toolOptions.ts), decided as the files of a modelled command are; `unknown` says why they
+   * cannot all be known.
    */
-  extra?: { form: CommandForm; uses: FileUse[]; unknown?: string };
+  extras: { form: CommandForm; uses: FileUse[]; unknown?: string }[];
 }
 
 /** A literal script to analyse; `cwd` null when it does not run in exactly one known directory. */
@@ -126,7 +127,7 @@ function family(base: string): string {
 }
 
 function emptyPlan(cwds: readonly string[] | null): CommandPlan {
-  return { denyForms: [], allowForms: [], opaque: [], risky: [], scripts: [], denyScripts: [], suspectForms: [], cwds, reads: [], writes: [], fileForms: [], hardAsks: [] };
+  return { denyForms: [], allowForms: [], opaque: [], risky: [], scripts: [], denyScripts: [], suspectForms: [], cwds, reads: [], writes: [], fileForms: [], hardAsks: [], extras: [] };
 }
 
 /**
@@ -357,6 +358,7 @@ function planRunner(r: Runner, words: ShellWord[], self: CommandForm, openEnded:
   plan.writes.push(...inner.writes);
   plan.fileForms.push(...inner.allowForms, ...inner.fileForms);
   plan.hardAsks.push(...inner.hardAsks);
+  plan.extras.push(...inner.extras);
 }
 
 /**
@@ -370,7 +372,7 @@ function planGit(words: ShellWord[], self: CommandForm, ctx: PlanContext, depth:
   const form: CommandForm = g.inlineAt !== undefined ? { ...self, inlineAt: g.inlineAt } : self;
   plan.allowForms.push(form);
   plan.hardAsks.push(...g.hardAsks);
-  if (g.uses.length > 0 || g.unknown) plan.extra = { form, uses: g.uses, ...(g.unknown ? { unknown: g.unknown } : {}) };
+  if (g.uses.length > 0 || g.unknown) plan.extras.push({ form, uses: g.uses, ...(g.unknown ? { unknown: g.unknown } : {}) });
   for (const s of g.scripts) shellScript(s, single(cwds), plan.denyScripts, plan);
   if (g.innerAt === undefined) return;
   const inner = emptyPlan(cwds);
@@ -384,6 +386,7 @@ function planGit(words: ShellWord[], self: CommandForm, ctx: PlanContext, depth:
   plan.writes.push(...inner.writes);
   plan.fileForms.push(...inner.allowForms, ...inner.fileForms);
   plan.hardAsks.push(...inner.hardAsks);
+  plan.extras.push(...inner.extras);
 }
 
 /**
@@ -394,11 +397,11 @@ function planGit(words: ShellWord[], self: CommandForm, ctx: PlanContext, depth:
 function planTool(base: string, t: ToolOptions | { unknown: string }, words: ShellWord[], self: CommandForm, openEnded: boolean, plan: CommandPlan, cwds: readonly string[] | null): void {
   if ('unknown' in t) {
     plan.allowForms.push(self);
-    plan.extra = { form: self, uses: [], unknown: t.unknown };
+    plan.extras.push({ form: self, uses: [], unknown: t.unknown });
   } else {
     const form: CommandForm = t.inlineAt !== undefined ? { ...self, inlineAt: t.inlineAt } : self;
     plan.allowForms.push(form);
-    if (t.uses.length > 0) plan.extra = { form, uses: t.uses };
+    if (t.uses.length > 0) plan.extras.push({ form, uses: t.uses });
     for (const s of t.scripts) shellScript(s, single(cwds), plan.denyScripts, plan);
   }
   if (!NOT_RUNNERS.has(base)) suspects(base, words, openEnded, plan);

@@ -1,5 +1,5 @@
 import type { FileUse } from '../readOnly/types';
-import { isLiteral, optionArgWord, optionTable, parseOptions, type OptionDef } from './options';
+import { defHasName, isLiteral, optionArgWord, optionTable, parseOptions, type OptionDef } from './options';
 import type { ShellWord } from './words';
 
 /**
@@ -68,7 +68,7 @@ function makeOptions(words: readonly ShellWord[], from: number): ToolOptions | {
     if (x.effect !== 'read' && x.effect !== 'dir') continue;
     if (!w || !isLiteral(w)) return { unknown: `make ${x.name} with a value known only at run time` };
     const v = x.value ?? '';
-    if (x.name === '-C') dir = dir === undefined || v.startsWith('/') ? v : `${dir}/${v}`;
+    if (defHasName(x.def, '-C')) dir = dir === undefined || v.startsWith('/') ? v : `${dir}/${v}`;
     out.uses.push({ kind: x.effect === 'dir' ? 'search' : 'read', value: x.effect === 'read' && dir !== undefined && !v.startsWith('/') ? `${dir}/${v}` : v, word: w });
   }
   for (const x of r.args.operands) {
