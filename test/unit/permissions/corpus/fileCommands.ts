@@ -129,6 +129,10 @@ const SED_AND_DATA: Row[] = [
   ["sed -n '1e touch PWNED' src/a.ts", 'ask', { proves: 'test -e PWNED' }],
   ["sed 's/export/touch PWNED;/e' src/a.ts", 'ask', { proves: 'test -e PWNED' }],
   ["sed -e p -e '1e id' src/a.ts", 'ask'],
+  ["sed -n --expression='w .keel/x' src/a.ts", 'ask'],
+  ["sed -n -e '$!d' -e 'w .keel/x' src/a.ts", 'ask'],
+  ["sed -n '/x/{w .keel/x\n}' src/a.ts", 'ask'],
+  ["sed --in-place=.bak 's/a/b/' src/a.ts", 'allow'],
   ["sed -n 'r secrets/key.pem' src/a.ts", 'deny', { proves: 'grep -q KEY "$OUT"' }],
   ["sed 'R ../outside/secret.txt' src/a.ts", 'ask'],
   ['sed -f script.sed src/a.ts', 'ask'],
@@ -154,6 +158,9 @@ const SED_AND_DATA: Row[] = [
   ['tar -xf src/evil.tar', 'ask', { setup: "mkdir -p t/.keel && echo '{}' > t/.keel/settings.local.json && tar -cf src/evil.tar -C t .keel && rm -rf t", proves: 'test -e .keel/settings.local.json' }],
   ['tar -xf src/evil.tar', 'ask', undefined, 'bypassPermissions'],
   ['tar xf src/evil.tar -C ../outside/x', 'ask'],
+  ['tar --extract --file=src/evil.tar', 'ask'],
+  ['tar --directory=.git -xf src/evil.tar', 'ask', undefined, 'bypassPermissions'],
+  ['tar --create --file=.keel/x.tar src', 'ask'],
   ['tar -tf src/evil.tar', 'allow'],
   ['tar -xOf src/evil.tar', 'allow'],
   ['tar -czf src/a.tgz src', 'allow'],
@@ -174,3 +181,24 @@ export const FILE_COMMAND_GROUPS: CorpusGroup[] = [
   { name: 'file commands: what they read, under rules for them', settings: SETTINGS, prepare, bash: rows('file-reads', READS) },
   { name: 'sed, xxd, tar and rsync: scripts and archives', settings: SETTINGS, prepare, bash: rows('file-scripts', SED_AND_DATA) },
 ];
+
+/** The same files when a runner or a wrapper runs the command: whichever rule allowed that. */
+const BEHIND: Row[] = [
+  ['strace -f cp src/a.ts .git/config', 'ask'],
+  ['strace -f cp secrets/key.pem src/k', 'deny'],
+  ['strace -f git commit --allow-empty -F secrets/key.pem', 'deny'],
+  ["xvfb-run make -E 'x: ; rm -rf src' x", 'deny'],
+  ['timeout 5 tee .keel/settings.local.json', 'ask'],
+  ['timeout 5 tee src/out.txt', 'allow'],
+  ['nice -n 5 cp src/a.ts KEEL.md', 'ask', undefined, 'bypassPermissions'],
+  ['sudo cp src/a.ts .vscode/tasks.json', 'ask'],
+  ['strace -f cp src/a.ts src/b.ts', 'allow'],
+  ['strace -f git commit -m ok', 'allow'],
+];
+
+FILE_COMMAND_GROUPS.push({
+  name: 'file commands behind runners and wrappers',
+  settings: { permissions: { allow: ['Bash(strace:*)', 'Bash(xvfb-run:*)', 'Bash(tee:*)', 'Bash(cp:*)', 'Bash(sudo cp:*)', 'Bash(git commit:*)'], deny: ['Bash(rm:*)', 'Read(./secrets/**)'] } },
+  prepare,
+  bash: rows('file-behind-runners', BEHIND),
+});
