@@ -72,8 +72,8 @@ export interface ProtectedPlaces {
  * (or anywhere in the path outside every root), an instruction file (KEEL.md, AGENTS.md,
  * CLAUDE.md, CLAUDE.local.md), the user's `~/.keel`, one of `places.files`. Names fold as above.
  */
-export function protectedReason(p: string, places: Pick<ProtectedPlaces, 'roots' | 'home' | 'files'>): string | null {
-  return foldedPlaces(places).reason(p);
+export function protectedReason(p: string, places: Pick<ProtectedPlaces, 'roots' | 'home'> & { files?: readonly string[] }): string | null {
+  return foldedPlaces({ files: [], ...places }).reason(p);
 }
 
 /** Places with their names folded once (a decision asks about many paths). */
