@@ -108,6 +108,7 @@ async function callKeelTool(
     signal,
     locks,
     ...(opts.ripgrepPath ? { ripgrepPath: opts.ripgrepPath } : {}),
+    searchExclusions: (root) => decider.searchExclusions(root),
     onOutput,
   });
   return { content: [{ type: 'text', text: r.content }], ...(r.isError ? { isError: true } : {}) };

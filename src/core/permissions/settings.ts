@@ -7,7 +7,8 @@ import type { PermissionMode } from '../../shared/domain/permissionModes';
 import { allowRuleItem, directoryItem, envItem, isApproved, modeItem, type TrustItem, type TrustView } from '../trust/items';
 import { splitProjectEnv } from '../trust/projectEnv';
 import { looserRequests, settleDefaultMode, type ModeRequest } from './defaultMode';
-import { parseRule, type PermissionRule, type RuleBehavior } from './rules';
+import { operatorParts } from './pipelineRules';
+import { parseRule, ruleNeverMatches, type PermissionRule, type RuleBehavior } from './rules';
 
 /**
  * Reads permission settings: `{"permissions":{"allow":[],"ask":[],"deny":[],"defaultMode":…,
@@ -164,6 +165,8 @@ export function loadSettings(sources: SettingsSource[], home: string, trust: Tru
         if (r.ok) {
           if (behavior === 'allow' && !gate(src, allowRuleItem(shown, raw.trim()))) continue;
           out.rules.push({ behavior, tool: r.tool, ...(r.specifier !== undefined ? { specifier: r.specifier } : {}), raw: raw.trim(), source: src.path, projectRoot: src.projectRoot });
+          const never = ruleNeverMatches(behavior, r.tool, r.specifier, operatorParts);
+          if (never) out.problems.push(`${src.path}: ${behavior} rule ${never}`);
           continue;
         }
         if (behavior === 'allow') out.problems.push(`${src.path}: allow rule ignored: ${r.error}`);
@@ -230,12 +233,14 @@ function readSettingsFile(src: SettingsSource, out: LoadedSettings): z.infer<typ
 }
 
 /**
- * The starting mode the settings files of `workspace` settle on (defaultMode.ts), with what was
- * ignored (a looser workspace mode, an invalid value) for the person to see. Never throws.
+ * The starting mode the settings files of `workspace` settle on (defaultMode.ts), with what the
+ * person should see: what was ignored (a looser workspace mode, an invalid value) and rules that
+ * can never match (with the form that would). Never throws.
  */
 export function settingsDefaultMode(workspace: string, trust: TrustView, opts: { home?: string; settingsFiles?: string[] } = {}): { mode: PermissionMode | undefined; notices: string[] } {
   const home = opts.home ?? homedir();
   const sources = [...defaultSources(workspace, join(home, '.keel', 'settings.json')), ...(opts.settingsFiles ?? []).map((f) => explicitSource(f, workspace))];
   const loaded = loadSettings(sources, home, trust);
-  return { mode: loaded.defaultMode, notices: loaded.problems.filter((p) => p.includes('defaultMode')) };
+  // Ignored modes, and rules that can never match (the person means something by them).
+  return { mode: loaded.defaultMode, notices: loaded.problems.filter((p) => p.includes('defaultMode') || p.includes('never matches')) };
 }

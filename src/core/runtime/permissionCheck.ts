@@ -5,7 +5,7 @@ import type { TaskEvent } from '../../shared/domain/events';
 import { toolResult, type ToolResultBlock, type ToolUseBlock } from '../../shared/domain/messages';
 import { permissionMachine, type PermissionOutcome } from '../machines/permission/permission.machine';
 import type { ValidationOutcome } from '../machines/turn/types';
-import type { EngineDecision, PermissionCall } from '../permissions/engine';
+import type { EngineDecision, PermissionCall, SearchExclusions } from '../permissions/engine';
 import type { PermissionAnswer, PermissionAsker, PermissionRequest } from '../permissions/gate';
 import { parseToolInput } from '../tools/execute';
 import type { ToolRegistry } from '../tools/registry';
@@ -16,6 +16,13 @@ import { mcpCallSubject } from './mcpWiring';
 export interface PermissionDecider {
   /** Never throws. */
   decide(call: PermissionCall, mode: PermissionMode): Promise<EngineDecision>;
+  /**
+   * What a recursive search below `root` (the Grep and Glob tools) must skip so that it reads
+   * nothing the Read rules keep out (engine.ts `searchExclusions`); null when nothing can be
+   * said (then `decide` asked about the search). Every decider forwards it: the tools are given
+   * it with each call (ToolContext.searchExclusions). Never rejects.
+   */
+  searchExclusions(root: string): Promise<SearchExclusions | null>;
 }
 
 export interface PermissionCheckServices {
@@ -142,6 +149,7 @@ export async function explainPermission(
           engine = await decider.decide(call, mode);
           return engine;
         },
+        searchExclusions: (root) => decider.searchExclusions(root),
       },
       asker: {
         async ask(req) {

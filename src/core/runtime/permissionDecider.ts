@@ -25,19 +25,29 @@ export function lazyEngine(options: {
   protectedFiles?: () => ReadonlyMap<string, string>;
 }): PermissionDecider {
   let engine: Promise<PermissionEngine> | null = null;
+  const protectedFiles = options.protectedFiles;
+  const load = (): Promise<PermissionEngine> =>
+    (engine ??= import('../permissions/engine').then(({ createPermissionEngine }) =>
+      createPermissionEngine({
+        workspace: options.workspace,
+        ...(options.settingsFiles ? { settingsFiles: options.settingsFiles } : {}),
+        ...(options.sandbox ? { sandbox: { enabled: options.sandbox.enabled } } : {}),
+        trust: options.trust,
+        ...(protectedFiles ? { protectedFiles } : {}),
+      }),
+    ));
   return {
-    async decide(call, mode) {
-      engine ??= import('../permissions/engine').then(({ createPermissionEngine }) =>
-        createPermissionEngine({
-          workspace: options.workspace,
-          ...(options.settingsFiles ? { settingsFiles: options.settingsFiles } : {}),
-          ...(options.sandbox ? { sandbox: { enabled: options.sandbox.enabled } } : {}),
-          trust: options.trust,
-          ...(options.protectedFiles ? { protectedFiles: options.protectedFiles } : {}),
-        }),
-      );
+    async searchExclusions(root) {
       try {
-        return await (await engine).decide(call, mode);
+        return await (await load()).searchExclusions(root);
+      } catch {
+        return null;
+      }
+    },
+    async decide(call, mode) {
+      load();
+      try {
+        return await (await load()).decide(call, mode);
       } catch (err) {
         const why = `the permission engine could not load (${(err as Error).message})`;
         const refused = refusalOfChange(mode, call.readOnly);

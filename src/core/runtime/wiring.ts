@@ -287,6 +287,7 @@ async function runTool(services: TurnServices, secrets: SecretKeeper, taskId: st
     locks: services.locks,
     env: secrets.environment(),
     ...(services.ripgrepPath ? { ripgrepPath: services.ripgrepPath } : {}),
+    searchExclusions: (root) => services.permissions.searchExclusions(root),
     onOutput: (chunk) => publishChunk(live.push(chunk)),
   });
   publishChunk(live.end());

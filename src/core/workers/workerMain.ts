@@ -371,6 +371,7 @@ function boundedByModes(engine: PermissionDecider, modes: () => PermissionMode[]
     return { permissionMode: () => m, decideAsParent: (call) => decider.decide(call, m) };
   };
   return {
+    searchExclusions: (root) => engine.searchExclusions(root),
     decide(call, mode) {
       const parent = chain(0);
       return parent ? boundedByParent(engine, parent).decide(call, mode) : engine.decide(call, mode);

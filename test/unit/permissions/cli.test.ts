@@ -40,6 +40,16 @@ describe('keel permissions check (built CLI)', () => {
     expect(check(['--tool', 'Bash', '--input', '{"command":"npm publish"}', '--settings', extra])).toMatchObject({ decision: 'allow', rule: 'Bash(npm publish)' });
   });
 
+  it('reports a rule that can never match with the form that would, and keeps deciding', () => {
+    const extra = join(fx.root, 'never.json');
+    writeFileSync(extra, JSON.stringify({ permissions: { deny: ['Bash(rm:-rf:/)'], allow: ['Bash(git log | head)'] } }));
+    const out = execFileSync(process.execPath, [cli, 'permissions', 'check', '--workspace', fx.ws, '--home', fx.home, '--tool', 'Bash', '--input', '{"command":"git status"}', '--settings', extra], { encoding: 'utf8', cwd: fx.root });
+    const line = JSON.parse(out.trim()) as { decision: string; problems?: string[] };
+    expect(line.decision).toBe('allow');
+    expect(line.problems?.join('\n')).toMatch(/rm:-rf:\/\).*never matches.*Bash\(rm -rf \/\)/);
+    expect(line.problems?.join('\n')).toMatch(/git log \| head\).*never matches/);
+  });
+
   it('exits 2 on bad usage', () => {
     expect(() => execFileSync(process.execPath, [cli, 'permissions', 'check', '--input', '{}'], { stdio: 'ignore' })).toThrow();
   });

@@ -38,8 +38,9 @@ export const CORPUS_SETTINGS = {
 /**
  * `extra.trust`: the person's approvals of the fixture's workspace; by default everything in its
  * settings file counts as approved (what these tests are about is what the rules do).
+ * `extra.protectedFiles`: files (relative to the workspace) the caller protects.
  */
-export async function makeFixture(settings: unknown = CORPUS_SETTINGS, extra: { settingsText?: string; trust?: TrustView } = {}): Promise<PermissionFixture> {
+export async function makeFixture(settings: unknown = CORPUS_SETTINGS, extra: { settingsText?: string; trust?: TrustView; protectedFiles?: string[] } = {}): Promise<PermissionFixture> {
   const root = realpathSync(mkdtempSync(join(tmpdir(), 'keel-perm-')));
   const ws = join(root, 'ws');
   const home = join(root, 'home');
@@ -54,7 +55,8 @@ export async function makeFixture(settings: unknown = CORPUS_SETTINGS, extra: { 
   symlinkSync(outside, join(ws, 'link-out'));
   symlinkSync(join(ws, 'secrets', 'key.pem'), join(ws, 'link-secret'));
   writeFileSync(join(ws, '.keel', 'settings.json'), extra.settingsText ?? JSON.stringify(settings));
-  const engine = await createPermissionEngine({ workspace: ws, home, trust: extra.trust ?? TRUST_EVERYTHING });
+  const protectedFiles = new Map((extra.protectedFiles ?? []).map((p) => [join(ws, p), `writes a protected file (${p})`]));
+  const engine = await createPermissionEngine({ workspace: ws, home, trust: extra.trust ?? TRUST_EVERYTHING, ...(protectedFiles.size > 0 ? { protectedFiles: () => protectedFiles } : {}) });
   const registry = createToolRegistry();
   const decide = async (tool: string, input: Record<string, unknown>, mode: PermissionMode = 'default'): Promise<EngineDecision> => {
     if (tool.startsWith('mcp__')) {
