@@ -1,4 +1,5 @@
 import type { PermissionMode } from '../../../../src/core/runtime/types';
+import { TOUR_COMMAND } from '../../../../src/core/providers/demoTour';
 import { initRepo } from './repo';
 import type { BashCase, CorpusGroup, Decision } from './types';
 
@@ -40,6 +41,8 @@ const ROWS: Row[] = [
   ['node --version', 'allow'],
   ['node -v', 'allow'],
   ['node --version -e 1', 'ask'],
+  // The demo tour's command must ask, or the tour shows no Bash permission card.
+  [TOUR_COMMAND, 'ask'],
   ['node app.js', 'ask'],
   ['python3 --version', 'allow'],
   ['python3 -V', 'allow'],
