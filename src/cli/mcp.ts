@@ -1,6 +1,8 @@
+import { homedir } from 'node:os';
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { McpApprovals } from '../core/mcp/approvals';
+import { mcpItem } from '../core/trust/items';
+import { WorkspaceTrust } from '../core/trust/workspaceTrust';
 import { describeTarget, loadMcpConfig, projectConfigPath, userConfigPath } from '../core/mcp/config';
 import { addServer, McpConfigEditError, removeServer } from '../core/mcp/configEdit';
 import { McpHub } from '../core/mcp/hub';
@@ -14,15 +16,17 @@ export const MCP_HELP = `Usage:
   keel mcp add [--scope project|user] [-e KEY=VALUE]... NAME -- COMMAND [ARGS...]
   keel mcp add --transport http|sse [--scope project|user] [-H 'Name: value']... NAME URL
   keel mcp remove NAME [--scope project|user]
-  keel mcp approve NAME                      allow a project (.mcp.json) server in this workspace
-  keel mcp revoke NAME                       forget that answer (it is asked again)
+  keel mcp approve NAME                      approve the workspace (keel trust approve: everything it
+                                             provides, NAME's server included)
+  keel mcp revoke NAME                       forget the approval of NAME (held back until approved again)
   keel mcp login NAME                        sign in to a remote server with OAuth (prints the
                                              address to open; tokens in $KEEL_HOME/mcp-oauth.json)
   keel mcp logout NAME                       forget the tokens Keel keeps for that server
   keel mcp serve [--workspace DIR] [--mode MODE]
                                              Keel's Read, Write, Edit, Bash, Glob, Grep as an
                                              MCP server over stdio
-Options: --workspace DIR (default: current directory), --mcp-config FILE (list, tools, login, logout; repeatable).
+Options: --workspace DIR (default: current directory), --mcp-config FILE (list, tools, login, logout; repeatable),
+--storage DIR (Keel's home: your mcp.json and the approvals; default $KEEL_HOME, else ~/.keel).
 Project servers come from DIR/.mcp.json, user servers from $KEEL_HOME/mcp.json (default ~/.keel).
 `;
 
@@ -45,14 +49,15 @@ export async function mcpCommand(argv: string[]): Promise<number> {
     parsed = parseArgs({
       args: rest,
       allowPositionals: true,
-      options: { workspace: { type: 'string' }, json: { type: 'boolean' }, scope: { type: 'string' }, 'mcp-config': { type: 'string', multiple: true } },
+      options: { workspace: { type: 'string' }, json: { type: 'boolean' }, scope: { type: 'string' }, 'mcp-config': { type: 'string', multiple: true }, storage: { type: 'string' } },
     });
   } catch (err) {
     return usage((err as Error).message);
   }
   const { values, positionals } = parsed;
   const workspace = resolve(values.workspace ?? process.cwd());
-  const keelHome = defaultStorage(process.env);
+  // Keel's home (the user's mcp.json, the approvals): --storage, else $KEEL_HOME, else ~/.keel.
+  const keelHome = values.storage ? resolve(values.storage) : defaultStorage(process.env);
   const extraFiles = values['mcp-config'] ?? [];
   switch (sub) {
     case 'list':
@@ -83,7 +88,7 @@ export async function mcpCommand(argv: string[]): Promise<number> {
     case 'revoke': {
       const name = positionals[0];
       if (!name) return usage(`keel mcp ${sub} needs a server name`);
-      return approval(sub, workspace, keelHome, name);
+      return await approval(sub, workspace, keelHome, name);
     }
     case 'login':
     case 'logout': {
@@ -103,7 +108,8 @@ export async function mcpCommand(argv: string[]): Promise<number> {
 }
 
 async function list(workspace: string, keelHome: string, extraFiles: string[], json: boolean): Promise<number> {
-  const hub = new McpHub({ workspace, keelHome, extraConfigFiles: extraFiles, log: quietLog });
+  const trust = new WorkspaceTrust({ workspace, keelHome });
+  const hub = new McpHub({ workspace, keelHome, extraConfigFiles: extraFiles, log: quietLog, trust });
   try {
     await hub.start();
     const servers = hub.status();
@@ -120,15 +126,16 @@ async function list(workspace: string, keelHome: string, extraFiles: string[], j
     return 0;
   } finally {
     await hub.dispose();
+    trust.dispose();
   }
 }
 
 function line(s: McpServerStatus): string {
   const state =
     s.approval === 'pending'
-      ? `not approved — run: keel mcp approve ${s.name}`
+      ? 'waits for the approval of this workspace — review: keel trust show; approve: keel trust approve'
       : s.approval === 'rejected'
-        ? 'rejected in this workspace'
+        ? 'cannot be approved: Keel cannot tell which files it runs (keel trust show)'
         : s.phase === 'ready'
           ? `ready (${s.tools.length} tool${s.tools.length === 1 ? '' : 's'}${s.via === 'sse' && s.transport === 'http' ? ', via SSE' : ''})`
           : s.phase === 'needsAuthorization'
@@ -138,12 +145,13 @@ function line(s: McpServerStatus): string {
 }
 
 async function tools(workspace: string, keelHome: string, extraFiles: string[], name: string, json: boolean): Promise<number> {
-  const hub = new McpHub({ workspace, keelHome, extraConfigFiles: extraFiles, log: quietLog });
+  const trust = new WorkspaceTrust({ workspace, keelHome });
+  const hub = new McpHub({ workspace, keelHome, extraConfigFiles: extraFiles, log: quietLog, trust });
   try {
     const status = hub.status().find((s) => s.name === name);
     if (!status) return fail(`no MCP server named "${name}"`);
-    if (status.approval === 'pending') return fail(`"${name}" comes from ${projectConfigPath(workspace)} and is not approved in this workspace: keel mcp approve ${name}`);
-    if (status.approval === 'rejected') return fail(`"${name}" was rejected in this workspace (keel mcp revoke ${name} to be asked again)`);
+    if (status.approval === 'pending') return fail(`"${name}" comes from ${projectConfigPath(workspace)} and waits for the approval of this workspace (keel trust show; keel trust approve)`);
+    if (status.approval === 'rejected') return fail(`"${name}" cannot be approved: Keel cannot tell which files it runs (keel trust show)`);
     await hub.start([name]);
     const now = hub.status().find((s) => s.name === name)!;
     if (now.phase !== 'ready') return fail(`MCP server "${name}" is ${now.phase}${now.lastError ? `: ${now.lastError}` : ''}`);
@@ -160,31 +168,38 @@ async function tools(workspace: string, keelHome: string, extraFiles: string[], 
     return 0;
   } finally {
     await hub.dispose();
+    trust.dispose();
   }
 }
 
-function approval(sub: 'approve' | 'revoke', workspace: string, keelHome: string, name: string): number {
+/**
+ * `keel mcp approve NAME` is the workspace's one approval (`keel trust approve`: everything it
+ * provides, shown as it is approved); `keel mcp revoke NAME` forgets the approval of that server.
+ */
+async function approval(sub: 'approve' | 'revoke', workspace: string, keelHome: string, name: string): Promise<number> {
   const config = loadMcpConfig({ workspace, keelHome });
   const server = config.servers.find((s) => s.name === name);
-  const approvals = new McpApprovals(keelHome, workspace);
-  if (sub === 'revoke') {
-    const had = approvals.revoke(name);
-    process.stdout.write(had ? `forgot the answer about "${name}" in ${workspace}; it will be asked for again\n` : `nothing was recorded about "${name}" in ${workspace}\n`);
-    return 0;
+  if (sub === 'approve') {
+    if (!server) return fail(`no MCP server named "${name}" in ${projectConfigPath(workspace)}`);
+    if (server.scope !== 'project') {
+      process.stdout.write(`"${name}" is a ${server.scope} server; it needs no approval\n`);
+      return 0;
+    }
+    const { trustCommand } = await import('./trust');
+    return trustCommand(['approve', '--workspace', workspace, '--storage', keelHome], `keel mcp approve ${name}`);
   }
-  if (!server) return fail(`no MCP server named "${name}" in ${projectConfigPath(workspace)}`);
-  if (server.scope !== 'project') {
-    process.stdout.write(`"${name}" is a ${server.scope} server; it needs no approval\n`);
+  const trust = new WorkspaceTrust({ workspace, keelHome });
+  try {
+    const had = (await trust.revoke([`mcp:${name}`])) > 0;
+    process.stdout.write(had ? `forgot the approval of "${name}" in ${workspace}; it waits for approval again\n` : `nothing was approved about "${name}" in ${workspace}\n`);
     return 0;
+  } finally {
+    trust.dispose();
   }
-  const target = describeTarget(server.resolved ?? server.template);
-  approvals.decide(server, 'approved', target);
-  process.stdout.write(`approved "${name}" in ${workspace}:\n    ${target}\n`);
-  return 0;
 }
 
 /** `keel mcp add`: everything after `--` is the server's command line, untouched. */
-function addCommand(argv: string[]): number {
+async function addCommand(argv: string[]): Promise<number> {
   const dash = argv.indexOf('--');
   const head = dash >= 0 ? argv.slice(0, dash) : argv;
   const commandLine = dash >= 0 ? argv.slice(dash + 1) : [];
@@ -253,7 +268,14 @@ function addCommand(argv: string[]): number {
   // The person typed this command themselves: a project server they add is approved as written.
   if (scope === 'project') {
     const added = loadMcpConfig({ workspace, keelHome }).servers.find((s) => s.name === name && s.scope === 'project');
-    if (added) new McpApprovals(keelHome, workspace).decide(added, 'approved', describeTarget(added.resolved ?? added.template));
+    if (added) {
+      const trust = new WorkspaceTrust({ workspace, keelHome });
+      try {
+        await trust.recordOwn([mcpItem(added, '.mcp.json', { workspace, home: homedir(), ...(process.env.PATH !== undefined ? { pathEnv: process.env.PATH } : {}) })]);
+      } finally {
+        trust.dispose();
+      }
+    }
   }
   process.stdout.write(`added MCP server "${name}" (${spec.transport}) to ${file}\n    ${describeTarget(spec)}\n`);
   return 0;

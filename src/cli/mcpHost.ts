@@ -1,24 +1,32 @@
 import { readConfigFile } from '../core/mcp/config';
 import { McpHub } from '../core/mcp/hub';
-import { defaultStorage } from './args';
+import type { WorkspaceTrust } from '../core/trust/workspaceTrust';
 
 /**
  * The MCP hub of one `keel run`: the workspace's `.mcp.json`, the user's `mcp.json` and the
  * `--mcp-config` files. Headless there is nobody to approve a project server, so one that is not
- * approved yet is reported (with the command that approves it) and does not start. Returns
+ * approved as it is now does not start (the run's trust notice lists it: cliTrust.ts). Returns
  * `{ hub: undefined }` when no server is configured, `{ error }` when a `--mcp-config` file
  * cannot be used (bad usage: the person named it).
  */
-export function cliMcpHub(workspace: string, mcpConfig: readonly string[], env: NodeJS.ProcessEnv, warn: (line: string) => void): { hub?: McpHub; error?: string } {
+export function cliMcpHub(
+  workspace: string,
+  mcpConfig: readonly string[],
+  env: NodeJS.ProcessEnv,
+  warn: (line: string) => void,
+  trust: WorkspaceTrust,
+  keelHome: string,
+): { hub?: McpHub; error?: string } {
   for (const file of mcpConfig) {
     const problems = readConfigFile(file, 'cli', env, true).problems;
     if (problems.length > 0) return { error: `--mcp-config ${file}: ${problems.map((p) => p.message).join('; ')}` };
   }
   const hub = new McpHub({
     workspace,
-    keelHome: defaultStorage(env),
+    keelHome,
     extraConfigFiles: [...mcpConfig],
     env,
+    trust,
     log: (level, message) => {
       if (level !== 'info') warn(`keel: ${message}\n`);
     },
@@ -38,8 +46,7 @@ export function cliMcpHub(workspace: string, mcpConfig: readonly string[], env: 
   }
   for (const p of hub.problems) warn(`keel: MCP configuration ${p.source}: ${p.message}\n`);
   for (const s of hub.status()) {
-    if (s.approval === 'pending') warn(`keel: MCP server "${s.name}" from .mcp.json is not approved in this workspace and will not start (${s.target}). Approve it with: keel mcp approve ${s.name}\n`);
-    else if (s.lastError && !s.state.startsWith('disconnected')) warn(`keel: MCP server "${s.name}": ${s.lastError}\n`);
+    if (s.approval !== 'pending' && s.approval !== 'rejected' && s.lastError && !s.state.startsWith('disconnected')) warn(`keel: MCP server "${s.name}": ${s.lastError}\n`);
   }
   return { hub };
 }

@@ -3,6 +3,8 @@ import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { StdioServerTransport } from '@modelcontextprotocol/server/stdio';
 import { createKeelMcpServer } from '../core/mcp/keelServer';
+import { WorkspaceTrust } from '../core/trust/workspaceTrust';
+import { defaultStorage } from './args';
 import type { PermissionMode } from '../core/runtime/types';
 import { VERSION } from './help';
 import { exitOnSignals } from './signals';
@@ -36,7 +38,13 @@ export async function mcpServeCommand(argv: string[]): Promise<number> {
     return 2;
   }
   exitOnSignals(true);
-  const server = createKeelMcpServer({ workspace, mode, version: VERSION });
+  // The workspace's own allow rules count only as the person approved them (keel trust).
+  const trust = new WorkspaceTrust({ workspace, keelHome: defaultStorage(process.env) });
+  const held = trust.status().pending.filter((i) => i.kind === 'allow' || i.kind === 'directory');
+  if (held.length) {
+    process.stderr.write(`keel mcp serve: ${held.length} allow rule(s) or folder(s) of this workspace are held back until you approve them (keel trust show --workspace ${workspace})\n`);
+  }
+  const server = createKeelMcpServer({ workspace, mode, version: VERSION, trust, protectedFiles: () => trust.protectedFilesNow() });
   const transport = new StdioServerTransport();
   const closed = new Promise<void>((res) => {
     server.onclose = () => res();

@@ -2,6 +2,7 @@ import { mkdirSync, watch } from 'node:fs';
 import { resolve } from 'node:path';
 import { liveSockets, readAgents, socketDir, watchSocket } from '../core/agents/statusSocket';
 import { statusSummary, type AgentRow } from '../shared/domain/agents';
+import { agentStatusWords } from '../shared/words/agents';
 import { defaultStorage } from './args';
 import { STATUS_HELP } from './help';
 import { HelpRequested, parseCommandLine, reportUsage, UsageError } from './usage';
@@ -43,7 +44,7 @@ export async function statusCommand(argv: string[]): Promise<number> {
 }
 
 function line(a: AgentRow, now: number): string {
-  const status = a.status === 'attention' ? `needs you (${a.attention ?? 'input'})` : a.status;
+  const status = agentStatusWords(a);
   const indent = a.parentId ? '  ' : '';
   const figures = `${elapsed(now - a.startedAt).padStart(7)}  ${tokens(a.tokens).padStart(9)}  $${a.costUsd.toFixed(2)}`;
   return `${indent}${status.padEnd(22)} ${figures}  ${a.kind === 'loop' ? 'loop ' : ''}${a.title}  [${a.id}${a.pid ? ` · pid ${a.pid}` : ''}]`;

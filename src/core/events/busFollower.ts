@@ -18,7 +18,7 @@ export interface FollowOptions {
  */
 export async function followBuses(storage: string, opts: FollowOptions): Promise<void> {
   const dir = busDir(storage);
-  makeDirs(dir);
+  makeDirs(dir, 0o700);
   const joined = new Map<number, Socket>();
   const join = (ep: BusEndpoint) => {
     if (joined.has(ep.pid) || opts.signal.aborted) return;

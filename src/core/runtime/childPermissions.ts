@@ -15,6 +15,8 @@ const STRICTNESS: Record<EngineDecision['decision'], number> = { allow: 0, ask: 
  */
 export function boundedByAncestors(own: PermissionDecider, ancestorModes: () => readonly PermissionMode[]): PermissionDecider {
   return {
+    // The child's own engine knows the workspace's Read rules (a parent's are the same files).
+    searchExclusions: (root) => own.searchExclusions(root),
     async decide(call, mode) {
       const modes = ancestorModes();
       const [mine, ...theirs] = await Promise.all([own.decide(call, mode), ...modes.map((m) => own.decide(call, m))]);

@@ -113,8 +113,10 @@ export function remoteTurn(deps: RemoteTurnDeps) {
         if (answer.decision === 'allow') mcp?.recordApproval(p.request.toolCallId, p.request.tool);
         return answer;
       },
-      durable: async () => {
-        await host.durable?.();
+      durable: async (_p, { signal }) => {
+        // A record that failed never answers (main's rule, as in the host's process): the tool
+        // waits, and the task (stopped as failed) cancels the query, which ends this request.
+        await host.durable?.().catch(() => untilAborted(AbortSignal.any([signal, stopped.signal])));
         return {};
       },
       mcpList: () => mcp?.list() ?? noMcp(),
@@ -155,4 +157,13 @@ export function remoteTurn(deps: RemoteTurnDeps) {
       stopped.abort();
     };
   }
+}
+
+/** Never resolves; rejects once `signal` aborts (a request that must not be answered, ended with its query). */
+function untilAborted(signal: AbortSignal): Promise<never> {
+  return new Promise((_, reject) => {
+    const stop = () => reject(new Error('the query ended'));
+    if (signal.aborted) stop();
+    else signal.addEventListener('abort', stop, { once: true });
+  });
 }

@@ -25,6 +25,7 @@ import { DEFAULT_MAX_LINE_BYTES, PROTOCOL_VERSION, toHost, toWorker, type QueryP
 import { envelopeSchema, RpcEndpoint, type Envelope } from './rpc';
 import { WORKER_ONLY_ENV } from './spawnWorker';
 import { workerHookPoints } from './workerHooks';
+import { WorkerTrust } from './workerTrust';
 
 /**
  * The worker process: says `ready` over its channel to the host (the socket it inherited on fd 3,
@@ -171,7 +172,7 @@ export function runWorker(args: WorkerArgs): Promise<number> {
 class WorkerResources {
   readonly locks = new LockManager();
   private readonly toolSets = new Map<string, ToolRegistry>();
-  private readonly engines = new Map<string, PermissionDecider>();
+  private readonly engines = new Map<string, { decider: PermissionDecider; trust: WorkerTrust }>();
 
   /** The built-in tools, Bash in this sandbox (its network proxy starts on first use and lives as long as the worker). */
   tools(runtime: RuntimeConfig): ToolRegistry {
@@ -185,11 +186,21 @@ class WorkerResources {
     return tools;
   }
 
-  /** The permission engine for a workspace and its settings: its shell parser (wasm) loads once, not on every query. */
-  engine(runtime: RuntimeConfig): PermissionDecider {
+  /**
+   * The permission engine for a workspace and its settings: its shell parser (wasm) loads once, not
+   * on every query. It knows the host's approvals as this query carried them (a change makes it
+   * re-read its settings).
+   */
+  engine(runtime: RuntimeConfig): { decider: PermissionDecider; trust: WorkerTrust } {
     const key = JSON.stringify([runtime.workspace, runtime.settingsFiles, runtime.sandbox.enabled]);
     let engine = this.engines.get(key);
-    if (!engine) this.engines.set(key, (engine = lazyEngine({ workspace: runtime.workspace, settingsFiles: runtime.settingsFiles, sandbox: { enabled: runtime.sandbox.enabled } })));
+    if (!engine) {
+      const trust = new WorkerTrust();
+      const { workspace, settingsFiles } = runtime;
+      const decider = lazyEngine({ workspace, settingsFiles, sandbox: { enabled: runtime.sandbox.enabled }, trust, protectedFiles: () => trust.protectedFiles });
+      this.engines.set(key, (engine = { decider, trust }));
+    }
+    engine.trust.update(runtime.trust);
     return engine;
   }
 }
@@ -197,7 +208,7 @@ class WorkerResources {
 /** Starts one query's turn loop; its `result` settles once, when the turn ended. */
 function answer(q: QueryParams, rpc: RpcEndpoint<ToWorker, ToHost>, kept: WorkerResources): Answering {
   const { runtime, queryId } = q;
-  const secrets = new SecretKeeper({ passThrough: runtime.passEnv, values: [...runtime.heldSecrets, q.provider.apiKey] });
+  const secrets = new SecretKeeper({ passThrough: runtime.passEnv, values: [...runtime.heldSecrets, q.provider.apiKey], extra: () => runtime.env ?? {} });
   let parentModes = q.parentModes;
   // The turn's mode as the host last set it (hooks' `permission_mode`).
   let mode = q.turn.mode;
@@ -206,11 +217,19 @@ function answer(q: QueryParams, rpc: RpcEndpoint<ToWorker, ToHost>, kept: Worker
   const early: TurnEventIn[] = [];
   const toTurn = (e: TurnEventIn) => (turn ? turn.send(e) : early.push(e));
   const hooks = workerHookPoints(q, { host: rpc, secrets, mode: () => mode, stopTurn: () => toTurn({ type: 'CANCEL' }) });
-  const engine = kept.engine(runtime);
+  const { decider: engine, trust } = kept.engine(runtime);
   // The same exception the host gives a loop iteration (LiveTask): its own progress file.
-  const own: PermissionDecider = q.loopProgressFile ? allowingLoopProgress(engine, q.loopProgressFile) : engine;
+  const own: PermissionDecider = q.loopProgressFile ? allowingLoopProgress(engine, q.loopProgressFile, runtime.workspace) : engine;
   const asker: PermissionAsker = {
-    ask: (request, signal) => rpc.request('permission', { queryId, request }, { signal }).catch(() => ({ decision: 'deny' as const, feedback: 'The prompt was withdrawn.' })),
+    ask: (request, signal) =>
+      rpc.request('permission', { queryId, request }, { signal }).then(
+        (answer) => {
+          // "Always allow": the person's own rules, saved by the host, count as approved here at once.
+          if (answer.always) trust.personSaved(answer.always.rules, answer.always.where);
+          return answer;
+        },
+        () => ({ decision: 'deny' as const, feedback: 'The prompt was withdrawn.' }),
+      ),
   };
   // The worker's TurnHost: each call is a message to the host, which serves it with its own (remoteTurn.ts).
   const host: TurnHost = {

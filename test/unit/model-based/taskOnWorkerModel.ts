@@ -6,6 +6,7 @@ import type { TaskEvent } from '../../../src/shared/domain/events';
 import { LockManager } from '../../../src/core/locks/lockManager';
 import { denyingAsker } from '../../../src/core/permissions/gate';
 import { lazyEngine } from '../../../src/core/runtime/permissionDecider';
+import { NOTHING_APPROVED } from '../../../src/core/trust/items';
 import { wireTaskMachine } from '../../../src/core/runtime/wiring';
 import { createToolRegistry } from '../../../src/core/tools/registry';
 import { WorkerPool } from '../../../src/core/workers/pool';
@@ -36,7 +37,7 @@ export async function replayOnWorker(run: (typeof WORKER_RUNS)[number], recorder
       workspace,
       locks: new LockManager(),
       tools: createToolRegistry(),
-      permissions: lazyEngine({ workspace }),
+      permissions: lazyEngine({ workspace, trust: NOTHING_APPROVED }),
       asker: denyingAsker,
       createProvider: async () => new ScenarioProvider([]),
       publish: (e) => events.push(e),

@@ -1,5 +1,7 @@
 import { and, assign, enqueueActions, fromPromise, not, sendParent, setup } from 'xstate';
 import type { TaskEvent } from '../../../shared/domain/events';
+import { isTurnStateTag, type TurnStateTag } from '../../../shared/domain/stateTags';
+import { tagsOfState } from '../stateTags';
 import { ZERO_USAGE, type ConversationMessage, type StopReason, type ToolUseBlock, type Usage } from '../../../shared/domain/messages';
 import { compactWithSummary, truncateConversation } from '../../context/compaction';
 import { estimateTokens } from '../../context/tokens';
@@ -28,7 +30,7 @@ import {
   resultsEvent,
   retryEvent,
   toolCallEvent,
-  turnEvent,
+  turnEvent as untaggedTurnEvent,
   usageOf,
 } from './turnHelpers';
 import type { PermissionOutcome, Summary, ToolRunOutput, TurnContext, TurnEvent, TurnInput, TurnOutput, ValidatedCall, ValidationOutcome } from './types';
@@ -59,6 +61,7 @@ export const turnMachine = setup({
     input: {} as TurnInput,
     output: {} as TurnOutput,
     events: {} as TurnEvent,
+    tags: {} as TurnStateTag,
   },
   actors: {
     /** System prompt parts and tool definitions. Provided by the runtime. */
@@ -216,6 +219,7 @@ export const turnMachine = setup({
       ],
     },
     compacting: {
+      tags: ['compacting'],
       entry: { type: 'publish', params: ({ context }) => turnEvent(context, 'compacting') },
       invoke: {
         src: 'summarize',
@@ -234,6 +238,7 @@ export const turnMachine = setup({
       },
     },
     streaming: {
+      tags: ['working'],
       initial: 'requesting',
       entry: { type: 'publish', params: ({ context }) => turnEvent(context, 'streaming') },
       states: {
@@ -380,6 +385,7 @@ export const turnMachine = setup({
       },
     },
     executingTool: {
+      tags: ['working'],
       entry: { type: 'publish', params: ({ context }) => turnEvent(context, 'executingTool') },
       invoke: {
         src: 'runTool',
@@ -413,6 +419,7 @@ export const turnMachine = setup({
       always: { guard: not('subtasksOutstanding'), target: 'assembling' },
     },
     mcpCall: {
+      tags: ['working'],
       entry: { type: 'publish', params: ({ context }) => turnEvent(context, 'mcpCall') },
       invoke: {
         src: 'callMcpTool',
@@ -455,4 +462,9 @@ function lastText(message: ConversationMessage | undefined): string {
 /** What the model is told when a Stop hook sends it back to work (Claude Code's wording). */
 function stopFeedback(reason: string): string {
   return `Stop hook feedback:\n${reason}`;
+}
+
+/** A `turn` event for `state`, with what the state means (its tags in this definition; stateTags.ts). */
+function turnEvent(context: TurnContext, state: string): TaskEvent {
+  return { ...untaggedTurnEvent(context, state), tags: tagsOfState(turnMachine, state).filter(isTurnStateTag) };
 }
