@@ -62,8 +62,8 @@ const NOT_REPLAYED: Record<string, Record<string, string>> = {
     // Two Task calls in one answer: the model offers one subtask at a time (its completion is
     // resolved when the subtask starts, so the order of two cannot be scripted yet).
     // test/unit/machines/subtaskWiring.test.ts takes both with three Task calls.
-    'running.waitingForSubtask -> (stays) : SUBTASK_STARTED': 'a second Task call of the same answer: subtaskWiring.test.ts',
-    'running.waitingForSubtask -> (stays) : SUBTASK_DONE [isAwaitedSubtask]': 'one of two subtasks answering first: subtaskWiring.test.ts',
+    'running.subtasks.waitingForSubtask -> (stays) : SUBTASK_STARTED': 'a second Task call of the same answer: subtaskWiring.test.ts',
+    'running.subtasks.waitingForSubtask -> (stays) : SUBTASK_DONE [isAwaitedSubtask]': 'one of two subtasks answering first: subtaskWiring.test.ts',
   },
   turn: {
     'dispatchingTools -> (stays) : always [nextCallInvalid]': 'a tool call whose input is not valid JSON: the turn model has no such answer yet (streamAssembly.test.ts tests how such input is assembled, not this transition)',

@@ -44,9 +44,9 @@ function events(s: AnyMachineSnapshot): ModelEvent[] {
   // What changes no state: the mode chosen for what comes next, a model call outside the runs
   // (the gatekeeper's) charged to the task, a subtask result nobody awaits, a message while a run
   // is under way (refused with an error event).
-  if (s.matches('created') || s.matches({ running: 'turn' })) out.push({ type: 'SET_MODE', mode: 'plan' });
+  if (s.matches('created') || s.matches({ running: { subtasks: 'turn' } })) out.push({ type: 'SET_MODE', mode: 'plan' });
   if (s.matches('completed')) out.push({ type: 'CHARGE', usage: { inputTokens: 100, outputTokens: 10, cacheReadTokens: 0, cacheWriteTokens: 0 }, costUsd: 0.25 }, LATE_SUBTASK);
-  if (s.matches({ running: 'turn' })) out.push({ type: 'USER_MESSAGE', text: 'meanwhile', tag: 'busy' });
+  if (s.matches({ running: { subtasks: 'turn' } })) out.push({ type: 'USER_MESSAGE', text: 'meanwhile', tag: 'busy' });
   return out;
 }
 

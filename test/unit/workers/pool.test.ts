@@ -188,19 +188,28 @@ describe('worker pool (real processes)', () => {
 });
 
 /**
- * The pool's transitions that only run actions (its bookkeeping: a withdrawn request, a task's
- * worker let go, the reaper's tick, and everything that arrives while it shuts down) that these
- * scenarios do not take yet, listed rather than filtered. The pool's decisions are being moved
- * into the machine as guards (issue 25 item 4): its coverage is rebuilt with them.
+ * The pool's transitions that these scenarios do not take, listed rather than filtered: its
+ * bookkeeping (a withdrawn request, a task's worker let go, the reaper's tick, and what arrives
+ * while it shuts down), and its decisions (eventless, guarded: pool.machine.ts) in the states
+ * where these scenarios never meet them — a request out of tries (workers that die before they
+ * are ready; pool faults are driven in workerFaults), a take-over below capacity (the pool starts
+ * a worker there first), a free idle worker while no worker is alive, a worker started at
+ * capacity (only a sub-agent's overflow request does that).
  */
 const NOT_TAKEN_YET = [
   '(root) -> (stays) : WITHDRAW',
   '(root) -> (stays) : RELEASE_TASK',
   '(root) -> (stays) : REAP',
+  'idle -> (stays) : always [requestOutOfTries]',
+  'idle -> (stays) : always [idleWorkerFree]',
+  'idle -> (stays) : always [idleWorkerToTakeOver]',
+  'active -> (stays) : always [requestOutOfTries]',
+  'active -> (stays) : always [idleWorkerToTakeOver]',
+  'atCapacity -> (stays) : always [requestOutOfTries]',
+  'atCapacity -> (stays) : always [roomForWorker]',
   'shuttingDown -> (stays) : REQUEST',
   'shuttingDown -> (stays) : WITHDRAW',
   'shuttingDown -> (stays) : WORKER_READY',
-  'shuttingDown -> (stays) : WORKER_IDLE',
   'shuttingDown -> (stays) : RELEASE_TASK',
   'shuttingDown -> (stays) : REAP',
   'shuttingDown -> (stays) : SHUTDOWN_ALL',
