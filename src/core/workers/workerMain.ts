@@ -237,7 +237,10 @@ function answer(q: QueryParams, rpc: RpcEndpoint<ToWorker, ToHost>, kept: Worker
     durable: () => rpc.request('durable', { queryId }).then(() => undefined),
     asker,
     ...(q.mcp ? { mcp: new IpcMcpToolSource(queryId, rpc) } : {}),
-    startSubtask: (call) => rpc.notify('subtaskStart', { queryId, ...call }),
+    // Sent after the turn's step, as a parent hears sendParent in the host's process: the turn's
+    // own events of that step (it awaits subtasks) come first, so a task's log reads the same on a
+    // worker as in process (`keel tasks replay` compares them).
+    startSubtask: (call) => queueMicrotask(() => rpc.notify('subtaskStart', { queryId, ...call })),
   };
   let finish: (r: QueryResult) => void = () => undefined;
   const result = new Promise<QueryResult>((resolve) => (finish = resolve));
