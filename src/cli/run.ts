@@ -1,6 +1,6 @@
 import { existsSync, statSync } from 'node:fs';
 import type { InspectionEvent } from 'xstate';
-import type { TaskEvent } from '../shared/domain/events';
+import type { TaskEvent, TaskStatus } from '../shared/domain/events';
 import { AppLifetime } from '../core/machines/appSession/appLifetime';
 import type { McpHub } from '../core/mcp/hub';
 import { FollowUpRequired, type TaskHandle } from '../core/runtime/types';
@@ -98,6 +98,9 @@ export async function runCommand(argv: string[], options: { inspect?(event: Insp
       return storeFailure(err);
     }
     app.watch(task);
+    // In text mode the person learns the task's id at once (stderr: stdout stays the answer), so a
+    // run cut short can be continued (`keel run --resume ID`).
+    if (args.outputFormat !== 'stream-json') process.stderr.write(`keel run: task ${task.id}\n`);
     const write = (line: string) => process.stdout.write(line);
     const text = new TextRenderer(write, (line) => process.stderr.write(line));
     const onEvent = (e: TaskEvent) => (args.outputFormat === 'stream-json' ? write(`${JSON.stringify(e)}\n`) : text.render(e));
@@ -132,7 +135,9 @@ export async function runCommand(argv: string[], options: { inspect?(event: Insp
         return EXIT_STORAGE_UNUSABLE;
       }
       // A failed task waits for the user (awaitingUser, recorded as failed): `done` is the last
-      // event of the run, and `keel run --resume ID "<follow-up>"` continues it later.
+      // event of the run, and `keel run --resume ID "<follow-up>"` continues it later — said in
+      // text mode, on its own line after the answer that was cut (Ctrl+C cancels mid-word).
+      if (done.status !== 'completed' && args.outputFormat !== 'stream-json') process.stderr.write(`keel run: ${endedAs(done.status)}; continue it with: keel run --resume ${task.id} "<follow-up>"\n`);
       return done.status === 'completed' ? 0 : 1;
     } finally {
       unhandle();
@@ -143,6 +148,13 @@ export async function runCommand(argv: string[], options: { inspect?(event: Insp
     // Saving disposed the runtime (which starts the pool's shutdown); wait until every worker is gone.
     await cli?.runtime.shutdownWorkers();
   }
+}
+
+/** How a run that did not complete ended, in the words of `keel run`'s closing line. */
+function endedAs(status: TaskStatus): string {
+  if (status === 'aborted') return 'cancelled';
+  if (status === 'interrupted') return 'interrupted';
+  return 'the task failed';
 }
 
 /** How long `keel run` waits, after its task settled, for cancelled sub-agents to settle before it exits. */

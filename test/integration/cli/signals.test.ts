@@ -113,6 +113,21 @@ describe('keel run on SIGINT (Ctrl+C)', () => {
     expect(recorded(run).status).toBe('aborted');
   });
 
+  it('in text mode the task id comes first, and after a Ctrl+C the cut answer ends its line and the run says how to continue', async () => {
+    server.enqueue({ blocks: [{ type: 'text', text: 'The answer begins and then nothing more comes for a long time.' }], fault: { kind: 'stall', afterEvents: 4 } });
+    const textArgs = args('answer slowly').filter((a, i, all) => a !== '--output-format' && all[i - 1] !== '--output-format');
+    const run = await runCli(textArgs, KEY);
+    await eventually(() => run.stdout().length > 0 && /keel run: task /.test(run.stderr()), () => `no answer yet; stderr: ${run.stderr()}`, run.changes);
+    run.child.kill('SIGINT');
+    expect(shellStatus(await exitOf(run))).toBe(1);
+    const id = /^keel run: task ([0-9a-f-]{36})$/m.exec(run.stderr())?.[1];
+    expect(id, run.stderr()).toBeDefined();
+    // The answer was cut mid-word; its line is ended, so the shell's prompt does not follow it.
+    expect(run.stdout()).toMatch(/\n$/);
+    expect(run.stderr()).toContain(`keel run: cancelled; continue it with: keel run --resume ${id} "<follow-up>"\n`);
+    expect(JSON.parse(readFileSync(join(run.storage, 'tasks', id!, 'meta.json'), 'utf8'))).toMatchObject({ status: 'aborted' });
+  });
+
   it('two Ctrl+C in a row: the run ends, the command dies, and the task is recorded (interrupted; aborted if the cancel won)', async () => {
     const pidfile = join(workspace, 'sleep.pid');
     // The command ignores SIGTERM, so the cancel of the first Ctrl+C takes a while to finish.
