@@ -31,9 +31,18 @@ Usage:
   keel hooks list|approve|revoke [--workspace DIR] [--json]
                                     a workspace's hooks and their approval (docs/hooks.md)
   keel --help | --version
-  keel COMMAND --help               the options of one command
+  keel COMMAND --help               the options of one command (keel run --help: those of run)
 
-Options for run:
+Exit status: 0 success, 1 a task failed or was cancelled, 2 bad usage (one line on stderr saying
+what is wrong), 3 when the storage folder cannot record the run.
+`;
+
+export const RUN_HELP = `Usage: keel run "<prompt>" [options]
+       keel run --resume ID ["<follow-up>"] [options]
+Runs one task to completion and streams it: the answer on stdout, tool activity on stderr (text),
+or one JSON event a line (--output-format stream-json). The prompt is one argument: quote it.
+
+Options:
   --workspace DIR          the folder the agent works in (default: current directory)
   --provider P             anthropic | openai-compatible | demo   (default: anthropic;
                            demo: a scripted tour of Keel, no key needed)
@@ -46,7 +55,8 @@ Options for run:
                            settings files' defaultMode (a workspace file only stricter), else default
   --output-format F        text (default) | stream-json (one JSON event per line)
   --max-turns N            stop after N model calls (default 50)
-  --storage DIR            where tasks are kept (default: $KEEL_HOME or ~/.keel)
+  --storage DIR            where tasks are kept, a folder that exists (default: $KEEL_HOME
+                           or ~/.keel, created when needed)
   --resume ID              continue stored task ID (or a unique prefix of it); it keeps
                            its workspace and model unless --workspace / --model say otherwise
   --mcp-config FILE        MCP servers from FILE (.mcp.json format) too; repeatable
@@ -61,12 +71,14 @@ Options for run:
                            in its own process; a worker that dies interrupts only its task);
                            default KEEL_WORKERS, else 0: in this process. See docs/workers.md
 
+Paths (--workspace, --storage, --mcp-config) are resolved from the current folder and must exist.
 Keys come from the environment: ANTHROPIC_API_KEY, OPENAI_API_KEY. Tool processes never see
 them, and known key shapes are redacted from tool output.
 The Bash sandbox (bubblewrap, Linux) is set in ~/.keel/settings.json: "sandbox": {"enabled": true,
 "network": {"allowedDomains": ["github.com"]}}; a project's settings can only tighten it.
 Exit status: 0 when the task completes, 1 when it fails or is cancelled, 2 on bad usage (one
-line on stderr saying what is wrong), 3 when the storage folder cannot record the run.
+line on stderr saying what is wrong), 3 when the storage folder cannot record the run, 130 / 143
+when ended by Ctrl+C / SIGTERM (the task can be resumed: keel run --resume ID).
 `;
 
 export const MACHINES_HELP = `Usage: keel machines [--json]
@@ -147,4 +159,22 @@ lines starting with # are skipped. Every event is printed as one JSON line tagge
 line number ({"line": 3, "type": "text", ...}); {"type": "worker", "line", "taskId", "workerId",
 "pid"} says which worker runs a task. A summary table goes to stderr at the end.
 Exit status: 0 when every task completed, 1 when any did not, 2 on bad usage.
+`;
+
+export const MCP_HELP = `Usage:
+  keel mcp list [--json]                     configured servers, connected to show their state
+  keel mcp tools NAME [--json]               the tools of one server, as the model sees them
+  keel mcp add [--scope project|user] [-e KEY=VALUE]... NAME -- COMMAND [ARGS...]
+  keel mcp add --transport http|sse [--scope project|user] [-H 'Name: value']... NAME URL
+  keel mcp remove NAME [--scope project|user]
+  keel mcp approve NAME                      allow a project (.mcp.json) server in this workspace
+  keel mcp revoke NAME                       forget that answer (it is asked again)
+  keel mcp login NAME                        sign in to a remote server with OAuth (prints the
+                                             address to open; tokens in $KEEL_HOME/mcp-oauth.json)
+  keel mcp logout NAME                       forget the tokens Keel keeps for that server
+  keel mcp serve [--workspace DIR] [--mode MODE]
+                                             Keel's Read, Write, Edit, Bash, Glob, Grep as an
+                                             MCP server over stdio
+Options: --workspace DIR (default: current directory), --mcp-config FILE (list, tools, login, logout; repeatable).
+Project servers come from DIR/.mcp.json, user servers from $KEEL_HOME/mcp.json (default ~/.keel).
 `;

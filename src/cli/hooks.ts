@@ -3,7 +3,7 @@ import { resolve } from 'node:path';
 import { HookApprovals } from '../core/hooks/approvals';
 import { hookSources, loadHooksConfig } from '../core/hooks/config';
 import type { ConfiguredHook } from '../core/hooks/types';
-import { defaultStorage } from './args';
+import { storageOption } from './args';
 import { HOOKS_HELP } from './help';
 import { HelpRequested, parseCommandLine, reportUsage, UsageError } from './usage';
 
@@ -30,8 +30,15 @@ export async function hooksCommand(argv: string[]): Promise<number> {
   if (rest.length > 0) return reportUsage('hooks', new UsageError(`unexpected argument "${rest[0]}"`));
   const workspace = resolve(values.workspace ?? process.cwd());
   if (!existsSync(workspace) || !statSync(workspace).isDirectory()) return reportUsage('hooks', new UsageError(`the workspace ${workspace} is not a folder`));
+  let keelHome: string;
+  try {
+    keelHome = storageOption(values.storage, process.env);
+  } catch (err) {
+    if (err instanceof UsageError) return reportUsage('hooks', err);
+    throw err;
+  }
   const config = loadHooksConfig(hookSources(workspace));
-  const approvals = new HookApprovals(values.storage ? resolve(values.storage) : defaultStorage(process.env), workspace);
+  const approvals = new HookApprovals(keelHome, workspace);
   for (const p of config.problems) process.stderr.write(`keel hooks: ${p}\n`);
   switch (sub) {
     case 'list':

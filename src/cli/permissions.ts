@@ -1,4 +1,3 @@
-import { resolve } from 'node:path';
 import { z } from 'zod';
 import { createPermissionEngine } from '../core/permissions';
 import { explainPermission } from '../core/runtime/permissionCheck';
@@ -6,7 +5,7 @@ import { loadSandboxSettings } from '../core/sandbox/settings';
 import { isPermissionMode, PERMISSION_MODES } from '../shared/domain/permissionModes';
 import { createToolRegistry, type ToolRegistry } from '../core/tools/registry';
 import type { AnyTool } from '../core/tools/types';
-import { HelpRequested, parseCommandLine, reportUsage, UsageError } from './usage';
+import { existingPath, HelpRequested, parseCommandLine, reportUsage, UsageError } from './usage';
 
 export const PERMISSIONS_HELP = `Usage:
   keel permissions check --tool NAME --input JSON... [--workspace DIR] [--settings FILE]... [--mode MODE] [--home DIR]
@@ -57,8 +56,10 @@ async function check(argv: string[]): Promise<number> {
   if (sub !== 'check') throw new UsageError(sub === undefined ? 'missing the subcommand (check)' : sub.startsWith('-') ? 'the subcommand (check) comes first' : `unknown subcommand "${sub}"`);
   const { values } = parseCommandLine(rest, CHECK_OPTIONS, false);
   if (!values.tool) throw new UsageError('--tool is required');
+  if (values.mode !== undefined && !isPermissionMode(values.mode)) throw new UsageError(`--mode must be one of ${PERMISSION_MODES.join(', ')} (got "${values.mode}")`);
+  if (!values.input) throw new UsageError(`--input is required: the call's input as JSON, e.g. --input '{"command":"npm test"}'`);
   const inputs: Record<string, unknown>[] = [];
-  for (const text of values.input ?? ['{}']) {
+  for (const text of values.input) {
     let input: unknown;
     try {
       input = JSON.parse(text);
@@ -68,12 +69,14 @@ async function check(argv: string[]): Promise<number> {
     if (typeof input !== 'object' || input === null || Array.isArray(input)) throw new UsageError("--input must be a JSON object, as a tool call's input is");
     inputs.push(input as Record<string, unknown>);
   }
-  if (values.mode !== undefined && !isPermissionMode(values.mode)) throw new UsageError(`--mode must be one of ${PERMISSION_MODES.join(', ')} (got "${values.mode}")`);
-  const workspace = resolve(values.workspace ?? process.cwd());
+  // Every path given is resolved from the current folder and must be there: a --settings file
+  // that is not read would decide as if its rules did not exist (fail open).
+  const workspace = values.workspace === undefined ? process.cwd() : existingPath('--workspace', values.workspace, 'folder');
+  const settingsFiles = (values.settings ?? []).map((f) => existingPath('--settings', f, 'file'));
+  const home = values.home ? { home: existingPath('--home', values.home, 'folder') } : {};
   // As `keel run` does: with the sandbox on (settings files), leaving it always asks.
-  const home = values.home ? { home: values.home } : {};
   const sandbox = { enabled: loadSandboxSettings({ workspace, ...home }).settings.enabled };
-  const engine = await createPermissionEngine({ workspace, sandbox, ...(values.settings ? { settingsFiles: values.settings } : {}), ...home });
+  const engine = await createPermissionEngine({ workspace, sandbox, ...(settingsFiles.length ? { settingsFiles } : {}), ...home });
   // As `keel run`: --mode, else the settings files' defaultMode (a workspace file only stricter), else default.
   const mode = isPermissionMode(values.mode) ? values.mode : (engine.defaultMode() ?? 'default');
   const tools = withMcpTools(createToolRegistry());

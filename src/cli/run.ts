@@ -8,7 +8,7 @@ import { TaskStore } from '../core/store/taskStore';
 import { StoreError } from '../core/store/types';
 import { parseRunArgs, providerFor, type RunArgs } from './args';
 import { createCliRuntime, type CliRuntime } from './cliRuntime';
-import { HELP } from './help';
+import { RUN_HELP } from './help';
 import { mayHaveMcpServers } from './mcpPresence';
 import { EXIT_STORAGE_UNUSABLE, STORAGE_HINT } from './exitCodes';
 import { handleSignals, signalExitCode } from './signals';
@@ -154,7 +154,7 @@ async function prepareRun(argv: string[]): Promise<RunSetup> {
     args = parseRunArgs(argv, process.env);
   } catch (err) {
     if (err instanceof HelpRequested) {
-      process.stdout.write(HELP);
+      process.stdout.write(RUN_HELP);
       throw new StartupFailure(0);
     }
     if (err instanceof UsageError) throw new StartupFailure(reportUsage('run', err));

@@ -195,7 +195,7 @@ export const turnMachine = setup({
         {
           guard: 'maxTurnsReached',
           target: 'error',
-          actions: assign({ error: ({ context }) => ({ code: 'max_turns' as const, message: `Stopped after ${context.limits.maxTurns} model calls (the max-turns limit).`, retryable: true }) }),
+          actions: assign({ error: ({ context }) => ({ code: 'max_turns' as const, message: `Stopped after ${context.limits.maxTurns} model ${context.limits.maxTurns === 1 ? 'call' : 'calls'} (the max-turns limit).`, retryable: true }) }),
         },
         { guard: and(['overContext', 'breakerClosed']), target: 'compacting' },
         {
