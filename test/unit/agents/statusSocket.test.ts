@@ -34,7 +34,7 @@ describe('status socket', () => {
 
     const lines: Record<string, unknown>[] = [];
     const ac = new AbortController();
-    const watching = watchSocket(publisher!.path, (l) => lines.push(l), ac.signal);
+    const watching = watchSocket(publisher!.path, (l) => void lines.push(l), ac.signal);
     await waitUntil(() => lines.length > 0, () => 'no snapshot');
     feed.publish({ kind: 'hook', at: 2, input: { hook_event_name: 'Notification', session_id: 'task-1', transcript_path: '', cwd: '/w', message: 'Keel needs your permission to use Bash', notification_type: 'permission_prompt' } });
     await waitUntil(() => lines.some((l) => l.type === 'hook'), () => JSON.stringify(lines));
