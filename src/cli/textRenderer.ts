@@ -7,6 +7,8 @@ import { retryNotice } from '../shared/domain/transcript';
  */
 export class TextRenderer {
   private atLineStart = true;
+  /** Calls whose denial was printed: their result says the same again and is not printed. */
+  private readonly denied = new Set<string>();
 
   constructor(
     private readonly out: (s: string) => void,
@@ -24,10 +26,13 @@ export class TextRenderer {
         this.err(`→ ${e.name} ${brief(e.input)}\n`);
         break;
       case 'tool_result':
+        if (this.denied.delete(e.id)) break;
         this.err(`  ${e.is_error ? '✗' : '✓'} ${e.summary}\n`);
         break;
       case 'permission':
-        if (e.decision === 'deny') this.err(`  ✗ permission denied for ${e.tool}: ${e.reason ?? ''}\n`);
+        if (e.decision !== 'deny') break;
+        this.denied.add(e.toolCallId);
+        this.err(`  ✗ permission denied for ${e.tool}: ${e.reason ?? ''}\n`);
         break;
       case 'retry':
         this.newline();

@@ -281,7 +281,7 @@ echo '{"hookSpecificOutput":{"hookEventName":"PostToolUse","additionalContext":"
       expect.objectContaining({ tool: 'Bash', decision: 'ask', reason: expect.stringContaining('commands are audited') }),
       expect.objectContaining({ tool: 'Bash', decision: 'deny' }),
     ]);
-    expect(sentToModel(1)).toContain('No one is available to approve this');
+    expect(sentToModel(1)).toContain('and a headless run has no one to ask; no mode or allow rule would run it without asking, so only a person can approve it');
     expect(readFileSync(notified, 'utf8').trim()).toBe(JSON.stringify({ notification_type: 'permission_prompt', message: 'Keel needs your permission to use Bash' }));
   });
 
