@@ -78,9 +78,8 @@ export function wirePermissionMachine(services: Omit<PermissionCheckServices, 't
         }
         // What would allow it without asking (a mode, allow rules), by the same engine: a host
         // with nobody to ask says so instead of a guess (two or three engine decisions, once per prompt).
-        const allowedBy = input.mode
-          ? await whatWouldAllow(services.permissions.decide.bind(services.permissions), { tool: input.tool, input: input.input, subject: input.subject, readOnly: input.readOnly }, input.mode, suggestedRules)
-          : {};
+        const call = { tool: input.tool, input: input.input, subject: input.subject, readOnly: input.readOnly };
+        const allowedBy = input.mode ? await whatWouldAllow(services.permissions.decide.bind(services.permissions), call, input.mode, suggestedRules) : {};
         // Stopped while loading: nobody waits for this prompt any more, so it is never shown.
         if (signal.aborted) return { decision: 'deny', feedback: 'cancelled' } satisfies PermissionAnswer;
         const { readOnly: _readOnly, ...request } = input;
