@@ -90,11 +90,17 @@ export async function runCommand(argv: string[], options: { inspect?(event: Insp
     app.watch(task);
     const write = (line: string) => process.stdout.write(line);
     const text = new TextRenderer(write, (line) => process.stderr.write(line));
+    // In text mode the id is not in the output: say it first, so the task can be found and continued.
+    if (args.outputFormat === 'text') process.stderr.write(`keel run: ${taskId ? 'continuing ' : ''}task ${task.id}\n`);
+    let cancelledBy: 'Ctrl+C' | undefined;
     const onEvent = (e: TaskEvent) => (args.outputFormat === 'stream-json' ? write(`${JSON.stringify(e)}\n`) : text.render(e));
     const unsubscribe = task.subscribe(onEvent);
 
     const unhandle = handleSignals({
-      cancel: () => task.cancel(),
+      cancel: () => {
+        cancelledBy = 'Ctrl+C';
+        task.cancel();
+      },
       interrupt: (signal) => {
         stoppedBy = signal;
         // Saving runs inside this call (AppLifetime.exit): the task is recorded as interrupted, and
@@ -111,8 +117,13 @@ export async function runCommand(argv: string[], options: { inspect?(event: Insp
       // Sub-agents of a cancelled (or failed) parent were cancelled with it: let them settle.
       await cli?.runtime.settleAll(SUBTASKS_SETTLE_MS);
       // A failed task waits for the user (awaitingUser, recorded as failed): `done` is the last
-      // event of the run, and `keel run --resume ID "<follow-up>"` continues it later.
+      // event of the run, and `keel run --resume ID "<follow-up>"` continues it later. The answer
+      // so far ends its line; then stderr says how it ended and how to go on, as after SIGTERM.
       text.finish();
+      if (done.status !== 'completed') {
+        const how = done.status === 'aborted' ? `${cancelledBy ? `${cancelledBy}: ` : ''}task ${task.id} cancelled` : `task ${task.id} ${done.status}`;
+        process.stderr.write(`keel run: ${how}; continue it with: keel run --resume ${task.id} "<follow-up>"\n`);
+      }
       return done.status === 'completed' ? 0 : 1;
     } finally {
       unhandle();

@@ -35,6 +35,25 @@ describe('keel run: provider faults are final or visibly retried', () => {
     expect(String(errors[0]!.message)).toContain('http://127.0.0.1:9');
   });
 
+  it('a refused connection: what to check is said once, then where the address comes from (issue 26 item 17)', async () => {
+    // A port nothing listens on: the fake server's, once it is closed.
+    const closed = await startFakeModelServer();
+    const url = closed.url;
+    await closed.close();
+    const run = await runCli(args(url), KEY);
+    expect((await run.exit).code).toBe(1);
+    const error = run.stderr().split('\n').find((l) => l.startsWith('Error (connection_refused)'));
+    expect(error).toBe(`Error (connection_refused): Could not connect to ${url}: connection refused (nothing is listening there). Check that the server is running and that the base URL is right. The address is the one --base-url gives (else the provider's default).`);
+    expect(run.stderr().match(/Check that the server is running/g)).toHaveLength(1);
+  });
+
+  it('--max-turns 1 that is reached: "after 1 model call" (issue 26 item 17)', async () => {
+    server.enqueue({ blocks: [{ type: 'tool_use', id: 'toolu_ls', name: 'Glob', input: { pattern: '*' } }] });
+    const run = await runCli(args(server.url, '--max-turns', '1', '--no-memory', '--output-format', 'stream-json'), KEY);
+    expect((await run.exit).code).toBe(1);
+    expect(ofType(run.events, 'error')).toEqual([expect.objectContaining({ code: 'max_turns', message: expect.stringContaining('Stopped after 1 model call (the max-turns limit).') })]);
+  });
+
   it('a 429 is retried by the machine alone, and the wait is printed', async () => {
     server.enqueue({ blocks: [], fault: { kind: 'http', status: 429, retryAfterSeconds: 0.2 } }, { blocks: [{ type: 'text', text: 'Answered.' }] });
     const run = await runCli(args(server.url), KEY);
