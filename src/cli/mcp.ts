@@ -107,21 +107,30 @@ export async function mcpCommand(argv: string[]): Promise<number> {
   }
 }
 
+/**
+ * `keel mcp list`: every server with its state. A configuration file that cannot be used (not
+ * readable, not JSON, not `{"mcpServers": …}`) is named as broken, never passed over as "no
+ * servers", and the exit status is 1; problems with single entries are listed too (exit 0).
+ */
 async function list(workspace: string, keelHome: string, extraFiles: string[], json: boolean): Promise<number> {
   const hub = new McpHub({ workspace, keelHome, extraConfigFiles: extraFiles, log: quietLog });
   try {
     await hub.start();
     const servers = hub.status();
+    // A problem of a whole file (an entry's problems name their server).
+    const broken = [...new Set(hub.problems.filter((p) => !p.message.startsWith('server "')).map((p) => p.source))];
     if (json) {
-      process.stdout.write(`${JSON.stringify({ servers, problems: hub.problems })}\n`);
-      return 0;
+      process.stdout.write(`${JSON.stringify({ servers, problems: hub.problems, broken })}\n`);
+      return broken.length > 0 ? 1 : 0;
     }
     for (const p of hub.problems) process.stderr.write(`keel mcp: ${p.source}: ${p.message}\n`);
-    if (servers.length === 0) {
-      process.stdout.write(`No MCP servers configured (looked in ${projectConfigPath(workspace)} and ${userConfigPath(keelHome)}).\n`);
-      return 0;
-    }
     for (const s of servers) process.stdout.write(`${line(s)}\n`);
+    if (broken.length > 0) {
+      const files = broken.join(', ');
+      process.stdout.write(`${servers.length === 0 ? 'No MCP server could be read: ' : ''}${files} ${broken.length === 1 ? 'is' : 'are'} broken (see above); ${broken.length === 1 ? 'its' : 'their'} servers are not listed.\n`);
+      return 1;
+    }
+    if (servers.length === 0) process.stdout.write(`No MCP servers configured (looked in ${projectConfigPath(workspace)} and ${userConfigPath(keelHome)}).\n`);
     return 0;
   } finally {
     await hub.dispose();

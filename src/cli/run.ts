@@ -10,6 +10,7 @@ import { parseRunArgs, providerFor, type RunArgs } from './args';
 import { createCliRuntime, type CliRuntime } from './cliRuntime';
 import { RUN_HELP } from './help';
 import { mayHaveMcpServers } from './mcpPresence';
+import type { McpReport } from './mcpHost';
 import { EXIT_STORAGE_UNUSABLE, STORAGE_HINT } from './exitCodes';
 import { handleSignals, signalExitCode } from './signals';
 import { TextRenderer } from './textRenderer';
@@ -62,7 +63,12 @@ export async function runCommand(argv: string[], options: { inspect?(event: Insp
     // The key is checked before the task starts; a missing one is reported by the task itself (no_api_key).
     await app.ready();
     // The MCP SDK is loaded only when some server may be configured (it costs start-up time).
-    const mcp = mayHaveMcpServers(args, process.env) ? (await import('./mcpHost')).cliMcpHub(args.workspace, args.mcpConfig, process.env, (line) => process.stderr.write(line)) : {};
+    // What becomes of each server is reported as it happens: on stderr, and in stream-json as
+    // `mcp` lines (held until the task, whose id they carry, exists).
+    const mcpLines = new McpLines(args.outputFormat === 'stream-json' ? (line) => process.stdout.write(line) : null);
+    const mcp = mayHaveMcpServers(args, process.env)
+      ? (await import('./mcpHost')).cliMcpHub(args.workspace, args.mcpConfig, process.env, (line) => process.stderr.write(line), (r) => mcpLines.add(r))
+      : {};
     if (mcp.error) return reportUsage('run', new UsageError(mcp.error));
     mcpHub = mcp.hub;
     // The task runtime with the settings files' pass-env and sandbox, and the process's hooks,
@@ -95,6 +101,7 @@ export async function runCommand(argv: string[], options: { inspect?(event: Insp
     let cancelledBy: 'Ctrl+C' | undefined;
     const onEvent = (e: TaskEvent) => (args.outputFormat === 'stream-json' ? write(`${JSON.stringify(e)}\n`) : text.render(e));
     const unsubscribe = task.subscribe(onEvent);
+    mcpLines.start(task.id);
 
     const unhandle = handleSignals({
       cancel: () => {
@@ -133,6 +140,28 @@ export async function runCommand(argv: string[], options: { inspect?(event: Insp
     await app.exit();
     // Saving disposed the runtime (which starts the pool's shutdown); wait until every worker is gone.
     await cli?.runtime.shutdownWorkers();
+  }
+}
+
+/**
+ * The `mcp` lines of `--output-format stream-json` (McpReport with `type` and `taskId`): what is
+ * reported before the task exists waits for its id; none are written in text mode (stderr has them).
+ */
+class McpLines {
+  private taskId: string | null = null;
+  private readonly held: McpReport[] = [];
+
+  constructor(private readonly write: ((line: string) => void) | null) {}
+
+  add(r: McpReport): void {
+    if (!this.write) return;
+    if (this.taskId === null) this.held.push(r);
+    else this.write(`${JSON.stringify({ type: 'mcp', taskId: this.taskId, ...r })}\n`);
+  }
+
+  start(taskId: string): void {
+    this.taskId = taskId;
+    for (const r of this.held.splice(0)) this.add(r);
   }
 }
 

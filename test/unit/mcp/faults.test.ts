@@ -12,7 +12,7 @@ import { FAULTY, hubOf, nodeServer, server, tempDir } from './helpers';
  * faultyServer.mjs, real processes) and a Streamable HTTP fixture on loopback. Every test waits for
  * what a person would see (the server's state, the message the model gets), never for a time.
  */
-const FAST = { connectTimeoutMs: 15_000, backoffMs: [50, 100, 200, 400, 800], maxRestartAttempts: 5 };
+const FAST = { connectTimeoutMs: 15_000, backoffMs: [50, 100, 200, 400, 800], maxRestartAttempts: 5, startupWaitMs: 15_000 };
 let hubs: McpHub[] = [];
 let http: HttpMcpServer[] = [];
 afterEach(async () => {
@@ -69,6 +69,18 @@ describe('a stdio server that misbehaves', () => {
     expect(['error', 'restarting']).toContain(s.phase);
     expect(s.lastError).toContain('did not answer initialize within 400 ms (MCP_TIMEOUT)');
     expect(await hub.toolDefinitions()).toEqual([]);
+  });
+
+  it('never answers initialize: a model request waits for it once, at most the startup wait, and goes on without its tools (issue 26 item 5)', async () => {
+    // A connect timeout of 10 minutes (waiting for it would outlast the test) and a startup wait of 200 ms.
+    const { hub, logs } = faulty('silent', { connectTimeoutMs: 600_000, startupWaitMs: 200 });
+    expect(await hub.toolDefinitions()).toEqual([]);
+    // Still starting (spawning or in its handshake, which it never answers).
+    expect(['connecting', 'stdio', 'initializing']).toContain(statusOf(hub).phase);
+    expect(logs).toEqual(['warn: MCP server faulty is still starting after 0.2 s; this request goes without its tools, which join a later one once it is ready (KEEL_MCP_STARTUP_WAIT)']);
+    // The next request does not wait again, nor warn again.
+    expect(await hub.toolDefinitions()).toEqual([]);
+    expect(logs).toHaveLength(1);
   });
 
   it('exits at start: the error names the exit and the last stderr line; after the allowed restarts it stays in error', async () => {
