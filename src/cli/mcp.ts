@@ -127,7 +127,9 @@ async function list(workspace: string, keelHome: string, extraFiles: string[], j
     for (const s of servers) process.stdout.write(`${line(s)}\n`);
     if (broken.length > 0) {
       const files = broken.join(', ');
-      process.stdout.write(`${servers.length === 0 ? 'No MCP server could be read: ' : ''}${files} ${broken.length === 1 ? 'is' : 'are'} broken (see above); ${broken.length === 1 ? 'its' : 'their'} servers are not listed.\n`);
+      const one = broken.length === 1;
+      const lead = servers.length === 0 ? 'No MCP server could be read: ' : '';
+      process.stdout.write(`${lead}${files} ${one ? 'is' : 'are'} broken (see above); ${one ? 'its' : 'their'} servers are not listed.\n`);
       return 1;
     }
     if (servers.length === 0) process.stdout.write(`No MCP servers configured (looked in ${projectConfigPath(workspace)} and ${userConfigPath(keelHome)}).\n`);

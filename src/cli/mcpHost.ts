@@ -92,7 +92,8 @@ function watchServers(hub: McpHub, warn: (line: string) => void, report: (r: Mcp
         const what = everReady.has(s.name) ? 'stopped' : 'failed to start';
         const retry = s.phase === 'restarting' ? `; Keel tries again${s.restartInMs !== null ? ` in ${Math.ceil(s.restartInMs / 1000)} s` : ''}` : '';
         const message = `${what}: ${s.lastError}`;
-        tell(s, `error:${s.lastError}`, { status: 'failed', server: s.name, message }, `keel: MCP server "${s.name}" ${message}; its tools are not available while it is down${retry} (keel mcp list shows it)\n`);
+        const line = `keel: MCP server "${s.name}" ${message}; its tools are not available while it is down${retry} (keel mcp list shows it)\n`;
+        tell(s, `error:${s.lastError}`, { status: 'failed', server: s.name, message }, line);
       } else if (s.phase === 'needsAuthorization') {
         const message = `needs you to sign in (${s.target}); its tools are not available in this run. Sign in with: keel mcp login ${s.name}`;
         tell(s, 'sign-in', { status: 'needs_sign_in', server: s.name, message }, `keel: MCP server "${s.name}" ${message}\n`);

@@ -141,10 +141,8 @@ export class McpHub implements McpToolSource {
       await Promise.all(starting.map((c) => c.settled(this.limits.startupWaitMs)));
       for (const c of starting) {
         if (!c.isTransitional()) continue;
-        this.log(
-          'warn',
-          `MCP server ${c.name} is still starting after ${Math.round(this.limits.startupWaitMs / 100) / 10} s; this request goes without its tools, which join a later one once it is ready (KEEL_MCP_STARTUP_WAIT)`,
-        );
+        const after = `${Math.round(this.limits.startupWaitMs / 100) / 10} s`;
+        this.log('warn', `MCP server ${c.name} is still starting after ${after}; this request goes without its tools, which join a later one once it is ready (KEEL_MCP_STARTUP_WAIT)`);
       }
     }
     return this.readyTools().map(({ name, server, tool }) => {
