@@ -14,6 +14,11 @@ export interface McpLimits {
   startupWaitMs: number;
   toolTimeoutMs: number;
   maxOutputTokens: number;
+  /**
+   * The largest message Keel reads from a stdio server (bytes). A bigger one (a huge tool result)
+   * is not read: its request is answered with an error saying how big it was; the server goes on.
+   */
+  maxMessageBytes: number;
   /** Restarts after a failure before the server stays in error until restarted by the person. */
   maxRestartAttempts: number;
   /** Delay before restart attempt n (1-based) is `backoffMs[min(n, len) - 1]`. */
@@ -29,6 +34,7 @@ export const DEFAULT_MCP_LIMITS: McpLimits = {
   startupWaitMs: 5_000,
   toolTimeoutMs: 10 * 60_000,
   maxOutputTokens: 25_000,
+  maxMessageBytes: 64 * 1024 * 1024,
   maxRestartAttempts: 5,
   backoffMs: [1000, 2000, 4000, 8000, 16000, 30000],
   stableAfterMs: 60_000,

@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
@@ -77,6 +77,24 @@ describe('keel run: MCP servers that fail are visible', () => {
     expect(list.code, list.stderr).toBe(1);
     expect(list.stdout).toBe(`No MCP server could be read: ${file} is broken (see above); its servers are not listed.\n`);
     expect(list.stderr).toContain(`keel mcp: ${file}: not valid JSON`);
+  }, 120_000);
+});
+
+describe('keel run: a huge MCP result (issue 26 item 6)', () => {
+  it('a 20 MB result reaches the model capped, with the truncation note, and the server is never restarted', async () => {
+    const log = join(mkdtempSync(join(tmpdir(), 'keel-mcpfail-log-')), 'events.jsonl');
+    const file = join(mkdtempSync(join(tmpdir(), 'keel-mcpfail-cfg-')), 'servers.json');
+    writeFileSync(file, JSON.stringify({ mcpServers: { faulty: { command: process.execPath, args: [FAULTY, '--log', log] } } }));
+    server.enqueue({ blocks: [{ type: 'tool_use', id: 'toolu_big', name: 'mcp__faulty__big', input: { chars: 20_000_000 } }] }, { blocks: [{ type: 'text', text: 'That was a lot.' }] });
+    const r = await run({}, '--mcp-config', file, '--mode', 'bypassPermissions', '--output-format', 'stream-json');
+    expect((await r.exit).code, r.stderr()).toBe(0);
+    expect(ofType(r.events, 'tool_result')).toEqual([expect.objectContaining({ id: 'toolu_big', is_error: false })]);
+    const result = JSON.stringify((server.requests[1]!.body as { messages: unknown[] }).messages.at(-1));
+    expect(result).toContain('[Output truncated: this MCP tool returned about 5000000 tokens; Keel keeps at most 25000 (MAX_MCP_OUTPUT_TOKENS)');
+    expect(result).not.toMatch(/stopped during the call/);
+    expect(result.length).toBeLessThan(200_000);
+    expect(r.stderr()).not.toMatch(/MCP server "faulty" (stopped|failed)/);
+    expect(readFileSync(log, 'utf8').match(/"event":"started"/g)).toHaveLength(1);
   }, 120_000);
 });
 
