@@ -134,6 +134,7 @@ export function recordedDecisions(recording: Recording): PermissionDecider {
   const queue = [...recording.decisions];
   const decided = new WeakMap<object, EngineDecision>();
   return {
+    playback: true,
     async decide(call): Promise<EngineDecision> {
       const again = decided.get(call);
       if (again) return again;

@@ -17,6 +17,11 @@ import { mcpCallSubject } from './mcpWiring';
 export interface PermissionDecider {
   /** Never throws. */
   decide(call: PermissionCall, mode: PermissionMode): Promise<EngineDecision>;
+  /**
+   * True where decisions are played back in the order a run made them (a replay): it is never
+   * asked what another mode would decide, which would take one of the run's own decisions.
+   */
+  readonly playback?: boolean;
 }
 
 export interface PermissionCheckServices {
@@ -79,7 +84,8 @@ export function wirePermissionMachine(services: Omit<PermissionCheckServices, 't
         // What would allow it without asking (a mode, allow rules), by the same engine: a host
         // with nobody to ask says so instead of a guess (two or three engine decisions, once per prompt).
         const call = { tool: input.tool, input: input.input, subject: input.subject, readOnly: input.readOnly };
-        const allowedBy = input.mode ? await whatWouldAllow(services.permissions.decide.bind(services.permissions), call, input.mode, suggestedRules) : {};
+        const decide = services.permissions.decide.bind(services.permissions);
+        const allowedBy = input.mode && !services.permissions.playback ? await whatWouldAllow(decide, call, input.mode, suggestedRules) : {};
         // Stopped while loading: nobody waits for this prompt any more, so it is never shown.
         if (signal.aborted) return { decision: 'deny', feedback: 'cancelled' } satisfies PermissionAnswer;
         const { readOnly: _readOnly, ...request } = input;
