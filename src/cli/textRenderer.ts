@@ -1,5 +1,5 @@
 import type { TaskEvent } from '../shared/domain/events';
-import { retryNotice } from '../shared/domain/transcript';
+import { retryNotice, waitingNotice } from '../shared/domain/transcript';
 
 /**
  * Human output of `keel run`: the answer on stdout as it streams; tool activity, retries and
@@ -37,6 +37,11 @@ export class TextRenderer {
       case 'retry':
         this.newline();
         this.err(`(${e.code}) ${retryNotice(e)}\n`);
+        break;
+      case 'waiting':
+        // The answer goes on after this: its text on stdout is left whole (no line break added
+        // there); on a terminal the notice still starts on a line of its own.
+        this.err(`${this.atLineStart ? '' : '\n'}(waiting) ${waitingNotice(e)}\n`);
         break;
       case 'error':
         this.newline();

@@ -153,7 +153,8 @@ type Normalised = Record<string, unknown>;
  * (and a memory write's phase, and the lesson call's usage with its share of the later running
  * totals) are left out of the comparison on both sides; the replay runs with memory off.
  */
-const NOT_REPLAYED = new Set<TaskEvent['type']>(['instructions', 'memory', 'gatekeeper']);
+// `waiting` says the live stream was quiet for a while: a replay's recorded answers come at once.
+const NOT_REPLAYED = new Set<TaskEvent['type']>(['instructions', 'memory', 'gatekeeper', 'waiting']);
 
 /**
  * Events as compared: without project memory's (NOT_REPLAYED), without task ids (a replay runs under a new id, which also names its user
