@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startFakeModelServer, type FakeModelServer } from '../../fixtures/fake-model-server';
+import { waitUntil } from '../../unit/model-based/system';
 import { cliBundle, ofType, runCli } from './cliHarness';
 
 /**
@@ -95,6 +96,25 @@ describe('keel run: a huge MCP result (issue 26 item 6)', () => {
     expect(result.length).toBeLessThan(200_000);
     expect(r.stderr()).not.toMatch(/MCP server "faulty" (stopped|failed)/);
     expect(readFileSync(log, 'utf8').match(/"event":"started"/g)).toHaveLength(1);
+  }, 120_000);
+});
+
+describe('keel run: Ctrl+C during an MCP call (issue 26 item 11)', () => {
+  it('the task ends aborted and nothing of the call is recorded or printed after its done, though the server goes on sending progress', async () => {
+    // 10,000 progress steps, 10 ms apart; the tool does not stop when it is told the call was cancelled.
+    server.enqueue({ blocks: [{ type: 'tool_use', id: 'toolu_slow', name: 'mcp__faulty__progress', input: { steps: 10_000 } }] });
+    const r = await run({}, '--mcp-config', config({ faulty: 'normal' }), '--mode', 'bypassPermissions', '--output-format', 'stream-json');
+    await waitUntil(() => ofType(r.events, 'tool_output').length > 5 || r.child.exitCode !== null, () => `no MCP progress: ${r.stderr()}`, 60_000);
+    r.child.kill('SIGINT');
+    expect((await r.exit).code, r.stderr()).toBe(1);
+    expect(r.events.at(-1)).toMatchObject({ type: 'done', status: 'aborted' });
+    const taskId = String(r.events[0]!.taskId);
+    const log = readFileSync(join(r.storage, 'tasks', taskId, 'events.jsonl'), 'utf8')
+      .trim()
+      .split('\n')
+      .slice(1)
+      .map((l) => (JSON.parse(l) as { event: { type: string } }).event.type);
+    expect(log.at(-1), log.join(' ')).toBe('done');
   }, 120_000);
 });
 
