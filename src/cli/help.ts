@@ -104,7 +104,8 @@ elapsed time, tokens and cost. Each process publishes on <keel home>/run/<pid>.s
 <keel home> is --storage DIR, else $KEEL_HOME, else ~/.keel).
   --json     one JSON object: {"agents": [...], "summary": "2 working · 1 needs you"}
   --follow   print every line the processes publish (NDJSON: hook events, task and loop
-             events, board changes) until interrupted
+             events, board changes) until the first Ctrl+C or SIGTERM; while no Keel process
+             is there, stderr says it waits for one
 `;
 
 export const WORKERS_HELP = `Usage: keel workers [--json] [--storage DIR]
@@ -120,10 +121,13 @@ Prints the live event bus of every Keel process using this storage (keel run, ke
 keel batch; a VS Code window with --storage set to the extension's storage) as NDJSON, one event a
 line with the pid it came from, until interrupted; processes that start later are joined. Kinds:
 AppStarted, AppShutdown, SessionCreated, SessionStateChanged, ToolEventReceived, MemoryHit,
-GatekeeperDecision, SessionCompleted, SessionFailed, TaskEvent, HookEvent, LoopEvent, and Lagged
-(this reader fell behind and missed N events; it never slows the process). Each process listens on
-<storage>/events/<pid>.sock (0600, in a 0700 folder); <storage> is --storage DIR, else
-$KEEL_HOME, else ~/.keel.
+GatekeeperDecision, SessionCompleted, SessionFailed, TaskEvent, HookEvent, LoopEvent,
+WorkerStateChanged, McpServerStateChanged, and Lagged (this reader fell behind and missed N
+events: while stdout does not take more, nothing is read, and each process drops what does not fit
+its 1,000-event queue for this reader; it never slows the process). While no Keel process is there,
+stderr says it waits for one. The first Ctrl+C or SIGTERM ends it. Each process listens on
+<storage>/events/<pid>.sock (0600, in a 0700 folder); <storage> is --storage DIR (a folder that
+exists), else $KEEL_HOME, else ~/.keel.
   --follow   required: the bus is live only (stored events: keel tasks show ID)
 `;
 

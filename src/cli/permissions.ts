@@ -11,8 +11,10 @@ export const PERMISSIONS_HELP = `Usage:
   keel permissions check --tool NAME --input JSON... [--workspace DIR] [--settings FILE]... [--mode MODE] [--home DIR]
 Prints the decision a run would reach for each tool call, one JSON line per --input, in order:
 {"decision","reason","rule",...}; "ask" where a run would ask the person (headless, a run denies).
+  --input JSON      the call's input (required; repeatable), e.g. '{"command":"npm test"}'
   --workspace DIR   the workspace whose .keel/ and .claude/ settings apply (default: current directory)
   --settings FILE   an extra settings file (repeatable)
+Paths are read from the current folder and must exist (a missing --settings file is bad usage).
   --mode MODE       ${PERMISSION_MODES.join(' | ')} (default: the settings files' defaultMode, else default, as keel run)
   --home DIR        the home folder for user settings and ~ (default: yours)
 `;
