@@ -120,7 +120,12 @@ function storeAt(storage: string | undefined): TaskStore {
 /** `--output FILE`: resolved from the current folder; the folder it goes into must exist (a typo is not created). */
 function outputFile(value: string): string {
   const path = resolve(value);
-  existingPath('--output', dirname(path), 'folder');
+  try {
+    existingPath('--output', dirname(path), 'folder');
+  } catch (err) {
+    if (err instanceof UsageError) throw new UsageError(`--output ${value}: the folder ${dirname(path)} does not exist`);
+    throw err;
+  }
   if (existsSync(path) && statSync(path).isDirectory()) throw new UsageError(`--output ${value}: is a folder, not a file`);
   return path;
 }

@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -37,6 +37,19 @@ beforeAll(async () => {
   mkdirSync(workspace);
 }, 120_000);
 
+afterAll(() => {
+  rmSync(home, { recursive: true, force: true });
+});
+
+/**
+ * An absolute path that is not there: inside a fresh folder of this run, never a made-up path at
+ * `/` (a run of a CLI that wrongly creates it would leave it behind for every later test on the
+ * machine).
+ */
+function missingPath(...parts: string[]): string {
+  return join(home, 'missing', ...parts);
+}
+
 /** One usage error: exit 2, one line with the command's prefix once and the pointer to its help. */
 function expectUsageLine(r: Ran, command: string, problem: RegExp): void {
   expect(r.code, r.stderr).toBe(2);
@@ -70,7 +83,7 @@ describe.concurrent('keel: every usage error is one line and exit 2', () => {
     [['run', 'hi', '--output-format', 'xml'], /^--output-format must be text or stream-json/],
     [['run', 'hi', '--max-turns', '0'], /^--max-turns must be a positive integer/],
     [['run', 'hi', '--base-url', 'localhost:11434'], /^--base-url must be an http:\/\/ or https:\/\/ URL/],
-    [['run', 'hi', '--workspace', '/nonexistent/keel-ws'], /^the workspace \/nonexistent\/keel-ws is not a folder$/],
+    [['run', 'hi', '--workspace', 'no-such-ws'], /^the workspace .*\/ws\/no-such-ws is not a folder$/],
     [['run', '--resume', ''], /^--resume needs a task id/],
   ] as const)('keel %j', async (args, problem) => {
     expectUsageLine(await keel([...args]), 'run', problem);
@@ -130,24 +143,42 @@ describe.concurrent('keel: every usage error is one line and exit 2', () => {
   });
 
   it.each([
-    // Issue 21 item 12 and issue 26 item 11: every path a person names must be there.
+    // Issue 21 item 12 and issue 26 item 11: every path a person names must be there. (Relative
+    // paths: keel runs in a fresh folder, where they can never exist.)
     [['run', 'hi', '--mcp-config', 'no-such.json'], 'run', /^--mcp-config no-such.json: no such file \(.*\/ws\/no-such.json\)$/],
     [['run', 'hi', '--storage', 'no-such-store'], 'run', /^--storage no-such-store: no such folder; create it first/],
-    [['loop', 'go', '--storage', '/nonexistent/keel-store'], 'loop', /^--storage \/nonexistent\/keel-store: no such folder/],
-    [['tasks', 'list', '--storage', '/nonexistent/keel-store'], 'tasks', /^--storage \/nonexistent\/keel-store: no such folder/],
-    [['status', '--storage', '/nonexistent/keel-store'], 'status', /^--storage .*: no such folder/],
-    [['events', '--follow', '--storage', '/nonexistent/keel-store'], 'events', /^--storage .*: no such folder/],
-    [['workers', '--storage', '/nonexistent/keel-store'], 'workers', /^--storage .*: no such folder/],
-    [['hooks', 'list', '--storage', '/nonexistent/keel-store'], 'hooks', /^--storage .*: no such folder/],
-    [['permissions', 'check', '--tool', 'Bash', '--input', '{}', '--settings', '/nonexistent/settings.json'], 'permissions', /^--settings \/nonexistent\/settings.json: no such file$/],
-    [['permissions', 'check', '--tool', 'Bash', '--input', '{}', '--workspace', '/nonexistent/ws'], 'permissions', /^--workspace \/nonexistent\/ws: no such folder$/],
-    [['permissions', 'check', '--tool', 'Bash', '--input', '{}', '--home', '/nonexistent/home'], 'permissions', /^--home \/nonexistent\/home: no such folder$/],
-    [['mcp', 'list', '--mcp-config', '/nonexistent/mcp.json'], 'mcp list', /^--mcp-config \/nonexistent\/mcp.json: no such file$/],
-    [['mcp', 'tools', 'x', '--mcp-config', '/nonexistent/mcp.json'], 'mcp tools', /^--mcp-config \/nonexistent\/mcp.json: no such file$/],
-    [['mcp', 'list', '--workspace', '/nonexistent/ws'], 'mcp list', /^--workspace \/nonexistent\/ws: no such folder$/],
-    [['mcp', 'serve', '--workspace', '/nonexistent/ws'], 'mcp serve', /^--workspace \/nonexistent\/ws: no such folder$/],
+    [['loop', 'go', '--storage', 'no-such-store'], 'loop', /^--storage no-such-store: no such folder/],
+    [['tasks', 'list', '--storage', 'no-such-store'], 'tasks', /^--storage no-such-store: no such folder/],
+    [['status', '--storage', 'no-such-store'], 'status', /^--storage no-such-store: no such folder/],
+    [['events', '--follow', '--storage', 'no-such-store'], 'events', /^--storage no-such-store: no such folder/],
+    [['workers', '--storage', 'no-such-store'], 'workers', /^--storage no-such-store: no such folder/],
+    [['hooks', 'list', '--storage', 'no-such-store'], 'hooks', /^--storage no-such-store: no such folder/],
+    [['permissions', 'check', '--tool', 'Bash', '--input', '{}', '--settings', 'no-such/settings.json'], 'permissions', /^--settings no-such\/settings.json: no such file \(.*\/ws\/no-such\/settings.json\)$/],
+    [['permissions', 'check', '--tool', 'Bash', '--input', '{}', '--workspace', 'no-such-ws'], 'permissions', /^--workspace no-such-ws: no such folder \(.*\/ws\/no-such-ws\)$/],
+    [['permissions', 'check', '--tool', 'Bash', '--input', '{}', '--home', 'no-such-home'], 'permissions', /^--home no-such-home: no such folder/],
+    [['mcp', 'list', '--mcp-config', 'no-such.json'], 'mcp list', /^--mcp-config no-such.json: no such file/],
+    [['mcp', 'tools', 'x', '--mcp-config', 'no-such.json'], 'mcp tools', /^--mcp-config no-such.json: no such file/],
+    [['mcp', 'list', '--workspace', 'no-such-ws'], 'mcp list', /^--workspace no-such-ws: no such folder/],
+    [['mcp', 'serve', '--workspace', 'no-such-ws'], 'mcp serve', /^--workspace no-such-ws: no such folder/],
   ] as const)('keel %j: a path that is not there (issue 21 item 12)', async (args, command, problem) => {
     expectUsageLine(await keel([...args]), command, problem);
+  });
+
+  it('absolute paths that are not there are usage errors too, and nothing is created at them', async () => {
+    const cases: [string[], string, string][] = [
+      [['run', 'hi', '--storage', missingPath('store')], 'run', `--storage ${missingPath('store')}: no such folder`],
+      [['loop', 'go', '--storage', missingPath('store')], 'loop', `--storage ${missingPath('store')}: no such folder`],
+      [['tasks', 'list', '--storage', missingPath('store')], 'tasks', `--storage ${missingPath('store')}: no such folder`],
+      [['run', 'hi', '--mcp-config', missingPath('mcp.json')], 'run', `--mcp-config ${missingPath('mcp.json')}: no such file`],
+      [['mcp', 'list', '--mcp-config', missingPath('mcp.json')], 'mcp list', `--mcp-config ${missingPath('mcp.json')}: no such file`],
+      [['permissions', 'check', '--tool', 'Bash', '--input', '{}', '--settings', missingPath('settings.json')], 'permissions', `--settings ${missingPath('settings.json')}: no such file`],
+      [['permissions', 'check', '--tool', 'Bash', '--input', '{}', '--home', missingPath('home')], 'permissions', `--home ${missingPath('home')}: no such folder`],
+    ];
+    for (const [args, command, problem] of cases) {
+      const r = await keel(args);
+      expectUsageLine(r, command, new RegExp(`^${problem.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}`));
+    }
+    expect(existsSync(missingPath())).toBe(false);
   });
 
   it('keel tasks export --output into a folder that does not exist', async () => {
@@ -155,7 +186,7 @@ describe.concurrent('keel: every usage error is one line and exit 2', () => {
     mkdirSync(storage, { recursive: true });
     const run = await keel(['run', 'hi', '--provider', 'demo', '--storage', storage, '--no-memory', '--output-format', 'stream-json']);
     const taskId = String((JSON.parse(run.stdout.trim().split('\n')[0]!) as { taskId: string }).taskId);
-    expectUsageLine(await keel(['tasks', 'export', taskId, '--format', 'md', '--output', '/nonexistent/out.md', '--storage', storage]), 'tasks', /^--output \/nonexistent: no such folder$/);
+    expectUsageLine(await keel(['tasks', 'export', taskId, '--format', 'md', '--output', 'no-such-dir/out.md', '--storage', storage]), 'tasks', /^--output no-such-dir\/out.md: the folder .*\/ws\/no-such-dir does not exist$/);
   });
 
   it('a missing memory and a missing task: the same exit status (2), one line each', async () => {
