@@ -63,7 +63,8 @@ async function startHttpServer(): Promise<{ url: string; child: ChildProcess }> 
  * permission alone, to show where the overhead goes.
  */
 function keelCaller(workspace: string, hub: McpHub, permissionMs: number[]) {
-  const engine = lazyEngine({ workspace });
+  // The bench's allow rule, as in a workspace the person approved.
+  const engine = lazyEngine({ workspace, trust: { approves: () => true, version: () => 0 } });
   const services = { workspace, tools: createToolRegistry(), permissions: engine, asker: { ask: async () => ({ decision: 'deny' as const, feedback: 'bench' }) }, publish: () => {}, mcp: hub };
   const permission = wirePermissionMachine(services);
   return async (i: number): Promise<string> => {

@@ -1,14 +1,10 @@
 import { modelLabel as labelOf } from '../src/shared/domain/models';
 import type { TaskTranscript } from '../src/shared/domain/transcript';
-import type { ChatConfig, TaskWorker } from '../src/shared/protocol/toWebview';
+import type { ChatConfig } from '../src/shared/protocol/toWebview';
 
-/** Task states in which the task is working (Cancel shown, Send held back). */
-const BUSY_STATES = ['created', 'initializing', 'running', 'waitingForSubtask', 'reconstructing'];
-
+/** Whether the task works now (Cancel shown, Send held back): its state is tagged `running`. */
 export function isBusy(t: TaskTranscript | null): boolean {
-  if (!t || t.done) return false;
-  const top = t.state.split('.')[0] ?? '';
-  return BUSY_STATES.includes(top);
+  return !!t && !t.done && t.tags.includes('running');
 }
 
 /** The model label of the header: the task's model once known, else the configured one ("demo model" for the demo). */
@@ -70,16 +66,6 @@ export function tailLines(text: string, maxLines: number): { text: string; dropp
     i = j + 1;
   }
   return { text, dropped: 0 };
-}
-
-/** Worker states in people's words (the worker machine's states, docs/workers.md). */
-const WORKER_STATES: Record<string, string> = { starting: 'starting', ready: 'idle', busy: 'running this task', shuttingDown: 'stopping' };
-
-/** The header's worker indicator: "worker pid 4242", and what it means in its tooltip. */
-export function workerLabel(w: TaskWorker): { text: string; title: string } {
-  const pid = w.pid === null ? 'starting' : `pid ${w.pid}`;
-  const state = WORKER_STATES[w.state] ?? w.state;
-  return { text: `worker ${pid}`, title: `This task runs in worker process ${w.id}${w.pid === null ? '' : ` (pid ${w.pid})`}: ${state}. Keel: Show Workers lists every worker.` };
 }
 
 /**

@@ -47,3 +47,17 @@ export function renderMarkdown(text: string): string {
   }
   return DOMPurify.sanitize(html, PURIFY_CONFIG);
 }
+
+/**
+ * One line or short paragraph of Markdown (a loop's goal, a judge's reason) as sanitized inline
+ * HTML: emphasis, code and links, no block elements, with the same defences as `renderMarkdown`.
+ */
+export function renderInlineMarkdown(text: string): string {
+  let html: string;
+  try {
+    html = marked.parseInline(text) as string;
+  } catch {
+    html = escapeHtml(text);
+  }
+  return DOMPurify.sanitize(html, PURIFY_CONFIG);
+}

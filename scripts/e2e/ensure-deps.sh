@@ -58,7 +58,7 @@ T0=$(now)
 # Every program a test runs for real is here too (the permission corpus proves its cases in real
 # bash with tree, file, xxd, git, …): a test must never pass only because this machine happened
 # to have a program.
-APT_PACKAGES=(chromium libkrb5-dev ripgrep bubblewrap g++ make python3 fonts-liberation git tree file xxd)
+APT_PACKAGES=(chromium libkrb5-dev ripgrep bubblewrap g++ make python3 fonts-liberation git tree file xxd rsync)
 
 is_installed() {
   # `dpkg-query` prints e.g. "install ok installed"; anything else (absent, half-installed,

@@ -1,7 +1,7 @@
 import { homedir } from 'node:os';
 import { statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { resolveModel } from '../core/machines/modelSelection/modelSelection.machine';
+import { resolveModel } from '../core/providers/modelChoice';
 import type { ProviderConfig } from '../core/providers/types';
 import { DEFAULT_MODELS, PROVIDER_IDS } from '../shared/domain/models';
 import { isPermissionMode, PERMISSION_MODES, type PermissionMode } from '../shared/domain/permissionModes';

@@ -29,7 +29,10 @@ Usage:
   keel workers [--json]             the worker pools of every Keel process and their workers
   keel events --follow              the live event bus of every Keel process, as NDJSON
   keel hooks list|approve|revoke [--workspace DIR] [--json]
-                                    a workspace's hooks and their approval (docs/hooks.md)
+                                    a workspace's hooks and their state (docs/hooks.md)
+  keel trust show|approve|revoke [--workspace DIR] [--json] [--fingerprint F]
+                                    the one approval of what a workspace provides that loosens
+                                    permissions or runs code (docs/permissions.md#trust)
   keel --help | --version
   keel COMMAND --help               the options of one command (keel run --help: those of run)
 
@@ -60,8 +63,10 @@ Options:
   --resume ID              continue stored task ID (or a unique prefix of it); it keeps
                            its workspace and model unless --workspace / --model say otherwise
   --mcp-config FILE        MCP servers from FILE (.mcp.json format) too; repeatable
-  --approve-project-hooks  approve the workspace's own hooks (.claude/, .keel/ settings) in
-                           their current form, as keel hooks approve does, before the run
+  --approve-project-hooks  approve everything the workspace provides (its settings' allow
+                           rules and env, hooks, MCP servers, instructions files, memories,
+                           loops) as it is now, as keel trust approve does, before the run;
+                           without it a run holds all of that back and says how to approve it
   --pass-env NAME          give tool processes (Bash, …) the variable NAME although Keel would
                            remove it (its keys, BASH_ENV, GIT_CONFIG_*, …); repeatable. Also:
                            "passEnv": ["NAME"] in ~/.keel/settings.json
@@ -89,12 +94,31 @@ from the machine definitions themselves.
 export const HOOKS_HELP = `Usage: keel hooks [list|approve|revoke] [--workspace DIR] [--json] [--storage DIR]
 Hooks come from the "hooks" sections of ~/.keel/settings.json (yours: they always run) and of the
 workspace's .claude/settings.json, .claude/settings.local.json, .keel/settings.json and
-.keel/settings.local.json (the repository's: they run only once you approve them, in their exact
-form; a changed hook needs approval again). Approvals are kept in <keel home>/hook-approvals.json
-(--storage DIR, else $KEEL_HOME, else ~/.keel).
-  list      every configured hook with its state: trusted, approved, needs approval (default)
-  approve   approve every hook of the workspace that waits for approval
-  revoke    forget this workspace's approvals
+.keel/settings.local.json (the repository's: they run only once you approve the workspace, in
+their exact form and with the exact content of the files they run; a change needs approval
+again). The approval is the workspace's one approval (keel trust, docs/permissions.md#trust),
+kept in <keel home>/trust/ (--storage DIR, else $KEEL_HOME, else ~/.keel).
+  list      every configured hook with its state: trusted, approved, waits for approval (default)
+  approve   the same as keel trust approve: approves everything the workspace provides
+  revoke    the same as keel trust revoke
+`;
+
+export const TRUST_HELP = `Usage: keel trust [show|approve|revoke] [--workspace DIR] [--json] [--fingerprint F] [--storage DIR]
+What a workspace provides that loosens permissions or runs code waits for one approval of all of
+it: allow rules, additionalDirectories, a looser defaultMode and env of its .claude/ and .keel/
+settings files; their hooks and the .mcp.json servers (with their env and the content of every
+file they run); KEEL.md, AGENTS.md, CLAUDE.md, .claude/CLAUDE.md and their @imports; memories in
+.keel/memory/; loop folders in .keel/loop/. What only tightens (deny and ask rules, a stricter
+mode) applies at once. A change to any item holds it back until approved again; an approval
+belongs to this folder and the repository checked out there (a different clone at the same path
+inherits nothing). Runs never approve by themselves: they say what they held back.
+  show      everything with its state: approved, waits for approval, changed, cannot be
+            approved (default); --json for a machine
+  approve   approve everything listed, exactly as it is now; with --fingerprint F (printed by
+            show) only if nothing changed since you looked
+  revoke    forget this workspace's approval
+Approvals are kept in <keel home>/trust/approvals.json (0600; --storage DIR, else $KEEL_HOME,
+else ~/.keel).
 `;
 
 export const STATUS_HELP = `Usage: keel status [--json] [--follow] [--storage DIR]
@@ -138,8 +162,9 @@ Works toward one goal in iterations, each a fresh task (a new conversation) that
 files under .keel/loop/<name>/: anchor.md (the goal), progress.md (kept current by the agent; it
 may write it without a prompt in every mode but plan) and guardrails.md (errors seen 3 or more
 times, appended by Keel). After each iteration a judge decides:
-  complete   the stop word is in progress.md, the final message ends with <promise>TEXT</promise>
-             matching --promise, or --max-iterations is reached
+  complete   the stop word is in progress.md, or the final message ends with
+             <promise>TEXT</promise> matching --promise
+  stopped    --max-iterations is reached without the goal: not complete (exit 5)
   stalled    the same stop reason 5 times in a row, or progress.md unchanged for 3 iterations:
              the loop waits for you (edit its files, then keel loop --resume NAME)
   continue   a fresh iteration starts
@@ -153,7 +178,9 @@ times, appended by Keel). After each iteration a judge decides:
 The run options (--workspace, --provider, --model, --mode, --output-format, --max-turns, ...)
 apply to every iteration; see keel run --help. With --output-format stream-json every loop
 event ({"type":"loop",...}) and task event is one JSON line.
-Exit status: 0 complete, 1 cancelled or failed, 2 bad usage, 3 unusable storage, 4 stalled.
+Loop files that are symbolic links (or sit under one) are refused: Keel never follows them.
+Exit status: 0 complete, 1 cancelled or failed, 2 bad usage, 3 unusable storage, 4 stalled,
+5 stopped at the iteration limit without reaching the goal.
 `;
 
 export const BATCH_HELP = `Usage: keel batch FILE [run options] [--workers N]
@@ -171,14 +198,16 @@ export const MCP_HELP = `Usage:
   keel mcp add [--scope project|user] [-e KEY=VALUE]... NAME -- COMMAND [ARGS...]
   keel mcp add --transport http|sse [--scope project|user] [-H 'Name: value']... NAME URL
   keel mcp remove NAME [--scope project|user]
-  keel mcp approve NAME                      allow a project (.mcp.json) server in this workspace
-  keel mcp revoke NAME                       forget that answer (it is asked again)
+  keel mcp approve NAME                      approve the workspace (keel trust approve: everything it
+                                             provides, NAME's server included)
+  keel mcp revoke NAME                       forget the approval of NAME (held back until approved again)
   keel mcp login NAME                        sign in to a remote server with OAuth (prints the
                                              address to open; tokens in $KEEL_HOME/mcp-oauth.json)
   keel mcp logout NAME                       forget the tokens Keel keeps for that server
   keel mcp serve [--workspace DIR] [--mode MODE]
                                              Keel's Read, Write, Edit, Bash, Glob, Grep as an
                                              MCP server over stdio
-Options: --workspace DIR (default: current directory), --mcp-config FILE (list, tools, login, logout; repeatable).
+Options: --workspace DIR (default: current directory), --mcp-config FILE (list, tools, login, logout; repeatable),
+--storage DIR (Keel's home: your mcp.json and the approvals; a folder that exists; default $KEEL_HOME, else ~/.keel).
 Project servers come from DIR/.mcp.json, user servers from $KEEL_HOME/mcp.json (default ~/.keel).
 `;

@@ -1,24 +1,26 @@
-import { McpApprovals } from '../core/mcp/approvals';
+import { homedir } from 'node:os';
+import { mcpItem } from '../core/trust/items';
+import { WorkspaceTrust } from '../core/trust/workspaceTrust';
 import { describeTarget, loadMcpConfig, projectConfigPath, readConfigFile, userConfigPath } from '../core/mcp/config';
 import { addServer, McpConfigEditError, removeServer } from '../core/mcp/configEdit';
 import { McpHub } from '../core/mcp/hub';
 import { modelToolName } from '../core/mcp/names';
 import type { McpServerSpec, McpServerStatus } from '../core/mcp/types';
-import { defaultStorage } from './args';
+import { defaultStorage, storageOption } from './args';
 import { MCP_HELP } from './help';
 import { existingPath, HelpRequested, parseCommandLine, reportUsage, UsageError } from './usage';
 
 
 /** The options of the `keel mcp` subcommands (`add` and `serve` parse their own), and which each takes. */
-const MCP_OPTIONS = { workspace: { type: 'string' }, 'mcp-config': { type: 'string', multiple: true }, json: { type: 'boolean' }, scope: { type: 'string' } } as const;
+const MCP_OPTIONS = { workspace: { type: 'string' }, 'mcp-config': { type: 'string', multiple: true }, json: { type: 'boolean' }, scope: { type: 'string' }, storage: { type: 'string' } } as const;
 const SUB_OPTIONS: Record<string, readonly (keyof typeof MCP_OPTIONS)[]> = {
-  list: ['workspace', 'mcp-config', 'json'],
-  tools: ['workspace', 'mcp-config', 'json'],
-  remove: ['workspace', 'scope'],
-  approve: ['workspace'],
-  revoke: ['workspace'],
-  login: ['workspace', 'mcp-config'],
-  logout: ['workspace', 'mcp-config'],
+  list: ['workspace', 'mcp-config', 'json', 'storage'],
+  tools: ['workspace', 'mcp-config', 'json', 'storage'],
+  remove: ['workspace', 'scope', 'storage'],
+  approve: ['workspace', 'storage'],
+  revoke: ['workspace', 'storage'],
+  login: ['workspace', 'mcp-config', 'storage'],
+  logout: ['workspace', 'mcp-config', 'storage'],
 };
 type Sub = 'list' | 'tools' | 'remove' | 'approve' | 'revoke' | 'login' | 'logout';
 const isSub = (s: string): s is Sub => Object.hasOwn(SUB_OPTIONS, s);
@@ -48,6 +50,7 @@ export async function mcpCommand(argv: string[]): Promise<number> {
   let name: string;
   let workspace: string;
   let extraFiles: string[];
+  let keelHome: string;
   try {
     const parsed = parseCommandLine(rest, MCP_OPTIONS, true);
     values = parsed.values;
@@ -59,6 +62,8 @@ export async function mcpCommand(argv: string[]): Promise<number> {
     if (sub !== 'list' && !first) throw new UsageError('needs a server name');
     name = first ?? '';
     workspace = values.workspace === undefined ? process.cwd() : existingPath('--workspace', values.workspace, 'folder');
+    // Keel's home (the user's mcp.json, the approvals): --storage (a folder that exists), else $KEEL_HOME, else ~/.keel.
+    keelHome = storageOption(values.storage, process.env);
     extraFiles = (values['mcp-config'] ?? []).map((f) => existingPath('--mcp-config', f, 'file'));
     // A file the person named that Keel cannot use is bad usage, as in keel run.
     for (const file of extraFiles) {
@@ -73,7 +78,6 @@ export async function mcpCommand(argv: string[]): Promise<number> {
     if (err instanceof UsageError) return usage(sub, err.message);
     throw err;
   }
-  const keelHome = defaultStorage(process.env);
   switch (sub) {
     case 'list':
       return list(workspace, keelHome, extraFiles, Boolean(values.json));
@@ -98,7 +102,7 @@ export async function mcpCommand(argv: string[]): Promise<number> {
     }
     case 'approve':
     case 'revoke':
-      return approval(sub, workspace, keelHome, name);
+      return await approval(sub, workspace, keelHome, name);
     case 'login':
     case 'logout': {
       const { mcpLoginCommand } = await import('./mcpLogin');
@@ -113,7 +117,8 @@ export async function mcpCommand(argv: string[]): Promise<number> {
  * servers", and the exit status is 1; problems with single entries are listed too (exit 0).
  */
 async function list(workspace: string, keelHome: string, extraFiles: string[], json: boolean): Promise<number> {
-  const hub = new McpHub({ workspace, keelHome, extraConfigFiles: extraFiles, log: quietLog });
+  const trust = new WorkspaceTrust({ workspace, keelHome });
+  const hub = new McpHub({ workspace, keelHome, extraConfigFiles: extraFiles, log: quietLog, trust });
   try {
     await hub.start();
     const servers = hub.status();
@@ -136,15 +141,16 @@ async function list(workspace: string, keelHome: string, extraFiles: string[], j
     return 0;
   } finally {
     await hub.dispose();
+    trust.dispose();
   }
 }
 
 function line(s: McpServerStatus): string {
   const state =
     s.approval === 'pending'
-      ? `not approved — run: keel mcp approve ${s.name}`
+      ? 'waits for the approval of this workspace — review: keel trust show; approve: keel trust approve'
       : s.approval === 'rejected'
-        ? 'rejected in this workspace'
+        ? 'cannot be approved: Keel cannot tell which files it runs (keel trust show)'
         : s.phase === 'ready'
           ? `ready (${s.tools.length} tool${s.tools.length === 1 ? '' : 's'}${s.via === 'sse' && s.transport === 'http' ? ', via SSE' : ''})`
           : s.phase === 'needsAuthorization'
@@ -154,12 +160,13 @@ function line(s: McpServerStatus): string {
 }
 
 async function tools(workspace: string, keelHome: string, extraFiles: string[], name: string, json: boolean): Promise<number> {
-  const hub = new McpHub({ workspace, keelHome, extraConfigFiles: extraFiles, log: quietLog });
+  const trust = new WorkspaceTrust({ workspace, keelHome });
+  const hub = new McpHub({ workspace, keelHome, extraConfigFiles: extraFiles, log: quietLog, trust });
   try {
     const status = hub.status().find((s) => s.name === name);
     if (!status) return fail(`no MCP server named "${name}"`);
-    if (status.approval === 'pending') return fail(`"${name}" comes from ${projectConfigPath(workspace)} and is not approved in this workspace: keel mcp approve ${name}`);
-    if (status.approval === 'rejected') return fail(`"${name}" was rejected in this workspace (keel mcp revoke ${name} to be asked again)`);
+    if (status.approval === 'pending') return fail(`"${name}" comes from ${projectConfigPath(workspace)} and waits for the approval of this workspace (keel trust show; keel trust approve)`);
+    if (status.approval === 'rejected') return fail(`"${name}" cannot be approved: Keel cannot tell which files it runs (keel trust show)`);
     await hub.start([name]);
     const now = hub.status().find((s) => s.name === name)!;
     if (now.phase !== 'ready') return fail(`MCP server "${name}" is ${now.phase}${now.lastError ? `: ${now.lastError}` : ''}`);
@@ -176,27 +183,34 @@ async function tools(workspace: string, keelHome: string, extraFiles: string[], 
     return 0;
   } finally {
     await hub.dispose();
+    trust.dispose();
   }
 }
 
-function approval(sub: 'approve' | 'revoke', workspace: string, keelHome: string, name: string): number {
+/**
+ * `keel mcp approve NAME` is the workspace's one approval (`keel trust approve`: everything it
+ * provides, shown as it is approved); `keel mcp revoke NAME` forgets the approval of that server.
+ */
+async function approval(sub: 'approve' | 'revoke', workspace: string, keelHome: string, name: string): Promise<number> {
   const config = loadMcpConfig({ workspace, keelHome });
   const server = config.servers.find((s) => s.name === name);
-  const approvals = new McpApprovals(keelHome, workspace);
-  if (sub === 'revoke') {
-    const had = approvals.revoke(name);
-    process.stdout.write(had ? `forgot the answer about "${name}" in ${workspace}; it will be asked for again\n` : `nothing was recorded about "${name}" in ${workspace}\n`);
-    return 0;
+  if (sub === 'approve') {
+    if (!server) return fail(`no MCP server named "${name}" in ${projectConfigPath(workspace)}`);
+    if (server.scope !== 'project') {
+      process.stdout.write(`"${name}" is a ${server.scope} server; it needs no approval\n`);
+      return 0;
+    }
+    const { trustCommand } = await import('./trust');
+    return trustCommand(['approve', '--workspace', workspace, '--storage', keelHome], `keel mcp approve ${name}`);
   }
-  if (!server) return fail(`no MCP server named "${name}" in ${projectConfigPath(workspace)}`);
-  if (server.scope !== 'project') {
-    process.stdout.write(`"${name}" is a ${server.scope} server; it needs no approval\n`);
+  const trust = new WorkspaceTrust({ workspace, keelHome });
+  try {
+    const had = (await trust.revoke([`mcp:${name}`])) > 0;
+    process.stdout.write(had ? `forgot the approval of "${name}" in ${workspace}; it waits for approval again\n` : `nothing was approved about "${name}" in ${workspace}\n`);
     return 0;
+  } finally {
+    trust.dispose();
   }
-  const target = describeTarget(server.resolved ?? server.template);
-  approvals.decide(server, 'approved', target);
-  process.stdout.write(`approved "${name}" in ${workspace}:\n    ${target}\n`);
-  return 0;
 }
 
 const ADD_OPTIONS = {
@@ -208,7 +222,7 @@ const ADD_OPTIONS = {
 } as const;
 
 /** `keel mcp add`: everything after `--` is the server's command line, untouched. */
-function addCommand(argv: string[]): number {
+async function addCommand(argv: string[]): Promise<number> {
   const dash = argv.indexOf('--');
   const head = dash >= 0 ? argv.slice(0, dash) : argv;
   const commandLine = dash >= 0 ? argv.slice(dash + 1) : [];
@@ -269,7 +283,14 @@ function addCommand(argv: string[]): number {
   // The person typed this command themselves: a project server they add is approved as written.
   if (scope === 'project') {
     const added = loadMcpConfig({ workspace, keelHome }).servers.find((s) => s.name === name && s.scope === 'project');
-    if (added) new McpApprovals(keelHome, workspace).decide(added, 'approved', describeTarget(added.resolved ?? added.template));
+    if (added) {
+      const trust = new WorkspaceTrust({ workspace, keelHome });
+      try {
+        await trust.recordOwn([mcpItem(added, '.mcp.json', { workspace, home: homedir(), ...(process.env.PATH !== undefined ? { pathEnv: process.env.PATH } : {}) })]);
+      } finally {
+        trust.dispose();
+      }
+    }
   }
   process.stdout.write(`added MCP server "${name}" (${spec.transport}) to ${file}\n    ${describeTarget(spec)}\n`);
   return 0;

@@ -1,7 +1,7 @@
 import { readConfigFile } from '../core/mcp/config';
 import { McpHub } from '../core/mcp/hub';
 import type { McpServerStatus } from '../core/mcp/types';
-import { defaultStorage } from './args';
+import type { WorkspaceTrust } from '../core/trust/workspaceTrust';
 
 /**
  * What `keel run` tells about its MCP servers, once each: a `stream-json` line
@@ -10,7 +10,7 @@ import { defaultStorage } from './args';
  * - `failed`: it could not start, or it stopped (`message`: why); its tools are not offered while
  *   it is down (the hub retries with backoff: a later `ready` may follow).
  * - `needs_sign_in`: a remote server wants an OAuth sign-in, which a run cannot wait for.
- * - `not_approved`: a project server nobody approved yet (it does not start).
+ * - `not_approved`: a project server that waits for the workspace's approval (it does not start).
  * - `config_problem`: a configuration file (`file`) or an entry in it cannot be used (`message`).
  * A failed server is a warning, not a failed run (as in Claude Code): the run goes on without its
  * tools, and its exit status is the task's (docs/cli.md, "MCP servers").
@@ -26,17 +26,20 @@ export type McpReport =
  * The MCP hub of one `keel run`: the workspace's `.mcp.json`, the user's `mcp.json` and the
  * `--mcp-config` files. Its servers start at once, in parallel with the run's own start (the first
  * model request waits for them at most the startup wait: hub.ts). Headless there is nobody to
- * approve a project server, so one that is not approved yet is reported (with the command that
- * approves it) and does not start. Every configuration problem and every server that fails, or
- * needs a sign-in, is reported (`report`, and `warn` for stderr) — a broken `.mcp.json` too, even
- * when it leaves no server at all. Returns `{ hub: undefined }` when no server is configured,
- * `{ error }` when a `--mcp-config` file cannot be used (bad usage: the person named it).
+ * approve a project server, so one that is not approved as it is now does not start: the run's
+ * trust notice says so on stderr (cliTrust.ts), and `report` gives stream-json its `not_approved`
+ * line. Every configuration problem and every server that fails, or needs a sign-in, is reported
+ * (`report`, and `warn` for stderr) — a broken `.mcp.json` too, even when it leaves no server at
+ * all. Returns `{ hub: undefined }` when no server is configured, `{ error }` when a
+ * `--mcp-config` file cannot be used (bad usage: the person named it).
  */
 export function cliMcpHub(
   workspace: string,
   mcpConfig: readonly string[],
   env: NodeJS.ProcessEnv,
   warn: (line: string) => void,
+  trust: WorkspaceTrust,
+  keelHome: string,
   report: (r: McpReport) => void = () => {},
 ): { hub?: McpHub; error?: string } {
   for (const file of mcpConfig) {
@@ -45,9 +48,10 @@ export function cliMcpHub(
   }
   const hub = new McpHub({
     workspace,
-    keelHome: defaultStorage(env),
+    keelHome,
     extraConfigFiles: [...mcpConfig],
     env,
+    trust,
     log: (level, message) => {
       if (level !== 'info') warn(`keel: ${message}\n`);
     },
@@ -61,10 +65,13 @@ export function cliMcpHub(
     return {};
   }
   for (const s of hub.status()) {
-    if (s.approval !== 'pending') continue;
-    const message = `from .mcp.json is not approved in this workspace and will not start (${s.target}). Approve it with: keel mcp approve ${s.name}`;
-    warn(`keel: MCP server "${s.name}" ${message}\n`);
-    report({ status: 'not_approved', server: s.name, message });
+    // Said on stderr once, by the run's trust notice (cliTrust.ts), with what approves it.
+    if (s.approval === 'pending') {
+      const message = `from .mcp.json waits for the approval of this workspace and will not start (${s.target}); review: keel trust show; approve: keel trust approve`;
+      report({ status: 'not_approved', server: s.name, message });
+    } else if (s.approval === 'rejected') {
+      report({ status: 'not_approved', server: s.name, message: `from .mcp.json cannot be approved: Keel cannot tell which files it runs (${s.target}; keel trust show)` });
+    }
   }
   watchServers(hub, warn, report);
   // Start now, in parallel with the run's own start; nothing waits here.

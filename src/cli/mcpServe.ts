@@ -1,6 +1,8 @@
 import { StdioServerTransport } from '@modelcontextprotocol/server/stdio';
 import { createKeelMcpServer } from '../core/mcp/keelServer';
+import { WorkspaceTrust } from '../core/trust/workspaceTrust';
 import { isPermissionMode, PERMISSION_MODES, type PermissionMode } from '../shared/domain/permissionModes';
+import { defaultStorage } from './args';
 import { MCP_HELP, VERSION } from './help';
 import { exitOnSignals } from './signals';
 import { existingPath, HelpRequested, parseCommandLine, reportUsage, UsageError } from './usage';
@@ -31,7 +33,13 @@ export async function mcpServeCommand(argv: string[]): Promise<number> {
     throw err;
   }
   exitOnSignals(true);
-  const server = createKeelMcpServer({ workspace, mode, version: VERSION });
+  // The workspace's own allow rules count only as the person approved them (keel trust).
+  const trust = new WorkspaceTrust({ workspace, keelHome: defaultStorage(process.env) });
+  const held = trust.status().pending.filter((i) => i.kind === 'allow' || i.kind === 'directory');
+  if (held.length) {
+    process.stderr.write(`keel mcp serve: ${held.length} allow rule(s) or folder(s) of this workspace are held back until you approve them (keel trust show --workspace ${workspace})\n`);
+  }
+  const server = createKeelMcpServer({ workspace, mode, version: VERSION, trust, protectedFiles: () => trust.protectedFilesNow() });
   const transport = new StdioServerTransport();
   const closed = new Promise<void>((res) => {
     server.onclose = () => res();

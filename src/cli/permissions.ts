@@ -1,3 +1,5 @@
+import { WorkspaceTrust } from '../core/trust/workspaceTrust';
+import { storageOption } from './args';
 import { z } from 'zod';
 import { createPermissionEngine } from '../core/permissions';
 import { explainPermission } from '../core/runtime/permissionCheck';
@@ -8,15 +10,18 @@ import type { AnyTool } from '../core/tools/types';
 import { existingPath, HelpRequested, parseCommandLine, reportUsage, UsageError } from './usage';
 
 export const PERMISSIONS_HELP = `Usage:
-  keel permissions check --tool NAME --input JSON... [--workspace DIR] [--settings FILE]... [--mode MODE] [--home DIR]
+  keel permissions check --tool NAME --input JSON... [--workspace DIR] [--settings FILE]... [--mode MODE] [--home DIR] [--storage DIR]
 Prints the decision a run would reach for each tool call, one JSON line per --input, in order:
 {"decision","reason","rule",...}; "ask" where a run would ask the person (headless, a run denies).
+A workspace's allow rules, additional directories and looser mode count only as you approved
+them (keel trust); "held" lists those waiting for approval.
   --input JSON      the call's input (required; repeatable), e.g. '{"command":"npm test"}'
   --workspace DIR   the workspace whose .keel/ and .claude/ settings apply (default: current directory)
   --settings FILE   an extra settings file (repeatable)
 Paths are read from the current folder and must exist (a missing --settings file is bad usage).
   --mode MODE       ${PERMISSION_MODES.join(' | ')} (default: the settings files' defaultMode, else default, as keel run)
   --home DIR        the home folder for user settings and ~ (default: yours)
+  --storage DIR     Keel's home, where approvals are kept, a folder that exists (default: $KEEL_HOME or ~/.keel)
 `;
 
 const CHECK_OPTIONS = {
@@ -26,6 +31,7 @@ const CHECK_OPTIONS = {
   settings: { type: 'string', multiple: true },
   mode: { type: 'string' },
   home: { type: 'string' },
+  storage: { type: 'string' },
 } as const;
 
 /**
@@ -78,7 +84,18 @@ async function check(argv: string[]): Promise<number> {
   const home = values.home ? { home: existingPath('--home', values.home, 'folder') } : {};
   // As `keel run` does: with the sandbox on (settings files), leaving it always asks.
   const sandbox = { enabled: loadSandboxSettings({ workspace, ...home }).settings.enabled };
-  const engine = await createPermissionEngine({ workspace, sandbox, ...(settingsFiles.length ? { settingsFiles } : {}), ...home });
+  // As `keel run`: the workspace's own loosening counts only as the person approved it.
+  const trust = new WorkspaceTrust({ workspace, keelHome: storageOption(values.storage, process.env), ...home });
+  const status = trust.status();
+  const held = status.pending.filter((i) => i.kind === 'allow' || i.kind === 'directory' || i.kind === 'mode').map((i) => `${i.summary} (${i.source})`);
+  const engine = await createPermissionEngine({
+    workspace,
+    sandbox,
+    ...(settingsFiles.length ? { settingsFiles } : {}),
+    ...home,
+    trust,
+    protectedFiles: () => trust.protectedFilesNow(),
+  });
   // As `keel run`: --mode, else the settings files' defaultMode (a workspace file only stricter), else default.
   const mode = isPermissionMode(values.mode) ? values.mode : (engine.defaultMode() ?? 'default');
   const tools = withMcpTools(createToolRegistry());
@@ -92,9 +109,12 @@ async function check(argv: string[]): Promise<number> {
       ...(d.source ? { source: d.source } : {}),
       ...(d.risky ? { risky: true } : {}),
       ...(problems.length ? { problems } : {}),
+      ...(held.length ? { held } : {}),
     };
     process.stdout.write(`${JSON.stringify(line)}\n`);
   }
+  engine.dispose?.();
+  trust.dispose();
   return 0;
 }
 

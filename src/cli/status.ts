@@ -1,6 +1,7 @@
 import { mkdirSync, watch } from 'node:fs';
 import { liveSockets, readAgents, socketDir, watchSocket } from '../core/agents/statusSocket';
 import { statusSummary, type AgentRow } from '../shared/domain/agents';
+import { agentStatusWords } from '../shared/words/agents';
 import { storageOption } from './args';
 import { STATUS_HELP } from './help';
 import { followerStdout } from './follow';
@@ -44,7 +45,7 @@ export async function statusCommand(argv: string[]): Promise<number> {
 }
 
 function line(a: AgentRow, now: number): string {
-  const status = a.status === 'attention' ? `needs you (${a.attention ?? 'input'})` : a.status;
+  const status = agentStatusWords(a);
   const indent = a.parentId ? '  ' : '';
   const figures = `${elapsed(now - a.startedAt).padStart(7)}  ${tokens(a.tokens).padStart(9)}  $${a.costUsd.toFixed(2)}`;
   return `${indent}${status.padEnd(22)} ${figures}  ${a.kind === 'loop' ? 'loop ' : ''}${a.title}  [${a.id}${a.pid ? ` · pid ${a.pid}` : ''}]`;

@@ -36,6 +36,8 @@ export interface TaskListEntry {
   workspace: string;
   /** Set when another window or process drives the task right now. */
   runningElsewhere?: string;
+  /** Set when the task's record could not be saved (it is `failed`): why. */
+  recordError?: string;
 }
 
 const STORAGE = { storage: { type: 'string' } } as const;
@@ -171,6 +173,7 @@ function entryOf(t: TaskSummary): TaskListEntry {
     model: t.model,
     workspace: t.workspace,
     ...(t.heldElsewhere ? { runningElsewhere: `${t.heldElsewhere.label ?? 'pid'} ${t.heldElsewhere.pid} on ${t.heldElsewhere.host}` } : {}),
+    ...(t.recordError ? { recordError: t.recordError } : {}),
   };
 }
 
@@ -184,6 +187,7 @@ function showText(task: LoadedTask, s: TaskSummary): string {
     `${s.title}`,
     `  id:        ${s.id}`,
     `  status:    ${s.status}${s.heldElsewhere ? ` (running in another window or process: ${s.heldElsewhere.label ?? 'pid'} ${s.heldElsewhere.pid}; read-only here)` : ''}`,
+    ...(s.recordError ? [`  record:    incomplete: ${s.recordError}`] : []),
     `  created:   ${new Date(s.createdAt).toISOString()}`,
     `  updated:   ${new Date(s.updatedAt).toISOString()}`,
     `  model:     ${s.model ? modelLabel(s.model) : 'unknown'}`,

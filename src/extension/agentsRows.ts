@@ -1,4 +1,5 @@
 import type { AgentRow } from '../shared/domain/agents';
+import { agentStatusWords } from '../shared/words/agents';
 
 /**
  * What the "Agents" tree shows of the status board's rows (pure): one item per task, sub-agent
@@ -17,15 +18,6 @@ export interface AgentItem {
   loopName?: string;
   children: AgentItem[];
 }
-
-const STATUS_WORDS: Record<AgentRow['status'], string> = {
-  waiting: 'waiting',
-  working: 'working',
-  attention: 'needs you',
-  compacting: 'compacting',
-  done: 'done',
-  error: 'error',
-};
 
 const ICONS: Record<AgentRow['status'], string> = {
   waiting: 'clock',
@@ -50,11 +42,13 @@ export function agentItems(rows: readonly AgentRow[], now: number): AgentItem[] 
 }
 
 function itemOf(r: AgentRow, now: number): AgentItem {
-  const status = r.status === 'attention' && r.attention ? `needs you (${r.attention})` : STATUS_WORDS[r.status];
+  const status = agentStatusWords(r);
   const figures = [elapsed(now - r.startedAt), `${tokens(r.tokens)} tok`, `$${r.costUsd.toFixed(2)}`];
   return {
     id: r.id,
-    label: r.kind === 'loop' ? `Loop ${r.title}` : r.title,
+    // Under its loop, an iteration is named by its number: the loop's name is on the row above
+    // (a long name cut short in a narrow sidebar made every iteration look the same).
+    label: r.kind === 'loop' ? `Loop ${r.title}` : r.iteration !== undefined ? `Iteration ${r.iteration}` : r.title,
     description: [status, ...figures].join(' · '),
     tooltip: `${r.kind === 'subagent' ? 'Sub-agent' : r.kind === 'loop' ? 'Loop' : 'Task'}: ${r.title}\n${status}, ${figures.join(', ')}`,
     icon: ICONS[r.status],
@@ -80,5 +74,5 @@ function tokens(n: number): string {
  * that change nothing visible (a tool started while already working) made clicks race it.
  */
 export function rowsSignature(rows: readonly AgentRow[]): string {
-  return JSON.stringify(rows.map((r) => [r.id, r.kind, r.title, r.parentId ?? '', r.status, r.attention ?? '', r.tokens, r.costUsd, r.startedAt]));
+  return JSON.stringify(rows.map((r) => [r.id, r.kind, r.title, r.iteration ?? '', r.parentId ?? '', r.status, r.attention ?? '', r.note ?? '', r.tokens, r.costUsd, r.startedAt]));
 }

@@ -1,10 +1,11 @@
+import { errorMessage } from '../shared/domain/errors';
 import { Mutex } from 'async-mutex';
 import { isViewEvent, type TaskEvent } from '../shared/domain/events';
 import type { PermissionMode } from '../shared/domain/permissionModes';
 import type { FromWebviewMessage } from '../shared/protocol/fromWebview';
 import type { SnapshotMessage, ToWebviewPayload } from '../shared/protocol/toWebview';
+import { taskEventHasTag } from '../core/machines/task/taskTags';
 import type { TaskHandle } from '../core/runtime/types';
-import { describeError } from './logger';
 import type { PermissionBroker } from './permissionBroker';
 import type { Page, StoredTaskState } from '../shared/protocol/chatMessages';
 import { HistoryActions, isHistoryMessage } from './history/historyActions';
@@ -18,9 +19,6 @@ import { ChatWindow, type ChatSurface } from './chatWindow';
 
 export type { ChatHost, TaskRuntimeLike } from './chatHost';
 export { ChatWindow } from './chatWindow';
-
-/** Task states in which a task runs again after it settled (a follow-up, Retry, Resume). */
-const RUNNING_STATES: ReadonlySet<string> = new Set(['initializing', 'reconstructing', 'running']);
 
 /** How a surface is placed in the window (the vscode side gives these; tests leave them out). */
 export interface SurfaceOptions {
@@ -202,8 +200,8 @@ export class ChatController implements ChatSurface {
           else await this.window.handleShared(view, message);
       }
     } catch (e) {
-      this.host.log.error(`handling ${message.type} from view ${view.id} failed: ${describeError(e)}`);
-      this.broadcastError(`Keel: ${describeError(e)}`);
+      this.host.log.error(`handling ${message.type} from view ${view.id} failed: ${errorMessage(e)}`);
+      this.broadcastError(`Keel: ${errorMessage(e)}`);
     }
   }
 
@@ -226,7 +224,7 @@ export class ChatController implements ChatSurface {
         try {
           await this.history.resume(this.current.id, text);
         } catch (e) {
-          this.broadcastError(`Keel could not resume the task: ${describeError(e)}`);
+          this.broadcastError(`Keel could not resume the task: ${errorMessage(e)}`);
         }
         return;
       }
@@ -237,8 +235,8 @@ export class ChatController implements ChatSurface {
       try {
         await this.window.startTask(text, this.id, () => !this.disposed, (task) => this.show(task));
       } catch (e) {
-        this.host.log.error(`cannot start a task: ${describeError(e)}`);
-        this.broadcastError(`Keel could not start the task: ${describeError(e)}`);
+        this.host.log.error(`cannot start a task: ${errorMessage(e)}`);
+        this.broadcastError(`Keel could not start the task: ${errorMessage(e)}`);
       }
     });
   }
@@ -278,7 +276,7 @@ export class ChatController implements ChatSurface {
       await this.history.open(id);
       return true;
     } catch (e) {
-      this.host.log.info(`task ${id} cannot be shown: ${describeError(e)}`);
+      this.host.log.info(`task ${id} cannot be shown: ${errorMessage(e)}`);
       return false;
     }
   }
@@ -385,7 +383,7 @@ export class ChatController implements ChatSurface {
     }
     // The views' sessions follow the shown task: completed when its run ends, active when it runs again.
     if (event.type === 'done') for (const v of this.views) v.taskSettled();
-    else if (event.type === 'task' && RUNNING_STATES.has(event.state)) for (const v of this.views) v.taskResumed();
+    else if (event.type === 'task' && taskEventHasTag(event, 'running')) for (const v of this.views) v.taskResumed();
   }
 
   /** What a snapshot taken now holds of the shown task's events (when they come through the bus). */

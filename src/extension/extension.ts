@@ -17,6 +17,7 @@ import { permissionIndicators } from './permissions/indicators';
 import { createPermissionPrompts } from './permissions/setup';
 import { loadTaskRuntime } from './runtimeHost';
 import { vscodeMcpService } from './mcp/vscodeMcp';
+import { WindowTrust } from './trust/windowTrust';
 import { vscodeMemoryWorkbench } from './memory/vscodeMemory';
 import { vscodeHistoryServices } from './history/vscodeHistory';
 import { vscodeWorkbench } from './workbench';
@@ -52,16 +53,21 @@ export function activate(context: vscode.ExtensionContext): void {
   let activity: ProcessActivity | undefined;
   let pool: WorkerPool | null | undefined;
   context.subscriptions.push(agents, vscode.window.registerTreeDataProvider(AgentsTreeProvider.viewId, agents));
-  const prompts = createPermissionPrompts(context, log);
+  // The window's trust in its workspace: the one approval of what it provides (docs/permissions.md, "Trust").
+  const windowTrust = new WindowTrust(log);
+  context.subscriptions.push(windowTrust, vscode.commands.registerCommand('keel.reviewTrust', () => windowTrust.review('you asked to review it', true)));
+  const prompts = createPermissionPrompts(context, log, () => windowTrust.get());
   const workbench = vscodeWorkbench(context, log);
   // One MCP hub per window, owned here and shared by every task; its servers end with the window.
-  const mcp = vscodeMcpService(context, log);
+  const mcp = vscodeMcpService(context, log, windowTrust);
   context.subscriptions.push({ dispose: () => void mcp.dispose() });
   const loops: WindowLoops = new WindowLoops({
     log,
     taskHost: (): ReturnType<ChatWindow['loopHost']> => chatWindow.loopHost(),
+    loopModeProblem: () => chatWindow.loopModeProblem(),
     feed: () => activity?.feed,
     showPage: (name) => showLoopPage(name),
+    trust: () => windowTrust.get(),
   });
   context.subscriptions.push(loops);
   // One window part shared by the chats (runtime, prompts, history, pages); one ChatController per
@@ -70,7 +76,7 @@ export function activate(context: vscode.ExtensionContext): void {
     log,
     loadRuntime: async (asker) => {
       const hub = await mcp.hub();
-      return loadTaskRuntime(context, log, asker, hub && !hub.empty ? hub : undefined, (a) => {
+      return loadTaskRuntime(context, log, windowTrust, asker, hub && !hub.empty ? hub : undefined, (a) => {
         activity = a;
         agents.attach(a.board);
         // A task or sub-agent waiting for an answer that no visible chat shows gets one notification.
@@ -142,7 +148,14 @@ export function activate(context: vscode.ExtensionContext): void {
   context.subscriptions.push(
     vscode.commands.registerCommand('keel.startLoop', () => loops.start()),
     vscode.commands.registerCommand('keel.showLoop', (name: unknown) => loops.show(typeof name === 'string' ? name : undefined)),
-    vscode.commands.registerCommand('keel.showWorkers', () => showWorkers(pool, (taskId) => vscode.commands.executeCommand('keel.agents.open', taskId))),
+    vscode.commands.registerCommand('keel.showWorkers', () =>
+      showWorkers(
+        pool,
+        (taskId) => vscode.commands.executeCommand('keel.agents.open', taskId),
+        // Tasks by the titles a person knows them by.
+        (taskId) => chatWindow.loadedRuntime?.get(taskId)?.transcript().title,
+      ),
+    ),
     vscode.commands.registerCommand('keel.agents.open', async (taskId: unknown) => {
       if (typeof taskId !== 'string') return;
       // The chat that shows it already is revealed; else it opens in the chat commands act on.

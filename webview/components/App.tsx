@@ -1,5 +1,5 @@
 import { useEffect, useMemo } from 'preact/hooks';
-import type { Page, PermissionMode } from '../../src/shared/protocol/chatMessages';
+import type { Page, PermissionMode, StoredTaskState } from '../../src/shared/protocol/chatMessages';
 import type { FromWebviewMessage } from '../../src/shared/protocol/fromWebview';
 import { isBusy } from '../format';
 import { HistoryPage } from '../pages/HistoryPage';
@@ -19,6 +19,14 @@ export interface AppProps {
   initialDraft?: string;
   /** Remembers the page and draft across reloads of a hidden view. */
   persist?(state: { page?: Page; draft?: string }): void;
+}
+
+/**
+ * Why the composer cannot send for the shown task: another window runs it (a message here would
+ * have to take it over; the banner's Take over does that once that window lets go).
+ */
+export function heldElsewhere(stored: StoredTaskState | undefined): string | undefined {
+  return stored?.heldElsewhere && stored.status === 'running' ? `Another VS Code window runs this task: continue it there, or Take over once it has stopped.` : undefined;
 }
 
 /** The chat page: header, notices, the page (chat transcript, history or settings) and the composer. */
@@ -79,6 +87,8 @@ export function App({ store, post, initialDraft = '', persist }: AppProps) {
         contextTokens={store.contextTokens.value}
         contextWindow={store.contextWindow.value}
         worker={store.worker.value}
+        stored={store.stored.value}
+        awaitingApproval={transcript !== null && permissions.some((p) => p.taskId === transcript.taskId)}
         onPage={actions.setPage}
       />
       {hostErrors.map((e) => (
@@ -161,7 +171,8 @@ export function App({ store, post, initialDraft = '', persist }: AppProps) {
           <span class="codicon codicon-comment-discussion keel-empty-icon" aria-hidden="true" />
           <h2>What should Keel do?</h2>
           <p>Describe a change, a question or a bug. Keel works in this workspace and asks before it edits files or runs commands.</p>
-          {config && <p class="keel-note">{`${config.providerLabel} · ${config.model} · mode ${config.mode}`}</p>}
+          {/* The mode is the composer's selector, in words, just below. */}
+          {config && <p class="keel-note">{`${config.providerLabel} · ${config.model}`}</p>}
         </section>
       )}
       {permissions.length > 0 &&
@@ -185,8 +196,11 @@ export function App({ store, post, initialDraft = '', persist }: AppProps) {
             <span class="codicon codicon-shield" aria-hidden="true" /> Keel is waiting for your approval — back to the chat
           </button>
         ))}
+      {/* Other pages (history, settings, loops, memory) have the whole view; the chat has the composer. */}
+      {page === 'chat' && (
       <Composer
         busy={busy}
+        disabled={heldElsewhere(store.stored.value)}
         hasTask={transcript !== null}
         mode={mode}
         initialDraft={initialDraft}
@@ -203,6 +217,7 @@ export function App({ store, post, initialDraft = '', persist }: AppProps) {
         commands={store.commands.value}
         onCommandQuery={(queryId, query) => post({ type: 'commandQuery', queryId, query })}
       />
+      )}
     </main>
   );
 }

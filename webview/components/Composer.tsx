@@ -6,6 +6,11 @@ import { activeSlash, argumentHint, insertSlash } from '../slashCommands';
 
 export interface ComposerProps {
   busy: boolean;
+  /**
+   * Why nothing can be sent now (e.g. another window runs the shown task); the box says so and
+   * Send is off. Undefined: messages can be sent.
+   */
+  disabled?: string | undefined;
   hasTask: boolean;
   mode: PermissionMode;
   initialDraft: string;
@@ -37,7 +42,7 @@ export function Composer(p: ComposerProps) {
   const [slash, setSlash] = useState<{ caret: number; queryId: number } | null>(null);
   const [active, setActive] = useState(0);
   const ref = useRef<HTMLTextAreaElement>(null);
-  const canSend = !p.busy && text.trim().length > 0;
+  const canSend = !p.busy && !p.disabled && text.trim().length > 0;
   const files = mention && p.mentions?.queryId === mention.queryId ? p.mentions.files.slice(0, 12) : [];
   const commands = slash && p.commands?.queryId === slash.queryId ? p.commands.commands.slice(0, 12) : [];
   const slashOpen = slash !== null && commands.length > 0;
@@ -198,7 +203,9 @@ export function Composer(p: ComposerProps) {
         aria-expanded={listOpen ? 'true' : 'false'}
         aria-controls={listOpen ? 'keel-mention-list' : undefined}
         aria-activedescendant={listOpen ? `keel-mention-${active}` : undefined}
-        placeholder={hasTaskPlaceholder(p.hasTask)}
+        placeholder={p.disabled ?? hasTaskPlaceholder(p.hasTask)}
+        disabled={p.disabled !== undefined}
+        title={p.disabled}
         rows={3}
         value={text}
         onInput={(e) => update(e.currentTarget.value, e.currentTarget.selectionStart ?? e.currentTarget.value.length)}
@@ -228,7 +235,7 @@ export function Composer(p: ComposerProps) {
             <span class="codicon codicon-debug-stop" aria-hidden="true" /> Cancel
           </button>
         ) : (
-          <button type="submit" class="keel-button" data-testid="send" disabled={!canSend} aria-label="Send" title="Send (Enter)">
+          <button type="submit" class="keel-button" data-testid="send" disabled={!canSend} aria-label="Send" title={p.disabled ?? 'Send (Enter)'}>
             <span class="codicon codicon-send" aria-hidden="true" /> Send
           </button>
         )}

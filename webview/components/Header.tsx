@@ -1,8 +1,9 @@
 import type { TaskTranscript } from '../../src/shared/domain/transcript';
-import type { Page } from '../../src/shared/protocol/chatMessages';
+import type { Page, StoredTaskState } from '../../src/shared/protocol/chatMessages';
 import type { ChatConfig, TaskWorker } from '../../src/shared/protocol/toWebview';
-import { formatCost, formatTokens, modelLabel, workerLabel } from '../format';
-import { stateLook } from '../taskStates';
+import { NEEDS_APPROVAL, phaseLabel, phaseTimes, RUNNING_ELSEWHERE, stateLook, type StateLook } from '../../src/shared/words/task';
+import { taskWorkerTooltip } from '../../src/shared/words/workers';
+import { formatCost, formatTokens, modelLabel } from '../format';
 
 export interface HeaderProps {
   transcript: TaskTranscript | null;
@@ -12,24 +13,34 @@ export interface HeaderProps {
   contextWindow: number;
   /** The worker process the task runs on (workers on), else null. */
   worker?: TaskWorker | null;
+  /** Set when the task is shown from the store (e.g. another window runs it). */
+  stored?: StoredTaskState | undefined;
+  /** A permission prompt of the shown task waits for the person. */
+  awaitingApproval?: boolean;
   onPage(page: Page): void;
 }
 
-/** "worker pid 4242": the worker process the task runs on (its state in `data-state` and the tooltip). */
-function WorkerBadge({ worker }: { worker: TaskWorker }) {
-  const { text, title } = workerLabel(worker);
+/**
+ * The worker the task runs on, as a small icon: which process (id, pid) is in its tooltip, where it
+ * helps, not in the header's text (its state in `data-state`, its pid in `data-pid`).
+ */
+function WorkerIcon({ worker }: { worker: TaskWorker }) {
+  const tip = taskWorkerTooltip(worker);
   return (
-    <span class="keel-meta-item" data-testid="task-worker" data-state={worker.state} data-pid={worker.pid ?? ''} title={title}>
+    <span class="keel-meta-item keel-worker" data-testid="task-worker" data-state={worker.state} data-pid={worker.pid ?? ''} title={tip} aria-label={tip} role="img">
       <span class="codicon codicon-server-process" aria-hidden="true" />
-      {text}
     </span>
   );
 }
 
-/** The context-window meter: tokens the last request used of the model's window. */
+/**
+ * The context-window meter: a thin line along the header's bottom edge (no height of its own) and
+ * "12% context" in the meta line; the figures in its tooltip.
+ */
 function ContextMeter({ used, size }: { used: number; size: number }) {
   const pct = Math.min(100, Math.round((used / size) * 100));
   const level = pct >= 90 ? 'high' : pct >= 70 ? 'mid' : 'low';
+  const text = `${formatTokens(used)} of ${formatTokens(size)} tokens (${pct}%)`;
   return (
     <span
       class="keel-meter"
@@ -40,22 +51,36 @@ function ContextMeter({ used, size }: { used: number; size: number }) {
       aria-valuemin={0}
       aria-valuemax={size}
       aria-valuenow={used}
-      aria-valuetext={`${formatTokens(used)} of ${formatTokens(size)} tokens (${pct}%)`}
-      title={`Context: ${formatTokens(used)} / ${formatTokens(size)} tokens (${pct}%)`}
+      aria-valuetext={text}
+      title={`Context window: ${text}`}
     >
-      <span class="keel-meter-track">
+      <span class="keel-meter-label">{`${pct}% context`}</span>
+      <span class="keel-meter-track" aria-hidden="true">
         <span class="keel-meter-fill" style={{ width: `${pct}%` }} />
       </span>
-      <span class="keel-meter-label">{`${pct}%`}</span>
     </span>
   );
 }
 
+/**
+ * The words a shown task's badge says: its state, refined by what it waits for (the person's
+ * approval) or the run's phase, or that another window runs it.
+ */
+export function taskLook(t: TaskTranscript, stored?: StoredTaskState, awaitingApproval = false): StateLook {
+  // Another window drives it and has not settled it: that is what a person needs to know.
+  if (stored?.heldElsewhere && stored.status === 'running') return RUNNING_ELSEWHERE;
+  if (awaitingApproval && !t.done) return NEEDS_APPROVAL;
+  const look = stateLook(t.state, t.tags);
+  // Until the run is over (its `done` waits for the memory write), a phase that says more than
+  // "Working" is what the task does: searching memory, weighing or saving a lesson.
+  const phase = t.done ? undefined : phaseLabel(t.phases?.phase);
+  return phase ? { ...look, label: phase } : look;
+}
+
 /** The task's state in words, with its icon (the raw state stays in `data-state` for tests and styles). */
-export function StateBadge({ state, testid = 'task-state' }: { state: string; testid?: string }) {
-  const look = stateLook(state);
+export function StateBadge({ state, look = stateLook(state), testid = 'task-state', title = 'Task state' }: { state: string; look?: StateLook; testid?: string; title?: string }) {
   return (
-    <span class="keel-badge" data-tone={look.tone} title="Task state">
+    <span class="keel-badge" data-tone={look.tone} title={title}>
       <span class={`codicon ${look.icon}`} aria-hidden="true" />
       <span data-testid={testid} data-state={state}>
         {look.label}
@@ -64,76 +89,62 @@ export function StateBadge({ state, testid = 'task-state' }: { state: string; te
   );
 }
 
-/**
- * Pages the header links to. New Task and History are not here: they are VS Code actions in the
- * view's title bar (and the chat tab's editor title), once (docs/architecture.md, decisions).
- */
-const NAV: Array<{ page: Page; icon: string; label: string; testid: string }> = [{ page: 'settings', icon: 'codicon-settings-gear', label: 'Settings', testid: 'nav-settings' }];
+const PAGE_TITLES: Record<Exclude<Page, 'chat'>, string> = { history: 'History', settings: 'Settings', loop: 'Loops', memory: 'Memory' };
 
-/** Title, task state, model, tokens (in/out/cache), cost, the context meter, and the settings link. */
-export function Header({ transcript: t, config, page, contextTokens, contextWindow, worker, onPage }: HeaderProps) {
+/**
+ * Two short lines: the title with the task's state and the settings link; then the model, tokens,
+ * cost and how full the context window is, cut off rather than wrapped in a narrow sidebar, so the
+ * transcript keeps most of the view. Other pages (history, settings, loops, memory) show only
+ * their title and the way back: the task's figures are not theirs.
+ */
+export function Header({ transcript: t, config, page, contextTokens, contextWindow, worker, stored, awaitingApproval = false, onPage }: HeaderProps) {
   const u = t?.usage;
   const cache = u ? u.cacheReadTokens + u.cacheWriteTokens : 0;
+  const chat = page === 'chat';
+  const phases = t?.phases;
+  const stateTitle = phases ? `Task state. Run ${phases.run}: ${phaseTimes(phases.durations)}${phases.failure ? ` (failed: ${phases.failure})` : ''}` : 'Task state';
   return (
-    <header class="keel-header">
+    <header class="keel-header" data-page={page}>
       <div class="keel-header-row">
-        {page !== 'chat' ? (
+        {!chat ? (
           <button type="button" class="keel-icon-button" data-testid="nav-chat" aria-label="Back to chat" title="Back to chat" onClick={() => onPage('chat')}>
             <span class="codicon codicon-arrow-left" aria-hidden="true" />
           </button>
         ) : null}
-        <h1 class="keel-title" title={page === 'chat' ? t?.title || 'New task' : undefined}>
-          {page === 'history' ? 'History' : page === 'settings' ? 'Settings' : page === 'loop' ? 'Loops' : page === 'memory' ? 'Memory' : t?.title || 'New task'}
+        <h1 class="keel-title" title={chat ? t?.title || 'New task' : undefined}>
+          {chat ? t?.title || 'New task' : PAGE_TITLES[page]}
         </h1>
+        {chat && t && <StateBadge state={t.state} look={taskLook(t, stored, awaitingApproval)} title={stateTitle} />}
         <nav class="keel-nav" aria-label="Keel">
-          {NAV.map((n) => (
-            <button
-              key={n.page}
-              type="button"
-              class="keel-icon-button"
-              data-testid={n.testid}
-              aria-label={n.label}
-              aria-pressed={page === n.page ? 'true' : 'false'}
-              title={n.label}
-              onClick={() => onPage(page === n.page ? 'chat' : n.page)}
-            >
-              <span class={`codicon ${n.icon}`} aria-hidden="true" />
-            </button>
-          ))}
+          <button
+            type="button"
+            class="keel-icon-button"
+            data-testid="nav-settings"
+            aria-label="Settings"
+            aria-pressed={page === 'settings' ? 'true' : 'false'}
+            title="Settings"
+            onClick={() => onPage(page === 'settings' ? 'chat' : 'settings')}
+          >
+            <span class="codicon codicon-settings-gear" aria-hidden="true" />
+          </button>
         </nav>
       </div>
-      <div class="keel-header-meta" aria-label="Task status">
-        {t && <StateBadge state={t.state} />}
-        <span class="keel-meta-item" title={config ? `${config.providerLabel} · mode ${config.mode}` : undefined}>
-          <span class="codicon codicon-sparkle" aria-hidden="true" />
-          <span data-testid="model-label">{modelLabel(t, config)}</span>
-        </span>
-        {u && (
-          <span class="keel-meta-item" data-testid="usage" title="Tokens in / out, cache (read + write), and cost">
-            <span class="codicon codicon-arrow-up" aria-hidden="true" />
-            {formatTokens(u.inputTokens)}
-            <span class="codicon codicon-arrow-down" aria-hidden="true" />
-            {formatTokens(u.outputTokens)}
-            {cache > 0 && <span class="keel-cache">{` · cache ${formatTokens(cache)}`}</span>}
-            <span data-testid="cost">{` · ${formatCost(u.costUsd)}`}</span>
+      {chat && t && (
+        <div class="keel-header-meta" aria-label="Task status">
+          <span class="keel-meta-item" title={config ? `${config.providerLabel}: ${modelLabel(t, config)}` : undefined}>
+            <span data-testid="model-label">{modelLabel(t, config)}</span>
           </span>
-        )}
-        {t?.phases && (
-          <span
-            class="keel-meta-item"
-            data-testid="run-phase"
-            data-phase={t.phases.phase}
-            title={`Run ${t.phases.run}: ${Object.entries(t.phases.durations)
-              .map(([p, ms]) => `${p} ${Math.round(ms ?? 0)} ms`)
-              .join(', ')}${t.phases.failure ? ` (failed in ${t.phases.failure})` : ''}`}
-          >
-            <span class="codicon codicon-pulse" aria-hidden="true" />
-            {t.phases.phase}
-          </span>
-        )}
-        {t && worker && <WorkerBadge worker={worker} />}
-        {t && <ContextMeter used={contextTokens ?? 0} size={contextWindow} />}
-      </div>
+          {u && (
+            <span class="keel-meta-item" data-testid="usage" title={`Tokens in ${u.inputTokens}, out ${u.outputTokens}, cache ${cache} (read + write); cost ${formatCost(u.costUsd)}`}>
+              {`↑${formatTokens(u.inputTokens)} ↓${formatTokens(u.outputTokens)}`}
+              {cache > 0 && <span class="keel-cache">{` cache ${formatTokens(cache)}`}</span>}
+              <span data-testid="cost">{` ${formatCost(u.costUsd)}`}</span>
+            </span>
+          )}
+          {worker && <WorkerIcon worker={worker} />}
+          <ContextMeter used={contextTokens ?? 0} size={contextWindow} />
+        </div>
+      )}
     </header>
   );
 }

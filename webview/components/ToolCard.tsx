@@ -42,6 +42,13 @@ function statusOf(item: ToolItem, awaiting: boolean): 'awaiting' | 'running' | '
   return item.result.isError ? 'error' : 'done';
 }
 
+/** A denial said once, in words: "Denied by the user", "Denied: plan mode refuses edits". */
+export function deniedWords(reason: string | undefined): string {
+  const r = reason?.trim();
+  if (!r) return 'Denied';
+  return /^denied\b/i.test(r) ? r.charAt(0).toUpperCase() + r.slice(1) : `Denied: ${r}`;
+}
+
 const STATUS_ICON = {
   awaiting: 'codicon-shield',
   running: 'codicon-loading codicon-modifier-spin',
@@ -75,13 +82,13 @@ export const ToolCard = memo(function ToolCard({ item, awaitingPermission, onOpe
             {truncate(input, 200)}
           </code>
         )}
-        {compact && item.result && <span class="keel-tool-summary">{item.result.summary}</span>}
+        {compact && item.result && status !== 'denied' && <span class="keel-tool-summary">{item.result.summary}</span>}
       </div>
       {!compact && <ToolBody item={item} status={status} onOpenDiff={onOpenDiff} onOpenSubtask={onOpenSubtask} />}
       {status === 'awaiting' && <div class="keel-tool-note">Waiting for your approval below.</div>}
-      {item.permission?.decision === 'deny' && (
-        <div class="keel-tool-permission" data-decision={item.permission.decision}>
-          {`Permission: ${item.permission.decision}${item.permission.reason ? ` (${item.permission.reason})` : ''}`}
+      {status === 'denied' && (
+        <div class="keel-tool-permission" data-testid="tool-denied" data-decision="deny">
+          {deniedWords(item.permission?.reason)}
         </div>
       )}
     </article>
@@ -108,7 +115,7 @@ function ToolBody({ item, status, onOpenDiff, onOpenSubtask }: BodyProps) {
             <button type="button" class="keel-button keel-button-secondary" data-testid="open-diff" onClick={() => onOpenDiff(item.id)}>
               <span class="codicon codicon-diff" aria-hidden="true" /> Open diff
             </button>
-            {item.result && <span class="keel-tool-summary">{item.result.summary}</span>}
+            {item.result && status !== 'denied' && <span class="keel-tool-summary">{item.result.summary}</span>}
           </div>
         </div>
       );
@@ -124,7 +131,7 @@ function ToolBody({ item, status, onOpenDiff, onOpenSubtask }: BodyProps) {
               {tail.text || ' '}
             </pre>
           )}
-          {item.result && (
+          {item.result && status !== 'denied' && (
             <div class={`keel-exit ${code === 0 ? 'keel-exit-ok' : 'keel-exit-fail'}`} data-testid="exit-code">
               {code !== undefined ? `exit ${code}` : item.result.summary}
             </div>
@@ -140,14 +147,14 @@ function ToolBody({ item, status, onOpenDiff, onOpenSubtask }: BodyProps) {
             <button type="button" class="keel-link-button" data-testid="open-subtask" onClick={() => onOpenSubtask(item.id)}>
               <span class="codicon codicon-link" aria-hidden="true" /> Open subtask
             </button>
-            {item.result && <span class="keel-tool-summary">{item.result.summary}</span>}
+            {item.result && status !== 'denied' && <span class="keel-tool-summary">{item.result.summary}</span>}
           </div>
         </div>
       );
     default:
       return (
         <div class="keel-tool-body">
-          {item.result && <div class="keel-tool-result">{item.result.summary}</div>}
+          {item.result && status !== 'denied' && <div class="keel-tool-result">{item.result.summary}</div>}
           {item.images && <ToolImages images={item.images} />}
           {item.output && (
             <details class="keel-tool-output">

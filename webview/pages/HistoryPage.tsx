@@ -3,7 +3,7 @@ import type { ExportFormat, TaskSummary } from '../../src/shared/protocol/chatMe
 import { StateBadge } from '../components/Header';
 import { modelLabel } from '../../src/shared/domain/models';
 import { formatCost, formatTime, formatTokens } from '../format';
-import { stateLook } from '../taskStates';
+import { stateLook } from '../../src/shared/words/task';
 
 export interface HistoryPageProps {
   tasks: TaskSummary[] | null;
@@ -14,9 +14,9 @@ export interface HistoryPageProps {
   onDelete(taskId: string): void;
 }
 
-/** What a row's badge says: the stored status, or the live state of a task driven here. */
+/** What a row's badge says: the stored status, or the live state of a task driven here, or that another window runs it. */
 export function rowStatus(t: TaskSummary): string {
-  if (t.heldElsewhere) return 'running elsewhere';
+  if (t.heldElsewhere && (t.status ?? 'running') === 'running') return 'running elsewhere';
   if (t.live) return t.state;
   return t.status ?? t.state;
 }
@@ -79,7 +79,7 @@ export function HistoryPage({ tasks, onLoad, onOpen, onResume, onExport, onDelet
                     {t.model && <span data-testid="history-model">{modelLabel(t.model)}</span>}
                     <span>{tokensOf(t)}</span>
                     <span>{formatCost(t.costUsd)}</span>
-                    {t.heldElsewhere && <span title={`Running in ${t.heldElsewhere}`}>{`in ${t.heldElsewhere}`}</span>}
+                    {t.heldElsewhere && <span title={`Open in ${t.heldElsewhere}`}>{`in ${t.heldElsewhere}`}</span>}
                     {t.otherWorkspace && <span title={t.otherWorkspace}>{`folder ${t.otherWorkspace.split(/[\\/]/).pop() ?? t.otherWorkspace}`}</span>}
                   </span>
                 </button>

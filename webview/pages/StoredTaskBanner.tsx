@@ -1,5 +1,5 @@
 import type { StoredTaskState } from '../../src/shared/protocol/chatMessages';
-import { stateLook } from '../taskStates';
+import { stateLook } from '../../src/shared/words/task';
 
 export interface StoredTaskBannerProps {
   stored: StoredTaskState;
@@ -8,7 +8,8 @@ export interface StoredTaskBannerProps {
 
 /** What the banner says about a task shown from the store. */
 export function bannerText(s: StoredTaskState): string {
-  if (s.heldElsewhere) return `Running in another window (${s.heldElsewhere}). Shown read-only; take it over once that window is closed.`;
+  if (s.heldElsewhere && s.status === 'running') return `Running in ${s.heldElsewhere}. Shown read-only: continue it there, or Take over once it has stopped.`;
+  if (s.heldElsewhere) return `Open in ${s.heldElsewhere}. Shown read-only: continue it there, or Take over once that window has let it go.`;
   if (s.otherWorkspace) return `This task belongs to ${s.otherWorkspace}. Shown read-only.`;
   if (s.status === 'interrupted') return 'This task was interrupted (the window, or the worker process running it, stopped while it ran). Resume continues it.';
   const sentence = stateLook(s.status).sentence;

@@ -14,9 +14,11 @@ interface Entry {
   kind: AgentKind;
   title: string;
   parentId?: string;
+  iteration?: number;
   startedAt: number;
   /** When its status (or what it needs) last changed. */
   since: number;
+  note?: string;
   actor: Actor<typeof agentStatusMachine>;
 }
 
@@ -39,6 +41,9 @@ export class StatusBoard {
         const entry = this.entry(c.id, c.kind, c.parentId);
         if (c.title) entry.title = c.title;
         if (c.parentId && !entry.parentId) entry.parentId = c.parentId;
+        if (c.iteration !== undefined) entry.iteration = c.iteration;
+        if (c.note === null) delete entry.note;
+        else if (c.note !== undefined) entry.note = c.note;
         if (c.event) {
           const before = JSON.stringify(entry.actor.getSnapshot().value);
           entry.actor.send(c.event);
@@ -58,14 +63,23 @@ export class StatusBoard {
         kind: e.kind,
         title: e.title,
         ...(e.parentId ? { parentId: e.parentId } : {}),
+        ...(e.iteration !== undefined ? { iteration: e.iteration } : {}),
         status: statusOf(e.actor),
         ...(attention ? { attention } : {}),
+        ...(e.note ? { note: e.note } : {}),
         startedAt: e.startedAt,
         since: e.since,
         tokens: s.context.tokens,
         costUsd: s.context.costUsd,
       };
     });
+    // A loop's figures are its iterations' (the loop's own actor never hears of usage).
+    for (const loop of rows.filter((r) => r.kind === 'loop')) {
+      for (const child of rows.filter((r) => r.parentId === loop.id)) {
+        loop.tokens += child.tokens;
+        loop.costUsd += child.costUsd;
+      }
+    }
     const order = (r: AgentRow): string => (r.parentId ? `${r.parentId}\u0000${r.startedAt}` : `${r.id}`);
     const roots = rows.filter((r) => !r.parentId || !this.entries.has(r.parentId)).sort((a, b) => a.startedAt - b.startedAt);
     const out: AgentRow[] = [];

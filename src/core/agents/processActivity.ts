@@ -7,6 +7,7 @@ import { MetricsCollector } from '../events/metrics';
 import { ActivityFeed } from '../hooks/feed';
 import { HookRunner } from '../hooks/runner';
 import type { ConfiguredHook } from '../hooks/types';
+import type { TrustItem, TrustView } from '../trust/items';
 import { StatusBoard } from './board';
 import { StatusPublisher, type PoolSource } from './statusSocket';
 
@@ -21,8 +22,10 @@ import { StatusPublisher, type PoolSource } from './statusSocket';
  */
 export interface ProcessActivityOptions {
   workspace: string;
-  /** Keel's home: hook approvals and the status sockets live there. */
+  /** Keel's home: the status sockets live there. */
   keelHome: string;
+  /** The person's approvals of the workspace: its own hooks run only as approved (docs/permissions.md, "Trust"). */
+  trust: TrustView;
   /** The task storage whose `events/` folder `keel events --follow --storage` reads; no bus socket without it. */
   storage?: string;
   /** Names the host on the bus ("keel run", "VS Code window"). */
@@ -32,7 +35,7 @@ export interface ProcessActivityOptions {
   /** The environment of tool processes, which hooks get too (no provider keys). */
   environment(): NodeJS.ProcessEnv;
   log(level: 'info' | 'warn' | 'error', message: string): void;
-  onUnapproved?(hooks: ConfiguredHook[]): void;
+  onUnapproved?(hooks: ConfiguredHook[], items: TrustItem[]): void;
 }
 
 export class ProcessActivity {
@@ -53,7 +56,7 @@ export class ProcessActivity {
     this.feed = new ActivityFeed((m) => opts.log('warn', m));
     this.hooks = new HookRunner({
       workspace: opts.workspace,
-      keelHome: opts.keelHome,
+      trust: opts.trust,
       ...(opts.home ? { home: opts.home } : {}),
       environment: opts.environment,
       log: opts.log,

@@ -1,6 +1,8 @@
 import type { ActivityEvent } from '../hooks/feed';
 import type { AgentStatusEvent } from '../machines/agentStatus/agentStatus.machine';
 import type { AgentKind } from '../../shared/domain/agents';
+import { taskEventHasTag } from '../machines/task/taskTags';
+import { turnEventHasTag } from '../machines/turn/turnTags';
 
 /**
  * How the activity of one process moves the status of its agents: which row an event is about and
@@ -12,7 +14,11 @@ export interface StatusChange {
   kind: AgentKind;
   parentId?: string;
   title?: string;
+  /** A loop's iteration: its number (its row's name under the loop). */
+  iteration?: number;
   event?: AgentStatusEvent;
+  /** How it ended, in words (AgentRow.note); null clears it. */
+  note?: string | null;
 }
 
 export function loopRowId(name: string): string {
@@ -52,12 +58,12 @@ export function statusChanges(a: ActivityEvent): StatusChange[] {
       const row = { id: e.taskId, kind: a.parentId ? ('subagent' as const) : ('task' as const), ...(a.parentId ? { parentId: a.parentId } : {}) };
       switch (e.type) {
         case 'task':
-          if (e.state === 'initializing' || e.state === 'running' || e.state === 'reconstructing') return [{ ...row, ...(e.title ? { title: e.title } : {}), event: { type: 'ACTIVITY' } }];
+          if (taskEventHasTag(e, 'running')) return [{ ...row, ...(e.title ? { title: e.title } : {}), event: { type: 'ACTIVITY' } }];
           return e.title ? [{ ...row, title: e.title }] : [];
         case 'permission':
           return [{ ...row, event: e.decision === 'ask' ? { type: 'NEEDS_PERMISSION' } : { type: 'ANSWERED' } }];
         case 'turn':
-          return e.state === 'compacting' ? [{ ...row, event: { type: 'COMPACTING' } }] : e.state === 'streaming' || e.state === 'executingTool' ? [{ ...row, event: { type: 'ACTIVITY' } }] : [];
+          return turnEventHasTag(e, 'compacting') ? [{ ...row, event: { type: 'COMPACTING' } }] : turnEventHasTag(e, 'working') ? [{ ...row, event: { type: 'ACTIVITY' } }] : [];
         case 'usage':
           return [{ ...row, event: { type: 'USAGE', tokens: e.inputTokens + e.outputTokens + e.cacheReadTokens + e.cacheWriteTokens, costUsd: e.costUsd } }];
         case 'done':
@@ -72,14 +78,17 @@ export function statusChanges(a: ActivityEvent): StatusChange[] {
       switch (e.state) {
         case 'started':
         case 'resumed':
-          return [{ ...row, event: { type: 'ACTIVITY' } }];
+          return [{ ...row, event: { type: 'ACTIVITY' }, note: null }];
         case 'iteration':
-          return [{ ...row, event: { type: 'ACTIVITY' } }, { id: e.taskId, kind: 'task', parentId: row.id, title: `${e.name}: iteration ${e.iteration}` }];
+          return [{ ...row, event: { type: 'ACTIVITY' } }, { id: e.taskId, kind: 'task', parentId: row.id, title: `${e.name}: iteration ${e.iteration}`, iteration: e.iteration }];
         case 'stalled':
           return [{ ...row, event: { type: 'NEEDS_INPUT' } }];
         case 'complete':
         case 'cancelled':
-          return [{ ...row, event: { type: 'STOPPED' } }];
+          return [{ ...row, event: { type: 'STOPPED' }, note: null }];
+        // A limit reached is not a goal reached: not done.
+        case 'stopped':
+          return [{ ...row, event: { type: 'FAILED' }, note: 'stopped: iteration limit reached' }];
         default:
           return [];
       }

@@ -23,7 +23,7 @@ export interface FollowOptions {
  */
 export async function followBuses(storage: string, opts: FollowOptions): Promise<void> {
   const dir = busDir(storage);
-  makeDirs(dir);
+  makeDirs(dir, 0o700);
   const joined = new Map<number, Socket>();
   // While the reader holds us back, every socket is paused (and a bus joined then starts paused).
   let holding: Promise<void> | null = null;

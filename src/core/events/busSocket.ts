@@ -74,7 +74,7 @@ function processExists(pid: number): boolean {
 }
 
 function privateDir(path: string): void {
-  makeDirs(path);
+  makeDirs(path, 0o700);
   chmodSync(path, 0o700);
 }
 

@@ -2,6 +2,7 @@ import type { TaskEvent } from '../../shared/domain/events';
 import type { TaskTranscript } from '../../shared/domain/transcript';
 import type { ActivitySource } from '../hooks/feed';
 import type { IterationEnd } from '../machines/loopMode/loopMode.machine';
+import { taskEventHasTag } from '../machines/task/taskTags';
 import type { TaskHandle } from '../runtime/types';
 import { createCheckpoint } from './checkpoint';
 import { judgeSettings, keepProgress, loopPaths, readText, saveState, type IterationRecord, type LoopState } from './files';
@@ -42,9 +43,9 @@ export async function runIteration(c: IterationContext, n: number, signal: Abort
     paths,
     iteration: n,
     settings: c.state.settings,
-    anchor: readText(paths.anchor),
-    progress: readText(paths.progress),
-    guardrails: readText(paths.guardrails),
+    anchor: readText(c.workspace, paths.anchor),
+    progress: readText(c.workspace, paths.progress),
+    guardrails: readText(c.workspace, paths.guardrails),
   });
   const task = c.host.startIteration(prompt, { loopName: c.state.name, iteration: n, progressFile: paths.progress });
   const record: IterationRecord = { n, taskId: task.id, startedAt: Date.now(), reasons: [] };
@@ -64,7 +65,7 @@ export async function runIteration(c: IterationContext, n: number, signal: Abort
       errors.error(e.code, e.message);
       lastError = { code: e.code, message: e.message };
     } else if (e.type === 'usage') cost = e.totalCostUsd;
-    else if (e.type === 'task' && (e.state === 'initializing' || e.state === 'running')) lastError = undefined;
+    else if (e.type === 'task' && taskEventHasTag(e, 'running')) lastError = undefined;
   });
   const unfeed = c.feed?.subscribe((a) => {
     if (a.kind === 'hook' && a.input.hook_event_name === 'Stop' && a.input.session_id === task.id) stopMessage = a.input.last_assistant_message;
@@ -99,7 +100,7 @@ export async function runIteration(c: IterationContext, n: number, signal: Abort
 export async function recordIteration(c: IterationContext, n: number, end: IterationEnd): Promise<Judgement> {
   const s = c.state;
   const paths = loopPaths(c.workspace, s.name);
-  const progress = readText(paths.progress);
+  const progress = readText(c.workspace, paths.progress);
   keepProgress(c.workspace, s.name, n, progress);
   s.progressDigests = [...s.progressDigests.slice(0, n), progressDigest(progress)];
   s.stopReasons = [...s.stopReasons.slice(0, n - 1), stopReasonOf(end)];
@@ -108,7 +109,7 @@ export async function recordIteration(c: IterationContext, n: number, end: Itera
   s.errorCounts = counted.counts;
   if (counted.reached.length > 0) {
     try {
-      for (const p of appendGuardrails(paths.guardrails, counted.reached, n)) c.guardrail(p);
+      for (const p of appendGuardrails(c.workspace, paths.guardrails, counted.reached, n)) c.guardrail(p);
     } catch (err) {
       c.log('warn', `loop ${s.name}: could not append to ${paths.guardrails}: ${(err as Error).message}`);
     }
@@ -142,7 +143,7 @@ export async function recordIteration(c: IterationContext, n: number, end: Itera
   s.iterations = [...s.iterations.filter((i) => i.n !== n), record].sort((a, b) => a.n - b.n);
   s.iteration = n;
   s.reasons = reasons;
-  s.status = judgement.verdict === 'complete' ? 'complete' : judgement.verdict === 'stalled' ? 'stalled' : 'continuing';
+  s.status = judgement.verdict === 'continue' ? 'continuing' : judgement.verdict;
   saveState(c.workspace, s);
   return { verdict: judgement.verdict, reasons };
 }

@@ -26,6 +26,13 @@ export interface ConnectionIoOptions {
   env: NodeJS.ProcessEnv;
   /** Keys Keel holds (from SecretStorage): a variable holding one is not passed to a server. */
   secretValues?: () => readonly string[];
+  /** The settings files' `env` as the person allowed it, under the server's own `env`. */
+  extraEnv?: () => Readonly<Record<string, string>>;
+  /**
+   * Checked right before every start of a stdio process (restarts included): why it may not start
+   * now (a project server whose approval no longer covers the files it runs), or null.
+   */
+  mayStart?: () => string | null;
   clientInfo: { name: string; version: string };
   /**
    * Where OAuth tokens of remote servers are kept. With one, an `http`/`sse` server without an
@@ -112,12 +119,14 @@ export class McpConnectionIo {
     abandonIfAborted(signal);
     const spec = this.spec('stdio');
     this.stderr.length = 0;
+    const refused = this.opts.mayStart?.() ?? null;
+    if (refused) throw new McpConnectFailure(refused, false, false);
     // Keel's stdio transport (the SDK's, reading stdout in linear time: a result of tens of MB is
     // read and then capped like any other, never a closed connection).
     const inner = new KeelStdioTransport({
       command: spec.command,
       args: spec.args,
-      env: serverEnvironment(this.opts.env, spec.env, this.opts.secretValues?.() ?? []),
+      env: serverEnvironment(this.opts.env, { ...(this.opts.extraEnv?.() ?? {}), ...spec.env }, this.opts.secretValues?.() ?? []),
       cwd: this.opts.cwd,
       maxMessageBytes: this.opts.limits.maxMessageBytes,
     });

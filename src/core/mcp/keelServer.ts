@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import type { TrustView } from '../trust/items';
 import { Server } from '@modelcontextprotocol/server';
 import type { CallToolResult, Tool as McpTool } from '@modelcontextprotocol/server';
 import { createActor, fromPromise, toPromise } from 'xstate';
@@ -29,8 +30,12 @@ import { writeTool } from '../tools/write';
 export interface KeelServerOptions {
   workspace: string;
   mode: PermissionMode;
-  /** Default: the permission engine for `workspace` (its settings files). */
+  /** Default: the permission engine for `workspace` (its settings files, as `trust` allows them). */
   permissions?: PermissionDecider;
+  /** The person's approvals of the workspace (docs/permissions.md, "Trust"). */
+  trust: TrustView;
+  /** Files whose writes ask in every mode (the scripts of the workspace's hooks and MCP servers). */
+  protectedFiles?: () => ReadonlyMap<string, string>;
   ripgrepPath?: string;
   version?: string;
 }
@@ -39,7 +44,7 @@ export const SERVED_TOOLS = [readTool, writeTool, editTool, bashTool, globTool, 
 
 export function createKeelMcpServer(opts: KeelServerOptions): Server {
   const registry = createToolRegistry(SERVED_TOOLS);
-  const decider = opts.permissions ?? lazyEngine({ workspace: opts.workspace });
+  const decider = opts.permissions ?? lazyEngine({ workspace: opts.workspace, trust: opts.trust, ...(opts.protectedFiles ? { protectedFiles: opts.protectedFiles } : {}) });
   const locks = new LockManager();
   const instructions = `Keel's tools on the workspace ${opts.workspace}. Permission mode: ${opts.mode}.`;
   const server = new Server({ name: 'keel', version: opts.version ?? '0.1.0' }, { capabilities: { tools: {} }, instructions });
@@ -99,6 +104,7 @@ async function callKeelTool(
     signal,
     locks,
     ...(opts.ripgrepPath ? { ripgrepPath: opts.ripgrepPath } : {}),
+    searchExclusions: (root) => decider.searchExclusions(root),
     onOutput,
   });
   return { content: [{ type: 'text', text: r.content }], ...(r.isError ? { isError: true } : {}) };

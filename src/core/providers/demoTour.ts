@@ -16,8 +16,11 @@ import { toolResultText, type ConversationMessage, type ToolResultBlock, type To
 export const TOUR_FILE = 'src/greet.ts';
 /** The note the tour writes instead, in a workspace without {@link TOUR_FILE}. */
 export const TOUR_NOTE_FILE = 'KEEL-DEMO.md';
-/** A harmless command that is not read-only, so Keel asks before running it. */
-export const TOUR_COMMAND = 'node --version';
+/**
+ * A harmless command that is not read-only, so Keel asks before running it (`node --version` is
+ * read-only and would run unasked; `node -p` evaluates code). The permission corpus holds it at ask.
+ */
+export const TOUR_COMMAND = 'node -p process.version';
 /** The line of the sample's greet() the edit goes before. */
 export const TOUR_ANCHOR = "  const tone = options.tone ?? 'casual';";
 /** The lines the edit adds (and a later tour takes out again). */

@@ -4,11 +4,13 @@ import type { FetchFunction } from './transport/nodeFetch';
 import type { ModelProvider, ProviderConfig } from './types';
 
 /**
- * `createProvider` for a process that should not load what it does not use (a pool's worker):
- * the provider's module, and so its SDK, is imported on the first query that names it (each SDK
- * costs an idle worker several MB). Same checks and errors as `createProvider`; never throws for
- * a bad config (a `KeelError`), rejects only if the module itself cannot load. `fetch`, when
- * given, is the SDK's transport (a worker passes `nodeFetch`: transport/nodeFetch.ts).
+ * Builds the provider a config names, for the host and a worker alike (the one constructor
+ * path). A config that cannot work (the anthropic provider without a key, an OpenAI-compatible
+ * server without a model, a base URL that is not http(s)) is a `KeelError` (the checks:
+ * `planProvider`); never throws for a bad config, rejects only if the module itself cannot load.
+ * The provider's module, and so its SDK, is imported on first use, so a process loads only the
+ * SDK it uses (each costs an idle worker several MB). `fetch`, when given, is the SDK's transport
+ * (a worker passes `nodeFetch`: transport/nodeFetch.ts).
  */
 export async function loadProvider(config: ProviderConfig, fetch?: FetchFunction): Promise<ModelProvider | KeelError> {
   const plan = planProvider(config);

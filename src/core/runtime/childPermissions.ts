@@ -23,6 +23,8 @@ const STRICTNESS: Record<EngineDecision['decision'], number> = { allow: 0, ask: 
  */
 export function boundedByParent(own: PermissionDecider, parent: PermissionParent): PermissionDecider {
   return {
+    // The child's own engine knows the workspace's Read rules (a parent's are the same files).
+    searchExclusions: (root) => own.searchExclusions(root),
     async decide(call, mode) {
       const [mine, theirs] = await Promise.all([own.decide(call, mode), parent.decideAsParent(call)]);
       if (STRICTNESS[mine.decision] > STRICTNESS[theirs.decision]) return mine;

@@ -7,11 +7,13 @@ import { TaskHookPoints } from '../hooks/taskHooks';
 import { applyTaskEvent, emptyTranscript, type TaskTranscript } from '../../shared/domain/transcript';
 import { taskLockKey, type LockManager } from '../locks/lockManager';
 import type { PendingSubtask } from '../machines/task/task.machine';
+import { taskStateTags } from '../machines/task/taskTags';
 import type { ProjectMemory } from '../memory/projectMemory';
+import type { TrustView } from '../trust/items';
 import type { MemorySettings } from '../memory/settings';
 import type { EngineDecision, PermissionCall } from '../permissions/engine';
 import { denyingAsker } from '../permissions/gate';
-import { createProvider } from '../providers/index';
+import { loadProvider } from '../providers/load';
 import type { ProviderConfig } from '../providers/types';
 import type { SecretKeeper } from '../security/secretKeeper';
 import { planResume } from '../store/resumePlan';
@@ -38,6 +40,8 @@ export interface TaskOwner {
   memorySettings(): MemorySettings;
   readonly permissions: PermissionDecider;
   readonly secrets: SecretKeeper;
+  /** The person's approvals of the workspace (nothing, when the host gave no trust). */
+  readonly trust: TrustView;
   ensureSubtask(parent: LiveTask, sub: PendingSubtask): LiveTask;
   log(level: 'info' | 'warn' | 'error', message: string): void;
   /** Where a recorded task's event log is (hooks' `transcript_path`). */
@@ -110,15 +114,15 @@ export class LiveTask implements TaskHandle, PermissionParent {
     this.locks = locks;
     this.mode = parent ? parent.permissionMode() : (options.mode ?? 'default');
     this.loopProgressFile = options.loopProgressFile;
-    const own = options.loopProgressFile ? allowingLoopProgress(runtime.permissions, options.loopProgressFile) : runtime.permissions;
+    const own = options.loopProgressFile ? allowingLoopProgress(runtime.permissions, options.loopProgressFile, rt.workspace) : runtime.permissions;
     this.decider = parent ? boundedByParent(own, parent) : own;
-    const providerFactory = rt.providerFactory ?? createProvider;
+    const providerFactory = rt.providerFactory ?? ((config: ProviderConfig) => loadProvider(config));
     const model = options.provider.model;
     this.provider = options.provider.provider;
     this.providerConfig = options.provider;
     this.recorder = seed.recorder;
     const title = seed.title;
-    this.transcriptState = seed.transcript ?? emptyTranscript(id, title, options.provider.provider === 'demo' ? 'demo model' : model);
+    this.transcriptState = seed.transcript ?? { ...emptyTranscript(id, title, options.provider.provider === 'demo' ? 'demo model' : model), tags: taskStateTags('created') };
     this.rootId = parent?.rootId ?? id;
     this.transcriptPath = seed.recorder && runtime.transcriptPath ? runtime.transcriptPath(id) : '';
     this.hooks = rt.hooks
@@ -156,6 +160,9 @@ export class LiveTask implements TaskHandle, PermissionParent {
       memory: () => runtime.projectMemory(),
       settings: () => runtime.memorySettings(),
       secrets: runtime.secrets,
+      trust: runtime.trust,
+      held: (items) => rt.trust?.reportHeld(items),
+      ownMemory: async (item) => rt.trust?.recordOwn([item]),
       locks,
       createProvider: createTaskProvider,
       providerKind: () => this.provider,
@@ -213,6 +220,7 @@ export class LiveTask implements TaskHandle, PermissionParent {
       },
     });
     this.actor.subscribe({ error: (err) => runtime.log('error', `task ${id} machine error: ${(err as Error).message}`) });
+    this.recorder?.onFailure((message) => this.recordFailed(message));
   }
 
   /** Starts on the next microtask, so a host that subscribes right after `startTask` sees every event. */
@@ -258,7 +266,8 @@ export class LiveTask implements TaskHandle, PermissionParent {
     this.flushDone();
     this.stopped = true;
     this.actor.stop();
-    this.recorder?.close();
+    // Its last writes and the lock's release go on off the event loop (TaskRuntime.closed waits for them).
+    void this.recorder?.close();
     this.locks.endScope(taskLockKey(this.id));
   }
 
@@ -346,6 +355,42 @@ export class LiveTask implements TaskHandle, PermissionParent {
     this.stop();
   }
 
+  /**
+   * The task's record could not be saved (a full disk, its folder removed, its lock lost): a run
+   * whose record failed must not look like a success. A run in progress is stopped where it is
+   * (nothing more may act without its record) and ends `failed` with a `record_failed` error
+   * saying why; after a run ended, the error is published all the same. The store has marked
+   * meta.json failed as far as the disk allowed.
+   */
+  private recordFailed(failure: string): void {
+    if (this.stopped) return;
+    // A `done` held back (phases, the record) was never published: the run ends failed instead.
+    const unsettled = this.lastDone === null;
+    this.heldDone = null;
+    const message = `${failure[0]!.toUpperCase()}${failure.slice(1)}. ${unsettled ? 'The run was stopped; what was saved before that is kept.' : 'The run had ended, but its record is incomplete.'}`;
+    this.runtime.log('info', `task ${this.id}: ${failure}`);
+    if (!unsettled) {
+      this.emit({ type: 'error', taskId: this.id, code: 'record_failed', message, retryable: false });
+      return;
+    }
+    this.actor.stop();
+    // The run's phases end (`failed`) first: the record's failure and the run's end come last.
+    this.phases.stop();
+    this.emit({ type: 'error', taskId: this.id, code: 'record_failed', message, retryable: false });
+    this.emit({ type: 'task', taskId: this.id, state: 'failed', title: this.transcriptState.title });
+    this.emit({ type: 'done', taskId: this.id, status: 'failed', stopReason: null });
+    this.stop();
+  }
+
+  /**
+   * Resolves when everything this task published so far is saved (its log fsynced, meta.json
+   * written); rejects with StoreError('io') saying why when its record failed. A task without a
+   * store resolves at once.
+   */
+  recorded(): Promise<void> {
+    return this.recorder ? this.recorder.recorded() : Promise.resolve();
+  }
+
   /** This task's mode and its ancestors', nearest first (a worker bounds a subtask by all of them). */
   ancestorModes(): PermissionMode[] {
     return [this.mode, ...(this.parent?.ancestorModes?.() ?? [])];
@@ -394,7 +439,8 @@ export class LiveTask implements TaskHandle, PermissionParent {
   /**
    * Publishes one event of this task: to the log first, then the transcript, then listeners.
    * A run's `done` is held back while the run's phases finish (the gatekeeper and the memory
-   * write come after the turn loop ends), so `done` stays the last event of a run for every reader.
+   * write come after the turn loop ends), so `done` stays the last event of a run for every reader,
+   * and until the run's record is saved.
    */
   private emit(event: TaskEvent): void {
     if (this.stopped) return;
@@ -402,9 +448,14 @@ export class LiveTask implements TaskHandle, PermissionParent {
       this.heldDone = event;
       this.phases.observe(event);
       const held = event;
-      void this.phases.finished().then(() => {
-        if (this.heldDone === held) this.flushDone();
-      });
+      // …and until what the run recorded is saved: `done` never announces a run whose record
+      // failed (recordFailed replaces it with a failed one).
+      void this.phases
+        .finished()
+        .then(() => this.recorded().catch(() => undefined))
+        .then(() => {
+          if (this.heldDone === held) this.flushDone();
+        });
       return;
     }
     // A new run starts while the last one's phases wind down: its `done` comes first.
@@ -441,7 +492,7 @@ export class LiveTask implements TaskHandle, PermissionParent {
         this.runtime.log('warn', `a task listener threw: ${(err as Error).message}`);
       }
     }
-    if (event.type === 'task' && (event.state === 'initializing' || event.state === 'running')) this.lastDone = null;
+    if (event.type === 'task' && event.tags?.includes('running')) this.lastDone = null;
     if (event.type === 'done') {
       // The run is over and its continuation keys (unique per run) can never recur: let them go.
       this.locks.endScope(taskLockKey(this.id));

@@ -2,10 +2,10 @@ import { randomUUID } from 'node:crypto';
 import { createActor, fromPromise, toPromise } from 'xstate';
 import type { PermissionMode } from '../../shared/domain/permissionModes';
 import type { TaskEvent } from '../../shared/domain/events';
-import type { ToolResultBlock, ToolUseBlock } from '../../shared/domain/messages';
+import { toolResult, type ToolResultBlock, type ToolUseBlock } from '../../shared/domain/messages';
 import { permissionMachine, type PermissionOutcome } from '../machines/permission/permission.machine';
 import type { ValidationOutcome } from '../machines/turn/types';
-import type { EngineDecision, PermissionCall } from '../permissions/engine';
+import type { EngineDecision, PermissionCall, SearchExclusions } from '../permissions/engine';
 import type { PermissionAnswer, PermissionAsker, PermissionRequest } from '../permissions/gate';
 import { whatWouldAllow } from '../permissions/whatWouldAllow';
 import { parseToolInput } from '../tools/execute';
@@ -22,6 +22,13 @@ export interface PermissionDecider {
    * asked what another mode would decide, which would take one of the run's own decisions.
    */
   readonly playback?: boolean;
+  /**
+   * What a recursive search below `root` (the Grep and Glob tools) must skip so that it reads
+   * nothing the Read rules keep out (engine.ts `searchExclusions`); null when nothing can be
+   * said (then `decide` asked about the search). Every decider forwards it: the tools are given
+   * it with each call (ToolContext.searchExclusions). Never rejects.
+   */
+  searchExclusions(root: string): Promise<SearchExclusions | null>;
 }
 
 export interface PermissionCheckServices {
@@ -154,6 +161,7 @@ export async function explainPermission(
           engine = await decider.decide(call, mode);
           return engine;
         },
+        searchExclusions: (root) => decider.searchExclusions(root),
       },
       asker: {
         async ask(req) {
@@ -178,8 +186,4 @@ export async function explainPermission(
   // Decided before the engine was consulted (plan mode's checkMode): the machine's reason.
   if (!engine || engine.decision !== outcome.decision) return { decision: outcome.decision, reason: outcome.reason };
   return fromEngine(outcome.decision, engine);
-}
-
-function toolResult(id: string, content: string, isError: boolean): ToolResultBlock {
-  return { type: 'tool_result', tool_use_id: id, content, ...(isError ? { is_error: true } : {}) };
 }

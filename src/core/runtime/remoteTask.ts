@@ -95,6 +95,9 @@ function queryParts(task: RemoteTaskSide, rt: TaskRuntimeOptions): Omit<QueryMes
       },
       passEnv: [...(rt.passEnv ?? [])],
       heldSecrets: task.secrets.values(),
+      // What the person approved of this workspace, as the host knows it now (the worker reads no approval store).
+      trust: { approved: rt.trust?.snapshot() ?? {}, protectedFiles: [...(rt.trust?.protectedFilesNow() ?? new Map<string, string>())] },
+      env: { ...task.secrets.extraEnvironment() },
     },
     provider: task.providerConfig(),
     parentModes: task.parentModes(),

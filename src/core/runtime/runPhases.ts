@@ -11,11 +11,14 @@ import type { ProjectMemory } from '../memory/projectMemory';
 import type { MemorySettings } from '../memory/settings';
 import type { ModelProvider } from '../providers/types';
 import type { SecretKeeper } from '../security/secretKeeper';
+import { fileDigest } from '../trust/digest';
+import { isApproved, memoryItem, type TrustItem, type TrustView } from '../trust/items';
 
 /**
  * Runs the runPhases machine (src/core/machines/runPhases/) for each run of one task with its real
  * actors: the instructions files and the provider (initializing), the memory search, the runner
- * (this process: there is no worker pool yet), then after a completed run the gatekeeper (one
+ * (`runnerStarting` reports this process's pid, also when a pool runs the turn loop: the worker is
+ * leased later, by the query machine in the task's turn loop), then after a completed run the gatekeeper (one
  * short lesson call under the task's lock) and the memory write. The task machine stays the
  * owner: its `initialize` calls `begin` and waits for `runnerRunning`; the task's events are fed
  * in through `observe`; nothing here starts or steers a turn loop.
@@ -34,6 +37,15 @@ export interface RunPhaseServices {
   /** The memory settings now; read at the start of each run. */
   settings(): MemorySettings;
   secrets: SecretKeeper;
+  /**
+   * The person's approvals (docs/permissions.md, "Trust"): the workspace's instructions files and
+   * committed memories are used only once approved in their exact content.
+   */
+  trust: TrustView;
+  /** What this run left out for want of approval (the host tells the person). */
+  held?(items: TrustItem[]): void;
+  /** A memory Keel's gatekeeper saved is Keel's own: recorded as approved in its exact content. */
+  ownMemory?(item: TrustItem): Promise<void>;
   locks: LockManager;
   /** Creates the run's provider (a KeelError fails the run in `initializing`). */
   createProvider(): Promise<ModelProvider | KeelError>;
@@ -97,8 +109,9 @@ export class RunPhases {
             throw new Error(created.message);
           }
           provider = created;
-          const loaded = loadInstructions({ workspace: s.workspace, ...(s.home ? { home: s.home } : {}), knownSecrets: s.secrets.values() });
+          const loaded = loadInstructions({ workspace: s.workspace, ...(s.home ? { home: s.home } : {}), knownSecrets: s.secrets.values(), trust: s.trust });
           for (const p of loaded.problems) s.log('warn', `instructions: ${p}`);
+          if (loaded.held.length) s.held?.(loaded.held);
           system.instructions = loaded.text;
           const files = loaded.files.map((f) => f.display);
           if (files.length) s.publish({ type: 'instructions', taskId: s.taskId, run: start.run, files });
@@ -106,7 +119,16 @@ export class RunPhases {
         }),
         searchMemory: fromPromise(async () => {
           if (!memory) return { hits: [], tokens: 0 };
-          const found = memory.recall(start.prompt, settings.maxTokens);
+          // A memory is used only as the person approved it, or as Keel itself saved it.
+          const unapproved: TrustItem[] = [];
+          const found = memory.recall(start.prompt, settings.maxTokens, s.secrets.values(), (m) => {
+            const item = memoryItem(m.file, fileDigest(m.path), m.title);
+            if (isApproved(s.trust, item)) return true;
+            unapproved.push(item);
+            return false;
+          });
+          if (unapproved.length) s.held?.(unapproved);
+          for (const l of found.left) s.log('warn', `memory: ${l.file} left out of the prompt: ${l.why}`);
           system.memory = found.text;
           const hits = found.used.map((h) => ({ file: h.memory.file, title: h.memory.title, score: Math.round(h.score * 100) / 100 }));
           if (hits.length) s.publish({ type: 'memory', taskId: s.taskId, run: start.run, hits, tokens: found.tokens });
@@ -123,6 +145,12 @@ export class RunPhases {
         }),
         persistMemory: fromPromise(async ({ input: p }) => {
           const file = await memory!.save(p.lesson, s.taskId);
+          try {
+            const path = memory!.store.pathOf(file);
+            await s.ownMemory?.(memoryItem(file, fileDigest(path), p.lesson.title));
+          } catch (err) {
+            s.log('warn', `memory: ${file} was saved, but could not be recorded as Keel's own (${(err as Error).message}); it waits for your approval like a committed one`);
+          }
           s.publish({ type: 'gatekeeper', taskId: s.taskId, run: start.run, decision: 'saved', rule: 'accepted', reasons: ['it passed every rule'], file, title: p.lesson.title });
           return file;
         }),
@@ -228,6 +256,7 @@ export class RunPhases {
       provider: s.providerKind(),
       subtask: s.subtask,
       loopIteration: s.loopIteration === true,
+      memoryFolderProblem: memory?.folderProblem() ?? null,
     });
     if (early) return early;
     if (!provider) return noLesson('no provider for the lesson call');

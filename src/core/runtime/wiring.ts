@@ -2,7 +2,7 @@ import { fromCallback, fromPromise, type EventObject } from 'xstate';
 import type { TaskEvent, TaskStatus } from '../../shared/domain/events';
 import type { TaskTranscript } from '../../shared/domain/transcript';
 import type { KeelError } from '../../shared/domain/errors';
-import { ZERO_USAGE, type ConversationMessage, type ToolResultBlock } from '../../shared/domain/messages';
+import { toolResult, ZERO_USAGE, type ConversationMessage } from '../../shared/domain/messages';
 import { SUMMARY_INSTRUCTION } from '../context/compaction';
 import { taskLockKey, type HeldLock, type LockManager } from '../locks/lockManager';
 import { callMachine } from '../machines/call/call.machine';
@@ -288,6 +288,7 @@ async function runTool(services: TurnServices, secrets: SecretKeeper, taskId: st
     locks: services.locks,
     env: secrets.environment(),
     ...(services.ripgrepPath ? { ripgrepPath: services.ripgrepPath } : {}),
+    searchExclusions: (root) => services.permissions.searchExclusions(root),
     onOutput: (chunk) => publishChunk(live.push(chunk)),
   });
   publishChunk(live.end());
@@ -322,8 +323,4 @@ function lastAssistantText(t: TaskTranscript): string {
     if (it.kind === 'assistant' && it.text) return it.text;
   }
   return '';
-}
-
-function toolResult(id: string, content: string, isError: boolean): ToolResultBlock {
-  return { type: 'tool_result', tool_use_id: id, content, ...(isError ? { is_error: true } : {}) };
 }

@@ -17,6 +17,8 @@ export interface ReadLogOptions {
   from?: { offset: number; header: LogHeader; version: number };
   /** Stop at this byte offset (a line boundary): what a snapshot being written folds. */
   until?: number;
+  /** Every byte read, in order, as read (from `from.offset` or 0): a snapshot's driver hashes the log's prefix with them. */
+  onBytes?: (chunk: Buffer) => void;
 }
 
 export interface ReadLogResult {
@@ -101,6 +103,7 @@ export async function readLog(path: string, onRecord: (r: LogRecord) => void, op
       const { bytesRead } = await fh.read(buf, 0, want, offset + carry.length);
       sliceStart = performance.now(); // the read itself was a wait, not work
       if (bytesRead === 0) break;
+      options.onBytes?.(buf.subarray(0, bytesRead));
       const data = carry.length ? Buffer.concat([carry, buf.subarray(0, bytesRead)]) : buf.subarray(0, bytesRead);
       let start = 0;
       let n = 0;

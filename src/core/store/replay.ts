@@ -1,4 +1,5 @@
 import type { TaskStatus } from '../../shared/domain/events';
+import { taskEventHasTag, taskStatusOfState } from '../machines/task/taskTags';
 import type { ConversationMessage } from '../../shared/domain/messages';
 import type { TaskTranscript } from '../../shared/domain/transcript';
 import { TranscriptBuilder, type TranscriptBuilderState } from './transcriptBuilder';
@@ -54,15 +55,8 @@ export interface FoldState extends FoldTotals {
   calls: LoggedToolCall[];
 }
 
-const RUNNING_STATES = new Set(['initializing', 'running', 'waitingForSubtask', 'reconstructing']);
-
-/** The status a task-machine state stands for in history. */
-export function statusOfState(state: string): TaskStatus | null {
-  if (RUNNING_STATES.has(state)) return 'running';
-  if (state === 'completed' || state === 'aborted' || state === 'failed' || state === 'interrupted') return state;
-  if (state === 'awaitingUser') return 'failed';
-  return null;
-}
+/** The status a task-machine state stands for in history: the task machine's tags say it. */
+export const statusOfState = taskStatusOfState;
 
 /**
  * Folds log records one at a time (O(1) each, apart from `compacted`, which replaces the
@@ -108,7 +102,7 @@ export class ReplayFold {
     };
   }
 
-  /** A fold that continues from `s` (from `exportState()`, possibly through JSON). */
+  /** A fold that continues from `s` (from `exportState()`, read back from a snapshot); it takes `s` over (its lists are not copied). */
   static fromState(s: FoldState): ReplayFold {
     const f = new ReplayFold(s.transcript.header.taskId, s.transcript.header.title, s.transcript.header.model);
     f.builder = TranscriptBuilder.fromState(s.transcript);
@@ -188,7 +182,7 @@ export class ReplayFold {
         this.state = e.state;
         const s = statusOfState(e.state);
         if (s) this.status = s;
-        if (e.state === 'interrupted') this.builder.markInterrupted();
+        if (taskEventHasTag(e, 'interrupted')) this.builder.markInterrupted();
         return;
       }
       case 'done':

@@ -1,3 +1,4 @@
+import { poolHeadline, workerStateWords } from '../../shared/words/workers';
 import type { EvictionStrategy } from './eviction';
 
 /**
@@ -47,27 +48,41 @@ export function formatMemory(bytes: number | null): string {
   return bytes === null ? '—' : `${Math.round(bytes / (1024 * 1024))} MB`;
 }
 
-/** One worker as a line for people: `keel workers` and "Keel: Show Workers" show the same words. */
+/**
+ * One worker as a line for people: `keel workers` and "Keel: Show Workers" show the same words
+ * (src/shared/words/workers.ts), never a machine's state name.
+ */
 export interface WorkerLine {
-  /** "w2 · busy" */
+  /** "Running “Fix the login bug”", "Idle" */
   label: string;
-  /** "pid 4242 · task 1b2c3d4e" */
+  /** "w2 · pid 4242", "w1 · pid 4240 · last ran “Add a test”" */
   description: string;
-  /** "up 3 m 12 s · 5 queries · 48 MB" */
+  /** "up 3 m 12 s · 5 runs · 48 MB" */
   detail: string;
 }
 
-export function describeWorker(w: WorkerStatus, now: number): WorkerLine {
-  const queries = `${w.queriesProcessed} quer${w.queriesProcessed === 1 ? 'y' : 'ies'}`;
+/**
+ * `titleOf` names a task as a person knows it (its title); without it, or for a task it does not
+ * know, a task is named by the start of its id.
+ */
+export function describeWorker(w: WorkerStatus, now: number, titleOf?: (taskId: string) => string | undefined): WorkerLine {
+  const runs = `${w.queriesProcessed} run${w.queriesProcessed === 1 ? '' : 's'}`;
+  const task = w.taskId ? taskName(w.taskId, titleOf) : undefined;
+  const words = workerStateWords(w.state);
+  const busy = w.state === 'busy';
   return {
-    label: `${w.id} · ${w.state}`,
-    description: `pid ${w.pid ?? '—'}${w.taskId ? ` · task ${w.taskId.slice(0, 8)}` : ''}`,
-    detail: `up ${formatDuration(now - w.startedAt)} · ${queries} · ${formatMemory(w.rssBytes)}`,
+    label: busy && task ? `Running ${task}` : words.charAt(0).toUpperCase() + words.slice(1),
+    description: `${w.id} · pid ${w.pid ?? '—'}${task && !busy ? ` · last ran ${task}` : ''}`,
+    detail: `up ${formatDuration(now - w.startedAt)} · ${runs} · ${formatMemory(w.rssBytes)}`,
   };
 }
 
-/** "VS Code window 4242 (pid 4242): active, 2 of 4 workers, 1 waiting": a pool's headline. */
+function taskName(taskId: string, titleOf: ((taskId: string) => string | undefined) | undefined): string {
+  const title = titleOf?.(taskId)?.trim();
+  return title ? `“${title.length > 60 ? `${title.slice(0, 59)}…` : title}”` : `task ${taskId.slice(0, 8)}`;
+}
+
+/** "VS Code window 4242 (pid 4242): 4 workers, all idle": a pool's headline for `keel workers`. */
 export function describePool(p: PoolStatus): string {
-  const waiting = p.waiting > 0 ? `, ${p.waiting} waiting` : '';
-  return `${p.owner} (pid ${p.ownerPid}): ${p.state}, ${p.workers.length} of ${p.max} worker${p.max === 1 ? '' : 's'}${waiting}`;
+  return `${p.owner} (pid ${p.ownerPid}): ${poolHeadline(p)}`;
 }

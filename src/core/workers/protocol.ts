@@ -65,6 +65,15 @@ export const runtimeConfigSchema = z.object({
   passEnv: z.array(z.string()),
   /** Keys the host holds (SecretStorage, provider configs): kept out of tool processes and redacted. */
   heldSecrets: z.array(z.string()),
+  /**
+   * The person's approvals of the workspace as the host holds them now (docs/permissions.md,
+   * "Trust"): item id → approved fingerprint, and the files whose writes ask in every mode (the
+   * scripts of the workspace's hooks and MCP servers), each with its reason. Absent: nothing the
+   * workspace provides that loosens is used.
+   */
+  trust: z.optional(z.object({ approved: z.record(z.string(), z.string()), protectedFiles: z.array(z.tuple([z.string(), z.string()])) })),
+  /** The settings files' `env` as the person allowed it, set for every tool process. */
+  env: z.optional(z.record(z.string(), z.string())),
 });
 export type RuntimeConfig = z.infer<typeof runtimeConfigSchema>;
 

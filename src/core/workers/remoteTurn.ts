@@ -143,7 +143,11 @@ export function remoteTurn(deps: RemoteTurnDeps) {
             case 'subtask_start':
               return sendBack({ type: 'SUBTASK_START', toolCallId: m.toolCallId, description: m.description, prompt: m.prompt });
             case 'durable_request':
-              void (deps.durable?.() ?? Promise.resolve()).then(() => send({ type: 'durable_ok', queryId, requestId: m.requestId }));
+              // A record that failed never answers: the tool waits, and the task (stopped as failed) cancels the query.
+              void (deps.durable?.() ?? Promise.resolve()).then(
+                () => send({ type: 'durable_ok', queryId, requestId: m.requestId }),
+                () => undefined,
+              );
               return;
             case 'permission_request': {
               const controller = new AbortController();

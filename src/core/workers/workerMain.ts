@@ -21,7 +21,8 @@ import { builtinTools, createToolRegistry } from '../tools/registry';
 import type { AnyTool } from '../tools/types';
 import { MessageChannel } from './channel';
 import { IpcMcpToolSource } from './mcpRemote';
-import { DEFAULT_MAX_LINE_BYTES, PROTOCOL_VERSION, toWorkerSchema, type FromWorker, type QueryMessage, type ToWorker } from './protocol';
+import { DEFAULT_MAX_LINE_BYTES, PROTOCOL_VERSION, toWorkerSchema, type FromWorker, type QueryMessage, type RuntimeConfig, type ToWorker } from './protocol';
+import { allowRuleItem, type TrustView } from '../trust/items';
 import { WORKER_ONLY_ENV } from './spawnWorker';
 import { workerHookPoints } from './workerHooks';
 
@@ -166,7 +167,7 @@ interface RunningQuery {
 /** Starts one query's turn loop; `done` is called once, after `complete` (or `error`) was sent. */
 function startQuery(q: QueryMessage, send: (m: FromWorker) => void, fetch: FetchFunction | undefined, done: (q: RunningQuery) => void): RunningQuery {
   const { runtime } = q;
-  const secrets = new SecretKeeper({ passThrough: runtime.passEnv, values: [...runtime.heldSecrets, q.provider.apiKey] });
+  const secrets = new SecretKeeper({ passThrough: runtime.passEnv, values: [...runtime.heldSecrets, q.provider.apiKey], extra: () => runtime.env ?? {} });
   const sandbox = new Sandbox(runtime.sandbox);
   const tools = createToolRegistry(builtinTools.map((t) => (t.name === 'Bash' ? (createBashTool({ sandbox }) as AnyTool) : t)));
   let parentModes = q.parentModes;
@@ -174,9 +175,9 @@ function startQuery(q: QueryMessage, send: (m: FromWorker) => void, fetch: Fetch
   let mode = q.turn.mode;
   // (`toTurn` is defined below; a hook only fires once the turn runs.)
   const hooks = workerHookPoints(q, { send, secrets, mode: () => mode, stopTurn: () => toTurn({ type: 'CANCEL' }) });
-  const engine = engineFor(runtime.workspace, runtime.settingsFiles, runtime.sandbox.enabled);
+  const { decider: engine, trust } = engineFor(runtime.workspace, runtime.settingsFiles, runtime.sandbox.enabled, runtime.trust);
   // The same exception the host gives a loop iteration (LiveTask): its own progress file.
-  const own: PermissionDecider = q.loopProgressFile ? allowingLoopProgress(engine, q.loopProgressFile) : engine;
+  const own: PermissionDecider = q.loopProgressFile ? allowingLoopProgress(engine, q.loopProgressFile, runtime.workspace) : engine;
   const permissions: PermissionDecider = boundedByModes(own, () => parentModes);
   const waiting = new Map<string, (answer: PermissionAnswer) => void>();
   const durables = new Map<string, () => void>();
@@ -219,6 +220,8 @@ function startQuery(q: QueryMessage, send: (m: FromWorker) => void, fetch: Fetch
           toTurn({ type: 'SET_MODE', mode: m.mode });
           return;
         case 'permission_answer':
+          // "Always allow": the person's own rules, saved by the host, count as approved here at once.
+          if (m.answer.always) trust.personSaved(m.answer.always.rules, m.answer.always.where);
           waiting.get(m.promptId)?.(m.answer);
           return;
         case 'durable_ok':
@@ -304,12 +307,54 @@ function startQuery(q: QueryMessage, send: (m: FromWorker) => void, fetch: Fetch
  * One permission engine per workspace and settings for the worker's life, as a host keeps one per
  * runtime: its shell parser (wasm) loads once, not on every query.
  */
-const engines = new Map<string, PermissionDecider>();
-function engineFor(workspace: string, settingsFiles: string[], sandboxEnabled: boolean): PermissionDecider {
+const engines = new Map<string, { decider: PermissionDecider; trust: WorkerTrust }>();
+function engineFor(workspace: string, settingsFiles: string[], sandboxEnabled: boolean, trust: RuntimeConfig['trust']): { decider: PermissionDecider; trust: WorkerTrust } {
   const key = JSON.stringify([workspace, settingsFiles, sandboxEnabled]);
   let engine = engines.get(key);
-  if (!engine) engines.set(key, (engine = lazyEngine({ workspace, settingsFiles, sandbox: { enabled: sandboxEnabled } })));
+  if (!engine) {
+    const held = new WorkerTrust();
+    engines.set(key, (engine = { trust: held, decider: lazyEngine({ workspace, settingsFiles, sandbox: { enabled: sandboxEnabled }, trust: held, protectedFiles: () => held.protectedFiles }) }));
+  }
+  // The approvals as the host sent them with this query (a change makes the engine re-read its settings).
+  engine.trust.update(trust);
   return engine;
+}
+
+/** The host's approvals as the last query carried them (docs/permissions.md, "Trust"). */
+class WorkerTrust implements TrustView {
+  private approved: Record<string, string> = {};
+  private key = '';
+  private generation = 0;
+  protectedFiles: ReadonlyMap<string, string> = new Map();
+
+  update(trust: RuntimeConfig['trust']): void {
+    const key = JSON.stringify(trust ?? null);
+    if (key === this.key) return;
+    this.key = key;
+    this.approved = trust?.approved ?? {};
+    this.protectedFiles = new Map(trust?.protectedFiles ?? []);
+    this.generation++;
+  }
+
+  approves(item: { id: string; fingerprint: string }): boolean {
+    return this.approved[item.id] === item.fingerprint;
+  }
+
+  /** Rules the person saved with "Always allow" during this query (the host records them too). */
+  personSaved(rules: readonly string[], where: 'project' | 'local' | 'user'): void {
+    if (where === 'user') return;
+    const source = where === 'local' ? '.keel/settings.local.json' : '.keel/settings.json';
+    this.approved = { ...this.approved };
+    for (const r of rules) {
+      const item = allowRuleItem(source, r.trim());
+      this.approved[item.id] = item.fingerprint;
+    }
+    this.generation++;
+  }
+
+  version(): number {
+    return this.generation;
+  }
 }
 
 function failed(q: QueryMessage, error: KeelError): TurnOutput {
@@ -326,6 +371,7 @@ function boundedByModes(engine: PermissionDecider, modes: () => PermissionMode[]
     return { permissionMode: () => m, decideAsParent: (call) => decider.decide(call, m) };
   };
   return {
+    searchExclusions: (root) => engine.searchExclusions(root),
     decide(call, mode) {
       const parent = chain(0);
       return parent ? boundedByParent(engine, parent).decide(call, mode) : engine.decide(call, mode);

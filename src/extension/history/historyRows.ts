@@ -1,14 +1,18 @@
+import { hostname } from 'node:os';
 import type { TaskHandle } from '../../core/runtime/types';
+import { describeOwnerWords } from '../../shared/words/owners';
 import type { TaskSummary as StoredSummary, LockOwner } from '../../core/store/types';
 import type { HistoryStatus, StoredTaskState, TaskSummary } from '../../shared/protocol/chatMessages';
 
 /** Statuses a stored task can be resumed from (a settled one gets a "continue" follow-up). */
 const RESUMABLE: ReadonlySet<HistoryStatus> = new Set<HistoryStatus>(['interrupted', 'failed', 'aborted']);
 
-/** "VS Code window 1234 (pid 1234 on host)": who runs a task elsewhere, for people. */
-export function describeOwner(owner: LockOwner): string {
-  const where = owner.pid ? ` (pid ${owner.pid}${owner.host && owner.host !== '?' ? ` on ${owner.host}` : ''})` : '';
-  return `${owner.label ?? 'another window or process'}${where}`;
+/**
+ * "another VS Code window (since 10:31)": who has a task elsewhere, in words a person knows (no
+ * pid; the machine only when it is another one).
+ */
+export function describeOwner(owner: LockOwner, thisHost = hostname()): string {
+  return describeOwnerWords(owner, thisHost, (at) => new Date(at).toLocaleTimeString([], { hour: '2-digit', minute: '2-digit' }));
 }
 
 /** Whether `taskWorkspace` is another folder than this window's (unknown counts as the same). */

@@ -1,3 +1,4 @@
+import { taskStateTags } from '../../core/machines/task/taskTags';
 import type { TaskHandle } from '../../core/runtime/types';
 import type { TaskEvent } from '../../shared/domain/events';
 import type { TaskTranscript } from '../../shared/domain/transcript';
@@ -17,9 +18,12 @@ export class StoredTaskHandle implements TaskHandle {
     transcript: TaskTranscript,
     readonly stored: StoredTaskState,
   ) {
+    const state = stored.heldElsewhere ? transcript.state : stored.status;
     this.shown = {
       ...transcript,
-      state: stored.heldElsewhere ? transcript.state : stored.status,
+      state,
+      // A stored status is also the name of the task state it was recorded in.
+      tags: taskStateTags(state),
       // Not busy here: no request of this window is in flight, so the composer offers Send.
       done: true,
       streamMode: null,

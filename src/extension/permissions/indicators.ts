@@ -1,11 +1,12 @@
 import * as vscode from 'vscode';
 import type { PermissionBroker } from '../permissionBroker';
-import { waitingIndicator } from './waiting';
+import { badgeFor, waitingIndicator } from './waiting';
 
 /**
  * While a task waits for a permission answer: a status bar item ("Keel: waiting for permission",
  * click to show the chat) and a badge on the chat view (through `setBadge`). Both follow the
- * broker's pending prompts and clear when the last one is answered.
+ * broker's pending prompts and clear when the last one is answered or withdrawn (its task
+ * cancelled, interrupted, its worker gone).
  */
 export function permissionIndicators(broker: PermissionBroker, setBadge: (badge: vscode.ViewBadge | undefined) => void, focusCommand: string): vscode.Disposable {
   const item = vscode.window.createStatusBarItem('keel.permissionWaiting', vscode.StatusBarAlignment.Left, 1000);
@@ -13,16 +14,17 @@ export function permissionIndicators(broker: PermissionBroker, setBadge: (badge:
   item.command = focusCommand;
   item.backgroundColor = new vscode.ThemeColor('statusBarItem.warningBackground');
   const update = () => {
-    const w = waitingIndicator(broker.list());
+    const pending = broker.list();
+    // Never undefined: a badge of 0 is what clears it (badgeFor says why).
+    setBadge(badgeFor(pending));
+    const w = waitingIndicator(pending);
     if (!w) {
       item.hide();
-      setBadge(undefined);
       return;
     }
     item.text = w.text;
     item.tooltip = w.tooltip;
     item.show();
-    setBadge({ value: w.count, tooltip: w.count === 1 ? 'Keel is waiting for permission' : `Keel is waiting for ${w.count} permission answers` });
   };
   const stop = broker.listen({ requested: update, resolved: update });
   update();

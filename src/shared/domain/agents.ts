@@ -11,13 +11,21 @@ export interface AgentRow {
   title: string;
   /** The task a sub-agent works for, or the loop an iteration belongs to. */
   parentId?: string;
+  /** For a loop's iteration: its number (1, 2, …). */
+  iteration?: number;
   status: AgentStatus;
   /** What the person is needed for, while `attention`. */
   attention?: 'permission' | 'input';
+  /**
+   * How it ended, in words, where the status alone would mislead: a loop that used every
+   * iteration without reaching its goal is `error` with "stopped: iteration limit reached".
+   */
+  note?: string;
   /** Epoch ms when Keel first saw it. */
   startedAt: number;
   /** Epoch ms of its last status change. */
   since: number;
+  /** Tokens and cost so far; a loop's include its iterations'. */
   tokens: number;
   costUsd: number;
   /** The process that runs it (for `keel status` across windows and runs). */

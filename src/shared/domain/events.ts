@@ -1,5 +1,6 @@
 import type { ErrorCode } from './errors';
 import type { ConversationMessage, StopReason } from './messages';
+import type { TaskStateTag, TurnStateTag } from './stateTags';
 import type { CardImage } from './toolImages';
 
 /**
@@ -45,8 +46,14 @@ export interface MemoryHitInfo {
 export type GatekeeperOutcome = 'saved' | 'rejected' | 'skipped';
 
 export type TaskEvent =
-  | { type: 'task'; taskId: string; state: string; title?: string }
-  | { type: 'turn'; taskId: string; state: string; turn: number }
+  /**
+   * The task machine entered `state`. `tags` say what it means (src/shared/domain/stateTags.ts):
+   * views and listeners read them, never the state's name. Logs written before tags existed lack
+   * them; readers of a log take the definition's tags for the name (`taskStateTags`).
+   */
+  | { type: 'task'; taskId: string; state: string; title?: string; tags?: TaskStateTag[] }
+  /** The turn machine entered `state`; `tags` say what it means (stateTags.ts; absent in older logs). */
+  | { type: 'turn'; taskId: string; state: string; turn: number; tags?: TurnStateTag[] }
   | { type: 'user_message'; taskId: string; id: string; text: string }
   /** The conversation grew by one message (user text, a complete assistant answer, tool results): what a log must keep to rebuild it. */
   | { type: 'message'; taskId: string; message: ConversationMessage }

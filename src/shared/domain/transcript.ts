@@ -1,6 +1,7 @@
 import { formatDuration } from './duration';
 import type { ErrorCode } from './errors';
 import type { GatekeeperOutcome, PermissionDecision, RunPhase, StreamMode, TaskEvent } from './events';
+import type { TaskStateTag } from './stateTags';
 import { MAX_CARD_IMAGES, type CardImage } from './toolImages';
 
 /**
@@ -53,8 +54,10 @@ export interface RunPhasesView {
 export interface TaskTranscript {
   taskId: string;
   title: string;
-  /** The task machine's state, as a dotted path (e.g. "running", "awaitingUser"). */
+  /** The task machine's state, as a dotted path (e.g. "running", "awaitingUser"); never shown as is. */
   state: string;
+  /** What that state means (its tags in the task machine; stateTags.ts): what views decide by. */
+  tags: TaskStateTag[];
   turnState: string;
   turn: number;
   streamMode: StreamMode | null;
@@ -71,6 +74,7 @@ export function emptyTranscript(taskId: string, title: string, model: string): T
     taskId,
     title,
     state: 'created',
+    tags: [],
     turnState: 'idle',
     turn: 0,
     streamMode: null,
@@ -103,7 +107,7 @@ function replaceAt(items: TranscriptItem[], i: number, item: TranscriptItem): Tr
 export function applyTaskEvent(t: TaskTranscript, e: TaskEvent): TaskTranscript {
   switch (e.type) {
     case 'task':
-      return { ...t, state: e.state, title: e.title ?? t.title };
+      return { ...t, state: e.state, tags: e.tags ?? [], title: e.title ?? t.title };
     case 'turn':
       return { ...t, turnState: e.state, turn: e.turn };
     case 'user_message':

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { ERROR_CODES } from '../domain/errors';
 import { RUN_PHASES } from '../domain/events';
+import { TASK_STATE_TAGS, TURN_STATE_TAGS } from '../domain/stateTags';
 import type { ViewTaskEvent } from '../domain/events';
 import type { StopReason } from '../domain/messages';
 import type { TaskTranscript, TranscriptItem } from '../domain/transcript';
@@ -32,8 +33,8 @@ const cardImages = z
 
 /** One schema per `TaskEvent` variant, keyed by its literal `type`. */
 export const taskEventSchema = z.discriminatedUnion('type', [
-  z.object({ type: z.literal('task'), taskId, state: z.string(), title: z.string().optional() }),
-  z.object({ type: z.literal('turn'), taskId, state: z.string(), turn: count }),
+  z.object({ type: z.literal('task'), taskId, state: z.string(), title: z.string().optional(), tags: z.array(z.enum(TASK_STATE_TAGS)).max(TASK_STATE_TAGS.length).optional() }),
+  z.object({ type: z.literal('turn'), taskId, state: z.string(), turn: count, tags: z.array(z.enum(TURN_STATE_TAGS)).max(TURN_STATE_TAGS.length).optional() }),
   z.object({ type: z.literal('user_message'), taskId, id: z.string(), text: z.string() }),
   z.object({ type: z.literal('stream'), taskId, mode: streamModeSchema }),
   z.object({ type: z.literal('assistant_start'), taskId, messageId: z.string(), model: z.string() }),
@@ -130,6 +131,7 @@ export const taskTranscriptSchema = z.object({
   taskId,
   title: z.string(),
   state: z.string(),
+  tags: z.array(z.enum(TASK_STATE_TAGS)).max(TASK_STATE_TAGS.length),
   turnState: z.string(),
   turn: count,
   streamMode: streamModeSchema.nullable(),

@@ -9,11 +9,13 @@ import { LockManager } from '../../../src/core/locks/lockManager';
 import type { PendingSubtask, TaskMachineEvent } from '../../../src/core/machines/task/task.machine';
 import type { TurnLimits } from '../../../src/core/machines/turn/turn.machine';
 import type { PermissionAsker } from '../../../src/core/permissions/gate';
-import { createProvider } from '../../../src/core/providers/index';
+import { loadProvider } from '../../../src/core/providers/load';
+import { Changes } from '../../unit/helpers/changes';
 import { lazyEngine } from '../../../src/core/runtime/permissionDecider';
 import { wireTaskMachine, type PermissionDecider, type SubtaskHandle } from '../../../src/core/runtime/wiring';
 import type { PermissionMode } from '../../../src/core/runtime/types';
 import { createToolRegistry } from '../../../src/core/tools/registry';
+import { NOTHING_APPROVED } from '../../../src/core/trust/items';
 
 /**
  * A small host over the wired task machine, for the races a host can cause: every task has an
@@ -35,7 +37,9 @@ export class MiniHost {
   private readonly views = new Map<string, Set<(e: TaskEvent) => void>>();
   private readonly children = new Map<string, SubtaskHandle>();
   private readonly tools = createToolRegistry();
-  private readonly permissions: PermissionDecider = lazyEngine({ workspace: this.workspace });
+  private readonly permissions: PermissionDecider = lazyEngine({ workspace: this.workspace, trust: NOTHING_APPROVED });
+  /** Notified at every event a task publishes and every state a task's actor takes (tests wait on it). */
+  readonly changes = new Changes();
   /** Called when a child task publishes its `done` (before its parent hears of it). */
   onChildDone: ((childId: string) => void) | null = null;
   private seq = 0;
@@ -111,16 +115,17 @@ export class MiniHost {
       tools: this.tools,
       permissions: this.permissions,
       asker: this.asker,
-      createProvider: async () => createProvider({ provider: 'anthropic', model: 'claude-test', baseUrl: this.baseUrl, apiKey: 'test-key' }),
+      createProvider: () => loadProvider({ provider: 'anthropic', model: 'claude-test', baseUrl: this.baseUrl, apiKey: 'test-key' }),
       publish: (e) => {
         this.log(id).push(e);
+        this.changes.notify();
         for (const v of this.views.get(id) ?? []) v(e);
         if (parentId && e.type === 'done') this.onChildDone?.(id);
       },
       startSubtask: (sub) => this.ensureChild(id, sub),
     }).provide({ actors: { reconstruct: fromPromise<ConversationMessage[], { taskId: string }>(async () => this.conversation(id)) } });
     const actor = createActor(machine, { input: { taskId: id, title: id, model: 'claude-test', mode: this.mode, limits: LIMITS, ...(messages ? { messages } : {}) } });
-    actor.subscribe({ error: () => undefined });
+    actor.subscribe({ next: this.changes.notify, error: () => undefined });
     this.actors.set(id, actor);
     return actor;
   }

@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { TaskEvent } from '../../../src/shared/domain/events';
 import { startFakeModelServer, type FakeModelServer } from '../../fixtures/fake-model-server';
-import { waitUntil } from '../../unit/model-based/system';
+import { changesOf, eventually, settled as settledTurns } from '../../unit/helpers/changes';
 import { MiniHost } from './miniHost';
 
 /**
@@ -40,9 +40,9 @@ async function runRace(rebuild: boolean) {
     detach = host.attachView(parent, (e) => seen.push(e));
   };
   try {
-    await waitUntil(() => host.log(parent).some((e) => e.type === 'task' && e.state === 'waitingForSubtask'), () => host.state(parent));
-    await waitUntil(() => settled(host, parent) && server.requests.length >= 3, () => `${host.state(parent)}; ${server.requests.length} requests`);
-    await new Promise((r) => setTimeout(r, 20)); // anything late would show up now
+    await host.changes.until(() => host.log(parent).some((e) => e.type === 'task' && e.state === 'waitingForSubtask'), () => host.state(parent));
+    await eventually(() => settled(host, parent) && server.requests.length >= 3, () => `${host.state(parent)}; ${server.requests.length} requests`, host.changes, changesOf(server));
+    await settledTurns(); // anything late would show up now
     return { host, parent, seen };
   } finally {
     host.stopAll();

@@ -188,8 +188,9 @@ if [ "$(printf '%s' "$input" | jq -r '.stop_hook_active')" = "false" ]; then ech
     const first = await run('hi');
     expect((await first.exit).code, first.stderr()).toBe(0);
     expect(existsSync(marker)).toBe(false);
-    expect(first.stderr()).toContain('did not run: not approved yet');
-    expect(first.stderr()).toContain(`echo ran >> ${marker}`);
+    // Said with how to approve it (docs/permissions.md, "Trust").
+    expect(first.stderr()).toMatch(/Keel holds it back until you approve \(review: keel trust show/);
+    expect(first.stderr()).toContain(`hook SessionStart: echo ran >> ${marker}`);
 
     const second = await run('hi', '--approve-project-hooks');
     expect((await second.exit).code, second.stderr()).toBe(0);
@@ -271,7 +272,7 @@ echo '{"hookSpecificOutput":{"hookEventName":"PostToolUse","additionalContext":"
       expect(line).toMatch(/^parent=\S+(?: --[\w-]+(?:=\S+)?)* \S+\/worker\.js --socket \S+ --worker-id w1 +key=none$/);
     }
     expect(existsSync(sneaky)).toBe(false);
-    expect(r.stderr()).toContain('did not run: not approved yet');
+    expect(r.stderr()).toMatch(/Keel holds it back until you approve/);
     expect(r.stderr()).toContain(`echo ran >> ${sneaky}`);
   });
 

@@ -40,10 +40,12 @@ afterEach(async () => {
 
 describe('keel run with MCP servers', () => {
   it('the model calls an MCP tool allowed by a rule, and the result reaches the model', async () => {
-    mkdirSync(join(workspace, '.keel'));
-    writeFileSync(join(workspace, '.keel', 'settings.json'), JSON.stringify({ permissions: { allow: ['mcp__everything__get-sum'] } }));
+    // The rule is the person's own (~/.keel/settings.json; HOME is the run's storage folder).
+    const storage = mkdtempSync(join(tmpdir(), 'keel-mcp-home-'));
+    mkdirSync(join(storage, '.keel'));
+    writeFileSync(join(storage, '.keel', 'settings.json'), JSON.stringify({ permissions: { allow: ['mcp__everything__get-sum'] } }));
     server.enqueue({ blocks: [{ type: 'tool_use', id: 'toolu_sum', name: 'mcp__everything__get-sum', input: { a: 2, b: 3 } }] }, { blocks: [{ type: 'text', text: 'It is 5.' }] });
-    const r = await run('add 2 and 3', '--mcp-config', mcpConfig());
+    const r = await runCli(['run', 'add 2 and 3', '--provider', 'anthropic', '--base-url', server.url, '--model', 'claude-test', '--workspace', workspace, '--output-format', 'stream-json', '--mcp-config', mcpConfig()], KEY, storage);
     expect((await r.exit).code, r.stderr()).toBe(0);
     expect(body(0).tools!.map((t) => t.name)).toContain('mcp__everything__get-sum');
     expect(ofType(r.events, 'permission')).toEqual([expect.objectContaining({ tool: 'mcp__everything__get-sum', decision: 'allow' })]);
@@ -101,8 +103,8 @@ describe('keel run with MCP servers', () => {
     server.enqueue({ blocks: [{ type: 'text', text: 'No tools.' }] });
     const r = await run('hi');
     expect((await r.exit).code, r.stderr()).toBe(0);
-    expect(r.stderr()).toContain('MCP server "everything" from .mcp.json is not approved in this workspace and will not start');
-    expect(r.stderr()).toContain('keel mcp approve everything');
+    expect(r.stderr()).toMatch(/MCP server everything: .*server-everything.*waits for approval/);
+    expect(r.stderr()).toContain('keel trust approve');
     expect(body(0).tools!.map((t) => t.name).filter((n) => n.startsWith('mcp__'))).toEqual([]);
   }, 60_000);
 
@@ -144,12 +146,13 @@ describe('keel mcp', () => {
     r = await keelMcp(home, 'revoke', 'everything', '--workspace', workspace);
     expect(r.code).toBe(0);
     r = await keelMcp(home, 'list', '--workspace', workspace);
-    expect(r.stdout).toContain('everything  [project, stdio]  not approved — run: keel mcp approve everything');
+    expect(r.stdout).toContain('everything  [project, stdio]  waits for the approval of this workspace — review: keel trust show; approve: keel trust approve');
     r = await keelMcp(home, 'tools', 'everything', '--workspace', workspace);
     expect(r.code).toBe(1);
-    expect(r.stderr).toContain('not approved');
+    expect(r.stderr).toContain('waits for the approval of this workspace');
     r = await keelMcp(home, 'approve', 'everything', '--workspace', workspace);
-    expect(r.stdout).toContain(`approved "everything" in ${workspace}`);
+    expect(r.stdout).toContain(`Approved for ${workspace}, exactly as it is now:`);
+    expect(r.stdout).toMatch(/MCP server everything: .*server-everything/);
     r = await keelMcp(home, 'remove', 'everything', '--workspace', workspace);
     expect(r.code, r.stderr).toBe(0);
     expect(JSON.parse(readFileSync(join(workspace, '.mcp.json'), 'utf8'))).toEqual({ mcpServers: {} });

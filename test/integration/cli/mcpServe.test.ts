@@ -6,7 +6,7 @@ import { Client } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { McpHub } from '../../../src/core/mcp/hub';
 import type { ToolResultContentBlock } from '../../../src/shared/domain/messages';
-import { waitUntil } from '../../unit/model-based/system';
+import { eventually, watchDir } from '../../unit/helpers/changes';
 import { isAlive } from '../../unit/tools/helpers';
 import { cliBundle } from './cliHarness';
 
@@ -107,12 +107,12 @@ describe('keel mcp serve ends without leaving a command behind', () => {
     await client.connect(transport);
     const server = transport.pid!;
     const call = client.callTool({ name: 'Bash', arguments: { command: `trap '' TERM; sleep 120 & echo $! > ${pidfile}; wait` } }).catch((err: unknown) => err);
-    await waitUntil(() => existsSync(pidfile) && readFileSync(pidfile, 'utf8').trim() !== '', () => 'the command never started', 60_000);
+    await eventually(() => existsSync(pidfile) && readFileSync(pidfile, 'utf8').trim() !== '', () => 'the command never started', watchDir(workspace));
     const sleeper = Number(readFileSync(pidfile, 'utf8').trim());
     expect(isAlive(sleeper)).toBe(true);
     leave(transport);
-    await waitUntil(() => !isAlive(server), () => `keel mcp serve (pid ${server}) did not exit`, 20_000);
-    await waitUntil(() => !isAlive(sleeper), () => `sleep ${sleeper} outlived keel mcp serve`, 20_000);
+    await eventually(() => !isAlive(server), () => `keel mcp serve (pid ${server}) did not exit`);
+    await eventually(() => !isAlive(sleeper), () => `sleep ${sleeper} outlived keel mcp serve`);
     await client.close().catch(() => undefined);
     await call;
   }, 90_000);

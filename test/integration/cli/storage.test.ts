@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import { chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { startFakeModelServer, type FakeModelServer } from '../../fixtures/fake-model-server';
 import { isAlive } from '../../unit/tools/helpers';
 import { cliBundle } from './cliHarness';
@@ -14,7 +14,6 @@ import { cliBundle } from './cliHarness';
  * (no request reaches the model). Tests run as root here, so the unreadable folder is tried as
  * the unprivileged user `nobody`.
  */
-const EXITS_WITHIN_MS = 30_000;
 let server: FakeModelServer;
 let dir: string;
 let cli: string;
@@ -40,7 +39,7 @@ interface Ended {
   pid: number;
 }
 
-/** Runs the CLI; a process still alive after the bound is killed and reported as code null. */
+/** Runs the CLI and resolves when it exits (the test's timeout bounds it; one still alive then is killed). */
 function keel(args: string[], asUser?: number): Promise<Ended> {
   const child = spawn(process.execPath, [cli, ...args], {
     env: { PATH: process.env.PATH ?? '', HOME: dir, ANTHROPIC_API_KEY: 'sk-test' },
@@ -49,13 +48,10 @@ function keel(args: string[], asUser?: number): Promise<Ended> {
   });
   let stderr = '';
   child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
-  const bound = setTimeout(() => child.kill('SIGKILL'), EXITS_WITHIN_MS);
-  return new Promise((resolve) =>
-    child.once('close', (code) => {
-      clearTimeout(bound);
-      resolve({ code, stderr, pid: child.pid! });
-    }),
-  );
+  onTestFinished(() => {
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  });
+  return new Promise((resolve) => child.once('close', (code) => resolve({ code, stderr, pid: child.pid! })));
 }
 
 function unusablePaths(): { what: string; path: string; asUser?: number }[] {

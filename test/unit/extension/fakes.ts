@@ -5,6 +5,8 @@ import type { EventBus } from '../../../src/core/events/eventBus';
 import { publishTaskEvent } from '../../../src/core/events/taskEvents';
 import type { ErrorCode } from '../../../src/shared/domain/errors';
 import { userText } from '../../../src/core/machines/turn/conversation';
+import { taskStateTags } from '../../../src/core/machines/task/taskTags';
+import { turnStateTags } from '../../../src/core/machines/turn/turnTags';
 import { type TaskTranscript, applyTaskEvent, emptyTranscript } from '../../../src/shared/domain/transcript';
 import type { ToWebviewMessage } from '../../../src/shared/protocol/toWebview';
 import type { PermissionAnswer, PermissionRequest } from '../../../src/core/permissions/gate';
@@ -61,8 +63,11 @@ export class FakeTask implements TaskHandle {
   }
 
   /** Publishes `e` as the task's machines would (the test plays the model and the tools). */
-  emit(e: TaskEvent): void {
-    if (e.type === 'task' && (e.state === 'initializing' || e.state === 'running')) {
+  emit(event: TaskEvent): void {
+    // A state's event says what it means, as the machines' events do (their tags).
+    const e: TaskEvent =
+      event.type === 'task' && !event.tags ? { ...event, tags: taskStateTags(event.state) } : event.type === 'turn' && !event.tags ? { ...event, tags: turnStateTags(event.state) } : event;
+    if (e.type === 'task' && e.tags?.includes('running')) {
       this.running = true;
       this.lastDone = null;
     }

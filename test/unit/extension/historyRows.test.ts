@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import type { TaskSummary as StoredSummary } from '../../../src/core/store/types';
 import { exportFileName } from '../../../src/extension/history/exportFile';
-import { historyRows, storedStateOf } from '../../../src/extension/history/historyRows';
+import { hostname } from 'node:os';
+import { describeOwner, historyRows, storedStateOf } from '../../../src/extension/history/historyRows';
 import { StoredTaskHandle } from '../../../src/extension/history/storedTask';
 import { modelLabel } from '../../../src/shared/domain/models';
 import { emptyTranscript } from '../../../src/shared/domain/transcript';
@@ -33,8 +34,12 @@ describe('history rows', () => {
   });
 
   it('a task running in another window is marked and not resumable from the list', () => {
-    const [row] = historyRows([stored('a', { status: 'running', heldElsewhere: { pid: 42, host: 'h', since: 1, label: 'VS Code window 42' } })], [], opts);
-    expect(row).toMatchObject({ state: 'running elsewhere', heldElsewhere: 'VS Code window 42 (pid 42 on h)', resumable: false });
+    const since = new Date(2026, 0, 2, 10, 31).getTime();
+    const [row] = historyRows([stored('a', { status: 'running', heldElsewhere: { pid: 42, host: hostname(), since, label: 'VS Code window 42' } })], [], opts);
+    // The window in words a person knows: no pid, no host name of this machine.
+    expect(row).toMatchObject({ state: 'running elsewhere', resumable: false });
+    expect(row!.heldElsewhere).toMatch(/^another VS Code window \(since \d{1,2}:31( [AP]M)?\)$/);
+    expect(describeOwner({ pid: 42, host: 'build-box', since, label: 'keel run' }, 'laptop')).toMatch(/^a keel run in a terminal on build-box \(since /);
     expect(rowStatus(row!)).toBe('running elsewhere');
     // Opened, it offers Take over.
     expect(storedStateOf(stored('a', { status: 'running', heldElsewhere: { pid: 42, host: 'h', since: 1 } }), '/ws')).toMatchObject({ resumable: true });
@@ -73,10 +78,13 @@ describe('history rows', () => {
 describe('stored task handle and banner', () => {
   it('reads as its stored status, not busy, and refuses nothing loudly', async () => {
     const t = new StoredTaskHandle('t', { ...emptyTranscript('t', 'title', 'm'), state: 'running' }, { status: 'interrupted', resumable: true });
-    expect(t.transcript()).toMatchObject({ state: 'interrupted', done: true });
+    expect(t.transcript()).toMatchObject({ state: 'interrupted', tags: ['settled', 'interrupted'], done: true });
     expect((await t.settled()).status).toBe('interrupted');
     expect(bannerText({ status: 'interrupted', resumable: true })).toMatch(/interrupted.*Resume/);
-    expect(bannerText({ status: 'running', resumable: true, heldElsewhere: 'VS Code window 7' })).toMatch(/another window \(VS Code window 7\)/);
+    expect(bannerText({ status: 'running', resumable: true, heldElsewhere: 'another VS Code window (since 10:31)' })).toBe(
+      'Running in another VS Code window (since 10:31). Shown read-only: continue it there, or Take over once it has stopped.',
+    );
+    expect(bannerText({ status: 'completed', resumable: true, heldElsewhere: 'another VS Code window (since 10:31)' })).toMatch(/^Open in another VS Code window/);
   });
 });
 

@@ -107,7 +107,7 @@ describe('the window\'s loops (loop page, reload offer)', () => {
     try {
       registry = newRegistry(model({}));
       expect(registry.interrupted()).toEqual([]);
-      expect(registry.state().loops[0]).toMatchObject({ name: 'busy', driver: 'elsewhere', heldBy: 'keel loop' });
+      expect(registry.state().loops[0]).toMatchObject({ name: 'busy', driver: 'elsewhere', heldBy: 'a keel loop in a terminal' });
       await expect(registry.continue('busy')).rejects.toBeInstanceOf(LoopBusy);
       expect(() => registry.cancel('busy')).toThrow(/run by keel loop; cancel it there/);
       expect(readState(workspace, 'busy').status).toBe('active');

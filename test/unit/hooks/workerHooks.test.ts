@@ -10,6 +10,7 @@ import { toWorkerSchema, validate } from '../../../src/core/workers/protocol';
 import { fromWorkerSchema } from '../../../src/core/workers/protocolFromWorker';
 import { SecretKeeper } from '../../../src/core/security/secretKeeper';
 import { queryMessage } from '../workers/fakeWorker';
+import { WorkspaceTrust } from '../../../src/core/trust/workspaceTrust';
 
 /**
  * Hooks that cross to a worker (docs/hooks.md, "Hooks on a worker"): what the host sends is
@@ -105,13 +106,14 @@ describe('ApprovedHooksRunner (the worker side)', () => {
 });
 
 describe('HookRunner (the host side) for a task on a worker', () => {
-  it('sends only the hooks that may run, and reports an unapproved workspace hook when the worker announces its event', () => {
+  it('sends only the hooks that may run, and reports an unapproved workspace hook when the worker announces its event', async () => {
     writeFileSync(join(home, '.keel', 'settings.json'), JSON.stringify({ hooks: { Stop: [{ hooks: [{ type: 'command', command: 'echo mine' }] }] } }));
     mkdirSync(join(workspace, '.keel'), { recursive: true });
     writeFileSync(join(workspace, '.keel', 'settings.json'), JSON.stringify({ hooks: { PreToolUse: [{ matcher: 'Bash', hooks: [{ type: 'command', command: 'echo theirs' }] }] } }));
     const unapproved: ConfiguredHook[][] = [];
     const observed: string[] = [];
-    const runner = new HookRunner({ workspace, keelHome: join(home, '.keel'), home, environment: () => ({}), onUnapproved: (h) => unapproved.push(h) });
+    const trust = new WorkspaceTrust({ workspace, keelHome: join(home, '.keel'), home });
+    const runner = new HookRunner({ workspace, trust, home, environment: () => ({}), onUnapproved: (h) => unapproved.push(h) });
     runner.observe({ event: (i) => observed.push(i.hook_event_name) });
     expect(runner.runnable().map((h) => h.command)).toEqual(['echo mine']);
     runner.announce(pre('ls'));
@@ -119,7 +121,8 @@ describe('HookRunner (the host side) for a task on a worker', () => {
     expect(observed).toEqual(['PreToolUse', 'PreToolUse']);
     // Reported once, as when the host fires the event itself.
     expect(unapproved.map((hs) => hs.map((h) => h.command))).toEqual([['echo theirs']]);
-    runner.approve(runner.pendingApproval());
+    await trust.approve();
     expect(runner.runnable().map((h) => h.command).sort()).toEqual(['echo mine', 'echo theirs']);
+    trust.dispose();
   });
 });

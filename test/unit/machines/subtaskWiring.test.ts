@@ -4,6 +4,7 @@ import { emptyTranscript, type TaskTranscript } from '../../../src/shared/domain
 import type { SubtaskHandle } from '../../../src/core/runtime/wiring';
 import { end, start, textTurn, toolBlock, toolTurn } from '../helpers/scriptedEvents';
 import { wiredTask } from '../helpers/wiredTask';
+import { settled as quiet } from '../helpers/changes';
 
 /**
  * A subtask's answer takes the short way back: the parent task's `subtask` actor starts (or finds)
@@ -85,7 +86,7 @@ describe('a subtask’s result reaches its parent’s turn through the parent’
     expect(actor.getSnapshot().value).toBe('aborted');
     expect(c.cancelled).toBe(1);
     c.release();
-    await new Promise((r) => setTimeout(r, 5));
+    await quiet();
     expect(actor.getSnapshot().value).toBe('aborted');
     expect(provider.requests).toHaveLength(1);
     actor.stop();
@@ -112,7 +113,7 @@ describe('a subtask’s result reaches its parent’s turn through the parent’
     // They answer in another order; the parent sends nothing until the last one has.
     children[2]!.release();
     children[0]!.release();
-    await new Promise((r) => setTimeout(r, 10));
+    await quiet();
     expect(provider.requests).toHaveLength(1);
     children[1]!.release();
     await settled(1);
@@ -134,7 +135,7 @@ describe('a subtask’s result reaches its parent’s turn through the parent’
     actor.send({ type: 'START', text: 'delegate' });
     await new Promise<void>((resolve) => actor.subscribe(() => n === 3 && resolve()));
     children[0]!.release();
-    await new Promise((r) => setTimeout(r, 10));
+    await quiet();
     actor.send({ type: 'CANCEL' });
     await settled(1);
     expect(actor.getSnapshot().value).toBe('aborted');
@@ -142,7 +143,7 @@ describe('a subtask’s result reaches its parent’s turn through the parent’
     expect(children.map((c) => c.cancelled)).toEqual([0, 1, 1]);
     children[1]!.release();
     children[2]!.release();
-    await new Promise((r) => setTimeout(r, 10));
+    await quiet();
     expect(actor.getSnapshot().value).toBe('aborted');
     expect(provider.requests).toHaveLength(1);
     actor.stop();

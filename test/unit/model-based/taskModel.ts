@@ -1,9 +1,10 @@
 import type { AnyMachineSnapshot } from 'xstate';
 import type { ProviderEvent } from '../../../src/core/providers/types';
+import type { ConversationMessage } from '../../../src/shared/domain/messages';
 import { taskMachine } from '../../../src/core/machines/task/task.machine';
 import { start, textTurn, toolTurn } from '../helpers/scriptedEvents';
 import { dedupe, doneEvent, errorEvent, transitionPaths, type ModelEvent, type ModelPath } from './paths';
-import { emptyScript, LIMITS, TASK_ID, type Script, type Trigger } from './system';
+import { emptyScript, LIMITS, TASK_ID, type ReplayResult, type Script, type Trigger } from './system';
 import { dedupIndex } from './turnModel';
 
 /**
@@ -21,6 +22,8 @@ function events(s: AnyMachineSnapshot): ModelEvent[] {
   for (const node of s._nodes) {
     for (const inv of node.invoke) {
       if (inv.src === 'initialize' || inv.src === 'reconstruct') out.push(doneEvent(inv.id, [], 'ok'), errorEvent(inv.id, { code: 'no_api_key', message: 'no key', retryable: true }));
+      // A UserPromptSubmit hook blocks the prompt just sent (the runtime's initialize rejects so).
+      if (inv.src === 'initialize') out.push(errorEvent(inv.id, { code: 'blocked_by_hook', message: 'blocked', retryable: false }, 'blocked'));
       if (inv.src === 'turnLoop') {
         out.push(doneEvent(inv.id, turnOut('error', 'cancelled'), 'cancelled'));
         if (v === JSON.stringify({ running: 'turn' })) out.push(doneEvent(inv.id, turnOut('done', null), 'done'), doneEvent(inv.id, turnOut('error', 'auth_failed'), 'error'));
@@ -33,6 +36,12 @@ function events(s: AnyMachineSnapshot): ModelEvent[] {
   if (s.matches('awaitingUser')) out.push({ type: 'RETRY' }, { type: 'ABANDON' });
   if (s.matches('awaitingUser') || s.matches('completed') || s.matches('aborted')) out.push({ type: 'USER_MESSAGE', text: 'more' });
   if (s.matches('interrupted')) out.push({ type: 'RESUME', note: 'resumed' });
+  // What changes no state: the mode chosen for what comes next, a model call outside the runs
+  // (the gatekeeper's) charged to the task, a subtask result nobody awaits, a message while a run
+  // is under way (refused with an error event).
+  if (s.matches('created') || s.matches({ running: 'turn' })) out.push({ type: 'SET_MODE', mode: 'plan' });
+  if (s.matches('completed')) out.push({ type: 'CHARGE', usage: { inputTokens: 100, outputTokens: 10, cacheReadTokens: 0, cacheWriteTokens: 0 }, costUsd: 0.25 }, LATE_SUBTASK);
+  if (s.matches({ running: 'turn' })) out.push({ type: 'USER_MESSAGE', text: 'meanwhile', tag: 'busy' });
   return out;
 }
 
@@ -40,8 +49,10 @@ export function taskPaths(): ModelPath[] {
   return transitionPaths(taskMachine, { input: { taskId: TASK_ID, title: 't', model: 'test-model', mode: 'default', limits: LIMITS }, events });
 }
 
+const LATE_SUBTASK: ModelEvent = { type: 'SUBTASK_DONE', toolCallId: 'late', result: { type: 'tool_result', tool_use_id: 'late', content: 'late' }, summary: 'late', tag: 'late' };
+
 const fatal: ProviderEvent[] = [start(), { type: 'provider_error', error: { code: 'auth_failed', message: 'bad key (scripted)', phase: 'mid-stream', retryable: false } }];
-const EXTERNAL = new Set(['START', 'MARK_INTERRUPTED', 'RETRY', 'ABANDON', 'USER_MESSAGE', 'RESUME']);
+const EXTERNAL = new Set(['START', 'MARK_INTERRUPTED', 'RETRY', 'ABANDON', 'USER_MESSAGE', 'RESUME', 'SET_MODE', 'CHARGE']);
 
 export function compileTask(path: ModelPath): { script: Script; triggers: Trigger[]; expected: string[] } {
   const script = emptyScript();
@@ -49,10 +60,12 @@ export function compileTask(path: ModelPath): { script: Script; triggers: Trigge
   path.events.forEach((e, i) => {
     const t = e.type;
     const at = dedupIndex(path.values, i);
-    if (EXTERNAL.has(t)) {
+    if (EXTERNAL.has(t) || (t === 'SUBTASK_DONE' && e.tag === 'late')) {
+      // A message sent while a run is under way: the run must be in flight (a hung request) to refuse it.
+      if (t === 'USER_MESSAGE' && e.tag === 'busy') script.provider.push({ events: [], hang: true });
       const { tag: _tag, ...event } = e;
-      triggers.push({ at, send: event as Trigger['send'] });
-    } else if (t.includes('task.initializing')) script.init.push(t.startsWith('xstate.error') ? 'fail' : 'ok');
+      triggers.push({ at, send: event as Trigger['send'], ...(e.tag === 'busy' ? { whenHung: true } : {}) });
+    } else if (t.includes('task.initializing')) script.init.push(t.startsWith('xstate.error') ? (e.tag === 'blocked' ? 'blocked' : 'fail') : 'ok');
     else if (t.includes('task.reconstructing')) script.reconstruct.push(t.startsWith('xstate.error') ? 'fail' : 'ok');
     else if (t === 'SUBTASK_STARTED') {
       script.provider.push({ events: toolTurn(`k1`, 'Task', { description: 'd', prompt: 'p' }) });
@@ -68,4 +81,47 @@ export function compileTask(path: ModelPath): { script: Script; triggers: Trigge
     }
   });
   return { script, triggers, expected: dedupe(path.values) };
+}
+
+/** The text of a user message's text blocks (or its string content). */
+function userTextOf(m: ConversationMessage | undefined): string {
+  if (!m || m.role !== 'user') return '';
+  return typeof m.content === 'string' ? m.content : m.content.map((b) => (b.type === 'text' ? b.text : '')).join('');
+}
+
+/**
+ * What a person and the model would notice of a task path, beside its states: what was said reaches
+ * the model in the request that answers it, every request is a well-formed conversation (roles
+ * alternate from the user's; each tool call answered once, in the next message), a message sent
+ * while a run is under way is refused with an error (and never sent), a charge outside the runs
+ * shows as a usage event with the task's new total, a result nobody awaits changes nothing, and a
+ * blocked prompt is never sent. Returns what is wrong (nothing: []).
+ */
+export function taskOutputProblems(path: ModelPath, r: ReplayResult): string[] {
+  const problems: string[] = [];
+  const said = r.events.filter((e) => e.type === 'user_message').map((e) => (e as { text: string }).text);
+  const sent = path.events.filter((e) => e.type === 'START' || (e.type === 'USER_MESSAGE' && e.tag !== 'busy')).map((e) => String(e.text));
+  if (JSON.stringify(said) !== JSON.stringify(sent)) problems.push(`user_message events ${JSON.stringify(said)}, but the person said ${JSON.stringify(sent)}`);
+  for (const [i, req] of r.provider.requests.entries()) {
+    const roles = req.messages.map((m) => m.role);
+    if (roles.some((role, k) => role !== (k % 2 === 0 ? 'user' : 'assistant'))) problems.push(`request ${i}: roles ${roles.join(',')} do not alternate from the user's`);
+    req.messages.forEach((m, k) => {
+      const prev = req.messages[k - 1];
+      const calls = prev && prev.role === 'assistant' && typeof prev.content !== 'string' ? prev.content.filter((b) => b.type === 'tool_use').map((b) => b.id) : [];
+      const answers = m.role === 'user' && typeof m.content !== 'string' ? m.content.filter((b) => b.type === 'tool_result').map((b) => b.tool_use_id) : [];
+      if (JSON.stringify([...calls].sort()) !== JSON.stringify([...answers].sort())) problems.push(`request ${i}, message ${k}: answers ${answers.join(',') || 'nothing'} to the calls ${calls.join(',') || 'none'}`);
+    });
+    if (req.messages.some((m) => userTextOf(m).includes('meanwhile'))) problems.push(`request ${i} carries the message that was refused while the run was under way`);
+  }
+  const firstAnswered = r.provider.requests[0];
+  if (firstAnswered && sent[0] !== undefined && userTextOf(firstAnswered.messages[0]) !== sent[0]) problems.push(`the first request opens with ${JSON.stringify(userTextOf(firstAnswered.messages[0]))}, not what the person said`);
+  if (path.events.some((e) => e.tag === 'busy') && !r.events.some((e) => e.type === 'error')) problems.push('a message sent while the run was under way was not refused with an error event');
+  if (path.events.some((e) => e.type === 'CHARGE')) {
+    const usage = r.events.filter((e) => e.type === 'usage').at(-1) as { costUsd?: number; totalCostUsd?: number } | undefined;
+    if (!usage || usage.costUsd !== 0.25 || (usage.totalCostUsd ?? 0) < 0.25) problems.push(`the charge outside the runs shows as ${JSON.stringify(usage)}`);
+  }
+  if (path.events.at(-1)?.tag === 'blocked' && r.provider.requests.some((q) => userTextOf(q.messages.at(-1)) === sent.at(-1))) {
+    problems.push(`the prompt a hook blocked (${JSON.stringify(sent.at(-1))}) was sent to the model`);
+  }
+  return problems;
 }

@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { RUN_HELP } from '../../../src/cli/help';
@@ -38,5 +38,20 @@ describe('one table of default models', () => {
       expect(text).toContain(DEFAULT_MODELS.anthropic);
       expect(text).toContain(DEFAULT_MODELS['openai-compatible']);
     }
+  });
+});
+
+describe('one helper for each shared job (issue 25: duplication)', () => {
+  const files = (dir: string): string[] =>
+    readdirSync(join(__dirname, '../../..', dir), { withFileTypes: true }).flatMap((d) => (d.isDirectory() ? files(join(dir, d.name)) : d.name.endsWith('.ts') ? [join(dir, d.name)] : []));
+  const sources = files('src').map((f) => ({ file: f, text: readFileSync(join(__dirname, '../../..', f), 'utf8') }));
+  const defining = (re: RegExp) => sources.filter((s) => re.test(s.text)).map((s) => s.file);
+
+  it('a tool result, the words of an unknown error and a provider are each built in one place', () => {
+    expect(defining(/function toolResult\(/)).toEqual(['src/shared/domain/messages.ts']);
+    expect(defining(/function errorMessage\(/)).toEqual(['src/shared/domain/errors.ts']);
+    // A local helper that turns an unknown error into words, under any name.
+    expect(defining(/(const|function) \w+ = \(\w+: unknown\)(: string)? =>\s*\(?\w+ instanceof Error \? \w+\.message/)).toEqual([]);
+    expect(defining(/export (async )?function (createProvider|loadProvider)\(/)).toEqual(['src/core/providers/load.ts']);
   });
 });

@@ -3,7 +3,7 @@ import { taskMachine } from '../../../src/core/machines/task/task.machine';
 import { TASK_STATUSES } from '../../../src/shared/protocol/chatMessages';
 import { bannerIcon, bannerText } from '../../../webview/pages/StoredTaskBanner';
 import { matchesQuery } from '../../../webview/pages/HistoryPage';
-import { stateLook } from '../../../webview/taskStates';
+import { stateLook } from '../../../src/shared/words/task';
 
 type StateNode = { key: string; states: Record<string, StateNode> };
 

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { TranscriptItem } from '../../../src/shared/domain/transcript';
-import { retryableIndex, workerLabel } from '../../../webview/format';
+import { taskWorkerTooltip } from '../../../src/shared/words/workers';
+import { retryableIndex } from '../../../webview/format';
 import { ChatStore } from '../../../webview/store';
 import { CONFIG, transcript } from '../protocol/fixtures';
 
@@ -29,13 +30,10 @@ describe('the chat header’s worker and a lost worker’s error', () => {
     expect(logs.length).toBeGreaterThan(0);
   });
 
-  it('workerLabel says which process and what it does', () => {
-    expect(workerLabel({ id: 'w2', state: 'busy', pid: 4242 })).toEqual({
-      text: 'worker pid 4242',
-      title: 'This task runs in worker process w2 (pid 4242): running this task. Keel: Show Workers lists every worker.',
-    });
-    expect(workerLabel({ id: 'w1', state: 'ready', pid: 9 }).title).toContain(': idle.');
-    expect(workerLabel({ id: 'w1', state: 'starting', pid: null }).text).toBe('worker starting');
+  it('the header’s worker tooltip says which process and what it does, in words', () => {
+    expect(taskWorkerTooltip({ id: 'w2', state: 'busy', pid: 4242 })).toBe('Runs in worker w2 (pid 4242), running this task. Keel: Show Workers lists every worker.');
+    expect(taskWorkerTooltip({ id: 'w1', state: 'ready', pid: 9 })).toContain(', idle.');
+    expect(taskWorkerTooltip({ id: 'w1', state: 'starting', pid: null })).toBe('Runs in worker w1 (starting), starting. Keel: Show Workers lists every worker.');
   });
 
   it('Retry belongs to the last retryable error, but not to a lost worker’s (Resume continues that task)', () => {

@@ -29,11 +29,6 @@ export interface AppLifetimeOptions {
   inspect?(event: InspectionEvent): void;
 }
 
-/** Task states that start a query (a run of a task: a prompt, a follow-up, Retry, Resume). */
-const RUN_STATES: ReadonlySet<string> = new Set(['initializing', 'reconstructing', 'running']);
-/** Task states in which a run has ended without a `done` event (stopped by the host, given up). */
-const ENDED_STATES: ReadonlySet<string> = new Set(['interrupted', 'failed']);
-
 /**
  * One host process's lifetime, driven by the appSession machine: the host's hooks are its actors,
  * and the tasks it watches tell it when queries and compactions start and end. Contract:
@@ -145,12 +140,16 @@ export class AppLifetime {
       running = false;
     };
     const unsubscribe = task.subscribe((e: TaskEvent) => {
-      if (e.type === 'task' && RUN_STATES.has(e.state) && !running) {
+      // What a state means comes with its event (a live task's events carry their states' tags,
+      // and this file must not load the machines at activation): a running state starts a query
+      // (a prompt, a follow-up, Retry, Resume); a settled one ends it, also when no `done` came
+      // (stopped by the host, given up).
+      if (e.type === 'task' && e.tags?.includes('running') && !running) {
         running = true;
         this.send({ type: 'QUERY_STARTED' });
-      } else if (e.type === 'done' || (e.type === 'task' && ENDED_STATES.has(e.state))) {
+      } else if (e.type === 'done' || (e.type === 'task' && e.tags?.includes('settled'))) {
         settle();
-      } else if (e.type === 'turn' && running && (e.state === 'compacting') !== compacting) {
+      } else if (e.type === 'turn' && running && (e.tags?.includes('compacting') ?? false) !== compacting) {
         compacting = !compacting;
         this.compacted(compacting);
       }

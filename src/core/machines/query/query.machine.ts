@@ -80,7 +80,11 @@ export const queryMachine = setup({
     events: {} as QueryEvent,
   },
   actors: {
-    /** Resolves with a worker lease for this query (the task lock is held with it); rejects with the reason none can be had. */
+    /**
+     * Resolves with a worker lease for this query (the worker is this query's until it ends; no lock
+     * is taken here: in the worker, the call machine takes the task's lock around each provider
+     * request); rejects with the reason none can be had.
+     */
     acquire: fromPromise<WorkerLease, { queryId: string; taskId: string }>(async () => {
       throw new Error('no worker pool wired');
     }),

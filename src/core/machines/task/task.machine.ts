@@ -3,6 +3,8 @@ import type { KeelError } from '../../../shared/domain/errors';
 import type { TaskEvent, TaskStatus } from '../../../shared/domain/events';
 import { ZERO_USAGE, type ConversationMessage, type StopReason, type ToolResultBlock, type Usage } from '../../../shared/domain/messages';
 import type { PermissionMode } from '../../../shared/domain/permissionModes';
+import { isTaskStateTag, type TaskStateTag } from '../../../shared/domain/stateTags';
+import { tagsOfState } from '../stateTags';
 import { userText } from '../turn/conversation';
 import { turnMachine, type TurnLimits, type TurnOutput } from '../turn/turn.machine';
 import { addUsage } from '../turn/turnHelpers';
@@ -97,6 +99,7 @@ export const taskMachine = setup({
     context: {} as TaskContext,
     input: {} as TaskInput,
     events: {} as TaskMachineEvent,
+    tags: {} as TaskStateTag,
   },
   actors: {
     /**
@@ -189,12 +192,14 @@ export const taskMachine = setup({
   },
   states: {
     created: {
+      tags: ['running'],
       on: {
         START: { target: 'initializing', actions: { type: 'acceptUserMessage', params: ({ event }) => ({ text: event.text }) } },
         MARK_INTERRUPTED: 'interrupted',
       },
     },
     initializing: {
+      tags: ['running'],
       entry: { type: 'publish', params: ({ context }) => stateEvent(context, 'initializing') },
       invoke: {
         src: 'initialize',
@@ -224,6 +229,7 @@ export const taskMachine = setup({
       },
     },
     running: {
+      tags: ['running'],
       entry: [{ type: 'publish', params: ({ context }) => stateEvent(context, 'running') }, assign({ error: null, stopReason: null, runs: ({ context }) => context.runs + 1 })],
       invoke: {
         id: 'turnLoop',
@@ -288,6 +294,7 @@ export const taskMachine = setup({
       },
     },
     awaitingUser: {
+      tags: ['settled', 'failed', 'waitingForPerson'],
       entry: [
         { type: 'publish', params: ({ context }) => stateEvent(context, 'awaitingUser') },
         { type: 'publish', params: ({ context }) => errorEvent(context) },
@@ -300,19 +307,23 @@ export const taskMachine = setup({
       },
     },
     completed: {
+      tags: ['settled', 'completed'],
       entry: [{ type: 'publish', params: ({ context }) => stateEvent(context, 'completed') }, { type: 'publish', params: ({ context }) => doneEvent(context, 'completed') }],
       on: { USER_MESSAGE: { target: 'initializing', actions: { type: 'acceptUserMessage', params: ({ event }) => ({ text: event.text }) } } },
     },
     aborted: {
+      tags: ['settled', 'aborted'],
       entry: [{ type: 'publish', params: ({ context }) => stateEvent(context, 'aborted') }, { type: 'publish', params: ({ context }) => doneEvent(context, 'aborted') }],
       on: { USER_MESSAGE: { target: 'initializing', actions: { type: 'acceptUserMessage', params: ({ event }) => ({ text: event.text }) } } },
     },
-    failed: { type: 'final', entry: { type: 'publish', params: ({ context }) => stateEvent(context, 'failed') } },
+    failed: { type: 'final', tags: ['settled', 'failed'], entry: { type: 'publish', params: ({ context }) => stateEvent(context, 'failed') } },
     interrupted: {
+      tags: ['settled', 'interrupted'],
       entry: { type: 'publish', params: ({ context }) => stateEvent(context, 'interrupted') },
       on: { RESUME: { target: 'reconstructing', actions: assign({ pendingText: ({ event }) => event.note }) } },
     },
     reconstructing: {
+      tags: ['running'],
       entry: { type: 'publish', params: ({ context }) => stateEvent(context, 'reconstructing') },
       invoke: {
         src: 'reconstruct',
@@ -371,7 +382,8 @@ function turnOutput({ event }: { event: { output: TurnOutput } }): { output: Tur
 }
 
 function stateEvent(context: TaskContext, state: string): TaskEvent {
-  return { type: 'task', taskId: context.taskId, state, title: context.title };
+  // The event says what the state means (its tags here), so views and listeners never read its name.
+  return { type: 'task', taskId: context.taskId, state, title: context.title, tags: tagsOfState(taskMachine, state).filter(isTaskStateTag) };
 }
 
 function doneEvent(context: TaskContext, status: TaskStatus): TaskEvent {

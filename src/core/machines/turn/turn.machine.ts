@@ -1,5 +1,7 @@
 import { and, assign, enqueueActions, fromPromise, not, sendParent, setup } from 'xstate';
 import type { TaskEvent } from '../../../shared/domain/events';
+import { isTurnStateTag, type TurnStateTag } from '../../../shared/domain/stateTags';
+import { tagsOfState } from '../stateTags';
 import { ZERO_USAGE, type ConversationMessage, type StopReason, type ToolUseBlock, type Usage } from '../../../shared/domain/messages';
 import { compactWithSummary, truncateConversation } from '../../context/compaction';
 import { estimateTokens } from '../../context/tokens';
@@ -28,7 +30,7 @@ import {
   resultsEvent,
   retryEvent,
   toolCallEvent,
-  turnEvent,
+  turnEvent as untaggedTurnEvent,
   usageOf,
 } from './turnHelpers';
 import type { PermissionOutcome, Summary, ToolRunOutput, TurnContext, TurnEvent, TurnInput, TurnOutput, ValidatedCall, ValidationOutcome } from './types';
@@ -59,6 +61,7 @@ export const turnMachine = setup({
     input: {} as TurnInput,
     output: {} as TurnOutput,
     events: {} as TurnEvent,
+    tags: {} as TurnStateTag,
   },
   actors: {
     /** System prompt parts and tool definitions. Provided by the runtime. */
@@ -210,6 +213,7 @@ export const turnMachine = setup({
       ],
     },
     compacting: {
+      tags: ['compacting'],
       entry: { type: 'publish', params: ({ context }) => turnEvent(context, 'compacting') },
       invoke: {
         src: 'summarize',
@@ -228,6 +232,7 @@ export const turnMachine = setup({
       },
     },
     streaming: {
+      tags: ['working'],
       initial: 'requesting',
       entry: { type: 'publish', params: ({ context }) => turnEvent(context, 'streaming') },
       states: {
@@ -374,6 +379,7 @@ export const turnMachine = setup({
       },
     },
     executingTool: {
+      tags: ['working'],
       entry: { type: 'publish', params: ({ context }) => turnEvent(context, 'executingTool') },
       invoke: {
         src: 'runTool',
@@ -404,6 +410,7 @@ export const turnMachine = setup({
       always: { guard: not('subtasksOutstanding'), target: 'assembling' },
     },
     mcpCall: {
+      tags: ['working'],
       entry: { type: 'publish', params: ({ context }) => turnEvent(context, 'mcpCall') },
       invoke: {
         src: 'callMcpTool',
@@ -451,4 +458,9 @@ function stopFeedback(reason: string): string {
 /** Why a run stopped at its max-turns limit ("after 1 model call", "after 50 model calls"). */
 function maxTurnsMessage(maxTurns: number): string {
   return `Stopped after ${maxTurns} model ${maxTurns === 1 ? 'call' : 'calls'} (the max-turns limit).`;
+}
+
+/** A `turn` event for `state`, with what the state means (its tags in this definition; stateTags.ts). */
+function turnEvent(context: TurnContext, state: string): TaskEvent {
+  return { ...untaggedTurnEvent(context, state), tags: tagsOfState(turnMachine, state).filter(isTurnStateTag) };
 }

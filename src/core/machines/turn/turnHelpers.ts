@@ -88,7 +88,7 @@ export function messageEvent(context: TurnContext, message: ConversationMessage)
   return { type: 'message', taskId: context.taskId, message };
 }
 
-export function turnEvent(context: TurnContext, state: string): TaskEvent {
+export function turnEvent(context: TurnContext, state: string): Extract<TaskEvent, { type: 'turn' }> {
   return { type: 'turn', taskId: context.taskId, state, turn: context.modelCalls };
 }
 

@@ -143,21 +143,3 @@ export class FileMcpOAuthStore implements McpOAuthStore {
     syncDirSync(dirname(this.path));
   }
 }
-
-/** A store in memory (tests, and a host that must not persist). */
-export class MemoryMcpOAuthStore implements McpOAuthStore {
-  private readonly records = new Map<string, McpOAuthRecord>();
-
-  async get(serverUrl: string): Promise<McpOAuthRecord | undefined> {
-    const r = this.records.get(oauthKey(serverUrl));
-    return r ? structuredClone(r) : undefined;
-  }
-
-  async set(serverUrl: string, record: McpOAuthRecord): Promise<void> {
-    this.records.set(oauthKey(serverUrl), structuredClone(record));
-  }
-
-  async delete(serverUrl: string): Promise<boolean> {
-    return this.records.delete(oauthKey(serverUrl));
-  }
-}

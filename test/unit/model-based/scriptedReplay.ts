@@ -1,52 +1,36 @@
 import { createActor, fromPromise, type AnyMachineSnapshot, type AnyStateMachine, type InspectionEvent } from 'xstate';
-import { modelSelectionMachine } from '../../../src/core/machines/modelSelection/modelSelection.machine';
 import type { CoverageRecorder } from './coverage';
-import { dedupe, transitionPaths, type ModelEvent, type ModelPath } from './paths';
-import { quiesce, waitUntil } from './system';
+import { dedupe, type ModelEvent, type ModelPath } from './paths';
+import { settled, withinTurns } from '../helpers/changes';
 
 /**
- * Models of the machines replayed on the bare machine (today the modelSelection machine). Their
- * events come from the host (a setting changing) and from their actors, which are in-memory fakes
- * behind the same actor names that resolve or reject as the path says. (The session and
- * appSession machines are replayed through the host's real wiring instead: hostWiring.test.ts;
- * the permission machine through the turn's real wiring: modelBased.test.ts.)
+ * A machine replayed on its own with scripted actors: each actor the path invokes is an
+ * in-memory stand-in under the same name that resolves or rejects as the path says, and the
+ * host's events are sent when the actor is where the path says. This checks the definition's
+ * behaviour (its states after each event), not the real actors' I/O: a test using it says so,
+ * and its coverage is not coverage of the real wiring.
  */
-export interface HostModel {
+export interface ScriptedModel {
   machine: AnyStateMachine;
   input: unknown;
   events: (s: AnyMachineSnapshot) => ModelEvent[];
-  /** Implementations for the replay: `actors` are built per path from its completions. */
   delays?: Record<string, number>;
+  /** Action implementations (what the machine tells its host), to record them. */
+  actions?: NonNullable<Parameters<AnyStateMachine['provide']>[0]['actions']>;
 }
 
-export const HOST_MODELS: HostModel[] = [
-  {
-    machine: modelSelectionMachine,
-    input: { providerDefault: 'claude-sonnet-4-5' },
-    events: () => [
-      { type: 'USER_SELECTED', model: 'opus' },
-      { type: 'USER_SELECTED', model: null, tag: 'clear' },
-      { type: 'ENV_CHANGED', model: 'claude-haiku-4-5' },
-      { type: 'ENV_CHANGED', model: null, tag: 'clear' },
-      { type: 'PLAN_MODEL_SET', model: 'opus' },
-      { type: 'MODE_CHANGED', planMode: true },
-      { type: 'PROVIDER_CHANGED', providerDefault: 'claude-haiku-4-5' },
-    ],
-  },
-];
-
-export function hostPaths(model: HostModel): ModelPath[] {
-  return transitionPaths(model.machine, {
-    input: model.input,
-    events: model.events,
-    context: (s) => (s.machine.id === 'modelSelection' ? (s.context as { model: string }).model : null),
-  });
+/** What a replay saw: the states, and the input each stand-in actor was started with, by name. */
+export interface ScriptedReplay {
+  observed: string[];
+  expected: string[];
+  prefixOk: boolean;
+  started: { src: string; input: unknown }[];
 }
 
 const never = <T>() => new Promise<T>(() => undefined);
 
-/** Replays one path: host events are sent when the actor is where the path says; completions come from the fakes. */
-export async function replayHost(model: HostModel, path: ModelPath, recorder: CoverageRecorder): Promise<{ observed: string[]; expected: string[]; prefixOk: boolean }> {
+/** Replays one path: host events are sent when the actor is where the path says; completions come from the stand-ins. */
+export async function replayWithScriptedActors(model: ScriptedModel, path: ModelPath, recorder: CoverageRecorder): Promise<ScriptedReplay> {
   const expected = dedupe(path.values);
   // A real (short) timer cannot be held: a path that ends in a state with a delay goes on.
   const lastNodes = model.machine.resolveState({ value: path.values.at(-1)!, context: {} as never })._nodes;
@@ -67,16 +51,18 @@ export async function replayHost(model: HostModel, path: ModelPath, recorder: Co
     outcomes.get(src)!.push({ kind: m[1] === 'done' ? 'ok' : 'fail', output: 'output' in e ? e.output : undefined });
   }
   const actors: Record<string, ReturnType<typeof fromPromise<unknown, unknown>>> = {};
+  const started: ScriptedReplay['started'] = [];
   for (const src of new Set(srcOf.values())) {
     const queue = outcomes.get(src) ?? [];
-    actors[src] = fromPromise<unknown, unknown>(async () => {
+    actors[src] = fromPromise<unknown, unknown>(async ({ input }) => {
+      started.push({ src, input });
       const o = queue.shift();
       if (o === undefined) return never();
       if (o.kind === 'fail') throw new Error(`${src} failed (scripted)`);
       return o.output;
     });
   }
-  const machine = model.machine.provide({ actors, ...(model.delays ? { delays: model.delays } : {}) });
+  const machine = model.machine.provide({ actors, ...(model.delays ? { delays: model.delays } : {}), ...(model.actions ? { actions: model.actions } : {}) });
   const observed: string[] = [];
   const actor = createActor(machine, {
     input: model.input,
@@ -93,14 +79,14 @@ export async function replayHost(model: HostModel, path: ModelPath, recorder: Co
       const e = path.events[i]!;
       if (e.type.startsWith('xstate.')) continue;
       const at = dedupe(path.values.slice(0, i + 1)).length - 1;
-      await waitUntil(() => observed.length > at, () => `${observed.join(' → ')} / ${expected.join(' → ')}`).catch(() => undefined);
+      await withinTurns(() => observed.length > at);
       if (observed.length !== at + 1) break;
       const { tag: _tag, ...event } = e;
       actor.send(event as never);
     }
-    await waitUntil(() => observed.length >= expected.length, () => observed.join(' → ')).catch(() => undefined);
-    await quiesce();
-    return { observed: observed.slice(), expected, prefixOk };
+    await withinTurns(() => observed.length >= expected.length);
+    await settled();
+    return { observed: observed.slice(), expected, prefixOk, started };
   } finally {
     actor.stop();
   }
