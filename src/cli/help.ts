@@ -117,8 +117,8 @@ inherits nothing). Runs never approve by themselves: they say what they held bac
   approve   approve everything listed, exactly as it is now; with --fingerprint F (printed by
             show) only if nothing changed since you looked
   revoke    forget this workspace's approval
-Approvals are kept in <keel home>/trust/approvals.json (0600; --storage DIR, else $KEEL_HOME,
-else ~/.keel).
+Approvals are kept in <keel home>/trust/approvals.json (0600; --storage DIR, a folder that
+exists, else $KEEL_HOME, else ~/.keel).
 `;
 
 export const STATUS_HELP = `Usage: keel status [--json] [--follow] [--storage DIR]
