@@ -62,14 +62,15 @@ export const denyingAsker: PermissionAsker = {
 /**
  * Why a call that would ask was denied where nobody can answer (`nobody`: who is missing, e.g. "a
  * headless run has no one to ask"), and what would allow it: the mode as a `--mode` flag, allow
- * rules in the workspace's `.keel/settings.local.json` (where "Always allow" saves them).
+ * rules in the workspace's `.keel/settings.local.json` (where "Always allow" saves them) — which,
+ * written by hand, count only once the person approves the workspace (`keel trust approve`).
  */
 export function unattendedDenial(request: Pick<PermissionRequest, 'reason' | 'allowedBy'>, nobody: string): string {
   const ways: string[] = [];
   if (request.allowedBy?.mode) ways.push(`--mode ${request.allowedBy.mode}`);
   const rules = request.allowedBy?.rules ?? [];
   // Where "Always allow" saves a rule for this workspace in VS Code (paths in it are the workspace's).
-  if (rules.length > 0) ways.push(`${rules.length === 1 ? 'the allow rule' : 'the allow rules'} ${rules.map((r) => JSON.stringify(r)).join(', ')} in the workspace's .keel/settings.local.json`);
+  if (rules.length > 0) ways.push(`${rules.length === 1 ? 'the allow rule' : 'the allow rules'} ${rules.map((r) => JSON.stringify(r)).join(', ')} in the workspace's .keel/settings.local.json once you approve it (keel trust approve)`);
   const how =
     ways.length > 0
       ? `${ways.join(', or ')}, would allow it`

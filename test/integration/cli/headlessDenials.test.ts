@@ -11,7 +11,8 @@ import { cliBundle, ofType, runCli } from './cliHarness';
  * Issue 26 item 12: a headless `keel run` denies what would ask, and says what denied it — no one
  * to ask, not "the user" — in the text output, in stream-json and to the model; its advice names
  * a mode or allow rule that really allows the call, which the test checks by following it (`keel
- * permissions check` with that mode, or with that rule in the workspace's settings.local.json).
+ * permissions check` with that mode, or with that rule in the workspace's settings.local.json
+ * once the workspace is approved with `keel trust approve`).
  */
 let server: FakeModelServer;
 let cli: string;
@@ -45,9 +46,18 @@ function toldTheModel(id: string): string {
   throw new Error(`no tool result for ${id}`);
 }
 
+/** The person's own home for `keel permissions check` and `keel trust` (never the workspace: ~/.keel is not the workspace's .keel). */
+const home = mkdtempSync(join(tmpdir(), 'keel-denials-home-'));
+const asPerson = { PATH: process.env.PATH, HOME: home, KEEL_HOME: join(home, '.keel') };
+
 async function check(ws: string, tool: string, input: Record<string, unknown>, mode: string): Promise<{ decision: string; reason: string }> {
-  const { stdout } = await promisify(execFile)(process.execPath, [cli, 'permissions', 'check', '--tool', tool, '--input', JSON.stringify(input), '--mode', mode, '--workspace', ws], { env: { PATH: process.env.PATH, HOME: ws } });
+  const { stdout } = await promisify(execFile)(process.execPath, [cli, 'permissions', 'check', '--tool', tool, '--input', JSON.stringify(input), '--mode', mode, '--workspace', ws], { env: asPerson });
   return JSON.parse(stdout) as { decision: string; reason: string };
+}
+
+/** `keel trust approve` of `ws`, as the person runs it after reading what it approves. */
+async function approve(ws: string): Promise<void> {
+  await promisify(execFile)(process.execPath, [cli, 'trust', 'approve', '--workspace', ws], { env: asPerson });
 }
 
 const cases = [
@@ -70,7 +80,7 @@ describe('headless denials say what denied them and what would allow the call', 
     expect(reason).not.toMatch(/by the user|user denied/i);
     // The advice: the least permissive mode that allows it, and the allow rule.
     expect(reason).toContain(`--mode ${advisedMode}`);
-    expect(reason).toContain(`"${rule}" in the workspace's .keel/settings.local.json`);
+    expect(reason).toContain(`"${rule}" in the workspace's .keel/settings.local.json once you approve it (keel trust approve)`);
     if (advisedMode === 'bypassPermissions') expect(reason).not.toContain('--mode acceptEdits');
     // The model is told the same, not that the user refused.
     expect(toldTheModel(id)).toContain('Permission denied: Keel would ask first');
@@ -87,6 +97,9 @@ describe('headless denials say what denied them and what would allow the call', 
     expect((await check(ws, tool, input, advisedMode)).decision).toBe('allow');
     mkdirSync(join(ws, '.keel'), { recursive: true });
     writeFileSync(join(ws, '.keel', 'settings.local.json'), JSON.stringify({ permissions: { allow: [rule] } }));
+    // A workspace's allow rule counts only once the person approved the workspace (docs/permissions.md, "Trust").
+    expect((await check(ws, tool, input, mode)).decision).toBe('ask');
+    await approve(ws);
     expect((await check(ws, tool, input, mode)).decision).toBe('allow');
   });
 
