@@ -9,9 +9,11 @@ import { basename, dirname } from 'node:path';
  * folders themselves may have changed.
  *
  * Freshness: on Linux, inotify queues the event during the write itself, and a watcher's callback
- * runs in the event loop's poll phase, before `setImmediate` callbacks: so after `await
- * settled()`, a change finished before the call is always seen (the engine does this before each
- * decision). Where watching is not possible (no inotify watches left, an unusual file system),
+ * runs in the event loop's poll phase. `settled()` waits for two `setImmediate` turns, so a whole
+ * poll phase lies between the call and its end whichever phase the caller runs in (one turn is
+ * not enough: called from an I/O callback, the check phase comes before the next poll). So after
+ * `await settled()`, a change finished before the call is always seen (the engine does this
+ * before each decision). Where watching is not possible (no inotify watches left, an unusual file system),
  * `changed()` falls back to comparing `stamp()` each time, as before. Never throws.
  */
 export class FileWatch {
@@ -34,7 +36,7 @@ export class FileWatch {
 
   /** Resolves after the watch events already queued were handled (see the freshness note). */
   static settled(): Promise<void> {
-    return new Promise((resolve) => setImmediate(resolve));
+    return new Promise((resolve) => setImmediate(() => setImmediate(resolve)));
   }
 
   /** True (once) when a watched file may have changed since the last call that returned true. */

@@ -49,10 +49,12 @@ describe('keel events --follow', () => {
     expect(run.child.exitCode, run.stderr()).toBeNull();
     const seen = fromRun();
     expect(seen[0]).toMatchObject({ kind: 'AppStarted', host: 'keel run', pid, seq: 1 });
-    // Only the task's own events follow — and, when the suite runs on workers (KEEL_WORKERS=N,
+    // Only the task's own events follow (its hook events included) — and, when the suite runs on workers (KEEL_WORKERS=N,
     // which the harness passes on to keel run), its worker's states; in process, never those.
     const onWorkers = Number(process.env.KEEL_WORKERS ?? '0') > 0;
-    const fromTask = (kind: string) => kind === 'TaskEvent' || kind.startsWith('Session') || (onWorkers && kind === 'WorkerStateChanged');
+    // The task's hook events (SessionStart, UserPromptSubmit: announced even with no hook
+    // configured) are its own too; a follower that joins early sees them.
+    const fromTask = (kind: string) => kind === 'TaskEvent' || kind === 'HookEvent' || kind.startsWith('Session') || (onWorkers && kind === 'WorkerStateChanged');
     expect(seen.slice(1).filter((e) => !fromTask(String(e.kind)))).toEqual([]);
     // Each line is the bus's own event, numbered without gaps after the reader joined.
     const seqs = seen.slice(1).map((e) => e.seq as number);

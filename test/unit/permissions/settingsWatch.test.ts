@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync, renameSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFile, rmSync, symlinkSync, writeFileSync, renameSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -66,5 +66,19 @@ describe('FileWatch', () => {
     rmSync(join(root, 'ws', '.claude'), { recursive: true });
     symlinkSync(elsewhere, join(root, 'ws', '.claude'));
     expect(await changedNow()).toBe(true);
+  });
+  it('a change is seen when the caller runs in an I/O callback (the check phase comes before the next poll)', async () => {
+    const { file } = setUp();
+    mkdirSync(join(root, 'ws', '.claude'));
+    writeFileSync(file, '{}');
+    expect(await changedNow()).toBe(true);
+    // Continue from an I/O callback, as a decision made after a child process or a socket read does.
+    const seen = await new Promise<boolean>((resolve, reject) => {
+      readFile(file, () => {
+        writeFileSync(file, '{"permissions":{"deny":["Bash"]}}');
+        changedNow().then(resolve, reject);
+      });
+    });
+    expect(seen).toBe(true);
   });
 });
