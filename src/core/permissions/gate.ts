@@ -70,7 +70,9 @@ export function unattendedDenial(request: Pick<PermissionRequest, 'reason' | 'al
   if (request.allowedBy?.mode) ways.push(`--mode ${request.allowedBy.mode}`);
   const rules = request.allowedBy?.rules ?? [];
   // Where "Always allow" saves a rule for this workspace in VS Code (paths in it are the workspace's).
-  if (rules.length > 0) ways.push(`${rules.length === 1 ? 'the allow rule' : 'the allow rules'} ${rules.map((r) => JSON.stringify(r)).join(', ')} in the workspace's .keel/settings.local.json once you approve it (keel trust approve)`);
+  // Written there by hand, a rule counts only once the person approves the workspace (trust).
+  const where = "in the workspace's .keel/settings.local.json once you approve it (keel trust approve)";
+  if (rules.length > 0) ways.push(`${rules.length === 1 ? 'the allow rule' : 'the allow rules'} ${rules.map((r) => JSON.stringify(r)).join(', ')} ${where}`);
   const how =
     ways.length > 0
       ? `${ways.join(', or ')}, would allow it`
