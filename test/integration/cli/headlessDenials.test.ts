@@ -101,7 +101,7 @@ describe('headless denials say what denied them and what would allow the call', 
     expect((await check(ws, tool, input, mode)).decision).toBe('ask');
     await approve(ws);
     expect((await check(ws, tool, input, mode)).decision).toBe('allow');
-  });
+  }, 120_000);
 
   it('an MCP tool in acceptEdits: bypassPermissions or an mcp__ allow rule, never acceptEdits', async () => {
     const ws = workspace();
