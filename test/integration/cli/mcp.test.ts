@@ -105,6 +105,11 @@ describe('keel run with MCP servers', () => {
     expect((await r.exit).code, r.stderr()).toBe(0);
     expect(r.stderr()).toMatch(/MCP server everything: .*server-everything.*waits for approval/);
     expect(r.stderr()).toContain('keel trust approve');
+    // Said once on stderr (the trust notice), and as the server's own mcp line in stream-json.
+    expect(r.stderr().split('\n').filter((l) => /MCP server "?everything\b/.test(l)), r.stderr()).toHaveLength(1);
+    expect(r.events.filter((e) => e.type === 'mcp' && e.server === 'everything')).toEqual([
+      expect.objectContaining({ status: 'not_approved', message: expect.stringContaining('keel trust approve') }),
+    ]);
     expect(body(0).tools!.map((t) => t.name).filter((n) => n.startsWith('mcp__'))).toEqual([]);
   }, 60_000);
 
