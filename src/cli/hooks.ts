@@ -5,7 +5,7 @@ import { hookSources, loadHooksConfig } from '../core/hooks/config';
 import { hookItem, isApproved } from '../core/trust/items';
 import { WorkspaceTrust } from '../core/trust/workspaceTrust';
 import type { ConfiguredHook } from '../core/hooks/types';
-import { defaultStorage } from './args';
+import { storageOption } from './args';
 import { HOOKS_HELP } from './help';
 import { HelpRequested, parseCommandLine, reportUsage, UsageError } from './usage';
 
@@ -32,7 +32,13 @@ export async function hooksCommand(argv: string[]): Promise<number> {
   if (rest.length > 0) return reportUsage('hooks', new UsageError(`unexpected argument "${rest[0]}"`));
   const workspace = resolve(values.workspace ?? process.cwd());
   if (!existsSync(workspace) || !statSync(workspace).isDirectory()) return reportUsage('hooks', new UsageError(`the workspace ${workspace} is not a folder`));
-  const keelHome = values.storage ? resolve(values.storage) : defaultStorage(process.env);
+  let keelHome: string;
+  try {
+    keelHome = storageOption(values.storage, process.env);
+  } catch (err) {
+    if (err instanceof UsageError) return reportUsage('hooks', err);
+    throw err;
+  }
   if (sub === 'approve' || sub === 'revoke') {
     const { trustCommand } = await import('./trust');
     return trustCommand([sub, '--workspace', workspace, '--storage', keelHome], sub === 'approve' ? 'keel hooks approve' : undefined);

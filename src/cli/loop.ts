@@ -4,7 +4,7 @@ import { defaultSettings, existsLoop, LOOP_NAME, uniqueLoopName } from '../core/
 import { LoopBusy, LoopNotApproved, LoopRunner } from '../core/loop/runner';
 import { LinkRefused } from '../core/security/linkFreeFiles';
 import { TaskStore } from '../core/store/taskStore';
-import { providerFor, runArgsFrom, TASK_OPTIONS, type RunArgs } from './args';
+import { extraWord, providerFor, runArgsFrom, TASK_OPTIONS, type RunArgs } from './args';
 import { createCliRuntime } from './cliRuntime';
 import { EXIT_LOOP_LIMIT, EXIT_LOOP_STALLED, EXIT_STORAGE_UNUSABLE, STORAGE_HINT } from './exitCodes';
 import { LOOP_HELP } from './help';
@@ -43,7 +43,9 @@ interface LoopArgs {
 
 export function parseLoopArgs(argv: string[], env: NodeJS.ProcessEnv): LoopArgs {
   const { values, positionals } = parseCommandLine(argv, LOOP_OPTIONS, true);
-  const goal = positionals.join(' ').trim();
+  const [first = '', extra] = positionals;
+  if (extra !== undefined) throw new UsageError(extraWord(positionals, 'goal'));
+  const goal = first.trim();
   const resume = values.resume?.trim();
   if (values.resume !== undefined && !resume) throw new UsageError('--resume needs the name of a loop');
   if (resume && goal) throw new UsageError('give either a goal (a new loop) or --resume NAME (an existing one), not both');

@@ -1,38 +1,35 @@
 import { homedir } from 'node:os';
-import { resolve } from 'node:path';
-import { parseArgs } from 'node:util';
 import { mcpItem } from '../core/trust/items';
 import { WorkspaceTrust } from '../core/trust/workspaceTrust';
-import { describeTarget, loadMcpConfig, projectConfigPath, userConfigPath } from '../core/mcp/config';
+import { describeTarget, loadMcpConfig, projectConfigPath, readConfigFile, userConfigPath } from '../core/mcp/config';
 import { addServer, McpConfigEditError, removeServer } from '../core/mcp/configEdit';
 import { McpHub } from '../core/mcp/hub';
 import { modelToolName } from '../core/mcp/names';
 import type { McpServerSpec, McpServerStatus } from '../core/mcp/types';
-import { defaultStorage } from './args';
+import { defaultStorage, storageOption } from './args';
+import { MCP_HELP } from './help';
+import { existingPath, HelpRequested, parseCommandLine, reportUsage, UsageError } from './usage';
 
-export const MCP_HELP = `Usage:
-  keel mcp list [--json]                     configured servers, connected to show their state
-  keel mcp tools NAME [--json]               the tools of one server, as the model sees them
-  keel mcp add [--scope project|user] [-e KEY=VALUE]... NAME -- COMMAND [ARGS...]
-  keel mcp add --transport http|sse [--scope project|user] [-H 'Name: value']... NAME URL
-  keel mcp remove NAME [--scope project|user]
-  keel mcp approve NAME                      approve the workspace (keel trust approve: everything it
-                                             provides, NAME's server included)
-  keel mcp revoke NAME                       forget the approval of NAME (held back until approved again)
-  keel mcp login NAME                        sign in to a remote server with OAuth (prints the
-                                             address to open; tokens in $KEEL_HOME/mcp-oauth.json)
-  keel mcp logout NAME                       forget the tokens Keel keeps for that server
-  keel mcp serve [--workspace DIR] [--mode MODE]
-                                             Keel's Read, Write, Edit, Bash, Glob, Grep as an
-                                             MCP server over stdio
-Options: --workspace DIR (default: current directory), --mcp-config FILE (list, tools, login, logout; repeatable),
---storage DIR (Keel's home: your mcp.json and the approvals; default $KEEL_HOME, else ~/.keel).
-Project servers come from DIR/.mcp.json, user servers from $KEEL_HOME/mcp.json (default ~/.keel).
-`;
+
+/** The options of the `keel mcp` subcommands (`add` and `serve` parse their own), and which each takes. */
+const MCP_OPTIONS = { workspace: { type: 'string' }, 'mcp-config': { type: 'string', multiple: true }, json: { type: 'boolean' }, scope: { type: 'string' }, storage: { type: 'string' } } as const;
+const SUB_OPTIONS: Record<string, readonly (keyof typeof MCP_OPTIONS)[]> = {
+  list: ['workspace', 'mcp-config', 'json', 'storage'],
+  tools: ['workspace', 'mcp-config', 'json', 'storage'],
+  remove: ['workspace', 'scope', 'storage'],
+  approve: ['workspace', 'storage'],
+  revoke: ['workspace', 'storage'],
+  login: ['workspace', 'mcp-config', 'storage'],
+  logout: ['workspace', 'mcp-config', 'storage'],
+};
+type Sub = 'list' | 'tools' | 'remove' | 'approve' | 'revoke' | 'login' | 'logout';
+const isSub = (s: string): s is Sub => Object.hasOwn(SUB_OPTIONS, s);
 
 /**
  * `keel mcp …`. Exit codes: 0 success, 1 a server could not be reached or a file could not be
- * written, 2 bad usage.
+ * written, 2 bad usage — one line, `keel mcp SUB: <problem> (see keel mcp --help)`, as every
+ * command's: an unknown option, a missing name, a `--workspace` or `--mcp-config` that is not
+ * there, a `--mcp-config` file that cannot be used (as `keel run` says).
  */
 export async function mcpCommand(argv: string[]): Promise<number> {
   const [sub, ...rest] = argv;
@@ -44,32 +41,51 @@ export async function mcpCommand(argv: string[]): Promise<number> {
   }
   if (sub === 'serve') return (await import('./mcpServe')).mcpServeCommand(rest);
   if (sub === 'add') return addCommand(rest);
-  let parsed;
-  try {
-    parsed = parseArgs({
-      args: rest,
-      allowPositionals: true,
-      options: { workspace: { type: 'string' }, json: { type: 'boolean' }, scope: { type: 'string' }, 'mcp-config': { type: 'string', multiple: true }, storage: { type: 'string' } },
-    });
-  } catch (err) {
-    return usage((err as Error).message);
+  if (sub === undefined || sub === 'help' || sub === '--help') {
+    process.stdout.write(MCP_HELP);
+    return sub === undefined ? 2 : 0;
   }
-  const { values, positionals } = parsed;
-  const workspace = resolve(values.workspace ?? process.cwd());
-  // Keel's home (the user's mcp.json, the approvals): --storage, else $KEEL_HOME, else ~/.keel.
-  const keelHome = values.storage ? resolve(values.storage) : defaultStorage(process.env);
-  const extraFiles = values['mcp-config'] ?? [];
+  if (!isSub(sub)) return usage(undefined, sub.startsWith('-') ? 'the subcommand (list, tools, add, …) comes first' : `unknown subcommand "${sub}"`);
+  let values: ReturnType<typeof parseCommandLine<typeof MCP_OPTIONS, true>>['values'];
+  let name: string;
+  let workspace: string;
+  let extraFiles: string[];
+  let keelHome: string;
+  try {
+    const parsed = parseCommandLine(rest, MCP_OPTIONS, true);
+    values = parsed.values;
+    const foreign = Object.keys(values).find((k) => !(SUB_OPTIONS[sub] as readonly string[]).includes(k));
+    if (foreign) throw new UsageError(`unknown option --${foreign}`);
+    const [first, extra] = parsed.positionals;
+    if (sub === 'list' && first !== undefined) throw new UsageError(`unexpected argument "${first}"`);
+    if (extra !== undefined) throw new UsageError(`unexpected argument "${extra}" (${sub} takes one server name)`);
+    if (sub !== 'list' && !first) throw new UsageError('needs a server name');
+    name = first ?? '';
+    workspace = values.workspace === undefined ? process.cwd() : existingPath('--workspace', values.workspace, 'folder');
+    // Keel's home (the user's mcp.json, the approvals): --storage (a folder that exists), else $KEEL_HOME, else ~/.keel.
+    keelHome = storageOption(values.storage, process.env);
+    extraFiles = (values['mcp-config'] ?? []).map((f) => existingPath('--mcp-config', f, 'file'));
+    // A file the person named that Keel cannot use is bad usage, as in keel run.
+    for (const file of extraFiles) {
+      const problems = readConfigFile(file, 'cli', process.env, true).problems;
+      if (problems.length > 0) throw new UsageError(`--mcp-config ${file}: ${problems.map((p) => p.message).join('; ')}`);
+    }
+  } catch (err) {
+    if (err instanceof HelpRequested) {
+      process.stdout.write(MCP_HELP);
+      return 0;
+    }
+    if (err instanceof UsageError) return usage(sub, err.message);
+    throw err;
+  }
   switch (sub) {
     case 'list':
       return list(workspace, keelHome, extraFiles, Boolean(values.json));
     case 'tools':
-      if (!positionals[0]) return usage('keel mcp tools needs a server name');
-      return tools(workspace, keelHome, extraFiles, positionals[0], Boolean(values.json));
+      return tools(workspace, keelHome, extraFiles, name, Boolean(values.json));
     case 'remove': {
-      const name = positionals[0];
-      if (!name) return usage('keel mcp remove needs a server name');
       const scope = values.scope;
-      if (scope !== undefined && scope !== 'project' && scope !== 'user') return usage('--scope must be project or user');
+      if (scope !== undefined && scope !== 'project' && scope !== 'user') return usage(sub, `--scope must be project or user (got "${scope}")`);
       const files = scope === 'user' ? [userConfigPath(keelHome)] : scope === 'project' ? [projectConfigPath(workspace)] : [projectConfigPath(workspace), userConfigPath(keelHome)];
       try {
         for (const file of files) {
@@ -85,44 +101,43 @@ export async function mcpCommand(argv: string[]): Promise<number> {
       return fail(`no MCP server named "${name}" in ${files.join(' or ')}`);
     }
     case 'approve':
-    case 'revoke': {
-      const name = positionals[0];
-      if (!name) return usage(`keel mcp ${sub} needs a server name`);
+    case 'revoke':
       return await approval(sub, workspace, keelHome, name);
-    }
     case 'login':
     case 'logout': {
-      const name = positionals[0];
-      if (!name) return usage(`keel mcp ${sub} needs a server name`);
       const { mcpLoginCommand } = await import('./mcpLogin');
       return mcpLoginCommand(sub, name, { workspace, keelHome, extraFiles, out: (s) => process.stdout.write(s), err: (s) => process.stderr.write(s) });
     }
-    case undefined:
-    case 'help':
-    case '--help':
-      process.stdout.write(MCP_HELP);
-      return sub === undefined ? 2 : 0;
-    default:
-      return usage(`unknown mcp subcommand "${sub}"`);
   }
 }
 
+/**
+ * `keel mcp list`: every server with its state. A configuration file that cannot be used (not
+ * readable, not JSON, not `{"mcpServers": …}`) is named as broken, never passed over as "no
+ * servers", and the exit status is 1; problems with single entries are listed too (exit 0).
+ */
 async function list(workspace: string, keelHome: string, extraFiles: string[], json: boolean): Promise<number> {
   const trust = new WorkspaceTrust({ workspace, keelHome });
   const hub = new McpHub({ workspace, keelHome, extraConfigFiles: extraFiles, log: quietLog, trust });
   try {
     await hub.start();
     const servers = hub.status();
+    // A problem of a whole file (an entry's problems name their server).
+    const broken = [...new Set(hub.problems.filter((p) => !p.message.startsWith('server "')).map((p) => p.source))];
     if (json) {
-      process.stdout.write(`${JSON.stringify({ servers, problems: hub.problems })}\n`);
-      return 0;
+      process.stdout.write(`${JSON.stringify({ servers, problems: hub.problems, broken })}\n`);
+      return broken.length > 0 ? 1 : 0;
     }
     for (const p of hub.problems) process.stderr.write(`keel mcp: ${p.source}: ${p.message}\n`);
-    if (servers.length === 0) {
-      process.stdout.write(`No MCP servers configured (looked in ${projectConfigPath(workspace)} and ${userConfigPath(keelHome)}).\n`);
-      return 0;
-    }
     for (const s of servers) process.stdout.write(`${line(s)}\n`);
+    if (broken.length > 0) {
+      const files = broken.join(', ');
+      const one = broken.length === 1;
+      const lead = servers.length === 0 ? 'No MCP server could be read: ' : '';
+      process.stdout.write(`${lead}${files} ${one ? 'is' : 'are'} broken (see above); ${one ? 'its' : 'their'} servers are not listed.\n`);
+      return 1;
+    }
+    if (servers.length === 0) process.stdout.write(`No MCP servers configured (looked in ${projectConfigPath(workspace)} and ${userConfigPath(keelHome)}).\n`);
     return 0;
   } finally {
     await hub.dispose();
@@ -198,65 +213,65 @@ async function approval(sub: 'approve' | 'revoke', workspace: string, keelHome: 
   }
 }
 
+const ADD_OPTIONS = {
+  transport: { type: 'string', short: 't' },
+  scope: { type: 'string', short: 's' },
+  env: { type: 'string', short: 'e', multiple: true },
+  header: { type: 'string', short: 'H', multiple: true },
+  workspace: { type: 'string' },
+} as const;
+
 /** `keel mcp add`: everything after `--` is the server's command line, untouched. */
 async function addCommand(argv: string[]): Promise<number> {
   const dash = argv.indexOf('--');
   const head = dash >= 0 ? argv.slice(0, dash) : argv;
   const commandLine = dash >= 0 ? argv.slice(dash + 1) : [];
   let parsed;
+  let workspace: string;
   try {
-    parsed = parseArgs({
-      args: head,
-      allowPositionals: true,
-      options: {
-        transport: { type: 'string', short: 't' },
-        scope: { type: 'string', short: 's' },
-        env: { type: 'string', short: 'e', multiple: true },
-        header: { type: 'string', short: 'H', multiple: true },
-        workspace: { type: 'string' },
-      },
-    });
+    parsed = parseCommandLine(head, ADD_OPTIONS, true);
+    workspace = parsed.values.workspace === undefined ? process.cwd() : existingPath('--workspace', parsed.values.workspace, 'folder');
   } catch (err) {
-    return usage((err as Error).message);
+    if (err instanceof UsageError) return usage('add', err.message);
+    throw err;
   }
   const { values, positionals } = parsed;
   const [name, ...more] = positionals;
-  if (!name) return usage('keel mcp add needs a server name');
+  if (!name) return usage('add', 'needs a server name: keel mcp add NAME -- COMMAND [ARGS...]');
   const transport = values.transport ?? 'stdio';
   const scope = values.scope ?? 'project';
-  if (scope !== 'project' && scope !== 'user') return usage('--scope must be project or user');
-  const workspace = resolve(values.workspace ?? process.cwd());
+  if (scope !== 'project' && scope !== 'user') return usage('add', `--scope must be project or user (got "${scope}")`);
   const keelHome = defaultStorage(process.env);
   let spec: McpServerSpec;
   if (transport === 'stdio') {
     const words = [...more, ...commandLine];
-    if (words.length === 0) return usage('keel mcp add NAME -- COMMAND [ARGS...] needs a command');
-    if (values.header) return usage('-H/--header is for http and sse servers');
+    if (words.length === 0) return usage('add', `needs the server's command: keel mcp add ${name} -- COMMAND [ARGS...]`);
+    if (values.header) return usage('add', '-H/--header is for http and sse servers');
     const env: Record<string, string> = {};
     for (const kv of values.env ?? []) {
       const eq = kv.indexOf('=');
-      if (eq <= 0) return usage(`-e needs KEY=VALUE (got "${kv}")`);
+      if (eq <= 0) return usage('add', `-e needs KEY=VALUE (got "${kv}")`);
       env[kv.slice(0, eq)] = kv.slice(eq + 1);
     }
     spec = { transport: 'stdio', command: words[0]!, args: words.slice(1), env };
   } else if (transport === 'http' || transport === 'sse') {
-    if (more.length !== 1 || commandLine.length > 0) return usage(`keel mcp add --transport ${transport} NAME URL takes exactly one URL`);
-    if (values.env) return usage('-e/--env is for stdio servers');
+    if (more.length !== 1 || commandLine.length > 0) return usage('add', `--transport ${transport} takes a name and exactly one URL: keel mcp add --transport ${transport} NAME URL`);
+    if (values.env) return usage('add', '-e/--env is for stdio servers');
     const headers: Record<string, string> = {};
     for (const h of values.header ?? []) {
       const colon = h.indexOf(':');
-      if (colon <= 0) return usage(`-H needs 'Name: value' (got "${h}")`);
+      if (colon <= 0) return usage('add', `-H needs 'Name: value' (got "${h}")`);
       headers[h.slice(0, colon).trim()] = h.slice(colon + 1).trim();
     }
     try {
       const u = new URL(more[0]!);
-      if (u.protocol !== 'http:' && u.protocol !== 'https:') return usage(`the URL must be http or https (got ${u.protocol})`);
+      if (u.protocol !== 'http:' && u.protocol !== 'https:') return usage('add', `the URL must be http or https (got ${u.protocol})`);
     } catch {
-      return usage(`"${more[0]}" is not a URL`);
+      return usage('add', `"${more[0]}" is not a URL`);
     }
     spec = { transport, url: more[0]!, headers };
   } else {
-    return usage(`--transport must be stdio, http or sse (got "${transport}")`);
+    return usage('add', `--transport must be stdio, http or sse (got "${transport}")`);
   }
   const file = scope === 'user' ? userConfigPath(keelHome) : projectConfigPath(workspace);
   try {
@@ -290,7 +305,7 @@ function fail(msg: string): number {
   return 1;
 }
 
-function usage(msg: string): number {
-  process.stderr.write(`keel mcp: ${msg}\n\n${MCP_HELP}`);
-  return 2;
+/** A usage error of `keel mcp [SUB]`: one line and a pointer to the help, exit 2 (as every command's). */
+function usage(sub: string | undefined, msg: string): number {
+  return reportUsage(sub ? `mcp ${sub}` : 'mcp', new UsageError(msg));
 }

@@ -1,15 +1,11 @@
-import { existsSync, statSync } from 'node:fs';
-import { resolve } from 'node:path';
-import { parseArgs } from 'node:util';
 import { StdioServerTransport } from '@modelcontextprotocol/server/stdio';
 import { createKeelMcpServer } from '../core/mcp/keelServer';
 import { WorkspaceTrust } from '../core/trust/workspaceTrust';
+import { isPermissionMode, PERMISSION_MODES, type PermissionMode } from '../shared/domain/permissionModes';
 import { defaultStorage } from './args';
-import type { PermissionMode } from '../core/runtime/types';
-import { VERSION } from './help';
+import { MCP_HELP, VERSION } from './help';
 import { exitOnSignals } from './signals';
-
-const MODES = ['default', 'acceptEdits', 'plan', 'dontAsk', 'bypassPermissions'] as const;
+import { existingPath, HelpRequested, parseCommandLine, reportUsage, UsageError } from './usage';
 
 /**
  * `keel mcp serve --workspace DIR [--mode MODE]`: Keel's own tools over stdio for any MCP client
@@ -20,22 +16,21 @@ const MODES = ['default', 'acceptEdits', 'plan', 'dontAsk', 'bypassPermissions']
  * (Node's default action would leave them, each in a process group of its own).
  */
 export async function mcpServeCommand(argv: string[]): Promise<number> {
-  let values;
+  let workspace: string;
+  let mode: PermissionMode;
   try {
-    values = parseArgs({ args: argv, options: { workspace: { type: 'string' }, mode: { type: 'string' } } }).values;
+    const { values } = parseCommandLine(argv, { workspace: { type: 'string' }, mode: { type: 'string' } }, false);
+    workspace = values.workspace === undefined ? process.cwd() : existingPath('--workspace', values.workspace, 'folder');
+    const given = values.mode ?? 'default';
+    if (!isPermissionMode(given)) throw new UsageError(`--mode must be one of ${PERMISSION_MODES.join(', ')} (got "${given}")`);
+    mode = given;
   } catch (err) {
-    process.stderr.write(`keel mcp serve: ${(err as Error).message}\n`);
-    return 2;
-  }
-  const workspace = resolve(values.workspace ?? process.cwd());
-  if (!existsSync(workspace) || !statSync(workspace).isDirectory()) {
-    process.stderr.write(`keel mcp serve: the workspace ${workspace} is not a folder\n`);
-    return 2;
-  }
-  const mode = (values.mode ?? 'default') as PermissionMode;
-  if (!(MODES as readonly string[]).includes(mode)) {
-    process.stderr.write(`keel mcp serve: --mode must be one of ${MODES.join(', ')} (got "${values.mode}")\n`);
-    return 2;
+    if (err instanceof HelpRequested) {
+      process.stdout.write(MCP_HELP);
+      return 0;
+    }
+    if (err instanceof UsageError) return reportUsage('mcp serve', err);
+    throw err;
   }
   exitOnSignals(true);
   // The workspace's own allow rules count only as the person approved them (keel trust).

@@ -1,6 +1,6 @@
 import { existsSync, statSync } from 'node:fs';
 import type { InspectionEvent } from 'xstate';
-import type { TaskEvent, TaskStatus } from '../shared/domain/events';
+import type { TaskEvent } from '../shared/domain/events';
 import { AppLifetime } from '../core/machines/appSession/appLifetime';
 import type { McpHub } from '../core/mcp/hub';
 import { FollowUpRequired, type TaskHandle } from '../core/runtime/types';
@@ -10,8 +10,9 @@ import { parseRunArgs, providerFor, type RunArgs } from './args';
 import { createCliRuntime, type CliRuntime } from './cliRuntime';
 import { openCliTrust } from './cliTrust';
 import type { WorkspaceTrust } from '../core/trust/workspaceTrust';
-import { HELP } from './help';
+import { RUN_HELP } from './help';
 import { mayHaveMcpServers } from './mcpPresence';
+import type { McpReport } from './mcpHost';
 import { EXIT_STORAGE_UNUSABLE, STORAGE_HINT } from './exitCodes';
 import { handleSignals, signalExitCode } from './signals';
 import { TextRenderer } from './textRenderer';
@@ -71,8 +72,13 @@ export async function runCommand(argv: string[], options: { inspect?(event: Insp
       return storeFailure(err);
     }
     // The MCP SDK is loaded only when some server may be configured (it costs start-up time).
+    // What becomes of each server is reported as it happens: on stderr, and in stream-json as
+    // `mcp` lines (held until the task, whose id they carry, exists).
+    const mcpLines = new McpLines(args.outputFormat === 'stream-json' ? (line) => process.stdout.write(line) : null);
     const warnLine = (line: string) => process.stderr.write(line);
-    const mcp = mayHaveMcpServers(args, process.env) ? (await import('./mcpHost')).cliMcpHub(args.workspace, args.mcpConfig, process.env, warnLine, trust, args.storage) : {};
+    const mcp = mayHaveMcpServers(args, process.env)
+      ? (await import('./mcpHost')).cliMcpHub(args.workspace, args.mcpConfig, process.env, warnLine, trust, args.storage, (r) => mcpLines.add(r))
+      : {};
     if (mcp.error) return reportUsage('run', new UsageError(mcp.error));
     mcpHub = mcp.hub;
     // The task runtime with the settings files' pass-env and sandbox, and the process's hooks,
@@ -98,16 +104,20 @@ export async function runCommand(argv: string[], options: { inspect?(event: Insp
       return storeFailure(err);
     }
     app.watch(task);
-    // In text mode the person learns the task's id at once (stderr: stdout stays the answer), so a
-    // run cut short can be continued (`keel run --resume ID`).
-    if (args.outputFormat !== 'stream-json') process.stderr.write(`keel run: task ${task.id}\n`);
     const write = (line: string) => process.stdout.write(line);
     const text = new TextRenderer(write, (line) => process.stderr.write(line));
+    // In text mode the id is not in the output: say it first, so the task can be found and continued.
+    if (args.outputFormat === 'text') process.stderr.write(`keel run: ${taskId ? 'continuing ' : ''}task ${task.id}\n`);
+    let cancelledBy: 'Ctrl+C' | undefined;
     const onEvent = (e: TaskEvent) => (args.outputFormat === 'stream-json' ? write(`${JSON.stringify(e)}\n`) : text.render(e));
     const unsubscribe = task.subscribe(onEvent);
+    mcpLines.start(task.id);
 
     const unhandle = handleSignals({
-      cancel: () => task.cancel(),
+      cancel: () => {
+        cancelledBy = 'Ctrl+C';
+        task.cancel();
+      },
       interrupt: (signal) => {
         stoppedBy = signal;
         // Saving runs inside this call (AppLifetime.exit): the task is recorded as interrupted, and
@@ -135,9 +145,12 @@ export async function runCommand(argv: string[], options: { inspect?(event: Insp
         return EXIT_STORAGE_UNUSABLE;
       }
       // A failed task waits for the user (awaitingUser, recorded as failed): `done` is the last
-      // event of the run, and `keel run --resume ID "<follow-up>"` continues it later — said in
-      // text mode, on its own line after the answer that was cut (Ctrl+C cancels mid-word).
-      if (done.status !== 'completed' && args.outputFormat !== 'stream-json') process.stderr.write(`keel run: ${endedAs(done.status)}; continue it with: keel run --resume ${task.id} "<follow-up>"\n`);
+      // event of the run, and `keel run --resume ID "<follow-up>"` continues it later. The answer
+      // so far ended its line above; stderr says how it ended and how to go on, as after SIGTERM.
+      if (done.status !== 'completed') {
+        const how = done.status === 'aborted' ? `${cancelledBy ? `${cancelledBy}: ` : ''}task ${task.id} cancelled` : `task ${task.id} ${done.status}`;
+        process.stderr.write(`keel run: ${how}; continue it with: keel run --resume ${task.id} "<follow-up>"\n`);
+      }
       return done.status === 'completed' ? 0 : 1;
     } finally {
       unhandle();
@@ -150,11 +163,26 @@ export async function runCommand(argv: string[], options: { inspect?(event: Insp
   }
 }
 
-/** How a run that did not complete ended, in the words of `keel run`'s closing line. */
-function endedAs(status: TaskStatus): string {
-  if (status === 'aborted') return 'cancelled';
-  if (status === 'interrupted') return 'interrupted';
-  return 'the task failed';
+/**
+ * The `mcp` lines of `--output-format stream-json` (McpReport with `type` and `taskId`): what is
+ * reported before the task exists waits for its id; none are written in text mode (stderr has them).
+ */
+class McpLines {
+  private taskId: string | null = null;
+  private readonly held: McpReport[] = [];
+
+  constructor(private readonly write: ((line: string) => void) | null) {}
+
+  add(r: McpReport): void {
+    if (!this.write) return;
+    if (this.taskId === null) this.held.push(r);
+    else this.write(`${JSON.stringify({ type: 'mcp', taskId: this.taskId, ...r })}\n`);
+  }
+
+  start(taskId: string): void {
+    this.taskId = taskId;
+    for (const r of this.held.splice(0)) this.add(r);
+  }
 }
 
 /** How long `keel run` waits, after its task settled, for cancelled sub-agents to settle before it exits. */
@@ -186,7 +214,7 @@ async function prepareRun(argv: string[]): Promise<RunSetup> {
     args = parseRunArgs(argv, process.env);
   } catch (err) {
     if (err instanceof HelpRequested) {
-      process.stdout.write(HELP);
+      process.stdout.write(RUN_HELP);
       throw new StartupFailure(0);
     }
     if (err instanceof UsageError) throw new StartupFailure(reportUsage('run', err));

@@ -2,7 +2,7 @@ import { existsSync, statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { statusLines, stateOf, itemLines } from '../core/trust/describe';
 import { WorkspaceTrust } from '../core/trust/workspaceTrust';
-import { defaultStorage } from './args';
+import { storageOption } from './args';
 import { TRUST_HELP } from './help';
 import { HelpRequested, parseCommandLine, reportUsage, UsageError } from './usage';
 
@@ -33,7 +33,14 @@ export async function trustCommand(argv: string[], alias?: string): Promise<numb
   if (rest.length > 0) return reportUsage('trust', new UsageError(`unexpected argument "${rest[0]}"`));
   const workspace = resolve(values.workspace ?? process.cwd());
   if (!existsSync(workspace) || !statSync(workspace).isDirectory()) return reportUsage('trust', new UsageError(`the workspace ${workspace} is not a folder`));
-  const keelHome = values.storage ? resolve(values.storage) : defaultStorage(process.env);
+  // A --storage that is not there is bad usage: approvals written to a typo would never be read.
+  let keelHome: string;
+  try {
+    keelHome = storageOption(values.storage, process.env);
+  } catch (err) {
+    if (err instanceof UsageError) return reportUsage('trust', err);
+    throw err;
+  }
   const trust = new WorkspaceTrust({ workspace, keelHome });
   const command = `keel trust approve --workspace ${quote(workspace)}${values.storage ? ` --storage ${quote(keelHome)}` : ''}`;
   try {

@@ -176,8 +176,12 @@ function alive(pid: number): boolean {
   }
 }
 
-/** Connects to one socket and calls `onLine` for each NDJSON line; resolves when it closes. */
-export function watchSocket(path: string, onLine: (line: Record<string, unknown>) => void, signal?: AbortSignal): Promise<void> {
+/**
+ * Connects to one socket and calls `onLine` for each NDJSON line; resolves when it closes. A
+ * promise returned by `onLine` is the reader's back-pressure: the socket is not read until it
+ * settles (the publisher then disconnects a reader that stays behind; see above).
+ */
+export function watchSocket(path: string, onLine: (line: Record<string, unknown>) => void | Promise<void>, signal?: AbortSignal): Promise<void> {
   return new Promise((resolve) => {
     const socket = createConnection(path);
     let partial = '';
@@ -188,10 +192,15 @@ export function watchSocket(path: string, onLine: (line: Record<string, unknown>
       partial = lines.pop() ?? '';
       for (const l of lines) {
         if (!l.trim()) continue;
+        let wait: void | Promise<void>;
         try {
-          onLine(JSON.parse(l) as Record<string, unknown>);
+          wait = onLine(JSON.parse(l) as Record<string, unknown>);
         } catch {
-          // Not ours: skip.
+          continue; // Not ours: skip.
+        }
+        if (wait && !socket.isPaused()) {
+          socket.pause();
+          void wait.then(() => socket.resume());
         }
       }
     });

@@ -75,7 +75,10 @@ export class HookRunner implements HookFirer {
     this.watch.dispose();
   }
 
-  /** Announces `input` and runs its hooks. Aborting `signal` kills running hooks. Never rejects. */
+  /**
+   * Announces `input` and runs its hooks. Aborting `signal` kills running hooks. Never rejects.
+   * The outcome's errors are the caller's to report (TaskHooks does, once), not logged here too.
+   */
   async fire(input: HookInput, signal: AbortSignal = new AbortController().signal): Promise<HookOutcome> {
     await FileWatch.settled();
     const runnable = this.announce(input);
@@ -86,7 +89,6 @@ export class HookRunner implements HookFirer {
       signal,
       ...(this.opts.killGraceMs !== undefined ? { killGraceMs: this.opts.killGraceMs } : {}),
     });
-    for (const e of outcome.errors) this.opts.log?.('warn', e);
     for (const o of this.observers) this.notify(() => o.outcome?.(input, outcome));
     return outcome;
   }

@@ -1,6 +1,5 @@
 import { Client, SdkError, SdkErrorCode, SdkHttpError, SSEClientTransport, StreamableHTTPClientTransport, UnauthorizedError } from '@modelcontextprotocol/client';
 import type { Prompt, Resource, Tool } from '@modelcontextprotocol/client';
-import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { fromCallback, fromPromise, type EventObject } from 'xstate';
 import { McpConnectFailure, type McpCallOutput, type McpCallsEvent, type McpConnectionEvent, type McpInitialized, type McpReadOutput } from '../machines/mcpConnection/types';
 import type { McpLimits } from './limits';
@@ -10,6 +9,7 @@ import { convertToolResult } from './results';
 import { serverEnvironment } from './serverEnv';
 import { StartedTransport } from './startedTransport';
 import type { McpPromptInfo, McpResourceInfo, McpServerSpec, McpToolInfo } from './types';
+import { KeelStdioTransport } from './stdioTransport';
 
 /**
  * The real I/O of one `mcpConnection` machine, on the official MCP SDK (`@modelcontextprotocol/
@@ -121,14 +121,16 @@ export class McpConnectionIo {
     this.stderr.length = 0;
     const refused = this.opts.mayStart?.() ?? null;
     if (refused) throw new McpConnectFailure(refused, false, false);
-    const inner = new StdioClientTransport({
+    // Keel's stdio transport (the SDK's, reading stdout in linear time: a result of tens of MB is
+    // read and then capped like any other, never a closed connection).
+    const inner = new KeelStdioTransport({
       command: spec.command,
       args: spec.args,
       env: serverEnvironment(this.opts.env, { ...(this.opts.extraEnv?.() ?? {}), ...spec.env }, this.opts.secretValues?.() ?? []),
       cwd: this.opts.cwd,
-      stderr: 'pipe',
+      maxMessageBytes: this.opts.limits.maxMessageBytes,
     });
-    inner.stderr?.on('data', (chunk: Buffer) => this.onStderr(chunk.toString('utf8')));
+    inner.stderr.on('data', (chunk: Buffer) => this.onStderr(chunk.toString('utf8')));
     const transport = new StartedTransport(inner);
     this.transport = transport;
     try {

@@ -72,6 +72,8 @@ export class McpHub implements McpToolSource {
   private readonly byModelName = new Map<string, { server: string; tool: string }>();
   private readonly listeners = new Set<() => void>();
   private readonly warnedTools = new Set<string>();
+  /** Servers a model request already waited for while they started (each is waited for once). */
+  private readonly waitedFor = new Set<string>();
   private readonly log: NonNullable<McpHubOptions['log']>;
   private readonly oauthStore: McpOAuthStore;
   private disposed = false;
@@ -130,8 +132,26 @@ export class McpHub implements McpToolSource {
     await Promise.all(targets.map((c) => c.settled(this.limits.connectTimeoutMs + 5_000)));
   }
 
+  /**
+   * The tools of the ready servers, for a model request. Starts every server that may start; a
+   * server still starting is waited for once, at most `startupWaitMs` (not the connect timeout):
+   * a slow or hung server never holds a request up for long; it is named in a warning, and its
+   * tools join the first request after it is ready.
+   */
   async toolDefinitions(): Promise<ToolDefinition[]> {
-    await this.start();
+    const targets = [...this.connections.values()];
+    await Promise.all(targets.map((c) => this.askIfPending(c)));
+    for (const c of targets) if (this.mayStart(c) && c.phase() === 'disconnected') c.actor?.send({ type: 'CONNECT' });
+    const starting = targets.filter((c) => c.isTransitional() && !this.waitedFor.has(c.name));
+    for (const c of starting) this.waitedFor.add(c.name);
+    if (starting.length > 0) {
+      await Promise.all(starting.map((c) => c.settled(this.limits.startupWaitMs)));
+      for (const c of starting) {
+        if (!c.isTransitional()) continue;
+        const after = `${Math.round(this.limits.startupWaitMs / 100) / 10} s`;
+        this.log('warn', `MCP server ${c.name} is still starting after ${after}; this request goes without its tools, which join a later one once it is ready (KEEL_MCP_STARTUP_WAIT)`);
+      }
+    }
     return this.readyTools().map(({ name, server, tool }) => {
       this.byModelName.set(name, { server, tool: tool.name });
       return boundedDefinition(name, server, tool);

@@ -355,6 +355,14 @@ function isObject(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null;
 }
 
+/**
+ * Whether an "ask" of the engine (its `reason`, no `rule`) is only for want of an allow rule: no
+ * ask rule, safety ask or mode made it ask, so an allow rule for the call would allow it.
+ */
+export function asksForWantOfARule(kind: PermissionSubject['kind'], decision: Pick<EngineDecision, 'reason' | 'rule'>): boolean {
+  return decision.rule === undefined && decision.reason === DEFAULT_ASK[kind];
+}
+
 const DEFAULT_ASK: Record<PermissionSubject['kind'], string> = {
   read: 'reading outside the workspace',
   write: 'editing a file',

@@ -10,8 +10,12 @@ import { StreamGuard } from './streamGuard';
 import type { EmitProviderEvent, ModelProvider, ProviderErrorPhase, ProviderEvent, ProviderRequest } from './types';
 
 export const DEFAULT_ANTHROPIC_BASE_URL = 'https://api.anthropic.com';
-/** No part of the answer for this long (keep-alive pings do not count) is a stall. */
-export const DEFAULT_STALL_TIMEOUT_MS = 60_000;
+/**
+ * No part of the answer for this long (keep-alive pings do not count) is a stall: the attempt is
+ * given up and retried (at most 3 times). 30 s: a streaming answer whose server only pings for that
+ * long is not coming; a permanent stall then fails after about 2.5 minutes (docs/cli.md).
+ */
+export const DEFAULT_STALL_TIMEOUT_MS = 30_000;
 /**
  * How long to wait for the response headers. The Messages API sends them as soon as it accepts a
  * streaming request (the answer's first token may come much later, with pings in between).
@@ -69,7 +73,8 @@ export class AnthropicProvider implements ModelProvider {
       emit({ type: 'provider_error', error: { code: 'invalid_input', message: this.#urlProblem, phase: 'connect', retryable: false } });
       return;
     }
-    const guard = new StreamGuard(signal, this.#opts.stallTimeoutMs);
+    const stallAfterMs = this.#opts.stallTimeoutMs;
+    const guard = new StreamGuard(signal, stallAfterMs, (quietMs) => emit({ type: 'waiting', quietMs, stallAfterMs }));
     const fail = (f: Failure, phase: ProviderErrorPhase): void => emit({ type: 'provider_error', error: guardedError(f, phase, guard, this.#ctx) });
     try {
       let stream: AsyncIterable<Anthropic.RawMessageStreamEvent>;
@@ -91,7 +96,7 @@ export class AnthropicProvider implements ModelProvider {
           const event = mapper.map(raw);
           if (event === undefined) continue;
           emit(event);
-          if (event.type === 'message_stop') return;
+          if (event.type === 'message_stop' || event.type === 'provider_error') return;
           if (guard.cancelled) break;
           guard.progress();
         }

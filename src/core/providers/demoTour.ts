@@ -87,6 +87,10 @@ export function outcomeOf(result: ToolResultBlock | undefined): Outcome {
     const feedback = (denied[1] ?? '').trim();
     return { status: 'denied', detail: /^The user denied this\b/i.test(feedback) ? '' : feedback };
   }
+  // A call that would have asked, where nobody could answer (a headless run, keel mcp serve): it
+  // was denied for want of a person, with what would allow it (gate.ts unattendedDenial).
+  const unattended = /^Permission denied:\s*(Keel would ask first [\s\S]*?)\.?$/.exec(content);
+  if (unattended) return { status: 'denied', detail: (unattended[1] ?? '').trim() };
   const refused = /^Permission denied:\s*([\s\S]*?)\.?$/.exec(content);
   if (refused) return { status: /plan mode/i.test(content) ? 'refusedByPlan' : 'refused', detail: (refused[1] ?? '').trim() };
   if (/interrupted|cancelled|did not run to completion/i.test(content)) return { status: 'interrupted', detail: content };

@@ -68,7 +68,8 @@ export class OpenAICompatibleProvider implements ModelProvider {
       emit({ type: 'provider_error', error: { code: 'invalid_input', message: this.#urlProblem, phase: 'connect', retryable: false } });
       return;
     }
-    const guard = new StreamGuard(signal, this.#opts.stallTimeoutMs);
+    const stallAfterMs = this.#opts.stallTimeoutMs;
+    const guard = new StreamGuard(signal, stallAfterMs, (quietMs) => emit({ type: 'waiting', quietMs, stallAfterMs }));
     const fail = (f: Failure, phase: ProviderErrorPhase): void => emit({ type: 'provider_error', error: guardedError(f, phase, guard, this.#ctx) });
     try {
       let stream: AsyncIterable<OpenAI.Chat.Completions.ChatCompletionChunk>;

@@ -40,18 +40,23 @@ export async function runMcpCall(
   await services.durable?.();
   if (signal.aborted) return { result: result(call.id, 'The tool call was cancelled before it started.', true), summary: 'cancelled' };
   const redact = services.redact ?? ((t: string) => t);
+  // Once the call is cancelled (Ctrl+C, the task stopped) nothing more of it is published: the
+  // task may already have ended, and no event of a run comes after its `done`.
+  const publish = (event: TaskEvent) => {
+    if (!signal.aborted) services.publish(event);
+  };
   const out = await services.mcp.callTool(call.name, call.input, {
     signal,
     toolCallId: call.id,
-    onProgress: (line) => services.publish({ type: 'tool_output', taskId, id: call.id, chunk: redact(line) }),
+    onProgress: (line) => publish({ type: 'tool_output', taskId, id: call.id, chunk: redact(line) }),
   });
   const content = typeof out.content === 'string' ? redact(out.content) : out.content.map((b) => (b.type === 'text' ? { ...b, text: redact(b.text) } : b));
   // The tool card shows what came back (text, resource links, structured content, each image
   // named), as the call's last output: tool_result events carry only the summary. Images that
   // pass the card's checks are shown too, as data: URLs built here (toolImages.ts).
   const card = cardContent(content);
-  if (card.text) services.publish({ type: 'tool_output', taskId, id: call.id, chunk: card.text });
-  if (card.images.length > 0) services.publish({ type: 'tool_images', taskId, id: call.id, images: card.images });
+  if (card.text) publish({ type: 'tool_output', taskId, id: call.id, chunk: card.text });
+  if (card.images.length > 0) publish({ type: 'tool_images', taskId, id: call.id, images: card.images });
   return { result: result(call.id, content, out.isError), summary: redact(out.summary) };
 }
 

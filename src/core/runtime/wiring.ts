@@ -310,8 +310,9 @@ async function runTool(services: TurnEnvironment & TurnHost, secrets: SecretKeep
   await services.durable?.();
   if (signal.aborted) return { result: toolResult(call.id, 'The tool call was cancelled before it started.', true), summary: 'cancelled' };
   const live = secrets.streamRedactor();
+  // Nothing of a cancelled call is published (the task may have ended: no event after its `done`).
   const publishChunk = (chunk: string) => {
-    if (chunk) services.publish({ type: 'tool_output', taskId, id: call.id, chunk });
+    if (chunk && !signal.aborted) services.publish({ type: 'tool_output', taskId, id: call.id, chunk });
   };
   // The subject the permission machine decided on: Write/Edit refuse when the target now leads
   // elsewhere (a symlink created or changed since the decision, writeTarget.ts).

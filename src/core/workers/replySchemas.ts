@@ -6,6 +6,7 @@ import { errorCodeSchema, stopReasonSchema, taskEventSchema } from '../../shared
 import type { PermissionRequest } from '../permissions/gate';
 import type { TurnOutput } from '../machines/turn/types';
 import { conversationMessageSchema } from './domainSchemas';
+import { PERMISSION_MODES } from '../../shared/domain/permissionModes';
 
 /**
  * Zod schemas of the domain values a worker sends to its host (protocolFromWorker.ts): the
@@ -72,6 +73,8 @@ export const permissionRequestSchema = z.object({
   rule: z.string().optional(),
   risky: z.boolean().optional(),
   suggestedRules: z.array(z.string()).optional(),
+  mode: z.enum(PERMISSION_MODES).optional(),
+  allowedBy: z.object({ mode: z.enum(PERMISSION_MODES).optional(), rules: z.array(z.string()).optional() }).optional(),
 });
 
 // Compile-time drift checks (see src/shared/protocol/domainSchemas.ts for the same pattern).

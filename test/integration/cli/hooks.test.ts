@@ -53,6 +53,17 @@ const sentToModel = (i: number) => JSON.stringify((server.requests[i]!.body as {
 const systemOf = (i: number) => JSON.stringify((server.requests[i]!.body as { system?: unknown }).system ?? '');
 
 describe('keel run with hooks', () => {
+  it.each([
+    ['in the CLI process', '0'],
+    ['on a worker', '1'],
+  ])('a hook that fails is reported once on stderr, %s (issue 26 item 11)', async (_where, workers) => {
+    userSettings({ hooks: { UserPromptSubmit: [{ hooks: [{ type: 'command', command: 'echo something broke >&2; exit 1' }] }] } });
+    server.enqueue(say('Hello.'));
+    const r = await run('hi', '--no-memory', '--workers', workers);
+    expect((await r.exit).code, r.stderr()).toBe(0);
+    expect(r.stderr().match(/UserPromptSubmit hook "echo something broke >&2; exit 1" error: Failed with non-blocking status code 1: something broke/g)).toHaveLength(1);
+  });
+
   it('a PreToolUse hook blocks an rm (exit 2): the file stays and the model reads the hook\'s reason', async () => {
     writeFileSync(join(workspace, 'precious.txt'), 'keep me\n');
     const guard = script(
@@ -282,7 +293,7 @@ echo '{"hookSpecificOutput":{"hookEventName":"PostToolUse","additionalContext":"
       expect.objectContaining({ tool: 'Bash', decision: 'ask', reason: expect.stringContaining('commands are audited') }),
       expect.objectContaining({ tool: 'Bash', decision: 'deny' }),
     ]);
-    expect(sentToModel(1)).toContain('No one is available to approve this');
+    expect(sentToModel(1)).toContain('and a headless run has no one to ask; no mode or allow rule would run it without asking, so only a person can approve it');
     expect(readFileSync(notified, 'utf8').trim()).toBe(JSON.stringify({ notification_type: 'permission_prompt', message: 'Keel needs your permission to use Bash' }));
   });
 

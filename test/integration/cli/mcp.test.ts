@@ -78,7 +78,7 @@ describe('keel run with MCP servers', () => {
     expect((await r.exit).code, r.stderr()).toBe(0);
     expect(ofType(r.events, 'permission').map((e) => e.decision)).toEqual(['ask', 'deny']);
     expect(ofType(r.events, 'turn').map((e) => e.state)).not.toContain('mcpCall');
-    expect(JSON.stringify(body(1).messages.at(-1))).toMatch(/denied this mcp__everything__echo call/);
+    expect(JSON.stringify(body(1).messages.at(-1))).toMatch(/Permission denied: Keel would ask first \(calling an MCP tool\) and a headless run has no one to ask; --mode bypassPermissions, or the allow rule \\"mcp__everything__echo\\"/);
   }, 120_000);
 
   it('an image from an MCP tool is sent to the model as an image block; progress shows as tool output', async () => {
@@ -105,6 +105,11 @@ describe('keel run with MCP servers', () => {
     expect((await r.exit).code, r.stderr()).toBe(0);
     expect(r.stderr()).toMatch(/MCP server everything: .*server-everything.*waits for approval/);
     expect(r.stderr()).toContain('keel trust approve');
+    // Said once on stderr (the trust notice), and as the server's own mcp line in stream-json.
+    expect(r.stderr().split('\n').filter((l) => /MCP server "?everything\b/.test(l)), r.stderr()).toHaveLength(1);
+    expect(r.events.filter((e) => e.type === 'mcp' && e.server === 'everything')).toEqual([
+      expect.objectContaining({ status: 'not_approved', message: expect.stringContaining('keel trust approve') }),
+    ]);
     expect(body(0).tools!.map((t) => t.name).filter((n) => n.startsWith('mcp__'))).toEqual([]);
   }, 60_000);
 
@@ -112,7 +117,7 @@ describe('keel run with MCP servers', () => {
     const r = await run('hi', '--mcp-config', join(workspace, 'nope.json'));
     expect((await r.exit).code).toBe(2);
     expect(r.stderr()).toContain('--mcp-config');
-    expect(r.stderr()).toContain('file not found');
+    expect(r.stderr()).toContain(`--mcp-config ${join(workspace, 'nope.json')}: no such file`);
     expect(server.requests).toHaveLength(0);
   });
 });
@@ -172,7 +177,7 @@ describe('keel mcp', () => {
     for (const a of [['add'], ['add', 'x'], ['add', '--transport', 'http', 'x', 'not-a-url'], ['add', '--transport', 'carrier-pigeon', 'x', 'y'], ['frobnicate'], ['list', '--bogus']]) {
       const r = await keelMcp(home, ...a, '--workspace', workspace);
       expect(r.code, a.join(' ')).toBe(2);
-      expect(r.stderr).toMatch(/^keel mcp: /);
+      expect(r.stderr).toMatch(/^keel mcp( [a-z]+)?: [^\n]+ \(see keel mcp( [a-z]+)? --help\)\n$/);
     }
   });
 });

@@ -113,21 +113,6 @@ describe('keel run on SIGINT (Ctrl+C)', () => {
     expect(recorded(run).status).toBe('aborted');
   });
 
-  it('in text mode the task id comes first, and after a Ctrl+C the cut answer ends its line and the run says how to continue', async () => {
-    server.enqueue({ blocks: [{ type: 'text', text: 'The answer begins and then nothing more comes for a long time.' }], fault: { kind: 'stall', afterEvents: 4 } });
-    const textArgs = args('answer slowly').filter((a, i, all) => a !== '--output-format' && all[i - 1] !== '--output-format');
-    const run = await runCli(textArgs, KEY);
-    await eventually(() => run.stdout().length > 0 && /keel run: task /.test(run.stderr()), () => `no answer yet; stderr: ${run.stderr()}`, run.changes);
-    run.child.kill('SIGINT');
-    expect(shellStatus(await exitOf(run))).toBe(1);
-    const id = /^keel run: task ([0-9a-f-]{36})$/m.exec(run.stderr())?.[1];
-    expect(id, run.stderr()).toBeDefined();
-    // The answer was cut mid-word; its line is ended, so the shell's prompt does not follow it.
-    expect(run.stdout()).toMatch(/\n$/);
-    expect(run.stderr()).toContain(`keel run: cancelled; continue it with: keel run --resume ${id} "<follow-up>"\n`);
-    expect(JSON.parse(readFileSync(join(run.storage, 'tasks', id!, 'meta.json'), 'utf8'))).toMatchObject({ status: 'aborted' });
-  });
-
   it('two Ctrl+C in a row: the run ends, the command dies, and the task is recorded (interrupted; aborted if the cancel won)', async () => {
     const pidfile = join(workspace, 'sleep.pid');
     // The command ignores SIGTERM, so the cancel of the first Ctrl+C takes a while to finish.
@@ -156,6 +141,33 @@ describe('keel run on SIGINT (Ctrl+C)', () => {
     await exitOf(run);
     expect(recorded(run).status).toBe('aborted');
     await eventually(() => !isAlive(sleeper), () => `sleep ${sleeper} outlived keel run`);
+  });
+});
+
+describe('keel run in text mode (issue 26 item 16)', () => {
+  const text = (prompt: string) => ['run', prompt, '--provider', 'anthropic', '--base-url', server.url, '--model', 'claude-test', '--workspace', workspace, '--no-memory'];
+
+  it('says the task id first, on stderr (the answer alone is on stdout)', async () => {
+    server.enqueue({ blocks: [{ type: 'text', text: 'Hello there.' }] });
+    const run = await runCli(text('hi'), KEY);
+    expect((await run.exit).code, run.stderr()).toBe(0);
+    expect(run.stdout()).toBe('Hello there.\n');
+    const id = /^keel run: task ([0-9a-f-]{36})\n/.exec(run.stderr())?.[1];
+    expect(id, run.stderr()).toBeDefined();
+    expect(existsSync(join(run.storage, 'tasks', id!, 'meta.json'))).toBe(true);
+  });
+
+  it('Ctrl+C: the answer so far ends its line, then how to continue the task, as after SIGTERM', async () => {
+    server.enqueue({ blocks: [{ type: 'text', text: 'The answer begins and then nothing more comes for a long time.' }], chunkSize: 5, fault: { kind: 'stall', afterEvents: 5 } });
+    const run = await runCli(text('answer slowly'), KEY);
+    await eventually(() => run.stdout().length > 0, () => `no text yet; stderr: ${run.stderr()}`, run.changes);
+    run.child.kill('SIGINT');
+    expect(shellStatus(await exitOf(run)), run.stderr()).toBe(1);
+    const id = /^keel run: task ([0-9a-f-]{36})\n/.exec(run.stderr())?.[1];
+    // Everything the model sent is printed, and the line is ended: nothing is cut or glued to what follows.
+    expect(run.stdout()).toMatch(/^The answer.*\n$/);
+    expect('The answer begins and then nothing more comes for a long time.').toContain(run.stdout().trimEnd());
+    expect(run.stderr()).toContain(`keel run: Ctrl+C: task ${id} cancelled; continue it with: keel run --resume ${id} "<follow-up>"\n`);
   });
 });
 

@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { existsSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeFixture, type PermissionFixture } from './fixture';
@@ -11,6 +11,8 @@ let fx: PermissionFixture;
 beforeAll(async () => {
   if (!existsSync(cli) || !existsSync(join(root, 'dist', 'tree-sitter-bash.wasm'))) execFileSync(process.execPath, ['scripts/build.mjs'], { cwd: root, stdio: 'ignore' });
   fx = await makeFixture();
+  // Keel's home for these checks: a --storage folder must exist (a typo is bad usage, never a new store).
+  mkdirSync(join(fx.root, 'keel-home'));
   // The corpus's rules are the workspace's own: the person approved them (docs/permissions.md, "Trust").
   execFileSync(process.execPath, [cli, 'trust', 'approve', '--workspace', fx.ws, '--storage', join(fx.root, 'keel-home')], { encoding: 'utf8', env: { ...process.env, HOME: fx.home } });
 }, 120_000);

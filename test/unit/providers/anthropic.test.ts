@@ -187,6 +187,30 @@ describe('AnthropicProvider against the fake server', () => {
     expect(paused.at(-1)).toEqual({ type: 'message_stop' });
   });
 
+  it('a delta of a block the stream never started is a protocol error, never dropped (issue 26 item 11)', async () => {
+    // Block 0 is started; then a delta of block 5, which never was.
+    server.enqueue({ blocks: [long], fault: { kind: 'unstarted-delta', afterEvents: 4, index: 5 } });
+    const events = await collect(provider(), request());
+    expect(errorOf(events)).toEqual({
+      code: 'malformed_response',
+      message: "The model's stream sent a delta of content block 5, which it never started (a protocol error); this answer is not used.",
+      phase: 'mid-stream',
+      retryable: true,
+    });
+    expect(textOf(events)).not.toContain('stray');
+  });
+
+  it('a quiet answer is announced once per silence, before the stall (issue 26 item 11)', async () => {
+    server.enqueue({ blocks: [long], fault: { kind: 'pings', afterEvents: 4, everyMs: 30 } });
+    const events = await collect(provider({ stallTimeoutMs: 400 }), request());
+    expect(events.filter((e) => e.type === 'waiting')).toEqual([{ type: 'waiting', quietMs: 100, stallAfterMs: 400 }]);
+    const waited = events.findIndex((e) => e.type === 'waiting');
+    expect(waited).toBeLessThan(events.findIndex((e) => e.type === 'provider_error'));
+    // An answer that pauses shorter than a quarter of the timeout says nothing of the kind.
+    server.enqueue({ blocks: [long], fault: { kind: 'stall', afterEvents: 3, ms: 20 } });
+    expect((await collect(provider({ stallTimeoutMs: 4_000 }), request())).filter((e) => e.type === 'waiting')).toEqual([]);
+  });
+
   it('pings are not progress: a stream that only pings after it started is stream_stalled', async () => {
     server.enqueue({ blocks: [long], fault: { kind: 'pings', afterEvents: 4, everyMs: 30 } });
     const events = await collect(provider({ stallTimeoutMs: 300 }), request());

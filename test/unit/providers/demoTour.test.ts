@@ -154,6 +154,9 @@ describe('the demo tour: the next step is decided by the conversation', () => {
     expect(outcomeOf(r('The user denied this Bash call. Feedback: The user denied this.'))).toEqual({ status: 'denied', detail: '' });
     expect(outcomeOf(r('The user denied this Edit call. Feedback: keep it short'))).toEqual({ status: 'denied', detail: 'keep it short' });
     expect(outcomeOf(r('Permission denied: running a command (dontAsk mode denies what would ask).'))).toMatchObject({ status: 'refused' });
+    // Headless: denied because nobody was there to ask (not refused by a rule or the mode).
+    const unattended = 'Keel would ask first (running a command no rule allows) and a headless run has no one to ask; --mode bypassPermissions would allow it';
+    expect(outcomeOf(r(`Permission denied: ${unattended}.`))).toEqual({ status: 'denied', detail: unattended });
     expect(outcomeOf(r(PLAN))).toMatchObject({ status: 'refusedByPlan' });
     expect(outcomeOf(r('The tool call was interrupted before it finished; it did not run to completion.'))).toMatchObject({ status: 'interrupted' });
     expect(outcomeOf(r('old_string not found'))).toMatchObject({ status: 'failed' });

@@ -25,9 +25,11 @@ export function providerStreamActor(getProvider: () => ModelProvider, track: (do
     });
     // First lane: deltas merged until the next turn of the event loop; text and thinking go to
     // views, and every merged delta on to the machine's lane.
+    // Blocks the stream started: a delta of any other is not shown (the machine fails the answer).
+    const started = new Set<number>();
     const perTurn = new DeltaCoalescer((e) => {
       if (signal.aborted || e.type !== 'content_block_delta') return;
-      const published = deltaEvent(input.taskId, e);
+      const published = started.has(e.index) ? deltaEvent(input.taskId, e) : null;
       if (published) publish(published);
       toMachine.push(e);
     });
@@ -47,6 +49,7 @@ export function providerStreamActor(getProvider: () => ModelProvider, track: (do
         return;
       }
       perTurn.flush();
+      if (e.type === 'content_block_start') started.add(e.index);
       toMachine.push(e);
     };
     const end = (): void => {

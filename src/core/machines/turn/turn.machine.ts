@@ -204,7 +204,7 @@ export const turnMachine = setup({
         {
           guard: 'maxTurnsReached',
           target: 'error',
-          actions: assign({ error: ({ context }) => ({ code: 'max_turns' as const, message: `Stopped after ${context.limits.maxTurns} model calls (the max-turns limit).`, retryable: true }) }),
+          actions: assign({ error: ({ context }) => ({ code: 'max_turns' as const, message: maxTurnsMessage(context.limits.maxTurns), retryable: true }) }),
         },
         { guard: and(['overContext', 'breakerClosed']), target: 'compacting' },
         {
@@ -462,6 +462,11 @@ function lastText(message: ConversationMessage | undefined): string {
 /** What the model is told when a Stop hook sends it back to work (Claude Code's wording). */
 function stopFeedback(reason: string): string {
   return `Stop hook feedback:\n${reason}`;
+}
+
+/** Why a run stopped at its max-turns limit ("after 1 model call", "after 50 model calls"). */
+function maxTurnsMessage(maxTurns: number): string {
+  return `Stopped after ${maxTurns} model ${maxTurns === 1 ? 'call' : 'calls'} (the max-turns limit).`;
 }
 
 /** A `turn` event for `state`, with what the state means (its tags in this definition; stateTags.ts). */
