@@ -45,7 +45,7 @@ export interface RunArgs {
   memory: boolean;
   /** `--approve-project-hooks`: approve the workspace's own hooks before the run (docs/hooks.md). */
   approveProjectHooks: boolean;
-  /** `--workers N` (default `KEEL_WORKERS`, else 0): run turn loops in a pool of N worker processes (0: in this process). */
+  /** `--workers N` (default `KEEL_WORKERS`, else DEFAULT_WORKERS): run turn loops in a pool of at most N worker processes (0: in this process). */
   workers: number;
   /** `--workers` as given (not from KEEL_WORKERS). */
   workersGiven: boolean;
@@ -129,6 +129,13 @@ export const TASK_OPTIONS = (({ resume: _resume, ...rest }) => rest)(RUN_OPTIONS
 
 type TaskOptionValues = { [K in keyof typeof TASK_OPTIONS]?: (typeof TASK_OPTIONS)[K] extends { multiple: true } ? string[] : (typeof TASK_OPTIONS)[K] extends { type: 'boolean' } ? boolean : string };
 
+/**
+ * The CLI's default pool, the same as VS Code's (`keel.workers.max` 4): one execution path for both
+ * hosts, so what the CLI suite tests is what the extension runs (docs/workers.md, "One default").
+ * Workers start only when a task needs one.
+ */
+export const DEFAULT_WORKERS = 4;
+
 /** Checks the task options (shared by run and loop). Throws UsageError. */
 export function runArgsFrom(values: TaskOptionValues, prompt: string, resume: string | undefined, env: NodeJS.ProcessEnv): RunArgs {
   const provider = (values.provider ?? 'anthropic') as (typeof PROVIDERS)[number];
@@ -142,9 +149,9 @@ export function runArgsFrom(values: TaskOptionValues, prompt: string, resume: st
     maxTurns = Number(values['max-turns']);
     if (!Number.isInteger(maxTurns) || maxTurns < 1) throw new UsageError(`--max-turns must be a positive integer (got "${values['max-turns']}")`);
   }
-  // KEEL_WORKERS=N is the default of --workers (e.g. to run a whole test suite on workers).
+  // KEEL_WORKERS=N is the default of --workers (KEEL_WORKERS=0: every run of a suite in process).
   const workersText = values.workers ?? (env.KEEL_WORKERS !== undefined && env.KEEL_WORKERS !== '' ? env.KEEL_WORKERS : undefined);
-  let workers = 0;
+  let workers = DEFAULT_WORKERS;
   if (workersText !== undefined) {
     workers = Number(workersText);
     const source = values.workers !== undefined ? '--workers' : 'KEEL_WORKERS';

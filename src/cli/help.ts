@@ -72,9 +72,10 @@ Options:
                            "passEnv": ["NAME"] in ~/.keel/settings.json
   --no-memory              no project memory for this run: no search of .keel/memory/, no
                            lesson saved (also KEEL_MEMORY=off)
-  --workers N              run the task's turns in a pool of N worker processes (each turn loop
-                           in its own process; a worker that dies interrupts only its task);
-                           default KEEL_WORKERS, else 0: in this process. See docs/workers.md
+  --workers N              run the task's turns in a pool of at most N worker processes (each turn
+                           loop in its own process; a worker that dies interrupts only its task);
+                           0: in this process. Default KEEL_WORKERS, else 4 (as VS Code).
+                           See docs/workers.md
 
 Paths (--workspace, --storage, --mcp-config) are resolved from the current folder and must exist.
 Keys come from the environment: ANTHROPIC_API_KEY, OPENAI_API_KEY. Tool processes never see

@@ -1,4 +1,5 @@
 import type { describeAll as DescribeAll } from '../core/machines/catalog';
+import { hideKeysFromProcEnviron } from '../core/security/hideEnvironment';
 import { killRunningProcessGroups } from '../core/tools/processRunner';
 import { HELP, MACHINES_HELP, VERSION } from './help';
 import { HelpRequested, parseCommandLine, reportUsage, UsageError } from './usage';
@@ -88,6 +89,12 @@ function machinesCommand(argv: string[], describeAll: typeof DescribeAll): numbe
   }
   return 0;
 }
+
+// First of all: the provider keys this process was started with leave the copy of its environment
+// that every process of this user can read (/proc/PID/environ), commands the model runs included
+// (security/hideEnvironment.ts). They stay in process.env for Keel itself.
+const hiding = hideKeysFromProcEnviron();
+if (hiding.problem) process.stderr.write(`keel: could not hide the provider keys from other processes of this user (/proc/${process.pid}/environ): ${hiding.problem}\n`);
 
 // However this process ends — a closed pipe below, an uncaught error, the natural end — a command
 // a tool is still running in this process does not outlive it: its process group is killed.

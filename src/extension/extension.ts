@@ -2,6 +2,7 @@ import * as vscode from 'vscode';
 import type { ProcessActivity } from '../core/agents/processActivity';
 import type { WorkerPool } from '../core/workers/pool';
 import type { AppLifetime } from '../core/machines/appSession/appLifetime';
+import { hideKeysFromProcEnviron } from '../core/security/hideEnvironment';
 import { AgentsTreeProvider } from './agentsView';
 import { attentionToTell } from './attention';
 import { WindowLoops } from './loops/windowLoops';
@@ -38,6 +39,11 @@ export function activate(context: vscode.ExtensionContext): void {
   const output = vscode.window.createOutputChannel('Keel', { log: true });
   context.subscriptions.push(output);
   const log = output;
+  // A provider key VS Code was started with leaves this process's exec-time environment, which
+  // every process of the user can read (docs/permissions.md, "Secrets": what VS Code's own
+  // processes still show). process.env keeps it.
+  const hiding = hideKeysFromProcEnviron();
+  if (hiding.problem) log.warn(`could not hide the provider keys from /proc/${process.pid}/environ: ${hiding.problem}`);
   const windowLife = windowLifetime({
     settings: readKeelSettings,
     secret: (key) => context.secrets.get(key),

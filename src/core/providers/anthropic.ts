@@ -5,8 +5,8 @@ import { baseUrlProblem } from './connectionErrors';
 import { connectionFailure, guardedError, internalError, retryAfterMs, shouldRetryHeader } from './failures';
 import type { Failure, FailureContext } from './failures';
 import { pulled } from './pulled';
+import { TurnSlicer } from './turnSlicer';
 import { StreamGuard } from './streamGuard';
-import type { FetchFunction } from './transport/nodeFetch';
 import type { EmitProviderEvent, ModelProvider, ProviderErrorPhase, ProviderEvent, ProviderRequest } from './types';
 
 export const DEFAULT_ANTHROPIC_BASE_URL = 'https://api.anthropic.com';
@@ -29,8 +29,6 @@ export interface AnthropicProviderOptions {
   baseUrl?: string;
   stallTimeoutMs?: number;
   headerTimeoutMs?: number;
-  /** The SDK's transport; default Node's global `fetch`. A pool's worker passes `nodeFetch` (transport/nodeFetch.ts). */
-  fetch?: FetchFunction;
 }
 
 /**
@@ -43,8 +41,7 @@ export interface AnthropicProviderOptions {
 export class AnthropicProvider implements ModelProvider {
   readonly id = 'anthropic' as const;
   readonly label: string;
-  readonly #opts: Required<Omit<AnthropicProviderOptions, 'fetch'>>;
-  readonly #fetch: FetchFunction | undefined;
+  readonly #opts: Required<AnthropicProviderOptions>;
   readonly #ctx: FailureContext;
   readonly #urlProblem: string | undefined;
   #client: Anthropic | undefined;
@@ -57,7 +54,6 @@ export class AnthropicProvider implements ModelProvider {
       stallTimeoutMs: opts.stallTimeoutMs ?? DEFAULT_STALL_TIMEOUT_MS,
       headerTimeoutMs: opts.headerTimeoutMs ?? DEFAULT_ANTHROPIC_HEADER_TIMEOUT_MS,
     };
-    this.#fetch = opts.fetch;
     this.#urlProblem = baseUrlProblem(this.#opts.baseUrl);
     this.label = opts.model;
     this.#ctx = {
@@ -90,9 +86,12 @@ export class AnthropicProvider implements ModelProvider {
         return;
       }
       const mapper = new AnthropicEventMapper();
+      const slicer = new TurnSlicer();
       guard.progress();
       try {
         for await (const raw of stream) {
+          // A buffered answer is read in microtasks: let timers and I/O run now and then.
+          if (slicer.due()) await slicer.breathe();
           // Pings (and blocks Keel drops) map to nothing: they are not progress.
           const event = mapper.map(raw);
           if (event === undefined) continue;
@@ -125,7 +124,6 @@ export class AnthropicProvider implements ModelProvider {
       // Only until the response headers arrive; after that the stall clock watches the stream.
       timeout: this.#opts.headerTimeoutMs,
       logLevel: 'off',
-      ...(this.#fetch ? { fetch: this.#fetch } : {}),
     });
     return this.#client;
   }

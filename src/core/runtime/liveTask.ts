@@ -20,7 +20,7 @@ import { planResume } from '../store/resumePlan';
 import type { TaskRecorder } from '../store/taskRecorder';
 import type { OpenedTask } from '../store/taskStore';
 import type { ToolRegistry } from '../tools/registry';
-import { boundedByParent, type PermissionParent } from './childPermissions';
+import { boundedByAncestors } from './childPermissions';
 import { allowingLoopProgress } from './loopPermission';
 import { DEFAULT_LIMITS } from './limits';
 import type { TaskRuntimeOptions } from './options';
@@ -67,9 +67,19 @@ export function seedOf(opened: OpenedTask): TaskSeed {
  * One task driven by this process: the task machine's actor with its real services, the
  * transcript views attach to, and the record in the store. A subtask is bound to its live parent
  * (`parent`): it starts in the parent's current mode, follows every later mode change of the
- * parent, and is never allowed more than the parent would be (`boundedByParent`).
+ * parent, and is never allowed more than any task above it would be (`boundedByAncestors`).
  */
-export class LiveTask implements TaskHandle, PermissionParent {
+/** What a subtask needs of its live parent. */
+export interface TaskParent {
+  /** The root task's id (the session a task and its sub-agents share). */
+  readonly rootId: string;
+  /** The parent's mode right now. */
+  permissionMode(): PermissionMode;
+  /** The parent's mode and its ancestors', nearest first, as they are now. */
+  ancestorModes(): PermissionMode[];
+}
+
+export class LiveTask implements TaskHandle, TaskParent {
   private readonly actor: Actor<ReturnType<typeof wireTaskMachine>>;
   private transcriptState: TaskTranscript;
   private readonly listeners = new Set<(e: TaskEvent) => void>();
@@ -95,7 +105,7 @@ export class LiveTask implements TaskHandle, PermissionParent {
   private heldDone: (TaskEvent & { type: 'done' }) | null = null;
   /** Events delivered in this process: the transcript holds exactly these (`eventSeq`). */
   private delivered = 0;
-  private readonly parent: PermissionParent | undefined;
+  private readonly parent: TaskParent | undefined;
   /** The provider config the task last initialised with (a worker gets it with each query). */
   private providerConfig: ProviderConfig;
   /** The task's event log (hooks' `transcript_path`), or '' when it is not recorded. */
@@ -107,7 +117,7 @@ export class LiveTask implements TaskHandle, PermissionParent {
     private readonly runtime: TaskOwner,
     seed: TaskSeed,
     readonly parentId?: string,
-    parent?: PermissionParent & { readonly rootId?: string },
+    parent?: TaskParent,
   ) {
     const { options: rt, locks, tools, pool } = runtime.services();
     this.parent = parent;
@@ -115,7 +125,7 @@ export class LiveTask implements TaskHandle, PermissionParent {
     this.mode = parent ? parent.permissionMode() : (options.mode ?? 'default');
     this.loopProgressFile = options.loopProgressFile;
     const own = options.loopProgressFile ? allowingLoopProgress(runtime.permissions, options.loopProgressFile, rt.workspace) : runtime.permissions;
-    this.decider = parent ? boundedByParent(own, parent) : own;
+    this.decider = parent ? boundedByAncestors(own, () => parent.ancestorModes()) : own;
     const providerFactory = rt.providerFactory ?? ((config: ProviderConfig) => loadProvider(config));
     const model = options.provider.model;
     this.provider = options.provider.provider;
@@ -217,6 +227,8 @@ export class LiveTask implements TaskHandle, PermissionParent {
         ...(seed.transcript ? { usage: usageOf(seed.transcript), costUsd: seed.transcript.usage.costUsd } : {}),
         // Run numbers go on from the log's last run (its phases, the chat header, `keel tasks show`).
         ...(seed.transcript?.phases ? { runs: seed.transcript.phases.run } : {}),
+        // With a pool, every run of the turn loop goes to a worker (the task machine's running.loop.onWorker).
+        runner: pool ? 'worker' : 'local',
       },
     });
     this.actor.subscribe({ error: (err) => runtime.log('error', `task ${id} machine error: ${(err as Error).message}`) });
@@ -393,7 +405,7 @@ export class LiveTask implements TaskHandle, PermissionParent {
 
   /** This task's mode and its ancestors', nearest first (a worker bounds a subtask by all of them). */
   ancestorModes(): PermissionMode[] {
-    return [this.mode, ...(this.parent?.ancestorModes?.() ?? [])];
+    return [this.mode, ...(this.parent?.ancestorModes() ?? [])];
   }
 
   /** What the worker side of this task's turn loop needs of it (remoteTask.ts). */
@@ -405,8 +417,8 @@ export class LiveTask implements TaskHandle, PermissionParent {
       loopProgressFile: this.loopProgressFile,
       secrets: this.runtime.secrets,
       providerConfig: () => this.providerConfig,
-      parentModes: () => this.parent?.ancestorModes?.() ?? [],
-      decide: (call) => this.decideAsParent(call),
+      parentModes: () => this.parent?.ancestorModes() ?? [],
+      decide: (call) => this.decide(call),
       workerLost: (message) => this.workerLost(message),
       hookStop: (reason) => this.hookStop(reason),
       log: (level, message) => this.runtime.log(level, message),
@@ -423,7 +435,8 @@ export class LiveTask implements TaskHandle, PermissionParent {
     return this.mode;
   }
 
-  decideAsParent(call: PermissionCall): Promise<EngineDecision> {
+  /** This task's own decision for `call` now: its rules, its mode, bounded by its ancestors'. */
+  decide(call: PermissionCall): Promise<EngineDecision> {
     return this.decider.decide(call, this.mode);
   }
 
@@ -473,7 +486,7 @@ export class LiveTask implements TaskHandle, PermissionParent {
   private deliver(event: TaskEvent): void {
     if (this.stopped) return;
     if (event.type === 'error') {
-      const advice = this.runtime.services().options.advise?.({ code: event.code, provider: this.provider });
+      const advice = this.runtime.services().options.advise?.({ code: event.code, provider: this.provider, taskId: this.id });
       if (advice) event = { ...event, message: `${event.message} ${advice}` };
     }
     // The log first: what listeners saw is never ahead of what was recorded.

@@ -96,7 +96,7 @@ export interface TaskRuntimeOptions {
    * the task's `error` event. Core's messages state what went wrong and never name a host's
    * commands, flags or settings.
    */
-  advise?: (failure: { code: ErrorCode; provider: ProviderConfig['provider'] }) => string | undefined;
+  advise?: (failure: { code: ErrorCode; provider: ProviderConfig['provider']; taskId: string }) => string | undefined;
   /**
    * Run each task's turn loop in a pool of worker processes (docs/workers.md) instead of in this
    * process. The pool starts with the first query and is shut down by `dispose`. The workers get

@@ -4,7 +4,7 @@ import type { EngineDecision, PermissionCall } from '../permissions/engine';
 import type { ProviderConfig } from '../providers/types';
 import type { SecretKeeper } from '../security/secretKeeper';
 import type { WorkerPool } from '../workers/pool';
-import type { QueryMessage } from '../workers/protocol';
+import type { QueryParams } from '../workers/protocol';
 import type { RemoteHookSink } from '../workers/remoteTurn';
 import type { TaskRuntimeOptions } from './options';
 import type { TaskServices } from './wiring';
@@ -79,7 +79,7 @@ function remoteHooks(task: RemoteTaskSide, runner: HookRunner): RemoteHookSink {
 }
 
 /** What a worker needs besides the turn to run a task's query (see workers/protocol.ts). */
-function queryParts(task: RemoteTaskSide, rt: TaskRuntimeOptions): Omit<QueryMessage, 'type' | 'queryId' | 'taskId' | 'turn'> {
+function queryParts(task: RemoteTaskSide, rt: TaskRuntimeOptions): Omit<QueryParams, 'queryId' | 'taskId' | 'turn'> {
   const s = rt.sandbox ?? { enabled: false };
   return {
     runtime: {

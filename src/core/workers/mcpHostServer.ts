@@ -1,11 +1,13 @@
 import type { EngineDecision, PermissionCall } from '../permissions/engine';
 import type { McpToolOutcome, McpToolSource } from '../mcp/toolSource';
-import type { FromWorker, ToWorker } from './protocol';
+import type { McpCallParams, McpToolsAnswer } from './protocol';
+import type { RequestContext } from './rpc';
 
 /**
  * The host's side of a worker's MCP calls, one per running query (workers/remoteTurn.ts): it
- * answers `mcp_list` from the task's hub and runs each `mcp_call` through the hub's `callTool`,
- * sending `mcp_progress` lines and exactly one `mcp_result` per call.
+ * answers `mcpList` from the task's hub and runs each `mcpCall` through the hub's `callTool`,
+ * its progress lines going back as the request's progress (protocol.ts; rpc.ts answers each
+ * request exactly once and aborts a call whose request was cancelled or whose worker died).
  *
  * The worker is an executor; the host owns the servers and the permission prompts, so each call
  * is checked here again before the hub makes it (a worker that is wrong or compromised gets a
@@ -18,10 +20,9 @@ import type { FromWorker, ToWorker } from './protocol';
  *   query's prompt for that very tool call (an approval serves one call) — or ask while the
  *   task's hooks may have allowed it in the worker (`hooksMayAllow`). A deny is refused.
  *
- * What breaks the protocol (a call id used twice, an MCP message when the task has no MCP) is
- * returned as a violation: the caller breaks the connection. `close` aborts every call still
- * running (the server gets `notifications/cancelled`): a query that ended or a worker that died
- * never leaves a call behind, and no call is ever made again by the host.
+ * A call is aborted (the server gets `notifications/cancelled`) when its request is cancelled or
+ * its worker's connection ends (the request's signal): a worker that died never leaves a call
+ * behind, and no call is ever made again by the host.
  */
 export interface McpHostDeps {
   /** The task's MCP source: the host's hub. */
@@ -33,55 +34,21 @@ export interface McpHostDeps {
   log?(level: 'info' | 'warn' | 'error', message: string): void;
 }
 
-type McpRequest = Extract<FromWorker, { type: 'mcp_list' | 'mcp_call' | 'mcp_cancel' }>;
-
 export class McpHostServer {
-  /** Names given to this query in `mcp_tools` answers (offered or known), with what they stand for. */
+  /** Names given to this query in `mcpList` answers (offered or known), with what they stand for. */
   private readonly offered = new Map<string, { server: string; tool: string }>();
   /** Tool call ids the host's prompt answered `allow` to in this query, with the tool name. */
   private readonly approved = new Map<string, string>();
-  private readonly running = new Map<string, AbortController>();
-  /** Every call id this query used: none is answered twice. */
-  private readonly seen = new Set<string>();
-  private closed = false;
 
-  constructor(
-    private readonly queryId: string,
-    private readonly deps: McpHostDeps,
-    private readonly send: (m: ToWorker) => void,
-  ) {}
-
-  /** Handles one MCP message of this query; returns a protocol violation to break the connection for, else undefined. */
-  receive(m: McpRequest): string | undefined {
-    if (this.closed) return undefined;
-    switch (m.type) {
-      case 'mcp_list':
-        void this.list(m.requestId);
-        return undefined;
-      case 'mcp_cancel':
-        this.running.get(m.callId)?.abort();
-        return undefined;
-      case 'mcp_call':
-        if (this.seen.has(m.callId)) return `mcp_call id ${m.callId} was used twice`;
-        this.seen.add(m.callId);
-        void this.call(m);
-        return undefined;
-    }
-  }
+  constructor(private readonly deps: McpHostDeps) {}
 
   /** The host's prompt for `toolCallId` (tool `tool`) was answered `allow`. */
   recordApproval(toolCallId: string, tool: string): void {
     this.approved.set(toolCallId, tool);
   }
 
-  /** The query is over (completed, cancelled, or its worker died): every call still running is aborted. */
-  close(): void {
-    this.closed = true;
-    for (const c of this.running.values()) c.abort();
-    this.running.clear();
-  }
-
-  private async list(requestId: string): Promise<void> {
+  /** The `mcpList` request: the hub's tools now, and the names it knows whose server is down. */
+  async list(): Promise<McpToolsAnswer> {
     let defs: Awaited<ReturnType<McpToolSource['toolDefinitions']>>;
     try {
       defs = await this.deps.source.toolDefinitions();
@@ -101,40 +68,27 @@ export class McpHostServer {
     // run saw them), and gets the hub's "not available" answer, as in the host.
     const known = this.deps.source.knownTools().filter((t) => !this.offered.has(t.name));
     for (const t of known) this.offered.set(t.name, { server: t.server, tool: t.tool });
-    if (!this.closed) this.send({ type: 'mcp_tools', queryId: this.queryId, requestId, tools, known });
+    return { tools, known };
   }
 
-  private async call(m: Extract<McpRequest, { type: 'mcp_call' }>): Promise<void> {
-    const controller = new AbortController();
-    this.running.set(m.callId, controller);
-    const answer = (outcome: McpToolOutcome) => {
-      this.running.delete(m.callId);
-      if (!this.closed) this.send({ type: 'mcp_result', queryId: this.queryId, callId: m.callId, outcome });
-    };
+  /** The `mcpCall` request: checked again, then made through the hub (never rejects). */
+  async call(m: McpCallParams, context: RequestContext<string>): Promise<McpToolOutcome> {
     const refusal = await this.refusal(m);
     if (refusal) {
       this.deps.log?.('warn', `a worker's MCP call ${m.name} (server ${m.server}, tool ${m.tool}) was refused: ${refusal}`);
-      return answer({ content: `The host refused this MCP call: ${refusal}. The call was not made.`, isError: true, summary: 'refused by the host' });
+      return { content: `The host refused this MCP call: ${refusal}. The call was not made.`, isError: true, summary: 'refused by the host' };
     }
-    if (controller.signal.aborted) return answer({ content: 'The tool call was cancelled before it started.', isError: true, summary: 'cancelled' });
-    let outcome: McpToolOutcome;
+    if (context.signal.aborted) return { content: 'The tool call was cancelled before it started.', isError: true, summary: 'cancelled' };
     try {
-      outcome = await this.deps.source.callTool(m.name, m.arguments, {
-        signal: controller.signal,
-        toolCallId: m.toolCallId,
-        onProgress: (line) => {
-          if (!this.closed) this.send({ type: 'mcp_progress', queryId: this.queryId, callId: m.callId, line });
-        },
-      });
+      return await this.deps.source.callTool(m.name, m.arguments, { signal: context.signal, toolCallId: m.toolCallId, onProgress: (line) => context.progress(line) });
     } catch (err) {
       // The hub never rejects; a source that does is still one answer, not a hang.
-      outcome = { content: `The MCP call failed: ${(err as Error).message}`, isError: true, summary: 'failed' };
+      return { content: `The MCP call failed: ${(err as Error).message}`, isError: true, summary: 'failed' };
     }
-    answer(outcome);
   }
 
   /** Why the host will not make this call, or undefined when it may. */
-  private async refusal(m: Extract<McpRequest, { type: 'mcp_call' }>): Promise<string | undefined> {
+  private async refusal(m: McpCallParams): Promise<string | undefined> {
     const target = this.offered.get(m.name);
     if (!target) return `${m.name} is not one of the MCP tools this task was given`;
     if (target.server !== m.server || target.tool !== m.tool) return `${m.name} is tool ${target.tool} of server ${target.server}, not ${m.tool} of ${m.server}`;

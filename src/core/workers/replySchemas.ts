@@ -38,6 +38,15 @@ export const turnOutputSchema = z.object({
   compactionFailures: count,
 });
 
+/**
+ * What `complete` carries: the turn's output without its conversation, which the host already
+ * has — it folds the `message` and `compacted` events the worker sent, as a task's log is folded on
+ * resume — and the length the worker's conversation has, which the host's must match. A long
+ * answer so crosses the channel once, not twice.
+ */
+export const turnResultSchema = turnOutputSchema.omit({ messages: true }).extend({ messageCount: count });
+export type TurnResult = z.infer<typeof turnResultSchema>;
+
 const subjectSchema = z.discriminatedUnion('kind', [
   z.object({ kind: z.literal('read'), tool: z.string(), paths: z.array(z.string()), summary: z.string() }),
   z.object({

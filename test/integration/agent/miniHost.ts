@@ -15,6 +15,7 @@ import { lazyEngine } from '../../../src/core/runtime/permissionDecider';
 import { wireTaskMachine, type PermissionDecider, type SubtaskHandle } from '../../../src/core/runtime/wiring';
 import type { PermissionMode } from '../../../src/core/runtime/types';
 import { createToolRegistry } from '../../../src/core/tools/registry';
+import type { WorkerPool } from '../../../src/core/workers/pool';
 import { NOTHING_APPROVED } from '../../../src/core/trust/items';
 
 /**
@@ -24,7 +25,8 @@ import { NOTHING_APPROVED } from '../../../src/core/trust/items';
  * (interrupted → RESUME → reconstructing), while its subtask goes on. Subtasks are keyed by
  * (parent, tool call), so a rebuilt parent finds the same child, as TaskRuntime.ensureSubtask does.
  * Providers are the real Anthropic provider (official SDK) against the fake model server; tool
- * calls are decided by the real permission engine.
+ * calls are decided by the real permission engine. With `pool`, every turn loop runs on a real
+ * worker process (the worker bundle), as the runtime runs it by default.
  */
 export const LIMITS: TurnLimits = { maxTurns: 20, maxTokens: 1024, contextLimit: 1e9, retryLimit: 2, retryBaseMs: 1, lockTimeoutMs: 0 };
 
@@ -48,6 +50,7 @@ export class MiniHost {
     private readonly baseUrl: string,
     private readonly asker: PermissionAsker = { ask: async () => ({ decision: 'deny' }) },
     private readonly mode: PermissionMode = 'default',
+    private readonly pool: WorkerPool | null = null,
   ) {}
 
   log(taskId: string): TaskEvent[] {
@@ -123,11 +126,29 @@ export class MiniHost {
         if (parentId && e.type === 'done') this.onChildDone?.(id);
       },
       startSubtask: (sub) => this.ensureChild(id, sub),
+      ...(this.pool ? { remote: this.remote(this.pool, parentId !== undefined) } : {}),
     }).provide({ actors: { reconstruct: fromPromise<ConversationMessage[], { taskId: string }>(async () => this.conversation(id)) } });
-    const actor = createActor(machine, { input: { taskId: id, title: id, model: 'claude-test', mode: this.mode, limits: LIMITS, ...(messages ? { messages } : {}) } });
+    const actor = createActor(machine, {
+      input: { taskId: id, title: id, model: 'claude-test', mode: this.mode, limits: LIMITS, ...(messages ? { messages } : {}), runner: this.pool ? 'worker' : 'local' },
+    });
     actor.subscribe({ next: this.changes.notify, error: () => undefined });
     this.actors.set(id, actor);
     return actor;
+  }
+
+  /** What a query carries to a worker for a task of this host (a child: bounded by its parent's mode). */
+  private remote(pool: WorkerPool, child: boolean) {
+    const parentModes: PermissionMode[] = child ? [this.mode] : [];
+    return {
+      pool,
+      overflow: child,
+      parentModes,
+      queryParts: () => ({
+        runtime: { workspace: this.workspace, settingsFiles: [], sandbox: { enabled: false }, passEnv: [], heldSecrets: [] },
+        provider: { provider: 'anthropic' as const, model: 'claude-test', baseUrl: this.baseUrl, apiKey: 'test-key' },
+        parentModes,
+      }),
+    };
   }
 
   private ensureChild(parentId: string, sub: PendingSubtask): SubtaskHandle {

@@ -49,9 +49,10 @@ describe('keel events --follow', () => {
     expect(run.child.exitCode, run.stderr()).toBeNull();
     const seen = fromRun();
     expect(seen[0]).toMatchObject({ kind: 'AppStarted', host: 'keel run', pid, seq: 1 });
-    // Only the task's own events follow (its hook events included) — and, when the suite runs on workers (KEEL_WORKERS=N,
-    // which the harness passes on to keel run), its worker's states; in process, never those.
-    const onWorkers = Number(process.env.KEEL_WORKERS ?? '0') > 0;
+    // Only the task's own events follow (its hook events included) — and, when the suite runs on
+    // workers (keel run's default; KEEL_WORKERS=0 runs it in process), its worker's states; in
+    // process, never those.
+    const onWorkers = Number(process.env.KEEL_WORKERS || '4') > 0;
     // The task's hook events (SessionStart, UserPromptSubmit: announced even with no hook
     // configured) are its own too; a follower that joins early sees them.
     const fromTask = (kind: string) => kind === 'TaskEvent' || kind === 'HookEvent' || kind.startsWith('Session') || (onWorkers && kind === 'WorkerStateChanged');

@@ -269,7 +269,7 @@ echo '{"hookSpecificOutput":{"hookEventName":"PostToolUse","additionalContext":"
     expect(JSON.parse(post[1]!)).toEqual({ hook_event_name: 'PostToolUse', session_id: taskId, tool_name: 'Bash', command: 'echo hello-from-the-worker', response: 'hello-from-the-worker' });
     // Each hook's parent is the worker process (the lean worker bundle), not the CLI; none got the key.
     for (const line of [...pre, post[0]!]) {
-      expect(line).toMatch(/^parent=\S+(?: --[\w-]+(?:=\S+)?)* \S+\/worker\.js --socket \S+ --worker-id w1 +key=none$/);
+      expect(line).toMatch(/^parent=\S+(?: --[\w-]+(?:=\S+)?)* \S+\/worker\.js --worker-id w1 +key=none$/);
     }
     expect(existsSync(sneaky)).toBe(false);
     expect(r.stderr()).toMatch(/Keel holds it back until you approve/);

@@ -74,7 +74,7 @@ describe('keel run --workers 1 with MCP servers', () => {
     expect(body(0).tools!.map((t) => t.name)).toEqual(expect.arrayContaining(['Bash', 'mcp__everything__echo', 'mcp__everything__get-sum']));
 
     const who = ofType(r.events, 'tool_output').filter((e) => e.id === 'toolu_who').map((e) => e.chunk).join('');
-    expect(who).toMatch(/\S+\/worker\.js --socket \S+ --worker-id w1/);
+    expect(who).toMatch(/\S+\/worker\.js --worker-id w1/);
     const workerPid = Number(/worker=(\d+)/.exec(who)?.[1]);
     const cliPid = r.child.pid!;
     expect(workerPid).toBeGreaterThan(0);

@@ -6,10 +6,9 @@ import { fingerprintOf } from '../../../src/core/hooks/config';
 import { ApprovedHooksRunner } from '../../../src/core/hooks/execute';
 import { HookRunner } from '../../../src/core/hooks/runner';
 import type { ConfiguredHook, HookInput } from '../../../src/core/hooks/types';
-import { toWorkerSchema, validate } from '../../../src/core/workers/protocol';
-import { fromWorkerSchema } from '../../../src/core/workers/protocolFromWorker';
+import { toHost, toWorker, validate } from '../../../src/core/workers/protocol';
 import { SecretKeeper } from '../../../src/core/security/secretKeeper';
-import { queryMessage } from '../workers/fakeWorker';
+import { queryParams } from '../workers/fakeWorker';
 import { WorkspaceTrust } from '../../../src/core/trust/workspaceTrust';
 
 /**
@@ -44,8 +43,8 @@ const pre = (command: string, tool = 'Bash'): HookInput => ({
 
 /** A query carrying `approved`, as JSON on the wire, validated as the worker validates it. */
 function received(approved: unknown[]) {
-  const q = { ...queryMessage('q1', 'task-1', 'go'), hooks: { sessionId: 'task-1', transcriptPath: '', approved } };
-  return validate(toWorkerSchema, JSON.parse(JSON.stringify(q)) as unknown);
+  const q = { ...queryParams('q1', 'task-1', 'go'), hooks: { sessionId: 'task-1', transcriptPath: '', approved } };
+  return validate(toWorker.query.params, JSON.parse(JSON.stringify(q)) as unknown);
 }
 
 describe('the hooks a query carries to its worker', () => {
@@ -53,7 +52,7 @@ describe('the hooks a query carries to its worker', () => {
     const h = hook('PreToolUse', 'echo hi');
     const r = received([h]);
     expect(r.ok).toBe(true);
-    if (!r.ok || r.message.type !== 'query') throw new Error('not a query');
+    if (!r.ok) throw new Error('not a query');
     expect(r.message.hooks?.approved).toEqual([{ ...h }]);
   });
 
@@ -66,12 +65,12 @@ describe('the hooks a query carries to its worker', () => {
   });
 
   it('a worker may announce only the events of the turn, never a prompt or a session start', () => {
-    const ok = validate(fromWorkerSchema, { type: 'hook_event', queryId: 'q1', input: pre('ls') });
+    const ok = validate(toHost.hookEvent.params, { queryId: 'q1', input: pre('ls') });
     expect(ok.ok).toBe(true);
     const prompt = { hook_event_name: 'UserPromptSubmit', session_id: 'task-1', transcript_path: '', cwd: workspace, prompt: 'hi' };
-    expect(validate(fromWorkerSchema, { type: 'hook_event', queryId: 'q1', input: prompt }).ok).toBe(false);
-    expect(validate(fromWorkerSchema, { type: 'hook_log', queryId: 'q1', level: 'warn', message: 'x'.repeat(70_000) }).ok).toBe(false);
-    expect(validate(fromWorkerSchema, { type: 'hook_stop', queryId: 'q1', reason: 'the build is broken' }).ok).toBe(true);
+    expect(validate(toHost.hookEvent.params, { queryId: 'q1', input: prompt }).ok).toBe(false);
+    expect(validate(toHost.hookLog.params, { queryId: 'q1', level: 'warn', message: 'x'.repeat(70_000) }).ok).toBe(false);
+    expect(validate(toHost.hookStop.params, { queryId: 'q1', reason: 'the build is broken' }).ok).toBe(true);
   });
 });
 

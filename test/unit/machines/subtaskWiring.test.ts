@@ -40,7 +40,7 @@ describe('a subtask’s result reaches its parent’s turn through the parent’
     const { actor, provider, settled, events } = wiredTask([task, textTurn('parent done')], { startSubtask: () => c });
     actor.start();
     actor.send({ type: 'START', text: 'delegate' });
-    await new Promise<void>((resolve) => actor.subscribe((s) => s.matches({ running: 'waitingForSubtask' }) && resolve()));
+    await new Promise<void>((resolve) => actor.subscribe((s) => s.matches({ running: { subtasks: 'waitingForSubtask' } }) && resolve()));
     expect(provider.requests).toHaveLength(1);
     c.release();
     await settled(1);
@@ -80,7 +80,7 @@ describe('a subtask’s result reaches its parent’s turn through the parent’
     const { actor, provider, settled } = wiredTask([task], { startSubtask: () => c });
     actor.start();
     actor.send({ type: 'START', text: 'delegate' });
-    await new Promise<void>((resolve) => actor.subscribe((s) => s.matches({ running: 'waitingForSubtask' }) && resolve()));
+    await new Promise<void>((resolve) => actor.subscribe((s) => s.matches({ running: { subtasks: 'waitingForSubtask' } }) && resolve()));
     actor.send({ type: 'CANCEL' });
     await settled(1);
     expect(actor.getSnapshot().value).toBe('aborted');
@@ -109,7 +109,7 @@ describe('a subtask’s result reaches its parent’s turn through the parent’
     // Every child starts before any has answered.
     await new Promise<void>((resolve) => actor.subscribe(() => started.length === 3 && resolve()));
     expect(started).toEqual(['k1', 'k2', 'k3']);
-    expect(actor.getSnapshot().matches({ running: 'waitingForSubtask' })).toBe(true);
+    expect(actor.getSnapshot().matches({ running: { subtasks: 'waitingForSubtask' } })).toBe(true);
     // They answer in another order; the parent sends nothing until the last one has.
     children[2]!.release();
     children[0]!.release();

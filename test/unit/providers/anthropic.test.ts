@@ -6,7 +6,6 @@ import type { ProviderEvent } from '../../../src/core/providers/types';
 import { startFakeModelServer } from '../../fixtures/fake-model-server';
 import type { FakeModelServer } from '../../fixtures/fake-model-server';
 import { collect, errorOf, request, stopReasonOf, textOf, toolInputs } from './helpers';
-import { nodeFetch, type FetchFunction } from '../../../src/core/providers/transport/nodeFetch';
 
 let server: FakeModelServer;
 beforeEach(async () => {
@@ -16,24 +15,13 @@ afterEach(async () => {
   await server.close();
 });
 
-/** The SDK's transport for the tests of the current `describe.each` row (undefined: Node's fetch). */
-let transport: FetchFunction | undefined;
-
 function provider(opts: Partial<AnthropicProviderOptions> = {}): AnthropicProvider {
-  return new AnthropicProvider({ ...(transport ? { fetch: transport } : {}), apiKey: 'sk-test', model: 'claude-test', baseUrl: server.url, ...opts });
+  return new AnthropicProvider({ apiKey: 'sk-test', model: 'claude-test', baseUrl: server.url, ...opts });
 }
 
 const long = { type: 'text' as const, text: 'The quick brown fox jumps over the lazy dog.' };
 
-// Every case runs over both transports: Node's fetch (hosts) and nodeFetch (a pool's workers).
-describe.each([
-  ['Node fetch', undefined],
-  ['nodeFetch', nodeFetch],
-] as const)('AnthropicProvider against the fake server, over %s', (_name, fetch) => {
-  beforeEach(() => {
-    transport = fetch;
-  });
-
+describe('AnthropicProvider against the fake server', () => {
   it('streams text as the raw event grammar, ending with message_stop', async () => {
     server.enqueue({ blocks: [long], chunkSize: 6, usage: { input_tokens: 40, output_tokens: 12 } });
     const events = await collect(provider(), request());

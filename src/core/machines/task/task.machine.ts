@@ -6,7 +6,9 @@ import type { PermissionMode } from '../../../shared/domain/permissionModes';
 import { isTaskStateTag, type TaskStateTag } from '../../../shared/domain/stateTags';
 import { tagsOfState } from '../stateTags';
 import { userText } from '../turn/conversation';
+import { queryMachine } from '../query/query.machine';
 import { turnMachine, type TurnLimits, type TurnOutput } from '../turn/turn.machine';
+import type { TurnInput } from '../turn/types';
 import { addUsage } from '../turn/turnHelpers';
 
 /** What a task starts from: a new task, or one rebuilt from its log. */
@@ -24,6 +26,11 @@ export interface TaskInput {
   costUsd?: number;
   /** Runs before this actor (a task continued from its log): the next run is numbered after them. */
   runs?: number;
+  /**
+   * Where the task's turn loops run: `local`, the turn machine in this process (default); `worker`,
+   * the query machine, which runs the turn machine in a worker process (docs/workers.md).
+   */
+  runner?: 'local' | 'worker';
 }
 
 /** What the runtime is told when a run starts (the `initialize` actor's input). */
@@ -110,7 +117,10 @@ export const taskMachine = setup({
      * when a hook blocks the prompt. Provided by the runtime.
      */
     initialize: fromPromise<void, RunStartInput>(async () => undefined),
+    /** One run of the turn loop in this process. */
     turnLoop: turnMachine,
+    /** One run of the turn loop on a worker (the same input, output and events). Provided by the runtime's pool. */
+    workerTurn: queryMachine,
     /** Runs (or re-attaches to) the subtask of a Task tool call and sends SUBTASK_DONE. Provided by the runtime. */
     subtask: fromCallback<EventObject, { parentId: string; subtask: PendingSubtask }>(() => () => undefined),
     /** Rebuilds the conversation from the task's log. Provided by the runtime (store). */
@@ -165,6 +175,7 @@ export const taskMachine = setup({
     promptBlocked: ({ event }) => 'error' in event && typeof event.error === 'object' && event.error !== null && (event.error as { code?: unknown }).code === 'blocked_by_hook',
     isAwaitedSubtask: ({ context, event }) => event.type === 'SUBTASK_DONE' && context.subtasks.some((s) => s.toolCallId === event.toolCallId),
     isLastSubtask: ({ context }) => context.subtasks.length === 1,
+    onWorker: ({ context }) => context.runner === 'worker',
   },
 }).createMachine({
   id: 'task',
@@ -181,6 +192,7 @@ export const taskMachine = setup({
     costUsd: input.costUsd ?? 0,
     userMessages: input.userMessages ?? 0,
     runs: input.runs ?? 0,
+    runner: input.runner ?? 'local',
     submitted: null,
   }),
   initial: 'created',
@@ -228,28 +240,15 @@ export const taskMachine = setup({
         ],
       },
     },
+    /**
+     * One run: the turn loop (in this process or on a worker: the `loop` region) and, beside it,
+     * the sub-agents of its Task calls (the `subtasks` region) — where the loop runs changes
+     * nothing of how its children are run and awaited.
+     */
     running: {
+      type: 'parallel',
       tags: ['running'],
       entry: [{ type: 'publish', params: ({ context }) => stateEvent(context, 'running') }, assign({ error: null, stopReason: null, runs: ({ context }) => context.runs + 1 })],
-      invoke: {
-        id: 'turnLoop',
-        src: 'turnLoop',
-        input: ({ context }) => ({
-          taskId: context.taskId,
-          model: context.model,
-          mode: context.mode,
-          messages: context.messages,
-          limits: context.limits,
-          compactionFailures: context.compactionFailures,
-          run: context.runs,
-          priorCostUsd: context.costUsd,
-        }),
-        onDone: [
-          { guard: { type: 'turnCancelled', params: turnOutput }, target: 'aborted', actions: { type: 'recordTurn', params: turnOutput } },
-          { guard: { type: 'turnFailed', params: turnOutput }, target: 'awaitingUser', actions: { type: 'recordTurn', params: turnOutput } },
-          { target: 'completed', actions: { type: 'recordTurn', params: turnOutput } },
-        ],
-      },
       on: {
         CANCEL: { actions: sendTo('turnLoop', { type: 'CANCEL' }) },
         SET_MODE: { actions: [assign({ mode: ({ event }) => event.mode }), sendTo('turnLoop', ({ event }) => ({ type: 'SET_MODE', mode: event.mode }))] },
@@ -257,39 +256,74 @@ export const taskMachine = setup({
       },
       // A cancel or a failure ends the turn while children may still run: they are stopped with it.
       exit: 'stopSubtasks',
-      initial: 'turn',
       states: {
-        turn: {
-          on: {
-            SUBTASK_STARTED: {
-              target: 'waitingForSubtask',
-              actions: enqueueActions(({ context, event, enqueue }) => {
-                const subtask = newSubtask(context, event);
-                if (!subtask) return;
-                enqueue.assign({ subtasks: [...context.subtasks, subtask] });
-                enqueue.spawnChild('subtask', { id: subtaskActorId(subtask.toolCallId), input: { parentId: context.taskId, subtask } });
-              }),
+        loop: {
+          initial: 'starting',
+          states: {
+            /** Where this run's turn loop runs: in this process, or on a worker. */
+            starting: { always: [{ guard: 'onWorker', target: 'onWorker' }, { target: 'inProcess' }] },
+            inProcess: {
+              invoke: {
+                id: 'turnLoop',
+                src: 'turnLoop',
+                input: ({ context }) => turnInputOf(context),
+                onDone: [
+                  { guard: { type: 'turnCancelled', params: turnOutput }, target: '#task.aborted', actions: { type: 'recordTurn', params: turnOutput } },
+                  { guard: { type: 'turnFailed', params: turnOutput }, target: '#task.awaitingUser', actions: { type: 'recordTurn', params: turnOutput } },
+                  { target: '#task.completed', actions: { type: 'recordTurn', params: turnOutput } },
+                ],
+              },
+            },
+            onWorker: {
+              invoke: {
+                id: 'turnLoop',
+                src: 'workerTurn',
+                input: ({ context }) => turnInputOf(context),
+                onDone: [
+                  { guard: { type: 'turnCancelled', params: turnOutput }, target: '#task.aborted', actions: { type: 'recordTurn', params: turnOutput } },
+                  { guard: { type: 'turnFailed', params: turnOutput }, target: '#task.awaitingUser', actions: { type: 'recordTurn', params: turnOutput } },
+                  { target: '#task.completed', actions: { type: 'recordTurn', params: turnOutput } },
+                ],
+              },
             },
           },
         },
-        waitingForSubtask: {
-          entry: { type: 'publish', params: ({ context }) => stateEvent(context, 'waitingForSubtask') },
-          on: {
-            // Another Task call of the same answer: it runs beside the ones already running.
-            SUBTASK_STARTED: {
-              actions: enqueueActions(({ context, event, enqueue }) => {
-                const subtask = newSubtask(context, event);
-                if (!subtask) return;
-                enqueue.assign({ subtasks: [...context.subtasks, subtask] });
-                enqueue.spawnChild('subtask', { id: subtaskActorId(subtask.toolCallId), input: { parentId: context.taskId, subtask } });
-              }),
+        subtasks: {
+          initial: 'turn',
+          states: {
+            turn: {
+              on: {
+                SUBTASK_STARTED: {
+                  target: 'waitingForSubtask',
+                  actions: enqueueActions(({ context, event, enqueue }) => {
+                    const subtask = newSubtask(context, event);
+                    if (!subtask) return;
+                    enqueue.assign({ subtasks: [...context.subtasks, subtask] });
+                    enqueue.spawnChild('subtask', { id: subtaskActorId(subtask.toolCallId), input: { parentId: context.taskId, subtask } });
+                  }),
+                },
+              },
             },
-            SUBTASK_DONE: [
-              { guard: and(['isAwaitedSubtask', 'isLastSubtask']), target: 'turn', actions: 'finishSubtask' },
-              { guard: 'isAwaitedSubtask', actions: 'finishSubtask' },
-            ],
+            waitingForSubtask: {
+              entry: { type: 'publish', params: ({ context }) => stateEvent(context, 'waitingForSubtask') },
+              on: {
+                // Another Task call of the same answer: it runs beside the ones already running.
+                SUBTASK_STARTED: {
+                  actions: enqueueActions(({ context, event, enqueue }) => {
+                    const subtask = newSubtask(context, event);
+                    if (!subtask) return;
+                    enqueue.assign({ subtasks: [...context.subtasks, subtask] });
+                    enqueue.spawnChild('subtask', { id: subtaskActorId(subtask.toolCallId), input: { parentId: context.taskId, subtask } });
+                  }),
+                },
+                SUBTASK_DONE: [
+                  { guard: and(['isAwaitedSubtask', 'isLastSubtask']), target: 'turn', actions: 'finishSubtask' },
+                  { guard: 'isAwaitedSubtask', actions: 'finishSubtask' },
+                ],
+              },
+              exit: { type: 'publish', params: ({ context }) => stateEvent(context, 'running') },
+            },
           },
-          exit: { type: 'publish', params: ({ context }) => stateEvent(context, 'running') },
         },
       },
     },
@@ -334,6 +368,20 @@ export const taskMachine = setup({
     },
   },
 });
+
+/** What a run's turn loop starts from (the turn machine's input, and the query machine's). */
+function turnInputOf(context: TaskContext): TurnInput {
+  return {
+    taskId: context.taskId,
+    model: context.model,
+    mode: context.mode,
+    messages: context.messages,
+    limits: context.limits,
+    compactionFailures: context.compactionFailures,
+    run: context.runs,
+    priorCostUsd: context.costUsd,
+  };
+}
 
 /** The subtask a SUBTASK_STARTED asks for; null when that call's subtask already runs (a duplicate). */
 function newSubtask(context: TaskContext, event: TaskMachineEvent): PendingSubtask | null {
