@@ -349,6 +349,15 @@ function planRunner(r: Runner, words: ShellWord[], self: CommandForm, openEnded:
   if (r.innerAt === undefined) return;
   const inner = emptyPlan(innerCwds);
   planWords(words.slice(r.innerAt), openEnded || !!r.openEnded, { ...ctx, plan: inner }, depth + 1, innerCwds, [...assigns, ...r.assigns]);
+  foldInner(plan, inner);
+}
+
+/**
+ * Folds the plan of a runner's (or git's) inner command into the outer plan: everything it reads,
+ * writes, risks or asks is the outer command's too; its allow forms count as file forms and its
+ * scripts as deny scripts (checked against deny and ask rules, never allowed by the outer rule).
+ */
+function foldInner(plan: CommandPlan, inner: CommandPlan): void {
   plan.denyForms.push(...inner.denyForms);
   plan.opaque.push(...inner.opaque);
   plan.risky.push(...inner.risky);
@@ -377,16 +386,7 @@ function planGit(words: ShellWord[], self: CommandForm, ctx: PlanContext, depth:
   if (g.innerAt === undefined) return;
   const inner = emptyPlan(cwds);
   planWords(words.slice(g.innerAt), self.openEnded, { ...ctx, plan: inner }, depth + 1, cwds, assigns);
-  plan.denyForms.push(...inner.denyForms);
-  plan.opaque.push(...inner.opaque);
-  plan.risky.push(...inner.risky);
-  plan.denyScripts.push(...inner.scripts, ...inner.denyScripts);
-  plan.suspectForms.push(...inner.suspectForms);
-  plan.reads.push(...inner.reads);
-  plan.writes.push(...inner.writes);
-  plan.fileForms.push(...inner.allowForms, ...inner.fileForms);
-  plan.hardAsks.push(...inner.hardAsks);
-  plan.extras.push(...inner.extras);
+  foldInner(plan, inner);
 }
 
 /**
