@@ -11,6 +11,7 @@ import { LOOP_HELP } from './help';
 import { handleSignals } from './signals';
 import { TextRenderer } from './textRenderer';
 import { HelpRequested, parseCommandLine, reportUsage, UsageError } from './usage';
+import { errorMessage } from '../shared/domain/errors';
 
 /**
  * `keel loop "<goal>"`: runs a goal as a loop of fresh tasks judged after each (docs/loop.md),
@@ -96,7 +97,7 @@ export async function loopCommand(argv: string[]): Promise<number> {
   try {
     new TaskStore(run.storage).prepare();
   } catch (err) {
-    process.stderr.write(`keel loop: ${(err as Error).message}; ${STORAGE_HINT}\n`);
+    process.stderr.write(`keel loop: ${errorMessage(err)}; ${STORAGE_HINT}\n`);
     return EXIT_STORAGE_UNUSABLE;
   }
   if (args.resume && !existsLoop(run.workspace, args.name)) return reportUsage('loop', new UsageError(`no loop named "${args.name}" in ${run.workspace}`));
@@ -157,7 +158,7 @@ export async function loopCommand(argv: string[]): Promise<number> {
   } catch (err) {
     await cli.dispose();
     const hint = err instanceof LoopNotApproved ? ` (review: keel trust show --workspace ${run.workspace}; approve: keel trust approve --workspace ${run.workspace})` : '';
-    process.stderr.write(`keel loop: ${(err as Error).message}${hint}\n`);
+    process.stderr.write(`keel loop: ${errorMessage(err)}${hint}\n`);
     if (err instanceof LinkRefused) process.stderr.write('  a loop\'s folder must hold plain files: remove the link (check where it pointed first), or give the loop another --name\n');
     return 1;
   }

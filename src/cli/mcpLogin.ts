@@ -1,4 +1,5 @@
 import { McpHub } from '../core/mcp/hub';
+import { errorMessage } from '../shared/domain/errors';
 
 /**
  * `keel mcp login NAME` / `keel mcp logout NAME`: OAuth for one remote server of the workspace's
@@ -42,7 +43,7 @@ export async function mcpLoginCommand(
     opts.out(`"${name}" is ready: ${now.tools.length} tool${now.tools.length === 1 ? '' : 's'}\n`);
     return 0;
   } catch (err) {
-    return fail(opts, `sign-in to "${name}" failed: ${(err as Error).message}`);
+    return fail(opts, `sign-in to "${name}" failed: ${errorMessage(err)}`);
   } finally {
     process.off('SIGINT', onSigint);
     await hub.dispose();

@@ -8,6 +8,7 @@ import { isPermissionMode, PERMISSION_MODES } from '../shared/domain/permissionM
 import { createToolRegistry, type ToolRegistry } from '../core/tools/registry';
 import type { AnyTool } from '../core/tools/types';
 import { existingPath, HelpRequested, parseCommandLine, reportUsage, UsageError } from './usage';
+import { errorMessage } from '../shared/domain/errors';
 
 export const PERMISSIONS_HELP = `Usage:
   keel permissions check --tool NAME --input JSON... [--workspace DIR] [--settings FILE]... [--mode MODE] [--home DIR] [--storage DIR]
@@ -72,7 +73,7 @@ async function check(argv: string[]): Promise<number> {
     try {
       input = JSON.parse(text);
     } catch (err) {
-      throw new UsageError(`--input is not JSON: ${(err as Error).message}`);
+      throw new UsageError(`--input is not JSON: ${errorMessage(err)}`);
     }
     if (typeof input !== 'object' || input === null || Array.isArray(input)) throw new UsageError("--input must be a JSON object, as a tool call's input is");
     inputs.push(input as Record<string, unknown>);

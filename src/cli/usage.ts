@@ -1,6 +1,7 @@
 import { statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
+import { errorMessage } from '../shared/domain/errors';
 
 /**
  * Command lines a person got wrong. Every `keel` command reports one the same way: one line on
@@ -51,7 +52,7 @@ export function parseCommandLine<O extends OptionSpecs, P extends boolean>(argv:
     return parseArgs({ args: args.filter((_, i) => !joined.has(i)), options, strict: true, allowPositionals: positionals });
   } catch (err) {
     // Not expected after the checks above; still a usage problem, never a crash.
-    throw new UsageError((err as Error).message);
+    throw new UsageError(errorMessage(err));
   }
 }
 

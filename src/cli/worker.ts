@@ -4,6 +4,7 @@ import { WORKER_CHANNEL_FD } from '../core/workers/spawnWorker';
 import { runWorker } from '../core/workers/workerMain';
 import { signalExitCode } from './signals';
 import { parseCommandLine, reportUsage, UsageError } from './usage';
+import { errorMessage } from '../shared/domain/errors';
 
 /**
  * `keel worker --worker-id ID`: the worker process of a pool (docs/workers.md), its channel to the
@@ -47,6 +48,6 @@ function openChannel(): Socket {
   try {
     return new Socket({ fd: WORKER_CHANNEL_FD, readable: true, writable: true });
   } catch (err) {
-    throw new UsageError(`no channel to a host on fd ${WORKER_CHANNEL_FD} (${(err as Error).message}); a pool starts this command, see docs/workers.md`);
+    throw new UsageError(`no channel to a host on fd ${WORKER_CHANNEL_FD} (${errorMessage(err)}); a pool starts this command, see docs/workers.md`);
   }
 }

@@ -10,6 +10,7 @@ import type { ConfiguredHook } from '../hooks/types';
 import type { TrustItem, TrustView } from '../trust/items';
 import { StatusBoard } from './board';
 import { StatusPublisher, type PoolSource } from './statusSocket';
+import { errorMessage } from '../../shared/domain/errors';
 
 /**
  * What one Keel process (a `keel run`, a `keel loop`, a VS Code window) sets up once for its
@@ -94,7 +95,7 @@ export class ProcessActivity {
       try {
         this.busSocket = await BusSocketServer.start(this.feed.bus, { storage: this.opts.storage, label: this.label, hello });
       } catch (err) {
-        this.opts.log('warn', `event bus socket: ${(err as Error).message}`);
+        this.opts.log('warn', `event bus socket: ${errorMessage(err)}`);
       }
     }
     return this.publisher.start();
@@ -103,12 +104,12 @@ export class ProcessActivity {
   /** The process's worker pool goes on the status socket (`keel workers`), and its workers' state changes on the bus (`WorkerStateChanged`). */
   publishPool(pool: PoolSource & WorkerEventSource): void {
     this.publisher.publishPool(pool);
-    this.bridges.push(bridgeWorkerEvents(this.feed.bus, pool, (err) => this.opts.log('warn', `worker events: ${(err as Error).message}`)));
+    this.bridges.push(bridgeWorkerEvents(this.feed.bus, pool, (err) => this.opts.log('warn', `worker events: ${errorMessage(err)}`)));
   }
 
   /** The MCP servers' state changes from now on go on the bus (`McpServerStateChanged`). */
   publishMcp(hub: McpStatusSource): void {
-    this.bridges.push(bridgeMcpEvents(this.feed.bus, hub, (err) => this.opts.log('warn', `MCP events: ${(err as Error).message}`)));
+    this.bridges.push(bridgeMcpEvents(this.feed.bus, hub, (err) => this.opts.log('warn', `MCP events: ${errorMessage(err)}`)));
   }
 
   /** Publishes `AppShutdown`, lets bus readers take it, closes the sockets. */

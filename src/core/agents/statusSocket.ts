@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import type { AgentRow } from '../../shared/domain/agents';
 import type { ActivityEvent, ActivitySource } from '../hooks/feed';
 import type { PoolStatus } from '../workers/poolStatus';
+import { errorMessage } from '../../shared/domain/errors';
 
 /**
  * The local socket through which outside tools watch Keel (`keel status --follow`, docs/hooks.md):
@@ -66,7 +67,7 @@ export class StatusPublisher {
       chmodSync(dir, 0o700);
       rmSync(this.path, { force: true });
     } catch (err) {
-      this.opts.log?.('warn', `status socket: cannot prepare ${dir}: ${(err as Error).message}`);
+      this.opts.log?.('warn', `status socket: cannot prepare ${dir}: ${errorMessage(err)}`);
       return false;
     }
     const server = createServer((socket) => this.accept(socket));

@@ -6,6 +6,7 @@ import { hookSources, loadHooksConfig, stampOf, type HookSource, type HooksConfi
 import { runHooks, type HookFirer } from './execute';
 import { hookMatches } from './matcher';
 import { EMPTY_OUTCOME, type ConfiguredHook, type HookInput, type HookOutcome } from './types';
+import { errorMessage } from '../../shared/domain/errors';
 
 /**
  * Runs the configured hooks of each event a task fires (docs/hooks.md). Every event is first
@@ -164,7 +165,7 @@ export class HookRunner implements HookFirer {
     try {
       fn();
     } catch (err) {
-      this.opts.log?.('warn', `a hook observer threw: ${(err as Error).message}`);
+      this.opts.log?.('warn', `a hook observer threw: ${errorMessage(err)}`);
     }
   }
 }

@@ -6,6 +6,7 @@ import { acquireTaskLock, type HeldTaskLock } from '../store/taskLock';
 import { checkLoopFolder, createLoop, existsLoop, keptProgress, loopPaths, nameProblem, readState, readTextForView, saveState, type LoopState, type StoredLoopSettings } from './files';
 import { recordIteration, runIteration, type LoopTaskHost } from './iteration';
 import { loopItem, loopPromptFiles, type TrustItem } from '../trust/items';
+import { errorMessage } from '../../shared/domain/errors';
 
 export type { LoopTaskHost } from './iteration';
 
@@ -107,7 +108,7 @@ export class LoopRunner {
     const trust = this.opts.trust;
     if (!trust) return;
     const item = loopItem(this.state.name, loopPromptFiles(this.opts.workspace, this.state.name));
-    trust.recordOwn([item]).catch((err: unknown) => this.opts.log?.('warn', `loop ${this.state.name}: could not record its files as Keel's own (${(err as Error).message})`));
+    trust.recordOwn([item]).catch((err: unknown) => this.opts.log?.('warn', `loop ${this.state.name}: could not record its files as Keel's own (${errorMessage(err)})`));
   }
 
   get name(): string {
@@ -134,7 +135,7 @@ export class LoopRunner {
         if (v !== last && RESTING.has(v)) this.rest(v as LoopStatus, s.context.reasons);
         last = v;
       },
-      error: (err) => this.opts.log?.('error', `loop ${this.state.name}: ${(err as Error).message}`),
+      error: (err) => this.opts.log?.('error', `loop ${this.state.name}: ${errorMessage(err)}`),
     });
     const resting = this.nextRest();
     actor.start();
@@ -258,7 +259,7 @@ export class LoopRunner {
       try {
         saveState(this.opts.workspace, this.state);
       } catch (err) {
-        this.opts.log?.('error', `loop ${this.state.name}: could not save its state: ${(err as Error).message}`);
+        this.opts.log?.('error', `loop ${this.state.name}: could not save its state: ${errorMessage(err)}`);
       }
     }
     this.currentTaskId = undefined;
@@ -290,7 +291,7 @@ export class LoopRunner {
     try {
       this.opts.onEvent?.(e);
     } catch (err) {
-      this.opts.log?.('warn', `a loop listener threw: ${(err as Error).message}`);
+      this.opts.log?.('warn', `a loop listener threw: ${errorMessage(err)}`);
     }
     this.changed();
   }
@@ -302,7 +303,7 @@ export class LoopRunner {
       try {
         l(v);
       } catch (err) {
-        this.opts.log?.('warn', `a loop view listener threw: ${(err as Error).message}`);
+        this.opts.log?.('warn', `a loop view listener threw: ${errorMessage(err)}`);
       }
     }
   }

@@ -5,6 +5,7 @@ import { expandVars } from './envExpand';
 import { isProviderKeyName } from './serverEnv';
 import { splitProjectEnv } from '../trust/projectEnv';
 import type { McpConfigProblem, McpConfigSet, McpScope, McpServerConfig, McpServerSpec } from './types';
+import { errorMessage } from '../../shared/domain/errors';
 
 /**
  * Reads MCP server configuration in Claude Code's format:
@@ -92,13 +93,13 @@ export function readConfigFile(path: string, scope: McpScope, env: Readonly<Reco
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     if (code === 'ENOENT' && !required) return { servers: [], problems: [] };
-    return { servers: [], problems: [{ source: path, message: code === 'ENOENT' ? 'file not found' : `cannot read it (${(err as Error).message})` }] };
+    return { servers: [], problems: [{ source: path, message: code === 'ENOENT' ? 'file not found' : `cannot read it (${errorMessage(err)})` }] };
   }
   let json: unknown;
   try {
     json = JSON.parse(text);
   } catch (err) {
-    return { servers: [], problems: [{ source: path, message: `not valid JSON (${(err as Error).message})` }] };
+    return { servers: [], problems: [{ source: path, message: `not valid JSON (${errorMessage(err)})` }] };
   }
   const file = fileSchema.safeParse(json);
   if (!file.success) return { servers: [], problems: [{ source: path, message: 'expected {"mcpServers": {"<name>": {...}}}' }] };

@@ -10,6 +10,7 @@ import { serverEnvironment } from './serverEnv';
 import { StartedTransport } from './startedTransport';
 import type { McpPromptInfo, McpResourceInfo, McpServerSpec, McpToolInfo } from './types';
 import { KeelStdioTransport } from './stdioTransport';
+import { errorMessage } from '../../shared/domain/errors';
 
 /**
  * The real I/O of one `mcpConnection` machine, on the official MCP SDK (`@modelcontextprotocol/
@@ -137,7 +138,7 @@ export class McpConnectionIo {
       await transport.start();
     } catch (err) {
       this.transport = null;
-      throw new McpConnectFailure(`could not start ${spec.command}: ${(err as Error).message}`);
+      throw new McpConnectFailure(`could not start ${spec.command}: ${errorMessage(err)}`);
     }
     // The machine left `stdio` while the process started (STOP, DISABLE): end it now, or it
     // would outlive the state that owned it.
@@ -258,7 +259,7 @@ export class McpConnectionIo {
       if (client) await client.close();
       else if (transport) await transport.close();
     } catch (err) {
-      this.opts.log('warn', `MCP server ${this.opts.name}: closing failed: ${(err as Error).message}`);
+      this.opts.log('warn', `MCP server ${this.opts.name}: closing failed: ${errorMessage(err)}`);
     }
   }
 

@@ -12,6 +12,7 @@ import { signInToMcpServer, signOutOfMcpServer } from './oauth/signIn';
 import { FileMcpOAuthStore, type McpOAuthStore } from './oauth/store';
 import type { McpCallOptions, McpToolOutcome, McpToolSource } from './toolSource';
 import type { McpApprovalState, McpConfigProblem, McpConfigSet, McpServerStatus } from './types';
+import { errorMessage } from '../../shared/domain/errors';
 
 /**
  * The MCP hub of one host (a VS Code window, a CLI process): one connection per configured
@@ -329,7 +330,7 @@ export class McpHub implements McpToolSource {
         try {
           await this.opts.reviewer!.review(`the MCP server ${c.name} would start`);
         } catch (err) {
-          this.log('warn', `the approval of this workspace could not be recorded (${(err as Error).message})`);
+          this.log('warn', `the approval of this workspace could not be recorded (${errorMessage(err)})`);
         } finally {
           this.asking.delete('review');
         }
@@ -379,7 +380,7 @@ export class McpHub implements McpToolSource {
       try {
         l();
       } catch (err) {
-        this.log('warn', `an MCP status listener threw: ${(err as Error).message}`);
+        this.log('warn', `an MCP status listener threw: ${errorMessage(err)}`);
       }
     }
   }

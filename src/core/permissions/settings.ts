@@ -9,6 +9,7 @@ import { splitProjectEnv } from '../trust/projectEnv';
 import { looserRequests, settleDefaultMode, type ModeRequest } from './defaultMode';
 import { operatorParts } from './pipelineRules';
 import { parseRule, ruleNeverMatches, type PermissionRule, type RuleBehavior } from './rules';
+import { errorMessage } from '../../shared/domain/errors';
 
 /**
  * Reads permission settings: `{"permissions":{"allow":[],"ask":[],"deny":[],"defaultMode":…,
@@ -211,7 +212,7 @@ function readSettingsFile(src: SettingsSource, out: LoadedSettings): z.infer<typ
     text = readFileSync(src.path, 'utf8');
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT' || (err as NodeJS.ErrnoException).code === 'ENOTDIR') return null;
-    out.problems.push(`${src.path}: cannot be read (${(err as Error).message}); every call will ask until it is fixed`);
+    out.problems.push(`${src.path}: cannot be read (${errorMessage(err)}); every call will ask until it is fixed`);
     out.unreadableTools.add('*');
     return null;
   }
@@ -219,7 +220,7 @@ function readSettingsFile(src: SettingsSource, out: LoadedSettings): z.infer<typ
   try {
     json = text.trim() === '' ? {} : JSON.parse(text);
   } catch (err) {
-    out.problems.push(`${src.path}: not valid JSON (${(err as Error).message}); every call will ask until it is fixed`);
+    out.problems.push(`${src.path}: not valid JSON (${errorMessage(err)}); every call will ask until it is fixed`);
     out.unreadableTools.add('*');
     return null;
   }

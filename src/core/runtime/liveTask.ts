@@ -30,6 +30,7 @@ import type { StartTaskOptions, TaskHandle } from './types';
 import { wireTaskMachine } from './wiring';
 import type { WorkerPool } from '../workers/pool';
 import { remoteTurnOf, type RemoteTaskSide } from './remoteTask';
+import { errorMessage } from '../../shared/domain/errors';
 
 /** What a live task needs from the runtime that owns it. */
 export interface TaskOwner {
@@ -152,7 +153,7 @@ export class LiveTask implements TaskHandle, TaskParent {
         try {
           config = await options.refreshProvider();
         } catch (err) {
-          return { code: 'internal' as const, message: `Could not read the provider settings: ${(err as Error).message}`, retryable: true };
+          return { code: 'internal' as const, message: `Could not read the provider settings: ${errorMessage(err)}`, retryable: true };
         }
       }
       // The key this task's provider uses is one Keel holds: kept from tools and redacted.
@@ -231,7 +232,7 @@ export class LiveTask implements TaskHandle, TaskParent {
         runner: pool ? 'worker' : 'local',
       },
     });
-    this.actor.subscribe({ error: (err) => runtime.log('error', `task ${id} machine error: ${(err as Error).message}`) });
+    this.actor.subscribe({ error: (err) => runtime.log('error', `task ${id} machine error: ${errorMessage(err)}`) });
     this.recorder?.onFailure((message) => this.recordFailed(message));
   }
 
@@ -502,7 +503,7 @@ export class LiveTask implements TaskHandle, TaskParent {
       try {
         l(event);
       } catch (err) {
-        this.runtime.log('warn', `a task listener threw: ${(err as Error).message}`);
+        this.runtime.log('warn', `a task listener threw: ${errorMessage(err)}`);
       }
     }
     if (event.type === 'task' && event.tags?.includes('running')) this.lastDone = null;

@@ -5,6 +5,7 @@ import { isInside } from '../permissions/paths';
 import type { SandboxSettings } from '../sandbox/settings';
 import type { TrustView } from '../trust/items';
 import type { PermissionDecider } from './permissionCheck';
+import { errorMessage } from '../../shared/domain/errors';
 
 /**
  * The default permission engine, loaded on the first decision: its module too (imported then, so
@@ -49,7 +50,7 @@ export function lazyEngine(options: {
       try {
         return await (await load()).decide(call, mode);
       } catch (err) {
-        const why = `the permission engine could not load (${(err as Error).message})`;
+        const why = `the permission engine could not load (${errorMessage(err)})`;
         const refused = refusalOfChange(mode, call.readOnly);
         if (refused) return { ...refused, reason: `${refused.reason} (${why})` };
         const root = resolve(options.workspace);

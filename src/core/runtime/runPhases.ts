@@ -13,6 +13,7 @@ import type { ModelProvider } from '../providers/types';
 import type { SecretKeeper } from '../security/secretKeeper';
 import { fileDigest } from '../trust/digest';
 import { isApproved, memoryItem, type TrustItem, type TrustView } from '../trust/items';
+import { errorMessage } from '../../shared/domain/errors';
 
 /**
  * Runs the runPhases machine (src/core/machines/runPhases/) for each run of one task with its real
@@ -149,7 +150,7 @@ export class RunPhases {
             const path = memory!.store.pathOf(file);
             await s.ownMemory?.(memoryItem(file, fileDigest(path), p.lesson.title));
           } catch (err) {
-            s.log('warn', `memory: ${file} was saved, but could not be recorded as Keel's own (${(err as Error).message}); it waits for your approval like a committed one`);
+            s.log('warn', `memory: ${file} was saved, but could not be recorded as Keel's own (${errorMessage(err)}); it waits for your approval like a committed one`);
           }
           s.publish({ type: 'gatekeeper', taskId: s.taskId, run: start.run, decision: 'saved', rule: 'accepted', reasons: ['it passed every rule'], file, title: p.lesson.title });
           return file;
@@ -272,7 +273,7 @@ export class RunPhases {
       answer = await s.locks.runExclusive(taskLockKey(s.taskId), () => extractLesson(provider, s.model(), s.taskId, digest, timeout), { signal: timeout });
     } catch (err) {
       if (signal.aborted) throw err;
-      return noLesson(`the lesson call did not finish: ${(err as Error).message}`);
+      return noLesson(`the lesson call did not finish: ${errorMessage(err)}`);
     }
     // What the call used counts whatever it answered (a failed call counts what the server reported).
     const u = answer.usage;

@@ -22,6 +22,7 @@ import type { TaskRuntimeOptions } from './options';
 import type { PermissionDecider } from './permissionCheck';
 import { lazyEngine } from './permissionDecider';
 import { FollowUpRequired, type ResumeTaskOptions, type StartTaskOptions, type TaskHandle } from './types';
+import { errorMessage } from '../../shared/domain/errors';
 
 export { DEFAULT_LIMITS };
 export type { TaskRuntimeOptions };
@@ -99,7 +100,7 @@ export class TaskRuntime {
         });
       } catch (err) {
         if (err instanceof StoreError) throw err;
-        throw new StoreError('unusable', `the task cannot be recorded in ${this.store.root}: ${(err as Error).message}`);
+        throw new StoreError('unusable', `the task cannot be recorded in ${this.store.root}: ${errorMessage(err)}`);
       }
     }
     const task = new LiveTask(id, opts, this, { title, recorder }, parent?.id, parent);

@@ -27,6 +27,7 @@ import { runMcpCall } from './mcpWiring';
 import type { TaskHandle } from './types';
 import { remoteTurn, type RemoteTurnDeps } from '../workers/remoteTurn';
 import type { TurnHost } from './turnHost';
+import { errorMessage } from '../../shared/domain/errors';
 
 export type { PermissionDecider };
 
@@ -281,7 +282,7 @@ export function wireTaskMachine(services: TaskServices) {
           answer = started.settled().then((done) => subtaskAnswer(toolCallId, done.status, started.transcript()));
         } catch (err) {
           // The model is told, and the parent goes on.
-          answer = Promise.resolve({ result: toolResult(toolCallId, `The subtask could not be started: ${(err as Error).message}`, true), summary: 'subtask not started' });
+          answer = Promise.resolve({ result: toolResult(toolCallId, `The subtask could not be started: ${errorMessage(err)}`, true), summary: 'subtask not started' });
         }
         let answered = false;
         void answer.then((r) => {

@@ -1,6 +1,7 @@
 import { closeSync, openSync, readFileSync, readSync, writeSync } from 'node:fs';
 import { isKeyVariable } from './toolEnvironment';
 import { MIN_KNOWN_SECRET_LENGTH } from './secrets';
+import { errorMessage } from '../../shared/domain/errors';
 
 /**
  * Takes Keel's provider keys out of what other processes can read of this one's environment.
@@ -59,7 +60,7 @@ export function hideKeysFromProcEnviron(env: NodeJS.ProcessEnv = process.env): H
     }
     return { hidden, problem: null };
   } catch (err) {
-    return { hidden: [], problem: (err as Error).message };
+    return { hidden: [], problem: errorMessage(err) };
   } finally {
     if (fd !== null) closeSync(fd);
   }

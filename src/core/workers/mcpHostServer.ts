@@ -2,6 +2,7 @@ import type { EngineDecision, PermissionCall } from '../permissions/engine';
 import type { McpToolOutcome, McpToolSource } from '../mcp/toolSource';
 import type { McpCallParams, McpToolsAnswer } from './protocol';
 import type { RequestContext } from './rpc';
+import { errorMessage } from '../../shared/domain/errors';
 
 /**
  * The host's side of a worker's MCP calls, one per running query (workers/remoteTurn.ts): it
@@ -54,7 +55,7 @@ export class McpHostServer {
       defs = await this.deps.source.toolDefinitions();
     } catch (err) {
       // The hub never rejects; a source that does still answers the worker (no tools), never hangs it.
-      this.deps.log?.('warn', `the MCP tool list failed: ${(err as Error).message}`);
+      this.deps.log?.('warn', `the MCP tool list failed: ${errorMessage(err)}`);
       defs = [];
     }
     const tools = [];
@@ -83,7 +84,7 @@ export class McpHostServer {
       return await this.deps.source.callTool(m.name, m.arguments, { signal: context.signal, toolCallId: m.toolCallId, onProgress: (line) => context.progress(line) });
     } catch (err) {
       // The hub never rejects; a source that does is still one answer, not a hang.
-      return { content: `The MCP call failed: ${(err as Error).message}`, isError: true, summary: 'failed' };
+      return { content: `The MCP call failed: ${errorMessage(err)}`, isError: true, summary: 'failed' };
     }
   }
 
@@ -97,7 +98,7 @@ export class McpHostServer {
     try {
       decision = await this.deps.decide({ tool: m.name, input: m.arguments, subject, readOnly: false });
     } catch (err) {
-      return `the permission check failed: ${(err as Error).message}`;
+      return `the permission check failed: ${errorMessage(err)}`;
     }
     if (decision.decision === 'allow') return undefined;
     if (decision.decision === 'deny') return `the permission rules deny it (${decision.reason})`;

@@ -3,6 +3,7 @@ import type { ToolDefinition } from '../providers/types';
 import type { McpCallOptions, McpToolOutcome, McpToolSource } from '../mcp/toolSource';
 import type { ToHost, ToWorker } from './protocol';
 import type { RpcEndpoint } from './rpc';
+import { errorMessage } from '../../shared/domain/errors';
 
 /**
  * The worker's `McpToolSource`: the task's MCP servers live in the host (one hub per window or
@@ -57,7 +58,7 @@ export class IpcMcpToolSource implements McpToolSource {
         { signal: opts.signal, ...(opts.onProgress ? { onProgress: opts.onProgress } : {}) },
       );
     } catch (err) {
-      return failure(`The MCP call to ${target.tool} on server ${target.server} did not finish: ${(err as Error).message}.`, 'query ended');
+      return failure(`The MCP call to ${target.tool} on server ${target.server} did not finish: ${errorMessage(err)}.`, 'query ended');
     }
   }
 }

@@ -9,6 +9,7 @@ import { createTurnQueue } from './turnQueue';
 import type { WorkerCommand } from './spawnWorker';
 import { WorkerHandle, type WorkerTimeouts } from './workerHandle';
 import { WORKER_NICENESS } from './workerPriority';
+import { errorMessage } from '../../shared/domain/errors';
 
 /**
  * A pool of worker processes that run queries (one run of a task's turn loop each) for the host
@@ -143,7 +144,7 @@ export class WorkerPool {
       },
       ...(options.inspect ? { inspect: options.inspect } : {}),
     });
-    this.actor.subscribe({ next: () => this.changed(), error: (err) => this.log('error', `worker pool machine error: ${(err as Error).message}`) });
+    this.actor.subscribe({ next: () => this.changed(), error: (err) => this.log('error', `worker pool machine error: ${errorMessage(err)}`) });
     this.actor.start();
   }
 
@@ -348,7 +349,7 @@ export class WorkerPool {
         try {
           l();
         } catch (err) {
-          this.log('warn', `a pool listener threw: ${(err as Error).message}`);
+          this.log('warn', `a pool listener threw: ${errorMessage(err)}`);
         }
       }
     });

@@ -3,6 +3,7 @@ import { MessageChannel as PortPair, Worker } from 'node:worker_threads';
 import { PortStream, RELAY_SOURCE } from './portStream';
 import { killProcessGroup, scheduleSpawn, spawnWorkerProcess, workerSpawnSpec, WORKER_CHANNEL_FD, type WorkerCommand } from './spawnWorker';
 import { AUTOGROUP_RETRY_MS, AUTOGROUP_TRIES, autogroupNice, lowerWorkerPriority } from './workerPriority';
+import { errorMessage } from '../../shared/domain/errors';
 
 /**
  * Starts worker processes without blocking the host's event loop.
@@ -58,7 +59,7 @@ export function launchInThisThread(cmd: WorkerCommand, workerId: string, nicenes
         cb.exit(code, signal);
       });
     } catch (err) {
-      cb.error((err as Error).message, undefined);
+      cb.error(errorMessage(err), undefined);
     }
   });
 }

@@ -26,6 +26,7 @@ import { envelopeSchema, RpcEndpoint, type Envelope } from './rpc';
 import { WORKER_ONLY_ENV } from './spawnWorker';
 import { workerHookPoints } from './workerHooks';
 import { WorkerTrust } from './workerTrust';
+import { errorMessage } from '../../shared/domain/errors';
 
 /**
  * The worker process: says `ready` over its channel to the host (the socket it inherited on fd 3,
@@ -255,7 +256,7 @@ function answer(q: QueryParams, rpc: RpcEndpoint<ToWorker, ToHost>, kept: Worker
       if (!('stream' in created)) done(failed(q, created));
       else start(created);
     },
-    (err: unknown) => done(failed(q, { code: 'internal', message: `the worker could not load the ${q.provider.provider} provider: ${(err as Error).message}`, retryable: false })),
+    (err: unknown) => done(failed(q, { code: 'internal', message: `the worker could not load the ${q.provider.provider} provider: ${errorMessage(err)}`, retryable: false })),
   );
   return {
     queryId,
@@ -296,7 +297,7 @@ function answer(q: QueryParams, rpc: RpcEndpoint<ToWorker, ToHost>, kept: Worker
     turn = actor;
     actor.subscribe({
       complete: () => done(actor.getSnapshot().output ?? failed(q, { code: 'internal', message: 'the turn ended without an output', retryable: false })),
-      error: (err) => done(failed(q, { code: 'internal', message: `the turn failed in the worker: ${(err as Error).message}`, retryable: false })),
+      error: (err) => done(failed(q, { code: 'internal', message: `the turn failed in the worker: ${errorMessage(err)}`, retryable: false })),
     });
     actor.start();
     for (const e of early.splice(0)) actor.send(e);

@@ -7,6 +7,7 @@ import type { LoopEvent, LoopStatus } from '../../shared/domain/loop';
 import { boundLoop, type LoopPageView, type LoopsState } from '../../shared/protocol/loopMessages';
 import { ownerWords } from '../../shared/words/owners';
 import type { Logger } from '../logger';
+import { errorMessage } from '../../shared/domain/errors';
 
 /**
  * The loops of one window's workspace (docs/loop.md, "In VS Code"): the ones this window drives
@@ -189,7 +190,7 @@ export class LoopRegistry {
         const view = LoopRunner.open(this.runnerOptions(undefined), s.name).view();
         out.push(boundLoop(view, lock.live ? 'elsewhere' : 'none', lock.live ? ownerWords(lock.owner?.label) : undefined));
       } catch (err) {
-        this.o.log.warn(`loop ${s.name}: ${(err as Error).message}`);
+        this.o.log.warn(`loop ${s.name}: ${errorMessage(err)}`);
       }
     }
     return out;
@@ -246,7 +247,7 @@ export class LoopRegistry {
       try {
         l();
       } catch (err) {
-        this.o.log.warn(`a loop listener threw: ${(err as Error).message}`);
+        this.o.log.warn(`a loop listener threw: ${errorMessage(err)}`);
       }
     }
   }

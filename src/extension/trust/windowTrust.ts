@@ -4,6 +4,7 @@ import * as vscode from 'vscode';
 import { NOTHING_APPROVED, type TrustItem, type TrustView } from '../../core/trust/items';
 import type { WorkspaceTrust } from '../../core/trust/workspaceTrust';
 import type { Logger } from '../logger';
+import { errorMessage } from '../../shared/domain/errors';
 
 /**
  * The window's trust in its workspace (docs/permissions.md, "Trust"): one `WorkspaceTrust` for
@@ -85,7 +86,7 @@ export class WindowTrust implements vscode.Disposable {
       try {
         l();
       } catch (err) {
-        this.log.warn(`a trust listener failed: ${(err as Error).message}`);
+        this.log.warn(`a trust listener failed: ${errorMessage(err)}`);
       }
     }
   }
@@ -162,7 +163,7 @@ export class WindowTrust implements vscode.Disposable {
           this.log.info(`approved ${done.length} item(s) of this workspace`);
         } else if (answer === notNow) await trust.decline(status);
       } catch (err) {
-        void vscode.window.showErrorMessage(`Keel could not record your answer: ${(err as Error).message}`);
+        void vscode.window.showErrorMessage(`Keel could not record your answer: ${errorMessage(err)}`);
       }
       return;
     }

@@ -3,6 +3,7 @@ import type { TaskEvent } from '../../../shared/domain/events';
 import type { ModelProvider, ProviderEvent } from '../../providers/types';
 import { DeltaCoalescer } from './coalesce';
 import { deltaEvent, type StreamInput } from './stream.machine';
+import { errorMessage } from '../../../shared/domain/errors';
 
 /**
  * The I/O of the stream machine: runs `provider.streamTo` (or iterates `provider.stream`) and
@@ -76,7 +77,7 @@ export function providerStreamActor(getProvider: () => ModelProvider, track: (do
           // Providers must not throw; if one does, it is still a defined failure, not a crash.
           end();
           if (!signal.aborted) {
-            sendBack({ type: 'provider_error', error: { code: 'internal', message: `Provider failed: ${(err as Error).message}`, phase: 'mid-stream', retryable: false } });
+            sendBack({ type: 'provider_error', error: { code: 'internal', message: `Provider failed: ${errorMessage(err)}`, phase: 'mid-stream', retryable: false } });
           }
         }
       })(),
