@@ -14,7 +14,7 @@ import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { createActor, toPromise } from 'xstate';
 import { McpHub } from '../src/core/mcp/hub';
 import type { McpServerSpec } from '../src/core/mcp/types';
-import { runMcpCall } from '../src/core/runtime/mcpWiring';
+import { runMcpCall } from '../src/core/mcp/wiring';
 import { validateToolCall, wirePermissionMachine } from '../src/core/runtime/permissionCheck';
 import { lazyEngine } from '../src/core/runtime/permissionDecider';
 import { createToolRegistry } from '../src/core/tools/registry';

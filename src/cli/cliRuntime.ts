@@ -1,6 +1,6 @@
 import { ProcessActivity } from '../core/agents/processActivity';
 import type { WorkspaceTrust } from '../core/trust/workspaceTrust';
-import type { McpStatusSource } from '../core/events/mcpEvents';
+import type { McpStatusSource } from '../core/mcp/events';
 import type { McpToolSource } from '../core/mcp/toolSource';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';

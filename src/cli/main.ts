@@ -32,7 +32,7 @@ async function main(argv: string[]): Promise<number> {
     case 'permissions':
       return (await import('./permissions')).permissionsCommand(rest);
     case 'mcp':
-      return (await import('./mcp')).mcpCommand(rest);
+      return (await import('./mcp/commands')).mcpCommand(rest);
     case 'machines':
       return machinesCommand(rest, (await import('../core/machines/catalog')).describeAll);
     case 'loop':

@@ -11,8 +11,8 @@ import { createCliRuntime, type CliRuntime } from './cliRuntime';
 import { openCliTrust } from './cliTrust';
 import type { WorkspaceTrust } from '../core/trust/workspaceTrust';
 import { RUN_HELP } from './help';
-import { mayHaveMcpServers } from './mcpPresence';
-import type { McpReport } from './mcpHost';
+import { mayHaveMcpServers } from './mcp/presence';
+import type { McpReport } from './mcp/host';
 import { EXIT_STORAGE_UNUSABLE, STORAGE_HINT } from './exitCodes';
 import { handleSignals, signalExitCode } from './signals';
 import { TextRenderer } from './textRenderer';
@@ -77,7 +77,7 @@ export async function runCommand(argv: string[], options: { inspect?(event: Insp
     const mcpLines = new McpLines(args.outputFormat === 'stream-json' ? (line) => process.stdout.write(line) : null);
     const warnLine = (line: string) => process.stderr.write(line);
     const mcp = mayHaveMcpServers(args, process.env)
-      ? (await import('./mcpHost')).cliMcpHub(args.workspace, args.mcpConfig, process.env, warnLine, trust, args.storage, (r) => mcpLines.add(r))
+      ? (await import('./mcp/host')).cliMcpHub(args.workspace, args.mcpConfig, process.env, warnLine, trust, args.storage, (r) => mcpLines.add(r))
       : {};
     if (mcp.error) return reportUsage('run', new UsageError(mcp.error));
     mcpHub = mcp.hub;

@@ -9,7 +9,7 @@ import type { WorkspaceTrust } from '../core/trust/workspaceTrust';
 import type { WindowTrust } from './trust/windowTrust';
 import type { PermissionAsker } from '../core/permissions/gate';
 import type { McpToolSource } from '../core/mcp/toolSource';
-import type { McpStatusSource } from '../core/events/mcpEvents';
+import type { McpStatusSource } from '../core/mcp/events';
 import type { EvictionStrategy } from '../core/workers/eviction';
 import type { WorkerPool } from '../core/workers/pool';
 import { workerCommandBeside } from '../core/workers/spawnWorker';

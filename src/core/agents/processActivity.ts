@@ -1,7 +1,7 @@
 import { KEEL_VERSION } from '../../shared/version';
 import { BusSocketServer } from '../events/busSocket';
 import type { BusSubscription } from '../events/eventBus';
-import { bridgeMcpEvents, type McpStatusSource } from '../events/mcpEvents';
+import { bridgeMcpEvents, type McpStatusSource } from '../mcp/events';
 import { bridgeWorkerEvents, type WorkerEventSource } from '../events/workerEvents';
 import { MetricsCollector } from '../events/metrics';
 import { ActivityFeed } from '../hooks/feed';

@@ -207,7 +207,7 @@ export class LiveTask implements TaskHandle, TaskParent {
       },
       // Hooks and MCP servers cross to a worker: the worker runs the turn's hooks the host approved
       // (queryParts; the task's own hooks run here), and calls the MCP servers, which stay in this
-      // process, through it (workers/mcpHostServer.ts).
+      // process, through it (mcp/onWorkers/hostServer.ts).
       ...(pool ? { remote: remoteTurnOf(this.remoteSide(), pool, rt, parentId !== undefined) } : {}),
       ...(this.recorder ? { durable: () => this.recorder!.durable() } : {}),
       reconstruct: async () => {

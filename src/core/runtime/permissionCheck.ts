@@ -11,7 +11,7 @@ import { whatWouldAllow } from '../permissions/whatWouldAllow';
 import { parseToolInput } from '../tools/execute';
 import type { ToolRegistry } from '../tools/registry';
 import type { McpToolSource } from '../mcp/toolSource';
-import { mcpCallSubject } from './mcpWiring';
+import { mcpCallSubject } from '../mcp/wiring';
 
 /** What the runtime asks of the permission engine (src/core/permissions): one decision per call. */
 export interface PermissionDecider {
@@ -38,7 +38,7 @@ export interface PermissionCheckServices {
   permissions: PermissionDecider;
   asker: PermissionAsker;
   publish(event: TaskEvent): void;
-  /** MCP servers' tools: an `mcp__server__tool` call is described by mcpWiring, not the registry. */
+  /** MCP servers' tools: an `mcp__server__tool` call is described by mcp/wiring.ts, not the registry. */
   mcp?: McpToolSource;
 }
 

@@ -23,7 +23,7 @@ import { validateToolCall, wirePermissionMachine, type PermissionDecider } from 
 import type { PreparedRun, RunStart } from './runPhases';
 import { buildSystemPrompt } from './systemPrompt';
 import type { McpToolSource } from '../mcp/toolSource';
-import { runMcpCall } from './mcpWiring';
+import { runMcpCall } from '../mcp/wiring';
 import type { TaskHandle } from './types';
 import { remoteTurn, type RemoteTurnDeps } from '../workers/remoteTurn';
 import type { TurnHost } from './turnHost';

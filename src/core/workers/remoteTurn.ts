@@ -3,7 +3,7 @@ import { queryMachine, workerLostMessage, type QueryEvent, type QueryInput, type
 import type { PermissionMode } from '../../shared/domain/permissionModes';
 import type { WorkerHookInput } from '../hooks/schemas';
 import type { TurnHost } from '../runtime/turnHost';
-import { McpHostServer, type McpHostDeps } from './mcpHostServer';
+import { McpHostServer, type McpHostDeps } from '../mcp/onWorkers/hostServer';
 import type { PoolLease, WorkerPool } from './pool';
 import type { QueryParams } from './protocol';
 import type { QueryServer } from './queryRouter';
@@ -14,7 +14,7 @@ import type { QueryServer } from './queryRouter';
  * task's own TurnHost (runtime/turnHost.ts) — the same code that serves a turn in the host's
  * process: its events are published, its permission prompts asked (by the prompt's id), its
  * durability barrier awaited, its MCP calls made through the host's hub (checked again first:
- * mcpHostServer.ts), its Task calls handed to the task machine (SUBTASK_STARTED), and what the
+ * mcp/onWorkers/hostServer.ts), its Task calls handed to the task machine (SUBTASK_STARTED), and what the
  * task's hooks report goes to `hooks`.
  *
  * Contract: the query is sent at most once; if the worker dies after that, `WORKER_LOST` ends the
@@ -37,7 +37,7 @@ export interface RemoteTurnDeps {
    * interrupted (resumable). Called once, after the query has ended.
    */
   onWorkerLost?(message: string): void;
-  /** How the host checks the worker's MCP calls before its hub makes them (mcpHostServer.ts). */
+  /** How the host checks the worker's MCP calls before its hub makes them (mcp/onWorkers/hostServer.ts). */
   mcp?: McpHostDeps;
   /** Where the task's hooks run by the worker report to (docs/hooks.md, "Hooks on a worker"). */
   hooks?: RemoteHookSink;

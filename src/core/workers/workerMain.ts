@@ -20,7 +20,7 @@ import { createBashTool } from '../tools/bash';
 import { builtinTools, createToolRegistry, type ToolRegistry } from '../tools/registry';
 import type { AnyTool } from '../tools/types';
 import { MessageChannel } from './channel';
-import { IpcMcpToolSource } from './mcpRemote';
+import { IpcMcpToolSource } from '../mcp/onWorkers/remote';
 import { DEFAULT_MAX_LINE_BYTES, PROTOCOL_VERSION, toHost, toWorker, type QueryParams, type QueryResult, type RuntimeConfig, type ToHost, type ToWorker } from './protocol';
 import { envelopeSchema, RpcEndpoint, type Envelope } from './rpc';
 import { WORKER_ONLY_ENV } from './spawnWorker';

@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { createActor, toPromise } from 'xstate';
 import type { EngineDecision } from '../../../src/core/permissions/engine';
 import { denyingAsker, type PermissionAsker } from '../../../src/core/permissions/gate';
-import type { McpHostDeps } from '../../../src/core/workers/mcpHostServer';
+import type { McpHostDeps } from '../../../src/core/mcp/onWorkers/hostServer';
 import { WorkerPool } from '../../../src/core/workers/pool';
 import { remoteTurn } from '../../../src/core/workers/remoteTurn';
 import type { TurnOutput } from '../../../src/core/machines/turn/types';
@@ -10,7 +10,7 @@ import { fakeWorker, queryParts, turnInput } from './fakeWorker';
 import { RecordingSource } from './mcpSources';
 
 /**
- * The host's side of a worker's MCP calls (workers/mcpHostServer.ts inside remoteTurn) against a
+ * The host's side of a worker's MCP calls (mcp/onWorkers/hostServer.ts inside remoteTurn) against a
  * real worker process (the fake worker, which speaks the real protocol and plays a worker that is
  * right, wrong or compromised): what it may call, what it is refused, and what happens to a call
  * when the worker breaks the protocol or dies.

@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { McpHub } from '../../../src/core/mcp/hub';
 import type { McpToolSource } from '../../../src/core/mcp/toolSource';
-import { McpHostServer } from '../../../src/core/workers/mcpHostServer';
-import { IpcMcpToolSource } from '../../../src/core/workers/mcpRemote';
+import { McpHostServer } from '../../../src/core/mcp/onWorkers/hostServer';
+import { IpcMcpToolSource } from '../../../src/core/mcp/onWorkers/remote';
 import { toHost, toWorker, type ToHost, type ToWorker } from '../../../src/core/workers/protocol';
 import { RpcEndpoint, type Envelope } from '../../../src/core/workers/rpc';
 import { EVERYTHING, hubOf, nodeServer, server } from '../mcp/helpers';

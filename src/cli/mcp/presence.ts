@@ -1,6 +1,6 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { defaultStorage } from './args';
+import { defaultStorage } from '../args';
 
 /**
  * Whether any MCP configuration may apply to a run (cheap: it only checks that files exist), so

@@ -1,5 +1,5 @@
-import { McpHub } from '../core/mcp/hub';
-import { errorMessage } from '../shared/domain/errors';
+import { McpHub } from '../../core/mcp/hub';
+import { errorMessage } from '../../shared/domain/errors';
 
 /**
  * `keel mcp login NAME` / `keel mcp logout NAME`: OAuth for one remote server of the workspace's

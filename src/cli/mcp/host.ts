@@ -1,7 +1,7 @@
-import { readConfigFile } from '../core/mcp/config';
-import { McpHub } from '../core/mcp/hub';
-import type { McpServerStatus } from '../core/mcp/types';
-import type { WorkspaceTrust } from '../core/trust/workspaceTrust';
+import { readConfigFile } from '../../core/mcp/config';
+import { McpHub } from '../../core/mcp/hub';
+import type { McpServerStatus } from '../../core/mcp/types';
+import type { WorkspaceTrust } from '../../core/trust/workspaceTrust';
 
 /**
  * What `keel run` tells about its MCP servers, once each: a `stream-json` line

@@ -1,14 +1,14 @@
 import { homedir } from 'node:os';
-import { mcpItem } from '../core/trust/items';
-import { WorkspaceTrust } from '../core/trust/workspaceTrust';
-import { describeTarget, loadMcpConfig, projectConfigPath, readConfigFile, userConfigPath } from '../core/mcp/config';
-import { addServer, McpConfigEditError, removeServer } from '../core/mcp/configEdit';
-import { McpHub } from '../core/mcp/hub';
-import { modelToolName } from '../core/mcp/names';
-import type { McpServerSpec, McpServerStatus } from '../core/mcp/types';
-import { defaultStorage, storageOption } from './args';
-import { MCP_HELP } from './help';
-import { existingPath, HelpRequested, parseCommandLine, reportUsage, UsageError } from './usage';
+import { mcpItem } from '../../core/trust/items';
+import { WorkspaceTrust } from '../../core/trust/workspaceTrust';
+import { describeTarget, loadMcpConfig, projectConfigPath, readConfigFile, userConfigPath } from '../../core/mcp/config';
+import { addServer, McpConfigEditError, removeServer } from '../../core/mcp/configEdit';
+import { McpHub } from '../../core/mcp/hub';
+import { modelToolName } from '../../core/mcp/names';
+import type { McpServerSpec, McpServerStatus } from '../../core/mcp/types';
+import { defaultStorage, storageOption } from '../args';
+import { MCP_HELP } from '../help';
+import { existingPath, HelpRequested, parseCommandLine, reportUsage, UsageError } from '../usage';
 
 
 /** The options of the `keel mcp` subcommands (`add` and `serve` parse their own), and which each takes. */
@@ -39,7 +39,7 @@ export async function mcpCommand(argv: string[]): Promise<number> {
     process.stdout.write(MCP_HELP);
     return 0;
   }
-  if (sub === 'serve') return (await import('./mcpServe')).mcpServeCommand(rest);
+  if (sub === 'serve') return (await import('./serve')).mcpServeCommand(rest);
   if (sub === 'add') return addCommand(rest);
   if (sub === undefined || sub === 'help' || sub === '--help') {
     process.stdout.write(MCP_HELP);
@@ -105,7 +105,7 @@ export async function mcpCommand(argv: string[]): Promise<number> {
       return await approval(sub, workspace, keelHome, name);
     case 'login':
     case 'logout': {
-      const { mcpLoginCommand } = await import('./mcpLogin');
+      const { mcpLoginCommand } = await import('./login');
       return mcpLoginCommand(sub, name, { workspace, keelHome, extraFiles, out: (s) => process.stdout.write(s), err: (s) => process.stderr.write(s) });
     }
   }
@@ -200,7 +200,7 @@ async function approval(sub: 'approve' | 'revoke', workspace: string, keelHome: 
       process.stdout.write(`"${name}" is a ${server.scope} server; it needs no approval\n`);
       return 0;
     }
-    const { trustCommand } = await import('./trust');
+    const { trustCommand } = await import('../trust');
     return trustCommand(['approve', '--workspace', workspace, '--storage', keelHome], `keel mcp approve ${name}`);
   }
   const trust = new WorkspaceTrust({ workspace, keelHome });

@@ -1,6 +1,6 @@
-import type { McpServerStatus } from '../mcp/types';
-import type { EventBus } from './eventBus';
-import type { BusEventInit } from './types';
+import type { McpServerStatus } from './types';
+import type { EventBus } from '../events/eventBus';
+import type { BusEventInit } from '../events/types';
 
 /** What the bridge needs of an MCP hub (src/core/mcp/hub.ts implements it, as does the extension's hub). */
 export interface McpStatusSource {

@@ -1,11 +1,11 @@
 import { StdioServerTransport } from '@modelcontextprotocol/server/stdio';
-import { createKeelMcpServer } from '../core/mcp/keelServer';
-import { WorkspaceTrust } from '../core/trust/workspaceTrust';
-import { isPermissionMode, PERMISSION_MODES, type PermissionMode } from '../shared/domain/permissionModes';
-import { defaultStorage } from './args';
-import { MCP_HELP, VERSION } from './help';
-import { exitOnSignals } from './signals';
-import { existingPath, HelpRequested, parseCommandLine, reportUsage, UsageError } from './usage';
+import { createKeelMcpServer } from '../../core/mcp/keelServer';
+import { WorkspaceTrust } from '../../core/trust/workspaceTrust';
+import { isPermissionMode, PERMISSION_MODES, type PermissionMode } from '../../shared/domain/permissionModes';
+import { defaultStorage } from '../args';
+import { MCP_HELP, VERSION } from '../help';
+import { exitOnSignals } from '../signals';
+import { existingPath, HelpRequested, parseCommandLine, reportUsage, UsageError } from '../usage';
 
 /**
  * `keel mcp serve --workspace DIR [--mode MODE]`: Keel's own tools over stdio for any MCP client

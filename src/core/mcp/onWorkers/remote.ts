@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
-import type { ToolDefinition } from '../providers/types';
-import type { McpCallOptions, McpToolOutcome, McpToolSource } from '../mcp/toolSource';
-import type { ToHost, ToWorker } from './protocol';
-import type { RpcEndpoint } from './rpc';
-import { errorMessage } from '../../shared/domain/errors';
+import type { ToolDefinition } from '../../providers/types';
+import type { McpCallOptions, McpToolOutcome, McpToolSource } from '../toolSource';
+import type { ToHost, ToWorker } from '../../workers/protocol';
+import type { RpcEndpoint } from '../../workers/rpc';
+import { errorMessage } from '../../../shared/domain/errors';
 
 /**
  * The worker's `McpToolSource`: the task's MCP servers live in the host (one hub per window or

@@ -2,8 +2,8 @@ import type { ToolResultBlock, ToolUseBlock } from '../../shared/domain/messages
 import type { TaskEvent } from '../../shared/domain/events';
 import { checkCardImage, MAX_CARD_IMAGES, type CardImage } from '../../shared/domain/toolImages';
 import type { ToolRunOutput } from '../machines/turn/types';
-import { isMcpToolName } from '../mcp/names';
-import type { McpToolSource } from '../mcp/toolSource';
+import { isMcpToolName } from './names';
+import type { McpToolSource } from './toolSource';
 import type { PermissionSubject } from '../tools/types';
 
 /**

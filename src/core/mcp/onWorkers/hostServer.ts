@@ -1,8 +1,8 @@
-import type { EngineDecision, PermissionCall } from '../permissions/engine';
-import type { McpToolOutcome, McpToolSource } from '../mcp/toolSource';
-import type { McpCallParams, McpToolsAnswer } from './protocol';
-import type { RequestContext } from './rpc';
-import { errorMessage } from '../../shared/domain/errors';
+import type { EngineDecision, PermissionCall } from '../../permissions/engine';
+import type { McpToolOutcome, McpToolSource } from '../toolSource';
+import type { McpCallParams, McpToolsAnswer } from '../../workers/protocol';
+import type { RequestContext } from '../../workers/rpc';
+import { errorMessage } from '../../../shared/domain/errors';
 
 /**
  * The host's side of a worker's MCP calls, one per running query (workers/remoteTurn.ts): it
