@@ -67,6 +67,7 @@ function look(d) {
       watch(p);
     } else if (n.isSocket() && !tried.has(p)) {
       tried.add(p);
+      process.stderr.write('socket ' + p + '\\n');
       const s = net.connect(p);
       s.on('error', () => {});
       s.on('connect', () => s.write(JSON.stringify({ type: 'ready', pid: process.pid, protocol: 1 }) + '\\n'));
@@ -84,10 +85,12 @@ watch(process.argv[1]);
 describe.runIf(process.platform === 'linux')('no other local process gets the key or the query', () => {
   it('an impostor racing for the worker\'s socket gets nothing; the model\'s command cannot write to the channel', async () => {
     const tmp = mkdtempSync(join(tmpdir(), 'keel-keys-tmp-'));
-    const impostor = spawn(process.execPath, ['-e', IMPOSTOR, tmp], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const impostor = spawn(process.execPath, ['-e', IMPOSTOR, tmp], { stdio: ['ignore', 'pipe', 'pipe'] });
     children.push(impostor);
     let stolen = '';
+    let sockets = '';
     impostor.stdout!.setEncoding('utf8').on('data', (d: string) => (stolen += d));
+    impostor.stderr!.setEncoding('utf8').on('data', (d: string) => (sockets += d));
     server.enqueue(
       // A command the model runs tries the worker's channel (fd 3 of its parent) as its own.
       { blocks: [{ type: 'tool_use', id: 'toolu_fd', name: 'Bash', input: { command: `echo '{"type":"shutdown_ack"}' >&3; echo "fd3=$?"; ls /proc/self/fd` } }] },
@@ -96,6 +99,10 @@ describe.runIf(process.platform === 'linux')('no other local process gets the ke
     const run = await runCli(['run', 'do the work', ...base(server.url, workspace), '--workers', '1'], { ANTHROPIC_API_KEY: KEY, KEEL_MEMORY: 'off', TMPDIR: tmp });
     const { code } = await run.exit;
     expect(stolen, 'what the impostor received').toBe('');
+    // Not only did it lose the race: there was nothing to race for. The channel is a socketpair
+    // the worker inherits, never a socket file another process could connect to (the race that
+    // issue 21 item 5 won needs such a file; losing it here would prove nothing).
+    expect(sockets, 'sockets that appeared where Keel makes its files').toBe('');
     expect(code, run.stderr()).toBe(0);
     expect(run.events.at(-1)).toMatchObject({ type: 'done', status: 'completed' });
     // The real worker had the key: the model server (which answers 401 without it) answered both requests.
