@@ -27,7 +27,8 @@ export async function mcpLoginCommand(
       return 0;
     }
     if (status.approval === 'pending') return fail(opts, `"${name}" comes from .mcp.json and is not approved in this workspace: keel mcp approve ${name}`);
-    if (status.approval === 'rejected') return fail(opts, `"${name}" was rejected in this workspace (keel mcp revoke ${name} to be asked again)`);
+    // 'rejected': Keel cannot tell what the server runs, so no approval can cover it (keel trust show says why).
+    if (status.approval === 'rejected') return fail(opts, `"${name}" cannot be approved: Keel cannot tell what it runs (keel trust show says why)`);
     const result = await hub.signIn(
       name,
       (url) => {
