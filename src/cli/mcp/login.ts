@@ -28,7 +28,7 @@ export async function mcpLoginCommand(
     }
     if (status.approval === 'pending') return fail(opts, `"${name}" comes from .mcp.json and is not approved in this workspace: keel mcp approve ${name}`);
     // 'rejected': Keel cannot tell what the server runs, so no approval can cover it (keel trust show says why).
-    if (status.approval === 'rejected') return fail(opts, `"${name}" cannot be approved: Keel cannot tell what it runs (keel trust show says why)`);
+    if (status.approval === 'rejected') return fail(opts, `"${name}" cannot be approved: Keel cannot tell which files it runs (keel trust show)`);
     const result = await hub.signIn(
       name,
       (url) => {
