@@ -117,6 +117,15 @@ type Release = { type: 'release'; params: undefined };
  * last one has answered; leaving `running` (a cancel, a failure) stops every child still running.
  * A SUBTASK_DONE that matches no subtask being waited for (late, duplicate) is ignored and counted. It adds up its runs' usage
  * and cost, and gives each run the total so far (the turn's usage events carry the running total).
+ *
+ * It holds the task's whole lifecycle. A settled run (completed, awaitingUser, aborted) waits in
+ * its state's `finishing` while its phases go on (the gatekeeper, the memory write) and what it
+ * recorded is saved (the invoked `finishRun`), then `settled`. Its `done` is published when they
+ * are over, or when the state is left first (a new message, RETRY, ABANDON, CLOSE: the next
+ * state's entry publishes it before anything of its own), so `done` stays the run's last event.
+ * INTERRUPT (the owner is ending) takes every running state to `interrupted`; a turn loop whose
+ * worker died (`worker_lost`) does too, with its `done`; RECORD_FAILED ends a run going on (or
+ * finishing) `failed`. Those two end with `release`: the runtime lets the task go.
  */
 export const taskMachine = setup({
   types: {
