@@ -121,6 +121,7 @@ describe('the task machine holds the lifecycle', () => {
     expect(t.actor.getSnapshot().value).toBe('interrupted');
     expect(t.kinds().slice(-5)).toEqual(['phasesStopped', 'error:worker_lost', 'task:interrupted', 'done:interrupted', 'released']);
     expect(t.finishing).toEqual([]);
+    expect(t.seen.find((e) => e.type === 'error')).toMatchObject({ code: 'worker_lost', retryable: true });
     // Resumable: RESUME rebuilds it from its log.
     t.actor.send({ type: 'RESUME', note: 'go on' });
     expect(t.actor.getSnapshot().value).toBe('reconstructing');

@@ -361,7 +361,8 @@ export const taskMachine = setup({
                       { type: 'recordTurn', params: turnOutput },
                       'stopPhases',
                       assign({ ending: 'workerLost' }),
-                      { type: 'publish', params: ({ context }) => errorEvent(context) },
+                      // Resumable, so said as retryable (the query itself is never run again by itself).
+                      { type: 'publish', params: ({ context }) => ({ ...errorEvent(context)!, retryable: true }) },
                     ],
                   },
                   { guard: { type: 'turnCancelled', params: turnOutput }, target: '#task.aborted', actions: { type: 'recordTurn', params: turnOutput } },
