@@ -6,7 +6,7 @@ import type { PermissionMode } from '../../shared/domain/permissionModes';
 import { TaskHookPoints } from '../hooks/taskHooks';
 import { applyTaskEvent, emptyTranscript, type TaskTranscript } from '../../shared/domain/transcript';
 import { taskLockKey, type LockManager } from '../locks/lockManager';
-import type { PendingSubtask } from '../machines/task/task.machine';
+import type { DoneEvent, PendingSubtask } from '../machines/task/task.machine';
 import { taskStateTags } from '../machines/task/taskTags';
 import type { ProjectMemory } from '../memory/projectMemory';
 import type { TrustView } from '../trust/items';
@@ -84,12 +84,10 @@ export class LiveTask implements TaskHandle, TaskParent {
   private readonly actor: Actor<ReturnType<typeof wireTaskMachine>>;
   private transcriptState: TaskTranscript;
   private readonly listeners = new Set<(e: TaskEvent) => void>();
-  private settleWaiters: ((e: TaskEvent & { type: 'done' }) => void)[] = [];
+  private settleWaiters: ((e: DoneEvent) => void)[] = [];
   private provider: ProviderConfig['provider'];
-  private lastDone: (TaskEvent & { type: 'done' }) | null = null;
   private readonly recorder: TaskRecorder | undefined;
   private rebuilt: (() => ConversationMessage[]) | null = null;
-  private mode: PermissionMode;
   private readonly decider: PermissionDecider;
   private readonly children = new Set<LiveTask>();
   private readonly locks: LockManager;
@@ -98,12 +96,14 @@ export class LiveTask implements TaskHandle, TaskParent {
   /** The root task's id: this task's for a top-level task, its top ancestor's for a sub-agent. */
   readonly rootId: string;
   private readonly hooks: TaskHookPoints | undefined;
-  /** Set once stopped: late callbacks (output of a command being killed) publish nothing more. */
+  /**
+   * Set once this handle is let go (its log closed, its lock released, its actor stopped): late
+   * callbacks (output of a command being killed) publish nothing more. Not the task's lifecycle —
+   * the task machine holds that — but whether this process still holds the task.
+   */
   private stopped = false;
   /** The phases of the current run (instructions, memory, runner, gatekeeper). */
   private readonly phases: RunPhases;
-  /** A run's `done`, held until its phases are over (see `emit`). */
-  private heldDone: (TaskEvent & { type: 'done' }) | null = null;
   /** Events delivered in this process: the transcript holds exactly these (`eventSeq`). */
   private delivered = 0;
   private readonly parent: TaskParent | undefined;
@@ -123,7 +123,7 @@ export class LiveTask implements TaskHandle, TaskParent {
     const { options: rt, locks, tools, pool } = runtime.services();
     this.parent = parent;
     this.locks = locks;
-    this.mode = parent ? parent.permissionMode() : (options.mode ?? 'default');
+    const mode = parent ? parent.permissionMode() : (options.mode ?? 'default');
     this.loopProgressFile = options.loopProgressFile;
     const own = options.loopProgressFile ? allowingLoopProgress(runtime.permissions, options.loopProgressFile, rt.workspace) : runtime.permissions;
     this.decider = parent ? boundedByAncestors(own, () => parent.ancestorModes()) : own;
@@ -142,7 +142,7 @@ export class LiveTask implements TaskHandle, TaskParent {
           sessionId: this.rootId,
           workspace: rt.workspace,
           transcriptPath: this.transcriptPath,
-          mode: () => this.mode,
+          mode: () => this.permissionMode(),
           requestStop: (reason) => this.hookStop(reason),
           log: (level, message) => runtime.log(level, message),
         })
@@ -199,6 +199,16 @@ export class LiveTask implements TaskHandle, TaskParent {
       ...(rt.mcp ? { mcp: rt.mcp } : {}),
       createProvider: createTaskProvider,
       beginRun: (start) => this.phases.begin(start),
+      finishRun: async (status) => {
+        this.phases.runEnded(status);
+        await this.phases.finished();
+        // `done` never announces a run whose record failed: that failure reaches the machine first
+        // (RECORD_FAILED, on a microtask), which ends the run failed instead. A record that failed
+        // in an earlier run (already told) does not hold this run's `done` back.
+        await this.recorded().catch(() => new Promise<void>((resolve) => setImmediate(resolve)));
+      },
+      stopPhases: () => this.phases.stop(),
+      release: () => this.stop(),
       publish: (e) => this.emit(e),
       startSubtask: (sub) => {
         const child = runtime.ensureSubtask(this, sub);
@@ -220,7 +230,7 @@ export class LiveTask implements TaskHandle, TaskParent {
         taskId: id,
         title,
         model,
-        mode: this.mode,
+        mode,
         limits: { ...DEFAULT_LIMITS, ...rt.limits, ...(options.maxTurns ? { maxTurns: options.maxTurns } : {}) },
         ...(seed.messages ? { messages: seed.messages } : {}),
         ...(seed.userMessages ? { userMessages: seed.userMessages } : {}),
@@ -233,23 +243,20 @@ export class LiveTask implements TaskHandle, TaskParent {
       },
     });
     this.actor.subscribe({ error: (err) => runtime.log('error', `task ${id} machine error: ${errorMessage(err)}`) });
+    // Started at once, in `created` (which publishes nothing): an interrupt before the first
+    // message is the machine's too.
+    this.actor.start();
     this.recorder?.onFailure((message) => this.recordFailed(message));
   }
 
   /** Starts on the next microtask, so a host that subscribes right after `startTask` sees every event. */
   start(prompt: string): void {
-    queueMicrotask(() => {
-      this.actor.start();
-      this.actor.send({ type: 'START', text: prompt });
-    });
+    queueMicrotask(() => this.actor.send({ type: 'START', text: prompt }));
   }
 
   /** Continues a settled stored task with a new user message (on a later turn of the event loop, like `resumeInterrupted`). */
   continueWith(followUp: string): void {
-    setImmediate(() => {
-      this.actor.start();
-      this.actor.send({ type: 'START', text: followUp });
-    });
+    setImmediate(() => this.actor.send({ type: 'START', text: followUp }));
   }
 
   /**
@@ -265,7 +272,6 @@ export class LiveTask implements TaskHandle, TaskParent {
     };
     // A later turn of the event loop: whoever awaited `resume` subscribes first and sees every event.
     setImmediate(() => {
-      this.actor.start();
       this.actor.send({ type: 'MARK_INTERRUPTED' });
       this.actor.send({ type: 'RESUME', note: plan.note });
     });
@@ -273,10 +279,12 @@ export class LiveTask implements TaskHandle, TaskParent {
 
   /** Stops the actor, then writes and closes the log and releases the lock and the task's continuation keys. */
   stop(): void {
-    if (!this.stopped) this.hooks?.sessionEnd();
-    // What is left of the run's phases ends (recorded as failed), then its held `done`.
-    this.phases.stop();
-    this.flushDone();
+    if (!this.stopped) {
+      this.hooks?.sessionEnd();
+      // What is left of the run's phases ends (recorded as failed), then a run still finishing publishes its `done`.
+      this.phases.stop();
+      this.actor.send({ type: 'CLOSE' });
+    }
     this.stopped = true;
     this.actor.stop();
     // Its last writes and the lock's release go on off the event loop (TaskRuntime.closed waits for them).
@@ -292,13 +300,10 @@ export class LiveTask implements TaskHandle, TaskParent {
    */
   interrupt(): boolean {
     if (this.stopped) return false;
-    const unsettled = this.lastDone === null && this.heldDone === null;
-    this.actor.stop();
-    if (unsettled) {
-      // The run's phases end (`failed`, recorded) first: `interrupted` stays the task's last event.
-      this.phases.stop();
-      this.emit({ type: 'task', taskId: this.id, state: 'interrupted', title: this.transcriptState.title });
-    }
+    // The task machine takes INTERRUPT in every running state (and only there): the run's phases
+    // end (`failed`, recorded) first, then `interrupted`, the task's last event.
+    const unsettled = this.actor.getSnapshot().hasTag('running');
+    this.actor.send({ type: 'INTERRUPT' });
     this.stop();
     return unsettled;
   }
@@ -336,8 +341,7 @@ export class LiveTask implements TaskHandle, TaskParent {
   }
 
   cancel(): void {
-    // After the turn loop: cancelling stops the gatekeeper's lesson call (the run still completed).
-    if (this.heldDone) this.phases.stop();
+    // After the turn loop (`finishing`), the machine's CANCEL stops the gatekeeper's lesson call (the run still completed).
     this.actor.send({ type: 'CANCEL' });
   }
 
@@ -347,52 +351,22 @@ export class LiveTask implements TaskHandle, TaskParent {
 
   /** The mode from now on, for this task and every live subtask of it (they follow their parent). */
   setMode(mode: PermissionMode): void {
-    this.mode = mode;
     this.actor.send({ type: 'SET_MODE', mode });
     for (const child of this.children) child.setMode(mode);
   }
 
   /**
-   * The worker running this task's query died: the task is interrupted (recorded, resumable; the
-   * query is never re-run by itself), with the reason as an error event and `done` interrupted so
-   * whoever waits for it hears it ended.
-   */
-  private workerLost(message: string): void {
-    if (this.stopped || this.lastDone || this.heldDone) return;
-    this.actor.stop();
-    // The run's phases end (`failed`, recorded) first: `interrupted` stays the task's last event.
-    this.phases.stop();
-    this.emit({ type: 'error', taskId: this.id, code: 'worker_lost', message, retryable: true });
-    this.emit({ type: 'task', taskId: this.id, state: 'interrupted', title: this.transcriptState.title });
-    this.emit({ type: 'done', taskId: this.id, status: 'interrupted', stopReason: null });
-    this.stop();
-  }
-
-  /**
    * The task's record could not be saved (a full disk, its folder removed, its lock lost): a run
-   * whose record failed must not look like a success. A run in progress is stopped where it is
-   * (nothing more may act without its record) and ends `failed` with a `record_failed` error
-   * saying why; after a run ended, the error is published all the same. The store has marked
-   * meta.json failed as far as the disk allowed.
+   * whose record failed must not look like a success. The task machine decides (RECORD_FAILED): a
+   * run in progress — or finishing, its `done` not yet published — is stopped where it is and
+   * ends `failed` with a `record_failed` error saying why, and the task is let go; after a run
+   * ended, the error is published all the same. The store has marked meta.json failed as far as
+   * the disk allowed.
    */
   private recordFailed(failure: string): void {
     if (this.stopped) return;
-    // A `done` held back (phases, the record) was never published: the run ends failed instead.
-    const unsettled = this.lastDone === null;
-    this.heldDone = null;
-    const message = `${failure[0]!.toUpperCase()}${failure.slice(1)}. ${unsettled ? 'The run was stopped; what was saved before that is kept.' : 'The run had ended, but its record is incomplete.'}`;
     this.runtime.log('info', `task ${this.id}: ${failure}`);
-    if (!unsettled) {
-      this.emit({ type: 'error', taskId: this.id, code: 'record_failed', message, retryable: false });
-      return;
-    }
-    this.actor.stop();
-    // The run's phases end (`failed`) first: the record's failure and the run's end come last.
-    this.phases.stop();
-    this.emit({ type: 'error', taskId: this.id, code: 'record_failed', message, retryable: false });
-    this.emit({ type: 'task', taskId: this.id, state: 'failed', title: this.transcriptState.title });
-    this.emit({ type: 'done', taskId: this.id, status: 'failed', stopReason: null });
-    this.stop();
+    this.actor.send({ type: 'RECORD_FAILED', failure });
   }
 
   /**
@@ -406,7 +380,7 @@ export class LiveTask implements TaskHandle, TaskParent {
 
   /** This task's mode and its ancestors', nearest first (a worker bounds a subtask by all of them). */
   ancestorModes(): PermissionMode[] {
-    return [this.mode, ...(this.parent?.ancestorModes() ?? [])];
+    return [this.permissionMode(), ...(this.parent?.ancestorModes() ?? [])];
   }
 
   /** What the worker side of this task's turn loop needs of it (remoteTask.ts). */
@@ -420,7 +394,6 @@ export class LiveTask implements TaskHandle, TaskParent {
       providerConfig: () => this.providerConfig,
       parentModes: () => this.parent?.ancestorModes() ?? [],
       decide: (call) => this.decide(call),
-      workerLost: (message) => this.workerLost(message),
       hookStop: (reason) => this.hookStop(reason),
       log: (level, message) => this.runtime.log(level, message),
     };
@@ -432,56 +405,36 @@ export class LiveTask implements TaskHandle, TaskParent {
     this.cancel();
   }
 
+  /** The task's mode now (the task machine's: SET_MODE changes it). */
   permissionMode(): PermissionMode {
-    return this.mode;
+    return this.actor.getSnapshot().context.mode;
   }
 
   /** This task's own decision for `call` now: its rules, its mode, bounded by its ancestors'. */
   decide(call: PermissionCall): Promise<EngineDecision> {
-    return this.decider.decide(call, this.mode);
+    return this.decider.decide(call, this.permissionMode());
   }
 
   abandon(): void {
     this.actor.send({ type: 'ABANDON' });
   }
 
-  settled(): Promise<TaskEvent & { type: 'done' }> {
-    if (this.lastDone) return Promise.resolve(this.lastDone);
+  settled(): Promise<DoneEvent> {
+    // The machine's own record of the current run's `done` (null while a run goes on).
+    const done = this.actor.getSnapshot().context.lastDone;
+    if (done) return Promise.resolve(done);
     return new Promise((resolve) => this.settleWaiters.push(resolve));
   }
 
   /**
-   * Publishes one event of this task: to the log first, then the transcript, then listeners.
-   * A run's `done` is held back while the run's phases finish (the gatekeeper and the memory
-   * write come after the turn loop ends), so `done` stays the last event of a run for every reader,
-   * and until the run's record is saved.
+   * Publishes one event of this task: to the log first, then the transcript, then listeners, then
+   * the run's phases (tool calls, usage). A run's `done` comes from the task machine once the run's
+   * phases and its record are over (its `finishing` state), so it is the run's last event.
    */
   private emit(event: TaskEvent): void {
     if (this.stopped) return;
-    if (event.type === 'done' && this.heldDone === null) {
-      this.heldDone = event;
-      this.phases.observe(event);
-      const held = event;
-      // …and until what the run recorded is saved: `done` never announces a run whose record
-      // failed (recordFailed replaces it with a failed one).
-      void this.phases
-        .finished()
-        .then(() => this.recorded().catch(() => undefined))
-        .then(() => {
-          if (this.heldDone === held) this.flushDone();
-        });
-      return;
-    }
-    // A new run starts while the last one's phases wind down: its `done` comes first.
-    if (event.type === 'task' && this.heldDone) this.flushDone();
     this.deliver(event);
     this.phases.observe(event);
-  }
-
-  private flushDone(): void {
-    const done = this.heldDone;
-    this.heldDone = null;
-    if (done) this.deliver(done);
   }
 
   private deliver(event: TaskEvent): void {
@@ -506,11 +459,9 @@ export class LiveTask implements TaskHandle, TaskParent {
         this.runtime.log('warn', `a task listener threw: ${errorMessage(err)}`);
       }
     }
-    if (event.type === 'task' && event.tags?.includes('running')) this.lastDone = null;
     if (event.type === 'done') {
       // The run is over and its continuation keys (unique per run) can never recur: let them go.
       this.locks.endScope(taskLockKey(this.id));
-      this.lastDone = event;
       const waiters = this.settleWaiters;
       this.settleWaiters = [];
       for (const w of waiters) w(event);

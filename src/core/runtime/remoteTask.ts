@@ -24,8 +24,6 @@ export interface RemoteTaskSide {
   parentModes(): PermissionMode[];
   /** The task's own permission decision now (its rules, its mode, its ancestors). */
   decide(call: PermissionCall): Promise<EngineDecision>;
-  /** The worker running the task's query died: the task ends interrupted. */
-  workerLost(message: string): void;
   /** A hook answered `"continue": false`: the task stops. */
   hookStop(reason: string): void;
   log(level: 'info' | 'warn' | 'error', message: string): void;
@@ -41,7 +39,6 @@ export function remoteTurnOf(task: RemoteTaskSide, pool: WorkerPool, rt: TaskRun
     pool,
     queryParts: () => queryParts(task, rt),
     parentModes: task.parentModes(),
-    onWorkerLost: (message: string) => task.workerLost(message),
     overflow,
     // The worker lists and calls the host's MCP tools through it; the host checks each call
     // again with this task's own decision (its rules, its mode now, its ancestors).

@@ -1,6 +1,6 @@
 import { createActor, fromPromise, type Actor } from 'xstate';
 import type { KeelError } from '../../shared/domain/errors';
-import type { TaskEvent } from '../../shared/domain/events';
+import type { TaskEvent, TaskStatus } from '../../shared/domain/events';
 import type { ConversationMessage, Usage } from '../../shared/domain/messages';
 import { loadInstructions } from '../context/instructions';
 import { taskLockKey, type LockManager } from '../locks/lockManager';
@@ -188,7 +188,7 @@ export class RunPhases {
 
   private toolSummaries: string[] = [];
 
-  /** Feeds a task event to the current run's phases (tool calls, usage, the end of the run). */
+  /** Feeds a task event to the current run's phases (tool calls, usage); the run's end comes through `runEnded`. */
   observe(e: TaskEvent): void {
     const actor = this.actor;
     if (!actor || actor.getSnapshot().status !== 'active') return;
@@ -212,12 +212,18 @@ export class RunPhases {
       case 'usage':
         actor.send({ type: 'USAGE', tokens: e.inputTokens + e.outputTokens });
         return;
-      case 'done':
-        if (e.status !== 'running') actor.send({ type: 'RUN_ENDED', status: e.status });
-        return;
       default:
         return;
     }
+  }
+
+  /**
+   * The run's turn loop ended with `status` (the task machine's `finishing`): after a completed
+   * run the gatekeeper and the memory write follow; otherwise the phases end. Once per run.
+   */
+  runEnded(status: TaskStatus): void {
+    const actor = this.actor;
+    if (actor && actor.getSnapshot().status === 'active' && status !== 'running') actor.send({ type: 'RUN_ENDED', status });
   }
 
   /** Resolves once the current run's phases are over (completed or failed); at once when none run. */
@@ -261,8 +267,8 @@ export class RunPhases {
     });
     if (early) return early;
     if (!provider) return noLesson('no provider for the lesson call');
-    // The run's `done` is published from inside the task machine's transition, while its snapshot
-    // still holds the conversation before the turn's answer was recorded: read it once that
+    // The run's end is told from inside the task machine's transition, while its snapshot may
+    // still hold the conversation before the turn's answer was recorded: read it once that
     // transition has finished.
     await Promise.resolve();
     const digest = runDigest(s.conversation(), start.fromMessage, toolSummaries);

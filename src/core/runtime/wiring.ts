@@ -57,6 +57,15 @@ export interface TaskServices {
    * the base system prompt. Without it, a run only creates its provider.
    */
   beginRun?(start: RunStart): Promise<PreparedRun>;
+  /**
+   * A settled run's last steps (the task machine's `finishing`): tells the run's phases how it
+   * ended; resolves once they are over and what the run recorded is saved. Without it, at once.
+   */
+  finishRun?(status: TaskStatus): Promise<void>;
+  /** Ends the current run's phases where they are (an interrupt, a dead worker, a failed record, a cancel while finishing). */
+  stopPhases?(): void;
+  /** Lets the task go (its log closed, its lock released): its worker died, or its record failed. */
+  release?(): void;
   publish(event: TaskEvent): void;
   /**
    * Resolves once every event published so far is durable (the task's log fsynced). A tool runs
@@ -86,7 +95,7 @@ export interface TaskServices {
    * `running.loop.onWorker`: the query machine, served by this task's own TurnHost; see
    * docs/workers.md).
    */
-  remote?: Pick<RemoteTurnDeps, 'pool' | 'queryParts' | 'parentModes' | 'onWorkerLost' | 'overflow' | 'mcp' | 'hooks'>;
+  remote?: Pick<RemoteTurnDeps, 'pool' | 'queryParts' | 'parentModes' | 'overflow' | 'mcp' | 'hooks'>;
 }
 
 /**
@@ -295,8 +304,13 @@ export function wireTaskMachine(services: TaskServices) {
           if (!answered) child?.cancel();
         };
       }),
+      finishRun: fromPromise(async ({ input }) => services.finishRun?.(input.status)),
     },
-    actions: { publish },
+    actions: {
+      publish,
+      stopPhases: () => services.stopPhases?.(),
+      release: () => services.release?.(),
+    },
   });
 }
 

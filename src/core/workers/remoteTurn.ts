@@ -1,5 +1,5 @@
 import { fromCallback, fromPromise, type EventObject } from 'xstate';
-import { queryMachine, workerLostMessage, type QueryEvent, type QueryInput, type WorkerLease } from '../machines/query/query.machine';
+import { queryMachine, type QueryEvent, type QueryInput, type WorkerLease } from '../machines/query/query.machine';
 import type { PermissionMode } from '../../shared/domain/permissionModes';
 import type { WorkerHookInput } from '../hooks/schemas';
 import type { TurnHost } from '../runtime/turnHost';
@@ -32,11 +32,6 @@ export interface RemoteTurnDeps {
   overflow?: boolean;
   /** The modes of the task's ancestors, for a SET_MODE sent down mid-query. */
   parentModes?: PermissionMode[];
-  /**
-   * The worker died while it ran the query (not after a cancel): the owner of the task marks it
-   * interrupted (resumable). Called once, after the query has ended.
-   */
-  onWorkerLost?(message: string): void;
   /** How the host checks the worker's MCP calls before its hub makes them (mcp/onWorkers/hostServer.ts). */
   mcp?: McpHostDeps;
   /** Where the task's hooks run by the worker report to (docs/hooks.md, "Hooks on a worker"). */
@@ -74,17 +69,14 @@ export function remoteTurn(deps: RemoteTurnDeps) {
           sendBack({ type: 'WORKER_LOST', reason: 'the leased worker is gone' } satisfies QueryEvent);
           return () => undefined;
         }
-        let cancelled = false;
         const { queryId } = input;
         receive((event) => {
           const e = event as QueryEvent;
-          if (e.type === 'CANCEL') {
-            cancelled = true;
-            lease.handle.cancelQuery(queryId);
-          } else if (e.type === 'SET_MODE') lease.handle.notifyQuery({ method: 'setMode', params: { queryId, mode: e.mode, parentModes: deps.parentModes ?? [] } });
+          if (e.type === 'CANCEL') lease.handle.cancelQuery(queryId);
+          else if (e.type === 'SET_MODE') lease.handle.notifyQuery({ method: 'setMode', params: { queryId, mode: e.mode, parentModes: deps.parentModes ?? [] } });
           else if (e.type === 'SUBTASK_RESULT') lease.handle.notifyQuery({ method: 'subtaskResult', params: { queryId, toolCallId: e.toolCallId, result: e.result, summary: e.summary } });
         });
-        return serve(lease, queryId, input.input, sendBack, () => cancelled);
+        return serve(lease, queryId, input.input, sendBack);
       }),
     },
     actions: {
@@ -95,7 +87,7 @@ export function remoteTurn(deps: RemoteTurnDeps) {
   });
 
   /** Sends the query once and serves it with the task's TurnHost until it ends; returns the cleanup. */
-  function serve(lease: PoolLease, queryId: string, turn: QueryInput, sendBack: (e: QueryEvent) => void, cancelled: () => boolean): () => void {
+  function serve(lease: PoolLease, queryId: string, turn: QueryInput, sendBack: (e: QueryEvent) => void): () => void {
     let live = true;
     // Prompts and MCP calls of this query end with it (the task stopped here), whatever the worker does.
     const stopped = new AbortController();
@@ -126,13 +118,9 @@ export function remoteTurn(deps: RemoteTurnDeps) {
       hookStop: (p) => deps.hooks?.requestStop(p.reason),
       complete: (result) => live && sendBack({ type: 'QUERY_COMPLETE', output: result }),
       failed: (message) => live && sendBack({ type: 'QUERY_FAILED', error: { code: 'internal', message: `The worker could not run this turn: ${message}`, retryable: false } }),
-      lost: (reason) => {
-        if (!live) return;
-        // The owner interrupts the task first (stopping this query with it), so the task never
-        // settles as failed for what was the executor's death.
-        if (deps.onWorkerLost && !cancelled()) deps.onWorkerLost(workerLostMessage(turn.taskId, reason));
-        if (live) sendBack({ type: 'WORKER_LOST', reason });
-      },
+      // The query ends in `error` with `worker_lost` (or `cancelled`, after a cancel); the task
+      // machine then marks the task interrupted — never failed for what was the executor's death.
+      lost: (reason) => live && sendBack({ type: 'WORKER_LOST', reason }),
     };
     lease.handle.runQuery(
       {

@@ -29,6 +29,8 @@ function events(s: AnyMachineSnapshot): ModelEvent[] {
       if (inv.src === 'initialize' || inv.src === 'reconstruct') out.push(doneEvent(inv.id, [], 'ok'), errorEvent(inv.id, { code: 'no_api_key', message: 'no key', retryable: true }));
       // A UserPromptSubmit hook blocks the prompt just sent (the runtime's initialize rejects so).
       if (inv.src === 'initialize') out.push(errorEvent(inv.id, { code: 'blocked_by_hook', message: 'blocked', retryable: false }, 'blocked'));
+      // A settled run's finishing ends (its phases and record over): its `done` is published.
+      if (inv.src === 'finishRun') out.push(doneEvent(inv.id, undefined, 'ok'));
       if (inv.src === 'turnLoop') {
         out.push(doneEvent(inv.id, turnOut('error', 'cancelled'), 'cancelled'));
         if (v === JSON.stringify(TURNING)) out.push(doneEvent(inv.id, turnOut('done', null), 'done'), doneEvent(inv.id, turnOut('error', 'auth_failed'), 'error'));
@@ -41,6 +43,11 @@ function events(s: AnyMachineSnapshot): ModelEvent[] {
   if (s.matches('awaitingUser')) out.push({ type: 'RETRY' }, { type: 'ABANDON' });
   if (s.matches('awaitingUser') || s.matches('completed') || s.matches('aborted')) out.push({ type: 'USER_MESSAGE', text: 'more' });
   if (s.matches('interrupted')) out.push({ type: 'RESUME', note: 'resumed' });
+  // The owner ends (INTERRUPT), the record fails (RECORD_FAILED, in any state), the owner lets the
+  // task go or cancels while a run finishes (CLOSE, CANCEL).
+  if (s.hasTag('running')) out.push({ type: 'INTERRUPT' });
+  if (s.status === 'active') out.push({ type: 'RECORD_FAILED', failure: 'the disk is full (scripted)' });
+  if (v.includes('"finishing"')) out.push({ type: 'CLOSE' }, { type: 'CANCEL' });
   // What changes no state: the mode chosen for what comes next, a model call outside the runs
   // (the gatekeeper's) charged to the task, a subtask result nobody awaits, a message while a run
   // is under way (refused with an error event).
@@ -57,7 +64,7 @@ export function taskPaths(): ModelPath[] {
 const LATE_SUBTASK: ModelEvent = { type: 'SUBTASK_DONE', toolCallId: 'late', result: { type: 'tool_result', tool_use_id: 'late', content: 'late' }, summary: 'late', tag: 'late' };
 
 const fatal: ProviderEvent[] = [start(), { type: 'provider_error', error: { code: 'auth_failed', message: 'bad key (scripted)', phase: 'mid-stream', retryable: false } }];
-const EXTERNAL = new Set(['START', 'MARK_INTERRUPTED', 'RETRY', 'ABANDON', 'USER_MESSAGE', 'RESUME', 'SET_MODE', 'CHARGE']);
+const EXTERNAL = new Set(['START', 'MARK_INTERRUPTED', 'RETRY', 'ABANDON', 'USER_MESSAGE', 'RESUME', 'SET_MODE', 'CHARGE', 'INTERRUPT', 'RECORD_FAILED', 'CLOSE', 'CANCEL']);
 
 export function compileTask(path: ModelPath): { script: Script; triggers: Trigger[]; expected: string[] } {
   const script = emptyScript();
@@ -72,6 +79,7 @@ export function compileTask(path: ModelPath): { script: Script; triggers: Trigge
       triggers.push({ at, send: event as Trigger['send'], ...(e.tag === 'busy' ? { whenHung: true } : {}) });
     } else if (t.includes('task.initializing')) script.init.push(t.startsWith('xstate.error') ? (e.tag === 'blocked' ? 'blocked' : 'fail') : 'ok');
     else if (t.includes('task.reconstructing')) script.reconstruct.push(t.startsWith('xstate.error') ? 'fail' : 'ok');
+    else if (t.includes('.finishing')) script.finish.push('ok');
     else if (t === 'SUBTASK_STARTED') {
       script.provider.push({ events: toolTurn(`k1`, 'Task', { description: 'd', prompt: 'p' }) });
       script.subtasks.push(path.events[i + 1]?.type === 'SUBTASK_DONE' ? 'resolve' : 'hang');

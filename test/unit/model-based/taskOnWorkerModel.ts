@@ -58,7 +58,8 @@ export async function replayOnWorker(run: (typeof WORKER_RUNS)[number], recorder
       await eventually(() => events.some((e) => e.type === 'text'), 20_000, 'the worker streaming');
       actor.send({ type: 'CANCEL' });
     }
-    await waitForSnapshot(actor, (s) => s.value === run.end, 20_000, run.end);
+    // Settled: the run's finishing is over (nothing to wait for here), its `done` published.
+    await waitForSnapshot(actor, (s) => s.matches({ [run.end]: 'settled' }), 20_000, run.end);
     actor.stop();
     return { states, events };
   } finally {
