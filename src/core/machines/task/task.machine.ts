@@ -107,27 +107,8 @@ export type TaskMachineEvent =
 type Publish = { type: 'publish'; params: TaskEvent | null };
 type Release = { type: 'release'; params: undefined };
 
-
-/**
- * The task machine owns one task's execution. Only it starts a turn loop (the invoked `turnLoop`
- * actor); hosts send it intents (USER_MESSAGE, CANCEL, RETRY) and watch its events. A subtask
- * (the Task tool) moves it to running.waitingForSubtask and spawns a `subtask` actor for it; the
- * several Task calls of one answer each get theirs at once, so they run side by side. Each
- * child's completion arrives as SUBTASK_DONE and goes to the turn, which resumes once, when the
- * last one has answered; leaving `running` (a cancel, a failure) stops every child still running.
- * A SUBTASK_DONE that matches no subtask being waited for (late, duplicate) is ignored and counted. It adds up its runs' usage
- * and cost, and gives each run the total so far (the turn's usage events carry the running total).
- *
- * It holds the task's whole lifecycle. A settled run (completed, awaitingUser, aborted) waits in
- * its state's `finishing` while its phases go on (the gatekeeper, the memory write) and what it
- * recorded is saved (the invoked `finishRun`), then `settled`. Its `done` is published when they
- * are over, or when the state is left first (a new message, RETRY, ABANDON, CLOSE: the next
- * state's entry publishes it before anything of its own), so `done` stays the run's last event.
- * INTERRUPT (the owner is ending) takes every running state to `interrupted`; a turn loop whose
- * worker died (`worker_lost`) does too, with its `done`; RECORD_FAILED ends a run going on (or
- * finishing) `failed`. Those two end with `release`: the runtime lets the task go.
- */
-export const taskMachine = setup({
+/** The task machine's types, actions, actors and guards (the machine itself is `taskMachine`). */
+const taskSetup = setup({
   types: {
     context: {} as TaskContext,
     input: {} as TaskInput,
@@ -229,7 +210,50 @@ export const taskMachine = setup({
     onWorker: ({ context }) => context.runner === 'worker',
     workerLost: (_, p: { output: TurnOutput }) => p.output.error?.code === 'worker_lost',
   },
-}).createMachine({
+});
+
+/**
+ * How a run's end settles (completed, awaitingUser, aborted): `finishing` while the run's phases go
+ * on and what it recorded is being saved — its `done` waits (see `finishRun`) — then `settled`.
+ */
+const finishingThenSettled = taskSetup.createStateConfig({
+  initial: 'finishing',
+  states: {
+    finishing: {
+      invoke: { src: 'finishRun', input: ({ context }) => ({ status: context.owedDone ?? 'completed' }), onDone: { target: 'settled', actions: 'publishOwedDone' } },
+      on: {
+        CANCEL: { actions: 'stopPhases' },
+        CLOSE: { target: 'settled', actions: 'publishOwedDone' },
+        RECORD_FAILED: {
+          target: '#task.failed',
+          actions: ['stopPhases', assign({ ending: 'recordFailed', owedDone: null }), { type: 'publish', params: ({ context, event }) => recordFailedEvent(context, event.failure, true) }],
+        },
+      },
+    },
+    settled: {},
+  },
+});
+
+/**
+ * The task machine owns one task's execution. Only it starts a turn loop (the invoked `turnLoop`
+ * actor); hosts send it intents (USER_MESSAGE, CANCEL, RETRY) and watch its events. A subtask
+ * (the Task tool) moves it to running.waitingForSubtask and spawns a `subtask` actor for it; the
+ * several Task calls of one answer each get theirs at once, so they run side by side. Each
+ * child's completion arrives as SUBTASK_DONE and goes to the turn, which resumes once, when the
+ * last one has answered; leaving `running` (a cancel, a failure) stops every child still running.
+ * A SUBTASK_DONE that matches no subtask being waited for (late, duplicate) is ignored and counted. It adds up its runs' usage
+ * and cost, and gives each run the total so far (the turn's usage events carry the running total).
+ *
+ * It holds the task's whole lifecycle. A settled run (completed, awaitingUser, aborted) waits in
+ * its state's `finishing` while its phases go on (the gatekeeper, the memory write) and what it
+ * recorded is saved (the invoked `finishRun`), then `settled`. Its `done` is published when they
+ * are over, or when the state is left first (a new message, RETRY, ABANDON, CLOSE: the next
+ * state's entry publishes it before anything of its own), so `done` stays the run's last event.
+ * INTERRUPT (the owner is ending) takes every running state to `interrupted`; a turn loop whose
+ * worker died (`worker_lost`) does too, with its `done`; RECORD_FAILED ends a run going on (or
+ * finishing) `failed`. Those two end with `release`: the runtime lets the task go.
+ */
+export const taskMachine = taskSetup.createMachine({
   id: 'task',
   context: ({ input }) => ({
     ...input,
@@ -421,22 +445,7 @@ export const taskMachine = setup({
         { type: 'publish', params: ({ context }) => errorEvent(context) },
         assign({ owedDone: 'failed' }),
       ],
-      initial: 'finishing',
-      states: {
-        /** The run's phases go on and what it recorded is being saved; its `done` waits (see `finishRun`). */
-        finishing: {
-          invoke: { src: 'finishRun', input: ({ context }) => ({ status: context.owedDone ?? 'completed' }), onDone: { target: 'settled', actions: 'publishOwedDone' } },
-          on: {
-            CANCEL: { actions: 'stopPhases' },
-            CLOSE: { target: 'settled', actions: 'publishOwedDone' },
-            RECORD_FAILED: {
-              target: '#task.failed',
-              actions: ['stopPhases', assign({ ending: 'recordFailed', owedDone: null }), { type: 'publish', params: ({ context, event }) => recordFailedEvent(context, event.failure, true) }],
-            },
-          },
-        },
-        settled: {},
-      },
+      ...finishingThenSettled,
       on: {
         RETRY: 'initializing',
         USER_MESSAGE: { target: 'initializing', actions: { type: 'acceptUserMessage', params: ({ event }) => ({ text: event.text }) } },
@@ -446,43 +455,13 @@ export const taskMachine = setup({
     completed: {
       tags: ['settled', 'completed'],
       entry: [{ type: 'publish', params: ({ context }) => stateEvent(context, 'completed') }, assign({ owedDone: 'completed' })],
-      initial: 'finishing',
-      states: {
-        /** The run's phases go on and what it recorded is being saved; its `done` waits (see `finishRun`). */
-        finishing: {
-          invoke: { src: 'finishRun', input: ({ context }) => ({ status: context.owedDone ?? 'completed' }), onDone: { target: 'settled', actions: 'publishOwedDone' } },
-          on: {
-            CANCEL: { actions: 'stopPhases' },
-            CLOSE: { target: 'settled', actions: 'publishOwedDone' },
-            RECORD_FAILED: {
-              target: '#task.failed',
-              actions: ['stopPhases', assign({ ending: 'recordFailed', owedDone: null }), { type: 'publish', params: ({ context, event }) => recordFailedEvent(context, event.failure, true) }],
-            },
-          },
-        },
-        settled: {},
-      },
+      ...finishingThenSettled,
       on: { USER_MESSAGE: { target: 'initializing', actions: { type: 'acceptUserMessage', params: ({ event }) => ({ text: event.text }) } } },
     },
     aborted: {
       tags: ['settled', 'aborted'],
       entry: [{ type: 'publish', params: ({ context }) => stateEvent(context, 'aborted') }, assign({ owedDone: 'aborted' })],
-      initial: 'finishing',
-      states: {
-        /** The run's phases go on and what it recorded is being saved; its `done` waits (see `finishRun`). */
-        finishing: {
-          invoke: { src: 'finishRun', input: ({ context }) => ({ status: context.owedDone ?? 'completed' }), onDone: { target: 'settled', actions: 'publishOwedDone' } },
-          on: {
-            CANCEL: { actions: 'stopPhases' },
-            CLOSE: { target: 'settled', actions: 'publishOwedDone' },
-            RECORD_FAILED: {
-              target: '#task.failed',
-              actions: ['stopPhases', assign({ ending: 'recordFailed', owedDone: null }), { type: 'publish', params: ({ context, event }) => recordFailedEvent(context, event.failure, true) }],
-            },
-          },
-        },
-        settled: {},
-      },
+      ...finishingThenSettled,
       on: { USER_MESSAGE: { target: 'initializing', actions: { type: 'acceptUserMessage', params: ({ event }) => ({ text: event.text }) } } },
     },
     failed: {
