@@ -117,5 +117,5 @@ describe.each([
 });
 
 function settledAll(host: MiniHost): boolean {
-  return [...host.actors.keys()].every((k) => ['"completed"', '"awaitingUser"', '"aborted"', '"failed"'].includes(host.state(k)));
+  return [...host.actors.keys()].every((k) => ['completed', 'awaitingUser', 'aborted', 'failed'].includes(host.settledAs(k) ?? ''));
 }

@@ -97,6 +97,20 @@ export class MiniHost {
     return JSON.stringify(this.actors.get(taskId)?.getSnapshot().value);
   }
 
+  /**
+   * The state a task's run ended in once it has settled (`completed`, `awaitingUser`, `aborted`
+   * after their `finishing` step; `failed`, `interrupted`), else null: the task machine's own
+   * `settled` tag and sub-state say so, not a copied list of state values.
+   */
+  settledAs(taskId: string): string | null {
+    const snap = this.actors.get(taskId)?.getSnapshot();
+    if (!snap || !snap.hasTag('settled')) return null;
+    const value: unknown = snap.value;
+    if (typeof value === 'string') return value;
+    const [top, sub] = Object.entries(value as Record<string, unknown>)[0] ?? [];
+    return top !== undefined && sub === 'settled' ? top : null;
+  }
+
   /** Stops the task's actor and starts a new one from its logged conversation (interrupted → RESUME). */
   rebuild(taskId: string, note: string): void {
     this.actors.get(taskId)?.stop();
