@@ -1,11 +1,11 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startFakeModelServer, type FakeModelServer } from '../../fixtures/fake-model-server';
 import { waitUntil } from '../../unit/model-based/system';
-import { cliBundle, ofType, runCli } from './cliHarness';
+import { cliBundle, filesUnder, ofType, pieces, runCli } from './cliHarness';
 
 /**
  * Issue 21, items 5 and 6, driven as an attacker would, through `keel run` (the built CLI) with
@@ -34,20 +34,6 @@ afterEach(async () => {
   for (const c of children.splice(0)) c.kill('SIGKILL');
   await server.close();
 });
-
-/** Every 16-character piece of `secret` that `text` still holds (empty when none). */
-function pieces(text: string, secret: string): string[] {
-  const out: string[] = [];
-  for (let i = 0; i + 16 <= secret.length; i += 4) if (text.includes(secret.slice(i, i + 16))) out.push(secret.slice(i, i + 16));
-  return out;
-}
-
-function filesUnder(dir: string): string[] {
-  return readdirSync(dir).flatMap((n) => {
-    const p = join(dir, n);
-    return statSync(p).isDirectory() ? filesUnder(p) : [p];
-  });
-}
 
 /**
  * A local process that takes a worker's place if it can: it watches `dir` (Keel's temp folder,

@@ -5,7 +5,7 @@ import { join, resolve } from 'node:path';
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startFakeModelServer, type FakeModelServer } from '../../fixtures/fake-model-server';
 import { startOAuthMcpServer } from '../../fixtures/mcp/oauthServer';
-import { cliBundle, ofType, runCli } from './cliHarness';
+import { cliBundle, keelMcp, ofType, runCli } from './cliHarness';
 
 /**
  * MCP end to end through the built CLI: `keel run` against the fake model server, whose scripted
@@ -121,18 +121,6 @@ describe('keel run with MCP servers', () => {
     expect(server.requests).toHaveLength(0);
   });
 });
-
-/** `node cli.js mcp …` with its own Keel home (runCli appends --storage, which `mcp` has no use for). */
-async function keelMcp(home: string, ...args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const cli = await cliBundle();
-  const child = spawn(process.execPath, [cli, 'mcp', ...args], { env: { PATH: process.env.PATH, HOME: home, KEEL_HOME: home }, stdio: ['ignore', 'pipe', 'pipe'] });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
-  child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
-  const code = await new Promise<number | null>((res) => child.once('close', (c) => res(c)));
-  return { code, stdout, stderr };
-}
 
 describe('keel mcp', () => {
   it('add, list, tools, revoke, remove', async () => {

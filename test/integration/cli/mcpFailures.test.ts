@@ -1,11 +1,10 @@
-import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startFakeModelServer, type FakeModelServer } from '../../fixtures/fake-model-server';
 import { waitUntil } from '../../unit/model-based/system';
-import { cliBundle, ofType, runCli } from './cliHarness';
+import { cliBundle, keelMcp, ofType, runCli } from './cliHarness';
 
 /**
  * Issue 26 items 5 and 13: what becomes of an MCP server is visible in `keel run` — a server that
@@ -118,14 +117,3 @@ describe('keel run: Ctrl+C during an MCP call (issue 26 item 11)', () => {
   }, 120_000);
 });
 
-/** `node cli.js mcp …` with its own Keel home. */
-async function keelMcp(home: string, ...args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const cli = await cliBundle();
-  const child = spawn(process.execPath, [cli, 'mcp', ...args], { env: { PATH: process.env.PATH, HOME: home, KEEL_HOME: home }, stdio: ['ignore', 'pipe', 'pipe'] });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
-  child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
-  const code = await new Promise<number | null>((res) => child.once('close', res));
-  return { code, stdout, stderr };
-}
