@@ -56,7 +56,8 @@ export function McpSection({ status, post }: McpSectionProps) {
 /** One line for a person about where a server is. */
 export function stateLabel(s: McpServerView, now = Date.now()): string {
   if (s.approval === 'pending') return 'waiting for your approval';
-  if (s.approval === 'rejected') return 'not allowed in this workspace';
+  // 'rejected' is a server whose command Keel cannot resolve to files: no approval can cover it.
+  if (s.approval === 'rejected') return 'cannot be approved: Keel cannot tell which files it runs';
   switch (s.phase) {
     case 'ready':
       return s.state === 'ready.toolCall' ? 'ready (calling a tool)' : s.state === 'ready.resourceRead' ? 'ready (reading a resource)' : 'ready';
@@ -141,7 +142,7 @@ function ServerRow({ server: s, act }: { server: McpServerView; act(action: McpA
         {s.approval === 'pending' && button('reject', "Don't allow")}
         {(s.approval === 'approved' || s.approval === 'not-needed') && s.phase !== 'disabled' && button('restart', s.phase === 'disconnected' ? 'Start' : 'Restart')}
         {(s.approval === 'approved' || s.approval === 'not-needed') && (s.phase === 'disabled' ? button('enable', 'Enable', false) : button('disable', 'Disable'))}
-        {s.scope === 'project' && (s.approval === 'approved' || s.approval === 'rejected') && button('revoke', 'Revoke approval')}
+        {s.scope === 'project' && s.approval === 'approved' && button('revoke', 'Revoke approval')}
       </div>
     </li>
   );

@@ -26,7 +26,7 @@ export async function mcpLoginCommand(
       opts.out(had ? `signed out of "${name}": Keel forgot its tokens for ${status.target}\n` : `Keel kept no sign-in for "${name}" (${status.target})\n`);
       return 0;
     }
-    if (status.approval === 'pending') return fail(opts, `"${name}" comes from .mcp.json and is not approved in this workspace: keel mcp approve ${name}`);
+    if (status.approval === 'pending') return fail(opts, `"${name}" comes from .mcp.json and is not approved in this workspace: keel trust show, then keel trust approve`);
     // 'rejected': Keel cannot tell what the server runs, so no approval can cover it (keel trust show says why).
     if (status.approval === 'rejected') return fail(opts, `"${name}" cannot be approved: Keel cannot tell which files it runs (keel trust show)`);
     const result = await hub.signIn(

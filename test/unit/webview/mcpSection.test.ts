@@ -35,7 +35,7 @@ describe('the MCP section', () => {
   it('says where each server is in words', () => {
     const now = 1_000_000;
     expect(stateLabel(server({ approval: 'pending' }), now)).toBe('waiting for your approval');
-    expect(stateLabel(server({ approval: 'rejected' }), now)).toBe('not allowed in this workspace');
+    expect(stateLabel(server({ approval: 'rejected' }), now)).toBe('cannot be approved: Keel cannot tell which files it runs');
     expect(stateLabel(server({ phase: 'ready', state: 'ready.toolCall' }), now)).toBe('ready (calling a tool)');
     expect(stateLabel(server({ phase: 'restarting', restartAt: now + 3_200 }), now)).toBe('restarting in 4 s');
     expect(stateLabel(server({ phase: 'initializing' }), now)).toBe('connecting');
