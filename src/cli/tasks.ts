@@ -5,6 +5,7 @@ import { exportJson, exportMarkdown } from '../core/store/exportTask';
 import { TaskStore, type LoadedTask } from '../core/store/taskStore';
 import { StoreError, type TaskSummary } from '../core/store/types';
 import { modelLabel } from '../shared/domain/models';
+import { rewoundWords } from '../shared/domain/checkpoints';
 import { defaultStorage } from './args';
 import { replayCommand } from './replay';
 import { EXIT_STORAGE_UNUSABLE, STORAGE_HINT } from './exitCodes';
@@ -213,6 +214,8 @@ function itemText(it: TranscriptItem): string[] {
     }
     case 'gatekeeper':
       return [`> memory ${it.decision}${it.file ? ` ${it.file}` : ''} (${it.rule}: ${it.reasons.join('; ')})`];
+    case 'rewind':
+      return [`> ${it.label} (${rewoundWords(it.files)})`];
   }
 }
 

@@ -29,6 +29,8 @@ import type { StartTaskOptions, TaskHandle } from './types';
 import { wireTaskMachine } from './wiring';
 import type { WorkerPool } from '../workers/pool';
 import { remoteTurnOf, type RemoteTaskSide } from './remoteTask';
+import { join } from 'node:path';
+import { TaskCheckpoints } from '../checkpoints/recorder';
 
 /** What a live task needs from the runtime that owns it. */
 export interface TaskOwner {
@@ -97,6 +99,8 @@ export class LiveTask implements TaskHandle, PermissionParent {
   private providerConfig: ProviderConfig;
   /** The task's event log (hooks' `transcript_path`), or '' when it is not recorded. */
   private readonly transcriptPath: string;
+  /** The task's checkpoints when it is recorded (turns in this process take them; a worker opens its own). */
+  private readonly checkpoints: TaskCheckpoints | undefined;
 
   constructor(
     readonly id: string,
@@ -122,6 +126,16 @@ export class LiveTask implements TaskHandle, PermissionParent {
     this.transcriptState = seed.transcript ?? { ...emptyTranscript(id, title, options.provider.provider === 'demo' ? 'demo model' : model), tags: taskStateTags('created') };
     this.rootId = parent?.rootId ?? id;
     this.transcriptPath = seed.recorder && runtime.transcriptPath ? runtime.transcriptPath(id) : '';
+    this.checkpoints =
+      seed.recorder && rt.checkpoints !== false
+        ? new TaskCheckpoints({
+            dir: join(seed.recorder.dir, 'checkpoints'),
+            workspace: rt.workspace,
+            ...(rt.checkpoints ? { limits: rt.checkpoints } : {}),
+            ...(rt.home ? { home: rt.home } : {}),
+            log: (level, message) => runtime.log(level, `task ${id}: ${message}`),
+          })
+        : undefined;
     this.hooks = rt.hooks
       ? new TaskHookPoints(rt.hooks, {
           taskId: id,
@@ -180,6 +194,7 @@ export class LiveTask implements TaskHandle, PermissionParent {
       secrets: runtime.secrets,
       asker: rt.asker ?? denyingAsker,
       ...(rt.mcp ? { mcp: rt.mcp } : {}),
+      ...(this.checkpoints ? { checkpoints: this.checkpoints } : {}),
       createProvider: createTaskProvider,
       beginRun: (start) => this.phases.begin(start),
       publish: (e) => this.emit(e),
@@ -260,6 +275,7 @@ export class LiveTask implements TaskHandle, PermissionParent {
     this.stopped = true;
     this.actor.stop();
     this.recorder?.close();
+    void this.checkpoints?.close();
     this.locks.endScope(taskLockKey(this.id));
   }
 
@@ -356,6 +372,7 @@ export class LiveTask implements TaskHandle, PermissionParent {
   private remoteSide(): RemoteTaskSide {
     return {
       id: this.id,
+      ...(this.checkpoints ? { checkpoints: { dir: this.checkpoints.store.dir, limits: this.checkpoints.limits } } : {}),
       rootId: this.rootId,
       transcriptPath: this.transcriptPath,
       loopProgressFile: this.loopProgressFile,

@@ -26,6 +26,8 @@ import type { McpToolSource } from '../mcp/toolSource';
 import { runMcpCall } from './mcpWiring';
 import type { TaskHandle } from './types';
 import { remoteTurn, type RemoteTurnDeps } from '../workers/remoteTurn';
+import type { TaskCheckpoints } from '../checkpoints/recorder';
+import { prepareWrite, withCheckpoints } from './checkpointWiring';
 
 export type { PermissionDecider };
 
@@ -71,6 +73,11 @@ export interface TaskServices {
   reconstruct?(): Promise<ConversationMessage[]>;
   /** MCP servers' tools (`mcp__server__tool`), shared by the host's tasks. */
   mcp?: McpToolSource;
+  /**
+   * The task's checkpoints (src/core/checkpoints): before-images of what tools change, kept
+   * before they change it. Absent: none are kept (a task that is not recorded).
+   */
+  checkpoints?: TaskCheckpoints;
   /**
    * The task's hook points (docs/hooks.md): PreToolUse and PermissionRequest inside the
    * permission machine, PostToolUse after a tool ran, SessionStart and UserPromptSubmit when a run
@@ -166,7 +173,9 @@ export function wireTurnLoop(services: TurnServices, secrets: SecretKeeper, getP
         if (!hooks || signal.aborted) return out;
         return { ...out, result: await hooks.postToolUse(toolUseOf(input.call), out.result, Math.round(performance.now() - started), signal) };
       }),
-      callMcpTool: fromPromise(({ input, signal }) => runMcpCall({ ...services, redact: (t) => secrets.redact(t) }, input.taskId, input.call, signal)),
+      callMcpTool: fromPromise(({ input, signal }) =>
+        withCheckpoints(services, input.taskId, input.call.id, { kind: 'command' }, () => runMcpCall({ ...services, redact: (t) => secrets.redact(t) }, input.taskId, input.call, signal)),
+      ),
       stopHook: fromPromise(async ({ input }) => ({ continueWith: hooks ? await hooks.stop(input.lastMessage, input.continuations) : null })),
     },
     actions: { publish },
@@ -271,7 +280,9 @@ export function wireTaskMachine(services: TaskServices) {
 async function runTool(services: TurnServices, secrets: SecretKeeper, taskId: string, call: ValidatedCall, signal: AbortSignal): Promise<ToolRunOutput> {
   const tool = services.tools.get(call.tool);
   if (!tool) return { result: toolResult(call.id, `Error: unknown tool "${call.tool}"`, true), summary: `unknown tool ${call.tool}` };
-  await services.durable?.();
+  // A Write's checkpoint is taken while the log is made durable (both are fsyncs): the tool's
+  // own checkpoint then finds the file as kept and adds nothing (checkpointWiring.ts).
+  await Promise.all([services.durable?.(), prepareWrite(services, call)]);
   if (signal.aborted) return { result: toolResult(call.id, 'The tool call was cancelled before it started.', true), summary: 'cancelled' };
   const live = secrets.streamRedactor();
   const publishChunk = (chunk: string) => {
@@ -279,18 +290,23 @@ async function runTool(services: TurnServices, secrets: SecretKeeper, taskId: st
   };
   // The subject the permission machine decided on: Write/Edit refuse when the target now leads
   // elsewhere (a symlink created or changed since the decision, writeTarget.ts).
-  const r = await invokeTool(tool, call.input, {
-    taskId,
-    workspace: services.workspace,
-    approved: call.subject,
-    signal,
-    locks: services.locks,
-    env: secrets.environment(),
-    ...(services.ripgrepPath ? { ripgrepPath: services.ripgrepPath } : {}),
-    onOutput: (chunk) => publishChunk(live.push(chunk)),
+  const s = call.subject;
+  const kind = s.kind === 'execute' ? 'command' : s.kind === 'write' ? 'write' : null;
+  return withCheckpoints(services, taskId, call.id, kind ? { kind, subject: s } : null, async (checkpoints) => {
+    const r = await invokeTool(tool, call.input, {
+      taskId,
+      workspace: services.workspace,
+      approved: s,
+      signal,
+      locks: services.locks,
+      env: secrets.environment(),
+      ...(services.ripgrepPath ? { ripgrepPath: services.ripgrepPath } : {}),
+      ...(checkpoints ? { checkpoints } : {}),
+      onOutput: (chunk) => publishChunk(live.push(chunk)),
+    });
+    publishChunk(live.end());
+    return { result: toolResult(call.id, secrets.redact(r.content), r.isError), summary: secrets.redact(r.summary) };
   });
-  publishChunk(live.end());
-  return { result: toolResult(call.id, secrets.redact(r.content), r.isError), summary: secrets.redact(r.summary) };
 }
 
 /** One summarisation call: the summary, and the tokens the server reported for it (they are billed). */

@@ -54,6 +54,8 @@ export const editTool: Tool<EditInput> = {
           if (before === null && input.old_string !== '') return fail(`File does not exist: ${abs}. To create a file, use Write (or Edit with an empty old_string).`);
           const planned = plan(before, input, abs);
           if (!planned.ok) return fail(planned.message);
+          // The file as it is, kept (durably) before it is changed: the step can be rewound.
+          await ctx.checkpoints?.beforeWrite(target.path, planned.after);
           await writeNoFollow(target.path, planned.after);
           if (before === null) return { content: `Created ${abs}.`, isError: false, summary: `Created ${shown}` };
           const n = planned.replacements;

@@ -32,6 +32,20 @@ export interface SubtaskRunner {
   run(description: string, prompt: string, signal: AbortSignal): Promise<ToolResult>;
 }
 
+/**
+ * The checkpoint a tool takes before it changes a file (src/core/checkpoints): what the file holds
+ * is kept, durably, before the write, so the step can be rewound. Bound to one tool call.
+ */
+export interface ToolCheckpoints {
+  /**
+   * Keeps what `path` (the physical file about to be written) holds now; `after` is what the tool
+   * will write (null: it will delete it). Resolves once the checkpoint is on disk. Never rejects:
+   * a checkpoint that cannot be kept (a limit, a read that failed) is reported on the tool's card
+   * and the write goes on.
+   */
+  beforeWrite(path: string, after: string | null): Promise<void>;
+}
+
 export interface ToolContext {
   taskId: string;
   /** Absolute path of the workspace root; relative paths resolve against it. */
@@ -53,6 +67,8 @@ export interface ToolContext {
   heldLock?: HeldLock;
   /** The subject the permission decision was made on, when the runtime has it (Write/Edit check their target against it). */
   approved?: PermissionSubject;
+  /** Checkpoints of this call (absent: the task keeps none, e.g. it is not recorded). */
+  checkpoints?: ToolCheckpoints;
 }
 
 export interface Tool<Input = unknown> {

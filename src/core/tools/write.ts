@@ -49,6 +49,8 @@ export const writeTool: Tool<WriteInput> = {
           const stat = await fs.stat(target.path).catch(() => undefined);
           if (stat?.isDirectory()) return { content: `${abs} is a directory; give the path of a file.`, isError: true, summary: `Could not write ${shown}` };
           const existed = stat !== undefined;
+          // The file as it is, kept (durably) before it is replaced: the step can be rewound.
+          await ctx.checkpoints?.beforeWrite(target.path, input.content);
           await writeNoFollow(target.path, input.content);
           const lines = countLines(input.content);
           const verb = existed ? 'Updated' : 'Created';

@@ -14,6 +14,7 @@ import { allowingLoopProgress } from '../runtime/loopPermission';
 import { lazyEngine } from '../runtime/permissionDecider';
 import type { PermissionMode } from '../../shared/domain/permissionModes';
 import { wireTurnLoop, type PermissionDecider } from '../runtime/wiring';
+import { TaskCheckpoints } from '../checkpoints/recorder';
 import { Sandbox } from '../sandbox/sandbox';
 import { SecretKeeper } from '../security/secretKeeper';
 import { createBashTool } from '../tools/bash';
@@ -170,6 +171,8 @@ function startQuery(q: QueryMessage, send: (m: FromWorker) => void, fetch: Fetch
   const sandbox = new Sandbox(runtime.sandbox);
   const tools = createToolRegistry(builtinTools.map((t) => (t.name === 'Bash' ? (createBashTool({ sandbox }) as AnyTool) : t)));
   let parentModes = q.parentModes;
+  // The task's checkpoints are files in its folder: this process writes its own pack there.
+  const checkpoints = q.checkpoints ? new TaskCheckpoints({ dir: q.checkpoints.dir, workspace: runtime.workspace, limits: q.checkpoints.limits }) : undefined;
   // The turn's mode as the host last set it (hooks' `permission_mode`).
   let mode = q.turn.mode;
   // (`toTurn` is defined below; a hook only fires once the turn runs.)
@@ -265,6 +268,7 @@ function startQuery(q: QueryMessage, send: (m: FromWorker) => void, fetch: Fetch
         ...(hooks ? { hooks } : {}),
         // The host read the run's instructions files and memories; they follow the base prompt here too.
         runSystem: () => q.runSystem ?? [],
+        ...(checkpoints ? { checkpoints } : {}),
         publish: (event) => send({ type: 'message', queryId: q.queryId, event }),
         durable: () =>
           new Promise<void>((resolve) => {
@@ -293,6 +297,7 @@ function startQuery(q: QueryMessage, send: (m: FromWorker) => void, fetch: Fetch
 
   function finishWith(output: TurnOutput): void {
     void sandbox.dispose();
+    void checkpoints?.close();
     mcp?.close();
     send({ type: 'complete', queryId: q.queryId, output });
     done(running);

@@ -1,5 +1,6 @@
 import { formatDuration } from './duration';
 import type { ErrorCode } from './errors';
+import type { CheckpointFileNote, RewindScope, RewoundFile } from './checkpoints';
 import type { GatekeeperOutcome, PermissionDecision, RunPhase, StreamMode, TaskEvent } from './events';
 import type { TaskStateTag } from './stateTags';
 import { MAX_CARD_IMAGES, type CardImage } from './toolImages';
@@ -34,13 +35,28 @@ export type TranscriptItem =
       images?: CardImage[];
       result?: { isError: boolean; summary: string };
       permission?: { requestId: string; decision: PermissionDecision; reason?: string };
+      /** What the call's checkpoint kept (files it changed, and any it could not keep). */
+      checkpoint?: CheckpointFileNote[];
     }
   | { kind: 'error'; id: string; code: ErrorCode; message: string; retryable: boolean }
   | { kind: 'notice'; id: string; text: string }
   /** What a run read into its context: instructions files and memories (`.keel/memory/<file>`). */
   | { kind: 'context'; id: string; run: number; instructions: string[]; memories: { file: string; title: string }[] }
   /** The gatekeeper's decision at the end of a run (a memory saved, a lesson refused, nothing kept). */
-  | { kind: 'gatekeeper'; id: string; run: number; decision: GatekeeperOutcome; rule: string; reasons: string[]; file?: string; title?: string };
+  | { kind: 'gatekeeper'; id: string; run: number; decision: GatekeeperOutcome; rule: string; reasons: string[]; file?: string; title?: string }
+  /** A rewind or fork: where the chat went back to, and what happened to the files. */
+  | {
+      kind: 'rewind';
+      id: string;
+      action: 'rewind' | 'fork';
+      step: number;
+      stepId: string;
+      scope: RewindScope;
+      label: string;
+      files: RewoundFile[];
+      forkedFrom?: { taskId: string; step: number };
+      forkedTo?: string;
+    };
 
 /** The header's view of the runs' phases: the current run, its phase and the time spent in each phase. */
 export interface RunPhasesView {
@@ -67,6 +83,8 @@ export interface TaskTranscript {
   done: boolean;
   /** Set once a run reported its phases. */
   phases?: RunPhasesView;
+  /** Bytes the task's checkpoints hold (own and shared with forks), once a checkpoint was taken. */
+  checkpointBytes?: number;
 }
 
 export function emptyTranscript(taskId: string, title: string, model: string): TaskTranscript {
@@ -195,7 +213,41 @@ export function applyTaskEvent(t: TaskTranscript, e: TaskEvent): TaskTranscript 
     case 'gatekeeper':
       // A skipped decision (memory off, the demo model, nothing learned) stays in the log only.
       return e.decision === 'skipped' ? t : { ...t, items: [...t.items, gatekeeperItem(e, t.items.length)] };
+    case 'checkpoint': {
+      let i = -1;
+      for (let k = t.items.length - 1; k >= 0; k--) {
+        const it = t.items[k]!;
+        if (it.kind === 'tool' && it.id === e.toolCallId) {
+          i = k;
+          break;
+        }
+      }
+      const withBytes = { ...t, checkpointBytes: e.storedBytes };
+      if (i < 0) return withBytes;
+      const it = t.items[i] as Extract<TranscriptItem, { kind: 'tool' }>;
+      return { ...withBytes, items: replaceAt(t.items, i, { ...it, checkpoint: e.files }) };
+    }
+    case 'rewind': {
+      const kept = e.items ?? closeStreaming(t.items);
+      return { ...t, items: [...kept, rewindItem(e)] };
+    }
   }
+}
+
+/** The transcript item of a rewind or fork event (pure; shared with the store's TranscriptBuilder). */
+export function rewindItem(e: Extract<TaskEvent, { type: 'rewind' }>): TranscriptItem {
+  return {
+    kind: 'rewind',
+    id: e.id,
+    action: e.action,
+    step: e.step,
+    stepId: e.stepId,
+    scope: e.scope,
+    label: e.label,
+    files: e.files,
+    ...(e.forkedFrom ? { forkedFrom: e.forkedFrom } : {}),
+    ...(e.forkedTo ? { forkedTo: e.forkedTo } : {}),
+  };
 }
 
 /** The header's phases after a `phase` event (pure; shared with the store's TranscriptBuilder). */
