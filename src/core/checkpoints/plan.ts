@@ -29,6 +29,8 @@ export interface PlannedFile {
   reason?: string;
   target: FileImage;
   current: FileImage;
+  /** The target's content when it is not in the store (a command's change recovered from git's HEAD). */
+  targetContent?: Buffer;
 }
 
 export interface RewindPlan {
@@ -83,7 +85,8 @@ export async function planRewind(input: PlanInput): Promise<RewindPlan> {
   const positions = positionsOf(timeline);
   const records = index.records.filter((r) => r.type !== 'blob');
   const after = records.slice(cutIndex(records, positions, step.record));
-  const marks = await withRecovered(after, input, notes);
+  const recovered = new Map<string, Buffer>();
+  const marks = await withRecovered(after, input, notes, recovered);
   const first = new Map<string, Mark>();
   const last = new Map<string, Mark>();
   for (const m of marks) {
@@ -112,6 +115,7 @@ export async function planRewind(input: PlanInput): Promise<RewindPlan> {
     }
     const expected = last.get(path)!.after;
     const conflict = !sameImage(current, expected);
+    const content = target.kind === 'blob' ? recovered.get(target.hash) : undefined;
     out.files.push({
       path,
       abs,
@@ -120,6 +124,7 @@ export async function planRewind(input: PlanInput): Promise<RewindPlan> {
       ...(conflict ? { reason: 'changed since Keel last wrote it' } : {}),
       target,
       current,
+      ...(content ? { targetContent: content } : {}),
     });
   }
   out.files.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
@@ -130,7 +135,7 @@ export async function planRewind(input: PlanInput): Promise<RewindPlan> {
  * The marks after the cut, with those of a command whose recording was cut short (its process
  * died after `start`): found now by comparing the workspace with what was recorded before it.
  */
-async function withRecovered(after: ScannedRecord[], input: PlanInput, notes: string[]): Promise<Mark[]> {
+async function withRecovered(after: ScannedRecord[], input: PlanInput, notes: string[], recovered: Map<string, Buffer>): Promise<Mark[]> {
   const ended = new Set(after.filter((r) => r.type === 'command' && r.phase === 'end').map((r) => (r as { step: string }).step));
   const out: Mark[] = [];
   for (const r of after) {
@@ -146,9 +151,11 @@ async function withRecovered(after: ScannedRecord[], input: PlanInput, notes: st
         { maxFileBytes: Number.MAX_SAFE_INTEGER, maxFiles: Object.keys(view.files).length + 10_000 },
         { keep: false, record: async (_p, c) => identify(c) },
       );
-      const keep = async (path: string, c: Buffer): Promise<FileImage> => {
-        const { hash } = await input.store.put(c, path);
-        return { kind: 'blob', hash, size: c.length };
+      // Planning writes nothing: contents found now (git's HEAD) travel with the plan.
+      const keep = async (_path: string, c: Buffer): Promise<FileImage> => {
+        const image = identify(c);
+        if (image.kind === 'blob') recovered.set(image.hash, c);
+        return image;
       };
       const repo = view.mode === 'git' ? (input.repo ?? null) : null;
       const { changes } = await diffViews(input.workspace, repo, view, nowView, keep, identify, { maxFileBytes: Number.MAX_SAFE_INTEGER, maxFiles: 100_000 });

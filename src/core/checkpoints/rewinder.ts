@@ -85,7 +85,7 @@ export async function plannedTexts(access: CheckpointsAccess, id: string, file: 
   const cps = new TaskCheckpoints({ dir: checkpointsDir(access.store, id), workspace: '/' });
   try {
     const current = file.abs && file.current.kind === 'blob' ? await readFile(file.abs).catch(() => null) : null;
-    const target = file.target.kind === 'blob' ? await cps.store.read(file.target.hash) : null;
+    const target = file.target.kind === 'blob' ? (file.targetContent ?? (await cps.store.read(file.target.hash))) : null;
     return { current, target };
   } finally {
     await cps.close();
@@ -170,7 +170,9 @@ async function restoreFiles(access: CheckpointsAccess, id: string, timeline: Tim
         out.push({ path: f.path, outcome: 'keptYours', reason: 'it changed while the rewind was being decided' });
         continue;
       }
-      const content = f.target.kind === 'blob' ? await cps.store.read(f.target.hash) : null;
+      const content = f.target.kind === 'blob' ? (f.targetContent ?? (await cps.store.read(f.target.hash))) : null;
+      // Content recovered from git for this rewind is kept from now on, like any before-image.
+      if (f.targetContent) await cps.store.put(f.targetContent, f.path);
       let before: FileImage = nowImage;
       if (now !== null) {
         const full = await cps.full();
