@@ -19,7 +19,7 @@ const DELTA_WORTH = 0.5;
 function brotli(input: Buffer): Promise<Buffer> {
   return compress(input, {
     params: {
-      [constants.BROTLI_PARAM_QUALITY]: input.length > 8 * 1024 * 1024 ? 3 : 5,
+      [constants.BROTLI_PARAM_QUALITY]: input.length > 8 * 1024 * 1024 ? 3 : 4,
       [constants.BROTLI_PARAM_LGWIN]: 24,
       [constants.BROTLI_PARAM_SIZE_HINT]: input.length,
     },

@@ -133,8 +133,11 @@ export class TaskCheckpoints {
  */
 export class CallCheckpoints implements ToolCheckpoints {
   private readonly notes = new Map<string, CheckpointFileNote>();
-  /** What this call already recorded per path: the before-image's hash and the planned after. */
-  private readonly recorded = new Map<string, { before: string; after: string }>();
+  /**
+   * What this call already recorded per path: the before-image's hash, the planned after, and
+   * the file's stamp then (a second call for an unchanged file and the same text reads nothing).
+   */
+  private readonly recorded = new Map<string, { before: string; after: string; text: string | null; stamp: string }>();
   private before: WorkspaceView | null = null;
 
   constructor(
@@ -155,11 +158,16 @@ export class CallCheckpoints implements ToolCheckpoints {
   private async keepBeforeWrite(path: string, after: string | null): Promise<void> {
     const { store, limits } = this.task;
     const rel = this.task.relative(path);
+    const st = lstatOrNull(path);
+    const stamp = st ? `${st.size}:${st.mtimeMs}:${st.ino}:${st.isFile() ? 'f' : 'o'}` : 'none';
+    const prior = this.recorded.get(rel ?? path);
+    // Taken already (while the log was made durable) for this very file and text: nothing to add.
+    if (prior && prior.stamp === stamp && prior.text === after) return;
     const afterImage: FileImage = after === null ? { kind: 'absent' } : imageOf(Buffer.from(after, 'utf8'));
     const afterKey = after === null ? '' : afterImage.kind === 'blob' ? afterImage.hash : '';
     if (rel === null) {
-      if (this.recorded.has(path)) return;
-      this.recorded.set(path, { before: '', after: afterKey });
+      if (prior) return;
+      this.recorded.set(path, { before: '', after: afterKey, text: after, stamp });
       await store.append({ type: 'mark', step: this.callId, path, before: { kind: 'unknown', reason: 'it is outside the workspace' }, after: afterImage });
       await store.sync();
       this.note(path, false, 'outside the workspace: not restorable');
@@ -167,7 +175,6 @@ export class CallCheckpoints implements ToolCheckpoints {
     }
     let before: FileImage;
     let content: Buffer | null = null;
-    const st = lstatOrNull(path);
     if (!st) before = { kind: 'absent' };
     else if (!st.isFile()) before = { kind: 'unknown', reason: 'not a regular file' };
     else if (st.size > limits.maxFileBytes) before = { kind: 'unknown', reason: `larger than the ${formatBytes(limits.maxFileBytes)} checkpoint limit per file` };
@@ -176,8 +183,7 @@ export class CallCheckpoints implements ToolCheckpoints {
       before = imageOf(content);
     }
     const beforeKey = before.kind === 'blob' ? before.hash : before.kind;
-    const done = this.recorded.get(rel);
-    if (done && done.before === beforeKey && done.after === afterKey) return;
+    if (prior && prior.before === beforeKey && prior.after === afterKey) return;
     if (content && before.kind === 'blob') {
       const full = await this.task.full();
       if (full) before = { kind: 'unknown', reason: full };
@@ -185,7 +191,7 @@ export class CallCheckpoints implements ToolCheckpoints {
     }
     await store.append({ type: 'mark', step: this.callId, path: rel, before, after: afterImage });
     await store.sync();
-    this.recorded.set(rel, { before: beforeKey, after: afterKey });
+    this.recorded.set(rel, { before: beforeKey, after: afterKey, text: after, stamp });
     this.note(rel, before.kind !== 'unknown', before.kind === 'unknown' ? before.reason : undefined);
   }
 

@@ -18,12 +18,12 @@ interface Services {
  * A Write's or an Edit's before-image, taken while the log is made durable so the two fsyncs
  * overlap; the tool's own checkpoint then finds the file as kept and adds nothing.
  */
-export async function prepareWrite(services: Pick<Services, 'checkpoints'>, call: { id: string; subject: PermissionSubject }): Promise<void> {
+export async function prepareWrite(services: Pick<Services, 'checkpoints'>, call: { id: string; subject: PermissionSubject }, reviewedContent?: string): Promise<void> {
   const s = call.subject;
   if (!services.checkpoints || s.kind !== 'write' || !s.diff) return;
   const targets = s.targets ?? s.paths;
   if (targets.length !== 1 || !targets[0]) return;
-  await services.checkpoints.forCall(call.id).beforeWrite(targets[0], s.diff.after);
+  await services.checkpoints.forCall(call.id).beforeWrite(targets[0], reviewedContent ?? s.diff.after);
 }
 
 /**

@@ -28,6 +28,8 @@ import type { TaskHandle } from './types';
 import { remoteTurn, type RemoteTurnDeps } from '../workers/remoteTurn';
 import type { TaskCheckpoints } from '../checkpoints/recorder';
 import { prepareWrite, withCheckpoints } from './checkpointWiring';
+import { keepingReviews } from './reviewWiring';
+import type { ReviewedEdit } from '../tools/types';
 
 export type { PermissionDecider };
 
@@ -107,7 +109,10 @@ export type TurnServices = Omit<TaskServices, 'createProvider' | 'reconstruct' |
  * turn's invoked child) and the tools. Shared by the task machine (in-process) and the worker
  * process (src/core/workers/workerMain.ts), so both run the same turn loop.
  */
-export function wireTurnLoop(services: TurnServices, secrets: SecretKeeper, getProvider: () => ModelProvider) {
+export function wireTurnLoop(turnServices: TurnServices, secrets: SecretKeeper, getProvider: () => ModelProvider) {
+  // Edits the person reviewed change by change, by tool call: the tool writes what was allowed.
+  const reviews = new Map<string, ReviewedEdit>();
+  const services: TurnServices = { ...turnServices, asker: keepingReviews(turnServices.asker, reviews) };
   const hooks = services.hooks;
   const publish = (_: unknown, event: TaskEvent | null) => {
     if (event) services.publish(event);
@@ -169,7 +174,9 @@ export function wireTurnLoop(services: TurnServices, secrets: SecretKeeper, getP
       permission: hooks ? wireHookedPermissionMachine(services, hooks) : wirePermissionMachine(services),
       runTool: fromPromise(async ({ input, signal }) => {
         const started = performance.now();
-        const out = await runTool(services, secrets, input.taskId, input.call, signal);
+        const reviewed = reviews.get(input.call.id);
+        reviews.delete(input.call.id);
+        const out = await runTool(services, secrets, input.taskId, input.call, signal, reviewed);
         if (!hooks || signal.aborted) return out;
         return { ...out, result: await hooks.postToolUse(toolUseOf(input.call), out.result, Math.round(performance.now() - started), signal) };
       }),
@@ -277,12 +284,12 @@ export function wireTaskMachine(services: TaskServices) {
  * task log) and the result (the model, the log) are redacted here, for every tool, and every
  * process the tool starts gets the keeper's environment.
  */
-async function runTool(services: TurnServices, secrets: SecretKeeper, taskId: string, call: ValidatedCall, signal: AbortSignal): Promise<ToolRunOutput> {
+async function runTool(services: TurnServices, secrets: SecretKeeper, taskId: string, call: ValidatedCall, signal: AbortSignal, reviewed?: ReviewedEdit): Promise<ToolRunOutput> {
   const tool = services.tools.get(call.tool);
   if (!tool) return { result: toolResult(call.id, `Error: unknown tool "${call.tool}"`, true), summary: `unknown tool ${call.tool}` };
   // A Write's checkpoint is taken while the log is made durable (both are fsyncs): the tool's
   // own checkpoint then finds the file as kept and adds nothing (checkpointWiring.ts).
-  await Promise.all([services.durable?.(), prepareWrite(services, call)]);
+  await Promise.all([services.durable?.(), prepareWrite(services, call, reviewed?.review.content)]);
   if (signal.aborted) return { result: toolResult(call.id, 'The tool call was cancelled before it started.', true), summary: 'cancelled' };
   const live = secrets.streamRedactor();
   const publishChunk = (chunk: string) => {
@@ -302,6 +309,7 @@ async function runTool(services: TurnServices, secrets: SecretKeeper, taskId: st
       env: secrets.environment(),
       ...(services.ripgrepPath ? { ripgrepPath: services.ripgrepPath } : {}),
       ...(checkpoints ? { checkpoints } : {}),
+      ...(reviewed ? { reviewed } : {}),
       onOutput: (chunk) => publishChunk(live.push(chunk)),
     });
     publishChunk(live.end());

@@ -162,7 +162,8 @@ export class TranscriptBuilder {
           // The chat as it was at the point rewound to: the items after it are gone from view.
           this.settleParts();
           this.items.length = 0;
-          for (const it of e.items) this.items.push(it);
+          // Copies: the builder changes its items in place, and the event is not its to change.
+          for (const it of e.items) this.items.push({ ...it });
           this.toolIndex.clear();
           this.items.forEach((it, k) => it.kind === 'tool' && this.toolIndex.set(it.id, k));
           this.lastAssistant = -1;

@@ -1,5 +1,6 @@
 import type { z } from 'zod';
 import type { HeldLock, LockManager } from '../locks/lockManager';
+import type { EditReview } from '../../shared/domain/review';
 
 /**
  * A tool in two steps (STYLE.md #4): `subject` describes what the call will touch, before
@@ -46,6 +47,15 @@ export interface ToolCheckpoints {
   beforeWrite(path: string, after: string | null): Promise<void>;
 }
 
+/** An Edit or Write the person reviewed change by change before allowing it (shared/domain/review.ts). */
+export interface ReviewedEdit {
+  review: EditReview;
+  /** The proposal the review was made of: the file then (null: none) and the proposed text. */
+  before: string | null;
+  after: string;
+  path: string;
+}
+
 export interface ToolContext {
   taskId: string;
   /** Absolute path of the workspace root; relative paths resolve against it. */
@@ -69,6 +79,8 @@ export interface ToolContext {
   approved?: PermissionSubject;
   /** Checkpoints of this call (absent: the task keeps none, e.g. it is not recorded). */
   checkpoints?: ToolCheckpoints;
+  /** Set when the person reviewed this Edit/Write change by change: write exactly `review.content`. */
+  reviewed?: ReviewedEdit;
 }
 
 export interface Tool<Input = unknown> {

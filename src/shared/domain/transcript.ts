@@ -107,7 +107,8 @@ function lastStreamingAssistant(items: TranscriptItem[]): number {
   for (let i = items.length - 1; i >= 0; i--) {
     const it = items[i]!;
     if (it.kind === 'assistant') return it.streaming ? i : -1;
-    if (it.kind === 'user') return -1;
+    // A rewind closes what came before it: nothing streams across one.
+    if (it.kind === 'user' || it.kind === 'rewind') return -1;
   }
   return -1;
 }
