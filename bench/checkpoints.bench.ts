@@ -91,7 +91,7 @@ async function bytesRatio() {
       old = text.slice(at, at + 100);
     }
     const next = `const edited${k} = computeValue(${rand(100000)}, 'step ${k}', options); // changed by edit ${k}\n`.slice(0, 100);
-    const ctx = { taskId: 'bench', workspace: ws, signal: new AbortController().signal, locks, onOutput: () => undefined, checkpoints: cps.forCall(`toolu_${k}`) };
+    const ctx = { taskId: 'bench', workspace: ws, signal: new AbortController().signal, locks, onOutput: () => undefined, searchExclusions: async () => null, checkpoints: cps.forCall(`toolu_${k}`) };
     const r = await editTool.invoke({ file_path: file, old_string: old, new_string: next }, ctx);
     if (r.isError) throw new Error(r.content);
     cps.release(`toolu_${k}`);

@@ -315,8 +315,8 @@ export class ChatWindow {
    * The window is closing: every task this window runs is stopped, and one that had not settled
    * is recorded as interrupted (a reload shows it so, with Resume); prompts are denied.
    */
-  dispose(): void {
-    if (this.disposedFlag) return;
+  dispose(): Promise<void> {
+    if (this.disposedFlag) return Promise.resolve();
     this.disposedFlag = true;
     this.permissions.dispose();
     this.requests.dispose();
@@ -325,9 +325,13 @@ export class ChatWindow {
     this.memoryRequests?.dispose();
     this.book.dispose();
     this.surfaces.length = 0;
-    this.runtime?.interruptAll();
-    this.runtime?.dispose();
+    const runtime = this.runtime;
     this.runtime = undefined;
+    runtime?.interruptAll();
+    runtime?.dispose();
+    // The tasks' last writes and their locks' release run off the event loop: the window's
+    // saving (deactivate) waits for them.
+    return runtime?.closed?.() ?? Promise.resolve();
   }
 
   /** Where a card of `taskId` shows: the surfaces showing that task, else every surface. */

@@ -60,7 +60,6 @@ export function Composer(p: ComposerProps) {
     setText(injected.text);
     p.onDraft(injected.text);
     ref.current?.focus();
-    // eslint-disable-next-line react-hooks/exhaustive-deps
   }, [injected?.n]);
 
   const update = (value: string, caret: number) => {

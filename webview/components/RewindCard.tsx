@@ -103,7 +103,11 @@ export function RewindCard({ preview, onApply, onCancel, onOpenDiff }: RewindCar
           ))}
         </ul>
       )}
-      {scope !== 'files' && <div class="keel-note" data-testid="rewind-conversation">{`The conversation goes back to ${preview.conversationMessages} message${preview.conversationMessages === 1 ? '' : 's'}; what came after stays in the task's history (undo with this rewind's Undo).`}</div>}
+      {scope !== 'files' && (
+        <div class="keel-note" data-testid="rewind-conversation">
+          {`The conversation goes back to ${plural(preview.conversationMessages, 'message')}; what came after stays in the task's history (undo with this rewind's Undo).`}
+        </div>
+      )}
       {withFiles && preview.notes.map((n, i) => (
         <div key={i} class="keel-note" data-testid="rewind-note">{n}</div>
       ))}
@@ -117,4 +121,8 @@ export function RewindCard({ preview, onApply, onCancel, onOpenDiff }: RewindCar
       </div>
     </section>
   );
+}
+
+function plural(n: number, word: string): string {
+  return `${n} ${word}${n === 1 ? '' : 's'}`;
 }

@@ -26,5 +26,7 @@ export async function writeReviewed(target: string, shown: string, reviewed: Rev
   await ctx.checkpoints?.beforeWrite(target, r.content);
   await writeNoFollow(target, r.content);
   const applied = r.accepted.length + r.edited.length;
-  return { content: told, isError: false, summary: `${reviewed.before === null ? 'Created' : 'Edited'} ${shown}: ${applied} of ${r.hunks} change${r.hunks === 1 ? '' : 's'} applied${r.edited.length ? ', some as you changed them' : ''}` };
+  const verb = reviewed.before === null ? 'Created' : 'Edited';
+  const yours = r.edited.length ? ', some as you changed them' : '';
+  return { content: told, isError: false, summary: `${verb} ${shown}: ${applied} of ${r.hunks} change${r.hunks === 1 ? '' : 's'} applied${yours}` };
 }

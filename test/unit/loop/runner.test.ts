@@ -8,7 +8,7 @@ import { LoopRunner, type LoopRunnerOptions } from '../../../src/core/loop/runne
 import { ScriptedProvider, type ScriptedTurn } from '../../../src/core/providers/scripted';
 import type { ProviderRequest } from '../../../src/core/providers/types';
 import { TaskRuntime } from '../../../src/core/runtime/taskRuntime';
-import { waitUntil } from '../model-based/system';
+import { Changes } from '../helpers/changes';
 
 /**
  * The loop runner over real tasks: a TaskRuntime with the scripted provider, real tools writing
@@ -134,7 +134,9 @@ describe('LoopRunner', () => {
   it('continues from its saved state after the process that ran it went away', async () => {
     const hang: ScriptedTurn = { blocks: [{ type: 'text', text: 'thinking slowly…' }], delayMs: 600_000 };
     let hung = true;
+    const requested = new Changes();
     const provider = new ScriptedProvider((request) => {
+      requested.notify();
       const n = iterationOf(request);
       const step = request.messages.filter((m) => m.role === 'assistant').length;
       if (n === 1) return step === 0 ? writeProgress('first step\n') : say('one done');
@@ -144,7 +146,7 @@ describe('LoopRunner', () => {
     const opts = options(provider);
     runner = LoopRunner.create(opts, 'l', 'goal', defaultSettings());
     void runner.run();
-    await waitUntil(() => provider.requests.some((r) => iterationOf(r) === 2), () => 'iteration 2 never started');
+    await requested.until(() => provider.requests.some((r) => iterationOf(r) === 2), () => 'iteration 2 never started');
     const interruptedTask = readState(workspace, 'l').iterations.at(-1)!.taskId;
     // The window reloads: everything of this process is gone, the files stay.
     runner.dispose();
@@ -159,15 +161,23 @@ describe('LoopRunner', () => {
   });
 
   it('cancel stops the running iteration and records the loop as cancelled', async () => {
-    const provider = new ScriptedProvider(() => ({ blocks: [{ type: 'text', text: 'slow' }], delayMs: 600_000 }));
+    const requested = new Changes();
+    const provider = new ScriptedProvider(() => {
+      requested.notify();
+      return { blocks: [{ type: 'text', text: 'slow' }], delayMs: 600_000 };
+    });
     runner = LoopRunner.create(options(provider), 'l', 'goal', defaultSettings());
     const rest = runner.run();
-    await waitUntil(() => provider.requests.length > 0, () => 'no request');
+    await requested.until(() => provider.requests.length > 0, () => 'no request');
     runner.cancel();
     expect(await rest).toBe('cancelled');
     expect(readState(workspace, 'l').status).toBe('cancelled');
     const taskId = readState(workspace, 'l').iterations[0]!.taskId;
-    await waitUntil(() => runtime.get(taskId)?.transcript().state === 'aborted', () => `task is ${runtime.get(taskId)?.transcript().state}`);
+    const task = runtime.get(taskId)!;
+    const changed = new Changes();
+    const stop = task.subscribe(changed.notify);
+    await changed.until(() => task.transcript().state === 'aborted', () => `task is ${task.transcript().state}`);
+    stop();
   });
 
   it('refuses a second runner of the same loop, and a taken name', async () => {

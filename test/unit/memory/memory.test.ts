@@ -7,6 +7,7 @@ import { memoryFileNameFor, parseMemory, serializeMemory } from '../../../src/co
 import { MemoryIndex } from '../../../src/core/memory/memoryIndex';
 import { indexCacheFile, readIndexCache } from '../../../src/core/memory/indexCache';
 import { MAX_MEMORY_BYTES, MemoryError, MemoryStore } from '../../../src/core/memory/memoryStore';
+import { eventually } from '../helpers/changes';
 
 const dirs: string[] = [];
 function workspace(): string {
@@ -88,7 +89,7 @@ describe('MemoryIndex', () => {
       const path = store.pathOf('vitest-runs-the-unit-tests.md');
       writeFileSync(path, serializeMemory({ title: 'Jest runs the unit tests', created: '', tags: [], body: 'npm run test:unit uses jest' }));
       // No timing: wait (within the test's timeout) until the edit is seen.
-      while (index.search('jest')[0]?.memory.title !== 'Jest runs the unit tests') await new Promise<void>((r) => setTimeout(r, 10));
+      await eventually(() => index.search('jest')[0]?.memory.title === 'Jest runs the unit tests', () => 'the edit was not seen');
 
       store.delete('vitest-runs-the-unit-tests.md');
       expect(index.search('run the unit tests jest')).toEqual([]);
