@@ -202,9 +202,9 @@ export function App({ store, post, initialDraft = '', persist }: AppProps) {
                 key={p.requestId}
                 request={p}
                 otherTask={p.taskId !== transcript?.taskId}
-                onAnswer={(requestId, decision, feedback, always) => {
+                onAnswer={(requestId, decision, feedback, always, review) => {
                   store.answered(requestId);
-                  post({ type: 'permissionAnswer', requestId, decision, ...(feedback ? { feedback } : {}), ...(always ? { always } : {}) });
+                  post({ type: 'permissionAnswer', requestId, decision, ...(feedback ? { feedback } : {}), ...(always ? { always } : {}), ...(review ? { review } : {}) });
                 }}
                 onOpenDiff={actions.openDiff}
               />

@@ -73,6 +73,7 @@ export const ToolCard = memo(function ToolCard({ item, awaitingPermission, onOpe
       class={`keel-tool keel-tool-${status}${compact ? ' keel-tool-compact' : ''}`}
       data-testid="tool-card"
       data-tool={item.name}
+      data-tool-id={item.id}
       data-status={status}
       aria-label={`Tool ${item.name}: ${truncate(input, 80)} (${status})`}
     >
