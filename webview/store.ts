@@ -280,9 +280,6 @@ export class ChatStore {
       case 'composerText':
         this.composerText.value = { text: message.text, n: (this.composerText.value?.n ?? 0) + 1 };
         return;
-      case 'reviewChoices':
-        this.permissions.value = this.permissions.value.map((p) => (p.requestId === message.requestId ? { ...p, review: message.choices } : p));
-        return;
       case 'navigate':
         if (this.page.value !== message.page) this.clearNotices();
         this.page.value = message.page;

@@ -6,7 +6,9 @@
  * three back, the header shows the task's checkpoint storage, and the model's next request carries
  * the rewound conversation (the prompt, not the calls that came after). Then per-hunk review: an
  * Edit with two changes, the second left out on the chat card with the keyboard; the file holds
- * exactly the first, and the model is told which change did not land. Screenshots go to
+ * exactly the first, and the model is told which change did not land; the same in VS Code's diff
+ * editor, where "Keel: Leave Out This Change" at the cursor shows the proposal without that change
+ * and Accept writes it. Screenshots go to
  * test-results/rewind-*.png.
  */
 import { readFileSync, writeFileSync } from 'node:fs';
@@ -154,6 +156,58 @@ describe('rewind: "Rewind to here" on a tool card', () => {
       expect(vs.readKeelLog()).toMatch(/\(Edit\): allow via card/);
     } catch (e) {
       await vs?.screenshot('rewind-review-failure').catch(() => undefined);
+      throw new Error(`${e instanceof Error ? e.stack : String(e)}\n--- Keel log ---\n${vs?.readKeelLog().slice(-4000) ?? ''}`);
+    } finally {
+      await vs?.close();
+      await server?.close();
+    }
+  });
+
+  it('in the diff editor: Leave Out This Change at the cursor, then Accept, writes exactly the other change', async () => {
+    let server: FakeModelServer | undefined;
+    let vs: VsCodeSession | undefined;
+    const OLD = "  if (hour < 12) return 'Good morning';\n  if (hour < 18) return 'Good afternoon';\n  return 'Good evening';";
+    const NEW = "  if (hour < 11) return 'Good morning';\n  if (hour < 18) return 'Good afternoon';\n  return 'Good night';";
+    try {
+      server = await startFakeModelServer({
+        turns: [tool('toolu_edit_two', 'Edit', { file_path: GREET, old_string: OLD, new_string: NEW }), { blocks: [{ type: 'text', text: 'Reviewed in the editor.' }] }],
+      });
+      vs = await startVsCode({
+        vsixPath: ensureKeelVsix(),
+        settings: { 'keel.provider': 'anthropic', 'keel.anthropic.baseUrl': server.url, 'keel.model': 'claude-sonnet-5-5', 'keel.permissions.defaultMode': 'default' },
+        env: { ANTHROPIC_API_KEY: 'test-key' },
+      });
+      const page = vs.page;
+      const ws = vs.workspace;
+      const original = readFileSync(join(ws, GREET), 'utf8');
+      const line = original.split('\n').findIndex((l) => l.includes("return 'Good evening'")) + 1;
+      await vs.runCommand('Keel: Focus on Chat View');
+      const chat: Frame = await vs.webviewFrame(READY, { timeoutMs: 60_000 });
+      const input = chat.locator('[data-testid="prompt-input"]');
+      await input.fill('Change the morning cut-off and the evening greeting.');
+      await input.press('Enter');
+
+      const modified = page.locator('.monaco-diff-editor .editor.modified');
+      await modified.locator('.view-lines', { hasText: 'Good night' }).waitFor({ timeout: 60_000 });
+      // The cursor on the second change (the proposed side), from the keyboard: Go to Line.
+      await modified.locator('.view-lines').click();
+      await page.keyboard.press('Control+G');
+      await page.keyboard.type(String(line));
+      await page.keyboard.press('Enter');
+      await vs.runCommand('Keel: Leave Out This Change');
+      // The proposed side now shows what would be written: the old evening line, the new morning one.
+      await modified.locator('.view-lines', { hasText: 'Good evening' }).waitFor({ timeout: 30_000 });
+      // (The editor renders spaces as no-break spaces.)
+      expect((await modified.locator('.view-lines').textContent())?.replace(/\u00a0/g, ' ')).toContain('hour < 11');
+      await vs.screenshot('rewind-4-diff-editor-review');
+      expect(readFileSync(join(ws, GREET), 'utf8')).toBe(original);
+      await page.locator('.editor-actions [aria-label*="Accept Proposed Change"]').click();
+
+      await chat.locator('[data-testid="message-assistant"]', { hasText: 'Reviewed in the editor.' }).waitFor({ timeout: 60_000 });
+      expect(readFileSync(join(ws, GREET), 'utf8')).toBe(original.replace("if (hour < 12) return 'Good morning';", "if (hour < 11) return 'Good morning';"));
+      expect(requestText(server, 1)).toContain('NOT applied');
+    } catch (e) {
+      await vs?.screenshot('rewind-editor-review-failure').catch(() => undefined);
       throw new Error(`${e instanceof Error ? e.stack : String(e)}\n--- Keel log ---\n${vs?.readKeelLog().slice(-4000) ?? ''}`);
     } finally {
       await vs?.close();

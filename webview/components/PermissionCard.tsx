@@ -41,7 +41,7 @@ export function PermissionCard({ request, otherTask, onAnswer, onOpenDiff }: Per
   const [rulesText, setRulesText] = useState((request.suggestedRules ?? []).join('\n'));
   const [where, setWhere] = useState<RuleScope>('local');
   // The person's choice per hunk of the proposed change (missing: applied as proposed).
-  const [choices, setChoices] = useState<(HunkChoice | undefined)[]>(request.review ?? []);
+  const [choices, setChoices] = useState<(HunkChoice | undefined)[]>([]);
   const reviewed = choices.some((c) => c !== undefined && c.kind !== 'accept');
   const hunkCount = useMemo(() => (request.diff ? hunksOf(request.diff.before, request.diff.after).length : 0), [request.diff]);
   // One choice per hunk, in order (a hunk not touched applies as proposed).

@@ -1,7 +1,6 @@
 import { z } from 'zod';
 import { PROVIDER_IDS } from '../domain/models';
 import { PERMISSION_MODES } from '../domain/permissionModes';
-import { hunkChoiceSchema } from './rewindMessages';
 
 /**
  * Data shapes shared by both directions of the chat protocol that are not task events:
@@ -38,8 +37,6 @@ export const pendingPermissionSchema = z.object({
   risky: z.boolean().optional(),
   /** What "Always allow" would save (the card lets the user edit it), most specific first. */
   suggestedRules: z.array(z.string()).optional(),
-  /** The person's choice per hunk of `diff` so far (reviewed on the card or in the diff editor); absent: every hunk applies. */
-  review: z.array(hunkChoiceSchema).optional(),
 });
 export type PendingPermission = z.infer<typeof pendingPermissionSchema>;
 

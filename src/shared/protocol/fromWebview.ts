@@ -3,7 +3,7 @@ import { alwaysAllowSchema, exportFormatSchema, permissionChoiceSchema, permissi
 import { LOOP_ACTIONS, loopNameSchema } from './loopMessages';
 import { MCP_ACTIONS } from './mcpMessages';
 import { MEMORY_ACTIONS, MEMORY_SETTINGS, memoryFileSchema } from './memoryMessages';
-import { hunkChoiceSchema, reviewChoiceSchema, rewindApplySchema, rewindCancelSchema, rewindOpenDiffSchema, rewindPreviewRequestSchema } from './rewindMessages';
+import { hunkChoiceSchema, rewindApplySchema, rewindCancelSchema, rewindOpenDiffSchema, rewindPreviewRequestSchema } from './rewindMessages';
 import type { ParseResult } from './toWebview';
 
 /**
@@ -151,7 +151,6 @@ export const fromWebviewMessageSchema = z.discriminatedUnion('type', [
   rewindApplySchema,
   rewindCancelSchema,
   rewindOpenDiffSchema,
-  reviewChoiceSchema,
 ]);
 
 export type ReadyMessage = z.infer<typeof readyMessageSchema>;

@@ -46,8 +46,6 @@ export const hunkChoiceSchema = z.discriminatedUnion('kind', [
   z.object({ kind: z.literal('reject') }),
   z.object({ kind: z.literal('edit'), lines: z.array(z.string().max(100_000)).max(10_000) }),
 ]);
-/** The review state of prompt `requestId` (changed in the diff editor or another view). */
-export const reviewChoicesMessageSchema = z.object({ type: z.literal('reviewChoices'), seq, requestId: z.string().max(200), choices: z.array(hunkChoiceSchema).max(10_000) });
 
 // ── webview → host ──────────────────────────────────────────────────────────────────────────
 /** "Rewind to here" on a user message, a tool card, or a rewind's Undo: preview a rewind to before that step. */
@@ -57,5 +55,3 @@ export const rewindApplySchema = z.object({ type: z.literal('rewindApply'), prev
 export const rewindCancelSchema = z.object({ type: z.literal('rewindCancel'), previewId: z.string().max(200) });
 /** Show one previewed file's diff (current → as it would be) in VS Code's diff editor. */
 export const rewindOpenDiffSchema = z.object({ type: z.literal('rewindOpenDiff'), previewId: z.string().max(200), path: z.string().max(4096) });
-/** A hunk choice made on the card (the host keeps the one review state the diff editor shows too). */
-export const reviewChoiceSchema = z.object({ type: z.literal('reviewChoice'), requestId: z.string().max(200), hunk: z.number().int().nonnegative(), choice: hunkChoiceSchema });

@@ -14,7 +14,7 @@ import { taskEventSchema, taskTranscriptSchema } from './domainSchemas';
 import { loopNameSchema, loopsStateSchema } from './loopMessages';
 import { mcpStatusSchema } from './mcpMessages';
 import { memoryFileSchema, memoryStateSchema } from './memoryMessages';
-import { composerTextMessageSchema, reviewChoicesMessageSchema, rewindPlanMessageSchema } from './rewindMessages';
+import { composerTextMessageSchema, rewindPlanMessageSchema } from './rewindMessages';
 
 export { PERMISSION_MODES, PROVIDER_IDS } from './chatMessages';
 
@@ -180,7 +180,6 @@ export const toWebviewMessageSchema = z.discriminatedUnion('type', [
   taskWorkerMessageSchema,
   rewindPlanMessageSchema,
   composerTextMessageSchema,
-  reviewChoicesMessageSchema,
 ]);
 
 export type SnapshotMessage = z.infer<typeof snapshotMessageSchema>;
