@@ -53,7 +53,8 @@ async function setup() {
       current = undefined;
     },
   });
-  return { ws, actions, sent, diffs, reopened, id: current.id, read: (p: string) => readFileSync(join(ws, p), 'utf8') };
+  const userId = current.transcript().items.find((i) => i.kind === 'user')?.id ?? '';
+  return { ws, actions, sent, diffs, reopened, userId, id: current.id, read: (p: string) => readFileSync(join(ws, p), 'utf8') };
 }
 
 const planOf = (sent: ToWebviewPayload[]) => {
@@ -82,6 +83,27 @@ describe('Rewind to here, from the chat', () => {
     await s.actions.apply(again.previewId, 'both', []);
     expect([s.read('a.txt'), s.read('b.txt')]).toEqual(['a v1\n', 'b mine\n']);
     expect(s.reopened).toEqual([s.id]);
+  });
+
+  it('a conflicting file the person chose to overwrite is put back too', async () => {
+    const s = await setup();
+    writeFileSync(join(s.ws, 'a.txt'), 'a mine\n');
+    await s.actions.preview('toolu_a');
+    const plan = planOf(s.sent);
+    expect(plan.files.find((f) => f.path === 'a.txt')?.conflict).toBe(true);
+    await s.actions.apply(plan.previewId, 'files', ['a.txt']);
+    expect([s.read('a.txt'), s.read('b.txt')]).toEqual(['a v1\n', 'b v1\n']);
+  });
+
+  it("to before the user message: every file back, and the message's text back in the composer", async () => {
+    const s = await setup();
+    await s.actions.preview(s.userId);
+    const plan = planOf(s.sent);
+    expect(plan.stepKind).toBe('message');
+    expect(plan.conversationMessages).toBe(0);
+    await s.actions.apply(plan.previewId, 'both', []);
+    expect([s.read('a.txt'), s.read('b.txt')]).toEqual(['a v1\n', 'b v1\n']);
+    expect(s.sent.at(-1)).toEqual({ type: 'composerText', text: 'change a and b' });
   });
 
   it('a preview replaced by another is refused, and nothing is written', async () => {
