@@ -3,7 +3,9 @@ import type { ErrorCode } from './errors';
 import type { ConversationMessage, StopReason } from './messages';
 import type { TaskStateTag, TurnStateTag } from './stateTags';
 import type { CardImage } from './toolImages';
-import type { TranscriptItem } from './transcript';
+import type { GatekeeperOutcome, PermissionDecision, TranscriptItem } from './transcriptItem';
+
+export type { GatekeeperOutcome, PermissionDecision };
 
 /**
  * What a task tells the outside world, in order. The CLI prints these as NDJSON
@@ -14,8 +16,6 @@ export type TaskStatus = 'running' | 'completed' | 'interrupted' | 'failed' | 'a
 
 /** The user-visible mode of the stream machine. */
 export type StreamMode = 'requesting' | 'responding' | 'toolInput' | 'thinking';
-
-export type PermissionDecision = 'allow' | 'deny' | 'ask';
 
 /**
  * The phases of one run of a task (the runPhases machine, src/core/machines/runPhases/): settings
@@ -43,9 +43,6 @@ export interface MemoryHitInfo {
   /** The search's BM25 score (higher is more relevant). */
   score: number;
 }
-
-/** What the gatekeeper did with what a run learned. */
-export type GatekeeperOutcome = 'saved' | 'rejected' | 'skipped';
 
 export type TaskEvent =
   /**

@@ -1,9 +1,10 @@
 import { formatDuration } from './duration';
-import type { ErrorCode } from './errors';
-import type { CheckpointFileNote, RewindScope, RewoundFile } from './checkpoints';
-import type { GatekeeperOutcome, PermissionDecision, RunPhase, StreamMode, TaskEvent } from './events';
+import type { RunPhase, StreamMode, TaskEvent } from './events';
 import type { TaskStateTag } from './stateTags';
-import { MAX_CARD_IMAGES, type CardImage } from './toolImages';
+import { MAX_CARD_IMAGES } from './toolImages';
+import type { TranscriptItem } from './transcriptItem';
+
+export type { TranscriptItem };
 
 /**
  * What a person sees of a task: the items of the chat and the header figures. The host keeps one
@@ -11,53 +12,6 @@ import { MAX_CARD_IMAGES, type CardImage } from './toolImages';
  * (the snapshot) and then folds the same events itself (the deltas). One pure function on both
  * sides means the two can never disagree about what an event does.
  */
-export type TranscriptItem =
-  | { kind: 'user'; id: string; text: string }
-  | {
-      kind: 'assistant';
-      id: string;
-      model: string;
-      text: string;
-      thinking: string;
-      streaming: boolean;
-      /** Cut off by a failure (a retry or an error followed). */
-      interrupted?: boolean;
-      /** Cut off because the person cancelled the task: the text stops where the cancel came. */
-      cancelled?: boolean;
-    }
-  | {
-      kind: 'tool';
-      id: string;
-      name: string;
-      input: Record<string, unknown>;
-      output: string;
-      /** Images the tool returned (checked `data:` URLs; see toolImages.ts). */
-      images?: CardImage[];
-      result?: { isError: boolean; summary: string };
-      permission?: { requestId: string; decision: PermissionDecision; reason?: string };
-      /** What the call's checkpoint kept (files it changed, and any it could not keep). */
-      checkpoint?: CheckpointFileNote[];
-    }
-  | { kind: 'error'; id: string; code: ErrorCode; message: string; retryable: boolean }
-  | { kind: 'notice'; id: string; text: string }
-  /** What a run read into its context: instructions files and memories (`.keel/memory/<file>`). */
-  | { kind: 'context'; id: string; run: number; instructions: string[]; memories: { file: string; title: string }[] }
-  /** The gatekeeper's decision at the end of a run (a memory saved, a lesson refused, nothing kept). */
-  | { kind: 'gatekeeper'; id: string; run: number; decision: GatekeeperOutcome; rule: string; reasons: string[]; file?: string; title?: string }
-  /** A rewind or fork: where the chat went back to, and what happened to the files. */
-  | {
-      kind: 'rewind';
-      id: string;
-      action: 'rewind' | 'fork';
-      step: number;
-      stepId: string;
-      scope: RewindScope;
-      label: string;
-      files: RewoundFile[];
-      forkedFrom?: { taskId: string; step: number };
-      forkedTo?: string;
-    };
-
 /** The header's view of the runs' phases: the current run, its phase and the time spent in each phase. */
 export interface RunPhasesView {
   run: number;
