@@ -7,6 +7,7 @@ import type { MemoryState } from '../src/shared/protocol/memoryMessages';
 import type { Page, PendingPermission, SettingsState, StoredTaskState, TaskSummary } from '../src/shared/protocol/chatMessages';
 import { INITIAL_SEQUENCE_STATE, type SequenceState, acceptMessage } from '../src/shared/protocol/sequencing';
 import { type ChatConfig, type SlashCommand, type TaskWorker, type ToWebviewMessage, parseToWebview } from '../src/shared/protocol/toWebview';
+import type { RewindPreviewView } from '../src/shared/protocol/rewindMessages';
 
 export interface HostError {
   id: number;
@@ -94,6 +95,10 @@ export class ChatStore {
   readonly memories = signal<MemoryState | null>(null);
   /** The latest memory search answer: file names, best first. */
   readonly memorySearch = signal<{ queryId: number; files: string[] } | null>(null);
+  /** A rewind being previewed (its diffs are open in VS Code's diff editor); null: none. */
+  readonly rewind = signal<RewindPreviewView | null>(null);
+  /** Text the host put back in the composer (a message a rewind went back to); `n` tells repeats apart. */
+  readonly composerText = signal<{ text: string; n: number } | null>(null);
 
   private seqState: SequenceState = INITIAL_SEQUENCE_STATE;
   private working: TaskTranscript | null = null;
@@ -188,7 +193,10 @@ export class ChatStore {
     switch (message.type) {
       case 'snapshot':
         // Another task (or none) is shown now: notices about the previous one no longer apply.
-        if ((this.working?.taskId ?? null) !== (message.transcript?.taskId ?? null)) this.clearNotices();
+        if ((this.working?.taskId ?? null) !== (message.transcript?.taskId ?? null)) {
+          this.clearNotices();
+          this.rewind.value = null;
+        }
         this.working = message.transcript;
         this.config.value = message.config;
         this.hostErrors.value = [];
@@ -265,6 +273,12 @@ export class ChatStore {
         return;
       case 'commandResults':
         this.commands.value = { queryId: message.queryId, commands: message.commands };
+        return;
+      case 'rewindPlan':
+        this.rewind.value = message.preview;
+        return;
+      case 'composerText':
+        this.composerText.value = { text: message.text, n: (this.composerText.value?.n ?? 0) + 1 };
         return;
       case 'navigate':
         if (this.page.value !== message.page) this.clearNotices();

@@ -5,6 +5,7 @@ import type { McpToolSource } from '../core/mcp/toolSource';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { WORKER_NODE_OPTIONS, workerCommandBeside, type WorkerCommand } from '../core/workers/spawnWorker';
+import { checkpointSettings } from './checkpointSettings';
 import { TaskRuntime } from '../core/runtime/taskRuntime';
 import { loadSandboxSettings } from '../core/sandbox/settings';
 import { settingsDefaultMode } from '../core/permissions/settings';
@@ -78,6 +79,8 @@ export async function createCliRuntime(args: RunArgs, ownerLabel: string, mcp?: 
     passEnv: [...new Set([...args.passEnv, ...userPassEnv.names])],
     sandbox: sandbox.settings,
     storageDir: args.storage,
+    // Checkpoint limits from KEEL_CHECKPOINT_MAX_FILE_BYTES / _TASK_BYTES, or KEEL_CHECKPOINTS=off.
+    checkpoints: checkpointSettings(process.env, warn),
     // Project memory unless --no-memory or KEEL_MEMORY=off (docs/memory.md).
     memory: args.memory ? DEFAULT_MEMORY_SETTINGS : MEMORY_OFF,
     ownerLabel,

@@ -14,6 +14,11 @@ Usage:
   keel tasks export ID --format md|json [--output FILE]
   keel tasks delete ID              (tasks commands take --storage DIR too)
   keel tasks replay ID [--until N]  re-run a task from its log and check the same events come out
+  keel tasks checkpoints ID         the steps that can be rewound to, with the files each changed
+  keel tasks rewind ID --to STEP [--files-only|--conversation-only] [--dry-run]
+                                    put files and/or conversation back as before STEP (a step too)
+  keel tasks fork ID --at STEP [--with-files]
+                                    a new task from before STEP; prints its id
   keel memory list|search|show|delete [--workspace DIR]
                                     the project's memories (.keel/memory/*.md)
   keel permissions check --tool NAME --input JSON... [--workspace DIR] [--settings FILE]... [--mode MODE] [--home DIR]

@@ -6,8 +6,11 @@ import { exportJson, exportMarkdown } from '../core/store/exportTask';
 import { TaskStore, type LoadedTask } from '../core/store/taskStore';
 import { StoreError, type TaskSummary } from '../core/store/types';
 import { modelLabel } from '../shared/domain/models';
+import { rewoundWords } from '../shared/domain/checkpoints';
 import { storageOption } from './args';
 import { replayCommand } from './replay';
+import { checkpointsCommand } from './checkpoints';
+import { RewindError } from '../core/checkpoints/rewinder';
 import { EXIT_STORAGE_UNUSABLE, STORAGE_HINT } from './exitCodes';
 import { existingPath, HelpRequested, parseCommandLine, reportUsage, UsageError } from './usage';
 
@@ -20,7 +23,23 @@ export const TASKS_HELP = `Usage:
                                                    model's answers and tool results played back)
                                                    and check the same events come out; exit 1 and
                                                    the first difference when they do not
-Options: --storage DIR (default: $KEEL_HOME or ~/.keel). ID may be a unique prefix of the id.
+  keel tasks checkpoints ID                        the steps that can be rewound to (every user
+                                                   message, tool call and rewind, numbered), with
+                                                   the files each changed and the storage held
+  keel tasks rewind ID --to STEP [--files-only | --conversation-only] [--dry-run]
+                   [--on-conflict keep|overwrite] [--overwrite-file PATH]...
+                                                   put the files and/or the conversation back as
+                                                   they were before STEP; --dry-run shows each
+                                                   file's diff and writes nothing. A file you
+                                                   changed since Keel wrote it is never
+                                                   overwritten unless you say so (exit 1 until
+                                                   you do). A rewind is a step: rewind to it to
+                                                   undo it
+  keel tasks fork ID --at STEP [--with-files]      a new task with the conversation up to before
+                                                   STEP (and, --with-files, the files); prints
+                                                   its id
+Options: --storage DIR (default: $KEEL_HOME or ~/.keel); --output-format text|json (checkpoints,
+rewind, fork). ID may be a unique prefix of the id.
 `;
 
 /** One line of `keel tasks list --json`. */
@@ -87,6 +106,10 @@ export async function tasksCommand(argv: string[]): Promise<number> {
         else process.stdout.write(out);
         return 0;
       }
+      case 'checkpoints':
+      case 'rewind':
+      case 'fork':
+        return await checkpointsCommand(sub, rest, { store: storeAt, out: (s) => process.stdout.write(s), err: (s) => process.stderr.write(s) });
       case 'replay': {
         const { values, positionals } = parseCommandLine(rest, { ...STORAGE, until: { type: 'string' } }, true);
         const until = values.until === undefined ? undefined : Number(values.until);
@@ -95,7 +118,7 @@ export async function tasksCommand(argv: string[]): Promise<number> {
         return await replayCommand(store, store.resolveId(onlyId(sub, positionals)), until);
       }
       default:
-        throw new UsageError(sub.startsWith('-') ? 'the subcommand (list, show, export, delete or replay) comes first' : `unknown subcommand "${sub}"`);
+        throw new UsageError(sub.startsWith('-') ? 'the subcommand (list, show, export, delete, replay, checkpoints, rewind or fork) comes first' : `unknown subcommand "${sub}"`);
     }
   } catch (err) {
     if (err instanceof HelpRequested) {
@@ -103,6 +126,10 @@ export async function tasksCommand(argv: string[]): Promise<number> {
       return 0;
     }
     if (err instanceof UsageError) return reportUsage('tasks', err);
+    if (err instanceof RewindError) {
+      process.stderr.write(`keel tasks: ${err.message}\n`);
+      return err.code === 'no_step' ? 2 : 1;
+    }
     if (err instanceof StoreError) {
       if (err.code === 'unusable') {
         process.stderr.write(`keel tasks: ${err.message}; ${STORAGE_HINT}\n`);
@@ -231,6 +258,8 @@ function itemText(it: TranscriptItem): string[] {
     }
     case 'gatekeeper':
       return [`> memory ${it.decision}${it.file ? ` ${it.file}` : ''} (${it.rule}: ${it.reasons.join('; ')})`];
+    case 'rewind':
+      return [`> ${it.label} (${rewoundWords(it.files)})`];
   }
 }
 

@@ -16,6 +16,7 @@ import { TaskWorkerWatch, type PoolView } from './taskWorker';
 import { followTask } from './taskFollower';
 import type { ChatHost } from './chatHost';
 import { ChatWindow, type ChatSurface } from './chatWindow';
+import { RewindActions } from './rewindActions';
 
 export type { ChatHost, TaskRuntimeLike } from './chatHost';
 export { ChatWindow } from './chatWindow';
@@ -53,6 +54,8 @@ export class ChatController implements ChatSurface {
   private readonly ownsWindow: boolean;
   private readonly unregister: () => void;
   private readonly history: HistoryActions;
+  /** "Rewind to here" on this surface's task: preview, diffs, apply. */
+  private readonly rewinds: RewindActions;
   private readonly lastTask: LastTask;
   /** Set while the current task is shown from the store (read-only until resumed). */
   private stored: StoredTaskState | undefined;
@@ -81,6 +84,14 @@ export class ChatController implements ChatSurface {
       },
       this.window.history,
     );
+    this.rewinds = new RewindActions({
+      log: this.host.log,
+      current: () => this.current,
+      runtime: () => this.window.loadedRuntime,
+      workbench: this.host.workbench,
+      broadcast: (payload) => this.broadcast(payload),
+      reopen: (id) => this.history.open(id),
+    });
     this.unregister = this.window.register(this);
   }
 
@@ -179,7 +190,7 @@ export class ChatController implements ChatSurface {
           this.retry();
           return;
         case 'permissionAnswer': {
-          const r = this.permissions.answer(message.requestId, message.decision, message.feedback, message.always);
+          const r = this.permissions.answer(message.requestId, message.decision, message.feedback, message.always, message.review?.choices);
           if (r !== true) {
             view.send({ type: 'notice', message: r.message });
             // A refused "Always allow" rule: the card was removed optimistically; show it again.
@@ -194,6 +205,18 @@ export class ChatController implements ChatSurface {
           return;
         case 'openSubtask':
           this.openSubtask(view, message.toolCallId);
+          return;
+        case 'rewindPreview':
+          await this.rewinds.preview(message.stepId);
+          return;
+        case 'rewindOpenDiff':
+          await this.rewinds.openDiff(message.previewId, message.path);
+          return;
+        case 'rewindApply':
+          await this.rewinds.apply(message.previewId, message.scope, message.overwrite);
+          return;
+        case 'rewindCancel':
+          this.rewinds.cancel(message.previewId);
           return;
         default:
           if (isHistoryMessage(message)) await this.history.handle(view, message);

@@ -3,6 +3,8 @@ import type { PermissionAnswer, PermissionAsker, PermissionRequest } from '../co
 import type { AlwaysAllow, PendingPermission, PermissionChoice, RuleScope } from '../shared/protocol/chatMessages';
 import { type Logger } from './logger';
 import { alwaysRules, type RuleCheck } from './permissions/alwaysAllow';
+import type { HunkChoice } from '../shared/diff/lineDiff';
+import { reviewOf } from '../shared/domain/review';
 
 /** Where an answer came from. */
 export type AnswerSource = 'card' | 'notification' | 'editor' | 'dialog' | 'task';
@@ -12,6 +14,11 @@ export interface PromptAnswer {
   decision: PermissionChoice;
   feedback?: string;
   always?: AlwaysAllow;
+  /**
+   * With `allow` on an Edit/Write: the person's choice per hunk of the proposal (missing: applied).
+   * The broker rebuilds the text from the request's own proposal (never from a view's text).
+   */
+  choices?: HunkChoice[];
 }
 
 /** What the broker tells the chat (the controller forwards it to every view). */
@@ -147,8 +154,8 @@ export class PermissionBroker implements PermissionAsker {
    * was refused (and nothing changed): `notPending` (unknown, already answered, withdrawn) or
    * `badRule` (an "Always allow" rule that does not parse; the prompt keeps waiting).
    */
-  answer(requestId: string, decision: PermissionChoice, feedback?: string, always?: AlwaysAllow): true | { refused: AnswerRefusal; message: string } {
-    return this.settle(requestId, { decision, ...(feedback !== undefined ? { feedback } : {}), ...(always ? { always } : {}) }, 'card');
+  answer(requestId: string, decision: PermissionChoice, feedback?: string, always?: AlwaysAllow, choices?: HunkChoice[]): true | { refused: AnswerRefusal; message: string } {
+    return this.settle(requestId, { decision, ...(feedback !== undefined ? { feedback } : {}), ...(always ? { always } : {}), ...(choices ? { choices } : {}) }, 'card');
   }
 
   /** No view can show cards any more: every pending prompt also goes to the `noVisibleView` surfaces. */
@@ -228,7 +235,7 @@ export class PermissionBroker implements PermissionAsker {
     }
     const allow: PermissionAnswer = { decision: 'allow', ...(feedback ? { feedback } : {}) };
     if (a.decision === 'allow') {
-      p.resolve(allow);
+      p.resolve({ ...allow, ...reviewOfAnswer(p.request, a.choices) });
       return true;
     }
     void this.saveThenAllow(p, rules, where, allow);
@@ -270,4 +277,17 @@ function toView(r: PermissionRequest): PendingPermission {
     ...(r.risky ? { risky: true } : {}),
     ...(r.suggestedRules && r.suggestedRules.length > 0 ? { suggestedRules: r.suggestedRules } : {}),
   };
+}
+
+/**
+ * The review an allow carries when the person left out or rewrote some hunk of a proposed
+ * Edit/Write; nothing when every hunk applies as proposed (a plain allow) or the request has no
+ * proposal to review.
+ */
+function reviewOfAnswer(r: PermissionRequest, choices: HunkChoice[] | undefined): Pick<PermissionAnswer, 'review'> {
+  const diff = r.subject.kind === 'write' ? r.subject.diff : undefined;
+  if (!diff || !choices || choices.every((c) => c.kind === 'accept')) return {};
+  const review = reviewOf(diff.before, diff.after, choices);
+  if (review.accepted.length === review.hunks) return {};
+  return { review };
 }

@@ -11,6 +11,7 @@ import type { ChatStore } from '../store';
 import { Composer } from './Composer';
 import { Header } from './Header';
 import { PermissionCard } from './PermissionCard';
+import { RewindCard } from './RewindCard';
 import { Transcript } from './Transcript';
 
 export interface AppProps {
@@ -50,6 +51,7 @@ export function App({ store, post, initialDraft = '', persist }: AppProps) {
       openDiff: (toolCallId: string) => post({ type: 'openDiff', toolCallId }),
       openSubtask: (toolCallId: string) => post({ type: 'openSubtask', toolCallId }),
       openMemory: (file: string) => post({ type: 'memoryAction', action: 'open', file }),
+      rewind: (stepId: string) => post({ type: 'rewindPreview', stepId }),
       thoughtMs: (id: string) => store.thoughtMs(id),
       setPage: (p: Page) => {
         // Changing page is the next action: notices about the last one go (as a toast would).
@@ -164,6 +166,7 @@ export function App({ store, post, initialDraft = '', persist }: AppProps) {
           onOpenDiff={actions.openDiff}
           onOpenSubtask={actions.openSubtask}
           onOpenMemory={actions.openMemory}
+          onRewind={busy || heldElsewhere(store.stored.value) ? undefined : actions.rewind}
         />
         </>
       ) : (
@@ -175,6 +178,22 @@ export function App({ store, post, initialDraft = '', persist }: AppProps) {
           {config && <p class="keel-note">{`${config.providerLabel} · ${config.model}`}</p>}
         </section>
       )}
+      {page === 'chat' && store.rewind.value && (
+        <div class="keel-permission-dock" aria-label="Rewind">
+          <RewindCard
+            preview={store.rewind.value}
+            onApply={(previewId, scope, overwrite) => {
+              store.rewind.value = null;
+              post({ type: 'rewindApply', previewId, scope, overwrite });
+            }}
+            onCancel={(previewId) => {
+              store.rewind.value = null;
+              post({ type: 'rewindCancel', previewId });
+            }}
+            onOpenDiff={(previewId, path) => post({ type: 'rewindOpenDiff', previewId, path })}
+          />
+        </div>
+      )}
       {permissions.length > 0 &&
         (page === 'chat' ? (
           <div class="keel-permission-dock" aria-label="Permission requests">
@@ -183,9 +202,9 @@ export function App({ store, post, initialDraft = '', persist }: AppProps) {
                 key={p.requestId}
                 request={p}
                 otherTask={p.taskId !== transcript?.taskId}
-                onAnswer={(requestId, decision, feedback, always) => {
+                onAnswer={(requestId, decision, feedback, always, review) => {
                   store.answered(requestId);
-                  post({ type: 'permissionAnswer', requestId, decision, ...(feedback ? { feedback } : {}), ...(always ? { always } : {}) });
+                  post({ type: 'permissionAnswer', requestId, decision, ...(feedback ? { feedback } : {}), ...(always ? { always } : {}), ...(review ? { review } : {}) });
                 }}
                 onOpenDiff={actions.openDiff}
               />
@@ -216,6 +235,7 @@ export function App({ store, post, initialDraft = '', persist }: AppProps) {
         onMentionQuery={(queryId, query) => post({ type: 'mentionQuery', queryId, query })}
         commands={store.commands.value}
         onCommandQuery={(queryId, query) => post({ type: 'commandQuery', queryId, query })}
+        injected={store.composerText.value}
       />
       )}
     </main>

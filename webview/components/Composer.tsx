@@ -24,6 +24,8 @@ export interface ComposerProps {
   /** The latest slash command answer for a `/` query. */
   commands?: { queryId: number; commands: SlashCommand[] } | null;
   onCommandQuery?(queryId: number, query: string): void;
+  /** Text the host puts in the box (a message a rewind went back to); a new `n` replaces the draft. */
+  injected?: { text: string; n: number } | null;
 }
 
 let nextQueryId = 1;
@@ -50,6 +52,15 @@ export function Composer(p: ComposerProps) {
   const count = slashOpen ? commands.length : files.length;
 
   useEffect(() => setActive(0), [p.mentions, p.commands]);
+
+  // A rewind to before a message gives its text back, to send again or change first.
+  const injected = p.injected;
+  useEffect(() => {
+    if (!injected) return;
+    setText(injected.text);
+    p.onDraft(injected.text);
+    ref.current?.focus();
+  }, [injected?.n]);
 
   const update = (value: string, caret: number) => {
     setText(value);

@@ -4,6 +4,7 @@ import type { ChatConfig, TaskWorker } from '../../src/shared/protocol/toWebview
 import { NEEDS_APPROVAL, phaseLabel, phaseTimes, RUNNING_ELSEWHERE, stateLook, type StateLook } from '../../src/shared/words/task';
 import { taskWorkerTooltip } from '../../src/shared/words/workers';
 import { formatCost, formatTokens, modelLabel } from '../format';
+import { formatBytes } from '../../src/shared/domain/checkpoints';
 
 export interface HeaderProps {
   transcript: TaskTranscript | null;
@@ -139,6 +140,12 @@ export function Header({ transcript: t, config, page, contextTokens, contextWind
               {`↑${formatTokens(u.inputTokens)} ↓${formatTokens(u.outputTokens)}`}
               {cache > 0 && <span class="keel-cache">{` cache ${formatTokens(cache)}`}</span>}
               <span data-testid="cost">{` ${formatCost(u.costUsd)}`}</span>
+            </span>
+          )}
+          {t.checkpointBytes !== undefined && (
+            <span class="keel-meta-item" data-testid="checkpoint-storage" title="What this task's checkpoints hold on disk (the earlier contents of the files it changed, shared with its forks)">
+              <span class="codicon codicon-history" aria-hidden="true" />
+              {` ${formatBytes(t.checkpointBytes)}`}
             </span>
           )}
           {worker && <WorkerIcon worker={worker} />}

@@ -7,13 +7,23 @@ import { renderMarkdown } from '../markdown';
 type AssistantItem = Extract<TranscriptItem, { kind: 'assistant' }>;
 type ErrorItem = Extract<TranscriptItem, { kind: 'error' }>;
 
-export const UserMessage = memo(function UserMessage({ text }: { text: string }) {
+export const UserMessage = memo(function UserMessage({ text, onRewind }: { text: string; onRewind?: (() => void) | undefined }) {
   return (
     <article class="keel-msg keel-msg-user" data-testid="message-user" aria-label="You">
       <div class="keel-msg-body keel-pre">{text}</div>
+      {onRewind && <RewindButton onRewind={onRewind} />}
     </article>
   );
 });
+
+/** "Rewind to here": a preview of putting the files and the conversation back to before this step. */
+export function RewindButton({ onRewind }: { onRewind: () => void }) {
+  return (
+    <button type="button" class="keel-icon-button keel-rewind-here" data-testid="rewind-here" title="Rewind to here" aria-label="Rewind to here" onClick={onRewind}>
+      <span class="codicon codicon-discard" aria-hidden="true" />
+    </button>
+  );
+}
 
 /** Adds a Copy button to each code block of `root` that has none (buttons cannot come from Markdown). */
 function addCopyButtons(root: HTMLElement): void {

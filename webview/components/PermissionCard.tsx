@@ -1,13 +1,16 @@
-import { useState } from 'preact/hooks';
+import { useMemo, useState } from 'preact/hooks';
 import { type AlwaysAllow, type PendingPermission, type PermissionChoice, RULE_SCOPES, RULE_SCOPE_FILES, type RuleScope } from '../../src/shared/protocol/chatMessages';
 import { truncate } from '../format';
 import { DiffView } from './DiffView';
+import { HunkReview } from './HunkReview';
+import { hunksOf, type HunkChoice } from '../diff';
 
 export interface PermissionCardProps {
   request: PendingPermission;
   /** Whether the request belongs to the task shown (else it is from another or a sub task). */
   otherTask: boolean;
-  onAnswer(requestId: string, decision: PermissionChoice, feedback?: string, always?: AlwaysAllow): void;
+  /** `review`: an Edit/Write allowed with each hunk's choice (sent only when some hunk is not applied as proposed). */
+  onAnswer(requestId: string, decision: PermissionChoice, feedback?: string, always?: AlwaysAllow, review?: { choices: HunkChoice[] }): void;
   onOpenDiff(toolCallId: string): void;
 }
 
@@ -37,8 +40,15 @@ export function PermissionCard({ request, otherTask, onAnswer, onOpenDiff }: Per
   const [always, setAlways] = useState(false);
   const [rulesText, setRulesText] = useState((request.suggestedRules ?? []).join('\n'));
   const [where, setWhere] = useState<RuleScope>('local');
+  // The person's choice per hunk of the proposed change (missing: applied as proposed).
+  const [choices, setChoices] = useState<(HunkChoice | undefined)[]>([]);
+  const reviewed = choices.some((c) => c !== undefined && c.kind !== 'accept');
+  const hunkCount = useMemo(() => (request.diff ? hunksOf(request.diff.before, request.diff.after).length : 0), [request.diff]);
+  // One choice per hunk, in order (a hunk not touched applies as proposed).
+  const allChoices = (): HunkChoice[] => Array.from({ length: hunkCount }, (_, i) => choices[i] ?? { kind: 'accept' });
   const command = typeof request.input.command === 'string' ? request.input.command : undefined;
-  const answer = (d: PermissionChoice, a?: AlwaysAllow) => onAnswer(request.requestId, d, feedback.trim() || undefined, a);
+  const answer = (d: PermissionChoice, a?: AlwaysAllow) =>
+    onAnswer(request.requestId, d, feedback.trim() || undefined, a, d === 'allow' && reviewed ? { choices: allChoices() } : undefined);
   const titleId = `perm-${request.requestId}`;
   const rules = rulesOfText(rulesText);
   const ruleShown = request.rule && !request.reason.includes(request.rule) ? ` (rule ${request.rule})` : '';
@@ -67,6 +77,17 @@ export function PermissionCard({ request, otherTask, onAnswer, onOpenDiff }: Per
       {request.diff && (
         <>
           <DiffView before={request.diff.before} after={request.diff.after} maxLines={30} />
+          {(request.tool === 'Edit' || request.tool === 'Write') && (
+            <details class="keel-hunk-details" open={reviewed} data-testid="review-hunks">
+              <summary>Review each change</summary>
+              <HunkReview
+                before={request.diff.before}
+                after={request.diff.after}
+                choices={choices}
+                onChoose={(i, c) => setChoices(Array.from({ length: Math.max(hunkCount, choices.length) }, (_, k) => (k === i ? c : choices[k])))}
+              />
+            </details>
+          )}
           <button type="button" class="keel-link-button" data-testid="permission-open-diff" onClick={() => onOpenDiff(request.toolCallId)}>
             <span class="codicon codicon-diff" aria-hidden="true" /> Open diff (Accept / Reject in the editor)
           </button>
@@ -123,7 +144,7 @@ export function PermissionCard({ request, otherTask, onAnswer, onOpenDiff }: Per
       ) : (
         <div class="keel-permission-actions">
           <button type="button" class="keel-button" data-testid="permission-allow" onClick={() => answer('allow')}>
-            <span class="codicon codicon-check" aria-hidden="true" /> Allow once
+            <span class="codicon codicon-check" aria-hidden="true" /> {reviewed ? 'Allow as reviewed' : 'Allow once'}
           </button>
           <button type="button" class="keel-button keel-button-secondary" data-testid="permission-always" onClick={() => setAlways(true)}>
             <span class="codicon codicon-check-all" aria-hidden="true" /> Always allow…

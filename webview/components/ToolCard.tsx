@@ -3,6 +3,7 @@ import { isCardImageSrc, type CardImage } from '../../src/shared/domain/toolImag
 import type { TranscriptItem } from '../../src/shared/domain/transcript';
 import { mainToolInput, tailLines, truncate } from '../format';
 import { DiffView } from './DiffView';
+import { RewindButton } from './Messages';
 
 type ToolItem = Extract<TranscriptItem, { kind: 'tool' }>;
 
@@ -12,6 +13,8 @@ export interface ToolCardProps {
   awaitingPermission: boolean;
   onOpenDiff(toolCallId: string): void;
   onOpenSubtask(toolCallId: string): void;
+  /** "Rewind to here" (absent while the task works). */
+  onRewind?: ((stepId: string) => void) | undefined;
 }
 
 const COMPACT = new Set(['Read', 'Glob', 'Grep', 'LS', 'WebFetch']);
@@ -61,7 +64,7 @@ const STATUS_ICON = {
  * A tool call. Read/Glob/Grep are one compact line; Edit/Write show an inline diff and "Open
  * diff"; Bash shows its command, live output and exit code; Task links to its subtask.
  */
-export const ToolCard = memo(function ToolCard({ item, awaitingPermission, onOpenDiff, onOpenSubtask }: ToolCardProps) {
+export const ToolCard = memo(function ToolCard({ item, awaitingPermission, onOpenDiff, onOpenSubtask, onRewind }: ToolCardProps) {
   const status = statusOf(item, awaitingPermission);
   const compact = COMPACT.has(item.name);
   const input = mainToolInput(item.input);
@@ -70,6 +73,7 @@ export const ToolCard = memo(function ToolCard({ item, awaitingPermission, onOpe
       class={`keel-tool keel-tool-${status}${compact ? ' keel-tool-compact' : ''}`}
       data-testid="tool-card"
       data-tool={item.name}
+      data-tool-id={item.id}
       data-status={status}
       aria-label={`Tool ${item.name}: ${truncate(input, 80)} (${status})`}
     >
@@ -83,9 +87,11 @@ export const ToolCard = memo(function ToolCard({ item, awaitingPermission, onOpe
           </code>
         )}
         {compact && item.result && status !== 'denied' && <span class="keel-tool-summary">{item.result.summary}</span>}
+        {onRewind && <RewindButton onRewind={() => onRewind(item.id)} />}
       </div>
       {!compact && <ToolBody item={item} status={status} onOpenDiff={onOpenDiff} onOpenSubtask={onOpenSubtask} />}
       {status === 'awaiting' && <div class="keel-tool-note">Waiting for your approval below.</div>}
+      {item.checkpoint && <CheckpointNote files={item.checkpoint} />}
       {status === 'denied' && (
         <div class="keel-tool-permission" data-testid="tool-denied" data-decision="deny">
           {deniedWords(item.permission?.reason)}
@@ -179,6 +185,23 @@ function ToolImages({ images }: { images: CardImage[] }) {
     <div class="keel-tool-images">
       {safe.map((i, k) => (
         <img key={k} class="keel-tool-image" data-testid="tool-image" src={i.src} alt={i.alt} title={i.alt} />
+      ))}
+    </div>
+  );
+}
+
+/** What the call's checkpoint kept: "Checkpoint: 2 files" (restorable), and each file it could not keep and why. */
+function CheckpointNote({ files }: { files: { path: string; kept: boolean; reason?: string }[] }) {
+  const kept = files.filter((f) => f.kept);
+  const missed = files.filter((f) => !f.kept);
+  return (
+    <div class="keel-tool-note keel-checkpoint" data-testid="checkpoint-note" data-kept={kept.length} data-missed={missed.length}>
+      {kept.length > 0 && <span title={kept.map((f) => f.path).join('\n')}>{`Checkpoint: ${kept.length} file${kept.length === 1 ? '' : 's'} can be rewound`}</span>}
+      {missed.map((f) => (
+        <div key={f.path} data-testid="checkpoint-missed">
+          <span class="codicon codicon-warning" aria-hidden="true" />
+          {` ${f.path}: not restorable (${f.reason ?? 'no earlier content was kept'})`}
+        </div>
       ))}
     </div>
   );

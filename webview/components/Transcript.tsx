@@ -1,6 +1,7 @@
 import { Virtualizer, elementScroll, measureElement, observeElementOffset, observeElementRect } from '@tanstack/virtual-core';
 import { useEffect, useLayoutEffect, useReducer, useRef, useState } from 'preact/hooks';
 import type { TaskTranscript, TranscriptItem } from '../../src/shared/domain/transcript';
+import { rewoundWords } from '../../src/shared/domain/checkpoints';
 import { AssistantMessage, ErrorMessage, UserMessage } from './Messages';
 import { ToolCard } from './ToolCard';
 import { retryableIndex } from '../format';
@@ -20,6 +21,8 @@ export interface TranscriptProps {
   onOpenSubtask(toolCallId: string): void;
   /** Opens a memory the run used (`.keel/memory/<file>`) in an editor; absent: titles are plain text. */
   onOpenMemory?(file: string): void;
+  /** "Rewind to here" on a user message, a tool card or a rewind's Undo (absent while the task works). */
+  onRewind?: ((stepId: string) => void) | undefined;
 }
 
 /** A rough height before a row is measured, so the scrollbar is about right for long tasks. */
@@ -131,7 +134,7 @@ function useStickToEnd(scroller: { current: HTMLDivElement | null }): void {
  * to the host (which opens http(s) and asks about anything else) instead of navigating.
  */
 export function Transcript(props: TranscriptProps) {
-  const { transcript, thoughtMs, awaiting, onRetry, onResume, onOpenLink, onCopy, onOpenDiff, onOpenSubtask, onOpenMemory } = props;
+  const { transcript, thoughtMs, awaiting, onRetry, onResume, onOpenLink, onCopy, onOpenDiff, onOpenSubtask, onOpenMemory, onRewind } = props;
   const scroller = useRef<HTMLDivElement>(null);
   const items = transcript.items;
   const v = useVirtualizer(items.length, () => scroller.current, items);
@@ -175,11 +178,11 @@ export function Transcript(props: TranscriptProps) {
   function renderItem(item: TranscriptItem, canRetry: boolean) {
     switch (item.kind) {
       case 'user':
-        return <UserMessage text={item.text} />;
+        return <UserMessage text={item.text} onRewind={onRewind ? () => onRewind(item.id) : undefined} />;
       case 'assistant':
         return <AssistantMessage item={item} thoughtMs={item.thinking ? thoughtMs(item.id) : undefined} onCopy={onCopy} onResume={onResume} />;
       case 'tool':
-        return <ToolCard item={item} awaitingPermission={awaiting.has(item.id)} onOpenDiff={onOpenDiff} onOpenSubtask={onOpenSubtask} />;
+        return <ToolCard item={item} awaitingPermission={awaiting.has(item.id)} onOpenDiff={onOpenDiff} onOpenSubtask={onOpenSubtask} onRewind={onRewind} />;
       case 'error':
         return <ErrorMessage item={item} canRetry={canRetry} onRetry={onRetry} />;
       case 'notice':
@@ -216,6 +219,18 @@ export function Transcript(props: TranscriptProps) {
         return (
           <div class="keel-note keel-gatekeeper" role="note">
             {item.decision === 'saved' ? `Remembered: ${item.title ?? ''} (.keel/memory/${item.file ?? ''})` : `A lesson was not kept (${item.rule}: ${item.reasons.join('; ')})`}
+          </div>
+        );
+      case 'rewind':
+        return (
+          <div class="keel-note keel-rewind-note" role="note" data-testid="rewind-marker" data-action={item.action}>
+            <span class="codicon codicon-discard" aria-hidden="true" />
+            {` ${item.label} — ${rewoundWords(item.files)}`}
+            {item.action === 'rewind' && onRewind && (
+              <button type="button" class="keel-link-button" data-testid="rewind-undo" title="Undo this rewind (shows what it would do first)" onClick={() => onRewind(item.id)}>
+                Undo
+              </button>
+            )}
           </div>
         );
     }

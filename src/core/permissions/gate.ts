@@ -1,3 +1,4 @@
+import type { EditReview } from '../../shared/domain/review';
 import type { PermissionMode } from '../../shared/domain/permissionModes';
 import type { PermissionSubject } from '../tools/types';
 
@@ -41,6 +42,12 @@ export type PermissionAnswer = {
   deniedBecause?: string;
   /** Set when the user chose "Always allow": the rules the host saved, and where. */
   always?: { rules: string[]; where: 'project' | 'local' | 'user' };
+  /**
+   * An Edit or Write the person reviewed change by change (an allow of exactly `review.content`,
+   * made from the request's proposed diff): the tool writes that text and tells the model which
+   * changes landed. Only with `decision: 'allow'`.
+   */
+  review?: EditReview;
 };
 
 export interface PermissionAsker {

@@ -30,6 +30,8 @@ import type { StartTaskOptions, TaskHandle } from './types';
 import { wireTaskMachine } from './wiring';
 import type { WorkerPool } from '../workers/pool';
 import { remoteTurnOf, type RemoteTaskSide } from './remoteTask';
+import { join } from 'node:path';
+import { TaskCheckpoints } from '../checkpoints/recorder';
 import { errorMessage } from '../../shared/domain/errors';
 
 /** What a live task needs from the runtime that owns it. */
@@ -111,6 +113,8 @@ export class LiveTask implements TaskHandle, TaskParent {
   private providerConfig: ProviderConfig;
   /** The task's event log (hooks' `transcript_path`), or '' when it is not recorded. */
   private readonly transcriptPath: string;
+  /** The task's checkpoints when it is recorded (turns in this process take them; a worker opens its own). */
+  private readonly checkpoints: TaskCheckpoints | undefined;
 
   constructor(
     readonly id: string,
@@ -136,6 +140,16 @@ export class LiveTask implements TaskHandle, TaskParent {
     this.transcriptState = seed.transcript ?? { ...emptyTranscript(id, title, options.provider.provider === 'demo' ? 'demo model' : model), tags: taskStateTags('created') };
     this.rootId = parent?.rootId ?? id;
     this.transcriptPath = seed.recorder && runtime.transcriptPath ? runtime.transcriptPath(id) : '';
+    this.checkpoints =
+      seed.recorder && rt.checkpoints !== false
+        ? new TaskCheckpoints({
+            dir: join(seed.recorder.dir, 'checkpoints'),
+            workspace: rt.workspace,
+            ...(rt.checkpoints ? { limits: rt.checkpoints } : {}),
+            ...(rt.home ? { home: rt.home } : {}),
+            log: (level, message) => runtime.log(level, `task ${id}: ${message}`),
+          })
+        : undefined;
     this.hooks = rt.hooks
       ? new TaskHookPoints(rt.hooks, {
           taskId: id,
@@ -197,6 +211,7 @@ export class LiveTask implements TaskHandle, TaskParent {
       secrets: runtime.secrets,
       asker: rt.asker ?? denyingAsker,
       ...(rt.mcp ? { mcp: rt.mcp } : {}),
+      ...(this.checkpoints ? { checkpoints: this.checkpoints } : {}),
       createProvider: createTaskProvider,
       beginRun: (start) => this.phases.begin(start),
       finishRun: async (status) => {
@@ -289,6 +304,7 @@ export class LiveTask implements TaskHandle, TaskParent {
     this.actor.stop();
     // Its last writes and the lock's release go on off the event loop (TaskRuntime.closed waits for them).
     void this.recorder?.close();
+    void this.checkpoints?.close();
     this.locks.endScope(taskLockKey(this.id));
   }
 
@@ -387,6 +403,7 @@ export class LiveTask implements TaskHandle, TaskParent {
   private remoteSide(): RemoteTaskSide {
     return {
       id: this.id,
+      ...(this.checkpoints ? { checkpoints: { dir: this.checkpoints.store.dir, limits: this.checkpoints.limits } } : {}),
       rootId: this.rootId,
       transcriptPath: this.transcriptPath,
       loopProgressFile: this.loopProgressFile,

@@ -12,6 +12,7 @@ import type { ToolRegistry } from '../tools/registry';
 import type { McpToolSource } from '../mcp/toolSource';
 import type { PermissionDecider } from './permissionCheck';
 import type { WorkerPoolOptions } from '../workers/pool';
+import type { CheckpointLimits } from '../checkpoints/recorder';
 import type { WorkspaceTrust } from '../trust/workspaceTrust';
 
 export interface TaskRuntimeOptions {
@@ -103,4 +104,9 @@ export interface TaskRuntimeOptions {
    * the tool environment of `secrets` (no API key) unless `command.baseEnv` says otherwise.
    */
   workers?: WorkerPoolOptions;
+  /**
+   * Checkpoints of recorded tasks (docs/persistence.md, "Checkpoints"): the limits per file and
+   * per task (defaults: 32 MB, 1 GB), or `false` for none. Tasks without a store keep none.
+   */
+  checkpoints?: Partial<CheckpointLimits> | false;
 }

@@ -8,6 +8,7 @@ import type { QueryParams } from '../workers/protocol';
 import type { RemoteHookSink } from '../workers/remoteTurn';
 import type { TaskRuntimeOptions } from './options';
 import type { TaskServices } from './wiring';
+import type { CheckpointLimits } from '../checkpoints/recorder';
 
 /** What the worker side of a task's turn loop needs of the live task it runs for. */
 export interface RemoteTaskSide {
@@ -17,6 +18,8 @@ export interface RemoteTaskSide {
   /** The task's event log (hooks' `transcript_path`), or '' when it is not recorded. */
   readonly transcriptPath: string;
   readonly loopProgressFile: string | undefined;
+  /** Where the worker keeps the task's checkpoints (the task's folder), and their limits; absent: none. */
+  readonly checkpoints?: { dir: string; limits: CheckpointLimits };
   readonly secrets: SecretKeeper;
   /** The provider settings of the task's last run (refreshed before each). */
   providerConfig(): ProviderConfig;
@@ -99,6 +102,7 @@ function queryParts(task: RemoteTaskSide, rt: TaskRuntimeOptions): Omit<QueryPar
     provider: task.providerConfig(),
     parentModes: task.parentModes(),
     ...(task.loopProgressFile ? { loopProgressFile: task.loopProgressFile } : {}),
+    ...(task.checkpoints ? { checkpoints: task.checkpoints } : {}),
     // The hooks that may run now, as the host decided (user hooks, approved workspace hooks):
     // the worker runs these and reads no settings file of its own.
     ...(rt.hooks ? { hooks: { sessionId: task.rootId, transcriptPath: task.transcriptPath, approved: rt.hooks.runnable() } } : {}),

@@ -26,6 +26,10 @@ import type { McpToolSource } from '../mcp/toolSource';
 import { runMcpCall } from '../mcp/wiring';
 import type { TaskHandle } from './types';
 import { remoteTurn, type RemoteTurnDeps } from '../workers/remoteTurn';
+import type { TaskCheckpoints } from '../checkpoints/recorder';
+import { prepareWrite, withCheckpoints } from './checkpointWiring';
+import { keepingReviews } from './reviewWiring';
+import type { ReviewedEdit } from '../tools/types';
 import type { TurnHost } from './turnHost';
 import { errorMessage } from '../../shared/domain/errors';
 
@@ -78,6 +82,11 @@ export interface TaskServices {
   /** MCP servers' tools (`mcp__server__tool`), shared by the host's tasks. */
   mcp?: McpToolSource;
   /**
+   * The task's checkpoints (src/core/checkpoints): before-images of what tools change, kept
+   * before they change it. Absent: none are kept (a task that is not recorded).
+   */
+  checkpoints?: TaskCheckpoints;
+  /**
    * The task's hook points (docs/hooks.md): PreToolUse and PermissionRequest inside the
    * permission machine, PostToolUse after a tool ran, SessionStart and UserPromptSubmit when a run
    * starts, Stop when the answer is complete, PreCompact before summarising. Without it, no hook runs.
@@ -119,6 +128,11 @@ export interface TurnEnvironment {
   runSystem(): string[];
   /** The run's provider. */
   provider(): ModelProvider;
+  /**
+   * The task's checkpoints, kept where the tools run (a worker opens the task's checkpoints
+   * folder itself: content addressing keeps its writes and the host's apart). Absent: none kept.
+   */
+  checkpoints?: TaskCheckpoints;
 }
 
 /**
@@ -132,8 +146,10 @@ export function wireTurnLoop(env: TurnEnvironment, host: TurnHost) {
   const hooks = env.hooks;
   const secrets = env.secrets;
   const getProvider = env.provider;
-  // The helpers below take what they need of both.
-  const services = { ...env, ...host };
+  // Edits the person reviewed change by change, by tool call: the tool writes what was allowed.
+  const reviews = new Map<string, ReviewedEdit>();
+  // The helpers below take what they need of both; the asker keeps each reviewed edit aside.
+  const services = { ...env, ...host, asker: keepingReviews(host.asker, reviews) };
   const publish = (_: unknown, event: TaskEvent | null) => {
     if (event) host.publish(event);
   };
@@ -193,11 +209,15 @@ export function wireTurnLoop(env: TurnEnvironment, host: TurnHost) {
       permission: hooks ? wireHookedPermissionMachine(services, hooks) : wirePermissionMachine(services),
       runTool: fromPromise(async ({ input, signal }) => {
         const started = performance.now();
-        const out = await runTool(services, secrets, input.taskId, input.call, signal);
+        const reviewed = reviews.get(input.call.id);
+        reviews.delete(input.call.id);
+        const out = await runTool(services, secrets, input.taskId, input.call, signal, reviewed);
         if (!hooks || signal.aborted) return out;
         return { ...out, result: await hooks.postToolUse(toolUseOf(input.call), out.result, Math.round(performance.now() - started), signal) };
       }),
-      callMcpTool: fromPromise(({ input, signal }) => runMcpCall({ ...services, redact: (t) => secrets.redact(t) }, input.taskId, input.call, signal)),
+      callMcpTool: fromPromise(({ input, signal }) =>
+        withCheckpoints(services, input.taskId, input.call.id, { kind: 'command' }, () => runMcpCall({ ...services, redact: (t) => secrets.redact(t) }, input.taskId, input.call, signal)),
+      ),
       stopHook: fromPromise(async ({ input }) => ({ continueWith: hooks ? await hooks.stop(input.lastMessage, input.continuations) : null })),
     },
     actions: {
@@ -248,6 +268,7 @@ export function wireTaskMachine(services: TaskServices) {
       ...(hooks ? { hooks } : {}),
       runSystem: systemOfRun,
       provider: getProvider,
+      ...(services.checkpoints ? { checkpoints: services.checkpoints } : {}),
     },
     host,
   );
@@ -319,10 +340,12 @@ export function wireTaskMachine(services: TaskServices) {
  * task log) and the result (the model, the log) are redacted here, for every tool, and every
  * process the tool starts gets the keeper's environment.
  */
-async function runTool(services: TurnEnvironment & TurnHost, secrets: SecretKeeper, taskId: string, call: ValidatedCall, signal: AbortSignal): Promise<ToolRunOutput> {
+async function runTool(services: TurnEnvironment & TurnHost, secrets: SecretKeeper, taskId: string, call: ValidatedCall, signal: AbortSignal, reviewed?: ReviewedEdit): Promise<ToolRunOutput> {
   const tool = services.tools.get(call.tool);
   if (!tool) return { result: toolResult(call.id, `Error: unknown tool "${call.tool}"`, true), summary: `unknown tool ${call.tool}` };
-  await services.durable?.();
+  // A Write's checkpoint is taken while the log is made durable (both are fsyncs): the tool's
+  // own checkpoint then finds the file as kept and adds nothing (checkpointWiring.ts).
+  await Promise.all([services.durable?.(), prepareWrite(services, call, reviewed?.review.content)]);
   if (signal.aborted) return { result: toolResult(call.id, 'The tool call was cancelled before it started.', true), summary: 'cancelled' };
   const live = secrets.streamRedactor();
   // Nothing of a cancelled call is published (the task may have ended: no event after its `done`).
@@ -331,19 +354,25 @@ async function runTool(services: TurnEnvironment & TurnHost, secrets: SecretKeep
   };
   // The subject the permission machine decided on: Write/Edit refuse when the target now leads
   // elsewhere (a symlink created or changed since the decision, writeTarget.ts).
-  const r = await invokeTool(tool, call.input, {
-    taskId,
-    workspace: services.workspace,
-    approved: call.subject,
-    signal,
-    locks: services.locks,
-    env: secrets.environment(),
-    ...(services.ripgrepPath ? { ripgrepPath: services.ripgrepPath } : {}),
-    searchExclusions: (root) => services.permissions.searchExclusions(root),
-    onOutput: (chunk) => publishChunk(live.push(chunk)),
+  const s = call.subject;
+  const kind = s.kind === 'execute' ? 'command' : s.kind === 'write' ? 'write' : null;
+  return withCheckpoints(services, taskId, call.id, kind ? { kind, subject: s } : null, async (checkpoints) => {
+    const r = await invokeTool(tool, call.input, {
+      taskId,
+      workspace: services.workspace,
+      approved: s,
+      signal,
+      locks: services.locks,
+      env: secrets.environment(),
+      ...(services.ripgrepPath ? { ripgrepPath: services.ripgrepPath } : {}),
+      searchExclusions: (root) => services.permissions.searchExclusions(root),
+      ...(checkpoints ? { checkpoints } : {}),
+      ...(reviewed ? { reviewed } : {}),
+      onOutput: (chunk) => publishChunk(live.push(chunk)),
+    });
+    publishChunk(live.end());
+    return { result: toolResult(call.id, secrets.redact(r.content), r.isError), summary: secrets.redact(r.summary) };
   });
-  publishChunk(live.end());
-  return { result: toolResult(call.id, secrets.redact(r.content), r.isError), summary: secrets.redact(r.summary) };
 }
 
 /** One summarisation call: the summary, and the tokens the server reported for it (they are billed). */

@@ -1,3 +1,4 @@
+import { rewoundWords } from '../../shared/domain/checkpoints';
 import type { TranscriptItem } from '../../shared/domain/transcript';
 import type { LoadedTask } from './taskStore';
 import type { TaskSummary } from './types';
@@ -69,6 +70,8 @@ function itemMarkdown(it: TranscriptItem): string[] {
     }
     case 'gatekeeper':
       return [`> Memory ${it.decision}${it.file ? ` \`${it.file}\`` : ''}: ${it.reasons.join('; ')}`];
+    case 'rewind':
+      return [`> ${it.label} — ${rewoundWords(it.files)}`];
   }
 }
 

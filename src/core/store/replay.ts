@@ -142,6 +142,14 @@ export class ReplayFold {
       case 'compacted':
         this.conversation = e.messages.slice();
         return;
+      case 'rewind':
+        // The conversation came back to an earlier point (its `compacted` came first): nothing
+        // streamed or called after that point is pending any more.
+        if (e.items) {
+          this.closeStream();
+          this.calls = new Map();
+        }
+        return;
       case 'user_message':
         this.userMessages++;
         this.closeStream();

@@ -1,6 +1,6 @@
 import type { TaskEvent } from '../../shared/domain/events';
 import { MAX_CARD_IMAGES } from '../../shared/domain/toolImages';
-import { emptyTranscript, gatekeeperItem, nextPhases, retryNotice, type TaskTranscript, type TranscriptItem } from '../../shared/domain/transcript';
+import { emptyTranscript, gatekeeperItem, nextPhases, retryNotice, rewindItem, type TaskTranscript, type TranscriptItem } from '../../shared/domain/transcript';
 
 /** What `TranscriptBuilder.exportState()` returns: JSON-safe. */
 export interface TranscriptBuilderState {
@@ -158,6 +158,26 @@ export class TranscriptBuilder {
       case 'gatekeeper':
         if (e.decision !== 'skipped') this.items.push(gatekeeperItem(e, this.items.length));
         return;
+      case 'checkpoint': {
+        t.checkpointBytes = e.storedBytes;
+        const i = this.toolIndex.get(e.toolCallId);
+        if (i !== undefined) (this.items[i] as ToolItem).checkpoint = e.files;
+        return;
+      }
+      case 'rewind': {
+        if (e.items) {
+          // The chat as it was at the point rewound to: the items after it are gone from view.
+          this.settleParts();
+          this.items.length = 0;
+          // Copies: the builder changes its items in place, and the event is not its to change.
+          for (const it of e.items) this.items.push({ ...it });
+          this.toolIndex.clear();
+          this.items.forEach((it, k) => it.kind === 'tool' && this.toolIndex.set(it.id, k));
+          this.lastAssistant = -1;
+        } else this.closeStreaming(false);
+        this.items.push(rewindItem(e));
+        return;
+      }
     }
   }
 

@@ -7,6 +7,7 @@ import { applyEdit, snippetAround, type EditOutcome } from './editText';
 import { readTextIfExists, readTextOrNull } from './fileText';
 import { displayPath, errnoCode, resolveToolPath } from './paths';
 import type { PermissionSubject, Tool, ToolResult } from './types';
+import { writeReviewed } from './reviewedWrite';
 import { approvedWriteTarget, resolveWriteTarget, throughLink, writeNoFollow } from './writeTarget';
 
 const inputSchema = z.object({
@@ -51,10 +52,13 @@ export const editTool: Tool<EditInput> = {
           if (!target.ok) return fail(target.message);
           const stat = await fs.stat(target.path).catch(() => undefined);
           if (stat?.isDirectory()) return fail(`${abs} is a directory; give the path of a file.`);
+          if (ctx.reviewed) return writeReviewed(target.path, shown, ctx.reviewed, ctx);
           const before = await readTextIfExists(target.path);
           if (before === null && input.old_string !== '') return fail(`File does not exist: ${abs}. To create a file, use Write (or Edit with an empty old_string).`);
           const planned = plan(before, input, abs);
           if (!planned.ok) return fail(planned.message);
+          // The file as it is, kept (durably) before it is changed: the step can be rewound.
+          await ctx.checkpoints?.beforeWrite(target.path, planned.after);
           await writeNoFollow(target.path, planned.after);
           if (before === null) return { content: `Created ${abs}.`, isError: false, summary: `Created ${shown}` };
           const n = planned.replacements;

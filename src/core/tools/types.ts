@@ -1,5 +1,6 @@
 import type { z } from 'zod';
 import type { HeldLock, LockManager } from '../locks/lockManager';
+import type { EditReview } from '../../shared/domain/review';
 
 /**
  * A tool in two steps (STYLE.md #4): `subject` describes what the call will touch, before
@@ -32,6 +33,29 @@ export interface SubtaskRunner {
   run(description: string, prompt: string, signal: AbortSignal): Promise<ToolResult>;
 }
 
+/**
+ * The checkpoint a tool takes before it changes a file (src/core/checkpoints): what the file holds
+ * is kept, durably, before the write, so the step can be rewound. Bound to one tool call.
+ */
+export interface ToolCheckpoints {
+  /**
+   * Keeps what `path` (the physical file about to be written) holds now; `after` is what the tool
+   * will write (null: it will delete it). Resolves once the checkpoint is on disk. Never rejects:
+   * a checkpoint that cannot be kept (a limit, a read that failed) is reported on the tool's card
+   * and the write goes on.
+   */
+  beforeWrite(path: string, after: string | null): Promise<void>;
+}
+
+/** An Edit or Write the person reviewed change by change before allowing it (shared/domain/review.ts). */
+export interface ReviewedEdit {
+  review: EditReview;
+  /** The proposal the review was made of: the file then (null: none) and the proposed text. */
+  before: string | null;
+  after: string;
+  path: string;
+}
+
 export interface ToolContext {
   taskId: string;
   /** Absolute path of the workspace root; relative paths resolve against it. */
@@ -53,6 +77,10 @@ export interface ToolContext {
   heldLock?: HeldLock;
   /** The subject the permission decision was made on, when the runtime has it (Write/Edit check their target against it). */
   approved?: PermissionSubject;
+  /** Checkpoints of this call (absent: the task keeps none, e.g. it is not recorded). */
+  checkpoints?: ToolCheckpoints;
+  /** Set when the person reviewed this Edit/Write change by change: write exactly `review.content`. */
+  reviewed?: ReviewedEdit;
   /**
    * What a recursive search below `root` (Grep, Glob) must skip so that it reads nothing the
    * Read rules keep out: the permission engine's answer (engine.ts `searchExclusions`), which

@@ -6,6 +6,7 @@ import { fileLockKey } from '../locks/lockManager';
 import { countLines, readTextOrNull } from './fileText';
 import { displayPath, errnoCode, resolveToolPath } from './paths';
 import type { Tool } from './types';
+import { writeReviewed } from './reviewedWrite';
 import { approvedWriteTarget, resolveWriteTarget, throughLink, writeNoFollow } from './writeTarget';
 
 const inputSchema = z.object({
@@ -49,7 +50,10 @@ export const writeTool: Tool<WriteInput> = {
           if (!target.ok) return { content: target.message, isError: true, summary: `Did not write ${shown}` };
           const stat = await fs.stat(target.path).catch(() => undefined);
           if (stat?.isDirectory()) return { content: `${abs} is a directory; give the path of a file.`, isError: true, summary: `Could not write ${shown}` };
+          if (ctx.reviewed) return writeReviewed(target.path, shown, ctx.reviewed, ctx);
           const existed = stat !== undefined;
+          // The file as it is, kept (durably) before it is replaced: the step can be rewound.
+          await ctx.checkpoints?.beforeWrite(target.path, input.content);
           await writeNoFollow(target.path, input.content);
           const lines = countLines(input.content);
           const verb = existed ? 'Updated' : 'Created';

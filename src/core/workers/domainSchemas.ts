@@ -61,6 +61,16 @@ export const permissionAnswerSchema = z.object({
   feedback: z.optional(z.string()),
   deniedBecause: z.optional(z.string()),
   always: z.optional(z.object({ rules: z.array(z.string()), where: z.enum(['project', 'local', 'user']) })),
+  review: z.optional(
+    z.object({
+      content: z.string(),
+      hunks: z.number().check(z.int(), z.nonnegative()),
+      accepted: z.array(z.number().check(z.int(), z.positive())),
+      rejected: z.array(z.number().check(z.int(), z.positive())),
+      edited: z.array(z.number().check(z.int(), z.positive())),
+      edits: z.array(z.object({ hunk: z.number().check(z.int(), z.positive()), lines: z.array(z.string()) })),
+    }),
+  ),
 });
 
 export const providerConfigSchema = z.object({

@@ -120,6 +120,16 @@ export const queryParamsSchema = z.object({
   /** The task has the host's MCP servers: the worker asks the host for their tools and calls them through it. */
   mcp: z.optional(z.boolean()),
   hooks: z.optional(queryHooksSchema),
+  /**
+   * The task's checkpoints folder (`tasks/<id>/checkpoints`) and limits: the worker checkpoints
+   * what its tools change there itself (content addressing keeps the host's and its writes apart).
+   */
+  checkpoints: z.optional(
+    z.object({
+      dir: z.string().check(z.minLength(1), z.maxLength(4096)),
+      limits: z.object({ maxFileBytes: z.number().check(z.int(), z.positive()), maxTaskBytes: z.number().check(z.int(), z.positive()), maxScanFiles: z.number().check(z.int(), z.positive()) }),
+    }),
+  ),
 });
 export type QueryParams = z.infer<typeof queryParamsSchema>;
 

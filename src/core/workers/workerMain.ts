@@ -14,6 +14,7 @@ import { allowingLoopProgress } from '../runtime/loopPermission';
 import { lazyEngine } from '../runtime/permissionDecider';
 import type { TurnHost } from '../runtime/turnHost';
 import { wireTurnLoop, type PermissionDecider } from '../runtime/wiring';
+import { TaskCheckpoints } from '../checkpoints/recorder';
 import { Sandbox } from '../sandbox/sandbox';
 import { SecretKeeper } from '../security/secretKeeper';
 import { createBashTool } from '../tools/bash';
@@ -211,6 +212,8 @@ function answer(q: QueryParams, rpc: RpcEndpoint<ToWorker, ToHost>, kept: Worker
   const { runtime, queryId } = q;
   const secrets = new SecretKeeper({ passThrough: runtime.passEnv, values: [...runtime.heldSecrets, q.provider.apiKey], extra: () => runtime.env ?? {} });
   let parentModes = q.parentModes;
+  // The task's checkpoints are files in its folder: this process writes its own pack there.
+  const checkpoints = q.checkpoints ? new TaskCheckpoints({ dir: q.checkpoints.dir, workspace: runtime.workspace, limits: q.checkpoints.limits }) : undefined;
   // The turn's mode as the host last set it (hooks' `permission_mode`).
   let mode = q.turn.mode;
   let turn: Actor<ReturnType<typeof wireTurnLoop>> | null = null;
@@ -248,7 +251,9 @@ function answer(q: QueryParams, rpc: RpcEndpoint<ToWorker, ToHost>, kept: Worker
   const done = (output: TurnOutput) => {
     // The conversation stays here: the host folded it from the events (replySchemas.ts, turnResultSchema).
     const { messages, ...rest } = output;
-    finish({ ...rest, messageCount: messages.length });
+    // The pack this query wrote is closed before the host hears the turn ended (a rewind may follow).
+    const closed = checkpoints ? checkpoints.close().catch(() => undefined) : Promise.resolve();
+    void closed.then(() => finish({ ...rest, messageCount: messages.length }));
   };
   rpc.notify('session', { queryId, sessionId: randomUUID(), warm: false });
   loadProvider(q.provider).then(
@@ -289,6 +294,7 @@ function answer(q: QueryParams, rpc: RpcEndpoint<ToWorker, ToHost>, kept: Worker
         // The host read the run's instructions files and memories; they follow the base prompt here too.
         runSystem: () => [...(q.runSystem ?? []), ...(hooks?.contextForRun() ?? [])],
         provider: () => provider,
+        ...(checkpoints ? { checkpoints } : {}),
       },
       host,
     );

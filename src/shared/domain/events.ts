@@ -1,7 +1,11 @@
+import type { CheckpointFileNote, RewindScope, RewoundFile } from './checkpoints';
 import type { ErrorCode } from './errors';
 import type { ConversationMessage, StopReason } from './messages';
 import type { TaskStateTag, TurnStateTag } from './stateTags';
 import type { CardImage } from './toolImages';
+import type { GatekeeperOutcome, PermissionDecision, TranscriptItem } from './transcriptItem';
+
+export type { GatekeeperOutcome, PermissionDecision };
 
 /**
  * What a task tells the outside world, in order. The CLI prints these as NDJSON
@@ -12,8 +16,6 @@ export type TaskStatus = 'running' | 'completed' | 'interrupted' | 'failed' | 'a
 
 /** The user-visible mode of the stream machine. */
 export type StreamMode = 'requesting' | 'responding' | 'toolInput' | 'thinking';
-
-export type PermissionDecision = 'allow' | 'deny' | 'ask';
 
 /**
  * The phases of one run of a task (the runPhases machine, src/core/machines/runPhases/): settings
@@ -41,9 +43,6 @@ export interface MemoryHitInfo {
   /** The search's BM25 score (higher is more relevant). */
   score: number;
 }
-
-/** What the gatekeeper did with what a run learned. */
-export type GatekeeperOutcome = 'saved' | 'rejected' | 'skipped';
 
 export type TaskEvent =
   /**
@@ -98,7 +97,34 @@ export type TaskEvent =
    * The gatekeeper's decision after a run: `rule` decided it, `reasons` say why; `file` and
    * `title` name a saved memory. A rejected lesson's text is never recorded.
    */
-  | { type: 'gatekeeper'; taskId: string; run: number; decision: GatekeeperOutcome; rule: string; reasons: string[]; file?: string; title?: string };
+  | { type: 'gatekeeper'; taskId: string; run: number; decision: GatekeeperOutcome; rule: string; reasons: string[]; file?: string; title?: string }
+  /**
+   * What a tool call's checkpoint kept before the call changed files (src/core/checkpoints): each
+   * file, kept or not and why; `storedBytes`: the task's checkpoint storage now.
+   */
+  | { type: 'checkpoint'; taskId: string; toolCallId: string; files: CheckpointFileNote[]; storedBytes: number }
+  /**
+   * A rewind (or a fork) of this task (docs/persistence.md, "Rewind and fork"): to before step
+   * `step` (`stepId`: the user message, tool call or rewind it names). `items`, when the
+   * conversation was rewound, is the chat as it was at that point (the conversation itself follows
+   * as a `compacted` event). `action: 'fork'` in a new task says where it came from
+   * (`forkedFrom`); in the task it was forked from, `forkedTo` names the new one.
+   */
+  | {
+      type: 'rewind';
+      taskId: string;
+      id: string;
+      action: 'rewind' | 'fork';
+      step: number;
+      stepId: string;
+      scope: RewindScope;
+      /** One line for people: "Rewound to before step 4 (Edit src/a.ts)". */
+      label: string;
+      files: RewoundFile[];
+      items?: TranscriptItem[];
+      forkedFrom?: { taskId: string; step: number };
+      forkedTo?: string;
+    };
 
 export type TaskEventType = TaskEvent['type'];
 

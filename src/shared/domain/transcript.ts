@@ -1,8 +1,10 @@
 import { formatDuration } from './duration';
-import type { ErrorCode } from './errors';
-import type { GatekeeperOutcome, PermissionDecision, RunPhase, StreamMode, TaskEvent } from './events';
+import type { RunPhase, StreamMode, TaskEvent } from './events';
 import type { TaskStateTag } from './stateTags';
-import { MAX_CARD_IMAGES, type CardImage } from './toolImages';
+import { MAX_CARD_IMAGES } from './toolImages';
+import type { TranscriptItem } from './transcriptItem';
+
+export type { TranscriptItem };
 
 /**
  * What a person sees of a task: the items of the chat and the header figures. The host keeps one
@@ -10,38 +12,6 @@ import { MAX_CARD_IMAGES, type CardImage } from './toolImages';
  * (the snapshot) and then folds the same events itself (the deltas). One pure function on both
  * sides means the two can never disagree about what an event does.
  */
-export type TranscriptItem =
-  | { kind: 'user'; id: string; text: string }
-  | {
-      kind: 'assistant';
-      id: string;
-      model: string;
-      text: string;
-      thinking: string;
-      streaming: boolean;
-      /** Cut off by a failure (a retry or an error followed). */
-      interrupted?: boolean;
-      /** Cut off because the person cancelled the task: the text stops where the cancel came. */
-      cancelled?: boolean;
-    }
-  | {
-      kind: 'tool';
-      id: string;
-      name: string;
-      input: Record<string, unknown>;
-      output: string;
-      /** Images the tool returned (checked `data:` URLs; see toolImages.ts). */
-      images?: CardImage[];
-      result?: { isError: boolean; summary: string };
-      permission?: { requestId: string; decision: PermissionDecision; reason?: string };
-    }
-  | { kind: 'error'; id: string; code: ErrorCode; message: string; retryable: boolean }
-  | { kind: 'notice'; id: string; text: string }
-  /** What a run read into its context: instructions files and memories (`.keel/memory/<file>`). */
-  | { kind: 'context'; id: string; run: number; instructions: string[]; memories: { file: string; title: string }[] }
-  /** The gatekeeper's decision at the end of a run (a memory saved, a lesson refused, nothing kept). */
-  | { kind: 'gatekeeper'; id: string; run: number; decision: GatekeeperOutcome; rule: string; reasons: string[]; file?: string; title?: string };
-
 /** The header's view of the runs' phases: the current run, its phase and the time spent in each phase. */
 export interface RunPhasesView {
   run: number;
@@ -67,6 +37,8 @@ export interface TaskTranscript {
   done: boolean;
   /** Set once a run reported its phases. */
   phases?: RunPhasesView;
+  /** Bytes the task's checkpoints hold (own and shared with forks), once a checkpoint was taken. */
+  checkpointBytes?: number;
 }
 
 export function emptyTranscript(taskId: string, title: string, model: string): TaskTranscript {
@@ -89,7 +61,8 @@ function lastStreamingAssistant(items: TranscriptItem[]): number {
   for (let i = items.length - 1; i >= 0; i--) {
     const it = items[i]!;
     if (it.kind === 'assistant') return it.streaming ? i : -1;
-    if (it.kind === 'user') return -1;
+    // A rewind closes what came before it: nothing streams across one.
+    if (it.kind === 'user' || it.kind === 'rewind') return -1;
   }
   return -1;
 }
@@ -198,7 +171,41 @@ export function applyTaskEvent(t: TaskTranscript, e: TaskEvent): TaskTranscript 
     case 'gatekeeper':
       // A skipped decision (memory off, the demo model, nothing learned) stays in the log only.
       return e.decision === 'skipped' ? t : { ...t, items: [...t.items, gatekeeperItem(e, t.items.length)] };
+    case 'checkpoint': {
+      let i = -1;
+      for (let k = t.items.length - 1; k >= 0; k--) {
+        const it = t.items[k]!;
+        if (it.kind === 'tool' && it.id === e.toolCallId) {
+          i = k;
+          break;
+        }
+      }
+      const withBytes = { ...t, checkpointBytes: e.storedBytes };
+      if (i < 0) return withBytes;
+      const it = t.items[i] as Extract<TranscriptItem, { kind: 'tool' }>;
+      return { ...withBytes, items: replaceAt(t.items, i, { ...it, checkpoint: e.files }) };
+    }
+    case 'rewind': {
+      const kept = e.items ?? closeStreaming(t.items);
+      return { ...t, items: [...kept, rewindItem(e)] };
+    }
   }
+}
+
+/** The transcript item of a rewind or fork event (pure; shared with the store's TranscriptBuilder). */
+export function rewindItem(e: Extract<TaskEvent, { type: 'rewind' }>): TranscriptItem {
+  return {
+    kind: 'rewind',
+    id: e.id,
+    action: e.action,
+    step: e.step,
+    stepId: e.stepId,
+    scope: e.scope,
+    label: e.label,
+    files: e.files,
+    ...(e.forkedFrom ? { forkedFrom: e.forkedFrom } : {}),
+    ...(e.forkedTo ? { forkedTo: e.forkedTo } : {}),
+  };
 }
 
 /** The header's phases after a `phase` event (pure; shared with the store's TranscriptBuilder). */

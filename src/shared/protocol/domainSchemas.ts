@@ -31,6 +31,23 @@ const cardImages = z
   .array(z.object({ src: z.string().refine(isCardImageSrc, 'not a checked image data: URL'), alt: z.string().max(200) }))
   .max(MAX_CARD_IMAGES);
 
+const checkpointFiles = z.array(z.object({ path: z.string(), kept: z.boolean(), reason: z.string().optional() })).max(10_000);
+const rewindScope = z.enum(['both', 'files', 'conversation']);
+const rewoundFiles = z
+  .array(z.object({ path: z.string(), outcome: z.enum(['restored', 'removed', 'keptYours', 'notRestorable']), reason: z.string().optional() }))
+  .max(100_000);
+const rewindFields = {
+  id: z.string(),
+  action: z.enum(['rewind', 'fork']),
+  step: count,
+  stepId: z.string(),
+  scope: rewindScope,
+  label: z.string(),
+  files: rewoundFiles,
+  forkedFrom: z.object({ taskId: z.string(), step: count }).optional(),
+  forkedTo: z.string().optional(),
+};
+
 /** One schema per `TaskEvent` variant, keyed by its literal `type`. */
 export const taskEventSchema = z.discriminatedUnion('type', [
   z.object({ type: z.literal('task'), taskId, state: z.string(), title: z.string().optional(), tags: z.array(z.enum(TASK_STATE_TAGS)).max(TASK_STATE_TAGS.length).optional() }),
@@ -80,6 +97,8 @@ export const taskEventSchema = z.discriminatedUnion('type', [
     file: z.string().optional(),
     title: z.string().optional(),
   }),
+  z.object({ type: z.literal('checkpoint'), taskId, toolCallId: z.string(), files: checkpointFiles, storedBytes: count }),
+  z.object({ type: z.literal('rewind'), taskId, ...rewindFields, items: z.array(z.lazy(() => transcriptItemSchema)).optional() }),
 ]);
 
 export const transcriptItemSchema = z.discriminatedUnion('kind', [
@@ -105,6 +124,7 @@ export const transcriptItemSchema = z.discriminatedUnion('kind', [
     permission: z
       .object({ requestId: z.string(), decision: permissionDecisionSchema, reason: z.string().optional() })
       .optional(),
+    checkpoint: checkpointFiles.optional(),
   }),
   z.object({ kind: z.literal('error'), id: z.string(), code: errorCodeSchema, message: z.string(), retryable: z.boolean() }),
   z.object({ kind: z.literal('notice'), id: z.string(), text: z.string() }),
@@ -125,6 +145,7 @@ export const transcriptItemSchema = z.discriminatedUnion('kind', [
     file: z.string().optional(),
     title: z.string().optional(),
   }),
+  z.object({ kind: z.literal('rewind'), ...rewindFields }),
 ]);
 
 export const taskTranscriptSchema = z.object({
@@ -148,6 +169,7 @@ export const taskTranscriptSchema = z.object({
   phases: z
     .object({ run: count, phase: runPhaseSchema, durations: z.partialRecord(runPhaseSchema, z.number().nonnegative()), failure: z.string().optional() })
     .optional(),
+  checkpointBytes: count.optional(),
 });
 
 // Compile-time drift checks: each schema's type and its domain type must be mutually assignable.

@@ -3,6 +3,7 @@ import { alwaysAllowSchema, exportFormatSchema, permissionChoiceSchema, permissi
 import { LOOP_ACTIONS, loopNameSchema } from './loopMessages';
 import { MCP_ACTIONS } from './mcpMessages';
 import { MEMORY_ACTIONS, MEMORY_SETTINGS, memoryFileSchema } from './memoryMessages';
+import { hunkChoiceSchema, rewindApplySchema, rewindCancelSchema, rewindOpenDiffSchema, rewindPreviewRequestSchema } from './rewindMessages';
 import type { ParseResult } from './toWebview';
 
 /**
@@ -42,6 +43,8 @@ export const permissionAnswerMessageSchema = z.object({
   feedback: z.string().max(10_000).optional(),
   /** With `allowAlways`: the rule(s) to save and where; absent, the host saves the first suggested rule locally. */
   always: alwaysAllowSchema.optional(),
+  /** An Edit/Write reviewed change by change: each hunk's choice (the host builds what is written from the proposal). */
+  review: z.object({ choices: z.array(hunkChoiceSchema).max(10_000) }).optional(),
 });
 
 /** The permission mode for the next task or message. */
@@ -144,6 +147,10 @@ export const fromWebviewMessageSchema = z.discriminatedUnion('type', [
   searchMemoriesMessageSchema,
   memoryActionMessageSchema,
   setMemorySettingMessageSchema,
+  rewindPreviewRequestSchema,
+  rewindApplySchema,
+  rewindCancelSchema,
+  rewindOpenDiffSchema,
 ]);
 
 export type ReadyMessage = z.infer<typeof readyMessageSchema>;

@@ -14,6 +14,7 @@ import { taskEventSchema, taskTranscriptSchema } from './domainSchemas';
 import { loopNameSchema, loopsStateSchema } from './loopMessages';
 import { mcpStatusSchema } from './mcpMessages';
 import { memoryFileSchema, memoryStateSchema } from './memoryMessages';
+import { composerTextMessageSchema, rewindPlanMessageSchema } from './rewindMessages';
 
 export { PERMISSION_MODES, PROVIDER_IDS } from './chatMessages';
 
@@ -177,6 +178,8 @@ export const toWebviewMessageSchema = z.discriminatedUnion('type', [
   memoriesMessageSchema,
   memorySearchMessageSchema,
   taskWorkerMessageSchema,
+  rewindPlanMessageSchema,
+  composerTextMessageSchema,
 ]);
 
 export type SnapshotMessage = z.infer<typeof snapshotMessageSchema>;

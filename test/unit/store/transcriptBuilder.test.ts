@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { TaskEvent } from '../../../src/shared/domain/events';
-import { applyTaskEvent, emptyTranscript } from '../../../src/shared/domain/transcript';
+import { applyTaskEvent, emptyTranscript, type TranscriptItem } from '../../../src/shared/domain/transcript';
 import { TranscriptBuilder } from '../../../src/core/store/transcriptBuilder';
 
 const T = 'task-1';
@@ -26,6 +26,31 @@ const event: fc.Arbitrary<TaskEvent> = fc.oneof(
   fc.constant<TaskEvent>({ type: 'done', taskId: T, status: 'completed', stopReason: 'end_turn' }),
   fc.constant<TaskEvent>({ type: 'done', taskId: T, status: 'aborted', stopReason: null }),
   fc.constant<TaskEvent>({ type: 'message', taskId: T, message: { role: 'user', content: [{ type: 'text', text: 'x' }] } }),
+  fc.tuple(ids, fc.boolean()).map(([toolCallId, kept]): TaskEvent => ({ type: 'checkpoint', taskId: T, toolCallId, files: [{ path: 'f', kept }], storedBytes: 10 })),
+  fc.tuple(fc.nat(3), fc.boolean(), fc.boolean()).map(
+    ([n, withItems, streaming]): TaskEvent => ({
+      type: 'rewind',
+      taskId: T,
+      id: `rw-${n}`,
+      action: 'rewind',
+      step: n + 1,
+      stepId: 'a',
+      scope: withItems ? 'both' : 'files',
+      label: 'Rewound',
+      files: [],
+      ...(withItems
+        ? {
+            items: (
+              [
+                { kind: 'user', id: 'u-0', text: 'x' },
+                { kind: 'assistant', id: 'm-x', model: 'm', text: 'said', thinking: '', streaming },
+                { kind: 'tool', id: 'a', name: 'Read', input: {}, output: 'kept' },
+              ] satisfies TranscriptItem[]
+            ).slice(0, n + 1),
+          }
+        : {}),
+    }),
+  ),
 );
 
 describe('TranscriptBuilder', () => {

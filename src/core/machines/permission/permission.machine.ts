@@ -6,6 +6,7 @@ import type { EngineDecision } from '../../permissions/engine';
 import type { PermissionAnswer, PermissionRequest } from '../../permissions/gate';
 import { refusalOfChange } from '../../permissions/modes';
 import type { PermissionSubject } from '../../tools/types';
+import { reviewReason } from '../../../shared/domain/review';
 
 /**
  * One permission decision for one tool call whose input is valid (the catalog's permission
@@ -111,7 +112,12 @@ export const permissionMachine = setup({
         }),
         onDone: [
           { guard: { type: 'answeredAlways', params: ({ event }) => ({ answer: event.output }) }, target: 'allowAlways', actions: assign({ reason: 'always allowed by the user' }) },
-          { guard: { type: 'answeredAllow', params: ({ event }) => ({ answer: event.output }) }, target: 'allowOnce', actions: assign({ reason: 'allowed by the user' }) },
+          {
+            guard: { type: 'answeredAllow', params: ({ event }) => ({ answer: event.output }) },
+            target: 'allowOnce',
+            // A change reviewed hunk by hunk is recorded as exactly what was allowed (review.ts).
+            actions: assign({ reason: ({ event }) => (event.output.review ? reviewReason(event.output.review) : 'allowed by the user') }),
+          },
           // Nobody answered (headless): the asker says what denied it; else the person did.
           { target: 'deny', actions: assign({ reason: ({ event }) => event.output.deniedBecause ?? 'denied by the user', feedback: ({ event }) => event.output.feedback }) },
         ],

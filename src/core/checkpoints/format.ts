@@ -1,0 +1,248 @@
+import { createHash } from 'node:crypto';
+import { crc32 } from 'node:zlib';
+
+/**
+ * The records of a checkpoint pack (docs/persistence.md, "Checkpoints"), and their binary form.
+ * A pack is `KEELCP1\n` then frames `[u32 body length][u32 crc32 of body][body]`; the body's first
+ * byte says what it is. Binary, not JSON: a checkpoint of a 100-byte edit is a ~100-byte delta,
+ * and the bookkeeping around it must not be larger than the edit itself.
+ */
+
+/** A content address: the first 128 bits of the content's SHA-256, as 32 hex digits. */
+export type ContentHash = string;
+
+export const PACK_MAGIC = Buffer.from('KEELCP1\n', 'latin1');
+export const FRAME_HEADER = 8;
+/** The longest body a frame may declare (a 64 MB file's full copy and then some). */
+export const MAX_BODY = 128 * 1024 * 1024;
+
+export function hashContent(buf: Uint8Array): ContentHash {
+  return createHash('sha256').update(buf).digest('hex').slice(0, 32);
+}
+
+/** What a file held at one moment, as far as a checkpoint knows it. */
+export type FileImage =
+  /** The content, by address, and its size in bytes. */
+  | { kind: 'blob'; hash: ContentHash; size: number }
+  /** There was no file. */
+  | { kind: 'absent' }
+  /** Not kept, and why (a limit, a file outside the workspace, a read that failed). */
+  | { kind: 'unknown'; reason: string };
+
+/** How a blob's payload holds its content. */
+export type BlobEncoding = 'raw' | 'br' | 'delta' | 'delta-br';
+
+export type PackRecord =
+  /** Content, whole or as a delta against the blob `base`. */
+  | { type: 'blob'; hash: ContentHash; size: number; encoding: BlobEncoding; base?: ContentHash; payload: Buffer }
+  /**
+   * One file at one step: `before` is what it held just before the step changed it (the
+   * checkpoint), `after` what the step left (or was about to write), when known. `step` is the
+   * tool call's id (or a rewind's id); `path` is relative to the workspace (`/`-separated), or
+   * absolute for a file outside it.
+   */
+  | { type: 'mark'; step: string; path: string; before: FileImage; after?: FileImage }
+  /** Everything after this record happened after the task's log held `records` records. */
+  | { type: 'anchor'; records: number }
+  /**
+   * A command's bracket: `start` before it runs (with the workspace as found: `manifest` is a
+   * blob listing the files and their blobs, `head` git's HEAD), `end` after its marks. A start
+   * with no end is a command whose process died before its changes were recorded.
+   */
+  | { type: 'command'; step: string; phase: 'start' | 'end'; mode: 'git' | 'scan' | 'none'; manifest?: ContentHash; head?: string; notes: string[] };
+
+const TYPE = { blob: 1, mark: 2, anchor: 3, command: 4 } as const;
+const ENCODING: readonly BlobEncoding[] = ['raw', 'br', 'delta', 'delta-br'];
+const IMAGE = { blob: 1, absent: 2, unknown: 3 } as const;
+const MODE = ['git', 'scan', 'none'] as const;
+
+/** Appends bytes; grows as needed. */
+class Out {
+  private buf = Buffer.allocUnsafe(256);
+  length = 0;
+  private room(n: number): void {
+    if (this.length + n <= this.buf.length) return;
+    const next = Buffer.allocUnsafe(Math.max(this.buf.length * 2, this.length + n));
+    this.buf.copy(next, 0, 0, this.length);
+    this.buf = next;
+  }
+  byte(b: number): void {
+    this.room(1);
+    this.buf[this.length++] = b;
+  }
+  varint(n: number): void {
+    if (!Number.isSafeInteger(n) || n < 0) throw new Error(`not a size: ${n}`);
+    while (n >= 0x80) {
+      this.byte((n % 0x80) | 0x80);
+      n = Math.floor(n / 0x80);
+    }
+    this.byte(n);
+  }
+  bytes(b: Uint8Array): void {
+    this.room(b.length);
+    this.buf.set(b, this.length);
+    this.length += b.length;
+  }
+  hash(h: ContentHash): void {
+    if (!/^[0-9a-f]{32}$/.test(h)) throw new Error(`not a content hash: ${h}`);
+    this.bytes(Buffer.from(h, 'hex'));
+  }
+  str(s: string): void {
+    const b = Buffer.from(s, 'utf8');
+    this.varint(b.length);
+    this.bytes(b);
+  }
+  done(): Buffer {
+    return this.buf.subarray(0, this.length);
+  }
+}
+
+/** Reads what `Out` wrote; throws RangeError past the end. */
+export class In {
+  pos = 0;
+  constructor(private readonly buf: Buffer) {}
+  byte(): number {
+    if (this.pos >= this.buf.length) throw new RangeError('record ends early');
+    return this.buf[this.pos++]!;
+  }
+  varint(): number {
+    let n = 0;
+    let scale = 1;
+    for (let i = 0; i < 8; i++) {
+      const b = this.byte();
+      n += (b & 0x7f) * scale;
+      if (b < 0x80) return n;
+      scale *= 0x80;
+    }
+    throw new RangeError('varint too long');
+  }
+  bytes(n: number): Buffer {
+    if (this.pos + n > this.buf.length) throw new RangeError('record ends early');
+    const out = this.buf.subarray(this.pos, this.pos + n);
+    this.pos += n;
+    return out;
+  }
+  hash(): ContentHash {
+    return this.bytes(16).toString('hex');
+  }
+  str(): string {
+    return this.bytes(this.varint()).toString('utf8');
+  }
+  rest(): Buffer {
+    return this.bytes(this.buf.length - this.pos);
+  }
+  get ended(): boolean {
+    return this.pos >= this.buf.length;
+  }
+}
+
+function writeImage(o: Out, img: FileImage): void {
+  o.byte(IMAGE[img.kind]);
+  if (img.kind === 'blob') {
+    o.hash(img.hash);
+    o.varint(img.size);
+  } else if (img.kind === 'unknown') o.str(img.reason);
+}
+
+function readImage(i: In): FileImage {
+  const k = i.byte();
+  if (k === IMAGE.blob) return { kind: 'blob', hash: i.hash(), size: i.varint() };
+  if (k === IMAGE.absent) return { kind: 'absent' };
+  if (k === IMAGE.unknown) return { kind: 'unknown', reason: i.str() };
+  throw new RangeError(`unknown image kind ${k}`);
+}
+
+/** The body of `r` (without its frame). */
+export function encodeRecord(r: PackRecord): Buffer {
+  const o = new Out();
+  o.byte(TYPE[r.type]);
+  switch (r.type) {
+    case 'blob':
+      o.hash(r.hash);
+      o.varint(r.size);
+      o.byte(ENCODING.indexOf(r.encoding));
+      if (r.encoding === 'delta' || r.encoding === 'delta-br') o.hash(r.base ?? '');
+      o.bytes(r.payload);
+      break;
+    case 'mark':
+      o.str(r.step);
+      o.str(r.path);
+      writeImage(o, r.before);
+      o.byte(r.after ? 1 : 0);
+      if (r.after) writeImage(o, r.after);
+      break;
+    case 'anchor':
+      o.varint(r.records);
+      break;
+    case 'command':
+      o.str(r.step);
+      o.byte(r.phase === 'start' ? 0 : 1);
+      o.byte(MODE.indexOf(r.mode));
+      o.byte(r.manifest ? 1 : 0);
+      if (r.manifest) o.hash(r.manifest);
+      o.str(r.head ?? '');
+      o.varint(r.notes.length);
+      for (const n of r.notes) o.str(n);
+      break;
+  }
+  return o.done();
+}
+
+/** Parses a body; throws RangeError when it is not a record this build knows. */
+export function decodeRecord(body: Buffer): PackRecord {
+  const i = new In(body);
+  const t = i.byte();
+  switch (t) {
+    case TYPE.blob: {
+      const hash = i.hash();
+      const size = i.varint();
+      const encoding = ENCODING[i.byte()];
+      if (!encoding) throw new RangeError('unknown blob encoding');
+      const base = encoding === 'delta' || encoding === 'delta-br' ? i.hash() : undefined;
+      return { type: 'blob', hash, size, encoding, ...(base ? { base } : {}), payload: i.rest() };
+    }
+    case TYPE.mark: {
+      const step = i.str();
+      const path = i.str();
+      const before = readImage(i);
+      const after = i.byte() === 1 ? readImage(i) : undefined;
+      return { type: 'mark', step, path, before, ...(after ? { after } : {}) };
+    }
+    case TYPE.anchor:
+      return { type: 'anchor', records: i.varint() };
+    case TYPE.command: {
+      const step = i.str();
+      const phase = i.byte() === 0 ? 'start' : 'end';
+      const mode = MODE[i.byte()];
+      if (!mode) throw new RangeError('unknown command mode');
+      const manifest = i.byte() === 1 ? i.hash() : undefined;
+      const head = i.str();
+      const notes: string[] = [];
+      for (let n = i.varint(); n > 0; n--) notes.push(i.str());
+      return { type: 'command', step, phase, mode, ...(manifest ? { manifest } : {}), ...(head ? { head } : {}), notes };
+    }
+    default:
+      throw new RangeError(`unknown record type ${t}`);
+  }
+}
+
+/** One framed record, ready to append. */
+export function frame(body: Buffer): Buffer {
+  if (body.length > MAX_BODY) throw new Error(`a checkpoint record of ${body.length} bytes is larger than ${MAX_BODY}`);
+  const out = Buffer.allocUnsafe(FRAME_HEADER + body.length);
+  out.writeUInt32LE(body.length, 0);
+  out.writeUInt32LE(crc32(body), 4);
+  body.copy(out, FRAME_HEADER);
+  return out;
+}
+
+export function checksumOk(body: Buffer, crc: number): boolean {
+  return crc32(body) === crc;
+}
+
+/** True when two images stand for the same content (or both for no file). */
+export function sameImage(a: FileImage | undefined, b: FileImage | undefined): boolean {
+  if (!a || !b) return false;
+  if (a.kind === 'blob' && b.kind === 'blob') return a.hash === b.hash;
+  return a.kind === 'absent' && b.kind === 'absent';
+}

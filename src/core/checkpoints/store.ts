@@ -1,0 +1,347 @@
+import { copyFileSync, existsSync, linkSync, mkdirSync, readdirSync, readFileSync, statSync, truncateSync } from 'node:fs';
+import { basename, join } from 'node:path';
+import { writeFileAtomicSync } from '../store/atomicFile';
+import { encodeBlob, unpackPayload } from './blobCodec';
+import { Pieces } from './delta';
+import { encodeRecord, hashContent, type ContentHash, type PackRecord } from './format';
+import { PackWriter, readBody, scanPack, type PackScan, type ScannedRecord } from './pack';
+
+/**
+ * A task's checkpoints: content-addressed blobs and the records that say which step changed which
+ * file, in `tasks/<id>/checkpoints/` beside the task's log (docs/persistence.md, "Checkpoints").
+ *
+ * ```
+ * checkpoints/
+ *   packs/000001.pack     this task's own packs, one per writing process, in the order written
+ *   linked/000001.pack    a fork's parent's packs (hard links: the same bytes, shared)
+ *   linked.json           [{file, bytes}]: the linked packs, oldest first, each read only up
+ *                         to the size it had when the fork was made
+ * ```
+ *
+ * Packs are shared by hard links, so a blob lives as long as the last task that links its pack:
+ * deleting a task's folder frees exactly what no other task uses, and nothing is counted or
+ * collected. A writer never appends to a pack it did not create, so a pack another task links is
+ * never changed under it.
+ */
+
+export type BlobRecord = Extract<ScannedRecord, { type: 'blob' }>;
+
+/** Everything a task's packs say, in the order it happened. */
+export interface CheckpointIndex {
+  records: ScannedRecord[];
+  blobs: Map<ContentHash, BlobRecord>;
+  /** Damage found (a torn tail after a crash, a checksum failure): what was before it is kept. */
+  damage: string[];
+  /** Bytes of this task's own packs and of the packs it links (shared with a parent or fork). */
+  ownBytes: number;
+  linkedBytes: number;
+}
+
+interface LinkedPack {
+  file: string;
+  bytes: number;
+}
+
+/** A chain longer than this is cut by storing the next version whole. */
+const MAX_CHAIN = 4000;
+/** Bytes of recent contents kept in memory as delta bases. */
+const BASE_CACHE_BYTES = 64 * 1024 * 1024;
+
+export class CheckpointStore {
+  private index: CheckpointIndex | null = null;
+  private loading: Promise<CheckpointIndex> | null = null;
+  private writer: PackWriter | null = null;
+  private creating: Promise<PackWriter> | null = null;
+  /** Newest stored content per path, as a delta base (LRU by insertion order). */
+  private readonly bases = new Map<string, { hash: ContentHash; content: Buffer }>();
+  private baseBytes = 0;
+  private readonly depth = new Map<ContentHash, number>();
+
+  constructor(readonly dir: string) {}
+
+  /** Reads every pack once (later calls share the result, and writes keep it current). */
+  load(): Promise<CheckpointIndex> {
+    if (this.index) return Promise.resolve(this.index);
+    this.loading ??= readIndex(this.dir).then((idx) => {
+      this.index = idx;
+      return idx;
+    });
+    return this.loading;
+  }
+
+  /** Forgets what was read, so the next `load` reads the packs again (another process wrote). */
+  reload(): void {
+    if (this.writer || this.creating) return;
+    this.index = null;
+    this.loading = null;
+  }
+
+  /** Bytes this task's checkpoints hold on disk (its own packs and the ones it shares). */
+  async storedBytes(): Promise<number> {
+    const idx = await this.load();
+    return idx.ownBytes + idx.linkedBytes + (this.writer?.bytes ?? 0);
+  }
+
+  /** The content `hash` stands for. Throws when it is missing or damaged. */
+  async read(hash: ContentHash): Promise<Buffer> {
+    const idx = await this.load();
+    const chain: BlobRecord[] = [];
+    let h: ContentHash | undefined = hash;
+    while (h) {
+      const b = idx.blobs.get(h);
+      if (!b) throw new Error(chain.length ? `the base ${h} of a stored version is missing` : `no stored content ${h}`);
+      chain.push(b);
+      if (chain.length > MAX_CHAIN + 1) throw new Error(`the chain of ${hash} is longer than ${MAX_CHAIN}`);
+      h = b.encoding === 'delta' || b.encoding === 'delta-br' ? b.base : undefined;
+    }
+    const root = chain.pop()!;
+    let pieces = Pieces.of(await payloadOf(root));
+    for (let k = chain.length - 1; k >= 0; k--) pieces = pieces.apply(await payloadOf(chain[k]!));
+    const out = pieces.bytes();
+    if (hashContent(out) !== hash) throw new Error(`stored content ${hash} does not match its address`);
+    return out;
+  }
+
+  /**
+   * Stores `content` unless it is already here (content addressing: the same bytes are kept
+   * once, whichever step or fork needs them), as a delta against the last content stored for
+   * `path` when that is smaller. Queued: `sync()` makes it durable.
+   */
+  async put(content: Buffer, path?: string): Promise<{ hash: ContentHash; added: number }> {
+    const idx = await this.load();
+    const hash = hashContent(content);
+    if (idx.blobs.has(hash)) {
+      if (path) this.remember(path, hash, content);
+      return { hash, added: 0 };
+    }
+    const prev = path ? this.bases.get(path) : undefined;
+    const base = prev && prev.hash !== hash && this.depthOf(idx, prev.hash) < MAX_CHAIN ? prev : undefined;
+    const enc = await encodeBlob(content, base);
+    // Stored meanwhile by another call of this writer.
+    if (idx.blobs.has(hash)) return { hash, added: 0 };
+    const rec: PackRecord = { type: 'blob', hash, size: content.length, encoding: enc.encoding, payload: enc.payload, ...(enc.base ? { base: enc.base } : {}) };
+    const writer = await this.openWriter();
+    const before = writer.bytes;
+    const at = writer.append(rec);
+    const { payload: _p, ...head } = rec;
+    idx.blobs.set(hash, { ...head, at });
+    this.depth.set(hash, enc.base ? (this.depth.get(enc.base) ?? 0) + 1 : 0);
+    if (path) this.remember(path, hash, content);
+    return { hash, added: writer.bytes - before };
+  }
+
+  /** Queues a record other than a blob (a mark, an anchor, a command bracket). */
+  async append(rec: Exclude<PackRecord, { type: 'blob' }>): Promise<void> {
+    const idx = await this.load();
+    const writer = await this.openWriter();
+    writer.append(rec, encodeRecord(rec));
+    idx.records.push(rec);
+  }
+
+  /** Makes everything queued durable (fdatasync). */
+  async sync(): Promise<void> {
+    if (this.creating) await this.creating;
+    await this.writer?.sync();
+  }
+
+  async close(): Promise<void> {
+    if (this.creating) await this.creating.catch(() => undefined);
+    await this.writer?.close().catch(() => undefined);
+    this.writer = null;
+  }
+
+  /**
+   * Makes `forkDir` share this task's checkpoints as they are now: each pack is hard-linked
+   * (copied where the file system cannot link), and `linked.json` records how much of each the
+   * fork may read. What this task writes later is never seen by the fork.
+   */
+  async shareWith(forkDir: string): Promise<void> {
+    await this.sync();
+    const mine = await listPacks(this.dir);
+    mkdirSync(join(forkDir, 'linked'), { recursive: true });
+    const out: LinkedPack[] = [];
+    let n = 0;
+    for (const p of mine) {
+      const name = `${String(++n).padStart(6, '0')}.pack`;
+      const to = join(forkDir, 'linked', name);
+      try {
+        linkSync(p.path, to);
+      } catch {
+        copyFileSync(p.path, to);
+        truncateSync(to, p.bytes);
+      }
+      out.push({ file: `linked/${name}`, bytes: p.bytes });
+    }
+    writeFileAtomicSync(join(forkDir, 'linked.json'), `${JSON.stringify({ packs: out }, null, 2)}\n`);
+  }
+
+  /** How many deltas lie between `hash` and a whole copy (memoised; a missing base counts as whole). */
+  private depthOf(idx: CheckpointIndex, hash: ContentHash): number {
+    const walk: ContentHash[] = [];
+    let h: ContentHash = hash;
+    // The depth of the version below the last one walked (-1: the last one walked is whole).
+    let below = -1;
+    for (;;) {
+      const cached = this.depth.get(h);
+      if (cached !== undefined) {
+        below = cached;
+        break;
+      }
+      walk.push(h);
+      const b = idx.blobs.get(h);
+      if (!b || (b.encoding !== 'delta' && b.encoding !== 'delta-br') || !b.base || walk.length > MAX_CHAIN * 2) break;
+      h = b.base;
+    }
+    for (let k = walk.length - 1; k >= 0; k--) this.depth.set(walk[k]!, ++below);
+    return this.depth.get(hash) ?? 0;
+  }
+
+  private remember(path: string, hash: ContentHash, content: Buffer): void {
+    const old = this.bases.get(path);
+    if (old) {
+      this.baseBytes -= old.content.length;
+      this.bases.delete(path);
+    }
+    if (content.length > BASE_CACHE_BYTES / 4) return;
+    this.bases.set(path, { hash, content });
+    this.baseBytes += content.length;
+    for (const [k, v] of this.bases) {
+      if (this.baseBytes <= BASE_CACHE_BYTES) break;
+      this.bases.delete(k);
+      this.baseBytes -= v.content.length;
+    }
+  }
+
+  private async openWriter(): Promise<PackWriter> {
+    if (this.writer) return this.writer;
+    this.creating ??= (async () => {
+      const packs = join(this.dir, 'packs');
+      mkdirSync(packs, { recursive: true, mode: 0o700 });
+      for (let attempt = 0; ; attempt++) {
+        const next = nextPackNumber(packs) + attempt;
+        try {
+          const w = await PackWriter.create(join(packs, `${String(next).padStart(6, '0')}.pack`));
+          this.writer = w;
+          return w;
+        } catch (err) {
+          if ((err as NodeJS.ErrnoException).code !== 'EEXIST' || attempt > 100) throw err;
+        }
+      }
+    })();
+    try {
+      return await this.creating;
+    } finally {
+      this.creating = null;
+    }
+  }
+}
+
+async function payloadOf(b: BlobRecord): Promise<Buffer> {
+  const body = await readBody(b.at);
+  // The payload is the body's tail: what precedes it is the header the scan parsed.
+  const headerLen = 1 + 16 + varintLength(b.size) + 1 + (b.encoding === 'delta' || b.encoding === 'delta-br' ? 16 : 0);
+  return unpackPayload(b.encoding, body.subarray(headerLen));
+}
+
+function varintLength(n: number): number {
+  let len = 1;
+  while (n >= 0x80) {
+    n = Math.floor(n / 0x80);
+    len++;
+  }
+  return len;
+}
+
+function nextPackNumber(dir: string): number {
+  let max = 0;
+  for (const name of safeReaddir(dir)) {
+    const m = /^(\d{6})\.pack$/.exec(name);
+    if (m) max = Math.max(max, Number(m[1]));
+  }
+  return max + 1;
+}
+
+function safeReaddir(dir: string): string[] {
+  try {
+    return readdirSync(dir);
+  } catch {
+    return [];
+  }
+}
+
+/** This task's packs in reading order (linked first, each with its readable size), for sharing. */
+async function listPacks(dir: string): Promise<{ path: string; bytes: number }[]> {
+  const out: { path: string; bytes: number }[] = [];
+  for (const l of readLinked(dir)) {
+    const path = join(dir, l.file);
+    if (!existsSync(path)) continue;
+    const scan = await scanPack(path, l.bytes);
+    out.push({ path, bytes: scan.validBytes });
+  }
+  for (const name of ownPackNames(dir)) {
+    const path = join(dir, 'packs', name);
+    const scan = await scanPack(path);
+    out.push({ path, bytes: scan.validBytes });
+  }
+  return out;
+}
+
+function ownPackNames(dir: string): string[] {
+  return safeReaddir(join(dir, 'packs'))
+    .filter((n) => /^\d{6}\.pack$/.test(n))
+    .sort();
+}
+
+function readLinked(dir: string): LinkedPack[] {
+  let text: string;
+  try {
+    text = readFileSync(join(dir, 'linked.json'), 'utf8');
+  } catch {
+    return [];
+  }
+  const parsed = JSON.parse(text) as { packs?: unknown };
+  if (!Array.isArray(parsed.packs)) throw new Error(`${join(dir, 'linked.json')} is not a list of packs`);
+  return parsed.packs.map((p: unknown) => {
+    const rec = p as { file?: unknown; bytes?: unknown };
+    if (typeof rec.file !== 'string' || !/^linked\/\d{6}\.pack$/.test(rec.file) || typeof rec.bytes !== 'number') throw new Error(`${join(dir, 'linked.json')} names a pack it should not`);
+    return { file: rec.file, bytes: rec.bytes };
+  });
+}
+
+async function readIndex(dir: string): Promise<CheckpointIndex> {
+  const idx: CheckpointIndex = { records: [], blobs: new Map(), damage: [], ownBytes: 0, linkedBytes: 0 };
+  const add = (scan: PackScan, name: string) => {
+    for (const r of scan.records) {
+      if (r.type === 'blob') {
+        if (!idx.blobs.has(r.hash)) idx.blobs.set(r.hash, r);
+      } else idx.records.push(r);
+    }
+    if (scan.damage) idx.damage.push(`${name}: ${scan.damage} at byte ${scan.validBytes}; what came before it is kept`);
+  };
+  let linked: LinkedPack[] = [];
+  try {
+    linked = readLinked(dir);
+  } catch (err) {
+    idx.damage.push((err as Error).message);
+  }
+  for (const l of linked) {
+    const path = join(dir, l.file);
+    try {
+      const scan = await scanPack(path, l.bytes);
+      add(scan, l.file);
+      idx.linkedBytes += statSync(path).size;
+    } catch (err) {
+      idx.damage.push(`${l.file}: ${(err as Error).message}`);
+    }
+  }
+  for (const name of ownPackNames(dir)) {
+    const path = join(dir, 'packs', name);
+    try {
+      add(await scanPack(path), basename(path));
+      idx.ownBytes += statSync(path).size;
+    } catch (err) {
+      idx.damage.push(`${name}: ${(err as Error).message}`);
+    }
+  }
+  return idx;
+}
