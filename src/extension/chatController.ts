@@ -169,6 +169,9 @@ export class ChatController implements ChatSurface {
         case 'prompt':
           await this.prompt(message.text);
           return;
+        case 'withdrawQueued':
+          this.current?.withdrawQueued(message.id);
+          return;
         case 'newTask':
           this.newTask();
           return;

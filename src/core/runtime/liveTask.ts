@@ -25,7 +25,9 @@ import { DEFAULT_LIMITS } from './limits';
 import type { TaskRuntimeOptions } from './options';
 import type { PermissionDecider } from './permissionCheck';
 import { RunPhases } from './runPhases';
-import type { StartTaskOptions, TaskHandle } from './types';
+import type { MessageExtras, StartTaskOptions, TaskHandle } from './types';
+import type { MessageAttachment } from '../../shared/domain/attachments';
+import { attachmentText } from '../../shared/domain/attachments';
 import { wireTaskMachine } from './wiring';
 import type { WorkerPool } from '../workers/pool';
 import { remoteTurnOf, type RemoteTaskSide } from './remoteTask';
@@ -218,18 +220,18 @@ export class LiveTask implements TaskHandle, PermissionParent {
   }
 
   /** Starts on the next microtask, so a host that subscribes right after `startTask` sees every event. */
-  start(prompt: string): void {
+  start(prompt: string, attachments?: MessageAttachment[]): void {
     queueMicrotask(() => {
       this.actor.start();
-      this.actor.send({ type: 'START', text: prompt });
+      this.actor.send({ type: 'START', text: prompt, ...(attachments?.length ? { attachments } : {}) });
     });
   }
 
   /** Continues a settled stored task with a new user message (on a later turn of the event loop, like `resumeInterrupted`). */
-  continueWith(followUp: string): void {
+  continueWith(followUp: string, attachments?: MessageAttachment[]): void {
     setImmediate(() => {
       this.actor.start();
-      this.actor.send({ type: 'START', text: followUp });
+      this.actor.send({ type: 'START', text: followUp, ...(attachments?.length ? { attachments } : {}) });
     });
   }
 
@@ -238,8 +240,10 @@ export class LiveTask implements TaskHandle, PermissionParent {
    * `reconstructing` state records the repairs (cut-off answer, unconfirmed tool results) and
    * hands the machine the rebuilt conversation.
    */
-  resumeInterrupted(opened: OpenedTask, followUp: string | undefined): void {
-    const plan = planResume(opened.replay, Date.now(), followUp);
+  resumeInterrupted(opened: OpenedTask, followUp: string | undefined, attachments?: MessageAttachment[]): void {
+    // The follow-up is part of the resume note: what its mentions brought follows it there, as text.
+    const withAttachments = followUp && attachments?.length ? [followUp, ...attachments.map(attachmentText)].join('\n\n') : followUp;
+    const plan = planResume(opened.replay, Date.now(), withAttachments);
     this.rebuilt = () => {
       for (const message of plan.repairs) this.emit({ type: 'message', taskId: this.id, message });
       return plan.conversation;
@@ -275,6 +279,7 @@ export class LiveTask implements TaskHandle, PermissionParent {
     if (this.stopped) return false;
     const unsettled = this.lastDone === null && this.heldDone === null;
     this.actor.stop();
+    this.returnQueued();
     if (unsettled) {
       // The run's phases end (`failed`, recorded) first: `interrupted` stays the task's last event.
       this.phases.stop();
@@ -312,8 +317,18 @@ export class LiveTask implements TaskHandle, PermissionParent {
     return () => this.listeners.delete(listener);
   }
 
-  sendUserMessage(text: string): void {
-    this.actor.send({ type: 'USER_MESSAGE', text });
+  sendUserMessage(text: string, extras?: MessageExtras): void {
+    this.actor.send({ type: 'USER_MESSAGE', text, ...(extras?.attachments?.length ? { attachments: extras.attachments } : {}) });
+  }
+
+  withdrawQueued(id: string): void {
+    this.actor.send({ type: 'UNQUEUE', id });
+  }
+
+  /** Stopped where it was: messages the machine still held queued go back to the person (`unqueued` returned). */
+  private returnQueued(): void {
+    const queued = this.actor.getSnapshot().context.queued;
+    if (queued.length > 0) this.emit({ type: 'unqueued', taskId: this.id, ids: queued.map((q) => q.id), outcome: 'returned' });
   }
 
   cancel(): void {
@@ -341,6 +356,7 @@ export class LiveTask implements TaskHandle, PermissionParent {
   private workerLost(message: string): void {
     if (this.stopped || this.lastDone || this.heldDone) return;
     this.actor.stop();
+    this.returnQueued();
     // The run's phases end (`failed`, recorded) first: `interrupted` stays the task's last event.
     this.phases.stop();
     this.emit({ type: 'error', taskId: this.id, code: 'worker_lost', message, retryable: true });
@@ -368,6 +384,7 @@ export class LiveTask implements TaskHandle, PermissionParent {
       return;
     }
     this.actor.stop();
+    this.returnQueued();
     // The run's phases end (`failed`) first: the record's failure and the run's end come last.
     this.phases.stop();
     this.emit({ type: 'error', taskId: this.id, code: 'record_failed', message, retryable: false });
@@ -452,8 +469,9 @@ export class LiveTask implements TaskHandle, PermissionParent {
         });
       return;
     }
-    // A new run starts while the last one's phases wind down: its `done` comes first.
-    if (event.type === 'task' && this.heldDone) this.flushDone();
+    // A new run starts while the last one's phases wind down (a follow-up, or messages queued
+    // during the run): its `done` comes first, before the new run's messages and state.
+    if (this.heldDone && (event.type === 'task' || event.type === 'user_message' || event.type === 'unqueued')) this.flushDone();
     this.deliver(event);
     this.phases.observe(event);
   }

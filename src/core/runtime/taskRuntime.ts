@@ -95,7 +95,7 @@ export class TaskRuntime {
     const task = new LiveTask(id, opts, this, { title, recorder }, parent?.id, parent);
     this.tasks.set(id, task);
     this.options.feed?.bus.publish({ kind: 'SessionCreated', taskId: id, title, resumed: false, ...(parent ? { parentId: parent.id } : {}) });
-    task.start(opts.prompt);
+    task.start(opts.prompt, opts.attachments);
     return task;
   }
 
@@ -138,7 +138,7 @@ export class TaskRuntime {
   async resume(id: string, opts: ResumeTaskOptions): Promise<TaskHandle> {
     const live = this.driven(id);
     if (live) {
-      if (opts.followUp?.trim()) live.sendUserMessage(opts.followUp.trim());
+      if (opts.followUp?.trim()) live.sendUserMessage(opts.followUp.trim(), { ...(opts.attachments ? { attachments: opts.attachments } : {}) });
       return live;
     }
     if (!this.store) throw new StoreError('not_found', `no task "${id}": this runtime has no store`);
@@ -152,8 +152,8 @@ export class TaskRuntime {
     const task = new LiveTask(id, { ...opts, prompt: opts.followUp ?? '' }, this, seedOf(opened), opened.meta.parentId);
     this.tasks.set(id, task);
     this.options.feed?.bus.publish({ kind: 'SessionCreated', taskId: id, title: opened.meta.title, resumed: true, ...(opened.meta.parentId ? { parentId: opened.meta.parentId } : {}) });
-    if (interrupted) task.resumeInterrupted(opened, opts.followUp);
-    else task.continueWith(opts.followUp!.trim());
+    if (interrupted) task.resumeInterrupted(opened, opts.followUp, opts.attachments);
+    else task.continueWith(opts.followUp!.trim(), opts.attachments);
     return task;
   }
 

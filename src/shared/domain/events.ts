@@ -2,6 +2,21 @@ import type { ErrorCode } from './errors';
 import type { ConversationMessage, StopReason } from './messages';
 import type { TaskStateTag, TurnStateTag } from './stateTags';
 import type { CardImage } from './toolImages';
+import type { AttachmentSummary } from './attachments';
+
+/** A message the person sent while a run was under way: it waits for the run to end (`queued`). */
+export interface QueuedMessage {
+  id: string;
+  text: string;
+  attachments?: AttachmentSummary[];
+}
+
+/**
+ * Why messages left the queue: `sent` (the run ended; they are the next run's messages, their
+ * `user_message` events follow), `withdrawn` (the person cancelled one), `returned` (the run was
+ * cancelled or stopped: they go back to the person's composer, unsent).
+ */
+export type UnqueuedOutcome = 'sent' | 'withdrawn' | 'returned';
 
 /**
  * What a task tells the outside world, in order. The CLI prints these as NDJSON
@@ -54,7 +69,12 @@ export type TaskEvent =
   | { type: 'task'; taskId: string; state: string; title?: string; tags?: TaskStateTag[] }
   /** The turn machine entered `state`; `tags` say what it means (stateTags.ts; absent in older logs). */
   | { type: 'turn'; taskId: string; state: string; turn: number; tags?: TurnStateTag[] }
-  | { type: 'user_message'; taskId: string; id: string; text: string }
+  /** A message of the person; `attachments`: what its mentions brought (the content is in the `message` event). */
+  | { type: 'user_message'; taskId: string; id: string; text: string; attachments?: AttachmentSummary[] }
+  /** The person sent a message while a run was under way: it waits, and is sent when the run ends. */
+  | { type: 'queued'; taskId: string; message: QueuedMessage }
+  /** Queued messages left the queue (`outcome` says how). */
+  | { type: 'unqueued'; taskId: string; ids: string[]; outcome: UnqueuedOutcome }
   /** The conversation grew by one message (user text, a complete assistant answer, tool results): what a log must keep to rebuild it. */
   | { type: 'message'; taskId: string; message: ConversationMessage }
   /** The conversation was compacted: from now on it is `messages`. */

@@ -1,6 +1,7 @@
 import { formatDuration } from './duration';
 import type { ErrorCode } from './errors';
-import type { GatekeeperOutcome, PermissionDecision, RunPhase, StreamMode, TaskEvent } from './events';
+import type { AttachmentSummary } from './attachments';
+import type { GatekeeperOutcome, PermissionDecision, QueuedMessage, RunPhase, StreamMode, TaskEvent } from './events';
 import type { TaskStateTag } from './stateTags';
 import { MAX_CARD_IMAGES, type CardImage } from './toolImages';
 
@@ -11,7 +12,7 @@ import { MAX_CARD_IMAGES, type CardImage } from './toolImages';
  * sides means the two can never disagree about what an event does.
  */
 export type TranscriptItem =
-  | { kind: 'user'; id: string; text: string }
+  | { kind: 'user'; id: string; text: string; attachments?: AttachmentSummary[] }
   | {
       kind: 'assistant';
       id: string;
@@ -67,6 +68,12 @@ export interface TaskTranscript {
   done: boolean;
   /** Set once a run reported its phases. */
   phases?: RunPhasesView;
+  /**
+   * Messages the person sent while a run was under way, oldest first: they wait for the run to
+   * end (absent: none). A task stopped mid-run gives them back (`unqueued` returned); a stored
+   * task's transcript has none.
+   */
+  queued?: QueuedMessage[];
 }
 
 export function emptyTranscript(taskId: string, title: string, model: string): TaskTranscript {
@@ -111,7 +118,15 @@ export function applyTaskEvent(t: TaskTranscript, e: TaskEvent): TaskTranscript 
     case 'turn':
       return { ...t, turnState: e.state, turn: e.turn };
     case 'user_message':
-      return { ...t, done: false, items: [...closeStreaming(t.items), { kind: 'user', id: e.id, text: e.text }] };
+      return { ...t, done: false, items: [...closeStreaming(t.items), userItem(e)] };
+    case 'queued':
+      return { ...t, queued: [...(t.queued ?? []).filter((q) => q.id !== e.message.id), e.message] };
+    case 'unqueued': {
+      const gone = new Set(e.ids);
+      const queued = (t.queued ?? []).filter((q) => !gone.has(q.id));
+      const { queued: _, ...rest } = t;
+      return queued.length > 0 ? { ...rest, queued } : rest;
+    }
     case 'stream':
       return { ...t, streamMode: e.mode };
     case 'assistant_start': {
@@ -196,6 +211,11 @@ export function applyTaskEvent(t: TaskTranscript, e: TaskEvent): TaskTranscript 
       // A skipped decision (memory off, the demo model, nothing learned) stays in the log only.
       return e.decision === 'skipped' ? t : { ...t, items: [...t.items, gatekeeperItem(e, t.items.length)] };
   }
+}
+
+/** The transcript item of a `user_message` event (shared with the store's TranscriptBuilder). Pure. */
+export function userItem(e: Extract<TaskEvent, { type: 'user_message' }>): TranscriptItem {
+  return { kind: 'user', id: e.id, text: e.text, ...(e.attachments && e.attachments.length > 0 ? { attachments: e.attachments } : {}) };
 }
 
 /** The header's phases after a `phase` event (pure; shared with the store's TranscriptBuilder). */

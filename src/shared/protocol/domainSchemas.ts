@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { ATTACHMENT_KINDS } from '../domain/attachments';
 import { ERROR_CODES } from '../domain/errors';
 import { RUN_PHASES } from '../domain/events';
 import { TASK_STATE_TAGS, TURN_STATE_TAGS } from '../domain/stateTags';
@@ -31,11 +32,23 @@ const cardImages = z
   .array(z.object({ src: z.string().refine(isCardImageSrc, 'not a checked image data: URL'), alt: z.string().max(200) }))
   .max(MAX_CARD_IMAGES);
 
+/** What a view shows of a message's attachment (its chip): never its content. */
+export const attachmentSummarySchema = z.object({
+  kind: z.enum(ATTACHMENT_KINDS),
+  label: z.string().max(2000),
+  note: z.string().max(2000).optional(),
+  failed: z.boolean().optional(),
+});
+const attachmentSummaries = z.array(attachmentSummarySchema).max(100);
+export const queuedMessageSchema = z.object({ id: z.string().max(200), text: z.string(), attachments: attachmentSummaries.optional() });
+
 /** One schema per `TaskEvent` variant, keyed by its literal `type`. */
 export const taskEventSchema = z.discriminatedUnion('type', [
   z.object({ type: z.literal('task'), taskId, state: z.string(), title: z.string().optional(), tags: z.array(z.enum(TASK_STATE_TAGS)).max(TASK_STATE_TAGS.length).optional() }),
   z.object({ type: z.literal('turn'), taskId, state: z.string(), turn: count, tags: z.array(z.enum(TURN_STATE_TAGS)).max(TURN_STATE_TAGS.length).optional() }),
-  z.object({ type: z.literal('user_message'), taskId, id: z.string(), text: z.string() }),
+  z.object({ type: z.literal('user_message'), taskId, id: z.string(), text: z.string(), attachments: attachmentSummaries.optional() }),
+  z.object({ type: z.literal('queued'), taskId, message: queuedMessageSchema }),
+  z.object({ type: z.literal('unqueued'), taskId, ids: z.array(z.string().max(200)).max(1000), outcome: z.enum(['sent', 'withdrawn', 'returned']) }),
   z.object({ type: z.literal('stream'), taskId, mode: streamModeSchema }),
   z.object({ type: z.literal('assistant_start'), taskId, messageId: z.string(), model: z.string() }),
   z.object({ type: z.literal('text'), taskId, delta: z.string() }),
@@ -82,7 +95,7 @@ export const taskEventSchema = z.discriminatedUnion('type', [
 ]);
 
 export const transcriptItemSchema = z.discriminatedUnion('kind', [
-  z.object({ kind: z.literal('user'), id: z.string(), text: z.string() }),
+  z.object({ kind: z.literal('user'), id: z.string(), text: z.string(), attachments: attachmentSummaries.optional() }),
   z.object({
     kind: z.literal('assistant'),
     id: z.string(),
@@ -147,6 +160,7 @@ export const taskTranscriptSchema = z.object({
   phases: z
     .object({ run: count, phase: runPhaseSchema, durations: z.partialRecord(runPhaseSchema, z.number().nonnegative()), failure: z.string().optional() })
     .optional(),
+  queued: z.array(queuedMessageSchema).max(1000).optional(),
 });
 
 // Compile-time drift checks: each schema's type and its domain type must be mutually assignable.

@@ -13,8 +13,15 @@ import type { ParseResult } from './toWebview';
 /** Sent once per page load. `lastSeq` is the highest seq the page had applied before (diagnostic). */
 export const readyMessageSchema = z.object({ type: z.literal('ready'), lastSeq: z.number().int().nonnegative().optional() });
 
-/** Text the user sent: starts a task when none is open, else a follow-up to the open task. */
+/**
+ * Text the user sent: starts a task when none is open, else a follow-up to the open task (queued
+ * while a run is under way). Its `@` mentions (domain/mentions.ts) are found and resolved by the
+ * host: the page sends the text as typed and never reads what a mention names.
+ */
 export const promptMessageSchema = z.object({ type: z.literal('prompt'), text: z.string().max(200_000).refine((s) => s.trim().length > 0, 'empty prompt') });
+
+/** Cancel the shown task's queued message `id` before it is sent. */
+export const withdrawQueuedMessageSchema = z.object({ type: z.literal('withdrawQueued'), id: z.string().min(1).max(200) });
 
 /** Close the current task (it keeps running in the background) and show the empty state. */
 export const newTaskMessageSchema = z.object({ type: z.literal('newTask') });
@@ -116,6 +123,7 @@ export const setMemorySettingMessageSchema = z.object({ type: z.literal('setMemo
 export const fromWebviewMessageSchema = z.discriminatedUnion('type', [
   readyMessageSchema,
   promptMessageSchema,
+  withdrawQueuedMessageSchema,
   newTaskMessageSchema,
   cancelMessageSchema,
   retryMessageSchema,

@@ -1,11 +1,12 @@
 import { and, assign, enqueueActions, fromCallback, fromPromise, sendTo, setup, stopChild, type EventObject } from 'xstate';
+import { summaryOf, type MessageAttachment } from '../../../shared/domain/attachments';
 import type { KeelError } from '../../../shared/domain/errors';
 import type { TaskEvent, TaskStatus } from '../../../shared/domain/events';
 import { ZERO_USAGE, type ConversationMessage, type StopReason, type ToolResultBlock, type Usage } from '../../../shared/domain/messages';
 import type { PermissionMode } from '../../../shared/domain/permissionModes';
 import { isTaskStateTag, type TaskStateTag } from '../../../shared/domain/stateTags';
 import { tagsOfState } from '../stateTags';
-import { userText } from '../turn/conversation';
+import { userMessageOf, userText } from '../turn/conversation';
 import { turnMachine, type TurnLimits, type TurnOutput } from '../turn/turn.machine';
 import { addUsage } from '../turn/turnHelpers';
 
@@ -40,6 +41,13 @@ export interface RunStartInput {
   fromMessage: number;
 }
 
+/** A message of the person waiting for the run under way to end (the `queued` event shows it). */
+export interface PendingMessage {
+  id: string;
+  text: string;
+  attachments?: MessageAttachment[];
+}
+
 export interface PendingSubtask {
   toolCallId: string;
   description: string;
@@ -62,11 +70,18 @@ interface TaskContext extends Required<TaskInput> {
   runs: number;
   /** The message the person just sent, until its run starts (UserPromptSubmit hooks see it). */
   submitted: string | null;
+  /** Messages sent while a run was under way, oldest first: the next run's, when this one ends. */
+  queued: PendingMessage[];
+  /** Messages ever queued (keeps their ids unique). */
+  queuedCount: number;
 }
 
 export type TaskMachineEvent =
-  | { type: 'START'; text: string }
-  | { type: 'USER_MESSAGE'; text: string }
+  | { type: 'START'; text: string; attachments?: MessageAttachment[] }
+  /** A message of the person: it starts the next run, or waits for the run under way to end (queued). */
+  | { type: 'USER_MESSAGE'; text: string; attachments?: MessageAttachment[] }
+  /** The person cancelled queued message `id` before it was sent. */
+  | { type: 'UNQUEUE'; id: string }
   | { type: 'CANCEL' }
   | { type: 'RETRY' }
   | { type: 'ABANDON' }
@@ -124,10 +139,45 @@ export const taskMachine = setup({
       return { messages: [...context.messages, userText(context.pendingText)], pendingText: null, userMessages: context.userMessages + 1 };
     }),
     /** A user message: shown (user_message), logged for the conversation (message), and added to it. */
-    acceptUserMessage: enqueueActions<TaskContext, TaskMachineEvent, { text: string }, TaskMachineEvent, never, Publish, never, never, never>(({ context, enqueue }, p) => {
-      enqueue({ type: 'publish', params: userMessageEvent(context, p.text) });
-      enqueue({ type: 'publish', params: conversationEvent(context, p.text) });
-      enqueue.assign({ messages: [...context.messages, userText(p.text)], userMessages: context.userMessages + 1, submitted: p.text });
+    acceptUserMessage: enqueueActions<TaskContext, TaskMachineEvent, Omit<PendingMessage, 'id'>, TaskMachineEvent, never, Publish, never, never, never>(({ context, enqueue }, p) => {
+      enqueue({ type: 'publish', params: userMessageEvent(context, p.text, p.attachments) });
+      enqueue({ type: 'publish', params: conversationEvent(context, p.text, p.attachments) });
+      enqueue.assign({ messages: [...context.messages, userMessageOf(p.text, p.attachments)], userMessages: context.userMessages + 1, submitted: p.text });
+    }),
+    /** A message while a run is under way waits for it to end: never refused, never a second request. */
+    enqueueMessage: enqueueActions<TaskContext, TaskMachineEvent, undefined, TaskMachineEvent, never, Publish, never, never, never>(({ context, event, enqueue }) => {
+      if (event.type !== 'USER_MESSAGE') return;
+      const message: PendingMessage = { id: `${context.taskId}-q${context.queuedCount + 1}`, text: event.text, ...(event.attachments?.length ? { attachments: event.attachments } : {}) };
+      const shown = { id: message.id, text: message.text, ...(message.attachments ? { attachments: message.attachments.map(summaryOf) } : {}) };
+      enqueue({ type: 'publish', params: { type: 'queued', taskId: context.taskId, message: shown } });
+      enqueue.assign({ queued: [...context.queued, message], queuedCount: context.queuedCount + 1 });
+    }),
+    /** The person cancelled one queued message; an id no longer queued (already sent) changes nothing. */
+    withdrawQueued: enqueueActions<TaskContext, TaskMachineEvent, undefined, TaskMachineEvent, never, Publish, never, never, never>(({ context, event, enqueue }) => {
+      if (event.type !== 'UNQUEUE' || !context.queued.some((q) => q.id === event.id)) return;
+      enqueue({ type: 'publish', params: { type: 'unqueued', taskId: context.taskId, ids: [event.id], outcome: 'withdrawn' } });
+      enqueue.assign({ queued: context.queued.filter((q) => q.id !== event.id) });
+    }),
+    /** The run ended: every queued message, in order, becomes the next run's (one run answers them all). */
+    sendQueued: enqueueActions<TaskContext, TaskMachineEvent, undefined, TaskMachineEvent, never, Publish, never, never, never>(({ context, enqueue }) => {
+      if (context.queued.length === 0) return;
+      enqueue({ type: 'publish', params: { type: 'unqueued', taskId: context.taskId, ids: context.queued.map((q) => q.id), outcome: 'sent' } });
+      let messages = context.messages;
+      let count = context.userMessages;
+      for (const q of context.queued) {
+        const at = { ...context, userMessages: count };
+        enqueue({ type: 'publish', params: userMessageEvent(at, q.text, q.attachments) });
+        enqueue({ type: 'publish', params: conversationEvent(at, q.text, q.attachments) });
+        messages = [...messages, userMessageOf(q.text, q.attachments)];
+        count += 1;
+      }
+      enqueue.assign({ messages, userMessages: count, submitted: context.queued.map((q) => q.text).join('\n\n'), queued: [] });
+    }),
+    /** The run was cancelled or the task stopped: queued messages go back to the person, unsent. */
+    returnQueued: enqueueActions<TaskContext, TaskMachineEvent, undefined, TaskMachineEvent, never, Publish, never, never, never>(({ context, enqueue }) => {
+      if (context.queued.length === 0) return;
+      enqueue({ type: 'publish', params: { type: 'unqueued', taskId: context.taskId, ids: context.queued.map((q) => q.id), outcome: 'returned' } });
+      enqueue.assign({ queued: [] });
     }),
     /** A hook blocked the prompt just sent: it leaves the conversation (and the log, through `compacted`). */
     dropBlockedPrompt: assign(({ context }) => (context.submitted === null ? {} : { messages: context.messages.slice(0, -1), submitted: null })),
@@ -165,6 +215,7 @@ export const taskMachine = setup({
     promptBlocked: ({ event }) => 'error' in event && typeof event.error === 'object' && event.error !== null && (event.error as { code?: unknown }).code === 'blocked_by_hook',
     isAwaitedSubtask: ({ context, event }) => event.type === 'SUBTASK_DONE' && context.subtasks.some((s) => s.toolCallId === event.toolCallId),
     isLastSubtask: ({ context }) => context.subtasks.length === 1,
+    hasQueued: ({ context }) => context.queued.length > 0,
   },
 }).createMachine({
   id: 'task',
@@ -182,6 +233,8 @@ export const taskMachine = setup({
     userMessages: input.userMessages ?? 0,
     runs: input.runs ?? 0,
     submitted: null,
+    queued: [],
+    queuedCount: 0,
   }),
   initial: 'created',
   on: {
@@ -189,18 +242,20 @@ export const taskMachine = setup({
     SUBTASK_DONE: { actions: assign({ ignoredSubtaskEvents: ({ context }) => context.ignoredSubtaskEvents + 1 }) },
     SET_MODE: { actions: assign({ mode: ({ event }) => event.mode }) },
     CHARGE: { actions: 'charge' },
+    UNQUEUE: { actions: 'withdrawQueued' },
   },
   states: {
     created: {
       tags: ['running'],
       on: {
-        START: { target: 'initializing', actions: { type: 'acceptUserMessage', params: ({ event }) => ({ text: event.text }) } },
+        START: { target: 'initializing', actions: { type: 'acceptUserMessage', params: ({ event }) => messageOf(event) } },
         MARK_INTERRUPTED: 'interrupted',
       },
     },
     initializing: {
       tags: ['running'],
       entry: { type: 'publish', params: ({ context }) => stateEvent(context, 'initializing') },
+      on: { USER_MESSAGE: { actions: 'enqueueMessage' } },
       invoke: {
         src: 'initialize',
         input: ({ context }) => runStartOf(context),
@@ -253,7 +308,7 @@ export const taskMachine = setup({
       on: {
         CANCEL: { actions: sendTo('turnLoop', { type: 'CANCEL' }) },
         SET_MODE: { actions: [assign({ mode: ({ event }) => event.mode }), sendTo('turnLoop', ({ event }) => ({ type: 'SET_MODE', mode: event.mode }))] },
-        USER_MESSAGE: { actions: { type: 'publish', params: ({ context }) => busyError(context) } },
+        USER_MESSAGE: { actions: 'enqueueMessage' },
       },
       // A cancel or a failure ends the turn while children may still run: they are stopped with it.
       exit: 'stopSubtasks',
@@ -300,23 +355,28 @@ export const taskMachine = setup({
         { type: 'publish', params: ({ context }) => errorEvent(context) },
         { type: 'publish', params: ({ context }) => doneEvent(context, 'failed') },
       ],
+      // Messages queued during the run that failed are its follow-ups: they start the next run.
+      always: { guard: 'hasQueued', target: 'initializing', actions: 'sendQueued' },
       on: {
         RETRY: 'initializing',
-        USER_MESSAGE: { target: 'initializing', actions: { type: 'acceptUserMessage', params: ({ event }) => ({ text: event.text }) } },
+        USER_MESSAGE: { target: 'initializing', actions: { type: 'acceptUserMessage', params: ({ event }) => messageOf(event) } },
         ABANDON: 'failed',
       },
     },
     completed: {
       tags: ['settled', 'completed'],
       entry: [{ type: 'publish', params: ({ context }) => stateEvent(context, 'completed') }, { type: 'publish', params: ({ context }) => doneEvent(context, 'completed') }],
-      on: { USER_MESSAGE: { target: 'initializing', actions: { type: 'acceptUserMessage', params: ({ event }) => ({ text: event.text }) } } },
+      // The turn boundary: what the person queued during the run is sent now, as the next run.
+      always: { guard: 'hasQueued', target: 'initializing', actions: 'sendQueued' },
+      on: { USER_MESSAGE: { target: 'initializing', actions: { type: 'acceptUserMessage', params: ({ event }) => messageOf(event) } } },
     },
     aborted: {
       tags: ['settled', 'aborted'],
-      entry: [{ type: 'publish', params: ({ context }) => stateEvent(context, 'aborted') }, { type: 'publish', params: ({ context }) => doneEvent(context, 'aborted') }],
-      on: { USER_MESSAGE: { target: 'initializing', actions: { type: 'acceptUserMessage', params: ({ event }) => ({ text: event.text }) } } },
+      // Cancelled: the person stopped the run, so what they queued is given back to them, not sent.
+      entry: ['returnQueued', { type: 'publish', params: ({ context }) => stateEvent(context, 'aborted') }, { type: 'publish', params: ({ context }) => doneEvent(context, 'aborted') }],
+      on: { USER_MESSAGE: { target: 'initializing', actions: { type: 'acceptUserMessage', params: ({ event }) => messageOf(event) } } },
     },
-    failed: { type: 'final', tags: ['settled', 'failed'], entry: { type: 'publish', params: ({ context }) => stateEvent(context, 'failed') } },
+    failed: { type: 'final', tags: ['settled', 'failed'], entry: ['returnQueued', { type: 'publish', params: ({ context }) => stateEvent(context, 'failed') }] },
     interrupted: {
       tags: ['settled', 'interrupted'],
       entry: { type: 'publish', params: ({ context }) => stateEvent(context, 'interrupted') },
@@ -325,6 +385,7 @@ export const taskMachine = setup({
     reconstructing: {
       tags: ['running'],
       entry: { type: 'publish', params: ({ context }) => stateEvent(context, 'reconstructing') },
+      on: { USER_MESSAGE: { actions: 'enqueueMessage' } },
       invoke: {
         src: 'reconstruct',
         input: ({ context }) => ({ taskId: context.taskId }),
@@ -359,16 +420,18 @@ function runStartOf(context: TaskContext): RunStartInput {
   return { taskId: context.taskId, run: context.runs + 1, prompt, submitted: context.submitted, fromMessage: pending !== null ? context.messages.length : Math.max(0, context.messages.length - 1) };
 }
 
-function userMessageEvent(context: TaskContext, text: string): TaskEvent {
-  return { type: 'user_message', taskId: context.taskId, id: `${context.taskId}-u${context.userMessages + 1}`, text };
+function userMessageEvent(context: Pick<TaskContext, 'taskId' | 'userMessages'>, text: string, attachments?: MessageAttachment[]): TaskEvent {
+  const shown = attachments?.length ? { attachments: attachments.map(summaryOf) } : {};
+  return { type: 'user_message', taskId: context.taskId, id: `${context.taskId}-u${context.userMessages + 1}`, text, ...shown };
 }
 
-function conversationEvent(context: TaskContext, text: string): TaskEvent {
-  return { type: 'message', taskId: context.taskId, message: userText(text) };
+function conversationEvent(context: Pick<TaskContext, 'taskId'>, text: string, attachments?: MessageAttachment[]): TaskEvent {
+  return { type: 'message', taskId: context.taskId, message: attachments?.length ? userMessageOf(text, attachments) : userText(text) };
 }
 
-function busyError(context: TaskContext): TaskEvent {
-  return { type: 'error', taskId: context.taskId, code: 'invalid_input', message: 'The task is still working; wait for it to finish or cancel it first.', retryable: false };
+/** The message a START or USER_MESSAGE carries. */
+function messageOf(event: { text: string; attachments?: MessageAttachment[] }): Omit<PendingMessage, 'id'> {
+  return { text: event.text, ...(event.attachments?.length ? { attachments: event.attachments } : {}) };
 }
 
 function errorEvent(context: TaskContext): TaskEvent | null {

@@ -1,0 +1,45 @@
+/**
+ * What a person's message brings besides its text: the attachments its `@` mentions were resolved
+ * into (domain/mentions.ts). The host resolves them (src/core/mentions); the model reads each as
+ * a block after the message's text; people see a chip per attachment, with what was cut.
+ */
+
+export const ATTACHMENT_KINDS = ['file', 'folder', 'problems', 'terminal', 'git', 'url'] as const;
+export type AttachmentKind = (typeof ATTACHMENT_KINDS)[number];
+
+/** What a view shows of an attachment (never its content). */
+export interface AttachmentSummary {
+  kind: AttachmentKind;
+  /** What it is, as on the composer's chip: `src/a.ts:10-20`, `problems`, a URL. */
+  label: string;
+  /** What was cut, or why nothing came ("not found", "denied by your rules"); absent: all of it. */
+  note?: string;
+  /** Nothing came of it (not found, refused, failed): the model is told why instead. */
+  failed?: boolean;
+}
+
+/** An attachment as the model gets it: the summary and the text it reads. */
+export interface MessageAttachment extends AttachmentSummary {
+  /** What the model reads (already bounded, secrets redacted). */
+  content: string;
+}
+
+/** The summary of an attachment (what views and the log's `user_message` keep). Pure. */
+export function summaryOf(a: MessageAttachment): AttachmentSummary {
+  return { kind: a.kind, label: a.label, ...(a.note ? { note: a.note } : {}), ...(a.failed ? { failed: true } : {}) };
+}
+
+/**
+ * The text block the model reads for `a`: a tagged block naming what it is, with Keel's note on
+ * what was cut. The content came from files, terminals and web pages: a closing tag inside it is
+ * defused so it cannot end the block early and pass for the person's own words. Pure.
+ */
+export function attachmentText(a: MessageAttachment): string {
+  const body = a.content.replace(/<\/(attachment)/gi, '<\\/$1');
+  const note = a.note ? `\n[Keel: ${a.note}]` : '';
+  return `<attachment kind="${a.kind}" name="${escapeAttribute(a.label)}">\n${body}${note}\n</attachment>`;
+}
+
+function escapeAttribute(s: string): string {
+  return s.replace(/&/g, '&amp;').replace(/"/g, '&quot;').replace(/</g, '&lt;').replace(/\n/g, ' ');
+}
