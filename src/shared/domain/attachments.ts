@@ -40,6 +40,19 @@ export function attachmentText(a: MessageAttachment): string {
   return `<attachment kind="${a.kind}" name="${escapeAttribute(a.label)}">\n${body}${note}\n</attachment>`;
 }
 
+/**
+ * The attachment whose `attachmentText` is `text`, given its summary (a log keeps the summary in
+ * `user_message` and the text in the conversation): what a replay sends again. Undefined when
+ * `text` is not such a block. Exact unless the content itself held the defused closing tag. Pure.
+ */
+export function attachmentFromText(summary: AttachmentSummary, text: string): MessageAttachment | undefined {
+  const head = /^<attachment kind="[a-z]+" name="[^"]*">\n/.exec(text)?.[0];
+  const tail = `${summary.note ? `\n[Keel: ${summary.note}]` : ''}\n</attachment>`;
+  if (!head || !text.endsWith(tail) || text.length < head.length + tail.length) return undefined;
+  const content = text.slice(head.length, text.length - tail.length).replace(/<\\\/(attachment)/gi, '</$1');
+  return { ...summary, content };
+}
+
 function escapeAttribute(s: string): string {
   return s.replace(/&/g, '&amp;').replace(/"/g, '&quot;').replace(/</g, '&lt;').replace(/\n/g, ' ');
 }

@@ -2,58 +2,19 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { scriptedEvents } from '../../../src/core/providers/scripted';
-import type { ModelProvider, ProviderEvent, ProviderRequest } from '../../../src/core/providers/types';
 import { TaskRuntime } from '../../../src/core/runtime/taskRuntime';
 import type { TaskHandle } from '../../../src/core/runtime/types';
 import type { MessageAttachment } from '../../../src/shared/domain/attachments';
 import type { TaskEvent } from '../../../src/shared/domain/events';
 import type { ConversationMessage } from '../../../src/shared/domain/messages';
-import { Changes } from '../helpers/changes';
+import { CountingModel } from '../helpers/countingModel';
 
 /**
  * Messages typed while the agent works, through the real task, turn and call machines and the
  * task's lock: queued, then sent when the run ends as exactly one next request that carries them
- * — never two requests at once, never refused. The model is one whose every request waits until
- * the test answers it, and which counts requests in flight.
+ * — never two requests at once, never refused. The model's every request waits until the test
+ * answers it (CountingModel), and it counts requests in flight.
  */
-class CountingModel implements ModelProvider {
-  readonly id = 'scripted' as const;
-  readonly label = 'counting model';
-  readonly requests: ConversationMessage[][] = [];
-  inFlight = 0;
-  maxInFlight = 0;
-  private readonly waiting: ((text: string) => void)[] = [];
-  readonly changes = new Changes();
-
-  answer(text: string): void {
-    const next = this.waiting.shift();
-    if (!next) throw new Error('no request is waiting for an answer');
-    next(text);
-  }
-
-  async *stream(request: ProviderRequest, signal: AbortSignal): AsyncGenerator<ProviderEvent, void, undefined> {
-    this.requests.push(structuredClone(request.messages));
-    this.inFlight += 1;
-    this.maxInFlight = Math.max(this.maxInFlight, this.inFlight);
-    this.changes.notify();
-    try {
-      const text = await new Promise<string | null>((resolve) => {
-        this.waiting.push(resolve);
-        signal.addEventListener('abort', () => resolve(null), { once: true });
-      });
-      if (text === null) {
-        yield { type: 'provider_error', error: { code: 'cancelled', message: 'The request was cancelled.', phase: 'connect', retryable: false } };
-        return;
-      }
-      yield* scriptedEvents({ blocks: [{ type: 'text', text }] }, request.model);
-    } finally {
-      this.inFlight -= 1;
-      this.changes.notify();
-    }
-  }
-}
-
 const PROVIDER = { provider: 'anthropic' as const, model: 'claude-sonnet-5-5', apiKey: 'k' };
 const texts = (m: ConversationMessage | undefined) => (m?.content ?? []).map((b) => (b.type === 'text' ? b.text : `[${b.type}]`));
 
@@ -67,7 +28,7 @@ function setup() {
   const model = new CountingModel();
   const runtime = new TaskRuntime({ workspace: mkdtempSync(join(tmpdir(), 'keel-queue-')), providerFactory: () => model, limits: { retryBaseMs: 1 } });
   dispose = () => runtime.dispose();
-  const requests = (n: number) => model.changes.until(() => model.requests.length >= n, () => `${n} requests (got ${model.requests.length})`);
+  const requests = (n: number) => model.requestsSeen(n);
   return { model, runtime, requests };
 }
 
