@@ -88,7 +88,9 @@ export async function readFileMention(physical: string, range: LineRange | undef
   const total = partial ? `more than ${count(known)}` : count(known);
   const cut = last < Math.min(wanted, known) || (!range && partial);
   const asked = range && wanted > known ? `; the file ends at line ${count(known)}` : '';
-  const note = cut ? `lines ${count(first)}-${count(last)} of ${total}: the rest was cut (mentions bring at most ${count(limits.fileLines)} lines, ${count(limits.fileChars)} characters); Read it with offset ${last + 1} for more` : asked ? `lines ${count(first)}-${count(last)}${asked}` : undefined;
+  const most = `mentions bring at most ${count(limits.fileLines)} lines, ${count(limits.fileChars)} characters`;
+  const shownLines = `lines ${count(first)}-${count(last)}`;
+  const note = cut ? `${shownLines} of ${total}: the rest was cut (${most}); Read it with offset ${last + 1} for more` : asked ? `${shownLines}${asked}` : undefined;
   return { content: out.join('\n'), ...(note ? { note } : {}) };
 }
 

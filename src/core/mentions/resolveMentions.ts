@@ -69,7 +69,8 @@ export async function resolveMentions(text: string, ctx: MentionContext): Promis
     let note = r.note;
     if (content.length > budget) {
       const kept = Math.max(0, budget);
-      const cut = `the message's attachments are limited to ${count(limits.totalChars)} characters together, so ${kept === 0 ? 'none of this one was attached' : `only its first ${count(kept)} of ${count(content.length)} characters were`}`;
+      const part = kept === 0 ? 'none of this one was attached' : `only its first ${count(kept)} of ${count(content.length)} characters were`;
+      const cut = `the message's attachments are limited to ${count(limits.totalChars)} characters together, so ${part}`;
       content = content.slice(0, kept);
       note = note ? `${note}; ${cut}` : cut;
     }
@@ -150,7 +151,8 @@ async function resolveGit(ctx: MentionContext, limits: MentionLimits): Promise<R
     shownDiff = diff.slice(0, limits.gitChars);
     notes.push(`the diff is cut at ${count(limits.gitChars)} of ${count(diff.length)} characters; run git diff on single files for the rest`);
   }
-  return { kind: 'git', content: `git status --short:\n${status.trimEnd()}\n\ngit diff HEAD:\n${shownDiff.trimEnd() || '(no changes to tracked files)'}`, ...(notes.length ? { note: notes.join('; ') } : {}) };
+  const content = `git status --short:\n${status.trimEnd()}\n\ngit diff HEAD:\n${shownDiff.trimEnd() || '(no changes to tracked files)'}`;
+  return { kind: 'git', content, ...(notes.length ? { note: notes.join('; ') } : {}) };
 }
 
 async function resolveUrl(url: string, ctx: MentionContext, limits: MentionLimits): Promise<Resolved> {
@@ -158,7 +160,9 @@ async function resolveUrl(url: string, ctx: MentionContext, limits: MentionLimit
   const subject = tool.subject({ url }, { workspace: ctx.workspace });
   const d = await ctx.permissions.decide({ tool: 'WebFetch', input: { url }, subject, readOnly: true }, ctx.mode);
   if (d.decision === 'deny') return { kind: 'url', content: '', failed: true, note: `not fetched: your permission rules deny it (${d.reason})` };
-  const fetched = ctx.fetchUrl ? await ctx.fetchUrl(url, ctx.signal) : await tool.invoke({ url }, { taskId: 'mention', workspace: ctx.workspace, signal: ctx.signal, locks: new LockManager(), onOutput: () => undefined });
+  const fetched = ctx.fetchUrl
+    ? await ctx.fetchUrl(url, ctx.signal)
+    : await tool.invoke({ url }, { taskId: 'mention', workspace: ctx.workspace, signal: ctx.signal, locks: new LockManager(), onOutput: () => undefined });
   if (fetched.isError) return { kind: 'url', content: '', failed: true, note: `not fetched: ${fetched.content.split('\n')[0] ?? fetched.summary}` };
   const cut = /\[[^\]]*truncated[^\]]*\]|the page is longer/i.test(fetched.content);
   return { kind: 'url', content: fetched.content, ...(cut ? { note: `the page is cut at ${count(limits.urlChars)} characters` } : {}) };
