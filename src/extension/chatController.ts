@@ -6,6 +6,7 @@ import type { FromWebviewMessage } from '../shared/protocol/fromWebview';
 import type { SnapshotMessage, ToWebviewPayload } from '../shared/protocol/toWebview';
 import { taskEventHasTag } from '../core/machines/task/taskTags';
 import type { TaskHandle } from '../core/runtime/types';
+import type { MessageAttachment } from '../shared/domain/attachments';
 import type { PermissionBroker } from './permissionBroker';
 import type { Page, StoredTaskState } from '../shared/protocol/chatMessages';
 import { HistoryActions, isHistoryMessage } from './history/historyActions';
@@ -215,28 +216,38 @@ export class ChatController implements ChatSurface {
   async prompt(typed: string): Promise<void> {
     await this.promptLock.runExclusive(async () => {
       if (this.disposed) return;
+      // The person's mentions are resolved from what they typed, before an MCP prompt or
+      // resource is expanded into it: a server's text never makes Keel read or fetch anything.
+      let attachments: MessageAttachment[];
+      try {
+        attachments = await this.window.resolveMentions(typed, new AbortController().signal);
+      } catch (e) {
+        this.broadcastError(`Keel could not attach what the message mentions: ${errorMessage(e)}`);
+        return;
+      }
       const text = this.host.mcp ? await this.host.mcp.expand(typed, new AbortController().signal) : typed;
       if (this.disposed) return;
       if (isStoredTask(this.current)) {
-        await this.history.followUp(text);
+        await this.history.followUp(text, attachments);
         return;
       }
       if (this.current?.transcript().state === 'interrupted') {
         // Interrupted here (its worker died): its handle is stopped, so the message resumes the
         // task from its log, as for a stored one.
         try {
-          await this.history.resume(this.current.id, text);
+          await this.history.resume(this.current.id, text, attachments);
         } catch (e) {
           this.broadcastError(`Keel could not resume the task: ${errorMessage(e)}`);
         }
         return;
       }
       if (this.current) {
-        this.current.sendUserMessage(text);
+        // While a run is under way the task queues it (shown as pending, cancellable) until the run ends.
+        this.current.sendUserMessage(text, attachments.length > 0 ? { attachments } : {});
         return;
       }
       try {
-        await this.window.startTask(text, this.id, () => !this.disposed, (task) => this.show(task));
+        await this.window.startTask(text, this.id, () => !this.disposed, (task) => this.show(task), attachments);
       } catch (e) {
         this.host.log.error(`cannot start a task: ${errorMessage(e)}`);
         this.broadcastError(`Keel could not start the task: ${errorMessage(e)}`);

@@ -21,6 +21,7 @@ import { vscodeMemoryWorkbench } from './memory/vscodeMemory';
 import { vscodeHistoryServices } from './history/vscodeHistory';
 import { vscodeWorkbench } from './workbench';
 import { windowLifetime } from './windowLifetime';
+import { editorMentions } from './mentions/editorMentions';
 
 /** This window's lifetime (the appSession machine), from activation to deactivation. */
 let lifetime: AppLifetime | undefined;
@@ -56,6 +57,10 @@ export function activate(context: vscode.ExtensionContext): void {
   const workbench = vscodeWorkbench(context, log);
   // One MCP hub per window, owned here and shared by every task; its servers end with the window.
   const mcp = vscodeMcpService(context, log);
+  // `@problems` and `@terminal` read the editor; files, folders, git and URLs resolve in the core.
+  const folder = vscode.workspace.workspaceFolders?.[0];
+  const mentions = folder ? editorMentions(folder.uri.fsPath, log) : undefined;
+  if (mentions) context.subscriptions.push(mentions);
   context.subscriptions.push({ dispose: () => void mcp.dispose() });
   const loops: WindowLoops = new WindowLoops({
     log,
@@ -89,6 +94,7 @@ export function activate(context: vscode.ExtensionContext): void {
     mcp,
     loops,
     memory: vscodeMemoryWorkbench(),
+    ...(mentions ? { mentions } : {}),
     providerConfig: (mode) => readProviderConfig(context.secrets, mode),
     chatConfig: readChatConfig,
     permissionMode: readPermissionMode,
