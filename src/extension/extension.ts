@@ -110,11 +110,8 @@ export function activate(context: vscode.ExtensionContext): void {
     // "Open diff" on a pending edit shows its Accept / Reject diff editor again.
     workbench: {
       ...workbench,
-      // `@` mentions list the resources of ready MCP servers (`server:uri`) before files.
-      findFiles: async (query, max) => {
-        const resources = await mcp.mentions(query, max);
-        return [...resources, ...(await workbench.findFiles(query, max - resources.length))];
-      },
+      // `@` mentions list the resources of ready MCP servers (`server:uri`) before folders and files.
+      findResources: (query, max) => mcp.mentions(query, max),
       // `/` at the start of a message suggests the prompts of ready MCP servers.
       findCommands: (query, max) => mcp.slashCommands(query, max),
       openDiff: async (change) => {

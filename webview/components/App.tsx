@@ -205,6 +205,10 @@ export function App({ store, post, initialDraft = '', persist }: AppProps) {
         mode={mode}
         initialDraft={initialDraft}
         mentions={store.mentions.value}
+        queued={transcript?.queued ?? []}
+        onWithdraw={(id) => post({ type: 'withdrawQueued', id })}
+        returned={store.returned.value}
+        focusRequest={store.focusRequest.value}
         onSend={(text) => {
           store.clearNotices();
           actions.setPage('chat');

@@ -3,14 +3,18 @@ import { useLayoutEffect, useMemo, useRef } from 'preact/hooks';
 import type { TranscriptItem } from '../../src/shared/domain/transcript';
 import { formatSeconds } from '../format';
 import { renderMarkdown } from '../markdown';
+import type { AttachmentSummary } from '../../src/shared/domain/attachments';
+import { AttachmentChips } from './Chips';
 
 type AssistantItem = Extract<TranscriptItem, { kind: 'assistant' }>;
 type ErrorItem = Extract<TranscriptItem, { kind: 'error' }>;
 
-export const UserMessage = memo(function UserMessage({ text }: { text: string }) {
+/** A message of the person, with what its mentions attached (one chip each, saying what was cut). */
+export const UserMessage = memo(function UserMessage({ text, attachments }: { text: string; attachments?: readonly AttachmentSummary[] | undefined }) {
   return (
     <article class="keel-msg keel-msg-user" data-testid="message-user" aria-label="You">
       <div class="keel-msg-body keel-pre">{text}</div>
+      {attachments && attachments.length > 0 && <AttachmentChips attachments={attachments} />}
     </article>
   );
 });

@@ -54,7 +54,7 @@ export const permissionAnswerMessageSchema = z.object({
 /** The permission mode for the next task or message. */
 export const setModeMessageSchema = z.object({ type: z.literal('setMode'), mode: permissionModeSchema });
 
-/** Workspace files whose path contains `query` (the `@` mention being typed). */
+/** What can be mentioned matching `query` (the `@` mention being typed): Keel's words, MCP resources, folders, files. */
 export const mentionQueryMessageSchema = z.object({ type: z.literal('mentionQuery'), queryId: z.number().int().nonnegative(), query: z.string().max(500) });
 
 /** Slash commands whose name contains `query` (the `/command` being typed at the start of the message). */

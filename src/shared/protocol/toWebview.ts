@@ -105,12 +105,25 @@ export const settingsMessageSchema = z.object({ type: z.literal('settings'), seq
  */
 export const settingsSavedMessageSchema = z.object({ type: z.literal('settingsSaved'), seq, ok: z.boolean(), message: z.string() });
 
-/** Workspace files matching the `@` mention being typed (answers `mentionQuery` with the same id). */
+/**
+ * One suggestion for the `@` mention being typed: what it is, the text that goes after `@`
+ * (`insert`; `partial`: the person goes on typing it, e.g. `https://`), and how the list shows it.
+ */
+export const mentionItemSchema = z.object({
+  kind: z.enum(['file', 'folder', 'problems', 'terminal', 'git', 'url', 'resource']),
+  insert: z.string().min(1).max(2000),
+  label: z.string().max(2000),
+  detail: z.string().max(400).optional(),
+  partial: z.boolean().optional(),
+});
+export type MentionItem = z.infer<typeof mentionItemSchema>;
+
+/** What can be mentioned matching the `@` being typed (answers `mentionQuery` with the same id), best first. */
 export const mentionResultsMessageSchema = z.object({
   type: z.literal('mentionResults'),
   seq,
   queryId: z.number().int().nonnegative(),
-  files: z.array(z.string()).max(200),
+  items: z.array(mentionItemSchema).max(200),
 });
 
 /**
@@ -155,6 +168,9 @@ export const memorySearchMessageSchema = z.object({
 /** Something the user should read that is not an error (e.g. "Resume is not available yet"). */
 export const noticeMessageSchema = z.object({ type: z.literal('notice'), seq, message: z.string() });
 
+/** Show the chat page and put the focus in the message box (Keel: Focus Chat). */
+export const focusComposerMessageSchema = z.object({ type: z.literal('focusComposer'), seq });
+
 /** The shown task moved to another worker, or its worker changed state or went away (null). */
 export const taskWorkerMessageSchema = z.object({ type: z.literal('taskWorker'), seq, taskId: z.string().max(200), worker: taskWorkerSchema.nullable() });
 
@@ -177,6 +193,7 @@ export const toWebviewMessageSchema = z.discriminatedUnion('type', [
   memoriesMessageSchema,
   memorySearchMessageSchema,
   taskWorkerMessageSchema,
+  focusComposerMessageSchema,
 ]);
 
 export type SnapshotMessage = z.infer<typeof snapshotMessageSchema>;
