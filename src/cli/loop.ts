@@ -1,16 +1,17 @@
 import { existsSync, statSync } from 'node:fs';
 import type { LoopEvent, LoopStatus } from '../shared/domain/loop';
 import { defaultSettings, existsLoop, LOOP_NAME, uniqueLoopName } from '../core/loop/files';
-import { LoopBusy, LoopRunner } from '../core/loop/runner';
+import { LoopBusy, LoopNotApproved, LoopRunner } from '../core/loop/runner';
 import { LinkRefused } from '../core/security/linkFreeFiles';
 import { TaskStore } from '../core/store/taskStore';
-import { providerFor, runArgsFrom, TASK_OPTIONS, type RunArgs } from './args';
+import { extraWord, providerFor, runArgsFrom, TASK_OPTIONS, type RunArgs } from './args';
 import { createCliRuntime } from './cliRuntime';
 import { EXIT_LOOP_LIMIT, EXIT_LOOP_STALLED, EXIT_STORAGE_UNUSABLE, STORAGE_HINT } from './exitCodes';
 import { LOOP_HELP } from './help';
 import { handleSignals } from './signals';
 import { TextRenderer } from './textRenderer';
 import { HelpRequested, parseCommandLine, reportUsage, UsageError } from './usage';
+import { errorMessage } from '../shared/domain/errors';
 
 /**
  * `keel loop "<goal>"`: runs a goal as a loop of fresh tasks judged after each (docs/loop.md),
@@ -43,7 +44,9 @@ interface LoopArgs {
 
 export function parseLoopArgs(argv: string[], env: NodeJS.ProcessEnv): LoopArgs {
   const { values, positionals } = parseCommandLine(argv, LOOP_OPTIONS, true);
-  const goal = positionals.join(' ').trim();
+  const [first = '', extra] = positionals;
+  if (extra !== undefined) throw new UsageError(extraWord(positionals, 'goal'));
+  const goal = first.trim();
   const resume = values.resume?.trim();
   if (values.resume !== undefined && !resume) throw new UsageError('--resume needs the name of a loop');
   if (resume && goal) throw new UsageError('give either a goal (a new loop) or --resume NAME (an existing one), not both');
@@ -94,7 +97,7 @@ export async function loopCommand(argv: string[]): Promise<number> {
   try {
     new TaskStore(run.storage).prepare();
   } catch (err) {
-    process.stderr.write(`keel loop: ${(err as Error).message}; ${STORAGE_HINT}\n`);
+    process.stderr.write(`keel loop: ${errorMessage(err)}; ${STORAGE_HINT}\n`);
     return EXIT_STORAGE_UNUSABLE;
   }
   if (args.resume && !existsLoop(run.workspace, args.name)) return reportUsage('loop', new UsageError(`no loop named "${args.name}" in ${run.workspace}`));
@@ -115,6 +118,8 @@ export async function loopCommand(argv: string[]): Promise<number> {
     workspace: run.workspace,
     owner: 'keel loop',
     feed: cli.activity.feed,
+    // A loop folder is continued only as Keel last wrote it or as the person approved it.
+    trust: cli.trust,
     onEvent: onLoop,
     log: (level: 'info' | 'warn' | 'error', message: string) => {
       if (level !== 'info') process.stderr.write(`keel: ${message}\n`);
@@ -152,7 +157,8 @@ export async function loopCommand(argv: string[]): Promise<number> {
         });
   } catch (err) {
     await cli.dispose();
-    process.stderr.write(`keel loop: ${(err as Error).message}\n`);
+    const hint = err instanceof LoopNotApproved ? ` (review: keel trust show --workspace ${run.workspace}; approve: keel trust approve --workspace ${run.workspace})` : '';
+    process.stderr.write(`keel loop: ${errorMessage(err)}${hint}\n`);
     if (err instanceof LinkRefused) process.stderr.write('  a loop\'s folder must hold plain files: remove the link (check where it pointed first), or give the loop another --name\n');
     return 1;
   }
@@ -183,6 +189,8 @@ export async function loopCommand(argv: string[]): Promise<number> {
     if (status === 'stalled') {
       process.stderr.write(`keel loop: "${view.name}" stalled after ${view.iteration} iterations and needs you: ${view.reasons.join('; ')}\n`);
       process.stderr.write(`  edit .keel/loop/${view.name}/anchor.md, progress.md or guardrails.md, then: keel loop --resume ${view.name}\n`);
+      // The goal and guardrails are part of the workspace's approval (docs/permissions.md, "Trust").
+      process.stderr.write(`  (after an edit of anchor.md or guardrails.md, approve it first: keel trust approve --workspace ${run.workspace})\n`);
       return EXIT_LOOP_STALLED;
     }
     process.stderr.write(`keel loop: "${view.name}" ${status}\n`);

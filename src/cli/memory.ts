@@ -19,7 +19,8 @@ const WORKSPACE = { workspace: { type: 'string' } } as const;
 
 /**
  * `keel memory list|search|show|delete`: the project memory of a workspace (docs/memory.md).
- * Exit codes: 0 success, 1 a memory that is not there, 2 bad usage (one line on stderr).
+ * Exit codes, as `keel tasks`: 0 success, 1 a memory that cannot be read or deleted, 2 bad usage
+ * (one line on stderr) or a name that names no memory.
  */
 export function memoryCommand(argv: string[]): number {
   const [sub, ...rest] = argv;
@@ -78,7 +79,7 @@ export function memoryCommand(argv: string[]): number {
     if (err instanceof MemoryError) {
       if (err.code === 'invalid_name') return reportUsage('memory', new UsageError(err.message));
       process.stderr.write(`keel memory: ${err.message}\n`);
-      return 1;
+      return err.code === 'not_found' ? 2 : 1;
     }
     throw err;
   }

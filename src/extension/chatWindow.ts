@@ -18,7 +18,6 @@ import type { PoolView } from './taskWorker';
 import type { MessageAttachment } from '../shared/domain/attachments';
 import { findMentions } from '../shared/domain/mentions';
 import { resolveMentions } from '../core/mentions/resolveMentions';
-import { lazyEngine } from '../core/runtime/permissionDecider';
 
 /** What the window needs of one chat surface (a ChatController). */
 export interface ChatSurface {
@@ -265,7 +264,8 @@ export class ChatWindow {
     const editor = this.host.mentions;
     if (!editor || !findMentions(text).some((t) => t.mention.kind !== 'resource')) return [];
     const runtime = await this.ensureRuntime();
-    this.mentionEngine ??= runtime.permissions ?? lazyEngine({ workspace: editor.workspace });
+    // A runtime without a permission engine (none in the product) may read nothing for a mention.
+    this.mentionEngine ??= runtime.permissions ?? REFUSE_ALL;
     return resolveMentions(text, {
       workspace: editor.workspace,
       permissions: this.mentionEngine,
@@ -381,3 +381,9 @@ export class ChatWindow {
     return undefined;
   }
 }
+
+/** Denies every mention's read: what a runtime without a permission engine may resolve. */
+const REFUSE_ALL: PermissionDecider = {
+  decide: async () => ({ decision: 'deny', reason: 'no permission rules are loaded' }),
+  searchExclusions: async () => null,
+};

@@ -58,14 +58,22 @@ export function QueuedMessages({ queued, onWithdraw }: { queued: readonly Queued
   return (
     <section class="keel-queued" aria-label="Queued messages" data-testid="queued">
       <div class="keel-queued-head keel-note">
-        <span class="codicon codicon-clock" aria-hidden="true" /> {queued.length === 1 ? 'Queued — sent when Keel finishes this turn' : `${queued.length} queued — sent together when Keel finishes this turn`}
+        <span class="codicon codicon-clock" aria-hidden="true" />{' '}
+        {queued.length === 1 ? 'Queued — sent when Keel finishes this turn' : `${queued.length} queued — sent together when Keel finishes this turn`}
       </div>
       <ol class="keel-queued-list">
         {queued.map((q) => (
           <li key={q.id} class="keel-queued-item" data-testid="queued-message" data-id={q.id}>
             <div class="keel-queued-text keel-pre">{q.text}</div>
             {q.attachments && q.attachments.length > 0 && <AttachmentChips attachments={q.attachments} />}
-            <button type="button" class="keel-icon-button" data-testid="queued-cancel" aria-label={`Cancel queued message: ${q.text.slice(0, 60)}`} title="Cancel this message (it is not sent)" onClick={() => onWithdraw(q.id)}>
+            <button
+              type="button"
+              class="keel-icon-button"
+              data-testid="queued-cancel"
+              aria-label={`Cancel queued message: ${q.text.slice(0, 60)}`}
+              title="Cancel this message (it is not sent)"
+              onClick={() => onWithdraw(q.id)}
+            >
               <span class="codicon codicon-close" aria-hidden="true" />
             </button>
           </li>

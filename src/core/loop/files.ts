@@ -3,6 +3,7 @@ import { join, relative } from 'node:path';
 import { z } from 'zod';
 import { LinkRefused, linkProblem, makeDirsNoFollow, readNoFollow, writeAtomicNoFollowSync, writeNoFollowSync } from '../security/linkFreeFiles';
 import { DEFAULT_MAX_ITERATIONS, DEFAULT_STOP_WORD, progressDigest, type LoopSettings } from './judge';
+import { errorMessage } from '../../shared/domain/errors';
 
 /**
  * A loop's files, under `<workspace>/.keel/loop/<name>/` (docs/loop.md):
@@ -199,13 +200,13 @@ export function readState(workspace: string, name: string): LoopState {
     text = read.text;
   } catch (err) {
     if (err instanceof LinkRefused) throw new LinkRefused(`loop "${name}" cannot be used: ${err.message}`, err.at);
-    throw new Error((err as NodeJS.ErrnoException).code === 'ENOENT' ? `there is no loop "${name}" in ${workspace}` : `cannot read ${path}: ${(err as Error).message}`);
+    throw new Error((err as NodeJS.ErrnoException).code === 'ENOENT' ? `there is no loop "${name}" in ${workspace}` : `cannot read ${path}: ${errorMessage(err)}`);
   }
   let json: unknown;
   try {
     json = JSON.parse(text);
   } catch (err) {
-    throw new Error(`${path} is not valid JSON (${(err as Error).message})`);
+    throw new Error(`${path} is not valid JSON (${errorMessage(err)})`);
   }
   const parsed = stateSchema.safeParse(json);
   if (!parsed.success) throw new Error(`${path} is not a loop state: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`);
@@ -231,7 +232,7 @@ export function listLoops(workspace: string): { states: LoopState[]; problems: s
     try {
       states.push(readState(workspace, name));
     } catch (err) {
-      problems.push((err as Error).message);
+      problems.push(errorMessage(err));
     }
   }
   return { states, problems };

@@ -9,6 +9,7 @@ import { judgeSettings, keepProgress, loopPaths, readText, saveState, type Itera
 import { appendGuardrails, countErrors, ErrorCollector } from './guardrails';
 import { judge, progressDigest, stopReasonOf, type Judgement } from './judge';
 import { iterationPrompt } from './prompt';
+import { errorMessage } from '../../shared/domain/errors';
 
 /**
  * The two things a loop does per iteration, as plain async functions the loop runner gives the
@@ -111,7 +112,7 @@ export async function recordIteration(c: IterationContext, n: number, end: Itera
     try {
       for (const p of appendGuardrails(c.workspace, paths.guardrails, counted.reached, n)) c.guardrail(p);
     } catch (err) {
-      c.log('warn', `loop ${s.name}: could not append to ${paths.guardrails}: ${(err as Error).message}`);
+      c.log('warn', `loop ${s.name}: could not append to ${paths.guardrails}: ${errorMessage(err)}`);
     }
   }
   const reasons = [...judgement.reasons];
@@ -123,7 +124,7 @@ export async function recordIteration(c: IterationContext, n: number, end: Itera
       checkpoint = { ref: cp.ref, commit: cp.commit };
       c.checkpoint(cp.ref, cp.commit);
     } catch (err) {
-      reasons.push(`no checkpoint: ${(err as Error).message}`);
+      reasons.push(`no checkpoint: ${errorMessage(err)}`);
     }
   }
   const prev = s.iterations.find((i) => i.n === n);

@@ -5,6 +5,8 @@ import { loopModeMachine, type LoopModeNotice } from '../machines/loopMode/loopM
 import { acquireTaskLock, type HeldTaskLock } from '../store/taskLock';
 import { checkLoopFolder, createLoop, existsLoop, keptProgress, loopPaths, nameProblem, readState, readTextForView, saveState, type LoopState, type StoredLoopSettings } from './files';
 import { recordIteration, runIteration, type LoopTaskHost } from './iteration';
+import { loopItem, loopPromptFiles, type TrustItem } from '../trust/items';
+import { errorMessage } from '../../shared/domain/errors';
 
 export type { LoopTaskHost } from './iteration';
 
@@ -26,6 +28,26 @@ export interface LoopRunnerOptions {
   owner: string;
   onEvent?(e: LoopEvent): void;
   log?(level: 'info' | 'warn' | 'error', message: string): void;
+  /**
+   * The person's approvals of the workspace (docs/permissions.md, "Trust"): a loop folder is
+   * continued (`open`) only as Keel last wrote it or as the person approved it; a folder that
+   * came with the repository, or whose goal or guardrails changed since, is refused with
+   * `LoopNotApproved`. Keel records the loop's files as its own after each of its writes.
+   * Absent: every loop folder is used as it is (a host without approvals).
+   */
+  trust?: LoopTrust;
+}
+
+/** What a loop needs of the workspace's approvals (WorkspaceTrust is one). */
+export interface LoopTrust {
+  approves(item: { id: string; fingerprint: string }): boolean;
+  recordOwn(items: readonly TrustItem[]): Promise<void>;
+  reportHeld?(items: readonly TrustItem[]): void;
+}
+
+/** A loop folder that is not Keel's own as it is now and was not approved. */
+export class LoopNotApproved extends Error {
+  override readonly name = 'LoopNotApproved';
 }
 
 export class LoopBusy extends Error {
@@ -56,14 +78,37 @@ export class LoopRunner {
     if (problem) throw new Error(problem);
     if (!goal.trim()) throw new Error('a loop needs a goal');
     if (existsLoop(opts.workspace, name)) throw new Error(`a loop named "${name}" already exists in ${loopPaths(opts.workspace, name).dir}`);
-    return new LoopRunner(opts, createLoop(opts.workspace, name, goal, settings), false);
+    const runner = new LoopRunner(opts, createLoop(opts.workspace, name, goal, settings), false);
+    runner.recordOwn();
+    return runner;
   }
 
-  /** An existing loop, from its state.json (throws when missing or unreadable). */
+  /**
+   * An existing loop, from its state.json (throws when missing or unreadable, and
+   * `LoopNotApproved` when its folder is not Keel's own as it is now nor approved).
+   */
   static open(opts: LoopRunnerOptions, name: string): LoopRunner {
     const problem = nameProblem(name);
     if (problem) throw new Error(problem);
+    if (opts.trust) {
+      const item = loopItem(name, loopPromptFiles(opts.workspace, name));
+      if (!opts.trust.approves(item)) {
+        opts.trust.reportHeld?.([item]);
+        throw new LoopNotApproved(
+          `the loop folder .keel/loop/${name} came with this workspace, or its goal or guardrails changed since Keel last wrote them: ` +
+            'it is used only once you approve the workspace',
+        );
+      }
+    }
     return new LoopRunner(opts, readState(opts.workspace, name), true);
+  }
+
+  /** Records the loop's files as Keel's own, as they are after Keel's write. Never throws. */
+  private recordOwn(): void {
+    const trust = this.opts.trust;
+    if (!trust) return;
+    const item = loopItem(this.state.name, loopPromptFiles(this.opts.workspace, this.state.name));
+    trust.recordOwn([item]).catch((err: unknown) => this.opts.log?.('warn', `loop ${this.state.name}: could not record its files as Keel's own (${errorMessage(err)})`));
   }
 
   get name(): string {
@@ -90,7 +135,7 @@ export class LoopRunner {
         if (v !== last && RESTING.has(v)) this.rest(v as LoopStatus, s.context.reasons);
         last = v;
       },
-      error: (err) => this.opts.log?.('error', `loop ${this.state.name}: ${(err as Error).message}`),
+      error: (err) => this.opts.log?.('error', `loop ${this.state.name}: ${errorMessage(err)}`),
     });
     const resting = this.nextRest();
     actor.start();
@@ -184,7 +229,12 @@ export class LoopRunner {
     return loopModeMachine.provide({
       actors: {
         runIteration: fromPromise(({ input, signal }) => runIteration(ctx, input.n, signal)),
-        recordIteration: fromPromise(({ input }) => recordIteration(ctx, input.n, input.end)),
+        recordIteration: fromPromise(async ({ input }) => {
+          const out = await recordIteration(ctx, input.n, input.end);
+          // The guardrails Keel just appended are its own.
+          this.recordOwn();
+          return out;
+        }),
         prepareNext: fromPromise(async () => {
           this.state.status = 'active';
           saveState(this.opts.workspace, this.state);
@@ -209,7 +259,7 @@ export class LoopRunner {
       try {
         saveState(this.opts.workspace, this.state);
       } catch (err) {
-        this.opts.log?.('error', `loop ${this.state.name}: could not save its state: ${(err as Error).message}`);
+        this.opts.log?.('error', `loop ${this.state.name}: could not save its state: ${errorMessage(err)}`);
       }
     }
     this.currentTaskId = undefined;
@@ -241,7 +291,7 @@ export class LoopRunner {
     try {
       this.opts.onEvent?.(e);
     } catch (err) {
-      this.opts.log?.('warn', `a loop listener threw: ${(err as Error).message}`);
+      this.opts.log?.('warn', `a loop listener threw: ${errorMessage(err)}`);
     }
     this.changed();
   }
@@ -253,7 +303,7 @@ export class LoopRunner {
       try {
         l(v);
       } catch (err) {
-        this.opts.log?.('warn', `a loop view listener threw: ${(err as Error).message}`);
+        this.opts.log?.('warn', `a loop view listener threw: ${errorMessage(err)}`);
       }
     }
   }

@@ -140,13 +140,14 @@ export interface ExecutionPath {
 }
 
 /**
- * What no xstate invoke shows, on the path where tasks run on workers: which machine stands in
- * for the turn loop in the task machine (`wireTaskMachine` with a pool provides it as `turnLoop`),
- * and the steps across the process boundary. test/unit/machines/catalogNesting.test.ts holds the
- * first to the wiring; the workers' integration tests, the second.
+ * What no xstate invoke shows, on the path where tasks run on workers: which of the task
+ * machine's two turn-loop states each path takes (both are real invokes: `running.loop.onWorker`
+ * invokes the query machine, `running.loop.inProcess` the turn machine; a task takes one by its
+ * `runner`), and the steps across the process boundary. test/unit/machines/catalogNesting.test.ts
+ * holds the first to the wiring; the workers' integration tests, the second.
  */
 export const ON_WORKERS = {
-  standIn: { machine: 'task', actor: 'turnLoop', by: 'query', how: 'the query machine stands in for the turn loop' },
+  runner: { machine: 'task', onWorkers: 'running.loop.onWorker', inHost: 'running.loop.inProcess' },
   across: [
     { from: 'query.processing', to: 'worker.busy', how: 'the pool leases the query a worker process' },
     { from: 'worker.busy', to: 'turn', how: "the worker runs the query's turn loop" },
@@ -154,24 +155,24 @@ export const ON_WORKERS = {
 } as const;
 
 /**
- * The nesting of the default execution path (tasks on workers, as VS Code runs them) and of the
- * path in the host, walked from the task machine: the catalog's invokes of machines, with
- * ON_WORKERS for what crosses to a worker.
+ * The nesting of the default execution path (tasks on workers, as VS Code and `keel run` run
+ * them) and of the path in the host, walked from the task machine: the catalog's invokes of
+ * machines (the task's turn-loop state of the other path left out), with ON_WORKERS for what
+ * crosses to a worker.
  */
 export function executionPaths(machines: MachineDescription[]): ExecutionPath[] {
   const byId = new Map(machines.map((m) => [m.id, m]));
   const walk = (onWorkers: boolean): NestingStep[] => {
     const steps: NestingStep[] = [];
     const seen = new Set<string>();
+    const runner = ON_WORKERS.runner;
+    const otherPath: string = onWorkers ? runner.inHost : runner.onWorkers;
     const visit = (id: string): void => {
       if (seen.has(id)) return;
       seen.add(id);
       for (const i of byId.get(id)?.invokes ?? []) {
-        const stand = ON_WORKERS.standIn;
-        if (onWorkers && id === stand.machine && i.src === stand.actor) {
-          steps.push({ from: `${id}.${i.state}`, to: stand.by, how: stand.how });
-          visit(stand.by);
-        } else if (i.machine) {
+        if (id === runner.machine && i.state === otherPath) continue;
+        if (i.machine) {
           steps.push({ from: `${id}.${i.state}`, to: i.machine });
           visit(i.machine);
         }
@@ -187,8 +188,8 @@ export function executionPaths(machines: MachineDescription[]): ExecutionPath[] 
     return steps;
   };
   return [
-    { name: 'on workers', when: "VS Code's default: keel.workers.max above 0; keel run --workers N", steps: walk(true) },
-    { name: 'in the host', when: 'keel.workers.max 0; keel run without --workers', steps: walk(false) },
+    { name: 'on workers', when: 'the default: keel.workers.max above 0; keel run (--workers N, 4 unless said)', steps: walk(true) },
+    { name: 'in the host', when: 'keel.workers.max 0; keel run --workers 0', steps: walk(false) },
   ];
 }
 

@@ -4,6 +4,7 @@ import MiniSearch from 'minisearch';
 import { INDEX_CACHE_VERSION, readIndexCache, writeIndexCache, type CachedEntry } from './indexCache';
 import { isSkipped, type FileVersion, type MemoryStore, type SkippedMemory, type StoredMemory } from './memoryStore';
 import { normalizeTerm, terms, tokenize } from './terms';
+import { errorMessage } from '../../shared/domain/errors';
 
 /** A memory the search found, with its BM25 score (MiniSearch's BM25+, title and tags boosted). */
 export interface MemoryHit {
@@ -274,7 +275,7 @@ export class MemoryIndex {
     try {
       writeIndexCache(path, { version: INDEX_CACHE_VERSION, workspace: resolve(this.store.workspace), entries, df: [...this.df], mini: this.mini.toJSON() });
     } catch (err) {
-      this.opts.log?.('warn', `memory: the index could not be kept in ${path} (${(err as Error).message}); the next run reads every memory again`);
+      this.opts.log?.('warn', `memory: the index could not be kept in ${path} (${errorMessage(err)}); the next run reads every memory again`);
     }
   }
 

@@ -2,6 +2,7 @@ import { lstatSync, readdirSync, realpathSync, rmSync, statSync } from 'node:fs'
 import { isAbsolute, join, relative } from 'node:path';
 import { LinkRefused, linkProblem, makeDirsNoFollow, readNoFollow, writeAtomicNoFollowSync } from '../security/linkFreeFiles';
 import { isMemoryFileName, memoryFileNameFor, parseMemory, serializeMemory, type Memory, type MemoryFrontMatter } from './memoryFile';
+import { errorMessage } from '../../shared/domain/errors';
 
 /** One memory file as listed: its memory and what identifies this version of the file. */
 export interface StoredMemory extends Memory {
@@ -189,7 +190,7 @@ export class MemoryStore {
       return { ...parseMemory(file, text), path, mtimeMs: st.mtimeMs, ctimeMs: st.ctimeMs, size: st.size, ino: st.ino };
     } catch (err) {
       if (err instanceof LinkRefused) return null;
-      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') this.log?.('warn', `memory ${file} could not be read: ${(err as Error).message}`);
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') this.log?.('warn', `memory ${file} could not be read: ${errorMessage(err)}`);
       return null;
     }
   }

@@ -2,7 +2,7 @@ import { indexCacheFile } from './indexCache';
 import { MemoryIndex, type MemoryHit } from './memoryIndex';
 import { memoryContext, memoryQuery, DEFAULT_MEMORY_TOKEN_CAP, type MemoryContext } from './memoryContext';
 import { memoryScreen } from './gatekeeper';
-import { MemoryStore } from './memoryStore';
+import { MemoryStore, type StoredMemory } from './memoryStore';
 import type { LessonCandidate } from './lesson';
 
 /**
@@ -27,13 +27,19 @@ export class ProjectMemory {
 
   /**
    * The memories to inject for a prompt (the prompt's words and the files it names), within
-   * `maxTokens`. A memory file never met the gatekeeper when a person or a repository wrote it:
-   * one that fails its secret or instruction rules is left out, with a note (`left`).
+   * `maxTokens`. `use`: which found memories may be used at all (the person's approval: trust).
+   * A memory file never met the gatekeeper when a person or a repository wrote it: one that fails
+   * its secret or instruction rules is left out, with a note (`left`).
    */
-  recall(prompt: string, maxTokens = DEFAULT_MEMORY_TOKEN_CAP, knownSecrets: Iterable<string> = []): MemoryContext & { left: { file: string; why: string }[] } {
+  recall(
+    prompt: string,
+    maxTokens = DEFAULT_MEMORY_TOKEN_CAP,
+    knownSecrets: Iterable<string> = [],
+    use: (m: StoredMemory) => boolean = () => true,
+  ): MemoryContext & { left: { file: string; why: string }[] } {
     let hits: MemoryHit[];
     try {
-      hits = this.index.search(memoryQuery(prompt));
+      hits = this.index.search(memoryQuery(prompt)).filter((h) => use(h.memory));
     } catch {
       hits = [];
     }

@@ -162,7 +162,10 @@ async function resolveUrl(url: string, ctx: MentionContext, limits: MentionLimit
   if (d.decision === 'deny') return { kind: 'url', content: '', failed: true, note: `not fetched: your permission rules deny it (${d.reason})` };
   const fetched = ctx.fetchUrl
     ? await ctx.fetchUrl(url, ctx.signal)
-    : await tool.invoke({ url }, { taskId: 'mention', workspace: ctx.workspace, signal: ctx.signal, locks: new LockManager(), onOutput: () => undefined });
+    : await tool.invoke(
+        { url },
+        { taskId: 'mention', workspace: ctx.workspace, signal: ctx.signal, locks: new LockManager(), onOutput: () => undefined, searchExclusions: (root) => ctx.permissions.searchExclusions(root) },
+      );
   if (fetched.isError) return { kind: 'url', content: '', failed: true, note: `not fetched: ${fetched.content.split('\n')[0] ?? fetched.summary}` };
   const cut = /\[[^\]]*truncated[^\]]*\]|the page is longer/i.test(fetched.content);
   return { kind: 'url', content: fetched.content, ...(cut ? { note: `the page is cut at ${count(limits.urlChars)} characters` } : {}) };

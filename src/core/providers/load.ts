@@ -1,6 +1,5 @@
 import type { KeelError } from '../../shared/domain/errors';
 import { isProviderPlan, planProvider } from './plan';
-import type { FetchFunction } from './transport/nodeFetch';
 import type { ModelProvider, ProviderConfig } from './types';
 
 /**
@@ -9,18 +8,17 @@ import type { ModelProvider, ProviderConfig } from './types';
  * server without a model, a base URL that is not http(s)) is a `KeelError` (the checks:
  * `planProvider`); never throws for a bad config, rejects only if the module itself cannot load.
  * The provider's module, and so its SDK, is imported on first use, so a process loads only the
- * SDK it uses (each costs an idle worker several MB). `fetch`, when given, is the SDK's transport
- * (a worker passes `nodeFetch`: transport/nodeFetch.ts).
+ * SDK it uses (each costs an idle worker several MB). Host and worker alike use the platform's
+ * `fetch` (issue 25.7).
  */
-export async function loadProvider(config: ProviderConfig, fetch?: FetchFunction): Promise<ModelProvider | KeelError> {
+export async function loadProvider(config: ProviderConfig): Promise<ModelProvider | KeelError> {
   const plan = planProvider(config);
   if (!isProviderPlan(plan)) return plan;
-  const transport = fetch ? { fetch } : {};
   switch (plan.kind) {
     case 'anthropic':
-      return new (await import('./anthropic')).AnthropicProvider({ ...plan.options, ...transport });
+      return new (await import('./anthropic')).AnthropicProvider(plan.options);
     case 'openai-compatible':
-      return new (await import('./openai')).OpenAICompatibleProvider({ ...plan.options, ...transport });
+      return new (await import('./openai')).OpenAICompatibleProvider(plan.options);
     case 'demo':
       return (await import('./demo')).createDemoProvider();
   }

@@ -169,6 +169,9 @@ export function recordedDecisions(recording: Recording): PermissionDecider {
   const queue = [...recording.decisions];
   const decided = new WeakMap<object, EngineDecision>();
   return {
+    playback: true,
+    // A replayed tool answers from the recording: it searches nothing.
+    searchExclusions: async () => null,
     async decide(call): Promise<EngineDecision> {
       const again = decided.get(call);
       if (again) return again;

@@ -74,7 +74,7 @@ export interface Recording {
   /** The engine's decision for each permission check, in order. */
   decisions: { decision: PermissionDecision; reason: string }[];
   /** The person's answer when the engine asked, by tool call id. */
-  answers: Map<string, { decision: 'allow' | 'deny'; feedback?: string }>;
+  answers: Map<string, { decision: 'allow' | 'deny'; feedback?: string; deniedBecause?: string }>;
   /**
    * Index of the first event a replay cannot re-create, or -1: the first of what stopping the task
    * recorded (the failed run phase, the lost worker's error, `task interrupted`), or the end of a
@@ -305,7 +305,9 @@ export function recordingOf(events: TaskEvent[]): Recording {
       }
       case 'permission':
         if (asked.has(e.toolCallId)) {
-          if (e.decision !== 'ask') rec.answers.set(e.toolCallId, { decision: e.decision });
+          // A denial nobody answered (headless) carries what denied it; a person's is "denied by the user".
+          const unattended = e.decision === 'deny' && e.reason !== undefined && e.reason !== 'denied by the user';
+          if (e.decision !== 'ask') rec.answers.set(e.toolCallId, { decision: e.decision, ...(unattended ? { deniedBecause: e.reason } : {}) });
           break;
         }
         asked.add(e.toolCallId);
@@ -336,8 +338,14 @@ export function recordingOf(events: TaskEvent[]): Recording {
   // A denial's feedback is in the tool result the model received.
   for (const [id, answer] of rec.answers) {
     const content = rec.tools.get(id)?.content;
-    const m = content ? /^The user denied this \w+ call\.(?: Feedback: ([\s\S]*))?$/.exec(content) : null;
-    if (answer.decision === 'deny' && m?.[1]) answer.feedback = m[1];
+    if (answer.decision !== 'deny' || !content) continue;
+    if (answer.deniedBecause !== undefined) {
+      const head = `Permission denied: ${answer.deniedBecause}.\n\n`;
+      if (content.startsWith(head)) answer.feedback = content.slice(head.length);
+      continue;
+    }
+    const m = /^The user denied this \w+ call\.(?: Feedback: ([\s\S]*))?$/.exec(content);
+    if (m?.[1]) answer.feedback = m[1];
   }
   // A replay adds the host's advice again (ReplayOptions: the runtime's `advise`): a failure played
   // back carries the message without it.

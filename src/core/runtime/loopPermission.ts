@@ -1,7 +1,7 @@
 import { lstatSync } from 'node:fs';
 import { join, resolve, sep } from 'node:path';
 import type { EngineDecision, PermissionCall } from '../permissions/engine';
-import { protectedReason } from '../permissions/paths';
+import { protectedReason } from '../permissions/protectedPlaces';
 import { linkProblem } from '../security/linkFreeFiles';
 import type { PermissionMode } from './types';
 import type { PermissionDecider } from './permissionCheck';
@@ -26,6 +26,7 @@ export function allowingLoopProgress(inner: PermissionDecider, progressFile: str
   // What the engine says about a write to this file only because it is in Keel's own folder.
   const ownFolder = protectedReason(file, { roots: [root], home: '' });
   return {
+    searchExclusions: (root) => inner.searchExclusions(root),
     async decide(call, mode) {
       if (mode === 'plan' || !shaped || !isProgressWrite(call, file) || !linkFree(root, file)) return inner.decide(call, mode);
       const d = await inner.decide(call, mode === 'dontAsk' ? 'default' : mode);
@@ -44,7 +45,7 @@ export function allowingLoopProgress(inner: PermissionDecider, progressFile: str
  * for a PreToolUse hook's "allow" (docs/hooks.md). Plan mode's read-only refusal happens before
  * the engine (the permission machine's checkMode) and is not affected.
  */
-export async function allowingModeAsk(inner: PermissionDecider, call: PermissionCall, mode: PermissionMode, reason: string): Promise<EngineDecision> {
+export async function allowingModeAsk(inner: Pick<PermissionDecider, 'decide'>, call: PermissionCall, mode: PermissionMode, reason: string): Promise<EngineDecision> {
   // Decide as the default mode would, to tell a mode question from a rule's or a safety one.
   const d = await inner.decide(call, mode === 'dontAsk' ? 'default' : mode);
   if (d.decision !== 'ask') return d;
@@ -53,7 +54,7 @@ export async function allowingModeAsk(inner: PermissionDecider, call: Permission
 }
 
 /** True when nothing but the mode makes `call` ask: bypassPermissions (which skips only the mode's questions) allows it. */
-async function onlyTheMode(inner: PermissionDecider, call: PermissionCall): Promise<boolean> {
+async function onlyTheMode(inner: Pick<PermissionDecider, 'decide'>, call: PermissionCall): Promise<boolean> {
   return (await inner.decide(call, 'bypassPermissions')).decision === 'allow';
 }
 

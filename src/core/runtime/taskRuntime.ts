@@ -11,6 +11,8 @@ import { createBashTool } from '../tools/bash';
 import { builtinTools, createToolRegistry, type ToolRegistry } from '../tools/registry';
 import { Sandbox } from '../sandbox/sandbox';
 import { ProjectMemory } from '../memory/projectMemory';
+import { SettingsEnvironment } from '../permissions/settingsEnv';
+import { NOTHING_APPROVED, type TrustView } from '../trust/items';
 import { MEMORY_OFF, type MemorySettings } from '../memory/settings';
 import { WorkerPool } from '../workers/pool';
 import type { AnyTool } from '../tools/types';
@@ -20,6 +22,7 @@ import type { TaskRuntimeOptions } from './options';
 import type { PermissionDecider } from './permissionCheck';
 import { lazyEngine } from './permissionDecider';
 import { FollowUpRequired, type ResumeTaskOptions, type StartTaskOptions, type TaskHandle } from './types';
+import { errorMessage } from '../../shared/domain/errors';
 
 export { DEFAULT_LIMITS };
 export type { TaskRuntimeOptions };
@@ -49,6 +52,9 @@ export class TaskRuntime {
   /** The Bash sandbox of every task here (its network proxy is closed by `dispose`). */
   readonly sandbox: Sandbox;
   private memory: ProjectMemory | undefined;
+  /** What the person approved of this workspace (nothing, when the host gave no trust). */
+  readonly trust: TrustView;
+  private readonly settingsEnv: SettingsEnvironment;
 
   private pool: WorkerPool | null = null;
 
@@ -56,8 +62,13 @@ export class TaskRuntime {
     this.locks = options.locks ?? new LockManager();
     this.sandbox = new Sandbox(options.sandbox ?? { enabled: false }, options.log ? { log: options.log } : {});
     this.tools = options.tools ?? createToolRegistry(builtinTools.map((t) => (t.name === 'Bash' ? (createBashTool({ sandbox: this.sandbox }) as AnyTool) : t)));
-    this.permissions = options.permissions ?? lazyEngine(options);
+    this.trust = options.trust ?? NOTHING_APPROVED;
+    const trust = options.trust;
+    this.permissions = options.permissions ?? lazyEngine({ ...options, trust: this.trust, ...(trust ? { protectedFiles: () => trust.protectedFilesNow() } : {}) });
+    this.settingsEnv = new SettingsEnvironment({ workspace: options.workspace, ...(options.home ? { home: options.home } : {}), trust: this.trust });
     this.secrets = options.secrets ?? SecretKeeper.fromEnvironment(process.env, options.passEnv ?? []);
+    // The settings files' `env`, as the person allowed it, for every tool process of this host.
+    this.secrets.setExtra(() => this.settingsEnv.current());
     this.store = options.storageDir
       ? new TaskStore(options.storageDir, { ...(options.log ? { log: options.log } : {}), ...(options.flushIntervalMs ? { flushIntervalMs: options.flushIntervalMs } : {}) })
       : undefined;
@@ -89,7 +100,7 @@ export class TaskRuntime {
         });
       } catch (err) {
         if (err instanceof StoreError) throw err;
-        throw new StoreError('unusable', `the task cannot be recorded in ${this.store.root}: ${(err as Error).message}`);
+        throw new StoreError('unusable', `the task cannot be recorded in ${this.store.root}: ${errorMessage(err)}`);
       }
     }
     const task = new LiveTask(id, opts, this, { title, recorder }, parent?.id, parent);
@@ -233,6 +244,7 @@ export class TaskRuntime {
     this.subtasks.clear();
     void this.sandbox.dispose();
     void this.pool?.shutdown();
+    this.settingsEnv.dispose();
   }
 
   /**

@@ -1,6 +1,7 @@
 import { open } from 'node:fs/promises';
 import { migrator, MIGRATIONS, type MigrationTable } from './migrations';
 import { SCHEMA_VERSION, StoreError, type LogHeader, type LogRecord, type StoreLogger } from './types';
+import { errorMessage } from '../../shared/domain/errors';
 
 export interface ReadLogOptions {
   /** Longest stretch of parsing between two yields to the event loop (default 5 ms). */
@@ -52,7 +53,7 @@ export async function readLog(path: string, onRecord: (r: LogRecord) => void, op
   try {
     fh = await open(path, 'r');
   } catch (err) {
-    throw new StoreError((err as NodeJS.ErrnoException).code === 'ENOENT' ? 'not_found' : 'io', `cannot open ${path}: ${(err as Error).message}`);
+    throw new StoreError((err as NodeJS.ErrnoException).code === 'ENOENT' ? 'not_found' : 'io', `cannot open ${path}: ${errorMessage(err)}`);
   }
   try {
     let header: LogHeader | null = options.from?.header ?? null;
@@ -73,7 +74,7 @@ export async function readLog(path: string, onRecord: (r: LogRecord) => void, op
       try {
         value = JSON.parse(text);
       } catch (err) {
-        bad.line = { offset: lineOffset, bytes: byteLength, reason: (err as Error).message };
+        bad.line = { offset: lineOffset, bytes: byteLength, reason: errorMessage(err) };
         return;
       }
       if (isHeader(value)) {

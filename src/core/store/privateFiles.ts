@@ -1,5 +1,6 @@
 import { chmodSync, lstatSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
+import { errorMessage } from '../../shared/domain/errors';
 
 /**
  * Keel's own files are this user's alone (issue 21 item 11): transcripts, approvals and locks are
@@ -47,7 +48,7 @@ function walk(path: string, problems: string[]): void {
     try {
       chmodSync(path, want);
     } catch (err) {
-      problems.push(`${path}: ${(err as Error).message}`);
+      problems.push(`${path}: ${errorMessage(err)}`);
     }
   }
   if (!st.isDirectory()) return;
@@ -55,7 +56,7 @@ function walk(path: string, problems: string[]): void {
   try {
     names = readdirSync(path);
   } catch (err) {
-    problems.push(`${path}: ${(err as Error).message}`);
+    problems.push(`${path}: ${errorMessage(err)}`);
   }
   for (const name of names) walk(join(path, name), problems);
 }

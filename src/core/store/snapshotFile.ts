@@ -6,6 +6,7 @@ import { canCheck, CHECKSUM, runningChecksum, type ChecksumKind, type RunningChe
 import { checksumSliced, decodeBody, encodeBody } from './snapshotBody';
 import type { FoldState } from './replay';
 import { SCHEMA_VERSION } from './types';
+import { errorMessage } from '../../shared/domain/errors';
 
 /**
  * One snapshot file, `tasks/<id>/snapshots/<offset>.snap`: the folded state of a task's log up to
@@ -175,7 +176,7 @@ export async function readSnapshot(taskDir: string, logPath: string, taskId: str
   try {
     text = await readFile(join(taskDir, SNAPSHOT_DIR, name));
   } catch (err) {
-    return { ok: false, reason: `cannot be read (${(err as Error).message})` };
+    return { ok: false, reason: `cannot be read (${errorMessage(err)})` };
   }
   const nl = text.indexOf(10);
   if (nl < 0) return { ok: false, reason: 'is truncated (no body)' };

@@ -5,6 +5,7 @@ import { describeRecordFailure } from './recordFailure';
 import { statusOfState } from './replay';
 import type { HeldTaskLock } from './taskLock';
 import { StoreError, type StoreLogger, type TaskMeta } from './types';
+import { errorMessage } from '../../shared/domain/errors';
 
 /** How a recorder writes snapshots: every `every` events, at a quiescent point; `pending` events are already unsnapshotted. */
 export interface SnapshotWriter {
@@ -167,7 +168,7 @@ export class TaskRecorder {
         () => undefined,
         (err: unknown) => {
           // A failed record says so itself; a snapshot is only a shortcut.
-          if (!this.failure) this.log?.('warn', `task ${this.meta.id}: could not write a snapshot (${(err as Error).message}); the log alone will rebuild it`);
+          if (!this.failure) this.log?.('warn', `task ${this.meta.id}: could not write a snapshot (${errorMessage(err)}); the log alone will rebuild it`);
         },
       )
       .finally(() => {

@@ -15,6 +15,7 @@ import { PRIVATE_DIR, PRIVATE_FILE, tightenTree } from './privateFiles';
 import { acquireTaskLock, lockState } from './taskLock';
 import { TaskRecorder, type TaskRecorderOptions } from './taskRecorder';
 import { SCHEMA_VERSION, StoreError, type LockOwner, type StoreLogger, type StoreProblem, type TaskMeta, type TaskSummary } from './types';
+import { errorMessage } from '../../shared/domain/errors';
 
 export interface TaskStoreOptions {
   log?: StoreLogger;
@@ -181,7 +182,7 @@ export class TaskStore {
       try {
         await writeIndex(this.indexPath, next);
       } catch (err) {
-        this.options.log?.('warn', `could not write ${this.indexPath}: ${(err as Error).message}`);
+        this.options.log?.('warn', `could not write ${this.indexPath}: ${errorMessage(err)}`);
       }
     }
     const tasks = Object.values(next.tasks)
@@ -358,7 +359,7 @@ export class TaskStore {
 
   private unusable(err: unknown): StoreError {
     if (err instanceof StoreError) return err;
-    return new StoreError('unusable', `cannot keep tasks in ${this.root}: ${(err as Error).message}`);
+    return new StoreError('unusable', `cannot keep tasks in ${this.root}: ${errorMessage(err)}`);
   }
 
   private summarize(meta: TaskMeta): TaskSummary {

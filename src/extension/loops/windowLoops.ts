@@ -1,7 +1,7 @@
 import { errorMessage } from '../../shared/domain/errors';
 import * as vscode from 'vscode';
 import type { StoredLoopSettings } from '../../core/loop/files';
-import type { LoopTaskHost } from '../../core/loop/runner';
+import type { LoopTaskHost, LoopTrust } from '../../core/loop/runner';
 import type { ActivityFeed } from '../../core/hooks/feed';
 import type { LoopStatus } from '../../shared/domain/loop';
 import type { LoopAction, LoopsState } from '../../shared/protocol/loopMessages';
@@ -17,6 +17,8 @@ export interface WindowLoopsOptions {
   feed(): ActivityFeed | undefined;
   /** Shows the loop page (in the chat the person sees), selecting loop `name` when given. */
   showPage(name?: string): Promise<void>;
+  /** The window's approvals of its workspace (loop folders run only as approved or as Keel wrote them). */
+  trust(): Promise<LoopTrust | undefined>;
 }
 
 /**
@@ -46,6 +48,7 @@ export class WindowLoops implements LoopChat {
         feed: () => this.o.feed(),
         owner: `VS Code window ${process.pid}`,
         log: this.o.log,
+        trust: () => this.o.trust(),
         confirm: async (message, detail) => (await vscode.window.showWarningMessage(message, { modal: true, detail }, 'Restore Files')) === 'Restore Files',
       });
       registry.onChange(() => this.changeListeners.forEach((l) => l()));

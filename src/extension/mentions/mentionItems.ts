@@ -30,12 +30,14 @@ export async function mentionItems(query: string, sources: MentionItemSources, m
     if (!word.startsWith(q)) continue;
     words.push({ kind: word, insert: word, label: word, detail: KEYWORD_DETAIL[word] });
     const open = word === 'problems' ? sources.activeFile?.() : undefined;
-    if (open) words.push({ kind: 'problems', insert: `problems:${open}`, label: `problems in ${open}`, detail: 'errors and warnings of the open file' });
+    if (open) words.push(openFileProblems(open));
   }
-  if ('url'.startsWith(q) || 'https://'.startsWith(q)) words.push({ kind: 'url', insert: 'https://', label: 'https://…', detail: 'a web page, fetched as WebFetch would (type its address)', partial: true });
+  if ('url'.startsWith(q) || 'https://'.startsWith(q)) {
+    words.push({ kind: 'url', insert: 'https://', label: 'https://…', detail: 'a web page, fetched as WebFetch would (type its address)', partial: true });
+  }
   if (q.startsWith('problems:')) {
     const open = sources.activeFile?.();
-    if (open && `problems:${open}`.toLowerCase().startsWith(q)) words.push({ kind: 'problems', insert: `problems:${open}`, label: `problems in ${open}`, detail: 'errors and warnings of the open file' });
+    if (open && `problems:${open}`.toLowerCase().startsWith(q)) words.push(openFileProblems(open));
   }
   const safe = <T>(p: Promise<T[]> | undefined): Promise<T[]> => (p ?? Promise.resolve([])).catch(() => []);
   const room = Math.max(0, max - words.length);
@@ -50,4 +52,8 @@ export async function mentionItems(query: string, sources: MentionItemSources, m
     ...files.map((f): MentionItem => ({ kind: 'file', insert: pathMentionText(f).slice(1), label: f })),
   ];
   return items.slice(0, max);
+}
+
+function openFileProblems(open: string): MentionItem {
+  return { kind: 'problems', insert: `problems:${open}`, label: `problems in ${open}`, detail: 'errors and warnings of the open file' };
 }

@@ -105,3 +105,30 @@ export async function runCli(args: string[], env: Record<string, string | undefi
 }
 
 export const ofType = (events: Record<string, unknown>[], type: string) => events.filter((e) => e.type === type);
+
+/** `node cli.js mcp …` with its own Keel home (runCli appends --storage, which `mcp` has no use for). */
+export async function keelMcp(home: string, ...args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const cli = await cliBundle();
+  const child = spawn(process.execPath, [cli, 'mcp', ...args], { env: { PATH: process.env.PATH, HOME: home, KEEL_HOME: home }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
+  child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+  const code = await new Promise<number | null>((res) => child.once('close', (c) => res(c)));
+  return { code, stdout, stderr };
+}
+
+/** Every 16-character piece of `secret` that `text` still holds (empty when none). */
+export function pieces(text: string, secret: string): string[] {
+  const out: string[] = [];
+  for (let i = 0; i + 16 <= secret.length; i += 4) if (text.includes(secret.slice(i, i + 16))) out.push(secret.slice(i, i + 16));
+  return out;
+}
+
+/** Every file below `dir`, recursively. */
+export function filesUnder(dir: string): string[] {
+  return readdirSync(dir).flatMap((n) => {
+    const p = join(dir, n);
+    return statSync(p).isDirectory() ? filesUnder(p) : [p];
+  });
+}

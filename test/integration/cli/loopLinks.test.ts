@@ -77,6 +77,10 @@ describe('keel loop refuses loop files that are links', () => {
     rmSync(progress);
     symlinkSync(secret, progress);
     server.enqueue({ blocks: [{ type: 'text', text: 'ok' }] });
+    // Even once the person approved the workspace (its loop's goal and guardrails), the link is refused.
+    const approve = await runCli(['trust', 'approve', '--workspace', workspace], {}, storage);
+    expect((await approve.exit).code, approve.stderr()).toBe(0);
+    expect(JSON.stringify(approve.events)).not.toContain('PRIVATE-KEY-MATERIAL');
     const r = await loop('--resume', 'shipped');
     expect((await r.exit).code, r.stderr()).toBe(1);
     expect(r.stderr()).toContain('loop "shipped" cannot be used: .keel/loop/shipped/progress.md is a symbolic link');

@@ -27,7 +27,10 @@ describe('keel machines', () => {
     expect(run.code, run.stderr).toBe(0);
     const { machines } = JSON.parse(run.stdout) as { machines: { id: string; states: string[]; invokes: { state: string; src: string; machine?: string }[] }[] };
     const nested = machines.flatMap((m) => m.invokes.filter((i) => i.machine).map((i) => `${m.id}.${i.state} → ${i.machine}`));
-    expect(nested.sort()).toEqual(['call.guarded.running → stream', 'task.running → turn', 'turn.permissionCheck → permission', 'turn.streaming.requesting → call'].sort());
+    // A run's turn loop: the turn machine in the host's process, or the query machine, which runs it on a worker.
+    expect(nested.sort()).toEqual(
+      ['call.guarded.running → stream', 'task.running.loop.inProcess → turn', 'task.running.loop.onWorker → query', 'turn.permissionCheck → permission', 'turn.streaming.requesting → call'].sort(),
+    );
     const ids = new Set(machines.map((m) => m.id));
     for (const m of machines) {
       for (const i of m.invokes) {
@@ -51,7 +54,7 @@ describe('keel machines', () => {
     expect(machines.find((m) => m.id === 'pool')!.transitions.filter((t) => t.to === null).length).toBeGreaterThan(0);
     expect(machines.map((m) => m.id)).not.toContain('modelSelection');
     expect(paths.map((p) => p.name)).toEqual(['on workers', 'in the host']);
-    expect(paths[0]!.steps.slice(0, 3).map((s) => `${s.from} → ${s.to}`)).toEqual(['task.running → query', 'query.processing → worker.busy', 'worker.busy → turn']);
+    expect(paths[0]!.steps.slice(0, 3).map((s) => `${s.from} → ${s.to}`)).toEqual(['task.running.loop.onWorker → query', 'query.processing → worker.busy', 'worker.busy → turn']);
   });
 
   it('without --json it lists each machine with its states and what it invokes, then how they nest', async () => {
@@ -59,7 +62,7 @@ describe('keel machines', () => {
     expect(run.code, run.stderr).toBe(0);
     expect(run.stdout).toMatch(/^turn: \d+ states, \d+ transitions \(\d+ of them only run actions\)$/m);
     expect(run.stdout).toContain('  invokes: streaming.requesting → call, permissionCheck → permission');
-    expect(run.stdout).toMatch(/On workers \(.*\):\n {2}task\.running → query +\(the query machine stands in for the turn loop\)\n {2}query\.processing → worker\.busy +\(the pool leases the query a worker process\)\n {2}worker\.busy → turn /);
-    expect(run.stdout).toMatch(/In the host \(.*\):\n {2}task\.running → turn\n/);
+    expect(run.stdout).toMatch(/On workers \(.*\):\n {2}task\.running\.loop\.onWorker → query\n {2}query\.processing → worker\.busy +\(the pool leases the query a worker process\)\n {2}worker\.busy → turn /);
+    expect(run.stdout).toMatch(/In the host \(.*\):\n {2}task\.running\.loop\.inProcess → turn\n/);
   });
 });

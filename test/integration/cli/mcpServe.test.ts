@@ -56,7 +56,7 @@ describe('keel mcp serve', () => {
     expect((await call('Glob', { pattern: 'src/*.txt' })).text).toContain('a.txt');
     const write = await call('Write', { file_path: 'src/b.txt', content: 'beta' });
     expect(write.isError).toBe(true);
-    expect(write.text).toMatch(/^Permission denied: Keel would ask before this Write call \(.+\), and keel mcp serve has nobody to ask/);
+    expect(write.text).toMatch(/^Permission denied: Keel would ask first \(.+\) and keel mcp serve has nobody to ask; --mode acceptEdits, or the allow rule "Edit\(.+\)" in the workspace's .keel\/settings.local.json once you approve it \(keel trust approve\), would allow it\.$/);
     expect(existsSync(join(workspace, 'src', 'b.txt'))).toBe(false);
     const outside = await call('Read', { file_path: '/etc/passwd' });
     expect(outside).toMatchObject({ isError: true, text: expect.stringContaining('Permission denied') });

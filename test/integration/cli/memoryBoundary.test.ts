@@ -15,8 +15,16 @@ let server: FakeModelServer;
 let workspace: string;
 let storage: string;
 const KEY = { ANTHROPIC_API_KEY: 'sk-test' };
-const run = (prompt: string, ...extra: string[]) =>
-  runCli(['run', prompt, '--provider', 'anthropic', '--base-url', server.url, '--model', 'claude-test', '--workspace', workspace, '--output-format', 'stream-json', ...extra], KEY, storage);
+/**
+ * A run after the person approved the workspace as it is now (`keel trust approve`): these tests
+ * are about what an approved repository's files can still do, not about the approval itself
+ * (trustBoundary.test.ts).
+ */
+const run = async (prompt: string, ...extra: string[]) => {
+  const approve = await runCli(['trust', 'approve', '--workspace', workspace], {}, storage);
+  expect((await approve.exit).code, approve.stderr()).toBe(0);
+  return runCli(['run', prompt, '--provider', 'anthropic', '--base-url', server.url, '--model', 'claude-test', '--workspace', workspace, '--output-format', 'stream-json', ...extra], KEY, storage);
+};
 /** The system prompt of request `i` as one text. */
 const systemOf = (i: number): string => {
   const system = (server.requests[i]!.body as { system?: string | { text: string }[] }).system ?? '';

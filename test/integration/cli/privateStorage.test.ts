@@ -73,10 +73,14 @@ describe('Keel keeps its storage private', () => {
     expect(notPrivate(keelHome)).toEqual([]);
   }, 120_000);
 
-  it('$KEEL_HOME and --storage folders Keel creates are private too', async () => {
+  it('$KEEL_HOME folders Keel creates are private too, and so is a --storage folder the person made', async () => {
     const ws = mkdtempSync(join(dir, 'ws-'));
     const home = join(dir, 'keel-home-env', 'nested');
+    // A --storage folder must exist (Keel never creates a path the person named: a typo is bad
+    // usage); made as a person's mkdir makes it, readable by everyone.
     const storage = join(dir, 'storage-flag');
+    mkdirSync(storage, { mode: 0o755 });
+    chmodSync(storage, 0o755);
     expect((await keel(['run', 'hi', '--provider', 'demo', '--workspace', ws], { HOME: dir, KEEL_HOME: home })).code).toBe(0);
     expect((await keel(['run', 'hi', '--provider', 'demo', '--workspace', ws, '--storage', storage], { HOME: dir })).code).toBe(0);
     expect(notPrivate(home)).toEqual([]);
@@ -86,6 +90,7 @@ describe('Keel keeps its storage private', () => {
   it('a store an older Keel left readable by everyone is tightened when Keel starts', async () => {
     const ws = mkdtempSync(join(dir, 'ws-'));
     const storage = join(dir, 'old-store');
+    mkdirSync(storage);
     expect((await keel(['run', 'hi', '--provider', 'demo', '--workspace', ws, '--storage', storage], { HOME: dir }, '022')).code).toBe(0);
     expect((await keel(['tasks', 'list', '--storage', storage], { HOME: dir }, '022')).code).toBe(0);
     // What an older Keel left: folders 0755, files 0644 (and a quarantined task, a snapshot folder).

@@ -62,10 +62,14 @@ interface Ran {
   stderr: string;
 }
 
-/** Runs `command` (a shell, which ends by exec'ing `node cli.js …`) and collects what `keel run` printed. */
-function runShell(script: string, args: string[], storage: string): Promise<Ran> {
+/**
+ * Runs `script` (a shell, which ends by exec'ing `node cli.js …`, given as "$1" "$2") and collects
+ * what `keel run` printed; `wrapper` is a command the shell runs under (e.g. `unshare …`).
+ */
+function runShell(script: string, args: string[], storage: string, wrapper: string[] = []): Promise<Ran> {
+  const [program = 'bash', ...before] = [...wrapper, 'bash'];
   return new Promise((resolve) => {
-    const child = spawn('bash', ['-c', script, 'bash', process.execPath, cli, ...args], {
+    const child = spawn(program, [...before, '-c', script, 'bash', process.execPath, cli, ...args], {
       env: { PATH: process.env.PATH, HOME: storage, KEEL_HOME: storage, ...KEY, ...WORKERS },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
@@ -157,17 +161,7 @@ describe('a run whose record fails ends failed, visibly', () => {
       `cat '${storage}'/tasks/*/meta.json > '${outside}/meta.json'`,
       `exit "$(cat '${outside}/exit')"`,
     ].join('\n');
-    const ran = await new Promise<Ran>((resolve) => {
-      const child = spawn('unshare', ['--user', '--map-root-user', '--mount', 'bash', '-c', script, 'bash', process.execPath, cli, ...runArgs(workspace(), storage)], {
-        env: { PATH: process.env.PATH, HOME: storage, KEEL_HOME: storage, ...KEY, ...WORKERS },
-        stdio: ['ignore', 'pipe', 'pipe'],
-      });
-      let out = '';
-      let err = '';
-      child.stdout.setEncoding('utf8').on('data', (d: string) => (out += d));
-      child.stderr.setEncoding('utf8').on('data', (d: string) => (err += d));
-      child.once('close', (code) => resolve({ code, events: parseEvents(out), stderr: err }));
-    });
+    const ran = await runShell(script, runArgs(workspace(), storage), storage, ['unshare', '--user', '--map-root-user', '--mount']);
     expectFailedVisibly(ran, /the disk is full/);
     const id = String(ran.events[0]!.taskId);
     expect(readFileSync(join(outside, 'leftovers.txt'), 'utf8')).toBe('');

@@ -59,7 +59,7 @@ describe.runIf(ready)('keel run in the sandbox with a network allow-list', () =>
     expect(content).toMatch(/Read-only file system/);
     expect(existsSync('/var/tmp/keel-sbx-escape')).toBe(false);
     // Leaving the sandbox asks even in bypassPermissions; headless, asking is a denial.
-    expect(content).toMatch(/"tool_use_id":"toolu_out","content":"The user denied this Bash call. Feedback: No one is available/);
+    expect(content).toMatch(/"tool_use_id":"toolu_out","content":"Permission denied: Keel would ask first \(the command asks to run outside the sandbox\) and a headless run has no one to ask; no mode or allow rule would run it without asking/);
     expect(existsSync('/var/tmp/keel-sbx-escape2')).toBe(false);
     expect(run.stderr()).toContain('sandbox.network.allowedDomains is ignored; a project can narrow the network, not widen it');
   });

@@ -144,6 +144,33 @@ describe('keel run on SIGINT (Ctrl+C)', () => {
   });
 });
 
+describe('keel run in text mode (issue 26 item 16)', () => {
+  const text = (prompt: string) => ['run', prompt, '--provider', 'anthropic', '--base-url', server.url, '--model', 'claude-test', '--workspace', workspace, '--no-memory'];
+
+  it('says the task id first, on stderr (the answer alone is on stdout)', async () => {
+    server.enqueue({ blocks: [{ type: 'text', text: 'Hello there.' }] });
+    const run = await runCli(text('hi'), KEY);
+    expect((await run.exit).code, run.stderr()).toBe(0);
+    expect(run.stdout()).toBe('Hello there.\n');
+    const id = /^keel run: task ([0-9a-f-]{36})\n/.exec(run.stderr())?.[1];
+    expect(id, run.stderr()).toBeDefined();
+    expect(existsSync(join(run.storage, 'tasks', id!, 'meta.json'))).toBe(true);
+  });
+
+  it('Ctrl+C: the answer so far ends its line, then how to continue the task, as after SIGTERM', async () => {
+    server.enqueue({ blocks: [{ type: 'text', text: 'The answer begins and then nothing more comes for a long time.' }], chunkSize: 5, fault: { kind: 'stall', afterEvents: 5 } });
+    const run = await runCli(text('answer slowly'), KEY);
+    await eventually(() => run.stdout().length > 0, () => `no text yet; stderr: ${run.stderr()}`, run.changes);
+    run.child.kill('SIGINT');
+    expect(shellStatus(await exitOf(run)), run.stderr()).toBe(1);
+    const id = /^keel run: task ([0-9a-f-]{36})\n/.exec(run.stderr())?.[1];
+    // Everything the model sent is printed, and the line is ended: nothing is cut or glued to what follows.
+    expect(run.stdout()).toMatch(/^The answer.*\n$/);
+    expect('The answer begins and then nothing more comes for a long time.').toContain(run.stdout().trimEnd());
+    expect(run.stderr()).toContain(`keel run: Ctrl+C: task ${id} cancelled; continue it with: keel run --resume ${id} "<follow-up>"\n`);
+  });
+});
+
 describe('keel run whose reader goes away (keel run … | head)', () => {
   it('the run ends at its next write, and the command it was running dies with it', async () => {
     const file = (name: string) => join(workspace, name);

@@ -81,3 +81,17 @@ describe('keel status --json', () => {
     expect(status.stdout()).toContain('No agents');
   });
 });
+
+describe('keel status --follow', () => {
+  it('says it waits while no Keel process runs, prints a process that starts later, and ends on the first SIGTERM (issue 26 items 9, 17)', async () => {
+    const follower = await runCli(['status', '--follow'], {}, storage);
+    await eventually(() => follower.stderr().includes('keel status: waiting for a Keel process'), () => `no waiting line: ${follower.stderr()}`, follower.changes);
+    server.enqueue(bash(HOLD), say('done'));
+    const worker = await runCli(['run', 'hold on', ...provider()], KEY, storage);
+    await eventually(() => follower.events.some((l) => l.type === 'snapshot' && l.pid === worker.child.pid), () => `no snapshot of the run: ${follower.stdout()}`, follower.changes);
+    writeFileSync(join(workspace, 'release'), '');
+    expect((await worker.exit).code, worker.stderr()).toBe(0);
+    follower.child.kill('SIGTERM');
+    expect(await follower.exit).toEqual({ code: 0, signal: null });
+  }, 120_000);
+});

@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { chmodSync, copyFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
@@ -9,7 +9,7 @@ import { cliBundle } from './cliHarness';
 
 /**
  * `keel run` and `keel tasks list` given a storage path that cannot hold tasks — a file, a folder
- * under a file, a folder under /proc (where mkdir says ENOENT for ever), a folder the user cannot
+ * under a file, a folder the user cannot
  * read — fail at once with exit 3 and a message naming the path; a run never starts unrecorded
  * (no request reaches the model). Tests run as root here, so the unreadable folder is tried as
  * the unprivileged user `nobody`.
@@ -64,11 +64,25 @@ function unusablePaths(): { what: string; path: string; asUser?: number }[] {
   return [
     { what: 'a file', path: file },
     { what: 'a folder under a file', path: join(file, 'keel') },
-    { what: 'a folder under /proc', path: '/proc/1/keel-storage-test' },
     // Root reads anything: the unreadable folder is tried as `nobody` (65534) when running as root.
     { what: 'an unreadable folder', path: join(locked, 'keel'), ...(root ? { asUser: 65534 } : {}) },
   ];
 }
+
+describe('a --storage folder that does not exist is bad usage (exit 2), never created', () => {
+  it('keel run and keel tasks list: one line naming the path; nothing is created, no request is made', async () => {
+    // Under /proc mkdir says ENOENT for ever; elsewhere a typo would quietly start an empty store.
+    for (const path of ['/proc/1/keel-storage-test', join(dir, 'no-such-store')]) {
+      const run = await keel(['run', 'hi', '--provider', 'anthropic', '--base-url', server.url, '--storage', path, '--workspace', dir]);
+      expect(run.code, run.stderr).toBe(2);
+      expect(run.stderr).toBe(`keel run: --storage ${path}: no such folder; create it first (mkdir -p ${path}), or leave --storage out to use $KEEL_HOME or ~/.keel (see keel run --help)\n`);
+      const listed = await keel(['tasks', 'list', '--storage', path]);
+      expect(listed.code, listed.stderr).toBe(2);
+      expect(existsSync(path)).toBe(false);
+    }
+    expect(server.requests).toEqual([]);
+  });
+});
 
 describe('an unusable --storage fails fast with exit 3', () => {
   it('keel run: a clear error naming the path, no request to the model, no record-less run', async () => {

@@ -33,6 +33,7 @@ describe('kill -9 right after a turn boundary', () => {
     const ws = join(dir, 'ws');
     const storage = join(dir, 'store');
     mkdirSync(ws);
+    mkdirSync(storage); // a --storage folder must exist
     // The person's own rules (HOME is `dir`): the command may run in default mode.
     mkdirSync(join(dir, '.keel'));
     writeFileSync(join(dir, '.keel', 'settings.json'), JSON.stringify({ permissions: { allow: ['Bash(touch:*)', 'Bash(sleep:*)'] } }));

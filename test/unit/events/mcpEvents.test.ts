@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { EventBus, type BusDelivery, type BusEventOf } from '../../../src/core/events/eventBus';
-import { bridgeMcpEvents } from '../../../src/core/events/mcpEvents';
+import { bridgeMcpEvents } from '../../../src/core/mcp/events';
 import type { McpHub } from '../../../src/core/mcp/hub';
 import { FAULTY, hubOf, nodeServer, server, tempDir } from '../mcp/helpers';
 import { eventually } from '../helpers/changes';

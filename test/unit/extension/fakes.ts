@@ -12,6 +12,7 @@ import { type TaskTranscript, applyTaskEvent, emptyTranscript } from '../../../s
 import type { ToWebviewMessage } from '../../../src/shared/protocol/toWebview';
 import type { PermissionAnswer, PermissionRequest } from '../../../src/core/permissions/gate';
 import type { SettingsState } from '../../../src/shared/protocol/chatMessages';
+import type { PermissionDecider } from '../../../src/core/runtime/permissionCheck';
 import type { ChatHost, TaskRuntimeLike } from '../../../src/extension/chatController';
 import type { WorkbenchServices } from '../../../src/extension/viewRequests';
 import type { Logger } from '../../../src/extension/logger';
@@ -190,6 +191,8 @@ export class FakeRuntime implements TaskRuntimeLike {
   disposed = false;
   /** The process's event bus: when set, the chat follows its tasks through it. */
   bus: EventBus | undefined;
+  /** The permission engine mentions are resolved under (a test sets a real one); none: every mention's read is refused. */
+  permissions: PermissionDecider | undefined;
   startTask(options: StartTaskOptions): FakeTask {
     const t = new FakeTask(`task-${this.tasks.length + 1}`, options, this.bus);
     this.tasks.push(t);

@@ -5,6 +5,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { ChatController } from '../../../src/extension/chatController';
 import { ViewConnection } from '../../../src/extension/viewConnection';
 import type { ProblemEntry } from '../../../src/core/mentions/reports';
+import { lazyEngine } from '../../../src/core/runtime/permissionDecider';
+import { NOTHING_APPROVED } from '../../../src/core/trust/items';
 import { fakeHost, recordingPort } from './fakes';
 
 /**
@@ -22,6 +24,7 @@ function setup(problems: ProblemEntry[] = []) {
   dirs.push(ws);
   writeFileSync(join(ws, 'README.md'), '# Hello\n');
   const h = fakeHost();
+  h.runtime.permissions = lazyEngine({ workspace: ws, trust: NOTHING_APPROVED });
   const asked: (string | undefined)[] = [];
   h.host.mentions = {
     workspace: ws,

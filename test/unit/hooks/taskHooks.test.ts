@@ -9,6 +9,7 @@ import { TaskRuntime } from '../../../src/core/runtime/taskRuntime';
 import type { PermissionMode } from '../../../src/core/runtime/types';
 import { SecretKeeper } from '../../../src/core/security/secretKeeper';
 import { Changes, eventually, watchDir } from '../helpers/changes';
+import { NOTHING_APPROVED } from '../../../src/core/trust/items';
 
 /**
  * Hooks in a real TaskRuntime (scripted provider, real tools, the real permission engine, real
@@ -43,7 +44,7 @@ function userHooks(hooks: Record<string, unknown>): void {
 
 function start(turns: ScriptedTurn[], mode: PermissionMode = 'default') {
   const secrets = SecretKeeper.fromEnvironment(process.env);
-  activity = new ProcessActivity({ workspace, keelHome: join(home, '.keel'), home, environment: () => secrets.environment(), log: () => undefined });
+  activity = new ProcessActivity({ workspace, keelHome: join(home, '.keel'), home, environment: () => secrets.environment(), log: () => undefined, trust: NOTHING_APPROVED });
   const asker: PermissionAsker = {
     ask: async (r) => {
       asked.push(r);

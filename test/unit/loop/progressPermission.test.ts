@@ -9,6 +9,7 @@ import type { PermissionDecider } from '../../../src/core/runtime/permissionChec
 import type { PermissionMode } from '../../../src/core/runtime/types';
 import { parseToolInput } from '../../../src/core/tools/execute';
 import { createToolRegistry } from '../../../src/core/tools/registry';
+import { NOTHING_APPROVED } from '../../../src/core/trust/items';
 
 /**
  * The loop's progress-file exception with the real permission engine over real files: it allows
@@ -32,7 +33,7 @@ afterEach(() => rmSync(root, { recursive: true, force: true }));
 
 async function deciderFor(settings?: string): Promise<PermissionDecider> {
   if (settings !== undefined) writeFileSync(join(ws, '.keel', 'settings.json'), settings);
-  return createPermissionEngine({ workspace: ws, home });
+  return createPermissionEngine({ workspace: ws, home, trust: NOTHING_APPROVED });
 }
 
 async function decide(d: PermissionDecider, tool: 'Write' | 'Edit', file: string, mode: PermissionMode = 'default'): Promise<EngineDecision> {

@@ -12,6 +12,7 @@ import { lazyEngine } from '../../../src/core/runtime/permissionDecider';
 import { wireTaskMachine, type TaskServices } from '../../../src/core/runtime/wiring';
 import { createToolRegistry } from '../../../src/core/tools/registry';
 import type { WorkerPool } from '../../../src/core/workers/pool';
+import { NOTHING_APPROVED } from '../../../src/core/trust/items';
 
 /** Every transition xstate itself holds for a machine, action-only ones included. */
 function xstateTransitionCount(machine: AnyStateMachine): number {
@@ -50,7 +51,7 @@ describe('how the machines nest while a task runs', () => {
       workspace,
       locks: new LockManager(),
       tools: createToolRegistry(),
-      permissions: lazyEngine({ workspace }),
+      permissions: lazyEngine({ workspace, trust: NOTHING_APPROVED }),
       asker: denyingAsker,
       createProvider: async () => ({ code: 'no_api_key', message: 'none', retryable: false }),
       publish: () => undefined,
@@ -70,22 +71,25 @@ describe('how the machines nest while a task runs', () => {
         : {}),
     };
   };
-  const turnLoopOf = (s: TaskServices) => wireTaskMachine(s).implementations.actors.turnLoop;
+  const actorsOf = (s: TaskServices) => wireTaskMachine(s).implementations.actors;
 
   it("on workers the task's turn loop is the machine the catalog names; in the host, the turn machine", () => {
-    const onWorkers = turnLoopOf(services(true));
+    const onWorkers = actorsOf(services(true)).workerTurn;
     expect(onWorkers).toBeInstanceOf(StateMachine);
-    expect((onWorkers as AnyStateMachine).id).toBe(ON_WORKERS.standIn.by);
-    expect((turnLoopOf(services(false)) as AnyStateMachine).id).toBe('turn');
-    const task = describeAll().machines.find((m) => m.id === ON_WORKERS.standIn.machine)!;
-    expect(task.invokes.map((i) => i.src)).toContain(ON_WORKERS.standIn.actor);
+    const task = describeAll().machines.find((m) => m.id === ON_WORKERS.runner.machine)!;
+    const invoked = (state: string) => task.invokes.find((i) => i.state === state);
+    // The catalog's invoke of the worker path is the machine the wiring runs there.
+    expect((onWorkers as AnyStateMachine).id).toBe(invoked(ON_WORKERS.runner.onWorkers)?.machine);
+    expect(invoked(ON_WORKERS.runner.onWorkers)?.machine).toBe('query');
+    expect((actorsOf(services(false)).turnLoop as AnyStateMachine).id).toBe('turn');
+    expect(invoked(ON_WORKERS.runner.inHost)?.machine).toBe('turn');
   });
 
   it('the default path goes task → query → worker → turn, and every step names states the catalog has', () => {
     const { machines, paths } = describeAll();
     const [workers, host] = paths;
-    expect(workers!.steps.map((s) => `${s.from} → ${s.to}`).slice(0, 3)).toEqual(['task.running → query', 'query.processing → worker.busy', 'worker.busy → turn']);
-    expect(host!.steps.map((s) => `${s.from} → ${s.to}`)[0]).toBe('task.running → turn');
+    expect(workers!.steps.map((s) => `${s.from} → ${s.to}`).slice(0, 3)).toEqual(['task.running.loop.onWorker → query', 'query.processing → worker.busy', 'worker.busy → turn']);
+    expect(host!.steps.map((s) => `${s.from} → ${s.to}`)[0]).toBe('task.running.loop.inProcess → turn');
     // Past the worker, both paths nest the same: the turn's model call and permission check.
     expect(workers!.steps.slice(3)).toEqual(host!.steps.slice(1));
     const states = new Set(machines.flatMap((m) => [m.id, ...m.states.map((s) => `${m.id}.${s}`)]));

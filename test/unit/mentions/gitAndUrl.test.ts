@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { resolveMentions, type MentionContext } from '../../../src/core/mentions/resolveMentions';
 import { lazyEngine } from '../../../src/core/runtime/permissionDecider';
+import { NOTHING_APPROVED } from '../../../src/core/trust/items';
 
 /**
  * `@git` with the real git in a real repository, and `@https://…` fetched from a real HTTP server
@@ -34,7 +35,7 @@ function repo(): string {
 
 const ctx = (ws: string, over: Partial<MentionContext> = {}): MentionContext => ({
   workspace: ws,
-  permissions: lazyEngine({ workspace: ws }),
+  permissions: lazyEngine({ workspace: ws, trust: NOTHING_APPROVED }),
   mode: 'default',
   redact: (t) => t,
   signal: new AbortController().signal,

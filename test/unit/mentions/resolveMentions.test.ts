@@ -5,6 +5,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { MENTION_LIMITS } from '../../../src/core/mentions/limits';
 import { resolveMentions, type MentionContext } from '../../../src/core/mentions/resolveMentions';
 import { lazyEngine } from '../../../src/core/runtime/permissionDecider';
+import { NOTHING_APPROVED } from '../../../src/core/trust/items';
 import type { PermissionDecider } from '../../../src/core/runtime/permissionCheck';
 import { SecretKeeper } from '../../../src/core/security/secretKeeper';
 import { attachmentText } from '../../../src/shared/domain/attachments';
@@ -30,7 +31,7 @@ function workspace(): string {
   return ws;
 }
 
-const allowAll: PermissionDecider = { decide: async () => ({ decision: 'allow', reason: 'test' }) };
+const allowAll: PermissionDecider = { decide: async () => ({ decision: 'allow', reason: 'test' }), searchExclusions: async () => null };
 
 function context(ws: string, over: Partial<MentionContext> = {}): MentionContext {
   return { workspace: ws, permissions: allowAll, mode: 'default', redact: (t) => t, signal: new AbortController().signal, ...over };
@@ -95,7 +96,7 @@ describe('resolving @ mentions', () => {
     mkdirSync(join(ws, 'secrets'));
     writeFileSync(join(ws, 'secrets', 'prod.env'), 'TOKEN=1');
     writeFileSync(join(ws, '.keel', 'settings.json'), JSON.stringify({ permissions: { deny: ['Read(./secrets/**)', 'WebFetch(domain:evil.example)'] } }));
-    const engine = lazyEngine({ workspace: ws });
+    const engine = lazyEngine({ workspace: ws, trust: NOTHING_APPROVED });
     let fetched = 0;
     const fetchUrl = async () => {
       fetched += 1;
@@ -160,7 +161,7 @@ describe('resolving @ mentions', () => {
       calls.push(excluded);
       return { ok: true as const, changes: { status: ' M src/a.ts\n M secrets/x\n', paths: ['src/a.ts', 'secrets/x'], diff: 'diff --git a/src/a.ts b/src/a.ts\n' + '+x\n'.repeat(40) } };
     };
-    const denySecrets: PermissionDecider = { decide: async (call) => (call.subject.kind === 'read' && call.subject.paths[0]!.includes('secrets') ? { decision: 'deny', reason: 'Read(./secrets/**)' } : { decision: 'allow', reason: '' }) };
+    const denySecrets: PermissionDecider = { decide: async (call) => (call.subject.kind === 'read' && call.subject.paths[0]!.includes('secrets') ? { decision: 'deny', reason: 'Read(./secrets/**)' } : { decision: 'allow', reason: '' }), searchExclusions: async () => null };
     const [g] = await resolveMentions('@git', context(ws, { git, permissions: denySecrets, limits: { gitChars: 50 } }));
     expect(calls).toEqual([[], ['secrets/x']]);
     expect(g!.content.startsWith('git status --short:\n M src/a.ts\n M secrets/x\n\ngit diff HEAD:\ndiff --git a/src/a.ts')).toBe(true);

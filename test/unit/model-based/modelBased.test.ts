@@ -11,6 +11,7 @@ import { compilePermission, PERMISSION_VARIANTS, permissionPaths } from './permi
 import { replayStream, streamPaths } from './streamModel';
 import { replay, type Recorders } from './system';
 import { compileTask, taskOutputProblems, taskPaths } from './taskModel';
+import { replayOnWorker, WORKER_RUNS } from './taskOnWorkerModel';
 import { compileTurn, TURN_VARIANTS, turnPaths } from './turnModel';
 
 /**
@@ -61,8 +62,11 @@ const NOT_REPLAYED: Record<string, Record<string, string>> = {
     // Two Task calls in one answer: the model offers one subtask at a time (its completion is
     // resolved when the subtask starts, so the order of two cannot be scripted yet).
     // test/unit/machines/subtaskWiring.test.ts takes both with three Task calls.
-    'running.waitingForSubtask -> (stays) : SUBTASK_STARTED': 'a second Task call of the same answer: subtaskWiring.test.ts',
-    'running.waitingForSubtask -> (stays) : SUBTASK_DONE [isAwaitedSubtask]': 'one of two subtasks answering first: subtaskWiring.test.ts',
+    'running.subtasks.waitingForSubtask -> (stays) : SUBTASK_STARTED': 'a second Task call of the same answer: subtaskWiring.test.ts',
+    'running.subtasks.waitingForSubtask -> (stays) : SUBTASK_DONE [isAwaitedSubtask]': 'one of two subtasks answering first: subtaskWiring.test.ts',
+    // A worker killed under its query: test/integration/cli/workerFaults.test.ts kills real workers
+    // (the task ends interrupted, worker_lost); test/unit/machines/taskLifecycle.test.ts takes the transition.
+    'running.loop.onWorker -> interrupted : xstate.done.actor.turnLoop [workerLost]': 'a worker killed under its query: workerFaults.test.ts, taskLifecycle.test.ts',
   },
   turn: {
     'dispatchingTools -> (stays) : always [nextCallInvalid]': 'a tool call whose input is not valid JSON: the turn model has no such answer yet (streamAssembly.test.ts tests how such input is assembled, not this transition)',
@@ -117,6 +121,21 @@ describe('model-based: task', () => {
     expect(r.observed).toEqual(c.expected);
     // What the person and the model would notice: what was said, what was sent, what was refused.
     expect(taskOutputProblems(path, r)).toEqual([]);
+  });
+});
+
+describe('model-based: task, its turn loop on a worker (real worker processes)', () => {
+  it.each(WORKER_RUNS.map((r) => [r.end, r] as const))('a run on a worker that ends %s', async (_end, run) => {
+    const { states, events } = await replayOnWorker(run, recorders.real);
+    expect(states).toEqual([
+      '"created"',
+      '"initializing"',
+      JSON.stringify({ running: { loop: 'onWorker', subtasks: 'turn' } }),
+      JSON.stringify({ [run.end]: 'finishing' }),
+      JSON.stringify({ [run.end]: 'settled' }),
+    ]);
+    // What the person sees of it: the run's end as a done event with its status.
+    expect(events.filter((e) => e.type === 'done').map((e) => (e.type === 'done' ? e.status : ''))).toEqual([{ completed: 'completed', awaitingUser: 'failed', aborted: 'aborted' }[run.end]]);
   });
 });
 

@@ -26,6 +26,11 @@ const EVENTS: (ProviderEvent & { tag?: string })[] = [
   { type: 'provider_error', error: { code: 'overloaded', message: 'Overloaded', phase: 'mid-stream', retryable: true } },
   // A keep-alive the server may send at any time: it changes nothing.
   { type: 'ping' },
+  // The stall clock's notice that the answer is quiet: published, the state stays.
+  { type: 'waiting', quietMs: 15_000, stallAfterMs: 30_000 },
+  // A block's delta or end where no block was started: a protocol error, the answer fails.
+  { type: 'content_block_delta', index: 9, delta: { type: 'text_delta', text: 'x' }, tag: 'unstarted' },
+  { type: 'content_block_stop', index: 9, tag: 'unstarted' },
 ];
 
 export function streamPaths(): ModelPath[] {

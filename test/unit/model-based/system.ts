@@ -22,6 +22,7 @@ import { ScenarioProvider, type ScenarioStep } from '../helpers/scenarioProvider
 import { FAULTY } from '../mcp/helpers';
 import { Changes, eventually, settled } from '../helpers/changes';
 import type { CoverageRecorder } from './coverage';
+import { TRUST_EVERYTHING } from '../helpers/trustAll';
 
 /**
  * One task system as the runtime wires it (`wireTaskMachine`: real task, turn, call, stream and
@@ -46,6 +47,8 @@ export interface Script {
   asker: ('allow' | 'always' | 'deny' | 'reject')[];
   subtasks: ('resolve' | 'hang')[];
   reconstruct: ('ok' | 'fail')[];
+  /** Each settled run's finishing (its phases and record over); none left: it waits (`finishing`). */
+  finish: 'ok'[];
   prepareFails: boolean[];
   duplicateKeys: string[];
   holdLock: boolean;
@@ -84,7 +87,7 @@ export const SETTINGS = { permissions: { deny: ['Bash(rm:*)'] } };
 export const MCP_SETTINGS = { permissions: { ...SETTINGS.permissions, allow: ['mcp__mbt__echo'] } };
 
 export function emptyScript(): Script {
-  return { provider: [], init: [], asker: [], subtasks: [], reconstruct: [], prepareFails: [], duplicateKeys: [], holdLock: false, limits: {} };
+  return { provider: [], init: [], asker: [], subtasks: [], reconstruct: [], finish: [], prepareFails: [], duplicateKeys: [], holdLock: false, limits: {} };
 }
 
 /** Sends `send` to the task once the target machine's observed (deduplicated) states reach index `at`. */
@@ -146,13 +149,15 @@ export async function replay(script: Script, target: string, expected: string[],
   };
   const inits = script.init.slice();
   const subtasks = script.subtasks.slice();
+  const finishes = script.finish.slice();
   const events: TaskEvent[] = [];
   const wired = wireTaskMachine({
     taskId: TASK_ID,
     workspace,
     locks,
     tools,
-    permissions: lazyEngine({ workspace }),
+    // The replays are about the machines: the workspace's settings file counts as approved.
+    permissions: lazyEngine({ workspace, trust: TRUST_EVERYTHING }),
     asker,
     createProvider: async () => {
       const r = inits.shift();
@@ -161,6 +166,9 @@ export async function replay(script: Script, target: string, expected: string[],
       return r === 'fail' ? { code: 'no_api_key', message: 'No API key (scripted).', retryable: true } : provider;
     },
     publish: (e) => events.push(e),
+    finishRun: async () => {
+      if (finishes.shift() === undefined) return never();
+    },
     ...(hub ? { mcp: hub } : {}),
     startSubtask: () => {
       const finishes = subtasks.shift() === 'resolve';

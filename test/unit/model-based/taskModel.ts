@@ -12,9 +12,14 @@ import { dedupIndex } from './turnModel';
  * MARK_INTERRUPTED, RESUME), the completions of what it invokes (initialize, the turn loop with
  * each of its outcomes, reconstruct) and the subtask events its children send. The turn loop's
  * outcomes are offered only where a real turn can produce them (in waitingForSubtask the turn
- * waits for the subtask, so only a cancel can end it). Replayed through the wired task system.
+ * waits for the subtask, so only a cancel can end it). Replayed through the wired task system,
+ * its turn loops in process; the same run on a worker (running.loop.onWorker) is replayed with
+ * real worker processes in modelBased.test.ts.
  */
 const turnOut = (status: 'done' | 'error', code: string | null) => ({ status, stopReason: status === 'done' ? 'end_turn' : null, messages: [], error: code ? { code, message: code, retryable: code !== 'cancelled' } : null, usage: { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0 }, costUsd: 0, compactionFailures: 0 });
+
+/** A run whose turn loop (in this process) is not waiting for a sub-agent. */
+const TURNING = { running: { loop: 'inProcess', subtasks: 'turn' } };
 
 function events(s: AnyMachineSnapshot): ModelEvent[] {
   const out: ModelEvent[] = [];
@@ -24,24 +29,31 @@ function events(s: AnyMachineSnapshot): ModelEvent[] {
       if (inv.src === 'initialize' || inv.src === 'reconstruct') out.push(doneEvent(inv.id, [], 'ok'), errorEvent(inv.id, { code: 'no_api_key', message: 'no key', retryable: true }));
       // A UserPromptSubmit hook blocks the prompt just sent (the runtime's initialize rejects so).
       if (inv.src === 'initialize') out.push(errorEvent(inv.id, { code: 'blocked_by_hook', message: 'blocked', retryable: false }, 'blocked'));
+      // A settled run's finishing ends (its phases and record over): its `done` is published.
+      if (inv.src === 'finishRun') out.push(doneEvent(inv.id, undefined, 'ok'));
       if (inv.src === 'turnLoop') {
         out.push(doneEvent(inv.id, turnOut('error', 'cancelled'), 'cancelled'));
-        if (v === JSON.stringify({ running: 'turn' })) out.push(doneEvent(inv.id, turnOut('done', null), 'done'), doneEvent(inv.id, turnOut('error', 'auth_failed'), 'error'));
+        if (v === JSON.stringify(TURNING)) out.push(doneEvent(inv.id, turnOut('done', null), 'done'), doneEvent(inv.id, turnOut('error', 'auth_failed'), 'error'));
       }
     }
   }
   if (s.matches('created')) out.push({ type: 'START', text: 'hi' }, { type: 'MARK_INTERRUPTED' });
-  if (s.matches({ running: 'turn' })) out.push({ type: 'SUBTASK_STARTED', toolCallId: 'k1', description: 'd', prompt: 'p' });
-  if (s.matches({ running: 'waitingForSubtask' })) out.push({ type: 'SUBTASK_DONE', toolCallId: 'k1', result: { type: 'tool_result', tool_use_id: 'k1', content: 'sub' }, summary: 's' });
+  if (s.matches({ running: { subtasks: 'turn' } })) out.push({ type: 'SUBTASK_STARTED', toolCallId: 'k1', description: 'd', prompt: 'p' });
+  if (s.matches({ running: { subtasks: 'waitingForSubtask' } })) out.push({ type: 'SUBTASK_DONE', toolCallId: 'k1', result: { type: 'tool_result', tool_use_id: 'k1', content: 'sub' }, summary: 's' });
   if (s.matches('awaitingUser')) out.push({ type: 'RETRY' }, { type: 'ABANDON' });
   if (s.matches('awaitingUser') || s.matches('completed') || s.matches('aborted')) out.push({ type: 'USER_MESSAGE', text: 'more' });
   if (s.matches('interrupted')) out.push({ type: 'RESUME', note: 'resumed' });
+  // The owner ends (INTERRUPT), the record fails (RECORD_FAILED, in any state), the owner lets the
+  // task go or cancels while a run finishes (CLOSE, CANCEL).
+  if (s.hasTag('running')) out.push({ type: 'INTERRUPT' });
+  if (s.status === 'active') out.push({ type: 'RECORD_FAILED', failure: 'the disk is full (scripted)' });
+  if (v.includes('"finishing"')) out.push({ type: 'CLOSE' }, { type: 'CANCEL' });
   // What changes no state: the mode chosen for what comes next, a model call outside the runs
   // (the gatekeeper's) charged to the task, a subtask result nobody awaits, a message while a run
   // is under way (refused with an error event).
-  if (s.matches('created') || s.matches({ running: 'turn' })) out.push({ type: 'SET_MODE', mode: 'plan' });
+  if (s.matches('created') || s.matches({ running: { subtasks: 'turn' } })) out.push({ type: 'SET_MODE', mode: 'plan' });
   if (s.matches('completed')) out.push({ type: 'CHARGE', usage: { inputTokens: 100, outputTokens: 10, cacheReadTokens: 0, cacheWriteTokens: 0 }, costUsd: 0.25 }, LATE_SUBTASK);
-  if (s.matches({ running: 'turn' })) out.push({ type: 'USER_MESSAGE', text: 'meanwhile', tag: 'busy' });
+  if (s.matches({ running: { subtasks: 'turn' } })) out.push({ type: 'USER_MESSAGE', text: 'meanwhile', tag: 'busy' });
   return out;
 }
 
@@ -52,7 +64,7 @@ export function taskPaths(): ModelPath[] {
 const LATE_SUBTASK: ModelEvent = { type: 'SUBTASK_DONE', toolCallId: 'late', result: { type: 'tool_result', tool_use_id: 'late', content: 'late' }, summary: 'late', tag: 'late' };
 
 const fatal: ProviderEvent[] = [start(), { type: 'provider_error', error: { code: 'auth_failed', message: 'bad key (scripted)', phase: 'mid-stream', retryable: false } }];
-const EXTERNAL = new Set(['START', 'MARK_INTERRUPTED', 'RETRY', 'ABANDON', 'USER_MESSAGE', 'RESUME', 'SET_MODE', 'CHARGE']);
+const EXTERNAL = new Set(['START', 'MARK_INTERRUPTED', 'RETRY', 'ABANDON', 'USER_MESSAGE', 'RESUME', 'SET_MODE', 'CHARGE', 'INTERRUPT', 'RECORD_FAILED', 'CLOSE', 'CANCEL']);
 
 export function compileTask(path: ModelPath): { script: Script; triggers: Trigger[]; expected: string[] } {
   const script = emptyScript();
@@ -67,6 +79,7 @@ export function compileTask(path: ModelPath): { script: Script; triggers: Trigge
       triggers.push({ at, send: event as Trigger['send'], ...(e.tag === 'busy' ? { whenHung: true } : {}) });
     } else if (t.includes('task.initializing')) script.init.push(t.startsWith('xstate.error') ? (e.tag === 'blocked' ? 'blocked' : 'fail') : 'ok');
     else if (t.includes('task.reconstructing')) script.reconstruct.push(t.startsWith('xstate.error') ? 'fail' : 'ok');
+    else if (t.includes('.finishing')) script.finish.push('ok');
     else if (t === 'SUBTASK_STARTED') {
       script.provider.push({ events: toolTurn(`k1`, 'Task', { description: 'd', prompt: 'p' }) });
       script.subtasks.push(path.events[i + 1]?.type === 'SUBTASK_DONE' ? 'resolve' : 'hang');
@@ -74,7 +87,7 @@ export function compileTask(path: ModelPath): { script: Script; triggers: Trigge
       if (e.tag === 'done') script.provider.push({ events: textTurn('answer') });
       else if (e.tag === 'error') script.provider.push({ events: fatal });
       else {
-        const waiting = JSON.stringify(path.values[i]) === JSON.stringify({ running: 'waitingForSubtask' });
+        const waiting = JSON.stringify(path.values[i]) === JSON.stringify({ running: { loop: 'inProcess', subtasks: 'waitingForSubtask' } });
         if (!waiting) script.provider.push({ events: [], hang: true });
         triggers.push({ at, send: { type: 'CANCEL' }, whenHung: !waiting });
       }

@@ -1,7 +1,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { HELP } from '../../../src/cli/help';
+import { RUN_HELP } from '../../../src/cli/help';
 import { DEFAULT_MODELS } from '../../../src/shared/domain/models';
 import { PERMISSION_MODE_INFO, PERMISSION_MODES } from '../../../src/shared/domain/permissionModes';
 import { permissionModeSchema } from '../../../src/shared/protocol/chatMessages';
@@ -24,7 +24,7 @@ describe('one definition of the permission modes', () => {
 
   it('the protocol schema and the CLI help accept the same modes', () => {
     expect(permissionModeSchema.options).toEqual([...PERMISSION_MODES]);
-    expect(HELP).toContain(`--mode MODE              ${PERMISSION_MODES.join(' | ')}`);
+    expect(RUN_HELP).toContain(`--mode MODE              ${PERMISSION_MODES.join(' | ')}`);
     expect(permissionModeSchema.safeParse('yolo').success).toBe(false);
   });
 });
