@@ -14,6 +14,9 @@ import { EXIT_STORAGE_UNUSABLE, STORAGE_HINT } from './exitCodes';
 import { handleSignals, signalExitCode } from './signals';
 import { TextRenderer } from './textRenderer';
 import { HelpRequested, reportUsage, UsageError } from './usage';
+import { cliContentGate } from './contentGate';
+import { slashForRun } from './slashRun';
+import type { CommandRun } from '../core/runtime/types';
 
 /**
  * `keel run`: starts one task (or, with --resume, continues a stored one), streams its events,
@@ -61,6 +64,25 @@ export async function runCommand(argv: string[], options: { inspect?(event: Insp
     const { args, taskId } = setup;
     // The key is checked before the task starts; a missing one is reported by the task itself (no_api_key).
     await app.ready();
+    // `/name args`: a custom command becomes the prompt (with its allowed-tools and model); a
+    // built-in that only tells something prints it; one that cannot run sends nothing.
+    let command: CommandRun | undefined;
+    if (args.prompt.trim().startsWith('/')) {
+      const { gate, approveHint } = cliContentGate(args.workspace, args.storage);
+      let slash;
+      try {
+        slash = await slashForRun(args, gate, approveHint, (line) => process.stderr.write(line));
+      } catch (err) {
+        return storeFailure(err);
+      }
+      if (slash.kind === 'usage') return reportUsage('run', new UsageError(slash.message));
+      if (slash.kind === 'printed') {
+        process.stdout.write(`${slash.lines.join('\n')}\n`);
+        return 0;
+      }
+      args.prompt = slash.prompt;
+      command = slash.command;
+    }
     // The MCP SDK is loaded only when some server may be configured (it costs start-up time).
     const mcp = mayHaveMcpServers(args, process.env) ? (await import('./mcpHost')).cliMcpHub(args.workspace, args.mcpConfig, process.env, (line) => process.stderr.write(line)) : {};
     if (mcp.error) return reportUsage('run', new UsageError(mcp.error));
@@ -73,7 +95,7 @@ export async function runCommand(argv: string[], options: { inspect?(event: Insp
       return storeFailure(err);
     }
     const { runtime } = cli;
-    const options = { provider: providerFor(args, cli.mode), mode: cli.mode, ...(args.maxTurns ? { maxTurns: args.maxTurns } : {}) };
+    const options = { provider: providerFor(args, cli.mode), mode: cli.mode, ...(args.maxTurns ? { maxTurns: args.maxTurns } : {}), ...(command ? { command } : {}) };
     // `@server:uri` resources and a leading `/mcp__server__prompt` become what the model reads.
     let prompt = args.prompt;
     if (mcpHub && prompt) {

@@ -25,7 +25,9 @@ import { DEFAULT_LIMITS } from './limits';
 import type { TaskRuntimeOptions } from './options';
 import type { PermissionDecider } from './permissionCheck';
 import { RunPhases } from './runPhases';
-import type { StartTaskOptions, TaskHandle } from './types';
+import type { CommandRun, MessageExtras, StartTaskOptions, TaskHandle } from './types';
+import { narrowedBy, type CommandNarrowing } from '../commands/narrowing';
+import { normalizeModelId } from '../machines/modelSelection/normalize';
 import { wireTaskMachine } from './wiring';
 import type { WorkerPool } from '../workers/pool';
 import { remoteTurnOf, type RemoteTaskSide } from './remoteTask';
@@ -97,6 +99,10 @@ export class LiveTask implements TaskHandle, PermissionParent {
   private providerConfig: ProviderConfig;
   /** The task's event log (hooks' `transcript_path`), or '' when it is not recorded. */
   private readonly transcriptPath: string;
+  /** While a custom command's run lasts: its `allowed-tools` (docs/commands.md). */
+  private narrowing: CommandNarrowing | null = null;
+  /** While a command's run uses its own model: the task's model to go back to. */
+  private modelAfterRun: string | null = null;
 
   constructor(
     readonly id: string,
@@ -112,7 +118,8 @@ export class LiveTask implements TaskHandle, PermissionParent {
     this.mode = parent ? parent.permissionMode() : (options.mode ?? 'default');
     this.loopProgressFile = options.loopProgressFile;
     const own = options.loopProgressFile ? allowingLoopProgress(runtime.permissions, options.loopProgressFile) : runtime.permissions;
-    this.decider = parent ? boundedByParent(own, parent) : own;
+    // A command's allowed-tools narrow every decision of its run, sub-agents' included (they ask their parent).
+    this.decider = narrowedBy(parent ? boundedByParent(own, parent) : own, () => this.narrowing, rt.workspace, rt.home);
     const providerFactory = rt.providerFactory ?? createProvider;
     const model = options.provider.model;
     this.provider = options.provider.provider;
@@ -220,6 +227,7 @@ export class LiveTask implements TaskHandle, PermissionParent {
   start(prompt: string): void {
     queueMicrotask(() => {
       this.actor.start();
+      this.beginCommand(this.options.command);
       this.actor.send({ type: 'START', text: prompt });
     });
   }
@@ -228,6 +236,7 @@ export class LiveTask implements TaskHandle, PermissionParent {
   continueWith(followUp: string): void {
     setImmediate(() => {
       this.actor.start();
+      this.beginCommand(this.options.command);
       this.actor.send({ type: 'START', text: followUp });
     });
   }
@@ -310,8 +319,44 @@ export class LiveTask implements TaskHandle, PermissionParent {
     return () => this.listeners.delete(listener);
   }
 
-  sendUserMessage(text: string): void {
+  sendUserMessage(text: string, extras: MessageExtras = {}): void {
+    // A message sent while a run goes on is refused by the machine: it must not narrow that run.
+    if (!this.transcriptState.tags.includes('running')) this.beginCommand(extras.command);
     this.actor.send({ type: 'USER_MESSAGE', text });
+  }
+
+  /** The model later runs use (`/model`); the turn running now keeps its own. */
+  setModel(model: string): void {
+    const id = normalizeModelId(model);
+    if (!id) return;
+    this.modelAfterRun = null;
+    this.actor.send({ type: 'SET_MODEL', model: id });
+  }
+
+  /** The model the task's next run uses. */
+  model(): string {
+    return this.actor.getSnapshot().context.model;
+  }
+
+  /** A custom command's run: its allowed-tools and model hold until that run's `done`. */
+  private beginCommand(command: CommandRun | undefined): void {
+    this.narrowing = command?.narrowing ?? null;
+    const id = command?.model ? normalizeModelId(command.model) : null;
+    if (!id || this.provider === 'demo') return;
+    const current = this.actor.getSnapshot().context.model;
+    if (id === current) return;
+    this.modelAfterRun = current;
+    this.actor.send({ type: 'SET_MODEL', model: id });
+  }
+
+  /** A run ended: a command's narrowing and model end with it. */
+  private endCommand(): void {
+    this.narrowing = null;
+    if (this.modelAfterRun !== null) {
+      const back = this.modelAfterRun;
+      this.modelAfterRun = null;
+      this.actor.send({ type: 'SET_MODEL', model: back });
+    }
   }
 
   cancel(): void {
@@ -359,6 +404,7 @@ export class LiveTask implements TaskHandle, PermissionParent {
       rootId: this.rootId,
       transcriptPath: this.transcriptPath,
       loopProgressFile: this.loopProgressFile,
+      narrowing: () => this.narrowing,
       secrets: this.runtime.secrets,
       providerConfig: () => this.providerConfig,
       parentModes: () => this.parent?.ancestorModes?.() ?? [],
@@ -444,6 +490,7 @@ export class LiveTask implements TaskHandle, PermissionParent {
     }
     if (event.type === 'task' && event.tags?.includes('running')) this.lastDone = null;
     if (event.type === 'done') {
+      this.endCommand();
       // The run is over and its continuation keys (unique per run) can never recur: let them go.
       this.locks.endScope(taskLockKey(this.id));
       this.lastDone = event;

@@ -2,6 +2,7 @@ import type { TaskEvent } from '../../shared/domain/events';
 import type { TaskTranscript } from '../../shared/domain/transcript';
 import type { PermissionMode } from '../../shared/domain/permissionModes';
 import type { ProviderConfig } from '../providers/types';
+import type { CommandNarrowing } from '../commands/narrowing';
 
 /** Defined once in src/shared (the webview needs it too); hosts may take it from here. */
 export type { PermissionMode } from '../../shared/domain/permissionModes';
@@ -24,6 +25,24 @@ export interface StartTaskOptions {
    * written without a prompt in every mode but plan. Deny and ask rules still apply.
    */
   loopProgressFile?: string;
+  /** The first message is a custom slash command's (docs/commands.md): what its run may use. */
+  command?: CommandRun;
+}
+
+/**
+ * What a custom slash command asks of the run that answers it (docs/commands.md): its
+ * `allowed-tools` narrow that run's permissions (never widen them), its `model` is that run's
+ * model. Both end with the run.
+ */
+export interface CommandRun {
+  narrowing?: CommandNarrowing;
+  /** A model id or alias (`haiku`); the task's model comes back after the run. */
+  model?: string;
+}
+
+/** What may come with a user message besides its text. */
+export interface MessageExtras {
+  command?: CommandRun;
 }
 
 /**
@@ -46,7 +65,7 @@ export interface TaskHandle {
    */
   eventSeq?(): number;
   /** A follow-up from the user. Ignored (and reported as an error event) while a turn runs. */
-  sendUserMessage(text: string): void;
+  sendUserMessage(text: string, extras?: MessageExtras): void;
   /** Aborts the request in flight, the running tool and its child processes. */
   cancel(): void;
   /** After a failure the task waits; this sends the last request again. */

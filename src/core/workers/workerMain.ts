@@ -24,6 +24,7 @@ import { IpcMcpToolSource } from './mcpRemote';
 import { DEFAULT_MAX_LINE_BYTES, PROTOCOL_VERSION, toWorkerSchema, type FromWorker, type QueryMessage, type ToWorker } from './protocol';
 import { WORKER_ONLY_ENV } from './spawnWorker';
 import { workerHookPoints } from './workerHooks';
+import { narrowedBy } from '../commands/narrowing';
 
 /**
  * The worker process: connects to the host's socket, says `ready`, and runs one query at a time —
@@ -177,7 +178,8 @@ function startQuery(q: QueryMessage, send: (m: FromWorker) => void, fetch: Fetch
   const engine = engineFor(runtime.workspace, runtime.settingsFiles, runtime.sandbox.enabled);
   // The same exception the host gives a loop iteration (LiveTask): its own progress file.
   const own: PermissionDecider = q.loopProgressFile ? allowingLoopProgress(engine, q.loopProgressFile) : engine;
-  const permissions: PermissionDecider = boundedByModes(own, () => parentModes);
+  const narrowing = q.narrowing ?? null;
+  const permissions: PermissionDecider = narrowedBy(boundedByModes(own, () => parentModes), () => narrowing, runtime.workspace);
   const waiting = new Map<string, (answer: PermissionAnswer) => void>();
   const durables = new Map<string, () => void>();
   // The task's MCP servers are the host's: their tools are listed and called through it.

@@ -67,6 +67,11 @@ export interface TaskTranscript {
   done: boolean;
   /** Set once a run reported its phases. */
   phases?: RunPhasesView;
+  /**
+   * The task's budget (docs/cli.md, "Budget"): its cap (null: none) and what it spent, sub-agents
+   * and calls outside its runs included. Absent until a budget event.
+   */
+  budget?: { capUsd: number | null; spentUsd: number };
 }
 
 export function emptyTranscript(taskId: string, title: string, model: string): TaskTranscript {

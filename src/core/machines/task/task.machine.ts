@@ -72,6 +72,8 @@ export type TaskMachineEvent =
   | { type: 'ABANDON' }
   /** The permission mode from now on: the running turn's next decisions and every later run. */
   | { type: 'SET_MODE'; mode: PermissionMode }
+  /** The model of every later run (`/model`, a command's `model`); a running turn keeps its own. */
+  | { type: 'SET_MODEL'; model: string }
   | { type: 'MARK_INTERRUPTED' }
   | { type: 'RESUME'; note: string }
   | { type: 'SUBTASK_STARTED'; toolCallId: string; description: string; prompt: string }
@@ -188,6 +190,7 @@ export const taskMachine = setup({
     // A subtask result nobody is waiting for: late or duplicate. Never drives the task.
     SUBTASK_DONE: { actions: assign({ ignoredSubtaskEvents: ({ context }) => context.ignoredSubtaskEvents + 1 }) },
     SET_MODE: { actions: assign({ mode: ({ event }) => event.mode }) },
+    SET_MODEL: { actions: assign({ model: ({ event }) => event.model }) },
     CHARGE: { actions: 'charge' },
   },
   states: {
