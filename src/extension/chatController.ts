@@ -16,6 +16,7 @@ import { TaskWorkerWatch, type PoolView } from './taskWorker';
 import { followTask } from './taskFollower';
 import type { ChatHost } from './chatHost';
 import { ChatWindow, type ChatSurface } from './chatWindow';
+import { slashInChat, type SlashSurface } from './slashChat';
 
 export type { ChatHost, TaskRuntimeLike } from './chatHost';
 export { ChatWindow } from './chatWindow';
@@ -212,7 +213,10 @@ export class ChatController implements ChatSurface {
   async prompt(typed: string): Promise<void> {
     await this.promptLock.runExclusive(async () => {
       if (this.disposed) return;
-      const text = this.host.mcp ? await this.host.mcp.expand(typed, new AbortController().signal) : typed;
+      // `/name args`: a custom command is expanded (with its allowed-tools and model), a built-in acts here.
+      const slash = this.host.commands ? await slashInChat(typed, this.host.commands, this.slashSurface()) : { kind: 'send' as const, text: typed, extras: {} };
+      if (slash.kind === 'handled' || this.disposed) return;
+      const text = this.host.mcp ? await this.host.mcp.expand(slash.text, new AbortController().signal) : slash.text;
       if (this.disposed) return;
       if (isStoredTask(this.current)) {
         await this.history.followUp(text);
@@ -229,16 +233,32 @@ export class ChatController implements ChatSurface {
         return;
       }
       if (this.current) {
-        this.current.sendUserMessage(text);
+        this.current.sendUserMessage(text, slash.extras);
         return;
       }
       try {
-        await this.window.startTask(text, this.id, () => !this.disposed, (task) => this.show(task));
+        await this.window.startTask(text, this.id, () => !this.disposed, (task) => this.show(task), slash.extras);
       } catch (e) {
         this.host.log.error(`cannot start a task: ${describeError(e)}`);
         this.broadcastError(`Keel could not start the task: ${describeError(e)}`);
       }
     });
+  }
+
+  /** What a built-in slash command may do to this chat. */
+  private slashSurface(): SlashSurface {
+    return {
+      current: () => (isStoredTask(this.current) ? undefined : this.current),
+      newTask: () => this.newTask(),
+      setMode: (mode) => {
+        this.window.setMode(mode);
+        this.current?.setMode(mode);
+        this.refresh();
+      },
+      mode: () => this.permissionMode(),
+      notice: (message) => this.broadcast({ type: 'notice', message }),
+      ...(this.host.selectModel ? { selectModel: () => this.host.selectModel?.() } : {}),
+    };
   }
 
   /** What a loop needs to start its iterations in this window (`ChatWindow.loopHost`). */

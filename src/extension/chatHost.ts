@@ -14,6 +14,7 @@ import type { McpChat } from './mcp/mcpRequests';
 import type { LoopChat } from './loops/loopRequests';
 import type { MemoryWorkbench } from './memory/memoryRequests';
 import type { PoolView } from './taskWorker';
+import type { ChatCommands } from './slashChat';
 
 /** The part of the core's TaskRuntime the chat uses (the real class satisfies it structurally). */
 export interface TaskRuntimeLike {
@@ -72,4 +73,8 @@ export interface ChatHost {
   loops?: LoopChat;
   /** The workspace's memories (the Memory page); absent: the page says memory needs a folder. */
   memory?: MemoryWorkbench;
+  /** Slash commands: Keel's built-ins and the `.claude`/`.keel` commands (docs/commands.md). */
+  commands?: ChatCommands;
+  /** Opens the model picker (`/model` without a name). */
+  selectModel?(): void;
 }

@@ -2,7 +2,7 @@ import type { PermissionMode } from '../shared/domain/permissionModes';
 import type { FromWebviewMessage } from '../shared/protocol/fromWebview';
 import type { PendingPermission, RuleScope } from '../shared/protocol/chatMessages';
 import type { ToWebviewPayload } from '../shared/protocol/toWebview';
-import type { TaskHandle } from '../core/runtime/types';
+import type { MessageExtras, TaskHandle } from '../core/runtime/types';
 import type { ChatHost, TaskRuntimeLike } from './chatHost';
 import { PermissionBroker } from './permissionBroker';
 import { TaskBook } from './taskBook';
@@ -217,12 +217,12 @@ export class ChatWindow {
    * closed); rejects when no task can start (no folder, no provider settings, its record cannot
    * be created: nothing runs unrecorded).
    */
-  async startTask(prompt: string, surfaceId: string, wanted: () => boolean, show: (task: TaskHandle) => void): Promise<void> {
+  async startTask(prompt: string, surfaceId: string, wanted: () => boolean, show: (task: TaskHandle) => void, extras: MessageExtras = {}): Promise<void> {
     const runtime = await this.ensureRuntime();
     const provider = await this.host.providerConfig(this.permissionMode());
     if (!wanted() || this.disposedFlag) return;
     const mode = this.permissionMode();
-    const task = runtime.startTask({ prompt, provider, mode, refreshProvider: () => this.host.providerConfig(this.permissionMode()) });
+    const task = runtime.startTask({ prompt, provider, mode, refreshProvider: () => this.host.providerConfig(this.permissionMode()), ...(extras.command ? { command: extras.command } : {}) });
     this.track(task, provider.model);
     this.host.log.info(`task ${task.id} started in the ${surfaceId} chat (provider ${provider.provider}, model ${provider.model || 'default'}, mode ${mode})`);
     show(task);

@@ -21,6 +21,9 @@ import { vscodeMemoryWorkbench } from './memory/vscodeMemory';
 import { vscodeHistoryServices } from './history/vscodeHistory';
 import { vscodeWorkbench } from './workbench';
 import { windowLifetime } from './windowLifetime';
+import { homedir } from 'node:os';
+import { NOTHING_APPROVED } from '../core/commands/projectGate';
+import { chatSlashCommands, type ChatCommands } from './slashChat';
 
 /** This window's lifetime (the appSession machine), from activation to deactivation. */
 let lifetime: AppLifetime | undefined;
@@ -54,6 +57,13 @@ export function activate(context: vscode.ExtensionContext): void {
   context.subscriptions.push(agents, vscode.window.registerTreeDataProvider(AgentsTreeProvider.viewId, agents));
   const prompts = createPermissionPrompts(context, log);
   const workbench = vscodeWorkbench(context, log);
+  // Slash commands of this window's folder and of the person (docs/commands.md); a workspace's own wait for approval.
+  const commands: ChatCommands = {
+    workspace: () => vscode.workspace.workspaceFolders?.[0]?.uri.fsPath,
+    home: homedir(),
+    gate: NOTHING_APPROVED,
+    approveHint: "this Keel cannot approve a workspace's commands yet: copy the file into ~/.claude/commands/ to use it as your own",
+  };
   // One MCP hub per window, owned here and shared by every task; its servers end with the window.
   const mcp = vscodeMcpService(context, log);
   context.subscriptions.push({ dispose: () => void mcp.dispose() });
@@ -88,6 +98,8 @@ export function activate(context: vscode.ExtensionContext): void {
     mcp,
     loops,
     memory: vscodeMemoryWorkbench(),
+    commands,
+    selectModel: () => void vscode.commands.executeCommand('keel.selectModel'),
     providerConfig: (mode) => readProviderConfig(context.secrets, mode),
     chatConfig: readChatConfig,
     permissionMode: readPermissionMode,
@@ -108,8 +120,8 @@ export function activate(context: vscode.ExtensionContext): void {
         const resources = await mcp.mentions(query, max);
         return [...resources, ...(await workbench.findFiles(query, max - resources.length))];
       },
-      // `/` at the start of a message suggests the prompts of ready MCP servers.
-      findCommands: (query, max) => mcp.slashCommands(query, max),
+      // `/` at the start of a message suggests the built-ins, the `.claude`/`.keel` commands and the prompts of ready MCP servers.
+      findCommands: async (query, max) => [...chatSlashCommands(commands, query, max), ...(await mcp.slashCommands(query, max))].slice(0, max),
       openDiff: async (change) => {
         if (!change.toolCallId || !(await prompts.diff.reveal(change.toolCallId))) await workbench.openDiff(change);
       },
