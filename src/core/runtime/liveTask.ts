@@ -28,6 +28,7 @@ import { RunPhases } from './runPhases';
 import type { CommandRun, MessageExtras, StartTaskOptions, TaskHandle } from './types';
 import { narrowedBy, type CommandNarrowing } from '../commands/narrowing';
 import { normalizeModelId } from '../machines/modelSelection/normalize';
+import type { SkillRef } from '../tools/skill';
 import { wireTaskMachine } from './wiring';
 import type { WorkerPool } from '../workers/pool';
 import { remoteTurnOf, type RemoteTaskSide } from './remoteTask';
@@ -35,6 +36,8 @@ import { remoteTurnOf, type RemoteTaskSide } from './remoteTask';
 /** What a live task needs from the runtime that owns it. */
 export interface TaskOwner {
   services(): { options: TaskRuntimeOptions; locks: LockManager; tools: ToolRegistry; pool: WorkerPool | null };
+  /** The skills a run may load now (names and descriptions go into its system prompt). */
+  skills(): SkillRef[];
   /** The workspace's memory, or null when memory is off for this host. */
   projectMemory(): ProjectMemory | null;
   /** The memory settings now (read at the start of each run). */
@@ -162,6 +165,7 @@ export class LiveTask implements TaskHandle, PermissionParent {
       subtask: parent !== undefined || parentId !== undefined,
       loopIteration: options.loopProgressFile !== undefined,
       memory: () => runtime.projectMemory(),
+      skills: () => runtime.skills(),
       settings: () => runtime.memorySettings(),
       secrets: runtime.secrets,
       locks,
@@ -405,6 +409,7 @@ export class LiveTask implements TaskHandle, PermissionParent {
       transcriptPath: this.transcriptPath,
       loopProgressFile: this.loopProgressFile,
       narrowing: () => this.narrowing,
+      skills: () => this.runtime.skills(),
       secrets: this.runtime.secrets,
       providerConfig: () => this.providerConfig,
       parentModes: () => this.parent?.ancestorModes?.() ?? [],

@@ -15,6 +15,9 @@ import { MEMORY_OFF, type MemorySettings } from '../memory/settings';
 import { WorkerPool } from '../workers/pool';
 import type { AnyTool } from '../tools/types';
 import { DEFAULT_LIMITS } from './limits';
+import { createSkillTool, type SkillRef } from '../tools/skill';
+import { loadSkills } from '../commands/skills';
+import { NOTHING_APPROVED } from '../commands/projectGate';
 import { LiveTask, seedOf, titleOf } from './liveTask';
 import type { TaskRuntimeOptions } from './options';
 import type { PermissionDecider } from './permissionCheck';
@@ -55,7 +58,9 @@ export class TaskRuntime {
   constructor(private readonly options: TaskRuntimeOptions) {
     this.locks = options.locks ?? new LockManager();
     this.sandbox = new Sandbox(options.sandbox ?? { enabled: false }, options.log ? { log: options.log } : {});
-    this.tools = options.tools ?? createToolRegistry(builtinTools.map((t) => (t.name === 'Bash' ? (createBashTool({ sandbox: this.sandbox }) as AnyTool) : t)));
+    this.tools =
+      options.tools ??
+      createToolRegistry([...builtinTools.map((t) => (t.name === 'Bash' ? (createBashTool({ sandbox: this.sandbox }) as AnyTool) : t)), createSkillTool(() => this.skills()) as AnyTool]);
     this.permissions = options.permissions ?? lazyEngine(options);
     this.secrets = options.secrets ?? SecretKeeper.fromEnvironment(process.env, options.passEnv ?? []);
     this.store = options.storageDir
@@ -260,6 +265,16 @@ export class TaskRuntime {
 
   private ownerLabel(): string {
     return this.options.ownerLabel ?? 'Keel';
+  }
+
+  /**
+   * The skills tasks here may load (docs/commands.md, "Skills"): the person's, and the
+   * workspace's once approved. Read fresh on every call.
+   */
+  skills(): SkillRef[] {
+    const workspace = this.options.workspace;
+    const found = loadSkills({ workspace, ...(this.options.home ? { home: this.options.home } : {}), gate: this.options.contentGate ?? NOTHING_APPROVED });
+    return found.skills.map((s) => ({ name: s.name, description: s.description, dir: s.dir, path: s.path, linkFree: s.linkFree, ...(s.linkFree ? { workspace } : {}) }));
   }
 
   /** The workspace's memory (built on first use), or null when memory is off for this host. */

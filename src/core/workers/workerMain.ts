@@ -25,6 +25,7 @@ import { DEFAULT_MAX_LINE_BYTES, PROTOCOL_VERSION, toWorkerSchema, type FromWork
 import { WORKER_ONLY_ENV } from './spawnWorker';
 import { workerHookPoints } from './workerHooks';
 import { narrowedBy } from '../commands/narrowing';
+import { createSkillTool } from '../tools/skill';
 
 /**
  * The worker process: connects to the host's socket, says `ready`, and runs one query at a time —
@@ -169,7 +170,8 @@ function startQuery(q: QueryMessage, send: (m: FromWorker) => void, fetch: Fetch
   const { runtime } = q;
   const secrets = new SecretKeeper({ passThrough: runtime.passEnv, values: [...runtime.heldSecrets, q.provider.apiKey] });
   const sandbox = new Sandbox(runtime.sandbox);
-  const tools = createToolRegistry(builtinTools.map((t) => (t.name === 'Bash' ? (createBashTool({ sandbox }) as AnyTool) : t)));
+  const skills = q.skills ?? [];
+  const tools = createToolRegistry([...builtinTools.map((t) => (t.name === 'Bash' ? (createBashTool({ sandbox }) as AnyTool) : t)), createSkillTool(() => skills) as AnyTool]);
   let parentModes = q.parentModes;
   // The turn's mode as the host last set it (hooks' `permission_mode`).
   let mode = q.turn.mode;
