@@ -27,7 +27,11 @@ const inputSchema = z.object({
 });
 export type SkillInput = z.infer<typeof inputSchema>;
 
-const description = `Loads a skill: its instructions and the folder of its files. Call it with the name of one of the skills in <available_skills> when the request matches that skill, before doing the work; then follow the instructions it returns (read its other files with Read when they are referred to).`;
+const description = [
+  'Loads a skill: its instructions and the folder of its files.',
+  'Call it with the name of one of the skills in <available_skills> when the request matches that skill, before doing the work;',
+  'then follow the instructions it returns (read its other files with Read when they are referred to).',
+].join(' ');
 
 /** The Skill tool over `skills()` (read at every call: the host's approved list of the moment). */
 export function createSkillTool(skills: () => readonly SkillRef[]): Tool<SkillInput> {
@@ -45,7 +49,8 @@ export function createSkillTool(skills: () => readonly SkillRef[]): Tool<SkillIn
       const s = find(input.skill);
       if (!s) {
         const names = skills().map((x) => x.name);
-        return { content: `There is no skill named "${input.skill}". ${names.length ? `Available: ${names.join(', ')}.` : 'No skills are available here.'}`, isError: true, summary: `no skill ${input.skill}` };
+        const available = names.length ? `Available: ${names.join(', ')}.` : 'No skills are available here.';
+        return { content: `There is no skill named "${input.skill}". ${available}`, isError: true, summary: `no skill ${input.skill}` };
       }
       const read = readContentFile({ dir: s.dir, linkFreeFrom: s.linkFree ? (s.workspace ?? s.dir) : null }, s.path);
       if (!read.ok) return { content: `The skill ${s.name} could not be loaded: ${read.problem}`, isError: true, summary: `could not load ${s.name}` };
