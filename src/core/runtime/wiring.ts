@@ -288,6 +288,7 @@ async function runTool(services: TurnServices, secrets: SecretKeeper, taskId: st
     env: secrets.environment(),
     ...(services.ripgrepPath ? { ripgrepPath: services.ripgrepPath } : {}),
     onOutput: (chunk) => publishChunk(live.push(chunk)),
+    todos: (items) => services.publish({ type: 'todos', taskId, todos: items }),
   });
   publishChunk(live.end());
   return { result: toolResult(call.id, secrets.redact(r.content), r.isError), summary: secrets.redact(r.summary) };

@@ -68,11 +68,17 @@ export class TranscriptBuilder {
       case 'user_message':
         t.done = false;
         this.closeStreaming(false);
-        this.items.push({ kind: 'user', id: e.id, text: e.text });
+        this.items.push({ kind: 'user', id: e.id, text: e.text, ...(e.images?.length ? { images: e.images } : {}) });
         this.lastAssistant = -1;
         return;
       case 'stream':
         t.streamMode = e.mode;
+        return;
+      case 'todos':
+        t.todos = e.todos;
+        return;
+      case 'budget':
+        t.budget = { capUsd: e.capUsd, spentUsd: e.spentUsd };
         return;
       case 'assistant_start':
         this.closeStreaming(false);

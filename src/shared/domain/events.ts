@@ -2,6 +2,14 @@ import type { ErrorCode } from './errors';
 import type { ConversationMessage, StopReason } from './messages';
 import type { TaskStateTag, TurnStateTag } from './stateTags';
 import type { CardImage } from './toolImages';
+import type { TodoItem } from './todos';
+
+/** An image the person attached to a message, as views and logs name it (its data is in the conversation). */
+export interface AttachedImageInfo {
+  name: string;
+  mediaType: string;
+  bytes: number;
+}
 
 /**
  * What a task tells the outside world, in order. The CLI prints these as NDJSON
@@ -54,7 +62,7 @@ export type TaskEvent =
   | { type: 'task'; taskId: string; state: string; title?: string; tags?: TaskStateTag[] }
   /** The turn machine entered `state`; `tags` say what it means (stateTags.ts; absent in older logs). */
   | { type: 'turn'; taskId: string; state: string; turn: number; tags?: TurnStateTag[] }
-  | { type: 'user_message'; taskId: string; id: string; text: string }
+  | { type: 'user_message'; taskId: string; id: string; text: string; images?: AttachedImageInfo[] }
   /** The conversation grew by one message (user text, a complete assistant answer, tool results): what a log must keep to rebuild it. */
   | { type: 'message'; taskId: string; message: ConversationMessage }
   /** The conversation was compacted: from now on it is `messages`. */
@@ -68,6 +76,13 @@ export type TaskEvent =
   /** Images the tool returned, for its card: each a `data:` URL the host checked (toolImages.ts). Sent once, after the call. */
   | { type: 'tool_images'; taskId: string; id: string; images: CardImage[] }
   | { type: 'tool_result'; taskId: string; id: string; is_error: boolean; summary: string }
+  /** The agent's todo list, whole, as TodoWrite last set it (src/shared/domain/todos.ts). */
+  | { type: 'todos'; taskId: string; todos: TodoItem[] }
+  /**
+   * The task's budget changed (docs/cli.md, "Budget"): its cap (null: none) and what it has spent,
+   * its sub-agents and calls outside its runs included.
+   */
+  | { type: 'budget'; taskId: string; capUsd: number | null; spentUsd: number }
   | { type: 'permission'; taskId: string; requestId: string; toolCallId: string; tool: string; decision: PermissionDecision; reason?: string }
   | {
       type: 'usage';

@@ -1,6 +1,7 @@
 import { formatDuration } from './duration';
 import type { ErrorCode } from './errors';
-import type { GatekeeperOutcome, PermissionDecision, RunPhase, StreamMode, TaskEvent } from './events';
+import type { AttachedImageInfo, GatekeeperOutcome, PermissionDecision, RunPhase, StreamMode, TaskEvent } from './events';
+import type { TodoItem } from './todos';
 import type { TaskStateTag } from './stateTags';
 import { MAX_CARD_IMAGES, type CardImage } from './toolImages';
 
@@ -11,7 +12,7 @@ import { MAX_CARD_IMAGES, type CardImage } from './toolImages';
  * sides means the two can never disagree about what an event does.
  */
 export type TranscriptItem =
-  | { kind: 'user'; id: string; text: string }
+  | { kind: 'user'; id: string; text: string; images?: AttachedImageInfo[] }
   | {
       kind: 'assistant';
       id: string;
@@ -72,6 +73,8 @@ export interface TaskTranscript {
    * and calls outside its runs included. Absent until a budget event.
    */
   budget?: { capUsd: number | null; spentUsd: number };
+  /** The agent's todo list as it last wrote it (TodoWrite); absent until it writes one. */
+  todos?: TodoItem[];
 }
 
 export function emptyTranscript(taskId: string, title: string, model: string): TaskTranscript {
@@ -116,7 +119,11 @@ export function applyTaskEvent(t: TaskTranscript, e: TaskEvent): TaskTranscript 
     case 'turn':
       return { ...t, turnState: e.state, turn: e.turn };
     case 'user_message':
-      return { ...t, done: false, items: [...closeStreaming(t.items), { kind: 'user', id: e.id, text: e.text }] };
+      return { ...t, done: false, items: [...closeStreaming(t.items), { kind: 'user', id: e.id, text: e.text, ...(e.images?.length ? { images: e.images } : {}) }] };
+    case 'todos':
+      return { ...t, todos: e.todos };
+    case 'budget':
+      return { ...t, budget: { capUsd: e.capUsd, spentUsd: e.spentUsd } };
     case 'stream':
       return { ...t, streamMode: e.mode };
     case 'assistant_start': {
