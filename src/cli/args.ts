@@ -46,6 +46,8 @@ export interface RunArgs {
   approveProjectHooks: boolean;
   /** `--workers N` (default `KEEL_WORKERS`, else 0): run turn loops in a pool of N worker processes (0: in this process). */
   workers: number;
+  /** `--image FILE` (repeatable, `keel run` only): images attached to the prompt, resolved from the current folder. */
+  images: string[];
 }
 
 /** The provider a task started in `mode` uses: in plan mode the plan model when one is set. */
@@ -77,6 +79,7 @@ const RUN_OPTIONS = {
   'mcp-config': { type: 'string', multiple: true },
   'approve-project-hooks': { type: 'boolean' },
   workers: { type: 'string' },
+  image: { type: 'string', multiple: true },
 } as const;
 
 /**
@@ -89,11 +92,13 @@ export function parseRunArgs(argv: string[], env: NodeJS.ProcessEnv): RunArgs {
   const resume = values.resume?.trim() || undefined;
   if (values.resume !== undefined && !resume) throw new UsageError('--resume needs a task id (keel tasks list shows them)');
   if (!prompt && !resume) throw new UsageError('no prompt given');
-  return runArgsFrom(values, prompt, resume, env);
+  const images = (values.image ?? []).map((f) => resolve(f));
+  if (images.length > 0 && !prompt) throw new UsageError('--image needs a prompt to go with it');
+  return { ...runArgsFrom(values, prompt, resume, env), images };
 }
 
 /** The options of `keel run` that describe how tasks run (all but --resume): `keel loop` takes them too. */
-export const TASK_OPTIONS = (({ resume: _resume, ...rest }) => rest)(RUN_OPTIONS);
+export const TASK_OPTIONS = (({ resume: _resume, image: _image, ...rest }) => rest)(RUN_OPTIONS);
 
 type TaskOptionValues = { [K in keyof typeof TASK_OPTIONS]?: (typeof TASK_OPTIONS)[K] extends { multiple: true } ? string[] : (typeof TASK_OPTIONS)[K] extends { type: 'boolean' } ? boolean : string };
 
@@ -153,6 +158,7 @@ export function runArgsFrom(values: TaskOptionValues, prompt: string, resume: st
     memory: !values['no-memory'] && !memoryOffByEnv(env),
     approveProjectHooks: Boolean(values['approve-project-hooks']),
     workers,
+    images: [],
   };
 }
 

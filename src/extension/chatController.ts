@@ -17,6 +17,22 @@ import { followTask } from './taskFollower';
 import type { ChatHost } from './chatHost';
 import { ChatWindow, type ChatSurface } from './chatWindow';
 import { slashInChat, type SlashSurface } from './slashChat';
+import type { PromptImageMessage } from '../shared/protocol/fromWebview';
+import { promptImageFromData, tooManyImages } from '../core/context/promptImages';
+import type { AttachedImage } from '../core/machines/task/task.machine';
+
+/** The images a prompt message carried, checked; or what is wrong with them. */
+function checkedImages(attached: readonly PromptImageMessage[]): AttachedImage[] | string {
+  const tooMany = tooManyImages(attached.length);
+  if (tooMany) return tooMany;
+  const out: AttachedImage[] = [];
+  for (const a of attached) {
+    const r = promptImageFromData(a.name, a.data);
+    if (!r.ok) return r.problem;
+    out.push(r.image);
+  }
+  return out;
+}
 
 export type { ChatHost, TaskRuntimeLike } from './chatHost';
 export { ChatWindow } from './chatWindow';
@@ -168,7 +184,7 @@ export class ChatController implements ChatSurface {
           if (!this.current) void this.history.restoreLast(this.lastTask.get());
           return;
         case 'prompt':
-          await this.prompt(message.text);
+          await this.prompt(message.text, message.images);
           return;
         case 'newTask':
           this.newTask();
@@ -210,13 +226,20 @@ export class ChatController implements ChatSurface {
    * Starts a task with `text` when this surface shows none, otherwise sends it to the shown task
    * as a follow-up (the task decides whether it can take one now).
    */
-  async prompt(typed: string): Promise<void> {
+  async prompt(typed: string, attached: readonly PromptImageMessage[] = []): Promise<void> {
     await this.promptLock.runExclusive(async () => {
       if (this.disposed) return;
+      // Attached images are checked here, before anything is sent: a wrong one is said, nothing sent.
+      const images = checkedImages(attached);
+      if (typeof images === 'string') {
+        this.broadcast({ type: 'notice', message: `${images}. Nothing was sent.` });
+        return;
+      }
       // `/name args`: a custom command is expanded (with its allowed-tools and model), a built-in acts here.
       const slash = this.host.commands ? await slashInChat(typed, this.host.commands, this.slashSurface()) : { kind: 'send' as const, text: typed, extras: {} };
       if (slash.kind === 'handled' || this.disposed) return;
       const text = this.host.mcp ? await this.host.mcp.expand(slash.text, new AbortController().signal) : slash.text;
+      if (images.length > 0) slash.extras = { ...slash.extras, images };
       if (this.disposed) return;
       if (isStoredTask(this.current)) {
         await this.history.followUp(text);

@@ -232,7 +232,7 @@ export class LiveTask implements TaskHandle, PermissionParent {
     queueMicrotask(() => {
       this.actor.start();
       this.beginCommand(this.options.command);
-      this.actor.send({ type: 'START', text: prompt });
+      this.actor.send({ type: 'START', text: prompt, ...(this.options.images?.length ? { images: this.options.images } : {}) });
     });
   }
 
@@ -241,7 +241,7 @@ export class LiveTask implements TaskHandle, PermissionParent {
     setImmediate(() => {
       this.actor.start();
       this.beginCommand(this.options.command);
-      this.actor.send({ type: 'START', text: followUp });
+      this.actor.send({ type: 'START', text: followUp, ...(this.options.images?.length ? { images: this.options.images } : {}) });
     });
   }
 
@@ -326,7 +326,7 @@ export class LiveTask implements TaskHandle, PermissionParent {
   sendUserMessage(text: string, extras: MessageExtras = {}): void {
     // A message sent while a run goes on is refused by the machine: it must not narrow that run.
     if (!this.transcriptState.tags.includes('running')) this.beginCommand(extras.command);
-    this.actor.send({ type: 'USER_MESSAGE', text });
+    this.actor.send({ type: 'USER_MESSAGE', text, ...(extras.images?.length ? { images: extras.images } : {}) });
   }
 
   /** The model later runs use (`/model`); the turn running now keeps its own. */

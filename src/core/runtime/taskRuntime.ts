@@ -143,7 +143,7 @@ export class TaskRuntime {
   async resume(id: string, opts: ResumeTaskOptions): Promise<TaskHandle> {
     const live = this.driven(id);
     if (live) {
-      if (opts.followUp?.trim()) live.sendUserMessage(opts.followUp.trim(), opts.command ? { command: opts.command } : {});
+      if (opts.followUp?.trim()) live.sendUserMessage(opts.followUp.trim(), { ...(opts.command ? { command: opts.command } : {}), ...(opts.images ? { images: opts.images } : {}) });
       return live;
     }
     if (!this.store) throw new StoreError('not_found', `no task "${id}": this runtime has no store`);

@@ -3,6 +3,7 @@ import type { TaskTranscript } from '../../shared/domain/transcript';
 import type { PermissionMode } from '../../shared/domain/permissionModes';
 import type { ProviderConfig } from '../providers/types';
 import type { CommandNarrowing } from '../commands/narrowing';
+import type { AttachedImage } from '../machines/task/task.machine';
 
 /** Defined once in src/shared (the webview needs it too); hosts may take it from here. */
 export type { PermissionMode } from '../../shared/domain/permissionModes';
@@ -27,6 +28,8 @@ export interface StartTaskOptions {
   loopProgressFile?: string;
   /** The first message is a custom slash command's (docs/commands.md): what its run may use. */
   command?: CommandRun;
+  /** Images attached to the first message (`keel run --image`, the composer). */
+  images?: AttachedImage[];
 }
 
 /**
@@ -43,6 +46,8 @@ export interface CommandRun {
 /** What may come with a user message besides its text. */
 export interface MessageExtras {
   command?: CommandRun;
+  /** Images attached to the message (checked: context/promptImages.ts). */
+  images?: AttachedImage[];
 }
 
 /**

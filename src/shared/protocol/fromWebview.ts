@@ -13,8 +13,23 @@ import type { ParseResult } from './toWebview';
 /** Sent once per page load. `lastSeq` is the highest seq the page had applied before (diagnostic). */
 export const readyMessageSchema = z.object({ type: z.literal('ready'), lastSeq: z.number().int().nonnegative().optional() });
 
-/** Text the user sent: starts a task when none is open, else a follow-up to the open task. */
-export const promptMessageSchema = z.object({ type: z.literal('prompt'), text: z.string().max(200_000).refine((s) => s.trim().length > 0, 'empty prompt') });
+/**
+ * An image attached to a prompt (pasted, dropped or picked in the composer): its name and its
+ * bytes as base64. The host checks each one (PNG, JPEG, GIF or WebP by its first bytes, at most
+ * 5 MB) before anything is sent; the limits here only bound the message.
+ */
+export const promptImageSchema = z.object({
+  name: z.string().min(1).max(300),
+  data: z.string().max(Math.ceil((5 * 1024 * 1024) / 3) * 4 + 4),
+});
+export type PromptImageMessage = z.infer<typeof promptImageSchema>;
+
+/** Text the user sent (with the images attached to it): starts a task when none is open, else a follow-up to the open task. */
+export const promptMessageSchema = z.object({
+  type: z.literal('prompt'),
+  text: z.string().max(200_000).refine((s) => s.trim().length > 0, 'empty prompt'),
+  images: z.array(promptImageSchema).max(20).optional(),
+});
 
 /** Close the current task (it keeps running in the background) and show the empty state. */
 export const newTaskMessageSchema = z.object({ type: z.literal('newTask') });

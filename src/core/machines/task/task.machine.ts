@@ -1,7 +1,8 @@
 import { and, assign, enqueueActions, fromCallback, fromPromise, sendTo, setup, stopChild, type EventObject } from 'xstate';
 import type { KeelError } from '../../../shared/domain/errors';
 import type { TaskEvent, TaskStatus } from '../../../shared/domain/events';
-import { ZERO_USAGE, type ConversationMessage, type StopReason, type ToolResultBlock, type Usage } from '../../../shared/domain/messages';
+import { ZERO_USAGE, type ConversationMessage, type ImageBlock, type StopReason, type ToolResultBlock, type Usage } from '../../../shared/domain/messages';
+import type { AttachedImageInfo } from '../../../shared/domain/events';
 import type { PermissionMode } from '../../../shared/domain/permissionModes';
 import { isTaskStateTag, type TaskStateTag } from '../../../shared/domain/stateTags';
 import { tagsOfState } from '../stateTags';
@@ -64,9 +65,15 @@ interface TaskContext extends Required<TaskInput> {
   submitted: string | null;
 }
 
+/** An image the person attached to a message: the block the model gets, and how views name it. */
+export interface AttachedImage {
+  block: ImageBlock;
+  info: AttachedImageInfo;
+}
+
 export type TaskMachineEvent =
-  | { type: 'START'; text: string }
-  | { type: 'USER_MESSAGE'; text: string }
+  | { type: 'START'; text: string; images?: AttachedImage[] }
+  | { type: 'USER_MESSAGE'; text: string; images?: AttachedImage[] }
   | { type: 'CANCEL' }
   | { type: 'RETRY' }
   | { type: 'ABANDON' }
@@ -126,11 +133,14 @@ export const taskMachine = setup({
       return { messages: [...context.messages, userText(context.pendingText)], pendingText: null, userMessages: context.userMessages + 1 };
     }),
     /** A user message: shown (user_message), logged for the conversation (message), and added to it. */
-    acceptUserMessage: enqueueActions<TaskContext, TaskMachineEvent, { text: string }, TaskMachineEvent, never, Publish, never, never, never>(({ context, enqueue }, p) => {
-      enqueue({ type: 'publish', params: userMessageEvent(context, p.text) });
-      enqueue({ type: 'publish', params: conversationEvent(context, p.text) });
-      enqueue.assign({ messages: [...context.messages, userText(p.text)], userMessages: context.userMessages + 1, submitted: p.text });
-    }),
+    acceptUserMessage: enqueueActions<TaskContext, TaskMachineEvent, { text: string; images?: AttachedImage[] }, TaskMachineEvent, never, Publish, never, never, never>(
+      ({ context, enqueue }, p) => {
+        const message = userMessageOf(p.text, p.images);
+        enqueue({ type: 'publish', params: userMessageEvent(context, p.text, p.images) });
+        enqueue({ type: 'publish', params: { type: 'message', taskId: context.taskId, message } });
+        enqueue.assign({ messages: [...context.messages, message], userMessages: context.userMessages + 1, submitted: p.text });
+      },
+    ),
     /** A hook blocked the prompt just sent: it leaves the conversation (and the log, through `compacted`). */
     dropBlockedPrompt: assign(({ context }) => (context.submitted === null ? {} : { messages: context.messages.slice(0, -1), submitted: null })),
     /** A child answered: its result goes to the turn, its actor is let go. */
@@ -197,7 +207,7 @@ export const taskMachine = setup({
     created: {
       tags: ['running'],
       on: {
-        START: { target: 'initializing', actions: { type: 'acceptUserMessage', params: ({ event }) => ({ text: event.text }) } },
+        START: { target: 'initializing', actions: { type: 'acceptUserMessage', params: messageOf } },
         MARK_INTERRUPTED: 'interrupted',
       },
     },
@@ -305,19 +315,19 @@ export const taskMachine = setup({
       ],
       on: {
         RETRY: 'initializing',
-        USER_MESSAGE: { target: 'initializing', actions: { type: 'acceptUserMessage', params: ({ event }) => ({ text: event.text }) } },
+        USER_MESSAGE: { target: 'initializing', actions: { type: 'acceptUserMessage', params: messageOf } },
         ABANDON: 'failed',
       },
     },
     completed: {
       tags: ['settled', 'completed'],
       entry: [{ type: 'publish', params: ({ context }) => stateEvent(context, 'completed') }, { type: 'publish', params: ({ context }) => doneEvent(context, 'completed') }],
-      on: { USER_MESSAGE: { target: 'initializing', actions: { type: 'acceptUserMessage', params: ({ event }) => ({ text: event.text }) } } },
+      on: { USER_MESSAGE: { target: 'initializing', actions: { type: 'acceptUserMessage', params: messageOf } } },
     },
     aborted: {
       tags: ['settled', 'aborted'],
       entry: [{ type: 'publish', params: ({ context }) => stateEvent(context, 'aborted') }, { type: 'publish', params: ({ context }) => doneEvent(context, 'aborted') }],
-      on: { USER_MESSAGE: { target: 'initializing', actions: { type: 'acceptUserMessage', params: ({ event }) => ({ text: event.text }) } } },
+      on: { USER_MESSAGE: { target: 'initializing', actions: { type: 'acceptUserMessage', params: messageOf } } },
     },
     failed: { type: 'final', tags: ['settled', 'failed'], entry: { type: 'publish', params: ({ context }) => stateEvent(context, 'failed') } },
     interrupted: {
@@ -337,6 +347,12 @@ export const taskMachine = setup({
     },
   },
 });
+
+/** The text and images of a START or USER_MESSAGE, as `acceptUserMessage` takes them. */
+function messageOf({ event }: { event: TaskMachineEvent }): { text: string; images?: AttachedImage[] } {
+  if (event.type !== 'START' && event.type !== 'USER_MESSAGE') return { text: '' };
+  return { text: event.text, ...(event.images ? { images: event.images } : {}) };
+}
 
 /** The subtask a SUBTASK_STARTED asks for; null when that call's subtask already runs (a duplicate). */
 function newSubtask(context: TaskContext, event: TaskMachineEvent): PendingSubtask | null {
@@ -362,8 +378,14 @@ function runStartOf(context: TaskContext): RunStartInput {
   return { taskId: context.taskId, run: context.runs + 1, prompt, submitted: context.submitted, fromMessage: pending !== null ? context.messages.length : Math.max(0, context.messages.length - 1) };
 }
 
-function userMessageEvent(context: TaskContext, text: string): TaskEvent {
-  return { type: 'user_message', taskId: context.taskId, id: `${context.taskId}-u${context.userMessages + 1}`, text };
+function userMessageEvent(context: TaskContext, text: string, images?: AttachedImage[]): TaskEvent {
+  return { type: 'user_message', taskId: context.taskId, id: `${context.taskId}-u${context.userMessages + 1}`, text, ...(images?.length ? { images: images.map((i) => i.info) } : {}) };
+}
+
+/** A user message: the attached images first (as the Messages API recommends), then the text. */
+function userMessageOf(text: string, images?: AttachedImage[]): ConversationMessage {
+  if (!images?.length) return userText(text);
+  return { role: 'user', content: [...images.map((i) => i.block), { type: 'text', text }] };
 }
 
 function conversationEvent(context: TaskContext, text: string): TaskEvent {
