@@ -6,7 +6,6 @@ import { DEFAULT_MODELS, PROVIDER_IDS } from '../shared/domain/models';
 import { isPermissionMode, PERMISSION_MODES, type PermissionMode } from '../shared/domain/permissionModes';
 import { checkPassEnvNames } from '../core/security/passEnv';
 import { memoryOffByEnv } from '../core/memory/settings';
-import { parseBudget } from '../core/runtime/budgetSetting';
 import { parseCommandLine, UsageError } from './usage';
 
 export { UsageError } from './usage';
@@ -49,8 +48,6 @@ export interface RunArgs {
   workers: number;
   /** `--image FILE` (repeatable, `keel run` only): images attached to the prompt, resolved from the current folder. */
   images: string[];
-  /** `--max-budget-usd N`: the task's budget (a loop's: the whole loop's); undefined: the person's setting, if any. */
-  maxBudgetUsd: number | undefined;
 }
 
 /** The provider a task started in `mode` uses: in plan mode the plan model when one is set. */
@@ -82,7 +79,6 @@ const RUN_OPTIONS = {
   'mcp-config': { type: 'string', multiple: true },
   'approve-project-hooks': { type: 'boolean' },
   workers: { type: 'string' },
-  'max-budget-usd': { type: 'string' },
   image: { type: 'string', multiple: true },
 } as const;
 
@@ -127,11 +123,6 @@ export function runArgsFrom(values: TaskOptionValues, prompt: string, resume: st
     const source = values.workers !== undefined ? '--workers' : 'KEEL_WORKERS';
     if (!/^\d+$/.test(workersText.trim()) || workers > 64) throw new UsageError(`${source} must be an integer from 0 to 64 (got "${workersText}")`);
   }
-  let maxBudgetUsd: number | undefined;
-  if (values['max-budget-usd'] !== undefined) {
-    maxBudgetUsd = parseBudget(values['max-budget-usd']) ?? undefined;
-    if (maxBudgetUsd === undefined) throw new UsageError(`--max-budget-usd must be a positive number of US dollars (got "${values['max-budget-usd']}")`);
-  }
   const passEnv = checkPassEnvNames(values['pass-env'] ?? [], '--pass-env');
   if (passEnv.problems.length > 0) throw new UsageError(passEnv.problems[0] as string);
   const apiKey = provider === 'anthropic' ? env.ANTHROPIC_API_KEY : provider === 'openai-compatible' ? env.OPENAI_API_KEY : undefined;
@@ -168,7 +159,6 @@ export function runArgsFrom(values: TaskOptionValues, prompt: string, resume: st
     approveProjectHooks: Boolean(values['approve-project-hooks']),
     workers,
     images: [],
-    maxBudgetUsd,
   };
 }
 

@@ -19,7 +19,6 @@ import { slashForRun } from './slashRun';
 import type { CommandRun } from '../core/runtime/types';
 import type { AttachedImage } from '../core/machines/task/task.machine';
 import { readPromptImage, tooManyImages } from '../core/context/promptImages';
-import { readUserMaxBudget } from '../core/runtime/budgetSetting';
 
 /**
  * `keel run`: starts one task (or, with --resume, continues a stored one), streams its events,
@@ -98,17 +97,12 @@ export async function runCommand(argv: string[], options: { inspect?(event: Insp
       return storeFailure(err);
     }
     const { runtime } = cli;
-    const userBudget = readUserMaxBudget();
-    if (userBudget.problem) process.stderr.write(`keel: ${userBudget.problem}\n`);
-    const budget = args.maxBudgetUsd ?? (taskId ? undefined : userBudget.capUsd);
     const options = {
       provider: providerFor(args, cli.mode),
       mode: cli.mode,
       ...(args.maxTurns ? { maxTurns: args.maxTurns } : {}),
       ...(command ? { command } : {}),
       ...(images.length ? { images } : {}),
-      // --max-budget-usd, else the person's maxBudgetUsd (a resumed task keeps its own cap when neither says).
-      ...(budget !== undefined ? { maxBudgetUsd: budget } : {}),
     };
     // `@server:uri` resources and a leading `/mcp__server__prompt` become what the model reads.
     let prompt = args.prompt;

@@ -28,7 +28,6 @@ import { RunPhases } from './runPhases';
 import type { CommandRun, MessageExtras, StartTaskOptions, TaskHandle } from './types';
 import { narrowedBy, type CommandNarrowing } from '../commands/narrowing';
 import { normalizeModelId } from '../machines/modelSelection/normalize';
-import { TaskBudget } from './budget';
 import type { SkillRef } from '../tools/skill';
 import { wireTaskMachine } from './wiring';
 import type { WorkerPool } from '../workers/pool';
@@ -107,10 +106,6 @@ export class LiveTask implements TaskHandle, PermissionParent {
   private narrowing: CommandNarrowing | null = null;
   /** While a command's run uses its own model: the task's model to go back to. */
   private modelAfterRun: string | null = null;
-  /** The budget this task shares with its parent and sub-agents (docs/cli.md, "Budget"). */
-  readonly budget: TaskBudget;
-  private readonly unwatchBudget: () => void;
-  private started = false;
 
   constructor(
     readonly id: string,
@@ -118,16 +113,9 @@ export class LiveTask implements TaskHandle, PermissionParent {
     private readonly runtime: TaskOwner,
     seed: TaskSeed,
     readonly parentId?: string,
-    parent?: PermissionParent & { readonly rootId?: string; readonly budget?: TaskBudget },
+    parent?: PermissionParent & { readonly rootId?: string },
   ) {
     const { options: rt, locks, tools, pool } = runtime.services();
-    // A sub-agent spends from its parent's budget; a resumed task keeps its cap and what its sub-agents spent.
-    const stored = seed.transcript?.budget;
-    this.budget =
-      parent?.budget ??
-      new TaskBudget(options.maxBudgetUsd ?? stored?.capUsd ?? null, stored && seed.transcript ? Math.max(0, stored.spentUsd - seed.transcript.usage.costUsd) : 0);
-    if (seed.transcript) this.budget.record(id, seed.transcript.usage.costUsd);
-    this.unwatchBudget = this.budget.subscribe((by) => this.budgetChanged(by));
     this.parent = parent;
     this.locks = locks;
     this.mode = parent ? parent.permissionMode() : (options.mode ?? 'default');
@@ -189,8 +177,6 @@ export class LiveTask implements TaskHandle, PermissionParent {
       publish: (e) => this.emit(e),
       // Priced at the model the call used; the task machine owns the totals.
       charge: (usage) => this.actor.send({ type: 'CHARGE', usage, costUsd: costUsd(this.actor.getSnapshot().context.model, usage) }),
-      // The lesson call is priced too: it is skipped when it would go past the budget.
-      budgetAllows: (estimate) => this.budget.allows(estimate),
       log: (level, message) => runtime.log(level, message),
     });
     const machine = wireTaskMachine({
@@ -236,7 +222,6 @@ export class LiveTask implements TaskHandle, PermissionParent {
         ...(seed.transcript ? { usage: usageOf(seed.transcript), costUsd: seed.transcript.usage.costUsd } : {}),
         // Run numbers go on from the log's last run (its phases, the chat header, `keel tasks show`).
         ...(seed.transcript?.phases ? { runs: seed.transcript.phases.run } : {}),
-        budget: { capUsd: this.budget.capUsd, othersUsd: this.budget.othersFor(id) },
       },
     });
     this.actor.subscribe({ error: (err) => runtime.log('error', `task ${id} machine error: ${(err as Error).message}`) });
@@ -245,7 +230,7 @@ export class LiveTask implements TaskHandle, PermissionParent {
   /** Starts on the next microtask, so a host that subscribes right after `startTask` sees every event. */
   start(prompt: string): void {
     queueMicrotask(() => {
-      this.startActor();
+      this.actor.start();
       this.beginCommand(this.options.command);
       this.actor.send({ type: 'START', text: prompt, ...(this.options.images?.length ? { images: this.options.images } : {}) });
     });
@@ -254,7 +239,7 @@ export class LiveTask implements TaskHandle, PermissionParent {
   /** Continues a settled stored task with a new user message (on a later turn of the event loop, like `resumeInterrupted`). */
   continueWith(followUp: string): void {
     setImmediate(() => {
-      this.startActor();
+      this.actor.start();
       this.beginCommand(this.options.command);
       this.actor.send({ type: 'START', text: followUp, ...(this.options.images?.length ? { images: this.options.images } : {}) });
     });
@@ -273,47 +258,14 @@ export class LiveTask implements TaskHandle, PermissionParent {
     };
     // A later turn of the event loop: whoever awaited `resume` subscribes first and sees every event.
     setImmediate(() => {
-      this.startActor();
+      this.actor.start();
       this.actor.send({ type: 'MARK_INTERRUPTED' });
       this.actor.send({ type: 'RESUME', note: plan.note });
     });
   }
 
-  /** Continues a stored task with no new message (it paused for its budget, which was raised since). */
-  continueRun(): void {
-    setImmediate(() => {
-      this.startActor();
-      if (this.parentId === undefined) this.publishBudget();
-      this.actor.send({ type: 'CONTINUE' });
-    });
-  }
-
-  private startActor(): void {
-    this.started = true;
-    this.actor.start();
-    // The root's log says its budget from the start (a resume reads it back).
-    if (this.parentId === undefined && this.budget.capUsd !== null && !this.transcriptState.budget) this.publishBudget();
-  }
-
-  /** A new budget cap for this task and its sub-agents (null: none). */
-  setBudget(capUsd: number | null): void {
-    this.budget.setCap(capUsd);
-  }
-
-  /** The budget's figures changed: this task's turn learns what the others spent; the root's log says it. */
-  private budgetChanged(by: string | null): void {
-    if (this.stopped || !this.started) return;
-    if (by !== this.id) this.actor.send({ type: 'SET_BUDGET', budget: { capUsd: this.budget.capUsd, othersUsd: this.budget.othersFor(this.id) } });
-    if (this.parentId === undefined && (by === null || by !== this.id)) this.publishBudget();
-  }
-
-  private publishBudget(): void {
-    this.emit({ type: 'budget', taskId: this.id, capUsd: this.budget.capUsd, spentUsd: this.budget.total() });
-  }
-
   /** Stops the actor, then writes and closes the log and releases the lock and the task's continuation keys. */
   stop(): void {
-    this.unwatchBudget();
     if (!this.stopped) this.hooks?.sessionEnd();
     // What is left of the run's phases ends (recorded as failed), then its held `done`.
     this.phases.stop();
@@ -542,7 +494,6 @@ export class LiveTask implements TaskHandle, PermissionParent {
       }
     }
     if (event.type === 'task' && event.tags?.includes('running')) this.lastDone = null;
-    if (event.type === 'usage') this.budget.record(this.id, event.totalCostUsd);
     if (event.type === 'done') {
       this.endCommand();
       // The run is over and its continuation keys (unique per run) can never recur: let them go.

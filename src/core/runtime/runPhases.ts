@@ -4,7 +4,6 @@ import type { TaskEvent } from '../../shared/domain/events';
 import type { ConversationMessage, Usage } from '../../shared/domain/messages';
 import { loadInstructions } from '../context/instructions';
 import { skillsPrompt } from '../commands/skills';
-import { costUsd } from '../providers/pricing';
 import { taskLockKey, type LockManager } from '../locks/lockManager';
 import { runPhasesMachine, type GatekeeperVerdict, type RunPhasesContext } from '../machines/runPhases/runPhases.machine';
 import { beforeLesson, judgeLesson, noLesson, type GatekeeperDecision } from '../memory/gatekeeper';
@@ -49,8 +48,6 @@ export interface RunPhaseServices {
   publish(event: TaskEvent): void;
   /** The lesson call's tokens: the task machine adds them (and their price) to the task's usage and cost. */
   charge(usage: Usage): void;
-  /** Whether a call estimated at this many USD fits the task's budget (absent: no budget). */
-  budgetAllows?(estimateUsd: number): boolean;
   log(level: 'info' | 'warn' | 'error', message: string): void;
 }
 
@@ -67,9 +64,6 @@ export interface PreparedRun {
   /** Instructions files and memories, in that order (empty parts left out). */
   system: string[];
 }
-
-/** About what the lesson call's own instructions add to the run's digest, in tokens (the budget's estimate). */
-const LESSON_PROMPT_TOKENS = 600;
 
 /** How long the lesson call may take before the gatekeeper gives up ("no lesson"). */
 const LESSON_TIMEOUT_MS = 60_000;
@@ -246,9 +240,6 @@ export class RunPhases {
     // transition has finished.
     await Promise.resolve();
     const digest = runDigest(s.conversation(), start.fromMessage, toolSummaries);
-    // The lesson call is priced like any other: it does not go past the task's budget.
-    const estimate = costUsd(s.model(), { inputTokens: Math.ceil(digest.length / 4) + LESSON_PROMPT_TOKENS, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0 });
-    if (s.budgetAllows && !s.budgetAllows(estimate)) return noLesson("the task's budget leaves no room for the lesson call");
     const timeout = AbortSignal.any([signal, AbortSignal.timeout(LESSON_TIMEOUT_MS)]);
     let answer;
     try {

@@ -25,12 +25,6 @@ import { lazyEngine } from './permissionDecider';
 import { FollowUpRequired, type ResumeTaskOptions, type StartTaskOptions, type TaskHandle } from './types';
 
 export { DEFAULT_LIMITS };
-
-/** The code of a transcript's last error, if its last item is one. */
-function lastErrorCode(t: { items: readonly { kind: string; code?: string }[] }): string | undefined {
-  const last = [...t.items].reverse().find((i) => i.kind === 'error' || i.kind === 'user' || i.kind === 'assistant');
-  return last?.kind === 'error' ? last.code : undefined;
-}
 export type { TaskRuntimeOptions };
 
 /** What `TaskRuntime.inspect` finds: a task driven here, or one read from the store. */
@@ -155,9 +149,7 @@ export class TaskRuntime {
     if (!this.store) throw new StoreError('not_found', `no task "${id}": this runtime has no store`);
     const opened = await this.store.open(id, this.ownerLabel());
     const interrupted = opened.replay.status === 'running' || opened.replay.status === 'interrupted';
-    // A task paused by its budget goes on without a new message once its cap is raised.
-    const budgetPaused = !interrupted && !opts.followUp?.trim() && opts.maxBudgetUsd !== undefined && lastErrorCode(opened.replay.transcript) === 'budget_exceeded';
-    if (!interrupted && !opts.followUp?.trim() && !budgetPaused) {
+    if (!interrupted && !opts.followUp?.trim()) {
       opened.recorder.close();
       throw new FollowUpRequired(id, opened.replay.status);
     }
@@ -166,7 +158,6 @@ export class TaskRuntime {
     this.tasks.set(id, task);
     this.options.feed?.bus.publish({ kind: 'SessionCreated', taskId: id, title: opened.meta.title, resumed: true, ...(opened.meta.parentId ? { parentId: opened.meta.parentId } : {}) });
     if (interrupted) task.resumeInterrupted(opened, opts.followUp);
-    else if (budgetPaused) task.continueRun();
     else task.continueWith(opts.followUp!.trim());
     return task;
   }

@@ -30,11 +30,6 @@ export interface StartTaskOptions {
   command?: CommandRun;
   /** Images attached to the first message (`keel run --image`, the composer). */
   images?: AttachedImage[];
-  /**
-   * The task's budget in USD, its sub-agents included (docs/cli.md, "Budget"): it pauses before
-   * the request that would go over. A resumed task keeps its own unless this says otherwise.
-   */
-  maxBudgetUsd?: number;
 }
 
 /**
@@ -84,8 +79,6 @@ export interface TaskHandle {
   setMode(mode: PermissionMode): void;
   /** Gives up on a task that waits after a failure: it ends `failed`. */
   abandon(): void;
-  /** A new budget cap in USD (null: none), e.g. to continue a task paused by its budget (then `retry`). */
-  setBudget?(capUsd: number | null): void;
   /** Resolves when the task reaches a state where it waits for the user or ends. */
   settled(): Promise<TaskEvent & { type: 'done' }>;
 }

@@ -83,8 +83,6 @@ export const queryHooksSchema = z.object({
 });
 export type QueryHooks = z.infer<typeof queryHooksSchema>;
 
-const budgetSchema = z.object({ capUsd: z.nullable(z.number().check(z.nonnegative())), othersUsd: z.number().check(z.nonnegative()) });
-
 /** One run of a task's turn loop: what the turn machine's input holds, and the provider to use. */
 export const turnPayloadSchema = z.object({
   model: z.string(),
@@ -95,8 +93,6 @@ export const turnPayloadSchema = z.object({
   run: z.number().check(z.int(), z.nonnegative()),
   /** The task's cost before this run: the worker's usage events carry the task's running total. */
   priorCostUsd: z.number().check(z.nonnegative()),
-  /** The task's budget: the worker's turn checks it before every request. */
-  budget: z.optional(budgetSchema),
 });
 
 // ── parent → worker ─────────────────────────────────────────────────────────────────────────
@@ -138,8 +134,6 @@ export const cancelMessageSchema = z.object({ type: z.literal('cancel'), queryId
 export const shutdownMessageSchema = z.object({ type: z.literal('shutdown'), graceful: z.boolean() });
 export const healthCheckMessageSchema = z.object({ type: z.literal('health_check'), id });
 export const setModeMessageSchema = z.object({ type: z.literal('set_mode'), queryId: id, mode: permissionModeSchema, parentModes: z.array(permissionModeSchema) });
-/** The task's budget changed while the query runs (a raised cap, a sub-agent's spending). */
-export const setBudgetMessageSchema = z.object({ type: z.literal('set_budget'), queryId: id, budget: budgetSchema });
 export const permissionAnswerMessageSchema = z.object({ type: z.literal('permission_answer'), queryId: id, promptId: id, answer: permissionAnswerSchema });
 export const durableOkMessageSchema = z.object({ type: z.literal('durable_ok'), queryId: id, requestId: id });
 export const subtaskResultMessageSchema = z.object({ type: z.literal('subtask_result'), queryId: id, toolCallId: id, result: toolResultBlockSchema, summary: z.string() });
@@ -173,7 +167,6 @@ export const toWorkerSchema = z.discriminatedUnion('type', [
   shutdownMessageSchema,
   healthCheckMessageSchema,
   setModeMessageSchema,
-  setBudgetMessageSchema,
   permissionAnswerMessageSchema,
   durableOkMessageSchema,
   subtaskResultMessageSchema,

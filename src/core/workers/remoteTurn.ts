@@ -124,7 +124,6 @@ export function remoteTurn(deps: RemoteTurnDeps) {
           compactionFailures: turn.compactionFailures,
           run: turn.run,
           priorCostUsd: turn.priorCostUsd,
-          ...(turn.budget ? { budget: turn.budget } : {}),
         },
         ...deps.queryParts(turn),
         ...(mcp ? { mcp: true } : {}),
@@ -206,8 +205,6 @@ export function toWorkerMessage(queryId: string, event: EventObject, parentModes
       return { type: 'cancel', queryId };
     case 'SET_MODE':
       return { type: 'set_mode', queryId, mode: e.mode, parentModes };
-    case 'SET_BUDGET':
-      return { type: 'set_budget', queryId, budget: e.budget };
     case 'SUBTASK_RESULT':
       return { type: 'subtask_result', queryId, toolCallId: e.toolCallId, result: e.result, summary: e.summary };
     default:

@@ -5,7 +5,6 @@ import type { KeelError } from '../../shared/domain/errors';
 import { ZERO_USAGE, type ToolResultBlock } from '../../shared/domain/messages';
 import { LockManager } from '../locks/lockManager';
 import type { TurnInput, TurnOutput } from '../machines/turn/types';
-import type { TurnBudget } from '../machines/turn/budget';
 import type { PermissionAnswer, PermissionAsker } from '../permissions/gate';
 import { loadProvider } from '../providers/load';
 import type { FetchFunction } from '../providers/transport/nodeFetch';
@@ -223,9 +222,6 @@ function startQuery(q: QueryMessage, send: (m: FromWorker) => void, fetch: Fetch
           mode = m.mode;
           toTurn({ type: 'SET_MODE', mode: m.mode });
           return;
-        case 'set_budget':
-          toTurn({ type: 'SET_BUDGET', budget: m.budget });
-          return;
         case 'permission_answer':
           waiting.get(m.promptId)?.(m.answer);
           return;
@@ -349,7 +345,6 @@ function boundedByModes(engine: PermissionDecider, modes: () => PermissionMode[]
 type RelayEvent =
   | { type: 'CANCEL' }
   | { type: 'SET_MODE'; mode: PermissionMode }
-  | { type: 'SET_BUDGET'; budget: TurnBudget }
   | { type: 'SUBTASK_RESULT'; toolCallId: string; result: ToolResultBlock; summary: string }
   | { type: 'SUBTASK_STARTED'; toolCallId: string; description: string; prompt: string };
 
@@ -370,7 +365,6 @@ function relayMachine(turnLoop: ReturnType<typeof wireTurnLoop>, input: TurnInpu
         on: {
           CANCEL: { actions: sendTo('turn', { type: 'CANCEL' }) },
           SET_MODE: { actions: sendTo('turn', ({ event }) => event) },
-          SET_BUDGET: { actions: sendTo('turn', ({ event }) => event) },
           SUBTASK_RESULT: { actions: sendTo('turn', ({ event }) => event) },
           SUBTASK_STARTED: { actions: ({ event }) => onSubtask({ toolCallId: event.toolCallId, description: event.description, prompt: event.prompt }) },
         },

@@ -25,8 +25,6 @@ export const ERROR_CODES = [
   'worker_lost',
   /** No worker could take the task's turn in time (the pool is full or workers fail to start). */
   'worker_unavailable',
-  /** The next model request would take the task past its budget (docs/cli.md, "Budget"): paused before it. */
-  'budget_exceeded',
 ] as const;
 export type ErrorCode = (typeof ERROR_CODES)[number];
 

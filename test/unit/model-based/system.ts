@@ -49,9 +49,6 @@ export interface Script {
   duplicateKeys: string[];
   holdLock: boolean;
   limits: Partial<TurnLimits>;
-  /** The task's model (default: an unpriced test model) and budget. */
-  model?: string;
-  budget?: { capUsd: number | null; othersUsd: number };
   /** The task's permission mode (default: `default`). */
   mode?: PermissionMode;
   /**
@@ -201,15 +198,7 @@ export async function replay(script: Script, target: string, expected: string[],
     if (observed[observed.length - 1] !== v) observed.push(v);
   };
   const actor = createActor(machine, {
-    input: {
-      taskId: TASK_ID,
-      title: 'model-based',
-      model: script.model ?? 'test-model',
-      mode: script.mode ?? 'default',
-      limits: { ...LIMITS, ...script.limits },
-      ...(input.messages ? { messages: input.messages } : {}),
-      ...(script.budget ? { budget: script.budget } : {}),
-    },
+    input: { taskId: TASK_ID, title: 'model-based', model: 'test-model', mode: script.mode ?? 'default', limits: { ...LIMITS, ...script.limits }, ...(input.messages ? { messages: input.messages } : {}) },
     inspect,
   });
   actor.subscribe({ error: () => undefined });

@@ -27,7 +27,7 @@ function events(s: AnyMachineSnapshot): ModelEvent[] {
       }
     }
   }
-  if (s.matches('created')) out.push({ type: 'START', text: 'hi' }, { type: 'CONTINUE' }, { type: 'MARK_INTERRUPTED' });
+  if (s.matches('created')) out.push({ type: 'START', text: 'hi' }, { type: 'MARK_INTERRUPTED' });
   if (s.matches({ running: 'turn' })) out.push({ type: 'SUBTASK_STARTED', toolCallId: 'k1', description: 'd', prompt: 'p' });
   if (s.matches({ running: 'waitingForSubtask' })) out.push({ type: 'SUBTASK_DONE', toolCallId: 'k1', result: { type: 'tool_result', tool_use_id: 'k1', content: 'sub' }, summary: 's' });
   if (s.matches('awaitingUser')) out.push({ type: 'RETRY' }, { type: 'ABANDON' });
@@ -41,7 +41,7 @@ export function taskPaths(): ModelPath[] {
 }
 
 const fatal: ProviderEvent[] = [start(), { type: 'provider_error', error: { code: 'auth_failed', message: 'bad key (scripted)', phase: 'mid-stream', retryable: false } }];
-const EXTERNAL = new Set(['START', 'CONTINUE', 'MARK_INTERRUPTED', 'RETRY', 'ABANDON', 'USER_MESSAGE', 'RESUME']);
+const EXTERNAL = new Set(['START', 'MARK_INTERRUPTED', 'RETRY', 'ABANDON', 'USER_MESSAGE', 'RESUME']);
 
 export function compileTask(path: ModelPath): { script: Script; triggers: Trigger[]; expected: string[] } {
   const script = emptyScript();

@@ -27,9 +27,6 @@ export interface TurnVariant {
   messages?: ConversationMessage[];
   /** Keeps only the paths this variant exists for (the rest repeat the roomy variant). */
   only?: (tags: string[]) => boolean;
-  /** The task's model (default: an unpriced test model) and its budget (docs/cli.md, "Budget"). */
-  model?: string;
-  budget?: { capUsd: number; othersUsd: number };
 }
 
 /** A rebuilt task whose last answer asked for a subtask that has not answered yet. */
@@ -49,20 +46,7 @@ export const TURN_VARIANTS: TurnVariant[] = [
     // preparing → validatingInput (the adopted Task call) → permissionCheck → startingSubtask → awaitingSubtasks → its result → an answer.
     only: (tags) => tags.join(' ') === 'preparing:ok validatingInput:task permissionCheck:allow SUBTASK_RESULT streaming.requesting:end',
   },
-  {
-    // A priced model with a $1 budget: a failed attempt billed $3 (a million input tokens) pauses
-    // the retry before it is sent (streaming.admitting → error).
-    name: 'budget',
-    limits: {},
-    model: 'claude-sonnet-4-5',
-    budget: { capUsd: 1, othersUsd: 0 },
-    only: (tags) => tags[1] === 'streaming.requesting:billed-retry',
-  },
 ];
-
-/** A retryable failure after the server reported a million input tokens (billed: $3 at Sonnet's price). */
-const BILLED_USAGE = { inputTokens: 1_000_000, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0 };
-const BILLED_RETRY = { ok: false, error: { code: 'overloaded', message: 'Overloaded', retryable: true, phase: 'mid-stream' }, partialText: '', usage: BILLED_USAGE };
 
 const ok = (stopReason: StopReason, content: AssistantBlock[]) => ({ ok: true, messageId: 'm', model: 'test-model', message: { role: 'assistant', content }, stopReason, usage: ZERO_USAGE, truncatedToolUses: [], invalidToolUses: [] });
 const CALL_OUTPUTS: [string, unknown][] = [
@@ -86,8 +70,6 @@ interface TurnCtx {
   validated: { subject: { kind: string } } | null;
   maxTokensContinued: boolean;
   error: { code: string } | null;
-  budget?: { capUsd: number | null };
-  costUsd: number;
 }
 
 const validated = (kind: 'read' | 'task' | 'mcp') => ({
@@ -110,7 +92,6 @@ function events(s: AnyMachineSnapshot): ModelEvent[] {
           break;
         case 'modelCall':
           for (const [tag, output] of CALL_OUTPUTS) out.push(doneEvent(id, output, tag));
-          if (c.budget) out.push(doneEvent(id, BILLED_RETRY, 'billed-retry'));
           // Replayed by pre-registering the first continuation / holding the task lock from the
           // start, so offered for the first request only (and not after a compaction, which
           // needs the same lock).
@@ -159,20 +140,11 @@ function events(s: AnyMachineSnapshot): ModelEvent[] {
 
 export function turnPaths(variant: TurnVariant): ModelPath[] {
   const paths = transitionPaths(turnMachine, {
-    input: {
-      taskId: TASK_ID,
-      model: variant.model ?? 'test-model',
-      mode: 'default',
-      messages: [...(variant.messages ?? []), userText('hi')],
-      limits: { ...LIMITS, ...variant.limits },
-      compactionFailures: 0,
-      run: 1,
-      ...(variant.budget ? { budget: variant.budget } : {}),
-    },
+    input: { taskId: TASK_ID, model: 'test-model', mode: 'default', messages: [...(variant.messages ?? []), userText('hi')], limits: { ...LIMITS, ...variant.limits }, compactionFailures: 0, run: 1 },
     events,
     context: (s) => {
       const c = s.context as TurnCtx;
-      return [c.modelCalls, c.attempt, c.compactionFailures, c.index, c.pending.map((p) => p.name), c.subtasks.length, c.validated?.subject.kind ?? null, c.maxTokensContinued, c.error?.code ?? null, c.costUsd];
+      return [c.modelCalls, c.attempt, c.compactionFailures, c.index, c.pending.map((p) => p.name), c.subtasks.length, c.validated?.subject.kind ?? null, c.maxTokensContinued, c.error?.code ?? null];
     },
   });
   if (!variant.only) return paths;
@@ -206,8 +178,6 @@ export function compileTurn(path: ModelPath, variant: TurnVariant): { script: Sc
   const script = emptyScript();
   script.init = ['ok'];
   script.limits = { ...variant.limits };
-  if (variant.model) script.model = variant.model;
-  if (variant.budget) script.budget = variant.budget;
   const triggers: Trigger[] = [];
   const tags = path.events.map((e) => `${e.type}[${e.tag ?? ''}]`);
   if (variant.messages) {
@@ -252,11 +222,6 @@ export function compileTurn(path: ModelPath, variant: TurnVariant): { script: Sc
         case 'retry':
           script.provider.push({ events: midStreamError() });
           break;
-        case 'billed-retry': {
-          const [, ...rest] = midStreamError();
-          script.provider.push({ events: [{ type: 'message_start', message: { id: 'msg_billed', model: 'claude-sonnet-4-5', usage: { input_tokens: 1_000_000, output_tokens: 0 } } }, ...rest] });
-          break;
-        }
         case 'fatal':
           script.provider.push({ events: fatal });
           break;

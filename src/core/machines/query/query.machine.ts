@@ -4,7 +4,6 @@ import type { TaskEvent } from '../../../shared/domain/events';
 import { ZERO_USAGE, type ToolResultBlock } from '../../../shared/domain/messages';
 import type { PermissionMode } from '../../../shared/domain/permissionModes';
 import type { TurnInput, TurnOutput } from '../turn/types';
-import type { TurnBudget } from '../turn/budget';
 
 /**
  * One run of a task's agent loop on a worker, as the host (the owner of the task) sees it:
@@ -41,7 +40,6 @@ interface QueryContext extends QueryInput {
 export type QueryEvent =
   | { type: 'CANCEL' }
   | { type: 'SET_MODE'; mode: PermissionMode }
-  | { type: 'SET_BUDGET'; budget: TurnBudget }
   | { type: 'SUBTASK_RESULT'; toolCallId: string; result: ToolResultBlock; summary: string }
   /** From `execute`: the worker took the query (`session`). */
   | { type: 'WORKER_STARTED'; sessionId: string; warm: boolean }
@@ -109,7 +107,6 @@ export const queryMachine = setup({
   on: {
     CANCEL: { actions: [assign({ cancelRequested: true }), sendTo('execute', { type: 'CANCEL' })] },
     SET_MODE: { actions: [assign({ mode: ({ event }) => event.mode }), sendTo('execute', ({ event }) => event)] },
-    SET_BUDGET: { actions: [assign({ budget: ({ event }) => event.budget }), sendTo('execute', ({ event }) => event)] },
     SUBTASK_RESULT: { actions: sendTo('execute', ({ event }) => event) },
     SUBTASK_START: { actions: sendParent(({ event }) => ({ type: 'SUBTASK_STARTED', toolCallId: event.toolCallId, description: event.description, prompt: event.prompt })) },
     WORKER_STARTED: { actions: assign({ warm: ({ event }) => event.warm }) },
@@ -182,17 +179,7 @@ export const queryMachine = setup({
 });
 
 function turnInputOf(c: QueryContext): QueryInput {
-  return {
-    taskId: c.taskId,
-    model: c.model,
-    mode: c.mode,
-    messages: c.messages,
-    limits: c.limits,
-    compactionFailures: c.compactionFailures,
-    run: c.run,
-    priorCostUsd: c.priorCostUsd,
-    ...(c.budget ? { budget: c.budget } : {}),
-  };
+  return { taskId: c.taskId, model: c.model, mode: c.mode, messages: c.messages, limits: c.limits, compactionFailures: c.compactionFailures, run: c.run, priorCostUsd: c.priorCostUsd };
 }
 
 /** The conversation as the host has seen it grow (what a lost worker's query leaves behind). */

@@ -9,7 +9,6 @@ import { tagsOfState } from '../stateTags';
 import { userText } from '../turn/conversation';
 import { turnMachine, type TurnLimits, type TurnOutput } from '../turn/turn.machine';
 import { addUsage } from '../turn/turnHelpers';
-import type { TurnBudget } from '../turn/budget';
 
 /** What a task starts from: a new task, or one rebuilt from its log. */
 export interface TaskInput {
@@ -26,8 +25,6 @@ export interface TaskInput {
   costUsd?: number;
   /** Runs before this actor (a task continued from its log): the next run is numbered after them. */
   runs?: number;
-  /** The task's budget (docs/cli.md, "Budget"); absent: none. */
-  budget?: TurnBudget;
 }
 
 /** What the runtime is told when a run starts (the `initialize` actor's input). */
@@ -50,8 +47,7 @@ export interface PendingSubtask {
   prompt: string;
 }
 
-interface TaskContext extends Required<Omit<TaskInput, 'budget'>> {
-  budget: TurnBudget | undefined;
+interface TaskContext extends Required<TaskInput> {
   pendingText: string | null;
   error: KeelError | null;
   stopReason: StopReason | null;
@@ -85,10 +81,6 @@ export type TaskMachineEvent =
   | { type: 'SET_MODE'; mode: PermissionMode }
   /** The model of every later run (`/model`, a command's `model`); a running turn keeps its own. */
   | { type: 'SET_MODEL'; model: string }
-  /** The budget from now on (a raised cap, what sub-agents spent): the running turn's next check and every later run. */
-  | { type: 'SET_BUDGET'; budget: TurnBudget }
-  /** A stored task goes on with no new message (its budget was raised after it paused). */
-  | { type: 'CONTINUE' }
   | { type: 'MARK_INTERRUPTED' }
   | { type: 'RESUME'; note: string }
   | { type: 'SUBTASK_STARTED'; toolCallId: string; description: string; prompt: string }
@@ -201,7 +193,6 @@ export const taskMachine = setup({
     costUsd: input.costUsd ?? 0,
     userMessages: input.userMessages ?? 0,
     runs: input.runs ?? 0,
-    budget: input.budget,
     submitted: null,
   }),
   initial: 'created',
@@ -210,7 +201,6 @@ export const taskMachine = setup({
     SUBTASK_DONE: { actions: assign({ ignoredSubtaskEvents: ({ context }) => context.ignoredSubtaskEvents + 1 }) },
     SET_MODE: { actions: assign({ mode: ({ event }) => event.mode }) },
     SET_MODEL: { actions: assign({ model: ({ event }) => event.model }) },
-    SET_BUDGET: { actions: assign({ budget: ({ event }) => event.budget }) },
     CHARGE: { actions: 'charge' },
   },
   states: {
@@ -218,7 +208,6 @@ export const taskMachine = setup({
       tags: ['running'],
       on: {
         START: { target: 'initializing', actions: { type: 'acceptUserMessage', params: messageOf } },
-        CONTINUE: 'initializing',
         MARK_INTERRUPTED: 'interrupted',
       },
     },
@@ -267,7 +256,6 @@ export const taskMachine = setup({
           compactionFailures: context.compactionFailures,
           run: context.runs,
           priorCostUsd: context.costUsd,
-          ...(context.budget ? { budget: context.budget } : {}),
         }),
         onDone: [
           { guard: { type: 'turnCancelled', params: turnOutput }, target: 'aborted', actions: { type: 'recordTurn', params: turnOutput } },
@@ -278,7 +266,6 @@ export const taskMachine = setup({
       on: {
         CANCEL: { actions: sendTo('turnLoop', { type: 'CANCEL' }) },
         SET_MODE: { actions: [assign({ mode: ({ event }) => event.mode }), sendTo('turnLoop', ({ event }) => ({ type: 'SET_MODE', mode: event.mode }))] },
-        SET_BUDGET: { actions: [assign({ budget: ({ event }) => event.budget }), sendTo('turnLoop', ({ event }) => ({ type: 'SET_BUDGET', budget: event.budget }))] },
         USER_MESSAGE: { actions: { type: 'publish', params: ({ context }) => busyError(context) } },
       },
       // A cancel or a failure ends the turn while children may still run: they are stopped with it.

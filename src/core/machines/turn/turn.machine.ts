@@ -34,7 +34,6 @@ import {
   usageOf,
 } from './turnHelpers';
 import type { PermissionOutcome, Summary, ToolRunOutput, TurnContext, TurnEvent, TurnInput, TurnOutput, ValidatedCall, ValidationOutcome } from './types';
-import { budgetError, budgetRefusal } from './budget';
 
 export type { PermissionOutcome, Summary, ToolRunOutput, TurnEvent, TurnInput, TurnLimits, TurnOutput, ValidatedCall, ValidationOutcome } from './types';
 
@@ -121,8 +120,6 @@ export const turnMachine = setup({
   },
   guards: {
     maxTurnsReached: ({ context }) => context.modelCalls >= context.limits.maxTurns,
-    /** The next request would take the task past its budget (budget.ts says how that is estimated). */
-    overBudget: ({ context }) => budgetRefusal(context) !== null,
     overContext: ({ context }) => estimateTokens(context.system, context.messages) > context.limits.contextLimit,
     breakerClosed: ({ context }) => context.compactionFailures < COMPACTION_BREAKER,
     callSucceeded: (_, p: { output: CallOutput }) => p.output.ok,
@@ -162,12 +159,10 @@ export const turnMachine = setup({
     usage: ZERO_USAGE,
     costUsd: 0,
     stopContinuations: 0,
-    lastPrompt: null,
   }),
   initial: 'idle',
   on: {
     SET_MODE: { actions: assign({ mode: ({ event }) => event.mode }) },
-    SET_BUDGET: { actions: assign({ budget: ({ event }) => event.budget }) },
     CANCEL: {
       target: '.error',
       actions: assign({ error: { code: 'cancelled', message: 'Cancelled by the user.', retryable: false } }),
@@ -200,8 +195,6 @@ export const turnMachine = setup({
     checkingContext: {
       entry: { type: 'publish', params: ({ context }) => turnEvent(context, 'checkingContext') },
       always: [
-        // Before a summary or an answer is asked for: the task pauses rather than go past its budget.
-        { guard: 'overBudget', target: 'error', actions: assign({ error: ({ context }) => budgetError(budgetRefusal(context)!) }) },
         {
           guard: 'maxTurnsReached',
           target: 'error',
@@ -212,7 +205,7 @@ export const turnMachine = setup({
           guard: 'overContext',
           target: 'streaming',
           actions: [
-            assign({ messages: ({ context }) => truncateConversation(context.messages, context.system, context.limits.contextLimit), lastPrompt: null }),
+            assign({ messages: ({ context }) => truncateConversation(context.messages, context.system, context.limits.contextLimit) }),
             { type: 'publish', params: ({ context }) => ({ type: 'compacted', taskId: context.taskId, messages: context.messages, summary: false }) },
           ],
         },
@@ -231,7 +224,6 @@ export const turnMachine = setup({
             { type: 'chargeUsage', params: ({ event }) => ({ usage: event.output.usage, failed: false }) },
             assign({
               messages: ({ context, event }) => truncateConversation(compactWithSummary(context.messages, event.output.text), context.system, context.limits.contextLimit),
-              lastPrompt: null,
             }),
             { type: 'publish', params: ({ context }) => ({ type: 'compacted', taskId: context.taskId, messages: context.messages, summary: true }) },
           ],
@@ -241,16 +233,9 @@ export const turnMachine = setup({
     },
     streaming: {
       tags: ['working'],
-      initial: 'admitting',
+      initial: 'requesting',
       entry: { type: 'publish', params: ({ context }) => turnEvent(context, 'streaming') },
       states: {
-        /** Every request (the first, one after a summary, each retry) is checked against the budget first. */
-        admitting: {
-          always: [
-            { guard: 'overBudget', target: '#turn.error', actions: assign({ error: ({ context }) => budgetError(budgetRefusal(context)!) }) },
-            { target: 'requesting' },
-          ],
-        },
         requesting: {
           invoke: {
             src: 'modelCall',
@@ -270,12 +255,10 @@ export const turnMachine = setup({
                 actions: [
                   assign(({ context, event }) => {
                     const out = event.output as Extract<StreamOutput, { ok: true }>;
-                    const u = out.usage;
                     return {
                       last: out,
                       failure: null,
                       attempt: 1,
-                      lastPrompt: { tokens: u.inputTokens + u.cacheReadTokens + u.cacheWriteTokens, messages: context.messages.length },
                       modelCalls: context.modelCalls + 1,
                       messages: out.message.content.length > 0 ? [...context.messages, out.message] : context.messages,
                     };
@@ -304,7 +287,7 @@ export const turnMachine = setup({
             ],
           },
         },
-        backoff: { after: { retryDelay: 'admitting' } },
+        backoff: { after: { retryDelay: 'requesting' } },
       },
     },
     evaluating: {

@@ -5,7 +5,6 @@ import type { ToolDefinition } from '../../providers/types';
 import type { PermissionSubject } from '../../tools/types';
 import type { CallOutput } from '../call/call.machine';
 import type { StreamOutput } from '../stream/assembly';
-import type { TurnBudget } from './budget';
 
 export type { PermissionOutcome } from '../permission/permission.machine';
 
@@ -35,8 +34,6 @@ export interface TurnInput {
   run: number;
   /** The task's cost before this run, so each usage event carries the task's running total. */
   priorCostUsd: number;
-  /** The task's budget (docs/cli.md, "Budget"); absent: none. */
-  budget?: TurnBudget;
 }
 
 /**
@@ -104,14 +101,10 @@ export interface TurnContext extends TurnInput {
   costUsd: number;
   /** Times a Stop hook sent this run back to work. */
   stopContinuations: number;
-  /** The last request's prompt as the server counted it, and how many messages it held (the budget's estimate). */
-  lastPrompt: { tokens: number; messages: number } | null;
 }
 
 export type TurnEvent =
   | { type: 'CANCEL' }
   | { type: 'SET_MODE'; mode: PermissionMode }
-  /** The task's budget changed (its cap raised, or its sub-agents spent). */
-  | { type: 'SET_BUDGET'; budget: TurnBudget }
   | { type: 'SUBTASK_RESULT'; toolCallId: string; result: ToolResultBlock; summary: string };
 
