@@ -14,7 +14,7 @@ import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { createActor, toPromise } from 'xstate';
 import { McpHub } from '../src/core/mcp/hub';
 import type { McpServerSpec } from '../src/core/mcp/types';
-import { runMcpCall } from '../src/core/runtime/mcpWiring';
+import { runMcpCall } from '../src/core/mcp/wiring';
 import { validateToolCall, wirePermissionMachine } from '../src/core/runtime/permissionCheck';
 import { lazyEngine } from '../src/core/runtime/permissionDecider';
 import { createToolRegistry } from '../src/core/tools/registry';
@@ -63,7 +63,8 @@ async function startHttpServer(): Promise<{ url: string; child: ChildProcess }> 
  * permission alone, to show where the overhead goes.
  */
 function keelCaller(workspace: string, hub: McpHub, permissionMs: number[]) {
-  const engine = lazyEngine({ workspace });
+  // The bench's allow rule, as in a workspace the person approved.
+  const engine = lazyEngine({ workspace, trust: { approves: () => true, version: () => 0 } });
   const services = { workspace, tools: createToolRegistry(), permissions: engine, asker: { ask: async () => ({ decision: 'deny' as const, feedback: 'bench' }) }, publish: () => {}, mcp: hub };
   const permission = wirePermissionMachine(services);
   return async (i: number): Promise<string> => {

@@ -2,13 +2,19 @@
 // - recall_at_5: the labelled set (110 memories, 36 prompts; test/fixtures/memory-recall/);
 // - memory_search_p95_ms / p50: one search of a run (the prompt's words and files) over 10,000
 //   memory files, the index already built; memory_index_build_ms: the first search's build;
+// - memory_run_start_*: what a new run (a new process: a new index) pays before its first search
+//   over those 10,000 files, side by side in this process: rebuilt from the files (as every run did
+//   before the index was kept), from the kept index (indexCache.ts: one lstat per file), and from
+//   the kept index after one file changed; medians of 3, alternating;
 // - broadcast_events_per_s: events through the bus with 8 queued subscribers, one of them slow
 //   (its handler awaits 1 ms per event, so it lags), with the fast ones' share of events kept.
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { EventBus } from '../src/core/events/eventBus';
+import { indexCacheFile } from '../src/core/memory/indexCache';
 import { memoryQuery } from '../src/core/memory/memoryContext';
+import { serializeMemory } from '../src/core/memory/memoryFile';
 import { MemoryIndex } from '../src/core/memory/memoryIndex';
 import { MemoryStore } from '../src/core/memory/memoryStore';
 import { LABELLED_MEMORIES, LABELLED_QUERIES, type LabelledMemory } from '../test/fixtures/memory-recall/labelled';
@@ -77,6 +83,28 @@ async function main() {
     times.sort((a, b) => a - b);
     // The same labelled prompts in the 10,000 (the labelled memories are among them).
     const recallLarge = measureRecall(index);
+
+    // A new run's start: a new index, then its first search.
+    const storage = mkdtempSync(join(tmpdir(), 'keel-bench-memory-store-'));
+    const cacheFile = indexCacheFile(storage, large);
+    const prompt = memoryQuery(LABELLED_QUERIES[0]!.prompt);
+    const runStart = (kept: boolean): number => {
+      const t0 = process.hrtime.bigint();
+      new MemoryIndex(new MemoryStore(large), kept ? { cacheFile } : {}).search(prompt);
+      return Number(process.hrtime.bigint() - t0) / 1e6;
+    };
+    const firstKept = runStart(true); // builds from the files and keeps the index
+    const rebuilt: number[] = [];
+    const kept: number[] = [];
+    for (let i = 0; i < 3; i++) {
+      rebuilt.push(runStart(false));
+      kept.push(runStart(true));
+    }
+    writeFileSync(join(large, '.keel', 'memory', 'gen-500.md'), serializeMemory({ title: 'A changed memory', created: '', tags: ['x'], body: 'changed since the last run' }));
+    const oneChanged = runStart(true);
+    const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+    const cacheBytes = readdirSync(join(storage, 'memory-index')).reduce((n, f) => n + statSync(join(storage, 'memory-index', f)).size, 0);
+    rmSync(storage, { recursive: true, force: true });
     const bus = await broadcast(200_000);
     const result = {
       recall_at_5: Number(recall.recallAt5.toFixed(3)),
@@ -87,6 +115,12 @@ async function main() {
       memory_search_p95_ms: Number(percentile(times, 95).toFixed(2)),
       memory_search_memories: index.size,
       memory_index_build_ms: Math.round(buildMs),
+      memory_run_start_rebuilt_ms: Math.round(median(rebuilt)),
+      memory_run_start_kept_ms: Math.round(median(kept)),
+      memory_run_start_kept_ratio: Number((median(kept) / median(rebuilt)).toFixed(3)),
+      memory_run_start_one_changed_ms: Math.round(oneChanged),
+      memory_run_start_first_keeping_ms: Math.round(firstKept),
+      memory_index_kept_bytes: cacheBytes,
       broadcast_events_per_s: bus.perS,
       broadcast_subscribers: 8,
       broadcast_slow_missed: bus.slowMissed,

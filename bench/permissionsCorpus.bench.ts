@@ -27,7 +27,7 @@ async function main(): Promise<void> {
   for (const g of CORPUS) {
     if (!g.bash?.length) continue;
     const s = g === BOUNDS_GROUP ? bounds : ordinary;
-    const fx = await makeFixture(g.settings);
+    const fx = await makeFixture(g.settings, g.protectedFiles ? { protectedFiles: g.protectedFiles } : {});
     try {
       g.prepare?.(fx);
       for (const c of g.bash) await fx.bash(c.command, c.mode ?? 'default');

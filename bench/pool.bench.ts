@@ -30,7 +30,8 @@ import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync } from '
 import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
-import { build } from 'esbuild';
+import * as esbuild from 'esbuild';
+import { buildWorker } from '../scripts/sharedCore.mjs';
 import { TaskRuntime } from '../src/core/runtime/taskRuntime';
 import type { TaskHandle } from '../src/core/runtime/types';
 import { workerCommandBeside } from '../src/core/workers/spawnWorker';
@@ -79,11 +80,12 @@ async function serveFromParent(): Promise<void> {
 // The runner (scripts/bench.mjs) runs from the repository's root; this file runs bundled elsewhere.
 const ROOT = process.cwd();
 
-/** Builds the worker bundle as scripts/build.mjs does (minified); returns its folder. */
+/** Builds the worker bundle as scripts/build.mjs does (minified, with core.js beside it); returns its folder. */
 async function workerBundle(): Promise<string> {
   const out = join(ROOT, '.cache/bench/pool-worker');
   mkdirSync(out, { recursive: true });
-  await build({ entryPoints: { worker: join(ROOT, 'src/cli/workerEntry.ts') }, outdir: out, bundle: true, minify: true, legalComments: 'none', platform: 'node', format: 'cjs', target: 'node20', logLevel: 'warning' });
+  const options = { bundle: true, minify: true, legalComments: 'none' as const, platform: 'node' as const, format: 'cjs' as const, target: 'node20', logLevel: 'warning' as const };
+  await buildWorker(esbuild, options, out, 'src/cli/workerEntry.ts');
   for (const [pkg, file] of [['web-tree-sitter', 'web-tree-sitter.wasm'], ['tree-sitter-bash', 'tree-sitter-bash.wasm']] as const) {
     const p = join(ROOT, 'node_modules', pkg, file);
     if (existsSync(p)) copyFileSync(p, join(out, file));

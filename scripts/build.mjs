@@ -1,13 +1,19 @@
-// Bundles the three runtimes of Keel with esbuild:
-//   dist/extension.js  the VS Code extension host entry (cjs, node20, 'vscode' external)
-//   dist/cli.js        the headless `keel` CLI (cjs, node20, with a shebang)
-//   dist/worker.js     a pool's worker process (cjs, node20): only what running a query needs, so
-//                      an idle worker stays small (docs/workers.md); `keel worker` is the same code
+// Bundles the runtimes of Keel with esbuild:
+//   dist/worker.js     a pool's worker process (cjs, node20): its entry; `keel worker` is the same code
+//   dist/core.js       every module a worker runs, bundled once and initialised on first use, so an
+//                      idle worker loads only what running a query needs (docs/workers.md)
+//   dist/extension.js  the VS Code extension host entry (cjs, node20, 'vscode' external): what only
+//                      the window runs; the modules core.js holds it takes from there
+//                      (scripts/sharedCore.mjs: one copy of each module in the .vsix)
+//   dist/cli.js        the headless `keel` CLI (cjs, node20, with a shebang), self-contained: it is
+//                      not in the .vsix, and `keel` starts without reading core.js
 //   dist/webview.js    the chat UI (iife, browser) and dist/webview.css
+// `--watch` builds the extension and the worker self-contained (no core.js to keep in step).
 import * as esbuild from 'esbuild';
 import { cpSync, mkdirSync, rmSync, existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { createRequire } from 'node:module';
+import { buildExtension, buildWorker } from './sharedCore.mjs';
 
 const require = createRequire(import.meta.url);
 const watch = process.argv.includes('--watch');
@@ -36,32 +42,19 @@ const common = {
   legalComments: 'none',
 };
 
+const node = { platform: 'node', format: 'cjs', target: 'node20' };
+// The window's bundles: built together with core.js (below), or on their own when watching.
+const windowBundles = [
+  { ...common, ...node, outdir: 'dist', entryPoints: { extension: 'src/extension/extension.ts' }, external: ['vscode'] },
+  { ...common, ...node, outdir: 'dist', entryPoints: { worker: 'src/cli/workerEntry.ts' } },
+];
 const configs = [
   {
     ...common,
-    entryPoints: { extension: 'src/extension/extension.ts' },
+    ...node,
     outdir: 'dist',
-    platform: 'node',
-    format: 'cjs',
-    target: 'node20',
-    external: ['vscode'],
-  },
-  {
-    ...common,
     entryPoints: { cli: 'src/cli/main.ts' },
-    outdir: 'dist',
-    platform: 'node',
-    format: 'cjs',
-    target: 'node20',
     banner: { js: '#!/usr/bin/env node' },
-  },
-  {
-    ...common,
-    entryPoints: { worker: 'src/cli/workerEntry.ts' },
-    outdir: 'dist',
-    platform: 'node',
-    format: 'cjs',
-    target: 'node20',
   },
   {
     ...common,
@@ -77,11 +70,15 @@ const configs = [
 ];
 
 if (watch) {
-  for (const c of configs) {
+  for (const c of [...windowBundles, ...configs]) {
     const ctx = await esbuild.context(c);
     await ctx.watch();
   }
   console.log('watching…');
 } else {
-  await Promise.all(configs.map((c) => esbuild.build(c)));
+  const shared = (async () => {
+    const worker = await buildWorker(esbuild, { ...common, ...node }, 'dist', 'src/cli/workerEntry.ts');
+    await buildExtension(esbuild, worker, 'src/extension/extension.ts', ['vscode']);
+  })();
+  await Promise.all([shared, ...configs.map((c) => esbuild.build(c))]);
 }

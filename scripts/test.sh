@@ -5,8 +5,11 @@
 #      as ripgrep, bubblewrap and tree, which unit tests run for real; code-server 4.100.3 in a
 #      cache folder for the e2e), installed by scripts/e2e/ensure-deps.sh
 #   3. typecheck, lint and the layering check
-#   4. unit and integration tests (vitest project "unit"), then the signal tests of `keel run`
-#      again with its task on a worker process (KEEL_WORKERS=1: a command must not outlive it)
+#   4. unit tests (vitest project "unit": pure logic, no process, no server; `npm run test:unit`),
+#      then integration tests (project "integration": the CLI, workers, bash, MCP servers, the
+#      fake model server; `npm run test:integration`; `keel run` runs its tasks on workers by
+#      default), then the signal tests of `keel run` again with its task in process
+#      (KEEL_WORKERS=0: a command must not outlive it there either)
 #   5. build and package the .vsix
 #   6. the end-to-end tests in code-server driven by Playwright (vitest project "e2e")
 # A stage that fails does not hide the others: every stage that can still run runs (the e2e needs
@@ -74,7 +77,7 @@ summary() {
 }
 
 mkdir -p test-results
-rm -f test-results/unit.json test-results/unit-workers.json test-results/e2e.json
+rm -f test-results/unit.json test-results/integration.json test-results/integration-in-process.json test-results/e2e.json
 
 if ! stage "node dependencies" bash scripts/ensure-node-deps.sh; then
   SKIPPED+=("every other stage: the node dependencies did not install")
@@ -90,12 +93,16 @@ stage "typecheck" npm run --silent typecheck
 stage "lint + layering check" npm run --silent lint
 
 RESULTS+=(test-results/unit.json)
-stage "unit and integration tests" npx vitest run --project unit --reporter=default --reporter=json --outputFile.json=test-results/unit.json
+stage "unit tests" npx vitest run --project unit --reporter=default --reporter=json --outputFile.json=test-results/unit.json
 
-# The same signals, with execution in a worker: the host ends in ways the worker must follow
-# (its commands killed, not left running). One file: ~1 min on a loaded 2-core machine.
-RESULTS+=(test-results/unit-workers.json)
-stage "keel run's signals on a worker (KEEL_WORKERS=1)" env KEEL_WORKERS=1 npx vitest run --project unit test/integration/cli/signals.test.ts --reporter=default --reporter=json --outputFile.json=test-results/unit-workers.json
+RESULTS+=(test-results/integration.json)
+stage "integration tests" npx vitest run --project integration --reporter=default --reporter=json --outputFile.json=test-results/integration.json
+
+# The CLI suite and the interleavings property run on workers (the default of keel run, as of VS
+# Code: docs/workers.md, "One default"). The signals again with execution in this process
+# (KEEL_WORKERS=0): a host whose task runs in process must stop its commands itself. One file.
+RESULTS+=(test-results/integration-in-process.json)
+stage "keel run's signals in process (KEEL_WORKERS=0)" env KEEL_WORKERS=0 npx vitest run --project integration test/integration/cli/signals.test.ts --reporter=default --reporter=json --outputFile.json=test-results/integration-in-process.json
 
 stage "build and package" npm run --silent package
 package_ok=$?

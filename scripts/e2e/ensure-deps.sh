@@ -56,9 +56,9 @@ T0=$(now)
 # Package -> a command that proves it is usable. The toolchain entries matter only on minimal
 # images; on a normal CI runner they are already there and cost one dpkg query each.
 # Every program a test runs for real is here too (the permission corpus proves its cases in real
-# bash with tree, file, xxd, git, …): a test must never pass only because this machine happened
-# to have a program.
-APT_PACKAGES=(chromium libkrb5-dev ripgrep bubblewrap g++ make python3 fonts-liberation git tree file xxd)
+# bash with tree, file, xxd, git, …; the hook tests run jq, as Claude Code hook scripts do): a
+# test must never pass only because this machine happened to have a program.
+APT_PACKAGES=(chromium libkrb5-dev ripgrep bubblewrap g++ make python3 fonts-liberation git tree file xxd rsync jq)
 
 is_installed() {
   # `dpkg-query` prints e.g. "install ok installed"; anything else (absent, half-installed,

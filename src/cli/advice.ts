@@ -11,7 +11,7 @@ const KEY_VARIABLE: Partial<Record<ProviderConfig['provider'], string>> = {
  * variables and flags (the extension gives its own advice: commands and settings). Appended to
  * the task's `error` message by the runtime (TaskRuntimeOptions.advise).
  */
-export function cliAdvice(failure: { code: ErrorCode; provider: ProviderConfig['provider'] }): string | undefined {
+export function cliAdvice(failure: { code: ErrorCode; provider: ProviderConfig['provider']; taskId?: string }): string | undefined {
   const variable = KEY_VARIABLE[failure.provider];
   switch (failure.code) {
     case 'no_api_key':
@@ -19,7 +19,11 @@ export function cliAdvice(failure: { code: ErrorCode; provider: ProviderConfig['
     case 'auth_failed':
       return variable ? `Set ${variable}=… to a key this server accepts (and check --base-url).` : undefined;
     case 'connection_refused':
-      return 'Check that the server is running, or point --base-url at the right one.';
+      // The provider's message already says what to check (running? the right URL? the port,
+      // the certificate); the CLI only adds where the address comes from.
+      return 'The address is the one --base-url gives (else the provider\'s default).';
+    case 'worker_lost':
+      return failure.taskId ? `Resume it with: keel run --resume ${failure.taskId}` : undefined;
     default:
       return undefined;
   }

@@ -1,12 +1,13 @@
 import { homedir } from 'node:os';
+import { statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { resolveModel } from '../core/machines/modelSelection/modelSelection.machine';
+import { resolveModel } from '../core/providers/modelChoice';
 import type { ProviderConfig } from '../core/providers/types';
 import { DEFAULT_MODELS, PROVIDER_IDS } from '../shared/domain/models';
 import { isPermissionMode, PERMISSION_MODES, type PermissionMode } from '../shared/domain/permissionModes';
-import { checkPassEnvNames } from '../core/security/passEnv';
+import { ENV_NAME } from '../core/security/toolEnvironment';
 import { memoryOffByEnv } from '../core/memory/settings';
-import { parseCommandLine, UsageError } from './usage';
+import { existingPath, parseCommandLine, UsageError } from './usage';
 
 export { UsageError } from './usage';
 
@@ -44,10 +45,12 @@ export interface RunArgs {
   memory: boolean;
   /** `--approve-project-hooks`: approve the workspace's own hooks before the run (docs/hooks.md). */
   approveProjectHooks: boolean;
-  /** `--workers N` (default `KEEL_WORKERS`, else 0): run turn loops in a pool of N worker processes (0: in this process). */
+  /** `--workers N` (default `KEEL_WORKERS`, else DEFAULT_WORKERS): run turn loops in a pool of at most N worker processes (0: in this process). */
   workers: number;
   /** `--image FILE` (repeatable, `keel run` only): images attached to the prompt, resolved from the current folder. */
   images: string[];
+  /** `--workers` as given (not from KEEL_WORKERS). */
+  workersGiven: boolean;
 }
 
 /** The provider a task started in `mode` uses: in plan mode the plan model when one is set. */
@@ -84,23 +87,59 @@ const RUN_OPTIONS = {
 
 /**
  * Parses `keel run` arguments. Throws UsageError (a message for people, without the `keel run`
- * prefix) on bad input, HelpRequested for `--help`.
+ * prefix) on bad input, HelpRequested for `--help`. The prompt is one argument: more words are
+ * bad usage (a forgotten pair of quotes; or a flag with a typo's value), never joined into it.
+ * `keel batch` parses the same options with its FILE where the prompt is (`what`).
  */
-export function parseRunArgs(argv: string[], env: NodeJS.ProcessEnv): RunArgs {
+export function parseRunArgs(argv: string[], env: NodeJS.ProcessEnv, what: 'prompt' | 'batch file' = 'prompt'): RunArgs {
   const { values, positionals } = parseCommandLine(argv, RUN_OPTIONS, true);
-  const prompt = positionals.join(' ').trim();
+  const [first = '', extra] = positionals;
+  const prompt = first.trim();
   const resume = values.resume?.trim() || undefined;
   if (values.resume !== undefined && !resume) throw new UsageError('--resume needs a task id (keel tasks list shows them)');
-  if (!prompt && !resume) throw new UsageError('no prompt given');
+  if (extra !== undefined) throw new UsageError(extraWord(positionals, what));
+  if (!prompt && !resume) throw new UsageError(`no ${what} given`);
   const images = (values.image ?? []).map((f) => resolve(f));
   if (images.length > 0 && !prompt) throw new UsageError('--image needs a prompt to go with it');
   return { ...runArgsFrom(values, prompt, resume, env), images };
+}
+
+/** The problem with more than one positional argument of run, batch and loop (`words`: all of them). */
+export function extraWord(words: readonly string[], what: 'prompt' | 'goal' | 'batch file'): string {
+  const extra = JSON.stringify(words[1] ?? '');
+  if (what === 'batch file') return `unexpected argument ${extra}: keel batch takes one file`;
+  return `unexpected argument ${extra}: the ${what} is one argument, so put it in quotes: ${JSON.stringify(words.join(' '))}`;
+}
+
+/**
+ * `--storage DIR`: it must exist (a typo would otherwise start an empty store in which a
+ * person's tasks seem gone). Only Keel's default storage, $KEEL_HOME or ~/.keel, is created when
+ * needed. Something there that cannot hold tasks (a file, a folder under a file, a folder this
+ * user cannot read) is the store's to report: exit 3.
+ */
+export function storageOption(value: string | undefined, env: NodeJS.ProcessEnv): string {
+  if (value === undefined) return defaultStorage(env);
+  const path = resolve(value);
+  try {
+    statSync(path);
+    return path;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') return path;
+  }
+  throw new UsageError(`--storage ${value}: no such folder; create it first (mkdir -p ${value}), or leave --storage out to use $KEEL_HOME or ~/.keel`);
 }
 
 /** The options of `keel run` that describe how tasks run (all but --resume): `keel loop` takes them too. */
 export const TASK_OPTIONS = (({ resume: _resume, image: _image, ...rest }) => rest)(RUN_OPTIONS);
 
 type TaskOptionValues = { [K in keyof typeof TASK_OPTIONS]?: (typeof TASK_OPTIONS)[K] extends { multiple: true } ? string[] : (typeof TASK_OPTIONS)[K] extends { type: 'boolean' } ? boolean : string };
+
+/**
+ * The CLI's default pool, the same as VS Code's (`keel.workers.max` 4): one execution path for both
+ * hosts, so what the CLI suite tests is what the extension runs (docs/workers.md, "One default").
+ * Workers start only when a task needs one.
+ */
+export const DEFAULT_WORKERS = 4;
 
 /** Checks the task options (shared by run and loop). Throws UsageError. */
 export function runArgsFrom(values: TaskOptionValues, prompt: string, resume: string | undefined, env: NodeJS.ProcessEnv): RunArgs {
@@ -115,16 +154,17 @@ export function runArgsFrom(values: TaskOptionValues, prompt: string, resume: st
     maxTurns = Number(values['max-turns']);
     if (!Number.isInteger(maxTurns) || maxTurns < 1) throw new UsageError(`--max-turns must be a positive integer (got "${values['max-turns']}")`);
   }
-  // KEEL_WORKERS=N is the default of --workers (e.g. to run a whole test suite on workers).
+  // KEEL_WORKERS=N is the default of --workers (KEEL_WORKERS=0: every run of a suite in process).
   const workersText = values.workers ?? (env.KEEL_WORKERS !== undefined && env.KEEL_WORKERS !== '' ? env.KEEL_WORKERS : undefined);
-  let workers = 0;
+  let workers = DEFAULT_WORKERS;
   if (workersText !== undefined) {
     workers = Number(workersText);
     const source = values.workers !== undefined ? '--workers' : 'KEEL_WORKERS';
     if (!/^\d+$/.test(workersText.trim()) || workers > 64) throw new UsageError(`${source} must be an integer from 0 to 64 (got "${workersText}")`);
   }
-  const passEnv = checkPassEnvNames(values['pass-env'] ?? [], '--pass-env');
-  if (passEnv.problems.length > 0) throw new UsageError(passEnv.problems[0] as string);
+  const passEnv = [...new Set(values['pass-env'] ?? [])];
+  const badName = passEnv.find((name) => !ENV_NAME.test(name));
+  if (badName !== undefined) throw new UsageError(`--pass-env: ${JSON.stringify(badName)} is not an environment variable name (letters, digits and _, not starting with a digit)`);
   const apiKey = provider === 'anthropic' ? env.ANTHROPIC_API_KEY : provider === 'openai-compatible' ? env.OPENAI_API_KEY : undefined;
   const baseUrl = values['base-url'];
   if (baseUrl !== undefined && !isHttpUrl(baseUrl)) throw new UsageError(`--base-url must be an http:// or https:// URL (got "${baseUrl}")`);
@@ -152,13 +192,14 @@ export function runArgsFrom(values: TaskOptionValues, prompt: string, resume: st
     mode,
     outputFormat,
     maxTurns,
-    storage: values.storage ? resolve(values.storage) : defaultStorage(env),
-    mcpConfig: (values['mcp-config'] ?? []).map((f) => resolve(f)),
-    passEnv: passEnv.names,
+    storage: storageOption(values.storage, env),
+    mcpConfig: (values['mcp-config'] ?? []).map((f) => existingPath('--mcp-config', f, 'file')),
+    passEnv,
     memory: !values['no-memory'] && !memoryOffByEnv(env),
     approveProjectHooks: Boolean(values['approve-project-hooks']),
     workers,
     images: [],
+    workersGiven: values.workers !== undefined,
   };
 }
 

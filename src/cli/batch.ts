@@ -47,8 +47,12 @@ export async function batchCommand(argv: string[]): Promise<number> {
   let items: BatchItem[];
   try {
     // The run options, with FILE where run takes the prompt.
-    args = parseRunArgs(argv, process.env);
+    args = parseRunArgs(argv, process.env, 'batch file');
     if (args.resume) throw new UsageError('--resume is not supported by batch');
+    // A batch runs on worker processes: 0 (in this process) is refused, not quietly turned into 2.
+    if (args.workersGiven && args.workers === 0) {
+      throw new UsageError('--workers must be from 1 to 64 for keel batch, which runs its tasks on worker processes (got "0")');
+    }
     const file = args.prompt;
     if (!existsSync(file) || !statSync(file).isFile()) throw new UsageError(`the batch file ${file} does not exist`);
     items = parseBatchFile(readFileSync(file, 'utf8'));

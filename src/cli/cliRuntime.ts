@@ -1,7 +1,6 @@
 import { ProcessActivity } from '../core/agents/processActivity';
-import { HookApprovals } from '../core/hooks/approvals';
-import { hookSources, loadHooksConfig } from '../core/hooks/config';
-import type { McpStatusSource } from '../core/events/mcpEvents';
+import type { WorkspaceTrust } from '../core/trust/workspaceTrust';
+import type { McpStatusSource } from '../core/mcp/events';
 import type { McpToolSource } from '../core/mcp/toolSource';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
@@ -14,14 +13,16 @@ import { readUserPassEnv } from '../core/security/passEnv';
 import { cliAdvice } from './advice';
 import type { RunArgs } from './args';
 import { DEFAULT_MEMORY_SETTINGS, MEMORY_OFF } from '../core/memory/settings';
-import { describe } from './hooks';
+import { openCliTrust } from './cliTrust';
 
 /**
  * The runtime of a headless run (`keel run`, `keel loop`): the task runtime with the settings
  * files' pass-env and sandbox, and the process's activity (hooks, status board, status socket).
- * Hooks of the workspace's own files run only once approved (`keel hooks approve`, or
- * `--approve-project-hooks` which approves them here first); the others are listed on stderr.
- * `mcp`: the run's MCP hub, when servers are configured (its owner disposes of it).
+ * What the workspace provides that loosens permissions or runs code is used only as the person
+ * approved it (`keel trust approve`, or `--approve-project-hooks` here first: cliTrust.ts); what
+ * is held back is said on stderr (and as a stream-json line). `mcp`: the run's MCP hub, when
+ * servers are configured (its owner disposes of it). `trust`: the workspace's, when the caller
+ * opened it already (for the MCP hub); else opened here.
  */
 export interface CliRuntime {
   runtime: TaskRuntime;
@@ -31,13 +32,16 @@ export interface CliRuntime {
    * workspace file may only make it stricter: permissions/defaultMode.ts), else `default`.
    */
   mode: PermissionMode;
+  /** The person's approvals of the workspace. */
+  trust: WorkspaceTrust;
   /** Ends the runtime and waits for its workers to stop, then ends the activity (its bus's `AppShutdown` reaches `keel events` readers first). */
   dispose(): Promise<void>;
 }
 
-export async function createCliRuntime(args: RunArgs, ownerLabel: string, mcp?: McpToolSource & McpStatusSource): Promise<CliRuntime> {
+export async function createCliRuntime(args: RunArgs, ownerLabel: string, mcp?: McpToolSource & McpStatusSource, opened?: WorkspaceTrust): Promise<CliRuntime> {
   const warn = (message: string) => process.stderr.write(`keel: ${message}\n`);
-  const mode = startingMode(args, warn);
+  const trust = opened ?? (await openCliTrust(args));
+  const mode = startingMode(args, trust, warn);
   // Variables passed to tool processes: --pass-env, and passEnv in ~/.keel/settings.json (never
   // a project's own files: a cloned repository must not be able to ask for the keys).
   const userPassEnv = readUserPassEnv();
@@ -47,7 +51,6 @@ export async function createCliRuntime(args: RunArgs, ownerLabel: string, mcp?: 
   for (const p of sandbox.problems) warn(`sandbox settings: ${p}`);
   // Keel's home for this run: approvals and the status socket live beside the tasks.
   const keelHome = args.storage;
-  if (args.approveProjectHooks) approveProjectHooks(args.workspace, keelHome);
   // Hooks get the environment of tool processes, which the runtime (created next) owns.
   const late: { runtime?: TaskRuntime } = {};
   const log = (level: 'info' | 'warn' | 'error', message: string) => {
@@ -61,11 +64,9 @@ export async function createCliRuntime(args: RunArgs, ownerLabel: string, mcp?: 
     label: ownerLabel,
     environment: () => late.runtime?.secrets.environment() ?? {},
     log,
-    onUnapproved: (hooks) => {
-      const which = hooks.length === 1 ? 'a hook' : `${hooks.length} hooks`;
-      warn(`${which} of this workspace did not run: not approved yet (review with: keel hooks list; approve with: keel hooks approve, or keel run --approve-project-hooks)`);
-      for (const h of hooks) process.stderr.write(`  ${describe(h)}\n`);
-    },
+    trust,
+    // A hook held back (new, changed, or its script changed since approved): said once (cliTrust.ts).
+    onUnapproved: (_hooks, items) => trust.reportHeld(items),
   });
   const runtime = new TaskRuntime({
     ...(mcp ? { mcp } : {}),
@@ -73,6 +74,7 @@ export async function createCliRuntime(args: RunArgs, ownerLabel: string, mcp?: 
     // (a task that needs hooks or MCP servers still runs here: liveTask.ts).
     ...(args.workers > 0 ? { workers: { command: cliWorkerCommand(), max: args.workers } } : {}),
     workspace: args.workspace,
+    trust,
     passEnv: [...new Set([...args.passEnv, ...userPassEnv.names])],
     sandbox: sandbox.settings,
     storageDir: args.storage,
@@ -95,31 +97,26 @@ export async function createCliRuntime(args: RunArgs, ownerLabel: string, mcp?: 
     runtime,
     activity,
     mode,
+    trust,
     dispose: async () => {
       runtime.dispose();
+      // The tasks' last writes (meta.json, fsync) and their locks' release, off the event loop.
+      await runtime.closed();
       // The workers' `stopped` reach the bus before its `AppShutdown` (its last event).
       await runtime.shutdownWorkers();
       await activity.dispose();
+      activity.hooks.dispose();
+      if (!opened) trust.dispose();
     },
   };
 }
 
 /** `--mode` wins; else the settings files' `defaultMode`, whose ignored requests are shown. */
-function startingMode(args: RunArgs, warn: (message: string) => void): PermissionMode {
+function startingMode(args: RunArgs, trust: WorkspaceTrust, warn: (message: string) => void): PermissionMode {
   if (args.modeGiven) return args.mode;
-  const settled = settingsDefaultMode(args.workspace);
+  const settled = settingsDefaultMode(args.workspace, trust);
   for (const n of settled.notices) warn(n);
   return settled.mode ?? args.mode;
-}
-
-function approveProjectHooks(workspace: string, keelHome: string): void {
-  const config = loadHooksConfig(hookSources(workspace));
-  const approvals = new HookApprovals(keelHome, workspace);
-  const pending = approvals.pending(config.hooks);
-  if (pending.length === 0) return;
-  approvals.approve(pending);
-  process.stderr.write(`keel: approved ${pending.length} hook${pending.length === 1 ? '' : 's'} of ${workspace} (--approve-project-hooks):\n`);
-  for (const h of pending) process.stderr.write(`  ${describe(h)}\n`);
 }
 
 /**

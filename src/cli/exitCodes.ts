@@ -8,5 +8,8 @@ export const EXIT_STORAGE_UNUSABLE = 3;
 /** `keel loop`: the loop stalled and waits for the person (docs/loop.md). */
 export const EXIT_LOOP_STALLED = 4;
 
+/** `keel loop`: every allowed iteration ran and the goal was not reached (docs/loop.md). */
+export const EXIT_LOOP_LIMIT = 5;
+
 /** Said after an `unusable` storage error. */
 export const STORAGE_HINT = 'choose a folder Keel can write with --storage DIR or $KEEL_HOME';

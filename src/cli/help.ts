@@ -29,11 +29,23 @@ Usage:
   keel workers [--json]             the worker pools of every Keel process and their workers
   keel events --follow              the live event bus of every Keel process, as NDJSON
   keel hooks list|approve|revoke [--workspace DIR] [--json]
-                                    a workspace's hooks and their approval (docs/hooks.md)
+                                    a workspace's hooks and their state (docs/hooks.md)
+  keel trust show|approve|revoke [--workspace DIR] [--json] [--fingerprint F]
+                                    the one approval of what a workspace provides that loosens
+                                    permissions or runs code (docs/permissions.md#trust)
   keel --help | --version
-  keel COMMAND --help               the options of one command
+  keel COMMAND --help               the options of one command (keel run --help: those of run)
 
-Options for run:
+Exit status: 0 success, 1 a task failed or was cancelled, 2 bad usage (one line on stderr saying
+what is wrong), 3 when the storage folder cannot record the run.
+`;
+
+export const RUN_HELP = `Usage: keel run "<prompt>" [options]
+       keel run --resume ID ["<follow-up>"] [options]
+Runs one task to completion and streams it: the answer on stdout, tool activity on stderr (text),
+or one JSON event a line (--output-format stream-json). The prompt is one argument: quote it.
+
+Options:
   --workspace DIR          the folder the agent works in (default: current directory)
   --provider P             anthropic | openai-compatible | demo   (default: anthropic;
                            demo: a scripted tour of Keel, no key needed)
@@ -46,20 +58,24 @@ Options for run:
                            settings files' defaultMode (a workspace file only stricter), else default
   --output-format F        text (default) | stream-json (one JSON event per line)
   --max-turns N            stop after N model calls (default 50)
-  --storage DIR            where tasks are kept (default: $KEEL_HOME or ~/.keel)
+  --storage DIR            where tasks are kept, a folder that exists (default: $KEEL_HOME
+                           or ~/.keel, created when needed)
   --resume ID              continue stored task ID (or a unique prefix of it); it keeps
                            its workspace and model unless --workspace / --model say otherwise
   --mcp-config FILE        MCP servers from FILE (.mcp.json format) too; repeatable
-  --approve-project-hooks  approve the workspace's own hooks (.claude/, .keel/ settings) in
-                           their current form, as keel hooks approve does, before the run
+  --approve-project-hooks  approve everything the workspace provides (its settings' allow
+                           rules and env, hooks, MCP servers, instructions files, memories,
+                           loops) as it is now, as keel trust approve does, before the run;
+                           without it a run holds all of that back and says how to approve it
   --pass-env NAME          give tool processes (Bash, …) the variable NAME although Keel would
                            remove it (its keys, BASH_ENV, GIT_CONFIG_*, …); repeatable. Also:
                            "passEnv": ["NAME"] in ~/.keel/settings.json
   --no-memory              no project memory for this run: no search of .keel/memory/, no
                            lesson saved (also KEEL_MEMORY=off)
-  --workers N              run the task's turns in a pool of N worker processes (each turn loop
-                           in its own process; a worker that dies interrupts only its task);
-                           default KEEL_WORKERS, else 0: in this process. See docs/workers.md
+  --workers N              run the task's turns in a pool of at most N worker processes (each turn
+                           loop in its own process; a worker that dies interrupts only its task);
+                           0: in this process. Default KEEL_WORKERS, else 4 (as VS Code).
+                           See docs/workers.md
   --image FILE             attach an image (PNG, JPEG, GIF or WebP, at most 5 MB; up to 20) to
                            the prompt; repeatable. Kept with the task: a resumed task has it
   --max-budget-usd N       pause the task before the model request that would take its cost
@@ -71,12 +87,14 @@ A prompt that starts with /name runs a slash command: a custom one (.claude/comm
 .keel/commands/, ~/.claude/commands/) becomes the prompt with its arguments ($ARGUMENTS, $1…),
 its allowed-tools narrowing what the run may do and its model; /help lists them.
 
+Paths (--workspace, --storage, --mcp-config) are resolved from the current folder and must exist.
 Keys come from the environment: ANTHROPIC_API_KEY, OPENAI_API_KEY. Tool processes never see
 them, and known key shapes are redacted from tool output.
 The Bash sandbox (bubblewrap, Linux) is set in ~/.keel/settings.json: "sandbox": {"enabled": true,
 "network": {"allowedDomains": ["github.com"]}}; a project's settings can only tighten it.
 Exit status: 0 when the task completes, 1 when it fails or is cancelled, 2 on bad usage (one
-line on stderr saying what is wrong), 3 when the storage folder cannot record the run.
+line on stderr saying what is wrong), 3 when the storage folder cannot record the run, 130 / 143
+when ended by Ctrl+C / SIGTERM (the task can be resumed: keel run --resume ID).
 `;
 
 export const MACHINES_HELP = `Usage: keel machines [--json]
@@ -87,12 +105,31 @@ from the machine definitions themselves.
 export const HOOKS_HELP = `Usage: keel hooks [list|approve|revoke] [--workspace DIR] [--json] [--storage DIR]
 Hooks come from the "hooks" sections of ~/.keel/settings.json (yours: they always run) and of the
 workspace's .claude/settings.json, .claude/settings.local.json, .keel/settings.json and
-.keel/settings.local.json (the repository's: they run only once you approve them, in their exact
-form; a changed hook needs approval again). Approvals are kept in <keel home>/hook-approvals.json
-(--storage DIR, else $KEEL_HOME, else ~/.keel).
-  list      every configured hook with its state: trusted, approved, needs approval (default)
-  approve   approve every hook of the workspace that waits for approval
-  revoke    forget this workspace's approvals
+.keel/settings.local.json (the repository's: they run only once you approve the workspace, in
+their exact form and with the exact content of the files they run; a change needs approval
+again). The approval is the workspace's one approval (keel trust, docs/permissions.md#trust),
+kept in <keel home>/trust/ (--storage DIR, else $KEEL_HOME, else ~/.keel).
+  list      every configured hook with its state: trusted, approved, waits for approval (default)
+  approve   the same as keel trust approve: approves everything the workspace provides
+  revoke    the same as keel trust revoke
+`;
+
+export const TRUST_HELP = `Usage: keel trust [show|approve|revoke] [--workspace DIR] [--json] [--fingerprint F] [--storage DIR]
+What a workspace provides that loosens permissions or runs code waits for one approval of all of
+it: allow rules, additionalDirectories, a looser defaultMode and env of its .claude/ and .keel/
+settings files; their hooks and the .mcp.json servers (with their env and the content of every
+file they run); KEEL.md, AGENTS.md, CLAUDE.md, .claude/CLAUDE.md and their @imports; memories in
+.keel/memory/; loop folders in .keel/loop/. What only tightens (deny and ask rules, a stricter
+mode) applies at once. A change to any item holds it back until approved again; an approval
+belongs to this folder and the repository checked out there (a different clone at the same path
+inherits nothing). Runs never approve by themselves: they say what they held back.
+  show      everything with its state: approved, waits for approval, changed, cannot be
+            approved (default); --json for a machine
+  approve   approve everything listed, exactly as it is now; with --fingerprint F (printed by
+            show) only if nothing changed since you looked
+  revoke    forget this workspace's approval
+Approvals are kept in <keel home>/trust/approvals.json (0600; --storage DIR, a folder that
+exists, else $KEEL_HOME, else ~/.keel).
 `;
 
 export const STATUS_HELP = `Usage: keel status [--json] [--follow] [--storage DIR]
@@ -102,7 +139,8 @@ elapsed time, tokens and cost. Each process publishes on <keel home>/run/<pid>.s
 <keel home> is --storage DIR, else $KEEL_HOME, else ~/.keel).
   --json     one JSON object: {"agents": [...], "summary": "2 working · 1 needs you"}
   --follow   print every line the processes publish (NDJSON: hook events, task and loop
-             events, board changes) until interrupted
+             events, board changes) until the first Ctrl+C or SIGTERM; while no Keel process
+             is there, stderr says it waits for one
 `;
 
 export const WORKERS_HELP = `Usage: keel workers [--json] [--storage DIR]
@@ -118,10 +156,13 @@ Prints the live event bus of every Keel process using this storage (keel run, ke
 keel batch; a VS Code window with --storage set to the extension's storage) as NDJSON, one event a
 line with the pid it came from, until interrupted; processes that start later are joined. Kinds:
 AppStarted, AppShutdown, SessionCreated, SessionStateChanged, ToolEventReceived, MemoryHit,
-GatekeeperDecision, SessionCompleted, SessionFailed, TaskEvent, HookEvent, LoopEvent, and Lagged
-(this reader fell behind and missed N events; it never slows the process). Each process listens on
-<storage>/events/<pid>.sock (0600, in a 0700 folder); <storage> is --storage DIR, else
-$KEEL_HOME, else ~/.keel.
+GatekeeperDecision, SessionCompleted, SessionFailed, TaskEvent, HookEvent, LoopEvent,
+WorkerStateChanged, McpServerStateChanged, and Lagged (this reader fell behind and missed N
+events: while stdout does not take more, nothing is read, and each process drops what does not fit
+its 1,000-event queue for this reader; it never slows the process). While no Keel process is there,
+stderr says it waits for one. The first Ctrl+C or SIGTERM ends it. Each process listens on
+<storage>/events/<pid>.sock (0600, in a 0700 folder); <storage> is --storage DIR (a folder that
+exists), else $KEEL_HOME, else ~/.keel.
   --follow   required: the bus is live only (stored events: keel tasks show ID)
 `;
 
@@ -132,8 +173,9 @@ Works toward one goal in iterations, each a fresh task (a new conversation) that
 files under .keel/loop/<name>/: anchor.md (the goal), progress.md (kept current by the agent; it
 may write it without a prompt in every mode but plan) and guardrails.md (errors seen 3 or more
 times, appended by Keel). After each iteration a judge decides:
-  complete   the stop word is in progress.md, the final message ends with <promise>TEXT</promise>
-             matching --promise, or --max-iterations is reached
+  complete   the stop word is in progress.md, or the final message ends with
+             <promise>TEXT</promise> matching --promise
+  stopped    --max-iterations is reached without the goal: not complete (exit 5)
   stalled    the same stop reason 5 times in a row, or progress.md unchanged for 3 iterations:
              the loop waits for you (edit its files, then keel loop --resume NAME)
   continue   a fresh iteration starts
@@ -147,7 +189,9 @@ times, appended by Keel). After each iteration a judge decides:
 The run options (--workspace, --provider, --model, --mode, --output-format, --max-turns, ...)
 apply to every iteration; see keel run --help. With --output-format stream-json every loop
 event ({"type":"loop",...}) and task event is one JSON line.
-Exit status: 0 complete, 1 cancelled or failed, 2 bad usage, 3 unusable storage, 4 stalled.
+Loop files that are symbolic links (or sit under one) are refused: Keel never follows them.
+Exit status: 0 complete, 1 cancelled or failed, 2 bad usage, 3 unusable storage, 4 stalled,
+5 stopped at the iteration limit without reaching the goal.
 `;
 
 export const BATCH_HELP = `Usage: keel batch FILE [run options] [--workers N]
@@ -157,4 +201,24 @@ lines starting with # are skipped. Every event is printed as one JSON line tagge
 line number ({"line": 3, "type": "text", ...}); {"type": "worker", "line", "taskId", "workerId",
 "pid"} says which worker runs a task. A summary table goes to stderr at the end.
 Exit status: 0 when every task completed, 1 when any did not, 2 on bad usage.
+`;
+
+export const MCP_HELP = `Usage:
+  keel mcp list [--json]                     configured servers, connected to show their state
+  keel mcp tools NAME [--json]               the tools of one server, as the model sees them
+  keel mcp add [--scope project|user] [-e KEY=VALUE]... NAME -- COMMAND [ARGS...]
+  keel mcp add --transport http|sse [--scope project|user] [-H 'Name: value']... NAME URL
+  keel mcp remove NAME [--scope project|user]
+  keel mcp approve NAME                      approve the workspace (keel trust approve: everything it
+                                             provides, NAME's server included)
+  keel mcp revoke NAME                       forget the approval of NAME (held back until approved again)
+  keel mcp login NAME                        sign in to a remote server with OAuth (prints the
+                                             address to open; tokens in $KEEL_HOME/mcp-oauth.json)
+  keel mcp logout NAME                       forget the tokens Keel keeps for that server
+  keel mcp serve [--workspace DIR] [--mode MODE]
+                                             Keel's Read, Write, Edit, Bash, Glob, Grep as an
+                                             MCP server over stdio
+Options: --workspace DIR (default: current directory), --mcp-config FILE (list, tools, login, logout; repeatable),
+--storage DIR (Keel's home: your mcp.json and the approvals; a folder that exists; default $KEEL_HOME, else ~/.keel).
+Project servers come from DIR/.mcp.json, user servers from $KEEL_HOME/mcp.json (default ~/.keel).
 `;

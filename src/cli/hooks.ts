@@ -1,17 +1,19 @@
 import { existsSync, statSync } from 'node:fs';
-import { resolve } from 'node:path';
-import { HookApprovals } from '../core/hooks/approvals';
+import { homedir } from 'node:os';
+import { relative, resolve } from 'node:path';
 import { hookSources, loadHooksConfig } from '../core/hooks/config';
+import { hookItem, isApproved } from '../core/trust/items';
+import { WorkspaceTrust } from '../core/trust/workspaceTrust';
 import type { ConfiguredHook } from '../core/hooks/types';
-import { defaultStorage } from './args';
+import { storageOption } from './args';
 import { HOOKS_HELP } from './help';
 import { HelpRequested, parseCommandLine, reportUsage, UsageError } from './usage';
 
 /**
- * `keel hooks list|approve|revoke`: the hooks of a workspace and their approval. A workspace's own
- * hooks (`.claude/`, `.keel/` settings files) run only once approved, per workspace and in their
- * exact form; approvals live in `<keel home>/hook-approvals.json` (--storage, else $KEEL_HOME or ~/.keel).
- * Headless runs can also approve with `keel run --approve-project-hooks` (docs/hooks.md).
+ * `keel hooks list|approve|revoke`: the hooks of a workspace and their state. A workspace's own
+ * hooks (`.claude/`, `.keel/` settings files) run only once the person approved the workspace
+ * (docs/permissions.md, "Trust"): `approve` and `revoke` are `keel trust approve` / `revoke`, the
+ * one approval of everything the workspace provides (--storage, else $KEEL_HOME, else ~/.keel).
  */
 export async function hooksCommand(argv: string[]): Promise<number> {
   let values: { workspace?: string | undefined; json?: boolean | undefined; storage?: string | undefined };
@@ -30,34 +32,34 @@ export async function hooksCommand(argv: string[]): Promise<number> {
   if (rest.length > 0) return reportUsage('hooks', new UsageError(`unexpected argument "${rest[0]}"`));
   const workspace = resolve(values.workspace ?? process.cwd());
   if (!existsSync(workspace) || !statSync(workspace).isDirectory()) return reportUsage('hooks', new UsageError(`the workspace ${workspace} is not a folder`));
+  let keelHome: string;
+  try {
+    keelHome = storageOption(values.storage, process.env);
+  } catch (err) {
+    if (err instanceof UsageError) return reportUsage('hooks', err);
+    throw err;
+  }
+  if (sub === 'approve' || sub === 'revoke') {
+    const { trustCommand } = await import('./trust');
+    return trustCommand([sub, '--workspace', workspace, '--storage', keelHome], sub === 'approve' ? 'keel hooks approve' : undefined);
+  }
+  if (sub !== 'list') return reportUsage('hooks', new UsageError(`unknown subcommand "${sub}" (list, approve or revoke)`));
   const config = loadHooksConfig(hookSources(workspace));
-  const approvals = new HookApprovals(values.storage ? resolve(values.storage) : defaultStorage(process.env), workspace);
   for (const p of config.problems) process.stderr.write(`keel hooks: ${p}\n`);
-  switch (sub) {
-    case 'list':
-      return list(config.hooks, approvals, Boolean(values.json));
-    case 'approve': {
-      const pending = approvals.pending(config.hooks);
-      if (pending.length === 0) {
-        process.stdout.write(`Nothing to approve: ${workspace} has no hook waiting for approval.\n`);
-        return 0;
-      }
-      approvals.approve(pending);
-      process.stdout.write(`Approved ${pending.length} hook${pending.length === 1 ? '' : 's'} of ${workspace}:\n`);
-      for (const h of pending) process.stdout.write(`  ${describe(h)}\n`);
-      return 0;
-    }
-    case 'revoke': {
-      const n = approvals.revokeAll();
-      process.stdout.write(n === 0 ? `No approvals recorded for ${workspace}.\n` : `Revoked ${n} approval${n === 1 ? '' : 's'} for ${workspace}; its hooks will not run until approved again.\n`);
-      return 0;
-    }
-    default:
-      return reportUsage('hooks', new UsageError(`unknown subcommand "${sub}" (list, approve or revoke)`));
+  const trust = new WorkspaceTrust({ workspace, keelHome });
+  try {
+    return list(config.hooks, (h) => {
+      if (h.scope === 'user') return 'trusted';
+      const item = hookItem(h, relative(workspace, h.source), { workspace, home: homedir(), ...(process.env.PATH !== undefined ? { pathEnv: process.env.PATH } : {}) });
+      if (item.blocked?.length) return 'cannot be approved';
+      return isApproved(trust, item) ? 'approved' : 'needs approval';
+    }, Boolean(values.json));
+  } finally {
+    trust.dispose();
   }
 }
 
-function list(hooks: ConfiguredHook[], approvals: HookApprovals, json: boolean): number {
+function list(hooks: ConfiguredHook[], stateOf: (h: ConfiguredHook) => string, json: boolean): number {
   const rows = hooks.map((h) => ({
     event: h.event,
     matcher: h.matcher ?? '',
@@ -66,7 +68,7 @@ function list(hooks: ConfiguredHook[], approvals: HookApprovals, json: boolean):
     timeout: h.timeout ?? 60,
     scope: h.scope,
     source: h.source,
-    state: h.scope === 'user' ? 'trusted' : approvals.mayRun(h) ? 'approved' : 'needs approval',
+    state: stateOf(h),
   }));
   if (json) {
     process.stdout.write(`${JSON.stringify(rows)}\n`);
@@ -77,7 +79,7 @@ function list(hooks: ConfiguredHook[], approvals: HookApprovals, json: boolean):
     return 0;
   }
   for (const r of rows) process.stdout.write(`${r.state.padEnd(14)} ${r.event}${r.matcher ? ` [${r.matcher}]` : ''}: ${r.command}  (${r.source})\n`);
-  if (rows.some((r) => r.state === 'needs approval')) process.stdout.write('Approve this workspace\'s hooks with: keel hooks approve\n');
+  if (rows.some((r) => r.state === 'needs approval')) process.stdout.write("Review what this workspace provides with keel trust show; approve it with keel trust approve\n");
   return 0;
 }
 

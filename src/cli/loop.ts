@@ -1,21 +1,24 @@
 import { existsSync, statSync } from 'node:fs';
 import type { LoopEvent, LoopStatus } from '../shared/domain/loop';
 import { defaultSettings, existsLoop, LOOP_NAME, uniqueLoopName } from '../core/loop/files';
-import { LoopBusy, LoopRunner } from '../core/loop/runner';
+import { LoopBusy, LoopNotApproved, LoopRunner } from '../core/loop/runner';
+import { LinkRefused } from '../core/security/linkFreeFiles';
 import { TaskStore } from '../core/store/taskStore';
-import { providerFor, runArgsFrom, TASK_OPTIONS, type RunArgs } from './args';
+import { extraWord, providerFor, runArgsFrom, TASK_OPTIONS, type RunArgs } from './args';
 import { createCliRuntime } from './cliRuntime';
-import { EXIT_LOOP_STALLED, EXIT_STORAGE_UNUSABLE, STORAGE_HINT } from './exitCodes';
+import { EXIT_LOOP_LIMIT, EXIT_LOOP_STALLED, EXIT_STORAGE_UNUSABLE, STORAGE_HINT } from './exitCodes';
 import { LOOP_HELP } from './help';
 import { handleSignals } from './signals';
 import { TextRenderer } from './textRenderer';
 import { HelpRequested, parseCommandLine, reportUsage, UsageError } from './usage';
+import { errorMessage } from '../shared/domain/errors';
 
 /**
  * `keel loop "<goal>"`: runs a goal as a loop of fresh tasks judged after each (docs/loop.md),
  * with the usual `keel run` options for every iteration. `keel loop --resume NAME` continues a
  * loop from its state.json (a stalled one goes on: the person has stepped in). Exit status: 0
- * complete, 1 cancelled (or a failure), 2 bad usage, 3 unusable storage, 4 stalled.
+ * complete, 1 cancelled (or a failure), 2 bad usage, 3 unusable storage, 4 stalled, 5 stopped at
+ * the iteration limit without reaching the goal.
  */
 const LOOP_OPTIONS = {
   ...TASK_OPTIONS,
@@ -41,7 +44,9 @@ interface LoopArgs {
 
 export function parseLoopArgs(argv: string[], env: NodeJS.ProcessEnv): LoopArgs {
   const { values, positionals } = parseCommandLine(argv, LOOP_OPTIONS, true);
-  const goal = positionals.join(' ').trim();
+  const [first = '', extra] = positionals;
+  if (extra !== undefined) throw new UsageError(extraWord(positionals, 'goal'));
+  const goal = first.trim();
   const resume = values.resume?.trim();
   if (values.resume !== undefined && !resume) throw new UsageError('--resume needs the name of a loop');
   if (resume && goal) throw new UsageError('give either a goal (a new loop) or --resume NAME (an existing one), not both');
@@ -92,7 +97,7 @@ export async function loopCommand(argv: string[]): Promise<number> {
   try {
     new TaskStore(run.storage).prepare();
   } catch (err) {
-    process.stderr.write(`keel loop: ${(err as Error).message}; ${STORAGE_HINT}\n`);
+    process.stderr.write(`keel loop: ${errorMessage(err)}; ${STORAGE_HINT}\n`);
     return EXIT_STORAGE_UNUSABLE;
   }
   if (args.resume && !existsLoop(run.workspace, args.name)) return reportUsage('loop', new UsageError(`no loop named "${args.name}" in ${run.workspace}`));
@@ -113,6 +118,8 @@ export async function loopCommand(argv: string[]): Promise<number> {
     workspace: run.workspace,
     owner: 'keel loop',
     feed: cli.activity.feed,
+    // A loop folder is continued only as Keel last wrote it or as the person approved it.
+    trust: cli.trust,
     onEvent: onLoop,
     log: (level: 'info' | 'warn' | 'error', message: string) => {
       if (level !== 'info') process.stderr.write(`keel: ${message}\n`);
@@ -150,7 +157,9 @@ export async function loopCommand(argv: string[]): Promise<number> {
         });
   } catch (err) {
     await cli.dispose();
-    process.stderr.write(`keel loop: ${(err as Error).message}\n`);
+    const hint = err instanceof LoopNotApproved ? ` (review: keel trust show --workspace ${run.workspace}; approve: keel trust approve --workspace ${run.workspace})` : '';
+    process.stderr.write(`keel loop: ${errorMessage(err)}${hint}\n`);
+    if (err instanceof LinkRefused) process.stderr.write('  a loop\'s folder must hold plain files: remove the link (check where it pointed first), or give the loop another --name\n');
     return 1;
   }
   const unhandle = handleSignals({
@@ -172,9 +181,16 @@ export async function loopCommand(argv: string[]): Promise<number> {
       process.stderr.write(`keel loop: "${view.name}" complete after ${view.iteration} iteration${view.iteration === 1 ? '' : 's'}: ${view.reasons.join('; ')}\n`);
       return 0;
     }
+    if (status === 'stopped') {
+      process.stderr.write(`keel loop: "${view.name}" stopped: iteration limit reached after ${view.iteration} iteration${view.iteration === 1 ? '' : 's'}; the goal is not reached\n`);
+      process.stderr.write(`  its progress is in .keel/loop/${view.name}/progress.md; start a new loop with a higher --max-iterations to go on\n`);
+      return EXIT_LOOP_LIMIT;
+    }
     if (status === 'stalled') {
       process.stderr.write(`keel loop: "${view.name}" stalled after ${view.iteration} iterations and needs you: ${view.reasons.join('; ')}\n`);
       process.stderr.write(`  edit .keel/loop/${view.name}/anchor.md, progress.md or guardrails.md, then: keel loop --resume ${view.name}\n`);
+      // The goal and guardrails are part of the workspace's approval (docs/permissions.md, "Trust").
+      process.stderr.write(`  (after an edit of anchor.md or guardrails.md, approve it first: keel trust approve --workspace ${run.workspace})\n`);
       return EXIT_LOOP_STALLED;
     }
     process.stderr.write(`keel loop: "${view.name}" ${status}\n`);
@@ -182,6 +198,10 @@ export async function loopCommand(argv: string[]): Promise<number> {
   } catch (err) {
     if (err instanceof LoopBusy) {
       process.stderr.write(`keel loop: ${err.message}\n`);
+      return 1;
+    }
+    if (err instanceof LinkRefused) {
+      process.stderr.write(`keel loop: ${err.message}\n  a loop's folder must hold plain files: remove the link (check where it pointed first), or start a new loop\n`);
       return 1;
     }
     throw err;

@@ -3,6 +3,7 @@ import { resolve } from 'node:path';
 import { MemoryIndex } from '../core/memory/memoryIndex';
 import { MemoryError, MemoryStore, type StoredMemory } from '../core/memory/memoryStore';
 import { memoryQuery } from '../core/memory/memoryContext';
+import { forTerminal, forTerminalLine } from './terminalText';
 import { HelpRequested, parseCommandLine, reportUsage, UsageError } from './usage';
 
 export const MEMORY_HELP = `Usage:
@@ -18,7 +19,8 @@ const WORKSPACE = { workspace: { type: 'string' } } as const;
 
 /**
  * `keel memory list|search|show|delete`: the project memory of a workspace (docs/memory.md).
- * Exit codes: 0 success, 1 a memory that is not there, 2 bad usage (one line on stderr).
+ * Exit codes, as `keel tasks`: 0 success, 1 a memory that cannot be read or deleted, 2 bad usage
+ * (one line on stderr) or a name that names no memory.
  */
 export function memoryCommand(argv: string[]): number {
   const [sub, ...rest] = argv;
@@ -34,7 +36,8 @@ export function memoryCommand(argv: string[]): number {
         const all = store.list();
         if (values.json) process.stdout.write(`${JSON.stringify(all.map(entry))}\n`);
         else if (all.length === 0) process.stdout.write(`No memories in ${store.dir}\n`);
-        else for (const m of all) process.stdout.write(`${m.file}  ${m.title}${m.tags.length ? `  [${m.tags.join(', ')}]` : ''}\n`);
+        // A repository's files: their text is shown, never sent to the terminal as escape sequences.
+        else for (const m of all) process.stdout.write(`${m.file}  ${forTerminalLine(m.title)}${m.tags.length ? `  [${forTerminalLine(m.tags.join(', '))}]` : ''}\n`);
         return 0;
       }
       case 'search': {
@@ -44,7 +47,7 @@ export function memoryCommand(argv: string[]): number {
         const hits = new MemoryIndex(storeAt(values.workspace)).search(memoryQuery(query));
         if (values.json) process.stdout.write(`${JSON.stringify(hits.map((h) => ({ ...entry(h.memory), score: Math.round(h.score * 100) / 100 })))}\n`);
         else if (hits.length === 0) process.stdout.write('No memory matches.\n');
-        else for (const h of hits) process.stdout.write(`${h.score.toFixed(1).padStart(6)}  ${h.memory.file}  ${h.memory.title}\n`);
+        else for (const h of hits) process.stdout.write(`${h.score.toFixed(1).padStart(6)}  ${h.memory.file}  ${forTerminalLine(h.memory.title)}\n`);
         return 0;
       }
       case 'show':
@@ -61,7 +64,7 @@ export function memoryCommand(argv: string[]): number {
         const m = store.tryRead(file);
         if (!m) throw new MemoryError('not_found', `no memory ${file} in ${store.dir}`);
         const about = `${m.created ? `created ${m.created}` : ''}${m.source ? ` · from task ${m.source}` : ''}${m.tags.length ? ` · tags: ${m.tags.join(', ')}` : ''}`;
-        process.stdout.write(`# ${m.title}\n${about}\n\n${m.body}\n`);
+        process.stdout.write(`# ${forTerminalLine(m.title)}\n${forTerminalLine(about)}\n\n${forTerminal(m.body)}\n`);
         return 0;
       }
       default:
@@ -76,7 +79,7 @@ export function memoryCommand(argv: string[]): number {
     if (err instanceof MemoryError) {
       if (err.code === 'invalid_name') return reportUsage('memory', new UsageError(err.message));
       process.stderr.write(`keel memory: ${err.message}\n`);
-      return 1;
+      return err.code === 'not_found' ? 2 : 1;
     }
     throw err;
   }
@@ -85,7 +88,7 @@ export function memoryCommand(argv: string[]): number {
 function storeAt(workspace: string | undefined): MemoryStore {
   const dir = resolve(workspace ?? process.cwd());
   if (!existsSync(dir) || !statSync(dir).isDirectory()) throw new UsageError(`the workspace ${dir} is not a folder`);
-  return new MemoryStore(dir, (_level, message) => process.stderr.write(`keel memory: ${message}\n`));
+  return new MemoryStore(dir, (_level, message) => process.stderr.write(`keel memory: ${forTerminal(message)}\n`));
 }
 
 function entry(m: StoredMemory) {

@@ -1,4 +1,5 @@
-import { resolve } from 'node:path';
+import { WorkspaceTrust } from '../core/trust/workspaceTrust';
+import { storageOption } from './args';
 import { z } from 'zod';
 import { createPermissionEngine } from '../core/permissions';
 import { explainPermission } from '../core/runtime/permissionCheck';
@@ -6,16 +7,22 @@ import { loadSandboxSettings } from '../core/sandbox/settings';
 import { isPermissionMode, PERMISSION_MODES } from '../shared/domain/permissionModes';
 import { createToolRegistry, type ToolRegistry } from '../core/tools/registry';
 import type { AnyTool } from '../core/tools/types';
-import { HelpRequested, parseCommandLine, reportUsage, UsageError } from './usage';
+import { existingPath, HelpRequested, parseCommandLine, reportUsage, UsageError } from './usage';
+import { errorMessage } from '../shared/domain/errors';
 
 export const PERMISSIONS_HELP = `Usage:
-  keel permissions check --tool NAME --input JSON... [--workspace DIR] [--settings FILE]... [--mode MODE] [--home DIR]
+  keel permissions check --tool NAME --input JSON... [--workspace DIR] [--settings FILE]... [--mode MODE] [--home DIR] [--storage DIR]
 Prints the decision a run would reach for each tool call, one JSON line per --input, in order:
 {"decision","reason","rule",...}; "ask" where a run would ask the person (headless, a run denies).
+A workspace's allow rules, additional directories and looser mode count only as you approved
+them (keel trust); "held" lists those waiting for approval.
+  --input JSON      the call's input (required; repeatable), e.g. '{"command":"npm test"}'
   --workspace DIR   the workspace whose .keel/ and .claude/ settings apply (default: current directory)
   --settings FILE   an extra settings file (repeatable)
+Paths are read from the current folder and must exist (a missing --settings file is bad usage).
   --mode MODE       ${PERMISSION_MODES.join(' | ')} (default: the settings files' defaultMode, else default, as keel run)
   --home DIR        the home folder for user settings and ~ (default: yours)
+  --storage DIR     Keel's home, where approvals are kept, a folder that exists (default: $KEEL_HOME or ~/.keel)
 `;
 
 const CHECK_OPTIONS = {
@@ -25,6 +32,7 @@ const CHECK_OPTIONS = {
   settings: { type: 'string', multiple: true },
   mode: { type: 'string' },
   home: { type: 'string' },
+  storage: { type: 'string' },
 } as const;
 
 /**
@@ -57,23 +65,38 @@ async function check(argv: string[]): Promise<number> {
   if (sub !== 'check') throw new UsageError(sub === undefined ? 'missing the subcommand (check)' : sub.startsWith('-') ? 'the subcommand (check) comes first' : `unknown subcommand "${sub}"`);
   const { values } = parseCommandLine(rest, CHECK_OPTIONS, false);
   if (!values.tool) throw new UsageError('--tool is required');
+  if (values.mode !== undefined && !isPermissionMode(values.mode)) throw new UsageError(`--mode must be one of ${PERMISSION_MODES.join(', ')} (got "${values.mode}")`);
+  if (!values.input) throw new UsageError(`--input is required: the call's input as JSON, e.g. --input '{"command":"npm test"}'`);
   const inputs: Record<string, unknown>[] = [];
-  for (const text of values.input ?? ['{}']) {
+  for (const text of values.input) {
     let input: unknown;
     try {
       input = JSON.parse(text);
     } catch (err) {
-      throw new UsageError(`--input is not JSON: ${(err as Error).message}`);
+      throw new UsageError(`--input is not JSON: ${errorMessage(err)}`);
     }
     if (typeof input !== 'object' || input === null || Array.isArray(input)) throw new UsageError("--input must be a JSON object, as a tool call's input is");
     inputs.push(input as Record<string, unknown>);
   }
-  if (values.mode !== undefined && !isPermissionMode(values.mode)) throw new UsageError(`--mode must be one of ${PERMISSION_MODES.join(', ')} (got "${values.mode}")`);
-  const workspace = resolve(values.workspace ?? process.cwd());
+  // Every path given is resolved from the current folder and must be there: a --settings file
+  // that is not read would decide as if its rules did not exist (fail open).
+  const workspace = values.workspace === undefined ? process.cwd() : existingPath('--workspace', values.workspace, 'folder');
+  const settingsFiles = (values.settings ?? []).map((f) => existingPath('--settings', f, 'file'));
+  const home = values.home ? { home: existingPath('--home', values.home, 'folder') } : {};
   // As `keel run` does: with the sandbox on (settings files), leaving it always asks.
-  const home = values.home ? { home: values.home } : {};
   const sandbox = { enabled: loadSandboxSettings({ workspace, ...home }).settings.enabled };
-  const engine = await createPermissionEngine({ workspace, sandbox, ...(values.settings ? { settingsFiles: values.settings } : {}), ...home });
+  // As `keel run`: the workspace's own loosening counts only as the person approved it.
+  const trust = new WorkspaceTrust({ workspace, keelHome: storageOption(values.storage, process.env), ...home });
+  const status = trust.status();
+  const held = status.pending.filter((i) => i.kind === 'allow' || i.kind === 'directory' || i.kind === 'mode').map((i) => `${i.summary} (${i.source})`);
+  const engine = await createPermissionEngine({
+    workspace,
+    sandbox,
+    ...(settingsFiles.length ? { settingsFiles } : {}),
+    ...home,
+    trust,
+    protectedFiles: () => trust.protectedFilesNow(),
+  });
   // As `keel run`: --mode, else the settings files' defaultMode (a workspace file only stricter), else default.
   const mode = isPermissionMode(values.mode) ? values.mode : (engine.defaultMode() ?? 'default');
   const tools = withMcpTools(createToolRegistry());
@@ -87,9 +110,12 @@ async function check(argv: string[]): Promise<number> {
       ...(d.source ? { source: d.source } : {}),
       ...(d.risky ? { risky: true } : {}),
       ...(problems.length ? { problems } : {}),
+      ...(held.length ? { held } : {}),
     };
     process.stdout.write(`${JSON.stringify(line)}\n`);
   }
+  engine.dispose?.();
+  trust.dispose();
   return 0;
 }
 

@@ -8,8 +8,11 @@ import { TaskStore } from '../core/store/taskStore';
 import { StoreError } from '../core/store/types';
 import { parseRunArgs, providerFor, type RunArgs } from './args';
 import { createCliRuntime, type CliRuntime } from './cliRuntime';
-import { HELP } from './help';
-import { mayHaveMcpServers } from './mcpPresence';
+import { openCliTrust } from './cliTrust';
+import type { WorkspaceTrust } from '../core/trust/workspaceTrust';
+import { RUN_HELP } from './help';
+import { mayHaveMcpServers } from './mcp/presence';
+import type { McpReport } from './mcp/host';
 import { EXIT_STORAGE_UNUSABLE, STORAGE_HINT } from './exitCodes';
 import { handleSignals, signalExitCode } from './signals';
 import { TextRenderer } from './textRenderer';
@@ -31,6 +34,7 @@ export async function runCommand(argv: string[], options: { inspect?(event: Insp
   let prepared: Promise<RunSetup> | undefined;
   let cli: CliRuntime | undefined;
   let mcpHub: McpHub | undefined;
+  let trust: WorkspaceTrust | undefined;
   let stoppedBy: NodeJS.Signals | undefined;
   let interrupted: string[] = [];
   const app = new AppLifetime(
@@ -48,7 +52,7 @@ export async function runCommand(argv: string[], options: { inspect?(event: Insp
         interrupted = cli?.runtime.interruptAll() ?? [];
         const activityClosed = cli?.dispose();
         // The MCP servers end after the task that used them (their processes stopped, sessions closed).
-        return Promise.all([activityClosed, mcpHub?.dispose()]).then(() => undefined);
+        return Promise.all([activityClosed, mcpHub?.dispose()]).then(() => trust?.dispose());
       },
     },
     { provider: 'anthropic', ...(options.inspect ? { inspect: options.inspect } : {}) },
@@ -66,6 +70,12 @@ export async function runCommand(argv: string[], options: { inspect?(event: Insp
     const { args, taskId, images } = setup;
     // The key is checked before the task starts; a missing one is reported by the task itself (no_api_key).
     await app.ready();
+    // What the workspace provides is used only as the person approved it; what is held back is said now.
+    try {
+      trust = await openCliTrust(args);
+    } catch (err) {
+      return storeFailure(err);
+    }
     // `/name args`: a custom command becomes the prompt (with its allowed-tools and model); a
     // built-in that only tells something prints it; one that cannot run sends nothing.
     let command: CommandRun | undefined;
@@ -73,7 +83,7 @@ export async function runCommand(argv: string[], options: { inspect?(event: Insp
       const { gate, approveHint } = cliContentGate(args.workspace, args.storage);
       let slash;
       try {
-        slash = await slashForRun(args, gate, approveHint, (line) => process.stderr.write(line));
+        slash = await slashForRun(args, gate, approveHint, (line) => process.stderr.write(line), trust);
       } catch (err) {
         return storeFailure(err);
       }
@@ -86,13 +96,19 @@ export async function runCommand(argv: string[], options: { inspect?(event: Insp
       command = slash.command;
     }
     // The MCP SDK is loaded only when some server may be configured (it costs start-up time).
-    const mcp = mayHaveMcpServers(args, process.env) ? (await import('./mcpHost')).cliMcpHub(args.workspace, args.mcpConfig, process.env, (line) => process.stderr.write(line)) : {};
+    // What becomes of each server is reported as it happens: on stderr, and in stream-json as
+    // `mcp` lines (held until the task, whose id they carry, exists).
+    const mcpLines = new McpLines(args.outputFormat === 'stream-json' ? (line) => process.stdout.write(line) : null);
+    const warnLine = (line: string) => process.stderr.write(line);
+    const mcp = mayHaveMcpServers(args, process.env)
+      ? (await import('./mcp/host')).cliMcpHub(args.workspace, args.mcpConfig, process.env, warnLine, trust, args.storage, (r) => mcpLines.add(r))
+      : {};
     if (mcp.error) return reportUsage('run', new UsageError(mcp.error));
     mcpHub = mcp.hub;
     // The task runtime with the settings files' pass-env and sandbox, and the process's hooks,
     // status board and status socket (cliRuntime.ts, shared with `keel loop`).
     try {
-      cli = await createCliRuntime(args, 'keel run', mcpHub);
+      cli = await createCliRuntime(args, 'keel run', mcpHub, trust);
     } catch (err) {
       return storeFailure(err);
     }
@@ -120,11 +136,18 @@ export async function runCommand(argv: string[], options: { inspect?(event: Insp
     app.watch(task);
     const write = (line: string) => process.stdout.write(line);
     const text = new TextRenderer(write, (line) => process.stderr.write(line));
+    // In text mode the id is not in the output: say it first, so the task can be found and continued.
+    if (args.outputFormat === 'text') process.stderr.write(`keel run: ${taskId ? 'continuing ' : ''}task ${task.id}\n`);
+    let cancelledBy: 'Ctrl+C' | undefined;
     const onEvent = (e: TaskEvent) => (args.outputFormat === 'stream-json' ? write(`${JSON.stringify(e)}\n`) : text.render(e));
     const unsubscribe = task.subscribe(onEvent);
+    mcpLines.start(task.id);
 
     const unhandle = handleSignals({
-      cancel: () => task.cancel(),
+      cancel: () => {
+        cancelledBy = 'Ctrl+C';
+        task.cancel();
+      },
       interrupt: (signal) => {
         stoppedBy = signal;
         // Saving runs inside this call (AppLifetime.exit): the task is recorded as interrupted, and
@@ -140,9 +163,24 @@ export async function runCommand(argv: string[], options: { inspect?(event: Insp
       if (!done) return signalExitCode(stoppedBy);
       // Sub-agents of a cancelled (or failed) parent were cancelled with it: let them settle.
       await cli?.runtime.settleAll(SUBTASKS_SETTLE_MS);
-      // A failed task waits for the user (awaitingUser, recorded as failed): `done` is the last
-      // event of the run, and `keel run --resume ID "<follow-up>"` continues it later.
+      // A run is a success only once its record is saved: a record that failed (a full disk, a
+      // removed folder) ends the run failed with exit 3, said on stderr in every output format.
+      const unsaved = await task.recorded?.().then(
+        () => null,
+        (err: unknown) => (err instanceof Error ? err.message : String(err)),
+      );
       text.finish();
+      if (unsaved) {
+        if (args.outputFormat === 'stream-json') process.stderr.write(`keel run: task ${task.id} failed: ${unsaved}\n`);
+        return EXIT_STORAGE_UNUSABLE;
+      }
+      // A failed task waits for the user (awaitingUser, recorded as failed): `done` is the last
+      // event of the run, and `keel run --resume ID "<follow-up>"` continues it later. The answer
+      // so far ended its line above; stderr says how it ended and how to go on, as after SIGTERM.
+      if (done.status !== 'completed') {
+        const how = done.status === 'aborted' ? `${cancelledBy ? `${cancelledBy}: ` : ''}task ${task.id} cancelled` : `task ${task.id} ${done.status}`;
+        process.stderr.write(`keel run: ${how}; continue it with: keel run --resume ${task.id} "<follow-up>"\n`);
+      }
       return done.status === 'completed' ? 0 : 1;
     } finally {
       unhandle();
@@ -152,6 +190,28 @@ export async function runCommand(argv: string[], options: { inspect?(event: Insp
     await app.exit();
     // Saving disposed the runtime (which starts the pool's shutdown); wait until every worker is gone.
     await cli?.runtime.shutdownWorkers();
+  }
+}
+
+/**
+ * The `mcp` lines of `--output-format stream-json` (McpReport with `type` and `taskId`): what is
+ * reported before the task exists waits for its id; none are written in text mode (stderr has them).
+ */
+class McpLines {
+  private taskId: string | null = null;
+  private readonly held: McpReport[] = [];
+
+  constructor(private readonly write: ((line: string) => void) | null) {}
+
+  add(r: McpReport): void {
+    if (!this.write) return;
+    if (this.taskId === null) this.held.push(r);
+    else this.write(`${JSON.stringify({ type: 'mcp', taskId: this.taskId, ...r })}\n`);
+  }
+
+  start(taskId: string): void {
+    this.taskId = taskId;
+    for (const r of this.held.splice(0)) this.add(r);
   }
 }
 
@@ -186,7 +246,7 @@ async function prepareRun(argv: string[]): Promise<RunSetup> {
     args = parseRunArgs(argv, process.env);
   } catch (err) {
     if (err instanceof HelpRequested) {
-      process.stdout.write(HELP);
+      process.stdout.write(RUN_HELP);
       throw new StartupFailure(0);
     }
     if (err instanceof UsageError) throw new StartupFailure(reportUsage('run', err));

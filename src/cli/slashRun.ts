@@ -1,5 +1,6 @@
 import { homedir } from 'node:os';
 import { costLines, memoryLines } from '../core/commands/builtinText';
+import { NOTHING_APPROVED, type TrustView } from '../core/trust/items';
 import { loadCommands } from '../core/commands/catalog';
 import { expandCommand } from '../core/commands/expand';
 import type { ProjectContentGate } from '../core/commands/projectGate';
@@ -19,7 +20,7 @@ export type SlashOutcome =
   | { kind: 'printed'; lines: string[] }
   | { kind: 'usage'; message: string };
 
-export async function slashForRun(args: RunArgs, gate: ProjectContentGate, approveHint: string, log: (line: string) => void): Promise<SlashOutcome> {
+export async function slashForRun(args: RunArgs, gate: ProjectContentGate, approveHint: string, log: (line: string) => void, trust: TrustView = NOTHING_APPROVED): Promise<SlashOutcome> {
   const prompt = args.prompt;
   const catalog = loadCommands({ workspace: args.workspace, home: homedir(), gate });
   const parsed = resolveSlash(prompt, catalog);
@@ -42,7 +43,7 @@ export async function slashForRun(args: RunArgs, gate: ProjectContentGate, appro
     case 'help':
       return { kind: 'printed', lines: helpLines(catalog) };
     case 'memory':
-      return { kind: 'printed', lines: memoryLines(args.workspace) };
+      return { kind: 'printed', lines: memoryLines(args.workspace, trust) };
     case 'cost': {
       if (!args.resume) return { kind: 'usage', message: '/cost tells the cost of a task: keel run --resume ID /cost' };
       const store = new TaskStore(args.storage);

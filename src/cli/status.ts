@@ -1,10 +1,10 @@
 import { mkdirSync, watch } from 'node:fs';
-import { resolve } from 'node:path';
 import { liveSockets, readAgents, socketDir, watchSocket } from '../core/agents/statusSocket';
 import { statusSummary, type AgentRow } from '../shared/domain/agents';
 import { agentStatusWords } from '../shared/words/agents';
-import { defaultStorage } from './args';
+import { storageOption } from './args';
 import { STATUS_HELP } from './help';
+import { followerStdout } from './follow';
 import { HelpRequested, parseCommandLine, reportUsage, UsageError } from './usage';
 
 /**
@@ -15,8 +15,10 @@ import { HelpRequested, parseCommandLine, reportUsage, UsageError } from './usag
  */
 export async function statusCommand(argv: string[]): Promise<number> {
   let values: { json?: boolean | undefined; follow?: boolean | undefined; storage?: string | undefined };
+  let keelHome: string;
   try {
     ({ values } = parseCommandLine(argv, { json: { type: 'boolean' }, follow: { type: 'boolean' }, storage: { type: 'string' } }, false));
+    keelHome = storageOption(values.storage, process.env);
   } catch (err) {
     if (err instanceof HelpRequested) {
       process.stdout.write(STATUS_HELP);
@@ -25,7 +27,6 @@ export async function statusCommand(argv: string[]): Promise<number> {
     if (err instanceof UsageError) return reportUsage('status', err);
     throw err;
   }
-  const keelHome = values.storage ? resolve(values.storage) : defaultStorage(process.env);
   if (values.follow) return follow(keelHome);
   const agents = await readAgents(keelHome);
   if (values.json) {
@@ -61,27 +62,32 @@ function tokens(n: number): string {
   return n >= 1000 ? `${(n / 1000).toFixed(1)}k tok` : `${n} tok`;
 }
 
+/**
+ * `--follow`: every line the status sockets publish, until the first SIGINT or SIGTERM (even
+ * while its own reader does not read: see follow.ts). While no Keel process is there, stderr says
+ * it waits for one.
+ */
 async function follow(keelHome: string): Promise<number> {
   const dir = socketDir(keelHome);
   mkdirSync(dir, { recursive: true, mode: 0o700 });
   const watching = new Set<string>();
-  const ac = new AbortController();
+  const out = followerStdout('status');
   const connect = () => {
     for (const path of liveSockets(keelHome)) {
-      if (watching.has(path)) continue;
+      if (watching.has(path) || out.signal.aborted) continue;
       watching.add(path);
-      void watchSocket(path, (l) => process.stdout.write(`${JSON.stringify(l)}\n`), ac.signal).then(() => watching.delete(path));
+      void watchSocket(path, (l) => out.write(`${JSON.stringify(l)}\n`), out.signal).then(() => watching.delete(path));
     }
   };
   connect();
+  if (watching.size === 0) process.stderr.write(`keel status: waiting for a Keel process (keel run, keel loop, keel batch, VS Code) using ${keelHome}; Ctrl+C ends\n`);
   // New processes appear as new sockets in the folder.
   const watcher = watch(dir, () => connect());
   await new Promise<void>((resolve) => {
-    const stop = () => resolve();
-    process.once('SIGINT', stop);
-    process.once('SIGTERM', stop);
+    if (out.signal.aborted) return resolve();
+    out.signal.addEventListener('abort', () => resolve(), { once: true });
   });
   watcher.close();
-  ac.abort();
-  return 0;
+  out.dispose();
+  return out.exit();
 }

@@ -1,14 +1,15 @@
-import { writeFileSync } from 'node:fs';
+import { existsSync, statSync, writeFileSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
 import { RUN_PHASES } from '../shared/domain/events';
 import type { RunPhasesView, TranscriptItem } from '../shared/domain/transcript';
 import { exportJson, exportMarkdown } from '../core/store/exportTask';
 import { TaskStore, type LoadedTask } from '../core/store/taskStore';
 import { StoreError, type TaskSummary } from '../core/store/types';
 import { modelLabel } from '../shared/domain/models';
-import { defaultStorage } from './args';
+import { storageOption } from './args';
 import { replayCommand } from './replay';
 import { EXIT_STORAGE_UNUSABLE, STORAGE_HINT } from './exitCodes';
-import { HelpRequested, parseCommandLine, reportUsage, UsageError } from './usage';
+import { existingPath, HelpRequested, parseCommandLine, reportUsage, UsageError } from './usage';
 
 export const TASKS_HELP = `Usage:
   keel tasks list [--json] [--all]                 every stored task, newest first
@@ -35,6 +36,8 @@ export interface TaskListEntry {
   workspace: string;
   /** Set when another window or process drives the task right now. */
   runningElsewhere?: string;
+  /** Set when the task's record could not be saved (it is `failed`): why. */
+  recordError?: string;
 }
 
 const STORAGE = { storage: { type: 'string' } } as const;
@@ -80,7 +83,7 @@ export async function tasksCommand(argv: string[]): Promise<number> {
         const task = await store.load(id);
         const summary = summaryOf(task);
         const out = format === 'md' ? exportMarkdown(task, summary) : exportJson(task, summary);
-        if (values.output) writeFileSync(values.output, out);
+        if (values.output) writeFileSync(outputFile(values.output), out);
         else process.stdout.write(out);
         return 0;
       }
@@ -113,7 +116,20 @@ export async function tasksCommand(argv: string[]): Promise<number> {
 }
 
 function storeAt(storage: string | undefined): TaskStore {
-  return new TaskStore(storage ?? defaultStorage(process.env), { log: (level, message) => level !== 'info' && process.stderr.write(`keel: ${message}\n`) });
+  return new TaskStore(storageOption(storage, process.env), { log: (level, message) => level !== 'info' && process.stderr.write(`keel: ${message}\n`) });
+}
+
+/** `--output FILE`: resolved from the current folder; the folder it goes into must exist (a typo is not created). */
+function outputFile(value: string): string {
+  const path = resolve(value);
+  try {
+    existingPath('--output', dirname(path), 'folder');
+  } catch (err) {
+    if (err instanceof UsageError) throw new UsageError(`--output ${value}: the folder ${dirname(path)} does not exist`);
+    throw err;
+  }
+  if (existsSync(path) && statSync(path).isDirectory()) throw new UsageError(`--output ${value}: is a folder, not a file`);
+  return path;
 }
 
 /** The one task id a subcommand takes. */
@@ -157,6 +173,7 @@ function entryOf(t: TaskSummary): TaskListEntry {
     model: t.model,
     workspace: t.workspace,
     ...(t.heldElsewhere ? { runningElsewhere: `${t.heldElsewhere.label ?? 'pid'} ${t.heldElsewhere.pid} on ${t.heldElsewhere.host}` } : {}),
+    ...(t.recordError ? { recordError: t.recordError } : {}),
   };
 }
 
@@ -170,6 +187,7 @@ function showText(task: LoadedTask, s: TaskSummary): string {
     `${s.title}`,
     `  id:        ${s.id}`,
     `  status:    ${s.status}${s.heldElsewhere ? ` (running in another window or process: ${s.heldElsewhere.label ?? 'pid'} ${s.heldElsewhere.pid}; read-only here)` : ''}`,
+    ...(s.recordError ? [`  record:    incomplete: ${s.recordError}`] : []),
     `  created:   ${new Date(s.createdAt).toISOString()}`,
     `  updated:   ${new Date(s.updatedAt).toISOString()}`,
     `  model:     ${s.model ? modelLabel(s.model) : 'unknown'}`,

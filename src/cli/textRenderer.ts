@@ -1,5 +1,5 @@
 import type { TaskEvent } from '../shared/domain/events';
-import { retryNotice } from '../shared/domain/transcript';
+import { retryNotice, waitingNotice } from '../shared/domain/transcript';
 import { todoSummary, type TodoStatus } from '../shared/domain/todos';
 
 /** How each state of a todo reads in a terminal. */
@@ -11,6 +11,8 @@ const TODO_MARK: Record<TodoStatus, string> = { pending: '[ ]', in_progress: '[~
  */
 export class TextRenderer {
   private atLineStart = true;
+  /** Calls whose denial was printed: their result says the same again and is not printed. */
+  private readonly denied = new Set<string>();
 
   constructor(
     private readonly out: (s: string) => void,
@@ -28,14 +30,22 @@ export class TextRenderer {
         this.err(`→ ${e.name} ${brief(e.input)}\n`);
         break;
       case 'tool_result':
+        if (this.denied.delete(e.id)) break;
         this.err(`  ${e.is_error ? '✗' : '✓'} ${e.summary}\n`);
         break;
       case 'permission':
-        if (e.decision === 'deny') this.err(`  ✗ permission denied for ${e.tool}: ${e.reason ?? ''}\n`);
+        if (e.decision !== 'deny') break;
+        this.denied.add(e.toolCallId);
+        this.err(`  ✗ permission denied for ${e.tool}: ${e.reason ?? ''}\n`);
         break;
       case 'retry':
         this.newline();
         this.err(`(${e.code}) ${retryNotice(e)}\n`);
+        break;
+      case 'waiting':
+        // The answer goes on after this: its text on stdout is left whole (no line break added
+        // there); on a terminal the notice still starts on a line of its own.
+        this.err(`${this.atLineStart ? '' : '\n'}(waiting) ${waitingNotice(e)}\n`);
         break;
       case 'error':
         this.newline();

@@ -1,7 +1,6 @@
-import { resolve } from 'node:path';
 import { readPools } from '../core/agents/statusSocket';
 import { describePool, describeWorker } from '../core/workers/poolStatus';
-import { defaultStorage } from './args';
+import { storageOption } from './args';
 import { WORKERS_HELP } from './help';
 import { HelpRequested, parseCommandLine, reportUsage, UsageError } from './usage';
 
@@ -13,8 +12,10 @@ import { HelpRequested, parseCommandLine, reportUsage, UsageError } from './usag
  */
 export async function workersCommand(argv: string[]): Promise<number> {
   let values: { json?: boolean | undefined; storage?: string | undefined };
+  let keelHome: string;
   try {
     ({ values } = parseCommandLine(argv, { json: { type: 'boolean' }, storage: { type: 'string' } }, false));
+    keelHome = storageOption(values.storage, process.env);
   } catch (err) {
     if (err instanceof HelpRequested) {
       process.stdout.write(WORKERS_HELP);
@@ -23,7 +24,6 @@ export async function workersCommand(argv: string[]): Promise<number> {
     if (err instanceof UsageError) return reportUsage('workers', err);
     throw err;
   }
-  const keelHome = values.storage ? resolve(values.storage) : defaultStorage(process.env);
   const pools = await readPools(keelHome);
   if (values.json) {
     process.stdout.write(`${JSON.stringify({ pools })}\n`);

@@ -74,5 +74,5 @@ function tokens(n: number): string {
  * that change nothing visible (a tool started while already working) made clicks race it.
  */
 export function rowsSignature(rows: readonly AgentRow[]): string {
-  return JSON.stringify(rows.map((r) => [r.id, r.kind, r.title, r.iteration ?? '', r.parentId ?? '', r.status, r.attention ?? '', r.tokens, r.costUsd, r.startedAt]));
+  return JSON.stringify(rows.map((r) => [r.id, r.kind, r.title, r.iteration ?? '', r.parentId ?? '', r.status, r.attention ?? '', r.note ?? '', r.tokens, r.costUsd, r.startedAt]));
 }

@@ -1,3 +1,4 @@
+import { errorMessage } from '../shared/domain/errors';
 import { Mutex } from 'async-mutex';
 import { isViewEvent, type TaskEvent } from '../shared/domain/events';
 import type { PermissionMode } from '../shared/domain/permissionModes';
@@ -5,7 +6,6 @@ import type { FromWebviewMessage } from '../shared/protocol/fromWebview';
 import type { SnapshotMessage, ToWebviewPayload } from '../shared/protocol/toWebview';
 import { taskEventHasTag } from '../core/machines/task/taskTags';
 import type { TaskHandle } from '../core/runtime/types';
-import { describeError } from './logger';
 import type { PermissionBroker } from './permissionBroker';
 import type { Page, StoredTaskState } from '../shared/protocol/chatMessages';
 import { HistoryActions, isHistoryMessage } from './history/historyActions';
@@ -217,8 +217,8 @@ export class ChatController implements ChatSurface {
           else await this.window.handleShared(view, message);
       }
     } catch (e) {
-      this.host.log.error(`handling ${message.type} from view ${view.id} failed: ${describeError(e)}`);
-      this.broadcastError(`Keel: ${describeError(e)}`);
+      this.host.log.error(`handling ${message.type} from view ${view.id} failed: ${errorMessage(e)}`);
+      this.broadcastError(`Keel: ${errorMessage(e)}`);
     }
   }
 
@@ -251,7 +251,7 @@ export class ChatController implements ChatSurface {
         try {
           await this.history.resume(this.current.id, text);
         } catch (e) {
-          this.broadcastError(`Keel could not resume the task: ${describeError(e)}`);
+          this.broadcastError(`Keel could not resume the task: ${errorMessage(e)}`);
         }
         return;
       }
@@ -262,8 +262,8 @@ export class ChatController implements ChatSurface {
       try {
         await this.window.startTask(text, this.id, () => !this.disposed, (task) => this.show(task), slash.extras);
       } catch (e) {
-        this.host.log.error(`cannot start a task: ${describeError(e)}`);
-        this.broadcastError(`Keel could not start the task: ${describeError(e)}`);
+        this.host.log.error(`cannot start a task: ${errorMessage(e)}`);
+        this.broadcastError(`Keel could not start the task: ${errorMessage(e)}`);
       }
     });
   }
@@ -319,7 +319,7 @@ export class ChatController implements ChatSurface {
       await this.history.open(id);
       return true;
     } catch (e) {
-      this.host.log.info(`task ${id} cannot be shown: ${describeError(e)}`);
+      this.host.log.info(`task ${id} cannot be shown: ${errorMessage(e)}`);
       return false;
     }
   }

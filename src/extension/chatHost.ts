@@ -30,6 +30,8 @@ export interface TaskRuntimeLike {
   /** The worker pool turns run on (null: in process); the chat header shows the shown task's worker. */
   workerPool?(): PoolView | null;
   dispose(): void;
+  /** Resolves once the records of the tasks it stopped are written and their locks released (TaskRuntime.closed). */
+  closed?(): Promise<void>;
 }
 
 /** What the controller needs from its host (VS Code in the extension, fakes in tests). */

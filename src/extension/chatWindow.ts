@@ -1,4 +1,5 @@
-import type { PermissionMode } from '../shared/domain/permissionModes';
+import { PERMISSION_MODE_INFO, type PermissionMode } from '../shared/domain/permissionModes';
+import { MODE_SEMANTICS } from '../core/permissions/modes';
 import type { FromWebviewMessage } from '../shared/protocol/fromWebview';
 import type { PendingPermission, RuleScope } from '../shared/protocol/chatMessages';
 import type { ToWebviewPayload } from '../shared/protocol/toWebview';
@@ -189,19 +190,38 @@ export class ChatWindow {
   }
 
   /**
+   * Why a loop cannot start or continue in the chat's mode now, or undefined. A loop never runs in
+   * Plan mode (docs/loop.md): its iterations change files and keep their progress file, and every
+   * one of them would be refused.
+   */
+  loopModeProblem(): string | undefined {
+    const mode = this.permissionMode();
+    if (!MODE_SEMANTICS[mode].refusesChanges) return undefined;
+    return (
+      `a loop cannot run in ${PERMISSION_MODE_INFO[mode].label} mode: its iterations change files and write their progress file, ` +
+      'and every change would be refused. Switch the chat to another mode, then start (or continue) the loop.'
+    );
+  }
+
+  /**
    * What a loop needs to start its iterations in this window (docs/loop.md): each iteration is a
-   * task of the runtime with the chat's provider and mode, shown as it starts in the surface
-   * commands act on (`target`). Rejects like a first prompt does (no folder open, no provider
+   * task of the runtime with the chat's provider, in the chat's mode as it is now (the loop keeps
+   * that mode until it stops or is continued again; switching the chat's mode later does not
+   * change a running loop), shown as it starts in the surface commands act on (`target`). Rejects
+   * in Plan mode (`loopModeProblem`), and like a first prompt does (no folder open, no provider
    * settings).
    */
-  async loopHost(): Promise<{ startIteration(prompt: string, it: { loopName: string; iteration: number; progressFile: string }): TaskHandle }> {
+  async loopHost(): Promise<{ mode: PermissionMode; startIteration(prompt: string, it: { loopName: string; iteration: number; progressFile: string }): TaskHandle }> {
+    const problem = this.loopModeProblem();
+    if (problem) throw new Error(problem);
+    const mode = this.permissionMode();
     const runtime = await this.ensureRuntime();
-    const provider = await this.host.providerConfig(this.permissionMode());
+    const provider = await this.host.providerConfig(mode);
     return {
+      mode,
       startIteration: (prompt, it) => {
-        const mode = this.permissionMode();
         const title = `${it.loopName}: iteration ${it.iteration}`;
-        const task = runtime.startTask({ prompt, title, provider, mode, loopProgressFile: it.progressFile, refreshProvider: () => this.host.providerConfig(this.permissionMode()) });
+        const task = runtime.startTask({ prompt, title, provider, mode, loopProgressFile: it.progressFile, refreshProvider: () => this.host.providerConfig(mode) });
         this.book.track(task, provider.model);
         this.target()?.showLive(task);
         return task;
@@ -295,8 +315,8 @@ export class ChatWindow {
    * The window is closing: every task this window runs is stopped, and one that had not settled
    * is recorded as interrupted (a reload shows it so, with Resume); prompts are denied.
    */
-  dispose(): void {
-    if (this.disposedFlag) return;
+  dispose(): Promise<void> {
+    if (this.disposedFlag) return Promise.resolve();
     this.disposedFlag = true;
     this.permissions.dispose();
     this.requests.dispose();
@@ -305,9 +325,13 @@ export class ChatWindow {
     this.memoryRequests?.dispose();
     this.book.dispose();
     this.surfaces.length = 0;
-    this.runtime?.interruptAll();
-    this.runtime?.dispose();
+    const runtime = this.runtime;
     this.runtime = undefined;
+    runtime?.interruptAll();
+    runtime?.dispose();
+    // The tasks' last writes and their locks' release run off the event loop: the window's
+    // saving (deactivate) waits for them.
+    return runtime?.closed?.() ?? Promise.resolve();
   }
 
   /** Where a card of `taskId` shows: the surfaces showing that task, else every surface. */

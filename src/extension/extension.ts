@@ -2,6 +2,7 @@ import * as vscode from 'vscode';
 import type { ProcessActivity } from '../core/agents/processActivity';
 import type { WorkerPool } from '../core/workers/pool';
 import type { AppLifetime } from '../core/machines/appSession/appLifetime';
+import { hideKeysFromProcEnviron } from '../core/security/hideEnvironment';
 import { AgentsTreeProvider } from './agentsView';
 import { attentionToTell } from './attention';
 import { WindowLoops } from './loops/windowLoops';
@@ -17,6 +18,7 @@ import { permissionIndicators } from './permissions/indicators';
 import { createPermissionPrompts } from './permissions/setup';
 import { loadTaskRuntime } from './runtimeHost';
 import { vscodeMcpService } from './mcp/vscodeMcp';
+import { WindowTrust } from './trust/windowTrust';
 import { vscodeMemoryWorkbench } from './memory/vscodeMemory';
 import { vscodeHistoryServices } from './history/vscodeHistory';
 import { vscodeWorkbench } from './workbench';
@@ -40,6 +42,11 @@ export function activate(context: vscode.ExtensionContext): void {
   const output = vscode.window.createOutputChannel('Keel', { log: true });
   context.subscriptions.push(output);
   const log = output;
+  // A provider key VS Code was started with leaves this process's exec-time environment, which
+  // every process of the user can read (docs/permissions.md, "Secrets": what VS Code's own
+  // processes still show). process.env keeps it.
+  const hiding = hideKeysFromProcEnviron();
+  if (hiding.problem) log.warn(`could not hide the provider keys from /proc/${process.pid}/environ: ${hiding.problem}`);
   const windowLife = windowLifetime({
     settings: readKeelSettings,
     secret: (key) => context.secrets.get(key),
@@ -55,7 +62,10 @@ export function activate(context: vscode.ExtensionContext): void {
   let activity: ProcessActivity | undefined;
   let pool: WorkerPool | null | undefined;
   context.subscriptions.push(agents, vscode.window.registerTreeDataProvider(AgentsTreeProvider.viewId, agents));
-  const prompts = createPermissionPrompts(context, log);
+  // The window's trust in its workspace: the one approval of what it provides (docs/permissions.md, "Trust").
+  const windowTrust = new WindowTrust(log);
+  context.subscriptions.push(windowTrust, vscode.commands.registerCommand('keel.reviewTrust', () => windowTrust.review('you asked to review it', true)));
+  const prompts = createPermissionPrompts(context, log, () => windowTrust.get());
   const workbench = vscodeWorkbench(context, log);
   // Slash commands of this window's folder and of the person (docs/commands.md); a workspace's own wait for approval.
   const commands: ChatCommands = {
@@ -63,15 +73,18 @@ export function activate(context: vscode.ExtensionContext): void {
     home: homedir(),
     gate: NOTHING_APPROVED,
     approveHint: "this Keel cannot approve a workspace's commands yet: copy the file into ~/.claude/commands/ to use it as your own",
+    trust: () => windowTrust.get(),
   };
   // One MCP hub per window, owned here and shared by every task; its servers end with the window.
-  const mcp = vscodeMcpService(context, log);
+  const mcp = vscodeMcpService(context, log, windowTrust);
   context.subscriptions.push({ dispose: () => void mcp.dispose() });
   const loops: WindowLoops = new WindowLoops({
     log,
     taskHost: (): ReturnType<ChatWindow['loopHost']> => chatWindow.loopHost(),
+    loopModeProblem: () => chatWindow.loopModeProblem(),
     feed: () => activity?.feed,
     showPage: (name) => showLoopPage(name),
+    trust: () => windowTrust.get(),
   });
   context.subscriptions.push(loops);
   // One window part shared by the chats (runtime, prompts, history, pages); one ChatController per
@@ -80,7 +93,7 @@ export function activate(context: vscode.ExtensionContext): void {
     log,
     loadRuntime: async (asker) => {
       const hub = await mcp.hub();
-      return loadTaskRuntime(context, log, asker, hub && !hub.empty ? hub : undefined, (a) => {
+      return loadTaskRuntime(context, log, windowTrust, asker, hub && !hub.empty ? hub : undefined, (a) => {
         activity = a;
         agents.attach(a.board);
         // A task or sub-agent waiting for an answer that no visible chat shows gets one notification.

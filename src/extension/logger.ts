@@ -12,8 +12,3 @@ export interface Logger {
 /** A logger that drops everything. */
 export const silentLogger: Logger = { debug() {}, info() {}, warn() {}, error() {} };
 
-/** Text of an unknown thrown value, for logs and user-facing host errors. */
-export function describeError(e: unknown): string {
-  if (e instanceof Error) return e.message;
-  return typeof e === 'string' ? e : JSON.stringify(e);
-}

@@ -1,5 +1,6 @@
+import { errorMessage } from '../shared/domain/errors';
 import { COVERED_BY_SNAPSHOT, type SnapshotMessage, type ToWebviewMessage, type ToWebviewPayload } from '../shared/protocol/toWebview';
-import { type Logger, describeError, silentLogger } from './logger';
+import { type Logger, silentLogger } from './logger';
 
 /** Where an outbox delivers numbered messages: `Webview.postMessage` in the extension. */
 export type PostMessage = (message: ToWebviewMessage) => PromiseLike<boolean> | boolean;
@@ -79,11 +80,11 @@ export class Outbox {
           (ok) => {
             if (!ok) this.failed(page, sentAt, 'postMessage returned false');
           },
-          (e: unknown) => this.failed(page, sentAt, describeError(e)),
+          (e: unknown) => this.failed(page, sentAt, errorMessage(e)),
         );
       }
     } catch (e) {
-      this.failed(page, sentAt, describeError(e));
+      this.failed(page, sentAt, errorMessage(e));
     }
   }
 

@@ -1,6 +1,7 @@
+import { errorMessage } from '../shared/domain/errors';
 import type { PermissionAnswer, PermissionAsker, PermissionRequest } from '../core/permissions/gate';
 import type { AlwaysAllow, PendingPermission, PermissionChoice, RuleScope } from '../shared/protocol/chatMessages';
-import { describeError, type Logger } from './logger';
+import { type Logger } from './logger';
 import { alwaysRules, type RuleCheck } from './permissions/alwaysAllow';
 
 /** Where an answer came from. */
@@ -182,7 +183,7 @@ export class PermissionBroker implements PermissionAsker {
     try {
       shown = surface.show(p.request, signal);
     } catch (e) {
-      this.options.log.warn(`permission ${id}: the ${surface.source} prompt failed: ${describeError(e)}`);
+      this.options.log.warn(`permission ${id}: the ${surface.source} prompt failed: ${errorMessage(e)}`);
       return;
     }
     shown.then(
@@ -191,7 +192,7 @@ export class PermissionBroker implements PermissionAsker {
         const r = this.settle(id, a, surface.source);
         if (r !== true) this.options.warn?.(`Keel: ${r.message}`);
       },
-      (e: unknown) => this.options.log.warn(`permission ${id}: the ${surface.source} prompt failed: ${describeError(e)}`),
+      (e: unknown) => this.options.log.warn(`permission ${id}: the ${surface.source} prompt failed: ${errorMessage(e)}`),
     );
   }
 
@@ -246,8 +247,8 @@ export class PermissionBroker implements PermissionAsker {
       p.resolve({ ...allow, always: { rules, where } });
       return;
     } catch (e) {
-      this.options.log.error(`permission ${p.request.requestId}: could not save ${rules.join(', ') || 'a rule'}: ${describeError(e)}`);
-      this.options.warn?.(`Keel allowed this call once but could not save the rule: ${describeError(e)}`);
+      this.options.log.error(`permission ${p.request.requestId}: could not save ${rules.join(', ') || 'a rule'}: ${errorMessage(e)}`);
+      this.options.warn?.(`Keel allowed this call once but could not save the rule: ${errorMessage(e)}`);
     }
     p.resolve(allow);
   }

@@ -1,4 +1,4 @@
-import { resolveModel } from '../core/machines/modelSelection/modelSelection.machine';
+import { resolveModel } from '../core/providers/modelChoice';
 import type { ProviderConfig } from '../core/providers/types';
 import { atLeastAsStrict } from '../core/permissions/defaultMode';
 import { isPermissionMode, type PermissionMode } from '../shared/domain/permissionModes';

@@ -1,5 +1,6 @@
 import * as vscode from 'vscode';
 import { settingsDefaultMode } from '../core/permissions/settings';
+import { windowTrustView } from './trust/windowTrust';
 import type { ProviderConfig } from '../core/providers/types';
 import type { PermissionMode } from '../shared/domain/permissionModes';
 import type { ChatConfig } from '../shared/protocol/toWebview';
@@ -37,7 +38,8 @@ const shownNotices = new Set<string>();
 function filesDefaultMode(): PermissionMode | undefined {
   const folder = vscode.workspace.workspaceFolders?.[0]?.uri.fsPath;
   if (!folder) return undefined;
-  const settled = settingsDefaultMode(folder);
+  // A workspace's looser mode applies only once the person approved it (docs/permissions.md, "Trust").
+  const settled = settingsDefaultMode(folder, windowTrustView());
   for (const n of settled.notices) warnOnce(n);
   return settled.mode;
 }

@@ -5,10 +5,11 @@ import * as vscode from 'vscode';
 import type { TaskRuntimeLike } from './chatController';
 import type { Logger } from './logger';
 import type { ProcessActivity } from '../core/agents/processActivity';
-import type { HookRunner } from '../core/hooks/runner';
+import type { WorkspaceTrust } from '../core/trust/workspaceTrust';
+import type { WindowTrust } from './trust/windowTrust';
 import type { PermissionAsker } from '../core/permissions/gate';
 import type { McpToolSource } from '../core/mcp/toolSource';
-import type { McpStatusSource } from '../core/events/mcpEvents';
+import type { McpStatusSource } from '../core/mcp/events';
 import type { EvictionStrategy } from '../core/workers/eviction';
 import type { WorkerPool } from '../core/workers/pool';
 import { workerCommandBeside } from '../core/workers/spawnWorker';
@@ -43,6 +44,7 @@ function findRipgrep(): string | undefined {
 export async function loadTaskRuntime(
   context: vscode.ExtensionContext,
   log: Logger,
+  windowTrust: WindowTrust,
   asker: PermissionAsker,
   mcp?: McpToolSource & McpStatusSource,
   onActivity?: (activity: ProcessActivity) => void,
@@ -61,7 +63,10 @@ export async function loadTaskRuntime(
   const passEnv = passEnvOf(vscode.workspace.getConfiguration('keel').inspect('tools.passEnv'));
   for (const p of passEnv.problems) log.warn(p);
   const secrets = await toolSecrets(passEnv.names, Object.values(SECRET_KEYS).map((k) => Promise.resolve(context.secrets.get(k))));
-  const activity = await startActivity(context, log, folder.uri.fsPath, storageDir, () => secrets.environment());
+  // What the workspace provides is used only as the person approved it (docs/permissions.md, "Trust").
+  const trust = await windowTrust.get();
+  if (!trust) throw new Error('open a folder first: a task works inside a workspace folder.');
+  const activity = await startActivity(context, log, folder.uri.fsPath, storageDir, () => secrets.environment(), trust);
   onActivity?.(activity);
   // keel.workers.max > 0: each task's turn loop runs in a worker process (docs/workers.md), on the
   // extension host's own binary acting as Node (ELECTRON_RUN_AS_NODE), from the lean dist/worker.js.
@@ -79,6 +84,7 @@ export async function loadTaskRuntime(
       : undefined;
   const runtime = new TaskRuntime({
     workspace: folder.uri.fsPath,
+    trust,
     hooks: activity.hooks,
     feed: activity.feed,
     ...(workers ? { workers } : {}),
@@ -115,28 +121,28 @@ export async function loadTaskRuntime(
 /**
  * The window's activity (docs/hooks.md): the hook runner, the status board and the status socket
  * (`keel status` sees this window's tasks). Approvals are Keel's, shared with the CLI
- * (`$KEEL_HOME` or `~/.keel`). A workspace's own hooks run only once the person approves them: the
- * first time one would run, a notification offers to review them (a modal lists each command).
- * The status bar says "2 working · 1 needs you" while something works or waits for the person.
+ * (`$KEEL_HOME` or `~/.keel`). A workspace's own hooks run only as the person approved the
+ * workspace: one that did not run is reported to the window's trust, whose notification offers
+ * the review (trust/windowTrust.ts). The status bar says "2 working · 1 needs you" while
+ * something works or waits for the person.
  */
-async function startActivity(context: vscode.ExtensionContext, log: Logger, workspace: string, storage: string, environment: () => NodeJS.ProcessEnv) {
+async function startActivity(context: vscode.ExtensionContext, log: Logger, workspace: string, storage: string, environment: () => NodeJS.ProcessEnv, trust: WorkspaceTrust) {
   const { ProcessActivity } = await import('../core/agents/processActivity');
   const { statusSummary } = await import('../shared/domain/agents');
-  let reviewing = false;
+  const { tightenTree } = await import('../core/store/privateFiles');
+  const keelHome = process.env.KEEL_HOME || join(homedir(), '.keel');
+  // Keel's home (approvals, settings, the CLI's tasks) is this user's alone: an older Keel left it 0755.
+  for (const problem of tightenTree(keelHome)) log.warn(`could not make Keel's files private: ${problem}`);
   const activity = new ProcessActivity({
+    trust,
     workspace,
-    keelHome: process.env.KEEL_HOME || join(homedir(), '.keel'),
+    keelHome,
     // `keel events --follow --storage <the extension's global storage>` reads this window's bus.
     storage,
     label: `VS Code window ${process.pid}`,
     environment,
     log: (level, message) => (level === 'error' ? log.error(message) : level === 'warn' ? log.warn(message) : log.info(message)),
-    onUnapproved: (hooks) => {
-      log.warn(`${hooks.length} hook(s) of this workspace did not run: not approved yet`);
-      if (reviewing) return;
-      reviewing = true;
-      void reviewHooks(activity.hooks).finally(() => (reviewing = false));
-    },
+    onUnapproved: (_hooks, items) => trust.reportHeld(items),
   });
   await activity.start();
   const bar = vscode.window.createStatusBarItem('keel.agents', vscode.StatusBarAlignment.Left, 50);
@@ -150,22 +156,4 @@ async function startActivity(context: vscode.ExtensionContext, log: Logger, work
   const unsubscribe = activity.board.subscribe(update);
   context.subscriptions.push(bar, { dispose: () => (unsubscribe(), void activity.dispose('window closed')) });
   return activity;
-}
-
-async function reviewHooks(hooks: HookRunner): Promise<void> {
-  const pending = hooks.pendingApproval();
-  if (pending.length === 0) return;
-  const review = 'Review…';
-  const which = pending.length === 1 ? 'a hook' : `${pending.length} hooks`;
-  const choice = await vscode.window.showWarningMessage(`This workspace configures ${which} (commands Keel would run). They run only once you approve them.`, review);
-  if (choice !== review) return;
-  const approve = 'Approve and run them';
-  const detail = pending.map((h) => `${h.event}${h.matcher ? ` [${h.matcher}]` : ''}: ${h.command}\n  (${h.source})`).join('\n\n');
-  const answer = await vscode.window.showWarningMessage('Approve the hooks of this workspace?', { modal: true, detail }, approve);
-  if (answer !== approve) return;
-  try {
-    hooks.approve(pending);
-  } catch (err) {
-    void vscode.window.showErrorMessage(`Keel could not record the approval: ${(err as Error).message}`);
-  }
 }

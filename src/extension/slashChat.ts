@@ -4,6 +4,7 @@ import { expandCommand } from '../core/commands/expand';
 import type { ProjectContentGate } from '../core/commands/projectGate';
 import { BUILTIN_COMMANDS, helpLines, resolveSlash, slashProblem } from '../core/commands/slash';
 import type { MessageExtras, TaskHandle } from '../core/runtime/types';
+import { NOTHING_APPROVED, type TrustView } from '../core/trust/items';
 import { isPermissionMode, PERMISSION_MODES, type PermissionMode } from '../shared/domain/permissionModes';
 import type { SlashCommand } from '../shared/protocol/toWebview';
 
@@ -21,6 +22,8 @@ export interface ChatCommands {
   gate: ProjectContentGate;
   /** What the person is told to do to approve a workspace's commands. */
   approveHint: string;
+  /** The window's approvals of the workspace (`/memory` says which instructions files are held back). */
+  trust?(): Promise<TrustView | undefined>;
 }
 
 /** What the chat does with a typed message. */
@@ -90,7 +93,8 @@ export async function slashInChat(typed: string, commands: ChatCommands, surface
       break;
     case 'memory': {
       const ws = commands.workspace();
-      surface.notice(ws ? memoryLines(ws, commands.home).join('\n') : 'Open a folder: instructions files and memories belong to a workspace.');
+      const trust = (await commands.trust?.()) ?? NOTHING_APPROVED;
+      surface.notice(ws ? memoryLines(ws, trust, commands.home).join('\n') : 'Open a folder: instructions files and memories belong to a workspace.');
       break;
     }
     case 'cost':

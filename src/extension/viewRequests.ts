@@ -1,10 +1,11 @@
+import { errorMessage } from '../shared/domain/errors';
 import type { TranscriptItem } from '../shared/domain/transcript';
 import type { PendingPermission, SettingsState } from '../shared/protocol/chatMessages';
 import type { FromWebviewMessage, SaveSettingsMessage } from '../shared/protocol/fromWebview';
 import type { SlashCommand } from '../shared/protocol/toWebview';
 import { DEFAULT_MODELS, DEMO_MODEL_LABEL, type UserProviderId } from '../shared/domain/models';
 import { isExternalHttpLink, isRefusedLink } from './links';
-import { describeError, type Logger } from './logger';
+import { type Logger } from './logger';
 import type { ViewConnection } from './viewConnection';
 
 /** What the chat asks of the workbench (VS Code in the extension, fakes in tests). */
@@ -129,8 +130,8 @@ export class ViewRequests {
     try {
       await this.o.workbench.saveSettings(s);
     } catch (e) {
-      this.o.log.warn(`saving the settings failed: ${describeError(e)}`);
-      view.send({ type: 'settingsSaved', ok: false, message: `Not saved: ${describeError(e)}` });
+      this.o.log.warn(`saving the settings failed: ${errorMessage(e)}`);
+      view.send({ type: 'settingsSaved', ok: false, message: `Not saved: ${errorMessage(e)}` });
       return;
     }
     this.o.log.info(`settings saved from the chat (provider ${m.provider})`);

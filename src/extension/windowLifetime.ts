@@ -11,7 +11,8 @@ export interface WindowLifetimeDeps {
   secret(key: string): PromiseLike<string | undefined>;
   env: Record<string, string | undefined>;
   /** What closing the window saves: the chat's tasks stopped, the unsettled ones recorded as interrupted. */
-  close(): void;
+  /** Stops the window's tasks (recorded as interrupted); resolves once their records are written and their locks released. */
+  close(): void | Promise<void>;
   log: Logger;
   inspect?(event: InspectionEvent): void;
 }

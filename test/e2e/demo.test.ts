@@ -51,7 +51,8 @@ describe('demo: the tour a newcomer sees without a key', () => {
       await titleBar.locator('.action-label[aria-label^="New Task"]').waitFor({ timeout: 30_000 });
       expect(await titleBar.locator('.action-label[aria-label^="Show History"]').count()).toBe(1);
       expect(await chat.locator('[data-testid="new-task"], [data-testid="nav-history"]').count()).toBe(0);
-      expect(await chat.locator('[data-testid="model-label"]').textContent()).toBe('demo model');
+      // Before a task starts, the empty state names the provider and model (the header's meta line is a task's).
+      expect(await chat.locator('[data-testid="empty-state"]').textContent()).toContain('Demo · demo model');
 
       const width = await sidebarWidth(page, chat, SIDEBAR_PX);
       expect(width).toBeGreaterThan(SIDEBAR_PX - 40);
@@ -100,7 +101,7 @@ describe('demo: the tour a newcomer sees without a key', () => {
       // 4. The command asks too: a Bash permission card. Deny it.
       const bash = chat.locator('[data-testid="permission-card"][data-tool="Bash"]');
       await bash.waitFor({ timeout: 60_000 });
-      expect(await bash.locator('.keel-terminal').textContent()).toBe('node --version');
+      expect(await bash.locator('.keel-terminal').textContent()).toBe('node -p process.version');
       // The dock of the card did not push what it is about out of view.
       await expect.poll(atEnd(chat), { timeout: 10_000 }).toBe(true);
       expect(await chat.locator('[data-testid="tool-card"][data-tool="Bash"]').isVisible()).toBe(true);

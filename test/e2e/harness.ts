@@ -29,6 +29,11 @@ export interface StartVsCodeOptions {
   colorTheme?: string;
   /** Default 1400x900. */
   viewport?: { width: number; height: number };
+  /**
+   * Keep VS Code's Workspace Trust on (default off, as a trust modal would block every click);
+   * pass `security.workspace.trust.*` settings with it.
+   */
+  workspaceTrust?: boolean;
 }
 
 export interface VsCodeSession {
@@ -100,7 +105,7 @@ export async function startVsCode(opts: StartVsCodeOptions): Promise<VsCodeSessi
   let server: CodeServerProcess;
   try {
     installExtension(binary, opts.vsixPath, userDataDir, extensionsDir, env);
-    server = await startCodeServer({ binary, userDataDir, extensionsDir, workspace, env });
+    server = await startCodeServer({ binary, userDataDir, extensionsDir, workspace, env, ...(opts.workspaceTrust ? { workspaceTrust: true } : {}) });
   } catch (err) {
     if (process.env.KEEP_E2E !== '1') rmSync(root, { recursive: true, force: true });
     throw err;

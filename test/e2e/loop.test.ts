@@ -8,7 +8,8 @@
  *     text, never run), the loop complete;
  *  3. the Agents view (hidden by default; shown here) lists the loop and its iterations, and a chat
  *     task whose Bash call waits on a permission card shows as "needs you (permission)" until it is
- *     answered.
+ *     answered;
+ *  4. with the chat in Plan mode, Start Loop says why a loop cannot run there and starts nothing.
  * Screenshots go to test-results/loop-*.png.
  */
 import { existsSync, readFileSync } from 'node:fs';
@@ -153,6 +154,34 @@ describe('loop mode in VS Code', () => {
       await vs.screenshot('loop-4-page-in-split-sidebar');
     } catch (e) {
       await vs?.screenshot('loop-failure').catch(() => undefined);
+      throw new Error(`${e instanceof Error ? e.stack : String(e)}\n--- Keel log ---\n${vs?.readKeelLog().slice(-4000) ?? ''}`);
+    } finally {
+      await vs?.close();
+      await server?.close();
+    }
+  });
+
+  it('Start Loop with the chat in Plan mode says why it cannot run, asks nothing and starts nothing', async () => {
+    let server: FakeModelServer | undefined;
+    let vs: VsCodeSession | undefined;
+    try {
+      server = await startFakeModelServer({ turns: turns() });
+      vs = await startVsCode({
+        vsixPath: ensureKeelVsix(),
+        settings: { 'keel.provider': 'anthropic', 'keel.anthropic.baseUrl': server.url, 'keel.model': 'claude-sonnet-5-5', 'keel.permissions.defaultMode': 'plan' },
+        env: { ANTHROPIC_API_KEY: 'test-key' },
+      });
+      const page = vs.page;
+      await vs.runCommand('Keel: Focus on Chat View');
+      await vs.webviewFrame(READY, { timeoutMs: 60_000 });
+      await vs.runCommand('Keel: Start Loop');
+      await page.locator('.notification-toast', { hasText: 'a loop cannot run in Plan (read-only) mode' }).waitFor({ timeout: 60_000 });
+      await vs.screenshot('loop-4-plan-refused');
+      expect(await page.locator('.quick-input-widget .quick-input-title', { hasText: 'Keel: Start Loop (1/4)' }).isVisible()).toBe(false);
+      expect(existsSync(join(vs.workspace, '.keel', 'loop'))).toBe(false);
+      expect(server.requests).toHaveLength(0);
+    } catch (e) {
+      await vs?.screenshot('loop-plan-failure').catch(() => undefined);
       throw new Error(`${e instanceof Error ? e.stack : String(e)}\n--- Keel log ---\n${vs?.readKeelLog().slice(-4000) ?? ''}`);
     } finally {
       await vs?.close();

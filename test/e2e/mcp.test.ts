@@ -1,7 +1,8 @@
 /**
  * MCP in a real VS Code (code-server) with the packaged .vsix, the fake model server and the real
  * server-everything (a devDependency): the workspace's .mcp.json names it; the first task brings
- * the approval modal naming the exact command; after Allow the model is offered
+ * the workspace's review (docs/permissions.md, "Trust") naming the server's exact command; after
+ * Approve all the model is offered
  * mcp__everything__get-sum, its scripted call asks on the permission card, and the result shows
  * in the tool card; Settings → MCP servers shows the server ready with its tools.
  * Screenshots go to test-results/mcp-*.png.
@@ -43,14 +44,16 @@ describe('MCP in VS Code', () => {
       await input.fill('What is 2 + 40?');
       await input.press('Enter');
 
-      // The approval modal names the exact command.
+      // The workspace's review lists the server with its exact command.
       const dialog = page.locator('.monaco-dialog-box');
       await dialog.waitFor({ timeout: 60_000 });
       const said = (await dialog.textContent()) ?? '';
-      expect(said).toContain('Start the MCP server "everything"');
-      expect(said).toContain(EVERYTHING);
+      expect(said).toContain('Approve what this workspace provides?');
+      expect(said).toContain('asked now because the MCP server everything would start');
+      expect(said).toContain('MCP server everything:');
+      expect(said).toContain(`starts: ${process.execPath} ${EVERYTHING} stdio`);
       await vs.screenshot('mcp-1-approval');
-      await dialog.locator('.monaco-button', { hasText: /^Allow$/ }).click();
+      await dialog.locator('.monaco-button', { hasText: /^Approve all$/ }).click();
 
       // The model is offered the server's tools; its call asks (no rule allows it) and then runs.
       const card = chat.locator('[data-testid="permission-card"][data-tool="mcp__everything__get-sum"]');

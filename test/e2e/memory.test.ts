@@ -10,7 +10,8 @@
  * The harness turns keel.memory.autoSave off (no lesson call takes a scripted turn); this test
  * leaves it so. Screenshots go to test-results/memory-*.png.
  */
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Frame } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
@@ -36,7 +37,7 @@ describe('project memory in VS Code', () => {
       vs = await startVsCode({
         vsixPath: ensureKeelVsix(),
         settings: { 'keel.provider': 'anthropic', 'keel.anthropic.baseUrl': server.url, 'keel.model': 'claude-sonnet-5-5' },
-        env: { ANTHROPIC_API_KEY: 'test-key' },
+        env: { ANTHROPIC_API_KEY: 'test-key', KEEL_HOME: mkdtempSync(join(tmpdir(), 'keel-e2e-home-')) },
       });
       const ws = vs.workspace;
       // Read at the start of the run, so they may be written now.
@@ -47,6 +48,13 @@ describe('project memory in VS Code', () => {
       writeFileSync(join(dir, 'vitest-flags.md'), memory(HOSTILE_TITLE, `testing, vitest, ${HOSTILE}`, `To run the unit tests with vitest while editing: npx vitest --project unit (watch mode). ${HOSTILE}`));
 
       const page = vs.page;
+      // A repository's CLAUDE.md and memories are used once the person approved them (docs/permissions.md, "Trust").
+      await vs.runCommand('Keel: Review Workspace Trust');
+      const review = page.locator('.monaco-dialog-box', { hasText: 'Approve what this workspace provides?' });
+      await review.waitFor({ timeout: 60_000 });
+      expect(await review.textContent()).toContain('instructions CLAUDE.md');
+      await review.locator('.monaco-button', { hasText: /^Approve all$/ }).click();
+      await review.waitFor({ state: 'detached', timeout: 30_000 });
       await vs.runCommand('Keel: Focus on Chat View');
       const chat: Frame = await vs.webviewFrame(READY, { timeoutMs: 60_000 });
       const input = chat.locator('[data-testid="prompt-input"]');

@@ -74,11 +74,11 @@ describe('the transcript follows its end, and leaves a reader alone (Chromium)',
       { messages, gapMs },
     );
   const bashCall = (id: string, requestId: string) => [
-    event({ type: 'tool_call', id, name: 'Bash', input: { command: 'node --version', description: "Print Node's version" } }),
+    event({ type: 'tool_call', id, name: 'Bash', input: { command: 'node -p process.version', description: "Print Node's version" } }),
     {
       type: 'permissionRequest',
       seq: seq++,
-      request: { requestId, taskId: TASK, toolCallId: id, tool: 'Bash', input: { command: 'node --version' }, summary: 'node --version', reason: 'running a command no rule allows' },
+      request: { requestId, taskId: TASK, toolCallId: id, tool: 'Bash', input: { command: 'node -p process.version' }, summary: 'node -p process.version', reason: 'running a command no rule allows' },
     },
   ];
 
@@ -87,7 +87,7 @@ describe('the transcript follows its end, and leaves a reader alone (Chromium)',
     await v.send({
       type: 'snapshot',
       seq: seq++,
-      transcript: { taskId: TASK, title: 'Scroll', state: 'running', turnState: 'streaming', turn: 3, streamMode: null, model: 'demo model', usage: { inputTokens: 1, outputTokens: 1, cacheReadTokens: 0, cacheWriteTokens: 0, costUsd: 0 }, items: history(25), done: false },
+      transcript: { taskId: TASK, title: 'Scroll', state: 'running', tags: ['running'], turnState: 'streaming', turn: 3, streamMode: null, model: 'demo model', usage: { inputTokens: 1, outputTokens: 1, cacheReadTokens: 0, cacheWriteTokens: 0, costUsd: 0 }, items: history(25), done: false },
       config,
     });
     await v.page.locator('[data-testid="message-assistant"]').first().waitFor();

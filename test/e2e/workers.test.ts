@@ -159,7 +159,7 @@ describe('workers: two tasks on two worker processes in VS Code; kill -9 of one'
       // Real worker processes: the extension host's own binary running the lean worker bundle.
       for (const pid of [pidA, pidB]) {
         const argv = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
-        expect(argv.join(' ')).toMatch(/--max-semi-space-size=1 --no-wasm-tier-up --no-wasm-dynamic-tiering --max-opt=1 \S*dist\/worker\.js --socket \S+ --worker-id w\d+/);
+        expect(argv.join(' ')).toMatch(/--max-semi-space-size=1 --no-wasm-tier-up --no-wasm-dynamic-tiering --max-opt=1 \S*dist\/worker\.js --worker-id w\d+/);
         expect(realpathSync(`/proc/${pid}/exe`)).toBe(realpathSync(`/proc/${pool.ownerPid}/exe`));
       }
 
@@ -240,7 +240,7 @@ describe('workers: two tasks on two worker processes in VS Code; kill -9 of one'
       await expect.poll(() => stateOf(sidebar), { timeout: 30_000 }).toBe('interrupted');
       const lost = sidebar.locator('[data-testid="error"][data-code="worker_lost"]');
       await lost.waitFor({ timeout: 30_000 });
-      expect(collapse((await lost.textContent()) ?? '')).toMatch(/worker running this task stopped.*SIGKILL.*resume it to continue/i);
+      expect(collapse((await lost.textContent()) ?? '')).toMatch(/worker running task \S+ stopped.*SIGKILL.*resume it to continue/i);
       expect(await lost.locator('[data-testid="retry"]').count()).toBe(0);
       await sidebar.locator('[data-testid="interrupted"] [data-testid="resume"]').first().waitFor();
       expect(ANSWER_A.startsWith((await lastAnswer(sidebar))!.text)).toBe(true);

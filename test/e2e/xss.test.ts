@@ -9,6 +9,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { TaskTranscript } from '../../src/shared/domain/transcript';
 import { REPO_ROOT } from './support/codeServer';
 import { openWebviewPage, type WebviewPage } from './support/webviewPage';
 import { launchChromium } from './support/workbench';
@@ -58,11 +59,13 @@ const ALLOWED_FILES = ['/', '/theme.css', '/dist/webview.js', '/dist/webview.css
 
 const config = { provider: 'demo', providerLabel: 'Demo', model: 'demo model', mode: 'default' };
 
-function transcriptWith(text: string, extra: { thinking?: string; toolInput?: string; user?: string } = {}) {
+/** Typed, so a field the view's schema requires cannot be left out (an invalid snapshot is dropped). */
+function transcriptWith(text: string, extra: { thinking?: string; toolInput?: string; user?: string } = {}): TaskTranscript {
   return {
     taskId: 't1',
     title: extra.user ?? 'XSS corpus',
     state: 'completed',
+    tags: ['settled', 'completed'],
     turnState: 'done',
     turn: 1,
     streamMode: null,

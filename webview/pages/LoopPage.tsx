@@ -22,7 +22,7 @@ export const loopStatusLabel = (l: Pick<LoopPageView, 'status' | 'driver' | 'hel
 
 /** Whether the page offers Continue (a stalled loop, or one a reload interrupted) and Cancel. Pure. */
 export function loopActions(l: Pick<LoopPageView, 'status' | 'driver'>): { continue: boolean; cancel: boolean } {
-  const ended = l.status === 'complete' || l.status === 'cancelled';
+  const ended = l.status === 'complete' || l.status === 'stopped' || l.status === 'cancelled';
   if (ended || l.driver === 'elsewhere') return { continue: false, cancel: false };
   const running = (l.status === 'active' || l.status === 'continuing') && l.driver === 'here';
   return { continue: !running, cancel: true };

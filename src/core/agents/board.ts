@@ -18,6 +18,7 @@ interface Entry {
   startedAt: number;
   /** When its status (or what it needs) last changed. */
   since: number;
+  note?: string;
   actor: Actor<typeof agentStatusMachine>;
 }
 
@@ -41,6 +42,8 @@ export class StatusBoard {
         if (c.title) entry.title = c.title;
         if (c.parentId && !entry.parentId) entry.parentId = c.parentId;
         if (c.iteration !== undefined) entry.iteration = c.iteration;
+        if (c.note === null) delete entry.note;
+        else if (c.note !== undefined) entry.note = c.note;
         if (c.event) {
           const before = JSON.stringify(entry.actor.getSnapshot().value);
           entry.actor.send(c.event);
@@ -63,6 +66,7 @@ export class StatusBoard {
         ...(e.iteration !== undefined ? { iteration: e.iteration } : {}),
         status: statusOf(e.actor),
         ...(attention ? { attention } : {}),
+        ...(e.note ? { note: e.note } : {}),
         startedAt: e.startedAt,
         since: e.since,
         tokens: s.context.tokens,

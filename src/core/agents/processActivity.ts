@@ -1,14 +1,16 @@
 import { KEEL_VERSION } from '../../shared/version';
 import { BusSocketServer } from '../events/busSocket';
 import type { BusSubscription } from '../events/eventBus';
-import { bridgeMcpEvents, type McpStatusSource } from '../events/mcpEvents';
+import { bridgeMcpEvents, type McpStatusSource } from '../mcp/events';
 import { bridgeWorkerEvents, type WorkerEventSource } from '../events/workerEvents';
 import { MetricsCollector } from '../events/metrics';
 import { ActivityFeed } from '../hooks/feed';
 import { HookRunner } from '../hooks/runner';
 import type { ConfiguredHook } from '../hooks/types';
+import type { TrustItem, TrustView } from '../trust/items';
 import { StatusBoard } from './board';
 import { StatusPublisher, type PoolSource } from './statusSocket';
+import { errorMessage } from '../../shared/domain/errors';
 
 /**
  * What one Keel process (a `keel run`, a `keel loop`, a VS Code window) sets up once for its
@@ -21,8 +23,10 @@ import { StatusPublisher, type PoolSource } from './statusSocket';
  */
 export interface ProcessActivityOptions {
   workspace: string;
-  /** Keel's home: hook approvals and the status sockets live there. */
+  /** Keel's home: the status sockets live there. */
   keelHome: string;
+  /** The person's approvals of the workspace: its own hooks run only as approved (docs/permissions.md, "Trust"). */
+  trust: TrustView;
   /** The task storage whose `events/` folder `keel events --follow --storage` reads; no bus socket without it. */
   storage?: string;
   /** Names the host on the bus ("keel run", "VS Code window"). */
@@ -32,7 +36,7 @@ export interface ProcessActivityOptions {
   /** The environment of tool processes, which hooks get too (no provider keys). */
   environment(): NodeJS.ProcessEnv;
   log(level: 'info' | 'warn' | 'error', message: string): void;
-  onUnapproved?(hooks: ConfiguredHook[]): void;
+  onUnapproved?(hooks: ConfiguredHook[], items: TrustItem[]): void;
 }
 
 export class ProcessActivity {
@@ -53,7 +57,7 @@ export class ProcessActivity {
     this.feed = new ActivityFeed((m) => opts.log('warn', m));
     this.hooks = new HookRunner({
       workspace: opts.workspace,
-      keelHome: opts.keelHome,
+      trust: opts.trust,
       ...(opts.home ? { home: opts.home } : {}),
       environment: opts.environment,
       log: opts.log,
@@ -91,7 +95,7 @@ export class ProcessActivity {
       try {
         this.busSocket = await BusSocketServer.start(this.feed.bus, { storage: this.opts.storage, label: this.label, hello });
       } catch (err) {
-        this.opts.log('warn', `event bus socket: ${(err as Error).message}`);
+        this.opts.log('warn', `event bus socket: ${errorMessage(err)}`);
       }
     }
     return this.publisher.start();
@@ -100,12 +104,12 @@ export class ProcessActivity {
   /** The process's worker pool goes on the status socket (`keel workers`), and its workers' state changes on the bus (`WorkerStateChanged`). */
   publishPool(pool: PoolSource & WorkerEventSource): void {
     this.publisher.publishPool(pool);
-    this.bridges.push(bridgeWorkerEvents(this.feed.bus, pool, (err) => this.opts.log('warn', `worker events: ${(err as Error).message}`)));
+    this.bridges.push(bridgeWorkerEvents(this.feed.bus, pool, (err) => this.opts.log('warn', `worker events: ${errorMessage(err)}`)));
   }
 
   /** The MCP servers' state changes from now on go on the bus (`McpServerStateChanged`). */
   publishMcp(hub: McpStatusSource): void {
-    this.bridges.push(bridgeMcpEvents(this.feed.bus, hub, (err) => this.opts.log('warn', `MCP events: ${(err as Error).message}`)));
+    this.bridges.push(bridgeMcpEvents(this.feed.bus, hub, (err) => this.opts.log('warn', `MCP events: ${errorMessage(err)}`)));
   }
 
   /** Publishes `AppShutdown`, lets bus readers take it, closes the sockets. */

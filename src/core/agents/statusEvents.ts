@@ -17,6 +17,8 @@ export interface StatusChange {
   /** A loop's iteration: its number (its row's name under the loop). */
   iteration?: number;
   event?: AgentStatusEvent;
+  /** How it ended, in words (AgentRow.note); null clears it. */
+  note?: string | null;
 }
 
 export function loopRowId(name: string): string {
@@ -76,14 +78,17 @@ export function statusChanges(a: ActivityEvent): StatusChange[] {
       switch (e.state) {
         case 'started':
         case 'resumed':
-          return [{ ...row, event: { type: 'ACTIVITY' } }];
+          return [{ ...row, event: { type: 'ACTIVITY' }, note: null }];
         case 'iteration':
           return [{ ...row, event: { type: 'ACTIVITY' } }, { id: e.taskId, kind: 'task', parentId: row.id, title: `${e.name}: iteration ${e.iteration}`, iteration: e.iteration }];
         case 'stalled':
           return [{ ...row, event: { type: 'NEEDS_INPUT' } }];
         case 'complete':
         case 'cancelled':
-          return [{ ...row, event: { type: 'STOPPED' } }];
+          return [{ ...row, event: { type: 'STOPPED' }, note: null }];
+        // A limit reached is not a goal reached: not done.
+        case 'stopped':
+          return [{ ...row, event: { type: 'FAILED' }, note: 'stopped: iteration limit reached' }];
         default:
           return [];
       }

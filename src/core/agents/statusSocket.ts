@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import type { AgentRow } from '../../shared/domain/agents';
 import type { ActivityEvent, ActivitySource } from '../hooks/feed';
 import type { PoolStatus } from '../workers/poolStatus';
+import { errorMessage } from '../../shared/domain/errors';
 
 /**
  * The local socket through which outside tools watch Keel (`keel status --follow`, docs/hooks.md):
@@ -66,7 +67,7 @@ export class StatusPublisher {
       chmodSync(dir, 0o700);
       rmSync(this.path, { force: true });
     } catch (err) {
-      this.opts.log?.('warn', `status socket: cannot prepare ${dir}: ${(err as Error).message}`);
+      this.opts.log?.('warn', `status socket: cannot prepare ${dir}: ${errorMessage(err)}`);
       return false;
     }
     const server = createServer((socket) => this.accept(socket));
@@ -176,8 +177,12 @@ function alive(pid: number): boolean {
   }
 }
 
-/** Connects to one socket and calls `onLine` for each NDJSON line; resolves when it closes. */
-export function watchSocket(path: string, onLine: (line: Record<string, unknown>) => void, signal?: AbortSignal): Promise<void> {
+/**
+ * Connects to one socket and calls `onLine` for each NDJSON line; resolves when it closes. A
+ * promise returned by `onLine` is the reader's back-pressure: the socket is not read until it
+ * settles (the publisher then disconnects a reader that stays behind; see above).
+ */
+export function watchSocket(path: string, onLine: (line: Record<string, unknown>) => void | Promise<void>, signal?: AbortSignal): Promise<void> {
   return new Promise((resolve) => {
     const socket = createConnection(path);
     let partial = '';
@@ -188,10 +193,15 @@ export function watchSocket(path: string, onLine: (line: Record<string, unknown>
       partial = lines.pop() ?? '';
       for (const l of lines) {
         if (!l.trim()) continue;
+        let wait: void | Promise<void>;
         try {
-          onLine(JSON.parse(l) as Record<string, unknown>);
+          wait = onLine(JSON.parse(l) as Record<string, unknown>);
         } catch {
-          // Not ours: skip.
+          continue; // Not ours: skip.
+        }
+        if (wait && !socket.isPaused()) {
+          socket.pause();
+          void wait.then(() => socket.resume());
         }
       }
     });

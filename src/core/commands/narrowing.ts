@@ -69,7 +69,7 @@ function compile(rules: readonly string[], workspace: string, home: string): Com
           if (!names(call)) return false;
           const s = call.subject;
           if (s.kind !== 'read' && s.kind !== 'write') return false;
-          return s.paths.length > 0 && s.paths.every((p) => matches(p));
+          return s.paths.length > 0 && s.paths.every((p) => matches.test(p));
         },
       });
     }
@@ -113,5 +113,7 @@ export function narrowedBy(inner: PermissionDecider, current: () => CommandNarro
       }
       return inner.decide(call, mode);
     },
+    // A search the narrowing allows skips what the person's Read rules keep out, as without it.
+    searchExclusions: (root) => inner.searchExclusions(root),
   };
 }

@@ -4,8 +4,13 @@ import { busDir, listBusEndpoints, type BusEndpoint } from './busSocket';
 import { makeDirs } from '../store/makeDirs';
 
 export interface FollowOptions {
-  /** Called with each line read (one JSON bus event, without its newline), in each bus's order. */
-  onLine(line: string): void;
+  /**
+   * Called with each line read (one JSON bus event, without its newline), in each bus's order.
+   * A returned promise is the reader's back-pressure: no bus is read until it settles, so a
+   * reader that stops reading makes each host's bounded queue fill and drop (the host then sends
+   * a `Lagged` line), instead of this process buffering without bound.
+   */
+  onLine(line: string): void | Promise<void>;
   /** A bus was joined or left (for a note on stderr). */
   onEndpoint?(ep: BusEndpoint, change: 'joined' | 'left'): void;
   signal: AbortSignal;
@@ -18,19 +23,38 @@ export interface FollowOptions {
  */
 export async function followBuses(storage: string, opts: FollowOptions): Promise<void> {
   const dir = busDir(storage);
-  makeDirs(dir);
+  makeDirs(dir, 0o700);
   const joined = new Map<number, Socket>();
+  // While the reader holds us back, every socket is paused (and a bus joined then starts paused).
+  let holding: Promise<void> | null = null;
+  const hold = (until: Promise<void>) => {
+    if (holding) return;
+    holding = until.then(
+      () => undefined,
+      () => undefined,
+    );
+    for (const s of joined.values()) s.pause();
+    void holding.then(() => {
+      holding = null;
+      if (!opts.signal.aborted) for (const s of joined.values()) s.resume();
+    });
+  };
   const join = (ep: BusEndpoint) => {
     if (joined.has(ep.pid) || opts.signal.aborted) return;
     const socket = connect(ep.socket);
     joined.set(ep.pid, socket);
+    if (holding) socket.pause();
     let carry = '';
     socket.setEncoding('utf8');
     socket.on('connect', () => opts.onEndpoint?.(ep, 'joined'));
     socket.on('data', (chunk: string) => {
       const parts = (carry + chunk).split('\n');
       carry = parts.pop() ?? '';
-      for (const line of parts) if (line) opts.onLine(line);
+      for (const line of parts) {
+        if (!line) continue;
+        const wait = opts.onLine(line);
+        if (wait) hold(wait);
+      }
     });
     socket.on('error', () => undefined);
     socket.on('close', () => {

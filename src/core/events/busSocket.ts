@@ -25,6 +25,9 @@ export interface BusEndpoint {
   startedAt: number;
 }
 
+/** How long a closing host waits for a bus reader to take what is queued for it (a reader that reads takes it in far less). */
+const CLOSE_GRACE_MS = 2000;
+
 /** Unix socket paths longer than this are refused by some kernels (108 bytes with the NUL on Linux). */
 const MAX_SOCKET_PATH = 100;
 
@@ -71,7 +74,7 @@ function processExists(pid: number): boolean {
 }
 
 function privateDir(path: string): void {
-  makeDirs(path);
+  makeDirs(path, 0o700);
   chmodSync(path, 0o700);
 }
 
@@ -153,6 +156,8 @@ export class BusSocketServer {
   /**
    * Stops accepting, lets connected readers take what is queued for them (so an `AppShutdown`
    * published just before reaches them), then closes them, and removes the socket and descriptor.
+   * A reader that does not read never holds the host up: it gets at most `CLOSE_GRACE_MS` to take
+   * its queue, then its connection is dropped with whatever it did not take (it sees the bus leave).
    */
   async close(): Promise<void> {
     if (this.closed) return;
@@ -161,9 +166,21 @@ export class BusSocketServer {
     this.server.close();
     await Promise.all(
       [...this.connections].map(async (c) => {
-        await c.sub.idle();
+        let grace: NodeJS.Timeout | undefined;
+        const late = new Promise<void>((resolve) => {
+          grace = setTimeout(resolve, CLOSE_GRACE_MS);
+          grace.unref();
+        });
+        await Promise.race([c.sub.idle(), late]);
         c.sub.unsubscribe();
-        await new Promise<void>((resolve) => c.socket.end(resolve));
+        if (!c.socket.destroyed) {
+          const closed = new Promise<void>((resolve) => c.socket.once('close', () => resolve()));
+          c.socket.end();
+          await Promise.race([closed, late]);
+        }
+        clearTimeout(grace);
+        // A reader still behind after the grace is cut off with what it did not take.
+        c.socket.destroy();
       }),
     );
     rmSync(this.endpoint.socket, { force: true });

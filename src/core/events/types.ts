@@ -73,7 +73,7 @@ export type BusEventInit =
     }
   /**
    * An MCP server's connection (its `mcpConnection` machine, src/core/mcp/hub.ts) changed state
-   * or approval (mcpEvents.ts): `phase` the top-level state, `state` the full one (`ready.toolCall`),
+   * or approval (mcp/events.ts): `phase` the top-level state, `state` the full one (`ready.toolCall`),
    * `previous` the full state before (null for a server not seen before). `attempts`: failed
    * attempts since the last stable connection; `tools`: how many it offers once ready.
    */

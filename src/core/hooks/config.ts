@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import * as z from 'zod/mini';
 import { compileMatcher } from './matcher';
 import { isHookEventName, type ConfiguredHook, type HookEventName, type HookScope } from './types';
+import { errorMessage } from '../../shared/domain/errors';
 
 /**
  * The `hooks` sections of the settings files Keel already reads, in Claude Code's schema:
@@ -148,14 +149,14 @@ function readJson(path: string, problems: string[]): unknown {
     text = readFileSync(path, 'utf8');
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
-    if (code !== 'ENOENT' && code !== 'ENOTDIR') problems.push(`${path}: cannot be read (${(err as Error).message}); its hooks are ignored`);
+    if (code !== 'ENOENT' && code !== 'ENOTDIR') problems.push(`${path}: cannot be read (${errorMessage(err)}); its hooks are ignored`);
     return undefined;
   }
   if (text.trim() === '') return undefined;
   try {
     return JSON.parse(text) as unknown;
   } catch (err) {
-    problems.push(`${path}: not valid JSON (${(err as Error).message}); its hooks are ignored`);
+    problems.push(`${path}: not valid JSON (${errorMessage(err)}); its hooks are ignored`);
     return undefined;
   }
 }

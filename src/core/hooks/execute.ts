@@ -1,3 +1,4 @@
+import { changedRunFile } from '../trust/items';
 import { hookMatches } from './matcher';
 import { mergeOutcome } from './outcome';
 import { runHookCommand } from './runCommand';
@@ -28,8 +29,17 @@ export interface HookRunContext {
  */
 export async function runHooks(hooks: readonly ConfiguredHook[], input: HookInput, ctx: HookRunContext): Promise<HookOutcome> {
   if (hooks.length === 0) return EMPTY_OUTCOME;
-  const results = await Promise.all(hooks.map(async (hook) => ({ hook, result: await runHookCommand(hook, input, ctx) })));
-  return mergeOutcome(input.hook_event_name, results);
+  // A file an approved hook runs that changed since its approval was checked: the hook does not
+  // start (docs/permissions.md, "Trust"), and the person hears why.
+  const stale: string[] = [];
+  const fresh = hooks.filter((h) => {
+    const changed = changedRunFile(h.runs);
+    if (changed) stale.push(`a hook of this workspace did not run: ${changed} changed since it was approved (${h.command})`);
+    return !changed;
+  });
+  const results = await Promise.all(fresh.map(async (hook) => ({ hook, result: await runHookCommand(hook, input, ctx) })));
+  const outcome = fresh.length ? mergeOutcome(input.hook_event_name, results) : EMPTY_OUTCOME;
+  return stale.length ? { ...outcome, errors: [...outcome.errors, ...stale] } : outcome;
 }
 
 /**

@@ -4,6 +4,7 @@ import { EventBus } from '../events/eventBus';
 import { publishTaskEvent, type TaskOrigin } from '../events/taskEvents';
 import type { BusEvent } from '../events/types';
 import type { HookInput } from './types';
+import { errorMessage } from '../../shared/domain/errors';
 
 /**
  * What happens in one process, for those who watch without driving: the status board, the loop
@@ -38,7 +39,7 @@ export class ActivityFeed implements ActivitySource {
     private readonly log?: (message: string) => void,
     bus?: EventBus,
   ) {
-    this.bus = bus ?? new EventBus({ onError: (name, err) => log?.(`an event bus subscriber (${name}) threw: ${(err as Error).message}`) });
+    this.bus = bus ?? new EventBus({ onError: (name, err) => log?.(`an event bus subscriber (${name}) threw: ${errorMessage(err)}`) });
   }
 
   publish(e: ActivityEvent): void {
@@ -63,7 +64,7 @@ export class ActivityFeed implements ActivitySource {
         try {
           listener(a);
         } catch (err) {
-          this.log?.(`an activity listener threw: ${(err as Error).message}`);
+          this.log?.(`an activity listener threw: ${errorMessage(err)}`);
         }
       },
       { name: 'activity listener', filter: (b) => b.kind === 'HookEvent' || b.kind === 'LoopEvent' || (b.kind === 'TaskEvent' && isViewEvent(b.event)) },

@@ -1,4 +1,5 @@
 import type { ConfiguredHook, HookInput } from './types';
+import { errorMessage } from '../../shared/domain/errors';
 
 /**
  * Claude Code's matcher rules (https://code.claude.com/docs/en/hooks#matcher-patterns):
@@ -27,7 +28,7 @@ export function compileMatcher(matcher: string | undefined): CompiledMatcher {
     const re = new RegExp(m);
     return { ok: true, test: (v) => re.test(v) };
   } catch (err) {
-    return { ok: false, error: `matcher ${JSON.stringify(m)} is not a valid regular expression (${(err as Error).message})` };
+    return { ok: false, error: `matcher ${JSON.stringify(m)} is not a valid regular expression (${errorMessage(err)})` };
   }
 }
 

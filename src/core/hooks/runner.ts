@@ -1,30 +1,35 @@
 import { homedir } from 'node:os';
-import { HookApprovals } from './approvals';
+import { relative } from 'node:path';
+import { FileWatch } from '../permissions/settingsWatch';
+import { hookItem, isApproved, type TrustItem, type TrustView } from '../trust/items';
 import { hookSources, loadHooksConfig, stampOf, type HookSource, type HooksConfig } from './config';
 import { runHooks, type HookFirer } from './execute';
 import { hookMatches } from './matcher';
 import { EMPTY_OUTCOME, type ConfiguredHook, type HookInput, type HookOutcome } from './types';
+import { errorMessage } from '../../shared/domain/errors';
 
 /**
  * Runs the configured hooks of each event a task fires (docs/hooks.md). Every event is first
  * announced to the observers (the status board, the loop judge, the external socket), whether or
  * not a hook is configured for it; then every matching hook that may run (user hooks; the
- * workspace's own once approved) runs, all in parallel, each with its own timeout, and their
- * results are merged into one outcome. Workspace hooks that are not approved do not run; they are
- * reported once each through `onUnapproved`. The settings files are re-read when they change.
- * `fire` never rejects.
+ * workspace's own once the person approved them, with the content of every file they run:
+ * docs/permissions.md, "Trust") runs, all in parallel, each with its own timeout, and their
+ * results are merged into one outcome. Workspace hooks that are not approved — new, changed, or
+ * running a script that changed since — do not run; they are reported once each through
+ * `onUnapproved`. The settings files are watched and re-read when they change. `fire` never
+ * rejects.
  */
 export interface HookRunnerOptions {
   workspace: string;
-  /** Where approvals live (`<keel home>/hook-approvals.json`). */
-  keelHome: string;
+  /** The person's approvals of this workspace. */
+  trust: TrustView;
   /** Home of the user settings file (`~/.keel/settings.json`). Default: the OS home. */
   home?: string;
   /** The environment of tool processes (no provider keys). Called for every run. */
   environment(): NodeJS.ProcessEnv;
   log?(level: 'info' | 'warn' | 'error', message: string): void;
-  /** Workspace hooks that matched an event but are not approved (each reported once). */
-  onUnapproved?(hooks: ConfiguredHook[]): void;
+  /** Workspace hooks that matched an event but are not approved as they are now (each form reported once). */
+  onUnapproved?(hooks: ConfiguredHook[], items: TrustItem[]): void;
   /** Grace between SIGTERM and SIGKILL for a hook at its timeout. */
   killGraceMs?: number;
 }
@@ -38,14 +43,19 @@ export type HookObserver = {
 
 export class HookRunner implements HookFirer {
   private readonly sources: HookSource[];
-  private readonly approvals: HookApprovals;
+  private readonly watch: FileWatch;
+  private readonly home: string;
   private config: HooksConfig;
   private readonly reported = new Set<string>();
   private readonly observers = new Set<HookObserver>();
 
   constructor(private readonly opts: HookRunnerOptions) {
-    this.sources = hookSources(opts.workspace, opts.home ?? homedir());
-    this.approvals = new HookApprovals(opts.keelHome, opts.workspace);
+    this.home = opts.home ?? homedir();
+    this.sources = hookSources(opts.workspace, this.home);
+    this.watch = new FileWatch(
+      this.sources.map((s) => s.path),
+      () => stampOf(this.sources),
+    );
     this.config = this.load();
   }
 
@@ -61,18 +71,17 @@ export class HookRunner implements HookFirer {
     return this.config;
   }
 
-  /** The workspace hooks waiting for approval. */
-  pendingApproval(): ConfiguredHook[] {
-    return this.approvals.pending(this.configured().hooks);
+  /** Stops watching the settings files. */
+  dispose(): void {
+    this.watch.dispose();
   }
 
-  /** Approves exactly `hooks` for this workspace (throws on I/O errors). */
-  approve(hooks: readonly ConfiguredHook[]): void {
-    this.approvals.approve(hooks);
-  }
-
-  /** Announces `input` and runs its hooks. Aborting `signal` kills running hooks. Never rejects. */
+  /**
+   * Announces `input` and runs its hooks. Aborting `signal` kills running hooks. Never rejects.
+   * The outcome's errors are the caller's to report (TaskHooks does, once), not logged here too.
+   */
   async fire(input: HookInput, signal: AbortSignal = new AbortController().signal): Promise<HookOutcome> {
+    await FileWatch.settled();
     const runnable = this.announce(input);
     if (runnable.length === 0) return EMPTY_OUTCOME;
     const outcome = await runHooks(runnable, input, {
@@ -81,7 +90,6 @@ export class HookRunner implements HookFirer {
       signal,
       ...(this.opts.killGraceMs !== undefined ? { killGraceMs: this.opts.killGraceMs } : {}),
     });
-    for (const e of outcome.errors) this.opts.log?.('warn', e);
     for (const o of this.observers) this.notify(() => o.outcome?.(input, outcome));
     return outcome;
   }
@@ -96,26 +104,51 @@ export class HookRunner implements HookFirer {
     this.refresh();
     const matching = this.config.hooks.filter((h) => hookMatches(h, input));
     if (matching.length === 0) return [];
-    const runnable = matching.filter((h) => this.approvals.mayRun(h));
-    const unapproved = matching.filter((h) => !runnable.includes(h) && !this.reported.has(h.fingerprint));
-    if (unapproved.length > 0) {
-      for (const h of unapproved) this.reported.add(h.fingerprint);
-      this.notify(() => this.opts.onUnapproved?.(unapproved));
-    }
-    return runnable;
+    return this.allowed(matching);
   }
 
   /**
-   * Every hook that may run now (user hooks, and the workspace's own once approved in their exact
-   * form), re-read if the files changed: what a worker gets to run for one query.
+   * Every hook that may run now (user hooks, and the workspace's own as approved), re-read if the
+   * files changed: what a worker gets to run for one query. Each carries the digests of the files
+   * it runs, checked again right before it starts (execute.ts).
    */
   runnable(): ConfiguredHook[] {
     this.refresh();
-    return this.config.hooks.filter((h) => this.approvals.mayRun(h));
+    return this.allowed(this.config.hooks);
+  }
+
+  /** The hooks among `hooks` that may run now; the others are reported (each form once). */
+  private allowed(hooks: readonly ConfiguredHook[]): ConfiguredHook[] {
+    const out: ConfiguredHook[] = [];
+    const held: { hook: ConfiguredHook; item: TrustItem }[] = [];
+    for (const h of hooks) {
+      if (h.scope === 'user') {
+        out.push(h);
+        continue;
+      }
+      const item = hookItem(h, this.display(h.source), { workspace: this.opts.workspace, home: this.home, ...(process.env.PATH !== undefined ? { pathEnv: process.env.PATH } : {}) });
+      if (isApproved(this.opts.trust, item)) out.push({ ...h, runs: item.runs ?? [] });
+      else if (!this.reported.has(`${item.id}:${item.fingerprint}`)) held.push({ hook: h, item });
+    }
+    if (held.length > 0) {
+      for (const { item } of held) this.reported.add(`${item.id}:${item.fingerprint}`);
+      this.notify(() =>
+        this.opts.onUnapproved?.(
+          held.map((x) => x.hook),
+          held.map((x) => x.item),
+        ),
+      );
+    }
+    return out;
+  }
+
+  private display(path: string): string {
+    const rel = relative(this.opts.workspace, path);
+    return rel.startsWith('..') ? path : rel;
   }
 
   private refresh(): void {
-    if (stampOf(this.sources) !== this.config.stamp) this.config = this.load();
+    if (this.watch.changed()) this.config = this.load();
   }
 
   private load(): HooksConfig {
@@ -132,7 +165,7 @@ export class HookRunner implements HookFirer {
     try {
       fn();
     } catch (err) {
-      this.opts.log?.('warn', `a hook observer threw: ${(err as Error).message}`);
+      this.opts.log?.('warn', `a hook observer threw: ${errorMessage(err)}`);
     }
   }
 }

@@ -34,6 +34,20 @@ export const approvedHookSchema = z.pipe(
       scope: z.enum(['user', 'project', 'local']),
       source: z.string().check(z.maxLength(4096)),
       fingerprint: z.string().check(z.regex(/^[0-9a-f]{64}$/)),
+      /** The files it runs with their approved digests: the worker checks them before it starts the hook. */
+      runs: z.optional(
+        z
+          .array(
+            z.object({
+              path: z.string().check(z.maxLength(4096)),
+              display: z.string().check(z.maxLength(4096)),
+              digest: z.string().check(z.maxLength(200)),
+              inWorkspace: z.boolean(),
+              part: z.optional(z.string().check(z.maxLength(4096))),
+            }),
+          )
+          .check(z.maxLength(1000)),
+      ),
     })
     .check(
       z.refine((h) => fingerprintOf({ ...h, matcher: h.matcher, timeout: h.timeout }) === h.fingerprint, { message: "a hook's fingerprint does not match its fields" }),

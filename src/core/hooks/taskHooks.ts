@@ -3,6 +3,7 @@ import type { PermissionAsker } from '../permissions/gate';
 import type { PermissionMode } from '../runtime/types';
 import type { HookFirer } from './execute';
 import { EMPTY_OUTCOME, type HookCommonInput, type HookInput, type HookOutcome } from './types';
+import { errorMessage } from '../../shared/domain/errors';
 
 /** A HookInput without the fields every event carries (the task fills those in). */
 type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
@@ -56,7 +57,7 @@ export class TaskHookPoints {
     try {
       outcome = await this.runner.fire(input, signal);
     } catch (err) {
-      this.id.log('warn', `hooks: ${(err as Error).message}`);
+      this.id.log('warn', `hooks: ${errorMessage(err)}`);
       return EMPTY_OUTCOME;
     }
     for (const m of outcome.systemMessages) this.id.log('warn', `${input.hook_event_name} hook: ${m}`);

@@ -1,4 +1,5 @@
 import type { PermissionMode } from '../runtime/types';
+import type { RunFile } from '../trust/commandFiles';
 
 /**
  * Hook events as Claude Code names them, with the JSON a command receives on stdin in Claude
@@ -84,8 +85,14 @@ export interface ConfiguredHook {
   scope: HookScope;
   /** The settings file it came from. */
   source: string;
-  /** Stable identity of this hook (event, matcher, command, args, timeout, if): what an approval is for. */
+  /** Stable identity of this hook (event, matcher, command, args, timeout, if). */
   fingerprint: string;
+  /**
+   * For a workspace hook the person approved: the files it runs with their digests when the
+   * approval was checked. Each is checked again right before the hook starts; a changed one
+   * stops it (docs/permissions.md, "Trust").
+   */
+  runs?: RunFile[];
 }
 
 /** What one handler did. */

@@ -1,8 +1,9 @@
-import { existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { lstatSync, readdirSync } from 'node:fs';
+import { join, relative } from 'node:path';
 import { z } from 'zod';
-import { writeFileAtomicSync } from '../store/atomicFile';
+import { LinkRefused, linkProblem, makeDirsNoFollow, readNoFollow, writeAtomicNoFollowSync, writeNoFollowSync } from '../security/linkFreeFiles';
 import { DEFAULT_MAX_ITERATIONS, DEFAULT_STOP_WORD, progressDigest, type LoopSettings } from './judge';
+import { errorMessage } from '../../shared/domain/errors';
 
 /**
  * A loop's files, under `<workspace>/.keel/loop/<name>/` (docs/loop.md):
@@ -11,8 +12,13 @@ import { DEFAULT_MAX_ITERATIONS, DEFAULT_STOP_WORD, progressDigest, type LoopSet
  * - `guardrails.md`: errors seen 3 or more times, appended by Keel, read by every iteration;
  * - `state.json`: iteration, verdicts and reasons — what a reloaded window continues from;
  * - `history/<n>.md`: the progress file after iteration n (the loop panel shows the changes).
+ *
+ * Every one of them is read and written without following links (security/linkFreeFiles.ts): a
+ * repository that ships `.keel/loop/<name>/progress.md -> ../../settings.local.json` (or links
+ * any folder on the way) gets its loop refused with `LinkRefused`, never a write through the link
+ * or a linked file's text in the iteration's prompt.
  */
-export const LOOP_STATUSES = ['active', 'continuing', 'complete', 'stalled', 'cancelled'] as const;
+export const LOOP_STATUSES = ['active', 'continuing', 'complete', 'stopped', 'stalled', 'cancelled'] as const;
 export type LoopStatus = (typeof LOOP_STATUSES)[number];
 
 const iterationSchema = z.object({
@@ -23,7 +29,7 @@ const iterationSchema = z.object({
   status: z.string().optional(),
   stopReason: z.string().optional(),
   finalMessage: z.string().optional(),
-  verdict: z.enum(['complete', 'stalled', 'continue']).optional(),
+  verdict: z.enum(['complete', 'stopped', 'stalled', 'continue']).optional(),
   reasons: z.array(z.string()).default([]),
   checkpoint: z.object({ ref: z.string(), commit: z.string() }).optional(),
   costUsd: z.number().optional(),
@@ -113,11 +119,13 @@ const GUARDRAILS_TEMPLATE = '# Guardrails\n\nErrors this loop ran into 3 or more
  */
 export function createLoop(workspace: string, name: string, goal: string, settings: StoredLoopSettings, now = Date.now()): LoopState {
   const p = loopPaths(workspace, name);
-  mkdirSync(p.history, { recursive: true });
-  writeFileSync(p.anchor, `${goal.trim()}\n`);
+  // Nothing is written until every place is known to be free of links.
+  checkLoopFolder(workspace, name);
+  makeDirsNoFollow(workspace, p.history);
+  writeNoFollowSync(workspace, p.anchor, `${goal.trim()}\n`);
   const progress = PROGRESS_TEMPLATE.includes(settings.stopWord) ? '' : PROGRESS_TEMPLATE;
-  writeFileSync(p.progress, progress);
-  writeFileSync(p.guardrails, GUARDRAILS_TEMPLATE);
+  writeNoFollowSync(workspace, p.progress, progress);
+  writeNoFollowSync(workspace, p.guardrails, GUARDRAILS_TEMPLATE);
   keepProgress(workspace, name, 0, progress);
   const state: LoopState = {
     version: 1,
@@ -137,8 +145,49 @@ export function createLoop(workspace: string, name: string, goal: string, settin
   return state;
 }
 
+/** Whether something is at the loop's `state.json` (a link there counts: the name is taken, and reading it is refused). */
 export function existsLoop(workspace: string, name: string): boolean {
-  return existsSync(loopPaths(workspace, name).state);
+  try {
+    lstatSync(loopPaths(workspace, name).state);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Throws LinkRefused when the loop's folder, a folder above it inside the workspace, or any of its
+ * entries (anchor, progress, guardrails, state, history/, the lock's entries of store/taskLock.ts)
+ * is a symbolic link or not what it should be. Missing ones are fine.
+ */
+export function checkLoopFolder(workspace: string, name: string): void {
+  const p = loopPaths(workspace, name);
+  const refuse = (why: string, at: string): never => {
+    throw new LinkRefused(`loop "${name}" cannot be used: ${why} (Keel does not follow links in .keel/loop/)`, at);
+  };
+  for (const file of [p.anchor, p.progress, p.guardrails, p.state, join(p.dir, 'lock.owner.json')]) {
+    const problem = linkProblem(workspace, file);
+    if (problem) refuse(problem, file);
+    // A hard link makes the file another file's too: a write to it would change both.
+    if (nameCount(file) > 1) refuse(`${relative(workspace, file)} has more than one name (a hard link)`, file);
+  }
+  for (const dir of [p.history, join(p.dir, 'lock')]) if (isLink(dir)) refuse(`${relative(workspace, dir)} is a symbolic link`, dir);
+}
+
+function nameCount(path: string): number {
+  try {
+    return lstatSync(path).nlink;
+  } catch {
+    return 0;
+  }
+}
+
+function isLink(path: string): boolean {
+  try {
+    return lstatSync(path).isSymbolicLink();
+  } catch {
+    return false;
+  }
 }
 
 /** Reads a loop's state. Throws with a message for people when it is missing or unreadable. */
@@ -146,15 +195,18 @@ export function readState(workspace: string, name: string): LoopState {
   const path = loopPaths(workspace, name).state;
   let text: string;
   try {
-    text = readFileSync(path, 'utf8');
+    const read = readNoFollow(workspace, path);
+    if (!read) throw Object.assign(new Error('missing'), { code: 'ENOENT' });
+    text = read.text;
   } catch (err) {
-    throw new Error((err as NodeJS.ErrnoException).code === 'ENOENT' ? `there is no loop "${name}" in ${workspace}` : `cannot read ${path}: ${(err as Error).message}`);
+    if (err instanceof LinkRefused) throw new LinkRefused(`loop "${name}" cannot be used: ${err.message}`, err.at);
+    throw new Error((err as NodeJS.ErrnoException).code === 'ENOENT' ? `there is no loop "${name}" in ${workspace}` : `cannot read ${path}: ${errorMessage(err)}`);
   }
   let json: unknown;
   try {
     json = JSON.parse(text);
   } catch (err) {
-    throw new Error(`${path} is not valid JSON (${(err as Error).message})`);
+    throw new Error(`${path} is not valid JSON (${errorMessage(err)})`);
   }
   const parsed = stateSchema.safeParse(json);
   if (!parsed.success) throw new Error(`${path} is not a loop state: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`);
@@ -162,7 +214,7 @@ export function readState(workspace: string, name: string): LoopState {
 }
 
 export function saveState(workspace: string, state: LoopState): void {
-  writeFileAtomicSync(loopPaths(workspace, state.name).state, `${JSON.stringify({ ...state, updatedAt: Date.now() }, null, 2)}\n`);
+  writeAtomicNoFollowSync(workspace, loopPaths(workspace, state.name).state, `${JSON.stringify({ ...state, updatedAt: Date.now() }, null, 2)}\n`);
 }
 
 /** The loops of a workspace that have a readable state, by name. */
@@ -180,16 +232,25 @@ export function listLoops(workspace: string): { states: LoopState[]; problems: s
     try {
       states.push(readState(workspace, name));
     } catch (err) {
-      problems.push((err as Error).message);
+      problems.push(errorMessage(err));
     }
   }
   return { states, problems };
 }
 
-/** A text file's content, '' when it does not exist. */
-export function readText(path: string): string {
+/**
+ * A loop file's text (`path` inside `workspace`), '' when it does not exist. Throws LinkRefused
+ * when it (or a folder on the way) is a link, and other I/O errors: an iteration must not run on a
+ * progress file Keel could not read.
+ */
+export function readText(workspace: string, path: string): string {
+  return readNoFollow(workspace, path)?.text ?? '';
+}
+
+/** Like `readText`, for views: '' for a file that cannot be read (a link included). Never throws. */
+export function readTextForView(workspace: string, path: string): string {
   try {
-    return readFileSync(path, 'utf8');
+    return readText(workspace, path);
   } catch {
     return '';
   }
@@ -198,14 +259,17 @@ export function readText(path: string): string {
 /** Keeps the progress file as it was after iteration `n` (at most 256 KB), for the loop panel's changes. */
 export function keepProgress(workspace: string, name: string, n: number, progress: string): void {
   const p = loopPaths(workspace, name);
-  mkdirSync(p.history, { recursive: true });
-  writeFileSync(join(p.history, `${n}.md`), progress.length > 262_144 ? `${progress.slice(0, 262_144)}\n… (cut)\n` : progress);
+  makeDirsNoFollow(workspace, p.history);
+  writeNoFollowSync(workspace, join(p.history, `${n}.md`), progress.length > 262_144 ? `${progress.slice(0, 262_144)}\n… (cut)\n` : progress);
 }
 
-/** The progress file after iteration `n` (0: as the loop started, when kept). */
+/** The progress file after iteration `n` (0: as the loop started, when kept); undefined when not kept or not readable. */
 export function keptProgress(workspace: string, name: string, n: number): string | undefined {
-  const path = join(loopPaths(workspace, name).history, `${n}.md`);
-  return existsSync(path) ? readText(path) : undefined;
+  try {
+    return readNoFollow(workspace, join(loopPaths(workspace, name).history, `${n}.md`))?.text;
+  } catch {
+    return undefined;
+  }
 }
 
 /** A name for a new loop from its goal (`nameFromGoal`), made unique in the workspace. */

@@ -1,5 +1,5 @@
-import { appendFileSync } from 'node:fs';
 import { toolResultText, type ConversationMessage } from '../../shared/domain/messages';
+import { writeNoFollowSync } from '../security/linkFreeFiles';
 import { readText } from './files';
 
 /**
@@ -57,12 +57,12 @@ export function countErrors(counts: Record<string, number>, found: readonly stri
   return { counts: next, reached };
 }
 
-/** Appends the patterns not yet in the file. Returns the ones appended. Throws on I/O errors. */
-export function appendGuardrails(path: string, patterns: readonly string[], iteration: number): string[] {
-  const existing = readText(path);
+/** Appends the patterns not yet in the file (`path`, inside `workspace`, never through a link). Returns the ones appended. Throws on I/O errors. */
+export function appendGuardrails(workspace: string, path: string, patterns: readonly string[], iteration: number): string[] {
+  const existing = readText(workspace, path);
   const fresh = patterns.filter((p) => !existing.includes(p));
   if (fresh.length === 0) return [];
   const lines = fresh.map((p) => `- Seen ${GUARDRAIL_THRESHOLD} or more times (by iteration ${iteration}): \`${p.replace(/`/g, "'")}\` — do not repeat it; find another way.\n`);
-  appendFileSync(path, `${existing.endsWith('\n') || existing === '' ? '' : '\n'}${lines.join('')}`);
+  writeNoFollowSync(workspace, path, `${existing.endsWith('\n') || existing === '' ? '' : '\n'}${lines.join('')}`, { append: true });
   return fresh;
 }

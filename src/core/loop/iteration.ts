@@ -9,6 +9,7 @@ import { judgeSettings, keepProgress, loopPaths, readText, saveState, type Itera
 import { appendGuardrails, countErrors, ErrorCollector } from './guardrails';
 import { judge, progressDigest, stopReasonOf, type Judgement } from './judge';
 import { iterationPrompt } from './prompt';
+import { errorMessage } from '../../shared/domain/errors';
 
 /**
  * The two things a loop does per iteration, as plain async functions the loop runner gives the
@@ -43,9 +44,9 @@ export async function runIteration(c: IterationContext, n: number, signal: Abort
     paths,
     iteration: n,
     settings: c.state.settings,
-    anchor: readText(paths.anchor),
-    progress: readText(paths.progress),
-    guardrails: readText(paths.guardrails),
+    anchor: readText(c.workspace, paths.anchor),
+    progress: readText(c.workspace, paths.progress),
+    guardrails: readText(c.workspace, paths.guardrails),
   });
   const task = c.host.startIteration(prompt, { loopName: c.state.name, iteration: n, progressFile: paths.progress });
   const record: IterationRecord = { n, taskId: task.id, startedAt: Date.now(), reasons: [] };
@@ -100,7 +101,7 @@ export async function runIteration(c: IterationContext, n: number, signal: Abort
 export async function recordIteration(c: IterationContext, n: number, end: IterationEnd): Promise<Judgement> {
   const s = c.state;
   const paths = loopPaths(c.workspace, s.name);
-  const progress = readText(paths.progress);
+  const progress = readText(c.workspace, paths.progress);
   keepProgress(c.workspace, s.name, n, progress);
   s.progressDigests = [...s.progressDigests.slice(0, n), progressDigest(progress)];
   s.stopReasons = [...s.stopReasons.slice(0, n - 1), stopReasonOf(end)];
@@ -109,9 +110,9 @@ export async function recordIteration(c: IterationContext, n: number, end: Itera
   s.errorCounts = counted.counts;
   if (counted.reached.length > 0) {
     try {
-      for (const p of appendGuardrails(paths.guardrails, counted.reached, n)) c.guardrail(p);
+      for (const p of appendGuardrails(c.workspace, paths.guardrails, counted.reached, n)) c.guardrail(p);
     } catch (err) {
-      c.log('warn', `loop ${s.name}: could not append to ${paths.guardrails}: ${(err as Error).message}`);
+      c.log('warn', `loop ${s.name}: could not append to ${paths.guardrails}: ${errorMessage(err)}`);
     }
   }
   const reasons = [...judgement.reasons];
@@ -123,7 +124,7 @@ export async function recordIteration(c: IterationContext, n: number, end: Itera
       checkpoint = { ref: cp.ref, commit: cp.commit };
       c.checkpoint(cp.ref, cp.commit);
     } catch (err) {
-      reasons.push(`no checkpoint: ${(err as Error).message}`);
+      reasons.push(`no checkpoint: ${errorMessage(err)}`);
     }
   }
   const prev = s.iterations.find((i) => i.n === n);
@@ -143,7 +144,7 @@ export async function recordIteration(c: IterationContext, n: number, end: Itera
   s.iterations = [...s.iterations.filter((i) => i.n !== n), record].sort((a, b) => a.n - b.n);
   s.iteration = n;
   s.reasons = reasons;
-  s.status = judgement.verdict === 'complete' ? 'complete' : judgement.verdict === 'stalled' ? 'stalled' : 'continuing';
+  s.status = judgement.verdict === 'continue' ? 'continuing' : judgement.verdict;
   saveState(c.workspace, s);
   return { verdict: judgement.verdict, reasons };
 }

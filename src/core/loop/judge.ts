@@ -6,7 +6,9 @@ import { createHash } from 'node:crypto';
  *
  * - complete: the stop word appears in the progress file (as a word, case-sensitive), or the
  *   final message holds `<promise>TEXT</promise>` with TEXT equal to the configured promise
- *   (whitespace-insensitive), or the iteration just ended was the last one allowed;
+ *   (whitespace-insensitive);
+ * - stopped: the iteration just ended was the last one allowed and the goal is not reached (a
+ *   limit reached is not a goal reached);
  * - stalled: the last STALL_SAME_REASONS iterations stopped for the same reason, or the progress
  *   file did not change during the last STALL_UNCHANGED_PROGRESS iterations;
  * - continue: otherwise.
@@ -41,7 +43,7 @@ export interface JudgeInput {
   settings: LoopSettings;
 }
 
-export type Verdict = 'complete' | 'stalled' | 'continue';
+export type Verdict = 'complete' | 'stopped' | 'stalled' | 'continue';
 
 export interface Judgement {
   verdict: Verdict;
@@ -65,7 +67,9 @@ export function judge(input: JudgeInput): Judgement {
     if (promised.some((p) => normalize(p) === want)) return { verdict: 'complete', reasons: [`the final message keeps the promise <promise>${settings.promise!.trim()}</promise>`] };
     if (promised.length > 0) reasons.push(`the promise tag <promise>${promised[0]!.trim()}</promise> does not match the configured promise`);
   } else if (promised.length > 0) reasons.push('a promise tag was given but no promise is configured');
-  if (input.iteration >= settings.maxIterations) return { verdict: 'complete', reasons: [...reasons, `max iterations (${settings.maxIterations}) reached`] };
+  if (input.iteration >= settings.maxIterations) {
+    return { verdict: 'stopped', reasons: [...reasons, `stopped: iteration limit reached (${settings.maxIterations} iterations) without reaching the goal`] };
+  }
   const last = input.stopReasons.slice(-STALL_SAME_REASONS);
   if (last.length === STALL_SAME_REASONS && last.every((r) => r === last[0])) {
     return { verdict: 'stalled', reasons: [...reasons, `the same stop reason ${STALL_SAME_REASONS} times in a row: ${last[0]}`] };

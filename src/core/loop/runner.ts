@@ -3,8 +3,10 @@ import type { LoopEvent, LoopStatus, LoopView } from '../../shared/domain/loop';
 import type { ActivitySource } from '../hooks/feed';
 import { loopModeMachine, type LoopModeNotice } from '../machines/loopMode/loopMode.machine';
 import { acquireTaskLock, type HeldTaskLock } from '../store/taskLock';
-import { createLoop, existsLoop, keptProgress, loopPaths, nameProblem, readState, readText, saveState, type LoopState, type StoredLoopSettings } from './files';
+import { checkLoopFolder, createLoop, existsLoop, keptProgress, loopPaths, nameProblem, readState, readTextForView, saveState, type LoopState, type StoredLoopSettings } from './files';
 import { recordIteration, runIteration, type LoopTaskHost } from './iteration';
+import { loopItem, loopPromptFiles, type TrustItem } from '../trust/items';
+import { errorMessage } from '../../shared/domain/errors';
 
 export type { LoopTaskHost } from './iteration';
 
@@ -14,8 +16,8 @@ export type { LoopTaskHost } from './iteration';
  * lock in its folder); a loop whose process went away (a window reload) is continued from its
  * state.json by `open` + `run`, starting its unfinished iteration again as a new task.
  *
- * `run` and `resume` resolve with the status the loop comes to rest in: complete, cancelled or
- * stalled (a stalled loop waits for the person: `resume` or `cancel`). Views subscribe to `view()`
+ * `run` and `resume` resolve with the status the loop comes to rest in: complete, stopped (the
+ * iteration limit reached before the goal), cancelled or stalled (a stalled loop waits for the person: `resume` or `cancel`). Views subscribe to `view()`
  * snapshots; hosts get LoopEvents through `onEvent`.
  */
 export interface LoopRunnerOptions {
@@ -26,13 +28,35 @@ export interface LoopRunnerOptions {
   owner: string;
   onEvent?(e: LoopEvent): void;
   log?(level: 'info' | 'warn' | 'error', message: string): void;
+  /**
+   * The person's approvals of the workspace (docs/permissions.md, "Trust"): a loop folder is
+   * continued (`open`) only as Keel last wrote it or as the person approved it; a folder that
+   * came with the repository, or whose goal or guardrails changed since, is refused with
+   * `LoopNotApproved`. Keel records the loop's files as its own after each of its writes.
+   * Absent: every loop folder is used as it is (a host without approvals).
+   */
+  trust?: LoopTrust;
+}
+
+/** What a loop needs of the workspace's approvals (WorkspaceTrust is one). */
+export interface LoopTrust {
+  approves(item: { id: string; fingerprint: string }): boolean;
+  recordOwn(items: readonly TrustItem[]): Promise<void>;
+  reportHeld?(items: readonly TrustItem[]): void;
+}
+
+/** A loop folder that is not Keel's own as it is now and was not approved. */
+export class LoopNotApproved extends Error {
+  override readonly name = 'LoopNotApproved';
 }
 
 export class LoopBusy extends Error {
   override readonly name = 'LoopBusy';
 }
 
-const RESTING: ReadonlySet<string> = new Set(['complete', 'cancelled', 'stalled']);
+const RESTING: ReadonlySet<string> = new Set(['complete', 'stopped', 'cancelled', 'stalled']);
+/** A loop in one of these has ended for good. */
+const ENDED: ReadonlySet<LoopStatus> = new Set(['complete', 'stopped', 'cancelled']);
 
 export class LoopRunner {
   private actor: Actor<typeof loopModeMachine> | undefined;
@@ -54,14 +78,37 @@ export class LoopRunner {
     if (problem) throw new Error(problem);
     if (!goal.trim()) throw new Error('a loop needs a goal');
     if (existsLoop(opts.workspace, name)) throw new Error(`a loop named "${name}" already exists in ${loopPaths(opts.workspace, name).dir}`);
-    return new LoopRunner(opts, createLoop(opts.workspace, name, goal, settings), false);
+    const runner = new LoopRunner(opts, createLoop(opts.workspace, name, goal, settings), false);
+    runner.recordOwn();
+    return runner;
   }
 
-  /** An existing loop, from its state.json (throws when missing or unreadable). */
+  /**
+   * An existing loop, from its state.json (throws when missing or unreadable, and
+   * `LoopNotApproved` when its folder is not Keel's own as it is now nor approved).
+   */
   static open(opts: LoopRunnerOptions, name: string): LoopRunner {
     const problem = nameProblem(name);
     if (problem) throw new Error(problem);
+    if (opts.trust) {
+      const item = loopItem(name, loopPromptFiles(opts.workspace, name));
+      if (!opts.trust.approves(item)) {
+        opts.trust.reportHeld?.([item]);
+        throw new LoopNotApproved(
+          `the loop folder .keel/loop/${name} came with this workspace, or its goal or guardrails changed since Keel last wrote them: ` +
+            'it is used only once you approve the workspace',
+        );
+      }
+    }
     return new LoopRunner(opts, readState(opts.workspace, name), true);
+  }
+
+  /** Records the loop's files as Keel's own, as they are after Keel's write. Never throws. */
+  private recordOwn(): void {
+    const trust = this.opts.trust;
+    if (!trust) return;
+    const item = loopItem(this.state.name, loopPromptFiles(this.opts.workspace, this.state.name));
+    trust.recordOwn([item]).catch((err: unknown) => this.opts.log?.('warn', `loop ${this.state.name}: could not record its files as Keel's own (${errorMessage(err)})`));
   }
 
   get name(): string {
@@ -77,7 +124,7 @@ export class LoopRunner {
    * resolves at once with its status. Throws LoopBusy when another process drives it.
    */
   run(): Promise<LoopStatus> {
-    if (this.state.status === 'complete' || this.state.status === 'cancelled') return Promise.resolve(this.state.status);
+    if (ENDED.has(this.state.status)) return Promise.resolve(this.state.status);
     this.takeLock();
     const actor = createActor(this.machine(), { input: { name: this.state.name, iteration: this.state.iteration } });
     this.actor = actor;
@@ -85,10 +132,10 @@ export class LoopRunner {
     actor.subscribe({
       next: (s) => {
         const v = typeof s.value === 'string' ? s.value : Object.keys(s.value)[0]!;
-        if (v !== last && RESTING.has(v)) this.rest(v as LoopStatus);
+        if (v !== last && RESTING.has(v)) this.rest(v as LoopStatus, s.context.reasons);
         last = v;
       },
-      error: (err) => this.opts.log?.('error', `loop ${this.state.name}: ${(err as Error).message}`),
+      error: (err) => this.opts.log?.('error', `loop ${this.state.name}: ${errorMessage(err)}`),
     });
     const resting = this.nextRest();
     actor.start();
@@ -112,7 +159,7 @@ export class LoopRunner {
   /** Cancels the loop and the iteration running now. */
   cancel(): void {
     if (this.actor) this.actor.send({ type: 'CANCEL' });
-    else if (this.state.status !== 'complete' && this.state.status !== 'cancelled') this.rest('cancelled');
+    else if (!ENDED.has(this.state.status)) this.rest('cancelled');
   }
 
   /** Lets go of the loop without changing its status (the window closes; it continues after a reload). */
@@ -129,7 +176,7 @@ export class LoopRunner {
     const s = this.state;
     return {
       name: s.name,
-      goal: readText(loopPaths(this.opts.workspace, s.name).anchor).trim(),
+      goal: readTextForView(this.opts.workspace, loopPaths(this.opts.workspace, s.name).anchor).trim(),
       status: s.status,
       iteration: s.iteration,
       settings: {
@@ -182,7 +229,12 @@ export class LoopRunner {
     return loopModeMachine.provide({
       actors: {
         runIteration: fromPromise(({ input, signal }) => runIteration(ctx, input.n, signal)),
-        recordIteration: fromPromise(({ input }) => recordIteration(ctx, input.n, input.end)),
+        recordIteration: fromPromise(async ({ input }) => {
+          const out = await recordIteration(ctx, input.n, input.end);
+          // The guardrails Keel just appended are its own.
+          this.recordOwn();
+          return out;
+        }),
         prepareNext: fromPromise(async () => {
           this.state.status = 'active';
           saveState(this.opts.workspace, this.state);
@@ -197,14 +249,17 @@ export class LoopRunner {
     this.changed();
   }
 
-  private rest(status: LoopStatus): void {
-    if (this.state.status !== status) {
+  private rest(status: LoopStatus, reasons: readonly string[] = []): void {
+    // A stall the judge did not record (the iteration could not be recorded: a link, the disk) says why in state.json too.
+    const unrecorded = status === 'stalled' && reasons.length > 0 && reasons.join('\n') !== this.state.reasons.join('\n');
+    if (this.state.status !== status || unrecorded) {
       this.state.status = status;
       if (status === 'cancelled') this.state.reasons = ['cancelled by the person'];
+      if (unrecorded) this.state.reasons = [...reasons];
       try {
         saveState(this.opts.workspace, this.state);
       } catch (err) {
-        this.opts.log?.('error', `loop ${this.state.name}: could not save its state: ${(err as Error).message}`);
+        this.opts.log?.('error', `loop ${this.state.name}: could not save its state: ${errorMessage(err)}`);
       }
     }
     this.currentTaskId = undefined;
@@ -224,6 +279,8 @@ export class LoopRunner {
 
   private takeLock(): void {
     if (this.lock) return;
+    // The lock writes into the loop's folder: nothing there may lead elsewhere.
+    checkLoopFolder(this.opts.workspace, this.state.name);
     const attempt = acquireTaskLock(loopPaths(this.opts.workspace, this.state.name).dir, this.opts.owner);
     if (!attempt.ok) throw new LoopBusy(`loop "${this.state.name}" is being run by ${attempt.owner ? `${attempt.owner.label} (pid ${attempt.owner.pid})` : 'another process'}`);
     this.lock = attempt.lock;
@@ -234,7 +291,7 @@ export class LoopRunner {
     try {
       this.opts.onEvent?.(e);
     } catch (err) {
-      this.opts.log?.('warn', `a loop listener threw: ${(err as Error).message}`);
+      this.opts.log?.('warn', `a loop listener threw: ${errorMessage(err)}`);
     }
     this.changed();
   }
@@ -246,7 +303,7 @@ export class LoopRunner {
       try {
         l(v);
       } catch (err) {
-        this.opts.log?.('warn', `a loop view listener threw: ${(err as Error).message}`);
+        this.opts.log?.('warn', `a loop view listener threw: ${errorMessage(err)}`);
       }
     }
   }

@@ -3,7 +3,9 @@ import { join, resolve } from 'node:path';
 import { z } from 'zod';
 import { expandVars } from './envExpand';
 import { isProviderKeyName } from './serverEnv';
+import { splitProjectEnv } from '../trust/projectEnv';
 import type { McpConfigProblem, McpConfigSet, McpScope, McpServerConfig, McpServerSpec } from './types';
+import { errorMessage } from '../../shared/domain/errors';
 
 /**
  * Reads MCP server configuration in Claude Code's format:
@@ -91,13 +93,13 @@ export function readConfigFile(path: string, scope: McpScope, env: Readonly<Reco
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     if (code === 'ENOENT' && !required) return { servers: [], problems: [] };
-    return { servers: [], problems: [{ source: path, message: code === 'ENOENT' ? 'file not found' : `cannot read it (${(err as Error).message})` }] };
+    return { servers: [], problems: [{ source: path, message: code === 'ENOENT' ? 'file not found' : `cannot read it (${errorMessage(err)})` }] };
   }
   let json: unknown;
   try {
     json = JSON.parse(text);
   } catch (err) {
-    return { servers: [], problems: [{ source: path, message: `not valid JSON (${(err as Error).message})` }] };
+    return { servers: [], problems: [{ source: path, message: `not valid JSON (${errorMessage(err)})` }] };
   }
   const file = fileSchema.safeParse(json);
   if (!file.success) return { servers: [], problems: [{ source: path, message: 'expected {"mcpServers": {"<name>": {...}}}' }] };
@@ -136,7 +138,17 @@ function parseEntry(name: string, entry: unknown, scope: McpScope, source: strin
   for (const key of Object.keys(entry)) if (!known.has(key)) problems.push(`"${key}" is not supported by Keel and was ignored`);
   const expanded = expandSpec(template, env, scope === 'project');
   problems.push(...expanded.problems);
-  return { name, scope, source, template, resolved: expanded.problems.length > 0 ? null : expanded.spec, problems };
+  let spec = expanded.spec;
+  // A repository's server never gets what Keel strips from every tool process (NODE_OPTIONS,
+  // LD_PRELOAD, BASH_ENV…) nor what decides which code it loads (PATH, PYTHONPATH…): dropped,
+  // approved or not, and said (docs/mcp.md, "Trust").
+  if (scope === 'project' && spec.transport === 'stdio') {
+    const { kept, dropped } = splitProjectEnv(spec.env);
+    for (const d of dropped) problems.push(`env ${d.name} ignored: a project's server may not set it (${d.why})`);
+    spec = { ...spec, env: kept };
+  }
+  const blocking = expanded.problems.length > 0;
+  return { name, scope, source, template, resolved: blocking ? null : spec, problems };
 }
 
 /**

@@ -3,6 +3,7 @@ import { dirname } from 'node:path';
 import { writeFileAtomicSync } from '../store/atomicFile';
 import { SERVER_NAME } from './config';
 import type { McpServerSpec } from './types';
+import { errorMessage } from '../../shared/domain/errors';
 
 /**
  * Adds and removes servers in a `.mcp.json`-format file, as `claude mcp add` / `remove` do: the
@@ -42,13 +43,13 @@ function readFile(path: string): Record<string, unknown> {
     text = readFileSync(path, 'utf8');
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return {};
-    throw new McpConfigEditError(`cannot read ${path}: ${(err as Error).message}`);
+    throw new McpConfigEditError(`cannot read ${path}: ${errorMessage(err)}`);
   }
   let json: unknown;
   try {
     json = JSON.parse(text);
   } catch (err) {
-    throw new McpConfigEditError(`${path} is not valid JSON (${(err as Error).message}); fix it first, Keel will not overwrite it`);
+    throw new McpConfigEditError(`${path} is not valid JSON (${errorMessage(err)}); fix it first, Keel will not overwrite it`);
   }
   if (typeof json !== 'object' || json === null || Array.isArray(json)) throw new McpConfigEditError(`${path} does not hold a JSON object; Keel will not overwrite it`);
   return json as Record<string, unknown>;
@@ -65,6 +66,6 @@ function write(path: string, file: Record<string, unknown>): void {
     mkdirSync(dirname(path), { recursive: true });
     writeFileAtomicSync(path, `${JSON.stringify(file, null, 2)}\n`);
   } catch (err) {
-    throw new McpConfigEditError(`cannot write ${path}: ${(err as Error).message}`);
+    throw new McpConfigEditError(`cannot write ${path}: ${errorMessage(err)}`);
   }
 }

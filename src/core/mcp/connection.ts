@@ -4,6 +4,7 @@ import type { McpCallOutput, McpCallRequest, McpConnectionEmitted, McpReadOutput
 import { McpConnectionIo, type ConnectionIoOptions, type ProgressListener } from './connectionIo';
 import { backoffDelay, type McpLimits } from './limits';
 import type { McpConnectionPhase, McpServerConfig } from './types';
+import { errorMessage } from '../../shared/domain/errors';
 
 /**
  * One configured server in a hub: its `mcpConnection` actor (wired to an `McpConnectionIo`) and
@@ -59,7 +60,7 @@ export class ServerConnection {
         if (!TRANSITIONAL.has(phase)) for (const w of [...this.waiters]) w();
         onChange();
       },
-      error: (err) => io.log('error', `MCP server ${config.name}: machine error: ${(err as Error).message}`),
+      error: (err) => io.log('error', `MCP server ${config.name}: machine error: ${errorMessage(err)}`),
     });
     this.actor.on('callDone', (e) => this.inFlight.get(e.callId)?.(e.output));
     this.actor.start();

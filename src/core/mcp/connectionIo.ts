@@ -1,6 +1,5 @@
 import { Client, SdkError, SdkErrorCode, SdkHttpError, SSEClientTransport, StreamableHTTPClientTransport, UnauthorizedError } from '@modelcontextprotocol/client';
 import type { Prompt, Resource, Tool } from '@modelcontextprotocol/client';
-import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { fromCallback, fromPromise, type EventObject } from 'xstate';
 import { McpConnectFailure, type McpCallOutput, type McpCallsEvent, type McpConnectionEvent, type McpInitialized, type McpReadOutput } from '../machines/mcpConnection/types';
 import type { McpLimits } from './limits';
@@ -10,6 +9,8 @@ import { convertToolResult } from './results';
 import { serverEnvironment } from './serverEnv';
 import { StartedTransport } from './startedTransport';
 import type { McpPromptInfo, McpResourceInfo, McpServerSpec, McpToolInfo } from './types';
+import { KeelStdioTransport } from './stdioTransport';
+import { errorMessage } from '../../shared/domain/errors';
 
 /**
  * The real I/O of one `mcpConnection` machine, on the official MCP SDK (`@modelcontextprotocol/
@@ -26,6 +27,13 @@ export interface ConnectionIoOptions {
   env: NodeJS.ProcessEnv;
   /** Keys Keel holds (from SecretStorage): a variable holding one is not passed to a server. */
   secretValues?: () => readonly string[];
+  /** The settings files' `env` as the person allowed it, under the server's own `env`. */
+  extraEnv?: () => Readonly<Record<string, string>>;
+  /**
+   * Checked right before every start of a stdio process (restarts included): why it may not start
+   * now (a project server whose approval no longer covers the files it runs), or null.
+   */
+  mayStart?: () => string | null;
   clientInfo: { name: string; version: string };
   /**
    * Where OAuth tokens of remote servers are kept. With one, an `http`/`sse` server without an
@@ -112,21 +120,25 @@ export class McpConnectionIo {
     abandonIfAborted(signal);
     const spec = this.spec('stdio');
     this.stderr.length = 0;
-    const inner = new StdioClientTransport({
+    const refused = this.opts.mayStart?.() ?? null;
+    if (refused) throw new McpConnectFailure(refused, false, false);
+    // Keel's stdio transport (the SDK's, reading stdout in linear time: a result of tens of MB is
+    // read and then capped like any other, never a closed connection).
+    const inner = new KeelStdioTransport({
       command: spec.command,
       args: spec.args,
-      env: serverEnvironment(this.opts.env, spec.env, this.opts.secretValues?.() ?? []),
+      env: serverEnvironment(this.opts.env, { ...(this.opts.extraEnv?.() ?? {}), ...spec.env }, this.opts.secretValues?.() ?? []),
       cwd: this.opts.cwd,
-      stderr: 'pipe',
+      maxMessageBytes: this.opts.limits.maxMessageBytes,
     });
-    inner.stderr?.on('data', (chunk: Buffer) => this.onStderr(chunk.toString('utf8')));
+    inner.stderr.on('data', (chunk: Buffer) => this.onStderr(chunk.toString('utf8')));
     const transport = new StartedTransport(inner);
     this.transport = transport;
     try {
       await transport.start();
     } catch (err) {
       this.transport = null;
-      throw new McpConnectFailure(`could not start ${spec.command}: ${(err as Error).message}`);
+      throw new McpConnectFailure(`could not start ${spec.command}: ${errorMessage(err)}`);
     }
     // The machine left `stdio` while the process started (STOP, DISABLE): end it now, or it
     // would outlive the state that owned it.
@@ -247,7 +259,7 @@ export class McpConnectionIo {
       if (client) await client.close();
       else if (transport) await transport.close();
     } catch (err) {
-      this.opts.log('warn', `MCP server ${this.opts.name}: closing failed: ${(err as Error).message}`);
+      this.opts.log('warn', `MCP server ${this.opts.name}: closing failed: ${errorMessage(err)}`);
     }
   }
 

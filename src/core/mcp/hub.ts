@@ -1,36 +1,36 @@
 import type { ToolDefinition } from '../providers/types';
 import type { McpReadOutput } from '../machines/mcpConnection/types';
-import { McpApprovals } from './approvals';
+import { homedir } from 'node:os';
+import { changedRunFile, isApproved, mcpItem, type TrustItem } from '../trust/items';
+import type { WorkspaceTrust } from '../trust/workspaceTrust';
 import { loadMcpConfig } from './config';
 import { ServerConnection } from './connection';
 import { DEFAULT_MCP_LIMITS, limitsFromEnv, type McpLimits } from './limits';
-import { callOutcome, capText, failure, serverStatus, targetOf, unavailableMessage } from './hubReport';
+import { callOutcome, capText, failure, serverStatus, unavailableMessage } from './hubReport';
 import { boundedDefinition, MAX_TOOLS_PER_SERVER, modelTools, type ModelTool } from './modelTools';
 import { signInToMcpServer, signOutOfMcpServer } from './oauth/signIn';
 import { FileMcpOAuthStore, type McpOAuthStore } from './oauth/store';
 import type { McpCallOptions, McpToolOutcome, McpToolSource } from './toolSource';
-import type { McpApprovalState, McpConfigProblem, McpConfigSet, McpServerStatus, McpTransportKind } from './types';
+import type { McpApprovalState, McpConfigProblem, McpConfigSet, McpServerStatus } from './types';
+import { errorMessage } from '../../shared/domain/errors';
 
 /**
  * The MCP hub of one host (a VS Code window, a CLI process): one connection per configured
  * server, shared by every task. It starts servers when a task first needs their tools (project
- * servers only once approved), exposes their tools as `mcp__<server>__<tool>`, routes calls
- * through each server's `mcpConnection` machine, and reports every server's live state.
- * Contract: no method rejects except `approve`/`reject`/`revoke` (their file write may fail);
- * `dispose` ends every server process it started.
+ * servers only as the person approved them: docs/permissions.md, "Trust"), exposes their tools as
+ * `mcp__<server>__<tool>`, routes calls through each server's `mcpConnection` machine, and
+ * reports every server's live state. A project server's approval covers its command, its env and
+ * the content of every file it runs; it is checked again before every start (restarts too), and
+ * a server whose files changed stays stopped until approved again.
+ * Contract: no method rejects except `revoke` (its file write may fail); `dispose` ends every
+ * server process it started.
  */
-export interface McpApprovalRequest {
-  server: string;
-  transport: McpTransportKind;
-  /** The exact command line or URL. */
-  target: string;
-  /** The `.mcp.json` it comes from. */
-  source: string;
-}
-
-export interface McpApprover {
-  /** The person's answer about one project server; `later` leaves it pending (asked again next time). */
-  approve(request: McpApprovalRequest): Promise<'approve' | 'reject' | 'later'>;
+export interface McpTrustReviewer {
+  /**
+   * Shows the person everything the workspace provides, for the one approval (the host's dialog);
+   * resolves once they answered (approved, declined or closed it). `reason` says what asked.
+   */
+  review(reason: string): Promise<void>;
 }
 
 export interface McpHubOptions {
@@ -46,8 +46,17 @@ export interface McpHubOptions {
   limits?: Partial<McpLimits>;
   secretValues?: () => readonly string[];
   log?: (level: 'info' | 'warn' | 'error', message: string) => void;
-  /** Asks about unapproved project servers; without one they stay pending (listed, never started). */
-  approver?: McpApprover;
+  /**
+   * The person's approvals of the workspace. Without it, project servers never start (listed as
+   * waiting for approval).
+   */
+  trust?: WorkspaceTrust;
+  /** Asks the person to review the workspace when a project server would start unapproved; without one it stays pending. */
+  reviewer?: McpTrustReviewer;
+  /** The settings files' `env` as the person allowed it (given to stdio servers under their own `env`). */
+  extraEnv?: () => Readonly<Record<string, string>>;
+  /** Home of `~` in the files servers run (default: the OS home). */
+  home?: string;
   /** Servers the person turned off. */
   disabled?: readonly string[];
   clientInfo?: { name: string; version: string };
@@ -59,13 +68,13 @@ export class McpHub implements McpToolSource {
   readonly limits: McpLimits;
   readonly problems: McpConfigProblem[];
   private readonly connections = new Map<string, ServerConnection>();
-  private readonly approvals: McpApprovals;
-  private readonly approvalState = new Map<string, McpApprovalState>();
   private readonly asking = new Map<string, Promise<void>>();
   /** Model-facing name → server and tool; names stay known while their server is down. */
   private readonly byModelName = new Map<string, { server: string; tool: string }>();
   private readonly listeners = new Set<() => void>();
   private readonly warnedTools = new Set<string>();
+  /** Servers a model request already waited for while they started (each is waited for once). */
+  private readonly waitedFor = new Set<string>();
   private readonly log: NonNullable<McpHubOptions['log']>;
   private readonly oauthStore: McpOAuthStore;
   private disposed = false;
@@ -78,16 +87,17 @@ export class McpHub implements McpToolSource {
     for (const p of fromEnv.problems) this.log('warn', p);
     const config = opts.config ?? loadMcpConfig({ workspace: opts.workspace, keelHome: opts.keelHome, ...(opts.extraConfigFiles ? { extraFiles: opts.extraConfigFiles } : {}), env });
     this.problems = config.problems;
-    this.approvals = new McpApprovals(opts.keelHome, opts.workspace);
     this.oauthStore = opts.oauthStore ?? new FileMcpOAuthStore(opts.keelHome);
     const disabled = new Set(opts.disabled ?? []);
     for (const server of config.servers) {
-      this.approvalState.set(server.name, this.approvals.stateOf(server));
       const io = {
         cwd: opts.workspace,
         limits: this.limits,
         env,
         ...(opts.secretValues ? { secretValues: opts.secretValues } : {}),
+        ...(opts.extraEnv ? { extraEnv: opts.extraEnv } : {}),
+        // Every start of a project server (restarts too) checks its approval against the files now.
+        ...(server.scope === 'project' ? { mayStart: () => this.refusal(server.name) } : {}),
         clientInfo: opts.clientInfo ?? { name: 'keel', version: '0.1.0' },
         oauthStore: this.oauthStore,
         log: this.log,
@@ -123,8 +133,26 @@ export class McpHub implements McpToolSource {
     await Promise.all(targets.map((c) => c.settled(this.limits.connectTimeoutMs + 5_000)));
   }
 
+  /**
+   * The tools of the ready servers, for a model request. Starts every server that may start; a
+   * server still starting is waited for once, at most `startupWaitMs` (not the connect timeout):
+   * a slow or hung server never holds a request up for long; it is named in a warning, and its
+   * tools join the first request after it is ready.
+   */
   async toolDefinitions(): Promise<ToolDefinition[]> {
-    await this.start();
+    const targets = [...this.connections.values()];
+    await Promise.all(targets.map((c) => this.askIfPending(c)));
+    for (const c of targets) if (this.mayStart(c) && c.phase() === 'disconnected') c.actor?.send({ type: 'CONNECT' });
+    const starting = targets.filter((c) => c.isTransitional() && !this.waitedFor.has(c.name));
+    for (const c of starting) this.waitedFor.add(c.name);
+    if (starting.length > 0) {
+      await Promise.all(starting.map((c) => c.settled(this.limits.startupWaitMs)));
+      for (const c of starting) {
+        if (!c.isTransitional()) continue;
+        const after = `${Math.round(this.limits.startupWaitMs / 100) / 10} s`;
+        this.log('warn', `MCP server ${c.name} is still starting after ${after}; this request goes without its tools, which join a later one once it is ready (KEEL_MCP_STARTUP_WAIT)`);
+      }
+    }
     return this.readyTools().map(({ name, server, tool }) => {
       this.byModelName.set(name, { server, tool: tool.name });
       return boundedDefinition(name, server, tool);
@@ -250,36 +278,36 @@ export class McpHub implements McpToolSource {
     if (c?.actor && this.mayStart(c)) c.actor.send({ type: 'ENABLE' });
   }
 
-  /** Approves a project server for this workspace (its exact definition) and starts it. Throws on I/O errors. */
-  approve(name: string): void {
-    const c = this.connections.get(name);
-    if (!c) throw new Error(`no MCP server named ${name}`);
-    if (c.config.scope === 'project') this.approvals.decide(c.config, 'approved', targetOf(c.config));
-    this.approvalState.set(name, c.config.scope === 'project' ? 'approved' : 'not-needed');
+  /**
+   * The approvals changed (the person approved or revoked the workspace): project servers
+   * approved now start, those no longer approved stop.
+   */
+  approvalsChanged(): void {
+    if (this.disposed) return;
+    for (const c of this.connections.values()) {
+      if (c.config.scope !== 'project' || !c.actor) continue;
+      const state = this.approvalOf(c);
+      if (state === 'approved' && c.phase() === 'disconnected') c.actor.send({ type: 'CONNECT' });
+      else if (state !== 'approved' && c.phase() !== 'disconnected' && c.phase() !== 'disabled') c.actor.send({ type: 'STOP' });
+    }
     this.changed();
-    if (c.phase() === 'disconnected') c.actor?.send({ type: 'CONNECT' });
   }
 
-  /** Rejects a project server for this workspace; it is closed if running. Throws on I/O errors. */
-  reject(name: string): void {
+  /** Forgets the approval of a project server (its item); it stops and waits for approval again. Throws on I/O errors. */
+  async revoke(name: string): Promise<boolean> {
     const c = this.connections.get(name);
-    if (!c || c.config.scope !== 'project') return;
-    this.approvals.decide(c.config, 'rejected', targetOf(c.config));
-    this.approvalState.set(name, 'rejected');
+    if (!c || c.config.scope !== 'project' || !this.opts.trust) return false;
+    const n = await this.opts.trust.revoke([`mcp:${name}`]);
     c.actor?.send({ type: 'STOP' });
     this.changed();
+    return n > 0;
   }
 
-  /** Forgets the answer about a project server; it stops and will be asked about again. */
-  revoke(name: string): boolean {
+  /** The trust item of a project server as it is now (its files read again). */
+  trustItem(name: string): TrustItem | null {
     const c = this.connections.get(name);
-    const had = this.approvals.revoke(name);
-    if (c && c.config.scope === 'project') {
-      this.approvalState.set(name, 'pending');
-      c.actor?.send({ type: 'STOP' });
-      this.changed();
-    }
-    return had;
+    if (!c || c.config.scope !== 'project') return null;
+    return mcpItem(c.config, '.mcp.json', { workspace: this.opts.workspace, home: this.opts.home ?? homedir(), ...(process.env.PATH !== undefined ? { pathEnv: process.env.PATH } : {}) });
   }
 
   /** Ends every server (stdio processes included). Idempotent. */
@@ -291,32 +319,56 @@ export class McpHub implements McpToolSource {
   }
 
   private async askIfPending(c: ServerConnection): Promise<void> {
-    if (this.approvalState.get(c.name) !== 'pending' || !this.opts.approver || !c.config.resolved) return;
-    let asking = this.asking.get(c.name);
+    if (this.approvalOf(c) !== 'pending' || !c.config.resolved) return;
+    const item = this.trustItem(c.name);
+    if (item) this.opts.trust?.reportHeld([item]);
+    if (!this.opts.reviewer) return;
+    // One review at a time, whichever server asked: the person sees the whole workspace once.
+    let asking = this.asking.get('review');
     if (!asking) {
       asking = (async () => {
         try {
-          const answer = await this.opts.approver!.approve({ server: c.name, transport: c.config.resolved!.transport, target: targetOf(c.config), source: c.config.source });
-          if (answer === 'approve') this.approve(c.name);
-          else if (answer === 'reject') this.reject(c.name);
+          await this.opts.reviewer!.review(`the MCP server ${c.name} would start`);
         } catch (err) {
-          this.log('warn', `MCP server ${c.name}: the approval could not be recorded (${(err as Error).message})`);
+          this.log('warn', `the approval of this workspace could not be recorded (${errorMessage(err)})`);
         } finally {
-          this.asking.delete(c.name);
+          this.asking.delete('review');
         }
       })();
-      this.asking.set(c.name, asking);
+      this.asking.set('review', asking);
     }
     await asking;
   }
 
+  /** How a server stands with the person's approvals now (a project server's files are read again). */
+  private approvalOf(c: ServerConnection): McpApprovalState {
+    if (c.config.scope !== 'project') return 'not-needed';
+    const item = this.trustItem(c.name);
+    if (!item || !this.opts.trust) return 'pending';
+    if (item.blocked?.length) return 'rejected';
+    return isApproved(this.opts.trust, item) ? 'approved' : 'pending';
+  }
+
+  /** Why a project server may not start now, or null (checked right before each start). */
+  private refusal(name: string): string | null {
+    const c = this.connections.get(name);
+    if (!c) return 'it is not configured';
+    const item = this.trustItem(name);
+    if (!item || !this.opts.trust || !isApproved(this.opts.trust, item)) {
+      if (item) this.opts.trust?.reportHeld([item]);
+      return `the MCP server ${name} of this workspace is not approved as it is now (its command, env or the files it runs changed, or it was never approved)`;
+    }
+    const changed = changedRunFile(item.runs);
+    return changed ? `${changed} changed while the server was starting` : null;
+  }
+
   private mayStart(c: ServerConnection): boolean {
-    const a = this.approvalState.get(c.name);
+    const a = this.approvalOf(c);
     return !this.disposed && c.actor !== null && (a === 'approved' || a === 'not-needed');
   }
 
   private statusOf(c: ServerConnection): McpServerStatus {
-    return serverStatus(c, this.approvalState.get(c.name) ?? 'pending');
+    return serverStatus(c, this.approvalOf(c));
   }
 
   private unavailable(conn: ServerConnection, what: string): string {
@@ -328,7 +380,7 @@ export class McpHub implements McpToolSource {
       try {
         l();
       } catch (err) {
-        this.log('warn', `an MCP status listener threw: ${(err as Error).message}`);
+        this.log('warn', `an MCP status listener threw: ${errorMessage(err)}`);
       }
     }
   }

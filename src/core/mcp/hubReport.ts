@@ -48,7 +48,7 @@ export function unavailableMessage(conn: ServerConnection, status: McpServerStat
           : status.approval === 'pending'
           ? 'not approved for this workspace yet'
           : status.approval === 'rejected'
-            ? 'rejected for this workspace'
+            ? 'Keel cannot tell which files it runs, so it cannot be approved'
             : status.phase;
   return `The MCP server ${conn.name} is not available (${state}), so ${tool} was not called. Continue without it or tell the person.`;
 }

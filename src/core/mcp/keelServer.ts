@@ -1,9 +1,12 @@
 import { randomUUID } from 'node:crypto';
+import type { TrustView } from '../trust/items';
 import { Server } from '@modelcontextprotocol/server';
 import type { CallToolResult, Tool as McpTool } from '@modelcontextprotocol/server';
 import { createActor, fromPromise, toPromise } from 'xstate';
 import { LockManager } from '../locks/lockManager';
 import { permissionMachine } from '../machines/permission/permission.machine';
+import { unattendedDenial } from '../permissions/gate';
+import { whatWouldAllow } from '../permissions/whatWouldAllow';
 import { lazyEngine } from '../runtime/permissionDecider';
 import type { PermissionMode } from '../runtime/types';
 import type { PermissionDecider } from '../runtime/wiring';
@@ -27,8 +30,12 @@ import { writeTool } from '../tools/write';
 export interface KeelServerOptions {
   workspace: string;
   mode: PermissionMode;
-  /** Default: the permission engine for `workspace` (its settings files). */
+  /** Default: the permission engine for `workspace` (its settings files, as `trust` allows them). */
   permissions?: PermissionDecider;
+  /** The person's approvals of the workspace (docs/permissions.md, "Trust"). */
+  trust: TrustView;
+  /** Files whose writes ask in every mode (the scripts of the workspace's hooks and MCP servers). */
+  protectedFiles?: () => ReadonlyMap<string, string>;
   ripgrepPath?: string;
   version?: string;
 }
@@ -37,7 +44,7 @@ export const SERVED_TOOLS = [readTool, writeTool, editTool, bashTool, globTool, 
 
 export function createKeelMcpServer(opts: KeelServerOptions): Server {
   const registry = createToolRegistry(SERVED_TOOLS);
-  const decider = opts.permissions ?? lazyEngine({ workspace: opts.workspace });
+  const decider = opts.permissions ?? lazyEngine({ workspace: opts.workspace, trust: opts.trust, ...(opts.protectedFiles ? { protectedFiles: opts.protectedFiles } : {}) });
   const locks = new LockManager();
   const instructions = `Keel's tools on the workspace ${opts.workspace}. Permission mode: ${opts.mode}.`;
   const server = new Server({ name: 'keel', version: opts.version ?? '0.1.0' }, { capabilities: { tools: {} }, instructions });
@@ -74,13 +81,15 @@ async function callKeelTool(
   const parsed = parseToolInput(registry, name, args);
   if (!parsed.ok) return errorResult(parsed.result.content);
   const subject = parsed.tool.subject(parsed.input as never, { workspace: opts.workspace });
-  let askedBecause = '';
   const machine = permissionMachine.provide({
     actors: {
       evaluate: fromPromise(({ input }) => decider.decide(input.call, input.mode)),
+      // Nobody to ask over MCP: denied, saying what would really allow it (a mode, allow rules).
       askUser: fromPromise(async ({ input }) => {
-        askedBecause = input.reason;
-        return { decision: 'deny' as const };
+        const { suggestRules } = await import('../permissions/persist');
+        const suggested = suggestRules({ tool: input.tool, subject: input.subject, workspace: opts.workspace });
+        const allowedBy = await whatWouldAllow(decider.decide.bind(decider), { tool: input.tool, input: input.input, subject: input.subject, readOnly: input.readOnly }, opts.mode, suggested);
+        return { decision: 'deny' as const, deniedBecause: unattendedDenial({ reason: input.reason, allowedBy }, 'keel mcp serve has nobody to ask') };
       }),
     },
   });
@@ -88,21 +97,14 @@ async function callKeelTool(
   const actor = createActor(machine, { input: { taskId: 'mcp-serve', requestId, toolCallId: requestId, tool: name, input: parsed.input, subject, readOnly: parsed.tool.readOnly, mode: opts.mode } });
   actor.start();
   const outcome = await toPromise(actor);
-  if (outcome.decision !== 'allow') {
-    if (askedBecause) {
-      return errorResult(
-        `Permission denied: Keel would ask before this ${name} call (${askedBecause}), and keel mcp serve has nobody to ask. ` +
-          'Allow it with a rule in .keel/settings.json, or start keel mcp serve with a --mode that allows it (acceptEdits, bypassPermissions).',
-      );
-    }
-    return errorResult(`Permission denied: ${outcome.decision === 'deny' ? outcome.reason : 'invalid call'}.`);
-  }
+  if (outcome.decision !== 'allow') return errorResult(`Permission denied: ${outcome.decision === 'deny' ? outcome.reason : 'invalid call'}.`);
   const r = await invokeTool(parsed.tool, parsed.input, {
     taskId: 'mcp-serve',
     workspace: opts.workspace,
     signal,
     locks,
     ...(opts.ripgrepPath ? { ripgrepPath: opts.ripgrepPath } : {}),
+    searchExclusions: (root) => decider.searchExclusions(root),
     onOutput,
   });
   return { content: [{ type: 'text', text: r.content }], ...(r.isError ? { isError: true } : {}) };

@@ -1,13 +1,24 @@
 /**
  * MCP limits, with Claude Code's environment variables honoured: `MCP_TIMEOUT` (connect and
  * initialize, ms), `MCP_TOOL_TIMEOUT` (one tool call, ms), `MAX_MCP_OUTPUT_TOKENS` (what a tool
- * result may add to the conversation). A value that is not a positive integer is ignored (the
+ * result may add to the conversation); and Keel's `KEEL_MCP_STARTUP_WAIT` (ms). A value that is not a positive integer is ignored (the
  * default applies) and reported, never fatal.
  */
 export interface McpLimits {
   connectTimeoutMs: number;
+  /**
+   * How long the first model request waits for servers still starting (`KEEL_MCP_STARTUP_WAIT`,
+   * ms). A server slower than this (or hung) does not hold the request up: its tools join a later
+   * request once it is ready, and the host is told (a warning in the log).
+   */
+  startupWaitMs: number;
   toolTimeoutMs: number;
   maxOutputTokens: number;
+  /**
+   * The largest message Keel reads from a stdio server (bytes). A bigger one (a huge tool result)
+   * is not read: its request is answered with an error saying how big it was; the server goes on.
+   */
+  maxMessageBytes: number;
   /** Restarts after a failure before the server stays in error until restarted by the person. */
   maxRestartAttempts: number;
   /** Delay before restart attempt n (1-based) is `backoffMs[min(n, len) - 1]`. */
@@ -20,8 +31,10 @@ export interface McpLimits {
 
 export const DEFAULT_MCP_LIMITS: McpLimits = {
   connectTimeoutMs: 30_000,
+  startupWaitMs: 5_000,
   toolTimeoutMs: 10 * 60_000,
   maxOutputTokens: 25_000,
+  maxMessageBytes: 64 * 1024 * 1024,
   maxRestartAttempts: 5,
   backoffMs: [1000, 2000, 4000, 8000, 16000, 30000],
   stableAfterMs: 60_000,
@@ -42,6 +55,7 @@ export function limitsFromEnv(env: Readonly<Record<string, string | undefined>>,
     limits: {
       ...base,
       connectTimeoutMs: num('MCP_TIMEOUT', base.connectTimeoutMs),
+      startupWaitMs: num('KEEL_MCP_STARTUP_WAIT', base.startupWaitMs),
       toolTimeoutMs: num('MCP_TOOL_TIMEOUT', base.toolTimeoutMs),
       maxOutputTokens: num('MAX_MCP_OUTPUT_TOKENS', base.maxOutputTokens),
     },

@@ -4,7 +4,7 @@ import type { ToolDefinition } from '../providers/types';
 /**
  * What a task's turn loop needs of MCP — the narrow seam between the runtime and the hub. The
  * extension's and the CLI's hub (`McpHub`) implement it in process; a worker process implements
- * it by calling the host's hub over IPC (workers/mcpRemote.ts, served by workers/mcpHostServer.ts).
+ * it by calling the host's hub over IPC (mcp/onWorkers/remote.ts, served by mcp/onWorkers/hostServer.ts).
  */
 export interface McpToolSource {
   /**

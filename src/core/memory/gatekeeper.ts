@@ -1,7 +1,6 @@
 import type { GatekeeperOutcome } from '../../shared/domain/events';
-import { findSecrets } from '../security/secrets';
-import { findHighEntropy } from './entropy';
 import type { LessonCandidate } from './lesson';
+import { instructionFinding, secretFinding } from './lessonText';
 import type { StoredMemory } from './memoryStore';
 import { similarity } from './terms';
 
@@ -20,7 +19,11 @@ export interface GatekeeperRule {
 }
 
 export const GATEKEEPER_RULES: readonly GatekeeperRule[] = [
-  { id: 'memory-enabled', outcome: 'skipped', description: 'Memory is on (`keel.memory.enabled`; off for a CLI run with `--no-memory` or `KEEL_MEMORY=off`).' },
+  {
+    id: 'memory-enabled',
+    outcome: 'skipped',
+    description: "Memory is on (`keel.memory.enabled`; off for a CLI run with `--no-memory` or `KEEL_MEMORY=off`) and the workspace's memory folder is usable (not a link).",
+  },
   { id: 'run-completed', outcome: 'skipped', description: 'The run completed successfully (not failed, cancelled or interrupted).' },
   { id: 'auto-save', outcome: 'skipped', description: 'Saving lessons automatically is on (`keel.memory.autoSave`).' },
   { id: 'top-level', outcome: 'skipped', description: 'The run is a task of its own, not a subtask (the parent task learns from its answer).' },
@@ -32,8 +35,20 @@ export const GATEKEEPER_RULES: readonly GatekeeperRule[] = [
   { id: 'real-model', outcome: 'skipped', description: 'The run used a real model: the demo model teaches nothing about a project.' },
   { id: 'lesson-found', outcome: 'skipped', description: 'The lesson call (one short model call) proposed a lesson.' },
   { id: 'length', outcome: 'rejected', description: `The title is at most 80 characters and the text at most ${600} characters.` },
-  { id: 'secret', outcome: 'rejected', description: "Nothing looks like a secret: secretlint's recommended rules, Keel's own key shapes, the keys Keel holds, and high-entropy strings." },
-  { id: 'instruction', outcome: 'rejected', description: 'It does not try to change how Keel behaves (ignore instructions, allow commands, skip permission prompts).' },
+  {
+    id: 'secret',
+    outcome: 'rejected',
+    description:
+      "Nothing looks like a secret: secretlint's recommended rules, Keel's own key shapes, the keys Keel holds, random-looking and long hexadecimal strings, " +
+      'passwords given in the clear — in the text as written, with its pieces joined, and in whatever base64, hex or %-encoded runs decode to.',
+  },
+  {
+    id: 'instruction',
+    outcome: 'rejected',
+    description:
+      'It does not try to change how Keel behaves (ignore instructions, allow commands, skip permission prompts) nor hold prompt markup, ' +
+      'read after folding Unicode look-alikes, full-width letters, invisible characters, punctuation and case.',
+  },
   { id: 'duplicate', outcome: 'rejected', description: 'It does not repeat an existing memory (word similarity of 0.8 or more).' },
 ];
 
@@ -61,11 +76,14 @@ export interface RunFacts {
   subtask?: boolean;
   /** The run is an iteration of a loop (docs/loop.md). */
   loopIteration?: boolean;
+  /** Why the workspace's memory folder is not used (a link), if it is not. */
+  memoryFolderProblem?: string | null;
 }
 
 /** The rules that need no lesson: null when the lesson call should be made, else the decision. Pure. */
 export function beforeLesson(run: RunFacts): GatekeeperDecision | null {
   if (!run.memoryEnabled) return skip('memory-enabled', 'memory is turned off');
+  if (run.memoryFolderProblem) return skip('memory-enabled', `nothing is saved: ${run.memoryFolderProblem}`);
   if (run.status !== 'completed') return skip('run-completed', `the run ended ${run.status}`);
   if (!run.autoSave) return skip('auto-save', 'saving lessons automatically is turned off');
   if (run.subtask) return skip('top-level', 'a subtask does not save lessons; its parent does');
@@ -73,14 +91,6 @@ export function beforeLesson(run: RunFacts): GatekeeperDecision | null {
   if (run.provider === 'demo') return skip('real-model', 'the demo model ran this task');
   return null;
 }
-
-const OVERRIDE_PATTERNS: { re: RegExp; why: string }[] = [
-  { re: /\b(ignore|disregard|forget|override)\b[^.\n]{0,40}\b(instructions?|rules?|system prompt|guidelines|policy|policies)\b/i, why: 'it tells the agent to set its instructions aside' },
-  { re: /\b(always|automatically|silently)\s+(allow|approve|accept|run|execute|bypass)\b/i, why: 'it tells the agent to allow or run things without asking' },
-  { re: /\b(without|don'?t|do not|never)\s+(asking|ask)\b[^.\n]{0,30}\b(permission|approval|user|confirm)/i, why: 'it tells the agent not to ask for permission' },
-  { re: /\b(bypassPermissions|dangerously-?skip|--yolo|dontAsk mode)\b/i, why: 'it names a way around permission prompts' },
-  { re: /\b(you are now|from now on,? you|new instructions?:)/i, why: 'it reads like injected instructions' },
-];
 
 /**
  * The rules on a proposed lesson: length, secrets, instructions, duplicates. `similar` are the
@@ -93,14 +103,10 @@ export function judgeLesson(lesson: LessonCandidate, similar: readonly StoredMem
     return reject('length', `the text has ${lesson.body.length} characters (at most ${MAX_BODY_CHARS})`);
   }
   const text = `${lesson.title}\n${lesson.body}\n${lesson.tags.join(' ')}`;
-  const secrets = findSecrets(text, knownSecrets);
-  if (secrets.length > 0) return reject('secret', `it contains what looks like a secret (${[...new Set(secrets.map((s) => s.kind))].join(', ')})`);
-  // A redacted secret in the run (`[REDACTED:aws]`) means the lesson is about a secret.
-  if (/\[REDACTED:[\w-]+\]/.test(text)) return reject('secret', 'it mentions a secret that was redacted from the run');
-  const entropy = findHighEntropy(text);
-  const random = entropy[0];
-  if (random) return reject('secret', `it contains a random-looking string of ${random.end - random.start} characters (${random.bitsPerChar.toFixed(1)} bits a character), which may be a key`);
-  for (const p of OVERRIDE_PATTERNS) if (p.re.test(text)) return reject('instruction', p.why);
+  const secret = secretFinding(text, knownSecrets);
+  if (secret) return reject('secret', secret.why);
+  const instruction = instructionFinding(text);
+  if (instruction) return reject('instruction', instruction);
   for (const m of similar) {
     const s = similarity(`${lesson.title}\n${lesson.body}`, `${m.title}\n${m.body}`);
     if (s >= DUPLICATE_SIMILARITY) return reject('duplicate', `it repeats ${m.file} ("${m.title}"; similarity ${s.toFixed(2)})`);
@@ -119,4 +125,13 @@ function reject(rule: string, reason: string): GatekeeperDecision {
 /** A decision when the lesson call gave nothing. */
 export function noLesson(reason: string): GatekeeperDecision {
   return skip('lesson-found', reason);
+}
+
+/**
+ * Why a memory file (one a person or a repository wrote, which never met the gatekeeper) is left
+ * out of a prompt, or null: the gatekeeper's secret and instruction rules. Pure.
+ */
+export function memoryScreen(m: { title: string; body: string; tags: readonly string[] }, knownSecrets: Iterable<string> = []): string | null {
+  const text = `${m.title}\n${m.body}\n${m.tags.join(' ')}`;
+  return secretFinding(text, knownSecrets)?.why ?? instructionFinding(text);
 }

@@ -1,7 +1,10 @@
 import { watch, type FSWatcher } from 'node:fs';
+import { join, resolve } from 'node:path';
 import MiniSearch from 'minisearch';
-import type { StoredMemory, MemoryStore } from './memoryStore';
+import { INDEX_CACHE_VERSION, readIndexCache, writeIndexCache, type CachedEntry } from './indexCache';
+import { isSkipped, type FileVersion, type MemoryStore, type SkippedMemory, type StoredMemory } from './memoryStore';
 import { normalizeTerm, terms, tokenize } from './terms';
+import { errorMessage } from '../../shared/domain/errors';
 
 /** A memory the search found, with its BM25 score (MiniSearch's BM25+, title and tags boosted). */
 export interface MemoryHit {
@@ -48,6 +51,16 @@ interface Indexed {
   body: string;
 }
 
+export interface MemoryIndexOptions {
+  /** Where the index is kept between runs (indexCache.ts); absent: built in memory only. */
+  cacheFile?: string;
+  /** Notes for people: files skipped (too large, not text), a cache that could not be written. */
+  log?(level: 'info' | 'warn', message: string): void;
+}
+
+/** Skipped files named in one note at most; the rest are counted. */
+const SKIPPED_NAMED = 5;
+
 /**
  * A full-text index of one workspace's memories (MiniSearch: BM25+ ranking, prefix matching of
  * longer words, title and tags boosted). It follows the files: `search` first re-reads what
@@ -55,19 +68,31 @@ interface Indexed {
  * (seen by a watcher when `watch()` was called; a host that lives long calls it) — so a memory
  * deleted in the editor is never injected again. Cost per search when nothing changed: one stat
  * of the folder plus the query.
+ *
+ * Incremental: a file is read again only when its version (modification and change time, size,
+ * inode) changed. With `cacheFile` the index survives the process (indexCache.ts): a new run
+ * checks each file's version with one lstat and reads only the changed ones. Files over the size
+ * limit or not text are skipped, each named once per process in a note through `log`.
  */
 export class MemoryIndex {
   private mini = newMini();
   private readonly byFile = new Map<string, StoredMemory>();
-  /** In how many memories each term occurs (document frequency), and each memory's terms. */
+  private readonly skipped = new Map<string, SkippedMemory>();
+  /** In how many memories each term occurs (document frequency). */
   private readonly df = new Map<string, number>();
-  private readonly termsOf = new Map<string, string[]>();
   private stamp = Number.NaN;
   private dirty = true;
   private watcher: FSWatcher | null = null;
   private wantWatch = false;
+  private cacheTried = false;
+  /** A kept index was found (so one that becomes empty is written empty, not left stale). */
+  private hadCache = false;
+  private readonly told = new Set<string>();
 
-  constructor(private readonly store: MemoryStore) {}
+  constructor(
+    private readonly store: MemoryStore,
+    private readonly opts: MemoryIndexOptions = {},
+  ) {}
 
   /** Re-reads changed files if anything changed since the last call. */
   refresh(): void {
@@ -76,32 +101,42 @@ export class MemoryIndex {
     if (!this.dirty && stamp === this.stamp) return;
     this.dirty = false;
     this.stamp = stamp;
+    let changed = this.loadCache();
     const names = new Set(this.store.fileNames());
-    for (const [file, m] of this.byFile) {
+    for (const file of [...this.byFile.keys(), ...this.skipped.keys()]) {
       if (names.has(file)) continue;
-      this.mini.discard(m.file);
-      this.byFile.delete(file);
-      this.forget(file);
+      this.remove(file);
+      changed = true;
     }
+    const newlySkipped: SkippedMemory[] = [];
     for (const file of names) {
-      const old = this.byFile.get(file);
-      const fresh = this.store.tryRead(file);
-      if (old && fresh && old.mtimeMs === fresh.mtimeMs && old.size === fresh.size) continue;
-      if (old) {
-        this.mini.discard(file);
-        this.byFile.delete(file);
-        this.forget(file);
+      const known = this.byFile.get(file) ?? this.skipped.get(file);
+      const now = this.store.stamp(file);
+      if (known && now && sameVersion(known, now)) continue;
+      if (known) {
+        this.remove(file);
+        changed = true;
       }
-      if (fresh) {
-        this.mini.add(indexed(fresh));
-        this.byFile.set(file, fresh);
-        const t = terms(`${fresh.title} ${fresh.tags.join(' ')} ${fresh.body}`);
-        this.termsOf.set(file, t);
-        for (const x of t) this.df.set(x, (this.df.get(x) ?? 0) + 1);
-      }
+      const fresh = now ? this.store.readEntry(file) : null;
+      if (!fresh) continue;
+      changed = true;
+      if (isSkipped(fresh)) this.skipped.set(file, fresh);
+      else this.add(fresh);
+    }
+    for (const [file, s] of this.skipped) {
+      if (this.told.has(`${file}\u0000${s.mtimeMs}\u0000${s.size}`)) continue;
+      this.told.add(`${file}\u0000${s.mtimeMs}\u0000${s.size}`);
+      newlySkipped.push(s);
+    }
+    if (newlySkipped.length > 0) {
+      const named = newlySkipped.slice(0, SKIPPED_NAMED).map((s) => `${s.file} (${s.skipped})`);
+      const more = newlySkipped.length - named.length;
+      this.opts.log?.('warn', `memory: skipped ${named.join('; ')}${more > 0 ? `; and ${more} more` : ''}`);
     }
     // MiniSearch keeps discarded documents' terms until it vacuums; many edits make that worth it.
     if (this.mini.dirtCount > 200) void this.mini.vacuum();
+    // A workspace without memories gets no kept index (nothing to save time on).
+    if (changed && (this.byFile.size > 0 || this.skipped.size > 0 || this.hadCache)) this.saveCache();
   }
 
   /** Watches the folder so edits in place are seen too. Returns a stop function; never throws. */
@@ -132,6 +167,12 @@ export class MemoryIndex {
   all(): StoredMemory[] {
     this.refresh();
     return [...this.byFile.values()].sort((a, b) => a.file.localeCompare(b.file));
+  }
+
+  /** The files skipped now (too large, not text), after a refresh. */
+  skippedFiles(): SkippedMemory[] {
+    this.refresh();
+    return [...this.skipped.values()].sort((a, b) => a.file.localeCompare(b.file));
   }
 
   get size(): number {
@@ -173,13 +214,69 @@ export class MemoryIndex {
       .filter((m): m is StoredMemory => Boolean(m));
   }
 
-  private forget(file: string): void {
-    for (const x of this.termsOf.get(file) ?? []) {
+  private add(m: StoredMemory): void {
+    this.mini.add(indexed(m));
+    this.byFile.set(m.file, m);
+    for (const x of termsOf(m)) this.df.set(x, (this.df.get(x) ?? 0) + 1);
+  }
+
+  private remove(file: string): void {
+    this.skipped.delete(file);
+    const m = this.byFile.get(file);
+    if (!m) return;
+    this.mini.discard(file);
+    this.byFile.delete(file);
+    for (const x of termsOf(m)) {
       const n = (this.df.get(x) ?? 1) - 1;
       if (n <= 0) this.df.delete(x);
       else this.df.set(x, n);
     }
-    this.termsOf.delete(file);
+  }
+
+  /** Takes the kept index on the first refresh. Returns true when there was none to take (it is written after this refresh). */
+  private loadCache(): boolean {
+    if (this.cacheTried) return false;
+    this.cacheTried = true;
+    const path = this.opts.cacheFile;
+    if (!path) return false;
+    const cache = readIndexCache(path, this.store.workspace);
+    if (!cache) return true;
+    this.hadCache = true;
+    try {
+      const mini = MiniSearch.loadJS<Indexed>(cache.mini, MINI_OPTIONS);
+      this.mini = mini;
+      for (const e of cache.entries) {
+        const path = join(this.store.dir, e.file);
+        const version = { mtimeMs: e.mtimeMs, ctimeMs: e.ctimeMs, size: e.size, ino: e.ino };
+        if (e.memory) this.byFile.set(e.file, { file: e.file, path, ...version, ...e.memory });
+        else this.skipped.set(e.file, { file: e.file, path, ...version, skipped: e.skipped ?? 'not read' });
+      }
+      for (const [t, n] of cache.df) this.df.set(t, n);
+      return false;
+    } catch {
+      // A cache MiniSearch cannot load: start over from the files.
+      this.mini = newMini();
+      this.byFile.clear();
+      this.skipped.clear();
+      this.df.clear();
+      return true;
+    }
+  }
+
+  private saveCache(): void {
+    const path = this.opts.cacheFile;
+    if (!path) return;
+    const entries: CachedEntry[] = [];
+    const versionOf = (e: { mtimeMs: number; ctimeMs?: number; size: number; ino?: number }) => ({ mtimeMs: e.mtimeMs, ctimeMs: e.ctimeMs ?? 0, size: e.size, ino: e.ino ?? 0 });
+    for (const m of this.byFile.values()) {
+      entries.push({ file: m.file, ...versionOf(m), memory: { title: m.title, created: m.created, ...(m.source ? { source: m.source } : {}), tags: m.tags, body: m.body } });
+    }
+    for (const s of this.skipped.values()) entries.push({ file: s.file, ...versionOf(s), skipped: s.skipped });
+    try {
+      writeIndexCache(path, { version: INDEX_CACHE_VERSION, workspace: resolve(this.store.workspace), entries, df: [...this.df], mini: this.mini.toJSON() });
+    } catch (err) {
+      this.opts.log?.('warn', `memory: the index could not be kept in ${path} (${errorMessage(err)}); the next run reads every memory again`);
+    }
   }
 
   /** The query's terms without the very common ones (see COMMON_SHARE); unchanged for a small memory. */
@@ -196,15 +293,26 @@ export class MemoryIndex {
   }
 }
 
+/** A kept version is the file's only when every part matches (a rewrite changes the change time). */
+function sameVersion(known: { mtimeMs: number; ctimeMs?: number; size: number; ino?: number }, now: FileVersion): boolean {
+  return known.mtimeMs === now.mtimeMs && known.ctimeMs === now.ctimeMs && known.size === now.size && known.ino === now.ino;
+}
+
+function termsOf(m: StoredMemory): string[] {
+  return terms(`${m.title} ${m.tags.join(' ')} ${m.body}`);
+}
+
+const MINI_OPTIONS = {
+  fields: ['title', 'tags', 'body'],
+  idField: 'id',
+  tokenize: (text: string) => tokenize(text),
+  processTerm: (term: string) => normalizeTerm(term),
+  // Queries arrive as normalized terms already.
+  searchOptions: { tokenize: (text: string) => text.split(' '), processTerm: (t: string) => t },
+};
+
 function newMini(): MiniSearch<Indexed> {
-  return new MiniSearch<Indexed>({
-    fields: ['title', 'tags', 'body'],
-    idField: 'id',
-    tokenize: (text) => tokenize(text),
-    processTerm: (term) => normalizeTerm(term),
-    // Queries arrive as normalized terms already.
-    searchOptions: { tokenize: (text) => text.split(' '), processTerm: (t) => t },
-  });
+  return new MiniSearch<Indexed>(MINI_OPTIONS);
 }
 
 function indexed(m: StoredMemory): Indexed {

@@ -1,13 +1,17 @@
 import type { Parser } from 'web-tree-sitter';
+import { applyUse, decideWrites, pathsOf, type Locating, type PendingWrite } from './bashFiles';
 import type { FsView } from './fsView';
-import { operandPaths } from './operands';
-import { isHarmlessVariable, isReadOnlyCommand, isReadOnlyProgram } from './readOnlyCommands';
+import type { PathPolicy } from './pathPolicy';
+import { examineCommand, isHarmlessVariable, isReadOnlyProgram, type FileUse } from './readOnlyCommands';
 import type { Findings, RuleSet } from './findings';
 import { compileBashPattern, type BashPattern, type PermissionRule } from './rules';
 import { analyzeShell, type ShellAnalysis } from './shell/analyze';
 import { AnalysisBudget } from './shell/bounds';
 import { planCommand, type CommandForm, type CommandPlan, type InlineScript } from './shell/commandPlan';
 import type { FileTarget } from './shell/redirects';
+import { checkOperatorRules } from './pipelineRules';
+import { findRoots } from './readOnly/find';
+import { belowWord } from './shell/words';
 
 /** What the Bash check needs from the engine. */
 export interface BashContext {
@@ -16,19 +20,8 @@ export interface BashContext {
   home: string;
   /** The file system as this decision sees it (answers shared across the decision). */
   fs: FsView;
-  /**
-   * Verdict on a file a redirection writes (rules, protected places, inside the roots); true when
-   * an Edit/Write allow rule covers the file the kernel will write (a Bash rule never does).
-   */
-  checkWrite(path: string | null, text: string, f: Findings): boolean;
-  /**
-   * True when a read-only command (or an input redirection) may read `path` without asking: it
-   * resolves physically inside the roots or under a Read allow rule. `path` is absolute and may
-   * hold `..` and symlinks (it is resolved as the kernel would).
-   */
-  readable(path: string): boolean;
-  /** Read deny/ask rules on a file read by redirection or a read-only command. */
-  checkRead(path: string | null, text: string, f: Findings): void;
+  /** The path checks of this decision: every file the call opens goes through it. */
+  policy: PathPolicy;
 }
 
 const compiled = new Map<string, BashPattern>();
@@ -54,9 +47,11 @@ export function bashRuleMatches(rule: PermissionRule, form: CommandForm): boolea
   if (p.kind === 'prefix') {
     if (p.words.length === 0 || words.length < p.words.length) return false;
     if (form.inlineAt !== undefined && form.inlineAt >= p.words.length) return false;
+    const lastAt = p.words.length - 1;
     return p.words.every((pw, i) => {
       const w = words[i];
-      return !!w && !w.dynamic && !w.glob && w.value === pw;
+      if (!w || w.dynamic || w.glob) return false;
+      return w.value === pw || (p.joined === true && i === lastAt && w.value.startsWith(pw));
     });
   }
   if (form.inlineAt !== undefined && form.inlineAt >= p.literalWords.length) return false;
@@ -110,6 +105,10 @@ function collect(ctx: BashContext, source: string, cwd: string | null, depth: nu
     const i = into.plans.length;
     into.plans.push({ plan, owner: owner ?? i, denyOnly: owner !== null });
     entry.plans.push(i);
+    // `find ROOT … | xargs cmd`: what xargs appends are files below ROOT.
+    const source = cmd.pipedFrom === undefined ? undefined : a.commands[cmd.pipedFrom];
+    const head = source?.words[0];
+    if (source && head && !head.dynamic && head.value === 'find') plan.argsBelow = findRoots(source.words, true) ?? undefined;
     nested(plan.scripts, owner);
     nested(plan.denyScripts, owner ?? i);
   }
@@ -136,10 +135,19 @@ function attributedFiles(c: Collected, kind: 'reads' | 'writes'): AttributedFile
   return out;
 }
 
+/**
+ * A form whose run-time arguments come from `find ROOT…` (xargs): its input arguments (`-I {}`)
+ * and the arguments appended are the files below the roots. Otherwise the form as it is.
+ */
+function withFindArguments(form: CommandForm, roots: string[] | undefined): CommandForm {
+  if (!roots || !(form.openEnded || form.words.some((w) => w.fromInput))) return form;
+  const below = roots.map(belowWord);
+  const words = form.words.flatMap((w) => (w.fromInput ? below : [w]));
+  return { ...form, words: form.openEnded && !form.words.some((w) => w.fromInput) ? [...words, ...below] : words, openEnded: false };
+}
+
 /** Commands that change the shell's directory (tracked by the analysis) and read nothing. */
 const DIRECTORY_BUILTINS = new Set(['cd', 'pushd', 'popd', 'dirs']);
-/** Redirection targets that are not files: output thrown away or sent where it goes anyway. */
-const DISCARD = /^\/dev\/(null|stdout|stderr|fd\/[12])$/;
 
 /** Checks one Bash command. Fills `f`; never throws. */
 export function checkBash(ctx: BashContext, command: string, cwd: string, f: Findings): void {
@@ -151,6 +159,7 @@ export function checkBash(ctx: BashContext, command: string, cwd: string, f: Fin
   // check the joined form too, and allow only what both readings allow.
   if (/\\\r?\n/.test(command)) collect(ctx, command.replace(/\\\r?\n/g, ''), cwd, 0, c, budget, null);
   const { deny, ask, allow } = ctx.rules.bash;
+  const policy = ctx.policy;
   for (const { a } of c.analyses) {
     for (const t of [...a.writes, ...a.reads]) {
       if (!t.network) continue;
@@ -169,6 +178,7 @@ export function checkBash(ctx: BashContext, command: string, cwd: string, f: Fin
   for (const { plan: p } of c.plans) {
     c.opaque.push(...p.opaque);
     f.risky.push(...p.risky);
+    f.hardAsk.push(...p.hardAsks);
     for (const form of p.denyForms) {
       const d = deny.find((r) => bashRuleMatches(r, form));
       if (d) f.deny ??= { reason: `denied by ${d.raw}`, rule: d };
@@ -184,75 +194,95 @@ export function checkBash(ctx: BashContext, command: string, cwd: string, f: Fin
       break;
     }
   }
+  checkOperatorRules(c.plans.map((x) => x.plan), deny, ask, f, bashRuleMatches);
   const wholeTool = allow.find((r) => r.specifier === undefined);
-  if (c.opaque.length > 0) {
-    const specificDeny = deny.find((r) => r.specifier !== undefined);
-    if (specificDeny) f.hardAsk.push(`${c.opaque[0]}, so ${specificDeny.raw} cannot be ruled out`);
-    else if (!wholeTool) f.softAsk.push(c.opaque[0] as string);
-  }
-  // Files written or read by redirections (`> f`, `< f`), wrappers (`time -o F`, `flock F`,
-  // `xargs -a F`) and runners (`strace -o F`), each counted for the commands it belongs to.
-  // Wherever it sits (a command substitution, a function body, a runner's script), such a file
-  // is a write or read of its own: Edit/Write rules decide a write and Read rules (or the
-  // workspace) a read, whichever command's Bash rule matched.
-  const writes = attributedFiles(c, 'writes').filter((w) => w.target.path === null || !DISCARD.test(w.target.path));
-  let uncoveredWrite = false;
-  for (const { target: w } of writes) if (!w.network && !ctx.checkWrite(w.path, w.text, f)) uncoveredWrite = true;
+  // Files read by redirections (`< f`), wrappers (`xargs -a F`) and runners, each counted for the
+  // commands it belongs to: Read rules decide them, whichever command's Bash rule matched.
   /** Plans that read a file by redirection which a read-only command may not read. */
   const unreadable = new Set<number>();
   let orphanUnreadable = false;
   let unreadableText: string | undefined;
   for (const { target: r, owners } of attributedFiles(c, 'reads')) {
     if (r.network) continue;
-    ctx.checkRead(r.path, r.text, f);
-    if (r.path !== null && ctx.readable(r.path)) continue;
+    const ok = r.path !== null && policy.read(r.path, f);
+    if (ok) continue;
     unreadableText ??= r.text;
     for (const o of owners) unreadable.add(o);
     if (owners.length === 0) orphanUnreadable = true;
   }
-  let allReadOnly = c.opaque.length === 0 && writes.length === 0 && unreadable.size === 0 && !orphanUnreadable;
-  let allAllowed = c.opaque.length === 0 && !orphanUnreadable;
+  // Files written by redirections (`> f`), wrappers (`time -o F`, `flock F`) and runners
+  // (`strace -o F`): a write of its own, never covered by the command's Bash rule.
+  const writes: PendingWrite[] = [];
+  for (const { target: w } of attributedFiles(c, 'writes')) if (!w.network) writes.push({ path: w.path, text: w.text, kind: 'write', covered: false });
+  let allReadOnly = writes.length === 0 && unreadable.size === 0 && !orphanUnreadable;
+  let allAllowed = !orphanUnreadable;
   const used: PermissionRule[] = [];
   // A variable set as a statement reaches later commands if exported (or already in the
   // environment, as upper-case names usually are): only harmless ones keep commands read-only.
   const envChanged = c.analyses.some(({ a }) => a.assigns.some((v) => !isHarmlessVariable(v.name) && (v.declared || !/[a-z]/.test(v.name))));
   let outOfTime = false;
+  /** Why a command a rule allowed cannot be vouched for (its files are not all known, or it reads outside). */
+  const unvouched: string[] = [];
   c.plans.forEach(({ plan: p, denyOnly }, i) => {
+    if (outOfTime || (outOfTime = budget.expired())) return;
+    // A runner's command and a runner's scripts: their files are checked, their form needs no rule.
+    const fileOnly = denyOnly ? p.allowForms : [];
+    for (const form of [...fileOnly, ...p.fileForms]) examine(form, p.cwds, true);
     if (denyOnly) {
       allReadOnly = false;
       return;
     }
-    if (outOfTime || (outOfTime = budget.expired())) return;
     for (const form of p.allowForms) {
-      const cwds = form.cwds === undefined ? p.cwds : form.cwds;
+      const r = examine(form, p.cwds, false);
+      if (!r.readOnly) allReadOnly = false;
+      if (r.rule) {
+        if (!used.includes(r.rule)) used.push(r.rule);
+      } else if (!r.readOnly) allAllowed = false;
+    }
+
+    /** One form's files and verdict: read-only (no rule needed), or the allow rule matching it. */
+    function examine(given: CommandForm, planCwds: readonly string[] | null, filesOnly: boolean): { readOnly: boolean; rule?: PermissionRule } {
+      const form = withFindArguments(given, p.argsBelow);
+      const cwds = form.cwds === undefined ? planCwds : form.cwds;
+      const where: Locating = { cwds, home: ctx.home, spend: (n) => budget.spendEntries(n) };
+      const formWrites: (Omit<PendingWrite, 'covered'> & { byRule: boolean })[] = [];
+      let unknownFile = false;
+      let readsOutside = false;
+      const use = (u: FileUse): boolean => {
+        const ok = applyUse(u, where, policy, f, formWrites, () => (unknownFile = true));
+        if (!ok && u.kind !== 'write' && u.kind !== 'writeTree' && u.kind !== 'writeBelow' && !unknownFile) readsOutside = true;
+        return ok;
+      };
+      const v = examineCommand(form, {
+        cwd: cwds?.length === 1 ? (cwds[0] as string) : null,
+        home: ctx.home,
+        use,
+        exists: (value) => (pathsOf(value, where, policy) ?? []).some((p) => {
+          const r = policy.resolve(p);
+          return r.ok && r.exists;
+        }),
+      });
+      if (v?.opaque) c.opaque.push(v.opaque);
+      // Files a planner found for this form (git's options).
+      let extraUnknown: string | undefined;
+      for (const extra of p.extras) {
+        if (extra.form !== given) continue;
+        for (const u of extra.uses) use(u);
+        extraUnknown ??= extra.unknown;
+      }
+      const rule = filesOnly ? undefined : allow.find((r) => bashRuleMatches(r, form));
+      for (const { byRule, ...w } of formWrites) writes.push({ ...w, covered: byRule && (filesOnly ? denyOnlyCovered(i) : rule !== undefined) });
+      if (filesOnly) return { readOnly: false };
       // A command reads relative to its directory (ls, find, grep -r…): that must be readable too
       // (not for cd and friends, which only move, and whose moves are tracked).
-      const cwdOk = (cwds !== null && cwds.every((d) => ctx.readable(d))) || DIRECTORY_BUILTINS.has(form.words[0]?.value ?? '');
-      const readOnly =
-        !envChanged &&
-        cwdOk &&
-        !unreadable.has(i) &&
-        isReadOnlyCommand(form, {
-          cwd: cwds?.length === 1 ? (cwds[0] as string) : null,
-          home: ctx.home,
-          pathOk: (v) => {
-            const paths = operandPaths(v, cwds, ctx.home, ctx.readable, ctx.fs, (n) => budget.spendEntries(n));
-            if (paths === null) return false;
-            let ok = true;
-            for (const path of paths) {
-              ctx.checkRead(path, v, f);
-              if (!ctx.readable(path)) ok = false;
-            }
-            return ok;
-          },
-        });
-      if (!readOnly) allReadOnly = false;
-      const rule = allow.find((r) => bashRuleMatches(r, form));
-      if (rule) {
-        if (!used.includes(rule)) used.push(rule);
-      } else {
-        if (!readOnly) allAllowed = false;
+      const cwdOk = (cwds !== null && cwds.every((d) => policy.readable(d))) || DIRECTORY_BUILTINS.has(form.words[0]?.value ?? '');
+      const readOnly = !!v?.readOnly && !envChanged && cwdOk && !unreadable.has(i) && formWrites.length === 0;
+      if (rule && ((v && !v.complete) || extraUnknown || unknownFile)) {
+        const why = extraUnknown ?? 'a file is named only at run time or an option is unknown';
+        unvouched.push(`cannot tell which files ${form.words[0]?.text ?? 'it'} reads and writes (${why}), so ${rule.raw} cannot vouch for them`);
       }
+      if (rule && readsOutside) unvouched.push(`${form.words[0]?.text ?? 'the command'} reads a file outside the workspace and the Read allow rules`);
+      return rule ? { readOnly, rule } : { readOnly };
     }
   });
   if (outOfTime) {
@@ -263,6 +293,16 @@ export function checkBash(ctx: BashContext, command: string, cwd: string, f: Fin
     allReadOnly = false;
     allAllowed = false;
   }
+  if (c.opaque.length > 0) {
+    allReadOnly = false;
+    allAllowed = false;
+    const specificDeny = deny.find((r) => r.specifier !== undefined);
+    if (specificDeny) f.hardAsk.push(`${c.opaque[0]}, so ${specificDeny.raw} cannot be ruled out`);
+    else if (!wholeTool) f.softAsk.push(c.opaque[0] as string);
+  }
+  // Every write, decided once (rules, protected places, the boundary).
+  const uncoveredWrite = decideWrites(writes, policy, f);
+  if (writes.length > 0) allReadOnly = false;
   f.readOnly = allReadOnly;
   f.writesInside = writes.length > 0;
   if (wholeTool) {
@@ -270,12 +310,19 @@ export function checkBash(ctx: BashContext, command: string, cwd: string, f: Fin
     return;
   }
   // A file read outside the workspace and every Read allow rule asks, whichever rule allowed
-  // its command (`grep x < /etc/passwd` with `Bash(grep:*)`).
+  // its command (`grep x < /etc/passwd` with `Bash(grep:*)`); so do files Keel cannot name.
   if (unreadableText !== undefined) f.softAsk.push(`reads a file outside the workspace and the Read allow rules (${unreadableText})`);
+  f.softAsk.push(...unvouched);
   if (allAllowed) {
     const reason = used.length > 0 ? `allowed by ${used.map((r) => r.raw).join(', ')}` : 'read-only commands';
     // A file written that no Edit/Write allow rule covers (`echo $(pwd > f)` with
     // `Bash(echo:*)`, `npm test > log`) asks; acceptEdits allows it inside the workspace.
     f.allow = { reason, rules: used, unruledWrites: uncoveredWrite };
+  }
+
+  /** Whether the plan that owns deny-only plan `i` (a runner's command) was allowed by a rule. */
+  function denyOnlyCovered(i: number): boolean {
+    const owner = c.plans[c.plans[i]?.owner ?? i]?.plan;
+    return !!owner && owner.allowForms.some((form) => allow.some((r) => bashRuleMatches(r, form)));
   }
 }

@@ -32,6 +32,8 @@ export interface ModeRequest {
   mode: PermissionMode;
   scope: 'project' | 'local' | 'user';
   path: string;
+  /** A workspace request the person approved (docs/permissions.md, "Trust"): it may loosen. */
+  approved?: boolean;
 }
 
 export interface SettledMode {
@@ -52,11 +54,27 @@ export function settleDefaultMode(requests: readonly ModeRequest[]): SettledMode
   for (const r of requests.filter((q) => q.scope === 'user')) mode = r.mode;
   for (const r of requests.filter((q) => q.scope !== 'user')) {
     const base = mode ?? 'default';
-    if (atLeastAsStrict(r.mode, base)) mode = r.mode;
+    if (r.approved || atLeastAsStrict(r.mode, base)) mode = r.mode;
     else {
-      const hint = 'set a looser default in ~/.keel/settings.json, or choose it for a run';
+      const hint = 'approve this workspace (keel trust approve), set a looser default in ~/.keel/settings.json, or choose it for a run';
       notices.push(`${r.path}: defaultMode "${r.mode}" ignored: a workspace settings file may only make the mode stricter than "${base}" (${hint})`);
     }
   }
   return { mode, notices };
+}
+
+/**
+ * The workspace requests `settleDefaultMode` would ignore as looser, each with the mode it would
+ * keep instead (`base`): what a person may approve (docs/permissions.md, "Trust"). Pure.
+ */
+export function looserRequests(requests: readonly ModeRequest[]): { request: ModeRequest; base: PermissionMode }[] {
+  const out: { request: ModeRequest; base: PermissionMode }[] = [];
+  let mode: PermissionMode | undefined;
+  for (const r of requests.filter((q) => q.scope === 'user')) mode = r.mode;
+  for (const r of requests.filter((q) => q.scope !== 'user')) {
+    const base = mode ?? 'default';
+    if (atLeastAsStrict(r.mode, base)) mode = r.mode;
+    else out.push({ request: r, base });
+  }
+  return out;
 }

@@ -2,16 +2,22 @@ import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
 import type { Parser } from 'web-tree-sitter';
 import type { PermissionMode } from '../../shared/domain/permissionModes';
-import type { PermissionSubject } from '../tools/types';
+import type { PermissionSubject, SearchExclusions } from '../tools/types';
 import { checkBash, type BashContext } from './bashCheck';
 import { emptyFindings, groupRules, type Findings, type RuleSet } from './findings';
-import { compilePathPattern, isInside, protectedReason, realLocation, type PathBases } from './paths';
+import { compilePathPattern, realLocation, type PathBases } from './paths';
 import { cachedFs } from './fsView';
-import { resolvePhysical } from './physical';
+import { PathPolicy, type CompiledPathRule, type PolicyPlaces, type PolicyRules } from './pathPolicy';
 import { domainMatches, mcpRuleMatches, realHost, type PermissionRule } from './rules';
 import { defaultSources, explicitSource, loadSettings, stampOf, type LoadedSettings, type SettingsSource } from './settings';
+import { FileWatch } from './settingsWatch';
+import type { TrustView } from '../trust/items';
 import { acceptedEdit, allowedByMode, refusalOfChange, whenItWouldAsk } from './modes';
+import { markAnalysisWarm } from './shell/bounds';
 import { loadBashParser, WARM_UP } from './shell/parser';
+
+/** The analysis code is compiled once per process (see `warmUp`). */
+let warmedUp = false;
 
 /** One decision with its explanation. `risky`: the editor should show a modal, not only a card. */
 export type EngineDecision = { decision: 'allow' | 'ask' | 'deny'; reason: string; rule?: string; source?: string; risky?: boolean };
@@ -30,7 +36,19 @@ export interface PermissionEngine {
   problems(): string[];
   /** The `defaultMode` the settings ask for, if any (bypassPermissions only from local or user files). */
   defaultMode(): PermissionMode | undefined;
+  /** Stops watching the settings files (the engine keeps deciding, re-reading them every time). */
+  dispose?(): void;
+  /**
+   * What a recursive search below `root` (the Grep and Glob tools) must skip so that it reads
+   * nothing a Read deny or ask rule covers: ripgrep globs anchored at the physical folder `root`
+   * leads to (pass each as `--glob !GLOB`, with ripgrep run from that folder), and the rules
+   * behind them. Null when they cannot be written as globs; `decide` then asks about the search.
+   * Never rejects.
+   */
+  searchExclusions(root: string): Promise<SearchExclusions | null>;
 }
+
+export type { SearchExclusions } from '../tools/types';
 
 export interface EngineOptions {
   workspace: string;
@@ -42,13 +60,31 @@ export interface EngineOptions {
   home?: string;
   /** When the Bash sandbox is on, a call asking to run outside it always asks. */
   sandbox?: { enabled: boolean };
+  /**
+   * Files the caller protects besides Keel's own protected places (protectedPlaces.ts), as
+   * absolute paths, each with the reason the person is shown: e.g. the scripts that approved hooks
+   * and MCP servers run, which must not be rewritten behind the person's back. A model's write to
+   * one asks in every mode, bypassPermissions included, however it is reached: the Write and Edit
+   * tools, a redirection, a file command's operand, a symlink or a hard link to it, a case or
+   * trailing-dot variant of its name. Called at every decision, so a list that changes (a hook
+   * approved later) applies at once; keep it cheap. A call that throws is treated as no extra files.
+   */
+  protectedFiles?: () => ReadonlyMap<string, string>;
+  /**
+   * The person's approvals of this workspace (docs/permissions.md, "Trust"): a workspace file's
+   * allow rules, additional directories and looser mode apply only once approved. Required, so
+   * that no host forgets it; `NOTHING_APPROVED` applies only what tightens.
+   */
+  trust: TrustView;
 }
 
 /** Builds the engine: loads the shell parser once and reads the settings files. Rejects only if the parser cannot load. */
 export async function createPermissionEngine(opts: EngineOptions): Promise<PermissionEngine> {
   const parser = await loadBashParser();
   const engine = new RuleEngine(parser, opts);
-  engine.warmUp();
+  // Compiling the analysis code is left for when the process is idle: a first decision made at
+  // once does not wait for it (its budget allows for compiling, bounds.ts).
+  setImmediate(() => engine.warmUp()).unref();
   return engine;
 }
 
@@ -62,8 +98,12 @@ class RuleEngine implements PermissionEngine {
   private readonly userSettingsPath: string;
   private readonly userSettingsReal: string;
   private readonly homeReal: string;
+  /** Where the settings files really are (protected places), found again when they change. */
+  private settingsFilesReal: string[] = [];
   /** Compiled Read/Edit/Write rules by behaviour and tools; emptied when the settings change. */
   private pathRuleCache = new Map<string, CompiledPathRule[]>();
+  private readonly watch: FileWatch;
+  private trustVersion = -1;
 
   constructor(
     private readonly parser: Parser,
@@ -76,15 +116,25 @@ class RuleEngine implements PermissionEngine {
     this.userSettingsPath = opts.userSettingsPath ?? join(this.home, '.keel', 'settings.json');
     this.userSettingsReal = realLocation(this.userSettingsPath);
     this.sources = [...defaultSources(workspace, this.userSettingsPath), ...(opts.settingsFiles ?? []).map((f) => explicitSource(f, workspace))];
+    this.watch = new FileWatch(
+      this.sources.map((s) => s.path),
+      () => stampOf(this.sources),
+    );
     this.reload();
+  }
+
+  dispose(): void {
+    this.watch.dispose();
   }
 
   /**
    * Checks a sample script twice and throws the answers away: the first decisions of a process
-   * otherwise spend tens of milliseconds of CPU compiling the analysis code, which would count
-   * against the analysis budget (bounds.ts) and could turn a first `ls` into a question.
+   * otherwise spend tens of milliseconds of CPU compiling the analysis code. Until this ran,
+   * analyses get a larger budget (bounds.ts), so that a first `ls` is never a question.
    */
   warmUp(): void {
+    if (warmedUp) return;
+    warmedUp = true;
     for (let i = 0; i < 2; i++) {
       try {
         checkBash(this.bashContext(), WARM_UP, this.workspaceReal, emptyFindings());
@@ -92,6 +142,7 @@ class RuleEngine implements PermissionEngine {
         // A warm-up is an optimisation; decisions report their own failures.
       }
     }
+    markAnalysisWarm();
   }
 
   problems(): string[] {
@@ -106,6 +157,8 @@ class RuleEngine implements PermissionEngine {
 
   async decide(call: PermissionCall, mode: PermissionMode): Promise<EngineDecision> {
     try {
+      // Changes already written are reported by the watcher before this resolves (settingsWatch.ts).
+      await FileWatch.settled();
       this.refresh();
       return this.decideNow(call, mode);
     } catch (err) {
@@ -115,12 +168,16 @@ class RuleEngine implements PermissionEngine {
     }
   }
 
+  /** Re-reads the settings when a file changed (watched) or an approval changed. */
   private refresh(): void {
-    if (stampOf(this.sources) !== this.settings.stamp) this.reload();
+    const changed = this.watch.changed();
+    if (changed || this.opts.trust.version() !== this.trustVersion) this.reload();
   }
 
   private reload(): void {
-    this.settings = loadSettings(this.sources, this.home);
+    this.trustVersion = this.opts.trust.version();
+    this.settings = loadSettings(this.sources, this.home, this.opts.trust);
+    this.settingsFilesReal = [this.userSettingsReal, ...this.sources.map((s) => realLocation(s.path))];
     this.rules = groupRules(this.settings.rules);
     this.roots = [this.workspaceReal, ...[...(this.opts.additionalDirectories ?? []), ...this.settings.additionalDirectories].map((d) => realLocation(resolve(this.opts.workspace, d)))];
     this.pathRuleCache = new Map();
@@ -178,149 +235,106 @@ class RuleEngine implements PermissionEngine {
   }
 
   /** Path rules of `kinds` with `behavior`, compiled once per settings version. */
-  private pathRules(kinds: string[], behavior: PermissionRule['behavior']): CompiledPathRule[] {
+  private pathRules(kinds: readonly string[], behavior: PermissionRule['behavior']): CompiledPathRule[] {
     const key = `${behavior}:${kinds.join(',')}`;
     let compiled = this.pathRuleCache.get(key);
     if (!compiled) {
       compiled = this.rules.all
         .filter((r) => r.behavior === behavior && r.specifier !== undefined && kinds.includes(r.tool))
-        .map((rule) => ({ rule, test: compilePathPattern(rule.specifier as string, realLocation(rule.projectRoot), this.bases()) }));
+        .map((rule) => ({ rule, pattern: compilePathPattern(rule.specifier as string, realLocation(rule.projectRoot), this.bases()) }));
       this.pathRuleCache.set(key, compiled);
     }
     return compiled;
   }
 
-  private insideRoots(real: string): boolean {
-    return this.roots.some((r) => isInside(r, real));
+  private readonly policyRules: PolicyRules = {
+    pathRules: (kinds, behavior) => this.pathRules(kinds, behavior),
+    wholeTool: (tools) => this.rules.all.find((r) => r.behavior === 'allow' && r.specifier === undefined && tools.includes(r.tool)),
+  };
+
+  /** The path checks of one decision (protectedPlaces.ts, pathPolicy.ts), on `fs`. */
+  private policy(fs = cachedFs()): PathPolicy {
+    let extra: ReadonlyMap<string, string> = new Map();
+    try {
+      extra = this.opts.protectedFiles?.() ?? extra;
+    } catch {
+      // The caller's list is an addition; Keel's own places stay protected without it.
+    }
+    let files: readonly string[] = this.settingsFilesReal;
+    const reasons = new Map<string, string>();
+    if (extra.size > 0) {
+      const more: string[] = [];
+      for (const [p, reason] of extra) {
+        const real = realLocation(resolve(p));
+        more.push(real);
+        reasons.set(real, reason);
+      }
+      files = [...this.settingsFilesReal, ...more];
+    }
+    const places: PolicyPlaces = { roots: this.roots, home: this.home, homeReal: this.homeReal, files, reasons };
+    return new PathPolicy(this.policyRules, places, fs);
   }
 
+  async searchExclusions(root: string): Promise<SearchExclusions | null> {
+    try {
+      this.refresh();
+      const policy = this.policy();
+      const r = policy.resolve(resolve(root));
+      if (!r.ok) return null;
+      const ex = policy.searchExclusions(r.path);
+      return ex ? { root: r.path, ...ex } : null;
+    } catch {
+      return null;
+    }
+  }
+
+  /** The Read tool reads its file; Glob and Grep search below their root, skipping what Read rules keep out. */
   private checkReads(tool: string, paths: string[], f: Findings): void {
     f.readOnly = true;
-    const allowRules = this.pathRules(['Read'], 'allow');
+    const policy = this.policy();
     const wholeTool = this.rules.all.find((r) => r.behavior === 'allow' && r.specifier === undefined && r.tool === tool);
+    const allowRules = this.pathRules(['Read'], 'allow');
     const used: PermissionRule[] = [];
     let allOk = true;
     for (const p of paths) {
-      const r = resolvePhysical(p);
-      const real = r.ok ? r.path : null;
-      this.readRules(p, real, f);
-      // A search root (Glob, Grep) reads what is inside it.
-      if (tool !== 'Read') this.readRules(join(p, '_'), real === null ? null : join(real, '_'), f);
-      if (real === null) {
+      let ok = policy.read(p, f);
+      const r = policy.resolve(p);
+      if (tool !== 'Read') {
+        // A search root reads what is inside it: the root's own rules, then every rule that may
+        // match below it must be expressible as an exclusion the tool passes to ripgrep.
+        policy.readRules(join(p, '_'), r.ok ? join(r.path, '_') : null, f);
+        if (r.ok && !f.deny && policy.searchExclusions(r.path) === null) ok = policy.search(p, tool, f) && ok;
+      }
+      if (!r.ok) {
         allOk = false;
         continue;
       }
-      const rule = allowRules.find((a) => a.test(real))?.rule ?? wholeTool;
+      const rule = allowRules.find((a) => a.pattern.test(r.path))?.rule ?? wholeTool;
       if (rule) {
         if (!used.includes(rule)) used.push(rule);
-      } else if (!this.insideRoots(real)) allOk = false;
+      } else if (!ok) allOk = false;
     }
     if (allOk) f.allow ??= { reason: used.length ? `allowed by ${used.map((r) => r.raw).join(', ')}` : 'reading inside the workspace', rules: used };
   }
 
-  /** Read deny/ask rules, on where the path really leads and on the path as written (normalised). */
-  private readRules(lexical: string, real: string | null, f: Findings): void {
-    const written = resolve(lexical);
-    const hit = (b: PermissionRule['behavior']) => this.pathRules(['Read'], b).find((a) => (real !== null && a.test(real)) || a.test(written))?.rule;
-    const d = hit('deny');
-    if (d) f.deny ??= { reason: `denied by ${d.raw}`, rule: d };
-    const k = hit('ask');
-    if (k) f.ask ??= { reason: `${k.raw} asks`, rule: k };
-  }
-
   private checkWrites(tool: string, paths: string[], f: Findings): void {
     const kinds = tool === 'Write' ? ['Edit', 'Write'] : ['Edit'];
-    const allowRules = this.pathRules(kinds, 'allow');
-    const wholeTool = this.rules.all.find((r) => r.behavior === 'allow' && r.specifier === undefined && (r.tool === tool || r.tool === 'Edit'));
+    const policy = this.policy();
     const used: PermissionRule[] = [];
     let allOk = true;
     for (const p of paths) {
-      const real = this.writeTarget(p, p, f, kinds);
-      const rule = real === null ? undefined : (allowRules.find((a) => a.test(real))?.rule ?? wholeTool);
-      if (rule) {
-        if (!used.includes(rule)) used.push(rule);
+      const v = policy.write(p, p, f, kinds);
+      if (v.allowedBy) {
+        if (!used.includes(v.allowedBy)) used.push(v.allowedBy);
       } else allOk = false;
     }
     if (allOk && used.length > 0) f.allow ??= { reason: `allowed by ${used.map((r) => r.raw).join(', ')}`, rules: used };
   }
 
-  /**
-   * Rules, protected places and roots for one written file, at the place the kernel will write
-   * (symlinks followed, dangling ones too: a write creates their target). Returns that place, or
-   * null when it cannot be known (then it asks).
-   */
-  private writeTarget(p: string, text: string, f: Findings, kinds: string[]): string | null {
-    const r = resolvePhysical(p);
-    const real = r.ok ? r.path : null;
-    const lexical = resolve(p);
-    const hit = (b: PermissionRule['behavior']) => this.pathRules(kinds, b).find((a) => (real !== null && a.test(real)) || a.test(lexical))?.rule;
-    const d = hit('deny');
-    if (d) f.deny ??= { reason: `denied by ${d.raw}`, rule: d };
-    const k = hit('ask');
-    if (k) f.ask ??= { reason: `${k.raw} asks`, rule: k };
-    const places = { roots: this.roots, home: this.homeReal, userSettingsPath: this.userSettingsReal };
-    const prot = (real !== null ? protectedReason(real, places) : null) ?? protectedReason(lexical, { ...places, home: this.home });
-    if (prot) f.hardAsk.push(prot);
-    if (!r.ok) {
-      f.softAsk.push(`cannot tell which file ${text} writes: ${r.reason}`);
-      f.risky.push('writes a file whose location cannot be resolved');
-      return null;
-    }
-    if (this.insideRoots(r.path)) f.writesInside = true;
-    else {
-      f.softAsk.push(`writes outside the workspace (${text})`);
-      f.risky.push('writes outside the workspace');
-    }
-    return real;
-  }
-
   /** What the Bash check needs, with a file-system view and answers shared by this one decision. */
   private bashContext(): BashContext {
     const fs = cachedFs();
-    const physical = new Map<string, ReturnType<typeof resolvePhysical>>();
-    const readableSeen = new Map<string, boolean>();
-    const readChecked = new Set<string>();
-    const resolveOnce = (p: string) => {
-      let r = physical.get(p);
-      if (!r) {
-        r = resolvePhysical(p, '/', fs);
-        physical.set(p, r);
-      }
-      return r;
-    };
-    return {
-      parser: this.parser,
-      rules: this.rules,
-      home: this.home,
-      fs,
-      checkWrite: (path: string | null, text: string, f: Findings) => {
-        if (path === null) {
-          f.softAsk.push(`writes to a file named only at run time (${text})`);
-          return false;
-        }
-        if (/^\/dev\/(null|stdout|stderr|tty|fd\/\d+)$/.test(path)) return true;
-        const real = this.writeTarget(path, text, f, ['Edit', 'Write']);
-        if (real === null) return false;
-        const whole = this.rules.all.some((r) => r.behavior === 'allow' && r.specifier === undefined && (r.tool === 'Edit' || r.tool === 'Write'));
-        return whole || this.pathRules(['Edit', 'Write'], 'allow').some((a) => a.test(real));
-      },
-      checkRead: (path: string | null, _text: string, f: Findings) => {
-        if (path === null || readChecked.has(path)) return;
-        readChecked.add(path);
-        const r = resolveOnce(path);
-        this.readRules(path, r.ok ? r.path : null, f);
-      },
-      readable: (path: string) => {
-        if (path === '/dev/null') return true;
-        let ok = readableSeen.get(path);
-        if (ok === undefined) {
-          const r = resolveOnce(path);
-          ok = r.ok && (this.insideRoots(r.path) || this.pathRules(['Read'], 'allow').some((a) => a.test(r.path)));
-          readableSeen.set(path, ok);
-        }
-        return ok;
-      },
-    };
+    return { parser: this.parser, rules: this.rules, home: this.home, fs, policy: this.policy(fs) };
   }
 
   private checkNetwork(tool: string, url: string, f: Findings): void {
@@ -337,13 +351,16 @@ class RuleEngine implements PermissionEngine {
   }
 }
 
-interface CompiledPathRule {
-  rule: PermissionRule;
-  test: (p: string) => boolean;
-}
-
 function isObject(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null;
+}
+
+/**
+ * Whether an "ask" of the engine (its `reason`, no `rule`) is only for want of an allow rule: no
+ * ask rule, safety ask or mode made it ask, so an allow rule for the call would allow it.
+ */
+export function asksForWantOfARule(kind: PermissionSubject['kind'], decision: Pick<EngineDecision, 'reason' | 'rule'>): boolean {
+  return decision.rule === undefined && decision.reason === DEFAULT_ASK[kind];
 }
 
 const DEFAULT_ASK: Record<PermissionSubject['kind'], string> = {

@@ -1,10 +1,10 @@
-import { join, relative, resolve, sep, isAbsolute } from 'node:path';
+import { relative, resolve, sep, isAbsolute } from 'node:path';
 import { physicalOrLexical } from './physical';
 import { escapeRegex } from './rules';
 
 /**
- * File paths for permission decisions: the allowed roots (workspace + additional directories),
- * protected places, and Read/Edit rule patterns in gitignore style. Where a path really leads
+ * File paths for permission decisions: the allowed roots (workspace + additional directories)
+ * and Read/Edit rule patterns in gitignore style (protected places: protectedPlaces.ts). Where a path really leads
  * is physical.ts's job (symlinks first, then `..`, as the kernel does).
  */
 
@@ -22,32 +22,28 @@ export function isInside(root: string, p: string): boolean {
   return rel === '' || (!rel.startsWith(`..${sep}`) && rel !== '..' && !isAbsolute(rel));
 }
 
-/** Folders whose files change what Keel, Claude Code, git or VS Code run or allow. */
-const PROTECTED_FOLDERS: [string, string][] = [
-  ['.git', 'writes inside a .git folder (hooks and config run code)'],
-  ['.keel', "writes Keel's own files (.keel/: permission settings and more)"],
-  ['.claude', 'writes Claude Code settings (.claude/)'],
-  ['.vscode', 'writes VS Code settings (.vscode/: tasks and launch configurations run code)'],
-];
-
-/**
- * Why a write to `p` (an absolute path, physical or lexical) must ask whatever the mode, or null:
- * anything inside a `.git`, `.keel`, `.claude` or `.vscode` folder below the root that holds it
- * (or anywhere in the path outside every root), the user's `~/.keel`, the user settings file.
- */
-export function protectedReason(p: string, places: { roots: readonly string[]; home: string; userSettingsPath?: string }): string | null {
-  const root = places.roots.find((r) => isInside(r, p));
-  const parts = (root === undefined ? p : relative(root, p)).split(sep);
-  for (const [folder, why] of PROTECTED_FOLDERS) if (parts.includes(folder)) return why;
-  if (isInside(join(places.home, '.keel'), p)) return "writes the user's Keel folder (~/.keel)";
-  if (places.userSettingsPath && p === places.userSettingsPath) return 'writes the user permission settings';
-  return null;
-}
-
 export interface PathBases {
   /** Workspace root (the agent's working directory), realpath. */
   workspace: string;
   home: string;
+}
+
+/** A compiled Read/Edit/Write rule pattern (see `compilePathPattern`). */
+export interface PathPattern {
+  /** Does the pattern match this absolute path (or a folder holding it)? */
+  test(absPath: string): boolean;
+  /**
+   * Could the pattern match something at or below `root` (absolute, physical)? `all`: `root`
+   * itself or a folder above it matches, so everything below does; `some`: some path strictly
+   * inside may match; `none`: nothing inside can.
+   */
+  reach(root: string): 'all' | 'some' | 'none';
+  /**
+   * ripgrep globs (gitignore syntax, anchored at `root` with a leading `/`) that together match
+   * every path below `root` the pattern matches, for `--glob !GLOB`; null when they cannot be
+   * written exactly (then a search must ask instead). Empty when nothing below can match.
+   */
+  ripgrepGlobs(root: string): string[] | null;
 }
 
 /**
@@ -56,7 +52,7 @@ export interface PathBases {
  * workspace. A pattern without a slash (other than a trailing one) matches at any depth below its
  * base, as in .gitignore. A matching directory matches everything inside it.
  */
-export function compilePathPattern(spec: string, projectRoot: string, bases: PathBases): (absPath: string) => boolean {
+export function compilePathPattern(spec: string, projectRoot: string, bases: PathBases): PathPattern {
   let base: string;
   let pat: string;
   let anchored = true;
@@ -79,11 +75,99 @@ export function compilePathPattern(spec: string, projectRoot: string, bases: Pat
   }
   pat = pat.replace(/\/+$/, '');
   const re = pat === '' ? /^.*$/s : new RegExp(`^${anchored ? '' : '(?:.*/)?'}${globToRegex(pat)}(?:/.*)?$`, 's');
-  return (absPath: string) => {
+  const test = (absPath: string): boolean => {
     if (!isInside(base, absPath)) return false;
     const rel = relative(base, absPath).split(sep).join('/');
     return re.test(rel);
   };
+  const segments = pat === '' ? ['**'] : anchored ? pat.split('/').filter((s) => s !== '') : ['**', pat];
+  return {
+    test,
+    reach: (root) => reachOf(segments, base, root).kind,
+    ripgrepGlobs: (root) => {
+      const r = reachOf(segments, base, root);
+      if (r.kind === 'none') return [];
+      if (r.kind === 'all') return ['/**'];
+      const globs: string[] = [];
+      for (const rest of r.residuals) {
+        const g = rest.map(ripgrepSegment);
+        if (g.some((x) => x === null)) return null;
+        globs.push(`/${g.join('/')}`);
+      }
+      return globs;
+    },
+  };
+}
+
+type Reach = { kind: 'all' | 'none'; residuals: [] } | { kind: 'some'; residuals: string[][] };
+
+/** A segment that may match across slashes (`**`, or `a**b`, which the regex reads as `.*`). */
+const anyDepth = (s: string): boolean => s.includes('**');
+
+/**
+ * How far pattern `segments` (relative to `base`) reach into `root`: walks `root`'s components
+ * below `base` through the pattern as a small automaton (`**` matches any number of components),
+ * and returns what is left of the pattern for paths below `root`.
+ */
+function reachOf(segments: string[], base: string, root: string): Reach {
+  if (!isInside(base, root)) {
+    if (!isInside(root, base)) return { kind: 'none', residuals: [] };
+    const lead = relative(root, base).split(sep).filter(Boolean).map(literalSegment);
+    return { kind: 'some', residuals: [[...lead, ...segments]] };
+  }
+  const comps = relative(base, root).split(sep).filter(Boolean);
+  // `**` may match no component at all; `a**b` (read as `a.*b`) at least one, starting with `a`.
+  const closure = (states: Set<number>): Set<number> => {
+    const out = new Set(states);
+    for (const i of out) if (segments[i] === '**') out.add(i + 1);
+    return out;
+  };
+  let states = closure(new Set([0]));
+  for (const c of comps) {
+    if (states.has(segments.length)) return { kind: 'all', residuals: [] };
+    const next = new Set<number>();
+    for (const i of states) {
+      const s = segments[i];
+      if (s === undefined) continue;
+      if (s === '**') next.add(i);
+      else if (anyDepth(s)) {
+        if (!c.startsWith(s.slice(0, s.search(/[*?[]/)))) continue;
+        next.add(i);
+        next.add(i + 1);
+      } else if (segmentRegex(s).test(c)) next.add(i + 1);
+    }
+    states = closure(next);
+    if (states.size === 0) return { kind: 'none', residuals: [] };
+  }
+  if (states.has(segments.length)) return { kind: 'all', residuals: [] };
+  return { kind: 'some', residuals: [...states].map((i) => segments.slice(i)) };
+}
+
+const segmentCache = new Map<string, RegExp>();
+function segmentRegex(s: string): RegExp {
+  let re = segmentCache.get(s);
+  if (!re) {
+    re = new RegExp(`^${globToRegex(s)}$`, 's');
+    segmentCache.set(s, re);
+  }
+  return re;
+}
+
+/** A path component as a residual segment that matches only itself (marked: see `ripgrepSegment`). */
+function literalSegment(name: string): string {
+  return `\u0000${name.replace(/[\\*?[\]{}!]/g, (c) => `\\${c}`)}`;
+}
+
+/**
+ * One pattern segment in ripgrep's glob syntax, meaning exactly what the engine's matcher means:
+ * `**`, `*`, `?` and `[…]` as they are, braces and backslashes escaped (the engine reads them
+ * literally); null for a `**` inside a segment, which the engine reads as crossing folders.
+ */
+function ripgrepSegment(s: string): string | null {
+  if (s === '**') return s;
+  if (s.startsWith('\u0000')) return s.slice(1);
+  if (anyDepth(s)) return null;
+  return s.replace(/[\\{}]/g, (c) => `\\${c}`);
 }
 
 /** gitignore-style glob: `**` any depth, `*` and `?` within one segment, `[...]` classes. */

@@ -7,6 +7,7 @@ import { parseRule } from './rules';
 import { analyzeShell } from './shell/analyze';
 import { planCommand } from './shell/commandPlan';
 import { loadedBashParser } from './shell/parser';
+import { errorMessage } from '../../shared/domain/errors';
 
 /**
  * "Always allow": what rule to suggest for a call, and writing a rule into a settings file.
@@ -128,7 +129,7 @@ export async function saveRule(rule: string | string[], where: 'project' | 'loca
     try {
       json = text.trim() ? JSON.parse(text) : {};
     } catch (err) {
-      throw new Error(`${file} is not valid JSON (${(err as Error).message}); fix it before saving rules`);
+      throw new Error(`${file} is not valid JSON (${errorMessage(err)}); fix it before saving rules`);
     }
     if (typeof json !== 'object' || json === null || Array.isArray(json)) throw new Error(`${file} does not hold a JSON object`);
     const obj = json as Record<string, unknown>;

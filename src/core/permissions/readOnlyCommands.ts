@@ -1,13 +1,15 @@
 import { COREUTILS } from './readOnly/coreutils';
-import { findIsReadOnly } from './readOnly/find';
-import { gitIsReadOnly } from './readOnly/git';
+import { FILE_TOOLS } from './readOnly/fileTools';
+import { findVerdict } from './readOnly/find';
+import { gitVerdict } from './readOnly/git';
 import { SEARCH } from './readOnly/search';
-import type { ReadOnlyContext, ReadOnlySpec, RO } from './readOnly/types';
+import { VERSIONS, versionSpecOf } from './readOnly/versions';
+import type { CommandVerdict, ReadOnlyContext, ReadOnlySpec } from './readOnly/types';
 import type { CommandForm } from './shell/commandPlan';
-import { defHasName, mayBeOption, parseOptions } from './shell/options';
+import { defHasName, mayBeOption, optionArgWord, parseOptions } from './shell/options';
 import type { ShellWord } from './shell/words';
 
-export type { ReadOnlyContext } from './readOnly/types';
+export type { AccessKind, CommandVerdict, FileUse, ReadOnlyContext } from './readOnly/types';
 
 /**
  * Commands Keel runs without a rule because they only read (like Claude Code's built-in
@@ -20,6 +22,8 @@ export type { ReadOnlyContext } from './readOnly/types';
 const SPECS: Record<string, ReadOnlySpec> = {
   ...COREUTILS,
   ...SEARCH,
+  ...FILE_TOOLS,
+  ...VERSIONS,
   echo: { operands: 'none' },
   true: { operands: 'none' },
   false: { operands: 'none' },
@@ -40,9 +44,9 @@ const HARMLESS_ENV = new RegExp(
   ].join('|')})$`,
 );
 
-/** Is `name` a program the read-only allowlist knows (none runs its arguments as a command)? */
+/** Is `name` a program whose files Keel models (none runs its arguments as a command)? */
 export function isReadOnlyProgram(name: string): boolean {
-  return Object.hasOwn(SPECS, name);
+  return (Object.hasOwn(SPECS, name) && !SPECS[name]?.onlyReadOnly) || name === 'git' || name === 'find';
 }
 
 /** True when assigning `name` for a read-only command cannot change what it runs or reads. */
@@ -55,32 +59,46 @@ export function isHarmlessVariable(name: string): boolean {
  * combination: then a word that may expand to options (`$x`, `*`) cannot make it write or read.
  */
 function allSafe(spec: ReadOnlySpec): boolean {
-  return !spec.table || (spec.table.effects.size === 1 && spec.table.effects.has('safe') && !spec.check);
+  return !spec.table || (spec.table.effects.size === 1 && spec.table.effects.has('safe') && !spec.check && typeof spec.operands !== 'function');
 }
 
 /**
- * True when `form` is a read-only command whose files pass `ctx.pathOk`. A form with inline
- * code, run-time arguments or an unknown option is never read-only. Never throws.
+ * What Keel knows about the files of `form`: whether it only reads readable places, and whether
+ * every file it opens was reported through `ctx.use` (then a Bash rule that allows it can vouch
+ * for its program while the rules for files decide its files). Undefined: a program Keel does not
+ * model (its files are not known; see docs/permissions.md). A form with inline code, arguments
+ * added at run time (`xargs head`) or an assignment that is not harmless is never read-only; its
+ * files are still reported (Read deny rules apply as they would alone). Never throws.
  */
-export function isReadOnlyCommand(form: CommandForm, ctx: ReadOnlyContext): boolean {
-  // A form with arguments added at run time (`xargs head F`) or inline code is never read-only,
-  // but its files still go through `pathOk` (whose Read deny rules apply as they would alone).
-  if (form.inlineAt !== undefined) return false;
-  return readOnlyForm(form, ctx) && !form.openEnded;
+export function examineCommand(form: CommandForm, ctx: ReadOnlyContext): CommandVerdict | undefined {
+  const name = form.words[0];
+  if (!name || name.dynamic || name.glob) return undefined;
+  const given = braceFieldsAsWords(form.words);
+  let v: CommandVerdict | undefined;
+  if (name.value === 'git') v = gitVerdict(given, ctx);
+  else if (name.value === 'find') v = findVerdict(given, ctx);
+  else {
+    const spec = Object.hasOwn(SPECS, name.value) ? SPECS[name.value] : versionSpecOf(name.value);
+    v = spec ? examineSpec(spec, given, ctx) : undefined;
+    if (spec?.onlyReadOnly && !v?.readOnly) v = undefined;
+  }
+  if (!v) return undefined;
+  // Arguments appended at run time (xargs, find -exec … +) may name any file.
+  if (form.openEnded) return { readOnly: false, complete: false };
+  if (form.inlineAt !== undefined || form.assigns?.some((a) => !isHarmlessVariable(a))) return { ...v, readOnly: false };
+  return v;
 }
 
-function readOnlyForm(form: CommandForm, ctx: ReadOnlyContext): boolean {
-  if (form.assigns?.some((a) => !isHarmlessVariable(a))) return false;
-  const name = form.words[0];
-  if (!name || name.dynamic || name.glob) return false;
-  const given = braceFieldsAsWords(form.words);
-  if (name.value === 'git') return gitIsReadOnly(given, ctx);
-  if (name.value === 'find') return findIsReadOnly(given, ctx);
-  const spec = Object.hasOwn(SPECS, name.value) ? SPECS[name.value] : undefined;
-  if (!spec) return false;
-  if (!spec.table) return true;
+/** True when `form` is a read-only command whose every file may be read without asking. */
+export function isReadOnlyCommand(form: CommandForm, ctx: ReadOnlyContext): boolean {
+  return examineCommand(form, ctx)?.readOnly === true;
+}
+
+function examineSpec(spec: ReadOnlySpec, given: ShellWord[], ctx: ReadOnlyContext): CommandVerdict {
+  const unknown: CommandVerdict = { readOnly: false, complete: false };
+  if (!spec.table) return { readOnly: true, complete: true };
   const words = spec.prepare ? spec.prepare(given) : given;
-  if (!words) return false;
+  if (!words) return unknown;
   const safe = allSafe(spec);
   // A computed word may be any option and several words: fine when every option is harmless and
   // no operand is a file, or when it stands after the options of a program that stops at its
@@ -88,27 +106,78 @@ function readOnlyForm(form: CommandForm, ctx: ReadOnlyContext): boolean {
   // named like an option (`-rf`): fine only when every option is harmless and none changes what
   // the operands mean.
   const globsOk = safe && spec.operands !== 'pattern-then-paths';
-  if (!globsOk && words.some((w) => w.glob && mayBeOption(w))) return false;
-  const r = parseOptions(spec.table, words, 1, { uncertain: safe ? 'operand' : 'fail' });
-  if (!r.ok) return false;
+  const optionLike = (w: ShellWord): boolean => mayBeOption(w) && !(spec.folderGlobs && w.glob && w.value.endsWith('/') && !w.value.startsWith('-'));
+  if (!globsOk && words.some((w) => w.glob && optionLike(w))) return unknown;
+  const r = parseOptions(spec.table, words, 1, { uncertain: safe ? 'operand' : 'fail', mayBeOption: optionLike });
+  if (!r.ok) return unknown;
   const a = r.args;
   if (!(safe && spec.operands === 'none')) {
     const computedOperandsOk = spec.operands === 'none' && !spec.table.settings.permute;
-    if (words.some((w, i) => w.dynamic && !(computedOperandsOk && i >= a.end))) return false;
+    // A computed value of a harmless option (`-n "$n"`, `--format="$f"`) is one word that cannot
+    // turn into an option or a file.
+    const values = new Set(a.options.filter((o) => o.effect === 'safe' && o.valueWord?.single).map((o) => o.valueWord));
+    if (words.some((w, i) => w.dynamic && !(computedOperandsOk && i >= a.end) && !values.has(w))) return unknown;
   }
-  for (const o of a.options) if (!optionOk(o.effect, o.value, o.valueWord, ctx)) return false;
-  if (spec.check && !spec.check(a, ctx)) return false;
+  let readOnly = true;
+  let complete = true;
+  for (const o of a.options) {
+    const word = optionArgWord(o);
+    switch (o.effect) {
+      case 'safe':
+      case 'target':
+        break;
+      case 'unsafe':
+        readOnly = false;
+        break;
+      case 'opaque':
+        readOnly = false;
+        complete = false;
+        break;
+      case 'read':
+      case 'readList':
+      case 'write': {
+        if (!word || word.dynamic) {
+          complete = false;
+          readOnly = false;
+          break;
+        }
+        const values = o.effect === 'readList' ? (o.value ?? '').split(':').filter((p) => p !== '') : [o.value ?? ''];
+        for (const value of values) {
+          if (o.effect === 'write') {
+            ctx.use({ kind: 'write', value, word, byRule: false });
+            readOnly = false;
+          } else if (value !== '-' && !ctx.use({ kind: 'read', value, word })) readOnly = false;
+        }
+        break;
+      }
+    }
+  }
+  if (spec.check && !spec.check(a, ctx)) readOnly = false;
+  if (spec.known && !spec.known(a)) {
+    readOnly = false;
+    complete = false;
+  }
+  const ops = spec.operands;
+  if (ops === 'none') return { readOnly, complete };
+  if (typeof ops === 'function') {
+    const uses = ops(a, ctx);
+    if (uses === null) return { readOnly: false, complete: false };
+    if (!Array.isArray(uses)) return { readOnly: false, complete: false, opaque: uses.opaque };
+    for (const u of uses) if (!ctx.use(u)) readOnly = false;
+    return { readOnly, complete };
+  }
   let operands = a.operands;
-  if (spec.operands === 'none') return true;
-  if (spec.operands === 'pattern-then-paths' && !a.options.some((o) => (spec.patternOptions ?? []).some((p) => defHasName(o.def, p)))) operands = operands.slice(1);
+  if (ops === 'pattern-then-paths' && !a.options.some((o) => (spec.patternOptions ?? []).some((p) => defHasName(o.def, p)))) operands = operands.slice(1);
+  const kind = spec.operandKind?.(a) ?? 'read';
   let files = 0;
   for (const x of operands) {
     if (x.word.value === '-' && !x.word.glob) continue;
-    if (!ctx.pathOk(x.word.value, x.word)) return false;
+    if (!ctx.use({ kind, value: x.word.value, word: x.word })) readOnly = false;
     files++;
   }
   const fallback = files === 0 ? spec.defaultPath?.(a) : undefined;
-  return fallback === undefined || ctx.pathOk(fallback);
+  if (fallback !== undefined && !ctx.use({ kind: spec.defaultKind?.(a) ?? kind, value: fallback })) readOnly = false;
+  return { readOnly, complete };
 }
 
 /**
@@ -126,17 +195,4 @@ function braceFieldsAsWords(words: readonly ShellWord[]): ShellWord[] {
     else for (const f of w.fields) out.push({ value: f, dynamic: false, glob: w.glob, text: w.text, fields: [f] });
   }
   return out;
-}
-
-function optionOk(effect: RO, value: string | undefined, word: ShellWord | undefined, ctx: ReadOnlyContext): boolean {
-  switch (effect) {
-    case 'safe':
-      return true;
-    case 'unsafe':
-      return false;
-    case 'read':
-      return !!word && !word.dynamic && (value === '-' || ctx.pathOk(value ?? ''));
-    case 'readList':
-      return !!word && !word.dynamic && (value ?? '').split(':').every((p) => p === '' || ctx.pathOk(p));
-  }
 }

@@ -36,13 +36,20 @@ export function parseRule(raw: string): ParsedRule {
   if (!text.endsWith(')')) return { ok: false, error: `"${raw}" does not end with ")"`, tool };
   const specifier = text.slice(open + 1, -1);
   if (!specifier.trim()) return { ok: false, error: `"${raw}" has an empty specifier; write "${tool}" for the whole tool`, tool };
+  // `Tool(*)` is the whole tool, as in Claude Code (`Bash(*)`, `WebFetch(*)`).
+  if (specifier.trim() === '*') return { ok: true, tool };
   if (tool === 'WebFetch' && !/^domain:[^\s/]+$/.test(specifier)) return { ok: false, error: `WebFetch rules look like WebFetch(domain:example.com), got "${raw}"`, tool };
-  if (specifier === '*') return { ok: true, tool };
   return { ok: true, tool, specifier };
 }
 
 /** A Bash rule specifier, prepared for matching against a command's words. */
-export type BashPattern = { kind: 'exact'; words: string[] } | { kind: 'prefix'; words: string[] } | { kind: 'glob'; regex: RegExp; literalWords: string[] };
+/**
+ * `prefix` with `joined`: written with `:*` after a word that ends in punctuation
+ * (`Bash(curl http://github.com/:*)`, as in Claude Code's documentation): the command's word may
+ * go on after it (`http://github.com/org/repo`); otherwise prefixes stop at a word boundary
+ * (`npm run:*` is not `npm runx`).
+ */
+export type BashPattern = { kind: 'exact'; words: string[] } | { kind: 'prefix'; words: string[]; joined?: boolean } | { kind: 'glob'; regex: RegExp; literalWords: string[] };
 
 /** Splits a rule specifier into words with shell-like quoting. */
 export function splitRuleWords(spec: string): string[] {
@@ -78,7 +85,11 @@ export function splitRuleWords(spec: string): string[] {
 /** Compiles a Bash specifier: `git status` exact, `npm run:*` or `npm run *` prefix, `git * main` glob. */
 export function compileBashPattern(spec: string): BashPattern {
   const s = spec.trim();
-  if (s.endsWith(':*')) return { kind: 'prefix', words: splitRuleWords(s.slice(0, -2)) };
+  if (s.endsWith(':*')) {
+    const words = splitRuleWords(s.slice(0, -2));
+    const last = words[words.length - 1] ?? '';
+    return { kind: 'prefix', words, ...(!/\s$/.test(s.slice(0, -2)) && /[^A-Za-z0-9_]$/.test(last) ? { joined: true } : {}) };
+  }
   if (s.endsWith(' *') && !s.slice(0, -2).includes('*')) return { kind: 'prefix', words: splitRuleWords(s.slice(0, -2)) };
   if (s.includes('*')) {
     const words = splitRuleWords(s);
@@ -125,4 +136,41 @@ export function realHost(url: string): string | null {
   } catch {
     return null;
   }
+}
+
+/**
+ * Why a rule that parses can never match anything, with the nearest form that would, or null.
+ * Reported where the person reads settings problems (`keel permissions check`, the CLI's and
+ * VS Code's warnings), never silently dropped:
+ * - an allow rule holding shell operators (`Bash(git log | head)`): rules match each command of
+ *   a call; deny and ask rules with operators do match the whole call (pipelineRules.ts);
+ * - a prefix whose words hold `*` (`Bash(scp * *:*)`): prefix words are literal;
+ * - a command name holding `:` (`Bash(rm:-rf:/)`, an old colon syntax): no command has that name;
+ * - `:*` anywhere but at the end (`Bash(npm:* test)`).
+ * `operatorParts` is passed in (pipelineRules.ts) to keep this module free of the shell code.
+ */
+export function ruleNeverMatches(behavior: RuleBehavior, tool: string, specifier: string | undefined, operatorParts: (spec: string) => string[] | null): string | null {
+  if (tool !== 'Bash' || specifier === undefined) return null;
+  const spec = specifier.trim();
+  const parts = operatorParts(spec);
+  if (parts && behavior === 'allow') {
+    const each = parts.map((p) => `Bash(${splitRuleWords(p)[0] ?? p}:*)`).join(', ');
+    return `Bash(${spec}) never matches: a rule matches each command of a call, not a pipeline or list; allow each command instead (${each})`;
+  }
+  if (parts) return null;
+  const mid = spec.indexOf(':*');
+  if (mid >= 0 && mid !== spec.length - 2) {
+    return `Bash(${spec}) never matches: ":*" only means "and anything after" at the end; write Bash(${spec.replace(/:\*/g, ' *')})`;
+  }
+  const prefix = spec.endsWith(':*');
+  const words = splitRuleWords(prefix ? spec.slice(0, -2) : spec);
+  const first = words[0] ?? '';
+  if (first.includes(':') && !first.slice(0, first.indexOf(':')).includes('/')) {
+    const spaced = spec.replace(/:\*$/, '').split(':').join(' ');
+    return `Bash(${spec}) never matches: no command is named "${first}"; write Bash(${spaced}${prefix ? ':*' : ''})`;
+  }
+  if (prefix && words.some((w) => /[*?]/.test(w))) {
+    return `Bash(${spec}) never matches: the words before ":*" are matched literally; write Bash(${spec.slice(0, -2).trimEnd()} *) to match any words there`;
+  }
+  return null;
 }

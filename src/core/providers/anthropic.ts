@@ -5,13 +5,17 @@ import { baseUrlProblem } from './connectionErrors';
 import { connectionFailure, guardedError, internalError, retryAfterMs, shouldRetryHeader } from './failures';
 import type { Failure, FailureContext } from './failures';
 import { pulled } from './pulled';
+import { TurnSlicer } from './turnSlicer';
 import { StreamGuard } from './streamGuard';
-import type { FetchFunction } from './transport/nodeFetch';
 import type { EmitProviderEvent, ModelProvider, ProviderErrorPhase, ProviderEvent, ProviderRequest } from './types';
 
 export const DEFAULT_ANTHROPIC_BASE_URL = 'https://api.anthropic.com';
-/** No part of the answer for this long (keep-alive pings do not count) is a stall. */
-export const DEFAULT_STALL_TIMEOUT_MS = 60_000;
+/**
+ * No part of the answer for this long (keep-alive pings do not count) is a stall: the attempt is
+ * given up and retried (at most 3 times). 30 s: a streaming answer whose server only pings for that
+ * long is not coming; a permanent stall then fails after about 2.5 minutes (docs/cli.md).
+ */
+export const DEFAULT_STALL_TIMEOUT_MS = 30_000;
 /**
  * How long to wait for the response headers. The Messages API sends them as soon as it accepts a
  * streaming request (the answer's first token may come much later, with pings in between).
@@ -25,8 +29,6 @@ export interface AnthropicProviderOptions {
   baseUrl?: string;
   stallTimeoutMs?: number;
   headerTimeoutMs?: number;
-  /** The SDK's transport; default Node's global `fetch`. A pool's worker passes `nodeFetch` (transport/nodeFetch.ts). */
-  fetch?: FetchFunction;
 }
 
 /**
@@ -39,8 +41,7 @@ export interface AnthropicProviderOptions {
 export class AnthropicProvider implements ModelProvider {
   readonly id = 'anthropic' as const;
   readonly label: string;
-  readonly #opts: Required<Omit<AnthropicProviderOptions, 'fetch'>>;
-  readonly #fetch: FetchFunction | undefined;
+  readonly #opts: Required<AnthropicProviderOptions>;
   readonly #ctx: FailureContext;
   readonly #urlProblem: string | undefined;
   #client: Anthropic | undefined;
@@ -53,7 +54,6 @@ export class AnthropicProvider implements ModelProvider {
       stallTimeoutMs: opts.stallTimeoutMs ?? DEFAULT_STALL_TIMEOUT_MS,
       headerTimeoutMs: opts.headerTimeoutMs ?? DEFAULT_ANTHROPIC_HEADER_TIMEOUT_MS,
     };
-    this.#fetch = opts.fetch;
     this.#urlProblem = baseUrlProblem(this.#opts.baseUrl);
     this.label = opts.model;
     this.#ctx = {
@@ -73,7 +73,8 @@ export class AnthropicProvider implements ModelProvider {
       emit({ type: 'provider_error', error: { code: 'invalid_input', message: this.#urlProblem, phase: 'connect', retryable: false } });
       return;
     }
-    const guard = new StreamGuard(signal, this.#opts.stallTimeoutMs);
+    const stallAfterMs = this.#opts.stallTimeoutMs;
+    const guard = new StreamGuard(signal, stallAfterMs, (quietMs) => emit({ type: 'waiting', quietMs, stallAfterMs }));
     const fail = (f: Failure, phase: ProviderErrorPhase): void => emit({ type: 'provider_error', error: guardedError(f, phase, guard, this.#ctx) });
     try {
       let stream: AsyncIterable<Anthropic.RawMessageStreamEvent>;
@@ -85,14 +86,17 @@ export class AnthropicProvider implements ModelProvider {
         return;
       }
       const mapper = new AnthropicEventMapper();
+      const slicer = new TurnSlicer();
       guard.progress();
       try {
         for await (const raw of stream) {
+          // A buffered answer is read in microtasks: let timers and I/O run now and then.
+          if (slicer.due()) await slicer.breathe();
           // Pings (and blocks Keel drops) map to nothing: they are not progress.
           const event = mapper.map(raw);
           if (event === undefined) continue;
           emit(event);
-          if (event.type === 'message_stop') return;
+          if (event.type === 'message_stop' || event.type === 'provider_error') return;
           if (guard.cancelled) break;
           guard.progress();
         }
@@ -120,7 +124,6 @@ export class AnthropicProvider implements ModelProvider {
       // Only until the response headers arrive; after that the stall clock watches the stream.
       timeout: this.#opts.headerTimeoutMs,
       logLevel: 'off',
-      ...(this.#fetch ? { fetch: this.#fetch } : {}),
     });
     return this.#client;
   }

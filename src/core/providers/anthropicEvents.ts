@@ -54,12 +54,30 @@ function delta(d: Anthropic.RawContentBlockDelta): RawDelta | undefined {
 }
 
 /**
+ * A delta or stop of a block the stream never started (not one Keel drops): a protocol error,
+ * never dropped silently. The answer fails as malformed (retried like any malformed stream).
+ */
+function unstartedBlock(index: number, what: string): ProviderEvent {
+  return {
+    type: 'provider_error',
+    error: {
+      code: 'malformed_response',
+      message: `The model's stream sent ${what} of content block ${index}, which it never started (a protocol error); this answer is not used.`,
+      phase: 'mid-stream',
+      retryable: true,
+    },
+  };
+}
+
+/**
  * Re-emits SDK raw stream events as `ProviderEvent`s. Blocks Keel does not handle (server tools,
  * citations) are dropped with all their events, and the remaining blocks are renumbered 0..n-1
  * so the consumer sees contiguous indices.
  */
 export class AnthropicEventMapper {
   readonly #indices = new Map<number, number>();
+  /** Blocks Keel drops (their later events are dropped with them, legitimately). */
+  readonly #dropped = new Set<number>();
   #next = 0;
 
   map(e: Anthropic.RawMessageStreamEvent): ProviderEvent | undefined {
@@ -68,14 +86,17 @@ export class AnthropicEventMapper {
         return { type: 'message_start', message: { id: e.message.id, model: e.message.model, usage: usage(e.message.usage) } };
       case 'content_block_start': {
         const block = blockStart(e.content_block);
-        if (!block) return undefined;
+        if (!block) {
+          this.#dropped.add(e.index);
+          return undefined;
+        }
         const index = this.#next++;
         this.#indices.set(e.index, index);
         return { type: 'content_block_start', index, content_block: block };
       }
       case 'content_block_delta': {
         const index = this.#indices.get(e.index);
-        if (index === undefined) return undefined;
+        if (index === undefined) return this.#dropped.has(e.index) ? undefined : unstartedBlock(e.index, 'a delta');
         // The hot path (one event per token burst): a delta of a known kind whose block kept its
         // number is already in Keel's shape, so it passes through without a copy.
         if (index === e.index && KNOWN_DELTAS.has(e.delta.type)) return e as ProviderEvent;
@@ -84,7 +105,8 @@ export class AnthropicEventMapper {
       }
       case 'content_block_stop': {
         const index = this.#indices.get(e.index);
-        return index === undefined ? undefined : { type: 'content_block_stop', index };
+        if (index === undefined) return this.#dropped.has(e.index) ? undefined : unstartedBlock(e.index, 'the end');
+        return { type: 'content_block_stop', index };
       }
       case 'message_delta':
         return { type: 'message_delta', delta: { stop_reason: stopReason(e.delta.stop_reason) }, usage: usage(e.usage) };

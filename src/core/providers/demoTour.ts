@@ -16,8 +16,11 @@ import { toolResultText, type ConversationMessage, type ToolResultBlock, type To
 export const TOUR_FILE = 'src/greet.ts';
 /** The note the tour writes instead, in a workspace without {@link TOUR_FILE}. */
 export const TOUR_NOTE_FILE = 'KEEL-DEMO.md';
-/** A harmless command that is not read-only, so Keel asks before running it. */
-export const TOUR_COMMAND = 'node --version';
+/**
+ * A harmless command that is not read-only, so Keel asks before running it (`node --version` is
+ * read-only and would run unasked; `node -p` evaluates code). The permission corpus holds it at ask.
+ */
+export const TOUR_COMMAND = 'node -p process.version';
 /** The line of the sample's greet() the edit goes before. */
 export const TOUR_ANCHOR = "  const tone = options.tone ?? 'casual';";
 /** The lines the edit adds (and a later tour takes out again). */
@@ -84,6 +87,10 @@ export function outcomeOf(result: ToolResultBlock | undefined): Outcome {
     const feedback = (denied[1] ?? '').trim();
     return { status: 'denied', detail: /^The user denied this\b/i.test(feedback) ? '' : feedback };
   }
+  // A call that would have asked, where nobody could answer (a headless run, keel mcp serve): it
+  // was denied for want of a person, with what would allow it (gate.ts unattendedDenial).
+  const unattended = /^Permission denied:\s*(Keel would ask first [\s\S]*?)\.?$/.exec(content);
+  if (unattended) return { status: 'denied', detail: (unattended[1] ?? '').trim() };
   const refused = /^Permission denied:\s*([\s\S]*?)\.?$/.exec(content);
   if (refused) return { status: /plan mode/i.test(content) ? 'refusedByPlan' : 'refused', detail: (refused[1] ?? '').trim() };
   if (/interrupted|cancelled|did not run to completion/i.test(content)) return { status: 'interrupted', detail: content };

@@ -7,8 +7,8 @@ import { ChatChunkTranslator } from './openaiChunks';
 import type { LooseChunk } from './openaiChunks';
 import { toChatParams } from './openaiRequest';
 import { pulled } from './pulled';
+import { TurnSlicer } from './turnSlicer';
 import { StreamGuard } from './streamGuard';
-import type { FetchFunction } from './transport/nodeFetch';
 import type { EmitProviderEvent, ModelProvider, ProviderErrorPhase, ProviderEvent, ProviderRequest } from './types';
 
 export const DEFAULT_OPENAI_BASE_URL = 'http://localhost:11434/v1';
@@ -26,8 +26,6 @@ export interface OpenAICompatibleProviderOptions {
   apiKey?: string;
   stallTimeoutMs?: number;
   headerTimeoutMs?: number;
-  /** The SDK's transport; default Node's global `fetch`. A pool's worker passes `nodeFetch` (transport/nodeFetch.ts). */
-  fetch?: FetchFunction;
 }
 
 /**
@@ -39,8 +37,7 @@ export interface OpenAICompatibleProviderOptions {
 export class OpenAICompatibleProvider implements ModelProvider {
   readonly id = 'openai-compatible' as const;
   readonly label: string;
-  readonly #opts: Required<Omit<OpenAICompatibleProviderOptions, 'fetch'>>;
-  readonly #fetch: FetchFunction | undefined;
+  readonly #opts: Required<OpenAICompatibleProviderOptions>;
   readonly #ctx: FailureContext;
   readonly #urlProblem: string | undefined;
   #client: OpenAI | undefined;
@@ -53,7 +50,6 @@ export class OpenAICompatibleProvider implements ModelProvider {
       stallTimeoutMs: opts.stallTimeoutMs ?? DEFAULT_STALL_TIMEOUT_MS,
       headerTimeoutMs: opts.headerTimeoutMs ?? DEFAULT_OPENAI_HEADER_TIMEOUT_MS,
     };
-    this.#fetch = opts.fetch;
     this.#urlProblem = baseUrlProblem(this.#opts.baseUrl);
     this.label = opts.model;
     this.#ctx = {
@@ -72,7 +68,8 @@ export class OpenAICompatibleProvider implements ModelProvider {
       emit({ type: 'provider_error', error: { code: 'invalid_input', message: this.#urlProblem, phase: 'connect', retryable: false } });
       return;
     }
-    const guard = new StreamGuard(signal, this.#opts.stallTimeoutMs);
+    const stallAfterMs = this.#opts.stallTimeoutMs;
+    const guard = new StreamGuard(signal, stallAfterMs, (quietMs) => emit({ type: 'waiting', quietMs, stallAfterMs }));
     const fail = (f: Failure, phase: ProviderErrorPhase): void => emit({ type: 'provider_error', error: guardedError(f, phase, guard, this.#ctx) });
     try {
       let stream: AsyncIterable<OpenAI.Chat.Completions.ChatCompletionChunk>;
@@ -84,9 +81,12 @@ export class OpenAICompatibleProvider implements ModelProvider {
         return;
       }
       const translator = new ChatChunkTranslator(request.model);
+      const slicer = new TurnSlicer();
       guard.progress();
       try {
         for await (const chunk of stream) {
+          // A buffered answer is read in microtasks: let timers and I/O run now and then.
+          if (slicer.due()) await slicer.breathe();
           // A chunk with nothing in it (an empty delta) is not progress; SSE comments never get here.
           const events = translator.push(chunk as unknown as LooseChunk);
           if (events.length === 0) continue;
@@ -122,7 +122,6 @@ export class OpenAICompatibleProvider implements ModelProvider {
       // Only until the response headers arrive; after that the stall clock watches the stream.
       timeout: this.#opts.headerTimeoutMs,
       logLevel: 'off',
-      ...(this.#fetch ? { fetch: this.#fetch } : {}),
     });
     return this.#client;
   }

@@ -16,8 +16,7 @@ export type ProviderPlan = { kind: 'anthropic'; options: AnthropicProviderOption
 /**
  * Checks a provider config and says what to build. Never throws: a config that cannot work (the
  * anthropic provider without a key, an OpenAI-compatible server without a model, a base URL that
- * is not http(s)) is a `KeelError`. Shared by `createProvider` (every SDK loaded) and
- * `loadProvider` (only the SDK the config needs, on first use: a worker process).
+ * is not http(s)) is a `KeelError`. `loadProvider` builds what it says.
  */
 export function planProvider(config: ProviderConfig): ProviderPlan | KeelError {
   const badUrl = config.provider !== 'demo' && config.baseUrl ? baseUrlError(config.baseUrl.trim()) : undefined;

@@ -6,6 +6,10 @@
  * starts and after each event it passes on; keep-alive pings (and SSE comments) never do, so a
  * server that only pings is a stalled one. Events are pushed to the consumer synchronously, so the
  * clock measures the server alone: a slow consumer cannot make it fire.
+ *
+ * `onQuiet` is told once per silence, at the first look that saw no progress (the answer has
+ * been quiet for at least a quarter of the timeout): a host shows that it is waiting, and how long
+ * it still waits, rather than nothing until the stall.
  */
 const LOOKS = 4;
 
@@ -23,9 +27,12 @@ export class StreamGuard {
   #quietLooks = 0;
   readonly #onExternalAbort = (): void => this.#controller.abort(this.#external.reason);
 
-  constructor(external: AbortSignal, stallTimeoutMs: number) {
+  readonly #onQuiet: ((quietMs: number) => void) | undefined;
+
+  constructor(external: AbortSignal, stallTimeoutMs: number, onQuiet?: (quietMs: number) => void) {
     this.#external = external;
     this.#stallTimeoutMs = stallTimeoutMs;
+    this.#onQuiet = onQuiet;
     if (external.aborted) this.#controller.abort(external.reason);
     else external.addEventListener('abort', this.#onExternalAbort, { once: true });
   }
@@ -77,6 +84,8 @@ export class StreamGuard {
         this.#stalled = true;
         this.#controller.abort();
         return;
+      } else if (this.#quietLooks === 1) {
+        this.#onQuiet?.(Math.round(this.#stallTimeoutMs / LOOKS));
       }
       this.#look();
     }, this.#stallTimeoutMs / LOOKS);

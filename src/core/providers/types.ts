@@ -54,6 +54,8 @@ export type ProviderEvent =
   | { type: 'message_delta'; delta: { stop_reason: StopReason | null }; usage: RawUsage }
   | { type: 'message_stop' }
   | { type: 'ping' }
+  /** No part of the answer for `quietMs` (pings do not count); the attempt is given up as stalled after `stallAfterMs`. */
+  | { type: 'waiting'; quietMs: number; stallAfterMs: number }
   | { type: 'provider_error'; error: ProviderError };
 
 /**

@@ -28,20 +28,27 @@ export class RecordedModel implements ModelProvider {
   }
 
   async *stream(request: ProviderRequest, signal: AbortSignal): AsyncGenerator<ProviderEvent, void, undefined> {
-    for (const e of this.play(request)) {
-      if (signal.aborted) {
-        yield { type: 'provider_error', error: { code: 'cancelled', message: 'The request was cancelled.', phase: 'mid-stream', retryable: false } };
-        return;
-      }
+    const { events, hang } = this.play(request);
+    for (const e of events) {
+      if (signal.aborted) break;
       yield e;
     }
+    // A request the run was stopped in the middle of: it goes on until this one is stopped too.
+    if (hang && !signal.aborted) await new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
+    if (signal.aborted) yield { type: 'provider_error', error: { code: 'cancelled', message: 'The request was cancelled.', phase: 'mid-stream', retryable: false } };
   }
 
-  private play(request: ProviderRequest): ProviderEvent[] {
+  private play(request: ProviderRequest): { events: ProviderEvent[]; hang: boolean } {
     const call = this.calls.get(conversationKey(request.messages))?.shift();
     if (!call) {
-      return [{ type: 'provider_error', error: { code: 'internal', message: 'Replay: no recorded model response for this conversation.', phase: 'pre-stream', retryable: false } }];
+      const error = { code: 'internal' as const, message: 'Replay: no recorded model response for this conversation.', phase: 'pre-stream' as const, retryable: false };
+      return { events: [{ type: 'provider_error', error }], hang: false };
     }
+    if (call.kind === 'cut') return { events: partialEvents(call), hang: true };
+    return { events: this.answer(call), hang: false };
+  }
+
+  private answer(call: Exclude<RecordedCall, { kind: 'cut' }>): ProviderEvent[] {
     if (call.kind === 'failure') {
       const events: ProviderEvent[] = [];
       if (call.started) {
@@ -81,6 +88,29 @@ export class RecordedModel implements ModelProvider {
   }
 }
 
+/** What a cut-off answer had streamed when the run was stopped, as the provider sent it: its start, each block it opened, their deltas. */
+function partialEvents(call: Extract<RecordedCall, { kind: 'cut' }>): ProviderEvent[] {
+  if (!call.started) return [];
+  const events: ProviderEvent[] = [{ type: 'message_start', message: { id: call.started.messageId, model: call.started.model, usage: {} } }];
+  let index = -1;
+  for (const step of call.steps) {
+    if (step.kind === 'block') {
+      if (index >= 0) events.push({ type: 'content_block_stop', index });
+      index++;
+      const block =
+        step.mode === 'thinking'
+          ? ({ type: 'thinking', thinking: '', signature: '' } as const)
+          : step.mode === 'toolInput'
+            ? ({ type: 'tool_use', id: `toolu_cut_${index}`, name: 'cut_off', input: {} } as const)
+            : ({ type: 'text', text: '' } as const);
+      events.push({ type: 'content_block_start', index, content_block: block });
+    } else if (index >= 0) {
+      events.push({ type: 'content_block_delta', index, delta: step.kind === 'text' ? { type: 'text_delta', text: step.text } : { type: 'thinking_delta', thinking: step.text } });
+    }
+  }
+  return events;
+}
+
 /**
  * The real tools (same names, schemas, permission subjects), whose `invoke` returns what the
  * recorded call returned — its live output chunks included — instead of running anything.
@@ -118,6 +148,11 @@ export function recordedTools(real: ToolRegistry, recordings: Recording[]): Tool
         const rec = id ? results.get(id) : undefined;
         if (!rec) return { content: 'Replay: this tool call was not recorded.', isError: true, summary: 'not recorded' };
         for (const chunk of rec.outputs) ctx.onOutput(chunk);
+        // Still running when the run was stopped: it runs on until the replay stops it too.
+        if (rec.cut) {
+          if (!ctx.signal.aborted) await new Promise<void>((resolve) => ctx.signal.addEventListener('abort', () => resolve(), { once: true }));
+          return { content: 'Replay: this tool call was stopped.', isError: true, summary: 'stopped' };
+        }
         return { content: rec.content, isError: rec.isError, summary: rec.summary };
       },
     };
@@ -134,6 +169,9 @@ export function recordedDecisions(recording: Recording): PermissionDecider {
   const queue = [...recording.decisions];
   const decided = new WeakMap<object, EngineDecision>();
   return {
+    playback: true,
+    // A replayed tool answers from the recording: it searches nothing.
+    searchExclusions: async () => null,
     async decide(call): Promise<EngineDecision> {
       const again = decided.get(call);
       if (again) return again;

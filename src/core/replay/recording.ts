@@ -1,5 +1,6 @@
-import type { ErrorCode } from '../../shared/domain/errors';
+import type { ErrorCode, KeelError } from '../../shared/domain/errors';
 import type { PermissionDecision, TaskEvent } from '../../shared/domain/events';
+import { repairConversation } from '../machines/turn/conversation';
 import { toolResultText, type AssistantBlock, type ConversationMessage, type StopReason } from '../../shared/domain/messages';
 
 /**
@@ -17,7 +18,15 @@ export type RecordedCall =
       usage: { inputTokens: number; outputTokens: number; cacheReadTokens: number; cacheWriteTokens: number };
       stopReason: StopReason;
     }
-  | { kind: 'failure'; code: ErrorCode; message: string; retryable: boolean; delayMs?: number; partialText: string; started: { messageId: string; model: string } | null };
+  | { kind: 'failure'; code: ErrorCode; message: string; retryable: boolean; delayMs?: number; partialText: string; started: { messageId: string; model: string } | null }
+  /**
+   * A request still in flight when the run was stopped (interrupted, or cancelled by the person):
+   * what had streamed by then, in order; played back, it then waits until it is aborted.
+   */
+  | { kind: 'cut'; started: { messageId: string; model: string } | null; steps: PartialStep[] };
+
+/** What a cut-off answer had streamed: a block started (by the mode it put the stream in), or a delta of the open block. */
+export type PartialStep = { kind: 'block'; mode: 'responding' | 'thinking' | 'toolInput' } | { kind: 'text' | 'thinking'; text: string };
 
 export interface RecordedTool {
   /** The tool_result content the model received (text). */
@@ -25,6 +34,8 @@ export interface RecordedTool {
   isError: boolean;
   summary: string;
   outputs: string[];
+  /** Still running when the run was stopped (no result recorded): played back, it waits until it is aborted. */
+  cut: boolean;
 }
 
 export interface Recording {
@@ -39,9 +50,27 @@ export interface Recording {
   /** The engine's decision for each permission check, in order. */
   decisions: { decision: PermissionDecision; reason: string }[];
   /** The person's answer when the engine asked, by tool call id. */
-  answers: Map<string, { decision: 'allow' | 'deny'; feedback?: string }>;
-  /** Index of the first event a replay cannot re-create (the task was interrupted there), or -1. */
+  answers: Map<string, { decision: 'allow' | 'deny'; feedback?: string; deniedBecause?: string }>;
+  /**
+   * Index of the first event a replay cannot re-create, or -1: the first of what stopping the task
+   * recorded (the failed run phase, the lost worker's error, `task interrupted`), or the end of a
+   * log whose last run never settled (its process was killed).
+   */
   interruptedAt: number;
+  /** Why the comparison stops at `interruptedAt`. */
+  interruptedBecause: 'interrupted' | 'log-ends';
+  /**
+   * Where the person cancelled a run (a run that ended `aborted`), in order: the index of the
+   * cancel's first effect (the turn loop's `error` state). A replay cancels there too.
+   */
+  cancels: number[];
+  /**
+   * Each run's start, in order: null when its provider was made, or the failure that ended the run
+   * before any request (no API key…), with the message as the machines had it (without the host's advice).
+   */
+  runStarts: (KeelError | null)[];
+  /** The advice the recording host appended to an error's message, by code (learned from the failures of `runStarts`). */
+  advice: Map<ErrorCode, string>;
 }
 
 /** The key a request is found by: the conversation it carries. */
@@ -49,16 +78,68 @@ export function conversationKey(messages: ConversationMessage[]): string {
   return JSON.stringify(messages);
 }
 
+/**
+ * Where stopping the task shows in its log: the first event of what an interruption recorded
+ * (the run phase failed by the stop, a lost worker's error, then `task interrupted`), or the end
+ * of a log whose last run never settled; and the first effect of each cancel (the turn loop's
+ * `error` state before `task aborted`).
+ */
+function stopsOf(events: TaskEvent[]): Pick<Recording, 'interruptedAt' | 'interruptedBecause' | 'cancels'> {
+  let interruptedAt = events.findIndex((e) => e.type === 'task' && e.state === 'interrupted');
+  let interruptedBecause: Recording['interruptedBecause'] = 'interrupted';
+  if (interruptedAt >= 0) {
+    const stopEffect = (e: TaskEvent | undefined) => (e?.type === 'phase' && e.phase === 'failed') || (e?.type === 'error' && e.code === 'worker_lost');
+    while (interruptedAt > 0 && stopEffect(events[interruptedAt - 1])) interruptedAt--;
+  } else {
+    // A run that started and never settled: the process ended without recording why (kill -9, power loss).
+    let open = false;
+    for (const e of events) {
+      if (e.type === 'task' && e.state === 'initializing') open = true;
+      if (e.type === 'done') open = false;
+    }
+    if (open) {
+      interruptedAt = events.length;
+      interruptedBecause = 'log-ends';
+    }
+  }
+  const end = interruptedAt >= 0 ? interruptedAt : events.length;
+  const cancels: number[] = [];
+  let runStart = 0;
+  for (let i = 0; i < end; i++) {
+    const e = events[i]!;
+    if (e.type === 'task' && e.state === 'running') runStart = i;
+    if (e.type !== 'task' || e.state !== 'aborted') continue;
+    let at = i;
+    for (let j = i - 1; j > runStart; j--) {
+      const p = events[j]!;
+      if (p.type === 'turn' && p.state === 'error') {
+        at = j;
+        break;
+      }
+    }
+    cancels.push(at);
+  }
+  return { interruptedAt, interruptedBecause, cancels };
+}
+
 /** Reads the recording out of a log's events. Pure. */
 export function recordingOf(events: TaskEvent[]): Recording {
-  const rec: Recording = { events, prompts: [], calls: new Map(), tools: new Map(), decisions: [], answers: new Map(), interruptedAt: -1 };
+  const stops = stopsOf(events);
+  const rec: Recording = { events, prompts: [], calls: new Map(), tools: new Map(), decisions: [], answers: new Map(), runStarts: [], advice: new Map(), ...stops };
+  const stopAt = new Set(stops.cancels);
+  const end = stops.interruptedAt >= 0 ? stops.interruptedAt : events.length;
   let conversation: ConversationMessage[] = [];
   let pendingKey: string | null = null;
   let started: { messageId: string; model: string } | null = null;
   let text: string[] = [];
+  let steps: PartialStep[] = [];
   let usage: Extract<RecordedCall, { kind: 'answer' }>['usage'] | null = null;
   let lastAnswer: Extract<RecordedCall, { kind: 'answer' }> | null = null;
   const asked = new Set<string>();
+  const running = new Set<string>();
+  // The run being started (between `task initializing` and `task running`), and how its failure read.
+  let starting = false;
+  let startFailure: string | null = null;
   const push = (key: string, call: RecordedCall) => {
     const q = rec.calls.get(key) ?? [];
     q.push(call);
@@ -71,34 +152,59 @@ export function recordingOf(events: TaskEvent[]): Recording {
     started = null;
     text = [];
   };
-  events.forEach((e, i) => {
+  // The run was stopped here: the request in flight and the tools running never finished.
+  const cut = () => {
+    if (pendingKey !== null) push(pendingKey, { kind: 'cut', started, steps });
+    pendingKey = null;
+    started = null;
+    for (const id of running) rec.tools.get(id)!.cut = true;
+    running.clear();
+  };
+  const startFailed = (e: Extract<TaskEvent, { type: 'error' }>) => {
+    // The phase's failure reads "<phase>: <message>": what the error event adds to that is the host's advice.
+    const bare = startFailure !== null && e.message.startsWith(startFailure) ? startFailure : e.message;
+    const advice = e.message.slice(bare.length).trim();
+    if (advice) rec.advice.set(e.code, advice);
+    rec.runStarts[rec.runStarts.length - 1] = { code: e.code, message: bare, retryable: e.retryable };
+    starting = false;
+  };
+  for (let i = 0; i < end; i++) {
+    const e = events[i]!;
+    if (stopAt.has(i)) cut();
     switch (e.type) {
       case 'user_message':
         rec.prompts.push(e.text);
-        return;
+        break;
       case 'stream':
         if (e.mode === 'requesting') {
-          pendingKey = conversationKey(conversation);
+          // As it was sent: the turn repairs what it sends (a call cut off by a cancel gets its result).
+          pendingKey = conversationKey(repairConversation(conversation));
           started = null;
           text = [];
+          steps = [];
           usage = null;
-        }
-        return;
+        } else steps.push({ kind: 'block', mode: e.mode });
+        break;
       case 'assistant_start':
         started = { messageId: e.messageId, model: e.model };
-        return;
+        break;
       case 'text':
         text.push(e.delta);
-        return;
+        steps.push({ kind: 'text', text: e.delta });
+        break;
+      case 'thinking':
+        steps.push({ kind: 'thinking', text: e.delta });
+        break;
       case 'usage':
         usage = { inputTokens: e.inputTokens, outputTokens: e.outputTokens, cacheReadTokens: e.cacheReadTokens, cacheWriteTokens: e.cacheWriteTokens };
-        return;
+        break;
       case 'retry':
         fail(e.code, e.message, true, e.delayMs);
-        return;
+        break;
       case 'error':
-        fail(e.code, e.message, e.retryable);
-        return;
+        if (starting) startFailed(e);
+        else fail(e.code, e.message, e.retryable);
+        break;
       case 'message':
         if (e.message.role === 'assistant' && pendingKey !== null && started) {
           const content = e.message.content;
@@ -121,49 +227,76 @@ export function recordingOf(events: TaskEvent[]): Recording {
           }
         }
         conversation = [...conversation, e.message];
-        return;
+        break;
       case 'compacted':
         conversation = e.messages.slice();
-        return;
+        break;
       case 'tool_call':
-        rec.tools.set(e.id, { content: '', isError: false, summary: '', outputs: [] });
-        return;
+        rec.tools.set(e.id, { content: '', isError: false, summary: '', outputs: [], cut: false });
+        running.add(e.id);
+        break;
       case 'tool_output':
         rec.tools.get(e.id)?.outputs.push(e.chunk);
-        return;
+        break;
       case 'tool_result': {
+        running.delete(e.id);
         const t = rec.tools.get(e.id);
         if (t) {
           t.isError = e.is_error;
           t.summary = e.summary;
         }
-        return;
+        break;
       }
       case 'permission':
         if (asked.has(e.toolCallId)) {
-          if (e.decision !== 'ask') rec.answers.set(e.toolCallId, { decision: e.decision });
-          return;
+          // A denial nobody answered (headless) carries what denied it; a person's is "denied by the user".
+          const unattended = e.decision === 'deny' && e.reason !== undefined && e.reason !== 'denied by the user';
+          if (e.decision !== 'ask') rec.answers.set(e.toolCallId, { decision: e.decision, ...(unattended ? { deniedBecause: e.reason } : {}) });
+          break;
         }
         asked.add(e.toolCallId);
         rec.decisions.push({ decision: e.decision, reason: e.reason ?? '' });
-        return;
+        break;
+      case 'phase':
+        if (starting && e.phase === 'failed' && e.failure) startFailure = e.failure.slice(e.failure.indexOf(': ') + 2);
+        break;
       case 'done':
         // The stop reason of a run's last answer is the run's (max_tokens, refusal…).
         if (lastAnswer && e.stopReason) lastAnswer.stopReason = e.stopReason;
         lastAnswer = null;
-        return;
+        starting = false;
+        break;
       case 'task':
-        if (e.state === 'interrupted' && rec.interruptedAt < 0) rec.interruptedAt = i;
-        return;
+        if (e.state === 'initializing') {
+          rec.runStarts.push(null);
+          starting = true;
+          startFailure = null;
+        } else if (e.state === 'running') starting = false;
+        break;
       default:
-        return;
+        break;
     }
-  });
+  }
+  if (stops.interruptedAt >= 0) cut();
   // A denial's feedback is in the tool result the model received.
   for (const [id, answer] of rec.answers) {
     const content = rec.tools.get(id)?.content;
-    const m = content ? /^The user denied this \w+ call\.(?: Feedback: ([\s\S]*))?$/.exec(content) : null;
-    if (answer.decision === 'deny' && m?.[1]) answer.feedback = m[1];
+    if (answer.decision !== 'deny' || !content) continue;
+    if (answer.deniedBecause !== undefined) {
+      const head = `Permission denied: ${answer.deniedBecause}.\n\n`;
+      if (content.startsWith(head)) answer.feedback = content.slice(head.length);
+      continue;
+    }
+    const m = /^The user denied this \w+ call\.(?: Feedback: ([\s\S]*))?$/.exec(content);
+    if (m?.[1]) answer.feedback = m[1];
+  }
+  // A replay adds the host's advice again (ReplayOptions: the runtime's `advise`): a failure played
+  // back carries the message without it.
+  for (const q of rec.calls.values()) {
+    for (const call of q) {
+      const advice = call.kind === 'failure' ? rec.advice.get(call.code) : undefined;
+      if (call.kind === 'failure' && advice && call.message.endsWith(` ${advice}`)) call.message = call.message.slice(0, -advice.length - 1);
+    }
   }
   return rec;
 }

@@ -1,4 +1,5 @@
 import { join } from 'node:path';
+import type { KeelError } from '../../shared/domain/errors';
 import type { TaskEvent } from '../../shared/domain/events';
 import { readLog } from '../store/logReader';
 import type { TaskStore } from '../store/taskStore';
@@ -6,6 +7,7 @@ import { StoreError, type LogHeader } from '../store/types';
 import { TaskRuntime } from '../runtime/taskRuntime';
 import { builtinTools, createToolRegistry } from '../tools/registry';
 import { recordedAnswers, recordedDecisions, RecordedModel, recordedTools } from './playback';
+import { Normaliser, sameEvent, type Normalised } from './normalise';
 import { recordingOf, type Recording } from './recording';
 
 /** The first event where a replay and the log disagree. */
@@ -50,50 +52,74 @@ export async function replayTask(store: TaskStore, id: string, opts: ReplayOptio
   let stoppedAt: ReplayResult['stoppedAt'];
   if (recording.interruptedAt >= 0) {
     expected = events.slice(0, recording.interruptedAt);
-    stoppedAt = { index: recording.interruptedAt, reason: 'the task was interrupted here; what follows (its resume) is not replayed' };
+    const reason =
+      recording.interruptedBecause === 'log-ends'
+        ? 'the log ends here while the task was running (its process ended without recording why)'
+        : 'the task was interrupted here; what follows (its resume) is not replayed';
+    stoppedAt = { index: recording.interruptedAt, reason };
   }
   if (opts.until !== undefined && opts.until < expected.length) expected = expected.slice(0, opts.until);
   const firstPrompt = recording.prompts[0];
   if (firstPrompt === undefined) return { taskId: id, compared: 0, divergence: null, ...(stoppedAt ? { stoppedAt } : {}) };
 
+  // The comparison stops before the log's end (or at a log that ends mid-run): the replay ends there too.
+  const cutShort = stoppedAt !== undefined || expected.length < events.length;
+  // What the log says, as compared; and where in it each cancel of the person's falls.
+  const want = Normaliser.of(expected, header.taskId);
+  const cancelAt = recording.cancels.map((i) => Normaliser.of(events.slice(0, i), header.taskId).length);
+  // Each run's start as recorded: a run whose provider could not be made (no key) fails the same way.
+  const runStarts = [...recording.runStarts];
+  let rootStart: KeelError | null | undefined;
   const runtime = new TaskRuntime({
     workspace: header.workspace ?? process.cwd(),
-    providerFactory: () => new RecordedModel(all),
+    providerFactory: () => {
+      const failed = rootStart;
+      rootStart = undefined;
+      return failed ?? new RecordedModel(all);
+    },
     tools: recordedTools(createToolRegistry(builtinTools), all),
     permissions: recordedDecisions(mergeDecisions(all)),
     asker: recordedAnswers(all),
+    // The recording host's advice, as it appended it to an error's message.
+    advise: ({ code }) => recording.advice.get(code),
   });
-  const actual: TaskEvent[] = [];
   let replayId = '';
+  const actual = new Normaliser(header.taskId, () => replayId);
+  let published = 0;
   try {
     await new Promise<void>((resolve) => {
       const prompts = recording.prompts.slice(1);
       const maxDelay = Math.max(0, ...events.map((e) => (e.type === 'retry' ? e.delayMs : 0)));
       const idleMs = (opts.idleMs ?? 30_000) + maxDelay;
       let timer = setTimeout(resolve, idleMs);
+      const finish = () => {
+        clearTimeout(timer);
+        setImmediate(resolve);
+      };
       const handle = runtime.startTask({ prompt: firstPrompt, title: header.title ?? '', provider: { provider: 'anthropic', model: header.model ?? '' } });
       replayId = handle.id;
       handle.subscribe((e) => {
+        published++;
         actual.push(e);
         clearTimeout(timer);
         timer = setTimeout(resolve, idleMs);
-        // A replay that went astray may not end by itself: far more events than recorded is enough to show where.
-        if (actual.length > 4 * events.length + 100) {
-          clearTimeout(timer);
-          resolve();
-          return;
+        if (e.type === 'task' && e.state === 'initializing') rootStart = runStarts.shift() ?? null;
+        // The person cancelled here: so does the replay, once it has published what came before.
+        while (cancelAt.length > 0 && actual.covers(want, cancelAt[0]!)) {
+          const at = cancelAt.shift()!;
+          if (actual.out.length === at) handle.cancel();
         }
+        // A log cut short (an interruption, --until): nothing after it is compared, so the replay ends there.
+        if (cutShort && actual.covers(want, want.length)) return finish();
+        // A replay that went astray may not end by itself: far more events than recorded is enough to show where.
+        if (published > 4 * events.length + 100) return finish();
         if (e.type !== 'done') return;
         const next = prompts.shift();
-        if (next === undefined) {
-          clearTimeout(timer);
-          setImmediate(resolve);
-        } else setImmediate(() => handle.sendUserMessage(next));
+        if (next === undefined) finish();
+        else setImmediate(() => handle.sendUserMessage(next));
       });
     });
-    const want = normalised(expected, header.taskId, header.taskId);
-    const replayed = normalised(actual, header.taskId, replayId);
-    const got = opts.until !== undefined ? replayed.slice(0, want.length) : replayed;
+    const got = cutShort ? actual.out.slice(0, want.length) : actual.out;
     return { taskId: id, compared: want.length, divergence: firstDivergence(want, got), ...(stoppedAt ? { stoppedAt } : {}) };
   } finally {
     runtime.dispose();
@@ -145,72 +171,12 @@ function mergeDecisions(all: Recording[]): Recording {
   return { ...root, decisions };
 }
 
-type Normalised = Record<string, unknown>;
-
-/**
- * Project memory is not played back: which memories a run finds depends on the workspace's
- * `.keel/memory/` as it is now, and the gatekeeper's lesson call is not in the log. Their events
- * (and a memory write's phase, and the lesson call's usage with its share of the later running
- * totals) are left out of the comparison on both sides; the replay runs with memory off.
- */
-const NOT_REPLAYED = new Set<TaskEvent['type']>(['instructions', 'memory', 'gatekeeper']);
-
-/**
- * Events as compared: without project memory's (NOT_REPLAYED), without task ids (a replay runs under a new id, which also names its user
- * messages), without the measured duration of a run phase, permission request ids numbered by
- * first appearance (they are random), and
- * consecutive streamed deltas merged as the log merges them.
- */
-function normalised(events: TaskEvent[], recordedId: string, replayId: string): Normalised[] {
-  const out: Normalised[] = [];
-  const requests = new Map<string, string>();
-  // The lesson call's usage (published while the gatekeeper evaluates) is project memory's too: it
-  // is left out, and the running totals after it are compared without what it cost.
-  let inGatekeeper = false;
-  let lessonCostUsd = 0;
-  for (const e of events) {
-    if (e.type === 'phase') inGatekeeper = e.phase === 'gatekeeperEvaluating';
-    if (e.type === 'usage' && inGatekeeper) {
-      lessonCostUsd += e.costUsd;
-      continue;
-    }
-    if (NOT_REPLAYED.has(e.type) || (e.type === 'phase' && (e.phase === 'memoryPersisting' || e.previous === 'memoryPersisting'))) continue;
-    let text = JSON.stringify(e);
-    if (replayId) text = text.split(replayId).join('<task>');
-    if (recordedId) text = text.split(recordedId).join('<task>');
-    const n = JSON.parse(text) as Normalised;
-    delete n.taskId;
-    // Tags say what a state means and follow from its name, which is compared; logs written
-    // before events carried them have none.
-    if (e.type === 'task' || e.type === 'turn') delete n.tags;
-    // How long a run phase took is measured, not decided by the machines.
-    if (e.type === 'phase') delete n.ms;
-    // Rounded: a total that had a lesson's cost added, then taken away, differs in its last bits.
-    if (e.type === 'usage') n.totalCostUsd = Number((e.totalCostUsd - lessonCostUsd).toFixed(9));
-    if (e.type === 'permission') {
-      if (!requests.has(e.requestId)) requests.set(e.requestId, `request-${requests.size + 1}`);
-      n.requestId = requests.get(e.requestId);
-    }
-    const prev = out[out.length - 1];
-    if (prev && (e.type === 'text' || e.type === 'thinking') && prev.type === e.type) {
-      prev.delta = String(prev.delta) + String(n.delta);
-      continue;
-    }
-    if (prev && e.type === 'tool_output' && prev.type === 'tool_output' && prev.id === e.id) {
-      prev.chunk = String(prev.chunk) + String(n.chunk);
-      continue;
-    }
-    out.push(n);
-  }
-  return out;
-}
-
 function firstDivergence(expected: Normalised[], actual: Normalised[]): Divergence | null {
   const n = Math.max(expected.length, actual.length);
   for (let i = 0; i < n; i++) {
     const a = expected[i];
     const b = actual[i];
-    if (a === undefined || b === undefined || JSON.stringify(a) !== JSON.stringify(b)) return { index: i, expected: a ?? null, actual: b ?? null };
+    if (!sameEvent(a, b)) return { index: i, expected: a ?? null, actual: b ?? null };
   }
   return null;
 }

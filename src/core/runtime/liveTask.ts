@@ -6,20 +6,21 @@ import type { PermissionMode } from '../../shared/domain/permissionModes';
 import { TaskHookPoints } from '../hooks/taskHooks';
 import { applyTaskEvent, emptyTranscript, type TaskTranscript } from '../../shared/domain/transcript';
 import { taskLockKey, type LockManager } from '../locks/lockManager';
-import type { PendingSubtask } from '../machines/task/task.machine';
+import type { DoneEvent, PendingSubtask } from '../machines/task/task.machine';
 import { taskStateTags } from '../machines/task/taskTags';
 import type { ProjectMemory } from '../memory/projectMemory';
+import type { TrustView } from '../trust/items';
 import type { MemorySettings } from '../memory/settings';
 import type { EngineDecision, PermissionCall } from '../permissions/engine';
 import { denyingAsker } from '../permissions/gate';
-import { createProvider } from '../providers/index';
+import { loadProvider } from '../providers/load';
 import type { ProviderConfig } from '../providers/types';
 import type { SecretKeeper } from '../security/secretKeeper';
 import { planResume } from '../store/resumePlan';
 import type { TaskRecorder } from '../store/taskRecorder';
 import type { OpenedTask } from '../store/taskStore';
 import type { ToolRegistry } from '../tools/registry';
-import { boundedByParent, type PermissionParent } from './childPermissions';
+import { boundedByAncestors } from './childPermissions';
 import { allowingLoopProgress } from './loopPermission';
 import { DEFAULT_LIMITS } from './limits';
 import type { TaskRuntimeOptions } from './options';
@@ -27,11 +28,12 @@ import type { PermissionDecider } from './permissionCheck';
 import { RunPhases } from './runPhases';
 import type { CommandRun, MessageExtras, StartTaskOptions, TaskHandle } from './types';
 import { narrowedBy, type CommandNarrowing } from '../commands/narrowing';
-import { normalizeModelId } from '../machines/modelSelection/normalize';
+import { normalizeModelId } from '../providers/modelChoice';
 import type { SkillRef } from '../tools/skill';
 import { wireTaskMachine } from './wiring';
 import type { WorkerPool } from '../workers/pool';
 import { remoteTurnOf, type RemoteTaskSide } from './remoteTask';
+import { errorMessage } from '../../shared/domain/errors';
 
 /** What a live task needs from the runtime that owns it. */
 export interface TaskOwner {
@@ -44,6 +46,8 @@ export interface TaskOwner {
   memorySettings(): MemorySettings;
   readonly permissions: PermissionDecider;
   readonly secrets: SecretKeeper;
+  /** The person's approvals of the workspace (nothing, when the host gave no trust). */
+  readonly trust: TrustView;
   ensureSubtask(parent: LiveTask, sub: PendingSubtask): LiveTask;
   log(level: 'info' | 'warn' | 'error', message: string): void;
   /** Where a recorded task's event log is (hooks' `transcript_path`). */
@@ -69,18 +73,26 @@ export function seedOf(opened: OpenedTask): TaskSeed {
  * One task driven by this process: the task machine's actor with its real services, the
  * transcript views attach to, and the record in the store. A subtask is bound to its live parent
  * (`parent`): it starts in the parent's current mode, follows every later mode change of the
- * parent, and is never allowed more than the parent would be (`boundedByParent`).
+ * parent, and is never allowed more than any task above it would be (`boundedByAncestors`).
  */
-export class LiveTask implements TaskHandle, PermissionParent {
+/** What a subtask needs of its live parent. */
+export interface TaskParent {
+  /** The root task's id (the session a task and its sub-agents share). */
+  readonly rootId: string;
+  /** The parent's mode right now. */
+  permissionMode(): PermissionMode;
+  /** The parent's mode and its ancestors', nearest first, as they are now. */
+  ancestorModes(): PermissionMode[];
+}
+
+export class LiveTask implements TaskHandle, TaskParent {
   private readonly actor: Actor<ReturnType<typeof wireTaskMachine>>;
   private transcriptState: TaskTranscript;
   private readonly listeners = new Set<(e: TaskEvent) => void>();
-  private settleWaiters: ((e: TaskEvent & { type: 'done' }) => void)[] = [];
+  private settleWaiters: ((e: DoneEvent) => void)[] = [];
   private provider: ProviderConfig['provider'];
-  private lastDone: (TaskEvent & { type: 'done' }) | null = null;
   private readonly recorder: TaskRecorder | undefined;
   private rebuilt: (() => ConversationMessage[]) | null = null;
-  private mode: PermissionMode;
   private readonly decider: PermissionDecider;
   private readonly children = new Set<LiveTask>();
   private readonly locks: LockManager;
@@ -89,15 +101,17 @@ export class LiveTask implements TaskHandle, PermissionParent {
   /** The root task's id: this task's for a top-level task, its top ancestor's for a sub-agent. */
   readonly rootId: string;
   private readonly hooks: TaskHookPoints | undefined;
-  /** Set once stopped: late callbacks (output of a command being killed) publish nothing more. */
+  /**
+   * Set once this handle is let go (its log closed, its lock released, its actor stopped): late
+   * callbacks (output of a command being killed) publish nothing more. Not the task's lifecycle —
+   * the task machine holds that — but whether this process still holds the task.
+   */
   private stopped = false;
   /** The phases of the current run (instructions, memory, runner, gatekeeper). */
   private readonly phases: RunPhases;
-  /** A run's `done`, held until its phases are over (see `emit`). */
-  private heldDone: (TaskEvent & { type: 'done' }) | null = null;
   /** Events delivered in this process: the transcript holds exactly these (`eventSeq`). */
   private delivered = 0;
-  private readonly parent: PermissionParent | undefined;
+  private readonly parent: TaskParent | undefined;
   /** The provider config the task last initialised with (a worker gets it with each query). */
   private providerConfig: ProviderConfig;
   /** The task's event log (hooks' `transcript_path`), or '' when it is not recorded. */
@@ -113,17 +127,17 @@ export class LiveTask implements TaskHandle, PermissionParent {
     private readonly runtime: TaskOwner,
     seed: TaskSeed,
     readonly parentId?: string,
-    parent?: PermissionParent & { readonly rootId?: string },
+    parent?: TaskParent,
   ) {
     const { options: rt, locks, tools, pool } = runtime.services();
     this.parent = parent;
     this.locks = locks;
-    this.mode = parent ? parent.permissionMode() : (options.mode ?? 'default');
+    const mode = parent ? parent.permissionMode() : (options.mode ?? 'default');
     this.loopProgressFile = options.loopProgressFile;
-    const own = options.loopProgressFile ? allowingLoopProgress(runtime.permissions, options.loopProgressFile) : runtime.permissions;
+    const own = options.loopProgressFile ? allowingLoopProgress(runtime.permissions, options.loopProgressFile, rt.workspace) : runtime.permissions;
     // A command's allowed-tools narrow every decision of its run, sub-agents' included (they ask their parent).
-    this.decider = narrowedBy(parent ? boundedByParent(own, parent) : own, () => this.narrowing, rt.workspace, rt.home);
-    const providerFactory = rt.providerFactory ?? createProvider;
+    this.decider = narrowedBy(parent ? boundedByAncestors(own, () => parent.ancestorModes()) : own, () => this.narrowing, rt.workspace, rt.home);
+    const providerFactory = rt.providerFactory ?? ((config: ProviderConfig) => loadProvider(config));
     const model = options.provider.model;
     this.provider = options.provider.provider;
     this.providerConfig = options.provider;
@@ -138,7 +152,7 @@ export class LiveTask implements TaskHandle, PermissionParent {
           sessionId: this.rootId,
           workspace: rt.workspace,
           transcriptPath: this.transcriptPath,
-          mode: () => this.mode,
+          mode: () => this.permissionMode(),
           requestStop: (reason) => this.hookStop(reason),
           log: (level, message) => runtime.log(level, message),
         })
@@ -149,7 +163,7 @@ export class LiveTask implements TaskHandle, PermissionParent {
         try {
           config = await options.refreshProvider();
         } catch (err) {
-          return { code: 'internal' as const, message: `Could not read the provider settings: ${(err as Error).message}`, retryable: true };
+          return { code: 'internal' as const, message: `Could not read the provider settings: ${errorMessage(err)}`, retryable: true };
         }
       }
       // The key this task's provider uses is one Keel holds: kept from tools and redacted.
@@ -168,6 +182,9 @@ export class LiveTask implements TaskHandle, PermissionParent {
       skills: () => runtime.skills(),
       settings: () => runtime.memorySettings(),
       secrets: runtime.secrets,
+      trust: runtime.trust,
+      held: (items) => rt.trust?.reportHeld(items),
+      ownMemory: async (item) => rt.trust?.recordOwn([item]),
       locks,
       createProvider: createTaskProvider,
       providerKind: () => this.provider,
@@ -193,6 +210,16 @@ export class LiveTask implements TaskHandle, PermissionParent {
       ...(rt.mcp ? { mcp: rt.mcp } : {}),
       createProvider: createTaskProvider,
       beginRun: (start) => this.phases.begin(start),
+      finishRun: async (status) => {
+        this.phases.runEnded(status);
+        await this.phases.finished();
+        // `done` never announces a run whose record failed: that failure reaches the machine first
+        // (RECORD_FAILED, on a microtask), which ends the run failed instead. A record that failed
+        // in an earlier run (already told) does not hold this run's `done` back.
+        await this.recorded().catch(() => new Promise<void>((resolve) => setImmediate(resolve)));
+      },
+      stopPhases: () => this.phases.stop(),
+      release: () => this.stop(),
       publish: (e) => this.emit(e),
       startSubtask: (sub) => {
         const child = runtime.ensureSubtask(this, sub);
@@ -201,7 +228,7 @@ export class LiveTask implements TaskHandle, PermissionParent {
       },
       // Hooks and MCP servers cross to a worker: the worker runs the turn's hooks the host approved
       // (queryParts; the task's own hooks run here), and calls the MCP servers, which stay in this
-      // process, through it (workers/mcpHostServer.ts).
+      // process, through it (mcp/onWorkers/hostServer.ts).
       ...(pool ? { remote: remoteTurnOf(this.remoteSide(), pool, rt, parentId !== undefined) } : {}),
       ...(this.recorder ? { durable: () => this.recorder!.durable() } : {}),
       reconstruct: async () => {
@@ -214,7 +241,7 @@ export class LiveTask implements TaskHandle, PermissionParent {
         taskId: id,
         title,
         model,
-        mode: this.mode,
+        mode,
         limits: { ...DEFAULT_LIMITS, ...rt.limits, ...(options.maxTurns ? { maxTurns: options.maxTurns } : {}) },
         ...(seed.messages ? { messages: seed.messages } : {}),
         ...(seed.userMessages ? { userMessages: seed.userMessages } : {}),
@@ -222,15 +249,20 @@ export class LiveTask implements TaskHandle, PermissionParent {
         ...(seed.transcript ? { usage: usageOf(seed.transcript), costUsd: seed.transcript.usage.costUsd } : {}),
         // Run numbers go on from the log's last run (its phases, the chat header, `keel tasks show`).
         ...(seed.transcript?.phases ? { runs: seed.transcript.phases.run } : {}),
+        // With a pool, every run of the turn loop goes to a worker (the task machine's running.loop.onWorker).
+        runner: pool ? 'worker' : 'local',
       },
     });
-    this.actor.subscribe({ error: (err) => runtime.log('error', `task ${id} machine error: ${(err as Error).message}`) });
+    this.actor.subscribe({ error: (err) => runtime.log('error', `task ${id} machine error: ${errorMessage(err)}`) });
+    // Started at once, in `created` (which publishes nothing): an interrupt before the first
+    // message is the machine's too.
+    this.actor.start();
+    this.recorder?.onFailure((message) => this.recordFailed(message));
   }
 
   /** Starts on the next microtask, so a host that subscribes right after `startTask` sees every event. */
   start(prompt: string): void {
     queueMicrotask(() => {
-      this.actor.start();
       this.beginCommand(this.options.command);
       this.actor.send({ type: 'START', text: prompt, ...(this.options.images?.length ? { images: this.options.images } : {}) });
     });
@@ -239,7 +271,6 @@ export class LiveTask implements TaskHandle, PermissionParent {
   /** Continues a settled stored task with a new user message (on a later turn of the event loop, like `resumeInterrupted`). */
   continueWith(followUp: string): void {
     setImmediate(() => {
-      this.actor.start();
       this.beginCommand(this.options.command);
       this.actor.send({ type: 'START', text: followUp, ...(this.options.images?.length ? { images: this.options.images } : {}) });
     });
@@ -258,7 +289,6 @@ export class LiveTask implements TaskHandle, PermissionParent {
     };
     // A later turn of the event loop: whoever awaited `resume` subscribes first and sees every event.
     setImmediate(() => {
-      this.actor.start();
       this.actor.send({ type: 'MARK_INTERRUPTED' });
       this.actor.send({ type: 'RESUME', note: plan.note });
     });
@@ -266,13 +296,16 @@ export class LiveTask implements TaskHandle, PermissionParent {
 
   /** Stops the actor, then writes and closes the log and releases the lock and the task's continuation keys. */
   stop(): void {
-    if (!this.stopped) this.hooks?.sessionEnd();
-    // What is left of the run's phases ends (recorded as failed), then its held `done`.
-    this.phases.stop();
-    this.flushDone();
+    if (!this.stopped) {
+      this.hooks?.sessionEnd();
+      // What is left of the run's phases ends (recorded as failed), then a run still finishing publishes its `done`.
+      this.phases.stop();
+      this.actor.send({ type: 'CLOSE' });
+    }
     this.stopped = true;
     this.actor.stop();
-    this.recorder?.close();
+    // Its last writes and the lock's release go on off the event loop (TaskRuntime.closed waits for them).
+    void this.recorder?.close();
     this.locks.endScope(taskLockKey(this.id));
   }
 
@@ -284,13 +317,10 @@ export class LiveTask implements TaskHandle, PermissionParent {
    */
   interrupt(): boolean {
     if (this.stopped) return false;
-    const unsettled = this.lastDone === null && this.heldDone === null;
-    this.actor.stop();
-    if (unsettled) {
-      // The run's phases end (`failed`, recorded) first: `interrupted` stays the task's last event.
-      this.phases.stop();
-      this.emit({ type: 'task', taskId: this.id, state: 'interrupted', title: this.transcriptState.title });
-    }
+    // The task machine takes INTERRUPT in every running state (and only there): the run's phases
+    // end (`failed`, recorded) first, then `interrupted`, the task's last event.
+    const unsettled = this.actor.getSnapshot().hasTag('running');
+    this.actor.send({ type: 'INTERRUPT' });
     this.stop();
     return unsettled;
   }
@@ -364,8 +394,7 @@ export class LiveTask implements TaskHandle, PermissionParent {
   }
 
   cancel(): void {
-    // After the turn loop: cancelling stops the gatekeeper's lesson call (the run still completed).
-    if (this.heldDone) this.phases.stop();
+    // After the turn loop (`finishing`), the machine's CANCEL stops the gatekeeper's lesson call (the run still completed).
     this.actor.send({ type: 'CANCEL' });
   }
 
@@ -375,30 +404,36 @@ export class LiveTask implements TaskHandle, PermissionParent {
 
   /** The mode from now on, for this task and every live subtask of it (they follow their parent). */
   setMode(mode: PermissionMode): void {
-    this.mode = mode;
     this.actor.send({ type: 'SET_MODE', mode });
     for (const child of this.children) child.setMode(mode);
   }
 
   /**
-   * The worker running this task's query died: the task is interrupted (recorded, resumable; the
-   * query is never re-run by itself), with the reason as an error event and `done` interrupted so
-   * whoever waits for it hears it ended.
+   * The task's record could not be saved (a full disk, its folder removed, its lock lost): a run
+   * whose record failed must not look like a success. The task machine decides (RECORD_FAILED): a
+   * run in progress — or finishing, its `done` not yet published — is stopped where it is and
+   * ends `failed` with a `record_failed` error saying why, and the task is let go; after a run
+   * ended, the error is published all the same. The store has marked meta.json failed as far as
+   * the disk allowed.
    */
-  private workerLost(message: string): void {
-    if (this.stopped || this.lastDone || this.heldDone) return;
-    this.actor.stop();
-    // The run's phases end (`failed`, recorded) first: `interrupted` stays the task's last event.
-    this.phases.stop();
-    this.emit({ type: 'error', taskId: this.id, code: 'worker_lost', message, retryable: true });
-    this.emit({ type: 'task', taskId: this.id, state: 'interrupted', title: this.transcriptState.title });
-    this.emit({ type: 'done', taskId: this.id, status: 'interrupted', stopReason: null });
-    this.stop();
+  private recordFailed(failure: string): void {
+    if (this.stopped) return;
+    this.runtime.log('info', `task ${this.id}: ${failure}`);
+    this.actor.send({ type: 'RECORD_FAILED', failure });
+  }
+
+  /**
+   * Resolves when everything this task published so far is saved (its log fsynced, meta.json
+   * written); rejects with StoreError('io') saying why when its record failed. A task without a
+   * store resolves at once.
+   */
+  recorded(): Promise<void> {
+    return this.recorder ? this.recorder.recorded() : Promise.resolve();
   }
 
   /** This task's mode and its ancestors', nearest first (a worker bounds a subtask by all of them). */
   ancestorModes(): PermissionMode[] {
-    return [this.mode, ...(this.parent?.ancestorModes?.() ?? [])];
+    return [this.permissionMode(), ...(this.parent?.ancestorModes() ?? [])];
   }
 
   /** What the worker side of this task's turn loop needs of it (remoteTask.ts). */
@@ -412,9 +447,8 @@ export class LiveTask implements TaskHandle, PermissionParent {
       skills: () => this.runtime.skills(),
       secrets: this.runtime.secrets,
       providerConfig: () => this.providerConfig,
-      parentModes: () => this.parent?.ancestorModes?.() ?? [],
-      decide: (call) => this.decideAsParent(call),
-      workerLost: (message) => this.workerLost(message),
+      parentModes: () => this.parent?.ancestorModes() ?? [],
+      decide: (call) => this.decide(call),
       hookStop: (reason) => this.hookStop(reason),
       log: (level, message) => this.runtime.log(level, message),
     };
@@ -426,55 +460,42 @@ export class LiveTask implements TaskHandle, PermissionParent {
     this.cancel();
   }
 
+  /** The task's mode now (the task machine's: SET_MODE changes it). */
   permissionMode(): PermissionMode {
-    return this.mode;
+    return this.actor.getSnapshot().context.mode;
   }
 
-  decideAsParent(call: PermissionCall): Promise<EngineDecision> {
-    return this.decider.decide(call, this.mode);
+  /** This task's own decision for `call` now: its rules, its mode, bounded by its ancestors'. */
+  decide(call: PermissionCall): Promise<EngineDecision> {
+    return this.decider.decide(call, this.permissionMode());
   }
 
   abandon(): void {
     this.actor.send({ type: 'ABANDON' });
   }
 
-  settled(): Promise<TaskEvent & { type: 'done' }> {
-    if (this.lastDone) return Promise.resolve(this.lastDone);
+  settled(): Promise<DoneEvent> {
+    // The machine's own record of the current run's `done` (null while a run goes on).
+    const done = this.actor.getSnapshot().context.lastDone;
+    if (done) return Promise.resolve(done);
     return new Promise((resolve) => this.settleWaiters.push(resolve));
   }
 
   /**
-   * Publishes one event of this task: to the log first, then the transcript, then listeners.
-   * A run's `done` is held back while the run's phases finish (the gatekeeper and the memory
-   * write come after the turn loop ends), so `done` stays the last event of a run for every reader.
+   * Publishes one event of this task: to the log first, then the transcript, then listeners, then
+   * the run's phases (tool calls, usage). A run's `done` comes from the task machine once the run's
+   * phases and its record are over (its `finishing` state), so it is the run's last event.
    */
   private emit(event: TaskEvent): void {
     if (this.stopped) return;
-    if (event.type === 'done' && this.heldDone === null) {
-      this.heldDone = event;
-      this.phases.observe(event);
-      const held = event;
-      void this.phases.finished().then(() => {
-        if (this.heldDone === held) this.flushDone();
-      });
-      return;
-    }
-    // A new run starts while the last one's phases wind down: its `done` comes first.
-    if (event.type === 'task' && this.heldDone) this.flushDone();
     this.deliver(event);
     this.phases.observe(event);
-  }
-
-  private flushDone(): void {
-    const done = this.heldDone;
-    this.heldDone = null;
-    if (done) this.deliver(done);
   }
 
   private deliver(event: TaskEvent): void {
     if (this.stopped) return;
     if (event.type === 'error') {
-      const advice = this.runtime.services().options.advise?.({ code: event.code, provider: this.provider });
+      const advice = this.runtime.services().options.advise?.({ code: event.code, provider: this.provider, taskId: this.id });
       if (advice) event = { ...event, message: `${event.message} ${advice}` };
     }
     // The log first: what listeners saw is never ahead of what was recorded.
@@ -490,15 +511,13 @@ export class LiveTask implements TaskHandle, PermissionParent {
       try {
         l(event);
       } catch (err) {
-        this.runtime.log('warn', `a task listener threw: ${(err as Error).message}`);
+        this.runtime.log('warn', `a task listener threw: ${errorMessage(err)}`);
       }
     }
-    if (event.type === 'task' && event.tags?.includes('running')) this.lastDone = null;
     if (event.type === 'done') {
       this.endCommand();
       // The run is over and its continuation keys (unique per run) can never recur: let them go.
       this.locks.endScope(taskLockKey(this.id));
-      this.lastDone = event;
       const waiters = this.settleWaiters;
       this.settleWaiters = [];
       for (const w of waiters) w(event);

@@ -13,6 +13,7 @@ import type { McpToolSource } from '../mcp/toolSource';
 import type { PermissionDecider } from './permissionCheck';
 import type { WorkerPoolOptions } from '../workers/pool';
 import type { ProjectContentGate } from '../commands/projectGate';
+import type { WorkspaceTrust } from '../trust/workspaceTrust';
 
 export interface TaskRuntimeOptions {
   workspace: string;
@@ -31,6 +32,14 @@ export interface TaskRuntimeOptions {
    */
   contentGate?: ProjectContentGate;
   /**
+   * The person's approvals of this workspace (docs/permissions.md, "Trust"): a workspace's allow
+   * rules, additional directories, looser mode and `env`, its instructions files and committed
+   * memories are used only once approved, and the files its hooks and MCP servers run are
+   * protected. Absent: nothing the workspace provides that loosens or runs is used. The host owns
+   * it (and disposes of it).
+   */
+  trust?: WorkspaceTrust;
+  /**
    * Runs the configured hooks (docs/hooks.md) at the matching points of every task here. The host
    * creates it (it owns the approval of a workspace's own hooks). Without it, no hook runs.
    */
@@ -43,8 +52,8 @@ export interface TaskRuntimeOptions {
   ripgrepPath?: string;
   log?: (level: 'info' | 'warn' | 'error', message: string) => void;
   asker?: PermissionAsker;
-  /** Builds a provider from its config; defaults to the real ones (`createProvider`). */
-  providerFactory?: (config: ProviderConfig) => ModelProvider | KeelError;
+  /** Builds a provider from its config; defaults to the real ones (`loadProvider`). */
+  providerFactory?: (config: ProviderConfig) => ModelProvider | KeelError | Promise<ModelProvider | KeelError>;
   tools?: ToolRegistry;
   limits?: Partial<TurnLimits>;
   locks?: LockManager;
@@ -93,7 +102,7 @@ export interface TaskRuntimeOptions {
    * the task's `error` event. Core's messages state what went wrong and never name a host's
    * commands, flags or settings.
    */
-  advise?: (failure: { code: ErrorCode; provider: ProviderConfig['provider'] }) => string | undefined;
+  advise?: (failure: { code: ErrorCode; provider: ProviderConfig['provider']; taskId: string }) => string | undefined;
   /**
    * Run each task's turn loop in a pool of worker processes (docs/workers.md) instead of in this
    * process. The pool starts with the first query and is shut down by `dispose`. The workers get

@@ -2,20 +2,33 @@ import { randomUUID } from 'node:crypto';
 import { createActor, fromPromise, toPromise } from 'xstate';
 import type { PermissionMode } from '../../shared/domain/permissionModes';
 import type { TaskEvent } from '../../shared/domain/events';
-import type { ToolResultBlock, ToolUseBlock } from '../../shared/domain/messages';
+import { toolResult, type ToolResultBlock, type ToolUseBlock } from '../../shared/domain/messages';
 import { permissionMachine, type PermissionOutcome } from '../machines/permission/permission.machine';
 import type { ValidationOutcome } from '../machines/turn/types';
-import type { EngineDecision, PermissionCall } from '../permissions/engine';
+import type { EngineDecision, PermissionCall, SearchExclusions } from '../permissions/engine';
 import type { PermissionAnswer, PermissionAsker, PermissionRequest } from '../permissions/gate';
+import { whatWouldAllow } from '../permissions/whatWouldAllow';
 import { parseToolInput } from '../tools/execute';
 import type { ToolRegistry } from '../tools/registry';
 import type { McpToolSource } from '../mcp/toolSource';
-import { mcpCallSubject } from './mcpWiring';
+import { mcpCallSubject } from '../mcp/wiring';
 
 /** What the runtime asks of the permission engine (src/core/permissions): one decision per call. */
 export interface PermissionDecider {
   /** Never throws. */
   decide(call: PermissionCall, mode: PermissionMode): Promise<EngineDecision>;
+  /**
+   * True where decisions are played back in the order a run made them (a replay): it is never
+   * asked what another mode would decide, which would take one of the run's own decisions.
+   */
+  readonly playback?: boolean;
+  /**
+   * What a recursive search below `root` (the Grep and Glob tools) must skip so that it reads
+   * nothing the Read rules keep out (engine.ts `searchExclusions`); null when nothing can be
+   * said (then `decide` asked about the search). Every decider forwards it: the tools are given
+   * it with each call (ToolContext.searchExclusions). Never rejects.
+   */
+  searchExclusions(root: string): Promise<SearchExclusions | null>;
 }
 
 export interface PermissionCheckServices {
@@ -25,7 +38,7 @@ export interface PermissionCheckServices {
   permissions: PermissionDecider;
   asker: PermissionAsker;
   publish(event: TaskEvent): void;
-  /** MCP servers' tools: an `mcp__server__tool` call is described by mcpWiring, not the registry. */
+  /** MCP servers' tools: an `mcp__server__tool` call is described by mcp/wiring.ts, not the registry. */
   mcp?: McpToolSource;
 }
 
@@ -75,9 +88,15 @@ export function wirePermissionMachine(services: Omit<PermissionCheckServices, 't
         } catch {
           // A suggestion is a convenience; without one the user can still allow once.
         }
+        // What would allow it without asking (a mode, allow rules), by the same engine: a host
+        // with nobody to ask says so instead of a guess (two or three engine decisions, once per prompt).
+        const call = { tool: input.tool, input: input.input, subject: input.subject, readOnly: input.readOnly };
+        const decide = services.permissions.decide.bind(services.permissions);
+        const allowedBy = input.mode && !services.permissions.playback ? await whatWouldAllow(decide, call, input.mode, suggestedRules) : {};
         // Stopped while loading: nobody waits for this prompt any more, so it is never shown.
         if (signal.aborted) return { decision: 'deny', feedback: 'cancelled' } satisfies PermissionAnswer;
-        return services.asker.ask({ ...input, suggestedRules }, signal);
+        const { readOnly: _readOnly, ...request } = input;
+        return services.asker.ask({ ...request, suggestedRules, allowedBy }, signal);
       }),
     },
     actions: { publish: (_: unknown, e: TaskEvent | null) => e && services.publish(e) },
@@ -142,6 +161,7 @@ export async function explainPermission(
           engine = await decider.decide(call, mode);
           return engine;
         },
+        searchExclusions: (root) => decider.searchExclusions(root),
       },
       asker: {
         async ask(req) {
@@ -166,8 +186,4 @@ export async function explainPermission(
   // Decided before the engine was consulted (plan mode's checkMode): the machine's reason.
   if (!engine || engine.decision !== outcome.decision) return { decision: outcome.decision, reason: outcome.reason };
   return fromEngine(outcome.decision, engine);
-}
-
-function toolResult(id: string, content: string, isError: boolean): ToolResultBlock {
-  return { type: 'tool_result', tool_use_id: id, content, ...(isError ? { is_error: true } : {}) };
 }

@@ -4,7 +4,7 @@ import type { EngineDecision, PermissionCall } from '../permissions/engine';
 import type { ProviderConfig } from '../providers/types';
 import type { SecretKeeper } from '../security/secretKeeper';
 import type { WorkerPool } from '../workers/pool';
-import type { QueryMessage } from '../workers/protocol';
+import type { QueryParams } from '../workers/protocol';
 import type { RemoteHookSink } from '../workers/remoteTurn';
 import type { TaskRuntimeOptions } from './options';
 import type { TaskServices } from './wiring';
@@ -30,8 +30,6 @@ export interface RemoteTaskSide {
   parentModes(): PermissionMode[];
   /** The task's own permission decision now (its rules, its mode, its ancestors). */
   decide(call: PermissionCall): Promise<EngineDecision>;
-  /** The worker running the task's query died: the task ends interrupted. */
-  workerLost(message: string): void;
   /** A hook answered `"continue": false`: the task stops. */
   hookStop(reason: string): void;
   log(level: 'info' | 'warn' | 'error', message: string): void;
@@ -47,7 +45,6 @@ export function remoteTurnOf(task: RemoteTaskSide, pool: WorkerPool, rt: TaskRun
     pool,
     queryParts: () => queryParts(task, rt),
     parentModes: task.parentModes(),
-    onWorkerLost: (message: string) => task.workerLost(message),
     overflow,
     // The worker lists and calls the host's MCP tools through it; the host checks each call
     // again with this task's own decision (its rules, its mode now, its ancestors).
@@ -85,7 +82,7 @@ function remoteHooks(task: RemoteTaskSide, runner: HookRunner): RemoteHookSink {
 }
 
 /** What a worker needs besides the turn to run a task's query (see workers/protocol.ts). */
-function queryParts(task: RemoteTaskSide, rt: TaskRuntimeOptions): Omit<QueryMessage, 'type' | 'queryId' | 'taskId' | 'turn'> {
+function queryParts(task: RemoteTaskSide, rt: TaskRuntimeOptions): Omit<QueryParams, 'queryId' | 'taskId' | 'turn'> {
   const s = rt.sandbox ?? { enabled: false };
   return {
     runtime: {
@@ -101,6 +98,9 @@ function queryParts(task: RemoteTaskSide, rt: TaskRuntimeOptions): Omit<QueryMes
       },
       passEnv: [...(rt.passEnv ?? [])],
       heldSecrets: task.secrets.values(),
+      // What the person approved of this workspace, as the host knows it now (the worker reads no approval store).
+      trust: { approved: rt.trust?.snapshot() ?? {}, protectedFiles: [...(rt.trust?.protectedFilesNow() ?? new Map<string, string>())] },
+      env: { ...task.secrets.extraEnvironment() },
     },
     provider: task.providerConfig(),
     parentModes: task.parentModes(),

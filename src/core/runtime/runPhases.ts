@@ -1,6 +1,6 @@
 import { createActor, fromPromise, type Actor } from 'xstate';
 import type { KeelError } from '../../shared/domain/errors';
-import type { TaskEvent } from '../../shared/domain/events';
+import type { TaskEvent, TaskStatus } from '../../shared/domain/events';
 import type { ConversationMessage, Usage } from '../../shared/domain/messages';
 import { loadInstructions } from '../context/instructions';
 import { skillsPrompt } from '../commands/skills';
@@ -12,11 +12,15 @@ import type { ProjectMemory } from '../memory/projectMemory';
 import type { MemorySettings } from '../memory/settings';
 import type { ModelProvider } from '../providers/types';
 import type { SecretKeeper } from '../security/secretKeeper';
+import { fileDigest } from '../trust/digest';
+import { isApproved, memoryItem, type TrustItem, type TrustView } from '../trust/items';
+import { errorMessage } from '../../shared/domain/errors';
 
 /**
  * Runs the runPhases machine (src/core/machines/runPhases/) for each run of one task with its real
  * actors: the instructions files and the provider (initializing), the memory search, the runner
- * (this process: there is no worker pool yet), then after a completed run the gatekeeper (one
+ * (`runnerStarting` reports this process's pid, also when a pool runs the turn loop: the worker is
+ * leased later, by the query machine in the task's turn loop), then after a completed run the gatekeeper (one
  * short lesson call under the task's lock) and the memory write. The task machine stays the
  * owner: its `initialize` calls `begin` and waits for `runnerRunning`; the task's events are fed
  * in through `observe`; nothing here starts or steers a turn loop.
@@ -37,6 +41,15 @@ export interface RunPhaseServices {
   /** The memory settings now; read at the start of each run. */
   settings(): MemorySettings;
   secrets: SecretKeeper;
+  /**
+   * The person's approvals (docs/permissions.md, "Trust"): the workspace's instructions files and
+   * committed memories are used only once approved in their exact content.
+   */
+  trust: TrustView;
+  /** What this run left out for want of approval (the host tells the person). */
+  held?(items: TrustItem[]): void;
+  /** A memory Keel's gatekeeper saved is Keel's own: recorded as approved in its exact content. */
+  ownMemory?(item: TrustItem): Promise<void>;
   locks: LockManager;
   /** Creates the run's provider (a KeelError fails the run in `initializing`). */
   createProvider(): Promise<ModelProvider | KeelError>;
@@ -100,8 +113,9 @@ export class RunPhases {
             throw new Error(created.message);
           }
           provider = created;
-          const loaded = loadInstructions({ workspace: s.workspace, ...(s.home ? { home: s.home } : {}), knownSecrets: s.secrets.values() });
+          const loaded = loadInstructions({ workspace: s.workspace, ...(s.home ? { home: s.home } : {}), knownSecrets: s.secrets.values(), trust: s.trust });
           for (const p of loaded.problems) s.log('warn', `instructions: ${p}`);
+          if (loaded.held.length) s.held?.(loaded.held);
           // Skills after the instructions: only their names and descriptions (docs/commands.md).
           system.instructions = [loaded.text, skillsPrompt(s.skills?.() ?? [])].filter(Boolean).join('\n\n');
           const files = loaded.files.map((f) => f.display);
@@ -110,7 +124,16 @@ export class RunPhases {
         }),
         searchMemory: fromPromise(async () => {
           if (!memory) return { hits: [], tokens: 0 };
-          const found = memory.recall(start.prompt, settings.maxTokens);
+          // A memory is used only as the person approved it, or as Keel itself saved it.
+          const unapproved: TrustItem[] = [];
+          const found = memory.recall(start.prompt, settings.maxTokens, s.secrets.values(), (m) => {
+            const item = memoryItem(m.file, fileDigest(m.path), m.title);
+            if (isApproved(s.trust, item)) return true;
+            unapproved.push(item);
+            return false;
+          });
+          if (unapproved.length) s.held?.(unapproved);
+          for (const l of found.left) s.log('warn', `memory: ${l.file} left out of the prompt: ${l.why}`);
           system.memory = found.text;
           const hits = found.used.map((h) => ({ file: h.memory.file, title: h.memory.title, score: Math.round(h.score * 100) / 100 }));
           if (hits.length) s.publish({ type: 'memory', taskId: s.taskId, run: start.run, hits, tokens: found.tokens });
@@ -127,6 +150,12 @@ export class RunPhases {
         }),
         persistMemory: fromPromise(async ({ input: p }) => {
           const file = await memory!.save(p.lesson, s.taskId);
+          try {
+            const path = memory!.store.pathOf(file);
+            await s.ownMemory?.(memoryItem(file, fileDigest(path), p.lesson.title));
+          } catch (err) {
+            s.log('warn', `memory: ${file} was saved, but could not be recorded as Keel's own (${errorMessage(err)}); it waits for your approval like a committed one`);
+          }
           s.publish({ type: 'gatekeeper', taskId: s.taskId, run: start.run, decision: 'saved', rule: 'accepted', reasons: ['it passed every rule'], file, title: p.lesson.title });
           return file;
         }),
@@ -163,7 +192,7 @@ export class RunPhases {
 
   private toolSummaries: string[] = [];
 
-  /** Feeds a task event to the current run's phases (tool calls, usage, the end of the run). */
+  /** Feeds a task event to the current run's phases (tool calls, usage); the run's end comes through `runEnded`. */
   observe(e: TaskEvent): void {
     const actor = this.actor;
     if (!actor || actor.getSnapshot().status !== 'active') return;
@@ -187,12 +216,18 @@ export class RunPhases {
       case 'usage':
         actor.send({ type: 'USAGE', tokens: e.inputTokens + e.outputTokens });
         return;
-      case 'done':
-        if (e.status !== 'running') actor.send({ type: 'RUN_ENDED', status: e.status });
-        return;
       default:
         return;
     }
+  }
+
+  /**
+   * The run's turn loop ended with `status` (the task machine's `finishing`): after a completed
+   * run the gatekeeper and the memory write follow; otherwise the phases end. Once per run.
+   */
+  runEnded(status: TaskStatus): void {
+    const actor = this.actor;
+    if (actor && actor.getSnapshot().status === 'active' && status !== 'running') actor.send({ type: 'RUN_ENDED', status });
   }
 
   /** Resolves once the current run's phases are over (completed or failed); at once when none run. */
@@ -232,11 +267,12 @@ export class RunPhases {
       provider: s.providerKind(),
       subtask: s.subtask,
       loopIteration: s.loopIteration === true,
+      memoryFolderProblem: memory?.folderProblem() ?? null,
     });
     if (early) return early;
     if (!provider) return noLesson('no provider for the lesson call');
-    // The run's `done` is published from inside the task machine's transition, while its snapshot
-    // still holds the conversation before the turn's answer was recorded: read it once that
+    // The run's end is told from inside the task machine's transition, while its snapshot may
+    // still hold the conversation before the turn's answer was recorded: read it once that
     // transition has finished.
     await Promise.resolve();
     const digest = runDigest(s.conversation(), start.fromMessage, toolSummaries);
@@ -247,7 +283,7 @@ export class RunPhases {
       answer = await s.locks.runExclusive(taskLockKey(s.taskId), () => extractLesson(provider, s.model(), s.taskId, digest, timeout), { signal: timeout });
     } catch (err) {
       if (signal.aborted) throw err;
-      return noLesson(`the lesson call did not finish: ${(err as Error).message}`);
+      return noLesson(`the lesson call did not finish: ${errorMessage(err)}`);
     }
     // What the call used counts whatever it answered (a failed call counts what the server reported).
     const u = answer.usage;

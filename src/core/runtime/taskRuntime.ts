@@ -11,18 +11,21 @@ import { createBashTool } from '../tools/bash';
 import { builtinTools, createToolRegistry, type ToolRegistry } from '../tools/registry';
 import { Sandbox } from '../sandbox/sandbox';
 import { ProjectMemory } from '../memory/projectMemory';
+import { SettingsEnvironment } from '../permissions/settingsEnv';
+import { NOTHING_APPROVED, type TrustView } from '../trust/items';
 import { MEMORY_OFF, type MemorySettings } from '../memory/settings';
 import { WorkerPool } from '../workers/pool';
 import type { AnyTool } from '../tools/types';
 import { DEFAULT_LIMITS } from './limits';
 import { createSkillTool, type SkillRef } from '../tools/skill';
 import { loadSkills } from '../commands/skills';
-import { NOTHING_APPROVED } from '../commands/projectGate';
+import { NOTHING_APPROVED as NO_CONTENT_APPROVED } from '../commands/projectGate';
 import { LiveTask, seedOf, titleOf } from './liveTask';
 import type { TaskRuntimeOptions } from './options';
 import type { PermissionDecider } from './permissionCheck';
 import { lazyEngine } from './permissionDecider';
 import { FollowUpRequired, type ResumeTaskOptions, type StartTaskOptions, type TaskHandle } from './types';
+import { errorMessage } from '../../shared/domain/errors';
 
 export { DEFAULT_LIMITS };
 export type { TaskRuntimeOptions };
@@ -52,6 +55,9 @@ export class TaskRuntime {
   /** The Bash sandbox of every task here (its network proxy is closed by `dispose`). */
   readonly sandbox: Sandbox;
   private memory: ProjectMemory | undefined;
+  /** What the person approved of this workspace (nothing, when the host gave no trust). */
+  readonly trust: TrustView;
+  private readonly settingsEnv: SettingsEnvironment;
 
   private pool: WorkerPool | null = null;
 
@@ -61,8 +67,13 @@ export class TaskRuntime {
     this.tools =
       options.tools ??
       createToolRegistry([...builtinTools.map((t) => (t.name === 'Bash' ? (createBashTool({ sandbox: this.sandbox }) as AnyTool) : t)), createSkillTool(() => this.skills()) as AnyTool]);
-    this.permissions = options.permissions ?? lazyEngine(options);
+    this.trust = options.trust ?? NOTHING_APPROVED;
+    const trust = options.trust;
+    this.permissions = options.permissions ?? lazyEngine({ ...options, trust: this.trust, ...(trust ? { protectedFiles: () => trust.protectedFilesNow() } : {}) });
+    this.settingsEnv = new SettingsEnvironment({ workspace: options.workspace, ...(options.home ? { home: options.home } : {}), trust: this.trust });
     this.secrets = options.secrets ?? SecretKeeper.fromEnvironment(process.env, options.passEnv ?? []);
+    // The settings files' `env`, as the person allowed it, for every tool process of this host.
+    this.secrets.setExtra(() => this.settingsEnv.current());
     this.store = options.storageDir
       ? new TaskStore(options.storageDir, { ...(options.log ? { log: options.log } : {}), ...(options.flushIntervalMs ? { flushIntervalMs: options.flushIntervalMs } : {}) })
       : undefined;
@@ -94,7 +105,7 @@ export class TaskRuntime {
         });
       } catch (err) {
         if (err instanceof StoreError) throw err;
-        throw new StoreError('unusable', `the task cannot be recorded in ${this.store.root}: ${(err as Error).message}`);
+        throw new StoreError('unusable', `the task cannot be recorded in ${this.store.root}: ${errorMessage(err)}`);
       }
     }
     const task = new LiveTask(id, opts, this, { title, recorder }, parent?.id, parent);
@@ -150,7 +161,7 @@ export class TaskRuntime {
     const opened = await this.store.open(id, this.ownerLabel());
     const interrupted = opened.replay.status === 'running' || opened.replay.status === 'interrupted';
     if (!interrupted && !opts.followUp?.trim()) {
-      opened.recorder.close();
+      void opened.recorder.close();
       throw new FollowUpRequired(id, opened.replay.status);
     }
     if (opened.meta.parentId) this.log('warn', `resuming subtask ${id} on its own; its parent will not receive its answer`);
@@ -238,6 +249,16 @@ export class TaskRuntime {
     this.subtasks.clear();
     void this.sandbox.dispose();
     void this.pool?.shutdown();
+    this.settingsEnv.dispose();
+  }
+
+  /**
+   * Resolves once the record of every task this runtime stopped (`interruptAll`, `dispose`,
+   * `forget`, a worker lost) is written and its lock released: those last writes run off the
+   * event loop, and a host that is about to end awaits this first. Never rejects.
+   */
+  closed(): Promise<void> {
+    return this.store?.closed() ?? Promise.resolve();
   }
 
   /** Stops the worker pool, if any; resolves once every worker is gone. */
@@ -273,14 +294,14 @@ export class TaskRuntime {
    */
   skills(): SkillRef[] {
     const workspace = this.options.workspace;
-    const found = loadSkills({ workspace, ...(this.options.home ? { home: this.options.home } : {}), gate: this.options.contentGate ?? NOTHING_APPROVED });
+    const found = loadSkills({ workspace, ...(this.options.home ? { home: this.options.home } : {}), gate: this.options.contentGate ?? NO_CONTENT_APPROVED });
     return found.skills.map((s) => ({ name: s.name, description: s.description, dir: s.dir, path: s.path, linkFree: s.linkFree, ...(s.linkFree ? { workspace } : {}) }));
   }
 
   /** The workspace's memory (built on first use), or null when memory is off for this host. */
   projectMemory(): ProjectMemory | null {
     if (!this.memorySettings().enabled) return null;
-    this.memory ??= new ProjectMemory(this.options.workspace, (level, message) => this.log(level, message));
+    this.memory ??= new ProjectMemory(this.options.workspace, (level, message) => this.log(level, message), this.options.storageDir);
     return this.memory;
   }
 

@@ -81,6 +81,11 @@ export interface TaskHandle {
   abandon(): void;
   /** Resolves when the task reaches a state where it waits for the user or ends. */
   settled(): Promise<TaskEvent & { type: 'done' }>;
+  /**
+   * Resolves when everything the task published so far is saved; rejects (StoreError 'io',
+   * saying why) when its record failed. Absent or resolving at once: the task is not recorded.
+   */
+  recorded?(): Promise<void>;
 }
 
 /**

@@ -2,7 +2,7 @@ import { fromCallback, fromPromise, type EventObject } from 'xstate';
 import type { TaskEvent, TaskStatus } from '../../shared/domain/events';
 import type { TaskTranscript } from '../../shared/domain/transcript';
 import type { KeelError } from '../../shared/domain/errors';
-import { ZERO_USAGE, type ConversationMessage, type ToolResultBlock } from '../../shared/domain/messages';
+import { toolResult, ZERO_USAGE, type ConversationMessage } from '../../shared/domain/messages';
 import { SUMMARY_INSTRUCTION } from '../context/compaction';
 import { taskLockKey, type HeldLock, type LockManager } from '../locks/lockManager';
 import { callMachine } from '../machines/call/call.machine';
@@ -23,9 +23,11 @@ import { validateToolCall, wirePermissionMachine, type PermissionDecider } from 
 import type { PreparedRun, RunStart } from './runPhases';
 import { buildSystemPrompt } from './systemPrompt';
 import type { McpToolSource } from '../mcp/toolSource';
-import { runMcpCall } from './mcpWiring';
+import { runMcpCall } from '../mcp/wiring';
 import type { TaskHandle } from './types';
 import { remoteTurn, type RemoteTurnDeps } from '../workers/remoteTurn';
+import type { TurnHost } from './turnHost';
+import { errorMessage } from '../../shared/domain/errors';
 
 export type { PermissionDecider };
 
@@ -56,10 +58,14 @@ export interface TaskServices {
    */
   beginRun?(start: RunStart): Promise<PreparedRun>;
   /**
-   * The current run's own system parts (instructions files, memories), after the base prompt.
-   * Set by `wireTaskMachine` from `beginRun`; a worker gets them with each query.
+   * A settled run's last steps (the task machine's `finishing`): tells the run's phases how it
+   * ended; resolves once they are over and what the run recorded is saved. Without it, at once.
    */
-  runSystem?(): string[];
+  finishRun?(status: TaskStatus): Promise<void>;
+  /** Ends the current run's phases where they are (an interrupt, a dead worker, a failed record, a cancel while finishing). */
+  stopPhases?(): void;
+  /** Lets the task go (its log closed, its lock released): its worker died, or its record failed. */
+  release?(): void;
   publish(event: TaskEvent): void;
   /**
    * Resolves once every event published so far is durable (the task's log fsynced). A tool runs
@@ -85,25 +91,51 @@ export interface TaskServices {
    */
   startSubtask(subtask: PendingSubtask): SubtaskHandle;
   /**
-   * Runs each turn loop in a worker of this pool instead of in this process (the query machine
-   * stands in for the turn machine; see docs/workers.md).
+   * Runs each turn loop in a worker of this pool instead of in this process (the task machine's
+   * `running.loop.onWorker`: the query machine, served by this task's own TurnHost; see
+   * docs/workers.md).
    */
-  remote?: Pick<RemoteTurnDeps, 'pool' | 'queryParts' | 'waitLimitMs' | 'parentModes' | 'onWorkerLost' | 'overflow' | 'mcp' | 'hooks'>;
+  remote?: Pick<RemoteTurnDeps, 'pool' | 'queryParts' | 'parentModes' | 'overflow' | 'mcp' | 'hooks'>;
 }
 
-/** What the turn loop alone needs (a worker runs it without the task machine around it). */
-export type TurnServices = Omit<TaskServices, 'createProvider' | 'reconstruct' | 'startSubtask' | 'remote'>;
+/**
+ * What a turn loop needs besides its host (turnHost.ts): where it works and with what — the same
+ * in the host's process and in a worker, which builds it from the query it was given.
+ */
+export interface TurnEnvironment {
+  taskId: string;
+  workspace: string;
+  ripgrepPath?: string;
+  /** One per process: the task lock and the file locks of its tools. */
+  locks: LockManager;
+  tools: ToolRegistry;
+  /** The task's decision for a tool call (a sub-agent's: bounded by its ancestors, childPermissions.ts). */
+  permissions: PermissionDecider;
+  /** Keeps Keel's keys out of tool processes, and secrets out of what tools return. */
+  secrets: SecretKeeper;
+  /** The task's hook points (docs/hooks.md), run where the turn runs. Without it, no hook runs. */
+  hooks?: TaskHookPoints;
+  /** The current run's own system parts (instructions files, memories, hooks' context), after the base prompt. */
+  runSystem(): string[];
+  /** The run's provider. */
+  provider(): ModelProvider;
+}
 
 /**
  * The turn machine with its real actors: the provider stream under the call machine and the
  * task lock, the system prompt, compaction, input validation, the permission machine (the
- * turn's invoked child) and the tools. Shared by the task machine (in-process) and the worker
- * process (src/core/workers/workerMain.ts), so both run the same turn loop.
+ * turn's invoked child) and the tools; what it needs of its task's owner is `host`. The task
+ * machine runs it in the host's process; a worker runs it for the host (workers/workerMain.ts):
+ * one turn loop, wherever it runs.
  */
-export function wireTurnLoop(services: TurnServices, secrets: SecretKeeper, getProvider: () => ModelProvider) {
-  const hooks = services.hooks;
+export function wireTurnLoop(env: TurnEnvironment, host: TurnHost) {
+  const hooks = env.hooks;
+  const secrets = env.secrets;
+  const getProvider = env.provider;
+  // The helpers below take what they need of both.
+  const services = { ...env, ...host };
   const publish = (_: unknown, event: TaskEvent | null) => {
-    if (event) services.publish(event);
+    if (event) host.publish(event);
   };
   // Requests of this task still winding down after an abort; the lock waits for them.
   const inflight = new Set<Promise<void>>();
@@ -111,7 +143,7 @@ export function wireTurnLoop(services: TurnServices, secrets: SecretKeeper, getP
     inflight.add(p);
     void p.finally(() => inflight.delete(p));
   };
-  const stream = streamMachine.provide({ actors: { providerStream: providerStreamActor(getProvider, track, (e) => services.publish(e)) }, actions: { publish } });
+  const stream = streamMachine.provide({ actors: { providerStream: providerStreamActor(getProvider, track, (e) => host.publish(e)) }, actions: { publish } });
   const modelCall = callMachine.provide({
     actors: {
       stream,
@@ -149,8 +181,7 @@ export function wireTurnLoop(services: TurnServices, secrets: SecretKeeper, getP
         system: [
           ...buildSystemPrompt({ workspace: services.workspace, date: new Date(), mode: input.mode }),
           // The run's instructions files and memories, then what hooks added for it.
-          ...(services.runSystem?.() ?? []),
-          ...(hooks?.contextForRun() ?? []),
+          ...env.runSystem(),
         ],
         tools: [...services.tools.definitions(), ...(services.mcp ? await services.mcp.toolDefinitions() : [])],
       })),
@@ -169,7 +200,11 @@ export function wireTurnLoop(services: TurnServices, secrets: SecretKeeper, getP
       callMcpTool: fromPromise(({ input, signal }) => runMcpCall({ ...services, redact: (t) => secrets.redact(t) }, input.taskId, input.call, signal)),
       stopHook: fromPromise(async ({ input }) => ({ continueWith: hooks ? await hooks.stop(input.lastMessage, input.continuations) : null })),
     },
-    actions: { publish },
+    actions: {
+      publish,
+      // The owner starts the sub-agent; without a startSubtask of its own, that is the turn's parent (the task machine).
+      ...(host.startSubtask ? { startSubtask: (_: unknown, call: { toolCallId: string; description: string; prompt: string }) => host.startSubtask!(call) } : {}),
+    },
   });
 }
 
@@ -192,26 +227,37 @@ export function wireTaskMachine(services: TaskServices) {
   const publish = (_: unknown, event: TaskEvent | null) => {
     if (event) services.publish(event);
   };
-  // With a worker pool the turn loop runs in a worker; the query machine stands in for it here.
+  // The local TurnHost: this process's recorder, asker and MCP hub. A worker's turn is served by it too.
+  const host: TurnHost = {
+    publish: services.publish,
+    asker: services.asker,
+    ...(services.durable ? { durable: services.durable } : {}),
+    ...(services.mcp ? { mcp: services.mcp } : {}),
+  };
+  // The run's instructions files and memories, then what its SessionStart and UserPromptSubmit hooks (run here) added.
+  const systemOfRun = () => [...runSystem, ...(hooks?.contextForRun() ?? [])];
+  const turnLoop = wireTurnLoop(
+    {
+      taskId: services.taskId,
+      workspace: services.workspace,
+      ...(services.ripgrepPath ? { ripgrepPath: services.ripgrepPath } : {}),
+      locks: services.locks,
+      tools: services.tools,
+      permissions: services.permissions,
+      secrets,
+      ...(hooks ? { hooks } : {}),
+      runSystem: systemOfRun,
+      provider: getProvider,
+    },
+    host,
+  );
   const remote = services.remote;
-  const turnLoop = remote
-    ? // The query machine takes the turn machine's place: the same input (TurnInput), the same
-      // output (TurnOutput), the same events from the task (CANCEL, SET_MODE, SUBTASK_RESULT), and
-      // it sends the task the same SUBTASK_STARTED; the model-based tests hold it to that.
-      (remoteTurn({
-        ...remote,
-        // The run's instructions files and memories travel with each query, then what the run's
-        // SessionStart and UserPromptSubmit hooks (run here) added: the same order as in process.
-        queryParts: (turn) => ({ ...remote.queryParts(turn), runSystem: [...runSystem, ...(hooks?.contextForRun() ?? [])] }),
-        asker: services.asker,
-        publish: services.publish,
-        ...(services.durable ? { durable: services.durable } : {}),
-      }) as unknown as ReturnType<typeof wireTurnLoop>)
-    : wireTurnLoop({ ...services, runSystem: () => runSystem }, secrets, getProvider);
 
   return taskMachine.provide({
     actors: {
       turnLoop,
+      // The task's runs on a worker (its input says `runner: 'worker'`): the query machine, served by this host.
+      ...(remote ? { workerTurn: remoteTurn({ ...remote, host, queryParts: (turn) => ({ ...remote.queryParts(turn), runSystem: systemOfRun() }) }) } : {}),
       reconstruct: fromPromise(async () => {
         if (!services.reconstruct) throw new Error('this task has no stored log to rebuild it from');
         return services.reconstruct();
@@ -245,7 +291,7 @@ export function wireTaskMachine(services: TaskServices) {
           answer = started.settled().then((done) => subtaskAnswer(toolCallId, done.status, started.transcript()));
         } catch (err) {
           // The model is told, and the parent goes on.
-          answer = Promise.resolve({ result: toolResult(toolCallId, `The subtask could not be started: ${(err as Error).message}`, true), summary: 'subtask not started' });
+          answer = Promise.resolve({ result: toolResult(toolCallId, `The subtask could not be started: ${errorMessage(err)}`, true), summary: 'subtask not started' });
         }
         let answered = false;
         void answer.then((r) => {
@@ -258,8 +304,13 @@ export function wireTaskMachine(services: TaskServices) {
           if (!answered) child?.cancel();
         };
       }),
+      finishRun: fromPromise(async ({ input }) => services.finishRun?.(input.status)),
     },
-    actions: { publish },
+    actions: {
+      publish,
+      stopPhases: () => services.stopPhases?.(),
+      release: () => services.release?.(),
+    },
   });
 }
 
@@ -268,14 +319,15 @@ export function wireTaskMachine(services: TaskServices) {
  * task log) and the result (the model, the log) are redacted here, for every tool, and every
  * process the tool starts gets the keeper's environment.
  */
-async function runTool(services: TurnServices, secrets: SecretKeeper, taskId: string, call: ValidatedCall, signal: AbortSignal): Promise<ToolRunOutput> {
+async function runTool(services: TurnEnvironment & TurnHost, secrets: SecretKeeper, taskId: string, call: ValidatedCall, signal: AbortSignal): Promise<ToolRunOutput> {
   const tool = services.tools.get(call.tool);
   if (!tool) return { result: toolResult(call.id, `Error: unknown tool "${call.tool}"`, true), summary: `unknown tool ${call.tool}` };
   await services.durable?.();
   if (signal.aborted) return { result: toolResult(call.id, 'The tool call was cancelled before it started.', true), summary: 'cancelled' };
   const live = secrets.streamRedactor();
+  // Nothing of a cancelled call is published (the task may have ended: no event after its `done`).
   const publishChunk = (chunk: string) => {
-    if (chunk) services.publish({ type: 'tool_output', taskId, id: call.id, chunk });
+    if (chunk && !signal.aborted) services.publish({ type: 'tool_output', taskId, id: call.id, chunk });
   };
   // The subject the permission machine decided on: Write/Edit refuse when the target now leads
   // elsewhere (a symlink created or changed since the decision, writeTarget.ts).
@@ -287,6 +339,7 @@ async function runTool(services: TurnServices, secrets: SecretKeeper, taskId: st
     locks: services.locks,
     env: secrets.environment(),
     ...(services.ripgrepPath ? { ripgrepPath: services.ripgrepPath } : {}),
+    searchExclusions: (root) => services.permissions.searchExclusions(root),
     onOutput: (chunk) => publishChunk(live.push(chunk)),
     todos: (items) => services.publish({ type: 'todos', taskId, todos: items }),
   });
@@ -322,8 +375,4 @@ function lastAssistantText(t: TaskTranscript): string {
     if (it.kind === 'assistant' && it.text) return it.text;
   }
   return '';
-}
-
-function toolResult(id: string, content: string, isError: boolean): ToolResultBlock {
-  return { type: 'tool_result', tool_use_id: id, content, ...(isError ? { is_error: true } : {}) };
 }

@@ -1,9 +1,11 @@
+import { lookup as dnsLookup } from 'node:dns/promises';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer, request as httpRequest, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { connect, isIP, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Duplex } from 'node:stream';
+import type { AddressVerdict } from './addresses';
 import type { HostVerdict } from './domains';
 
 /**
@@ -11,16 +13,20 @@ import type { HostVerdict } from './domains';
  * which the forwarder inside bwrap reaches. It serves `CONNECT host:port` (HTTPS and any tunnel)
  * and plain HTTP requests in absolute form (`GET http://host/…`), asks `decide` about every host
  * before connecting, and answers a refused one with 403 and a body that says why. It does the
- * name resolution and the connection itself, so the sandbox needs no DNS.
+ * name resolution and the connection itself, so the sandbox needs no DNS: it resolves the host
+ * once, has `checkAddresses` judge the addresses it got (loopback and private ones are not reached
+ * through a wildcard: addresses.ts), and connects to the address it checked — never to the name,
+ * which a second resolution could turn into another address.
  */
 export interface NetworkProxyOptions {
   /** The allow-list decision for one host as the client named it (domains.ts `decideHost`). */
   decide(host: string): HostVerdict;
-  /**
-   * Where to connect for an allowed host. Default: the host itself (the system resolver). Tests
-   * map names to loopback ports here.
-   */
-  resolve?(host: string, port: number): { host: string; port: number };
+  /** The decision on the addresses an allowed host resolved to (addresses.ts `decideAddresses`). */
+  checkAddresses(host: string, addresses: readonly { address: string; family: number }[]): AddressVerdict;
+  /** The resolver: every address of a name, in the system's order. Default: the system resolver (getaddrinfo, /etc/hosts included). */
+  lookup?(host: string): Promise<{ address: string; family: number }[]>;
+  /** Tests only: the port to connect to for the port a client asked for (their servers listen on free ports). The address is never changed. */
+  portFor?(port: number): number;
   /** Folder to create the socket's private folder in. Default: the OS temp folder. */
   parentDir?: string;
   /** Told about every refusal and upstream failure, for the host's log. */
@@ -89,14 +95,42 @@ export class NetworkProxy {
       opts.log?.('info', `sandbox network: refused CONNECT ${target.host}:${target.port} (${verdict.reason})`);
       return refuseRaw(client, 403, 'Forbidden', refusalText(verdict.reason));
     }
-    const to = opts.resolve ? opts.resolve(verdict.host, target.port) : { host: verdict.host, port: target.port };
-    const upstream = connect({ host: to.host, port: to.port, timeout: CONNECT_TIMEOUT_MS });
+    void this.resolved(verdict.host, opts).then((checked) => {
+      if (!checked.allowed) {
+        opts.log?.('info', `sandbox network: refused CONNECT ${target.host}:${target.port} (${checked.reason})`);
+        const refused = checked.status === 403;
+        return refuseRaw(client, checked.status, refused ? 'Forbidden' : 'Bad Gateway', refused ? refusalText(checked.reason) : `Keel sandbox proxy: ${checked.reason}\n`);
+      }
+      this.open(client, head, `${verdict.host}:${target.port}`, checked, opts.portFor ? opts.portFor(target.port) : target.port, opts);
+    });
+  }
+
+  /**
+   * Resolves `host` once and judges the addresses: the one to connect to, or why not (403 for a
+   * refusal, 502 when the name does not resolve).
+   */
+  private async resolved(host: string, opts: NetworkProxyOptions): Promise<(AddressVerdict & { allowed: true }) | { allowed: false; status: 403 | 502; reason: string }> {
+    let addresses: { address: string; family: number }[];
+    try {
+      const lookup = opts.lookup ?? ((h: string) => dnsLookup(h, { all: true, verbatim: true }));
+      addresses = await withTimeout(lookup(host), CONNECT_TIMEOUT_MS, `resolving ${host} timed out`);
+    } catch (err) {
+      return { allowed: false, status: 502, reason: `${host} could not be resolved (${err instanceof Error ? err.message : String(err)})` };
+    }
+    const checked = opts.checkAddresses(host, addresses);
+    return checked.allowed ? checked : { allowed: false, status: 403, reason: checked.reason };
+  }
+
+  /** The tunnel to the checked address (`shown`: the host and port as the client asked, for messages). */
+  private open(client: Duplex, head: Buffer, shown: string, checked: { address: string; family: 4 | 6 }, port: number, opts: NetworkProxyOptions): void {
+    if (client.destroyed) return;
+    const upstream = connect({ host: checked.address, family: checked.family, port, timeout: CONNECT_TIMEOUT_MS });
     this.track(upstream);
     let connected = false;
     upstream.once('timeout', () => upstream.destroy(new Error('timed out')));
     upstream.once('error', (err) => {
-      opts.log?.('info', `sandbox network: ${verdict.host}:${target.port} unreachable (${err.message})`);
-      if (!connected) refuseRaw(client, 502, 'Bad Gateway', `Keel sandbox proxy: ${verdict.host}:${target.port} could not be reached (${err.message})\n`);
+      opts.log?.('info', `sandbox network: ${shown} unreachable (${err.message})`);
+      if (!connected) refuseRaw(client, 502, 'Bad Gateway', `Keel sandbox proxy: ${shown} could not be reached (${err.message})\n`);
       else client.destroy();
     });
     upstream.once('connect', () => {
@@ -124,11 +158,24 @@ export class NetworkProxy {
       return refuse(res, 403, refusalText(verdict.reason));
     }
     const port = url.port ? Number(url.port) : 80;
-    const to = opts.resolve ? opts.resolve(verdict.host, port) : { host: verdict.host, port };
+    // Hold the body until the host is resolved and judged.
+    req.pause();
+    void this.resolved(verdict.host, opts).then((checked) => {
+      if (!checked.allowed) {
+        opts.log?.('info', `sandbox network: refused ${req.method} ${url.host} (${checked.reason})`);
+        return refuse(res, checked.status, checked.status === 403 ? refusalText(checked.reason) : `Keel sandbox proxy: ${checked.reason}\n`);
+      }
+      this.send(req, res, url, checked, opts.portFor ? opts.portFor(port) : port, opts);
+    });
+  }
+
+  /** The request to the checked address; the client's Host header goes with it. */
+  private send(req: IncomingMessage, res: ServerResponse, url: URL, checked: { address: string; family: 4 | 6 }, port: number, opts: NetworkProxyOptions): void {
     const headers = { ...req.headers };
     delete headers['proxy-connection'];
     delete headers['proxy-authorization'];
-    const upstream = httpRequest({ host: to.host, port: to.port, method: req.method, path: `${url.pathname}${url.search}`, headers, setHost: false, timeout: CONNECT_TIMEOUT_MS });
+    const path = `${url.pathname}${url.search}`;
+    const upstream = httpRequest({ host: checked.address, family: checked.family, port, method: req.method, path, headers, setHost: false, timeout: CONNECT_TIMEOUT_MS });
     upstream.on('response', (answer) => {
       res.writeHead(answer.statusCode ?? 502, answer.statusMessage, answer.headers);
       answer.pipe(res);
@@ -140,7 +187,13 @@ export class NetworkProxy {
       else res.destroy();
     });
     req.pipe(upstream);
+    req.resume();
   }
+}
+
+function withTimeout<T>(p: Promise<T>, ms: number, message: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  return Promise.race([p, new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(message)), ms)))]).finally(() => clearTimeout(timer));
 }
 
 function refusalText(reason: string): string {

@@ -2,6 +2,7 @@ import { dirname } from 'node:path';
 import { createActor, fromPromise, toPromise, type InspectionEvent } from 'xstate';
 import { sandboxMachine, type SandboxPlan } from '../machines/sandbox/sandbox.machine';
 import { bwrapCommand, detectSandbox } from './bwrap';
+import { decideAddresses } from './addresses';
 import { checkDomainPattern, decideHost } from './domains';
 import { forwarderLauncher } from './forwarder';
 import { NetworkProxy, type NetworkProxyOptions } from './networkProxy';
@@ -9,8 +10,10 @@ import type { SandboxSettings } from './settings';
 
 export interface SandboxOptions {
   log?(level: 'info' | 'warn' | 'error', message: string): void;
-  /** Where the proxy connects for an allowed host (default: the host itself). */
-  resolve?: NetworkProxyOptions['resolve'];
+  /** The proxy's resolver (default: the system's). Tests map their names to a loopback server. */
+  lookup?: NetworkProxyOptions['lookup'];
+  /** Tests only: the port the proxy connects to for a port a command asked for (never the address). */
+  portFor?: NetworkProxyOptions['portFor'];
   /** Folder for the proxy's private socket folder (default: the OS temp folder). */
   runtimeDir?: string;
   /** xstate inspection of every command's sandbox actor (tests, `keel` inspection). */
@@ -121,7 +124,9 @@ export class Sandbox {
       const denied = this.patterns(this.settings.network?.deniedDomains);
       const started = NetworkProxy.start({
         decide: (host) => decideHost(host, allowed, denied),
-        ...(this.opts.resolve ? { resolve: this.opts.resolve } : {}),
+        checkAddresses: (host, addresses) => decideAddresses(host, addresses, allowed, denied),
+        ...(this.opts.lookup ? { lookup: this.opts.lookup } : {}),
+        ...(this.opts.portFor ? { portFor: this.opts.portFor } : {}),
         ...(this.opts.runtimeDir ? { parentDir: this.opts.runtimeDir } : {}),
         log: (level, message) => this.opts.log?.(level, message),
       });

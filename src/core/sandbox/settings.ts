@@ -3,6 +3,7 @@ import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { parseRule } from '../permissions/rules';
 import { checkDomainPattern } from './domains';
+import { errorMessage } from '../../shared/domain/errors';
 
 /**
  * The Bash sandbox's settings, in Claude Code's names where it has them (`sandbox.enabled`,
@@ -100,14 +101,14 @@ export function readSandboxLayer(path: string, trusted: boolean, problems: strin
     text = readFileSync(path, 'utf8');
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
-    if (code !== 'ENOENT' && code !== 'ENOTDIR') problems.push(`${path}: cannot be read (${(err as Error).message}); its sandbox settings are not applied`);
+    if (code !== 'ENOENT' && code !== 'ENOTDIR') problems.push(`${path}: cannot be read (${errorMessage(err)}); its sandbox settings are not applied`);
     return undefined;
   }
   let json: unknown;
   try {
     json = text.trim() === '' ? {} : JSON.parse(text);
   } catch (err) {
-    problems.push(`${path}: not valid JSON (${(err as Error).message}); its sandbox settings are not applied`);
+    problems.push(`${path}: not valid JSON (${errorMessage(err)}); its sandbox settings are not applied`);
     return undefined;
   }
   const root = isObject(json) ? json : {};

@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { ENV_NAME } from './toolEnvironment';
+import { errorMessage } from '../../shared/domain/errors';
 
 /**
  * The variables a person chose to pass to tool processes although Keel would remove them
@@ -48,7 +49,7 @@ export function readUserPassEnv(path: string = userSettingsPath()): PassEnv {
   try {
     parsed = JSON.parse(text);
   } catch (err) {
-    return { names: [], problems: [`${path} is not JSON (${(err as Error).message}); no variable is passed through`] };
+    return { names: [], problems: [`${path} is not JSON (${errorMessage(err)}); no variable is passed through`] };
   }
   const value = typeof parsed === 'object' && parsed !== null ? (parsed as Record<string, unknown>).passEnv : undefined;
   if (value === undefined) return { names: [], problems: [] };

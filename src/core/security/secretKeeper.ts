@@ -12,21 +12,37 @@ import { isKeyVariable, toolEnvironment } from './toolEnvironment';
 export class SecretKeeper {
   private readonly held = new Set<string>();
   readonly passThrough: readonly string[];
+  private extra: () => Readonly<Record<string, string>>;
 
-  constructor(opts: { passThrough?: readonly string[]; values?: Iterable<string | undefined> } = {}) {
+  /**
+   * `extra`: variables set on top of the filtered environment (the settings files' `env`, as the
+   * person allowed it: permissions/settingsEnv.ts); read for every process.
+   */
+  constructor(opts: { passThrough?: readonly string[]; values?: Iterable<string | undefined>; extra?: () => Readonly<Record<string, string>> } = {}) {
     this.passThrough = [...(opts.passThrough ?? [])];
+    this.extra = opts.extra ?? (() => ({}));
     for (const v of opts.values ?? []) this.remember(v);
+  }
+
+  /** Sets where the settings files' variables come from (a runtime given a host's keeper does). */
+  setExtra(extra: () => Readonly<Record<string, string>>): void {
+    this.extra = extra;
+  }
+
+  /** The settings files' variables now (see the constructor). */
+  extraEnvironment(): Readonly<Record<string, string>> {
+    return this.extra();
   }
 
   /**
    * A keeper holding the keys found in `env` (the provider keys and `KEEL_*` secrets): what a host
    * starts with before it reads anything else.
    */
-  static fromEnvironment(env: NodeJS.ProcessEnv, passThrough: readonly string[] = []): SecretKeeper {
+  static fromEnvironment(env: NodeJS.ProcessEnv, passThrough: readonly string[] = [], extra?: () => Readonly<Record<string, string>>): SecretKeeper {
     const values = Object.entries(env)
       .filter(([name]) => isKeyVariable(name))
       .map(([, value]) => value);
-    return new SecretKeeper({ passThrough, values });
+    return new SecretKeeper({ passThrough, values, ...(extra ? { extra } : {}) });
   }
 
   /** Registers a key Keel holds. Empty or short values (under 8 characters) are ignored. Idempotent. */
@@ -42,7 +58,7 @@ export class SecretKeeper {
 
   /** The environment for a tool process (toolEnvironment.ts), from `base` (default: Keel's own). */
   environment(base: NodeJS.ProcessEnv = process.env): NodeJS.ProcessEnv {
-    return toolEnvironment({ secretValues: this.held, passThrough: this.passThrough }, base);
+    return { ...toolEnvironment({ secretValues: this.held, passThrough: this.passThrough }, base), ...this.extra() };
   }
 
   /** `text` with every secret (known shapes and the keys held) redacted. */

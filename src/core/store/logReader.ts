@@ -1,6 +1,7 @@
 import { open } from 'node:fs/promises';
 import { migrator, MIGRATIONS, type MigrationTable } from './migrations';
 import { SCHEMA_VERSION, StoreError, type LogHeader, type LogRecord, type StoreLogger } from './types';
+import { errorMessage } from '../../shared/domain/errors';
 
 export interface ReadLogOptions {
   /** Longest stretch of parsing between two yields to the event loop (default 5 ms). */
@@ -17,6 +18,8 @@ export interface ReadLogOptions {
   from?: { offset: number; header: LogHeader; version: number };
   /** Stop at this byte offset (a line boundary): what a snapshot being written folds. */
   until?: number;
+  /** Every byte read, in order, as read (from `from.offset` or 0): a snapshot's driver hashes the log's prefix with them. */
+  onBytes?: (chunk: Buffer) => void;
 }
 
 export interface ReadLogResult {
@@ -50,7 +53,7 @@ export async function readLog(path: string, onRecord: (r: LogRecord) => void, op
   try {
     fh = await open(path, 'r');
   } catch (err) {
-    throw new StoreError((err as NodeJS.ErrnoException).code === 'ENOENT' ? 'not_found' : 'io', `cannot open ${path}: ${(err as Error).message}`);
+    throw new StoreError((err as NodeJS.ErrnoException).code === 'ENOENT' ? 'not_found' : 'io', `cannot open ${path}: ${errorMessage(err)}`);
   }
   try {
     let header: LogHeader | null = options.from?.header ?? null;
@@ -71,7 +74,7 @@ export async function readLog(path: string, onRecord: (r: LogRecord) => void, op
       try {
         value = JSON.parse(text);
       } catch (err) {
-        bad.line = { offset: lineOffset, bytes: byteLength, reason: (err as Error).message };
+        bad.line = { offset: lineOffset, bytes: byteLength, reason: errorMessage(err) };
         return;
       }
       if (isHeader(value)) {
@@ -101,6 +104,7 @@ export async function readLog(path: string, onRecord: (r: LogRecord) => void, op
       const { bytesRead } = await fh.read(buf, 0, want, offset + carry.length);
       sliceStart = performance.now(); // the read itself was a wait, not work
       if (bytesRead === 0) break;
+      options.onBytes?.(buf.subarray(0, bytesRead));
       const data = carry.length ? Buffer.concat([carry, buf.subarray(0, bytesRead)]) : buf.subarray(0, bytesRead);
       let start = 0;
       let n = 0;

@@ -2,12 +2,13 @@ import { mkdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 
 /**
- * Creates `dir` and whatever parents are missing, one level at a time, and throws the first
- * failure (ENOENT, ENOTDIR, EACCES, EROFS…) with the path it failed on. Never loops: Node's
- * recursive mkdir retries for ever where mkdir answers ENOENT for a parent that exists (any path
- * under /proc), spinning a CPU and starving the signal handlers.
+ * Creates `dir` and whatever parents are missing, one level at a time, each with `mode` (before
+ * the umask; Keel's store folders pass PRIVATE_DIR), and throws the first failure (ENOENT,
+ * ENOTDIR, EACCES, EROFS…) with the path it failed on. Never loops: Node's recursive mkdir retries
+ * for ever where mkdir answers ENOENT for a parent that exists (any path under /proc), spinning a
+ * CPU and starving the signal handlers.
  */
-export function makeDirs(dir: string): void {
+export function makeDirs(dir: string, mode = 0o777): void {
   const missing: string[] = [];
   for (let p = resolve(dir); ; ) {
     let isDir: boolean;
@@ -26,7 +27,7 @@ export function makeDirs(dir: string): void {
   }
   for (const p of missing.reverse()) {
     try {
-      mkdirSync(p);
+      mkdirSync(p, mode);
     } catch (err) {
       // Made by someone else meanwhile: fine if it is a folder.
       if ((err as NodeJS.ErrnoException).code !== 'EEXIST' || !statSync(p).isDirectory()) throw err;
@@ -37,6 +38,6 @@ export function makeDirs(dir: string): void {
 /** Throws unless a file can be created (and removed) in the folder `dir`. */
 export function probeWritable(dir: string): void {
   const probe = join(dir, `.keel-probe-${process.pid}-${Math.random().toString(36).slice(2, 8)}`);
-  writeFileSync(probe, '');
+  writeFileSync(probe, '', { mode: 0o600 });
   rmSync(probe, { force: true });
 }

@@ -37,6 +37,7 @@ export function readMeta(path: string, table: MigrationTable = MIGRATIONS): Task
     ...(m.provider ? { provider: String(m.provider) } : {}),
     workspace: String(m.workspace ?? ''),
     ...(m.parentId ? { parentId: String(m.parentId) } : {}),
+    ...(m.recordError ? { recordError: String(m.recordError) } : {}),
   };
 }
 

@@ -102,7 +102,7 @@ export class ReplayFold {
     };
   }
 
-  /** A fold that continues from `s` (from `exportState()`, possibly through JSON). */
+  /** A fold that continues from `s` (from `exportState()`, read back from a snapshot); it takes `s` over (its lists are not copied). */
   static fromState(s: FoldState): ReplayFold {
     const f = new ReplayFold(s.transcript.header.taskId, s.transcript.header.title, s.transcript.header.model);
     f.builder = TranscriptBuilder.fromState(s.transcript);
@@ -161,8 +161,12 @@ export class ReplayFold {
         if (this.streamText && e.mode === 'toolInput') this.toolInput = true;
         return;
       case 'retry':
-      case 'error':
         this.closeStream();
+        return;
+      case 'error':
+        // A failed attempt's partial answer is not kept; an answer whose worker died was cut off,
+        // as by any other interruption: resume tells the model how far it got (resumePlan.ts).
+        if (e.code !== 'worker_lost') this.closeStream();
         return;
       case 'permission': {
         const c = this.calls.get(e.toolCallId);
@@ -187,7 +191,8 @@ export class ReplayFold {
       }
       case 'done':
         this.status = e.status;
-        this.closeStream();
+        // `done interrupted` (a worker died) leaves the answer cut off, as any interruption does.
+        if (e.status !== 'interrupted') this.closeStream();
         return;
       default:
         return;

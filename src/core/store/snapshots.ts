@@ -1,4 +1,5 @@
 import { join } from 'node:path';
+import { runningChecksum, type RunningChecksum } from './checksum';
 import { readLog, type ReadLogResult } from './logReader';
 import type { MigrationTable } from './migrations';
 import { ReplayFold } from './replay';
@@ -14,7 +15,7 @@ import type { LogHeader, LogRecord, StoreLogger } from './types';
  * which reads in ~10 ms, while a 100,000-event task writes ~25 snapshots in its life, about as
  * many bytes as its log once more. Smaller K buys little resume time and much writing.
  */
-export const SNAPSHOT_EVERY_EVENTS = 4000;
+export const SNAPSHOT_EVERY_EVENTS = 2000;
 /** N: snapshots kept per task; older ones are removed after each write. */
 export const SNAPSHOTS_KEPT = 3;
 
@@ -36,6 +37,8 @@ export interface FoldedLog {
   fold: ReplayFold | null;
   log: ReadLogResult;
   snapshot: SnapshotHead | null;
+  /** With `restore({ hash: true })`: the running checksum of every byte read, from byte 0 (a torn tail included). */
+  prefixHash?: RunningChecksum;
 }
 
 export interface SnapshotManagerOptions {
@@ -54,7 +57,7 @@ export interface SnapshotManagerOptions {
 export class SnapshotManager {
   readonly logPath: string;
   /** Where the last save left the fold (a driver's manager saves again and again). */
-  private folded: { fold: ReplayFold; offset: number; header: LogHeader; version: number } | null = null;
+  private folded: { fold: ReplayFold; offset: number; header: LogHeader; version: number; hash: RunningChecksum } | null = null;
 
   constructor(
     readonly dir: string,
@@ -68,10 +71,11 @@ export class SnapshotManager {
    * The task's state: the newest snapshot that agrees with the log plus the log after it, or, when
    * none does, the whole log. Each snapshot passed over is logged as a warning with the reason;
    * `owned` (the caller drives the task) also removes it. `until` stops at a byte offset;
-   * `fullReplay` ignores every snapshot; `quiet` logs nothing (a task another process writes).
+   * `fullReplay` ignores every snapshot; `quiet` logs nothing (a task another process writes);
+   * `hash` also hashes the log from byte 0 as it is read (what a driver's next snapshot refers to).
    * Throws what `readLog` throws for the part of the log it reads (corrupt, unsupported, io).
    */
-  async restore(seed: () => FoldSeed, opts: { owned?: boolean; until?: number; quiet?: boolean; fullReplay?: boolean } = {}): Promise<FoldedLog> {
+  async restore(seed: () => FoldSeed, opts: { owned?: boolean; until?: number; quiet?: boolean; fullReplay?: boolean; hash?: boolean } = {}): Promise<FoldedLog> {
     const log = opts.quiet ? undefined : this.options.log;
     for (const { name, offset } of opts.fullReplay ? [] : await listSnapshots(this.dir)) {
       if (opts.until !== undefined && offset > opts.until) continue;
@@ -89,13 +93,16 @@ export class SnapshotManager {
         continue;
       }
       const fold = ReplayFold.fromState(check.state);
+      const prefixHash = check.prefix;
       const result = await readLog(this.logPath, (r) => fold.add(r), {
         ...this.readOptions(log),
         from: { offset: check.head.logOffset, header, version: check.head.logVersion },
         ...(opts.until !== undefined ? { until: opts.until } : {}),
+        ...(opts.hash ? { onBytes: (b: Buffer) => prefixHash.update(b) } : {}),
       });
-      return { fold, log: result, snapshot: check.head };
+      return { fold, log: result, snapshot: check.head, ...(opts.hash ? { prefixHash } : {}) };
     }
+    const prefixHash = opts.hash ? runningChecksum() : undefined;
     let fold: ReplayFold | null = null;
     const result = await readLog(
       this.logPath,
@@ -104,9 +111,9 @@ export class SnapshotManager {
         fold ??= new ReplayFold(this.taskId, s!.title, s!.model);
         fold.add(r);
       },
-      { ...this.readOptions(log), ...(opts.until !== undefined ? { until: opts.until } : {}) },
+      { ...this.readOptions(log), ...(opts.until !== undefined ? { until: opts.until } : {}), ...(prefixHash ? { onBytes: (b: Buffer) => prefixHash.update(b) } : {}) },
     );
-    return { fold, log: result, snapshot: null };
+    return { fold, log: result, snapshot: null, ...(prefixHash ? { prefixHash } : {}) };
   }
 
   /**
@@ -117,7 +124,7 @@ export class SnapshotManager {
    * new to keep. Throws on I/O errors; the task goes on without this snapshot.
    */
   async save(until: number, seed: () => FoldSeed): Promise<string | null> {
-    let at: { fold: ReplayFold | null; version: number };
+    let at: Awaited<ReturnType<SnapshotManager['foldUntil']>>;
     try {
       at = await this.foldUntil(until, seed);
     } catch (err) {
@@ -126,7 +133,7 @@ export class SnapshotManager {
     }
     if (!at.fold) return null;
     const state = at.fold.exportState();
-    const path = await writeSnapshot(this.dir, this.logPath, this.taskId, { logOffset: until, logVersion: at.version, records: state.events }, state);
+    const path = await writeSnapshot(this.dir, this.logPath, this.taskId, { logOffset: until, logVersion: at.version, records: state.events, prefix: at.hash }, state);
     await this.cleanup();
     return path;
   }
@@ -136,23 +143,28 @@ export class SnapshotManager {
    * (or the log); later saves of the same manager (one task's driver) go on from where the last
    * one stopped, reading only the log in between: the fold only ever advances by the log's bytes.
    */
-  private async foldUntil(until: number, seed: () => FoldSeed): Promise<{ fold: ReplayFold; version: number } | { fold: null; version: number }> {
+  private async foldUntil(until: number, seed: () => FoldSeed): Promise<{ fold: ReplayFold; version: number; hash: RunningChecksum } | { fold: null; version: number }> {
     const last = this.folded;
     if (last && last.offset < until) {
-      const log = await readLog(this.logPath, (r) => last.fold.add(r), { ...this.readOptions(this.options.log), from: { offset: last.offset, header: last.header, version: last.version }, until });
+      const log = await readLog(this.logPath, (r) => last.fold.add(r), {
+        ...this.readOptions(this.options.log),
+        from: { offset: last.offset, header: last.header, version: last.version },
+        until,
+        onBytes: (b) => last.hash.update(b),
+      });
       if (log.validBytes !== until || log.torn || log.missingNewline) {
         this.folded = null;
         return { fold: null, version: log.version };
       }
       last.offset = until;
       last.version = log.version;
-      return { fold: last.fold, version: log.version };
+      return { fold: last.fold, version: log.version, hash: last.hash };
     }
-    const folded = await this.restore(seed, { owned: true, until });
-    if (!folded.fold || folded.log.validBytes !== until || folded.log.torn || folded.log.missingNewline) return { fold: null, version: folded.log.version };
-    this.folded = { fold: folded.fold, offset: until, header: folded.log.header, version: folded.log.version };
+    const folded = await this.restore(seed, { owned: true, until, hash: true });
+    if (!folded.fold || !folded.prefixHash || folded.log.validBytes !== until || folded.log.torn || folded.log.missingNewline) return { fold: null, version: folded.log.version };
+    this.folded = { fold: folded.fold, offset: until, header: folded.log.header, version: folded.log.version, hash: folded.prefixHash };
     if (folded.snapshot?.logOffset === until) return { fold: null, version: folded.log.version };
-    return { fold: folded.fold, version: folded.log.version };
+    return { fold: folded.fold, version: folded.log.version, hash: folded.prefixHash };
   }
 
   /** Keeps the newest N snapshots (default 3) and removes temp files of writers that died. Never throws. */

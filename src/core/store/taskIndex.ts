@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { writeFileAtomic } from './atomicFile';
+import { PRIVATE_FILE } from './privateFiles';
 import { SCHEMA_VERSION, type TaskMeta } from './types';
 
 /**
@@ -25,5 +26,5 @@ export function readIndex(path: string): IndexFile | null {
 }
 
 export function writeIndex(path: string, index: IndexFile): Promise<void> {
-  return writeFileAtomic(path, JSON.stringify(index));
+  return writeFileAtomic(path, JSON.stringify(index), PRIVATE_FILE);
 }

@@ -1,8 +1,22 @@
-import { readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import * as lockfile from 'proper-lockfile';
+import { PRIVATE_DIR, PRIVATE_FILE } from './privateFiles';
 import type { LockOwner, StoreLogger } from './types';
+
+/**
+ * A write past the file-size limit (RLIMIT_FSIZE, `ulimit -f`) raises SIGXFSZ. Node ignores it —
+ * the write fails with EFBIG, which a task's record reports as its failure — but proper-lockfile's
+ * `signal-exit` re-raises it (killing the process before it can say why) unless the process has
+ * a listener of its own. This is that listener, installed once with the first lock.
+ */
+let fileSizeSignalHandled = false;
+function keepAliveOnFileSizeSignal(): void {
+  if (fileSizeSignalHandled || process.platform === 'win32') return;
+  fileSizeSignalHandled = true;
+  process.on('SIGXFSZ', () => undefined);
+}
 
 /** A lock not refreshed for this long is stale (its owner froze or died); proper-lockfile refreshes it every half of it. */
 export const LOCK_STALE_MS = 10_000;
@@ -13,6 +27,12 @@ const OWNER_FILE = 'lock.owner.json';
 export interface HeldTaskLock {
   /** Releases the lock. Idempotent, synchronous (safe in `dispose` and at exit). */
   release(): void;
+  /**
+   * Calls `listener` once if the lock is lost while held (it could not be refreshed — its folder
+   * was removed — or another process took it over): from then on this process may not be the
+   * task's only writer.
+   */
+  onLost(listener: (err: Error) => void): void;
 }
 
 export type LockAttempt = { ok: true; lock: HeldTaskLock; tookOver: LockOwner | null } | { ok: false; owner: LockOwner | null };
@@ -44,7 +64,7 @@ export function acquireTaskLock(dir: string, label: string, log?: StoreLogger): 
  */
 export function claimNewTask(stagingDir: string, label: string): void {
   const owner: LockOwner = { pid: process.pid, host: hostname(), since: Date.now(), label };
-  writeFileSync(join(stagingDir, OWNER_FILE), JSON.stringify(owner));
+  writeFileSync(join(stagingDir, OWNER_FILE), JSON.stringify(owner), { mode: PRIVATE_FILE });
 }
 
 /** Takes the lock of a task folder this process claimed with `claimNewTask` and has just moved into place. */
@@ -53,13 +73,20 @@ export function lockClaimedTask(dir: string, label: string, log?: StoreLogger): 
 }
 
 function takeLock(dir: string, label: string, log?: StoreLogger): LockAttempt {
+  keepAliveOnFileSizeSignal();
   let releaseFn: () => void;
+  let lost: Error | null = null;
+  const lostListeners: ((err: Error) => void)[] = [];
   try {
     releaseFn = lockfile.lockSync(dir, {
       lockfilePath: join(dir, LOCK_DIR),
       stale: LOCK_STALE_MS,
       realpath: false,
-      onCompromised: (err) => log?.('warn', `${dir}: the task lock was compromised (${err.message}); another process may drive this task now`),
+      onCompromised: (err) => {
+        log?.('info', `${dir}: the task lock was compromised (${err.message})`);
+        lost ??= err;
+        for (const l of lostListeners.splice(0)) l(err);
+      },
     });
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ELOCKED') return { ok: false, owner: readOwner(dir) };
@@ -67,7 +94,8 @@ function takeLock(dir: string, label: string, log?: StoreLogger): LockAttempt {
   }
   const owner: LockOwner = { pid: process.pid, host: hostname(), since: Date.now(), label };
   try {
-    writeFileSync(join(dir, OWNER_FILE), JSON.stringify(owner));
+    chmodSync(join(dir, LOCK_DIR), PRIVATE_DIR);
+    writeFileSync(join(dir, OWNER_FILE), JSON.stringify(owner), { mode: PRIVATE_FILE });
   } catch {
     // The owner file only speeds up stale detection; the lock itself is held.
   }
@@ -76,9 +104,14 @@ function takeLock(dir: string, label: string, log?: StoreLogger): LockAttempt {
     ok: true,
     tookOver: null,
     lock: {
+      onLost(listener) {
+        if (lost) listener(lost);
+        else if (!released) lostListeners.push(listener);
+      },
       release() {
         if (released) return;
         released = true;
+        lostListeners.length = 0;
         try {
           rmSync(join(dir, OWNER_FILE), { force: true });
           releaseFn();

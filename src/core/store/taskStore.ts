@@ -1,6 +1,6 @@
-import { existsSync, mkdirSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { syncDirSync, writeFileAtomicSync } from './atomicFile';
+import { writeFileAtomic } from './atomicFile';
 import { EventLogWriter } from './eventLog';
 import type { ReadLogResult } from './logReader';
 import { metaFromLog, readMeta } from './metaFile';
@@ -8,10 +8,14 @@ import { MIGRATIONS, type MigrationTable } from './migrations';
 import { ReplayFold, type ReplayedTask } from './replay';
 import { SnapshotManager, SNAPSHOT_EVERY_EVENTS, type SnapshotOptions } from './snapshots';
 import { readIndex, writeIndex, type IndexFile } from './taskIndex';
+import { closingRecord, finishedWriting } from './closingRecords';
 import { makeDirs, probeWritable } from './makeDirs';
-import { acquireTaskLock, claimNewTask, lockClaimedTask, lockState } from './taskLock';
-import { TaskRecorder } from './taskRecorder';
+import { makeNewTask, type NewTaskInit } from './newTask';
+import { PRIVATE_DIR, PRIVATE_FILE, tightenTree } from './privateFiles';
+import { acquireTaskLock, lockState } from './taskLock';
+import { TaskRecorder, type TaskRecorderOptions } from './taskRecorder';
 import { SCHEMA_VERSION, StoreError, type LockOwner, type StoreLogger, type StoreProblem, type TaskMeta, type TaskSummary } from './types';
+import { errorMessage } from '../../shared/domain/errors';
 
 export interface TaskStoreOptions {
   log?: StoreLogger;
@@ -27,16 +31,7 @@ export interface TaskStoreOptions {
   snapshots?: SnapshotOptions | false;
 }
 
-export interface NewTaskInit {
-  id: string;
-  title: string;
-  model: string;
-  provider?: string;
-  workspace: string;
-  parentId?: string;
-  /** Who drives it, for "running in another window" messages (e.g. "keel run", "VS Code window"). */
-  owner: string;
-}
+export type { NewTaskInit };
 
 /** A task read from its folder. */
 export interface LoadedTask {
@@ -63,6 +58,7 @@ export class TaskStore {
   readonly quarantineDir: string;
   private readonly indexPath: string;
   private readonly migrations: MigrationTable;
+  private tightened = false;
 
   constructor(
     readonly root: string,
@@ -86,11 +82,35 @@ export class TaskStore {
    */
   prepare(): void {
     try {
-      makeDirs(this.tasksDir);
+      this.makePrivate();
       probeWritable(this.tasksDir);
     } catch (err) {
       throw this.unusable(err);
     }
+  }
+
+  /**
+   * Resolves once every record this store's recorders closed (or are closing) has written its
+   * last lines and meta.json and released its lock. Never rejects. A host awaits it before it ends.
+   */
+  async closed(): Promise<void> {
+    await finishedWriting(this.tasksDir);
+  }
+
+  /**
+   * Creates the root and `tasks/` (0700) if missing; the first time, also tightens a root an older
+   * Keel left readable by others (docs/persistence.md, "Private"). Throws what makeDirs throws.
+   */
+  private makePrivate(): void {
+    makeDirs(this.tasksDir, PRIVATE_DIR);
+    this.tightenOnce();
+  }
+
+  /** The first time this store is used: a root an older Keel left readable by others is made private. Never throws. */
+  private tightenOnce(): void {
+    if (this.tightened) return;
+    this.tightened = true;
+    for (const problem of tightenTree(this.root)) this.options.log?.('warn', `could not make Keel's files private: ${problem}`);
   }
 
   /**
@@ -103,56 +123,12 @@ export class TaskStore {
   create(init: NewTaskInit): TaskRecorder {
     const dir = this.taskDir(init.id);
     try {
-      makeDirs(this.tasksDir);
+      this.makePrivate();
     } catch (err) {
       throw this.unusable(err);
     }
-    const staging = join(this.tasksDir, `.${init.id}.creating`);
-    const now = Date.now();
-    const header = {
-      type: 'keel.task-log' as const,
-      schemaVersion: SCHEMA_VERSION,
-      taskId: init.id,
-      createdAt: now,
-      title: init.title,
-      model: init.model,
-      workspace: init.workspace,
-      ...(init.parentId ? { parentId: init.parentId } : {}),
-    };
-    const meta: TaskMeta = {
-      schemaVersion: SCHEMA_VERSION,
-      id: init.id,
-      title: init.title,
-      status: 'running',
-      createdAt: now,
-      updatedAt: now,
-      tokens: 0,
-      costUsd: 0,
-      model: init.model,
-      ...(init.provider ? { provider: init.provider } : {}),
-      workspace: init.workspace,
-      ...(init.parentId ? { parentId: init.parentId } : {}),
-    };
-    let writer: EventLogWriter | undefined;
-    try {
-      mkdirSync(staging);
-      // The open descriptor follows the file through the rename below.
-      writer = EventLogWriter.create(join(staging, 'events.jsonl'), header, this.writerOptions(init.id));
-      writeFileAtomicSync(join(staging, 'meta.json'), `${JSON.stringify(meta, null, 2)}\n`);
-      claimNewTask(staging, init.owner);
-      renameSync(staging, dir);
-      syncDirSync(this.tasksDir);
-    } catch (err) {
-      writer?.close();
-      rmSync(staging, { recursive: true, force: true });
-      throw err;
-    }
-    const lock = lockClaimedTask(dir, init.owner, this.options.log);
-    if (!lock.ok) {
-      writer.close();
-      throw new StoreError('locked', `task ${init.id} is locked by another process`);
-    }
-    return new TaskRecorder(dir, meta, writer, lock.lock, this.options.log, Date.now, this.snapshotWriter(init.id, { title: init.title, model: init.model }, 0));
+    const { meta, writer, lock } = makeNewTask(this.tasksDir, dir, init, this.writerOptions(), this.options.log);
+    return new TaskRecorder(dir, meta, writer, lock, this.recorderOptions(dir, this.snapshotWriter(init.id, { title: init.title, model: init.model }, 0)));
   }
 
   /**
@@ -161,6 +137,7 @@ export class TaskStore {
    * Never throws for a bad task: it is quarantined and reported in `problems`.
    */
   async list(opts: { includeSubtasks?: boolean } = {}): Promise<{ tasks: TaskSummary[]; problems: StoreProblem[] }> {
+    await finishedWriting(this.tasksDir);
     const problems: StoreProblem[] = [];
     let ids: string[] = [];
     try {
@@ -172,6 +149,7 @@ export class TaskStore {
       // No tasks yet: the root must still be a place where tasks can be kept.
       this.prepare();
     }
+    this.tightenOnce();
     const old = readIndex(this.indexPath);
     if (!old && ids.length > 0 && existsSync(this.indexPath)) this.options.log?.('warn', `${this.indexPath} is unreadable; rebuilding it by scanning the task folders`);
     const next: IndexFile = { schemaVersion: SCHEMA_VERSION, tasks: {} };
@@ -204,7 +182,7 @@ export class TaskStore {
       try {
         await writeIndex(this.indexPath, next);
       } catch (err) {
-        this.options.log?.('warn', `could not write ${this.indexPath}: ${(err as Error).message}`);
+        this.options.log?.('warn', `could not write ${this.indexPath}: ${errorMessage(err)}`);
       }
     }
     const tasks = Object.values(next.tasks)
@@ -216,6 +194,7 @@ export class TaskStore {
 
   /** The id a full id or a unique prefix names. Throws StoreError not_found / ambiguous. */
   resolveId(idOrPrefix: string): string {
+    this.tightenOnce();
     let ids: string[] = [];
     try {
       ids = readdirSync(this.tasksDir).filter((name) => !name.startsWith('.'));
@@ -231,6 +210,7 @@ export class TaskStore {
 
   /** A task's meta (rebuilt from its log if meta.json is damaged). Throws StoreError like `load`. */
   async readMeta(id: string): Promise<TaskMeta> {
+    await finishedWriting(this.taskDir(id));
     if (!existsSync(this.taskDir(id))) throw new StoreError('not_found', `no task "${id}" in ${this.tasksDir}`);
     return this.metaOrRebuild(id);
   }
@@ -241,7 +221,9 @@ export class TaskStore {
    * unless another live process still drives the task.
    */
   async load(id: string): Promise<LoadedTask> {
+    this.tightenOnce();
     const dir = this.taskDir(id);
+    await finishedWriting(dir);
     if (!existsSync(dir)) throw new StoreError('not_found', `no task "${id}" in ${this.tasksDir}`);
     const held = lockState(dir);
     const heldElsewhere = held.live && held.owner && held.owner.pid !== process.pid ? held.owner : held.live && !held.owner ? { pid: 0, host: '?', since: 0 } : null;
@@ -255,16 +237,20 @@ export class TaskStore {
    * quarantining it), 'not_found', 'unsupported'.
    */
   async open(id: string, owner: string): Promise<OpenedTask> {
+    this.tightenOnce();
     const dir = this.taskDir(id);
+    await finishedWriting(dir);
     if (!existsSync(dir)) throw new StoreError('not_found', `no task "${id}" in ${this.tasksDir}`);
     const attempt = acquireTaskLock(dir, owner, this.options.log);
     if (!attempt.ok) throw new StoreError('locked', `task ${id} is running in another window or process${describeOwner(attempt.owner)}; it is read-only here`);
     try {
       const { meta, replay, log } = await this.read(id, false, true);
       const upgradeHeader = log.version < SCHEMA_VERSION ? { ...log.header, schemaVersion: SCHEMA_VERSION } : null;
-      const writer = EventLogWriter.openExisting(join(dir, 'events.jsonl'), { validBytes: log.validBytes, missingNewline: log.missingNewline, upgradeHeader }, this.writerOptions(id));
+      const writer = EventLogWriter.openExisting(join(dir, 'events.jsonl'), { validBytes: log.validBytes, missingNewline: log.missingNewline, upgradeHeader }, this.writerOptions());
       const snapshots = this.snapshotWriter(id, { title: meta.title, model: meta.model }, log.records);
-      const recorder = new TaskRecorder(dir, meta, writer, attempt.lock, this.options.log, Date.now, snapshots);
+      // A record that failed before starts over with this driver: what it writes from here is whole.
+      const { recordError: _earlier, ...fresh } = meta;
+      const recorder = new TaskRecorder(dir, fresh, writer, attempt.lock, this.recorderOptions(dir, snapshots));
       return { meta, replay, log, heldElsewhere: null, recorder };
     } catch (err) {
       attempt.lock.release();
@@ -275,6 +261,7 @@ export class TaskStore {
   /** Deletes a task's folder. Throws StoreError('locked') while a live process drives it. */
   async delete(id: string): Promise<void> {
     const dir = this.taskDir(id);
+    await finishedWriting(dir);
     if (!existsSync(dir)) throw new StoreError('not_found', `no task "${id}" in ${this.tasksDir}`);
     const held = lockState(dir);
     if (held.live) throw new StoreError('locked', `task ${id} is running in another window or process${describeOwner(held.owner)}; stop it there first`);
@@ -285,7 +272,7 @@ export class TaskStore {
   /** Moves a task folder to `<root>/quarantine/` with a note saying why. Returns where it went. */
   quarantine(id: string, reason: string): string {
     const from = this.taskDir(id);
-    makeDirs(this.quarantineDir);
+    makeDirs(this.quarantineDir, PRIVATE_DIR);
     const to = join(this.quarantineDir, `${id}-${new Date().toISOString().replace(/[:.]/g, '-')}`);
     try {
       renameSync(from, to);
@@ -294,7 +281,7 @@ export class TaskStore {
       throw err;
     }
     try {
-      writeFileSync(join(to, 'QUARANTINED.txt'), `Keel could not read this task and moved it here on ${new Date().toISOString()}.\nReason: ${reason}\n`);
+      writeFileSync(join(to, 'QUARANTINED.txt'), `Keel could not read this task and moved it here on ${new Date().toISOString()}.\nReason: ${reason}\n`, { mode: PRIVATE_FILE });
     } catch {
       /* the move is what matters */
     }
@@ -337,7 +324,7 @@ export class TaskStore {
       meta = metaFromLog(log.header, replay);
       this.options.log?.('warn', `task ${id}: meta.json was missing or unreadable; rebuilt it from the log`);
       try {
-        writeFileAtomicSync(join(dir, 'meta.json'), `${JSON.stringify(meta, null, 2)}\n`);
+        await writeFileAtomic(join(dir, 'meta.json'), `${JSON.stringify(meta, null, 2)}\n`, PRIVATE_FILE);
       } catch {
         /* shown from memory this time */
       }
@@ -372,7 +359,7 @@ export class TaskStore {
 
   private unusable(err: unknown): StoreError {
     if (err instanceof StoreError) return err;
-    return new StoreError('unusable', `cannot keep tasks in ${this.root}: ${(err as Error).message}`);
+    return new StoreError('unusable', `cannot keep tasks in ${this.root}: ${errorMessage(err)}`);
   }
 
   private summarize(meta: TaskMeta): TaskSummary {
@@ -382,10 +369,15 @@ export class TaskStore {
     return { ...meta, status, ...(elsewhere ? { heldElsewhere: elsewhere } : {}) };
   }
 
-  private writerOptions(id: string) {
+  private writerOptions() {
+    return this.options.flushIntervalMs ? { flushIntervalMs: this.options.flushIntervalMs } : {};
+  }
+
+  private recorderOptions(recorderDir: string, snapshots: ReturnType<TaskStore['snapshotWriter']>): TaskRecorderOptions {
     return {
-      ...(this.options.flushIntervalMs ? { flushIntervalMs: this.options.flushIntervalMs } : {}),
-      onError: (err: Error) => this.options.log?.('error', `task ${id}: writing its log failed (${err.message}); later events are not saved`),
+      ...(this.options.log ? { log: this.options.log } : {}),
+      ...(snapshots ? { snapshots } : {}),
+      closing: (done) => closingRecord(recorderDir, done),
     };
   }
 }

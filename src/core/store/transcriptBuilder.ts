@@ -21,14 +21,18 @@ type ToolItem = Extract<TranscriptItem, { kind: 'tool' }>;
  */
 export class TranscriptBuilder {
   private readonly t: TaskTranscript;
-  private readonly items: TranscriptItem[] = [];
   /** The last assistant item with no user item after it, or -1. */
   private lastAssistant = -1;
   private readonly toolIndex = new Map<string, number>();
   private textParts: string[] = [];
   private thinkingParts: string[] = [];
 
-  constructor(taskId: string, title: string, model: string) {
+  constructor(
+    taskId: string,
+    title: string,
+    model: string,
+    private readonly items: TranscriptItem[] = [],
+  ) {
     this.t = emptyTranscript(taskId, title, model);
   }
 
@@ -43,11 +47,14 @@ export class TranscriptBuilder {
     return { header, items: this.items, lastAssistant: this.lastAssistant, toolIndex: [...this.toolIndex] };
   }
 
-  /** A builder that continues from `state` (taken by `exportState()`, possibly through JSON). */
+  /**
+   * A builder that continues from `state` (taken by `exportState()` and read back from a
+   * snapshot). It takes `state.items` over as its own list (a long task's items are not copied):
+   * the caller must not use that state afterwards.
+   */
   static fromState(s: TranscriptBuilderState): TranscriptBuilder {
-    const b = new TranscriptBuilder(s.header.taskId, s.header.title, s.header.model);
+    const b = new TranscriptBuilder(s.header.taskId, s.header.title, s.header.model, s.items);
     Object.assign(b.t, s.header);
-    for (const it of s.items) b.items.push(it); // not push(...items): a long task has more items than a call has arguments
     b.lastAssistant = s.lastAssistant;
     for (const [id, i] of s.toolIndex) b.toolIndex.set(id, i);
     return b;

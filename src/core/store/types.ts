@@ -43,6 +43,11 @@ export interface TaskMeta {
   workspace: string;
   /** Set for a subtask (the Task tool); listings leave subtasks out. */
   parentId?: string;
+  /**
+   * Set when the task's record could not be saved (a full disk, its folder removed…): why, in a
+   * person's words. `status` is then `failed`; the log holds what was saved before.
+   */
+  recordError?: string;
 }
 
 /** What a listing shows of one task: its meta, with `status` adjusted for liveness. */

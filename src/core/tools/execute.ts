@@ -1,7 +1,7 @@
+import { errorMessage } from '../../shared/domain/errors';
 import * as z from 'zod/mini';
 import en from 'zod/v4/locales/en.js';
 
-import { errorMessage } from './paths';
 import type { ToolRegistry } from './registry';
 import type { AnyTool, ToolContext, ToolResult } from './types';
 

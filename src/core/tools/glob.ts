@@ -3,7 +3,7 @@ import * as z from 'zod/mini';
 import { described } from './described';
 import { createGlobMatcher } from './globMatch';
 import { displayPath, resolveToolPath } from './paths';
-import { checkSearchRoot, isToolResult, resolveRipgrep, RIPGREP_BASE_ARGS, runRipgrep, sortByMtimeDesc } from './ripgrep';
+import { checkSearchRoot, isToolResult, resolveRipgrep, RIPGREP_BASE_ARGS, runRipgrep, searchScope, sortByMtimeDesc } from './ripgrep';
 import type { Tool } from './types';
 
 export const GLOB_MAX_RESULTS = 100;
@@ -38,14 +38,16 @@ export const globTool: Tool<GlobInput> = {
     if (missing) return missing;
     // rg's own --glob is an override that beats .gitignore (`**/*` would walk node_modules), so
     // list the files rg does not ignore and match the pattern here.
-    const run = await runRipgrep(rg.path, ['--files', ...RIPGREP_BASE_ARGS, '--', root], ctx, GLOB_MAX_LISTING_CHARS);
+    // Files the Read rules keep out are not listed (the permission decision relied on it).
+    const scope = await searchScope(root, ctx);
+    const run = await runRipgrep(rg.path, ['--files', ...RIPGREP_BASE_ARGS, ...scope.args, '--', scope.root], ctx, GLOB_MAX_LISTING_CHARS, scope.cwd);
     if (isToolResult(run)) return run;
     if (run.code === 2 && run.lines.length === 0) {
       return { content: `Glob failed: ${run.stderr || 'ripgrep reported an error'}`, isError: true, summary: 'glob failed' };
     }
     const matches = createGlobMatcher(input.pattern);
-    const matched = run.lines.filter((abs) => matches(path.relative(root, abs)));
-    if (matched.length === 0) return { content: 'No files found', isError: false, summary: 'No files found' };
+    const matched = run.lines.filter((abs) => matches(path.relative(scope.root, abs)));
+    if (matched.length === 0) return { content: `No files found${scope.note}`, isError: false, summary: 'No files found' };
     const sorted = await sortByMtimeDesc(matched);
     const shown = sorted.slice(0, GLOB_MAX_RESULTS);
     let content = shown.join('\n');
@@ -53,6 +55,7 @@ export const globTool: Tool<GlobInput> = {
       content += `\n\n[Showing the ${GLOB_MAX_RESULTS} most recently modified of ${sorted.length} files. Use a more specific pattern or path to narrow the results.]`;
     }
     if (run.stdoutCapped) content += '\n\n[The file listing under this path was too large and was cut, so some matches may be missing. Give a narrower path.]';
+    content += scope.note;
     return { content, isError: false, summary: `Found ${sorted.length}${run.stdoutCapped ? '+' : ''} file${sorted.length === 1 ? '' : 's'}` };
   },
 };

@@ -2,7 +2,7 @@ import * as z from 'zod/mini';
 import { described } from './described';
 import { truncateText } from './cappedText';
 import { displayPath, resolveToolPath } from './paths';
-import { checkSearchRoot, isToolResult, resolveRipgrep, RIPGREP_BASE_ARGS, runRipgrep, sortByMtimeDesc } from './ripgrep';
+import { checkSearchRoot, isToolResult, resolveRipgrep, RIPGREP_BASE_ARGS, runRipgrep, searchScope, sortByMtimeDesc } from './ripgrep';
 import type { Tool } from './types';
 
 export const GREP_MAX_OUTPUT_CHARS = 30_000;
@@ -50,14 +50,16 @@ export const grepTool: Tool<GrepInput> = {
     const missing = await checkSearchRoot(root);
     if (missing) return missing;
     const mode = input.output_mode ?? 'files_with_matches';
-    const run = await runRipgrep(rg.path, buildArgs(input, mode, root), ctx);
+    // Files the Read rules keep out are never read (the permission decision relied on it).
+    const scope = await searchScope(root, ctx);
+    const run = await runRipgrep(rg.path, buildArgs(input, mode, scope.root, scope.args), ctx, undefined, scope.cwd);
     if (isToolResult(run)) return run;
     if (run.code === 2 && run.lines.length === 0) {
       return { content: `Grep failed: ${run.stderr || 'ripgrep reported an error'}`, isError: true, summary: 'grep failed' };
     }
     if (run.lines.length === 0) {
       const none = mode === 'files_with_matches' ? 'No files found' : 'No matches found';
-      return { content: none, isError: false, summary: none };
+      return { content: none + scope.note, isError: false, summary: none };
     }
     const limited = (items: string[]): { items: string[]; note: string } => {
       if (input.head_limit === undefined || items.length <= input.head_limit) return { items, note: '' };
@@ -69,23 +71,23 @@ export const grepTool: Tool<GrepInput> = {
       const { items, note } = limited(await sortByMtimeDesc(run.lines));
       const n = run.lines.length;
       const text = truncateText(`Found ${n} file${n === 1 ? '' : 's'}\n${items.join('\n')}`, GREP_MAX_OUTPUT_CHARS, hint);
-      return { content: text + note, isError: false, summary: `Found ${n} file${n === 1 ? '' : 's'}` };
+      return { content: text + note + scope.note, isError: false, summary: `Found ${n} file${n === 1 ? '' : 's'}` };
     }
     if (mode === 'count') {
       const total = run.lines.reduce((sum, line) => sum + (Number(line.slice(line.lastIndexOf(':') + 1)) || 0), 0);
       const { items, note } = limited(run.lines);
       const files = run.lines.length;
       const summary = `Found ${total} match${total === 1 ? '' : 'es'} in ${files} file${files === 1 ? '' : 's'}`;
-      return { content: truncateText(`${items.join('\n')}\n\n${summary}`, GREP_MAX_OUTPUT_CHARS, hint) + note, isError: false, summary };
+      return { content: truncateText(`${items.join('\n')}\n\n${summary}`, GREP_MAX_OUTPUT_CHARS, hint) + note + scope.note, isError: false, summary };
     }
     const { items, note } = limited(run.lines);
     const text = truncateText(items.join('\n'), GREP_MAX_OUTPUT_CHARS, hint);
     const matchLines = run.lines.filter((l) => l !== '--').length;
-    return { content: text + note, isError: false, summary: `Found ${matchLines} line${matchLines === 1 ? '' : 's'}` };
+    return { content: text + note + scope.note, isError: false, summary: `Found ${matchLines} line${matchLines === 1 ? '' : 's'}` };
   },
 };
 
-function buildArgs(input: GrepInput, mode: 'content' | 'files_with_matches' | 'count', root: string): string[] {
+function buildArgs(input: GrepInput, mode: 'content' | 'files_with_matches' | 'count', root: string, exclusions: readonly string[]): string[] {
   const args: string[] = ['--with-filename'];
   if (mode === 'files_with_matches') args.push('--files-with-matches');
   else if (mode === 'count') args.push('--count');
@@ -101,6 +103,7 @@ function buildArgs(input: GrepInput, mode: 'content' | 'files_with_matches' | 'c
   if (input.type) args.push('--type', input.type);
   // A later glob wins, so the user's glob goes before the base '!.git'.
   if (input.glob) args.push('--glob', input.glob);
-  args.push(...RIPGREP_BASE_ARGS, '--regexp', input.pattern, '--', root);
+  // Exclusions last: a later glob wins over the person's own.
+  args.push(...RIPGREP_BASE_ARGS, ...exclusions, '--regexp', input.pattern, '--', root);
   return args;
 }

@@ -16,12 +16,6 @@ export function displayPath(workspace: string, abs: string): string {
   return rel;
 }
 
-/** The error message of an unknown thrown value. */
-export function errorMessage(err: unknown): string {
-  if (err instanceof Error) return err.message;
-  return String(err);
-}
-
 /** The Node error code (`ENOENT`, `EISDIR`…) of a thrown value, if any. */
 export function errnoCode(err: unknown): string | undefined {
   if (typeof err === 'object' && err !== null && 'code' in err) {

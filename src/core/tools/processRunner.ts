@@ -1,6 +1,7 @@
+import { errorMessage } from '../../shared/domain/errors';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { toolEnvironment } from '../security/toolEnvironment';
-import { errnoCode, errorMessage } from './paths';
+import { errnoCode } from './paths';
 
 export interface RunProcessOptions {
   cwd: string;

@@ -1,7 +1,8 @@
+import { errorMessage } from '../../shared/domain/errors';
 import { createReadStream, promises as fs } from 'node:fs';
 import * as z from 'zod/mini';
 import { described } from './described';
-import { displayPath, errnoCode, errorMessage, resolveToolPath } from './paths';
+import { displayPath, errnoCode, resolveToolPath } from './paths';
 import type { Tool, ToolResult } from './types';
 
 export const READ_DEFAULT_LIMIT = 2000;

@@ -57,12 +57,13 @@ export async function runRipgrep(
   args: readonly string[],
   ctx: Pick<ToolContext, 'workspace' | 'signal' | 'env'>,
   maxStdoutChars = DEFAULT_MAX_STDOUT_CHARS,
+  cwd: string = ctx.workspace,
 ): Promise<RipgrepRun | ToolResult> {
   let stdout = '';
   let stdoutCapped = false;
   let stderr = '';
   const outcome = await runProcess(rgPath, args, {
-    cwd: ctx.workspace,
+    cwd,
     signal: ctx.signal,
     ...(ctx.env ? { env: ctx.env } : {}),
     timeoutMs: RIPGREP_TIMEOUT_MS,
@@ -96,6 +97,31 @@ export async function runRipgrep(
 
 export function isToolResult(x: RipgrepRun | ToolResult): x is ToolResult {
   return 'isError' in x;
+}
+
+/**
+ * What a search below `root` must skip (the permission engine's Read rules, `ToolContext
+ * .searchExclusions`): the `--glob !GLOB` arguments, the folder ripgrep must run from and search
+ * for them to be anchored there, and a note for the model naming the rules. For a single file
+ * (nothing below it) or nothing to skip: no arguments, and `root` as given.
+ */
+export async function searchScope(root: string, ctx: Pick<ToolContext, 'searchExclusions' | 'workspace'>): Promise<{ args: string[]; cwd: string; root: string; note: string }> {
+  let isDir = false;
+  try {
+    isDir = (await fs.stat(root)).isDirectory();
+  } catch {
+    // checkSearchRoot reports a missing root.
+  }
+  const ex = isDir ? await ctx.searchExclusions(root) : null;
+  if (!ex || ex.globs.length === 0) return { args: [], cwd: ctx.workspace, root, note: '' };
+  // The globs are anchored at the physical folder: ripgrep runs from it and walks it (a path
+  // through a symlink would not carry that prefix, and nothing would be skipped).
+  return {
+    args: ex.globs.flatMap((g) => ['--glob', `!${g}`]),
+    cwd: ex.root,
+    root: ex.root,
+    note: `\n\n[Not searched: files that ${ex.rules.join(', ')} keep${ex.rules.length === 1 ? 's' : ''} out of reach.]`,
+  };
 }
 
 /** Checks that a search root exists; returns an error result when it does not. */

@@ -1,6 +1,7 @@
+import { errorMessage } from '../../shared/domain/errors';
 import * as z from 'zod/mini';
 import { described } from './described';
-import { errorMessage } from './paths';
+
 import type { Tool } from './types';
 
 const inputSchema = z.object({

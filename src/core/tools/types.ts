@@ -56,6 +56,23 @@ export interface ToolContext {
   approved?: PermissionSubject;
   /** TodoWrite's list: the runtime publishes it as the task's `todos` event. */
   todos?(items: TodoItem[]): void;
+  /**
+   * What a recursive search below `root` (Grep, Glob) must skip so that it reads nothing the
+   * Read rules keep out: the permission engine's answer (engine.ts `searchExclusions`), which
+   * the decision to allow the search relied on. Null: nothing to skip. Required, so that no
+   * caller of a tool can forget it.
+   */
+  searchExclusions(root: string): Promise<SearchExclusions | null>;
+}
+
+/** See `ToolContext.searchExclusions`. */
+export interface SearchExclusions {
+  /** The physical folder the globs are anchored at: ripgrep runs from there. */
+  root: string;
+  /** ripgrep globs (gitignore syntax, `/` anchored at `root`), each passed as `--glob !GLOB`. */
+  globs: string[];
+  /** The rules behind them, for the note the tool adds. */
+  rules: string[];
 }
 
 export interface Tool<Input = unknown> {

@@ -1,8 +1,9 @@
+import { errorMessage } from '../../shared/domain/errors';
 import * as z from 'zod/mini';
 import { described } from './described';
 import { truncateText } from './cappedText';
 import { htmlToText } from './htmlToText';
-import { errorMessage } from './paths';
+
 import type { Tool, ToolResult } from './types';
 
 export const WEBFETCH_TIMEOUT_MS = 30_000;

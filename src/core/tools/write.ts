@@ -1,9 +1,10 @@
+import { errorMessage } from '../../shared/domain/errors';
 import { promises as fs } from 'node:fs';
 import * as z from 'zod/mini';
 import { described } from './described';
 import { fileLockKey } from '../locks/lockManager';
 import { countLines, readTextOrNull } from './fileText';
-import { displayPath, errnoCode, errorMessage, resolveToolPath } from './paths';
+import { displayPath, errnoCode, resolveToolPath } from './paths';
 import type { Tool } from './types';
 import { approvedWriteTarget, resolveWriteTarget, throughLink, writeNoFollow } from './writeTarget';
 

@@ -1,6 +1,6 @@
-import type { Socket } from 'node:net';
+import type { Duplex } from 'node:stream';
 import type { z } from 'zod';
-import { encodeLine, LineDecoder } from './ndjson';
+import { LineDecoder } from './ndjson';
 import { validate } from './protocol';
 
 /**
@@ -16,10 +16,20 @@ function monotonicMs(): number {
  * One end of an NDJSON connection: what arrives is split into lines (each at most
  * `maxLineBytes`), parsed and validated against `schema`, and delivered in order to `onMessage`.
  *
+ * **Large messages go in parts** (a 50 MB answer, a query carrying a long conversation: issue 26,
+ * item 4): a message whose line would be longer than `PART_BYTES` is sent as consecutive part
+ * lines, each a piece of its JSON text (`PART_CHARS` characters, never splitting a surrogate
+ * pair) after a one-character mark: `+` for a piece with more to come, `=` for the last. A JSON
+ * text holds no raw newline, and a whole message's line starts with `{`, so a part is never taken
+ * for one, and nothing is escaped twice. The receiver joins the pieces, then parses and validates
+ * the whole as one message. So no line is ever long, the socket's buffers stay small, and a
+ * message may be as long as `maxMessageChars` characters; a peer that sends more in one message,
+ * or another message before a message's last part, breaks the channel.
+ *
  * Back-pressure: lines wait in a queue and are delivered `batch` at a time per turn of the event
  * loop (within `sliceMs`), so a peer that floods cannot starve the rest of this process; while more
- * than `highWater` lines wait, the socket is paused (the peer's writes back up into its own
- * memory), and it resumes below `lowWater`. Nothing here grows without bound.
+ * than `highWater` lines (or `highWaterBytes`) wait, the socket is paused (the peer's writes back
+ * up into its own memory), and it resumes below `lowWater`. Nothing here grows without bound.
  *
  * A line that is not JSON, does not match the schema (an unknown `type` included) or is too long
  * breaks the channel: `onBroken` is called once with the reason, the socket is destroyed, and
@@ -29,13 +39,45 @@ function monotonicMs(): number {
 export interface ChannelOptions<In> {
   schema: z.core.$ZodType<In>;
   maxLineBytes: number;
+  /** The longest message accepted, in characters of its JSON text (parts joined); default DEFAULT_MAX_MESSAGE_CHARS. */
+  maxMessageChars?: number;
   onMessage(message: In): void;
   onBroken(reason: string): void;
   onClose(): void;
   highWater?: number;
   lowWater?: number;
+  /** Bytes waiting before reading pauses, whatever the number of lines (default 16 MB). */
+  highWaterBytes?: number;
   batch?: number;
   sliceMs?: number;
+}
+
+/** A message whose line would be longer than this goes in parts. */
+export const PART_BYTES = 1024 * 1024;
+/** Characters of a message's JSON text per part (its line is at most 3 bytes per character). */
+export const PART_CHARS = 256 * 1024;
+/** The longest message accepted by default, in characters of its JSON text. */
+export const DEFAULT_MAX_MESSAGE_CHARS = 256 * 1024 * 1024;
+
+/** The lines that carry `message` (one line, or its parts), each without its newline. */
+export function linesOf(message: unknown): string[] {
+  const text = JSON.stringify(message);
+  // A UTF-8 byte is at most 3 per UTF-16 unit: most messages are decided without counting.
+  if (text.length * 3 <= PART_BYTES || Buffer.byteLength(text) <= PART_BYTES) return [text];
+  const lines: string[] = [];
+  let at = 0;
+  while (at < text.length) {
+    let end = Math.min(text.length, at + PART_CHARS);
+    // Never between the two halves of a surrogate pair (each half alone is not valid UTF-8).
+    if (end < text.length && isHighSurrogate(text.charCodeAt(end - 1))) end--;
+    lines.push(`${end >= text.length ? '=' : '+'}${text.slice(at, end)}`);
+    at = end;
+  }
+  return lines;
+}
+
+function isHighSurrogate(code: number): boolean {
+  return code >= 0xd800 && code <= 0xdbff;
 }
 
 export interface ChannelStats {
@@ -50,6 +92,10 @@ export class MessageChannel<In, Out> {
   private readonly decoder: LineDecoder;
   private readonly queue: string[] = [];
   private head = 0;
+  private queuedBytes = 0;
+  /** The pieces of a message arriving in parts, and their length so far. */
+  private parts: string[] = [];
+  private partsLength = 0;
   private paused = false;
   private pumpScheduled = false;
   private ended = false;
@@ -57,17 +103,21 @@ export class MessageChannel<In, Out> {
   private closeReported = false;
   private readonly highWater: number;
   private readonly lowWater: number;
+  private readonly highWaterBytes: number;
+  private readonly maxMessageChars: number;
   private readonly batch: number;
   private readonly sliceMs: number;
   readonly stats: ChannelStats = { received: 0, pauses: 0, maxQueued: 0 };
 
   constructor(
-    private readonly socket: Socket,
+    private readonly socket: Duplex,
     private readonly opts: ChannelOptions<In>,
   ) {
     this.decoder = new LineDecoder(opts.maxLineBytes);
     this.highWater = opts.highWater ?? 512;
     this.lowWater = opts.lowWater ?? Math.floor(this.highWater / 4);
+    this.highWaterBytes = opts.highWaterBytes ?? 16 * 1024 * 1024;
+    this.maxMessageChars = opts.maxMessageChars ?? DEFAULT_MAX_MESSAGE_CHARS;
     this.batch = opts.batch ?? 128;
     this.sliceMs = opts.sliceMs ?? 8;
     socket.on('data', (chunk: Buffer) => this.onData(chunk));
@@ -80,12 +130,15 @@ export class MessageChannel<In, Out> {
   }
 
   /**
-   * Sends one message. Returns false when the socket's buffer is full (wait for `drained()`
-   * before sending more if the sender can), or when the channel is closed (nothing is sent).
+   * Sends one message (in parts when it is long). Returns false when the socket's buffer is full
+   * (wait for `drained()` before sending more if the sender can), or when the channel is closed
+   * (nothing is sent).
    */
   send(message: Out): boolean {
     if (this.socket.destroyed || this.socket.writableEnded) return false;
-    return this.socket.write(encodeLine(message));
+    let ok = true;
+    for (const line of linesOf(message)) ok = this.socket.write(`${line}\n`);
+    return ok;
   }
 
   /** Resolves when the socket's write buffer has drained (at once if it is not full or closed). */
@@ -124,7 +177,11 @@ export class MessageChannel<In, Out> {
   private onData(chunk: Buffer): void {
     if (this.broken) return;
     const { lines, overflow } = this.decoder.push(chunk);
-    for (const l of lines) if (l.trim() !== '') this.queue.push(l);
+    for (const l of lines) {
+      if (l.trim() === '') continue;
+      this.queue.push(l);
+      this.queuedBytes += l.length;
+    }
     this.stats.received += lines.length;
     const queued = this.queue.length - this.head;
     if (queued > this.stats.maxQueued) this.stats.maxQueued = queued;
@@ -134,7 +191,7 @@ export class MessageChannel<In, Out> {
       this.break(`a message longer than ${this.opts.maxLineBytes} bytes`);
       return;
     }
-    if (!this.paused && queued > this.highWater) {
+    if (!this.paused && (queued > this.highWater || this.queuedBytes > this.highWaterBytes)) {
       this.paused = true;
       this.stats.pauses++;
       this.socket.pause();
@@ -152,6 +209,7 @@ export class MessageChannel<In, Out> {
       const line = this.queue[this.head]!;
       this.queue[this.head] = '';
       this.head++;
+      this.queuedBytes -= line.length;
       n++;
       this.deliver(line);
     }
@@ -160,7 +218,7 @@ export class MessageChannel<In, Out> {
       this.head = 0;
     }
     const left = this.queue.length - this.head;
-    if (this.paused && left <= this.lowWater && !this.broken) {
+    if (this.paused && left <= this.lowWater && this.queuedBytes <= this.highWaterBytes / 4 && !this.broken) {
       this.paused = false;
       this.socket.resume();
     }
@@ -176,6 +234,20 @@ export class MessageChannel<In, Out> {
   }
 
   private deliver(line: string): void {
+    const mark = line[0];
+    if (mark === '+' || mark === '=') {
+      const whole = this.takePart(line, mark === '=');
+      if (whole !== null) this.deliverWhole(whole);
+      return;
+    }
+    if (this.parts.length > 0) {
+      this.break('a message arrived while another one was still arriving in parts');
+      return;
+    }
+    this.deliverWhole(line);
+  }
+
+  private deliverWhole(line: string): void {
     let value: unknown;
     try {
       value = JSON.parse(line);
@@ -195,11 +267,28 @@ export class MessageChannel<In, Out> {
     }
   }
 
+  /** Adds one part (its mark stripped); returns the message's JSON text after the last, else null (also when it broke the channel). */
+  private takePart(line: string, last: boolean): string | null {
+    this.partsLength += line.length - 1;
+    if (this.partsLength > this.maxMessageChars) {
+      this.break(`a message longer than ${this.maxMessageChars} characters`);
+      return null;
+    }
+    this.parts.push(line.slice(1));
+    if (!last) return null;
+    const whole = this.parts.join('');
+    this.parts = [];
+    this.partsLength = 0;
+    return whole;
+  }
+
   private break(reason: string): void {
     if (this.broken) return;
     this.broken = true;
     this.queue.length = 0;
     this.head = 0;
+    this.queuedBytes = 0;
+    this.parts = [];
     try {
       this.opts.onBroken(reason);
     } finally {

@@ -59,6 +59,7 @@ export const turnLimitsSchema = z.object({
 export const permissionAnswerSchema = z.object({
   decision: z.enum(['allow', 'deny']),
   feedback: z.optional(z.string()),
+  deniedBecause: z.optional(z.string()),
   always: z.optional(z.object({ rules: z.array(z.string()), where: z.enum(['project', 'local', 'user']) })),
 });
 

@@ -1,6 +1,7 @@
 /**
- * Which worker to evict when the pool is at capacity and a task needs a worker none of the idle
- * ones is bound to. Only idle (`ready`) workers are ever candidates: a busy worker is running a
+ * Which idle worker to evict from the task it is bound to when the pool is at capacity and a task
+ * needs a worker none of the idle ones is bound to; the same process then serves the new task
+ * (machines/pool/poolDecisions.ts). Only idle (`ready`) workers are ever candidates: a busy worker is running a
  * query, a starting one is about to, a shutting-down one is leaving anyway.
  *  - `lru`: the one whose last activity is oldest;
  *  - `oldest`: the one created first;
@@ -27,7 +28,7 @@ const KEYS: Record<EvictionStrategy, (w: EvictionCandidate) => number> = {
   least_used: (w) => w.queriesProcessed,
 };
 
-/** The worker to evict, or null when no worker is idle. Pure. */
+/** The worker to take over, or null when no eligible worker is idle. Pure. */
 export function pickVictim<W extends EvictionCandidate>(workers: readonly W[], strategy: EvictionStrategy, eligible: (w: W) => boolean = () => true): string | null {
   const key = KEYS[strategy];
   let best: W | null = null;

@@ -1,67 +1,70 @@
-import { rmSync } from 'node:fs';
-import { createServer, type Server, type Socket } from 'node:net';
+import type { Duplex } from 'node:stream';
 import { createActor, fromCallback, type Actor, type EventObject, type InspectionEvent } from 'xstate';
 import { ActorWiring } from '../machines/actorWiring';
 import { ipcConnectionMachine, type IpcConnectionEvent } from '../machines/ipcConnection/ipcConnection.machine';
 import { MessageChannel } from './channel';
-import type { ToWorker } from './protocol';
-import { fromWorkerSchema, type FromWorker } from './protocolFromWorker';
+import { envelopeSchema, type Envelope } from './rpc';
 
 /**
- * The ipcConnection machine with its real actors for one worker: `listen` serves the worker's
- * socket until the worker connects (only the first connection is kept; the folder is 0700, so
- * only this user's processes can connect at all), `channel` is the NDJSON connection
- * (MessageChannel: validated on receipt, bounded, paused when the worker floods).
+ * The ipcConnection machine with its real actors for one worker: `attach` waits for the host's
+ * end of the worker's inherited channel (handed over by the launcher through `IpcChannelDoor`),
+ * `channel` is the NDJSON connection over it (MessageChannel: validated on receipt, bounded,
+ * paused when the worker floods). No socket is served anywhere: no other process can join.
  */
 export interface IpcLimits {
   maxLineBytes: number;
   highWater?: number;
 }
 
-type ChannelStatsListener = (stats: MessageChannel<FromWorker, ToWorker>['stats']) => void;
+type ChannelStatsListener = (stats: MessageChannel<Envelope, Envelope>['stats']) => void;
 
-/** One connection's own: its limits, its statistics listener, and the socket `listen` hands to `channel`. */
+/** One connection's own: its limits, its statistics listener, and the stream the launcher hands over. */
 interface IpcWiring {
   limits: IpcLimits;
   onStats: ChannelStatsListener | undefined;
-  accepted: Socket | null;
+  stream: Duplex | null;
+  failure: string | null;
+  /** Set while `attach` waits: called when the stream (or its failure) arrives. */
+  wake: (() => void) | null;
+}
+
+/** Where the launcher hands a worker's channel to its connection (once). */
+export interface IpcChannelDoor {
+  /** The host's end of the worker's channel. A second call destroys the stream it is given. */
+  attach(stream: Duplex): void;
+  /** No channel will come (the process could not be started). */
+  fail(reason: string): void;
 }
 
 /** The two actors, reading their connection's wiring through `wiringOf` (by the actor's system). */
 function ipcActors(wiringOf: (system: object) => IpcWiring) {
   return {
-    listen: fromCallback<EventObject, { address: string }>(({ input, sendBack, system }) => {
+    attach: fromCallback<EventObject, { workerId: string }>(({ sendBack, system }) => {
       const wiring = wiringOf(system);
-      let server: Server | null = createServer({ pauseOnConnect: true }, (socket) => {
-        if (wiring.accepted || !server) {
-          socket.destroy();
-          return;
-        }
-        wiring.accepted = socket;
-        const s = server;
-        server = null;
-        s.close();
-        sendBack({ type: 'ACCEPTED' } satisfies IpcConnectionEvent);
-      });
-      server.on('error', (err) => {
-        if (server) sendBack({ type: 'LISTEN_FAILED', reason: `the worker socket could not be served: ${err.message}` } satisfies IpcConnectionEvent);
-      });
-      server.listen(input.address);
+      let live = true;
+      const check = () => {
+        if (!live) return;
+        if (wiring.stream) sendBack({ type: 'ATTACHED' } satisfies IpcConnectionEvent);
+        else if (wiring.failure !== null) sendBack({ type: 'ATTACH_FAILED', reason: wiring.failure } satisfies IpcConnectionEvent);
+        else return;
+        wiring.wake = null;
+      };
+      wiring.wake = check;
+      check();
       return () => {
-        server?.close();
-        server = null;
-        if (process.platform !== 'win32') rmSync(input.address, { force: true });
+        live = false;
+        if (wiring.wake === check) wiring.wake = null;
       };
     }),
-    channel: fromCallback<EventObject, { address: string }>(({ sendBack, receive, system }) => {
-      const { accepted: socket, limits, onStats } = wiringOf(system);
-      if (!socket) {
+    channel: fromCallback<EventObject, { workerId: string }>(({ sendBack, receive, system }) => {
+      const { stream, limits, onStats } = wiringOf(system);
+      if (!stream) {
         sendBack({ type: 'PEER_CLOSED' } satisfies IpcConnectionEvent);
         return () => undefined;
       }
       let live = true;
-      const channel = new MessageChannel<FromWorker, ToWorker>(socket, {
-        schema: fromWorkerSchema,
+      const channel = new MessageChannel<Envelope, Envelope>(stream, {
+        schema: envelopeSchema,
         maxLineBytes: limits.maxLineBytes,
         ...(limits.highWater ? { highWater: limits.highWater } : {}),
         onMessage: (message) => {
@@ -77,7 +80,6 @@ function ipcActors(wiringOf: (system: object) => IpcWiring) {
           onStats?.(channel.stats);
         },
       });
-      socket.resume();
       receive((event) => {
         const e = event as IpcConnectionEvent;
         if (e.type === 'SEND') channel.send(e.message);
@@ -98,12 +100,35 @@ const sharedIpcConnectionMachine = ipcConnectionMachine.provide({ actors: ipcAct
 export type IpcConnectionActor = Actor<typeof sharedIpcConnectionMachine>;
 
 /**
- * An ipcConnection actor (not started) for the worker socket at `address`, with `limits`, on the
- * machine every connection of this process shares (building a machine per connection was a
- * large part of starting a worker; actorWiring.ts).
+ * An ipcConnection actor (not started) for worker `workerId`'s channel, with `limits`, on the
+ * machine every connection of this process shares (building a machine per connection was a large
+ * part of starting a worker; actorWiring.ts), and the door its launcher hands the channel through.
+ * A stream handed over while the connection is not waiting for one (it was closed) is destroyed.
  */
-export function openIpcConnection(address: string, limits: IpcLimits, onStats?: ChannelStatsListener, inspect?: (event: InspectionEvent) => void): IpcConnectionActor {
-  const actor = createActor(sharedIpcConnectionMachine, { input: { address }, ...(inspect ? { inspect } : {}) });
-  connections.bind(actor, { limits, onStats, accepted: null });
-  return actor;
+export function openIpcConnection(
+  workerId: string,
+  limits: IpcLimits,
+  onStats?: ChannelStatsListener,
+  inspect?: (event: InspectionEvent) => void,
+): { actor: IpcConnectionActor; door: IpcChannelDoor } {
+  const actor = createActor(sharedIpcConnectionMachine, { input: { workerId }, ...(inspect ? { inspect } : {}) });
+  const wiring: IpcWiring = { limits, onStats, stream: null, failure: null, wake: null };
+  connections.bind(actor, wiring);
+  const door: IpcChannelDoor = {
+    attach(stream) {
+      // Only a connection waiting for its channel takes one (not one closed before it came).
+      if (wiring.stream || wiring.failure !== null || actor.getSnapshot().status !== 'active' || actor.getSnapshot().value !== 'connecting') {
+        stream.destroy();
+        return;
+      }
+      wiring.stream = stream;
+      wiring.wake?.();
+    },
+    fail(reason) {
+      if (wiring.stream || wiring.failure !== null) return;
+      wiring.failure = reason;
+      wiring.wake?.();
+    },
+  };
+  return { actor, door };
 }

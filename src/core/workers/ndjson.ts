@@ -52,8 +52,3 @@ export class LineDecoder {
     return { lines, overflow: true };
   }
 }
-
-/** One message as a line. */
-export function encodeLine(message: unknown): string {
-  return `${JSON.stringify(message)}\n`;
-}

@@ -5,20 +5,21 @@ import type { WorkerEmitted } from '../machines/worker/worker.machine';
 import type { EvictionStrategy } from './eviction';
 import type { PoolStatus, WorkerStatus } from './poolStatus';
 import { DEFAULT_MAX_LINE_BYTES } from './protocol';
-import { SocketDir } from './socketDir';
 import { createTurnQueue } from './turnQueue';
 import type { WorkerCommand } from './spawnWorker';
 import { WorkerHandle, type WorkerTimeouts } from './workerHandle';
 import { WORKER_NICENESS } from './workerPriority';
+import { errorMessage } from '../../shared/domain/errors';
 
 /**
  * A pool of worker processes that run queries (one run of a task's turn loop each) for the host
  * that owns the tasks. The pool machine decides (which request gets which worker, when to start,
- * evict or reap one); this class performs its decisions and keeps the handles.
+ * take over or reap one: its guards, machines/pool/poolDecisions.ts); this class performs its
+ * decisions and keeps the handles.
  *
- * Contract: `acquire` resolves with a lease on a ready worker bound to the task, or rejects with
- * the reason none could be had (its workers keep dying before they are ready, the pool is shutting
- * down, the signal aborted). A leased worker runs one query at a time. `shutdown` stops every
+ * Contract: `acquire` resolves with a lease on a ready worker bound to the task — waiting for one
+ * as long as it takes — or rejects with the reason none could be had (its workers keep dying
+ * before they are ready, the pool is shutting down, the signal aborted). A leased worker runs one query at a time. `shutdown` stops every
  * worker (gracefully, killing the process group of one that does not stop in time) and resolves
  * once all are gone. Listeners of `onChange` are called after every change of the pool or of a
  * worker (never re-entrantly from within `acquire`).
@@ -37,6 +38,8 @@ export interface WorkerPoolOptions {
   /** Health check every (default 30 s), answered within (default 5 s). */
   healthIntervalMs?: number;
   healthAnswerMs?: number;
+  /** The answer limit while a worker runs a query (default 60 s; workerHandle.ts, healthClock). */
+  busyHealthAnswerMs?: number;
   /** Fresh workers tried for one query after one died before it was ready (default 1). */
   spawnRetries?: number;
   maxLineBytes?: number;
@@ -56,7 +59,7 @@ export interface WorkerPoolOptions {
 
 /**
  * Worker handles are created at most one per turn of the event loop, for every pool of this
- * process: creating one (its machine actor, its socket server, sending its spawn to the spawner
+ * process: creating one (its machine actor, its channel, sending its spawn to the spawner
  * thread) costs the host a few ms, and a pool asked for four workers at once (four tasks
  * started together) made one turn pay for all four (docs/benchmarks.md, pool: the start turn).
  */
@@ -70,6 +73,7 @@ export const POOL_DEFAULTS = {
   idleTimeoutMs: 15 * 60_000,
   healthIntervalMs: 30_000,
   healthAnswerMs: 5_000,
+  busyHealthAnswerMs: 60_000,
   spawnRetries: 1,
 };
 
@@ -95,7 +99,6 @@ export class WorkerPool {
   private readonly waiters = new Map<string, Waiter>();
   private readonly listeners = new Set<() => void>();
   private readonly workerListeners = new Set<(e: WorkerEmitted) => void>();
-  private socketDir: SocketDir | null = null;
   private readonly timeouts: WorkerTimeouts;
   private readonly log: NonNullable<WorkerPoolOptions['log']>;
   private notifyScheduled = false;
@@ -107,6 +110,7 @@ export class WorkerPool {
       shutdownGraceMs: options.shutdownGraceMs ?? POOL_DEFAULTS.shutdownGraceMs,
       healthIntervalMs: options.healthIntervalMs ?? POOL_DEFAULTS.healthIntervalMs,
       healthAnswerMs: options.healthAnswerMs ?? POOL_DEFAULTS.healthAnswerMs,
+      busyHealthAnswerMs: options.busyHealthAnswerMs ?? options.healthAnswerMs ?? POOL_DEFAULTS.busyHealthAnswerMs,
     };
     const idleTimeoutMs = options.idleTimeoutMs ?? POOL_DEFAULTS.idleTimeoutMs;
     const machine = poolMachine.provide({
@@ -140,7 +144,7 @@ export class WorkerPool {
       },
       ...(options.inspect ? { inspect: options.inspect } : {}),
     });
-    this.actor.subscribe({ next: () => this.changed(), error: (err) => this.log('error', `worker pool machine error: ${(err as Error).message}`) });
+    this.actor.subscribe({ next: () => this.changed(), error: (err) => this.log('error', `worker pool machine error: ${errorMessage(err)}`) });
     this.actor.start();
   }
 
@@ -240,12 +244,11 @@ export class WorkerPool {
   async shutdown(): Promise<void> {
     this.actor.send({ type: 'SHUTDOWN_ALL' });
     await toPromise(this.actor).catch(() => undefined);
-    this.socketDir?.remove();
   }
 
   /**
-   * Starts the worker the pool machine decided to start: its handle (machine actor, socket
-   * server, process launch) is created at once if no handle was created in this turn of the
+   * Starts the worker the pool machine decided to start: its handle (machine actor, channel,
+   * process launch) is created at once if no handle was created in this turn of the
    * event loop, else on a following turn, one per turn (startHandle). Until then the pool
    * machine's record of it answers for it (status: starting); a stop for it creates it first.
    */
@@ -265,10 +268,8 @@ export class WorkerPool {
   }
 
   private createHandle(workerId: string): void {
-    this.socketDir ??= new SocketDir();
     const handle = new WorkerHandle(workerId, {
       command: this.options.command,
-      address: this.socketDir.socketFor(workerId),
       timeouts: this.timeouts,
       maxLineBytes: this.options.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES,
       ...(this.options.highWater ? { highWater: this.options.highWater } : {}),
@@ -348,7 +349,7 @@ export class WorkerPool {
         try {
           l();
         } catch (err) {
-          this.log('warn', `a pool listener threw: ${(err as Error).message}`);
+          this.log('warn', `a pool listener threw: ${errorMessage(err)}`);
         }
       }
     });

@@ -1,6 +1,9 @@
-import { Worker } from 'node:worker_threads';
-import { killProcessGroup, scheduleSpawn, spawnWorkerProcess, workerSpawnSpec, type WorkerCommand } from './spawnWorker';
+import type { Duplex } from 'node:stream';
+import { MessageChannel as PortPair, Worker } from 'node:worker_threads';
+import { PortStream, RELAY_SOURCE } from './portStream';
+import { killProcessGroup, scheduleSpawn, spawnWorkerProcess, workerSpawnSpec, WORKER_CHANNEL_FD, type WorkerCommand } from './spawnWorker';
 import { AUTOGROUP_RETRY_MS, AUTOGROUP_TRIES, autogroupNice, lowerWorkerPriority } from './workerPriority';
+import { errorMessage } from '../../shared/domain/errors';
 
 /**
  * Starts worker processes without blocking the host's event loop.
@@ -15,6 +18,8 @@ import { AUTOGROUP_RETRY_MS, AUTOGROUP_TRIES, autogroupNice, lowerWorkerPriority
  * thread as before, at most one per turn of the event loop (`scheduleSpawn`).
  */
 export interface LaunchCallbacks {
+  /** The host's end of the worker's channel (called once, just before `spawned`). */
+  channel(stream: Duplex): void;
   /** The process exists (its pid). */
   spawned(pid: number): void;
   /** It could not be started (a missing binary: no pid) — or `error` after it started (pid set). */
@@ -30,28 +35,31 @@ export interface LaunchCallbacks {
  * process that was not yet reported by `spawned` is killed as soon as it appears (one that was is
  * the caller's to kill).
  */
-export function launchWorkerProcess(cmd: WorkerCommand, socketPath: string, workerId: string, niceness: number | null, cb: LaunchCallbacks): () => void {
+export function launchWorkerProcess(cmd: WorkerCommand, workerId: string, niceness: number | null, cb: LaunchCallbacks): () => void {
   const thread = spawnerThread();
-  if (thread) return thread.launch(cmd, socketPath, workerId, niceness, cb);
-  return launchHere(cmd, socketPath, workerId, niceness, cb);
+  if (thread) return thread.launch(cmd, workerId, niceness, cb);
+  return launchInThisThread(cmd, workerId, niceness, cb);
 }
 
-function launchHere(cmd: WorkerCommand, socketPath: string, workerId: string, niceness: number | null, cb: LaunchCallbacks): () => void {
+/** The fallback where no spawner thread can run (exported for its tests): spawns here, one per turn of the event loop. */
+export function launchInThisThread(cmd: WorkerCommand, workerId: string, niceness: number | null, cb: LaunchCallbacks): () => void {
   return scheduleSpawn(() => {
     try {
-      const child = spawnWorkerProcess(cmd, socketPath, workerId, cb.stderr);
+      const child = spawnWorkerProcess(cmd, workerId, cb.stderr);
       let exited = false;
-      if (child.pid !== undefined) {
+      const channel = child.stdio[WORKER_CHANNEL_FD] as Duplex | null | undefined;
+      if (child.pid !== undefined && channel) {
         if (niceness !== null) lowerWorkerPriority(child.pid, niceness, () => !exited, cb.warn);
+        cb.channel(channel);
         cb.spawned(child.pid);
-      }
+      } else channel?.destroy();
       child.on('error', (err) => cb.error(err.message, child.pid));
       child.on('exit', (code, signal) => {
         exited = true;
         cb.exit(code, signal);
       });
     } catch (err) {
-      cb.error((err as Error).message, undefined);
+      cb.error(errorMessage(err), undefined);
     }
   });
 }
@@ -73,6 +81,7 @@ const { parentPort } = require('node:worker_threads');
 const { spawn } = require('node:child_process');
 const { getPriority, setPriority } = require('node:os');
 const { readFileSync, writeFileSync } = require('node:fs');
+${RELAY_SOURCE}
 const autogroupNice = ${autogroupNice.toString()};
 function lower(pid, nice, alive, warn) {
   const target = Math.max(nice, getPriority());
@@ -99,10 +108,14 @@ parentPort.on('message', (m) => {
   try {
     child = spawn(m.command, m.args, m.options);
   } catch (err) {
+    m.port.close();
     parentPort.postMessage({ type: 'error', id: m.id, message: String(err && err.message), pid: undefined });
     return;
   }
   let exited = false;
+  const channel = child.stdio[${WORKER_CHANNEL_FD}];
+  if (channel) relay(channel, m.port);
+  else m.port.close();
   if (child.pid !== undefined) {
     if (m.niceness !== null) lower(child.pid, m.niceness, () => !exited, (message) => parentPort.postMessage({ type: 'warn', id: m.id, message }));
     parentPort.postMessage({ type: 'spawned', id: m.id, pid: child.pid });
@@ -119,6 +132,8 @@ parentPort.on('message', (m) => {
 
 interface Launch {
   cb: LaunchCallbacks;
+  /** The host's end of the channel until the process is reported (then the caller's). */
+  stream: PortStream | null;
   pid: number | undefined;
   withdrawn: boolean;
 }
@@ -138,11 +153,12 @@ class SpawnerThread {
     worker.unref();
   }
 
-  launch(cmd: WorkerCommand, socketPath: string, workerId: string, niceness: number | null, cb: LaunchCallbacks): () => void {
+  launch(cmd: WorkerCommand, workerId: string, niceness: number | null, cb: LaunchCallbacks): () => void {
     const id = this.nextId++;
-    const launch: Launch = { cb, pid: undefined, withdrawn: false };
+    const ports = new PortPair();
+    const launch: Launch = { cb, stream: new PortStream(ports.port1), pid: undefined, withdrawn: false };
     this.launches.set(id, launch);
-    this.worker.postMessage({ id, niceness, ...workerSpawnSpec(cmd, socketPath, workerId) });
+    this.worker.postMessage({ id, niceness, port: ports.port2, ...workerSpawnSpec(cmd, workerId) }, [ports.port2]);
     // A process whose pid was given is the caller's to kill; one that appears after this is killed here.
     return () => {
       launch.withdrawn = true;
@@ -153,15 +169,27 @@ class SpawnerThread {
     const launch = this.launches.get(m.id);
     if (!launch) return;
     switch (m.type) {
-      case 'spawned':
+      case 'spawned': {
         launch.pid = m.pid;
+        const stream = launch.stream;
+        launch.stream = null;
         // Withdrawn while the thread was starting it: it must not live on.
-        if (launch.withdrawn) killProcessGroup(m.pid);
-        else launch.cb.spawned(m.pid);
+        if (launch.withdrawn || !stream) {
+          stream?.destroy();
+          killProcessGroup(m.pid);
+          return;
+        }
+        launch.cb.channel(stream);
+        launch.cb.spawned(m.pid);
         return;
+      }
       case 'error':
+        if (m.pid === undefined) {
+          launch.stream?.destroy();
+          launch.stream = null;
+          this.launches.delete(m.id);
+        }
         if (!launch.withdrawn) launch.cb.error(m.message, m.pid);
-        if (m.pid === undefined) this.launches.delete(m.id);
         return;
       case 'exit':
         this.launches.delete(m.id);
@@ -183,6 +211,7 @@ class SpawnerThread {
     }
     for (const [id, launch] of this.launches) {
       this.launches.delete(id);
+      launch.stream?.destroy();
       if (!launch.withdrawn) launch.cb.error('the spawner thread stopped', launch.pid);
     }
   }

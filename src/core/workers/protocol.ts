@@ -1,7 +1,9 @@
 import * as z from 'zod/mini';
 import type { McpToolOutcome } from '../mcp/toolSource';
+import { approvedHookSchema, workerHookInputSchema } from '../hooks/schemas';
 import {
   conversationMessageSchema,
+  HOOK_LOG_MAX_CHARS,
   mcpNameSchema,
   permissionAnswerSchema,
   permissionModeSchema,
@@ -11,43 +13,41 @@ import {
   turnLimitsSchema,
   wireIdSchema,
 } from './domainSchemas';
-import type { FromWorker } from './protocolFromWorker';
-import { approvedHookSchema } from '../hooks/schemas';
+import { fullTaskEventSchema, permissionRequestSchema, turnResultSchema } from './replySchemas';
+import { notification, request, type Declarations, type ParamsOf, type ResultOf } from './rpc';
 
 /**
- * The host ↔ worker protocol: one JSON object per line (NDJSON) over a Unix domain socket (a named
- * pipe on Windows). Every message is defined once, here, with a literal `type`, and validated with
- * zod on receipt; a line that does not parse, has an unknown type or is longer than the limit
- * breaks the connection (the worker is replaced), it never reaches the machines.
+ * The host ↔ worker protocol, every message declared once: `toWorker` (what the host asks or
+ * tells a worker) and `toHost` (what a worker asks or tells its host), each method with its
+ * params and, for a request, its result (and progress). rpc.ts carries them — correlation,
+ * cancellation and validation on receipt, for both ends — over the worker's channel (channel.ts:
+ * NDJSON, long messages in parts, over the socketpair the worker inherits on fd 3). A message
+ * that does not match its declaration breaks the connection (the worker is replaced); it never
+ * reaches the machines.
  *
- * Parent → worker: `query`, `cancel`, `shutdown {graceful}`, `health_check` (the worker-pool
- * catalog), plus the answers a query waits for: `permission_answer`, `durable_ok`,
- * `subtask_result`, and `set_mode`; the host's MCP hub answers `mcp_tools`, `mcp_progress`,
- * `mcp_result`.
- * Worker → parent: `ready`, `session`, `message`, `complete`, `error`, `shutdown_ack`,
- * `health_ok {uptime, queriesProcessed}`, plus what must go up to the owner of the task:
- * `permission_request` / `permission_cancel` (a prompt and its withdrawal, by the prompt's id),
- * `durable_request` (a tool runs only once what was published before it is on disk),
- * `subtask_start` (a Task tool call; the host starts the child task), the MCP calls the host's
- * hub makes for the worker: `mcp_list`, `mcp_call`, `mcp_cancel` (workers/mcpHostServer.ts), and
- * from the task's hooks run by the worker: `hook_event`, `hook_log`, `hook_stop`.
- *
- * Two files, one per direction: this one (parent → worker, `toWorkerSchema`, and what both sides
- * share) and protocolFromWorker.ts (worker → parent, `fromWorkerSchema`). A worker validates only
- * what it receives and never loads the other file: every zod schema built costs an idle worker
- * memory (docs/benchmarks.md, pool), so this file and what it uses (domainSchemas.ts,
- * hooks/schemas.ts) build them with `zod/mini` (no method closures per schema; the same checks).
- * A new message type goes, as one `…MessageSchema`, into the
- * file of its direction and into that file's union.
+ * One query is one run of a task's turn loop on a worker: the host's `query` request, answered
+ * by the turn's result; cancelling the request cancels the turn (it still answers, cancelled).
+ * What the running turn needs of the task's owner (runtime/turnHost.ts) comes up as the `toHost`
+ * methods that name its `queryId`: its events, the permission prompts (by the prompt's id;
+ * cancelling the request withdraws the prompt), the durability barrier before a tool, the Task
+ * calls, the MCP tools (through the host's hub, which checks each call again), and what the
+ * task's hooks report.
  */
-export const PROTOCOL_VERSION = 1;
 
-/** The longest line either side accepts by default (a query carries the whole conversation). */
-export const DEFAULT_MAX_LINE_BYTES = 32 * 1024 * 1024;
+/** 3: the typed request/notification layer (rpc.ts). 2: long messages in parts, the channel on fd 3. */
+export const PROTOCOL_VERSION = 3;
+
+/**
+ * The longest line either side accepts by default. A long message (a query carrying a long
+ * conversation, a 50 MB answer) goes in parts of at most ~1.5 MB each (channel.ts), so no line
+ * comes near this; the limit on a whole message is the channel's `maxMessageChars`.
+ */
+export const DEFAULT_MAX_LINE_BYTES = 8 * 1024 * 1024;
+
+export { HOOK_LOG_MAX_CHARS };
 
 const id = wireIdSchema;
-
-export { HOOK_LOG_MAX_CHARS } from './domainSchemas';
+const count = z.number().check(z.int(), z.nonnegative());
 
 /** What the worker needs to act for the host: the workspace, its tools' environment and the engine's settings. */
 export const runtimeConfigSchema = z.object({
@@ -65,6 +65,15 @@ export const runtimeConfigSchema = z.object({
   passEnv: z.array(z.string()),
   /** Keys the host holds (SecretStorage, provider configs): kept out of tool processes and redacted. */
   heldSecrets: z.array(z.string()),
+  /**
+   * The person's approvals of the workspace as the host holds them now (docs/permissions.md,
+   * "Trust"): item id → approved fingerprint, and the files whose writes ask in every mode (the
+   * scripts of the workspace's hooks and MCP servers), each with its reason. Absent: nothing the
+   * workspace provides that loosens is used.
+   */
+  trust: z.optional(z.object({ approved: z.record(z.string(), z.string()), protectedFiles: z.array(z.tuple([z.string(), z.string()])) })),
+  /** The settings files' `env` as the person allowed it, set for every tool process. */
+  env: z.optional(z.record(z.string(), z.string())),
 });
 export type RuntimeConfig = z.infer<typeof runtimeConfigSchema>;
 
@@ -89,15 +98,14 @@ export const turnPayloadSchema = z.object({
   mode: permissionModeSchema,
   messages: z.array(conversationMessageSchema),
   limits: turnLimitsSchema,
-  compactionFailures: z.number().check(z.int(), z.nonnegative()),
-  run: z.number().check(z.int(), z.nonnegative()),
+  compactionFailures: count,
+  run: count,
   /** The task's cost before this run: the worker's usage events carry the task's running total. */
   priorCostUsd: z.number().check(z.nonnegative()),
 });
 
-// ── parent → worker ─────────────────────────────────────────────────────────────────────────
-export const queryMessageSchema = z.object({
-  type: z.literal('query'),
+/** The `query` request: one run of a task's turn loop. */
+export const queryParamsSchema = z.object({
   queryId: id,
   taskId: id,
   runtime: runtimeConfigSchema,
@@ -130,73 +138,83 @@ export const queryMessageSchema = z.object({
   mcp: z.optional(z.boolean()),
   hooks: z.optional(queryHooksSchema),
 });
-export const cancelMessageSchema = z.object({ type: z.literal('cancel'), queryId: id });
-export const shutdownMessageSchema = z.object({ type: z.literal('shutdown'), graceful: z.boolean() });
-export const healthCheckMessageSchema = z.object({ type: z.literal('health_check'), id });
-export const setModeMessageSchema = z.object({ type: z.literal('set_mode'), queryId: id, mode: permissionModeSchema, parentModes: z.array(permissionModeSchema) });
-export const permissionAnswerMessageSchema = z.object({ type: z.literal('permission_answer'), queryId: id, promptId: id, answer: permissionAnswerSchema });
-export const durableOkMessageSchema = z.object({ type: z.literal('durable_ok'), queryId: id, requestId: id });
-export const subtaskResultMessageSchema = z.object({ type: z.literal('subtask_result'), queryId: id, toolCallId: id, result: toolResultBlockSchema, summary: z.string() });
+export type QueryParams = z.infer<typeof queryParamsSchema>;
 
-// MCP through the host's hub (workers/mcpHostServer.ts, workers/mcpRemote.ts).
-const mcpName = mcpNameSchema;
 /** One MCP tool as the model sees it, with the server and tool it stands for (the worker's `resolveTool`). */
 export const mcpToolSchema = z.object({
-  name: mcpName,
-  server: mcpName,
-  tool: mcpName,
+  name: mcpNameSchema,
+  server: mcpNameSchema,
+  tool: mcpNameSchema,
   description: z.string(),
   input_schema: z.record(z.string(), z.unknown()),
 });
 export const mcpOutcomeSchema = z.object({ content: toolResultContentSchema, isError: z.boolean(), summary: z.string() });
-const mcpTargetSchema = z.object({ name: mcpName, server: mcpName, tool: mcpName });
-/** `tools`: what the model is offered; `known`: other names the hub resolves (their server is down: a call is answered "not available"). */
-export const mcpToolsMessageSchema = z.object({
-  type: z.literal('mcp_tools'),
-  queryId: id,
-  requestId: id,
-  tools: z.array(mcpToolSchema).check(z.maxLength(10_000)),
-  known: z.array(mcpTargetSchema).check(z.maxLength(10_000)),
-});
-export const mcpProgressMessageSchema = z.object({ type: z.literal('mcp_progress'), queryId: id, callId: id, line: z.string().check(z.maxLength(64 * 1024)) });
-export const mcpResultMessageSchema = z.object({ type: z.literal('mcp_result'), queryId: id, callId: id, outcome: mcpOutcomeSchema });
+const mcpTargetSchema = z.object({ name: mcpNameSchema, server: mcpNameSchema, tool: mcpNameSchema });
+const ofQuery = { queryId: id };
+const empty = z.object({});
 
-export const toWorkerSchema = z.discriminatedUnion('type', [
-  queryMessageSchema,
-  cancelMessageSchema,
-  shutdownMessageSchema,
-  healthCheckMessageSchema,
-  setModeMessageSchema,
-  permissionAnswerMessageSchema,
-  durableOkMessageSchema,
-  subtaskResultMessageSchema,
-  mcpToolsMessageSchema,
-  mcpProgressMessageSchema,
-  mcpResultMessageSchema,
-]);
-export type ToWorker = z.infer<typeof toWorkerSchema>;
-export type QueryMessage = z.infer<typeof queryMessageSchema>;
-export type { FromWorker };
+/** What the host asks or tells a worker. */
+export const toWorker = {
+  /** Runs one query; answered with the turn's result (its conversation: the `event`s it sent). */
+  query: request(queryParamsSchema, turnResultSchema),
+  /** Is it alive, and how big: answered at once. */
+  health: request(empty, z.object({ uptime: z.number().check(z.nonnegative()), queriesProcessed: count, rssBytes: count })),
+  /** Stop (the running query first): answered once the query has settled; the connection's end then ends the worker. */
+  shutdown: request(z.object({ graceful: z.boolean() }), empty),
+  /** The query's mode from now on, and its ancestors' (a sub-agent is never looser than any of them). */
+  setMode: notification(z.object({ ...ofQuery, mode: permissionModeSchema, parentModes: z.array(permissionModeSchema) })),
+  /** A Task call's sub-agent answered (the turn resumes once every call of its answer has). */
+  subtaskResult: notification(z.object({ ...ofQuery, toolCallId: id, result: toolResultBlockSchema, summary: z.string() })),
+} satisfies Declarations;
 
-/** Messages of one query, worker → parent (everything that names a query). */
-export type QueryReply = Exclude<FromWorker, { type: 'ready' | 'health_ok' | 'shutdown_ack' | 'error' }> | (Extract<FromWorker, { type: 'error' }> & { queryId: string });
+/** What a worker asks or tells its host. */
+export const toHost = {
+  /** The worker is up, on its own pid, speaking this protocol. */
+  ready: notification(z.object({ pid: z.number().check(z.int(), z.positive()), protocol: z.number().check(z.int()) })),
+  /** The worker took the query: `warm` when it had served this task before (its caches are hot). */
+  session: notification(z.object({ ...ofQuery, sessionId: id, warm: z.boolean() })),
+  /** One event of the query's turn (the conversation events included). */
+  event: notification(z.object({ ...ofQuery, event: fullTaskEventSchema })),
+  /** A permission prompt (the request's `requestId` is the prompt's id); cancelling withdraws it. */
+  permission: request(z.object({ ...ofQuery, request: permissionRequestSchema }), permissionAnswerSchema),
+  /** Answered once everything the query published so far is durable (a tool runs only after). */
+  durable: request(z.object(ofQuery), empty),
+  /** A Task tool call: the host starts the child task; its answer comes back as `subtaskResult`. */
+  subtaskStart: notification(z.object({ ...ofQuery, toolCallId: id, description: z.string(), prompt: z.string() })),
+  /** The task's MCP tools: `tools` are offered to the model, `known` the other names the hub resolves (their server is down). */
+  mcpList: request(z.object(ofQuery), z.object({ tools: z.array(mcpToolSchema).check(z.maxLength(10_000)), known: z.array(mcpTargetSchema).check(z.maxLength(10_000)) })),
+  /** One MCP tool call through the host's hub (`toolCallId`: the model's call, for the host's permission re-check); progress lines on the way. */
+  mcpCall: request(
+    z.object({ ...ofQuery, toolCallId: id, name: mcpNameSchema, server: mcpNameSchema, tool: mcpNameSchema, arguments: z.record(z.string(), z.unknown()) }),
+    mcpOutcomeSchema,
+    z.string().check(z.maxLength(64 * 1024)),
+  ),
+  /** A hook event the query's turn fired (before its hooks ran): for the host's observers and its report of unapproved hooks. */
+  hookEvent: notification(z.object({ ...ofQuery, input: workerHookInputSchema })),
+  /** What a hook wants the person to see (an error, a `systemMessage`): the host's log. Capped by the worker. */
+  hookLog: notification(z.object({ ...ofQuery, level: z.enum(['info', 'warn', 'error']), message: z.string().check(z.maxLength(HOOK_LOG_MAX_CHARS)) })),
+  /** A hook answered `"continue": false`: the host stops the task (as it would in process), the reason shown. */
+  hookStop: notification(z.object({ ...ofQuery, reason: z.string().check(z.maxLength(HOOK_LOG_MAX_CHARS)) })),
+} satisfies Declarations;
 
-/** True for a message that belongs to a query. */
-export function isQueryReply(m: FromWorker): m is QueryReply {
-  return 'queryId' in m && typeof m.queryId === 'string';
-}
+export type ToWorker = typeof toWorker;
+export type ToHost = typeof toHost;
+export type QueryResult = ResultOf<ToWorker, 'query'>;
+export type HealthAnswer = ResultOf<ToWorker, 'health'>;
+export type McpToolsAnswer = ResultOf<ToHost, 'mcpList'>;
+export type McpCallParams = ParamsOf<ToHost, 'mcpCall'>;
 
 export type Validated<T> = { ok: true; message: T } | { ok: false; problem: string };
 
-/** Validates one decoded line against a direction's schema. Never throws. */
+/** Validates one decoded line against a schema (the channel's envelope). Never throws. */
 export function validate<T>(schema: z.core.$ZodType<T>, value: unknown): Validated<T> {
   const r = z.safeParse(schema, value);
   if (r.success) return { ok: true, message: r.data };
-  const type = value && typeof value === 'object' && 'type' in value ? String((value as { type: unknown }).type).slice(0, 40) : '(none)';
-  return { ok: false, problem: `invalid message of type ${JSON.stringify(type)}: ${r.error.issues[0]?.message ?? 'does not match the protocol'}` };
+  const kind = value && typeof value === 'object' && 'kind' in value ? String((value as { kind: unknown }).kind).slice(0, 40) : '(none)';
+  return { ok: false, problem: `invalid message of kind ${JSON.stringify(kind)}: ${r.error.issues[0]?.message ?? 'does not match the protocol'}` };
 }
 
-// Compile-time drift check: what `mcp_result` carries is exactly the hub's outcome.
+// Compile-time drift check: what `mcpCall` answers is exactly the hub's outcome.
 type MutuallyAssignable<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
 const assertTrue = <T extends true>(): T | undefined => undefined;
 assertTrue<MutuallyAssignable<z.infer<typeof mcpOutcomeSchema>, McpToolOutcome>>();

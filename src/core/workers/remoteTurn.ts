@@ -1,48 +1,38 @@
 import { fromCallback, fromPromise, type EventObject } from 'xstate';
-import type { KeelError } from '../../shared/domain/errors';
-import type { TaskEvent } from '../../shared/domain/events';
-import { queryMachine, workerLostMessage, type QueryEvent, type QueryInput, type WorkerLease } from '../machines/query/query.machine';
-import type { PermissionAsker } from '../permissions/gate';
+import { queryMachine, type QueryEvent, type QueryInput, type WorkerLease } from '../machines/query/query.machine';
 import type { PermissionMode } from '../../shared/domain/permissionModes';
-import { McpHostServer, type McpHostDeps } from './mcpHostServer';
 import type { WorkerHookInput } from '../hooks/schemas';
+import type { TurnHost } from '../runtime/turnHost';
+import { McpHostServer, type McpHostDeps } from '../mcp/onWorkers/hostServer';
 import type { PoolLease, WorkerPool } from './pool';
-import type { QueryMessage, QueryReply, ToWorker } from './protocol';
+import type { QueryParams } from './protocol';
+import type { QueryServer } from './queryRouter';
 
 /**
  * The query machine with its real actors: `acquire` leases a worker of `pool` for the task,
- * `execute` sends the query to it once and turns its replies into query events. What the worker
- * must ask the owner of the task comes up here and is answered by the host: a permission prompt
- * (through `asker`, by the prompt's id; a later prompt never answers an earlier one), a durability
- * barrier before a tool runs (`durable`), a Task call (`SUBTASK_START` to the task machine, whose
- * SUBTASK_RESULT goes back down). What the task's hooks, run by the worker, report goes to `hooks`.
+ * `execute` sends it the query once and serves what its turn asks of the task's owner with the
+ * task's own TurnHost (runtime/turnHost.ts) — the same code that serves a turn in the host's
+ * process: its events are published, its permission prompts asked (by the prompt's id), its
+ * durability barrier awaited, its MCP calls made through the host's hub (checked again first:
+ * mcp/onWorkers/hostServer.ts), its Task calls handed to the task machine (SUBTASK_STARTED), and what the
+ * task's hooks report goes to `hooks`.
  *
  * Contract: the query is sent at most once; if the worker dies after that, `WORKER_LOST` ends the
- * query (it is never re-sent). A cancel is forwarded to the worker; the worker machine kills a
- * worker that does not answer it within the grace period, which also ends the query.
+ * query (it is never re-sent). A cancel cancels the query's request (the worker stops the turn and
+ * answers); the worker machine kills a worker that does not answer within the grace period,
+ * which also ends the query.
  */
 export interface RemoteTurnDeps {
   pool: WorkerPool;
   /** What the worker needs besides the turn: its runtime (workspace, env policy), the provider, the ancestors' modes. */
-  queryParts(input: QueryInput): Omit<QueryMessage, 'type' | 'queryId' | 'taskId' | 'turn'>;
-  asker: PermissionAsker;
-  publish(event: TaskEvent): void;
-  durable?(): Promise<void>;
-  /** How long a query may wait for a worker before it is rejected (default 5 min). */
-  waitLimitMs?: number;
+  queryParts(input: QueryInput): Omit<QueryParams, 'queryId' | 'taskId' | 'turn'>;
+  /** The task's own TurnHost: every call of the worker's turn is served by it. */
+  host: TurnHost;
   /** A sub-agent's queries may start a worker beyond the pool's size (its parent holds one while it waits). */
   overflow?: boolean;
   /** The modes of the task's ancestors, for a SET_MODE sent down mid-query. */
   parentModes?: PermissionMode[];
-  /**
-   * The worker died while it ran the query (not after a cancel): the owner of the task marks it
-   * interrupted (resumable). Called once, after the query has ended.
-   */
-  onWorkerLost?(message: string): void;
-  /**
-   * The task's MCP servers (the host's hub) and the host's permission decision for its calls:
-   * the worker lists and calls their tools through the host (workers/mcpHostServer.ts).
-   */
+  /** How the host checks the worker's MCP calls before its hub makes them (mcp/onWorkers/hostServer.ts). */
   mcp?: McpHostDeps;
   /** Where the task's hooks run by the worker report to (docs/hooks.md, "Hooks on a worker"). */
   hooks?: RemoteHookSink;
@@ -65,7 +55,7 @@ export function remoteTurn(deps: RemoteTurnDeps) {
       acquire: fromPromise<WorkerLease, { queryId: string; taskId: string }>(async ({ input, signal }) => {
         const lease = await deps.pool.acquire(input.taskId, signal, { overflow: deps.overflow === true });
         if (signal.aborted) {
-          // The query stopped waiting (cancel, wait limit) just as the worker came: hand it back.
+          // The query stopped waiting (cancelled) just as the worker came: hand it back.
           lease.release();
           throw new Error('the query no longer waits for a worker');
         }
@@ -79,41 +69,61 @@ export function remoteTurn(deps: RemoteTurnDeps) {
           sendBack({ type: 'WORKER_LOST', reason: 'the leased worker is gone' } satisfies QueryEvent);
           return () => undefined;
         }
-        let cancelled = false;
+        const { queryId } = input;
         receive((event) => {
-          if (event.type === 'CANCEL') {
-            cancelled = true;
-            return lease.handle.cancelQuery(input.queryId);
-          }
-          const m = toWorkerMessage(input.queryId, event, deps.parentModes ?? []);
-          if (m) lease.handle.send(m);
+          const e = event as QueryEvent;
+          if (e.type === 'CANCEL') lease.handle.cancelQuery(queryId);
+          else if (e.type === 'SET_MODE') lease.handle.notifyQuery({ method: 'setMode', params: { queryId, mode: e.mode, parentModes: deps.parentModes ?? [] } });
+          else if (e.type === 'SUBTASK_RESULT') lease.handle.notifyQuery({ method: 'subtaskResult', params: { queryId, toolCallId: e.toolCallId, result: e.result, summary: e.summary } });
         });
-        return runOnWorker(deps, lease, input.queryId, input.input, sendBack, () => cancelled);
+        return serve(lease, queryId, input.input, sendBack);
       }),
     },
     actions: {
       publish: (_, event) => {
-        if (event) deps.publish(event);
+        if (event) deps.host.publish(event);
       },
     },
-    delays: { waitLimit: deps.waitLimitMs ?? 5 * 60_000 },
   });
 
-  function runOnWorker(deps: RemoteTurnDeps, lease: PoolLease, queryId: string, turn: QueryInput, sendBack: (e: QueryEvent) => void, cancelled: () => boolean): () => void {
-    const handle = lease.handle;
+  /** Sends the query once and serves it with the task's TurnHost until it ends; returns the cleanup. */
+  function serve(lease: PoolLease, queryId: string, turn: QueryInput, sendBack: (e: QueryEvent) => void): () => void {
     let live = true;
-    const prompts = new Map<string, AbortController>();
-    // The host's hub serves this query's MCP calls; closed (every call aborted) when the query ends.
-    const mcp = deps.mcp ? new McpHostServer(queryId, deps.mcp, (m) => send(m)) : null;
-    const send = (m: ToWorker) => {
-      if (live) handle.send(m);
+    // Prompts and MCP calls of this query end with it (the task stopped here), whatever the worker does.
+    const stopped = new AbortController();
+    const host = deps.host;
+    // The host's hub serves this query's MCP calls, each checked again first.
+    const mcp = deps.mcp ? new McpHostServer(deps.mcp) : null;
+    const noMcp = () => Promise.reject(new Error('this task has no MCP servers'));
+    const server: QueryServer = {
+      session: (p) => live && sendBack({ type: 'WORKER_STARTED', sessionId: p.sessionId, warm: p.warm }),
+      event: (p) => live && sendBack({ type: 'WORKER_EVENT', event: p.event }),
+      subtaskStart: (p) => live && sendBack({ type: 'SUBTASK_START', toolCallId: p.toolCallId, description: p.description, prompt: p.prompt }),
+      permission: async (p, { signal }) => {
+        const answer = await host.asker.ask(p.request, AbortSignal.any([signal, stopped.signal]));
+        // The host's re-check of an MCP call knows this call was allowed by the person.
+        if (answer.decision === 'allow') mcp?.recordApproval(p.request.toolCallId, p.request.tool);
+        return answer;
+      },
+      durable: async (_p, { signal }) => {
+        // A record that failed never answers (main's rule, as in the host's process): the tool
+        // waits, and the task (stopped as failed) cancels the query, which ends this request.
+        await host.durable?.().catch(() => untilAborted(AbortSignal.any([signal, stopped.signal])));
+        return {};
+      },
+      mcpList: () => mcp?.list() ?? noMcp(),
+      mcpCall: (p, context) => mcp?.call(p, { ...context, signal: AbortSignal.any([context.signal, stopped.signal]) }) ?? noMcp(),
+      hookEvent: (p) => deps.hooks?.announce(p.input),
+      hookLog: (p) => deps.hooks?.log(p.level, p.message),
+      hookStop: (p) => deps.hooks?.requestStop(p.reason),
+      complete: (result) => live && sendBack({ type: 'QUERY_COMPLETE', output: result }),
+      failed: (message) => live && sendBack({ type: 'QUERY_FAILED', error: { code: 'internal', message: `The worker could not run this turn: ${message}`, retryable: false } }),
+      // The query ends in `error` with `worker_lost` (or `cancelled`, after a cancel); the task
+      // machine then marks the task interrupted — never failed for what was the executor's death.
+      lost: (reason) => live && sendBack({ type: 'WORKER_LOST', reason }),
     };
-    const fail = (error: KeelError) => {
-      if (live) sendBack({ type: 'QUERY_FAILED', error });
-    };
-    handle.runQuery(
+    lease.handle.runQuery(
       {
-        type: 'query',
         queryId,
         taskId: turn.taskId,
         turn: {
@@ -128,86 +138,20 @@ export function remoteTurn(deps: RemoteTurnDeps) {
         ...deps.queryParts(turn),
         ...(mcp ? { mcp: true } : {}),
       },
-      {
-        reply: (m: QueryReply): string | void => {
-          if (!live) return;
-          switch (m.type) {
-            case 'session':
-              return sendBack({ type: 'WORKER_STARTED', sessionId: m.sessionId, warm: m.warm });
-            case 'message':
-              return sendBack({ type: 'WORKER_EVENT', event: m.event });
-            case 'complete':
-              return sendBack({ type: 'QUERY_COMPLETE', output: m.output });
-            case 'error':
-              return fail(m.error);
-            case 'subtask_start':
-              return sendBack({ type: 'SUBTASK_START', toolCallId: m.toolCallId, description: m.description, prompt: m.prompt });
-            case 'durable_request':
-              void (deps.durable?.() ?? Promise.resolve()).then(() => send({ type: 'durable_ok', queryId, requestId: m.requestId }));
-              return;
-            case 'permission_request': {
-              const controller = new AbortController();
-              prompts.set(m.promptId, controller);
-              deps.asker.ask({ ...m.request, requestId: m.promptId }, controller.signal).then(
-                (answer) => {
-                  // The host's re-check of an MCP call knows this call was allowed by the person.
-                  if (answer.decision === 'allow') mcp?.recordApproval(m.request.toolCallId, m.request.tool);
-                  if (prompts.delete(m.promptId)) send({ type: 'permission_answer', queryId, promptId: m.promptId, answer });
-                },
-                () => {
-                  if (prompts.delete(m.promptId)) send({ type: 'permission_answer', queryId, promptId: m.promptId, answer: { decision: 'deny', feedback: 'The prompt was withdrawn.' } });
-                },
-              );
-              return;
-            }
-            case 'permission_cancel':
-              prompts.get(m.promptId)?.abort();
-              prompts.delete(m.promptId);
-              return;
-            case 'mcp_list':
-            case 'mcp_call':
-            case 'mcp_cancel':
-              if (!mcp) return `an ${m.type} message, but this task has no MCP servers`;
-              return mcp.receive(m);
-            case 'hook_event':
-              return deps.hooks?.announce(m.input);
-            case 'hook_log':
-              return deps.hooks?.log(m.level, m.message);
-            case 'hook_stop':
-              return deps.hooks?.requestStop(m.reason);
-          }
-        },
-        lost: (reason) => {
-          // The worker died: its MCP calls are aborted here (never made again by the host).
-          mcp?.close();
-          if (!live) return;
-          // The owner interrupts the task first (stopping this query with it), so the task never
-          // settles as failed for what was the executor's death.
-          if (deps.onWorkerLost && !cancelled()) deps.onWorkerLost(workerLostMessage(reason));
-          if (live) sendBack({ type: 'WORKER_LOST', reason });
-        },
-      },
+      server,
     );
     return () => {
       live = false;
-      mcp?.close();
-      for (const c of prompts.values()) c.abort();
-      prompts.clear();
+      stopped.abort();
     };
   }
 }
 
-/** What the query machine forwards to its worker while it runs (SET_MODE, SUBTASK_RESULT; CANCEL goes through the worker machine). */
-export function toWorkerMessage(queryId: string, event: EventObject, parentModes: PermissionMode[]): ToWorker | null {
-  const e = event as QueryEvent;
-  switch (e.type) {
-    case 'CANCEL':
-      return { type: 'cancel', queryId };
-    case 'SET_MODE':
-      return { type: 'set_mode', queryId, mode: e.mode, parentModes };
-    case 'SUBTASK_RESULT':
-      return { type: 'subtask_result', queryId, toolCallId: e.toolCallId, result: e.result, summary: e.summary };
-    default:
-      return null;
-  }
+/** Never resolves; rejects once `signal` aborts (a request that must not be answered, ended with its query). */
+function untilAborted(signal: AbortSignal): Promise<never> {
+  return new Promise((_, reject) => {
+    const stop = () => reject(new Error('the query ended'));
+    if (signal.aborted) stop();
+    else signal.addEventListener('abort', stop, { once: true });
+  });
 }

@@ -6,6 +6,7 @@ import { errorCodeSchema, stopReasonSchema, taskEventSchema } from '../../shared
 import type { PermissionRequest } from '../permissions/gate';
 import type { TurnOutput } from '../machines/turn/types';
 import { conversationMessageSchema } from './domainSchemas';
+import { PERMISSION_MODES } from '../../shared/domain/permissionModes';
 
 /**
  * Zod schemas of the domain values a worker sends to its host (protocolFromWorker.ts): the
@@ -37,6 +38,15 @@ export const turnOutputSchema = z.object({
   compactionFailures: count,
 });
 
+/**
+ * What `complete` carries: the turn's output without its conversation, which the host already
+ * has — it folds the `message` and `compacted` events the worker sent, as a task's log is folded on
+ * resume — and the length the worker's conversation has, which the host's must match. A long
+ * answer so crosses the channel once, not twice.
+ */
+export const turnResultSchema = turnOutputSchema.omit({ messages: true }).extend({ messageCount: count });
+export type TurnResult = z.infer<typeof turnResultSchema>;
+
 const subjectSchema = z.discriminatedUnion('kind', [
   z.object({ kind: z.literal('read'), tool: z.string(), paths: z.array(z.string()), summary: z.string() }),
   z.object({
@@ -63,6 +73,8 @@ export const permissionRequestSchema = z.object({
   rule: z.string().optional(),
   risky: z.boolean().optional(),
   suggestedRules: z.array(z.string()).optional(),
+  mode: z.enum(PERMISSION_MODES).optional(),
+  allowedBy: z.object({ mode: z.enum(PERMISSION_MODES).optional(), rules: z.array(z.string()).optional() }).optional(),
 });
 
 // Compile-time drift checks (see src/shared/protocol/domainSchemas.ts for the same pattern).

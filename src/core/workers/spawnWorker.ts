@@ -2,7 +2,8 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { createTurnQueue } from './turnQueue';
 
 /**
- * How a host starts a worker process: `command args… --socket <path> --worker-id <id>`.
+ * How a host starts a worker process: `command args… --worker-id <id>`, its channel to the host
+ * on fd 3 (WORKER_CHANNEL_FD).
  * Hosts pass `process.execPath` with `dist/worker.js` (or `dist/cli.js worker`); inside VS Code,
  * `electronRunAsNode` makes the extension host's own binary act as Node, so no other Node is
  * needed.
@@ -65,19 +66,28 @@ export function workerCommandBeside(bundleDir: string, join: (a: string, b: stri
 /** Variables the host set only to start the worker; the worker deletes them from its own environment. */
 export const WORKER_ONLY_ENV = 'KEEL_WORKER_UNSET_ENV';
 
+/**
+ * The worker's file descriptor for its channel to the host: one end of a socketpair that `spawn`
+ * creates (stdio 'pipe' is a socketpair on Unix). It has no name in the file system, so no other
+ * process can connect to it (a socket cannot be opened through /proc/PID/fd either); the host's
+ * end is close-on-exec, so no other process it starts inherits it; and the worker's own end is
+ * marked close-on-exec by Node when it starts, so the commands a worker runs do not get it.
+ */
+export const WORKER_CHANNEL_FD = 3;
+
 /** What `spawn` is called with for one worker (the same in this thread and in the spawner thread). */
 export interface SpawnSpec {
   command: string;
   args: string[];
-  options: { env: NodeJS.ProcessEnv; detached: boolean; stdio: ['ignore', 'ignore', 'pipe']; windowsHide: true };
+  options: { env: NodeJS.ProcessEnv; detached: boolean; stdio: ['ignore', 'ignore', 'pipe', 'pipe']; windowsHide: true };
 }
 
 /**
- * The worker's command line and options: `command args… --socket <path> --worker-id <id>`, as
- * the leader of a new process group (so the whole group can be killed), stdin closed, stderr
- * piped (a worker's own log).
+ * The worker's command line and options: `command args… --worker-id <id>`, as the leader of a new
+ * process group (so the whole group can be killed), stdin and stdout closed, stderr piped (a
+ * worker's own log), and its channel to the host on fd 3 (WORKER_CHANNEL_FD).
  */
-export function workerSpawnSpec(cmd: WorkerCommand, socketPath: string, workerId: string): SpawnSpec {
+export function workerSpawnSpec(cmd: WorkerCommand, workerId: string): SpawnSpec {
   const env: NodeJS.ProcessEnv = { ...(cmd.baseEnv ?? process.env), ...cmd.env };
   const unset: string[] = [];
   const only: Record<string, string> = { ...WORKER_ENV, ...(cmd.electronRunAsNode ? { ELECTRON_RUN_AS_NODE: '1' } : {}) };
@@ -89,19 +99,20 @@ export function workerSpawnSpec(cmd: WorkerCommand, socketPath: string, workerId
   if (unset.length > 0) env[WORKER_ONLY_ENV] = unset.join(',');
   return {
     command: cmd.command,
-    args: [...cmd.args, '--socket', socketPath, '--worker-id', workerId],
-    options: { env, detached: process.platform !== 'win32', stdio: ['ignore', 'ignore', 'pipe'], windowsHide: true },
+    args: [...cmd.args, '--worker-id', workerId],
+    options: { env, detached: process.platform !== 'win32', stdio: ['ignore', 'ignore', 'pipe', 'pipe'], windowsHide: true },
   };
 }
 
 /**
- * Starts the worker in this thread (see {@link workerSpawnSpec}), with stderr to `onStderr`.
+ * Starts the worker in this thread (see {@link workerSpawnSpec}), with stderr to `onStderr`; the
+ * host's end of its channel is `stdio[WORKER_CHANNEL_FD]`.
  * Throws only for what `spawn` throws synchronously (a bad argument); a missing binary arrives as
  * the child's `error` event. Hosts go through `launchWorkerProcess` (processLauncher.ts), which
  * spawns off the event loop.
  */
-export function spawnWorkerProcess(cmd: WorkerCommand, socketPath: string, workerId: string, onStderr: (text: string) => void): ChildProcess {
-  const spec = workerSpawnSpec(cmd, socketPath, workerId);
+export function spawnWorkerProcess(cmd: WorkerCommand, workerId: string, onStderr: (text: string) => void): ChildProcess {
+  const spec = workerSpawnSpec(cmd, workerId);
   const child = spawn(spec.command, spec.args, spec.options);
   child.stderr?.setEncoding('utf8');
   child.stderr?.on('data', (d: string) => onStderr(d));

@@ -5,17 +5,20 @@ import type { IpcConnectionEmitted } from '../machines/ipcConnection/ipcConnecti
 import { workerMachine, type WorkerEmitted, type WorkerEvent } from '../machines/worker/worker.machine';
 import type { ChannelStats } from './channel';
 import { openIpcConnection, type IpcConnectionActor } from './ipcActors';
-import { isQueryReply, PROTOCOL_VERSION, type FromWorker, type QueryReply, type ToWorker } from './protocol';
+import { PROTOCOL_VERSION, toHost, toWorker, type QueryParams, type ToHost, type ToWorker } from './protocol';
+import { queryHandlers, type QueryServer, type RunningQuery } from './queryRouter';
+import { RpcEndpoint, RpcFailure, type Envelope, type ParamsOf } from './rpc';
 import { launchWorkerProcess } from './processLauncher';
 import { killProcessGroup, type WorkerCommand } from './spawnWorker';
 import { sweepWorkerProcesses, sweepWorkerProcessesInBackground, WORKER_TAG_ENV } from './workerSweep';
 
 /**
  * One worker process as the pool holds it: the worker machine with its real actors (the child
- * process, its ipcConnection, the health clock), and the routing of one query's replies to the
- * query that owns the worker right now. Contract: a reply for any other query breaks the
- * connection (the worker is replaced); when the worker dies with a query attached, that query's
- * listener is told `lost` exactly once; after `dead` nothing more is delivered.
+ * process, its ipcConnection, the health clock), the protocol's endpoint on its channel
+ * (rpc.ts), and the routing of the worker's messages to the query that owns the worker right now
+ * (queryRouter.ts). Contract: a message for any other query breaks the connection (the worker is
+ * replaced); when the worker dies with a query attached, that query's server is told `lost`
+ * exactly once; after `dead` nothing more is delivered.
  *
  * No process the worker started outlives it: a worker that ends on its own stops its commands
  * (cli/worker.ts); one that dies by a signal, or that the host kills, has every process carrying
@@ -29,22 +32,12 @@ export interface WorkerTimeouts {
   shutdownGraceMs: number;
   healthIntervalMs: number;
   healthAnswerMs: number;
-}
-
-export interface QueryListener {
-  /**
-   * One reply of the query. Returns a reason when the reply breaks the protocol in a way only the
-   * listener can see (an MCP call id used twice): the connection is broken for it, as for any
-   * violation (the worker is replaced, the query ends `worker_lost`).
-   */
-  reply(message: QueryReply): string | void;
-  /** The worker died or its connection broke while it had the query. */
-  lost(reason: string): void;
+  /** The same limit while the worker runs a query (it may be working hard, below the host's priority). */
+  busyHealthAnswerMs: number;
 }
 
 export interface WorkerHandleOptions {
   command: WorkerCommand;
-  address: string;
   timeouts: WorkerTimeouts;
   maxLineBytes: number;
   /** Lines waiting before reading from this worker pauses (back-pressure). */
@@ -71,7 +64,11 @@ export class WorkerHandle {
   /** In the worker's environment and so its commands' (workerSweep.ts). */
   private readonly tag = randomUUID();
   private swept = false;
-  private query: { queryId: string; listener: QueryListener } | null = null;
+  private query: RunningQuery | null = null;
+  /** The protocol on the current connection (null before it is up and after it is down). */
+  private rpc: RpcEndpoint<ToHost, ToWorker> | null = null;
+  /** When the worker last sent anything, even part of a message (the health clock counts it as a sign of life). */
+  private lastHeardAt = 0;
   private healthWaiters: (() => void)[] = [];
   health: WorkerHealth | null = null;
   /** The last channel statistics (back-pressure pauses, longest queue), for tests and the bench. */
@@ -85,7 +82,7 @@ export class WorkerHandle {
       input: { workerId: id, readyTimeoutMs: opts.timeouts.readyMs, shutdownGraceMs: opts.timeouts.shutdownGraceMs },
       ...(opts.inspect ? { inspect: opts.inspect } : {}),
     });
-    handles.bind(this.actor, { process: (sendBack, receive) => this.runProcess(sendBack, receive), timeouts: opts.timeouts });
+    handles.bind(this.actor, { process: (sendBack, receive) => this.runProcess(sendBack, receive), timeouts: opts.timeouts, lastHeardAt: () => this.lastHeardAt });
     for (const type of ['worker:ready', 'worker:busy', 'worker:idle', 'worker:crashed', 'worker:stopped'] as const) {
       // Handled after the worker's transition (the pool reacts by driving other actors).
       this.actor.on(type, (e) => queueMicrotask(() => this.onEmitted(e)));
@@ -106,18 +103,38 @@ export class WorkerHandle {
   }
 
   /**
-   * Sends `query` to the worker and routes its replies to `listener` until it completes or the
-   * worker dies. The pool calls this only for a worker it has just marked busy for this query.
+   * Sends the `query` request and routes the worker's messages for it to `server` until it is
+   * answered or the worker dies. The pool calls this only for a worker it has just marked busy
+   * for this query.
    */
-  runQuery(message: Extract<ToWorker, { type: 'query' }>, listener: QueryListener): void {
-    this.query = { queryId: message.queryId, listener };
-    this.actor.send({ type: 'ASSIGN', queryId: message.queryId });
-    this.send(message);
+  runQuery(params: QueryParams, server: QueryServer): void {
+    const rpc = this.rpc;
+    const controller = new AbortController();
+    const q: RunningQuery = { queryId: params.queryId, server, cancel: () => controller.abort() };
+    this.query = q;
+    this.actor.send({ type: 'ASSIGN', queryId: params.queryId });
+    if (!rpc) return;
+    rpc.request('query', params, { signal: controller.signal }).then(
+      (result) => this.finishQuery(q, () => server.complete(result)),
+      (err: unknown) => {
+        // A refusal is the worker's answer; a closed connection is the worker's death (`lost`).
+        if (err instanceof RpcFailure) this.finishQuery(q, () => server.failed(err.message));
+      },
+    );
   }
 
-  /** Sends a message of the current query (cancel, answers) to the worker. */
-  send(message: ToWorker): void {
-    this.ipc?.send({ type: 'SEND', message });
+  /** Tells the worker something about the current query (its mode, a sub-agent's answer); nothing for another query. */
+  notifyQuery(notice: { method: 'setMode'; params: ParamsOf<ToWorker, 'setMode'> } | { method: 'subtaskResult'; params: ParamsOf<ToWorker, 'subtaskResult'> }): void {
+    if (this.query?.queryId !== notice.params.queryId) return;
+    if (notice.method === 'setMode') this.rpc?.notify('setMode', notice.params);
+    else this.rpc?.notify('subtaskResult', notice.params);
+  }
+
+  private finishQuery(q: RunningQuery, tell: () => void): void {
+    if (this.query !== q) return;
+    this.query = null;
+    tell();
+    this.actor.send({ type: 'QUERY_DONE', queryId: q.queryId });
   }
 
   /** Asks the worker to stop `queryId`; a worker that does not answer within the grace period is killed. */
@@ -144,24 +161,59 @@ export class WorkerHandle {
         resolve();
       }
       this.healthWaiters.push(done);
-      this.send({ type: 'health_check', id: randomUUID() });
+      this.checkHealth();
     });
+  }
+
+  /** One health check: its answer is the worker's memory and uptime (and tells the health clock). */
+  private checkHealth(): void {
+    this.rpc?.request('health', {}).then(
+      (h) => {
+        this.health = { uptimeMs: h.uptime, rssBytes: h.rssBytes, at: Date.now() };
+        this.actor.send({ type: 'HEALTH_OK' });
+        const waiters = this.healthWaiters;
+        this.healthWaiters = [];
+        for (const w of waiters) w();
+      },
+      () => undefined,
+    );
   }
 
   private ipc: IpcConnectionActor | undefined;
 
   /** The `process` actor: the child, its socket, and what they say, as worker-machine events. */
   private runProcess(sendBack: (e: WorkerEvent) => void, receive: (listener: (e: EventObject) => void) => void): () => void {
-    const ipc = openIpcConnection(
-      this.opts.address,
+    const { actor: ipc, door } = openIpcConnection(
+      this.id,
       { maxLineBytes: this.opts.maxLineBytes, ...(this.opts.highWater ? { highWater: this.opts.highWater } : {}) },
       (s) => (this.channelStats = { ...s }),
       this.opts.inspect,
     );
     this.ipc = ipc;
-    ipc.on('ipc:message', (e: Extract<IpcConnectionEmitted, { type: 'ipc:message' }>) => this.onMessage(e.message, sendBack, ipc));
+    const violation = (reason: string) => {
+      ipc.send({ type: 'CLOSE', reason: `protocol violation: ${reason}` });
+      this.opts.log('warn', `worker ${this.id}: protocol violation: ${reason}; the worker is replaced`);
+      sendBack({ type: 'DISCONNECTED', reason: `protocol violation: ${reason}`, broken: true });
+    };
+    ipc.on('ipc:connected', () => {
+      this.rpc = new RpcEndpoint<ToHost, ToWorker>(
+        (m: Envelope) => {
+          ipc.send({ type: 'SEND', message: m });
+          return true;
+        },
+        toHost,
+        toWorker,
+        { ready: (p) => this.onReady(p, sendBack, ipc), ...queryHandlers(() => this.query, violation) },
+        violation,
+      );
+    });
+    ipc.on('ipc:message', (e: Extract<IpcConnectionEmitted, { type: 'ipc:message' }>) => {
+      this.lastHeardAt = Date.now();
+      this.rpc?.receive(e.message);
+    });
     let exitWait: NodeJS.Timeout | undefined;
     ipc.on('ipc:disconnected', (e: Extract<IpcConnectionEmitted, { type: 'ipc:disconnected' }>) => {
+      this.rpc?.close(e.reason);
       if (e.broken) {
         this.opts.log('warn', `worker ${this.id}: ${e.reason}; the worker is replaced`);
         sendBack({ type: 'DISCONNECTED', reason: e.reason, broken: true });
@@ -179,13 +231,21 @@ export class WorkerHandle {
     // Off the event loop (processLauncher.ts): spawning blocks the thread that does it.
     const command: WorkerCommand = { ...this.opts.command, env: { ...this.opts.command.env, [WORKER_TAG_ENV]: this.tag } };
     // Below the host's CPU priority from its start (workerPriority.ts).
-    const withdrawSpawn = launchWorkerProcess(command, this.opts.address, this.id, this.opts.niceness, {
+    const withdrawSpawn = launchWorkerProcess(command, this.id, this.opts.niceness, {
+      // The worker's inherited channel: the only way to reach it (spawnWorker.ts, WORKER_CHANNEL_FD).
+      channel: (stream) => {
+        door.attach(stream);
+        // Bytes arriving are a sign of life, even the parts of a message not yet whole (healthClock).
+        stream.on('data', () => (this.lastHeardAt = Date.now()));
+      },
       spawned: (pid) => {
         this.childPid = pid;
         liveWorkers.add(this);
       },
       error: (message, pid) => {
-        if (pid === undefined) sendBack({ type: 'SPAWN_FAILED', reason: message });
+        if (pid !== undefined) return;
+        door.fail(message);
+        sendBack({ type: 'SPAWN_FAILED', reason: message });
       },
       exit: (code, signal) => {
         this.exited = true;
@@ -200,13 +260,14 @@ export class WorkerHandle {
     receive((event) => {
       switch (event.type) {
         case 'SEND_HEALTH_CHECK':
-          this.send({ type: 'health_check', id: randomUUID() });
+          this.checkHealth();
           break;
         case 'SEND_CANCEL':
-          this.send({ type: 'cancel', queryId: (event as EventObject & { queryId: string }).queryId });
+          if (this.query?.queryId === (event as EventObject & { queryId: string }).queryId) this.query.cancel();
           break;
         case 'SEND_SHUTDOWN':
-          this.send({ type: 'shutdown', graceful: true });
+          // Answered once the worker's query has settled; its connection's close then ends it.
+          this.rpc?.request('shutdown', { graceful: true }).catch(() => undefined);
           break;
       }
     });
@@ -216,6 +277,7 @@ export class WorkerHandle {
       // The worker is dead as far as the pool is concerned: make it so.
       ipc.send({ type: 'CLOSE', reason: 'the worker was stopped' });
       ipc.stop();
+      this.rpc?.close('the worker was stopped');
       if (!this.exited) this.kill();
     };
   }
@@ -236,56 +298,29 @@ export class WorkerHandle {
     void sweepWorkerProcessesInBackground(this.tag).catch((err: unknown) => this.opts.log('warn', `worker ${this.id}: could not look for the processes it left: ${String(err)}`));
   }
 
-  private onMessage(m: FromWorker, sendBack: (e: WorkerEvent) => void, ipc: IpcConnectionActor): void {
-    switch (m.type) {
-      case 'ready':
-        if (m.protocol !== PROTOCOL_VERSION) {
-          ipc.send({ type: 'CLOSE', reason: `the worker speaks protocol ${m.protocol}, not ${PROTOCOL_VERSION}` });
-          sendBack({ type: 'DISCONNECTED', reason: `the worker speaks protocol ${m.protocol}, not ${PROTOCOL_VERSION}`, broken: true });
-          return;
-        }
-        sendBack({ type: 'READY', pid: m.pid });
-        return;
-      case 'health_ok': {
-        this.health = { uptimeMs: m.uptime, rssBytes: m.rssBytes, at: Date.now() };
-        sendBack({ type: 'HEALTH_OK' });
-        const waiters = this.healthWaiters;
-        this.healthWaiters = [];
-        for (const w of waiters) w();
-        return;
-      }
-      case 'shutdown_ack':
-        return;
-      case 'error':
-        if (m.queryId === undefined) {
-          this.opts.log('warn', `worker ${this.id} reported: ${m.error.message}`);
-          return;
-        }
-        break;
-    }
-    if (!isQueryReply(m)) return;
-    const q = this.query;
-    const violation = (reason: string) => {
-      ipc.send({ type: 'CLOSE', reason: `protocol violation: ${reason}` });
-      this.opts.log('warn', `worker ${this.id}: protocol violation: ${reason}; the worker is replaced`);
-      sendBack({ type: 'DISCONNECTED', reason: `protocol violation: ${reason}`, broken: true });
-    };
-    if (!q || q.queryId !== m.queryId) return violation(`a ${m.type} message for query ${m.queryId}, which the worker does not have`);
-    if (m.type === 'complete' || m.type === 'error') {
-      this.query = null;
-      q.listener.reply(m);
-      sendBack({ type: 'QUERY_DONE', queryId: m.queryId });
+  /** `ready`: the worker is up — on the pid it was started as, speaking this protocol, or it is not taken. */
+  private onReady(m: { pid: number; protocol: number }, sendBack: (e: WorkerEvent) => void, ipc: IpcConnectionActor): void {
+    // The channel is the process's own (inherited); a `ready` naming another pid is a lie.
+    const problem =
+      m.protocol !== PROTOCOL_VERSION
+        ? `the worker speaks protocol ${m.protocol}, not ${PROTOCOL_VERSION}`
+        : this.childPid !== null && m.pid !== this.childPid
+          ? `the worker says it is pid ${m.pid}, but it was started as pid ${this.childPid}`
+          : null;
+    if (problem) {
+      ipc.send({ type: 'CLOSE', reason: problem });
+      sendBack({ type: 'DISCONNECTED', reason: problem, broken: true });
       return;
     }
-    const problem = q.listener.reply(m);
-    if (problem) violation(problem);
+    sendBack({ type: 'READY', pid: m.pid });
   }
 
   private onEmitted(e: WorkerEmitted): void {
     if (e.type === 'worker:crashed' || e.type === 'worker:stopped') {
       const q = this.query;
       this.query = null;
-      if (q) q.listener.lost(e.reason);
+      this.rpc?.close(e.reason);
+      if (q) q.server.lost(e.reason);
       const waiters = this.healthWaiters;
       this.healthWaiters = [];
       for (const w of waiters) w();
@@ -300,6 +335,8 @@ type Receive = (listener: (e: EventObject) => void) => void;
 interface WorkerWiring {
   process(sendBack: (e: WorkerEvent) => void, receive: Receive): () => void;
   timeouts: WorkerTimeouts;
+  /** When the worker last sent anything. */
+  lastHeardAt(): number;
 }
 const handles = new ActorWiring<WorkerWiring>('the worker process');
 
@@ -311,7 +348,10 @@ const handles = new ActorWiring<WorkerWiring>('the worker process');
 const wiredWorkerMachine = workerMachine.provide({
   actors: {
     process: fromCallback<EventObject, { workerId: string }>(({ sendBack, receive, system }) => handles.of(system).process(sendBack, receive)),
-    healthClock: fromCallback<EventObject, { workerId: string }>(({ sendBack, receive, system }) => healthClock(handles.of(system).timeouts, sendBack, receive)),
+    healthClock: fromCallback<EventObject, { workerId: string }>(({ sendBack, receive, system }) => {
+      const wiring = handles.of(system);
+      return healthClock(wiring.timeouts, wiring.lastHeardAt, sendBack, receive);
+    }),
   },
 });
 
@@ -326,23 +366,44 @@ process.on('exit', () => {
   for (const w of [...liveWorkers]) w.kill(true);
 });
 
-/** The health clock: HEALTH_DUE every interval; HEALTH_TIMEOUT when a SENT check is not ANSWERED in time. */
-function healthClock(t: WorkerTimeouts, sendBack: (e: WorkerEvent) => void, receive: (listener: (e: EventObject) => void) => void): () => void {
+/**
+ * The health clock: HEALTH_DUE every interval; HEALTH_TIMEOUT when a SENT check is not ANSWERED in
+ * time **and the worker sent nothing else since**: a worker busy sending (a 50 MB answer in parts)
+ * is plainly alive even if its answer to the check waits behind what it is sending. "In time" is
+ * `healthAnswerMs` for an idle worker and `busyHealthAnswerMs` for one running a query (SENT says
+ * `busy`): a worker runs below the host's CPU priority, and on a machine whose cores are taken by
+ * programs at normal priority one that is handling a large answer got ~1/20 of a core and went
+ * silent for 10 s (issue 26, item 4) — busy, not stuck. A stuck busy worker is still killed (later),
+ * and a cancel kills it after its own grace period (the worker machine's `cancelling`).
+ */
+function healthClock(t: WorkerTimeouts, lastHeardAt: () => number, sendBack: (e: WorkerEvent) => void, receive: (listener: (e: EventObject) => void) => void): () => void {
   let answerTimer: NodeJS.Timeout | undefined;
+  let judging: NodeJS.Immediate | undefined;
   const interval = setInterval(() => {
     if (answerTimer === undefined) sendBack({ type: 'HEALTH_DUE' });
   }, t.healthIntervalMs);
+  const settle = () => {
+    clearTimeout(answerTimer);
+    clearImmediate(judging);
+    answerTimer = judging = undefined;
+  };
   receive((e) => {
     if (e.type === 'SENT' && answerTimer === undefined) {
-      answerTimer = setTimeout(() => sendBack({ type: 'HEALTH_TIMEOUT', ms: t.healthAnswerMs }), t.healthAnswerMs);
+      const sentAt = Date.now();
+      const ms = (e as EventObject & { busy?: boolean }).busy ? t.busyHealthAnswerMs : t.healthAnswerMs;
+      answerTimer = setTimeout(() => {
+        // Judged after this turn's I/O: a host that was busy itself runs its timers before it
+        // reads what the worker sent meanwhile.
+        judging = setImmediate(() => {
+          settle();
+          if (lastHeardAt() < sentAt) sendBack({ type: 'HEALTH_TIMEOUT', ms });
+        });
+      }, ms);
     }
-    if (e.type === 'ANSWERED') {
-      clearTimeout(answerTimer);
-      answerTimer = undefined;
-    }
+    if (e.type === 'ANSWERED') settle();
   });
   return () => {
     clearInterval(interval);
-    clearTimeout(answerTimer);
+    settle();
   };
 }

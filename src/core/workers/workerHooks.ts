@@ -3,20 +3,24 @@ import { ApprovedHooksRunner } from '../hooks/execute';
 import { isWorkerHookInput } from '../hooks/schemas';
 import { TaskHookPoints } from '../hooks/taskHooks';
 import type { SecretKeeper } from '../security/secretKeeper';
-import { HOOK_LOG_MAX_CHARS, type FromWorker, type QueryMessage } from './protocol';
+import { HOOK_LOG_MAX_CHARS, type QueryParams, type ToHost, type ToWorker } from './protocol';
+import type { RpcEndpoint } from './rpc';
 
 /**
  * The hook points of one query's turn in the worker (docs/hooks.md, "Hooks on a worker"): the
  * same `TaskHookPoints` the host would use, over the hooks the host approved and sent with the
  * query (never a settings file read here). Hook commands get the tool processes' environment of
  * this query (`secrets.environment()`: no provider key), run in the workspace, as children of
- * this process. What the host must do goes up: each event (`hook_event`, for its observers and
- * its report of unapproved hooks), what the person must see (`hook_log`) and a hook's
- * `"continue": false` (`hook_stop`: the host stops the task, as it would in process; the turn
+ * this process. What the host must do goes up: each event (`hookEvent`, for its observers and
+ * its report of unapproved hooks), what the person must see (`hookLog`) and a hook's
+ * `"continue": false` (`hookStop`: the host stops the task, as it would in process; the turn
  * here is cancelled at once).
  * Undefined when the query carries no hooks (the host has no hook runner).
  */
-export function workerHookPoints(q: QueryMessage, deps: { send(m: FromWorker): void; secrets: SecretKeeper; mode(): PermissionMode; stopTurn(): void }): TaskHookPoints | undefined {
+export function workerHookPoints(
+  q: QueryParams,
+  deps: { host: Pick<RpcEndpoint<ToWorker, ToHost>, 'notify'>; secrets: SecretKeeper; mode(): PermissionMode; stopTurn(): void },
+): TaskHookPoints | undefined {
   const plan = q.hooks;
   if (!plan) return undefined;
   const { queryId } = q;
@@ -26,7 +30,7 @@ export function workerHookPoints(q: QueryMessage, deps: { send(m: FromWorker): v
     environment: () => deps.secrets.environment(),
     // Only the turn's events fire here (the task's own ones stay in the host).
     announce: (input) => {
-      if (isWorkerHookInput(input)) deps.send({ type: 'hook_event', queryId, input });
+      if (isWorkerHookInput(input)) deps.host.notify('hookEvent', { queryId, input });
     },
   });
   return new TaskHookPoints(runner, {
@@ -38,10 +42,10 @@ export function workerHookPoints(q: QueryMessage, deps: { send(m: FromWorker): v
     // The host stops the task; the turn stops here at once, as it would in process (where the
     // cancel reaches the turn before the hook's caller returns): no further request or tool.
     requestStop: (reason) => {
-      deps.send({ type: 'hook_stop', queryId, reason: capped(reason) });
+      deps.host.notify('hookStop', { queryId, reason: capped(reason) });
       deps.stopTurn();
     },
-    log: (level, message) => deps.send({ type: 'hook_log', queryId, level, message: capped(message) }),
+    log: (level, message) => deps.host.notify('hookLog', { queryId, level, message: capped(message) }),
   });
 }
 

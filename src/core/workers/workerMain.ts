@@ -1,42 +1,48 @@
 import { randomUUID } from 'node:crypto';
-import { connect } from 'node:net';
-import { assign, createActor, sendTo, setup, type Actor } from 'xstate';
+import type { Duplex } from 'node:stream';
+import { createActor, type Actor } from 'xstate';
 import type { KeelError } from '../../shared/domain/errors';
-import { ZERO_USAGE, type ToolResultBlock } from '../../shared/domain/messages';
+import { ZERO_USAGE } from '../../shared/domain/messages';
+import type { PermissionMode } from '../../shared/domain/permissionModes';
 import { LockManager } from '../locks/lockManager';
 import type { TurnInput, TurnOutput } from '../machines/turn/types';
-import type { PermissionAnswer, PermissionAsker } from '../permissions/gate';
+import type { PermissionAsker } from '../permissions/gate';
 import { loadProvider } from '../providers/load';
-import type { FetchFunction } from '../providers/transport/nodeFetch';
 import type { ModelProvider } from '../providers/types';
-import { boundedByParent, type PermissionParent } from '../runtime/childPermissions';
+import { boundedByAncestors } from '../runtime/childPermissions';
 import { allowingLoopProgress } from '../runtime/loopPermission';
 import { lazyEngine } from '../runtime/permissionDecider';
-import type { PermissionMode } from '../../shared/domain/permissionModes';
+import type { TurnHost } from '../runtime/turnHost';
 import { wireTurnLoop, type PermissionDecider } from '../runtime/wiring';
 import { Sandbox } from '../sandbox/sandbox';
 import { SecretKeeper } from '../security/secretKeeper';
 import { createBashTool } from '../tools/bash';
-import { builtinTools, createToolRegistry } from '../tools/registry';
+import { builtinTools, createToolRegistry, type ToolRegistry } from '../tools/registry';
 import type { AnyTool } from '../tools/types';
 import { MessageChannel } from './channel';
-import { IpcMcpToolSource } from './mcpRemote';
-import { DEFAULT_MAX_LINE_BYTES, PROTOCOL_VERSION, toWorkerSchema, type FromWorker, type QueryMessage, type ToWorker } from './protocol';
+import { IpcMcpToolSource } from '../mcp/onWorkers/remote';
+import { DEFAULT_MAX_LINE_BYTES, PROTOCOL_VERSION, toHost, toWorker, type QueryParams, type QueryResult, type RuntimeConfig, type ToHost, type ToWorker } from './protocol';
+import { envelopeSchema, RpcEndpoint, type Envelope } from './rpc';
 import { WORKER_ONLY_ENV } from './spawnWorker';
 import { workerHookPoints } from './workerHooks';
 import { narrowedBy } from '../commands/narrowing';
-import { createSkillTool } from '../tools/skill';
+import { createSkillTool, type SkillRef } from '../tools/skill';
+import { WorkerTrust } from './workerTrust';
+import { errorMessage } from '../../shared/domain/errors';
 
 /**
- * The worker process: connects to the host's socket, says `ready`, and runs one query at a time —
- * one run of a task's turn loop with the same core as in-process runs (provider, tools, input
- * validation, the permission machine as the turn's child, the hooks of the turn's points that the
- * host approved, cost and usage counted in the turn).
- * Every event of the turn goes up as `message`; what
- * needs the owner of the task goes up and waits for its answer: a permission prompt (by its id),
- * the durability barrier before a tool runs, a Task call. The worker's own environment holds no
- * key: the provider's key comes with the query, and tool processes get the secret keeper's
- * environment as in-process runs do.
+ * The worker process: says `ready` over its channel to the host (the socket it inherited on fd 3,
+ * spawnWorker.ts: no other process can reach it), and answers one `query` at a time — one run of
+ * a task's turn loop, wired by the same `wireTurnLoop` as in the host's process (provider, tools,
+ * input validation, the permission machine as the turn's child, the hooks the host approved,
+ * cost and usage counted in the turn), with a TurnHost (runtime/turnHost.ts) whose every call is a
+ * message of the protocol (protocol.ts): the turn's events, the permission prompts (by their id),
+ * the durability barrier before a tool, the Task calls, the MCP tools. The worker's own
+ * environment holds no key: the provider's key comes with the query, and tool processes get the
+ * secret keeper's environment as in the host.
+ *
+ * One lock manager and one sandbox (per sandbox settings) for the worker's whole life, as a host
+ * keeps one per runtime (issue 25): not one per query.
  *
  * A connection that breaks the protocol, or closes, ends the process: the host replaces it.
  *
@@ -48,15 +54,11 @@ import { createSkillTool } from '../tools/skill';
  * any command still running (`killRunningProcessGroups`), so no command outlives its worker.
  */
 export interface WorkerArgs {
-  socket: string;
+  /** The worker's end of its channel to the host (the inherited fd 3, opened by the caller). */
+  channel: Duplex;
   workerId: string;
   /** Aborting stops the worker as if its host had closed the connection. */
   signal?: AbortSignal;
-  /**
-   * The providers' transport; default Node's global `fetch` (undici). The worker process passes
-   * `nodeFetch` (src/cli/worker.ts; docs/workers.md, "Memory").
-   */
-  fetch?: FetchFunction;
 }
 
 /**
@@ -66,13 +68,24 @@ export interface WorkerArgs {
  */
 export const STOP_GRACE_MS = 2500;
 
+/** One query being answered. */
+interface Answering {
+  queryId: string;
+  /** Settles once the turn ended (its result, or the failure that kept it from running). */
+  result: Promise<QueryResult>;
+  setMode(mode: PermissionMode, parentModes: PermissionMode[]): void;
+  subtaskResult(p: { toolCallId: string; result: Parameters<typeof subtaskEvent>[1]; summary: string }): void;
+  cancel(): void;
+}
+
 /** Runs until the host says `shutdown` or the connection ends; resolves with the exit code. */
 export function runWorker(args: WorkerArgs): Promise<number> {
   for (const name of (process.env[WORKER_ONLY_ENV] ?? '').split(',').filter(Boolean)) delete process.env[name];
   delete process.env[WORKER_ONLY_ENV];
   const started = Date.now();
+  const kept = new WorkerResources();
   let processed = 0;
-  let current: RunningQuery | null = null;
+  let current: Answering | null = null;
   return new Promise((resolve) => {
     let stopping = false;
     /** False once told to stop or shut down: a query that arrives then is refused. */
@@ -87,16 +100,16 @@ export function runWorker(args: WorkerArgs): Promise<number> {
     const settleCurrent = (): Promise<void> => {
       const q = current;
       if (!q) return Promise.resolve();
-      q.abort();
+      q.cancel();
       let timer: NodeJS.Timeout | undefined;
-      return Promise.race([q.settled, new Promise<void>((r) => (timer = setTimeout(r, STOP_GRACE_MS)))]).finally(() => clearTimeout(timer));
+      return Promise.race([q.result.then(() => undefined), new Promise<void>((r) => (timer = setTimeout(r, STOP_GRACE_MS)))]).finally(() => clearTimeout(timer));
     };
     if (args.signal?.aborted) {
       resolve(0);
       return;
     }
-    // Told to stop by a signal, not by the host: the host hears nothing more of the query (not a
-    // `complete` it would take for its own cancel), only the exit, so the task ends interrupted.
+    // Told to stop by a signal, not by the host: the host hears nothing more of the query (not an
+    // answer it would take for its own cancel), only the exit, so the task ends interrupted.
     let silent = false;
     args.signal?.addEventListener(
       'abort',
@@ -106,270 +119,204 @@ export function runWorker(args: WorkerArgs): Promise<number> {
       },
       { once: true },
     );
-    const socket = connect(args.socket);
-    const channel = new MessageChannel<ToWorker, FromWorker>(socket, {
-      schema: toWorkerSchema,
+    const channel = new MessageChannel<Envelope, Envelope>(args.channel, {
+      schema: envelopeSchema,
       maxLineBytes: DEFAULT_MAX_LINE_BYTES,
-      onMessage: (m) => onMessage(m),
+      onMessage: (m) => rpc.receive(m),
       onBroken: (reason) => {
         process.stderr.write(`keel worker ${args.workerId}: the host broke the protocol: ${reason}\n`);
         stop(1);
       },
       onClose: () => stop(0),
     });
-    socket.on('connect', () => channel.send({ type: 'ready', pid: process.pid, protocol: PROTOCOL_VERSION }));
-    const send = (m: FromWorker) => {
-      if (!silent) channel.send(m);
-    };
-
-    function onMessage(m: ToWorker): void {
-      switch (m.type) {
-        case 'health_check':
-          send({ type: 'health_ok', id: m.id, uptime: Date.now() - started, queriesProcessed: processed, rssBytes: process.memoryUsage().rss });
-          return;
-        case 'shutdown':
-          // Acknowledged once the query is stopped (its commands' groups gone), so the host's
-          // grace period covers the commands too; the connection's close then ends the worker.
-          accepting = false;
-          void settleCurrent().then(() => {
-            send({ type: 'shutdown_ack' });
-            channel.end();
-          });
-          return;
-        case 'query':
-          if (!accepting) {
-            send({ type: 'error', queryId: m.queryId, error: { code: 'internal', message: 'this worker is stopping', retryable: false } });
-            return;
-          }
-          if (current) {
-            send({ type: 'error', queryId: m.queryId, error: { code: 'internal', message: `this worker is already running query ${current.queryId}`, retryable: false } });
-            return;
-          }
-          current = startQuery(m, send, args.fetch, (q) => {
+    const rpc: RpcEndpoint<ToWorker, ToHost> = new RpcEndpoint<ToWorker, ToHost>(
+      (m) => !silent && channel.send(m),
+      toWorker,
+      toHost,
+      {
+        query: (params, { signal }) => {
+          if (!accepting) return Promise.reject(new Error('this worker is stopping'));
+          if (current) return Promise.reject(new Error(`this worker is already running query ${current.queryId}`));
+          const q = answer(params, rpc, kept);
+          current = q;
+          signal.addEventListener('abort', () => q.cancel(), { once: true });
+          return q.result.finally(() => {
             if (current === q) current = null;
             processed++;
           });
-          return;
-        default:
-          if (current && m.queryId === current.queryId) current.receive(m);
-      }
-    }
+        },
+        health: async () => ({ uptime: Date.now() - started, queriesProcessed: processed, rssBytes: process.memoryUsage().rss }),
+        // Answered once the query is stopped (its commands' groups gone), so the host's grace
+        // period covers the commands too; the connection's close then ends the worker.
+        shutdown: async () => {
+          accepting = false;
+          await settleCurrent();
+          setImmediate(() => channel.end());
+          return {};
+        },
+        setMode: (p) => {
+          if (current?.queryId === p.queryId) current.setMode(p.mode, p.parentModes);
+        },
+        subtaskResult: (p) => {
+          if (current?.queryId === p.queryId) current.subtaskResult(p);
+        },
+      },
+      (reason) => {
+        process.stderr.write(`keel worker ${args.workerId}: the host broke the protocol: ${reason}\n`);
+        channel.destroy();
+        stop(1);
+      },
+    );
+    rpc.notify('ready', { pid: process.pid, protocol: PROTOCOL_VERSION });
   });
 }
 
-interface RunningQuery {
-  queryId: string;
-  /** Resolves once the query's turn ended and `complete` was sent. */
-  settled: Promise<void>;
-  receive(m: Exclude<ToWorker, { type: 'query' | 'shutdown' | 'health_check' }>): void;
-  abort(): void;
+/** What a worker keeps for its whole life: one lock manager; one sandbox and tool set, one permission engine, per settings. */
+class WorkerResources {
+  readonly locks = new LockManager();
+  private readonly toolSets = new Map<string, AnyTool[]>();
+  private readonly engines = new Map<string, { decider: PermissionDecider; trust: WorkerTrust }>();
+
+  /**
+   * The built-in tools, Bash in this sandbox (its network proxy starts on first use and lives as
+   * long as the worker), and a Skill tool that loads only the skills this query carried (the host
+   * found and approved them).
+   */
+  tools(runtime: RuntimeConfig, skills: readonly SkillRef[]): ToolRegistry {
+    const key = JSON.stringify(runtime.sandbox);
+    let tools = this.toolSets.get(key);
+    if (!tools) {
+      const sandbox = new Sandbox(runtime.sandbox);
+      tools = builtinTools.map((t) => (t.name === 'Bash' ? (createBashTool({ sandbox }) as AnyTool) : t));
+      this.toolSets.set(key, tools);
+    }
+    return createToolRegistry([...tools, createSkillTool(() => skills) as AnyTool]);
+  }
+
+  /**
+   * The permission engine for a workspace and its settings: its shell parser (wasm) loads once, not
+   * on every query. It knows the host's approvals as this query carried them (a change makes it
+   * re-read its settings).
+   */
+  engine(runtime: RuntimeConfig): { decider: PermissionDecider; trust: WorkerTrust } {
+    const key = JSON.stringify([runtime.workspace, runtime.settingsFiles, runtime.sandbox.enabled]);
+    let engine = this.engines.get(key);
+    if (!engine) {
+      const trust = new WorkerTrust();
+      const { workspace, settingsFiles } = runtime;
+      const decider = lazyEngine({ workspace, settingsFiles, sandbox: { enabled: runtime.sandbox.enabled }, trust, protectedFiles: () => trust.protectedFiles });
+      this.engines.set(key, (engine = { decider, trust }));
+    }
+    engine.trust.update(runtime.trust);
+    return engine;
+  }
 }
 
-/** Starts one query's turn loop; `done` is called once, after `complete` (or `error`) was sent. */
-function startQuery(q: QueryMessage, send: (m: FromWorker) => void, fetch: FetchFunction | undefined, done: (q: RunningQuery) => void): RunningQuery {
-  const { runtime } = q;
-  const secrets = new SecretKeeper({ passThrough: runtime.passEnv, values: [...runtime.heldSecrets, q.provider.apiKey] });
-  const sandbox = new Sandbox(runtime.sandbox);
-  const skills = q.skills ?? [];
-  const tools = createToolRegistry([...builtinTools.map((t) => (t.name === 'Bash' ? (createBashTool({ sandbox }) as AnyTool) : t)), createSkillTool(() => skills) as AnyTool]);
+/** Starts one query's turn loop; its `result` settles once, when the turn ended. */
+function answer(q: QueryParams, rpc: RpcEndpoint<ToWorker, ToHost>, kept: WorkerResources): Answering {
+  const { runtime, queryId } = q;
+  const secrets = new SecretKeeper({ passThrough: runtime.passEnv, values: [...runtime.heldSecrets, q.provider.apiKey], extra: () => runtime.env ?? {} });
   let parentModes = q.parentModes;
   // The turn's mode as the host last set it (hooks' `permission_mode`).
   let mode = q.turn.mode;
-  // (`toTurn` is defined below; a hook only fires once the turn runs.)
-  const hooks = workerHookPoints(q, { send, secrets, mode: () => mode, stopTurn: () => toTurn({ type: 'CANCEL' }) });
-  const engine = engineFor(runtime.workspace, runtime.settingsFiles, runtime.sandbox.enabled);
-  // The same exception the host gives a loop iteration (LiveTask): its own progress file.
-  const own: PermissionDecider = q.loopProgressFile ? allowingLoopProgress(engine, q.loopProgressFile) : engine;
-  const narrowing = q.narrowing ?? null;
-  const permissions: PermissionDecider = narrowedBy(boundedByModes(own, () => parentModes), () => narrowing, runtime.workspace);
-  const waiting = new Map<string, (answer: PermissionAnswer) => void>();
-  const durables = new Map<string, () => void>();
-  // The task's MCP servers are the host's: their tools are listed and called through it.
-  const mcp = q.mcp ? new IpcMcpToolSource(q.queryId, send) : undefined;
-  const asker: PermissionAsker = {
-    ask(request, signal) {
-      return new Promise((resolve) => {
-        const promptId = request.requestId;
-        const finish = (answer: PermissionAnswer) => {
-          waiting.delete(promptId);
-          resolve(answer);
-        };
-        waiting.set(promptId, finish);
-        signal.addEventListener('abort', () => {
-          if (!waiting.has(promptId)) return;
-          send({ type: 'permission_cancel', queryId: q.queryId, promptId });
-          finish({ decision: 'deny', feedback: 'cancelled' });
-        });
-        send({ type: 'permission_request', queryId: q.queryId, promptId, request });
-      });
-    },
-  };
-  let actor: Actor<ReturnType<typeof relayMachine>> | null = null;
+  let turn: Actor<ReturnType<typeof wireTurnLoop>> | null = null;
   // What arrives while the provider's module loads (the first query's SDK) reaches the turn once it starts.
-  const early: RelayEvent[] = [];
-  const toTurn = (e: RelayEvent) => (actor ? actor.send(e) : early.push(e));
-  let markSettled: () => void = () => undefined;
-  const running: RunningQuery = {
-    queryId: q.queryId,
-    settled: new Promise<void>((resolve) => (markSettled = resolve)),
-    receive(m) {
-      switch (m.type) {
-        case 'cancel':
-          toTurn({ type: 'CANCEL' });
-          return;
-        case 'set_mode':
-          parentModes = m.parentModes;
-          mode = m.mode;
-          toTurn({ type: 'SET_MODE', mode: m.mode });
-          return;
-        case 'permission_answer':
-          waiting.get(m.promptId)?.(m.answer);
-          return;
-        case 'durable_ok':
-          durables.get(m.requestId)?.();
-          durables.delete(m.requestId);
-          return;
-        case 'subtask_result':
-          toTurn({ type: 'SUBTASK_RESULT', toolCallId: m.toolCallId, result: m.result, summary: m.summary });
-          return;
-        case 'mcp_tools':
-        case 'mcp_progress':
-        case 'mcp_result':
-          mcp?.receive(m);
-          return;
-      }
+  const early: TurnEventIn[] = [];
+  const toTurn = (e: TurnEventIn) => (turn ? turn.send(e) : early.push(e));
+  const hooks = workerHookPoints(q, { host: rpc, secrets, mode: () => mode, stopTurn: () => toTurn({ type: 'CANCEL' }) });
+  const { decider: engine, trust } = kept.engine(runtime);
+  // The same exception the host gives a loop iteration (LiveTask): its own progress file.
+  const own: PermissionDecider = q.loopProgressFile ? allowingLoopProgress(engine, q.loopProgressFile, runtime.workspace) : engine;
+  const asker: PermissionAsker = {
+    ask: (request, signal) =>
+      rpc.request('permission', { queryId, request }, { signal }).then(
+        (answer) => {
+          // "Always allow": the person's own rules, saved by the host, count as approved here at once.
+          if (answer.always) trust.personSaved(answer.always.rules, answer.always.where);
+          return answer;
+        },
+        () => ({ decision: 'deny' as const, feedback: 'The prompt was withdrawn.' }),
+      ),
+  };
+  // The worker's TurnHost: each call is a message to the host, which serves it with its own (remoteTurn.ts).
+  const host: TurnHost = {
+    publish: (event) => rpc.notify('event', { queryId, event }),
+    durable: () => rpc.request('durable', { queryId }).then(() => undefined),
+    asker,
+    ...(q.mcp ? { mcp: new IpcMcpToolSource(queryId, rpc) } : {}),
+    // Sent after the turn's step, as a parent hears sendParent in the host's process: the turn's
+    // own events of that step (it awaits subtasks) come first, so a task's log reads the same on a
+    // worker as in process (`keel tasks replay` compares them).
+    startSubtask: (call) => queueMicrotask(() => rpc.notify('subtaskStart', { queryId, ...call })),
+  };
+  let finish: (r: QueryResult) => void = () => undefined;
+  const result = new Promise<QueryResult>((resolve) => (finish = resolve));
+  const done = (output: TurnOutput) => {
+    // The conversation stays here: the host folded it from the events (replySchemas.ts, turnResultSchema).
+    const { messages, ...rest } = output;
+    finish({ ...rest, messageCount: messages.length });
+  };
+  rpc.notify('session', { queryId, sessionId: randomUUID(), warm: false });
+  loadProvider(q.provider).then(
+    (created) => {
+      if (!('stream' in created)) done(failed(q, created));
+      else start(created);
     },
-    abort() {
+    (err: unknown) => done(failed(q, { code: 'internal', message: `the worker could not load the ${q.provider.provider} provider: ${errorMessage(err)}`, retryable: false })),
+  );
+  return {
+    queryId,
+    result,
+    setMode(m, modes) {
+      parentModes = modes;
+      mode = m;
+      toTurn({ type: 'SET_MODE', mode: m });
+    },
+    subtaskResult(p) {
+      toTurn(subtaskEvent(p.toolCallId, p.result, p.summary));
+    },
+    cancel() {
       toTurn({ type: 'CANCEL' });
     },
   };
-  send({ type: 'session', queryId: q.queryId, sessionId: randomUUID(), warm: false });
-  loadProvider(q.provider, fetch).then(
-    (created) => {
-      if (!('stream' in created)) finishWith(failed(q, created));
-      else startTurn(created);
-    },
-    (err: unknown) => finishWith(failed(q, { code: 'internal', message: `the worker could not load the ${q.provider.provider} provider: ${(err as Error).message}`, retryable: false })),
-  );
-  return running;
 
-  function startTurn(provider: ModelProvider): void {
+  function start(provider: ModelProvider): void {
     const turnLoop = wireTurnLoop(
       {
         taskId: q.taskId,
         workspace: runtime.workspace,
         ...(runtime.ripgrepPath ? { ripgrepPath: runtime.ripgrepPath } : {}),
-        locks: new LockManager(),
-        tools,
-        asker,
+        locks: kept.locks,
+        tools: kept.tools(runtime, q.skills ?? []),
+        // A command's allowed-tools narrow the worker's decisions as they narrow the host's.
+        permissions: narrowedBy(boundedByAncestors(own, () => parentModes), () => q.narrowing ?? null, runtime.workspace),
         secrets,
-        permissions,
-        ...(mcp ? { mcp } : {}),
         // The task's hooks the host approved, at the turn's points (PreToolUse, PostToolUse, Stop, …).
         ...(hooks ? { hooks } : {}),
         // The host read the run's instructions files and memories; they follow the base prompt here too.
-        runSystem: () => q.runSystem ?? [],
-        publish: (event) => send({ type: 'message', queryId: q.queryId, event }),
-        durable: () =>
-          new Promise<void>((resolve) => {
-            const requestId = randomUUID();
-            durables.set(requestId, resolve);
-            send({ type: 'durable_request', queryId: q.queryId, requestId });
-          }),
+        runSystem: () => [...(q.runSystem ?? []), ...(hooks?.contextForRun() ?? [])],
+        provider: () => provider,
       },
-      secrets,
-      () => provider,
+      host,
     );
     const input: TurnInput = { taskId: q.taskId, ...q.turn };
-    const relay = relayMachine(turnLoop, input, (sub) => send({ type: 'subtask_start', queryId: q.queryId, ...sub }));
-    const started = createActor(relay);
-    actor = started;
-    started.subscribe({
-      complete: () => {
-        const output = started.getSnapshot().context.output;
-        finishWith(output ?? failed(q, { code: 'internal', message: 'the turn ended without an output', retryable: false }));
-      },
-      error: (err) => finishWith(failed(q, { code: 'internal', message: `the turn failed in the worker: ${(err as Error).message}`, retryable: false })),
+    const actor = createActor(turnLoop, { input });
+    turn = actor;
+    actor.subscribe({
+      complete: () => done(actor.getSnapshot().output ?? failed(q, { code: 'internal', message: 'the turn ended without an output', retryable: false })),
+      error: (err) => done(failed(q, { code: 'internal', message: `the turn failed in the worker: ${errorMessage(err)}`, retryable: false })),
     });
-    started.start();
-    for (const e of early.splice(0)) started.send(e);
-  }
-
-  function finishWith(output: TurnOutput): void {
-    void sandbox.dispose();
-    mcp?.close();
-    send({ type: 'complete', queryId: q.queryId, output });
-    done(running);
-    markSettled();
+    actor.start();
+    for (const e of early.splice(0)) actor.send(e);
   }
 }
 
-/**
- * One permission engine per workspace and settings for the worker's life, as a host keeps one per
- * runtime: its shell parser (wasm) loads once, not on every query.
- */
-const engines = new Map<string, PermissionDecider>();
-function engineFor(workspace: string, settingsFiles: string[], sandboxEnabled: boolean): PermissionDecider {
-  const key = JSON.stringify([workspace, settingsFiles, sandboxEnabled]);
-  let engine = engines.get(key);
-  if (!engine) engines.set(key, (engine = lazyEngine({ workspace, settingsFiles, sandbox: { enabled: sandboxEnabled } })));
-  return engine;
+type TurnEventIn = { type: 'CANCEL' } | { type: 'SET_MODE'; mode: PermissionMode } | ReturnType<typeof subtaskEvent>;
+
+function subtaskEvent(toolCallId: string, result: Extract<TurnOutput['messages'][number]['content'][number], { type: 'tool_result' }>, summary: string) {
+  return { type: 'SUBTASK_RESULT' as const, toolCallId, result, summary };
 }
 
-function failed(q: QueryMessage, error: KeelError): TurnOutput {
+function failed(q: QueryParams, error: KeelError): TurnOutput {
   return { status: 'error', stopReason: null, messages: q.turn.messages, error, usage: ZERO_USAGE, costUsd: 0, compactionFailures: q.turn.compactionFailures };
-}
-
-/** A call is decided under the task's own mode and under each ancestor's (nearest first); the strictest answer wins. */
-function boundedByModes(engine: PermissionDecider, modes: () => PermissionMode[]): PermissionDecider {
-  const chain = (i: number): PermissionParent | null => {
-    const m = modes()[i];
-    if (m === undefined) return null;
-    const above = chain(i + 1);
-    const decider = above ? boundedByParent(engine, above) : engine;
-    return { permissionMode: () => m, decideAsParent: (call) => decider.decide(call, m) };
-  };
-  return {
-    decide(call, mode) {
-      const parent = chain(0);
-      return parent ? boundedByParent(engine, parent).decide(call, mode) : engine.decide(call, mode);
-    },
-  };
-}
-
-/**
- * The turn machine's parent in the worker (its task machine lives in the host): it relays a Task
- * call up (SUBTASK_STARTED → `onSubtask`), and CANCEL, SET_MODE and SUBTASK_RESULT down, and keeps
- * the turn's output.
- */
-type RelayEvent =
-  | { type: 'CANCEL' }
-  | { type: 'SET_MODE'; mode: PermissionMode }
-  | { type: 'SUBTASK_RESULT'; toolCallId: string; result: ToolResultBlock; summary: string }
-  | { type: 'SUBTASK_STARTED'; toolCallId: string; description: string; prompt: string };
-
-function relayMachine(turnLoop: ReturnType<typeof wireTurnLoop>, input: TurnInput, onSubtask: (s: { toolCallId: string; description: string; prompt: string }) => void) {
-  return setup({
-    types: {
-      context: {} as { output: TurnOutput | null },
-      events: {} as RelayEvent,
-    },
-    actors: { turn: turnLoop },
-  }).createMachine({
-    id: 'workerQuery',
-    context: { output: null },
-    initial: 'running',
-    states: {
-      running: {
-        invoke: { id: 'turn', src: 'turn', input, onDone: { target: 'done', actions: assign({ output: ({ event }) => event.output }) } },
-        on: {
-          CANCEL: { actions: sendTo('turn', { type: 'CANCEL' }) },
-          SET_MODE: { actions: sendTo('turn', ({ event }) => event) },
-          SUBTASK_RESULT: { actions: sendTo('turn', ({ event }) => event) },
-          SUBTASK_STARTED: { actions: ({ event }) => onSubtask({ toolCallId: event.toolCallId, description: event.description, prompt: event.prompt }) },
-        },
-      },
-      done: { type: 'final' },
-    },
-  });
 }

@@ -1,5 +1,6 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { getPriority, setPriority } from 'node:os';
+import { errorMessage } from '../../shared/domain/errors';
 
 /**
  * The CPU priority (a nice value, 0 normal … 19 lowest) workers run at by default: below the host.
@@ -68,7 +69,7 @@ export function lowerWorkerPriority(pid: number, nice: number, alive: () => bool
   try {
     io.setPriority(pid, target);
   } catch (err) {
-    if (alive()) log(`could not lower its CPU priority (nice ${target}): ${(err as Error).message}`);
+    if (alive()) log(`could not lower its CPU priority (nice ${target}): ${errorMessage(err)}`);
   }
   if (process.platform !== 'linux') return;
   let groupTarget: number | null;
@@ -88,7 +89,7 @@ export function lowerWorkerPriority(pid: number, nice: number, alive: () => bool
     } catch (err) {
       const code = (err as NodeJS.ErrnoException).code;
       if (code === 'EAGAIN' && tries < AUTOGROUP_TRIES) io.later(AUTOGROUP_RETRY_MS, attempt);
-      else if (code !== 'ENOENT' && code !== 'ESRCH' && alive()) log(`could not lower the CPU priority of its scheduling group (nice ${groupTarget}): ${(err as Error).message}`);
+      else if (code !== 'ENOENT' && code !== 'ESRCH' && alive()) log(`could not lower the CPU priority of its scheduling group (nice ${groupTarget}): ${errorMessage(err)}`);
     }
   };
   attempt();

@@ -1,8 +1,9 @@
+import { errorMessage } from '../../shared/domain/errors';
 import type { TaskHandle } from '../../core/runtime/types';
 import type { StoredTaskState } from '../../shared/protocol/chatMessages';
 import type { FromWebviewMessage } from '../../shared/protocol/fromWebview';
 import type { ToWebviewPayload } from '../../shared/protocol/toWebview';
-import { describeError, type Logger } from '../logger';
+import { type Logger } from '../logger';
 import type { ViewConnection } from '../viewConnection';
 import { isStoredTask } from './storedTask';
 import { HistoryError } from './taskArchive';
@@ -115,7 +116,7 @@ export class HistoryActions {
         this.chat.show(shown.task, shown.stored);
         this.chat.log.info(`showing task ${lastId} again${shown.stored ? ` (${shown.stored.status})` : ''}`);
       } catch (err) {
-        this.chat.log.info(`the last task ${lastId} cannot be shown again: ${describeError(err)}`);
+        this.chat.log.info(`the last task ${lastId} cannot be shown again: ${errorMessage(err)}`);
       }
     })();
     return this.restoring;
@@ -165,7 +166,7 @@ export class HistoryActions {
   }
 
   private fail(view: ViewConnection | undefined, what: string, err: unknown): void {
-    const message = describeError(err);
+    const message = errorMessage(err);
     this.chat.log.warn(`history ${what} failed: ${message}`);
     const payload: ToWebviewPayload = err instanceof HistoryError ? { type: 'notice', message } : { type: 'error', message: `Keel: ${message}` };
     if (view) view.send(payload);

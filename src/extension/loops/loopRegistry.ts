@@ -1,12 +1,13 @@
 import type { ActivityFeed } from '../../core/hooks/feed';
 import { restoreCheckpoint } from '../../core/loop/checkpoint';
 import { listLoops, loopDir, uniqueLoopName, type StoredLoopSettings } from '../../core/loop/files';
-import { LoopRunner, type LoopTaskHost } from '../../core/loop/runner';
+import { LoopRunner, type LoopTaskHost, type LoopTrust } from '../../core/loop/runner';
 import { lockState } from '../../core/store/taskLock';
 import type { LoopEvent, LoopStatus } from '../../shared/domain/loop';
 import { boundLoop, type LoopPageView, type LoopsState } from '../../shared/protocol/loopMessages';
 import { ownerWords } from '../../shared/words/owners';
 import type { Logger } from '../logger';
+import { errorMessage } from '../../shared/domain/errors';
 
 /**
  * The loops of one window's workspace (docs/loop.md, "In VS Code"): the ones this window drives
@@ -29,6 +30,11 @@ export interface LoopRegistryOptions {
   log: Logger;
   /** Asks the person to confirm a restore; resolves true to go on. */
   confirm(message: string, detail: string): Promise<boolean>;
+  /**
+   * The workspace's approvals (docs/permissions.md, "Trust"): a loop runs from its folder only as
+   * Keel last wrote it or as the person approved it. Absent: loops are run as they are.
+   */
+  trust?(): Promise<LoopTrust | undefined>;
 }
 
 interface Entry {
@@ -38,7 +44,7 @@ interface Entry {
   unsubscribe(): void;
 }
 
-const ENDED: ReadonlySet<LoopStatus> = new Set(['complete', 'cancelled']);
+const ENDED: ReadonlySet<LoopStatus> = new Set(['complete', 'stopped', 'cancelled']);
 
 export class LoopRegistry {
   private readonly entries = new Map<string, Entry>();
@@ -66,7 +72,8 @@ export class LoopRegistry {
   async start(goal: string, settings: StoredLoopSettings): Promise<{ name: string; done: Promise<LoopStatus> }> {
     const host = await this.o.taskHost();
     const name = uniqueLoopName(this.o.workspace, goal);
-    const runner = LoopRunner.create(this.runnerOptions(host), name, goal, settings);
+    const trust = await this.o.trust?.();
+    const runner = LoopRunner.create({ ...this.runnerOptions(host), ...(trust ? { trust } : {}) }, name, goal, settings);
     const entry = this.track(runner);
     entry.driving = true;
     return { name, done: this.settle(entry, runner.run()) };
@@ -91,7 +98,9 @@ export class LoopRegistry {
     let wasStalled = false;
     try {
       const host = await this.o.taskHost();
-      runner = LoopRunner.open(this.runnerOptions(host), name);
+      const trust = await this.o.trust?.();
+      // LoopNotApproved when the folder is not Keel's own as it is now: the window offers its review.
+      runner = LoopRunner.open({ ...this.runnerOptions(host), ...(trust ? { trust } : {}) }, name);
       if (ENDED.has(runner.status)) throw new Error(`loop "${name}" is ${runner.status}; start a new loop instead`);
       wasStalled = runner.status === 'stalled';
       // run() throws LoopBusy before anything changes when another process holds the loop.
@@ -181,7 +190,7 @@ export class LoopRegistry {
         const view = LoopRunner.open(this.runnerOptions(undefined), s.name).view();
         out.push(boundLoop(view, lock.live ? 'elsewhere' : 'none', lock.live ? ownerWords(lock.owner?.label) : undefined));
       } catch (err) {
-        this.o.log.warn(`loop ${s.name}: ${(err as Error).message}`);
+        this.o.log.warn(`loop ${s.name}: ${errorMessage(err)}`);
       }
     }
     return out;
@@ -238,7 +247,7 @@ export class LoopRegistry {
       try {
         l();
       } catch (err) {
-        this.o.log.warn(`a loop listener threw: ${(err as Error).message}`);
+        this.o.log.warn(`a loop listener threw: ${errorMessage(err)}`);
       }
     }
   }

@@ -1,7 +1,8 @@
+import { errorMessage } from '../../shared/domain/errors';
 import type { LoopActionMessage } from '../../shared/protocol/fromWebview';
 import type { LoopAction, LoopsState } from '../../shared/protocol/loopMessages';
 import type { ToWebviewPayload } from '../../shared/protocol/toWebview';
-import { describeError, type Logger } from '../logger';
+import { type Logger } from '../logger';
 import type { ViewConnection } from '../viewConnection';
 
 /** What the chat needs of the window's loops (loopUi.ts over a LoopRegistry; a fake in tests). */
@@ -39,8 +40,8 @@ export class LoopRequests {
         this.log.info(`loop ${m.name}: ${m.action}: ${message}`);
         view.send({ type: 'notice', message });
       } catch (e) {
-        this.log.warn(`loop ${m.name}: ${m.action} failed: ${describeError(e)}`);
-        view.send({ type: 'notice', message: `Could not ${m.action} loop "${m.name}": ${describeError(e)}` });
+        this.log.warn(`loop ${m.name}: ${m.action} failed: ${errorMessage(e)}`);
+        view.send({ type: 'notice', message: `Could not ${m.action} loop "${m.name}": ${errorMessage(e)}` });
       }
     }
     view.send({ type: 'loops', state: loops.state() });

@@ -1,19 +1,24 @@
+import { errorMessage } from '../../shared/domain/errors';
 import * as vscode from 'vscode';
 import type { StoredLoopSettings } from '../../core/loop/files';
-import type { LoopTaskHost } from '../../core/loop/runner';
+import type { LoopTaskHost, LoopTrust } from '../../core/loop/runner';
 import type { ActivityFeed } from '../../core/hooks/feed';
 import type { LoopStatus } from '../../shared/domain/loop';
 import type { LoopAction, LoopsState } from '../../shared/protocol/loopMessages';
-import { describeError, type Logger } from '../logger';
+import { type Logger } from '../logger';
 import type { LoopChat } from './loopRequests';
 import type { LoopRegistry } from './loopRegistry';
 
 export interface WindowLoopsOptions {
   log: Logger;
   taskHost(): Promise<LoopTaskHost>;
+  /** Why a loop cannot run in the chat's mode now (Plan mode), asked before Start Loop's questions. */
+  loopModeProblem(): string | undefined;
   feed(): ActivityFeed | undefined;
   /** Shows the loop page (in the chat the person sees), selecting loop `name` when given. */
   showPage(name?: string): Promise<void>;
+  /** The window's approvals of its workspace (loop folders run only as approved or as Keel wrote them). */
+  trust(): Promise<LoopTrust | undefined>;
 }
 
 /**
@@ -43,6 +48,7 @@ export class WindowLoops implements LoopChat {
         feed: () => this.o.feed(),
         owner: `VS Code window ${process.pid}`,
         log: this.o.log,
+        trust: () => this.o.trust(),
         confirm: async (message, detail) => (await vscode.window.showWarningMessage(message, { modal: true, detail }, 'Restore Files')) === 'Restore Files',
       });
       registry.onChange(() => this.changeListeners.forEach((l) => l()));
@@ -90,14 +96,20 @@ export class WindowLoops implements LoopChat {
       void vscode.window.showErrorMessage('Keel: open a folder first: a loop works inside a workspace folder.');
       return;
     }
+    // Asked before the questions: Plan mode would refuse every change of every iteration.
+    const modeProblem = this.o.loopModeProblem();
+    if (modeProblem) {
+      void vscode.window.showErrorMessage(`Keel: ${modeProblem}`);
+      return;
+    }
     const settings = await askLoopSettings();
     if (!settings) return;
     let started: { name: string; done: Promise<LoopStatus> };
     try {
       started = await registry.start(settings.goal, settings.settings);
     } catch (err) {
-      this.o.log.warn(`starting a loop failed: ${describeError(err)}`);
-      void vscode.window.showErrorMessage(`Keel could not start the loop: ${describeError(err)}`);
+      this.o.log.warn(`starting a loop failed: ${errorMessage(err)}`);
+      void vscode.window.showErrorMessage(`Keel could not start the loop: ${errorMessage(err)}`);
       return;
     }
     this.o.log.info(`loop ${started.name} started (at most ${settings.settings.maxIterations} iterations)`);
@@ -124,12 +136,12 @@ export class WindowLoops implements LoopChat {
       const registry = await this.load();
       found = registry?.interrupted() ?? [];
     } catch (err) {
-      this.o.log.warn(`looking for interrupted loops failed: ${describeError(err)}`);
+      this.o.log.warn(`looking for interrupted loops failed: ${errorMessage(err)}`);
     }
     for (const l of found) {
       void vscode.window.showWarningMessage(`Keel loop "${l.name}" was interrupted at iteration ${l.iteration}.`, 'Continue', 'Show').then((choice) => {
         if (choice === 'Show') void this.show(l.name);
-        if (choice === 'Continue') void this.act('continue', l.name).catch((err: unknown) => void vscode.window.showErrorMessage(`Keel could not continue loop "${l.name}": ${describeError(err)}`));
+        if (choice === 'Continue') void this.act('continue', l.name).catch((err: unknown) => void vscode.window.showErrorMessage(`Keel could not continue loop "${l.name}": ${errorMessage(err)}`));
       });
     }
   }
@@ -150,7 +162,7 @@ export class WindowLoops implements LoopChat {
           try {
             registry.cancel(name);
           } catch (err) {
-            this.o.log.warn(`cancelling loop ${name}: ${describeError(err)}`);
+            this.o.log.warn(`cancelling loop ${name}: ${errorMessage(err)}`);
           }
         });
         const off = registry.onEvent((e) => {
@@ -163,8 +175,8 @@ export class WindowLoops implements LoopChat {
       .then(
         (status) => this.ended(name, status),
         (err: unknown) => {
-          this.o.log.warn(`loop ${name} failed: ${describeError(err)}`);
-          void vscode.window.showErrorMessage(`Keel loop "${name}": ${describeError(err)}`);
+          this.o.log.warn(`loop ${name} failed: ${errorMessage(err)}`);
+          void vscode.window.showErrorMessage(`Keel loop "${name}": ${errorMessage(err)}`);
         },
       );
   }
@@ -177,13 +189,18 @@ export class WindowLoops implements LoopChat {
       void vscode.window.showInformationMessage(`Keel loop "${name}" complete after ${view?.iteration ?? '?'} iterations: ${reasons}`, 'Show Loop').then((c) => {
         if (c === 'Show Loop') void this.show(name);
       });
+    } else if (status === 'stopped') {
+      // Not a success: the loop used every iteration it was allowed and the goal is not reached.
+      void vscode.window.showWarningMessage(`Keel loop "${name}" stopped: iteration limit reached after ${view?.iteration ?? '?'} iterations; the goal is not reached.`, 'Show Loop').then((c) => {
+        if (c === 'Show Loop') void this.show(name);
+      });
     } else if (status === 'stalled') {
       // The loop's attention notification: it waits for the person (docs/loop.md, "stalled").
       const message = `Keel loop "${name}" stalled after ${view?.iteration ?? '?'} iterations and needs you: ${reasons}. Edit its anchor, progress or guardrails (.keel/loop/${name}/), then continue.`;
       void vscode.window.showWarningMessage(message, 'Continue', 'Show Loop', 'Cancel Loop').then((choice) => {
         if (choice === 'Show Loop') void this.show(name);
-        if (choice === 'Continue') void this.act('continue', name).catch((err: unknown) => void vscode.window.showErrorMessage(`Keel could not continue loop "${name}": ${describeError(err)}`));
-        if (choice === 'Cancel Loop') void this.act('cancel', name).catch((err: unknown) => void vscode.window.showErrorMessage(describeError(err)));
+        if (choice === 'Continue') void this.act('continue', name).catch((err: unknown) => void vscode.window.showErrorMessage(`Keel could not continue loop "${name}": ${errorMessage(err)}`));
+        if (choice === 'Cancel Loop') void this.act('cancel', name).catch((err: unknown) => void vscode.window.showErrorMessage(errorMessage(err)));
       });
     }
   }

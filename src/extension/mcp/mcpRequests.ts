@@ -1,7 +1,8 @@
+import { errorMessage } from '../../shared/domain/errors';
 import type { McpActionMessage } from '../../shared/protocol/fromWebview';
 import type { McpAction, McpStatus } from '../../shared/protocol/mcpMessages';
 import type { ToWebviewPayload } from '../../shared/protocol/toWebview';
-import { describeError, type Logger } from '../logger';
+import { type Logger } from '../logger';
 import type { ViewConnection } from '../viewConnection';
 
 /** What the chat needs of the window's MCP (McpService in the extension, a fake or a real hub in tests). */
@@ -38,8 +39,8 @@ export class McpRequests {
       this.log.info(`MCP ${m.action} ${m.server}: ${message}`);
       view.send({ type: 'notice', message });
     } catch (e) {
-      this.log.warn(`MCP ${m.action} ${m.server} failed: ${describeError(e)}`);
-      view.send({ type: 'notice', message: `Could not ${m.action} ${m.server}: ${describeError(e)}` });
+      this.log.warn(`MCP ${m.action} ${m.server} failed: ${errorMessage(e)}`);
+      view.send({ type: 'notice', message: `Could not ${m.action} ${m.server}: ${errorMessage(e)}` });
     }
     view.send({ type: 'mcpStatus', status: await this.mcp.status() });
   }

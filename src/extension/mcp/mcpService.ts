@@ -1,8 +1,9 @@
+import { errorMessage } from '../../shared/domain/errors';
 import type { McpHub } from '../../core/mcp/hub';
 import type { McpServerStatus } from '../../core/mcp/types';
 import type { McpAction, McpServerView, McpStatus } from '../../shared/protocol/mcpMessages';
 import type { SlashCommand } from '../../shared/protocol/toWebview';
-import { describeError, type Logger } from '../logger';
+import { type Logger } from '../logger';
 
 /**
  * The window's MCP, for the extension host: owns the one hub of the window (created on first
@@ -14,7 +15,7 @@ import { describeError, type Logger } from '../logger';
 export type McpHubLike = Pick<
   McpHub,
   | 'toolDefinitions' | 'resolveTool' | 'knownTools' | 'callTool' | 'start' | 'status' | 'problems' | 'subscribe' | 'restart' | 'enable' | 'disable'
-  | 'approve' | 'reject' | 'revoke' | 'readResource' | 'getPrompt' | 'limits' | 'dispose' | 'empty' | 'signIn' | 'signOut'
+  | 'approvalsChanged' | 'revoke' | 'readResource' | 'getPrompt' | 'limits' | 'dispose' | 'empty' | 'signIn' | 'signOut'
 >;
 
 export interface McpServiceDeps {
@@ -29,6 +30,11 @@ export interface McpServiceDeps {
    * URL only if they agree; false when they declined (the sign-in is then abandoned).
    */
   openAuthorization(server: string, serverUrl: string, authorizationUrl: URL): Promise<boolean>;
+  /**
+   * The workspace's one approval (docs/permissions.md, "Trust"): shows everything it provides and
+   * records the person's answer (`decline`: "Not now", remembered for exactly what was shown).
+   */
+  reviewTrust(reason: string, answer: 'review' | 'decline'): Promise<void>;
 }
 
 /** The person declined to open the authorization page. */
@@ -57,7 +63,7 @@ export class McpService {
         return hub;
       },
       (err: unknown) => {
-        this.deps.log.error(`MCP could not start: ${describeError(err)}`);
+        this.deps.log.error(`MCP could not start: ${errorMessage(err)}`);
         return undefined;
       },
     );
@@ -93,14 +99,16 @@ export class McpService {
         hub.disable(server);
         return `${server} is disabled in this workspace.`;
       case 'approve':
-        hub.approve(server);
-        return `${server} is approved for this workspace.`;
+        // One approval for everything the workspace provides, this server included.
+        await this.deps.reviewTrust(`the MCP server ${server}`, 'review');
+        hub.approvalsChanged();
+        return hub.status().find((s) => s.name === server)?.approval === 'approved' ? `${server} is approved for this workspace.` : `${server} still waits for the approval of this workspace.`;
       case 'reject':
-        hub.reject(server);
-        return `${server} will not run in this workspace.`;
+        await this.deps.reviewTrust(`the MCP server ${server}`, 'decline');
+        return `Keel will not ask again about what this workspace provides until it changes; ${server} does not run.`;
       case 'revoke':
-        hub.revoke(server);
-        return `Keel forgot your answer about ${server}; it will ask again before starting it.`;
+        await hub.revoke(server);
+        return `Keel forgot the approval of ${server}; it waits for the approval of this workspace again.`;
       case 'signIn': {
         const target = hub.status().find((s) => s.name === server)?.target ?? '';
         try {

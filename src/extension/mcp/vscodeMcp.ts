@@ -1,26 +1,32 @@
 import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
 import * as vscode from 'vscode';
-import type { McpApprovalRequest } from '../../core/mcp/hub';
 import type { Logger } from '../logger';
 import { SECRET_KEYS } from '../providerConfig';
 import { passEnvOf, toolSecrets } from '../toolSecrets';
 import { McpService } from './mcpService';
 import { SecretMcpOAuthStore } from './secretOAuthStore';
+import type { WindowTrust } from '../trust/windowTrust';
 
 const DISABLED_KEY = 'keel.mcp.disabled';
 
 /**
  * The window's McpService on VS Code: the hub reads the first folder's `.mcp.json` and the
  * user's `$KEEL_HOME/mcp.json` (default `~/.keel`, shared with the CLI, as are the approvals);
- * a project server is approved through a modal naming its exact command or URL; server stderr
+ * a project server starts only as the workspace's one approval allows it (the window's review
+ * page: its command, env and the files it runs; docs/permissions.md, "Trust"); server stderr
  * and MCP warnings go to the Keel output channel; stdio servers get the tool environment without
  * the keys the window holds (SecretStorage included); turned-off servers are kept in the
  * workspace state; OAuth tokens of remote servers are kept in SecretStorage, and a sign-in opens
  * the browser only after a modal naming the server and the authorization server.
  */
-export function vscodeMcpService(context: vscode.ExtensionContext, log: Logger): McpService {
+export function vscodeMcpService(context: vscode.ExtensionContext, log: Logger, windowTrust: WindowTrust): McpService {
   return new McpService({
+    reviewTrust: async (reason, answer) => {
+      if (answer === 'review') return windowTrust.review(reason, true);
+      const trust = await windowTrust.get();
+      if (trust) await trust.decline(trust.status());
+    },
     log,
     loadDisabled: () => context.workspaceState.get<string[]>(DISABLED_KEY, []).filter((n) => typeof n === 'string'),
     saveDisabled: async (names) => {
@@ -34,6 +40,10 @@ export function vscodeMcpService(context: vscode.ExtensionContext, log: Logger):
       const passEnv = passEnvOf(vscode.workspace.getConfiguration('keel').inspect('tools.passEnv'));
       const secrets = await toolSecrets(passEnv.names, Object.values(SECRET_KEYS).map((k) => Promise.resolve(context.secrets.get(k))));
       const version = (context.extension?.packageJSON as { version?: string } | undefined)?.version ?? '0.0.0';
+      const trust = await windowTrust.get();
+      const { SettingsEnvironment } = await import('../../core/permissions/settingsEnv');
+      const { NOTHING_APPROVED } = await import('../../core/trust/items');
+      const settingsEnv = new SettingsEnvironment({ workspace: folder.uri.fsPath, trust: trust ?? NOTHING_APPROVED });
       const hub = new McpHub({
         workspace: folder.uri.fsPath,
         keelHome: resolve(process.env.KEEL_HOME || join(homedir(), '.keel')),
@@ -41,7 +51,10 @@ export function vscodeMcpService(context: vscode.ExtensionContext, log: Logger):
         secretValues: () => secrets.values(),
         disabled,
         clientInfo: { name: 'keel-vscode', version },
-        approver: { approve: approveInModal },
+        ...(trust ? { trust } : {}),
+        // A project server that would start unapproved: the workspace's one review page.
+        reviewer: { review: (reason) => windowTrust.review(reason) },
+        extraEnv: () => settingsEnv.current(),
         oauthStore: new SecretMcpOAuthStore(context.secrets),
         log: (level, message) => {
           // Server stderr arrives as info lines "[mcp name] …": the person reads them in the channel.
@@ -50,31 +63,12 @@ export function vscodeMcpService(context: vscode.ExtensionContext, log: Logger):
           else log.info(message);
         },
       });
+      context.subscriptions.push(windowTrust.onApprovalsChanged(() => hub.approvalsChanged()), { dispose: () => settingsEnv.dispose() });
       for (const p of hub.problems) log.warn(`MCP configuration ${p.source}: ${p.message}`);
       log.info(`MCP: ${hub.status().length} server(s) configured`);
       return hub;
     },
   });
-}
-
-/**
- * The approval of a project server: a modal naming the exact command line or URL and the file
- * it comes from. Closing the dialog decides nothing (asked again next time).
- */
-async function approveInModal(request: McpApprovalRequest): Promise<'approve' | 'reject' | 'later'> {
-  const what = request.transport === 'stdio' ? `run this command` : `connect to this URL`;
-  const answer = await vscode.window.showWarningMessage(
-    `Start the MCP server "${request.server}" from this workspace? It will ${what}:`,
-    {
-      modal: true,
-      detail:
-        `${request.target}\n\nFrom ${request.source}. A repository's .mcp.json can run any program: allow it only if you trust this workspace. ` +
-        "Keel remembers your answer for this workspace; revoke it in Keel's Settings, MCP servers.",
-    },
-    'Allow',
-    "Don't Allow",
-  );
-  return answer === 'Allow' ? 'approve' : answer === "Don't Allow" ? 'reject' : 'later';
 }
 
 /**

@@ -1,6 +1,7 @@
 import { lstatSync, realpathSync } from 'node:fs';
 import { isAbsolute, join, relative } from 'node:path';
 import { isMemoryFileName } from '../../core/memory/memoryFile';
+import { memoryFolderProblem as coreFolderProblem } from '../../core/memory/memoryStore';
 
 /** Where a memory file the page named lives, or why Keel will not touch it. */
 export type MemoryFileResolution = { ok: true; path: string } | { ok: false; code: 'invalid_name' | 'outside' | 'not_found' | 'not_a_file'; reason: string };
@@ -18,12 +19,14 @@ function errno(e: unknown): string | undefined {
  * Resolves a memory file name the chat page sent (untrusted) to the plain file it names inside
  * `<workspace>/.keel/memory/`, after resolving symbolic links. Refused: a name that is not a plain
  * `.md` file name (`../x.md`, `a/b.md`, `.hidden.md`); a memory folder (or `.keel`) that is a link
- * resolving outside the workspace; a name that is a symbolic link (even one pointing inside: the
+ * (wherever it points, as the runs refuse it); a name that is a symbolic link (even one pointing inside: the
  * page opens and deletes memory files, never what a link in a cloned repository points at); a
  * folder or anything else that is not a regular file. Never throws.
  */
 export function resolveMemoryFile(workspace: string, file: string): MemoryFileResolution {
   if (!isMemoryFileName(file)) return { ok: false, code: 'invalid_name', reason: `"${file.slice(0, 200)}" is not a memory file name (a plain .md file name in .keel/memory/)` };
+  const folder = coreFolderProblem(workspace);
+  if (folder) return { ok: false, code: 'outside', reason: folder };
   let root: string;
   let dir: string;
   try {
@@ -46,13 +49,11 @@ export function resolveMemoryFile(workspace: string, file: string): MemoryFileRe
   return { ok: true, path };
 }
 
-/** The memory folder when it is inside the workspace (after links), else why not. Never throws. */
+/**
+ * Why the memory folder of `workspace` is not used, or undefined: `.keel` or `.keel/memory` is a
+ * symbolic link (wherever it points: the runs refuse it too, core/memory/memoryStore.ts). Never
+ * throws.
+ */
 export function memoryFolderProblem(workspace: string): string | undefined {
-  try {
-    const root = realpathSync(workspace);
-    const dir = realpathSync(join(workspace, '.keel', 'memory'));
-    return inside(root, dir) ? undefined : `.keel/memory/ resolves to ${dir}, outside the workspace: not read`;
-  } catch {
-    return undefined; // no folder yet: no memories, nothing wrong
-  }
+  return coreFolderProblem(workspace) ?? undefined;
 }

@@ -1,10 +1,11 @@
+import { errorMessage } from '../../shared/domain/errors';
 import { unlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import type { MemoryIndex } from '../../core/memory/memoryIndex';
 import type { MemoryActionMessage, SearchMemoriesMessage, SetMemorySettingMessage } from '../../shared/protocol/fromWebview';
 import { boundMemory, type MemorySettingName, type MemoryState } from '../../shared/protocol/memoryMessages';
 import type { ToWebviewPayload } from '../../shared/protocol/toWebview';
-import { describeError, type Logger } from '../logger';
+import { type Logger } from '../logger';
 import type { ViewConnection } from '../viewConnection';
 import { memoryFolderProblem, resolveMemoryFile } from './memoryPaths';
 
@@ -73,8 +74,8 @@ export class MemoryRequests {
           await this.workbench.setSetting(m.setting, m.value);
           this.log.info(`keel.memory.${m.setting} set to ${m.value} from the Memory page`);
         } catch (e) {
-          this.log.warn(`setting keel.memory.${m.setting} failed: ${describeError(e)}`);
-          view.send({ type: 'notice', message: `Could not change keel.memory.${m.setting}: ${describeError(e)}` });
+          this.log.warn(`setting keel.memory.${m.setting} failed: ${errorMessage(e)}`);
+          view.send({ type: 'notice', message: `Could not change keel.memory.${m.setting}: ${errorMessage(e)}` });
         }
         break;
     }
@@ -114,7 +115,7 @@ export class MemoryRequests {
       const { memoryQuery } = await import('../../core/memory/memoryContext');
       return this.index.index.search(memoryQuery(query), { limit: SEARCH_LIMIT, minTerms: 1, relativeCutoff: 0 }).map((h) => h.memory.file);
     } catch (e) {
-      this.log.warn(`memory search failed: ${describeError(e)}`);
+      this.log.warn(`memory search failed: ${errorMessage(e)}`);
       return [];
     }
   }
@@ -129,7 +130,7 @@ export class MemoryRequests {
     try {
       await this.workbench.openFile(r.path);
     } catch (e) {
-      view.send({ type: 'notice', message: `Could not open ${file}: ${describeError(e)}` });
+      view.send({ type: 'notice', message: `Could not open ${file}: ${errorMessage(e)}` });
     }
   }
 
@@ -152,8 +153,8 @@ export class MemoryRequests {
     try {
       unlinkSync(again.path);
     } catch (e) {
-      this.log.warn(`deleting memory ${file} failed: ${describeError(e)}`);
-      view.send({ type: 'notice', message: `Could not delete ${file}: ${describeError(e)}` });
+      this.log.warn(`deleting memory ${file} failed: ${errorMessage(e)}`);
+      view.send({ type: 'notice', message: `Could not delete ${file}: ${errorMessage(e)}` });
       return;
     }
     this.log.info(`memory ${file} deleted from the Memory page`);
@@ -172,7 +173,7 @@ export class MemoryRequests {
         if (this.disposed) return;
         void this.state().then(
           (state) => this.broadcast({ type: 'memories', state }),
-          (e: unknown) => this.log.warn(`listing memories failed: ${describeError(e)}`),
+          (e: unknown) => this.log.warn(`listing memories failed: ${errorMessage(e)}`),
         );
       }, this.changeDebounceMs);
     });

@@ -4,6 +4,7 @@ import { parseRule } from '../../core/permissions/rules';
 import type { SandboxSettings } from '../../core/sandbox/settings';
 import type { RuleScope } from '../../shared/protocol/chatMessages';
 import type { Logger } from '../logger';
+import type { WorkspaceTrust } from '../../core/trust/workspaceTrust';
 import type { PromptSurface } from '../permissionBroker';
 import type { RuleCheck } from './alwaysAllow';
 import { DiffPrompt } from './diffPrompt';
@@ -23,7 +24,7 @@ export interface PermissionPrompts {
  * saving of "Always allow". The core's persistence module is imported on the first save, never at
  * activation. Everything is disposed through `context`.
  */
-export function createPermissionPrompts(context: vscode.ExtensionContext, log: Logger): PermissionPrompts {
+export function createPermissionPrompts(context: vscode.ExtensionContext, log: Logger, trust: () => Promise<WorkspaceTrust | undefined>): PermissionPrompts {
   const diff = new DiffPrompt(log);
   context.subscriptions.push(diff);
   return {
@@ -36,8 +37,9 @@ export function createPermissionPrompts(context: vscode.ExtensionContext, log: L
     async saveRules(rules, where) {
       const folder = vscode.workspace.workspaceFolders?.[0];
       if (where !== 'user' && (!folder || folder.uri.scheme !== 'file')) throw new Error('no workspace folder is open to hold .keel/settings files');
-      const { saveRule } = await import('../../core/permissions/persist');
-      await saveRule(rules, where, { workspace: folder?.uri.fsPath ?? homedir() });
+      // The person's own rules: recorded as approved, so a workspace file holding them is not a question.
+      const { saveApprovedRules } = await import('../../core/trust/savedRules');
+      await saveApprovedRules(rules, where, { workspace: folder?.uri.fsPath ?? homedir(), trust: (await trust()) ?? null });
     },
   };
 }

@@ -16,6 +16,11 @@ export interface AgentRow {
   status: AgentStatus;
   /** What the person is needed for, while `attention`. */
   attention?: 'permission' | 'input';
+  /**
+   * How it ended, in words, where the status alone would mislead: a loop that used every
+   * iteration without reaching its goal is `error` with "stopped: iteration limit reached".
+   */
+  note?: string;
   /** Epoch ms when Keel first saw it. */
   startedAt: number;
   /** Epoch ms of its last status change. */

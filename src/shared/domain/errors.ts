@@ -25,6 +25,8 @@ export const ERROR_CODES = [
   'worker_lost',
   /** No worker could take the task's turn in time (the pool is full or workers fail to start). */
   'worker_unavailable',
+  /** The task's record could not be saved (a full disk, its folder removed…): the run was stopped and ended failed. */
+  'record_failed',
 ] as const;
 export type ErrorCode = (typeof ERROR_CODES)[number];
 
@@ -33,4 +35,20 @@ export interface KeelError {
   code: ErrorCode;
   message: string;
   retryable: boolean;
+}
+
+/**
+ * The words of an unknown thrown or rejected value, for logs, results and the person: an Error's
+ * message, a string as is, an object's `message` (a KeelError), otherwise its JSON. Pure; never
+ * throws.
+ */
+export function errorMessage(err: unknown): string {
+  if (err instanceof Error) return err.message;
+  if (typeof err === 'string') return err;
+  if (typeof err === 'object' && err !== null && 'message' in err && typeof err.message === 'string') return err.message;
+  try {
+    return JSON.stringify(err) ?? String(err);
+  } catch {
+    return String(err);
+  }
 }

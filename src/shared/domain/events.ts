@@ -96,6 +96,8 @@ export type TaskEvent =
     }
   /** A failed model request will be sent again after `delayMs`; `message` says what failed. */
   | { type: 'retry'; taskId: string; attempt: number; delayMs: number; code: ErrorCode; message: string }
+  /** The model's answer has been quiet for `quietMs` (once per silence); after `stallAfterMs` the attempt is retried as stalled. */
+  | { type: 'waiting'; taskId: string; quietMs: number; stallAfterMs: number }
   | { type: 'error'; taskId: string; code: ErrorCode; message: string; retryable: boolean }
   | { type: 'done'; taskId: string; status: TaskStatus; stopReason: StopReason | null }
   /**

@@ -2,8 +2,9 @@
  * What hosts and views see of a loop (docs/loop.md): its state, settings and iterations. The loop
  * panel renders it; the CLI prints its events.
  */
-export type LoopStatus = 'active' | 'continuing' | 'complete' | 'stalled' | 'cancelled';
-export type LoopVerdict = 'complete' | 'stalled' | 'continue';
+/** `stopped`: every allowed iteration ran and the goal was not reached (not a success). */
+export type LoopStatus = 'active' | 'continuing' | 'complete' | 'stopped' | 'stalled' | 'cancelled';
+export type LoopVerdict = 'complete' | 'stopped' | 'stalled' | 'continue';
 
 export interface LoopIterationView {
   n: number;

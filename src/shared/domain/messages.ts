@@ -37,6 +37,11 @@ export interface ToolResultBlock {
   is_error?: boolean;
 }
 
+/** A text tool result for the call `id` (`is_error` only when it is one). */
+export function toolResult(id: string, content: string, isError: boolean): ToolResultBlock {
+  return { type: 'tool_result', tool_use_id: id, content, ...(isError ? { is_error: true } : {}) };
+}
+
 /** The text of a tool result; images are named, not included (for providers and views without images). */
 export function toolResultText(block: ToolResultBlock): string {
   if (typeof block.content === 'string') return block.content;

@@ -187,6 +187,9 @@ export function applyTaskEvent(t: TaskTranscript, e: TaskEvent): TaskTranscript 
     case 'compacted':
       // Conversation content for the log; what a person sees came with the other events.
       return t;
+    case 'waiting':
+      // A passing state of the live stream (the CLI prints it); nothing to keep in the chat.
+      return t;
     case 'done':
       return { ...t, done: true, streamMode: null, items: closeStreaming(t.items, false, e.status === 'aborted') };
     case 'phase':
@@ -223,6 +226,12 @@ export function gatekeeperItem(e: Extract<TaskEvent, { type: 'gatekeeper' }>, in
 }
 
 /** What a person reads about a retry: what failed, how long Keel waits, which retry this is. */
+/** What a person is told while the model's answer is quiet (a `waiting` event). */
+export function waitingNotice(e: Extract<TaskEvent, { type: 'waiting' }>): string {
+  const s = (ms: number) => `${Math.round(ms / 1000)} s`;
+  return `No part of the answer for ${s(e.quietMs)}; Keel waits up to ${s(e.stallAfterMs)} of silence, then gives this attempt up as stalled and tries again.`;
+}
+
 export function retryNotice(e: Extract<TaskEvent, { type: 'retry' }>): string {
   const what = e.message.trim() || `The request failed (${e.code}).`;
   return `${what} Retrying in ${formatDuration(e.delayMs)} (retry ${e.attempt}).`;

@@ -71,6 +71,7 @@ export const taskEventSchema = z.discriminatedUnion('type', [
     totalCostUsd: z.number().nonnegative(),
   }),
   z.object({ type: z.literal('retry'), taskId, attempt: count, delayMs: z.number().nonnegative(), code: errorCodeSchema, message: z.string() }),
+  z.object({ type: z.literal('waiting'), taskId, quietMs: z.number().nonnegative(), stallAfterMs: z.number().nonnegative() }),
   z.object({ type: z.literal('error'), taskId, code: errorCodeSchema, message: z.string(), retryable: z.boolean() }),
   z.object({ type: z.literal('done'), taskId, status: taskStatusSchema, stopReason: stopReasonSchema.nullable() }),
   z.object({ type: z.literal('phase'), taskId, run: count, phase: runPhaseSchema, previous: runPhaseSchema.nullable(), ms: z.number().nonnegative(), failure: z.string().optional() }),

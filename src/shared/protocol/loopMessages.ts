@@ -20,7 +20,7 @@ export type LoopAction = (typeof LOOP_ACTIONS)[number];
 export const loopNameSchema = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/, 'not a loop name');
 
 const text = (max: number) => z.string().max(max);
-const status = z.enum(['active', 'continuing', 'complete', 'stalled', 'cancelled']);
+const status = z.enum(['active', 'continuing', 'complete', 'stopped', 'stalled', 'cancelled']);
 
 export const loopIterationViewSchema = z.object({
   n: z.number().int().positive(),
@@ -29,7 +29,7 @@ export const loopIterationViewSchema = z.object({
   endedAt: z.number().optional(),
   status: text(64).optional(),
   stopReason: text(MAX_TEXT).optional(),
-  verdict: z.enum(['complete', 'stalled', 'continue']).optional(),
+  verdict: z.enum(['complete', 'stopped', 'stalled', 'continue']).optional(),
   reasons: z.array(text(MAX_TEXT)).max(20),
   checkpoint: z.object({ ref: text(400), commit: z.string().regex(/^[0-9a-f]{40,64}$/) }).optional(),
   costUsd: z.number().optional(),

@@ -16,8 +16,8 @@ const AGENT_WORDS: Readonly<Record<AgentRow['status'], string>> = {
 };
 
 /** "working", "needs you (permission)": what an agent row is doing. */
-export function agentStatusWords(r: Pick<AgentRow, 'status' | 'attention'>): string {
-  return r.status === 'attention' && r.attention ? `needs you (${r.attention})` : AGENT_WORDS[r.status];
+export function agentStatusWords(r: Pick<AgentRow, 'status' | 'attention' | 'note'>): string {
+  return r.status === 'attention' && r.attention ? `needs you (${r.attention})` : (r.note ?? AGENT_WORDS[r.status]);
 }
 
 /** What the loop page's status badge says of a loop, and who drives it. Pure. */
@@ -25,6 +25,7 @@ export function loopStatusWords(l: { status: LoopStatus; driver: 'here' | 'elsew
   if (l.driver === 'elsewhere') return `${l.status === 'stalled' ? 'stalled' : 'running'} in ${l.heldBy ?? 'another process'}`;
   if ((l.status === 'active' || l.status === 'continuing') && l.driver === 'none') return 'interrupted';
   if (l.status === 'active' || l.status === 'continuing') return 'running';
+  if (l.status === 'stopped') return 'stopped: iteration limit reached';
   // complete, stalled, cancelled: words already.
   return l.status;
 }

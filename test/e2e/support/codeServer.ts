@@ -121,6 +121,8 @@ export interface StartCodeServerOptions {
   env: NodeJS.ProcessEnv;
   /** How long to wait for HTTP readiness (default 60 s). */
   readyTimeoutMs?: number;
+  /** Keep VS Code's Workspace Trust on (default off: `--disable-workspace-trust`). */
+  workspaceTrust?: boolean;
 }
 
 /**
@@ -136,7 +138,7 @@ export async function startCodeServer(opts: StartCodeServerOptions): Promise<Cod
     '--extensions-dir', opts.extensionsDir,
     '--disable-telemetry',
     '--disable-update-check',
-    '--disable-workspace-trust',
+    ...(opts.workspaceTrust ? [] : ['--disable-workspace-trust']),
     opts.workspace,
   ];
   const child: ChildProcess = spawn(opts.binary, args, { detached: true, env: opts.env, stdio: ['ignore', 'pipe', 'pipe'] });

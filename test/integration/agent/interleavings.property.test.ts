@@ -1,9 +1,12 @@
+import { dirname, join } from 'node:path';
 import fc from 'fast-check';
-import { describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { WorkerPool } from '../../../src/core/workers/pool';
+import { workerCommandBeside } from '../../../src/core/workers/spawnWorker';
+import { cliBundle } from '../cli/cliHarness';
 import type { TaskEvent } from '../../../src/shared/domain/events';
 import type { PermissionAsker } from '../../../src/core/permissions/gate';
 import { startFakeModelServer, type FakeTurn } from '../../fixtures/fake-model-server';
-import { waitUntil } from '../../unit/model-based/system';
 import { MiniHost } from './miniHost';
 
 /**
@@ -51,7 +54,18 @@ function checkConversation(messages: Msg[]): string | null {
   return null;
 }
 
-describe('random interleavings against the fake model server', () => {
+// In this process, and on real worker processes (the runtime's default: docs/workers.md, "One default").
+describe.each([
+  ['in process', false],
+  ['on workers', true],
+] as const)('random interleavings against the fake model server (%s)', (_where, onWorkers) => {
+  let pool: WorkerPool | null = null;
+  beforeAll(async () => {
+    if (onWorkers) pool = new WorkerPool({ command: workerCommandBeside(dirname(await cliBundle()), join), max: 4, healthIntervalMs: 600_000 });
+  }, 120_000);
+  afterAll(async () => {
+    await pool?.shutdown();
+  });
   it('keep one request per task in flight, a well-formed conversation, and a defined end', async () => {
     await fc.assert(
       fc.asyncProperty(fc.array(turnArb, { minLength: 1, maxLength: 6 }), fc.array(actionArb, { maxLength: 6 }), fc.array(fc.boolean(), { maxLength: 4 }), async (turns, actions, answers) => {
@@ -59,7 +73,7 @@ describe('random interleavings against the fake model server', () => {
         server.enqueue(...turns);
         const queue = answers.slice();
         const asker: PermissionAsker = { ask: async () => ({ decision: queue.shift() ? 'allow' : 'deny' }) };
-        const host = new MiniHost(server.url, asker);
+        const host = new MiniHost(server.url, asker, 'default', pool);
         try {
           const id = host.start('do the thing');
           let events = 0;
@@ -67,7 +81,7 @@ describe('random interleavings against the fake model server', () => {
           let detach: (() => void) | null = host.attachView(id, (_e: TaskEvent) => undefined);
           for (const a of actions) {
             const target = events + a.afterEvents;
-            await waitUntil(() => events >= target || settledAll(host), () => 'action wait', 3000).catch(() => undefined);
+            await host.changes.until(() => events >= target || settledAll(host));
             if (a.kind === 'user') host.send(id, { type: 'USER_MESSAGE', text: 'and one more thing' });
             else if (a.kind === 'cancel') host.send(id, { type: 'CANCEL' });
             else if (a.kind === 'retry') host.send(id, { type: 'RETRY' });
@@ -77,7 +91,7 @@ describe('random interleavings against the fake model server', () => {
               detach = null;
             } else if (!detach) detach = host.attachView(id, () => undefined);
           }
-          await waitUntil(() => settledAll(host), () => [...host.actors.keys()].map((k) => `${k}=${host.state(k)}`).join(' '), 10_000);
+          await host.changes.until(() => settledAll(host), () => [...host.actors.keys()].map((k) => `${k}=${host.state(k)}`).join(' '));
           for (const [task, n] of server.maxConcurrentByTask()) expect(n, `requests in flight at once for ${task}`).toBe(1);
           const byTask = new Map<string, Msg[][]>();
           for (const r of server.requests) {
@@ -95,11 +109,13 @@ describe('random interleavings against the fake model server', () => {
           await server.close();
         }
       }),
-      { numRuns: 40, seed: Number(process.env.KEEL_FC_SEED ?? 20260708), endOnFailure: true },
+      { numRuns: 40, endOnFailure: true },
     );
+    // The workers' run really ran its turns on worker processes.
+    if (pool) expect(pool.status().stats.spawned).toBeGreaterThan(0);
   }, 120_000);
 });
 
 function settledAll(host: MiniHost): boolean {
-  return [...host.actors.keys()].every((k) => ['"completed"', '"awaitingUser"', '"aborted"', '"failed"'].includes(host.state(k)));
+  return [...host.actors.keys()].every((k) => ['completed', 'awaitingUser', 'aborted', 'failed'].includes(host.settledAs(k) ?? ''));
 }

@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { TaskEvent } from '../../../src/shared/domain/events';
 import { startFakeModelServer, type FakeModelServer } from '../../fixtures/fake-model-server';
-import { waitUntil } from '../../unit/model-based/system';
+import { changesOf, eventually, settled as settledTurns } from '../../unit/helpers/changes';
 import { MiniHost } from './miniHost';
 
 /**
@@ -25,7 +25,7 @@ afterEach(async () => {
 type Body = { messages: { role: string; content: string | { type: string; tool_use_id?: string; content?: unknown }[] }[] };
 const bodiesOf = (taskId: string) => server.requests.filter((r) => r.taskId === taskId).map((r) => r.body as Body);
 const resultsFor = (body: Body, id: string) => body.messages.flatMap((m) => (typeof m.content === 'string' ? [] : m.content)).filter((b) => b.type === 'tool_result' && b.tool_use_id === id);
-const settled = (host: MiniHost, id: string) => ['"completed"', '"awaitingUser"', '"aborted"', '"failed"'].includes(host.state(id));
+const settled = (host: MiniHost, id: string) => ['completed', 'awaitingUser', 'aborted', 'failed'].includes(host.settledAs(id) ?? '');
 
 async function runRace(rebuild: boolean) {
   const host = new MiniHost(server.url);
@@ -40,9 +40,9 @@ async function runRace(rebuild: boolean) {
     detach = host.attachView(parent, (e) => seen.push(e));
   };
   try {
-    await waitUntil(() => host.log(parent).some((e) => e.type === 'task' && e.state === 'waitingForSubtask'), () => host.state(parent));
-    await waitUntil(() => settled(host, parent) && server.requests.length >= 3, () => `${host.state(parent)}; ${server.requests.length} requests`);
-    await new Promise((r) => setTimeout(r, 20)); // anything late would show up now
+    await host.changes.until(() => host.log(parent).some((e) => e.type === 'task' && e.state === 'waitingForSubtask'), () => host.state(parent));
+    await eventually(() => settled(host, parent) && server.requests.length >= 3, () => `${host.state(parent)}; ${server.requests.length} requests`, host.changes, changesOf(server));
+    await settledTurns(); // anything late would show up now
     return { host, parent, seen };
   } finally {
     host.stopAll();
@@ -52,7 +52,7 @@ async function runRace(rebuild: boolean) {
 describe('a subtask finishing while the user navigates away and back', () => {
   it('without a rebuild: the parent continues once, with the child answer once', async () => {
     const { host, parent } = await runRace(false);
-    expect(host.state(parent)).toBe('"completed"');
+    expect(host.settledAs(parent)).toBe('completed');
     const parentBodies = bodiesOf(parent);
     expect(parentBodies).toHaveLength(2);
     const results = resultsFor(parentBodies[1]!, 'toolu_k1');
@@ -69,7 +69,7 @@ describe('a subtask finishing while the user navigates away and back', () => {
     const { host, parent } = await runRace(true);
     const parentBodies = bodiesOf(parent);
     for (const n of server.maxConcurrentByTask().values()) expect(n).toBe(1);
-    expect(host.state(parent)).toBe('"completed"');
+    expect(host.settledAs(parent)).toBe('completed');
     expect(parentBodies).toHaveLength(2);
     const results = resultsFor(parentBodies[1]!, 'toolu_k1');
     expect(results).toHaveLength(1);

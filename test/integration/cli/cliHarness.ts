@@ -2,7 +2,10 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { build } from 'esbuild';
+import * as esbuild from 'esbuild';
+import { onTestFinished } from 'vitest';
+import { buildWorker } from '../../../scripts/sharedCore.mjs';
+import { Changes } from '../../unit/helpers/changes';
 
 /**
  * Runs the real CLI (`node cli.js run …`) as a child process. The bundle is dist/cli.js when it
@@ -27,20 +30,12 @@ export function cliBundle(): Promise<string> {
   cliPath ??= (async () => {
     const dist = join(ROOT, 'dist/cli.js');
     const fresh = (p: string) => existsSync(p) && statSync(p).mtimeMs > newestSource(join(ROOT, 'src'));
-    if (fresh(dist) && fresh(join(ROOT, 'dist/worker.js'))) return dist;
+    if (fresh(dist) && fresh(join(ROOT, 'dist/worker.js')) && fresh(join(ROOT, 'dist/core.js'))) return dist;
     const out = mkdtempSync(join(tmpdir(), 'keel-cli-build-'));
-    await build({
-      // With the lean worker bundle beside it, as in dist/: `--workers N` runs its workers from it.
-      entryPoints: { cli: join(ROOT, 'src/cli/main.ts'), worker: join(ROOT, 'src/cli/workerEntry.ts') },
-      outdir: out,
-      bundle: true,
-      platform: 'node',
-      format: 'cjs',
-      target: 'node20',
-      banner: { js: '#!/usr/bin/env node' },
-      logLevel: 'silent',
-      legalComments: 'none',
-    });
+    const options = { bundle: true, platform: 'node' as const, format: 'cjs' as const, target: 'node20', logLevel: 'silent' as const, legalComments: 'none' as const };
+    await esbuild.build({ ...options, entryPoints: { cli: join(ROOT, 'src/cli/main.ts') }, outdir: out, banner: { js: '#!/usr/bin/env node' } });
+    // With the worker bundle and core.js beside it, as in dist/: `--workers N` runs its workers from it.
+    await buildWorker(esbuild, options, out, 'src/cli/workerEntry.ts');
     for (const [pkg, file] of [['web-tree-sitter', 'web-tree-sitter.wasm'], ['tree-sitter-bash', 'tree-sitter-bash.wasm']] as const) {
       const p = join(ROOT, 'node_modules', pkg, file);
       if (existsSync(p)) copyFileSync(p, join(out, file));
@@ -54,6 +49,8 @@ export interface CliRun {
   child: ChildProcess;
   /** Parsed stream-json lines so far. */
   events: Record<string, unknown>[];
+  /** Notified at each chunk of output and when the process ends (wait on it, not on the clock). */
+  changes: Changes;
   stdout: () => string;
   stderr: () => string;
   exit: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
@@ -73,6 +70,7 @@ export async function runCli(args: string[], env: Record<string, string | undefi
   let out = '';
   let err = '';
   const events: Record<string, unknown>[] = [];
+  const changes = new Changes();
   let partial = '';
   child.stdout!.setEncoding('utf8').on('data', (d: string) => {
     out += d;
@@ -87,10 +85,50 @@ export async function runCli(args: string[], env: Record<string, string | undefi
         /* text output */
       }
     }
+    changes.notify();
   });
-  child.stderr!.setEncoding('utf8').on('data', (d: string) => (err += d));
+  child.stderr!.setEncoding('utf8').on('data', (d: string) => {
+    err += d;
+    changes.notify();
+  });
   const exit = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((res) => child.once('close', (code, signal) => res({ code, signal })));
-  return { child, storage, events, stdout: () => out, stderr: () => err, exit };
+  void exit.then(changes.notify);
+  // A run the test left running (it failed, or timed out waiting) does not outlive its test.
+  try {
+    onTestFinished(() => {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    });
+  } catch {
+    /* started outside a test (a hook): the hook's own cleanup ends it */
+  }
+  return { child, storage, events, changes, stdout: () => out, stderr: () => err, exit };
 }
 
 export const ofType = (events: Record<string, unknown>[], type: string) => events.filter((e) => e.type === type);
+
+/** `node cli.js mcp …` with its own Keel home (runCli appends --storage, which `mcp` has no use for). */
+export async function keelMcp(home: string, ...args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const cli = await cliBundle();
+  const child = spawn(process.execPath, [cli, 'mcp', ...args], { env: { PATH: process.env.PATH, HOME: home, KEEL_HOME: home }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
+  child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+  const code = await new Promise<number | null>((res) => child.once('close', (c) => res(c)));
+  return { code, stdout, stderr };
+}
+
+/** Every 16-character piece of `secret` that `text` still holds (empty when none). */
+export function pieces(text: string, secret: string): string[] {
+  const out: string[] = [];
+  for (let i = 0; i + 16 <= secret.length; i += 4) if (text.includes(secret.slice(i, i + 16))) out.push(secret.slice(i, i + 16));
+  return out;
+}
+
+/** Every file below `dir`, recursively. */
+export function filesUnder(dir: string): string[] {
+  return readdirSync(dir).flatMap((n) => {
+    const p = join(dir, n);
+    return statSync(p).isDirectory() ? filesUnder(p) : [p];
+  });
+}

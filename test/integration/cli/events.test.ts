@@ -4,7 +4,7 @@ import { join, resolve } from 'node:path';
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { BusEndpoint } from '../../../src/core/events/busSocket';
 import { startFakeModelServer, type FakeModelServer } from '../../fixtures/fake-model-server';
-import { waitUntil } from '../../unit/model-based/system';
+import { eventually } from '../../unit/helpers/changes';
 import { cliBundle, runCli, type CliRun } from './cliHarness';
 
 /**
@@ -45,18 +45,17 @@ describe('keel events --follow', () => {
     const fromRun = () => follower.events.filter((e) => e.pid === pid);
     // The run is inside its stalled model call: its assistant message started streaming. (The
     // follower joins a bus once it sees it, so it may miss the run's first events: the bus is live.)
-    await waitUntil(
-      () => fromRun().some((e) => e.kind === 'TaskEvent' && (e.event as { type: string }).type === 'assistant_start') || run.child.exitCode !== null,
-      () => `no streaming answer on the bus: ${follower.stdout()}\n${follower.stderr()}\n${run.stderr()}`,
-      60_000,
-    );
+    await eventually(() => fromRun().some((e) => e.kind === 'TaskEvent' && (e.event as { type: string }).type === 'assistant_start') || run.child.exitCode !== null, () => `no streaming answer on the bus: ${follower.stdout()}\n${follower.stderr()}\n${run.stderr()}`, follower.changes, run.changes);
     expect(run.child.exitCode, run.stderr()).toBeNull();
     const seen = fromRun();
     expect(seen[0]).toMatchObject({ kind: 'AppStarted', host: 'keel run', pid, seq: 1 });
-    // Only the task's own events follow — and, when the suite runs on workers (KEEL_WORKERS=N,
-    // which the harness passes on to keel run), its worker's states; in process, never those.
-    const onWorkers = Number(process.env.KEEL_WORKERS ?? '0') > 0;
-    const fromTask = (kind: string) => kind === 'TaskEvent' || kind.startsWith('Session') || (onWorkers && kind === 'WorkerStateChanged');
+    // Only the task's own events follow (its hook events included) — and, when the suite runs on
+    // workers (keel run's default; KEEL_WORKERS=0 runs it in process), its worker's states; in
+    // process, never those.
+    const onWorkers = Number(process.env.KEEL_WORKERS || '4') > 0;
+    // The task's hook events (SessionStart, UserPromptSubmit: announced even with no hook
+    // configured) are its own too; a follower that joins early sees them.
+    const fromTask = (kind: string) => kind === 'TaskEvent' || kind === 'HookEvent' || kind.startsWith('Session') || (onWorkers && kind === 'WorkerStateChanged');
     expect(seen.slice(1).filter((e) => !fromTask(String(e.kind)))).toEqual([]);
     // Each line is the bus's own event, numbered without gaps after the reader joined.
     const seqs = seen.slice(1).map((e) => e.seq as number);
@@ -68,7 +67,7 @@ describe('keel events --follow', () => {
 
     run.child.kill('SIGTERM');
     await run.exit;
-    await waitUntil(() => fromRun().some((e) => e.kind === 'AppShutdown'), () => `no AppShutdown: ${follower.stdout()}`, 30_000);
+    await eventually(() => fromRun().some((e) => e.kind === 'AppShutdown'), () => `no AppShutdown: ${follower.stdout()}`, follower.changes);
     expect(fromRun().at(-1)).toMatchObject({ kind: 'AppShutdown', pid });
     follower.child.kill('SIGINT');
     expect((await follower.exit).code).toBe(0);
@@ -86,11 +85,7 @@ describe('keel events --follow', () => {
     const workerEvents = () => follower.events.filter((e) => e.pid === pid && e.kind === 'WorkerStateChanged');
     const streaming = () => follower.events.find((e) => e.pid === pid && e.kind === 'TaskEvent' && (e.event as { type: string }).type === 'assistant_start');
     // The worker streams the answer (its turn events reach the bus through the task).
-    await waitUntil(
-      () => (workerEvents().some((e) => e.state === 'busy') && streaming() !== undefined) || run.child.exitCode !== null,
-      () => `no busy worker streaming on the bus: ${follower.stdout()}\n${run.stderr()}`,
-      60_000,
-    );
+    await eventually(() => (workerEvents().some((e) => e.state === 'busy') && streaming() !== undefined) || run.child.exitCode !== null, () => `no busy worker streaming on the bus: ${follower.stdout()}\n${run.stderr()}`, follower.changes, run.changes);
     const [ready, busy] = workerEvents() as Line[];
     const taskId = streaming()!.taskId as string;
     // A worker process of its own (not the run's), started for the task and bound to it.
@@ -99,7 +94,7 @@ describe('keel events --follow', () => {
     expect(busy).toMatchObject({ state: 'busy', workerId: ready!.workerId, workerPid: ready!.workerPid, taskId, queryId: expect.any(String) });
 
     process.kill(ready!.workerPid as number, 'SIGKILL');
-    await waitUntil(() => workerEvents().some((e) => e.state === 'stopped'), () => `no stopped worker: ${follower.stdout()}`, 30_000);
+    await eventually(() => workerEvents().some((e) => e.state === 'stopped'), () => `no stopped worker: ${follower.stdout()}`, follower.changes);
     const first = workerEvents().filter((e) => e.workerId === ready!.workerId);
     expect(first.map((e) => e.state)).toEqual(['ready', 'busy', 'crashed', 'stopped']);
     expect(first[2]).toMatchObject({ workerPid: ready!.workerPid, taskId, reason: expect.stringMatching(/SIGKILL/) });
@@ -118,7 +113,7 @@ describe('keel events --follow', () => {
     started.push(run);
     const pid = run.child.pid!;
     expect((await run.exit).code, run.stderr()).toBe(0);
-    await waitUntil(() => follower.events.some((e) => e.pid === pid && e.kind === 'AppShutdown'), () => `no AppShutdown: ${follower.stdout()}`, 30_000);
+    await eventually(() => follower.events.some((e) => e.pid === pid && e.kind === 'AppShutdown'), () => `no AppShutdown: ${follower.stdout()}`, follower.changes);
     const fromRun = follower.events.filter((e) => e.pid === pid);
     const workers = fromRun.filter((e) => e.kind === 'WorkerStateChanged');
     expect(workers.map((e) => e.state)).toEqual(['ready', 'busy', 'idle', 'stopped']);
@@ -139,11 +134,7 @@ describe('keel events --follow', () => {
     const pid = run.child.pid!;
     const mcpEvents = () => follower.events.filter((e) => e.pid === pid && e.kind === 'McpServerStateChanged');
     // The tools are listed before the first model request: the server is ready by then.
-    await waitUntil(
-      () => mcpEvents().some((e) => e.state === 'ready.idle') || run.child.exitCode !== null,
-      () => `no ready MCP server on the bus: ${follower.stdout()}\n${run.stderr()}`,
-      60_000,
-    );
+    await eventually(() => mcpEvents().some((e) => e.state === 'ready.idle') || run.child.exitCode !== null, () => `no ready MCP server on the bus: ${follower.stdout()}\n${run.stderr()}`, follower.changes, run.changes);
     const seen = mcpEvents();
     expect(seen.at(-1)).toMatchObject({ server: 'faulty', phase: 'ready', state: 'ready.idle', previous: 'initializing', approval: 'not-needed', attempts: 0 });
     expect(seen.at(-1)!.tools as number).toBeGreaterThan(0);
@@ -155,6 +146,56 @@ describe('keel events --follow', () => {
     follower.child.kill('SIGINT');
     await follower.exit;
   }, 120_000);
+
+  it('a reader that stops reading: the follower stops reading the bus, the run is not held up and says Lagged; the first SIGTERM ends the follower (issue 26 item 9)', async () => {
+    const follower = await runCli(['events', '--follow'], {}, storage);
+    started.push(follower);
+    // The person's pager does not read (yet).
+    follower.child.stdout!.pause();
+    // With no Keel process yet it says that it waits (issue 26 item 17).
+    await eventually(() => follower.stderr().includes('keel events: waiting for a Keel process'), () => `no waiting line: ${follower.stderr()}`, follower.changes);
+    const BLOCKS = 10_000;
+    /**
+     * A run that streams 10,000 text blocks (one `text` event each: far more than a bus reader's
+     * 1,000-event queue), then waits for `release` before it ends its answer.
+     */
+    const flood = async () => {
+      let release!: () => void;
+      const released = new Promise<void>((r) => (release = r));
+      const blocks = Array.from({ length: BLOCKS }, () => ({ type: 'text' as const, text: 'xy' }));
+      // message_start, then 3 events a block; then the stall, before message_delta and message_stop.
+      server.enqueue({ blocks, fault: { kind: 'stall', afterEvents: 1 + 3 * BLOCKS, until: released } });
+      const run = await runCli(['run', 'write a lot', '--no-memory', '--provider', 'anthropic', '--base-url', server.url, '--model', 'claude-test', '--workspace', workspace], KEY, storage);
+      started.push(run);
+      // Every delta went through the run's bus: its own output has the whole text.
+      await eventually(() => (run.stdout().match(/xy/g)?.length ?? 0) >= BLOCKS || run.child.exitCode !== null, () => `the run did not stream: ${run.stderr()}`, run.changes);
+      expect(run.child.exitCode, run.stderr()).toBeNull();
+      expect(follower.stderr()).toContain(`joined keel run (pid ${run.child.pid!})`);
+      return { run, pid: run.child.pid!, release };
+    };
+
+    const first = await flood();
+    // The reader reads again: the bus dropped what did not fit and says so.
+    follower.child.stdout!.resume();
+    await eventually(() => follower.events.some((e) => e.pid === first.pid && e.kind === 'Lagged'), () => `no Lagged line: ${follower.stdout().slice(-500)}`, follower.changes);
+    first.release();
+    expect((await first.run.exit).code, first.run.stderr()).toBe(0);
+    await eventually(() => follower.events.some((e) => e.pid === first.pid && e.kind === 'AppShutdown'), () => `no AppShutdown: ${follower.stderr()}`, follower.changes);
+    const lines = follower.events.filter((e) => e.pid === first.pid);
+    const missed = lines.filter((e) => e.kind === 'Lagged').reduce((n, e) => n + (e.missed as number), 0);
+    expect(missed).toBeGreaterThan(1000);
+    // What it printed is what it did not miss: fewer than the text events published.
+    expect(lines.filter((e) => e.kind === 'TaskEvent' && (e.event as { type: string }).type === 'text').length).toBeLessThan(BLOCKS);
+    expect(lines.at(-1)).toMatchObject({ kind: 'AppShutdown' });
+
+    // Stuck again, with output waiting for its reader: one SIGTERM ends the follower at once.
+    follower.child.stdout!.pause();
+    const second = await flood();
+    follower.child.kill('SIGTERM');
+    expect(await follower.exit).toEqual({ code: 0, signal: null });
+    second.release();
+    expect((await second.run.exit).code, second.run.stderr()).toBe(0);
+  }, 300_000);
 
   it('refuses to run without --follow (the bus is live only)', async () => {
     const r = await runCli(['events'], {}, storage);

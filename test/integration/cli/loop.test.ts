@@ -98,6 +98,25 @@ describe('keel loop against the fake model server', () => {
     expect(again.stderr()).toContain('a loop named "tests" already exists; continue it with: keel loop --resume tests');
   });
 
+  it('runs out of iterations without the goal: stopped, not complete (exit 5, state.json and the last event say so)', async () => {
+    server.enqueue(writeProgress('# Progress\n- step one\n'), say('One step.'), writeProgress('# Progress\n- step one\n- step two\n'), say('Two steps.'));
+    const r = await loop('an endless goal', '--name', 'tests', '--max-iterations', '2');
+    expect((await r.exit).code, r.stderr()).toBe(5);
+    expect(server.requests).toHaveLength(4);
+    expect(ofType(r.events, 'loop').filter((e) => e.state === 'judged').map((e) => e.verdict)).toEqual(['continue', 'stopped']);
+    expect(ofType(r.events, 'loop').at(-1)).toMatchObject({ state: 'stopped', iteration: 2 });
+    expect(ofType(r.events, 'loop').some((e) => e.state === 'complete')).toBe(false);
+    expect(r.stderr()).toContain('"tests" stopped: iteration limit reached after 2 iterations; the goal is not reached');
+    expect(r.stderr()).not.toContain('complete');
+    const state = JSON.parse(readFileSync(join(workspace, '.keel/loop/tests/state.json'), 'utf8')) as { status: string; reasons: string[] };
+    expect(state.status).toBe('stopped');
+    expect(state.reasons.join(' ')).toContain('stopped: iteration limit reached');
+    // An ended loop is not continued.
+    const again = await loop('--resume', 'tests');
+    expect((await again.exit).code, again.stderr()).toBe(5);
+    expect(server.requests).toHaveLength(4);
+  });
+
   it('refuses bad usage with one line: no goal, a bad iteration count, an unknown loop, a bad name', async () => {
     for (const [args, message] of [
       [[], 'no goal given'],

@@ -5,7 +5,7 @@ import { join, resolve } from 'node:path';
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startFakeModelServer, type FakeModelServer } from '../../fixtures/fake-model-server';
 import { startOAuthMcpServer } from '../../fixtures/mcp/oauthServer';
-import { cliBundle, ofType, runCli } from './cliHarness';
+import { cliBundle, keelMcp, ofType, runCli } from './cliHarness';
 
 /**
  * MCP end to end through the built CLI: `keel run` against the fake model server, whose scripted
@@ -40,10 +40,12 @@ afterEach(async () => {
 
 describe('keel run with MCP servers', () => {
   it('the model calls an MCP tool allowed by a rule, and the result reaches the model', async () => {
-    mkdirSync(join(workspace, '.keel'));
-    writeFileSync(join(workspace, '.keel', 'settings.json'), JSON.stringify({ permissions: { allow: ['mcp__everything__get-sum'] } }));
+    // The rule is the person's own (~/.keel/settings.json; HOME is the run's storage folder).
+    const storage = mkdtempSync(join(tmpdir(), 'keel-mcp-home-'));
+    mkdirSync(join(storage, '.keel'));
+    writeFileSync(join(storage, '.keel', 'settings.json'), JSON.stringify({ permissions: { allow: ['mcp__everything__get-sum'] } }));
     server.enqueue({ blocks: [{ type: 'tool_use', id: 'toolu_sum', name: 'mcp__everything__get-sum', input: { a: 2, b: 3 } }] }, { blocks: [{ type: 'text', text: 'It is 5.' }] });
-    const r = await run('add 2 and 3', '--mcp-config', mcpConfig());
+    const r = await runCli(['run', 'add 2 and 3', '--provider', 'anthropic', '--base-url', server.url, '--model', 'claude-test', '--workspace', workspace, '--output-format', 'stream-json', '--mcp-config', mcpConfig()], KEY, storage);
     expect((await r.exit).code, r.stderr()).toBe(0);
     expect(body(0).tools!.map((t) => t.name)).toContain('mcp__everything__get-sum');
     expect(ofType(r.events, 'permission')).toEqual([expect.objectContaining({ tool: 'mcp__everything__get-sum', decision: 'allow' })]);
@@ -76,7 +78,7 @@ describe('keel run with MCP servers', () => {
     expect((await r.exit).code, r.stderr()).toBe(0);
     expect(ofType(r.events, 'permission').map((e) => e.decision)).toEqual(['ask', 'deny']);
     expect(ofType(r.events, 'turn').map((e) => e.state)).not.toContain('mcpCall');
-    expect(JSON.stringify(body(1).messages.at(-1))).toMatch(/denied this mcp__everything__echo call/);
+    expect(JSON.stringify(body(1).messages.at(-1))).toMatch(/Permission denied: Keel would ask first \(calling an MCP tool\) and a headless run has no one to ask; --mode bypassPermissions, or the allow rule \\"mcp__everything__echo\\"/);
   }, 120_000);
 
   it('an image from an MCP tool is sent to the model as an image block; progress shows as tool output', async () => {
@@ -101,8 +103,13 @@ describe('keel run with MCP servers', () => {
     server.enqueue({ blocks: [{ type: 'text', text: 'No tools.' }] });
     const r = await run('hi');
     expect((await r.exit).code, r.stderr()).toBe(0);
-    expect(r.stderr()).toContain('MCP server "everything" from .mcp.json is not approved in this workspace and will not start');
-    expect(r.stderr()).toContain('keel mcp approve everything');
+    expect(r.stderr()).toMatch(/MCP server everything: .*server-everything.*waits for approval/);
+    expect(r.stderr()).toContain('keel trust approve');
+    // Said once on stderr (the trust notice), and as the server's own mcp line in stream-json.
+    expect(r.stderr().split('\n').filter((l) => /MCP server "?everything\b/.test(l)), r.stderr()).toHaveLength(1);
+    expect(r.events.filter((e) => e.type === 'mcp' && e.server === 'everything')).toEqual([
+      expect.objectContaining({ status: 'not_approved', message: expect.stringContaining('keel trust approve') }),
+    ]);
     expect(body(0).tools!.map((t) => t.name).filter((n) => n.startsWith('mcp__'))).toEqual([]);
   }, 60_000);
 
@@ -110,22 +117,10 @@ describe('keel run with MCP servers', () => {
     const r = await run('hi', '--mcp-config', join(workspace, 'nope.json'));
     expect((await r.exit).code).toBe(2);
     expect(r.stderr()).toContain('--mcp-config');
-    expect(r.stderr()).toContain('file not found');
+    expect(r.stderr()).toContain(`--mcp-config ${join(workspace, 'nope.json')}: no such file`);
     expect(server.requests).toHaveLength(0);
   });
 });
-
-/** `node cli.js mcp …` with its own Keel home (runCli appends --storage, which `mcp` has no use for). */
-async function keelMcp(home: string, ...args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const cli = await cliBundle();
-  const child = spawn(process.execPath, [cli, 'mcp', ...args], { env: { PATH: process.env.PATH, HOME: home, KEEL_HOME: home }, stdio: ['ignore', 'pipe', 'pipe'] });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
-  child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
-  const code = await new Promise<number | null>((res) => child.once('close', (c) => res(c)));
-  return { code, stdout, stderr };
-}
 
 describe('keel mcp', () => {
   it('add, list, tools, revoke, remove', async () => {
@@ -144,12 +139,13 @@ describe('keel mcp', () => {
     r = await keelMcp(home, 'revoke', 'everything', '--workspace', workspace);
     expect(r.code).toBe(0);
     r = await keelMcp(home, 'list', '--workspace', workspace);
-    expect(r.stdout).toContain('everything  [project, stdio]  not approved — run: keel mcp approve everything');
+    expect(r.stdout).toContain('everything  [project, stdio]  waits for the approval of this workspace — review: keel trust show; approve: keel trust approve');
     r = await keelMcp(home, 'tools', 'everything', '--workspace', workspace);
     expect(r.code).toBe(1);
-    expect(r.stderr).toContain('not approved');
+    expect(r.stderr).toContain('waits for the approval of this workspace');
     r = await keelMcp(home, 'approve', 'everything', '--workspace', workspace);
-    expect(r.stdout).toContain(`approved "everything" in ${workspace}`);
+    expect(r.stdout).toContain(`Approved for ${workspace}, exactly as it is now:`);
+    expect(r.stdout).toMatch(/MCP server everything: .*server-everything/);
     r = await keelMcp(home, 'remove', 'everything', '--workspace', workspace);
     expect(r.code, r.stderr).toBe(0);
     expect(JSON.parse(readFileSync(join(workspace, '.mcp.json'), 'utf8'))).toEqual({ mcpServers: {} });
@@ -169,7 +165,7 @@ describe('keel mcp', () => {
     for (const a of [['add'], ['add', 'x'], ['add', '--transport', 'http', 'x', 'not-a-url'], ['add', '--transport', 'carrier-pigeon', 'x', 'y'], ['frobnicate'], ['list', '--bogus']]) {
       const r = await keelMcp(home, ...a, '--workspace', workspace);
       expect(r.code, a.join(' ')).toBe(2);
-      expect(r.stderr).toMatch(/^keel mcp: /);
+      expect(r.stderr).toMatch(/^keel mcp( [a-z]+)?: [^\n]+ \(see keel mcp( [a-z]+)? --help\)\n$/);
     }
   });
 });

@@ -6,7 +6,7 @@ import { Client } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { McpHub } from '../../../src/core/mcp/hub';
 import type { ToolResultContentBlock } from '../../../src/shared/domain/messages';
-import { waitUntil } from '../../unit/model-based/system';
+import { eventually, watchDir } from '../../unit/helpers/changes';
 import { isAlive } from '../../unit/tools/helpers';
 import { cliBundle } from './cliHarness';
 
@@ -56,7 +56,7 @@ describe('keel mcp serve', () => {
     expect((await call('Glob', { pattern: 'src/*.txt' })).text).toContain('a.txt');
     const write = await call('Write', { file_path: 'src/b.txt', content: 'beta' });
     expect(write.isError).toBe(true);
-    expect(write.text).toMatch(/^Permission denied: Keel would ask before this Write call \(.+\), and keel mcp serve has nobody to ask/);
+    expect(write.text).toMatch(/^Permission denied: Keel would ask first \(.+\) and keel mcp serve has nobody to ask; --mode acceptEdits, or the allow rule "Edit\(.+\)" in the workspace's .keel\/settings.local.json once you approve it \(keel trust approve\), would allow it\.$/);
     expect(existsSync(join(workspace, 'src', 'b.txt'))).toBe(false);
     const outside = await call('Read', { file_path: '/etc/passwd' });
     expect(outside).toMatchObject({ isError: true, text: expect.stringContaining('Permission denied') });
@@ -107,12 +107,12 @@ describe('keel mcp serve ends without leaving a command behind', () => {
     await client.connect(transport);
     const server = transport.pid!;
     const call = client.callTool({ name: 'Bash', arguments: { command: `trap '' TERM; sleep 120 & echo $! > ${pidfile}; wait` } }).catch((err: unknown) => err);
-    await waitUntil(() => existsSync(pidfile) && readFileSync(pidfile, 'utf8').trim() !== '', () => 'the command never started', 60_000);
+    await eventually(() => existsSync(pidfile) && readFileSync(pidfile, 'utf8').trim() !== '', () => 'the command never started', watchDir(workspace));
     const sleeper = Number(readFileSync(pidfile, 'utf8').trim());
     expect(isAlive(sleeper)).toBe(true);
     leave(transport);
-    await waitUntil(() => !isAlive(server), () => `keel mcp serve (pid ${server}) did not exit`, 20_000);
-    await waitUntil(() => !isAlive(sleeper), () => `sleep ${sleeper} outlived keel mcp serve`, 20_000);
+    await eventually(() => !isAlive(server), () => `keel mcp serve (pid ${server}) did not exit`);
+    await eventually(() => !isAlive(sleeper), () => `sleep ${sleeper} outlived keel mcp serve`);
     await client.close().catch(() => undefined);
     await call;
   }, 90_000);

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startFakeModelServer, type FakeModelServer } from '../../fixtures/fake-model-server';
-import { waitUntil } from '../../unit/model-based/system';
+import { eventually } from '../../unit/helpers/changes';
 import { cliBundle, ofType, runCli } from './cliHarness';
 
 /**
@@ -17,18 +17,22 @@ const EVERYTHING = resolve(__dirname, '../../../node_modules/@modelcontextprotoc
 const KEY = { ANTHROPIC_API_KEY: 'sk-test', KEEL_MEMORY: 'off' };
 let server: FakeModelServer;
 let workspace: string;
+let storage: string;
 
 function mcpConfig(): string {
   const file = join(mkdtempSync(join(tmpdir(), 'keel-mcpw-cfg-')), 'servers.json');
   writeFileSync(file, JSON.stringify({ mcpServers: { everything: { command: process.execPath, args: [EVERYTHING, 'stdio'] } } }));
   return file;
 }
-function allow(...rules: string[]): void {
+/** The workspace's allow rules, approved by the person (keel trust approve): the worker decides with them. */
+async function allow(...rules: string[]): Promise<void> {
   mkdirSync(join(workspace, '.keel'), { recursive: true });
   writeFileSync(join(workspace, '.keel', 'settings.json'), JSON.stringify({ permissions: { allow: rules } }));
+  const r = await runCli(['trust', 'approve', '--workspace', workspace], {}, storage);
+  expect((await r.exit).code, r.stderr()).toBe(0);
 }
 const run = (prompt: string, ...extra: string[]) =>
-  runCli(['run', prompt, '--provider', 'anthropic', '--base-url', server.url, '--model', 'claude-test', '--workspace', workspace, '--output-format', 'stream-json', '--workers', '1', '--mcp-config', mcpConfig(), ...extra], KEY);
+  runCli(['run', prompt, '--provider', 'anthropic', '--base-url', server.url, '--model', 'claude-test', '--workspace', workspace, '--output-format', 'stream-json', '--workers', '1', '--mcp-config', mcpConfig(), ...extra], KEY, storage);
 type Body = { tools?: { name: string }[]; messages: { role: string; content: unknown }[] };
 const body = (i: number) => server.requests[i]!.body as Body;
 
@@ -43,6 +47,7 @@ beforeAll(async () => {
 beforeEach(async () => {
   server = await startFakeModelServer();
   workspace = mkdtempSync(join(tmpdir(), 'keel-mcpw-ws-'));
+  storage = mkdtempSync(join(tmpdir(), 'keel-mcpw-home-'));
 });
 afterEach(async () => {
   await server.close();
@@ -50,7 +55,7 @@ afterEach(async () => {
 
 describe('keel run --workers 1 with MCP servers', () => {
   it('the turn runs on a worker, the server is the CLI\'s, and echo and get-sum results reach the model', async () => {
-    allow('Bash', 'mcp__everything__echo', 'mcp__everything__get-sum');
+    await allow('Bash', 'mcp__everything__echo', 'mcp__everything__get-sum');
     server.enqueue(
       { blocks: [{ type: 'tool_use', id: 'toolu_who', name: 'Bash', input: { command: WHO_RUNS_WHAT } }] },
       {
@@ -69,7 +74,7 @@ describe('keel run --workers 1 with MCP servers', () => {
     expect(body(0).tools!.map((t) => t.name)).toEqual(expect.arrayContaining(['Bash', 'mcp__everything__echo', 'mcp__everything__get-sum']));
 
     const who = ofType(r.events, 'tool_output').filter((e) => e.id === 'toolu_who').map((e) => e.chunk).join('');
-    expect(who).toMatch(/\S+\/worker\.js --socket \S+ --worker-id w1/);
+    expect(who).toMatch(/\S+\/worker\.js --worker-id w1/);
     const workerPid = Number(/worker=(\d+)/.exec(who)?.[1]);
     const cliPid = r.child.pid!;
     expect(workerPid).toBeGreaterThan(0);
@@ -116,7 +121,7 @@ describe('keel run --workers 1 with MCP servers', () => {
   it('Ctrl+C during a long MCP call on a worker cancels the task cleanly: aborted, the worker not lost', async () => {
     server.enqueue({ blocks: [{ type: 'tool_use', id: 'toolu_long', name: 'mcp__everything__trigger-long-running-operation', input: { duration: 600, steps: 600 } }] });
     const r = await run('take your time', '--mode', 'bypassPermissions');
-    await waitUntil(() => ofType(r.events, 'tool_output').some((e) => e.id === 'toolu_long'), () => `no progress yet; stderr: ${r.stderr()}`, 60_000);
+    await eventually(() => ofType(r.events, 'tool_output').some((e) => e.id === 'toolu_long'), () => `no progress yet; stderr: ${r.stderr()}`, r.changes);
     r.child.kill('SIGINT');
     expect((await r.exit).code, r.stderr()).toBe(1);
     expect(r.events.at(-1)).toMatchObject({ type: 'done', status: 'aborted' });
@@ -131,6 +136,6 @@ describe('keel run --workers 1 with MCP servers', () => {
     expect((await r.exit).code, r.stderr()).toBe(0);
     expect(ofType(r.events, 'permission').map((e) => e.decision)).toEqual(['ask', 'deny']);
     expect(ofType(r.events, 'turn').map((e) => e.state)).not.toContain('mcpCall');
-    expect(JSON.stringify(body(1).messages.at(-1))).toMatch(/denied this mcp__everything__echo call/);
+    expect(JSON.stringify(body(1).messages.at(-1))).toMatch(/Permission denied: Keel would ask first \(calling an MCP tool\) and a headless run has no one to ask; --mode bypassPermissions, or the allow rule \\"mcp__everything__echo\\"/);
   }, 120_000);
 });

@@ -28,6 +28,12 @@ const memoryFiles = () => {
   }
 };
 
+/** The person approves what the workspace provides (its instructions files, committed memories: keel trust). */
+async function approveWorkspace(): Promise<void> {
+  const r = await runCli(['trust', 'approve', '--workspace', workspace], {}, storage);
+  expect((await r.exit).code, r.stderr()).toBe(0);
+}
+
 /** `keel memory …` (it takes no --storage, so not through runCli). */
 async function memoryCli(...args: string[]) {
   const r = spawnSync(process.execPath, [await cliBundle(), 'memory', ...args, '--workspace', workspace], { encoding: 'utf8', env: { PATH: process.env.PATH, HOME: storage } });
@@ -115,6 +121,7 @@ describe('keel run: instructions files and project memory', () => {
   it('--no-memory and KEEL_MEMORY=off: no memory in the request and no lesson call', async () => {
     mkdirSync(join(workspace, '.keel', 'memory'), { recursive: true });
     writeFileSync(join(workspace, '.keel', 'memory', 'build.md'), '---\ntitle: The build uses esbuild\ntags: [build]\n---\nnpm run build bundles with esbuild into dist/.\n');
+    await approveWorkspace();
     for (const [env, flags] of [[{}, ['--no-memory']], [{ KEEL_MEMORY: 'off' }, []]] as const) {
       const before = server.requests.length;
       server.enqueue({ blocks: [{ type: 'text', text: 'Built.' }] });
@@ -139,6 +146,7 @@ describe('keel run: instructions files and project memory', () => {
     writeFileSync(join(workspace, 'KEEL.md'), 'Answer in English.\n');
     mkdirSync(join(storage, '.keel'), { recursive: true });
     writeFileSync(join(storage, '.keel', 'KEEL.md'), 'The person prefers short answers.\n'); // HOME is the storage folder in runCli
+    await approveWorkspace();
     server.enqueue({ blocks: [{ type: 'text', text: 'Hello.' }] });
     const r = await run('hi', {}, '--no-memory');
     expect((await r.exit).code, r.stderr()).toBe(0);

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startFakeModelServer, type FakeModelServer, type FakeTurn, type RecordedRequest } from '../../fixtures/fake-model-server';
-import { waitUntil } from '../../unit/model-based/system';
+import { changesOf, eventually } from '../../unit/helpers/changes';
 import { cliBundle, runCli } from './cliHarness';
 
 /**
@@ -115,7 +115,7 @@ describe.each([
     );
     const run = await runCli(['run', 'count everything', ...provider(server.url), '--mode', 'bypassPermissions', '--output-format', 'stream-json', ...workers], KEY);
     const parent = () => server.requests[0]?.taskId;
-    await waitUntil(() => server.requests.filter((r) => r.taskId !== parent()).length === 3, () => `three child requests (got ${server.requests.length}; stderr: ${run.stderr()})`, 60_000);
+    await eventually(() => server.requests.filter((r) => r.taskId !== parent()).length === 3, () => `three child requests (got ${server.requests.length}; stderr: ${run.stderr()})`, changesOf(server));
     run.child.kill('SIGINT');
     const { code } = await run.exit;
     expect(code, run.stderr()).toBe(1);
@@ -123,7 +123,7 @@ describe.each([
     // Every child's request was abandoned (its socket closed), and no one sent another.
     const children = server.requests.filter((r) => r.taskId !== parent());
     expect(children).toHaveLength(3);
-    await waitUntil(() => children.every((r) => r.finishedSeq !== null), () => 'the children\'s requests closed', 10_000);
+    await eventually(() => children.every((r) => r.finishedSeq !== null), () => 'the children\'s requests closed', changesOf(server));
     expect(server.requests).toHaveLength(4);
     const statuses = recordedStatuses(run.storage);
     expect(statuses.get(parent()!)).toBe('aborted');

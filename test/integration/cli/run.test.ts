@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { isAlive } from '../../unit/tools/helpers';
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startFakeModelServer, type FakeModelServer } from '../../fixtures/fake-model-server';
-import { waitUntil } from '../../unit/model-based/system';
+import { eventually, watchDir } from '../../unit/helpers/changes';
 import { cliBundle, ofType, runCli } from './cliHarness';
 import { startTruncatingServer } from './truncatingServer';
 
@@ -87,14 +87,14 @@ describe('keel run against the fake model server', () => {
     const pidfile = join(workspace, 'sleep.pid');
     server.enqueue({ blocks: [{ type: 'tool_use', id: 'toolu_sleep', name: 'Bash', input: { command: `sleep 60 & echo $! > ${pidfile}; wait` } }] });
     const run = await runCli(args('wait a minute', server.url, '--mode', 'bypassPermissions'), KEY);
-    await waitUntil(() => existsSync(pidfile) && readFileSync(pidfile, 'utf8').trim() !== '', () => 'the command never started', 15_000);
+    await eventually(() => existsSync(pidfile) && readFileSync(pidfile, 'utf8').trim() !== '', () => 'the command never started', watchDir(workspace));
     const pid = Number(readFileSync(pidfile, 'utf8').trim());
     expect(alive(pid)).toBe(true);
     run.child.kill('SIGINT');
     const { code } = await run.exit;
     expect(code).toBe(1);
     expect(run.events.at(-1)).toMatchObject({ type: 'done', status: 'aborted' });
-    await waitUntil(() => !alive(pid), () => `sleep ${pid} still running`, 5000);
+    await eventually(() => !alive(pid), () => `sleep ${pid} still running`);
     expect(alive(pid)).toBe(false);
   });
 });

@@ -20,6 +20,8 @@ import { cliBundle, runCli } from './cliHarness';
 const name = hostname().toLowerCase();
 const address = await lookup(name).then((a) => a.address, () => undefined);
 const ready = detectSandbox().available && existsSync('/usr/bin/curl') && address !== undefined;
+/** Whether this machine's resolver knows ip6-localhost (Debian's /etc/hosts usually does). */
+const v6local = await lookup('ip6-localhost').then(() => true, () => false);
 
 let model: FakeModelServer;
 let web: Server;
@@ -57,9 +59,30 @@ describe.runIf(ready)('keel run in the sandbox with a network allow-list', () =>
     expect(content).toMatch(/Read-only file system/);
     expect(existsSync('/var/tmp/keel-sbx-escape')).toBe(false);
     // Leaving the sandbox asks even in bypassPermissions; headless, asking is a denial.
-    expect(content).toMatch(/"tool_use_id":"toolu_out","content":"The user denied this Bash call. Feedback: No one is available/);
+    expect(content).toMatch(/"tool_use_id":"toolu_out","content":"Permission denied: Keel would ask first \(the command asks to run outside the sandbox\) and a headless run has no one to ask; no mode or allow rule would run it without asking/);
     expect(existsSync('/var/tmp/keel-sbx-escape2')).toBe(false);
     expect(run.stderr()).toContain('sandbox.network.allowedDomains is ignored; a project can narrow the network, not widen it');
+  });
+});
+
+describe.runIf(ready)('keel run in the sandbox: `*` does not reach this machine through its own names (issue 21, item 10)', () => {
+  it('the machine\'s host name (and ip6-localhost, where /etc/hosts has it) resolve to loopback: refused with 403, nothing reached', async () => {
+    const home = mkdtempSync(join(tmpdir(), 'keel-sbx-home-'));
+    const workspace = mkdtempSync(join(tmpdir(), 'keel-sbx-ws-'));
+    mkdirSync(join(home, '.keel'));
+    writeFileSync(join(home, '.keel', 'settings.json'), JSON.stringify({ sandbox: { enabled: true, network: { allowedDomains: ['*'] } } }));
+    const names = [name, ...(v6local ? ['ip6-localhost'] : [])];
+    const hits: string[] = [];
+    web.on('request', (req) => hits.push(req.url ?? ''));
+    const command = names.map((n) => `curl -sS -w " %{http_code}" http://${n}:${port}/reached-${n}`).join('; echo; ');
+    model.enqueue({ blocks: [{ type: 'tool_use', id: 'toolu_self', name: 'Bash', input: { command } }] }, { blocks: [{ type: 'text', text: 'Done.' }] });
+    const before = model.requests.length;
+    const run = await runCli(['run', 'fetch', '--provider', 'anthropic', '--base-url', model.url, '--model', 'claude-test', '--workspace', workspace, '--output-format', 'stream-json', '--mode', 'bypassPermissions', '--no-memory'], { ANTHROPIC_API_KEY: 'sk-test', HOME: home });
+    expect((await run.exit).code, run.stderr()).toBe(0);
+    const content = JSON.stringify(model.requests.slice(before).map((r) => r.body).findLast((b) => JSON.stringify(b).includes('"tool_result"')));
+    for (const n of names) expect(content).toContain(`${n} resolves to`);
+    expect(content.match(/ 403/g)).toHaveLength(names.length);
+    expect(hits).toEqual([]);
   });
 });
 

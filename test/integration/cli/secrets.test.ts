@@ -1,10 +1,10 @@
 import { createHash } from 'node:crypto';
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startFakeModelServer, type FakeModelServer } from '../../fixtures/fake-model-server';
-import { cliBundle, ofType, runCli } from './cliHarness';
+import { cliBundle, filesUnder, ofType, pieces, runCli } from './cliHarness';
 
 /**
  * `keel run` with provider keys in its environment, against the fake model server: a scripted
@@ -32,20 +32,6 @@ beforeEach(async () => {
 afterEach(async () => {
   await server.close();
 });
-
-/** Every 16-character piece of `secret` that `text` still holds (empty when none). */
-function pieces(text: string, secret: string): string[] {
-  const out: string[] = [];
-  for (let i = 0; i + 16 <= secret.length; i += 4) if (text.includes(secret.slice(i, i + 16))) out.push(secret.slice(i, i + 16));
-  return out;
-}
-
-function filesUnder(dir: string): string[] {
-  return readdirSync(dir).flatMap((n) => {
-    const p = join(dir, n);
-    return statSync(p).isDirectory() ? filesUnder(p) : [p];
-  });
-}
 
 type Block = { type: string; tool_use_id?: string; content?: unknown };
 function toolResults(body: unknown): Map<string, string> {

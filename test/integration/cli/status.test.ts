@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { AgentRow } from '../../../src/shared/domain/agents';
 import { startFakeModelServer, type FakeModelServer } from '../../fixtures/fake-model-server';
-import { waitUntil } from '../../unit/model-based/system';
+import { eventually, watchDir } from '../../unit/helpers/changes';
 import { cliBundle, runCli, type CliRun } from './cliHarness';
 
 /**
@@ -35,7 +35,7 @@ afterEach(async () => {
 });
 
 async function statusWhileHeld(worker: CliRun): Promise<{ agents: AgentRow[]; summary: string }> {
-  await waitUntil(() => existsSync(join(workspace, 'started')) || worker.child.exitCode !== null, () => `the command never started: ${worker.stderr()}`, 60_000);
+  await eventually(() => existsSync(join(workspace, 'started')) || worker.child.exitCode !== null, () => `the command never started: ${worker.stderr()}`, worker.changes, watchDir(workspace));
   expect(worker.child.exitCode, worker.stderr()).toBeNull();
   const status = await runCli(['status', '--json'], {}, storage);
   expect((await status.exit).code, status.stderr()).toBe(0);
@@ -65,7 +65,9 @@ describe('keel status --json', () => {
   });
 
   it('lists a loop with its running iteration', async () => {
-    server.enqueue(bash(HOLD), say('waited'));
+    // The iteration reaches the goal (a loop that only ran out of iterations would exit 5, not 0).
+    const done = { blocks: [{ type: 'tool_use' as const, name: 'Write', input: { file_path: '.keel/loop/rel/progress.md', content: '# Progress\nDONE\n' } }] };
+    server.enqueue(bash(HOLD), done, say('waited'));
     const worker = await runCli(['loop', 'wait for the release', '--name', 'rel', '--max-iterations', '1', ...provider()], KEY, storage);
     const { agents } = await statusWhileHeld(worker);
     const loopRow = agents.find((a) => a.kind === 'loop');
@@ -78,4 +80,18 @@ describe('keel status --json', () => {
     expect((await status.exit).code).toBe(0);
     expect(status.stdout()).toContain('No agents');
   });
+});
+
+describe('keel status --follow', () => {
+  it('says it waits while no Keel process runs, prints a process that starts later, and ends on the first SIGTERM (issue 26 items 9, 17)', async () => {
+    const follower = await runCli(['status', '--follow'], {}, storage);
+    await eventually(() => follower.stderr().includes('keel status: waiting for a Keel process'), () => `no waiting line: ${follower.stderr()}`, follower.changes);
+    server.enqueue(bash(HOLD), say('done'));
+    const worker = await runCli(['run', 'hold on', ...provider()], KEY, storage);
+    await eventually(() => follower.events.some((l) => l.type === 'snapshot' && l.pid === worker.child.pid), () => `no snapshot of the run: ${follower.stdout()}`, follower.changes);
+    writeFileSync(join(workspace, 'release'), '');
+    expect((await worker.exit).code, worker.stderr()).toBe(0);
+    follower.child.kill('SIGTERM');
+    expect(await follower.exit).toEqual({ code: 0, signal: null });
+  }, 120_000);
 });

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startFakeModelServer, type FakeModelServer } from '../../fixtures/fake-model-server';
-import { waitUntil } from '../../unit/model-based/system';
+import { eventually, watchDir } from '../../unit/helpers/changes';
 import { isAlive, killIfAlive } from '../../unit/tools/helpers';
 import { cliBundle, ofType, runCli, type CliRun } from './cliHarness';
 
@@ -18,7 +18,6 @@ import { cliBundle, ofType, runCli, type CliRun } from './cliHarness';
 let server: FakeModelServer;
 let workspace: string;
 const KEY = { ANTHROPIC_API_KEY: 'sk-test' };
-const GONE_WITHIN_MS = 20_000;
 const started: number[] = [];
 
 beforeAll(async () => {
@@ -51,7 +50,7 @@ async function commandOnWorker(): Promise<Running> {
   const run = await runCli(['run', 'wait two minutes', '--provider', 'anthropic', '--base-url', server.url, '--model', 'claude-test', '--workspace', workspace, '--output-format', 'stream-json', '--mode', 'bypassPermissions', '--workers', '1'], KEY);
   started.push(run.child.pid!);
   const read = (name: string) => (existsSync(file(name)) ? Number(readFileSync(file(name), 'utf8').trim()) : 0);
-  await waitUntil(() => read('sleep.pid') > 0, () => `the command never started; stderr: ${run.stderr()}`, 60_000);
+  await eventually(() => read('sleep.pid') > 0, () => `the command never started; stderr: ${run.stderr()}`, watchDir(workspace));
   const running = { run, worker: read('worker.pid'), shell: read('shell.pid'), sleeper: read('sleep.pid') };
   started.push(running.sleeper, running.shell, running.worker);
   // The shell's parent is the worker process, not keel run.
@@ -63,7 +62,7 @@ async function commandOnWorker(): Promise<Running> {
 
 async function expectGone(pids: Record<string, number>): Promise<void> {
   for (const [what, pid] of Object.entries(pids)) {
-    await waitUntil(() => !isAlive(pid), () => `${what} (pid ${pid}) is still alive`, GONE_WITHIN_MS);
+    await eventually(() => !isAlive(pid), () => `${what} (pid ${pid}) is still alive`);
   }
 }
 

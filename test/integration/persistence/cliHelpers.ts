@@ -1,5 +1,7 @@
 import * as esbuild from 'esbuild';
 import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 
 const ROOT = resolve(__dirname, '../../..');
@@ -33,9 +35,14 @@ export interface CliRun {
   waitForLine(pred: (line: string, all: string[]) => boolean): Promise<void>;
 }
 
-/** Starts `node cli.js args…` with its own env; stdout is split into lines as they arrive. */
+/**
+ * Starts `node cli.js args…` with its own env; stdout is split into lines as they arrive. Without a
+ * HOME in `env` the child gets a fresh empty folder as its home: never a made-up path such as
+ * `/nonexistent`, which a CLI running as root creates (`~/.keel`) and leaves for every later test.
+ */
 export function startCli(cli: string, args: string[], env: Record<string, string>): CliRun {
-  const child = spawn(process.execPath, [cli, ...args], { env: { PATH: process.env.PATH ?? '', HOME: env.HOME ?? '/nonexistent', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const home = env.HOME ?? mkdtempSync(join(tmpdir(), 'keel-cli-home-'));
+  const child = spawn(process.execPath, [cli, ...args], { env: { PATH: process.env.PATH ?? '', HOME: home, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   const lines: string[] = [];
   let err = '';
   let partial = '';

@@ -36,6 +36,7 @@ describe('concurrent keel run and keel tasks list on one storage', () => {
     const storage = join(dir, 'store');
     const ws = join(dir, 'ws');
     mkdirSync(ws);
+    mkdirSync(storage); // a --storage folder must exist
     const env = { ANTHROPIC_API_KEY: 'test-key', HOME: dir };
     const runs = Array.from({ length: RUNS }, (_, i) =>
       startCli(cli, ['run', `task number ${i}`, '--provider', 'anthropic', '--base-url', server.url, '--workspace', ws, '--storage', storage, '--output-format', 'stream-json'], env),

@@ -32,6 +32,7 @@ describe('kill -9 of keel run in the middle of a streamed answer, then resume', 
     const ws = join(dir, 'ws');
     const storage = join(dir, 'store');
     mkdirSync(ws);
+    mkdirSync(storage); // a --storage folder must exist
     writeFileSync(join(ws, 'notes.txt'), 'The launch is on Tuesday. Bring the blue folder.\n');
     server.enqueue(
       { blocks: [{ type: 'tool_use', id: 'toolu_read1', name: 'Read', input: { file_path: 'notes.txt' } }] },

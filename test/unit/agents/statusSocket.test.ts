@@ -6,7 +6,7 @@ import { StatusBoard } from '../../../src/core/agents/board';
 import { readAgents, StatusPublisher, watchSocket } from '../../../src/core/agents/statusSocket';
 import { ActivityFeed } from '../../../src/core/hooks/feed';
 import { statusSummary } from '../../../src/shared/domain/agents';
-import { waitUntil } from '../model-based/system';
+import { Changes } from '../helpers/changes';
 
 /** The external status socket, over a real Unix socket: snapshot first, then every hook event. */
 let publisher: StatusPublisher | undefined;
@@ -33,14 +33,22 @@ describe('status socket', () => {
     expect(statusSummary(agents)).toBe('1 working');
 
     const lines: Record<string, unknown>[] = [];
+    const arrived = new Changes();
     const ac = new AbortController();
-    const watching = watchSocket(publisher!.path, (l) => lines.push(l), ac.signal);
-    await waitUntil(() => lines.length > 0, () => 'no snapshot');
+    const watching = watchSocket(
+      publisher!.path,
+      (l) => {
+        lines.push(l);
+        arrived.notify();
+      },
+      ac.signal,
+    );
+    await arrived.until(() => lines.length > 0, () => 'no snapshot');
     feed.publish({ kind: 'hook', at: 2, input: { hook_event_name: 'Notification', session_id: 'task-1', transcript_path: '', cwd: '/w', message: 'Keel needs your permission to use Bash', notification_type: 'permission_prompt' } });
-    await waitUntil(() => lines.some((l) => l.type === 'hook'), () => JSON.stringify(lines));
+    await arrived.until(() => lines.some((l) => l.type === 'hook'), () => JSON.stringify(lines));
     expect(lines[0]).toMatchObject({ type: 'snapshot', pid: process.pid });
     expect(lines.find((l) => l.type === 'hook')).toMatchObject({ hook_event_name: 'Notification', notification_type: 'permission_prompt', session_id: 'task-1' });
-    await waitUntil(() => lines.some((l) => l.type === 'agents'), () => 'no board update');
+    await arrived.until(() => lines.some((l) => l.type === 'agents'), () => 'no board update');
     expect((lines.filter((l) => l.type === 'agents').at(-1)!.agents as { status: string }[])[0]!.status).toBe('attention');
     ac.abort();
     await watching;

@@ -40,11 +40,12 @@ describe('keel run arguments', () => {
     expect(parseRunArgs(['hi', '--pass-env', 'NPM_TOKEN', '--pass-env', 'GIT_SSH_COMMAND', '--pass-env', 'NPM_TOKEN'], {}).passEnv).toEqual(['NPM_TOKEN', 'GIT_SSH_COMMAND']);
   });
 
-  it('runs on workers with --workers N, else KEEL_WORKERS, else in this process', () => {
-    expect(parseRunArgs(['hi'], {}).workers).toBe(0);
+  it('runs on workers by default, as VS Code does (4); --workers N, else KEEL_WORKERS, chooses; 0 is in this process', () => {
+    expect(parseRunArgs(['hi'], {}).workers).toBe(4);
     expect(parseRunArgs(['hi'], { KEEL_WORKERS: '2' }).workers).toBe(2);
     expect(parseRunArgs(['hi', '--workers', '0'], { KEEL_WORKERS: '2' }).workers).toBe(0);
-    expect(parseRunArgs(['hi'], { KEEL_WORKERS: '' }).workers).toBe(0);
+    expect(parseRunArgs(['hi'], { KEEL_WORKERS: '0' }).workers).toBe(0);
+    expect(parseRunArgs(['hi'], { KEEL_WORKERS: '' }).workers).toBe(4);
     expect(() => parseRunArgs(['hi'], { KEEL_WORKERS: 'many' })).toThrow(/KEEL_WORKERS must be an integer from 0 to 64 \(got "many"\)/);
     expect(() => parseRunArgs(['hi', '--workers', '1.5'], {})).toThrow(/--workers must be an integer/);
   });

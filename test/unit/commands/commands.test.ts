@@ -147,7 +147,7 @@ describe('allowed-tools narrows, never widens', () => {
   });
 
   it('a named call is still decided by the person\'s rules: an ask stays an ask, a deny a deny', async () => {
-    const inner = { decide: async () => ({ decision: 'ask' as const, reason: 'running a command no rule allows' }) };
+    const inner = { decide: async () => ({ decision: 'ask' as const, reason: 'running a command no rule allows' }), searchExclusions: async () => null };
     let active: { command: string; rules: string[] } | null = { command: '/ship', rules: ['Bash(git push:*)'] };
     const d = narrowedBy(inner, () => active, ws);
     expect((await d.decide(bash('git push'), 'default')).decision).toBe('ask');

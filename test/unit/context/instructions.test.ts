@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { importsOf, loadInstructions } from '../../../src/core/context/instructions';
+import { TRUST_EVERYTHING } from '../helpers/trustAll';
 
 const dirs: string[] = [];
 function dir(): string {
@@ -25,7 +26,7 @@ describe('instructions files', () => {
     writeFileSync(join(ws, 'CLAUDE.md'), 'Claude: tests with vitest.');
     writeFileSync(join(ws, '.claude', 'CLAUDE.md'), 'Claude dir: no console.log.');
     writeFileSync(join(ws, 'KEEL.md'), 'Keel: use pnpm, not npm.');
-    const r = loadInstructions({ workspace: ws, home });
+    const r = loadInstructions({ workspace: ws, home, trust: TRUST_EVERYTHING });
     expect(r.files.map((f) => f.display)).toEqual(['~/.keel/KEEL.md', 'AGENTS.md', 'CLAUDE.md', '.claude/CLAUDE.md', 'KEEL.md']);
     const order = ['Answer in English', 'Agents: use npm', 'Claude: tests', 'Claude dir', 'Keel: use pnpm'].map((s) => r.text.indexOf(s));
     expect(order).toEqual([...order].sort((a, b) => a - b));
@@ -43,7 +44,7 @@ describe('instructions files', () => {
     writeFileSync(join(ws, '..', 'outside.md'), 'OUTSIDE');
     mkdirSync(join(home, '.ssh'));
     writeFileSync(join(home, '.ssh', 'id_rsa'), 'PRIVATE');
-    const r = loadInstructions({ workspace: ws, home });
+    const r = loadInstructions({ workspace: ws, home, trust: TRUST_EVERYTHING });
     rmSync(join(ws, '..', 'outside.md'));
     expect(r.files.map((f) => [f.display, f.importedBy])).toEqual([
       ['CLAUDE.md', undefined],
@@ -64,14 +65,14 @@ describe('instructions files', () => {
     writeFileSync(join(other, 'notes.md'), 'LINKED OUT');
     symlinkSync(join(other, 'notes.md'), join(ws, 'AGENTS.md'));
     writeFileSync(join(ws, 'KEEL.md'), `Deploy token: ghp_${'a1B2'.repeat(9)}`);
-    const r = loadInstructions({ workspace: ws, home: dir() });
+    const r = loadInstructions({ workspace: ws, home: dir(), trust: TRUST_EVERYTHING });
     expect(r.files.map((f) => f.display)).toEqual(['KEEL.md']);
     expect(r.text).not.toContain('LINKED OUT');
     expect(r.text).toContain('[REDACTED:');
   });
 
   it('gives nothing when there are no files', () => {
-    expect(loadInstructions({ workspace: dir(), home: dir() })).toEqual({ files: [], text: '', problems: [] });
+    expect(loadInstructions({ workspace: dir(), home: dir(), trust: TRUST_EVERYTHING })).toEqual({ files: [], text: '', problems: [], held: [] });
   });
 
   it('finds imports in prose only', () => {

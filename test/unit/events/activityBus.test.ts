@@ -5,6 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { ProcessActivity } from '../../../src/core/agents/processActivity';
 import type { BusDelivery } from '../../../src/core/events/eventBus';
 import type { ActivityEvent } from '../../../src/core/hooks/feed';
+import { NOTHING_APPROVED } from '../../../src/core/trust/items';
 
 /**
  * One bus per process: the activity feed (status board, loop judge, status socket) is a view of
@@ -13,7 +14,7 @@ import type { ActivityEvent } from '../../../src/core/hooks/feed';
 describe('ProcessActivity: one event bus', () => {
   it('what the feed publishes goes over the one bus; a stuck queued subscriber misses events without holding up the board', async () => {
     const home = mkdtempSync(join(tmpdir(), 'keel-activity-bus-'));
-    const activity = new ProcessActivity({ workspace: home, keelHome: home, home, environment: () => ({}), log: () => undefined });
+    const activity = new ProcessActivity({ workspace: home, keelHome: home, home, environment: () => ({}), log: () => undefined, trust: NOTHING_APPROVED });
     const bus = activity.feed.bus;
     const seen: ActivityEvent[] = [];
     activity.feed.subscribe((a) => seen.push(a));

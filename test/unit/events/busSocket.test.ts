@@ -36,7 +36,7 @@ describe('the bus over a local socket', () => {
     const lines: Record<string, unknown>[] = [];
     const stop = new AbortController();
     const joined = new Promise<void>((resolve) => {
-      void followBuses(storage, { signal: stop.signal, onLine: (l) => lines.push(JSON.parse(l) as Record<string, unknown>), onEndpoint: (_, c) => c === 'joined' && resolve() });
+      void followBuses(storage, { signal: stop.signal, onLine: (l) => void lines.push(JSON.parse(l) as Record<string, unknown>), onEndpoint: (_, c) => c === 'joined' && resolve() });
     });
     await joined;
     await waitFor(() => (lines.length > 0 ? true : undefined));

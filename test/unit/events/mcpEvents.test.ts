@@ -1,9 +1,10 @@
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { EventBus, type BusDelivery, type BusEventOf } from '../../../src/core/events/eventBus';
-import { bridgeMcpEvents } from '../../../src/core/events/mcpEvents';
+import { bridgeMcpEvents } from '../../../src/core/mcp/events';
 import type { McpHub } from '../../../src/core/mcp/hub';
 import { FAULTY, hubOf, nodeServer, server, tempDir } from '../mcp/helpers';
+import { eventually } from '../helpers/changes';
 
 /**
  * The MCP servers' state changes on the event bus, with a real hub and a real stdio server (the
@@ -19,9 +20,9 @@ afterEach(async () => {
 type McpEvent = BusEventOf<'McpServerStateChanged'>;
 const FAST = { backoffMs: [20, 40, 80], stableAfterMs: 60_000 };
 
-async function until(condition: () => boolean, what: string): Promise<void> {
-  for (let i = 0; i < 400 && !condition(); i++) await new Promise((r) => setTimeout(r, 25));
-  if (!condition()) throw new Error(`timed out waiting for ${what}`);
+/** No deadline: the test's timeout bounds it (the connection's events have no hook here). */
+function until(condition: () => boolean, what: string): Promise<void> {
+  return eventually(condition, () => what);
 }
 
 describe('MCP events on the bus (a real stdio server)', () => {

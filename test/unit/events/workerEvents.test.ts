@@ -2,8 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { EventBus, type BusDelivery, type BusEventOf } from '../../../src/core/events/eventBus';
 import { bridgeWorkerEvents } from '../../../src/core/events/workerEvents';
 import { WorkerPool, type PoolLease } from '../../../src/core/workers/pool';
-import type { QueryReply } from '../../../src/core/workers/protocol';
-import { eventually, fakeWorker, queryMessage } from '../workers/fakeWorker';
+import { eventually, fakeWorker, runOn } from '../workers/fakeWorker';
 
 /**
  * The worker pool's announcements on the event bus, with a real pool of real worker processes
@@ -16,14 +15,7 @@ afterEach(async () => {
 });
 
 function run(lease: PoolLease, queryId: string, taskId: string, text: string): Promise<string> {
-  return new Promise((resolve) => {
-    lease.handle.runQuery(queryMessage(queryId, taskId, text), {
-      reply: (m: QueryReply) => {
-        if (m.type === 'complete' || m.type === 'error') resolve(m.type);
-      },
-      lost: (reason) => resolve(`lost: ${reason}`),
-    });
-  });
+  return runOn(lease.handle, queryId, taskId, text).done.then((kinds) => kinds.at(-1)!);
 }
 
 type WorkerEvent = BusEventOf<'WorkerStateChanged'>;

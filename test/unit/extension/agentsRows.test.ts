@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { agentItems, rowsSignature } from '../../../src/extension/agentsRows';
 import type { AgentRow } from '../../../src/shared/domain/agents';
+import type { LoopEvent } from '../../../src/shared/domain/loop';
 
 /** The Agents tree's items from the board's rows: hierarchy, status words, figures, what a click opens. */
 const row = (over: Partial<AgentRow> & Pick<AgentRow, 'id'>): AgentRow => ({ kind: 'task', title: over.id, status: 'working', startedAt: 0, since: 0, tokens: 0, costUsd: 0, ...over });
@@ -38,5 +39,29 @@ describe('agentItems', () => {
     expect(rowsSignature([row({ id: 't1', status: 'attention', attention: 'permission', since: 2 })])).not.toBe(rowsSignature(base));
     expect(rowsSignature([row({ id: 't1', status: 'working', tokens: 10 })])).not.toBe(rowsSignature(base));
     expect(rowsSignature([...base, row({ id: 't2' })])).not.toBe(rowsSignature(base));
+  });
+});
+
+describe('a loop that ran out of iterations', () => {
+  it('is shown as stopped at its limit, not done, through the real status board', async () => {
+    const { ActivityFeed } = await import('../../../src/core/hooks/feed');
+    const { StatusBoard } = await import('../../../src/core/agents/board');
+    const feed = new ActivityFeed();
+    const board = new StatusBoard(feed);
+    const loop = (event: LoopEvent) => feed.publish({ kind: 'loop', at: 0, event });
+    try {
+      loop({ type: 'loop', name: 'port', state: 'started', iteration: 0 });
+      loop({ type: 'loop', name: 'port', state: 'stopped', iteration: 2, reasons: ['stopped: iteration limit reached (2 iterations) without reaching the goal'] });
+      const r = board.row('loop:port')!;
+      expect(r.status).not.toBe('done');
+      const item = agentItems([r], 0)[0]!;
+      expect(item.description).toMatch(/^stopped: iteration limit reached · /);
+      expect(item.icon).toBe('error');
+      // Continued again (a new run of the loop): the note goes.
+      loop({ type: 'loop', name: 'port', state: 'resumed', iteration: 2 });
+      expect(board.row('loop:port')!.note).toBeUndefined();
+    } finally {
+      board.dispose();
+    }
   });
 });

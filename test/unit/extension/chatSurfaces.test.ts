@@ -10,6 +10,7 @@ import { ViewConnection } from '../../../src/extension/viewConnection';
 import type { ToWebviewMessage } from '../../../src/shared/protocol/toWebview';
 import { startFakeModelServer, type FakeModelServer } from '../../fixtures/fake-model-server';
 import { fakeHost, recordingPort } from './fakes';
+import { eventually } from '../helpers/changes';
 
 /**
  * Two chat surfaces of one window (the sidebar and an editor tab), each a ChatController with its
@@ -32,10 +33,8 @@ const textOf = (ms: ToWebviewMessage[], taskId: string) =>
     .map((e) => (e.type === 'text' ? e.delta : ''))
     .join('');
 
-const until = async (cond: () => boolean, what: string) => {
-  for (let i = 0; i < 1000 && !cond(); i++) await new Promise((r) => setTimeout(r, 10));
-  if (!cond()) throw new Error(`timed out waiting for ${what}`);
-};
+/** No deadline: the test's timeout bounds it. */
+const until = (cond: () => boolean, what: string) => eventually(cond, () => what);
 
 function release(): { promise: Promise<void>; go(): void } {
   let go!: () => void;

@@ -12,6 +12,7 @@ import type { ExportFormat } from '../../../src/shared/protocol/chatMessages';
 import type { ToWebviewMessage } from '../../../src/shared/protocol/toWebview';
 import { ListProvider, textTurn, type Step } from '../helpers/scriptedEvents';
 import { fakeHost, recordingPort } from './fakes';
+import { eventually } from '../helpers/changes';
 
 const anthropic = { provider: 'anthropic' as const, model: 'claude-sonnet-4-5' };
 const LONG = 'This answer is long enough to be cut off in the middle by a window reload, and then continued.';
@@ -55,10 +56,8 @@ function windowOn(storage: string, workspace: string, steps: Step[], services: H
 }
 
 const of = <T extends ToWebviewMessage['type']>(ms: ToWebviewMessage[], type: T) => ms.filter((m): m is Extract<ToWebviewMessage, { type: T }> => m.type === type);
-const until = async (cond: () => boolean, what: string) => {
-  for (let i = 0; i < 400 && !cond(); i++) await new Promise((r) => setTimeout(r, 10));
-  if (!cond()) throw new Error(`timed out waiting for ${what}`);
-};
+/** No deadline: the test's timeout bounds it. */
+const until = (cond: () => boolean, what: string) => eventually(cond, () => what);
 
 /**
  * A task started in a first window, which goes away in the middle of the answer: closed (a
@@ -72,6 +71,8 @@ async function interruptedTask(storage: string, workspace: string, crash = false
   await until(() => (task.transcript().items.at(-1) as { text?: string } | undefined)?.text?.length !== undefined && task.transcript().items.some((i) => i.kind === 'assistant' && i.text.length > 8), 'the answer to start');
   if (crash) first.runtime.dispose();
   else first.controller.dispose(); // the host goes away: the task is recorded interrupted, its lock released
+  // Those last writes and the lock's release run off the event loop: a closing window waits for them.
+  await first.runtime.closed();
   return task.id;
 }
 
@@ -239,6 +240,7 @@ describe('history in the chat, on a real task store', () => {
     await w.fromPage({ type: 'resume' });
     const live: TaskHandle = w.controller.currentTask!;
     await live.settled();
+    await live.recorded?.();
     expect(w.provider.requests).toHaveLength(1);
     expect(readFileSync(join(dir, 'meta.json'), 'utf8')).toContain('"status": "completed"');
   });

@@ -139,5 +139,8 @@ describe('the loop page, webview side', () => {
     expect(loopStatusLabel({ status: 'active', driver: 'none' })).toBe('interrupted');
     expect(loopStatusLabel({ status: 'continuing', driver: 'elsewhere', heldBy: 'keel loop' })).toBe('running in keel loop');
     expect(loopStatusLabel({ status: 'stalled', driver: 'here' })).toBe('stalled');
+    // A loop that ran out of iterations did not reach its goal: it says so, and offers nothing to continue.
+    expect(loopStatusLabel({ status: 'stopped', driver: 'none' })).toBe('stopped: iteration limit reached');
+    expect(loopActions({ status: 'stopped', driver: 'none' })).toEqual({ continue: false, cancel: false });
   });
 });

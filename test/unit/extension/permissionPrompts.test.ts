@@ -4,7 +4,8 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createPermissionEngine } from '../../../src/core/permissions/engine';
 import type { PermissionRequest } from '../../../src/core/permissions/gate';
-import { saveRule } from '../../../src/core/permissions/persist';
+import { saveApprovedRules } from '../../../src/core/trust/savedRules';
+import { WorkspaceTrust } from '../../../src/core/trust/workspaceTrust';
 import { parseRule } from '../../../src/core/permissions/rules';
 import { PermissionBroker, type PromptAnswer, type PromptSurface } from '../../../src/extension/permissionBroker';
 import { alwaysRules } from '../../../src/extension/permissions/alwaysAllow';
@@ -171,14 +172,15 @@ describe('"Always allow" with the real engine and settings files', () => {
     dir = undefined;
   });
 
-  it('saves to .keel/settings.local.json and the next identical command is allowed without a prompt', async () => {
+  it('saves to .keel/settings.local.json and the next identical command is allowed without a prompt (the person\'s rule counts as approved)', async () => {
     dir = mkdtempSync(join(tmpdir(), 'keel-always-'));
     const workspace = dir;
     const home = join(dir, 'home');
-    const engine = await createPermissionEngine({ workspace, home });
+    const trust = new WorkspaceTrust({ workspace, keelHome: join(home, '.keel'), home });
+    const engine = await createPermissionEngine({ workspace, home, trust });
     const call = { tool: 'Bash', input: { command: 'touch made.txt' }, subject: { kind: 'execute' as const, tool: 'Bash', command: 'touch made.txt', cwd: workspace, summary: 'touch made.txt' }, readOnly: false };
     expect((await engine.decide(call, 'default')).decision).toBe('ask');
-    const broker = new PermissionBroker({ log: new MemoryLogger(), hasVisibleView: () => true, saveRules: (rules, where) => saveRule(rules, where, { workspace, home }) });
+    const broker = new PermissionBroker({ log: new MemoryLogger(), hasVisibleView: () => true, saveRules: (rules, where) => saveApprovedRules(rules, where, { workspace, home, trust }) });
     const answer = broker.ask(bash('s1', 'touch made.txt', { suggestedRules: ['Bash(touch:*)'] }), new AbortController().signal);
     broker.answer('s1', 'allowAlways');
     expect(await answer).toEqual({ decision: 'allow', always: { rules: ['Bash(touch:*)'], where: 'local' } });
@@ -187,6 +189,8 @@ describe('"Always allow" with the real engine and settings files', () => {
     expect(await engine.decide(call, 'default')).toMatchObject({ decision: 'allow' });
     // The rule covers touch only.
     expect((await engine.decide({ ...call, input: { command: 'rm made.txt' }, subject: { ...call.subject, command: 'rm made.txt' } }, 'default')).decision).toBe('ask');
+    engine.dispose?.();
+    trust.dispose();
   });
 });
 

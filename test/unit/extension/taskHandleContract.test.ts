@@ -8,6 +8,7 @@ import { TaskRuntime } from '../../../src/core/runtime/taskRuntime';
 import type { TaskHandle } from '../../../src/core/runtime/types';
 import type { TaskEvent } from '../../../src/shared/domain/events';
 import { BUSY_MESSAGE, FakeRuntime, type FakeTask } from './fakes';
+import { Changes } from '../helpers/changes';
 
 /**
  * One contract for every TaskHandle the chat is tested with: the same scenarios run against the
@@ -39,14 +40,20 @@ class ReleasedModel implements ModelProvider {
     return this.waiting.length;
   }
 
+  /** Steps released before their request came: the next request takes the first. */
+  private readonly early: ({ text: string } | { error: string })[] = [];
+
+  /** Answers the request waiting for the model, or the next one to come (the test need not race it). */
   release(step: { text: string } | { error: string }): void {
     const next = this.waiting.shift();
-    if (!next) throw new Error('no request is waiting for the model');
-    next(step);
+    if (next) next(step);
+    else this.early.push(step);
   }
 
   async *stream(request: ProviderRequest, signal: AbortSignal): AsyncGenerator<ProviderEvent, void, undefined> {
     const step = await new Promise<{ text: string } | { error: string } | null>((resolve) => {
+      const early = this.early.shift();
+      if (early) return resolve(early);
       this.waiting.push(resolve);
       signal.addEventListener(
         'abort',
@@ -69,10 +76,6 @@ class ReleasedModel implements ModelProvider {
   }
 }
 
-async function until(what: string, ok: () => boolean): Promise<void> {
-  for (let i = 0; i < 2000 && !ok(); i++) await new Promise((r) => setTimeout(r, 1));
-  if (!ok()) throw new Error(`gave up waiting for ${what}`);
-}
 
 function live(): Subject {
   const model = new ReleasedModel();
@@ -131,10 +134,14 @@ function trace(events: TaskEvent[]): string[] {
 
 function watch(task: TaskHandle) {
   const events: TaskEvent[] = [];
-  const unsubscribe = task.subscribe((e) => events.push(e));
+  const changes = new Changes();
+  const unsubscribe = task.subscribe((e) => {
+    events.push(e);
+    changes.notify();
+  });
   const seen = (line: string) => trace(events).includes(line);
-  /** Waits until `line` has been seen `n` times. */
-  const wait = (line: string, n = 1) => until(line, () => trace(events).filter((l) => l === line).length >= n);
+  /** Waits until `line` has been seen `n` times (at each event: no clock). */
+  const wait = (line: string, n = 1) => changes.until(() => trace(events).filter((l) => l === line).length >= n, () => `${line} ×${n} in ${trace(events).join(' | ')}`);
   return { events, unsubscribe, seen, wait, trace: () => trace(events) };
 }
 

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { SnapshotMessage, ToWebviewMessage } from '../../../src/shared/protocol/toWebview';
 import { ViewConnection, type ShownTask } from '../../../src/extension/viewConnection';
 import { MemoryLogger } from './fakes';
+import { SimulatedClock } from 'xstate';
 
 /**
  * One view's message stream, driven by its session machine: what a page receives, in which order
@@ -10,7 +11,7 @@ import { MemoryLogger } from './fakes';
 const CONFIG = { provider: 'demo', providerLabel: 'Demo', model: 'demo model', mode: 'default' } as const;
 const text = (delta: string) => ({ type: 'event', event: { type: 'text', taskId: 't1', delta } }) as const;
 
-function view(opts: { answer?: () => boolean | Promise<boolean> | never; shown?: ShownTask; idleTimeoutMs?: number } = {}) {
+function view(opts: { answer?: () => boolean | Promise<boolean> | never; shown?: ShownTask; idleTimeoutMs?: number; clock?: SimulatedClock } = {}) {
   const posted: ToWebviewMessage[] = [];
   const log = new MemoryLogger();
   let shows: string | null = opts.shown?.taskId ?? null;
@@ -24,7 +25,7 @@ function view(opts: { answer?: () => boolean | Promise<boolean> | never; shown?:
       return typeof a === 'boolean' ? Promise.resolve(a) : a;
     },
     log,
-    { maxPending: 3, ...(opts.idleTimeoutMs !== undefined ? { idleTimeoutMs: opts.idleTimeoutMs } : {}) },
+    { maxPending: 3, ...(opts.idleTimeoutMs !== undefined ? { idleTimeoutMs: opts.idleTimeoutMs } : {}), ...(opts.clock ? { clock: opts.clock } : {}) },
   );
   const snapshot = (): Omit<SnapshotMessage, 'seq'> => ({ type: 'snapshot', transcript: null, config: { ...CONFIG, model: `shows ${shows ?? 'nothing'}` } });
   conn.connect({ snapshot, readinessChanged: () => void readinessChanges++ }, opts.shown ?? null);
@@ -85,11 +86,15 @@ describe('ViewConnection: a view\'s session decides what its page receives', () 
   });
 
   it('a view hidden past the idle timeout drops what it kept: its next page gets the snapshot alone', async () => {
-    const { conn, posted, log } = view({ idleTimeoutMs: 5 });
+    // The idle timeout runs on a clock the test moves, not on the wall clock.
+    const clock = new SimulatedClock();
+    const { conn, posted, log } = view({ idleTimeoutMs: 5, clock });
     conn.ready();
     conn.setVisible(false);
     conn.send({ type: 'error', message: 'stale' });
-    await new Promise((r) => setTimeout(r, 40));
+    clock.increment(4);
+    expect(conn.state).toBe('paused');
+    clock.increment(1);
     expect(conn.state).toBe('timeout');
     conn.send({ type: 'error', message: 'also stale' });
     conn.ready();

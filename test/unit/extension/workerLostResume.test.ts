@@ -9,6 +9,7 @@ import type { ToWebviewMessage } from '../../../src/shared/protocol/toWebview';
 import { processAlive } from '../../../src/core/workers/spawnWorker';
 import { fakeWorker } from '../workers/fakeWorker';
 import { fakeHost, recordingPort } from './fakes';
+import { eventually } from '../helpers/changes';
 
 const provider = { provider: 'anthropic' as const, model: 'claude-sonnet-4-5', apiKey: 'k', baseUrl: 'http://127.0.0.1:9' };
 const cleanups: Array<() => Promise<void> | void> = [];
@@ -51,10 +52,8 @@ async function windowOnWorkers() {
   return { storage, runtime, controller, view, ...first };
 }
 
-const until = async (cond: () => boolean, what: string) => {
-  for (let i = 0; i < 500 && !cond(); i++) await new Promise((r) => setTimeout(r, 10));
-  if (!cond()) throw new Error(`timed out waiting for ${what}`);
-};
+/** No deadline: the test's timeout bounds it. */
+const until = (cond: () => boolean, what: string) => eventually(cond, () => what);
 
 describe('chat header: the worker the shown task runs on', () => {
   it('busy on a live worker pid while it runs, idle after; a view that attaches later gets it in its snapshot', async () => {
@@ -99,6 +98,7 @@ describe('chat: Resume of a task whose worker died', () => {
     expect(resumed.id).toBe(lost.id);
     expect(resumed).not.toBe(lost);
     expect((await resumed.settled()).status).toBe('completed');
+    await resumed.recorded?.();
     expect(of(port.posted, 'notice').map((n) => n.message)).toEqual([]);
     expect(of(port.posted, 'snapshot').at(-1)!.transcript?.taskId).toBe(lost.id);
     expect(readFileSync(join(storage, 'tasks', lost.id, 'meta.json'), 'utf8')).toContain('"status": "completed"');

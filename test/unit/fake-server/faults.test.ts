@@ -2,6 +2,7 @@ import Anthropic from '@anthropic-ai/sdk';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { startFakeModelServer } from '../../fixtures/fake-model-server';
 import type { FakeModelServer } from '../../fixtures/fake-model-server';
+import { eventually } from '../helpers/changes';
 
 let server: FakeModelServer;
 let client: Anthropic;
@@ -212,7 +213,7 @@ describe('fake model server: faults that hang or hide', () => {
   });
 });
 
-async function waitFor(cond: () => boolean): Promise<void> {
-  for (let i = 0; i < 500 && !cond(); i += 1) await new Promise((r) => setTimeout(r, 10));
-  if (!cond()) throw new Error('condition not reached');
+/** No deadline: the test's timeout bounds it. */
+function waitFor(cond: () => boolean): Promise<void> {
+  return eventually(cond, () => 'condition not reached');
 }

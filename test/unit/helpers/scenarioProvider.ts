@@ -15,6 +15,8 @@ export class ScenarioProvider implements ModelProvider {
   inFlight = 0;
   maxInFlight = 0;
   hung = 0;
+  /** Called whenever a request starts, hangs or ends (tests wait on it, not on the clock). */
+  onChange: () => void = () => undefined;
 
   constructor(private readonly steps: ScenarioStep[] = []) {}
 
@@ -30,6 +32,7 @@ export class ScenarioProvider implements ModelProvider {
     this.requests.push(structuredClone(request));
     this.inFlight++;
     this.maxInFlight = Math.max(this.maxInFlight, this.inFlight);
+    this.onChange();
     try {
       const step = this.steps.shift() ?? { events: [], hang: true };
       for (const e of step.events) {
@@ -40,6 +43,7 @@ export class ScenarioProvider implements ModelProvider {
       }
       if (step.hang && !signal.aborted) {
         this.hung++;
+        this.onChange();
         try {
           await new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
         } finally {
@@ -48,6 +52,7 @@ export class ScenarioProvider implements ModelProvider {
       }
     } finally {
       this.inFlight--;
+      this.onChange();
     }
   }
 }

@@ -10,6 +10,7 @@ import { lazyEngine } from '../../../src/core/runtime/permissionDecider';
 import { wireTaskMachine, type TaskServices } from '../../../src/core/runtime/wiring';
 import { createToolRegistry } from '../../../src/core/tools/registry';
 import { ListProvider, type Step } from './scriptedEvents';
+import { NOTHING_APPROVED } from '../../../src/core/trust/items';
 
 /**
  * One task machine wired as the runtime wires it (real machines, tools and permission engine in a
@@ -25,7 +26,7 @@ export function wiredTask(steps: Step[], opts: { model?: string; costUsd?: numbe
     workspace,
     locks: new LockManager(),
     tools: createToolRegistry(),
-    permissions: lazyEngine({ workspace }),
+    permissions: lazyEngine({ workspace, trust: NOTHING_APPROVED }),
     asker: denyingAsker,
     createProvider: async () => provider,
     publish: (e) => events.push(e),

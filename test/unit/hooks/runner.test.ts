@@ -5,6 +5,7 @@ import { beforeEach, describe, expect, it } from 'vitest';
 import { HookRunner } from '../../../src/core/hooks/runner';
 import type { HookInput } from '../../../src/core/hooks/types';
 import { SecretKeeper } from '../../../src/core/security/secretKeeper';
+import { WorkspaceTrust } from '../../../src/core/trust/workspaceTrust';
 import { isAlive } from '../tools/helpers';
 
 /**
@@ -34,9 +35,13 @@ function script(name: string, body: string): string {
   return p;
 }
 
+function trustOf(): WorkspaceTrust {
+  return new WorkspaceTrust({ workspace, keelHome, home });
+}
+
 function runner(env: NodeJS.ProcessEnv = process.env, extra: Partial<ConstructorParameters<typeof HookRunner>[0]> = {}): HookRunner {
   const secrets = SecretKeeper.fromEnvironment(env);
-  return new HookRunner({ workspace, keelHome, home, environment: () => secrets.environment(env), killGraceMs: 200, ...extra });
+  return new HookRunner({ workspace, trust: trustOf(), home, environment: () => secrets.environment(env), killGraceMs: 200, ...extra });
 }
 
 const pre = (command: string): HookInput => ({
@@ -147,20 +152,22 @@ describe('HookRunner with real commands', () => {
     write('echo project >> ran.log');
     userHooks({ PreToolUse: [{ matcher: 'Bash', hooks: [{ type: 'command', command: 'echo user >> ran.log' }] }] });
     const unapproved: string[] = [];
-    const r = runner(process.env, { onUnapproved: (hs) => unapproved.push(...hs.map((h) => h.command)) });
+    const trust = trustOf();
+    const r = runner(process.env, { trust, onUnapproved: (hs) => unapproved.push(...hs.map((h) => h.command)) });
     await r.fire(pre('ls'));
     expect(readFileSync(join(workspace, 'ran.log'), 'utf8')).toBe('user\n');
     expect(unapproved).toEqual(['echo project >> ran.log']);
-    r.approve(r.pendingApproval());
+    await trust.approve();
     await r.fire(pre('ls'));
     expect(readFileSync(join(workspace, 'ran.log'), 'utf8').split('\n').filter(Boolean).sort()).toEqual(['project', 'user', 'user']);
     // A changed hook is a new hook: not approved until the person says so again.
     write('echo changed >> ran.log');
     await r.fire(pre('ls'));
     expect(readFileSync(join(workspace, 'ran.log'), 'utf8')).not.toContain('changed');
-    expect(r.pendingApproval().map((h) => h.command)).toEqual(['echo changed >> ran.log']);
+    expect(unapproved).toEqual(['echo project >> ran.log', 'echo changed >> ran.log']);
+    expect(trust.status().pending.map((i) => i.summary)).toEqual(['hook PreToolUse [Bash]: echo changed >> ran.log']);
     // The approvals live outside the repository, readable by the person only.
-    expect(readFileSync(join(keelHome, 'hook-approvals.json'), 'utf8')).toContain('echo project >> ran.log');
+    expect(readFileSync(join(keelHome, 'trust', 'approvals.json'), 'utf8')).toContain('echo project >> ran.log');
   });
 
   it('announces every event to observers, also when no hook is configured', async () => {

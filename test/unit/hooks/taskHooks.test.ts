@@ -8,7 +8,8 @@ import { ScriptedProvider, type ScriptedTurn } from '../../../src/core/providers
 import { TaskRuntime } from '../../../src/core/runtime/taskRuntime';
 import type { PermissionMode } from '../../../src/core/runtime/types';
 import { SecretKeeper } from '../../../src/core/security/secretKeeper';
-import { waitUntil } from '../model-based/system';
+import { Changes, eventually, watchDir } from '../helpers/changes';
+import { NOTHING_APPROVED } from '../../../src/core/trust/items';
 
 /**
  * Hooks in a real TaskRuntime (scripted provider, real tools, the real permission engine, real
@@ -21,6 +22,7 @@ let home: string;
 let activity: ProcessActivity;
 let runtime: TaskRuntime;
 let asked: PermissionRequest[];
+const askedChanges = new Changes();
 let answer: (r: PermissionRequest) => Promise<'allow' | 'deny'>;
 
 beforeEach(() => {
@@ -42,10 +44,11 @@ function userHooks(hooks: Record<string, unknown>): void {
 
 function start(turns: ScriptedTurn[], mode: PermissionMode = 'default') {
   const secrets = SecretKeeper.fromEnvironment(process.env);
-  activity = new ProcessActivity({ workspace, keelHome: join(home, '.keel'), home, environment: () => secrets.environment(), log: () => undefined });
+  activity = new ProcessActivity({ workspace, keelHome: join(home, '.keel'), home, environment: () => secrets.environment(), log: () => undefined, trust: NOTHING_APPROVED });
   const asker: PermissionAsker = {
     ask: async (r) => {
       asked.push(r);
+      askedChanges.notify();
       return { decision: await answer(r) };
     },
   };
@@ -64,7 +67,7 @@ describe('hooks in a task with a person to ask', () => {
     let release!: (d: 'allow') => void;
     answer = () => new Promise((r) => (release = r));
     const { task } = start([read(), say('read it')]);
-    await waitUntil(() => asked.length === 1, () => 'never asked');
+    await askedChanges.until(() => asked.length === 1, () => 'never asked');
     expect(asked[0]!.reason).toContain('reads are audited');
     expect(activity.board.row(task.id)).toMatchObject({ status: 'attention', attention: 'permission' });
     release('allow');
@@ -83,7 +86,7 @@ describe('hooks in a task with a person to ask', () => {
     // The Bash call was answered by the hook; the Write (no PermissionRequest hook for it) asked the person.
     expect(readFileSync(join(workspace, 'out.txt'), 'utf8')).toBe('hi\n');
     expect(asked.map((r) => r.tool)).toEqual(['Write']);
-    await waitUntil(() => existsSync(log) && readFileSync(log, 'utf8').endsWith('\n'), () => 'no notification');
+    await eventually(() => existsSync(log) && readFileSync(log, 'utf8').endsWith('\n'), () => 'no notification', watchDir(home));
     expect(readFileSync(log, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as unknown)).toEqual([{ notification_type: 'permission_prompt', message: 'Keel needs your permission to use Write' }]);
   });
 

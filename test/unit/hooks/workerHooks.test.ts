@@ -6,10 +6,10 @@ import { fingerprintOf } from '../../../src/core/hooks/config';
 import { ApprovedHooksRunner } from '../../../src/core/hooks/execute';
 import { HookRunner } from '../../../src/core/hooks/runner';
 import type { ConfiguredHook, HookInput } from '../../../src/core/hooks/types';
-import { toWorkerSchema, validate } from '../../../src/core/workers/protocol';
-import { fromWorkerSchema } from '../../../src/core/workers/protocolFromWorker';
+import { toHost, toWorker, validate } from '../../../src/core/workers/protocol';
 import { SecretKeeper } from '../../../src/core/security/secretKeeper';
-import { queryMessage } from '../workers/fakeWorker';
+import { queryParams } from '../workers/fakeWorker';
+import { WorkspaceTrust } from '../../../src/core/trust/workspaceTrust';
 
 /**
  * Hooks that cross to a worker (docs/hooks.md, "Hooks on a worker"): what the host sends is
@@ -43,8 +43,8 @@ const pre = (command: string, tool = 'Bash'): HookInput => ({
 
 /** A query carrying `approved`, as JSON on the wire, validated as the worker validates it. */
 function received(approved: unknown[]) {
-  const q = { ...queryMessage('q1', 'task-1', 'go'), hooks: { sessionId: 'task-1', transcriptPath: '', approved } };
-  return validate(toWorkerSchema, JSON.parse(JSON.stringify(q)) as unknown);
+  const q = { ...queryParams('q1', 'task-1', 'go'), hooks: { sessionId: 'task-1', transcriptPath: '', approved } };
+  return validate(toWorker.query.params, JSON.parse(JSON.stringify(q)) as unknown);
 }
 
 describe('the hooks a query carries to its worker', () => {
@@ -52,7 +52,7 @@ describe('the hooks a query carries to its worker', () => {
     const h = hook('PreToolUse', 'echo hi');
     const r = received([h]);
     expect(r.ok).toBe(true);
-    if (!r.ok || r.message.type !== 'query') throw new Error('not a query');
+    if (!r.ok) throw new Error('not a query');
     expect(r.message.hooks?.approved).toEqual([{ ...h }]);
   });
 
@@ -65,12 +65,12 @@ describe('the hooks a query carries to its worker', () => {
   });
 
   it('a worker may announce only the events of the turn, never a prompt or a session start', () => {
-    const ok = validate(fromWorkerSchema, { type: 'hook_event', queryId: 'q1', input: pre('ls') });
+    const ok = validate(toHost.hookEvent.params, { queryId: 'q1', input: pre('ls') });
     expect(ok.ok).toBe(true);
     const prompt = { hook_event_name: 'UserPromptSubmit', session_id: 'task-1', transcript_path: '', cwd: workspace, prompt: 'hi' };
-    expect(validate(fromWorkerSchema, { type: 'hook_event', queryId: 'q1', input: prompt }).ok).toBe(false);
-    expect(validate(fromWorkerSchema, { type: 'hook_log', queryId: 'q1', level: 'warn', message: 'x'.repeat(70_000) }).ok).toBe(false);
-    expect(validate(fromWorkerSchema, { type: 'hook_stop', queryId: 'q1', reason: 'the build is broken' }).ok).toBe(true);
+    expect(validate(toHost.hookEvent.params, { queryId: 'q1', input: prompt }).ok).toBe(false);
+    expect(validate(toHost.hookLog.params, { queryId: 'q1', level: 'warn', message: 'x'.repeat(70_000) }).ok).toBe(false);
+    expect(validate(toHost.hookStop.params, { queryId: 'q1', reason: 'the build is broken' }).ok).toBe(true);
   });
 });
 
@@ -105,13 +105,14 @@ describe('ApprovedHooksRunner (the worker side)', () => {
 });
 
 describe('HookRunner (the host side) for a task on a worker', () => {
-  it('sends only the hooks that may run, and reports an unapproved workspace hook when the worker announces its event', () => {
+  it('sends only the hooks that may run, and reports an unapproved workspace hook when the worker announces its event', async () => {
     writeFileSync(join(home, '.keel', 'settings.json'), JSON.stringify({ hooks: { Stop: [{ hooks: [{ type: 'command', command: 'echo mine' }] }] } }));
     mkdirSync(join(workspace, '.keel'), { recursive: true });
     writeFileSync(join(workspace, '.keel', 'settings.json'), JSON.stringify({ hooks: { PreToolUse: [{ matcher: 'Bash', hooks: [{ type: 'command', command: 'echo theirs' }] }] } }));
     const unapproved: ConfiguredHook[][] = [];
     const observed: string[] = [];
-    const runner = new HookRunner({ workspace, keelHome: join(home, '.keel'), home, environment: () => ({}), onUnapproved: (h) => unapproved.push(h) });
+    const trust = new WorkspaceTrust({ workspace, keelHome: join(home, '.keel'), home });
+    const runner = new HookRunner({ workspace, trust, home, environment: () => ({}), onUnapproved: (h) => unapproved.push(h) });
     runner.observe({ event: (i) => observed.push(i.hook_event_name) });
     expect(runner.runnable().map((h) => h.command)).toEqual(['echo mine']);
     runner.announce(pre('ls'));
@@ -119,7 +120,8 @@ describe('HookRunner (the host side) for a task on a worker', () => {
     expect(observed).toEqual(['PreToolUse', 'PreToolUse']);
     // Reported once, as when the host fires the event itself.
     expect(unapproved.map((hs) => hs.map((h) => h.command))).toEqual([['echo theirs']]);
-    runner.approve(runner.pendingApproval());
+    await trust.approve();
     expect(runner.runnable().map((h) => h.command).sort()).toEqual(['echo mine', 'echo theirs']);
+    trust.dispose();
   });
 });

@@ -44,12 +44,14 @@ describe('judge', () => {
     expect(judge(input({ finalMessage: '<promise>ALL TESTS PASS</promise>' })).verdict).toBe('continue');
   });
 
-  it('is complete at max iterations, not one before', () => {
+  it('stops at max iterations without the goal, not one before: a limit reached is not a goal reached', () => {
     const s = { ...settings, maxIterations: 4 };
     expect(judge(input({ iteration: 3, settings: s })).verdict).toBe('continue');
     const at = judge(input({ iteration: 4, settings: s }));
-    expect(at.verdict).toBe('complete');
-    expect(at.reasons).toContain('max iterations (4) reached');
+    expect(at.verdict).toBe('stopped');
+    expect(at.reasons).toContain('stopped: iteration limit reached (4 iterations) without reaching the goal');
+    // The last iteration that reaches the goal completes the loop.
+    expect(judge(input({ iteration: 4, settings: s, progress: 'DONE' })).verdict).toBe('complete');
   });
 
   it(`is stalled after the same stop reason ${STALL_SAME_REASONS} times in a row, not ${STALL_SAME_REASONS - 1}`, () => {

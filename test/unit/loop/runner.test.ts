@@ -1,4 +1,4 @@
-import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -8,7 +8,7 @@ import { LoopRunner, type LoopRunnerOptions } from '../../../src/core/loop/runne
 import { ScriptedProvider, type ScriptedTurn } from '../../../src/core/providers/scripted';
 import type { ProviderRequest } from '../../../src/core/providers/types';
 import { TaskRuntime } from '../../../src/core/runtime/taskRuntime';
-import { waitUntil } from '../model-based/system';
+import { Changes } from '../helpers/changes';
 
 /**
  * The loop runner over real tasks: a TaskRuntime with the scripted provider, real tools writing
@@ -78,6 +78,28 @@ describe('LoopRunner', () => {
     expect(runner.view().iterations.map((i) => i.progress)).toEqual(['step 1: parser written\n', 'step 1: parser written\nstep 2: tests pass\nDONE\n']);
   });
 
+  it('stalls at once, reading nothing through it, when the progress file becomes a link during an iteration', async () => {
+    const secret = join(mkdtempSync(join(tmpdir(), 'keel-loop-secret-')), 'id_rsa');
+    writeFileSync(secret, 'PRIVATE-KEY-MATERIAL\n');
+    // Iteration 1 writes progress, then (as a command the person allowed might) swaps it for a link.
+    const provider = new ScriptedProvider((request) => {
+      const step = request.messages.filter((m) => m.role === 'assistant').length;
+      if (step === 0) return writeProgress('step 1\n');
+      const progress = loopPaths(workspace, 'l').progress;
+      rmSync(progress);
+      symlinkSync(secret, progress);
+      return say('iteration 1 finished');
+    });
+    runner = LoopRunner.create(options(provider), 'l', 'make every test pass', defaultSettings());
+    expect(await runner.run()).toBe('stalled');
+    const state = readState(workspace, 'l');
+    expect(state.reasons.join(' ')).toContain('progress.md is a symbolic link');
+    expect(provider.requests.filter((r) => r.messages.length === 1)).toHaveLength(1);
+    expect(JSON.stringify(provider.requests)).not.toContain('PRIVATE-KEY-MATERIAL');
+    expect(JSON.stringify(state)).not.toContain('PRIVATE-KEY-MATERIAL');
+    expect(existsSync(join(loopPaths(workspace, 'l').history, '1.md'))).toBe(false);
+  });
+
   it('stalls when the progress file stays the same for 3 iterations, and goes on when the person resumes it', async () => {
     const provider = model({});
     runner = LoopRunner.create(options(provider), 'l', 'an impossible goal', defaultSettings());
@@ -112,7 +134,9 @@ describe('LoopRunner', () => {
   it('continues from its saved state after the process that ran it went away', async () => {
     const hang: ScriptedTurn = { blocks: [{ type: 'text', text: 'thinking slowly…' }], delayMs: 600_000 };
     let hung = true;
+    const requested = new Changes();
     const provider = new ScriptedProvider((request) => {
+      requested.notify();
       const n = iterationOf(request);
       const step = request.messages.filter((m) => m.role === 'assistant').length;
       if (n === 1) return step === 0 ? writeProgress('first step\n') : say('one done');
@@ -122,7 +146,7 @@ describe('LoopRunner', () => {
     const opts = options(provider);
     runner = LoopRunner.create(opts, 'l', 'goal', defaultSettings());
     void runner.run();
-    await waitUntil(() => provider.requests.some((r) => iterationOf(r) === 2), () => 'iteration 2 never started');
+    await requested.until(() => provider.requests.some((r) => iterationOf(r) === 2), () => 'iteration 2 never started');
     const interruptedTask = readState(workspace, 'l').iterations.at(-1)!.taskId;
     // The window reloads: everything of this process is gone, the files stay.
     runner.dispose();
@@ -137,15 +161,23 @@ describe('LoopRunner', () => {
   });
 
   it('cancel stops the running iteration and records the loop as cancelled', async () => {
-    const provider = new ScriptedProvider(() => ({ blocks: [{ type: 'text', text: 'slow' }], delayMs: 600_000 }));
+    const requested = new Changes();
+    const provider = new ScriptedProvider(() => {
+      requested.notify();
+      return { blocks: [{ type: 'text', text: 'slow' }], delayMs: 600_000 };
+    });
     runner = LoopRunner.create(options(provider), 'l', 'goal', defaultSettings());
     const rest = runner.run();
-    await waitUntil(() => provider.requests.length > 0, () => 'no request');
+    await requested.until(() => provider.requests.length > 0, () => 'no request');
     runner.cancel();
     expect(await rest).toBe('cancelled');
     expect(readState(workspace, 'l').status).toBe('cancelled');
     const taskId = readState(workspace, 'l').iterations[0]!.taskId;
-    await waitUntil(() => runtime.get(taskId)?.transcript().state === 'aborted', () => `task is ${runtime.get(taskId)?.transcript().state}`);
+    const task = runtime.get(taskId)!;
+    const changed = new Changes();
+    const stop = task.subscribe(changed.notify);
+    await changed.until(() => task.transcript().state === 'aborted', () => `task is ${task.transcript().state}`);
+    stop();
   });
 
   it('refuses a second runner of the same loop, and a taken name', async () => {

@@ -133,7 +133,8 @@ describe('runPhases: random runs against the model', () => {
           at = p.phase;
         }
         expect(at).toBe(snap.value);
-        expect(snap.context.runnerPid).toBe(4242);
+        // What a view shows of the run's start: it went through the runner to running, in order.
+        expect(published.slice(0, 4).map((p) => p.phase)).toEqual(['initializing', 'memorySearch', 'runnerStarting', 'runnerRunning']);
         expect(snap.context.memoryHits.map((h) => h.file)).toEqual(['a.md']);
       }),
       { numRuns: 150 },
@@ -145,7 +146,7 @@ describe('runPhases in the catalog', () => {
   it('has the states of the design and failed reachable from every phase', () => {
     const d = describeMachine(runPhasesMachine);
     expect(d.states).toEqual(['idle', 'initializing', 'memorySearch', 'runnerStarting', 'runnerRunning', 'processingToolEvents', 'gatekeeperEvaluating', 'memoryPersisting', 'completed', 'failed']);
-    expect(d.transitions).toContainEqual({ from: '(root)', to: 'failed', event: 'ABORT' });
+    expect(d.transitions).toContainEqual(expect.objectContaining({ from: '(root)', to: 'failed', event: 'ABORT' }));
     // `keel machines --json` prints it with the others.
     expect(describeAll().machines.map((m) => m.id)).toContain('runPhases');
   });

@@ -1,8 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { createActor, fromPromise } from 'xstate';
+import { createActor, fromPromise, SimulatedClock } from 'xstate';
 import { appSessionMachine } from '../../../src/core/machines/appSession/appSession.machine';
-import { modelSelectionMachine } from '../../../src/core/machines/modelSelection/modelSelection.machine';
-import { normalizeModelId } from '../../../src/core/machines/modelSelection/normalize';
 import { sessionMachine } from '../../../src/core/machines/session/session.machine';
 
 describe('session machine: a view attached to a task', () => {
@@ -10,6 +8,8 @@ describe('session machine: a view attached to a task', () => {
     const pages: (string | null)[] = [];
     const snapshots: (string | null)[] = [];
     const dropped: string[] = [];
+    // The idle timeout runs on a clock the test moves, not on the wall clock.
+    const clock = new SimulatedClock();
     const actor = createActor(
       sessionMachine.provide({
         actions: {
@@ -19,10 +19,10 @@ describe('session machine: a view attached to a task', () => {
         },
         delays: { idleTimeout: 5 },
       }),
-      { input: { viewId: 'sidebar' } },
+      { input: { viewId: 'sidebar' }, clock },
     );
     actor.start();
-    return { actor, pages, snapshots, dropped };
+    return { actor, pages, snapshots, dropped, clock };
   }
 
   it('each page the view loads gets a snapshot; hiding sends nothing', () => {
@@ -50,11 +50,13 @@ describe('session machine: a view attached to a task', () => {
   });
 
   it('a view hidden past the idle timeout drops what it kept and resyncs on its next page', async () => {
-    const { actor, dropped } = view();
+    const { actor, dropped, clock } = view();
     actor.send({ type: 'ATTACH', taskId: 't1', settled: false });
     actor.send({ type: 'READY' });
     actor.send({ type: 'HIDE' });
-    await new Promise((r) => setTimeout(r, 30));
+    clock.increment(4);
+    expect(actor.getSnapshot().value).toBe('paused');
+    clock.increment(1);
     expect(actor.getSnapshot().value).toBe('timeout');
     expect(dropped).toEqual(['sidebar']);
     actor.send({ type: 'READY' });
@@ -81,40 +83,6 @@ describe('session machine: a view attached to a task', () => {
     expect(actor.getSnapshot().value).toBe('active');
     actor.send({ type: 'DISPOSE' });
     expect(actor.getSnapshot().status).toBe('done');
-  });
-});
-
-describe('model selection', () => {
-  const resolve = (input: Parameters<typeof createActor<typeof modelSelectionMachine>>[1] extends infer O ? (O extends { input?: infer I } ? I : never) : never) => {
-    const a = createActor(modelSelectionMachine, { input });
-    a.start();
-    return a;
-  };
-
-  it('env override beats the user choice, which beats the default', () => {
-    expect(resolve({}).getSnapshot().context.model).toBe('claude-sonnet-5-5');
-    const user = resolve({ userModel: 'opus' });
-    expect(user.getSnapshot().context.model).toBe('claude-opus-5-5');
-    expect(user.getSnapshot().value).toEqual({ resolved: 'fromUser' });
-    const env = resolve({ userModel: 'opus', envModel: ' Claude-Haiku-5-5 ' });
-    expect(env.getSnapshot().context.model).toBe('claude-haiku-5-5');
-    expect(env.getSnapshot().value).toEqual({ resolved: 'fromEnv' });
-  });
-
-  it('plan mode uses the plan model; leaving plan mode goes back', () => {
-    const a = resolve({ userModel: 'sonnet', planModel: 'opus' });
-    a.send({ type: 'MODE_CHANGED', planMode: true });
-    expect(a.getSnapshot().context.model).toBe('claude-opus-5-5');
-    a.send({ type: 'MODE_CHANGED', planMode: false });
-    expect(a.getSnapshot().context.model).toBe('claude-sonnet-5-5');
-  });
-
-  it('a cleared selection falls back to the provider default; other providers keep their id case', () => {
-    const a = resolve({ userModel: 'opus' });
-    a.send({ type: 'PROVIDER_CHANGED', providerDefault: 'Qwen2.5-Coder:7B' });
-    a.send({ type: 'USER_SELECTED', model: '' });
-    expect(a.getSnapshot().context.model).toBe('Qwen2.5-Coder:7B');
-    expect(normalizeModelId('  ')).toBeNull();
   });
 });
 

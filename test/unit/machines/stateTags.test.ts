@@ -54,7 +54,8 @@ describe('state tags: read from the definitions, not from copied lists', () => {
 
   it('says what the states mean: a subtask wait runs, a failed run waits for the person and is stored as failed', () => {
     expect(taskStateTags('waitingForSubtask')).toEqual(['running']);
-    expect(taskStateTags('running.waitingForSubtask')).toEqual(['running']);
+    expect(taskStateTags('running.subtasks.waitingForSubtask')).toEqual(['running']);
+    expect(taskStateTags('running.loop.onWorker')).toEqual(['running']);
     expect(taskStateTags('reconstructing')).toContain('running');
     expect(taskStateTags('awaitingUser')).toEqual(expect.arrayContaining(['settled', 'failed', 'waitingForPerson']));
     expect(taskStatusOfState('awaitingUser')).toBe('failed');

@@ -57,6 +57,37 @@ async function run(push: boolean) {
   return { seen, output: actor.getSnapshot().output };
 }
 
+describe('a block the stream never started (issue 26 item 11)', () => {
+  it.each([
+    ['a delta before any block', [{ type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: 'stray' } }], 'a delta of content block 0'],
+    ['a delta of another block', [{ type: 'content_block_start', index: 0, content_block: { type: 'text', text: '' } }, text(0, 'ok'), text(3, 'stray')], 'a delta of content block 3'],
+    ['the end of a block never started', [{ type: 'content_block_stop', index: 2 }], 'the end of content block 2'],
+  ] as const)('%s: the answer fails as malformed, and the stray text is never shown', async (_what, events, said) => {
+    const burst: ProviderEvent[] = [{ type: 'message_start', message: { id: 'msg_1', model: 'm', usage: { input_tokens: 1 } } }, ...(events as readonly ProviderEvent[])];
+    const p: ModelProvider = {
+      id: 'scripted',
+      label: 'protocol error',
+      stream: async function* () {
+        await turn();
+        yield* burst;
+        yield { type: 'message_delta', delta: { stop_reason: 'end_turn' }, usage: { output_tokens: 1 } };
+        yield { type: 'message_stop' };
+      },
+    };
+    const seen: TaskEvent[] = [];
+    const machine = streamMachine.provide({
+      actors: { providerStream: providerStreamActor(() => p, undefined, (e) => seen.push(e)) },
+      actions: { publish: (_: unknown, e: TaskEvent | null) => void (e && seen.push(e)) },
+    });
+    const actor = createActor(machine, { input: { taskId: 't', request: { model: 'm', system: [], messages: [], tools: [], maxTokens: 100 } } });
+    const done = new Promise<void>((r) => actor.subscribe({ complete: () => r() }));
+    actor.start();
+    await done;
+    expect(actor.getSnapshot().output).toMatchObject({ ok: false, error: { code: 'malformed_response', retryable: true, message: expect.stringContaining(`sent ${said}, which it never started`) } });
+    expect(seen.filter((e) => e.type === 'text' && e.delta.includes('stray'))).toEqual([]);
+  });
+});
+
 describe('provider-stream actor', () => {
   it.each([true, false])('push=%s: views get one update per block per turn, in order; the machine assembles the whole message', async (push) => {
     const { seen, output } = await run(push);

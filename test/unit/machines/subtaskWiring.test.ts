@@ -4,6 +4,7 @@ import { emptyTranscript, type TaskTranscript } from '../../../src/shared/domain
 import type { SubtaskHandle } from '../../../src/core/runtime/wiring';
 import { end, start, textTurn, toolBlock, toolTurn } from '../helpers/scriptedEvents';
 import { wiredTask } from '../helpers/wiredTask';
+import { settled as quiet } from '../helpers/changes';
 
 /**
  * A subtask's answer takes the short way back: the parent task's `subtask` actor starts (or finds)
@@ -39,7 +40,7 @@ describe('a subtask’s result reaches its parent’s turn through the parent’
     const { actor, provider, settled, events } = wiredTask([task, textTurn('parent done')], { startSubtask: () => c });
     actor.start();
     actor.send({ type: 'START', text: 'delegate' });
-    await new Promise<void>((resolve) => actor.subscribe((s) => s.matches({ running: 'waitingForSubtask' }) && resolve()));
+    await new Promise<void>((resolve) => actor.subscribe((s) => s.matches({ running: { subtasks: 'waitingForSubtask' } }) && resolve()));
     expect(provider.requests).toHaveLength(1);
     c.release();
     await settled(1);
@@ -69,7 +70,7 @@ describe('a subtask’s result reaches its parent’s turn through the parent’
     actor.start();
     actor.send({ type: 'START', text: 'delegate' });
     await settled(1);
-    expect(actor.getSnapshot().value).toBe('completed');
+    expect(actor.getSnapshot().matches('completed')).toBe(true);
     expect(lastResult(provider.requests)).toMatchObject({ tool_use_id: 'k1', is_error: true, content: 'The subtask could not be started: the store is full' });
     actor.stop();
   });
@@ -79,14 +80,14 @@ describe('a subtask’s result reaches its parent’s turn through the parent’
     const { actor, provider, settled } = wiredTask([task], { startSubtask: () => c });
     actor.start();
     actor.send({ type: 'START', text: 'delegate' });
-    await new Promise<void>((resolve) => actor.subscribe((s) => s.matches({ running: 'waitingForSubtask' }) && resolve()));
+    await new Promise<void>((resolve) => actor.subscribe((s) => s.matches({ running: { subtasks: 'waitingForSubtask' } }) && resolve()));
     actor.send({ type: 'CANCEL' });
     await settled(1);
-    expect(actor.getSnapshot().value).toBe('aborted');
+    expect(actor.getSnapshot().matches('aborted')).toBe(true);
     expect(c.cancelled).toBe(1);
     c.release();
-    await new Promise((r) => setTimeout(r, 5));
-    expect(actor.getSnapshot().value).toBe('aborted');
+    await quiet();
+    expect(actor.getSnapshot().matches('aborted')).toBe(true);
     expect(provider.requests).toHaveLength(1);
     actor.stop();
   });
@@ -108,15 +109,15 @@ describe('a subtask’s result reaches its parent’s turn through the parent’
     // Every child starts before any has answered.
     await new Promise<void>((resolve) => actor.subscribe(() => started.length === 3 && resolve()));
     expect(started).toEqual(['k1', 'k2', 'k3']);
-    expect(actor.getSnapshot().matches({ running: 'waitingForSubtask' })).toBe(true);
+    expect(actor.getSnapshot().matches({ running: { subtasks: 'waitingForSubtask' } })).toBe(true);
     // They answer in another order; the parent sends nothing until the last one has.
     children[2]!.release();
     children[0]!.release();
-    await new Promise((r) => setTimeout(r, 10));
+    await quiet();
     expect(provider.requests).toHaveLength(1);
     children[1]!.release();
     await settled(1);
-    expect(actor.getSnapshot().value).toBe('completed');
+    expect(actor.getSnapshot().matches('completed')).toBe(true);
     expect(provider.requests).toHaveLength(2);
     expect(provider.requests[1]!.messages.at(-1)!.content).toMatchObject([
       { tool_use_id: 'k1', content: 'answer one' },
@@ -134,16 +135,16 @@ describe('a subtask’s result reaches its parent’s turn through the parent’
     actor.send({ type: 'START', text: 'delegate' });
     await new Promise<void>((resolve) => actor.subscribe(() => n === 3 && resolve()));
     children[0]!.release();
-    await new Promise((r) => setTimeout(r, 10));
+    await quiet();
     actor.send({ type: 'CANCEL' });
     await settled(1);
-    expect(actor.getSnapshot().value).toBe('aborted');
+    expect(actor.getSnapshot().matches('aborted')).toBe(true);
     // The one that had answered is not cancelled; the two still running are.
     expect(children.map((c) => c.cancelled)).toEqual([0, 1, 1]);
     children[1]!.release();
     children[2]!.release();
-    await new Promise((r) => setTimeout(r, 10));
-    expect(actor.getSnapshot().value).toBe('aborted');
+    await quiet();
+    expect(actor.getSnapshot().matches('aborted')).toBe(true);
     expect(provider.requests).toHaveLength(1);
     actor.stop();
   });

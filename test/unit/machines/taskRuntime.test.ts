@@ -165,7 +165,7 @@ describe('task runtime: the agent loop through the real machines', () => {
     await task.settled();
     expect(events.filter((e) => e.type === 'error')).toEqual([expect.objectContaining({ code: 'no_api_key', message: 'No API key set. Do the host thing.' })]);
     expect(task.transcript().items.at(-1)).toMatchObject({ kind: 'error', message: 'No API key set. Do the host thing.' });
-    expect(asked).toEqual([{ code: 'no_api_key', provider: 'openai-compatible' }]);
+    expect(asked).toEqual([{ code: 'no_api_key', provider: 'openai-compatible', taskId: task.id }]);
   });
 
   it('leaves an error without advice as core wrote it', async () => {

@@ -1,33 +1,37 @@
-import { existsSync, mkdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, statSync, symlinkSync, writeFileSync, copyFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { approvalsPath, McpApprovals } from '../../../src/core/mcp/approvals';
-import { loadMcpConfig } from '../../../src/core/mcp/config';
-import { McpHub, type McpApprovalRequest } from '../../../src/core/mcp/hub';
+import { McpHub } from '../../../src/core/mcp/hub';
+import { approvalsFile } from '../../../src/core/trust/store';
+import { WorkspaceTrust } from '../../../src/core/trust/workspaceTrust';
 import { FAULTY, tempDir } from './helpers';
 
 /**
- * A server from a cloned repository's .mcp.json never starts before the person approved it in
- * this workspace; the approval lives in Keel's home, names the exact command, and is revocable.
- * "Started" is checked on a real process: the fixture server logs each start to a file.
+ * A server from a cloned repository's .mcp.json never starts before the person approved the
+ * workspace (docs/permissions.md, "Trust"); the approval lives in Keel's home, covers the exact
+ * command and the content of the file it runs, and is revocable. "Started" is checked on a real
+ * process: the fixture server logs each start to a file.
  */
-function repoWithServer(ws: string, log: string, extraArg = ''): void {
-  const args = [FAULTY, '--log', log, ...(extraArg ? [extraArg] : [])];
+function repoWithServer(ws: string, log: string, extraArg = '', script = FAULTY): void {
+  const args = [script, '--log', log, ...(extraArg ? [extraArg] : [])];
   writeFileSync(join(ws, '.mcp.json'), JSON.stringify({ mcpServers: { repo: { command: process.execPath, args } } }));
 }
 const started = (log: string) => (existsSync(log) ? readFileSync(log, 'utf8').split('\n').filter((l) => l.includes('"started"')).length : 0);
 
 describe('project server approval', () => {
-  it('a pending project server is listed but never started, and a call says so', async () => {
+  it('a pending project server is listed but never started, and nothing the repository writes approves it', async () => {
     const ws = tempDir();
+    const home = tempDir();
     const log = join(tempDir(), 'log.jsonl');
     repoWithServer(ws, log);
-    // A repository cannot approve itself: neither an approvals file of its own nor Claude Code's
-    // enableAllProjectMcpServers in its settings counts.
-    mkdirSync(join(ws, '.keel'));
+    // A repository cannot approve itself: neither approval files of its own nor Claude Code's
+    // enableAllProjectMcpServers in its settings count.
+    mkdirSync(join(ws, '.keel', 'trust'), { recursive: true });
     writeFileSync(join(ws, '.keel', 'settings.json'), JSON.stringify({ enableAllProjectMcpServers: true, enabledMcpjsonServers: ['repo'] }));
     writeFileSync(join(ws, '.keel', 'mcp-approvals.json'), JSON.stringify({ version: 1, workspaces: { [ws]: { repo: { decision: 'approved', fingerprint: 'x', target: 'x', at: 'x' } } } }));
-    const hub = new McpHub({ workspace: ws, keelHome: tempDir() });
+    writeFileSync(join(ws, '.keel', 'trust', 'approvals.json'), JSON.stringify({ version: 1, workspaces: { [ws]: { stamp: 'x', marker: null, approvedAt: 'x', items: { 'mcp:repo': { kind: 'mcp', fingerprint: 'x', summary: 'x', at: 'x' } } } } }));
+    const trust = new WorkspaceTrust({ workspace: ws, keelHome: home });
+    const hub = new McpHub({ workspace: ws, keelHome: home, trust });
     try {
       expect(await hub.toolDefinitions()).toEqual([]);
       expect(hub.status()[0]).toMatchObject({ name: 'repo', scope: 'project', approval: 'pending', phase: 'disconnected' });
@@ -36,64 +40,84 @@ describe('project server approval', () => {
       expect(started(log)).toBe(0);
     } finally {
       await hub.dispose();
+      trust.dispose();
     }
   });
 
-  it('asks once with the exact command, remembers the answer outside the repository, and revokes', async () => {
+  it('asks the reviewer once for all servers, remembers the approval outside the repository, and revokes', async () => {
     const ws = tempDir();
     const home = tempDir();
     const log = join(tempDir(), 'log.jsonl');
     repoWithServer(ws, log);
-    const asked: McpApprovalRequest[] = [];
-    const approver = (answer: 'approve' | 'reject' | 'later') => ({ approve: async (r: McpApprovalRequest) => (asked.push(r), answer) });
+    const reasons: string[] = [];
+    const trust = new WorkspaceTrust({ workspace: ws, keelHome: home });
+    const reviewer = (approve: boolean) => ({
+      review: async (reason: string) => {
+        reasons.push(reason);
+        if (approve) await trust.approve();
+      },
+    });
 
-    const first = new McpHub({ workspace: ws, keelHome: home, approver: approver('approve') });
+    const first = new McpHub({ workspace: ws, keelHome: home, trust, reviewer: reviewer(true) });
+    await Promise.all([first.toolDefinitions(), first.toolDefinitions()]);
     expect((await first.toolDefinitions()).map((d) => d.name)).toContain('mcp__repo__echo');
     await first.dispose();
-    expect(asked).toEqual([{ server: 'repo', transport: 'stdio', target: `${process.execPath} ${FAULTY} --log ${log}`, source: join(ws, '.mcp.json') }]);
+    expect(reasons).toEqual(['the MCP server repo would start']);
     expect(started(log)).toBe(1);
-    expect(existsSync(approvalsPath(home))).toBe(true);
-    expect(statSync(approvalsPath(home)).mode & 0o777).toBe(0o600);
+    expect(statSync(approvalsFile(home)).mode & 0o777).toBe(0o600);
+    expect(readFileSync(approvalsFile(home), 'utf8')).toContain(`${FAULTY} --log ${log}`);
 
     // Remembered: a new hub (a new window) starts it without asking.
-    const second = new McpHub({ workspace: ws, keelHome: home, approver: approver('reject') });
+    const second = new McpHub({ workspace: ws, keelHome: home, trust, reviewer: reviewer(false) });
     expect((await second.toolDefinitions()).length).toBeGreaterThan(0);
+    expect(reasons).toHaveLength(1);
+    // Revoked: it stops, and the next start asks again.
+    expect(await second.revoke('repo')).toBe(true);
+    expect(second.status()[0]!.approval).toBe('pending');
     await second.dispose();
-    expect(asked).toHaveLength(1);
-
-    // Revoked: asked again; a rejection is remembered too and nothing starts.
-    expect(new McpApprovals(home, ws).revoke('repo')).toBe(true);
-    const third = new McpHub({ workspace: ws, keelHome: home, approver: approver('reject') });
+    const third = new McpHub({ workspace: ws, keelHome: home, trust, reviewer: reviewer(false) });
     expect(await third.toolDefinitions()).toEqual([]);
-    expect(third.status()[0]!.approval).toBe('rejected');
     await third.dispose();
-    const fourth = new McpHub({ workspace: ws, keelHome: home, approver: approver('approve') });
-    expect(await fourth.toolDefinitions()).toEqual([]);
-    await fourth.dispose();
-    expect(asked).toHaveLength(2);
+    expect(reasons).toHaveLength(2);
     expect(started(log)).toBe(2);
+    trust.dispose();
   });
 
-  it('a changed .mcp.json entry needs a new approval; the same checkout through a symlink shares it', () => {
+  it('a changed .mcp.json entry or a changed server script needs a new approval; the same checkout through a symlink shares it', async () => {
     const ws = tempDir();
     const home = tempDir();
-    repoWithServer(ws, '/tmp/x.jsonl');
-    const approvals = new McpApprovals(home, ws);
-    const [server] = loadMcpConfig({ workspace: ws, keelHome: home, env: {} }).servers;
-    approvals.decide(server!, 'approved', 'target');
-    expect(approvals.stateOf(server!)).toBe('approved');
+    const log = join(tempDir(), 'log.jsonl');
+    const script = join(ws, 'server.mjs');
+    copyFileSync(FAULTY, script);
+    repoWithServer(ws, log, '', script);
+    const trust = new WorkspaceTrust({ workspace: ws, keelHome: home });
+    await trust.approve();
+    const state = async (workspace: string, t: WorkspaceTrust) => {
+      const hub = new McpHub({ workspace, keelHome: home, trust: t });
+      const s = hub.status()[0]!.approval;
+      await hub.dispose();
+      return s;
+    };
+    expect(await state(ws, trust)).toBe('approved');
     const link = join(tempDir(), 'link');
     symlinkSync(ws, link);
-    const [viaLink] = loadMcpConfig({ workspace: link, keelHome: home, env: {} }).servers;
-    expect(new McpApprovals(home, link).stateOf(viaLink!)).toBe('approved');
-    repoWithServer(ws, '/tmp/x.jsonl', '--mode');
-    const [changed] = loadMcpConfig({ workspace: ws, keelHome: home, env: {} }).servers;
-    expect(approvals.stateOf(changed!)).toBe('pending');
+    const viaLink = new WorkspaceTrust({ workspace: link, keelHome: home });
+    expect(await state(link, viaLink)).toBe('approved');
+    viaLink.dispose();
+    // The script it runs changes: pending again, and a restart does not start it.
+    writeFileSync(script, `${readFileSync(script, 'utf8')}\n// changed\n`);
+    expect(await state(ws, trust)).toBe('pending');
+    await trust.approve();
+    expect(await state(ws, trust)).toBe('approved');
+    repoWithServer(ws, log, '--mode', script);
+    expect(await state(ws, trust)).toBe('pending');
     // Another workspace with the same file is another decision.
     const other = tempDir();
-    repoWithServer(other, '/tmp/x.jsonl');
-    const [otherServer] = loadMcpConfig({ workspace: other, keelHome: home, env: {} }).servers;
-    expect(new McpApprovals(home, other).stateOf(otherServer!)).toBe('pending');
+    repoWithServer(other, log);
+    const otherTrust = new WorkspaceTrust({ workspace: other, keelHome: home });
+    expect(await state(other, otherTrust)).toBe('pending');
+    otherTrust.dispose();
+    trust.dispose();
   });
 
   it('user servers need no approval', async () => {

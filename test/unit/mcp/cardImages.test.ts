@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { cardContent } from '../../../src/core/runtime/mcpWiring';
+import { cardContent } from '../../../src/core/mcp/wiring';
 import type { ImageBlock, ToolResultContentBlock } from '../../../src/shared/domain/messages';
 import { checkCardImage, isCardImageSrc, MAX_CARD_IMAGE_BYTES, MAX_CARD_IMAGES } from '../../../src/shared/domain/toolImages';
 import { applyTaskEvent, emptyTranscript } from '../../../src/shared/domain/transcript';

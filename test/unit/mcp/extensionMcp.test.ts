@@ -1,12 +1,16 @@
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { McpApprover } from '../../../src/core/mcp/hub';
+import { McpHub } from '../../../src/core/mcp/hub';
+import { WorkspaceTrust } from '../../../src/core/trust/workspaceTrust';
 import { promptArguments } from '../../../src/core/mcp/references';
 import { McpRequests } from '../../../src/extension/mcp/mcpRequests';
 import { McpService, statusView } from '../../../src/extension/mcp/mcpService';
 import { silentLogger } from '../../../src/extension/logger';
 import type { McpStatus } from '../../../src/shared/protocol/mcpMessages';
 import type { ToWebviewPayload } from '../../../src/shared/protocol/toWebview';
-import { EVERYTHING, hubOf, nodeServer, server } from './helpers';
+import { EVERYTHING, hubOf, nodeServer, server, tempDir } from './helpers';
+import { Changes } from '../helpers/changes';
 
 /**
  * The extension's side of MCP without VS Code: the window's McpService over a real hub and a real
@@ -18,32 +22,58 @@ afterEach(async () => {
   await Promise.all(services.splice(0).map((s) => s.dispose()));
 });
 
-function setup(scope: 'project' | 'user', approver?: McpApprover) {
+/**
+ * The service over a hub with one server-everything. A project server comes from a real
+ * `.mcp.json`; the window's review page is played by `review`, which approves the workspace
+ * (as the person's "Approve all" does) and counts the reviews.
+ */
+function setup(scope: 'project' | 'user', reviews: string[] = []) {
   let disabled: string[] = [];
+  const workspace = tempDir('keel-mcp-ws-');
+  const keelHome = tempDir('keel-mcp-home-');
+  const trust = new WorkspaceTrust({ workspace, keelHome });
+  const review = async (reason: string) => {
+    reviews.push(reason);
+    await trust.approve();
+  };
+  if (scope === 'project') writeFileSync(join(workspace, '.mcp.json'), JSON.stringify({ mcpServers: { everything: { command: process.execPath, args: [EVERYTHING, 'stdio'] } } }));
   const service = new McpService({
     log: silentLogger,
     loadDisabled: () => disabled,
     saveDisabled: async (names) => {
       disabled = [...names];
     },
-    createHub: async (off) => hubOf([server('everything', nodeServer(EVERYTHING, ['stdio']), scope)], { disabled: off, ...(approver ? { approver } : {}) }).hub,
+    createHub: async (off) =>
+      scope === 'project'
+        ? new McpHub({ workspace, keelHome, env: { ...process.env }, disabled: off, trust, reviewer: { review } })
+        : hubOf([server('everything', nodeServer(EVERYTHING, ['stdio']), scope)], { disabled: off }).hub,
     openAuthorization: async () => false,
+    reviewTrust: async (reason, answer) => (answer === 'review' ? review(reason) : trust.decline(trust.status())),
   });
   services.push(service);
   const sent: ToWebviewPayload[] = [];
-  const requests = new McpRequests(service, silentLogger, (p) => sent.push(p));
   const view = { send: (p: ToWebviewPayload) => void sent.push(p) };
   const lastStatus = (): McpStatus => (sent.filter((p) => p.type === 'mcpStatus').at(-1) as { status: McpStatus }).status;
+  // What the views are sent is the event: each status push re-checks (no deadline, no polling).
+  const pushes = new Changes();
+  const requests = new McpRequests(service, silentLogger, (p) => {
+    sent.push(p);
+    pushes.notify();
+  });
   const until = async (check: (s: McpStatus) => boolean) => {
-    for (let i = 0; i < 300 && !check(await service.status()); i++) await new Promise((r) => setTimeout(r, 100));
-    return service.status();
+    let last = await service.status();
+    while (!check(last)) {
+      await pushes.next();
+      last = await service.status();
+    }
+    return last;
   };
-  return { service, requests, view, sent, lastStatus, until, disabled: () => disabled };
+  return { service, requests, view, sent, lastStatus, until, pushes, disabled: () => disabled };
 }
 
 describe('the MCP section of the settings page', () => {
   it('a project server waits for approval; Allow starts it with its tools; Disable, Enable and Revoke do what they say', async () => {
-    const { requests, view, sent, lastStatus, until, disabled } = setup('project');
+    const { requests, view, sent, lastStatus, until, pushes, disabled } = setup('project');
     await requests.handle(view, { type: 'getMcpStatus' });
     expect(lastStatus().servers[0]).toMatchObject({ name: 'everything', approval: 'pending', phase: 'disconnected', scope: 'project', target: expect.stringContaining('server-everything') });
 
@@ -53,8 +83,7 @@ describe('the MCP section of the settings page', () => {
     expect(ready.servers[0]!.tools.map((t) => t.name)).toEqual(expect.arrayContaining(['echo', 'get-sum']));
     // Changes reach every view without asking again.
     const pushed = () => sent.some((p) => p.type === 'mcpStatus' && p.status.servers[0]?.phase === 'ready');
-    for (let i = 0; i < 50 && !pushed(); i++) await new Promise((r) => setTimeout(r, 100));
-    expect(pushed()).toBe(true);
+    await pushes.until(pushed, () => 'no status push with the server ready');
 
     await requests.handle(view, { type: 'mcpAction', action: 'disable', server: 'everything' });
     expect((await until((s) => s.servers[0]?.phase === 'disabled')).servers[0]!.phase).toBe('disabled');
@@ -66,17 +95,17 @@ describe('the MCP section of the settings page', () => {
     await requests.handle(view, { type: 'mcpAction', action: 'revoke', server: 'everything' });
     const revoked = await until((s) => s.servers[0]?.phase === 'disconnected');
     expect(revoked.servers[0]).toMatchObject({ approval: 'pending', phase: 'disconnected' });
+    expect(sent).toContainEqual({ type: 'notice', message: 'Keel forgot the approval of everything; it waits for the approval of this workspace again.' });
   }, 90_000);
 
-  it('the first task asks the approver once, naming the exact command; an unknown server is a notice', async () => {
+  it("the first task asks for the workspace's review once; an unknown server is a notice", async () => {
     const asked: string[] = [];
-    const { service, requests, view, sent } = setup('project', { approve: async (r) => (asked.push(r.target), 'approve') });
+    const { service, requests, view, sent } = setup('project', asked);
     const hub = (await service.hub())!;
     const tools = await hub.toolDefinitions();
     expect(tools.map((t) => t.name)).toContain('mcp__everything__echo');
     await hub.toolDefinitions();
-    expect(asked).toHaveLength(1);
-    expect(asked[0]).toContain(EVERYTHING);
+    expect(asked).toEqual(['the MCP server everything would start']);
     await requests.handle(view, { type: 'mcpAction', action: 'restart', server: 'nope' });
     expect(sent).toContainEqual({ type: 'notice', message: 'There is no MCP server named nope.' });
   }, 90_000);

@@ -12,7 +12,7 @@ import { FAULTY, hubOf, nodeServer, server, tempDir } from './helpers';
  * faultyServer.mjs, real processes) and a Streamable HTTP fixture on loopback. Every test waits for
  * what a person would see (the server's state, the message the model gets), never for a time.
  */
-const FAST = { connectTimeoutMs: 15_000, backoffMs: [50, 100, 200, 400, 800], maxRestartAttempts: 5 };
+const FAST = { connectTimeoutMs: 15_000, backoffMs: [50, 100, 200, 400, 800], maxRestartAttempts: 5, startupWaitMs: 15_000 };
 let hubs: McpHub[] = [];
 let http: HttpMcpServer[] = [];
 afterEach(async () => {
@@ -22,7 +22,7 @@ afterEach(async () => {
   http = [];
 });
 
-function faulty(mode: string, limits: Partial<typeof FAST> & { toolTimeoutMs?: number; maxOutputTokens?: number } = {}, env: Record<string, string> = {}) {
+function faulty(mode: string, limits: Partial<typeof FAST> & { toolTimeoutMs?: number; maxOutputTokens?: number; maxMessageBytes?: number } = {}, env: Record<string, string> = {}) {
   const logFile = join(tempDir('keel-mcp-log-'), 'events.jsonl');
   const made = hubOf([server('faulty', nodeServer(FAULTY, ['--mode', mode, '--log', logFile], env))], { limits: { ...FAST, ...limits } });
   hubs.push(made.hub);
@@ -69,6 +69,19 @@ describe('a stdio server that misbehaves', () => {
     expect(['error', 'restarting']).toContain(s.phase);
     expect(s.lastError).toContain('did not answer initialize within 400 ms (MCP_TIMEOUT)');
     expect(await hub.toolDefinitions()).toEqual([]);
+  });
+
+  it('never answers initialize: a model request waits for it once, at most the startup wait, and goes on without its tools (issue 26 item 5)', async () => {
+    // A connect timeout of 10 minutes (waiting for it would outlast the test) and a startup wait of 200 ms.
+    const { hub, logs } = faulty('silent', { connectTimeoutMs: 600_000, startupWaitMs: 200 });
+    expect(await hub.toolDefinitions()).toEqual([]);
+    // Still starting (spawning or in its handshake, which it never answers).
+    expect(['connecting', 'stdio', 'initializing']).toContain(statusOf(hub).phase);
+    const waiting = () => logs.filter((l) => l.includes('still starting'));
+    expect(waiting(), logs.join('\n')).toEqual(['warn: MCP server faulty is still starting after 0.2 s; this request goes without its tools, which join a later one once it is ready (KEEL_MCP_STARTUP_WAIT)']);
+    // The next request does not wait again, nor warn again.
+    expect(await hub.toolDefinitions()).toEqual([]);
+    expect(waiting()).toHaveLength(1);
   });
 
   it('exits at start: the error names the exit and the last stderr line; after the allowed restarts it stays in error', async () => {
@@ -137,6 +150,30 @@ describe('a stdio server that misbehaves', () => {
     expect(textOut.length).toBeLessThan(1000);
     expect(textOut).toContain('[Output truncated: this MCP tool returned about 5000 tokens; Keel keeps at most 100 (MAX_MCP_OUTPUT_TOKENS)');
     expect(out.summary).toContain('truncated');
+  });
+
+  it('a 20 MB result is read and capped like a 5 MB one: same note, no restart, the server goes on (issue 26 item 6)', async () => {
+    const { hub, events } = faulty('normal');
+    await hub.toolDefinitions();
+    for (const chars of [5_000_000, 20_000_000]) {
+      const out = await hub.callTool('mcp__faulty__big', { chars }, { signal: signal() });
+      expect(out.isError, String(out.content).slice(0, 300)).toBe(false);
+      expect(out.content).toContain(`[Output truncated: this MCP tool returned about ${chars / 4} tokens; Keel keeps at most 25000 (MAX_MCP_OUTPUT_TOKENS)`);
+    }
+    expect(statusOf(hub).phase).toBe('ready');
+    expect(events().filter((e) => e.event === 'started')).toHaveLength(1);
+    expect((await hub.callTool('mcp__faulty__echo', { message: 'still here' }, { signal: signal() })).content).toBe('echo: still here');
+  });
+
+  it('a message past the read limit is not read: its call gets an error saying how big it was; the same server answers the next call', async () => {
+    const { hub, events } = faulty('normal', { maxMessageBytes: 1024 * 1024 });
+    await hub.toolDefinitions();
+    const out = await hub.callTool('mcp__faulty__big', { chars: 3_000_000 }, { signal: signal() });
+    expect(out.isError).toBe(true);
+    expect(out.content).toMatch(/the server sent a message of 3 MB, more than Keel reads from one server message \(1 MB\); it was not read\. Ask the tool for less\./);
+    expect((await hub.callTool('mcp__faulty__echo', { message: 'next' }, { signal: signal() })).content).toBe('echo: next');
+    expect(statusOf(hub).phase).toBe('ready');
+    expect(events().filter((e) => e.event === 'started')).toHaveLength(1);
   });
 
   it('the server process does not get Keel provider keys, but gets the variables its config names', async () => {

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { createActor, fromCallback, fromPromise } from 'xstate';
 import { mcpConnectionMachine } from '../../../src/core/machines/mcpConnection/mcpConnection.machine';
 import type { McpCallsEvent, McpConnectionEmitted, McpInitialized } from '../../../src/core/machines/mcpConnection/types';
+import { Changes } from '../helpers/changes';
 
 /**
  * The mcpConnection machine's bookkeeping of calls in `ready` (no I/O: its connect actors are
@@ -30,8 +31,11 @@ function start() {
 }
 
 async function ready(s: ReturnType<typeof start>): Promise<void> {
+  const changes = new Changes();
+  const sub = s.actor.subscribe(changes.notify);
   s.actor.send({ type: 'CONNECT' });
-  for (let i = 0; i < 50 && !s.actor.getSnapshot().matches('ready'); i++) await new Promise((r) => setTimeout(r, 1));
+  await changes.until(() => s.actor.getSnapshot().matches('ready') || s.actor.getSnapshot().matches('error'), s.state);
+  sub.unsubscribe();
   expect(s.state()).toBe('{"ready":"idle"}');
 }
 

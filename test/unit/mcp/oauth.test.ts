@@ -186,6 +186,8 @@ describe('Sign in on the settings page (the extension host, without VS Code)', (
         if (agree) await browser(url);
         return agree;
       },
+      // A user server: nothing to review.
+      reviewTrust: async () => undefined,
     });
     const sent: ToWebviewPayload[] = [];
     const requests = new McpRequests(service, silentLogger, () => {});

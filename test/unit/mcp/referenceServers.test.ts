@@ -3,7 +3,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { McpHub } from '../../../src/core/mcp/hub';
-import { runMcpCall } from '../../../src/core/runtime/mcpWiring';
+import { runMcpCall } from '../../../src/core/mcp/wiring';
 import type { TaskEvent } from '../../../src/shared/domain/events';
 import type { ToolResultContentBlock } from '../../../src/shared/domain/messages';
 import { isCardImageSrc } from '../../../src/shared/domain/toolImages';

@@ -1,5 +1,5 @@
 import type { AnyMachineSnapshot, AnyStateMachine, InspectionEvent, StateValue } from 'xstate';
-import { describeMachine, type MachineDescription } from '../../../src/core/machines/catalog';
+import { describeMachine, describeTransition, transitionKey, type MachineDescription } from '../../../src/core/machines/catalog';
 
 /**
  * Records, from xstate's inspection stream, which states and transitions the REAL actors took,
@@ -12,9 +12,7 @@ export interface MachineCoverage {
   transitions: { covered: number; total: number; missing: string[] };
 }
 
-export function transitionKey(t: { from: string; to: string; event: string }): string {
-  return `${t.from} -> ${t.to} : ${t.event}`;
-}
+export { transitionKey };
 
 /** Every active state of a value as dotted paths, parents included ({a: 'b'} → a, a.b). */
 export function statePaths(value: StateValue, prefix = ''): string[] {
@@ -48,13 +46,10 @@ export class CoverageRecorder {
     if (e.type !== '@xstate.microstep') return;
     const transitions = this.set(this.transitions, id);
     for (const t of e._transitions) {
-      if (!t.target || t.target.length === 0) continue;
-      const from = t.source.path.length ? t.source.path.join('.') : '(root)';
       // Taking a transition out of a state means having been in it (a transient initial state
       // such as `idle`, left by an eventless transition, never shows in a stable snapshot).
       for (let i = 1; i <= t.source.path.length; i++) states.add(t.source.path.slice(0, i).join('.'));
-      const event = t.eventType === '' || t.eventType === undefined ? 'always' : t.eventType;
-      for (const target of t.target) transitions.add(transitionKey({ from, to: target.path.join('.'), event }));
+      for (const d of describeTransition(t as Parameters<typeof describeTransition>[0])) transitions.add(transitionKey(d));
     }
   };
 

@@ -7,11 +7,11 @@ import { taskMachine } from '../../../src/core/machines/task/task.machine';
 import { turnMachine } from '../../../src/core/machines/turn/turn.machine';
 import { callPaths, compileCall } from './callModel';
 import { CoverageRecorder, formatCoverage } from './coverage';
-import { HOST_MODELS, hostPaths, replayHost } from './hostMachines';
 import { compilePermission, PERMISSION_VARIANTS, permissionPaths } from './permissionModel';
 import { replayStream, streamPaths } from './streamModel';
 import { replay, type Recorders } from './system';
-import { compileTask, taskPaths } from './taskModel';
+import { compileTask, taskOutputProblems, taskPaths } from './taskModel';
+import { replayOnWorker, WORKER_RUNS } from './taskOnWorkerModel';
 import { compileTurn, TURN_VARIANTS, turnPaths } from './turnModel';
 
 /**
@@ -26,8 +26,6 @@ import { compileTurn, TURN_VARIANTS, turnPaths } from './turnModel';
  * stale (the real wiring reaches one of them now: remove it) or incomplete.
  */
 const recorders: Recorders = { real: new CoverageRecorder(), injected: new CoverageRecorder() };
-/** The host machines' replays: their actors are scripted stand-ins for the host's I/O (hostMachines.ts). */
-const hostRecorder = new CoverageRecorder();
 const label = (events: { type: string; tag?: string }[]) => events.map((e) => (e.tag ? `${e.type.replace(/^xstate\.(done|error)\.actor\.(0\.)?/, '$1:')}[${e.tag}]` : e.type)).join(' › ') || '(initial)';
 
 /** Reached only through an injected actor, by machine: no real producer exists yet, and why. */
@@ -46,12 +44,33 @@ const INJECTED_ONLY: Record<string, { states: string[]; transitions: string[] }>
       // No hook is configured in these replays. A Stop hook that sends the agent back is exercised
       // for real by test/integration/cli/hooks.test.ts; the stop step never rejects (TaskHookPoints
       // answers a failing hook runner itself).
-      'stopping -> checkingContext : xstate.done.actor.0.turn.stopping',
+      'stopping -> checkingContext : xstate.done.actor.0.turn.stopping [inline]',
       'stopping -> done : xstate.error.actor.0.turn.stopping',
     ],
   },
   // The engine never rejects (`decide` answers its own failures with an ask, or a deny in dontAsk).
   permission: { states: [], transitions: ['checkRules -> askUser : xstate.error.actor.0.permission.checkRules'] },
+};
+
+/**
+ * Taken neither by the real wiring nor by an injected replay yet, by machine, and why. Listed so
+ * that nothing is filtered silently: the coverage test fails when one is taken (remove it) or when
+ * another is missing.
+ */
+const NOT_REPLAYED: Record<string, Record<string, string>> = {
+  task: {
+    // Two Task calls in one answer: the model offers one subtask at a time (its completion is
+    // resolved when the subtask starts, so the order of two cannot be scripted yet).
+    // test/unit/machines/subtaskWiring.test.ts takes both with three Task calls.
+    'running.subtasks.waitingForSubtask -> (stays) : SUBTASK_STARTED': 'a second Task call of the same answer: subtaskWiring.test.ts',
+    'running.subtasks.waitingForSubtask -> (stays) : SUBTASK_DONE [isAwaitedSubtask]': 'one of two subtasks answering first: subtaskWiring.test.ts',
+    // A worker killed under its query: test/integration/cli/workerFaults.test.ts kills real workers
+    // (the task ends interrupted, worker_lost); test/unit/machines/taskLifecycle.test.ts takes the transition.
+    'running.loop.onWorker -> interrupted : xstate.done.actor.turnLoop [workerLost]': 'a worker killed under its query: workerFaults.test.ts, taskLifecycle.test.ts',
+  },
+  turn: {
+    'dispatchingTools -> (stays) : always [nextCallInvalid]': 'a tool call whose input is not valid JSON: the turn model has no such answer yet (streamAssembly.test.ts tests how such input is assembled, not this transition)',
+  },
 };
 
 describe('model-based: stream', () => {
@@ -98,39 +117,45 @@ describe('model-based: task', () => {
   const paths = taskPaths();
   it.each(paths.map((p) => [label(p.events), p] as const))('%s', async (_name, path) => {
     const c = compileTask(path);
-    const { observed } = await replay(c.script, 'task', c.expected, c.triggers, recorders);
-    expect(observed).toEqual(c.expected);
+    const r = await replay(c.script, 'task', c.expected, c.triggers, recorders);
+    expect(r.observed).toEqual(c.expected);
+    // What the person and the model would notice: what was said, what was sent, what was refused.
+    expect(taskOutputProblems(path, r)).toEqual([]);
   });
 });
 
-for (const model of HOST_MODELS) {
-  describe(`model-based: ${model.machine.id}`, () => {
-    const paths = hostPaths(model);
-    it.each(paths.map((p) => [label(p.events), p] as const))('%s', async (_name, path) => {
-      const { observed, expected, prefixOk } = await replayHost(model, path, hostRecorder);
-      expect(prefixOk ? observed.slice(0, expected.length) : observed).toEqual(expected);
-    });
+describe('model-based: task, its turn loop on a worker (real worker processes)', () => {
+  it.each(WORKER_RUNS.map((r) => [r.end, r] as const))('a run on a worker that ends %s', async (_end, run) => {
+    const { states, events } = await replayOnWorker(run, recorders.real);
+    expect(states).toEqual([
+      '"created"',
+      '"initializing"',
+      JSON.stringify({ running: { loop: 'onWorker', subtasks: 'turn' } }),
+      JSON.stringify({ [run.end]: 'finishing' }),
+      JSON.stringify({ [run.end]: 'settled' }),
+    ]);
+    // What the person sees of it: the run's end as a done event with its status.
+    expect(events.filter((e) => e.type === 'done').map((e) => (e.type === 'done' ? e.status : ''))).toEqual([{ completed: 'completed', awaitingUser: 'failed', aborted: 'aborted' }[run.end]]);
   });
-}
+});
 
 describe('model-based: coverage of the catalog', () => {
   const wired: AnyStateMachine[] = [taskMachine, turnMachine, callMachine, streamMachine, permissionMachine];
-  const hosts = [...new Set(HOST_MODELS.map((m) => m.machine))];
   afterAll(() => {
     const listed = Object.entries(INJECTED_ONLY).flatMap(([id, l]) => [...l.states.map((s) => `  ${id}: state ${s}`), ...l.transitions.map((t) => `  ${id}: ${t}`)]);
     process.stdout.write(
       `\nModel-based coverage of the task system, real wiring only:\n${wired.map((m) => formatCoverage(recorders.real.report(m))).join('\n')}\n` +
         `Reached only through an injected actor (INJECTED_ONLY, not counted above):\n${listed.join('\n') || '  (none)'}\n` +
-        `Host machines (their host I/O actors scripted):\n${hosts.map((m) => formatCoverage(hostRecorder.report(m))).join('\n')}\n`,
+        `Not replayed yet (NOT_REPLAYED):\n${Object.entries(NOT_REPLAYED).flatMap(([id, l]) => Object.entries(l).map(([t, why]) => `  ${id}: ${t} — ${why}`)).join('\n')}\n`,
     );
   });
 
   it.each(wired.map((m) => [m.id, m] as const))('%s: the real wiring takes every state and transition not listed as injected-only', (id, machine) => {
     const real = recorders.real.report(machine);
-    const listed = INJECTED_ONLY[id] ?? { states: [], transitions: [] };
+    const listed = { states: INJECTED_ONLY[id]?.states ?? [], transitions: [...(INJECTED_ONLY[id]?.transitions ?? []), ...Object.keys(NOT_REPLAYED[id] ?? {})] };
     const missing = { states: real.states.missing, transitions: real.transitions.missing };
     const stale = { states: listed.states.filter((s) => !missing.states.includes(s)), transitions: listed.transitions.filter((t) => !missing.transitions.includes(t)) };
-    expect(stale, 'the real wiring reaches these now: remove them from INJECTED_ONLY').toEqual({ states: [], transitions: [] });
+    expect(stale, 'the real wiring reaches these now: remove them from INJECTED_ONLY / NOT_REPLAYED').toEqual({ states: [], transitions: [] });
     const unlisted = { states: missing.states.filter((s) => !listed.states.includes(s)), transitions: missing.transitions.filter((t) => !listed.transitions.includes(t)) };
     expect(unlisted, 'not taken by the real wiring').toEqual({ states: [], transitions: [] });
   });
@@ -142,10 +167,5 @@ describe('model-based: coverage of the catalog', () => {
       states: [],
       transitions: [],
     });
-  });
-
-  it.each(hosts.map((m) => [m.id, m] as const))('%s (host machine): every state and transition was taken', (_id, machine) => {
-    const c = hostRecorder.report(machine);
-    expect({ states: c.states.missing, transitions: c.transitions.missing }).toEqual({ states: [], transitions: [] });
   });
 });

@@ -1,6 +1,6 @@
 import type { AnyMachineSnapshot, InspectionEvent } from 'xstate';
 import { createActor, toPromise } from 'xstate';
-import { queryMachine } from '../../../src/core/machines/query/query.machine';
+import { queryMachine, type TurnResult } from '../../../src/core/machines/query/query.machine';
 import type { TurnOutput } from '../../../src/core/machines/turn/types';
 import { denyingAsker } from '../../../src/core/permissions/gate';
 import { WorkerPool, type PoolLease } from '../../../src/core/workers/pool';
@@ -12,21 +12,23 @@ import { dedupe, doneEvent, errorEvent, invokeIds, transitionPaths, type ModelEv
 /**
  * The query machine's model, replayed through a real WorkerPool of fake-worker processes and the
  * real `acquire` / `execute` actors (remoteTurn): a granted lease is a worker becoming ready, a
- * failed one a pool whose workers cannot start, the wait limit a pool of one worker held by
- * another task; the worker's replies (events, complete, error) come from the process, steered by
+ * failed one a pool whose workers cannot start, a CANCEL while pending a pool of one worker held
+ * by another task; the worker's replies (events, complete, error) come from the process, steered by
  * the query's text; WORKER_LOST is the worker killing itself, or being killed after ignoring a
  * cancel for the grace period.
  */
-const OUTPUT: TurnOutput = { status: 'done', stopReason: 'end_turn', messages: [], error: null, usage: { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0 }, costUsd: 0, compactionFailures: 0 };
+// As a worker reports it: the conversation (one user message) is the host's own fold.
+const OUTPUT: TurnResult = { status: 'done', stopReason: 'end_turn', messageCount: 1, error: null, usage: { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0 }, costUsd: 0, compactionFailures: 0 };
 
 export function queryPaths(): ModelPath[] {
   return transitionPaths(queryMachine, {
     input: turnInput('t1', 'x'),
     events: (s: AnyMachineSnapshot) => {
-      if (s.value === 'pending') return [...invokeIds(s).flatMap((id) => [doneEvent(id, { workerId: 'w1', pid: 1 }, 'granted'), errorEvent(id, new Error('no worker'))]), { type: 'xstate.after.waitLimit.query.pending' }, { type: 'CANCEL' }];
+      if (s.value === 'pending') return [...invokeIds(s).flatMap((id) => [doneEvent(id, { workerId: 'w1', pid: 1 }, 'granted'), errorEvent(id, new Error('no worker'))]), { type: 'CANCEL' }];
       const evs: ModelEvent[] = [
         { type: 'QUERY_COMPLETE', output: OUTPUT, tag: 'done' },
         { type: 'QUERY_COMPLETE', output: { ...OUTPUT, status: 'error', error: { code: 'cancelled', message: 'c', retryable: false } }, tag: 'cancelled' },
+        { type: 'QUERY_COMPLETE', output: { ...OUTPUT, messageCount: 999 }, tag: 'differs' },
         { type: 'QUERY_FAILED', error: { code: 'internal', message: 'x', retryable: false } },
         { type: 'WORKER_LOST', reason: 'x' },
       ];
@@ -46,6 +48,7 @@ function textFor(events: ModelEvent[]): string {
   const cancelled = iCancel >= 0;
   let cmd = 'hello';
   if (last.type === 'QUERY_COMPLETE' && last.tag === 'cancelled') cmd = cancelled ? 'cancelled' : 'hang';
+  if (last.type === 'QUERY_COMPLETE' && last.tag === 'differs') cmd = 'miscount';
   if (last.type === 'QUERY_FAILED') cmd = 'refuse';
   if (last.type === 'WORKER_LOST') cmd = cancelled ? 'deaf' : 'crash';
   const mods: string[] = [];
@@ -64,7 +67,7 @@ export interface QueryReplay {
 export async function replayQuery(path: ModelPath, recorder: CoverageRecorder): Promise<QueryReplay> {
   const types = path.events.map((e) => e.type);
   const rejected = types.some((t) => t.startsWith('xstate.error.actor'));
-  const blocked = types.includes('xstate.after.waitLimit.query.pending') || (types[0] === 'CANCEL');
+  const blocked = types[0] === 'CANCEL';
   const deaf = path.events.at(-1)?.type === 'WORKER_LOST' && types.includes('CANCEL');
   const pool = new WorkerPool({ command: rejected ? MISSING_WORKER : fakeWorker(), max: 1, spawnRetries: 0, shutdownGraceMs: deaf ? 400 : 10_000, healthIntervalMs: 600_000 });
   let blocker: PoolLease | null = null;
@@ -72,7 +75,7 @@ export async function replayQuery(path: ModelPath, recorder: CoverageRecorder): 
   try {
     // A pool of one, its worker held by another task: this query can only wait.
     if (blocked) blocker = await pool.acquire('other-task');
-    const machine = remoteTurn({ pool, queryParts, asker: denyingAsker, publish: (e) => published.push(e.type), waitLimitMs: types.includes('xstate.after.waitLimit.query.pending') ? 300 : 60_000 });
+    const machine = remoteTurn({ pool, queryParts, host: { asker: denyingAsker, publish: (e) => published.push(e.type) } });
     const actor = createActor(machine, { input: turnInput('t1', textFor(path.events)), inspect: (e: InspectionEvent) => recorder.inspect(e) });
     const observed: string[] = [];
     actor.subscribe((s) => {

@@ -6,7 +6,7 @@ import type { ToWebviewMessage } from '../../../src/shared/protocol/toWebview';
 import { fakeHost, recordingPort, type FakeTask } from '../extension/fakes';
 import type { CoverageRecorder } from './coverage';
 import { dedupe, transitionPaths, type ModelEvent, type ModelPath } from './paths';
-import { quiesce } from './system';
+import { settled as quiesce } from '../helpers/changes';
 
 /**
  * The session machine's paths, replayed against the extension's real wiring without VS Code: a

@@ -5,7 +5,7 @@ import { streamMachine } from '../../../src/core/machines/stream/stream.machine'
 import { ScenarioProvider } from '../helpers/scenarioProvider';
 import type { CoverageRecorder } from './coverage';
 import { dedupe, transitionPaths, type ModelEvent, type ModelPath } from './paths';
-import { quiesce, waitUntil } from './system';
+import { Changes, settled } from '../helpers/changes';
 
 /**
  * The stream machine's model: its events are the provider's events, so a path IS the provider
@@ -24,6 +24,13 @@ const EVENTS: (ProviderEvent & { tag?: string })[] = [
   { type: 'message_delta', delta: { stop_reason: 'end_turn' }, usage: { output_tokens: 2 } },
   { type: 'message_stop' },
   { type: 'provider_error', error: { code: 'overloaded', message: 'Overloaded', phase: 'mid-stream', retryable: true } },
+  // A keep-alive the server may send at any time: it changes nothing.
+  { type: 'ping' },
+  // The stall clock's notice that the answer is quiet: published, the state stays.
+  { type: 'waiting', quietMs: 15_000, stallAfterMs: 30_000 },
+  // A block's delta or end where no block was started: a protocol error, the answer fails.
+  { type: 'content_block_delta', index: 9, delta: { type: 'text_delta', text: 'x' }, tag: 'unstarted' },
+  { type: 'content_block_stop', index: 9, tag: 'unstarted' },
 ];
 
 export function streamPaths(): ModelPath[] {
@@ -40,6 +47,8 @@ export async function replayStream(path: ModelPath, recorder: CoverageRecorder):
   const last = path.values.at(-1);
   const final = last === 'messageStop' || last === 'failed';
   const provider = new ScenarioProvider([{ events: path.events.map(strip), hang: !final }]);
+  const changes = new Changes();
+  provider.onChange = changes.notify;
   const machine = streamMachine.provide({ actors: { providerStream: providerStreamActor(() => provider) } });
   const observed: string[] = [];
   const actor = createActor(machine, {
@@ -49,12 +58,14 @@ export async function replayStream(path: ModelPath, recorder: CoverageRecorder):
       if (e.type !== '@xstate.snapshot' || e.actorRef !== actor) return;
       const v = JSON.stringify((e.snapshot as AnyMachineSnapshot).value);
       if (observed.at(-1) !== v) observed.push(v);
+      changes.notify();
     },
   });
   actor.start();
   try {
-    await waitUntil(() => observed.length >= expected.length && (final ? actor.getSnapshot().status === 'done' : provider.hung > 0), () => observed.join(' → ')).catch(() => undefined);
-    await quiesce();
+    const diverged = () => observed.some((v, i) => v !== expected[i]);
+    await changes.until(() => diverged() || (observed.length >= expected.length && (final ? actor.getSnapshot().status === 'done' : provider.hung > 0)), () => observed.join(' → '));
+    await settled();
     return { observed: observed.slice(), expected };
   } finally {
     actor.stop();

@@ -20,7 +20,9 @@ import { createToolRegistry, type ToolRegistry } from '../../../src/core/tools/r
 import { emptyTranscript } from '../../../src/shared/domain/transcript';
 import { ScenarioProvider, type ScenarioStep } from '../helpers/scenarioProvider';
 import { FAULTY } from '../mcp/helpers';
+import { Changes, eventually, settled } from '../helpers/changes';
 import type { CoverageRecorder } from './coverage';
+import { TRUST_EVERYTHING } from '../helpers/trustAll';
 
 /**
  * One task system as the runtime wires it (`wireTaskMachine`: real task, turn, call, stream and
@@ -39,12 +41,14 @@ import type { CoverageRecorder } from './coverage';
  */
 export interface Script {
   provider: ScenarioStep[];
-  /** Outcome of each initialisation (provider creation); none left: it waits. */
-  init: ('ok' | 'fail')[];
+  /** Outcome of each initialisation (provider creation; `blocked`: a hook blocked the prompt); none left: it waits. */
+  init: ('ok' | 'fail' | 'blocked')[];
   /** The person's answers to permission prompts, in order; none left: the prompt stays open. */
   asker: ('allow' | 'always' | 'deny' | 'reject')[];
   subtasks: ('resolve' | 'hang')[];
   reconstruct: ('ok' | 'fail')[];
+  /** Each settled run's finishing (its phases and record over); none left: it waits (`finishing`). */
+  finish: 'ok'[];
   prepareFails: boolean[];
   duplicateKeys: string[];
   holdLock: boolean;
@@ -83,7 +87,7 @@ export const SETTINGS = { permissions: { deny: ['Bash(rm:*)'] } };
 export const MCP_SETTINGS = { permissions: { ...SETTINGS.permissions, allow: ['mcp__mbt__echo'] } };
 
 export function emptyScript(): Script {
-  return { provider: [], init: [], asker: [], subtasks: [], reconstruct: [], prepareFails: [], duplicateKeys: [], holdLock: false, limits: {} };
+  return { provider: [], init: [], asker: [], subtasks: [], reconstruct: [], finish: [], prepareFails: [], duplicateKeys: [], holdLock: false, limits: {} };
 }
 
 /** Sends `send` to the task once the target machine's observed (deduplicated) states reach index `at`. */
@@ -145,20 +149,26 @@ export async function replay(script: Script, target: string, expected: string[],
   };
   const inits = script.init.slice();
   const subtasks = script.subtasks.slice();
+  const finishes = script.finish.slice();
   const events: TaskEvent[] = [];
   const wired = wireTaskMachine({
     taskId: TASK_ID,
     workspace,
     locks,
     tools,
-    permissions: lazyEngine({ workspace }),
+    // The replays are about the machines: the workspace's settings file counts as approved.
+    permissions: lazyEngine({ workspace, trust: TRUST_EVERYTHING }),
     asker,
     createProvider: async () => {
       const r = inits.shift();
       if (r === undefined) return never();
+      if (r === 'blocked') return { code: 'blocked_by_hook', message: 'A UserPromptSubmit hook blocked this prompt (scripted).', retryable: false };
       return r === 'fail' ? { code: 'no_api_key', message: 'No API key (scripted).', retryable: true } : provider;
     },
     publish: (e) => events.push(e),
+    finishRun: async () => {
+      if (finishes.shift() === undefined) return never();
+    },
     ...(hub ? { mcp: hub } : {}),
     startSubtask: () => {
       const finishes = subtasks.shift() === 'resolve';
@@ -186,6 +196,8 @@ export async function replay(script: Script, target: string, expected: string[],
   const outside = script.holdLock ? await locks.acquire(taskLockKey(TASK_ID)) : null;
 
   const observed: string[] = [];
+  const changes = new Changes();
+  provider.onChange = changes.notify;
   let targetSession: string | null = null;
   const inspect = (e: InspectionEvent) => {
     recorder.inspect(e);
@@ -196,7 +208,11 @@ export async function replay(script: Script, target: string, expected: string[],
     if (e.actorRef.sessionId !== targetSession) return;
     const v = JSON.stringify(snap.value);
     if (observed[observed.length - 1] !== v) observed.push(v);
+    changes.notify();
   };
+  // The replay left the path: no point waiting for the rest of it (the comparison reports it).
+  const diverged = () => observed.some((v, i) => i < expected.length && v !== expected[i]);
+  const seen = () => `observed ${observed.join(' → ')} / expected ${expected.join(' → ')}`;
   const actor = createActor(machine, {
     input: { taskId: TASK_ID, title: 'model-based', model: 'test-model', mode: script.mode ?? 'default', limits: { ...LIMITS, ...script.limits }, ...(input.messages ? { messages: input.messages } : {}) },
     inspect,
@@ -208,12 +224,12 @@ export async function replay(script: Script, target: string, expected: string[],
   try {
     const pending = triggers.slice().sort((a, b) => a.at - b.at);
     for (const t of pending) {
-      await waitUntil(() => observed.length > t.at && (!t.whenHung || provider.hung > 0), () => `trigger ${t.send.type} at ${t.at}: observed ${observed.join(' → ')} / expected ${expected.join(' → ')}`);
+      await changes.until(() => diverged() || (observed.length > t.at && (!t.whenHung || provider.hung > 0)), () => `trigger ${t.send.type} at ${t.at}: ${seen()}`);
       if (observed.length !== t.at + 1 || observed[t.at] !== expected[t.at]) break; // diverged; the final comparison reports it
       actor.send(t.send);
     }
-    await waitUntil(() => observed.length >= expected.length, () => `observed ${observed.join(' → ')} / expected ${expected.join(' → ')}`).catch(() => undefined);
-    await quiesce();
+    await changes.until(() => diverged() || observed.length >= expected.length, seen);
+    await settled();
     return { observed: observed.slice(), events, provider };
   } finally {
     actor.stop();
@@ -300,16 +316,13 @@ function injectTurnActors(turn: typeof turnMachine, injected: Injection): typeof
   });
 }
 
-/** Polls until `ok()`; rejects after ~5 s with `describe()` (a hang guard, not a timed assertion). */
-export async function waitUntil(ok: () => boolean, describe: () => string, limitMs = 5000): Promise<void> {
-  const deadline = Date.now() + limitMs;
-  while (!ok()) {
-    if (Date.now() > deadline) throw new Error(`gave up waiting: ${describe()}`);
-    await new Promise((r) => setTimeout(r, 1));
-  }
-}
-
-/** Lets pending promise callbacks, immediates and 1 ms timers run, so nothing is left in motion. */
-export async function quiesce(): Promise<void> {
-  for (let i = 0; i < 5; i++) await new Promise((r) => setTimeout(r, 2));
+/**
+ * Kept for callers on other branches that still import it: `eventually` from
+ * test/unit/helpers/changes.ts, which polls at a rate with no deadline (`_limitMs` is ignored; the
+ * test's timeout bounds the wait). New code waits on a `Changes` (a run's output, the fake
+ * server's requests, an actor's snapshots) instead.
+ * @deprecated use `Changes.until` or `eventually` with a source.
+ */
+export function waitUntil(ok: () => boolean, describe: () => string, _limitMs?: number): Promise<void> {
+  return eventually(ok, describe);
 }

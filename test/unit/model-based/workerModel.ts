@@ -1,10 +1,8 @@
 import type { AnyMachineSnapshot, InspectionEvent, StateValue } from 'xstate';
 import { workerMachine } from '../../../src/core/machines/worker/worker.machine';
 import { WorkerHandle, type WorkerTimeouts } from '../../../src/core/workers/workerHandle';
-import { SocketDir } from '../../../src/core/workers/socketDir';
 import { WORKER_NICENESS } from '../../../src/core/workers/workerPriority';
-import type { QueryReply } from '../../../src/core/workers/protocol';
-import { eventually, fakeWorker, gone, MISSING_WORKER, queryMessage, waitForSnapshot } from '../workers/fakeWorker';
+import { eventually, fakeWorker, gone, MISSING_WORKER, runOn, waitForSnapshot } from '../workers/fakeWorker';
 import type { CoverageRecorder } from './coverage';
 import { dedupe, transitionPaths, type ModelEvent, type ModelPath } from './paths';
 
@@ -63,6 +61,7 @@ function setupFor(steps: Step[]) {
     shutdownGraceMs: steps.some((s) => s.event.type.startsWith('xstate.after.shutdownGrace')) ? 400 : 15_000,
     healthIntervalMs: fastHealth ? 250 : 600_000,
     healthAnswerMs: fastHealth ? 250 : 600_000,
+    busyHealthAnswerMs: fastHealth ? 250 : 600_000,
   };
   return { command: has('SPAWN_FAILED') ? MISSING_WORKER : fakeWorker(...flags), timeouts };
 }
@@ -93,12 +92,10 @@ export interface WorkerReplay {
 export async function replayWorker(path: ModelPath, recorder: CoverageRecorder): Promise<WorkerReplay> {
   const steps: Step[] = path.events.map((event, i) => ({ event, from: stateName(path.values[i]!) }));
   const { command, timeouts } = setupFor(steps);
-  const dir = new SocketDir();
   const observed: string[] = [];
   const replies: string[] = [];
   const handle = new WorkerHandle('w1', {
     command,
-    address: dir.socketFor('w1'),
     timeouts,
     maxLineBytes: 1024 * 1024,
     niceness: WORKER_NICENESS,
@@ -120,7 +117,8 @@ export async function replayWorker(path: ModelPath, recorder: CoverageRecorder):
       switch (event.type) {
         case 'ASSIGN': {
           const text = queryTextFor(steps[i + 1]?.event, steps[i + 2]?.event);
-          handle.runQuery(queryMessage('q', 't1', text), { reply: (m: QueryReply) => void replies.push(m.type), lost: () => replies.push('lost') });
+          const run = runOn(handle, 'q', 't1', text);
+          void run.done.then(() => replies.push(...run.replies));
           break;
         }
         case 'CANCEL_QUERY':
@@ -152,6 +150,5 @@ export async function replayWorker(path: ModelPath, recorder: CoverageRecorder):
     return { observed: seen, expected: dedupe(path.values), pidGone, replies };
   } finally {
     handle.shutdown(false, 'test over');
-    dir.remove();
   }
 }

@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { existsSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeFixture, type PermissionFixture } from './fixture';
@@ -11,11 +11,15 @@ let fx: PermissionFixture;
 beforeAll(async () => {
   if (!existsSync(cli) || !existsSync(join(root, 'dist', 'tree-sitter-bash.wasm'))) execFileSync(process.execPath, ['scripts/build.mjs'], { cwd: root, stdio: 'ignore' });
   fx = await makeFixture();
+  // Keel's home for these checks: a --storage folder must exist (a typo is bad usage, never a new store).
+  mkdirSync(join(fx.root, 'keel-home'));
+  // The corpus's rules are the workspace's own: the person approved them (docs/permissions.md, "Trust").
+  execFileSync(process.execPath, [cli, 'trust', 'approve', '--workspace', fx.ws, '--storage', join(fx.root, 'keel-home')], { encoding: 'utf8', env: { ...process.env, HOME: fx.home } });
 }, 120_000);
 afterAll(() => fx.cleanup());
 
 function check(args: string[]): { decision: string; reason: string; rule: string | null } {
-  const out = execFileSync(process.execPath, [cli, 'permissions', 'check', '--workspace', fx.ws, '--home', fx.home, ...args], { encoding: 'utf8', cwd: fx.root });
+  const out = execFileSync(process.execPath, [cli, 'permissions', 'check', '--workspace', fx.ws, '--home', fx.home, '--storage', join(fx.root, 'keel-home'), ...args], { encoding: 'utf8', cwd: fx.root });
   const lines = out.trim().split('\n');
   expect(lines).toHaveLength(1);
   return JSON.parse(lines[0] as string) as { decision: string; reason: string; rule: string | null };
@@ -36,6 +40,16 @@ describe('keel permissions check (built CLI)', () => {
     const extra = join(fx.root, 'extra.json');
     writeFileSync(extra, JSON.stringify({ permissions: { allow: ['Bash(npm publish)'] } }));
     expect(check(['--tool', 'Bash', '--input', '{"command":"npm publish"}', '--settings', extra])).toMatchObject({ decision: 'allow', rule: 'Bash(npm publish)' });
+  });
+
+  it('reports a rule that can never match with the form that would, and keeps deciding', () => {
+    const extra = join(fx.root, 'never.json');
+    writeFileSync(extra, JSON.stringify({ permissions: { deny: ['Bash(rm:-rf:/)'], allow: ['Bash(git log | head)'] } }));
+    const out = execFileSync(process.execPath, [cli, 'permissions', 'check', '--workspace', fx.ws, '--home', fx.home, '--tool', 'Bash', '--input', '{"command":"git status"}', '--settings', extra], { encoding: 'utf8', cwd: fx.root });
+    const line = JSON.parse(out.trim()) as { decision: string; problems?: string[] };
+    expect(line.decision).toBe('allow');
+    expect(line.problems?.join('\n')).toMatch(/rm:-rf:\/\).*never matches.*Bash\(rm -rf \/\)/);
+    expect(line.problems?.join('\n')).toMatch(/git log \| head\).*never matches/);
   });
 
   it('exits 2 on bad usage', () => {

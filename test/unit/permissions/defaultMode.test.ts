@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { atLeastAsStrict, settleDefaultMode, type ModeRequest } from '../../../src/core/permissions/defaultMode';
 import { settingsDefaultMode } from '../../../src/core/permissions/settings';
+import { NOTHING_APPROVED } from '../../../src/core/trust/items';
 import { defaultModeSetting } from '../../../src/extension/providerConfig';
 import { PERMISSION_MODES, type PermissionMode } from '../../../src/shared/domain/permissionModes';
 
@@ -79,7 +80,7 @@ describe('settingsDefaultMode over real files', () => {
     write(join(home, '.keel', 'settings.json'), files.user);
     write(join(workspace, '.claude', 'settings.json'), files.project);
     write(join(workspace, '.keel', 'settings.local.json'), files.local);
-    return settingsDefaultMode(workspace, { home });
+    return settingsDefaultMode(workspace, NOTHING_APPROVED, { home });
   }
 
   it.each([

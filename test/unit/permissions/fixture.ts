@@ -5,6 +5,8 @@ import { createPermissionEngine, type EngineDecision, type PermissionEngine } fr
 import type { PermissionMode } from '../../../src/core/runtime/types';
 import { parseToolInput } from '../../../src/core/tools/execute';
 import { createToolRegistry } from '../../../src/core/tools/registry';
+import { TRUST_EVERYTHING } from '../helpers/trustAll';
+import type { TrustView } from '../../../src/core/trust/items';
 
 /**
  * A real workspace on disk for permission tests: files, a symlink out of it, a home folder and
@@ -33,7 +35,12 @@ export const CORPUS_SETTINGS = {
   },
 };
 
-export async function makeFixture(settings: unknown = CORPUS_SETTINGS, extra: { settingsText?: string } = {}): Promise<PermissionFixture> {
+/**
+ * `extra.trust`: the person's approvals of the fixture's workspace; by default everything in its
+ * settings file counts as approved (what these tests are about is what the rules do).
+ * `extra.protectedFiles`: files (relative to the workspace) the caller protects.
+ */
+export async function makeFixture(settings: unknown = CORPUS_SETTINGS, extra: { settingsText?: string; trust?: TrustView; protectedFiles?: string[] } = {}): Promise<PermissionFixture> {
   const root = realpathSync(mkdtempSync(join(tmpdir(), 'keel-perm-')));
   const ws = join(root, 'ws');
   const home = join(root, 'home');
@@ -48,7 +55,8 @@ export async function makeFixture(settings: unknown = CORPUS_SETTINGS, extra: { 
   symlinkSync(outside, join(ws, 'link-out'));
   symlinkSync(join(ws, 'secrets', 'key.pem'), join(ws, 'link-secret'));
   writeFileSync(join(ws, '.keel', 'settings.json'), extra.settingsText ?? JSON.stringify(settings));
-  const engine = await createPermissionEngine({ workspace: ws, home });
+  const protectedFiles = new Map((extra.protectedFiles ?? []).map((p) => [join(ws, p), `writes a protected file (${p})`]));
+  const engine = await createPermissionEngine({ workspace: ws, home, trust: extra.trust ?? TRUST_EVERYTHING, ...(protectedFiles.size > 0 ? { protectedFiles: () => protectedFiles } : {}) });
   const registry = createToolRegistry();
   const decide = async (tool: string, input: Record<string, unknown>, mode: PermissionMode = 'default'): Promise<EngineDecision> => {
     if (tool.startsWith('mcp__')) {

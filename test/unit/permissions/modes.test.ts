@@ -3,6 +3,8 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createPermissionEngine } from '../../../src/core/permissions';
 import { makeFixture, type PermissionFixture } from './fixture';
+import { TRUST_EVERYTHING } from '../helpers/trustAll';
+import { NOTHING_APPROVED } from '../../../src/core/trust/items';
 
 let fx: PermissionFixture | undefined;
 afterEach(() => fx?.cleanup());
@@ -131,16 +133,19 @@ describe('malformed settings never widen permissions', () => {
     expect((await fx.bash('ls')).decision).toBe('ask');
   });
 
-  it('a shared project file cannot turn on bypassPermissions', async () => {
-    fx = await makeFixture({ permissions: { defaultMode: 'bypassPermissions' } });
+  it('a shared project file cannot turn on bypassPermissions (unless the person approved the workspace)', async () => {
+    fx = await makeFixture({ permissions: { defaultMode: 'bypassPermissions' } }, { trust: NOTHING_APPROVED });
     expect(fx.engine.defaultMode()).toBeUndefined();
     expect(fx.engine.problems()[0]).toMatch(/defaultMode "bypassPermissions" ignored: a workspace settings file may only make the mode stricter/);
+    fx.cleanup();
+    fx = await makeFixture({ permissions: { defaultMode: 'bypassPermissions' } });
+    expect(fx.engine.defaultMode()).toBe('bypassPermissions');
   });
 });
 
 it('a call asking to leave the sandbox always asks when the sandbox is on', async () => {
   fx = await makeFixture(settings(['Bash(npm test)']));
-  const engine = await createPermissionEngine({ workspace: fx.ws, home: fx.home, sandbox: { enabled: true } });
+  const engine = await createPermissionEngine({ workspace: fx.ws, home: fx.home, sandbox: { enabled: true }, trust: TRUST_EVERYTHING });
   const subject = { kind: 'execute' as const, tool: 'Bash', command: 'npm test', cwd: fx.ws, summary: '' };
   expect((await engine.decide({ tool: 'Bash', input: { command: 'npm test', dangerouslyDisableSandbox: true }, subject, readOnly: false }, 'bypassPermissions')).decision).toBe('ask');
   expect((await engine.decide({ tool: 'Bash', input: { command: 'npm test' }, subject, readOnly: false }, 'default')).decision).toBe('allow');

@@ -179,3 +179,28 @@ describe('NUL in $\'…\'', () => {
     expect(w.fields).toBeUndefined();
   });
 });
+
+describe('computed words that stay one word, and process substitutions (issue 22)', () => {
+  it('a substitution inside double quotes is one word of unknown value', () => {
+    expect(word('"$(cat <<EOF\nx\nEOF\n)"')).toMatchObject({ dynamic: true, single: true });
+    expect(word('--author="$x"')).toMatchObject({ dynamic: true, single: true });
+    expect(word('"$x-$y"')).toMatchObject({ dynamic: true, single: true });
+  });
+
+  it('what may split into several words is not', () => {
+    expect(word('$x').single).toBeUndefined();
+    expect(word('"$@"').single).toBeUndefined();
+    expect(word('"${a[@]}"').single).toBeUndefined();
+    expect(word('"$x"*').single).toBeUndefined();
+  });
+
+  it('a process substitution standing alone is a pipe (/dev/fd/N), an operand that is no file', () => {
+    expect(word('<(ls)')).toMatchObject({ value: '/dev/fd/63', dynamic: false, fields: ['/dev/fd/63'] });
+    expect(word('>(cat)')).toMatchObject({ value: '/dev/fd/63', dynamic: false });
+  });
+
+  it('bash agrees: a process substitution is a /dev/fd path', () => {
+    const r = spawnSync('bash', ['-c', 'printf "%s" <(true)'], { encoding: 'utf8' });
+    expect(r.stdout).toMatch(/^\/dev\/fd\/\d+$/);
+  });
+});

@@ -6,7 +6,6 @@ import type { ProviderEvent } from '../../../src/core/providers/types';
 import { startFakeModelServer } from '../../fixtures/fake-model-server';
 import type { FakeModelServer } from '../../fixtures/fake-model-server';
 import { collect, errorOf, request, stopReasonOf, textOf, toolInputs } from './helpers';
-import { nodeFetch, type FetchFunction } from '../../../src/core/providers/transport/nodeFetch';
 
 let server: FakeModelServer;
 beforeEach(async () => {
@@ -16,24 +15,13 @@ afterEach(async () => {
   await server.close();
 });
 
-/** The SDK's transport for the tests of the current `describe.each` row (undefined: Node's fetch). */
-let transport: FetchFunction | undefined;
-
 function provider(opts: Partial<AnthropicProviderOptions> = {}): AnthropicProvider {
-  return new AnthropicProvider({ ...(transport ? { fetch: transport } : {}), apiKey: 'sk-test', model: 'claude-test', baseUrl: server.url, ...opts });
+  return new AnthropicProvider({ apiKey: 'sk-test', model: 'claude-test', baseUrl: server.url, ...opts });
 }
 
 const long = { type: 'text' as const, text: 'The quick brown fox jumps over the lazy dog.' };
 
-// Every case runs over both transports: Node's fetch (hosts) and nodeFetch (a pool's workers).
-describe.each([
-  ['Node fetch', undefined],
-  ['nodeFetch', nodeFetch],
-] as const)('AnthropicProvider against the fake server, over %s', (_name, fetch) => {
-  beforeEach(() => {
-    transport = fetch;
-  });
-
+describe('AnthropicProvider against the fake server', () => {
   it('streams text as the raw event grammar, ending with message_stop', async () => {
     server.enqueue({ blocks: [long], chunkSize: 6, usage: { input_tokens: 40, output_tokens: 12 } });
     const events = await collect(provider(), request());
@@ -197,6 +185,30 @@ describe.each([
     server.enqueue({ blocks: [long], fault: { kind: 'stall', afterEvents: 3, ms: 50 } });
     const paused = await collect(provider({ stallTimeoutMs: 2_000 }), request());
     expect(paused.at(-1)).toEqual({ type: 'message_stop' });
+  });
+
+  it('a delta of a block the stream never started is a protocol error, never dropped (issue 26 item 11)', async () => {
+    // Block 0 is started; then a delta of block 5, which never was.
+    server.enqueue({ blocks: [long], fault: { kind: 'unstarted-delta', afterEvents: 4, index: 5 } });
+    const events = await collect(provider(), request());
+    expect(errorOf(events)).toEqual({
+      code: 'malformed_response',
+      message: "The model's stream sent a delta of content block 5, which it never started (a protocol error); this answer is not used.",
+      phase: 'mid-stream',
+      retryable: true,
+    });
+    expect(textOf(events)).not.toContain('stray');
+  });
+
+  it('a quiet answer is announced once per silence, before the stall (issue 26 item 11)', async () => {
+    server.enqueue({ blocks: [long], fault: { kind: 'pings', afterEvents: 4, everyMs: 30 } });
+    const events = await collect(provider({ stallTimeoutMs: 400 }), request());
+    expect(events.filter((e) => e.type === 'waiting')).toEqual([{ type: 'waiting', quietMs: 100, stallAfterMs: 400 }]);
+    const waited = events.findIndex((e) => e.type === 'waiting');
+    expect(waited).toBeLessThan(events.findIndex((e) => e.type === 'provider_error'));
+    // An answer that pauses shorter than a quarter of the timeout says nothing of the kind.
+    server.enqueue({ blocks: [long], fault: { kind: 'stall', afterEvents: 3, ms: 20 } });
+    expect((await collect(provider({ stallTimeoutMs: 4_000 }), request())).filter((e) => e.type === 'waiting')).toEqual([]);
   });
 
   it('pings are not progress: a stream that only pings after it started is stream_stalled', async () => {

@@ -102,7 +102,7 @@ describe('the demo tour: the next step is decided by the conversation', () => {
     expect(plan).toEqual({ kind: 'planStop', changeTool: 'Edit' });
     expect(textOf(allowed)).toContain('The edit is in');
     expect(textOf(denied)).toContain('The edit was denied (“not now”)');
-    expect(tourBlocks(allowed).at(-1)).toMatchObject({ type: 'tool_use', name: 'Bash', input: { command: 'node --version' } });
+    expect(tourBlocks(allowed).at(-1)).toMatchObject({ type: 'tool_use', name: 'Bash', input: { command: 'node -p process.version' } });
     expect(tourBlocks(plan).some((b) => b.type === 'tool_use')).toBe(false);
     expect(textOf(plan)).toContain('**Plan** mode');
   });
@@ -112,13 +112,13 @@ describe('the demo tour: the next step is decided by the conversation', () => {
       ...(await afterRead(sampleCopy())),
       call(ids.edit, 'Edit', { file_path: TOUR_FILE, old_string: 'a', new_string: 'b' }),
       result(ids.edit, 'Edited.'),
-      call(ids.bash, 'Bash', { command: 'node --version' }),
+      call(ids.bash, 'Bash', { command: 'node -p process.version' }),
     ];
     const ran = nextTourStep([...base, result(ids.bash, 'v20.19.0\n')]);
     const refused = nextTourStep([...base, result(ids.bash, 'The user denied this Bash call.', true)]);
     expect(ran).toMatchObject({ kind: 'wrapUp', change: { status: 'done' }, command: { status: 'done' } });
     expect(textOf(ran)).toContain('printed `v20.19.0`');
-    expect(textOf(ran)).toContain('**Bash** `node --version`: allowed, so it ran');
+    expect(textOf(ran)).toContain('**Bash** `node -p process.version`: allowed, so it ran');
     expect(refused).toMatchObject({ kind: 'wrapUp', command: { status: 'denied' } });
     expect(textOf(refused)).toContain('The command was denied, so it did not run.');
     expect(textOf(refused)).toContain('denied, so it never ran');
@@ -154,6 +154,9 @@ describe('the demo tour: the next step is decided by the conversation', () => {
     expect(outcomeOf(r('The user denied this Bash call. Feedback: The user denied this.'))).toEqual({ status: 'denied', detail: '' });
     expect(outcomeOf(r('The user denied this Edit call. Feedback: keep it short'))).toEqual({ status: 'denied', detail: 'keep it short' });
     expect(outcomeOf(r('Permission denied: running a command (dontAsk mode denies what would ask).'))).toMatchObject({ status: 'refused' });
+    // Headless: denied because nobody was there to ask (not refused by a rule or the mode).
+    const unattended = 'Keel would ask first (running a command no rule allows) and a headless run has no one to ask; --mode bypassPermissions would allow it';
+    expect(outcomeOf(r(`Permission denied: ${unattended}.`))).toEqual({ status: 'denied', detail: unattended });
     expect(outcomeOf(r(PLAN))).toMatchObject({ status: 'refusedByPlan' });
     expect(outcomeOf(r('The tool call was interrupted before it finished; it did not run to completion.'))).toMatchObject({ status: 'interrupted' });
     expect(outcomeOf(r('old_string not found'))).toMatchObject({ status: 'failed' });

@@ -4,7 +4,6 @@ import type { OpenAICompatibleProviderOptions } from '../../../src/core/provider
 import { startFakeModelServer } from '../../fixtures/fake-model-server';
 import type { FakeModelServer } from '../../fixtures/fake-model-server';
 import { collect, errorOf, request, stopReasonOf, textOf, toolInputs } from './helpers';
-import { nodeFetch, type FetchFunction } from '../../../src/core/providers/transport/nodeFetch';
 
 let server: FakeModelServer;
 beforeEach(async () => {
@@ -14,25 +13,14 @@ afterEach(async () => {
   await server.close();
 });
 
-/** The SDK's transport for the tests of the current `describe.each` row (undefined: Node's fetch). */
-let transport: FetchFunction | undefined;
-
 function provider(opts: Partial<OpenAICompatibleProviderOptions> = {}): OpenAICompatibleProvider {
-  return new OpenAICompatibleProvider({ ...(transport ? { fetch: transport } : {}), model: 'qwen-test', baseUrl: `${server.url}/v1`, ...opts });
+  return new OpenAICompatibleProvider({ model: 'qwen-test', baseUrl: `${server.url}/v1`, ...opts });
 }
 
 const long = { type: 'text' as const, text: 'Local models answer in the same grammar.' };
 const tool = { name: 'read_file', description: 'Read a file', input_schema: { type: 'object', properties: { path: { type: 'string' } } } };
 
-// Every case runs over both transports: Node's fetch (hosts) and nodeFetch (a pool's workers).
-describe.each([
-  ['Node fetch', undefined],
-  ['nodeFetch', nodeFetch],
-] as const)('OpenAICompatibleProvider against the fake server, over %s', (_name, fetch) => {
-  beforeEach(() => {
-    transport = fetch;
-  });
-
+describe('OpenAICompatibleProvider against the fake server', () => {
   it('streams text into one text block, with usage from the final chunk', async () => {
     server.enqueue({ blocks: [long], chunkSize: 5, usage: { input_tokens: 30, output_tokens: 9, cache_read_input_tokens: 20 } });
     const events = await collect(provider(), request({ model: 'qwen-test' }));

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { AnthropicProvider } from '../../../src/core/providers/anthropic';
-import { createProvider, DEFAULT_ANTHROPIC_MODEL, isModelProvider } from '../../../src/core/providers/index';
+import { DEFAULT_ANTHROPIC_MODEL, isModelProvider } from '../../../src/core/providers/index';
 import { loadProvider } from '../../../src/core/providers/load';
 import { OpenAICompatibleProvider } from '../../../src/core/providers/openai';
 import { costUsd, priceOf } from '../../../src/core/providers/pricing';
@@ -25,41 +25,22 @@ describe('costUsd', () => {
   });
 });
 
-describe('createProvider', () => {
-  it('anthropic without a key is a no_api_key error that states the fact; how to set a key is the host’s advice', () => {
-    const result = createProvider({ provider: 'anthropic', model: 'claude-sonnet-4-5' });
+describe('loadProvider: the one way a host or a worker builds a provider', () => {
+  it('anthropic without a key is a no_api_key error that states the fact; how to set a key is the host’s advice', async () => {
+    const result = await loadProvider({ provider: 'anthropic', model: 'claude-sonnet-4-5' });
     expect(isModelProvider(result)).toBe(false);
     expect(result).toMatchObject({ code: 'no_api_key', retryable: false });
     if (!isModelProvider(result)) expect(result.message).toBe('No Anthropic API key is set.');
   });
 
-  it('builds each provider from its config', () => {
-    const a = createProvider({ provider: 'anthropic', model: '', apiKey: 'sk' });
-    expect(a).toBeInstanceOf(AnthropicProvider);
-    expect(isModelProvider(a) && a.label).toBe(DEFAULT_ANTHROPIC_MODEL);
-    expect(createProvider({ provider: 'openai-compatible', model: 'llama3.1', baseUrl: 'http://localhost:11434/v1' })).toBeInstanceOf(OpenAICompatibleProvider);
-    expect(createProvider({ provider: 'openai-compatible', model: '' })).toMatchObject({ code: 'invalid_input' });
-    const demo = createProvider({ provider: 'demo', model: '' });
-    expect(isModelProvider(demo) && [demo.id, demo.label]).toEqual(['demo', 'demo model']);
-  });
-});
-
-describe('loadProvider (a worker: the SDK loaded on first use)', () => {
-  it('builds the same provider, and gives the same errors, as createProvider', async () => {
+  it('builds each provider from its config, and says what is wrong with one that cannot work', async () => {
     const a = await loadProvider({ provider: 'anthropic', model: '', apiKey: 'sk' });
     expect(a).toBeInstanceOf(AnthropicProvider);
     expect(isModelProvider(a) && a.label).toBe(DEFAULT_ANTHROPIC_MODEL);
     expect(await loadProvider({ provider: 'openai-compatible', model: 'llama3.1', baseUrl: 'http://localhost:11434/v1' })).toBeInstanceOf(OpenAICompatibleProvider);
+    expect(await loadProvider({ provider: 'openai-compatible', model: '' })).toMatchObject({ code: 'invalid_input' });
+    expect(await loadProvider({ provider: 'anthropic', model: 'x', apiKey: 'sk', baseUrl: 'ftp://example.invalid' })).toMatchObject({ code: 'invalid_input' });
     const demo = await loadProvider({ provider: 'demo', model: '' });
     expect(isModelProvider(demo) && [demo.id, demo.label]).toEqual(['demo', 'demo model']);
-    for (const config of [
-      { provider: 'anthropic', model: 'claude-sonnet-4-5' },
-      { provider: 'openai-compatible', model: '' },
-      { provider: 'anthropic', model: 'x', apiKey: 'sk', baseUrl: 'ftp://example.invalid' },
-    ] as const) {
-      const loaded = await loadProvider(config);
-      expect(isModelProvider(loaded)).toBe(false);
-      expect(loaded).toEqual(createProvider(config));
-    }
   });
 });

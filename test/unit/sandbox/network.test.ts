@@ -41,11 +41,14 @@ afterEach(async () => {
   hits.length = 0;
 });
 
-/** Every name the proxy is asked to reach goes to the test server (only the allow-list decides). */
-const toTestServer: SandboxOptions['resolve'] = () => ({ host: '127.0.0.1', port });
+/**
+ * Every name the proxy is asked to reach resolves to the test server's loopback address, and the
+ * proxy connects to the test server's port: the allow-list (names, then addresses) decides.
+ */
+const toTestServer: Pick<SandboxOptions, 'lookup' | 'portFor'> = { lookup: async () => [{ address: '127.0.0.1', family: 4 }], portFor: () => port };
 
 function sandboxOf(settings: SandboxSettings, opts: SandboxOptions = {}): Sandbox {
-  const s = new Sandbox(settings, { resolve: toTestServer, ...opts });
+  const s = new Sandbox(settings, { ...toTestServer, ...opts });
   sandboxes.push(s);
   return s;
 }
@@ -81,7 +84,8 @@ describe.runIf(avail.available && hasCurl)('the sandbox network allow-list (real
   });
 
   it('node reaches an allowed host through HTTPS_PROXY with a CONNECT of its own', async () => {
-    const s = sandboxOf(allowing('*.allowed.test'));
+    // The test server is on loopback: a wildcard reaches it only because its address is listed.
+    const s = sandboxOf(allowing('*.allowed.test', '127.0.0.1'));
     const script = [
       "const http=require('http');const p=new URL(process.env.HTTPS_PROXY);",
       "const rq=http.request({host:p.hostname,port:p.port,method:'CONNECT',path:process.argv[1]});",
@@ -122,6 +126,11 @@ describe.runIf(avail.available && hasCurl)('the sandbox network allow-list (real
     expect((await status('http://127.0.0.2/')).content).toMatch(/403/);
     expect((await status('http://localhost/')).content).toMatch(/403/);
     expect((await status('http://2130706434/')).content).toMatch(/403/);
+    // Without the address listed, `*` does not reach a name that resolves to the loopback.
+    const star = sandboxOf({ enabled: true, network: { allowedDomains: ['*'] } });
+    const r = await run(star, 'curl -sS -w "\\nstatus=%{http_code}" http://anything.test/');
+    expect(r.content).toContain('status=403');
+    expect(r.content).toContain('anything.test resolves to 127.0.0.1, an address of this machine or a private network');
   });
 
   it('one proxy serves every command of a runtime, started on first use and closed by dispose', async () => {

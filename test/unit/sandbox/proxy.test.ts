@@ -2,6 +2,7 @@ import { existsSync } from 'node:fs';
 import { createServer, request, type IncomingHttpHeaders, type Server } from 'node:http';
 import { createServer as createTcpServer, type AddressInfo, type Socket } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { decideAddresses } from '../../../src/core/sandbox/addresses';
 import { decideHost } from '../../../src/core/sandbox/domains';
 import { NetworkProxy, splitHostPort } from '../../../src/core/sandbox/networkProxy';
 
@@ -37,10 +38,17 @@ afterEach(async () => {
   logged.length = 0;
 });
 
-async function start(allowed: string[], resolve?: (host: string, p: number) => { host: string; port: number }): Promise<NetworkProxy> {
+/** Test names resolve as `names` says (default: every name to the loopback server); the proxy connects to the port of the test server. */
+async function start(allowed: string[], names: Record<string, string> = {}, looked: string[] = []): Promise<NetworkProxy> {
   proxy = await NetworkProxy.start({
     decide: (h) => decideHost(h, allowed, []),
-    resolve: resolve ?? (() => ({ host: '127.0.0.1', port })),
+    checkAddresses: (h, addresses) => decideAddresses(h, addresses, allowed, []),
+    lookup: async (h) => {
+      looked.push(h);
+      const address = names[h] ?? '127.0.0.1';
+      return [{ address, family: address.includes(':') ? 6 : 4 }];
+    },
+    portFor: () => port,
     log: (_level, m) => logged.push(m),
   });
   return proxy;
@@ -98,14 +106,11 @@ describe('the sandbox network proxy (host side)', () => {
     const p = await start(['allowed.test']);
     const r = await viaProxy(p, { path: 'http://evil.test/', headers: { host: 'allowed.test' } });
     expect(r.status).toBe(403);
-    const resolved: string[] = [];
+    const looked: string[] = [];
     await proxy?.close();
-    const p2 = await start(['allowed.test'], (h, pt) => {
-      resolved.push(`${h}:${pt}`);
-      return { host: '127.0.0.1', port };
-    });
+    const p2 = await start(['allowed.test'], {}, looked);
     expect((await viaProxy(p2, { path: 'http://ALLOWED.test./x', headers: { host: 'evil.test' } })).status).toBe(200);
-    expect(resolved).toEqual(['allowed.test:80']);
+    expect(looked).toEqual(['allowed.test']);
   });
 
   it('tunnels an allowed CONNECT both ways', async () => {
@@ -126,14 +131,45 @@ describe('the sandbox network proxy (host side)', () => {
     await new Promise<void>((r) => closed.listen(0, '127.0.0.1', () => r()));
     const deadPort = (closed.address() as AddressInfo).port;
     await new Promise<void>((r) => closed.close(() => r()));
-    const p = await start(['allowed.test', 'dead.test'], (h) => ({ host: '127.0.0.1', port: h === 'dead.test' ? deadPort : port }));
+    proxy = await NetworkProxy.start({
+      decide: (h) => decideHost(h, ['allowed.test', 'dead.test'], []),
+      checkAddresses: (h, addresses) => decideAddresses(h, addresses, ['allowed.test', 'dead.test'], []),
+      lookup: async () => [{ address: '127.0.0.1', family: 4 }],
+      portFor: (asked) => (asked === 8443 || asked === 81 ? deadPort : port),
+    });
+    const p = proxy;
     expect((await viaProxy(p, { path: '/relative' })).status).toBe(400);
     expect((await viaProxy(p, { path: 'https://allowed.test/' })).status).toBe(400);
     expect((await connectVia(p, 'allowed.test')).status).toBe(400);
-    const down = await viaProxy(p, { path: 'http://dead.test/' });
+    const down = await viaProxy(p, { path: 'http://dead.test:81/' });
     expect(down.status).toBe(502);
-    expect(down.body).toContain('dead.test could not be reached');
-    expect((await connectVia(p, 'dead.test:443')).status).toBe(502);
+    expect(down.body).toContain('dead.test:81 could not be reached');
+    expect((await connectVia(p, 'dead.test:8443')).status).toBe(502);
+  });
+
+  it('`*` never reaches an address of this machine or a private network that a name resolves to, on either path', async () => {
+    const names = { 'vm.test': '127.0.1.1', 'ip6-localhost': '::1', 'router.lan': '192.168.1.1', 'mapped.test': '::ffff:127.0.0.1', 'nat64.test': '64:ff9b::7f00:1', 'meta.test': '169.254.169.254' };
+    const p = await start(['*'], names);
+    for (const host of Object.keys(names)) {
+      const r = await viaProxy(p, { path: `http://${host}/x`, headers: { host } });
+      expect(r.status, host).toBe(403);
+      expect(r.body).toContain(`${host} resolves to ${names[host as keyof typeof names]}, an address of this machine or a private network`);
+      expect((await connectVia(p, `${host}:443`)).status, host).toBe(403);
+    }
+    expect(seen).toEqual([]);
+  });
+
+  it('a listed address or an exactly listed name reaches loopback; the connection goes to the address checked, not to the name again', async () => {
+    // `exact.test` does not exist for the system resolver: only a connection to the checked address can succeed.
+    const looked: string[] = [];
+    const p = await start(['exact.test', '*'], { 'exact.test': '127.0.0.1', 'other.test': '127.0.0.1' }, looked);
+    expect(await viaProxy(p, { path: 'http://exact.test/a', headers: { host: 'exact.test' } })).toEqual({ status: 200, body: 'ok GET /a' });
+    expect((await connectVia(p, 'exact.test:443')).status).toBe(200);
+    expect(looked).toEqual(['exact.test', 'exact.test']);
+    expect((await viaProxy(p, { path: 'http://other.test/b', headers: { host: 'other.test' } })).status).toBe(403);
+    await proxy?.close();
+    const p2 = await start(['*', '127.0.0.1'], { 'other.test': '127.0.0.1' });
+    expect((await viaProxy(p2, { path: 'http://other.test/c', headers: { host: 'other.test' } })).status).toBe(200);
   });
 
   it('close cuts open tunnels and removes its socket', async () => {

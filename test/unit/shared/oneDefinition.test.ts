@@ -1,7 +1,7 @@
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { HELP } from '../../../src/cli/help';
+import { RUN_HELP } from '../../../src/cli/help';
 import { DEFAULT_MODELS } from '../../../src/shared/domain/models';
 import { PERMISSION_MODE_INFO, PERMISSION_MODES } from '../../../src/shared/domain/permissionModes';
 import { permissionModeSchema } from '../../../src/shared/protocol/chatMessages';
@@ -24,7 +24,7 @@ describe('one definition of the permission modes', () => {
 
   it('the protocol schema and the CLI help accept the same modes', () => {
     expect(permissionModeSchema.options).toEqual([...PERMISSION_MODES]);
-    expect(HELP).toContain(`--mode MODE              ${PERMISSION_MODES.join(' | ')}`);
+    expect(RUN_HELP).toContain(`--mode MODE              ${PERMISSION_MODES.join(' | ')}`);
     expect(permissionModeSchema.safeParse('yolo').success).toBe(false);
   });
 });
@@ -38,5 +38,20 @@ describe('one table of default models', () => {
       expect(text).toContain(DEFAULT_MODELS.anthropic);
       expect(text).toContain(DEFAULT_MODELS['openai-compatible']);
     }
+  });
+});
+
+describe('one helper for each shared job (issue 25: duplication)', () => {
+  const files = (dir: string): string[] =>
+    readdirSync(join(__dirname, '../../..', dir), { withFileTypes: true }).flatMap((d) => (d.isDirectory() ? files(join(dir, d.name)) : d.name.endsWith('.ts') ? [join(dir, d.name)] : []));
+  const sources = files('src').map((f) => ({ file: f, text: readFileSync(join(__dirname, '../../..', f), 'utf8') }));
+  const defining = (re: RegExp) => sources.filter((s) => re.test(s.text)).map((s) => s.file);
+
+  it('a tool result, the words of an unknown error and a provider are each built in one place', () => {
+    expect(defining(/function toolResult\(/)).toEqual(['src/shared/domain/messages.ts']);
+    expect(defining(/function errorMessage\(/)).toEqual(['src/shared/domain/errors.ts']);
+    // A local helper that turns an unknown error into words, under any name.
+    expect(defining(/(const|function) \w+ = \(\w+: unknown\)(: string)? =>\s*\(?\w+ instanceof Error \? \w+\.message/)).toEqual([]);
+    expect(defining(/export (async )?function (createProvider|loadProvider)\(/)).toEqual(['src/core/providers/load.ts']);
   });
 });

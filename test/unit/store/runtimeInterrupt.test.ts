@@ -30,6 +30,8 @@ describe('TaskRuntime.interruptAll', () => {
     await streaming;
     expect(first.runtime.interruptAll()).toEqual([task.id]);
     expect(events.at(-1)).toMatchObject({ type: 'task', state: 'interrupted' });
+    // Its last writes and the lock's release run off the event loop; a host about to end waits for them.
+    await first.runtime.closed();
     const dir = join(storage, 'tasks', task.id);
     expect(JSON.parse(readFileSync(join(dir, 'meta.json'), 'utf8'))).toMatchObject({ status: 'interrupted' });
     expect(existsSync(join(dir, 'lock'))).toBe(false);
@@ -54,6 +56,7 @@ describe('TaskRuntime.interruptAll', () => {
     const task = runtime.startTask({ prompt: 'quick', provider: anthropic });
     expect((await task.settled()).status).toBe('completed');
     expect(runtime.interruptAll()).toEqual([]);
+    await runtime.closed();
     expect(JSON.parse(readFileSync(join(storage, 'tasks', task.id, 'meta.json'), 'utf8'))).toMatchObject({ status: 'completed' });
   });
 });

@@ -33,6 +33,7 @@ describe('TaskRuntime with a store: interrupted tasks resume from their log', ()
     for (let i = 0; i < 100 && !existsSync(marker); i++) await new Promise((r) => setTimeout(r, 20));
     expect(readFileSync(marker, 'utf8')).toBe('ran\n');
     first.runtime.dispose();
+    await first.runtime.closed();
 
     // Second host: the task shows as interrupted and resumes.
     const second = runtimeWith(storage, workspace, [toolTurn('b2', 'Bash', { command: `echo again >> ${marker}` }), textTurn('All done.')], asker);
@@ -59,6 +60,7 @@ describe('TaskRuntime with a store: interrupted tasks resume from their log', ()
     expect(asks).toEqual(['b1', 'b2']);
     expect(readFileSync(marker, 'utf8')).toBe('ran\nagain\n');
     second.runtime.dispose();
+    await second.runtime.closed();
 
     // A third host replays the whole log, repairs and note included, to the same conversation.
     const third = runtimeWith(storage, workspace, [textTurn('ok')], asker);
@@ -93,6 +95,7 @@ describe('TaskRuntime with a store: interrupted tasks resume from their log', ()
       }),
     );
     first.dispose();
+    await first.closed();
 
     const second = runtimeWith(storage, workspace, [textTurn('...and the second half.')], asker);
     const inspected = await second.runtime.inspect(handle.id);

@@ -79,10 +79,10 @@ export const taskLog: fc.Arbitrary<TaskEvent[]> = fc
   .map((parts) => parts.flat());
 
 /** Records `events` through the real recorder (deltas merged, durable states synced), then closes the task. */
-export function recordTask(store: TaskStore, events: TaskEvent[], id = T): void {
+export async function recordTask(store: TaskStore, events: TaskEvent[], id = T): Promise<void> {
   const rec = store.create({ id, title: 'snapshot test', model: 'claude-a', workspace: '/ws', owner: 'test' });
   for (const e of events) rec.record({ ...e, taskId: id });
-  rec.close();
+  await rec.close();
 }
 
 /** Byte offsets of every line end after the header: where a snapshot may refer to. */

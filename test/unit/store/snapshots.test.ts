@@ -27,7 +27,7 @@ describe('snapshots of a task log', () => {
       fc.asyncProperty(taskLog, fc.array(fc.nat(), { minLength: 1, maxLength: 4 }), async (events, picks) => {
         const { root, store } = tempStore();
         try {
-          recordTask(new TaskStore(root, { snapshots: false }), events);
+          await recordTask(new TaskStore(root, { snapshots: false }), events);
           const ends = lineEnds(root);
           const full = await fullReplay(root);
           const offsets = [...new Set(picks.map((p) => ends[p % ends.length]!))].sort((a, b) => a - b);
@@ -68,7 +68,7 @@ describe('snapshots of a task log', () => {
       }
       rec.record({ type: 'done', taskId: T, status: 'completed', stopReason: 'end_turn' });
       await rec.snapshotWritten();
-      rec.close();
+      await rec.close();
       const names = snapNames(root);
       expect(names).toHaveLength(2);
       // Each one ends where a quiescent event's line ends.
@@ -94,7 +94,7 @@ describe('a damaged snapshot', () => {
   /** A task with two snapshots (at line 10 and line 20); returns the newest's path. */
   async function twoSnapshots() {
     const t = tempStore();
-    recordTask(new TaskStore(t.root, { snapshots: false }), events);
+    await recordTask(new TaskStore(t.root, { snapshots: false }), events);
     const ends = lineEnds(t.root);
     for (const at of [ends[9]!, ends[19]!]) await t.store.snapshotsOf(T).save(at, () => ({ title: 'snapshot test', model: 'claude-a' }));
     const [older, newest] = snapNames(t.root);
@@ -109,7 +109,7 @@ describe('a damaged snapshot', () => {
       b[i] = 'M'.charCodeAt(0);
       writeFileSync(p, b);
     }, /checksum/],
-    ['of another format version', (p) => writeFileSync(p, readFileSync(p, 'utf8').replace('"format":1', '"format":2')), /format 2/],
+    ['of another format version', (p) => writeFileSync(p, readFileSync(p, 'utf8').replace('"format":2', '"format":3')), /format 3/],
     ['of another log schema version', (p) => writeFileSync(p, readFileSync(p, 'utf8').replace('"schemaVersion":1', '"schemaVersion":7')), /log schema 7/],
     ['that refers past the end of the log', (_p, root, older) => {
       // Power loss took the log's last lines (line 15 on; then line 5 on), not the snapshot.
@@ -150,6 +150,36 @@ describe('a damaged snapshot', () => {
     });
   }
 
+  it('of a log edited inside its prefix without changing its length: passed over, wherever the edit is', async () => {
+    // A log long enough that no sample of it could cover every byte (60 KB before the snapshot).
+    const many = [
+      ...Array.from({ length: 240 }, (_, i) => ({ type: 'message' as const, taskId: T, message: { role: 'user' as const, content: [{ type: 'text' as const, text: `message ${i} ${'x'.repeat(200)}` }] } })),
+      { type: 'done' as const, taskId: T, status: 'completed' as const, stopReason: null },
+    ];
+    const path = (root: string) => join(root, 'tasks', T, 'events.jsonl');
+    const seed = () => ({ title: 'snapshot test', model: 'claude-a' });
+    for (const where of [0.1, 0.37, 0.5, 0.83]) {
+      const { root, store, logs } = tempStore();
+      try {
+        await recordTask(new TaskStore(root, { snapshots: false }), many);
+        const ends = lineEnds(root);
+        const at = ends[220]!;
+        await store.snapshotsOf(T).save(at, seed);
+        const log = readFileSync(path(root));
+        // One `x` of the padding becomes a `y`: same length, same lines, another conversation.
+        const i = log.indexOf('x', Math.floor(at * where));
+        log[i] = 'y'.charCodeAt(0);
+        writeFileSync(path(root), log);
+        const restored = await store.snapshotsOf(T).restore(seed);
+        expect(restored.snapshot, `an edit at byte ${i} of ${at}`).toBeNull();
+        expect(logs.some((l) => l.startsWith('warn') && /does not match the log/.test(l))).toBe(true);
+        expect((await store.load(T)).replay).toEqual(await fullReplay(root));
+      } finally {
+        rmSync(root, { recursive: true, force: true });
+      }
+    }
+  });
+
   it('is removed by the task\'s next driver, and never by a reader', async () => {
     const { root, store, newest } = await twoSnapshots();
     try {
@@ -157,7 +187,7 @@ describe('a damaged snapshot', () => {
       await store.load(T);
       expect(snapNames(root)).toHaveLength(2);
       const opened = await store.open(T, 'test');
-      opened.recorder.close();
+      await opened.recorder.close();
       expect(snapNames(root)).toHaveLength(1);
     } finally {
       rmSync(root, { recursive: true, force: true });

@@ -16,7 +16,7 @@ describe('task store on real files', () => {
     const { store } = tempStore();
     const rec = newTask(store, 'task-a');
     for (const e of completedTaskEvents('task-a')) rec.record(e);
-    rec.close();
+    await rec.close();
     const { tasks, problems } = await store.list();
     expect(problems).toEqual([]);
     expect(tasks).toHaveLength(1);
@@ -36,7 +36,7 @@ describe('task store on real files', () => {
     const lines = readFileSync(path, 'utf8').split('\n').filter(Boolean);
     expect(lines).toHaveLength(2);
     expect((JSON.parse(lines[1]!) as LogRecord).event).toMatchObject({ type: 'text', delta: Array.from({ length: 50 }, (_, i) => `${i} `).join('') });
-    rec.close();
+    await rec.close();
   });
 
   it('drops a torn last line with a log entry, keeps every earlier event, and appends cleanly after it', async () => {
@@ -44,7 +44,7 @@ describe('task store on real files', () => {
     const rec = newTask(store, 'task-t');
     const events = completedTaskEvents('task-t').slice(0, 13); // up to the tool results, no answer yet
     for (const e of events) rec.record(e);
-    rec.close();
+    await rec.close();
     const path = join(root, 'tasks', 'task-t', 'events.jsonl');
     // A crash in the middle of writing the next line.
     appendFileSync(path, '{"at":1,"event":{"type":"assistant_start","taskId":"task-t","messageId":"m2","mo');
@@ -53,7 +53,7 @@ describe('task store on real files', () => {
     expect(opened.replay.events).toBe(events.length);
     expect(opened.replay.conversation).toHaveLength(3);
     opened.recorder.record({ type: 'task', taskId: 'task-t', state: 'completed', title: 'read a.txt' });
-    opened.recorder.close();
+    await opened.recorder.close();
     const again = await store.load('task-t');
     expect(again.log.torn).toBeNull();
     expect(again.replay.events).toBe(events.length + 1);
@@ -64,13 +64,13 @@ describe('task store on real files', () => {
     const { root, store } = tempStore();
     const rec = newTask(store, 'task-n');
     for (const e of completedTaskEvents('task-n')) rec.record(e);
-    rec.close();
+    await rec.close();
     const path = join(root, 'tasks', 'task-n', 'events.jsonl');
     truncateSync(path, statSync(path).size - 1);
     const opened = await store.open('task-n', 'test');
     expect(opened.replay.status).toBe('completed');
     opened.recorder.record({ type: 'turn', taskId: 'task-n', state: 'done', turn: 3 });
-    opened.recorder.close();
+    await opened.recorder.close();
     const lines = readFileSync(path, 'utf8').trim().split('\n');
     expect(() => lines.map((l) => JSON.parse(l) as unknown)).not.toThrow();
   });
@@ -80,7 +80,7 @@ describe('task store on real files', () => {
     for (const id of ['good-1', 'bad-1', 'good-2']) {
       const rec = newTask(store, id);
       for (const e of completedTaskEvents(id)) rec.record(e);
-      rec.close();
+      await rec.close();
     }
     const path = join(root, 'tasks', 'bad-1', 'events.jsonl');
     const lines = readFileSync(path, 'utf8').split('\n');
@@ -102,7 +102,7 @@ describe('task store on real files', () => {
     const { root, store } = tempStore();
     const rec = newTask(store, 'bad-2');
     for (const e of completedTaskEvents('bad-2')) rec.record(e);
-    rec.close();
+    await rec.close();
     writeFileSync(join(root, 'tasks', 'bad-2', 'events.jsonl'), 'this is not a Keel log\n{"at":1}\n');
     const err = await store.load('bad-2').catch((e: unknown) => e);
     expect(err).toBeInstanceOf(StoreError);
@@ -114,7 +114,7 @@ describe('task store on real files', () => {
     const { root, store, logs } = tempStore();
     const rec = newTask(store, 'meta-x');
     for (const e of completedTaskEvents('meta-x')) rec.record(e);
-    rec.close();
+    await rec.close();
     writeFileSync(join(root, 'tasks', 'meta-x', 'meta.json'), '{"schemaVersion":1,"id":');
     const { tasks } = await store.list();
     expect(tasks[0]).toMatchObject({ id: 'meta-x', title: 'read a.txt', status: 'completed', tokens: 245 });
@@ -127,7 +127,7 @@ describe('task store on real files', () => {
     for (const id of ['i-1', 'i-2']) {
       const rec = newTask(store, id);
       for (const e of completedTaskEvents(id)) rec.record(e);
-      rec.close();
+      await rec.close();
     }
     expect((await store.list()).tasks).toHaveLength(2);
     writeFileSync(join(root, 'index.json'), '{"schemaVersion":1,"tasks":');
@@ -149,7 +149,7 @@ describe('task store on real files', () => {
     // The process "dies": the lock goes away without the status being updated.
     (rec as unknown as { lock: { release(): void } }).lock.release();
     expect((await store.list()).tasks[0]!.status).toBe('interrupted');
-    rec.close();
+    await rec.close();
   });
 
   it('refuses to open or delete a task another live holder has, and takes over a stale one', async () => {
@@ -164,15 +164,15 @@ describe('task store on real files', () => {
     writeFileSync(join(root, 'tasks', 'lock-1', 'lock.owner.json'), JSON.stringify({ pid: 2 ** 22 + 12345, host: (await import('node:os')).hostname(), since: 0 }));
     const opened = await other.open('lock-1', 'other window');
     expect(opened.replay.status).toBe('running');
-    opened.recorder.close();
+    await opened.recorder.close();
     await other.delete('lock-1');
     expect(existsSync(join(root, 'tasks', 'lock-1'))).toBe(false);
   });
 
-  it('resolves unique id prefixes and rejects ambiguous or unknown ones', () => {
+  it('resolves unique id prefixes and rejects ambiguous or unknown ones', async () => {
     const { store } = tempStore();
-    newTask(store, 'abcd1111').close();
-    newTask(store, 'abcd2222').close();
+    await newTask(store, 'abcd1111').close();
+    await newTask(store, 'abcd2222').close();
     expect(store.resolveId('abcd1')).toBe('abcd1111');
     expect(() => store.resolveId('abcd')).toThrow(/matches 2 tasks/);
     expect(() => store.resolveId('zzzz')).toThrow(StoreError);
@@ -185,7 +185,7 @@ describe('event log writer and reader', () => {
     const path = join(root, 'big.jsonl');
     const w = EventLogWriter.create(path, { type: 'keel.task-log', schemaVersion: 1, taskId: 'big', createdAt: 1 });
     for (let i = 0; i < 5000; i++) w.append({ type: 'user_message', taskId: 'big', id: `u${i}`, text: `message ${i} ${'é'.repeat(i % 7)}` });
-    w.close();
+    await w.close();
     const seen: string[] = [];
     const r = await readLog(path, (rec) => seen.push((rec.event as { text: string }).text), { chunkBytes: 4096, sliceMs: 0 });
     expect(r.records).toBe(5000);

@@ -60,6 +60,7 @@ describe('a task another live process is writing is left alone', () => {
     const { root, store } = tempStore();
     const rec = newTask(store, 'live-1');
     rec.record({ type: 'task', taskId: 'live-1', state: 'running', title: 'read a.txt' });
+    await rec.durable();
     // What a reader could catch in the middle of someone's writes: no meta, an empty log.
     rmSync(join(root, 'tasks', 'live-1', 'meta.json'));
     writeFileSync(join(root, 'tasks', 'live-1', 'events.jsonl'), '');
@@ -72,12 +73,12 @@ describe('a task another live process is writing is left alone', () => {
     expect(existsSync(join(root, 'tasks', 'live-1', 'meta.json'))).toBe(false);
     await expect(other.load('live-1')).rejects.toMatchObject({ code: 'locked' });
     expect(existsSync(join(root, 'tasks', 'live-1'))).toBe(true);
-    rec.close();
+    await rec.close();
   });
 
   it('a folder claimed by a live process but not yet locked counts as held', async () => {
     const { root, store } = tempStore();
-    newTask(store, 'claimed').close();
+    await newTask(store, 'claimed').close();
     const dir = join(root, 'tasks', 'claimed');
     const claim = (since: number, pid = process.pid) => writeFileSync(join(dir, 'lock.owner.json'), JSON.stringify({ pid, host: hostname(), since, label: 'keel run' }));
     claim(Date.now());
@@ -91,7 +92,7 @@ describe('a task another live process is writing is left alone', () => {
 
   it('a task being created (its hidden staging folder) is invisible to listings and id lookups', async () => {
     const { root, store } = tempStore();
-    newTask(store, 'done-1').close();
+    await newTask(store, 'done-1').close();
     mkdirSync(join(root, 'tasks', '.half-made.creating'));
     writeFileSync(join(root, 'tasks', '.half-made.creating', 'events.jsonl'), '');
     const { tasks, problems } = await store.list();
@@ -101,11 +102,11 @@ describe('a task another live process is writing is left alone', () => {
     expect(existsSync(join(root, 'tasks', '.half-made.creating'))).toBe(true);
   });
 
-  it('create leaves no staging folder behind and the new task is held from the start', () => {
+  it('create leaves no staging folder behind and the new task is held from the start', async () => {
     const { root, store } = tempStore();
     const rec = newTask(store, 'new-1');
     expect(readdirSync(join(root, 'tasks'))).toEqual(['new-1']);
     expect(lockState(join(root, 'tasks', 'new-1'))).toMatchObject({ held: true, live: true, owner: expect.objectContaining({ pid: process.pid }) });
-    rec.close();
+    await rec.close();
   });
 });

@@ -25,6 +25,8 @@ export function makeContext(workspace: string, overrides: Partial<ToolContext> =
     signal: controller.signal,
     locks: new LockManager(),
     onOutput: (chunk) => output.push(chunk),
+    // No permission engine here: nothing to skip (tests of the engine's exclusions pass their own).
+    searchExclusions: async () => null,
     ...overrides,
     output,
     controller,

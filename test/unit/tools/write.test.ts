@@ -4,6 +4,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { fileLockKey } from '../../../src/core/locks/lockManager';
 import { writeTool } from '../../../src/core/tools/write';
 import { makeContext, makeTempDir } from './helpers';
+import { withinTurns } from '../helpers/changes';
 
 let ws: { dir: string; cleanup: () => void };
 beforeEach(() => {
@@ -55,9 +56,9 @@ describe('Write', () => {
     const ctx = makeContext(ws.dir);
     const held = await ctx.locks.acquire(fileLockKey(file));
     const pending = writeTool.invoke({ file_path: 'locked.txt', content: 'replaced' }, ctx);
-    await new Promise((r) => setTimeout(r, 50));
+    // Once the write waits on the lock, the file stays as it was until the lock is let go.
+    expect(await withinTurns(() => ctx.locks.counters.waited === 1)).toBe(true);
     expect(readFileSync(file, 'utf8')).toBe('original');
-    expect(ctx.locks.counters.waited).toBe(1);
     held.release();
     expect((await pending).isError).toBe(false);
     expect(readFileSync(file, 'utf8')).toBe('replaced');

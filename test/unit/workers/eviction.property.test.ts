@@ -1,14 +1,14 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { EVICTION_STRATEGIES, type EvictionStrategy } from '../../../src/core/workers/eviction';
-import { planDispatch, type PoolWorker } from '../../../src/core/workers/poolPlan';
+import { nextDecision, type PoolWorker } from '../../../src/core/machines/pool/poolDecisions';
 
 /**
  * Property: when the pool is at capacity and a task needs a worker that no idle worker can give
- * (none is free or bound to it), the strategy evicts exactly the right idle worker — the oldest
- * last activity (lru), the first created (oldest), the fewest queries (least_used), ties to the
- * first created — and never a busy, starting or leaving one. With no idle worker, nothing is
- * evicted and the request waits.
+ * (none is free or bound to it), the strategy gives it exactly the right idle worker of another
+ * task — the oldest last activity (lru), the first created (oldest), the fewest queries
+ * (least_used), ties to the first created — taken over as it is (no process is started for it),
+ * and never a busy, starting or leaving one. With no idle worker, the request waits.
  */
 const STATES = ['starting', 'ready', 'busy', 'shuttingDown'] as const;
 
@@ -43,24 +43,15 @@ describe('eviction at capacity', () => {
         }));
         const live = workers.filter((w) => w.state !== 'shuttingDown').length;
         fc.pre(live > 0);
-        const plan = planDispatch(
-          { max: live, strategy, spawnRetries: 1, workers, requests: [{ requestId: 'new', taskId: 'newcomer', at: 0, failedSpawns: 0, lastFailure: null }], nextWorker: 99 },
-          2000,
-        );
+        const d = nextDecision({ max: live, strategy, spawnRetries: 1, workers, requests: [{ requestId: 'new', taskId: 'newcomer', at: 0, failedSpawns: 0, lastFailure: null }] });
         const idle = workers.filter((w) => w.state === 'ready');
         if (idle.length === 0) {
-          expect(plan.evictions).toEqual([]);
-          expect(plan.spawns).toEqual([]);
-          expect(plan.requests.map((r) => r.requestId)).toEqual(['new']);
+          // Nothing to take and no room: it waits (no decision).
+          expect(d).toBeNull();
           return;
         }
         const best = [...idle].sort((a, b) => key[strategy](a) - key[strategy](b) || a.createdAt - b.createdAt || a.id.localeCompare(b.id, 'en', { numeric: true }))[0]!;
-        expect(plan.evictions.map((e) => e.workerId)).toEqual([best.id]);
-        const victim = workers.find((w) => w.id === best.id)!;
-        expect(victim.state).toBe('ready');
-        // A replacement starts for the newcomer; the pool never grows past its size.
-        expect(plan.spawns.map((s) => s.taskId)).toEqual(['newcomer']);
-        expect(plan.workers.filter((w) => w.state !== 'shuttingDown').length).toBe(live);
+        expect(d).toEqual({ kind: 'takeOver', requestId: 'new', taskId: 'newcomer', workerId: best.id, from: best.taskId });
       }),
       { numRuns: 500 },
     );
@@ -68,12 +59,29 @@ describe('eviction at capacity', () => {
 
   it('a sub-agent (overflow) that finds no idle worker starts one beyond the size; others wait', () => {
     const busy: PoolWorker = { id: 'w1', state: 'busy', taskId: 'parent', spawnedFor: null, requestId: 'q0', pid: 1, createdAt: 0, lastActivityAt: 0, queriesProcessed: 1 };
-    const base = { max: 1, strategy: 'lru' as const, spawnRetries: 1, workers: [busy], nextWorker: 2 };
-    const child = planDispatch({ ...base, requests: [{ requestId: 'c', taskId: 'child', at: 0, failedSpawns: 0, lastFailure: null, overflow: true }] }, 1);
-    expect(child.spawns.map((x) => x.taskId)).toEqual(['child']);
-    expect(child.evictions).toEqual([]);
-    const other = planDispatch({ ...base, requests: [{ requestId: 'o', taskId: 'other', at: 0, failedSpawns: 0, lastFailure: null }] }, 1);
-    expect(other.spawns).toEqual([]);
-    expect(other.requests.map((r) => r.requestId)).toEqual(['o']);
+    const base = { max: 1, strategy: 'lru' as const, spawnRetries: 1, workers: [busy] };
+    expect(nextDecision({ ...base, requests: [{ requestId: 'c', taskId: 'child', at: 0, failedSpawns: 0, lastFailure: null, overflow: true }] })).toEqual({
+      kind: 'start',
+      requestId: 'c',
+      taskId: 'child',
+      beyondMax: true,
+    });
+    expect(nextDecision({ ...base, requests: [{ requestId: 'o', taskId: 'other', at: 0, failedSpawns: 0, lastFailure: null }] })).toBeNull();
+  });
+
+  it('a worker bound to a task that has a waiting request of its own is never taken for another', () => {
+    const idle = (id: string, taskId: string, lastActivityAt: number): PoolWorker => ({ id, state: 'ready', taskId, spawnedFor: null, requestId: null, pid: 1, createdAt: 0, lastActivityAt, queriesProcessed: 1 });
+    const d = nextDecision({
+      max: 2,
+      strategy: 'lru',
+      spawnRetries: 1,
+      workers: [idle('w1', 'a', 0), { ...idle('w2', 'b', 5), state: 'busy', requestId: 'q' }],
+      requests: [
+        { requestId: 'r1', taskId: 'c', at: 0, failedSpawns: 0, lastFailure: null },
+        { requestId: 'r2', taskId: 'a', at: 1, failedSpawns: 0, lastFailure: null },
+      ],
+    });
+    // r1 cannot take w1 (task a waits for it): r2 gets its own worker first.
+    expect(d).toEqual({ kind: 'grant', requestId: 'r2', taskId: 'a', workerId: 'w1' });
   });
 });

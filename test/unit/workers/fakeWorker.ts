@@ -1,7 +1,11 @@
 import { join, resolve } from 'node:path';
 import type { AnyActorRef, AnyMachineSnapshot } from 'xstate';
 import type { QueryInput } from '../../../src/core/machines/query/query.machine';
-import type { QueryMessage } from '../../../src/core/workers/protocol';
+import type { TaskEvent } from '../../../src/shared/domain/events';
+import type { PermissionAnswer, PermissionRequest } from '../../../src/core/permissions/gate';
+import type { QueryParams } from '../../../src/core/workers/protocol';
+import type { QueryServer } from '../../../src/core/workers/queryRouter';
+import type { WorkerHandle } from '../../../src/core/workers/workerHandle';
 import type { WorkerCommand } from '../../../src/core/workers/spawnWorker';
 import { processAlive } from '../../../src/core/workers/spawnWorker';
 
@@ -25,8 +29,8 @@ export function turnInput(taskId: string, text: string): QueryInput {
   return { taskId, model: 'test-model', mode: 'default', messages: [{ role: 'user', content: [{ type: 'text', text }] }], limits: LIMITS, compactionFailures: 0, run: 1, priorCostUsd: 0 };
 }
 
-/** The parts of a query message besides the turn (the fake worker ignores them; the schema does not). */
-export function queryParts(): Omit<QueryMessage, 'type' | 'queryId' | 'taskId' | 'turn'> {
+/** The parts of a query besides the turn (the fake worker ignores them; the schema does not). */
+export function queryParts(): Omit<QueryParams, 'queryId' | 'taskId' | 'turn'> {
   return {
     runtime: { workspace: '/tmp', settingsFiles: [], sandbox: { enabled: false }, passEnv: [], heldSecrets: [] },
     provider: { provider: 'anthropic', model: 'test-model', baseUrl: 'http://127.0.0.1:9' },
@@ -34,9 +38,59 @@ export function queryParts(): Omit<QueryMessage, 'type' | 'queryId' | 'taskId' |
   };
 }
 
-export function queryMessage(queryId: string, taskId: string, text: string): QueryMessage {
+export function queryParams(queryId: string, taskId: string, text: string): QueryParams {
   const t = turnInput(taskId, text);
-  return { type: 'query', queryId, taskId, turn: { model: t.model, mode: t.mode, messages: t.messages, limits: t.limits, compactionFailures: 0, run: 1, priorCostUsd: 0 }, ...queryParts() };
+  return { queryId, taskId, turn: { model: t.model, mode: t.mode, messages: t.messages, limits: t.limits, compactionFailures: 0, run: 1, priorCostUsd: 0 }, ...queryParts() };
+}
+
+/** One query run on a worker handle, as the host served it: what arrived (in order) and how it ended. */
+export interface QueryRun {
+  /** What the worker sent for the query, by kind: `session`, `event`, `permission`, then `complete`, `failed: …` or `lost: …`. */
+  replies: string[];
+  events: TaskEvent[];
+  asked: PermissionRequest[];
+  lost: string | null;
+  /** Resolves once the query ended (answered, refused or lost). */
+  done: Promise<string[]>;
+}
+
+/** Runs `text` as one query on `handle`, serving it like a host that answers every prompt with `answer`. */
+export function runOn(handle: WorkerHandle, queryId: string, taskId: string, text: string, answer: PermissionAnswer = { decision: 'deny' }): QueryRun {
+  const r: QueryRun = { replies: [], events: [], asked: [], lost: null, done: Promise.resolve([]) };
+  r.done = new Promise((resolve) => {
+    const end = (kind: string) => {
+      r.replies.push(kind);
+      resolve(r.replies);
+    };
+    const noMcp = () => Promise.reject(new Error('no MCP here'));
+    const server: QueryServer = {
+      session: () => void r.replies.push('session'),
+      event: (p) => {
+        r.replies.push('event');
+        r.events.push(p.event);
+      },
+      subtaskStart: () => void r.replies.push('subtaskStart'),
+      permission: async (p) => {
+        r.replies.push('permission');
+        r.asked.push(p.request);
+        return answer;
+      },
+      durable: async () => ({}),
+      mcpList: noMcp,
+      mcpCall: noMcp,
+      hookEvent: () => undefined,
+      hookLog: () => undefined,
+      hookStop: () => undefined,
+      complete: () => end('complete'),
+      failed: (message) => end(`failed: ${message}`),
+      lost: (reason) => {
+        r.lost = reason;
+        end(`lost: ${reason}`);
+      },
+    };
+    handle.runQuery(queryParams(queryId, taskId, text), server);
+  });
+  return r;
 }
 
 /** Resolves when `test` holds for the actor's snapshot; rejects after `ms` with what it saw. */

@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { createActor, toPromise } from 'xstate';
 import type { EngineDecision } from '../../../src/core/permissions/engine';
 import { denyingAsker, type PermissionAsker } from '../../../src/core/permissions/gate';
-import type { McpHostDeps } from '../../../src/core/workers/mcpHostServer';
+import type { McpHostDeps } from '../../../src/core/mcp/onWorkers/hostServer';
 import { WorkerPool } from '../../../src/core/workers/pool';
 import { remoteTurn } from '../../../src/core/workers/remoteTurn';
 import type { TurnOutput } from '../../../src/core/machines/turn/types';
@@ -10,7 +10,7 @@ import { fakeWorker, queryParts, turnInput } from './fakeWorker';
 import { RecordingSource } from './mcpSources';
 
 /**
- * The host's side of a worker's MCP calls (workers/mcpHostServer.ts inside remoteTurn) against a
+ * The host's side of a worker's MCP calls (mcp/onWorkers/hostServer.ts inside remoteTurn) against a
  * real worker process (the fake worker, which speaks the real protocol and plays a worker that is
  * right, wrong or compromised): what it may call, what it is refused, and what happens to a call
  * when the worker breaks the protocol or dies.
@@ -35,8 +35,7 @@ async function query(spec: object, mcp: Partial<McpHostDeps> & { source: Recordi
   const machine = remoteTurn({
     pool,
     queryParts,
-    asker,
-    publish: () => undefined,
+    host: { asker, publish: () => undefined },
     ...(mcp ? { mcp: { decide: allow, log: (_l, m) => logs.push(m), ...mcp } } : {}),
   });
   const out: TurnOutput = await toPromise(createActor(machine, { input: turnInput('task-a', `mcp ${JSON.stringify(spec)}`) }).start());
@@ -131,28 +130,28 @@ describe('MCP calls of a worker, served by the host', () => {
     expect(source.calls).toHaveLength(1);
   });
 
-  it('a call id used twice breaks the connection: the worker is replaced, its running call aborted, nothing answered twice', async () => {
+  it('a request id used twice breaks the connection: the worker is replaced, its running call aborted, nothing answered twice', async () => {
     const source = new RecordingSource();
-    const slow = { callId: 'dup', name: 'mcp__alpha__slow', server: 'alpha', tool: 'slow' };
-    const { out, logs } = await query({ list: true, calls: [slow, slow] }, { source });
+    const slow = { callId: 'c1', name: 'mcp__alpha__slow', server: 'alpha', tool: 'slow' };
+    // The tool list was request 1, the slow call request 2; a compromised worker sends request 2 again.
+    const again = { kind: 'request', id: 2, method: 'mcpCall', params: { queryId: 'task-a:r1:h1', toolCallId: 't', name: 'mcp__alpha__slow', server: 'alpha', tool: 'slow', arguments: {} } };
+    const { out, logs } = await query({ list: true, calls: [slow], rawAfter: again }, { source });
     expect(out.error?.code).toBe('worker_lost');
-    expect(out.error?.message).toContain('protocol violation: mcp_call id dup was used twice');
-    // The first call may or may not have reached the source before the break (its permission
-    // check is asynchronous); either way it ran at most once and was aborted.
+    expect(out.error?.message).toContain('protocol violation: request id 2 after 2 (ids must increase)');
     expect(source.calls.length).toBeLessThanOrEqual(1);
     expect(source.calls.every((c) => c.signal.aborted)).toBe(true);
     expect(logs).toEqual([]);
   });
 
-  it('an MCP message for a task without MCP servers, or a malformed one, breaks the connection', async () => {
+  it('an MCP call of a task without MCP servers is refused; a malformed one breaks the connection', async () => {
     const none = await query({ calls: [ping('c1')] }, undefined);
-    expect(none.out.error?.code).toBe('worker_lost');
-    expect(none.out.error?.message).toContain('an mcp_call message, but this task has no MCP servers');
+    expect(none.out.status).toBe('done');
+    expect(none.seen!.results.c1).toEqual({ failure: 'this task has no MCP servers' });
 
     const source = new RecordingSource();
-    const bad = await query({ raw: { type: 'mcp_call', callId: '', name: 'mcp__alpha__ping', server: 'alpha', tool: 'ping', toolCallId: 't', arguments: 'rm -rf' } }, { source });
+    const bad = await query({ raw: { kind: 'request', id: 7, method: 'mcpCall', params: { queryId: 'task-a:r1:h1', toolCallId: 't', name: 'mcp__alpha__ping', server: 'alpha', tool: 'ping', arguments: 'rm -rf' } } }, { source });
     expect(bad.out.error?.code).toBe('worker_lost');
-    expect(bad.out.error?.message).toMatch(/invalid message of type "mcp_call"/);
+    expect(bad.out.error?.message).toMatch(/request "mcpCall" with params that do not match its declaration/);
     expect(source.calls).toEqual([]);
   });
 });

@@ -1,43 +1,30 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { McpHub } from '../../../src/core/mcp/hub';
 import type { McpToolSource } from '../../../src/core/mcp/toolSource';
-import { McpHostServer } from '../../../src/core/workers/mcpHostServer';
-import { IpcMcpToolSource } from '../../../src/core/workers/mcpRemote';
-import { toWorkerSchema, validate, type ToWorker } from '../../../src/core/workers/protocol';
-import { fromWorkerSchema, type FromWorker } from '../../../src/core/workers/protocolFromWorker';
+import { McpHostServer } from '../../../src/core/mcp/onWorkers/hostServer';
+import { IpcMcpToolSource } from '../../../src/core/mcp/onWorkers/remote';
+import { toHost, toWorker, type ToHost, type ToWorker } from '../../../src/core/workers/protocol';
+import { RpcEndpoint, type Envelope } from '../../../src/core/workers/rpc';
 import { EVERYTHING, hubOf, nodeServer, server } from '../mcp/helpers';
 import { RecordingSource } from './mcpSources';
+import { loopback, loopbackWorkerHandlers } from './rpcLoopback';
 
 /**
  * The worker's `IpcMcpToolSource` against the host's `McpHostServer` over the protocol's messages
- * (each one JSON-encoded, decoded and validated with the protocol's zod schemas, delivered on a
- * later turn of the event loop, as over the socket), in front of the real hub and the real
+ * (each one JSON-encoded, decoded and checked against its declaration, delivered on a later turn
+ * of the event loop, as over the channel: rpcLoopback.ts), in front of the real hub and the real
  * server-everything: what the worker's turn gets is what the hub gives in the host.
  */
 function connect(source: McpToolSource) {
-  const problems: string[] = [];
-  const violations: string[] = [];
-  const wire = <T>(schema: Parameters<typeof validate<T>>[0], m: unknown, deliver: (m: T) => void) =>
-    setImmediate(() => {
-      const v = validate(schema, JSON.parse(JSON.stringify(m)));
-      if (v.ok) deliver(v.message);
-      else problems.push(v.problem);
-    });
-  const host: { server?: McpHostServer } = {};
-  const worker = new IpcMcpToolSource('q1', (m: FromWorker) =>
-    wire(fromWorkerSchema, m, (got) => {
-      if (got.type !== 'mcp_list' && got.type !== 'mcp_call' && got.type !== 'mcp_cancel') return void problems.push(`unexpected ${got.type}`);
-      const violation = host.server!.receive(got);
-      if (violation) violations.push(violation);
-    }),
-  );
-  host.server = new McpHostServer('q1', { source, decide: async () => ({ decision: 'allow', reason: 'test' }) }, (m: ToWorker) =>
-    wire(toWorkerSchema, m, (got) => {
-      if (got.type !== 'mcp_tools' && got.type !== 'mcp_progress' && got.type !== 'mcp_result') return void problems.push(`unexpected ${got.type}`);
-      worker.receive(got);
-    }),
-  );
-  return { worker, server: host.server, problems, violations };
+  const server = new McpHostServer({ source, decide: async () => ({ decision: 'allow', reason: 'test' }) });
+  const wire = loopback({ mcpList: () => server.list(), mcpCall: (p, c) => server.call(p, c) });
+  const worker = new IpcMcpToolSource('q1', wire.worker);
+  // The query ends with its worker's connection.
+  const end = () => {
+    wire.worker.close('the query ended');
+    wire.host.close('the query ended');
+  };
+  return { worker, server, problems: wire.problems, violations: wire.violations, end };
 }
 
 const signal = () => new AbortController().signal;
@@ -116,13 +103,12 @@ describe('the worker\'s MCP tool source, through the host, in front of server-ev
 describe('the worker\'s MCP tool source, alone', () => {
   it('a call still waiting when the query ends resolves as a failure; after that nothing is sent', async () => {
     const source = new RecordingSource();
-    const { worker, server } = connect(source);
+    const { worker, end } = connect(source);
     await worker.toolDefinitions();
     const pending = worker.callTool('mcp__alpha__slow', {}, { signal: signal() });
     await new Promise((r) => setTimeout(r, 50));
-    worker.close();
-    server.close();
-    expect(await pending).toEqual({ content: 'The MCP call did not finish: the query ended before the host answered.', isError: true, summary: 'query ended' });
+    end();
+    expect(await pending).toEqual({ content: 'The MCP call to slow on server alpha did not finish: the query ended.', isError: true, summary: 'query ended' });
     // The host's call was aborted when its side closed.
     expect(source.calls[0]!.signal.aborted).toBe(true);
     expect(await worker.toolDefinitions()).toEqual([]);
@@ -132,21 +118,21 @@ describe('the worker\'s MCP tool source, alone', () => {
     const asks = async () => ({ decision: 'ask' as const, reason: 'no rule' });
     for (const hooksMayAllow of [false, true]) {
       const source = new RecordingSource();
-      const sent: ToWorker[] = [];
-      const host = new McpHostServer('q1', { source, decide: asks, hooksMayAllow }, (m) => sent.push(m));
-      host.receive({ type: 'mcp_list', queryId: 'q1', requestId: 'r1' });
-      await new Promise((r) => setTimeout(r, 20));
-      host.receive({ type: 'mcp_call', queryId: 'q1', callId: 'c1', toolCallId: 't1', name: 'mcp__alpha__ping', server: 'alpha', tool: 'ping', arguments: {} });
-      await new Promise((r) => setTimeout(r, 20));
-      const result = sent.find((m) => m.type === 'mcp_result');
-      expect(result?.type === 'mcp_result' && result.outcome.isError, `hooksMayAllow ${hooksMayAllow}`).toBe(!hooksMayAllow);
+      const host = new McpHostServer({ source, decide: asks, hooksMayAllow });
+      await host.list();
+      const outcome = await host.call(
+        { queryId: 'q1', toolCallId: 't1', name: 'mcp__alpha__ping', server: 'alpha', tool: 'ping', arguments: {} },
+        { signal: new AbortController().signal, progress: () => undefined },
+      );
+      expect(outcome.isError, `hooksMayAllow ${hooksMayAllow}`).toBe(!hooksMayAllow);
       expect(source.calls).toHaveLength(hooksMayAllow ? 1 : 0);
     }
   });
 
   it('a name it was never given is not resolved, and calling it sends nothing', async () => {
-    const sent: FromWorker[] = [];
-    const worker = new IpcMcpToolSource('q1', (m) => sent.push(m));
+    const sent: Envelope[] = [];
+    const rpc = new RpcEndpoint<ToWorker, ToHost>((m) => sent.push(m) > 0, toWorker, toHost, loopbackWorkerHandlers(), () => undefined);
+    const worker = new IpcMcpToolSource('q1', rpc);
     expect(worker.resolveTool('mcp__alpha__ping')).toBeUndefined();
     expect(await worker.callTool('mcp__alpha__ping', {}, { signal: signal() })).toEqual({ content: 'There is no MCP tool named mcp__alpha__ping.', isError: true, summary: 'unknown MCP tool' });
     expect(sent).toEqual([]);

@@ -1,8 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { WorkerPool, type PoolLease } from '../../../src/core/workers/pool';
-import type { QueryReply } from '../../../src/core/workers/protocol';
 import type { WorkerHandle } from '../../../src/core/workers/workerHandle';
-import { eventually, fakeWorker, gone, queryMessage } from './fakeWorker';
+import { eventually, fakeWorker, gone, runOn, type QueryRun } from './fakeWorker';
 
 /**
  * Workers started together, with real processes (the fake worker). All worker handles of a host
@@ -22,36 +21,17 @@ afterEach(async () => {
   await Promise.all(pools.splice(0).map((p) => p.shutdown()));
 });
 
-interface Run {
-  replies: QueryReply[];
-  lost: string | null;
-  done: Promise<void>;
+/** Runs `text` as one query on the lease, recording what came for it and whether it was lost. */
+function run(lease: PoolLease, queryId: string, taskId: string, text: string): QueryRun {
+  return runOn(lease.handle, queryId, taskId, text);
 }
 
-/** Runs `text` as one query on the lease, recording every reply it gets and whether it was lost. */
-function run(lease: PoolLease, queryId: string, taskId: string, text: string): Run {
-  const r: Run = { replies: [], lost: null, done: Promise.resolve() };
-  r.done = new Promise((resolve) => {
-    lease.handle.runQuery(queryMessage(queryId, taskId, text), {
-      reply: (m) => {
-        r.replies.push(m);
-        if (m.type === 'complete' || m.type === 'error') resolve();
-      },
-      lost: (reason) => {
-        r.lost = reason;
-        resolve();
-      },
-    });
-  });
-  return r;
-}
-
-/** The text of the assistant message a completed query ended with. */
-function answer(r: Run): string {
-  const complete = r.replies.find((m) => m.type === 'complete');
-  if (!complete || complete.type !== 'complete') return '';
-  const last = complete.output.messages.at(-1);
-  const block = last?.content.find((b) => b.type === 'text');
+/** The text of the last assistant message a completed query sent. */
+function answer(r: QueryRun): string {
+  if (!r.replies.includes('complete')) return '';
+  // The conversation comes as `message` events (the answer does not repeat it).
+  const messages = r.events.flatMap((e) => (e.type === 'message' && e.message.role === 'assistant' ? [e.message] : []));
+  const block = messages.at(-1)?.content.find((b) => b.type === 'text');
   return block && block.type === 'text' ? block.text : '';
 }
 
@@ -83,9 +63,9 @@ describe('workers started together', () => {
     await Promise.all([runs[0]!.done, runs[2]!.done]);
     expect(answer(runs[0]!)).toBe('echo: answer for task-a');
     expect(answer(runs[2]!)).toBe('echo: answer for task-c');
-    for (const [i, r] of runs.entries()) {
-      for (const m of r.replies) expect(m.queryId).toBe(`q-${tasks[i]}`);
-    }
+    // Each query got only its own worker's messages (one for another query would have broken the connection).
+    for (const r of runs) expect(r.events.every((e) => e.taskId === r.events[0]?.taskId)).toBe(true);
+    expect(runs.map((r) => r.events[0]?.taskId)).toEqual(tasks);
     expect(p.status().workers.map((w) => [w.pid, w.state]).sort()).toEqual(
       [
         [pids[0], 'ready'],

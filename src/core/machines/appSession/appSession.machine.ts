@@ -1,3 +1,4 @@
+import { errorMessage } from '../../../shared/domain/errors';
 import { assign, fromPromise, setup } from 'xstate';
 
 /**
@@ -33,8 +34,6 @@ export type AppSessionEvent =
   | { type: 'COMPACTION_DONE' }
   | { type: 'EXIT' };
 
-const messageOf = (error: unknown): string => (error instanceof Error ? error.message : String(error));
-
 export const appSessionMachine = setup({
   types: {
     context: {} as AppSessionContext,
@@ -68,7 +67,7 @@ export const appSessionMachine = setup({
       invoke: {
         src: 'loadSettings',
         onDone: { target: 'auth', actions: assign({ provider: ({ context, event }) => event.output.provider || context.provider }) },
-        onError: { target: 'exit', actions: assign({ startupProblem: ({ event }) => messageOf(event.error) }) },
+        onError: { target: 'exit', actions: assign({ startupProblem: ({ event }) => errorMessage(event.error) }) },
       },
     },
     auth: {
@@ -84,7 +83,7 @@ export const appSessionMachine = setup({
             src: 'checkAuth',
             input: ({ context }) => ({ provider: context.provider }),
             onDone: { target: '#appSession.active', actions: assign({ authProblem: null, checkedProvider: ({ context }) => context.provider }) },
-            onError: { target: 'missing', actions: assign({ authProblem: ({ event }) => messageOf(event.error), checkedProvider: null }) },
+            onError: { target: 'missing', actions: assign({ authProblem: ({ event }) => errorMessage(event.error), checkedProvider: null }) },
           },
         },
         missing: { on: { SET_KEY: 'checking' } },

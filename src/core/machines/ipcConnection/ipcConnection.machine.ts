@@ -1,17 +1,19 @@
 import { assign, emit, fromCallback, sendTo, setup, type EventObject } from 'xstate';
-import type { FromWorker, ToWorker } from '../../workers/protocol';
+import type { Envelope } from '../../workers/rpc';
 
 /**
- * The host's end of one worker's socket: disconnected → connecting (listening for the worker)
- * → connected (NDJSON both ways) → disconnected. A line that breaks the protocol, the peer going
- * away or CLOSE all end in `disconnected`, with the reason kept; nothing is delivered after that.
- * Emits `ipc:connected`, `ipc:message` (each valid message, in order) and `ipc:disconnected`.
- * The I/O is in two actors provided by the pool: `listen` (the socket server, until one peer
- * connects) and `channel` (the connection itself).
+ * The host's end of one worker's channel: disconnected → connecting (the worker is being started;
+ * its channel is not handed over yet) → connected (NDJSON both ways) → disconnected. The channel
+ * is the socketpair the worker inherits (workers/spawnWorker.ts, WORKER_CHANNEL_FD): there is no
+ * address another process could connect to, so "connecting" waits for the launcher, not for a
+ * peer. A line that breaks the protocol, the peer going away or CLOSE all end in `disconnected`,
+ * with the reason kept; nothing is delivered after that. Emits `ipc:connected`, `ipc:message`
+ * (each valid message, in order) and `ipc:disconnected`. The I/O is in two actors provided by the
+ * pool: `attach` (waits for the launcher's end of the channel) and `channel` (the connection).
  */
 export interface IpcConnectionInput {
-  /** The socket path (or pipe name) the worker connects to. */
-  address: string;
+  /** The worker this channel belongs to (for messages). */
+  workerId: string;
 }
 
 interface IpcConnectionContext extends IpcConnectionInput {
@@ -26,21 +28,21 @@ interface IpcConnectionContext extends IpcConnectionInput {
 export type IpcConnectionEvent =
   | { type: 'OPEN' }
   | { type: 'CLOSE'; reason: string }
-  /** From `listen`: a peer connected. */
-  | { type: 'ACCEPTED' }
-  /** From `listen`: the socket could not be served. */
-  | { type: 'LISTEN_FAILED'; reason: string }
+  /** From `attach`: the launcher handed over the host's end of the worker's channel. */
+  | { type: 'ATTACHED' }
+  /** From `attach`: there will be no channel (the worker could not be started). */
+  | { type: 'ATTACH_FAILED'; reason: string }
   /** From `channel`: one valid message. */
-  | { type: 'RECEIVED'; message: FromWorker }
+  | { type: 'RECEIVED'; message: Envelope }
   /** From `channel`: the peer closed the connection. */
   | { type: 'PEER_CLOSED' }
   /** From `channel`: the peer broke the protocol. */
   | { type: 'VIOLATION'; reason: string }
-  | { type: 'SEND'; message: ToWorker };
+  | { type: 'SEND'; message: Envelope };
 
 export type IpcConnectionEmitted =
   | { type: 'ipc:connected' }
-  | { type: 'ipc:message'; message: FromWorker }
+  | { type: 'ipc:message'; message: Envelope }
   | { type: 'ipc:disconnected'; reason: string; broken: boolean };
 
 export const ipcConnectionMachine = setup({
@@ -51,12 +53,12 @@ export const ipcConnectionMachine = setup({
     emitted: {} as IpcConnectionEmitted,
   },
   actors: {
-    /** Serves `address` until one peer connects (ACCEPTED) or it cannot (LISTEN_FAILED). Provided by the pool. */
-    listen: fromCallback<EventObject, { address: string }>(({ sendBack }) => {
-      sendBack({ type: 'LISTEN_FAILED', reason: 'no socket server wired' });
+    /** Waits for the worker's channel (ATTACHED) or its failure to come (ATTACH_FAILED). Provided by the pool. */
+    attach: fromCallback<EventObject, { workerId: string }>(({ sendBack }) => {
+      sendBack({ type: 'ATTACH_FAILED', reason: 'no launcher wired' });
     }),
     /** The connection: sends RECEIVED / PEER_CLOSED / VIOLATION; takes SEND and CLOSE. Provided by the pool. */
-    channel: fromCallback<EventObject, { address: string }>(({ sendBack }) => {
+    channel: fromCallback<EventObject, { workerId: string }>(({ sendBack }) => {
       sendBack({ type: 'PEER_CLOSED' });
     }),
   },
@@ -69,10 +71,10 @@ export const ipcConnectionMachine = setup({
       on: { OPEN: { target: 'connecting', actions: assign({ reason: null, broken: false }) } },
     },
     connecting: {
-      invoke: { src: 'listen', input: ({ context }) => ({ address: context.address }) },
+      invoke: { src: 'attach', input: ({ context }) => ({ workerId: context.workerId }) },
       on: {
-        ACCEPTED: 'connected',
-        LISTEN_FAILED: {
+        ATTACHED: 'connected',
+        ATTACH_FAILED: {
           target: 'disconnected',
           actions: [
             assign({ reason: ({ event }) => event.reason }),
@@ -90,7 +92,7 @@ export const ipcConnectionMachine = setup({
     },
     connected: {
       entry: emit({ type: 'ipc:connected' }),
-      invoke: { id: 'channel', src: 'channel', input: ({ context }) => ({ address: context.address }) },
+      invoke: { id: 'channel', src: 'channel', input: ({ context }) => ({ workerId: context.workerId }) },
       on: {
         RECEIVED: { actions: [assign({ received: ({ context }) => context.received + 1 }), emit(({ event }) => ({ type: 'ipc:message', message: event.message }) as const)] },
         SEND: { actions: [assign({ sent: ({ context }) => context.sent + 1 }), sendTo('channel', ({ event }) => event)] },

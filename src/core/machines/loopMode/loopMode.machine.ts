@@ -8,11 +8,12 @@ import type { Judgement, Verdict } from '../../loop/judge';
  * behind (`recordIteration`: reads the progress file, judges, saves state.json, appends
  * guardrails, takes the checkpoint).
  *
- *   none → active → (complete | stalled | continuing) ; continuing → active ;
+ *   none → active → (complete | stopped | stalled | continuing) ; continuing → active ;
  *   stalled → active (RESUME: the person stepped in) ; active, continuing, stalled → cancelled
  *
  * `active.iterating` runs the task; `active.judging` records it. Cancelling stops the running
- * iteration's actor, which cancels its task. complete and cancelled are final; stalled waits.
+ * iteration's actor, which cancels its task. complete, stopped (the iteration limit reached before
+ * the goal: not a success) and cancelled are final; stalled waits.
  */
 export interface IterationEnd {
   taskId: string;
@@ -121,6 +122,7 @@ export const loopModeMachine = setup({
             input: ({ context }) => ({ name: context.name, n: context.iteration + 1, end: context.lastEnd! }),
             onDone: [
               { guard: { type: 'judged', params: ({ event }) => ({ judgement: event.output, verdict: 'complete' }) }, target: '#loopMode.complete', actions: judgedActions },
+              { guard: { type: 'judged', params: ({ event }) => ({ judgement: event.output, verdict: 'stopped' }) }, target: '#loopMode.stopped', actions: judgedActions },
               { guard: { type: 'judged', params: ({ event }) => ({ judgement: event.output, verdict: 'stalled' }) }, target: '#loopMode.stalled', actions: judgedActions },
               { target: '#loopMode.continuing', actions: judgedActions },
             ],
@@ -153,6 +155,7 @@ export const loopModeMachine = setup({
       },
     },
     complete: { type: 'final' },
+    stopped: { type: 'final' },
     cancelled: { type: 'final', entry: { type: 'notify', params: ({ context }) => ({ kind: 'cancelled', iteration: context.iteration }) } },
   },
 });

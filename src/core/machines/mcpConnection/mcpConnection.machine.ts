@@ -1,3 +1,4 @@
+import { errorMessage } from '../../../shared/domain/errors';
 import { assign, enqueueActions, fromCallback, fromPromise, setup, type EventObject } from 'xstate';
 import { backoffDelay } from '../../mcp/limits';
 import {
@@ -43,7 +44,6 @@ export type { McpConnectionContext, McpConnectionEmitted, McpConnectionEvent, Mc
  * built on the MCP SDK. Snapshots are not persisted: a connection is live state, rebuilt by
  * connecting again.
  */
-const failureMessage = (error: unknown): string => (error instanceof Error ? error.message : String(error));
 const isRetryable = (error: unknown): boolean => !(error instanceof McpConnectFailure) || error.retryable;
 /** The call an event ends (CANCEL_CALL, CALL_DONE, READ_DONE); '' for any other event. */
 const endedId = (event: McpConnectionEvent): string => (event.type === 'CANCEL_CALL' || event.type === 'CALL_DONE' || event.type === 'READ_DONE' ? event.callId : '');
@@ -175,7 +175,7 @@ export const mcpConnectionMachine = setup({
         input: ({ context }) => ({ server: context.server }),
         onDone: 'initializing',
         // A local process never asks for an OAuth sign-in.
-        onError: { target: 'error', actions: assign({ lastError: ({ event }) => failureMessage(event.error), retryable: ({ event }) => isRetryable(event.error) }) },
+        onError: { target: 'error', actions: assign({ lastError: ({ event }) => errorMessage(event.error), retryable: ({ event }) => isRetryable(event.error) }) },
       },
     },
     streamableHttp: {
@@ -185,8 +185,8 @@ export const mcpConnectionMachine = setup({
         input: ({ context }) => ({ server: context.server }),
         onDone: 'initializing',
         onError: [
-          { guard: { type: 'needsSignIn', params: ({ event }) => ({ error: event.error }) }, target: 'needsAuthorization', actions: assign({ lastError: ({ event }) => failureMessage(event.error) }) },
-          { target: 'error', actions: assign({ lastError: ({ event }) => failureMessage(event.error), retryable: ({ event }) => isRetryable(event.error) }) },
+          { guard: { type: 'needsSignIn', params: ({ event }) => ({ error: event.error }) }, target: 'needsAuthorization', actions: assign({ lastError: ({ event }) => errorMessage(event.error) }) },
+          { target: 'error', actions: assign({ lastError: ({ event }) => errorMessage(event.error), retryable: ({ event }) => isRetryable(event.error) }) },
         ],
       },
     },
@@ -197,8 +197,8 @@ export const mcpConnectionMachine = setup({
         input: ({ context }) => ({ server: context.server }),
         onDone: 'initializing',
         onError: [
-          { guard: { type: 'needsSignIn', params: ({ event }) => ({ error: event.error }) }, target: 'needsAuthorization', actions: assign({ lastError: ({ event }) => failureMessage(event.error) }) },
-          { target: 'error', actions: assign({ lastError: ({ event }) => failureMessage(event.error), retryable: ({ event }) => isRetryable(event.error) }) },
+          { guard: { type: 'needsSignIn', params: ({ event }) => ({ error: event.error }) }, target: 'needsAuthorization', actions: assign({ lastError: ({ event }) => errorMessage(event.error) }) },
+          { target: 'error', actions: assign({ lastError: ({ event }) => errorMessage(event.error), retryable: ({ event }) => isRetryable(event.error) }) },
         ],
       },
     },
@@ -209,8 +209,8 @@ export const mcpConnectionMachine = setup({
         onDone: { target: 'ready', actions: assign({ initialized: ({ event }) => event.output, lastError: null, retryable: true }) },
         onError: [
           { guard: { type: 'canFallBackToSse', params: ({ event }) => ({ error: event.error }) }, target: 'sse' },
-          { guard: { type: 'needsSignIn', params: ({ event }) => ({ error: event.error }) }, target: 'needsAuthorization', actions: assign({ lastError: ({ event }) => failureMessage(event.error) }) },
-          { target: 'error', actions: assign({ lastError: ({ event }) => failureMessage(event.error), retryable: ({ event }) => isRetryable(event.error) }) },
+          { guard: { type: 'needsSignIn', params: ({ event }) => ({ error: event.error }) }, target: 'needsAuthorization', actions: assign({ lastError: ({ event }) => errorMessage(event.error) }) },
+          { target: 'error', actions: assign({ lastError: ({ event }) => errorMessage(event.error), retryable: ({ event }) => isRetryable(event.error) }) },
         ],
       },
     },

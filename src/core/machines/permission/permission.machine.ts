@@ -55,7 +55,7 @@ export const permissionMachine = setup({
      * The host's prompt. Provided by the runtime (the extension's broker, or the CLI's denying
      * asker), which adds what "Always allow" would save.
      */
-    askUser: fromPromise<PermissionAnswer, PermissionRequest>(async () => ({ decision: 'deny', feedback: 'Nobody to ask.' })),
+    askUser: fromPromise<PermissionAnswer, PermissionRequest & { readOnly: boolean }>(async () => ({ decision: 'deny', deniedBecause: 'no one to ask is wired' })),
   },
   actions: {
     publish: (_: unknown, _event: TaskEvent | null) => {},
@@ -104,13 +104,16 @@ export const permissionMachine = setup({
           input: context.input,
           subject: context.subject,
           reason: context.reason,
+          mode: context.mode,
+          readOnly: context.readOnly,
           ...(context.rule ? { rule: context.rule } : {}),
           ...(context.risky ? { risky: true } : {}),
         }),
         onDone: [
           { guard: { type: 'answeredAlways', params: ({ event }) => ({ answer: event.output }) }, target: 'allowAlways', actions: assign({ reason: 'always allowed by the user' }) },
           { guard: { type: 'answeredAllow', params: ({ event }) => ({ answer: event.output }) }, target: 'allowOnce', actions: assign({ reason: 'allowed by the user' }) },
-          { target: 'deny', actions: assign({ reason: 'denied by the user', feedback: ({ event }) => event.output.feedback }) },
+          // Nobody answered (headless): the asker says what denied it; else the person did.
+          { target: 'deny', actions: assign({ reason: ({ event }) => event.output.deniedBecause ?? 'denied by the user', feedback: ({ event }) => event.output.feedback }) },
         ],
         onError: { target: 'deny', actions: assign({ reason: 'the permission prompt failed' }) },
       },
@@ -133,7 +136,7 @@ function decisionFields(d: EngineDecision): Partial<PermissionContext> {
 function outcome(c: PermissionContext): PermissionOutcome {
   if (c.verdict !== 'deny') return { decision: 'allow', reason: c.reason, requestId: c.requestId };
   const byUser = c.reason === 'denied by the user';
-  const content = byUser ? `The user denied this ${c.tool} call.${c.feedback ? ` Feedback: ${c.feedback}` : ''}` : `Permission denied: ${c.reason}.`;
+  const content = byUser ? `The user denied this ${c.tool} call.${c.feedback ? ` Feedback: ${c.feedback}` : ''}` : `Permission denied: ${c.reason}.${c.feedback ? `\n\n${c.feedback}` : ''}`;
   const result: ToolResultBlock = { type: 'tool_result', tool_use_id: c.toolCallId, content, is_error: true };
   return { decision: 'deny', reason: c.reason, requestId: c.requestId, result };
 }

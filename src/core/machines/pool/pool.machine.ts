@@ -1,15 +1,20 @@
 import { assign, enqueueActions, fromCallback, setup, type EventObject } from 'xstate';
 import type { EvictionStrategy } from '../../workers/eviction';
-import { liveCount, planDispatch, type PoolRequest, type PoolWorker } from '../../workers/poolPlan';
+import { applyDecision, liveCount, nextDecision, startedWorkerId, type PoolDecision, type PoolRequest, type PoolWorker } from './poolDecisions';
+
+export type { PoolRequest, PoolWorker };
 
 /**
- * The worker pool: idle (no worker) → active → atCapacity (`max` workers alive; a task that needs
- * a worker then gets one by evicting an idle worker of another task, by `strategy`, and starting
- * a replacement) → active → idle; SHUTDOWN_ALL from any state → shuttingDown → stopped.
- * Requests (a query waiting for a worker) are served in order by `planDispatch`; the machine
- * performs its plan through named actions the pool provides: `spawnWorker`, `shutdownWorker`,
- * `grant`, `reject`. Idle workers are reaped after `idleTimeoutMs` (REAP comes from `reaper`).
- * A request gives up on its own (the query's wait limit) by sending WITHDRAW.
+ * The worker pool: idle (no worker) → active → atCapacity (`max` workers alive) → active → idle;
+ * SHUTDOWN_ALL from any state → shuttingDown → stopped. Its decisions are its own transitions:
+ * while open, after every event, guards say what the waiting requests get next
+ * (`requestOutOfTries` → reject, `idleWorkerFree` → grant, `idleWorkerToTakeOver` → at capacity,
+ * an idle worker of another task serves the new one, `roomForWorker` → start one; in that order,
+ * for the first request that can move: poolDecisions.ts), until none holds and every request left
+ * waits — for as long as it takes, or until its query withdraws it (WITHDRAW: cancelled). The
+ * machine performs them through named actions the pool provides: `spawnWorker`,
+ * `shutdownWorker`, `grant`, `reject`. Idle workers are reaped after `idleTimeoutMs` (REAP comes
+ * from `reaper`).
  */
 export interface PoolInput {
   max: number;
@@ -40,6 +45,26 @@ export type PoolEvent =
 
 const full = (c: PoolContext) => liveCount(c.workers) >= c.max;
 
+/**
+ * The pool's decisions, taken while it is open (idle, active, atCapacity): each is an eventless
+ * transition whose guard says it is the next step for the waiting requests; its `decide` action
+ * performs it, and the next one is looked at, until none holds.
+ */
+const DECISIONS = [
+  { guard: 'requestOutOfTries', actions: 'decide' },
+  { guard: 'idleWorkerFree', actions: 'decide' },
+  { guard: 'idleWorkerToTakeOver', actions: 'decide' },
+  { guard: 'roomForWorker', actions: 'decide' },
+] as const;
+
+/** The pool's counters after decision `d` (a take-over counts as an eviction of the worker's last task). */
+function countOf(stats: PoolContext['stats'], d: PoolDecision): PoolContext['stats'] {
+  if (d.kind === 'reject') return { ...stats, rejected: stats.rejected + 1 };
+  if (d.kind === 'start') return { ...stats, spawned: stats.spawned + 1 };
+  if (d.kind === 'takeOver') return { ...stats, evicted: stats.evicted + 1 };
+  return stats;
+}
+
 export const poolMachine = setup({
   types: {
     context: {} as PoolContext,
@@ -55,24 +80,15 @@ export const poolMachine = setup({
     shutdownWorker: (_: unknown, _p: { workerId: string; reason: string; graceful: boolean }) => {},
     grant: (_: unknown, _p: { requestId: string; workerId: string; taskId: string }) => {},
     reject: (_: unknown, _p: { requestId: string; reason: string }) => {},
-    /** Serves what can be served now (see planDispatch) and performs the plan. */
-    dispatch: enqueueActions(({ context, enqueue }) => {
-      const plan = planDispatch(context, Date.now());
-      enqueue.assign({
-        workers: plan.workers,
-        requests: plan.requests,
-        nextWorker: plan.nextWorker,
-        stats: {
-          ...context.stats,
-          spawned: context.stats.spawned + plan.spawns.length,
-          evicted: context.stats.evicted + plan.evictions.length,
-          rejected: context.stats.rejected + plan.rejections.length,
-        },
-      });
-      for (const e of plan.evictions) enqueue({ type: 'shutdownWorker', params: { ...e, graceful: true } });
-      for (const s of plan.spawns) enqueue({ type: 'spawnWorker', params: s });
-      for (const g of plan.grants) enqueue({ type: 'grant', params: g });
-      for (const r of plan.rejections) enqueue({ type: 'reject', params: r });
+    /** Performs the decision the guards chose (poolDecisions.ts): the context first, then the pool's action. */
+    decide: enqueueActions(({ context, enqueue }) => {
+      const d = nextDecision(context);
+      if (!d) return;
+      const workerId = d.kind === 'start' ? startedWorkerId(context) : null;
+      enqueue.assign({ ...applyDecision(context, d, Date.now()), stats: countOf(context.stats, d) });
+      if (d.kind === 'reject') enqueue({ type: 'reject', params: { requestId: d.requestId, reason: d.reason } });
+      else if (d.kind === 'start') enqueue({ type: 'spawnWorker', params: { workerId: workerId!, taskId: d.taskId, requestId: d.requestId } });
+      else enqueue({ type: 'grant', params: { requestId: d.requestId, workerId: d.workerId, taskId: d.taskId } });
     }),
     reapIdle: enqueueActions(({ context, enqueue }) => {
       const now = Date.now();
@@ -91,6 +107,14 @@ export const poolMachine = setup({
     }),
   },
   guards: {
+    /** A waiting request's workers kept dying before they were ready: it is refused. */
+    requestOutOfTries: ({ context }) => nextDecision(context)?.kind === 'reject',
+    /** An idle worker bound to a waiting request's task, or bound to none, serves it. */
+    idleWorkerFree: ({ context }) => nextDecision(context)?.kind === 'grant',
+    /** At capacity: an idle worker of a task nobody waits for serves a waiting request (by the strategy). */
+    idleWorkerToTakeOver: ({ context }) => nextDecision(context)?.kind === 'takeOver',
+    /** Below `max` (or a sub-agent with nothing to take): a worker starts for a waiting request. */
+    roomForWorker: ({ context }) => nextDecision(context)?.kind === 'start',
     hasWorkers: ({ context }) => context.workers.length > 0,
     noWorkers: ({ context }) => context.workers.length === 0,
     full: ({ context }) => full(context),
@@ -109,7 +133,6 @@ export const poolMachine = setup({
             { requestId: event.requestId, taskId: event.taskId, at: Date.now(), failedSpawns: 0, lastFailure: null, overflow: event.overflow === true },
           ],
         }),
-        'dispatch',
       ],
     },
     WITHDRAW: {
@@ -119,7 +142,6 @@ export const poolMachine = setup({
           // A worker started for it stays, free for whoever comes next.
           workers: ({ context, event }) => context.workers.map((w) => (w.spawnedFor === event.requestId ? { ...w, spawnedFor: null, taskId: null } : w)),
         }),
-        'dispatch',
       ],
     },
     WORKER_READY: {
@@ -132,7 +154,6 @@ export const poolMachine = setup({
               return { ...w, state: 'ready' as const, pid: event.pid, spawnedFor: null, taskId: stillWanted ? w.taskId : null, lastActivityAt: Date.now() };
             }),
         }),
-        'dispatch',
       ],
     },
     WORKER_IDLE: {
@@ -143,7 +164,6 @@ export const poolMachine = setup({
               w.id === event.workerId && w.state === 'busy' ? { ...w, state: 'ready' as const, requestId: null, queriesProcessed: event.queriesProcessed, lastActivityAt: Date.now() } : w,
             ),
         }),
-        'dispatch',
       ],
     },
     WORKER_GONE: {
@@ -159,13 +179,11 @@ export const poolMachine = setup({
             stats: { ...context.stats, crashed: context.stats.crashed + (event.crashed ? 1 : 0) },
           };
         }),
-        'dispatch',
       ],
     },
     RELEASE_TASK: {
       actions: [
         assign({ workers: ({ context, event }) => context.workers.map((w) => (w.taskId === event.taskId && w.state !== 'busy' ? { ...w, taskId: null } : w)) }),
-        'dispatch',
       ],
     },
     REAP: { actions: ['reapIdle'] },
@@ -173,18 +191,12 @@ export const poolMachine = setup({
   },
   initial: 'idle',
   states: {
-    idle: { always: { guard: 'hasWorkers', target: 'active' } },
+    idle: { always: [...DECISIONS, { guard: 'hasWorkers', target: 'active' }] },
     active: {
-      always: [
-        { guard: 'noWorkers', target: 'idle' },
-        { guard: 'full', target: 'atCapacity' },
-      ],
+      always: [...DECISIONS, { guard: 'noWorkers', target: 'idle' }, { guard: 'full', target: 'atCapacity' }],
     },
     atCapacity: {
-      always: [
-        { guard: 'noWorkers', target: 'idle' },
-        { guard: 'notFull', target: 'active' },
-      ],
+      always: [...DECISIONS, { guard: 'noWorkers', target: 'idle' }, { guard: 'notFull', target: 'active' }],
     },
     shuttingDown: {
       entry: 'shutdownEveryone',

@@ -5,11 +5,15 @@ import { ZERO_USAGE, type ToolResultBlock } from '../../../shared/domain/message
 import type { PermissionMode } from '../../../shared/domain/permissionModes';
 import type { TurnInput, TurnOutput } from '../turn/types';
 
+/** The turn's output as a worker reports it: without the conversation, with its length. */
+export type TurnResult = Omit<TurnOutput, 'messages'> & { messageCount: number };
+
 /**
  * One run of a task's agent loop on a worker, as the host (the owner of the task) sees it:
- * pending (waiting for a worker, at most the wait limit) → processing (the query was sent) →
- * streaming (the first event came back) → complete | error | cancelled; pending → rejected when
- * no worker can take it in time. It stands in for the turn machine in the task machine (same
+ * pending (waiting for a worker, for as long as it takes: a queued task is never failed for
+ * waiting; CANCEL ends the wait) → processing (the query was sent) → streaming (the first event
+ * came back) → complete | error | cancelled; pending → rejected when no worker can be had at all
+ * (workers keep dying before they are ready, the pool is shutting down). It stands in for the turn machine in the task machine (same
  * input and output, same CANCEL / SET_MODE / SUBTASK_RESULT, and it relays the worker's Task calls
  * to the task as SUBTASK_STARTED), so the task machine drives a remote turn exactly as a local one.
  *
@@ -47,14 +51,18 @@ export type QueryEvent =
   | { type: 'WORKER_EVENT'; event: TaskEvent }
   /** From `execute`: a Task tool call the host must start a child task for. */
   | { type: 'SUBTASK_START'; toolCallId: string; description: string; prompt: string }
-  | { type: 'QUERY_COMPLETE'; output: TurnOutput }
+  /**
+   * From `execute`: the turn ended. Its conversation is not repeated: it is what the query folded
+   * from the worker's `message` and `compacted` events, which must hold `messageCount` messages.
+   */
+  | { type: 'QUERY_COMPLETE'; output: TurnResult }
   | { type: 'QUERY_FAILED'; error: KeelError }
   /** From `execute`: the worker died or its connection broke while it had the query. */
   | { type: 'WORKER_LOST'; reason: string };
 
-/** What a person reads when the worker of their task died. */
-export function workerLostMessage(reason: string): string {
-  return `The worker running this task stopped (${reason}). The task was interrupted; resume it to continue.`;
+/** What a person reads when the worker of their task died: which task, why, and that it can be resumed (the host adds how). */
+export function workerLostMessage(taskId: string, reason: string): string {
+  return `The worker running task ${taskId} stopped (${reason}). The task was interrupted; resume it to continue.`;
 }
 
 /** The name a query goes by: one per run and history length of a task, like a continuation key. */
@@ -80,7 +88,11 @@ export const queryMachine = setup({
     events: {} as QueryEvent,
   },
   actors: {
-    /** Resolves with a worker lease for this query (the task lock is held with it); rejects with the reason none can be had. */
+    /**
+     * Resolves with a worker lease for this query (the worker is this query's until it ends; no lock
+     * is taken here: in the worker, the call machine takes the task's lock around each provider
+     * request); rejects with the reason none can be had.
+     */
     acquire: fromPromise<WorkerLease, { queryId: string; taskId: string }>(async () => {
       throw new Error('no worker pool wired');
     }),
@@ -92,12 +104,10 @@ export const queryMachine = setup({
   actions: {
     publish: (_: unknown, _event: TaskEvent | null) => {},
   },
-  delays: {
-    /** How long a query may wait for a worker (provided by the pool). */
-    waitLimit: 5 * 60_000,
-  },
   guards: {
-    outputCancelled: (_, p: { output: TurnOutput }) => p.output.error?.code === 'cancelled',
+    outputCancelled: (_, p: { output: TurnResult }) => p.output.error?.code === 'cancelled',
+    /** The worker's conversation has a length other than the one the host folded from its events. */
+    conversationDiffers: ({ context }, p: { output: TurnResult }) => p.output.messageCount !== context.messages.length,
     cancelRequested: ({ context }) => context.cancelRequested,
   },
 }).createMachine({
@@ -111,8 +121,23 @@ export const queryMachine = setup({
     SUBTASK_START: { actions: sendParent(({ event }) => ({ type: 'SUBTASK_STARTED', toolCallId: event.toolCallId, description: event.description, prompt: event.prompt })) },
     WORKER_STARTED: { actions: assign({ warm: ({ event }) => event.warm }) },
     QUERY_COMPLETE: [
-      { guard: { type: 'outputCancelled', params: ({ event }) => ({ output: event.output }) }, target: '.cancelled', actions: assign({ output: ({ event }) => event.output }) },
-      { target: '.complete', actions: assign({ output: ({ event }) => event.output }) },
+      {
+        guard: { type: 'conversationDiffers', params: ({ event }) => ({ output: event.output }) },
+        target: '.error',
+        actions: assign({
+          error: ({ context, event }) => ({
+            code: 'internal' as const,
+            message: `The worker ended the turn with ${event.output.messageCount} messages, but sent ${context.messages.length}; its answer was not taken.`,
+            retryable: true,
+          }),
+        }),
+      },
+      {
+        guard: { type: 'outputCancelled', params: ({ event }) => ({ output: event.output }) },
+        target: '.cancelled',
+        actions: assign({ output: ({ context, event }) => outputOf(context, event.output) }),
+      },
+      { target: '.complete', actions: assign({ output: ({ context, event }) => outputOf(context, event.output) }) },
     ],
     QUERY_FAILED: { target: '.error', actions: assign({ error: ({ event }) => event.error }) },
     WORKER_LOST: [
@@ -120,9 +145,9 @@ export const queryMachine = setup({
       {
         target: '.error',
         actions: assign({
-          error: ({ event }) => ({
+          error: ({ context, event }) => ({
             code: 'worker_lost' as const,
-            message: workerLostMessage(event.reason),
+            message: workerLostMessage(context.taskId, event.reason),
             retryable: false,
           }),
         }),
@@ -152,12 +177,6 @@ export const queryMachine = setup({
           }),
         },
       },
-      after: {
-        waitLimit: {
-          target: 'rejected',
-          actions: assign({ error: { code: 'worker_unavailable', message: 'No worker became free in time to run this task; try again when other tasks have finished.', retryable: true } }),
-        },
-      },
       on: { CANCEL: 'cancelled' },
     },
     processing: {
@@ -177,6 +196,12 @@ export const queryMachine = setup({
     return failedOutput(context, { code: 'cancelled', message: 'Cancelled by the user.', retryable: false });
   },
 });
+
+/** The turn's output: what the worker reported, with the conversation the query folded from its events. */
+function outputOf(context: QueryContext, result: TurnResult): TurnOutput {
+  const { messageCount: _count, ...rest } = result;
+  return { ...rest, messages: context.messages };
+}
 
 function turnInputOf(c: QueryContext): QueryInput {
   return { taskId: c.taskId, model: c.model, mode: c.mode, messages: c.messages, limits: c.limits, compactionFailures: c.compactionFailures, run: c.run, priorCostUsd: c.priorCostUsd };

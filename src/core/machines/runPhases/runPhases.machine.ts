@@ -1,3 +1,4 @@
+import { errorMessage } from '../../../shared/domain/errors';
 import { assign, fromPromise, setup } from 'xstate';
 import type { MemoryHitInfo, RunPhase, TaskEvent } from '../../../shared/domain/events';
 
@@ -77,11 +78,8 @@ export type RunPhasesEvent =
   /** The owner stops the run's phases (the task was stopped). */
   | { type: 'ABORT'; message: string };
 
-const errorText = (error: unknown) =>
-  error instanceof Error ? error.message : error && typeof error === 'object' && 'message' in error ? String((error as { message: unknown }).message) : String(error);
-
 /** A failed actor: the run fails in the phase it is in, with the actor's message. */
-const actorFailed = { target: 'failed', actions: { type: 'recordFailure' as const, params: ({ event }: { event: { error: unknown } }) => ({ message: errorText(event.error) }) } };
+const actorFailed = { target: 'failed', actions: { type: 'recordFailure' as const, params: ({ event }: { event: { error: unknown } }) => ({ message: errorMessage(event.error) }) } };
 
 export const runPhasesMachine = setup({
   types: {

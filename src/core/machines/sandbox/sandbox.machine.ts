@@ -1,3 +1,4 @@
+import { errorMessage } from '../../../shared/domain/errors';
 import { assign, fromPromise, setup } from 'xstate';
 import { isExcluded, type SandboxAvailability } from '../../sandbox/bwrap';
 
@@ -41,8 +42,6 @@ interface SandboxContext extends SandboxInput {
   plan: SandboxPlan;
   bwrap: string;
 }
-
-const errorText = (e: unknown): string => (e instanceof Error ? e.message : String(e));
 
 export const sandboxMachine = setup({
   types: {
@@ -100,7 +99,7 @@ export const sandboxMachine = setup({
               },
               { target: 'unavailable', actions: assign({ plan: ({ event }) => ({ kind: 'refused', reason: event.output.available ? 'bwrap is unusable' : event.output.reason }) }) },
             ],
-            onError: { target: 'unavailable', actions: assign({ plan: ({ event }) => ({ kind: 'refused', reason: `bwrap could not be checked (${errorText(event.error)})` }) }) },
+            onError: { target: 'unavailable', actions: assign({ plan: ({ event }) => ({ kind: 'refused', reason: `bwrap could not be checked (${errorMessage(event.error)})` }) }) },
           },
         },
         sandboxed: {
@@ -119,7 +118,7 @@ export const sandboxMachine = setup({
                 onDone: { target: '#sandbox.linux.wrapped', actions: assign({ plan: ({ context, event }) => ({ kind: 'wrapped', bwrap: context.bwrap, proxySocket: event.output.socketPath }) }) },
                 onError: {
                   target: '#sandbox.linux.unavailable',
-                  actions: assign({ plan: ({ event }) => ({ kind: 'refused', reason: `the sandbox's network proxy could not start (${errorText(event.error)})` }) }),
+                  actions: assign({ plan: ({ event }) => ({ kind: 'refused', reason: `the sandbox's network proxy could not start (${errorMessage(event.error)})` }) }),
                 },
               },
             },

@@ -3,6 +3,7 @@ import type { TaskEvent } from '../../../shared/domain/events';
 import type { ModelProvider, ProviderEvent } from '../../providers/types';
 import { DeltaCoalescer } from './coalesce';
 import { deltaEvent, type StreamInput } from './stream.machine';
+import { errorMessage } from '../../../shared/domain/errors';
 
 /**
  * The I/O of the stream machine: runs `provider.streamTo` (or iterates `provider.stream`) and
@@ -25,9 +26,11 @@ export function providerStreamActor(getProvider: () => ModelProvider, track: (do
     });
     // First lane: deltas merged until the next turn of the event loop; text and thinking go to
     // views, and every merged delta on to the machine's lane.
+    // Blocks the stream started: a delta of any other is not shown (the machine fails the answer).
+    const started = new Set<number>();
     const perTurn = new DeltaCoalescer((e) => {
       if (signal.aborted || e.type !== 'content_block_delta') return;
-      const published = deltaEvent(input.taskId, e);
+      const published = started.has(e.index) ? deltaEvent(input.taskId, e) : null;
       if (published) publish(published);
       toMachine.push(e);
     });
@@ -47,6 +50,7 @@ export function providerStreamActor(getProvider: () => ModelProvider, track: (do
         return;
       }
       perTurn.flush();
+      if (e.type === 'content_block_start') started.add(e.index);
       toMachine.push(e);
     };
     const end = (): void => {
@@ -73,7 +77,7 @@ export function providerStreamActor(getProvider: () => ModelProvider, track: (do
           // Providers must not throw; if one does, it is still a defined failure, not a crash.
           end();
           if (!signal.aborted) {
-            sendBack({ type: 'provider_error', error: { code: 'internal', message: `Provider failed: ${(err as Error).message}`, phase: 'mid-stream', retryable: false } });
+            sendBack({ type: 'provider_error', error: { code: 'internal', message: `Provider failed: ${errorMessage(err)}`, phase: 'mid-stream', retryable: false } });
           }
         }
       })(),

@@ -1,6 +1,7 @@
 import type { AssistantBlock, AssistantMessage, StopReason, Usage } from '../../../shared/domain/messages';
 import type { KeelError } from '../../../shared/domain/errors';
 import type { ProviderError, RawContentBlockStart, RawDelta, RawUsage } from '../../providers/types';
+import { errorMessage } from '../../../shared/domain/errors';
 
 /**
  * Pure helpers of the stream machine: the message being assembled from raw stream events.
@@ -42,7 +43,7 @@ export function stopBlock(block: BuildingBlock): BuildingBlock {
     if (parsed && typeof parsed === 'object' && !Array.isArray(parsed)) return { ...block, input: parsed as Record<string, unknown>, complete: true };
     return { ...block, complete: true, parseError: 'tool input is not a JSON object' };
   } catch (err) {
-    return { ...block, complete: true, parseError: `tool input is not valid JSON: ${(err as Error).message}` };
+    return { ...block, complete: true, parseError: `tool input is not valid JSON: ${errorMessage(err)}` };
   }
 }
 

@@ -77,6 +77,8 @@ export const streamMachine = setup({
     }),
   },
   guards: {
+    /** The delta's or stop's block was started (a `content_block_start` with its index came first). */
+    blockStarted: ({ context, event }) => (event.type === 'content_block_delta' || event.type === 'content_block_stop') && context.blocks[event.index] !== undefined,
     isText: ({ event }) => event.type === 'content_block_start' && event.content_block.type === 'text',
     isThinking: ({ event }) =>
       event.type === 'content_block_start' && (event.content_block.type === 'thinking' || event.content_block.type === 'redacted_thinking'),
@@ -99,7 +101,13 @@ export const streamMachine = setup({
   initial: 'requesting',
   on: {
     provider_error: { target: '.failed', actions: assign({ error: ({ event }) => event.error }) },
+    // A block's delta or end where no block was started (before any, or between blocks): the
+    // stream broke the protocol. Never dropped silently: the answer fails, visibly, as malformed.
+    content_block_delta: { target: '.failed', actions: assign({ error: ({ event }) => unstartedBlock(event.index, 'a delta') }) },
+    content_block_stop: { target: '.failed', actions: assign({ error: ({ event }) => unstartedBlock(event.index, 'the end') }) },
     ping: {},
+    // The answer is quiet: the person is told that Keel waits, and how long it still will.
+    waiting: { actions: { type: 'publish', params: ({ context, event }) => ({ type: 'waiting', taskId: context.taskId, quietMs: event.quietMs, stallAfterMs: event.stallAfterMs }) } },
   },
   states: {
     requesting: {
@@ -137,8 +145,14 @@ export const streamMachine = setup({
           { guard: 'isToolUse', target: '.toolUse', actions: 'openBlock' },
         ],
         // Text reaches views from the provider-stream actor as it arrives; here deltas only build the message.
-        content_block_delta: { actions: 'applyDelta' },
-        content_block_stop: { target: '.between', actions: 'closeBlock' },
+        content_block_delta: [
+          { guard: 'blockStarted', actions: 'applyDelta' },
+          { target: '#stream.failed', actions: assign({ error: ({ event }) => unstartedBlock(event.index, 'a delta') }) },
+        ],
+        content_block_stop: [
+          { guard: 'blockStarted', target: '.between', actions: 'closeBlock' },
+          { target: '#stream.failed', actions: assign({ error: ({ event }) => unstartedBlock(event.index, 'the end') }) },
+        ],
         message_delta: { target: 'messageDelta', actions: 'recordDelta' },
       },
       states: {
@@ -159,6 +173,16 @@ export const streamMachine = setup({
   },
   output: ({ context }) => streamOutput(context),
 });
+
+/** The failure of a stream that sent part of a content block it never started (a protocol error; retryable like any malformed stream). */
+function unstartedBlock(index: number, what: string): ProviderError {
+  return {
+    code: 'malformed_response',
+    message: `The model's stream sent ${what} of content block ${index}, which it never started (a protocol error); this answer is not used.`,
+    phase: 'mid-stream',
+    retryable: true,
+  };
+}
 
 /** A text or thinking delta as the task event views get (published by the provider-stream actor). */
 export function deltaEvent(taskId: string, e: StartOf<'content_block_delta'>): TaskEvent | null {

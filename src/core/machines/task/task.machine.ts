@@ -7,7 +7,9 @@ import type { PermissionMode } from '../../../shared/domain/permissionModes';
 import { isTaskStateTag, type TaskStateTag } from '../../../shared/domain/stateTags';
 import { tagsOfState } from '../stateTags';
 import { userText } from '../turn/conversation';
+import { queryMachine } from '../query/query.machine';
 import { turnMachine, type TurnLimits, type TurnOutput } from '../turn/turn.machine';
+import type { TurnInput } from '../turn/types';
 import { addUsage } from '../turn/turnHelpers';
 
 /** What a task starts from: a new task, or one rebuilt from its log. */
@@ -25,6 +27,11 @@ export interface TaskInput {
   costUsd?: number;
   /** Runs before this actor (a task continued from its log): the next run is numbered after them. */
   runs?: number;
+  /**
+   * Where the task's turn loops run: `local`, the turn machine in this process (default); `worker`,
+   * the query machine, which runs the turn machine in a worker process (docs/workers.md).
+   */
+  runner?: 'local' | 'worker';
 }
 
 /** What the runtime is told when a run starts (the `initialize` actor's input). */
@@ -63,6 +70,12 @@ interface TaskContext extends Required<TaskInput> {
   runs: number;
   /** The message the person just sent, until its run starts (UserPromptSubmit hooks see it). */
   submitted: string | null;
+  /** How the current run ended outside its turn loop: its worker died, or its record failed (the task is then let go: `release`). */
+  ending: 'workerLost' | 'recordFailed' | null;
+  /** The status of the run's `done` while its state is `finishing` (owed, not yet published). */
+  owedDone: TaskStatus | null;
+  /** The current run's `done` once published (what `settled()` answers); null while a run goes on. */
+  lastDone: DoneEvent | null;
 }
 
 /** An image the person attached to a message: the block the model gets, and how views name it. */
@@ -70,6 +83,9 @@ export interface AttachedImage {
   block: ImageBlock;
   info: AttachedImageInfo;
 }
+
+/** A run's last event. */
+export type DoneEvent = TaskEvent & { type: 'done' };
 
 export type TaskMachineEvent =
   | { type: 'START'; text: string; images?: AttachedImage[] }
@@ -89,21 +105,19 @@ export type TaskMachineEvent =
    * A model call of the task outside its turn loops (the gatekeeper's lesson call, after a run):
    * its tokens and price are added to the task's, and a `usage` event tells views and the log.
    */
-  | { type: 'CHARGE'; usage: Usage; costUsd: number };
+  | { type: 'CHARGE'; usage: Usage; costUsd: number }
+  /** The owner stops the task where it is (the host is ending): an unsettled task becomes `interrupted`, resumable. */
+  | { type: 'INTERRUPT' }
+  /** The task's record could not be saved (`failure` says why): a run going on ends `failed`; after it ended, the error is told. */
+  | { type: 'RECORD_FAILED'; failure: string }
+  /** The owner lets the task go: a run whose phases are still finishing publishes its `done` now. */
+  | { type: 'CLOSE' };
 
 type Publish = { type: 'publish'; params: TaskEvent | null };
+type Release = { type: 'release'; params: undefined };
 
-/**
- * The task machine owns one task's execution. Only it starts a turn loop (the invoked `turnLoop`
- * actor); hosts send it intents (USER_MESSAGE, CANCEL, RETRY) and watch its events. A subtask
- * (the Task tool) moves it to running.waitingForSubtask and spawns a `subtask` actor for it; the
- * several Task calls of one answer each get theirs at once, so they run side by side. Each
- * child's completion arrives as SUBTASK_DONE and goes to the turn, which resumes once, when the
- * last one has answered; leaving `running` (a cancel, a failure) stops every child still running.
- * A SUBTASK_DONE that matches no subtask being waited for (late, duplicate) is ignored and counted. It adds up its runs' usage
- * and cost, and gives each run the total so far (the turn's usage events carry the running total).
- */
-export const taskMachine = setup({
+/** The task machine's types, actions, actors and guards (the machine itself is `taskMachine`). */
+const taskSetup = setup({
   types: {
     context: {} as TaskContext,
     input: {} as TaskInput,
@@ -119,14 +133,42 @@ export const taskMachine = setup({
      * when a hook blocks the prompt. Provided by the runtime.
      */
     initialize: fromPromise<void, RunStartInput>(async () => undefined),
+    /** One run of the turn loop in this process. */
     turnLoop: turnMachine,
+    /** One run of the turn loop on a worker (the same input, output and events). Provided by the runtime's pool. */
+    workerTurn: queryMachine,
     /** Runs (or re-attaches to) the subtask of a Task tool call and sends SUBTASK_DONE. Provided by the runtime. */
     subtask: fromCallback<EventObject, { parentId: string; subtask: PendingSubtask }>(() => () => undefined),
     /** Rebuilds the conversation from the task's log. Provided by the runtime (store). */
     reconstruct: fromPromise<ConversationMessage[], { taskId: string }>(async () => []),
+    /**
+     * A settled run's last steps (`finishing`): tells the run's phases how it ended and resolves
+     * once they are over (the gatekeeper, the memory write) and what the run recorded is saved.
+     * Provided by the runtime (runtime/runPhases.ts, the task's recorder).
+     */
+    finishRun: fromPromise<void, { status: TaskStatus }>(async () => undefined),
   },
   actions: {
     publish: (_: unknown, _event: TaskEvent | null) => {},
+    /** Ends the current run's phases where they are (recorded as `failed`). Provided by the runtime. */
+    stopPhases: () => {},
+    /** Lets the task go: its log closed, its lock released (a task whose worker died or whose record failed). Provided by the runtime. */
+    release: (_: unknown, _p: undefined) => {},
+    /** Publishes the run's owed `done` (a settled run whose phases finished, or that is left before they did). */
+    publishOwedDone: enqueueActions<TaskContext, TaskMachineEvent, undefined, TaskMachineEvent, never, Publish, never, never, never>(({ context, enqueue }) => {
+      if (context.owedDone === null) return;
+      const done = doneEvent(context, context.owedDone);
+      enqueue({ type: 'publish', params: done });
+      enqueue.assign({ owedDone: null, lastDone: done });
+    }),
+    /** How the run ended outside its turn loop: its `done` (a dead worker's `interrupted`, a failed record's `failed`), then the task is let go. */
+    endOutsideLoop: enqueueActions<TaskContext, TaskMachineEvent, { status: TaskStatus }, TaskMachineEvent, never, Publish | Release, never, never, never>(({ context, enqueue }, p) => {
+      if (context.ending === null) return;
+      const done = doneEvent(context, p.status);
+      enqueue({ type: 'publish', params: done });
+      enqueue.assign({ lastDone: done });
+      enqueue({ type: 'release' });
+    }),
     /** A resume note waiting for the rebuilt conversation goes in before the next run. */
     takePendingText: assign(({ context }) => {
       if (context.pendingText === null) return {};
@@ -177,8 +219,53 @@ export const taskMachine = setup({
     promptBlocked: ({ event }) => 'error' in event && typeof event.error === 'object' && event.error !== null && (event.error as { code?: unknown }).code === 'blocked_by_hook',
     isAwaitedSubtask: ({ context, event }) => event.type === 'SUBTASK_DONE' && context.subtasks.some((s) => s.toolCallId === event.toolCallId),
     isLastSubtask: ({ context }) => context.subtasks.length === 1,
+    onWorker: ({ context }) => context.runner === 'worker',
+    workerLost: (_, p: { output: TurnOutput }) => p.output.error?.code === 'worker_lost',
   },
-}).createMachine({
+});
+
+/**
+ * How a run's end settles (completed, awaitingUser, aborted): `finishing` while the run's phases go
+ * on and what it recorded is being saved — its `done` waits (see `finishRun`) — then `settled`.
+ */
+const finishingThenSettled = taskSetup.createStateConfig({
+  initial: 'finishing',
+  states: {
+    finishing: {
+      invoke: { src: 'finishRun', input: ({ context }) => ({ status: context.owedDone ?? 'completed' }), onDone: { target: 'settled', actions: 'publishOwedDone' } },
+      on: {
+        CANCEL: { actions: 'stopPhases' },
+        CLOSE: { target: 'settled', actions: 'publishOwedDone' },
+        RECORD_FAILED: {
+          target: '#task.failed',
+          actions: ['stopPhases', assign({ ending: 'recordFailed', owedDone: null }), { type: 'publish', params: ({ context, event }) => recordFailedEvent(context, event.failure, true) }],
+        },
+      },
+    },
+    settled: {},
+  },
+});
+
+/**
+ * The task machine owns one task's execution. Only it starts a turn loop (the invoked `turnLoop`
+ * actor); hosts send it intents (USER_MESSAGE, CANCEL, RETRY) and watch its events. A subtask
+ * (the Task tool) moves it to running.waitingForSubtask and spawns a `subtask` actor for it; the
+ * several Task calls of one answer each get theirs at once, so they run side by side. Each
+ * child's completion arrives as SUBTASK_DONE and goes to the turn, which resumes once, when the
+ * last one has answered; leaving `running` (a cancel, a failure) stops every child still running.
+ * A SUBTASK_DONE that matches no subtask being waited for (late, duplicate) is ignored and counted. It adds up its runs' usage
+ * and cost, and gives each run the total so far (the turn's usage events carry the running total).
+ *
+ * It holds the task's whole lifecycle. A settled run (completed, awaitingUser, aborted) waits in
+ * its state's `finishing` while its phases go on (the gatekeeper, the memory write) and what it
+ * recorded is saved (the invoked `finishRun`), then `settled`. Its `done` is published when they
+ * are over, or when the state is left first (a new message, RETRY, ABANDON, CLOSE: the next
+ * state's entry publishes it before anything of its own), so `done` stays the run's last event.
+ * INTERRUPT (the owner is ending) takes every running state to `interrupted`; a turn loop whose
+ * worker died (`worker_lost`) does too, with its `done`; RECORD_FAILED ends a run going on (or
+ * finishing) `failed`. Those two end with `release`: the runtime lets the task go.
+ */
+export const taskMachine = taskSetup.createMachine({
   id: 'task',
   context: ({ input }) => ({
     ...input,
@@ -193,7 +280,11 @@ export const taskMachine = setup({
     costUsd: input.costUsd ?? 0,
     userMessages: input.userMessages ?? 0,
     runs: input.runs ?? 0,
+    runner: input.runner ?? 'local',
     submitted: null,
+    ending: null,
+    owedDone: null,
+    lastDone: null,
   }),
   initial: 'created',
   on: {
@@ -202,6 +293,8 @@ export const taskMachine = setup({
     SET_MODE: { actions: assign({ mode: ({ event }) => event.mode }) },
     SET_MODEL: { actions: assign({ model: ({ event }) => event.model }) },
     CHARGE: { actions: 'charge' },
+    // After the run's `done` (or with no run going on): the record's failure is told; nothing else changes.
+    RECORD_FAILED: { actions: { type: 'publish', params: ({ context, event }) => recordFailedEvent(context, event.failure, false) } },
   },
   states: {
     created: {
@@ -209,11 +302,21 @@ export const taskMachine = setup({
       on: {
         START: { target: 'initializing', actions: { type: 'acceptUserMessage', params: messageOf } },
         MARK_INTERRUPTED: 'interrupted',
+        INTERRUPT: { target: '#task.interrupted', actions: 'stopPhases' },
+        RECORD_FAILED: {
+          target: '#task.failed',
+          actions: ['stopPhases', assign({ ending: 'recordFailed', owedDone: null }), { type: 'publish', params: ({ context, event }) => recordFailedEvent(context, event.failure, true) }],
+        },
       },
     },
     initializing: {
       tags: ['running'],
-      entry: { type: 'publish', params: ({ context }) => stateEvent(context, 'initializing') },
+      // A run left while finishing (a new message, RETRY) publishes its `done` first: it stays that run's last event.
+      entry: ['publishOwedDone', assign({ lastDone: null }), { type: 'publish', params: ({ context }) => stateEvent(context, 'initializing') }],
+      on: { INTERRUPT: { target: '#task.interrupted', actions: 'stopPhases' }, RECORD_FAILED: {
+          target: '#task.failed',
+          actions: ['stopPhases', assign({ ending: 'recordFailed', owedDone: null }), { type: 'publish', params: ({ context, event }) => recordFailedEvent(context, event.failure, true) }],
+        } },
       invoke: {
         src: 'initialize',
         input: ({ context }) => runStartOf(context),
@@ -241,68 +344,110 @@ export const taskMachine = setup({
         ],
       },
     },
+    /**
+     * One run: the turn loop (in this process or on a worker: the `loop` region) and, beside it,
+     * the sub-agents of its Task calls (the `subtasks` region) — where the loop runs changes
+     * nothing of how its children are run and awaited.
+     */
     running: {
+      type: 'parallel',
       tags: ['running'],
       entry: [{ type: 'publish', params: ({ context }) => stateEvent(context, 'running') }, assign({ error: null, stopReason: null, runs: ({ context }) => context.runs + 1 })],
-      invoke: {
-        id: 'turnLoop',
-        src: 'turnLoop',
-        input: ({ context }) => ({
-          taskId: context.taskId,
-          model: context.model,
-          mode: context.mode,
-          messages: context.messages,
-          limits: context.limits,
-          compactionFailures: context.compactionFailures,
-          run: context.runs,
-          priorCostUsd: context.costUsd,
-        }),
-        onDone: [
-          { guard: { type: 'turnCancelled', params: turnOutput }, target: 'aborted', actions: { type: 'recordTurn', params: turnOutput } },
-          { guard: { type: 'turnFailed', params: turnOutput }, target: 'awaitingUser', actions: { type: 'recordTurn', params: turnOutput } },
-          { target: 'completed', actions: { type: 'recordTurn', params: turnOutput } },
-        ],
-      },
       on: {
         CANCEL: { actions: sendTo('turnLoop', { type: 'CANCEL' }) },
         SET_MODE: { actions: [assign({ mode: ({ event }) => event.mode }), sendTo('turnLoop', ({ event }) => ({ type: 'SET_MODE', mode: event.mode }))] },
         USER_MESSAGE: { actions: { type: 'publish', params: ({ context }) => busyError(context) } },
+        INTERRUPT: { target: '#task.interrupted', actions: 'stopPhases' },
+        RECORD_FAILED: {
+          target: '#task.failed',
+          actions: ['stopPhases', assign({ ending: 'recordFailed', owedDone: null }), { type: 'publish', params: ({ context, event }) => recordFailedEvent(context, event.failure, true) }],
+        },
       },
       // A cancel or a failure ends the turn while children may still run: they are stopped with it.
       exit: 'stopSubtasks',
-      initial: 'turn',
       states: {
-        turn: {
-          on: {
-            SUBTASK_STARTED: {
-              target: 'waitingForSubtask',
-              actions: enqueueActions(({ context, event, enqueue }) => {
-                const subtask = newSubtask(context, event);
-                if (!subtask) return;
-                enqueue.assign({ subtasks: [...context.subtasks, subtask] });
-                enqueue.spawnChild('subtask', { id: subtaskActorId(subtask.toolCallId), input: { parentId: context.taskId, subtask } });
-              }),
+        loop: {
+          initial: 'starting',
+          states: {
+            /** Where this run's turn loop runs: in this process, or on a worker. */
+            starting: { always: [{ guard: 'onWorker', target: 'onWorker' }, { target: 'inProcess' }] },
+            inProcess: {
+              invoke: {
+                id: 'turnLoop',
+                src: 'turnLoop',
+                input: ({ context }) => turnInputOf(context),
+                onDone: [
+                  { guard: { type: 'turnCancelled', params: turnOutput }, target: '#task.aborted', actions: { type: 'recordTurn', params: turnOutput } },
+                  { guard: { type: 'turnFailed', params: turnOutput }, target: '#task.awaitingUser', actions: { type: 'recordTurn', params: turnOutput } },
+                  { target: '#task.completed', actions: { type: 'recordTurn', params: turnOutput } },
+                ],
+              },
+            },
+            onWorker: {
+              invoke: {
+                id: 'turnLoop',
+                src: 'workerTurn',
+                input: ({ context }) => turnInputOf(context),
+                onDone: [
+                  {
+                    // The worker running the turn died: the task is interrupted (recorded, resumable; the
+                    // query is never run again by itself), the run's phases end first, the reason is told.
+                    guard: { type: 'workerLost', params: turnOutput },
+                    target: '#task.interrupted',
+                    actions: [
+                      { type: 'recordTurn', params: turnOutput },
+                      'stopPhases',
+                      assign({ ending: 'workerLost' }),
+                      // Resumable, so said as retryable (the query itself is never run again by itself).
+                      { type: 'publish', params: ({ context }) => ({ ...errorEvent(context)!, retryable: true }) },
+                    ],
+                  },
+                  { guard: { type: 'turnCancelled', params: turnOutput }, target: '#task.aborted', actions: { type: 'recordTurn', params: turnOutput } },
+                  { guard: { type: 'turnFailed', params: turnOutput }, target: '#task.awaitingUser', actions: { type: 'recordTurn', params: turnOutput } },
+                  { target: '#task.completed', actions: { type: 'recordTurn', params: turnOutput } },
+                ],
+              },
             },
           },
         },
-        waitingForSubtask: {
-          entry: { type: 'publish', params: ({ context }) => stateEvent(context, 'waitingForSubtask') },
-          on: {
-            // Another Task call of the same answer: it runs beside the ones already running.
-            SUBTASK_STARTED: {
-              actions: enqueueActions(({ context, event, enqueue }) => {
-                const subtask = newSubtask(context, event);
-                if (!subtask) return;
-                enqueue.assign({ subtasks: [...context.subtasks, subtask] });
-                enqueue.spawnChild('subtask', { id: subtaskActorId(subtask.toolCallId), input: { parentId: context.taskId, subtask } });
-              }),
+        subtasks: {
+          initial: 'turn',
+          states: {
+            turn: {
+              on: {
+                SUBTASK_STARTED: {
+                  target: 'waitingForSubtask',
+                  actions: enqueueActions(({ context, event, enqueue }) => {
+                    const subtask = newSubtask(context, event);
+                    if (!subtask) return;
+                    enqueue.assign({ subtasks: [...context.subtasks, subtask] });
+                    enqueue.spawnChild('subtask', { id: subtaskActorId(subtask.toolCallId), input: { parentId: context.taskId, subtask } });
+                  }),
+                },
+              },
             },
-            SUBTASK_DONE: [
-              { guard: and(['isAwaitedSubtask', 'isLastSubtask']), target: 'turn', actions: 'finishSubtask' },
-              { guard: 'isAwaitedSubtask', actions: 'finishSubtask' },
-            ],
+            waitingForSubtask: {
+              entry: { type: 'publish', params: ({ context }) => stateEvent(context, 'waitingForSubtask') },
+              on: {
+                // Another Task call of the same answer: it runs beside the ones already running.
+                SUBTASK_STARTED: {
+                  actions: enqueueActions(({ context, event, enqueue }) => {
+                    const subtask = newSubtask(context, event);
+                    if (!subtask) return;
+                    enqueue.assign({ subtasks: [...context.subtasks, subtask] });
+                    enqueue.spawnChild('subtask', { id: subtaskActorId(subtask.toolCallId), input: { parentId: context.taskId, subtask } });
+                  }),
+                },
+                SUBTASK_DONE: [
+                  { guard: and(['isAwaitedSubtask', 'isLastSubtask']), target: 'turn', actions: 'finishSubtask' },
+                  { guard: 'isAwaitedSubtask', actions: 'finishSubtask' },
+                ],
+              },
+              // Back to the turn (every child answered, or the turn ended: a cancel, a failure) — but a run
+              // stopped from outside (an interrupt, a dead worker, a failed record) goes straight to its end.
+              exit: { type: 'publish', params: ({ context, event }) => (stoppedFromOutside(event) ? null : stateEvent(context, 'running')) },
+            },
           },
-          exit: { type: 'publish', params: ({ context }) => stateEvent(context, 'running') },
         },
       },
     },
@@ -311,8 +456,9 @@ export const taskMachine = setup({
       entry: [
         { type: 'publish', params: ({ context }) => stateEvent(context, 'awaitingUser') },
         { type: 'publish', params: ({ context }) => errorEvent(context) },
-        { type: 'publish', params: ({ context }) => doneEvent(context, 'failed') },
+        assign({ owedDone: 'failed' }),
       ],
+      ...finishingThenSettled,
       on: {
         RETRY: 'initializing',
         USER_MESSAGE: { target: 'initializing', actions: { type: 'acceptUserMessage', params: messageOf } },
@@ -321,23 +467,35 @@ export const taskMachine = setup({
     },
     completed: {
       tags: ['settled', 'completed'],
-      entry: [{ type: 'publish', params: ({ context }) => stateEvent(context, 'completed') }, { type: 'publish', params: ({ context }) => doneEvent(context, 'completed') }],
+      entry: [{ type: 'publish', params: ({ context }) => stateEvent(context, 'completed') }, assign({ owedDone: 'completed' })],
+      ...finishingThenSettled,
       on: { USER_MESSAGE: { target: 'initializing', actions: { type: 'acceptUserMessage', params: messageOf } } },
     },
     aborted: {
       tags: ['settled', 'aborted'],
-      entry: [{ type: 'publish', params: ({ context }) => stateEvent(context, 'aborted') }, { type: 'publish', params: ({ context }) => doneEvent(context, 'aborted') }],
+      entry: [{ type: 'publish', params: ({ context }) => stateEvent(context, 'aborted') }, assign({ owedDone: 'aborted' })],
+      ...finishingThenSettled,
       on: { USER_MESSAGE: { target: 'initializing', actions: { type: 'acceptUserMessage', params: messageOf } } },
     },
-    failed: { type: 'final', tags: ['settled', 'failed'], entry: { type: 'publish', params: ({ context }) => stateEvent(context, 'failed') } },
+    failed: {
+      type: 'final',
+      tags: ['settled', 'failed'],
+      // Given up while finishing (ABANDON): that run's `done` comes first. A failed record's `done` comes last.
+      entry: ['publishOwedDone', { type: 'publish', params: ({ context }) => stateEvent(context, 'failed') }, { type: 'endOutsideLoop', params: { status: 'failed' } }],
+    },
     interrupted: {
       tags: ['settled', 'interrupted'],
-      entry: { type: 'publish', params: ({ context }) => stateEvent(context, 'interrupted') },
-      on: { RESUME: { target: 'reconstructing', actions: assign({ pendingText: ({ event }) => event.note }) } },
+      // A run whose worker died ends here with its `done`; the owner's INTERRUPT publishes none (the host is ending).
+      entry: [{ type: 'publish', params: ({ context }) => stateEvent(context, 'interrupted') }, { type: 'endOutsideLoop', params: { status: 'interrupted' } }],
+      on: { RESUME: { target: 'reconstructing', actions: assign({ pendingText: ({ event }) => event.note, ending: null }) } },
     },
     reconstructing: {
       tags: ['running'],
-      entry: { type: 'publish', params: ({ context }) => stateEvent(context, 'reconstructing') },
+      entry: [assign({ lastDone: null }), { type: 'publish', params: ({ context }) => stateEvent(context, 'reconstructing') }],
+      on: { INTERRUPT: { target: '#task.interrupted', actions: 'stopPhases' }, RECORD_FAILED: {
+          target: '#task.failed',
+          actions: ['stopPhases', assign({ ending: 'recordFailed', owedDone: null }), { type: 'publish', params: ({ context, event }) => recordFailedEvent(context, event.failure, true) }],
+        } },
       invoke: {
         src: 'reconstruct',
         input: ({ context }) => ({ taskId: context.taskId }),
@@ -352,6 +510,20 @@ export const taskMachine = setup({
 function messageOf({ event }: { event: TaskMachineEvent }): { text: string; images?: AttachedImage[] } {
   if (event.type !== 'START' && event.type !== 'USER_MESSAGE') return { text: '' };
   return { text: event.text, ...(event.images ? { images: event.images } : {}) };
+}
+
+/** What a run's turn loop starts from (the turn machine's input, and the query machine's). */
+function turnInputOf(context: TaskContext): TurnInput {
+  return {
+    taskId: context.taskId,
+    model: context.model,
+    mode: context.mode,
+    messages: context.messages,
+    limits: context.limits,
+    compactionFailures: context.compactionFailures,
+    run: context.runs,
+    priorCostUsd: context.costUsd,
+  };
 }
 
 /** The subtask a SUBTASK_STARTED asks for; null when that call's subtask already runs (a duplicate). */
@@ -401,6 +573,13 @@ function errorEvent(context: TaskContext): TaskEvent | null {
   return e ? { type: 'error', taskId: context.taskId, code: e.code, message: e.message, retryable: e.retryable } : null;
 }
 
+/** Whether `event` ends a run from outside its turn loop: the owner's interrupt, a failed record, the worker's death. */
+function stoppedFromOutside(event: EventObject): boolean {
+  if (event.type === 'INTERRUPT' || event.type === 'RECORD_FAILED') return true;
+  const output = 'output' in event ? (event.output as Partial<TurnOutput> | undefined) : undefined;
+  return output?.error?.code === 'worker_lost';
+}
+
 /** The turn loop's output, as the params of the guards and actions that read it. */
 function turnOutput({ event }: { event: { output: TurnOutput } }): { output: TurnOutput } {
   return { output: event.output };
@@ -411,7 +590,14 @@ function stateEvent(context: TaskContext, state: string): TaskEvent {
   return { type: 'task', taskId: context.taskId, state, title: context.title, tags: tagsOfState(taskMachine, state).filter(isTaskStateTag) };
 }
 
-function doneEvent(context: TaskContext, status: TaskStatus): TaskEvent {
+/** The error that tells a record's failure; `unsettled`: the run was going on and is stopped by it. */
+function recordFailedEvent(context: TaskContext, failure: string, unsettled: boolean): TaskEvent {
+  const after = unsettled ? 'The run was stopped; what was saved before that is kept.' : 'The run had ended, but its record is incomplete.';
+  const message = `${failure.slice(0, 1).toUpperCase()}${failure.slice(1)}. ${after}`;
+  return { type: 'error', taskId: context.taskId, code: 'record_failed', message, retryable: false };
+}
+
+function doneEvent(context: TaskContext, status: TaskStatus): DoneEvent {
   return { type: 'done', taskId: context.taskId, status, stopReason: context.stopReason };
 }
 

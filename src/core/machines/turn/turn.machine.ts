@@ -97,6 +97,12 @@ export const turnMachine = setup({
   },
   actions: {
     publish: (_: unknown, _event: TaskEvent | null) => {},
+    /**
+     * A Task call: whoever owns the task starts the sub-agent (runtime/turnHost.ts). In the host's
+     * process that is the turn's parent, the task machine (SUBTASK_STARTED); a worker provides
+     * the call up to its host instead.
+     */
+    startSubtask: sendParent((_, p: { toolCallId: string; description: string; prompt: string }) => ({ type: 'SUBTASK_STARTED' as const, ...p })),
     /** Records the current call's result (published as a tool_result) and moves to the next call. */
     answer: enqueueActions<TurnContext, TurnEvent, ToolRunOutput, TurnEvent, never, Publish, never, never, never>(({ context, enqueue }, p) => {
       enqueue({ type: 'publish', params: resultEvent(context, p.result, p.summary) });
@@ -198,7 +204,7 @@ export const turnMachine = setup({
         {
           guard: 'maxTurnsReached',
           target: 'error',
-          actions: assign({ error: ({ context }) => ({ code: 'max_turns' as const, message: `Stopped after ${context.limits.maxTurns} model calls (the max-turns limit).`, retryable: true }) }),
+          actions: assign({ error: ({ context }) => ({ code: 'max_turns' as const, message: maxTurnsMessage(context.limits.maxTurns), retryable: true }) }),
         },
         { guard: and(['overContext', 'breakerClosed']), target: 'compacting' },
         {
@@ -395,11 +401,14 @@ export const turnMachine = setup({
     startingSubtask: {
       entry: [
         { type: 'publish', params: ({ context }) => turnEvent(context, 'startingSubtask') },
-        sendParent(({ context }) => {
-          const call = context.validated!;
-          const input = call.input as { description?: string; prompt?: string };
-          return { type: 'SUBTASK_STARTED', toolCallId: call.id, description: input.description ?? '', prompt: input.prompt ?? '' };
-        }),
+        {
+          type: 'startSubtask',
+          params: ({ context }) => {
+            const call = context.validated!;
+            const input = call.input as { description?: string; prompt?: string };
+            return { toolCallId: call.id, description: input.description ?? '', prompt: input.prompt ?? '' };
+          },
+        },
         assign({ subtasks: ({ context }) => [...context.subtasks, context.validated!.id], index: ({ context }) => context.index + 1, validated: null }),
       ],
       always: 'dispatchingTools',
@@ -453,6 +462,11 @@ function lastText(message: ConversationMessage | undefined): string {
 /** What the model is told when a Stop hook sends it back to work (Claude Code's wording). */
 function stopFeedback(reason: string): string {
   return `Stop hook feedback:\n${reason}`;
+}
+
+/** Why a run stopped at its max-turns limit ("after 1 model call", "after 50 model calls"). */
+function maxTurnsMessage(maxTurns: number): string {
+  return `Stopped after ${maxTurns} model ${maxTurns === 1 ? 'call' : 'calls'} (the max-turns limit).`;
 }
 
 /** A `turn` event for `state`, with what the state means (its tags in this definition; stateTags.ts). */

@@ -41,7 +41,7 @@ export type WorkerEvent =
   | { type: 'HEALTH_DUE' }
   /** From `process`: the answer to a health check. */
   | { type: 'HEALTH_OK' }
-  /** From `healthClock`: a check went unanswered for the answer limit. */
+  /** From `healthClock`: a check went unanswered for the answer limit, and the worker sent nothing else either. */
   | { type: 'HEALTH_TIMEOUT'; ms: number }
   /** From the pool: run this query. */
   | { type: 'ASSIGN'; queryId: string }
@@ -73,9 +73,9 @@ const exitText = (e: WorkerEvent) => (e.type === 'EXITED' ? `the worker process 
  * once). Defined once and shared by both states, so they cannot drift apart.
  */
 const whileLive = {
-  HEALTH_DUE: { actions: 'checkHealth' as const },
+  HEALTH_DUE: { actions: { type: 'checkHealth' as const, params: { busy: false } } },
   HEALTH_OK: { actions: 'healthAnswered' as const },
-  HEALTH_TIMEOUT: crash((e) => (e.type === 'HEALTH_TIMEOUT' ? `the worker did not answer a health check within ${e.ms} ms` : '')),
+  HEALTH_TIMEOUT: crash((e) => (e.type === 'HEALTH_TIMEOUT' ? `the worker did not answer a health check, or send anything, within ${e.ms} ms` : '')),
   EXITED: crash(exitText),
   DISCONNECTED: crash((e) => (e.type === 'DISCONNECTED' ? e.reason : '')),
   SHUTDOWN: [
@@ -100,7 +100,7 @@ export const workerMachine = setup({
     process: fromCallback<EventObject, { workerId: string }>(({ sendBack }) => {
       sendBack({ type: 'SPAWN_FAILED', reason: 'no worker process wired' });
     }),
-    /** Sends HEALTH_DUE every interval; after SENT, HEALTH_TIMEOUT unless ANSWERED comes within the answer limit. Provided by the pool. */
+    /** Sends HEALTH_DUE every interval; after SENT, HEALTH_TIMEOUT unless ANSWERED (or anything else from the worker) comes within the answer limit. Provided by the pool. */
     healthClock: fromCallback<EventObject, { workerId: string }>(() => () => undefined),
   },
   guards: {
@@ -108,9 +108,10 @@ export const workerMachine = setup({
   },
   actions: {
     died: assign((_, p: { reason: string }) => ({ reason: p.reason })),
-    checkHealth: enqueueActions(({ enqueue }) => {
+    /** Asks the worker; `busy`: the clock allows a worker running a query longer to answer (the pool's `busyHealthAnswerMs`). */
+    checkHealth: enqueueActions(({ enqueue }, p: { busy: boolean }) => {
       enqueue.sendTo('process', { type: 'SEND_HEALTH_CHECK' });
-      enqueue.sendTo('healthClock', { type: 'SENT' });
+      enqueue.sendTo('healthClock', { type: 'SENT', busy: p.busy });
     }),
     healthAnswered: sendTo('healthClock', { type: 'ANSWERED' }),
     recordReason: assign({ reason: ({ event }) => (event.type === 'SHUTDOWN' ? event.reason : null) }),
@@ -169,6 +170,7 @@ export const workerMachine = setup({
           ],
         },
         ...whileLive,
+        HEALTH_DUE: { actions: { type: 'checkHealth', params: { busy: true } } },
       },
       states: {
         working: {

@@ -3,6 +3,7 @@ import { chmodSync, closeSync, fsyncSync, mkdirSync, openSync, readFileSync, ren
 import { dirname, join } from 'node:path';
 import { z } from 'zod';
 import { syncDirSync } from '../../store/atomicFile';
+import { errorMessage } from '../../../shared/domain/errors';
 
 /**
  * Where Keel keeps what an MCP server's OAuth sign-in produced: the tokens, the client
@@ -107,13 +108,13 @@ export class FileMcpOAuthStore implements McpOAuthStore {
       text = readFileSync(this.path, 'utf8');
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code === 'ENOENT') return { version: 1, servers: {} };
-      throw new McpOAuthStoreError(`cannot read ${this.path}: ${(err as Error).message}`);
+      throw new McpOAuthStoreError(`cannot read ${this.path}: ${errorMessage(err)}`);
     }
     let json: unknown;
     try {
       json = JSON.parse(text);
     } catch (err) {
-      throw new McpOAuthStoreError(`${this.path} is not valid JSON (${(err as Error).message}); Keel left it unchanged — fix it, or delete it to sign in to every MCP server again`);
+      throw new McpOAuthStoreError(`${this.path} is not valid JSON (${errorMessage(err)}); Keel left it unchanged — fix it, or delete it to sign in to every MCP server again`);
     }
     const parsed = fileSchema.safeParse(json);
     if (!parsed.success) {
@@ -141,23 +142,5 @@ export class FileMcpOAuthStore implements McpOAuthStore {
     renameSync(tmp, this.path);
     chmodSync(this.path, 0o600);
     syncDirSync(dirname(this.path));
-  }
-}
-
-/** A store in memory (tests, and a host that must not persist). */
-export class MemoryMcpOAuthStore implements McpOAuthStore {
-  private readonly records = new Map<string, McpOAuthRecord>();
-
-  async get(serverUrl: string): Promise<McpOAuthRecord | undefined> {
-    const r = this.records.get(oauthKey(serverUrl));
-    return r ? structuredClone(r) : undefined;
-  }
-
-  async set(serverUrl: string, record: McpOAuthRecord): Promise<void> {
-    this.records.set(oauthKey(serverUrl), structuredClone(record));
-  }
-
-  async delete(serverUrl: string): Promise<boolean> {
-    return this.records.delete(oauthKey(serverUrl));
   }
 }

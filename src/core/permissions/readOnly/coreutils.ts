@@ -1,7 +1,7 @@
-import { hasOption } from '../shell/options';
+import { defHasName, hasOption, type ParsedArgs } from '../shell/options';
 import type { ShellWord } from '../shell/words';
 import { GNU, roTable } from './table';
-import type { ReadOnlySpec } from './types';
+import type { AccessKind, FileUse, ReadOnlySpec, RO } from './types';
 
 /**
  * Read-only coreutils (9.1) and shell builtins (bash 5.2), each with its full option table from
@@ -23,7 +23,27 @@ function obsoleteCount(letters: RegExp): (words: ShellWord[]) => ShellWord[] | n
   };
 }
 
-const SUMS = roTable('sum', `b/binary c/check! /tag t/text z/zero /ignore-missing /quiet /status /strict w/warn ${GNU}`, P);
+/**
+ * How ls opens a file operand (ls.c, coreutils 9.1): `-d` lists the entry itself; a symlink on
+ * the command line is followed unless the format is long (`-l -g -o -n --full-time
+ * --format=long|verbose`, the last format option winning) or `-F` classifies, and always with
+ * `-L` or `-H`.
+ */
+function lsOperandKind(a: ParsedArgs<RO>): AccessKind {
+  if (hasOption(a, '-d')) return 'metadata';
+  if (hasOption(a, '-L', '-H', '--dereference-command-line-symlink-to-dir')) return 'read';
+  let long = false;
+  const is = (o: (typeof a.options)[number], ...names: string[]): boolean => names.some((n) => defHasName(o.def, n));
+  for (const o of a.options) {
+    if (is(o, '-l', '-g', '-o', '-n', '--full-time')) long = true;
+    else if (is(o, '-1', '-C', '-x', '-m')) long = false;
+    else if (is(o, '--format')) long = /^(long|verbose)$/.test(o.value ?? '');
+  }
+  const classify = a.options.some((o) => is(o, '-F') && !/^(never|no|none)$/.test(o.value ?? ''));
+  return long || classify ? 'entry' : 'read';
+}
+
+const SUMS = roTable('sum', `b/binary c/check* /tag t/text z/zero /ignore-missing /quiet /status /strict w/warn ${GNU}`, P);
 
 export const COREUTILS: Record<string, ReadOnlySpec> = {
   pwd: { table: roTable('pwd', 'L P /help', BUILTIN), operands: 'none' },
@@ -61,7 +81,10 @@ export const COREUTILS: Record<string, ReadOnlySpec> = {
       P,
     ),
     operands: 'paths',
+    folderGlobs: true,
+    operandKind: lsOperandKind,
     defaultPath: HERE,
+    defaultKind: () => 'read',
     // Recursing while following every link lists folders outside the tree.
     check: (a) => !(hasOption(a, '-R') && hasOption(a, '-L')),
   },
@@ -77,12 +100,13 @@ export const COREUTILS: Record<string, ReadOnlySpec> = {
     operands: 'paths',
     prepare: obsoleteCount(/^-\d+[bcl]?f?$/),
   },
-  wc: { table: roTable('wc', `c/bytes m/chars l/lines /files0-from=! L/max-line-length w/words ${GNU}`, P), operands: 'paths' },
-  stat: { table: roTable('stat', `L/dereference f/file-system /cached= c/format= /printf= t/terse ${GNU}`, P), operands: 'paths' },
+  wc: { table: roTable('wc', `c/bytes m/chars l/lines /files0-from=* L/max-line-length w/words ${GNU}`, P), operands: 'paths' },
+  // stat, readlink and realpath read an entry's metadata, never a file's content.
+  stat: { table: roTable('stat', `L/dereference f/file-system /cached= c/format= /printf= t/terse ${GNU}`, P), operands: 'paths', operandKind: () => 'metadata' },
   du: {
     table: roTable(
       'du',
-      `0/null a/all /apparent-size B/block-size= b/bytes c/total D/dereference-args d/max-depth= /files0-from=! H h/human-readable /inodes k
+      `0/null a/all /apparent-size B/block-size= b/bytes c/total D/dereference-args d/max-depth= /files0-from=* H h/human-readable /inodes k
        L/dereference! l/count-links m P/no-dereference S/separate-dirs /si s/summarize t/threshold= /time=? /time-style= X/exclude-from=< /exclude=
        x/one-file-system ${GNU}`,
       P,
@@ -102,16 +126,22 @@ export const COREUTILS: Record<string, ReadOnlySpec> = {
   },
   uniq: {
     table: roTable('uniq', `c/count d/repeated D /all-repeated=? f/skip-fields= /group=? i/ignore-case s/skip-chars= u/unique z/zero-terminated w/check-chars= 0123456789 ${GNU}`, P),
-    operands: 'paths',
-    // uniq INPUT OUTPUT: the second operand is written.
-    check: (a) => a.operands.length <= 1,
+    // uniq INPUT OUTPUT: the second operand is written (its output, as a redirection would).
+    operands: (a) => {
+      const [input, output, ...more] = a.operands;
+      if (more.length > 0) return null;
+      const uses: FileUse[] = [];
+      if (input && input.word.value !== '-') uses.push({ kind: 'read', value: input.word.value, word: input.word });
+      if (output && output.word.value !== '-') uses.push({ kind: 'write', value: output.word.value, word: output.word, byRule: false });
+      return uses;
+    },
   },
   sort: {
     table: roTable(
       'sort',
       `b/ignore-leading-blanks d/dictionary-order f/ignore-case g/general-numeric-sort i/ignore-nonprinting M/month-sort h/human-numeric-sort n/numeric-sort
-       R/random-sort /random-source=< r/reverse /sort= V/version-sort /batch-size= c /check=? C /compress-program=! /debug /files0-from=! k/key= m/merge
-       o/output=! s/stable S/buffer-size= t/field-separator= T/temporary-directory=! /parallel= u/unique z/zero-terminated ${GNU}`,
+       R/random-sort /random-source=< r/reverse /sort= V/version-sort /batch-size= c /check=? C /compress-program=! /debug /files0-from=* k/key= m/merge
+       o/output=> s/stable S/buffer-size= t/field-separator= T/temporary-directory=> /parallel= u/unique z/zero-terminated ${GNU}`,
       P,
     ),
     operands: 'paths',
@@ -138,15 +168,18 @@ export const COREUTILS: Record<string, ReadOnlySpec> = {
       P,
     ),
     operands: 'paths',
-    // diff -r follows links to files outside the tree unless told not to.
-    check: (a) => !hasOption(a, '-r') || hasOption(a, '--no-dereference'),
+    // diff -r reads everything below both folders, and follows links out of them unless told not to.
+    operandKind: (a) => (hasOption(a, '-r') ? 'search' : 'read'),
+    known: (a) => !hasOption(a, '-r') || hasOption(a, '--no-dereference'),
   },
   realpath: {
     table: roTable('realpath', `e/canonicalize-existing m/canonicalize-missing L/logical P/physical q/quiet /relative-to=< /relative-base=< s/strip/no-symlinks z/zero ${GNU}`, P),
     operands: 'paths',
+    operandKind: () => 'metadata',
   },
   readlink: {
     table: roTable('readlink', `f/canonicalize e/canonicalize-existing m/canonicalize-missing n/no-newline q/quiet s/silent v/verbose z/zero ${GNU}`, P),
     operands: 'paths',
+    operandKind: () => 'metadata',
   },
 };

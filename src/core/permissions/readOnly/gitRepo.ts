@@ -34,6 +34,20 @@ export function gitRepositoryRisk(cwd: string, ctx: RepoCheckContext): string | 
   }
 }
 
+/**
+ * The top of the working tree git finds from `cwd`: null when there is no repository (or a bare
+ * one: no working tree), undefined when it cannot be told. Never throws.
+ */
+export function gitTopLevel(cwd: string): string | null | undefined {
+  try {
+    const found = discover(cwd);
+    if (found === 'unknown') return undefined;
+    return found ? (found.workTree ?? null) : null;
+  } catch {
+    return undefined;
+  }
+}
+
 interface Repo {
   gitDir: string;
   /** The working tree's root; undefined for a bare repository. */

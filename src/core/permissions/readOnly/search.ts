@@ -1,13 +1,14 @@
-import { hasOption } from '../shell/options';
+import { defHasName, hasOption, type ParsedArgs } from '../shell/options';
 import { roTable } from './table';
-import type { ReadOnlySpec } from './types';
+import type { ReadOnlySpec, RO } from './types';
 
 /**
  * Read-only search and inspection tools: grep 3.8, ripgrep 13, file 5.44, tree 2.1. Options that
- * run programs (`rg --pre`, `rg -z`, `file -z`), write (`file -C`, `tree -o`, `tree -R`) or follow
- * links out of the tree while recursing (`grep -R`, `rg -L`, `tree -l`) are unsafe; options
- * naming files they read (`grep -f`, `rg --ignore-file`, `file -m`, `tree --hintro`) are
- * path-checked. find has its own grammar (find.ts).
+ * run programs (`rg --pre`, `rg -z`, `file -z`), write files Keel cannot name (`file -C`,
+ * `tree -R`) or follow links out of the tree while recursing (`grep -R`, `rg -L`, `tree -l`) are
+ * unsafe; `tree -o FILE` writes FILE; options naming files they read (`grep -f`,
+ * `rg --ignore-file`, `file -m`, `tree --hintro`) are path-checked. A recursive grep and rg read
+ * everything below their folders (a search). find has its own grammar (find.ts).
  */
 const GREP = roTable(
   'grep',
@@ -19,12 +20,15 @@ const GREP = roTable(
   { permute: true },
 );
 
+const recursive = (a: ParsedArgs<RO>): boolean => hasOption(a, '-r', '-R') || a.options.some((o) => defHasName(o.def, '-d') && o.value === 'recurse');
+
 const grep: ReadOnlySpec = {
   table: GREP,
   operands: 'pattern-then-paths',
   patternOptions: ['-e', '-f'],
-  // grep -r without a file searches the working directory.
-  defaultPath: (a) => (hasOption(a, '-r') || a.options.some((o) => o.name === '--directories' && o.value === 'recurse') ? '.' : undefined),
+  // grep -r reads everything below a folder operand; without a file it searches the working directory.
+  operandKind: (a) => (recursive(a) ? 'search' : 'read'),
+  defaultPath: (a) => (recursive(a) ? '.' : undefined),
 };
 
 const RG = roTable(
@@ -49,6 +53,9 @@ const rg: ReadOnlySpec = {
   table: RG,
   operands: 'pattern-then-paths',
   patternOptions: ['-e', '-f', '--files', '--type-list'],
+  // ripgrep reads everything below a folder (ignore files are no protection: -uu, a .ignore).
+  // `--files` and `--type-list` print names only.
+  operandKind: (a) => (hasOption(a, '--files', '--type-list') ? 'read' : 'search'),
   defaultPath: () => '.',
 };
 
@@ -64,7 +71,7 @@ const FILE = roTable(
 // inside a cluster (`-Lo 2 out` is -L 2 -o out).
 const TREE = roTable(
   'tree',
-  `a d l! f x L= R! P= I= /gitignore /gitfile=< /ignore-case /matchdirs /metafirst /prune /info /infofile=< /noreport /charset= /filelimit= o=! q N Q p u g
+  `a d l! f x L= R! P= I= /gitignore /gitfile=< /ignore-case /matchdirs /metafirst /prune /info /infofile=< /noreport /charset= /filelimit= o=> q N Q p u g
    s h /si /du D /timefmt= F /inodes /device v t c U r /dirsfirst /filesfirst /sort= i A S n C X J H= T= /nolinks /hintro=< /houtro=< /fromfile /fflinks
    /version /help`,
   { permute: true, abbreviations: false, clusterArgs: 'next-word' },

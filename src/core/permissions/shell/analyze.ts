@@ -24,6 +24,8 @@ export interface SimpleCommand {
   stdin?: { text: string; literal: boolean };
   /** Its stdin is the output of another command (`… | cmd`). */
   piped: boolean;
+  /** Index (in the analysis's `commands`) of the simple command whose output it reads (`find … | cmd`), if one. */
+  pipedFrom?: number;
   text: string;
 }
 
@@ -52,6 +54,10 @@ export { isDangerousVariable } from './variables';
 
 const WRITE_OPS = new Set(['>', '>>', '>|', '&>', '&>>', '>&', '&>|']);
 const READ_OPS = new Set(['<', '<&']);
+/** Case terminators, valid only ending a case item. */
+const CASE_TERMINATORS = new Set([';;', ';&', ';;&']);
+/** Reserved words that cannot start a command (bash: a syntax error there). */
+const MISPLACED_RESERVED = new Set(['then', 'else', 'elif', 'fi', 'do', 'done', 'esac', 'in', '}', ']]']);
 /** Statements whose body may run any number of times, or not at all. */
 const CONTROL = new Set(['if_statement', 'while_statement', 'for_statement', 'c_style_for_statement', 'case_statement', 'select_statement']);
 /** Words that may change the directory (or what cd means); found once per script, by position. */
@@ -103,6 +109,8 @@ class Walker {
   /** Redirection targets with the statement they belong to, attributed at the end of the walk. */
   private readonly owned: { targets: FileTarget[]; owner: Span | null }[] = [];
   private sawCodeInLiteral = false;
+  /** The pipeline element about to be visited and the command whose output it reads. */
+  private pipeSource: { nodeId: number; from: number } | undefined;
   /** Where CHANGES_DIR matches in the source, ascending. */
   private readonly dirWords: number[];
 
@@ -183,7 +191,10 @@ class Walker {
     const cs = node.children;
     for (let i = cs.length - 1; i >= 0; i--) {
       const c = cs[i];
-      if (!c || LEAVES.has(c.type)) continue;
+      if (!c) continue;
+      // tree-sitter-bash accepts a case terminator anywhere (`ls ;; pwd`); bash refuses it.
+      if (!c.isNamed && CASE_TERMINATORS.has(c.type) && node.type !== 'case_item') this.out.parsed = false;
+      if (LEAVES.has(c.type)) continue;
       const next = cs[i + 1];
       if (next && !next.isNamed && next.type === '&') this.scoped(c, piped);
       else this.node(c, piped);
@@ -291,7 +302,14 @@ class Walker {
     }
     this.then(() => (this.cwd.lastSuccess = undefined));
     // Every element runs in its own subshell; all but the first read the previous one's output.
-    for (let i = elements.length - 1; i >= 0; i--) this.scoped(elements[i] as Node, i === 0 ? piped : true);
+    for (let i = elements.length - 1; i >= 0; i--) {
+      const el = elements[i] as Node;
+      this.scoped(el, i === 0 ? piped : true);
+      // A simple command reading a simple command's output: remember which (find … | xargs …).
+      if (i > 0 && el.type === 'command' && elements[i - 1]?.type === 'command') {
+        this.then(() => (this.pipeSource = { nodeId: el.id, from: this.out.commands.length - 1 }));
+      }
+    }
   }
 
   /** `a && b`, `a || b`: b runs after a, only on a's success (failure); afterwards either may have happened. */
@@ -433,6 +451,10 @@ class Walker {
       } else if (c.type.endsWith('redirect')) continue;
       else if (words.length > 0) words.push(evalWord(c, this.home));
     }
+    // A reserved word where a command stands (`fi`, `then ls`, a stray `}`) or a bare `coproc`
+    // is a syntax error to bash; tree-sitter-bash reads it as a command name.
+    const name = words[0];
+    if (name && !name.dynamic && name.text === name.value && (MISPLACED_RESERVED.has(name.value) || (name.value === 'coproc' && words.length === 1))) this.out.parsed = false;
     this.then(() => {
       if (words.length === 0) {
         this.cwd.lastSuccess = undefined;
@@ -440,6 +462,10 @@ class Walker {
       }
       const cwds = physicalDirs(this.cwd.dirs);
       const cmd: SimpleCommand = { words, assignments, cwd: cwds?.length === 1 ? (cwds[0] as string) : null, cwds, piped, text: node.text };
+      if (this.pipeSource?.nodeId === node.id) {
+        cmd.pipedFrom = this.pipeSource.from;
+        this.pipeSource = undefined;
+      }
       if (ownStdin) cmd.stdin = ownStdin;
       this.out.commands.push(cmd);
       this.commandSpans.push({ start: node.startIndex, end: node.endIndex, scope: this.scope });

@@ -36,6 +36,30 @@ export function scanBounds(source: string): string | null {
   return new Scanner(source).run();
 }
 
+/**
+ * Whether this process has compiled the analysis code yet (engine.ts runs a warm-up check when
+ * idle after loading). Until then V8 compiles functions on their first call, which costs a cold
+ * decision several times the CPU a warm one takes: the budget of a process's first analyses (at
+ * most three, or until the warm-up ran) is COLD_FACTOR times larger, so that compiling never
+ * turns an ordinary command into "took too long to analyse".
+ */
+let warm = false;
+const COLD_FACTOR = 5;
+/** Analyses that may still get the cold budget (a process that never idles is warm after them). */
+let coldLeft = 3;
+
+/** Marks this process's analysis code as compiled (after the engine's warm-up). */
+export function markAnalysisWarm(): void {
+  warm = true;
+}
+
+/** Whether the next analysis gets the cold budget; counts it. */
+function coldAnalysis(): boolean {
+  if (warm) return false;
+  if (--coldLeft <= 0) warm = true;
+  return true;
+}
+
 /** The time (and glob work) one decision's analysis may spend. */
 export class AnalysisBudget {
   private readonly cpuStart = process.cpuUsage();
@@ -44,10 +68,13 @@ export class AnalysisBudget {
   private hit = false;
   private entries: number = LIMITS.globEntries;
 
-  constructor(
-    private readonly cpuMs: number = LIMITS.analysisCpuMs,
-    private readonly wallMs: number = LIMITS.analysisWallMs,
-  ) {
+  private readonly cpuMs: number;
+  private readonly wallMs: number;
+
+  constructor(cpuMs: number = LIMITS.analysisCpuMs, wallMs: number = LIMITS.analysisWallMs) {
+    const factor = coldAnalysis() ? COLD_FACTOR : 1;
+    this.cpuMs = cpuMs * factor;
+    this.wallMs = wallMs * factor;
     this.nextCpuCheck = this.wallStart + cpuMs;
   }
 

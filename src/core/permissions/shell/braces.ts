@@ -12,6 +12,8 @@ export const BARE = 0;
 export const QUOTED = 1;
 /** A part only known at run time (its character is a placeholder). */
 export const DYNAMIC = 2;
+/** Such a part inside double quotes (`"$x"`, `"$(cmd)"`): it cannot split into more words. */
+export const QUOTED_DYNAMIC = 4;
 /**
  * Marks an empty quoted string (`""`): its placeholder character is dropped from the final word,
  * but it keeps the word from vanishing (`""{a,}` gives `a` and an empty word, `{a,}` only `a`).

@@ -3,11 +3,15 @@ import { liveFs, type FsView } from '../fsView';
 import { isDangerousVariable, type FileTarget, type SimpleCommand } from './analyze';
 import { directory } from './dirs';
 import { execOptionAt } from './execOptions';
+import { gitPlan } from './gitPlan';
+import { toolOptions, type ToolOptions } from './toolOptions';
+import type { FileUse } from '../readOnly/types';
 import { programKey } from './program';
 import { isLiteral } from './options';
 import { runner, type Runner } from './runners';
 import { unwrap, type Unwrapped } from './wrappers';
-import type { ShellWord } from './words';
+import { belowWord, type ShellWord } from './words';
+import { findRoots } from '../readOnly/find';
 
 /**
  * What must hold for one simple command to be allowed, after unwrapping wrappers
@@ -55,11 +59,29 @@ export interface CommandPlan {
   /** Every directory the command may run in (physical paths); null: unknown. */
   cwds: readonly string[] | null;
   /**
+   * The command reads `find ROOT…`'s output (`find . -name x | xargs cmd`): arguments appended
+   * at run time are files below these roots (bashCheck.ts adds them as `belowWord`s).
+   */
+  argsBelow?: string[];
+  /**
    * Files its wrappers and runners read (`xargs -a F`) or write (`time -o F`, `flock F`,
    * `strace -o F`), as written from each possible directory (resolve them physically).
    */
   reads: FileTarget[];
   writes: FileTarget[];
+  /**
+   * Forms whose files are checked although no rule is needed for them: the command a runner runs
+   * (`strace cp a .git/config`: cp's destination is a write, whichever rule allowed strace).
+   */
+  fileForms: CommandForm[];
+  /** Why the command asks in every mode (it changes a protected place Keel cannot name as a file). */
+  hardAsks: string[];
+  /**
+   * Files of a form (one of `allowForms` or `fileForms`) found by a planner of its own (gitPlan.ts,
+   * toolOptions.ts), decided as the files of a modelled command are; `unknown` says why they
+   * cannot all be known.
+   */
+  extras: { form: CommandForm; uses: FileUse[]; unknown?: string }[];
 }
 
 /** A literal script to analyse; `cwd` null when it does not run in exactly one known directory. */
@@ -105,7 +127,7 @@ function family(base: string): string {
 }
 
 function emptyPlan(cwds: readonly string[] | null): CommandPlan {
-  return { denyForms: [], allowForms: [], opaque: [], risky: [], scripts: [], denyScripts: [], suspectForms: [], cwds, reads: [], writes: [] };
+  return { denyForms: [], allowForms: [], opaque: [], risky: [], scripts: [], denyScripts: [], suspectForms: [], cwds, reads: [], writes: [], fileForms: [], hardAsks: [], extras: [] };
 }
 
 /**
@@ -235,9 +257,13 @@ function planWords(words: ShellWord[], openEnded: boolean, ctx: PlanContext, dep
       break;
     case 'find':
       return planFind(words, self, ctx, depth, cwds, assigns);
+    case 'git':
+      return planGit(words, self, ctx, depth, cwds, assigns);
     default:
       break;
   }
+  const tool = toolOptions(base, words);
+  if (tool) return planTool(base, tool, words, self, openEnded, plan, cwds);
   if (SHELLS.has(base)) return planShell(words, self, cmd, plan, single(cwds));
   if (AWKS.has(base)) {
     let i = 1;
@@ -302,7 +328,7 @@ function planWrapper(w: Unwrapped, self: CommandForm, openEnded: boolean, ctx: P
   if (w.innerAt === undefined) return;
   let inner = w.words.slice(w.innerAt);
   const r = w.replace;
-  if (r !== undefined && r !== '') inner = inner.map((x) => (x.value.includes(r) ? { ...x, dynamic: true } : x));
+  if (r !== undefined && r !== '') inner = inner.map((x) => (x.value === r && isLiteral(x) ? { ...x, dynamic: true, fromInput: true } : x.value.includes(r) ? { ...x, dynamic: true } : x));
   planWords(inner, open, ctx, depth + 1, innerCwds, innerAssigns);
 }
 
@@ -323,6 +349,15 @@ function planRunner(r: Runner, words: ShellWord[], self: CommandForm, openEnded:
   if (r.innerAt === undefined) return;
   const inner = emptyPlan(innerCwds);
   planWords(words.slice(r.innerAt), openEnded || !!r.openEnded, { ...ctx, plan: inner }, depth + 1, innerCwds, [...assigns, ...r.assigns]);
+  foldInner(plan, inner);
+}
+
+/**
+ * Folds the plan of a runner's (or git's) inner command into the outer plan: everything it reads,
+ * writes, risks or asks is the outer command's too; its allow forms count as file forms and its
+ * scripts as deny scripts (checked against deny and ask rules, never allowed by the outer rule).
+ */
+function foldInner(plan: CommandPlan, inner: CommandPlan): void {
   plan.denyForms.push(...inner.denyForms);
   plan.opaque.push(...inner.opaque);
   plan.risky.push(...inner.risky);
@@ -330,6 +365,46 @@ function planRunner(r: Runner, words: ShellWord[], self: CommandForm, openEnded:
   plan.suspectForms.push(...inner.suspectForms);
   plan.reads.push(...inner.reads);
   plan.writes.push(...inner.writes);
+  plan.fileForms.push(...inner.allowForms, ...inner.fileForms);
+  plan.hardAsks.push(...inner.hardAsks);
+  plan.extras.push(...inner.extras);
+}
+
+/**
+ * git (gitPlan.ts): its own form is what a rule allows (naming the option for inline code); the
+ * commands and scripts it runs are checked against deny and ask rules, as a runner's are; the
+ * files its options name are the form's.
+ */
+function planGit(words: ShellWord[], self: CommandForm, ctx: PlanContext, depth: number, cwds: readonly string[] | null, assigns: string[]): void {
+  const { plan } = ctx;
+  const g = gitPlan(words);
+  const form: CommandForm = g.inlineAt !== undefined ? { ...self, inlineAt: g.inlineAt } : self;
+  plan.allowForms.push(form);
+  plan.hardAsks.push(...g.hardAsks);
+  if (g.uses.length > 0 || g.unknown) plan.extras.push({ form, uses: g.uses, ...(g.unknown ? { unknown: g.unknown } : {}) });
+  for (const s of g.scripts) shellScript(s, single(cwds), plan.denyScripts, plan);
+  if (g.innerAt === undefined) return;
+  const inner = emptyPlan(cwds);
+  planWords(words.slice(g.innerAt), self.openEnded, { ...ctx, plan: inner }, depth + 1, cwds, assigns);
+  foldInner(plan, inner);
+}
+
+/**
+ * A build or test tool (toolOptions.ts): its own form is what a rule allows (naming the option
+ * for inline code), the programs its options name meet the deny and ask rules, and the files
+ * they name are the form's.
+ */
+function planTool(base: string, t: ToolOptions | { unknown: string }, words: ShellWord[], self: CommandForm, openEnded: boolean, plan: CommandPlan, cwds: readonly string[] | null): void {
+  if ('unknown' in t) {
+    plan.allowForms.push(self);
+    plan.extras.push({ form: self, uses: [], unknown: t.unknown });
+  } else {
+    const form: CommandForm = t.inlineAt !== undefined ? { ...self, inlineAt: t.inlineAt } : self;
+    plan.allowForms.push(form);
+    if (t.uses.length > 0) plan.extras.push({ form, uses: t.uses });
+    for (const s of t.scripts) shellScript(s, single(cwds), plan.denyScripts, plan);
+  }
+  if (!NOT_RUNNERS.has(base)) suspects(base, words, openEnded, plan);
 }
 
 /** `sh -c '…'`, `bash script.sh`, or a shell reading its input. */
@@ -355,18 +430,25 @@ function shellScript(words: ShellWord[], cwd: string | null, into: InlineScript[
   into.push({ source: words.map((w) => w.value).join(' '), cwd });
 }
 
-/** find: its own arguments form one command; each -exec/-ok body is checked as a command. */
+/**
+ * find: its own arguments form one command; each -exec/-ok body is checked as a command. A `{}`
+ * standing alone hands it the files found: every file below find's starting points (a word
+ * that stands for them, `belowWord`), when those are known; otherwise it is computed.
+ */
 function planFind(words: ShellWord[], self: CommandForm, ctx: PlanContext, depth: number, cwds: readonly string[] | null, assigns: string[]): void {
   const { plan } = ctx;
   const own: ShellWord[] = [];
+  const roots = findRoots(words, false);
   for (let i = 0; i < words.length; i++) {
     const w = words[i] as ShellWord;
     if (!w.dynamic && /^-(exec|execdir|ok|okdir)$/.test(w.value)) {
       let j = i + 1;
       while (j < words.length && !/^[;+]$/.test(words[j]?.value ?? '')) j++;
-      const body = words.slice(i + 1, j).map((b) => (b.value.includes('{}') ? { ...b, dynamic: true } : b));
+      // -execdir runs from each found file's folder: relative paths in the body are unknown.
+      const known = roots !== null && w.value !== '-execdir' && w.value !== '-okdir';
+      const body = words.slice(i + 1, j).flatMap((b) => (b.value === '{}' && known && isLiteral(b) ? roots.map(belowWord) : b.value.includes('{}') ? [{ ...b, dynamic: true }] : [b]));
       if (body.length === 0) plan.opaque.push('find -exec without a command');
-      else planWords(body, true, ctx, depth + 1, cwds, assigns);
+      else planWords(body, !known, ctx, depth + 1, known ? cwds : cwds, assigns);
       i = j;
       continue;
     }

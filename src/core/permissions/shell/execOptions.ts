@@ -1,5 +1,3 @@
-import { GIT_GLOBAL } from '../readOnly/git';
-import { parseOptions } from './options';
 import type { ShellWord } from './words';
 
 /**
@@ -29,8 +27,6 @@ const SPECS: Record<string, ExecSpec> = {
   scp: { short: 'oFS' },
   sftp: { short: 'oFS' },
 };
-/** git: options of a sub-command that name a program run on the other side (or locally). */
-const GIT_SUB: ExecSpec = { long: ['upload-pack', 'receive-pack', 'exec'] };
 
 function matches(spec: ExecSpec, w: ShellWord, first: boolean): boolean {
   const v = w.value;
@@ -43,28 +39,9 @@ function matches(spec: ExecSpec, w: ShellWord, first: boolean): boolean {
   return !!spec.oldStyle && first && /^[A-Za-z]+$/.test(v) && [...v].some((c) => short.includes(c));
 }
 
-/** Index of the word where inline code starts in `words` of program `base`, or -1. */
+/** Index of the word where inline code starts in `words` of program `base`, or -1 (git: gitPlan.ts). */
 export function execOptionAt(base: string, words: readonly ShellWord[]): number {
-  if (base === 'git') return gitExecAt(words);
   const spec = Object.hasOwn(SPECS, base) ? SPECS[base] : undefined;
   if (!spec) return -1;
   return words.findIndex((w, k) => k > 0 && (w.dynamic || (!w.glob && matches(spec, w, k === 1))));
-}
-
-/**
- * git: `-c`, `--config-env` and `--exec-path=DIR` among git's own options (which are exact:
- * `git log -c` is a diff option), and the sub-command options that name a program.
- */
-function gitExecAt(words: readonly ShellWord[]): number {
-  const dyn = words.findIndex((w, k) => k > 0 && w.dynamic);
-  const g = parseOptions(GIT_GLOBAL, words, 1);
-  if (!g.ok) {
-    const at = words.findIndex((w, k) => k > 0 && /^(-c|--config-env(=.*)?|--exec-path=.*)$/.test(w.value));
-    return at > 0 ? at : dyn;
-  }
-  const own = g.args.options.find((o) => o.name === '-c' || o.name === '--config-env' || (o.name === '--exec-path' && o.value !== undefined));
-  if (own) return own.at;
-  const sub = words.findIndex((w, k) => k > g.args.end && !w.glob && matches(GIT_SUB, w, false));
-  if (dyn > 0 && (sub < 0 || dyn < sub)) return dyn;
-  return sub;
 }

@@ -127,6 +127,8 @@ export interface ParseSettings {
   uncertain?: 'fail' | 'operand';
   /** Parse one option word (with its argument) and stop: `end` is the next index (nice). */
   once?: boolean;
+  /** Replaces `mayBeOption` (a caller that knows better for its program). */
+  mayBeOption?: (w: ShellWord) => boolean;
 }
 
 /** True when the word's value is known and it can expand only to itself. */
@@ -141,12 +143,28 @@ export function isLiteral(w: ShellWord): boolean {
  * stays that one option whatever it matches.
  */
 export function mayBeOption(w: ShellWord): boolean {
+  if (w.dynamic && namedOption(w)) return false;
   if (w.dynamic) {
     const c = w.value[0];
     return c === undefined || c === '-' || c === '\u0000' || c === '*' || c === '?' || c === '[';
   }
   if (w.glob) return /^[*?[]/.test(w.value) || (w.value.startsWith('-') && !/^--[^=*?[]+=/.test(w.value));
   return false;
+}
+
+/**
+ * A computed word that is one word at run time and spells out the option it is (`--author="$x"`,
+ * `-n"$n"`): only the option's attached value is computed, so the option is known.
+ */
+export function namedOption(w: ShellWord): boolean {
+  if (!w.dynamic || !w.single) return false;
+  const v = w.value;
+  const computed = v.indexOf('\u0000');
+  if (v.startsWith('--')) {
+    const eq = v.indexOf('=');
+    return eq > 2 && (computed < 0 || computed > eq);
+  }
+  return v.length > 1 && v[1] !== '-' && computed !== 1;
 }
 
 /** Resolves `--name` (without dashes); abbreviations as getopt_long does. */
@@ -190,12 +208,12 @@ export function parseOptions<E extends string>(table: OptionTable<E>, words: rea
       out.operands.push({ word: w, at: i++ });
       continue;
     }
-    if (mayBeOption(w)) {
+    if ((settings.mayBeOption ?? mayBeOption)(w)) {
       if (uncertain === 'fail') return { ok: false, reason: `${w.text} may expand to an option of ${table.program}`, at: i };
     }
     const v = w.value;
     // A glob that starts with a dash stays an option word (`--include=*.ts`): its name decides.
-    const option = !w.dynamic && v.startsWith('-') && v.length > 1 && !(numericOperands && isNumeric(v));
+    const option = (!w.dynamic || namedOption(w)) && v.startsWith('-') && v.length > 1 && !(numericOperands && isNumeric(v));
     if (!option) {
       if (!permute) {
         out.end = i;

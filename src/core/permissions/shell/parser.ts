@@ -1,4 +1,4 @@
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import type { Parser, Tree } from 'web-tree-sitter';
 
@@ -41,15 +41,27 @@ export function locateWasm(file: string, pkg: string): string {
   return found;
 }
 
-/** Loads the parser once. Rejects (every time) when a wasm file is missing. */
+/**
+ * Loads the parser once. Rejects (every time) when a wasm file is missing.
+ *
+ * Both wasm modules are compiled synchronously on this thread (`new WebAssembly.Module`; V8
+ * compiles their functions lazily, on first call). The asynchronous path web-tree-sitter takes
+ * by default hands compilation to background threads and waits for them: on a busy machine that
+ * wait was most of a cold decision (docs/benchmarks.md, permissions).
+ */
 export function loadBashParser(): Promise<Parser> {
   loading ??= (async () => {
-    const runtime = locateWasm('web-tree-sitter.wasm', 'web-tree-sitter');
-    await treeSitter.Parser.init({ locateFile: () => runtime });
-    const bash = await treeSitter.Language.load(locateWasm('tree-sitter-bash.wasm', 'tree-sitter-bash'));
+    const runtime = readFileSync(locateWasm('web-tree-sitter.wasm', 'web-tree-sitter'));
+    await treeSitter.Parser.init({
+      instantiateWasm(imports: WebAssembly.Imports, done: (instance: WebAssembly.Instance, module: WebAssembly.Module) => void) {
+        const module = new WebAssembly.Module(runtime);
+        done(new WebAssembly.Instance(module, imports), module);
+        return {};
+      },
+    });
+    const bash = treeSitter.Language.loadSync(new WebAssembly.Module(readFileSync(locateWasm('tree-sitter-bash.wasm', 'tree-sitter-bash'))));
     const parser = new treeSitter.Parser();
     parser.setLanguage(bash);
-    warmUp(parser);
     loaded = parser;
     return parser;
   })();
@@ -60,10 +72,11 @@ export function loadBashParser(): Promise<Parser> {
 }
 
 /**
- * V8 compiles wasm functions when they are first called: the first parses of a process cost
- * tens of milliseconds. Parse a script with most of the grammar once at load time, so that a
- * decision's time budget (bounds.ts) is not spent compiling the parser. (The engine also runs
- * one whole check of it, for the JavaScript side.)
+ * A script with most of the grammar. V8 compiles wasm and JavaScript functions when they are
+ * first called, so the first decisions of a process cost more; the engine checks this script
+ * once when the process is idle after it loaded (engine.ts), and a process's first analyses get
+ * a larger time budget meanwhile (bounds.ts), so that compiling never turns a command into a
+ * question.
  */
 export const WARM_UP = [
   'cd src && ls -la | grep "x$(echo y)" > out 2>&1; for f in *.ts; do echo "$f" ${f%.ts}; done',
@@ -71,10 +84,6 @@ export const WARM_UP = [
   'x=$((1+2)) y=`z` env A=1 f; case $a in b) c;; *) d;; esac; f() { :; }; echo $\'x\' "$@" {a,b} ~/x <(ls) >(cat) && a || b & wait',
   'while read -r l; do [[ $l == x* ]] && break; done < file; declare -x P=1; exec 3<>f; time ! a |& b',
 ].join('\n');
-
-function warmUp(parser: Parser): void {
-  parser.parse(WARM_UP)?.delete();
-}
 
 /** The parser when already loaded (after `loadBashParser` resolved), else undefined. */
 export function loadedBashParser(): Parser | undefined {

@@ -1,5 +1,5 @@
 import type { Node } from 'web-tree-sitter';
-import { BARE, DYNAMIC, EMPTY_QUOTE, expandBraces, QUOTED, type TaggedText } from './braces';
+import { BARE, DYNAMIC, EMPTY_QUOTE, expandBraces, QUOTED, QUOTED_DYNAMIC, type TaggedText } from './braces';
 
 /**
  * A shell word after quote removal.
@@ -23,16 +23,39 @@ export interface ShellWord {
   /** The source text, for messages. */
   text: string;
   fields?: string[];
+  /**
+   * For a computed word: every computed part is inside double quotes and none is `"$@"`-like,
+   * so bash passes exactly one word (whose value is still unknown).
+   */
+  single?: boolean;
+  /**
+   * Stands for every file at or below the path `value` names (what `find ROOT -exec cmd {} +`
+   * and `find ROOT | xargs cmd` hand the command): a read of it is a search of that folder, a
+   * write one of the whole tree.
+   */
+  below?: boolean;
+  /** An argument xargs takes from its input (its `-I` replacement string): computed. */
+  fromInput?: boolean;
+}
+
+/** A word standing for the files at or below `path` (see `ShellWord.below`). */
+export function belowWord(path: string): ShellWord {
+  return { value: path, dynamic: false, glob: false, text: `{files below ${path}}`, fields: [path], below: true };
 }
 
 const DYNAMIC_KINDS = new Set(['simple_expansion', 'expansion', 'command_substitution', 'process_substitution', 'arithmetic_expansion']);
 const PLACEHOLDER = '\u0000';
+/** What bash passes for a process substitution (the number varies; any /dev/fd/N is a pipe). */
+const PIPE = '/dev/fd/63';
 const PLAIN = /^[A-Za-z0-9_./:=@%+,-]+$/;
 const EMPTY_MARK = '\u0002';
 
 /** Evaluates a word-like node statically; `home` expands `~` in `fields`. Never throws. */
 export function evalWord(node: Node, home?: string): ShellWord {
   const type = node.type;
+  // `<(cmd)` and `>(cmd)` standing alone are a pipe bash names /dev/fd/N: an operand that is no
+  // file (the command inside is analysed on its own).
+  if (type === 'process_substitution') return { value: PIPE, dynamic: false, glob: false, text: node.text, fields: [PIPE] };
   if (type === 'word' || type === 'number') {
     // The common case: plain characters only (no quote, escape, expansion, brace, tilde, glob).
     const text = node.text;
@@ -80,9 +103,10 @@ export function evalWord(node: Node, home?: string): ShellWord {
 
 function finish(t: TaggedText, text: string, home: string | undefined): ShellWord {
   const value = t.text.split(EMPTY_MARK).join('');
-  const hasDynamic = t.tags.includes(DYNAMIC);
+  const bare = t.tags.includes(DYNAMIC);
+  const hasDynamic = bare || t.tags.includes(QUOTED_DYNAMIC);
   const glob = hasGlob(t);
-  if (hasDynamic) return { value, dynamic: true, glob, text };
+  if (hasDynamic) return { value, dynamic: true, glob, text, ...(!bare && !glob ? { single: true } : {}) };
   // Most words have no brace and no tilde: their one field is their value.
   if (!t.text.includes('{') && !t.text.includes('~')) return { value, dynamic: false, glob, text, fields: value === '' && !t.tags.some((g) => g !== BARE) ? [] : [value] };
   const expanded = expandBraces(t);
@@ -172,8 +196,8 @@ class Tagger {
     this.push(PLACEHOLDER, DYNAMIC);
   }
 
-  dynamic(): void {
-    this.push(PLACEHOLDER, DYNAMIC);
+  dynamic(quoted = false): void {
+    this.push(PLACEHOLDER, quoted ? QUOTED_DYNAMIC : DYNAMIC);
   }
 
   /** `"…"` and `$"…"`: contents quoted, expansions dynamic. */
@@ -186,7 +210,8 @@ class Tagger {
       if ((i === 0 || i === last) && !c.isNamed && (c.type === '"' || c.type === '$"')) return;
       any = true;
       if (c.type === 'string_content') this.quoted(unescapeDouble(c.text));
-      else if (c.isNamed) this.dynamic();
+      // `"$@"`, `"${a[@]}"`, `"${!p@}"` expand to several words even quoted.
+      else if (c.isNamed) this.dynamic(!/^\$\{?[!#]?@|\[@\]/.test(c.text));
       else this.quoted(c.text);
     });
     if (!any) this.push(EMPTY_MARK, EMPTY_QUOTE);

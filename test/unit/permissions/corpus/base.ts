@@ -55,7 +55,10 @@ const BASH: [string, string, D][] = [
   ['ordinary', 'git diff > changes.patch', 'ask'],
   ['ordinary', 'ls | wc -l', 'allow'],
   ['ordinary', 'git status &', 'allow'],
-  ['ordinary', 'find . -name x -exec grep -l TODO {} +', 'allow'],
+  // grep reads every file find hands it, i.e. everything below `.`, link-secret included (a
+  // link to the file Read(./secrets/**) denies; issue 22); below src it runs.
+  ['ordinary', 'find . -name x -exec grep -l TODO {} +', 'deny'],
+  ['ordinary', 'find src -name x -exec grep -l TODO {} +', 'allow'],
   ['ordinary', "cat <<'EOF'\n$(rm -rf /)\nEOF", 'allow'],
   ['ordinary', 'git st"atus"', 'allow'],
   ['ordinary', 'g\\it status', 'allow'],
@@ -209,7 +212,9 @@ const BASH: [string, string, D][] = [
   // path traversal and symlinks (read-only commands)
   ['traversal', 'cat ../../etc/passwd', 'ask'],
   ['traversal', 'head ../x', 'ask'],
-  ['traversal', 'ls ../', 'allow'],
+  // Listing a folder outside the workspace is a read outside, whichever rule allowed ls (issue 22).
+  ['traversal', 'ls ../', 'ask'],
+  ['traversal', 'ls src/../src', 'allow'],
   ['traversal', 'cat src/../../x', 'ask'],
   ['traversal', 'cat /etc/passwd', 'ask'],
   ['traversal', 'cat ~/.ssh/id_rsa', 'ask'],

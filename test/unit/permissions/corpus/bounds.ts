@@ -46,7 +46,8 @@ const CASES: [string, string, Decision][] = [
   ['long line continuations', `ls ${rep('a \\\n', 3000)}`, 'ask'],
   // well under the bounds: still analysed and allowed (sizes leave room for a busy machine, since
   // the analysis has a CPU-time budget)
-  ['64 levels of $(', `ls ${rep('$(echo ', 64)}x${rep(')', 64)}`, 'allow'],
+  // (echo: ls's operand would be a file named only at run time, which a rule for ls cannot vouch for)
+  ['64 levels of $(', `echo ${rep('$(echo ', 64)}x${rep(')', 64)}`, 'allow'],
   ['if nested 50 deep', `${rep('if true; then ', 50)}ls${rep('; fi', 50)}`, 'allow'],
   ['&& chain of 100', `ls${rep(' && ls', 100)}`, 'allow'],
   ['pipeline of 50', `ls${rep(' | cat', 50)}`, 'allow'],

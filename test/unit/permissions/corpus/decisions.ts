@@ -19,7 +19,7 @@ export interface CorpusDecision {
 }
 
 /** The keys a group may have; a new kind of case must be taught here, or the bench would skip it. */
-const KNOWN_KEYS = new Set(['name', 'settings', 'prepare', 'bash', 'tools', 'domains']);
+const KNOWN_KEYS = new Set(['name', 'settings', 'protectedFiles', 'prepare', 'bash', 'tools', 'domains']);
 
 /** The input a tool case means in `fx` (corpus.test.ts does the same). */
 export function toolInputIn(fx: PermissionFixture, input: Record<string, unknown>): Record<string, unknown> {

@@ -116,7 +116,9 @@ const FORMS: Row[] = [
   ['git fetch', 'ask'],
   // git's own options.
   ['git -C /tmp status', 'ask'],
-  ['git -C src status', 'ask'],
+  // -C moves where git reads from: inside the workspace it is still read-only (issue 22).
+  ['git -C src status', 'allow'],
+  ['git -C ../outside status', 'ask'],
   ['git -c core.pager=cat log', 'ask'],
   ['git --git-dir=../outside log', 'ask'],
   ['git --work-tree=/ status', 'ask'],

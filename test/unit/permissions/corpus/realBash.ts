@@ -33,7 +33,7 @@ export async function runRealBash(group: CorpusGroup, command: string, check: Re
   if (/^[a-z][a-z0-9_.-]*$/.test(program) && !programOnPath(program)) {
     throw new Error(`this check runs \`${program}\`, which is not installed here: scripts/e2e/ensure-deps.sh installs every program the tests run (add its Debian package to APT_PACKAGES there)`);
   }
-  const fx = await makeFixture(group.settings);
+  const fx = await makeFixture(group.settings, group.protectedFiles ? { protectedFiles: group.protectedFiles } : {});
   try {
     group.prepare?.(fx);
     const out = `${fx.root}/.real-bash-output`;

@@ -49,6 +49,8 @@ export interface DomainCase {
 export interface CorpusGroup {
   name: string;
   settings?: unknown;
+  /** Files (relative to the workspace) the engine is told to protect (EngineOptions.protectedFiles). */
+  protectedFiles?: string[];
   prepare?(fx: PermissionFixture): void;
   bash?: BashCase[];
   tools?: ToolCase[];

@@ -1,0 +1,168 @@
+// How many of our source files a prompt from the composer crosses (issue 25: "a prompt crosses
+// ~30 files"), counted, not guessed: the files with at least one function that ran while the
+// chat handled one prompt, from the page's `prompt` message to the task's `done`.
+//  - The host side: the extension's chat (ChatWindow, ChatController, ViewConnection: the code
+//    VS Code runs, with test fakes for the workbench) over a real TaskRuntime with the default
+//    worker pool, the real Anthropic provider and the fake model server. It runs in a child
+//    process of its own, bundled with a source map; V8's coverage (NODE_V8_COVERAGE,
+//    `v8.takeCoverage()` resetting the counts) is taken around the second prompt of a task, so
+//    loading the runtime and starting the pool (first prompt) are not counted.
+//  - The worker side: the worker bundle (dist/worker.js as scripts/build.mjs builds it, with a
+//    source map), coverage taken the same way (a preload resets it on SIGUSR2 after the first
+//    prompt; the rest is written when the worker exits).
+//  - `in_process_files`: the same second prompt with `workers: 0` (the runtime runs the turn).
+// A file counts when any of its functions was called (module bodies run at load do not: each is
+// one function per bundle). Prints one JSON line, with the files of each side.
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { SourceMap } from 'node:module';
+import { tmpdir } from 'node:os';
+import { join, relative, resolve } from 'node:path';
+
+// The repository (scripts/bench.mjs runs benches from it).
+const ROOT = process.env.KEEL_BENCH_ROOT ?? process.cwd();
+
+if (process.env.KEEL_BENCH_ROLE === 'driver') void driver();
+else void main();
+
+async function main(): Promise<void> {
+  const dir = mkdtempSync(join(tmpdir(), 'keel-prompt-path-'));
+  // Loaded here: the driver (this bundle again, in a child) never needs it.
+  const { build } = await import('esbuild');
+  await build({
+    entryPoints: { driver: join(ROOT, 'bench/promptPath.bench.ts'), worker: join(ROOT, 'src/cli/workerEntry.ts') },
+    outdir: dir,
+    bundle: true,
+    platform: 'node',
+    format: 'cjs',
+    target: 'node20',
+    sourcemap: 'external',
+    sourcesContent: false,
+    logLevel: 'warning',
+    external: ['esbuild'],
+  });
+  for (const [pkg, file] of [['web-tree-sitter', 'web-tree-sitter.wasm'], ['tree-sitter-bash', 'tree-sitter-bash.wasm']] as const) {
+    writeFileSync(join(dir, file), readFileSync(join(ROOT, 'node_modules', pkg, file)));
+  }
+  const result: Record<string, unknown> = {};
+  for (const workers of [1, 0]) {
+    const cov = mkdtempSync(join(tmpdir(), 'keel-prompt-cov-'));
+    execFileSync(process.execPath, [join(dir, 'driver.js')], { env: { ...process.env, KEEL_BENCH_ROLE: 'driver', KEEL_BENCH_ROOT: ROOT, KEEL_BENCH_DIR: dir, KEEL_BENCH_WORKERS: String(workers), NODE_V8_COVERAGE: cov }, stdio: ['ignore', 'inherit', 'inherit'] });
+    const byPid = new Map<string, string[]>();
+    for (const f of readdirSync(cov).sort()) {
+      const pid = /^coverage-(\d+)-/.exec(f)?.[1];
+      if (pid) byPid.set(pid, [...(byPid.get(pid) ?? []), f]);
+    }
+    // The driver's second file (its first reset comes after the first prompt, its second after the
+    // second prompt); the worker's last (the reset after the first prompt, then its exit).
+    const sides = [...byPid.values()].map((files) => {
+      const side = filesRun(join(cov, files[0]!), dir);
+      return side.bundle === 'driver.js' ? filesRun(join(cov, files[1]!), dir) : filesRun(join(cov, files.at(-1)!), dir);
+    });
+    const host = sides.find((s) => s.bundle === 'driver.js')?.files ?? [];
+    const worker = sides.find((s) => s.bundle === 'worker.js')?.files ?? [];
+    if (workers > 0) {
+      const all = new Set([...host, ...worker]);
+      Object.assign(result, { files_crossed: all.size, host_files: host.length, worker_files: worker.length, host, worker });
+    } else {
+      Object.assign(result, { in_process_files: host.length, in_process: host });
+    }
+  }
+  process.stdout.write(`${JSON.stringify(result)}\n`);
+}
+
+/** The src/ files with a function that ran, in the coverage file of one process of ours. */
+function filesRun(coverageFile: string, dir: string): { bundle: string; files: string[] } {
+  const data = JSON.parse(readFileSync(coverageFile, 'utf8')) as { result: { url: string; functions: { functionName: string; isBlockCoverage: boolean; ranges: { startOffset: number; count: number }[] }[] }[] };
+  for (const script of data.result) {
+    const bundle = ['driver.js', 'worker.js'].find((b) => script.url.endsWith(`/${b}`));
+    if (!bundle) continue;
+    const path = join(dir, bundle);
+    const code = readFileSync(path, 'utf8');
+    const map = new SourceMap(JSON.parse(readFileSync(`${path}.map`, 'utf8')));
+    const lineStarts = [0];
+    for (let i = code.indexOf('\n'); i !== -1; i = code.indexOf('\n', i + 1)) lineStarts.push(i + 1);
+    const files = new Set<string>();
+    for (const fn of script.functions) {
+      const range = fn.ranges[0];
+      // The bundle's own wrapper (offset 0) is every module body at once.
+      if (!range || range.count === 0 || range.startOffset === 0) continue;
+      let line = 0;
+      for (let lo = 0, hi = lineStarts.length - 1; lo <= hi; ) {
+        const mid = (lo + hi) >> 1;
+        if (lineStarts[mid]! <= range.startOffset) {
+          line = mid;
+          lo = mid + 1;
+        } else hi = mid - 1;
+      }
+      const entry = map.findEntry(line, range.startOffset - lineStarts[line]!) as { originalSource?: string };
+      const source = entry.originalSource ? relative(ROOT, resolve(dir, entry.originalSource)) : '';
+      if (source.startsWith('src/')) files.add(source);
+    }
+    return { bundle, files: [...files].sort() };
+  }
+  return { bundle: '', files: [] };
+}
+
+/** The child process: one chat, one task, two prompts; coverage reset between them. */
+async function driver(): Promise<void> {
+  const v8 = await import('node:v8');
+  const { TaskRuntime } = await import('../src/core/runtime/taskRuntime');
+  const { ChatController, ChatWindow } = await import('../src/extension/chatController');
+  const { ViewConnection } = await import('../src/extension/viewConnection');
+  const { memoryHistoryServices } = await import('../src/extension/history/taskHistory');
+  const { fakeHost, recordingPort } = await import('../test/unit/extension/fakes');
+  const { startFakeModelServer } = await import('../test/fixtures/fake-model-server');
+  const dir = process.env.KEEL_BENCH_DIR!;
+  const workers = Number(process.env.KEEL_BENCH_WORKERS);
+  const preload = join(dir, 'reset.js');
+  writeFileSync(preload, "process.on('SIGUSR2', () => require('node:v8').takeCoverage());\n");
+  const server = await startFakeModelServer();
+  server.enqueue({ blocks: [{ type: 'text', text: 'The first answer.' }] }, { blocks: [{ type: 'text', text: 'The second answer, in a few words.' }] });
+  const workspace = mkdtempSync(join(tmpdir(), 'keel-prompt-ws-'));
+  const storage = mkdtempSync(join(tmpdir(), 'keel-prompt-store-'));
+  const h = fakeHost({ provider: { provider: 'anthropic', model: 'claude-test', apiKey: 'sk-bench', baseUrl: server.url } });
+  let runtime: InstanceType<typeof TaskRuntime> | undefined;
+  const window = new ChatWindow({
+    ...h.host,
+    loadRuntime: async (asker) =>
+      (runtime = new TaskRuntime({
+        workspace,
+        storageDir: storage,
+        asker,
+        ...(workers > 0 ? { workers: { max: 4, command: { command: process.execPath, args: ['--require', preload, join(dir, 'worker.js')] } } } : {}),
+      })),
+    history: memoryHistoryServices(),
+    permissionMode: () => 'default',
+  });
+  const chat = new ChatController(window, { id: 'sidebar' });
+  const port = recordingPort();
+  const conn = new ViewConnection('sidebar-1', 'sidebar', port.post, h.log);
+  chat.attach(conn);
+  const fromPage = async (data: unknown) => {
+    const m = conn.receive(data);
+    if (m) await chat.handle(conn, m);
+  };
+  await fromPage({ type: 'ready' });
+  await fromPage({ type: 'prompt', text: 'first' });
+  const task = chat.currentTask!;
+  await task.settled();
+  // Both processes' counts start again here.
+  const pid = runtime?.workerPool()?.status().workers[0]?.pid;
+  const cov = process.env.NODE_V8_COVERAGE!;
+  if (pid) {
+    const before = readdirSync(cov).filter((f) => f.startsWith(`coverage-${pid}-`)).length;
+    process.kill(pid, 'SIGUSR2');
+    while (readdirSync(cov).filter((f) => f.startsWith(`coverage-${pid}-`)).length === before) await new Promise((r) => setTimeout(r, 20));
+  }
+  v8.takeCoverage();
+  const second = new Promise<void>((resolveDone) => task.subscribe((e) => e.type === 'done' && resolveDone()));
+  await fromPage({ type: 'prompt', text: 'second' });
+  await second;
+  v8.takeCoverage();
+  // The worker writes its coverage when it exits: let it stop on its own.
+  await runtime?.shutdownWorkers();
+  window.dispose();
+  await server.close();
+  process.exit(0);
+}

@@ -1,4 +1,0 @@
-import * as zlib from 'node:zlib';
-
-/** Loaded by nodeModules.ts for the first compressed response. */
-export { zlib };
