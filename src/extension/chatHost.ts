@@ -28,6 +28,7 @@ export interface EditorMentions {
   /** The active terminal's selection and last command; null when no terminal is open. */
   terminal?(): Promise<TerminalCapture | null>;
 }
+import type { ChatCommands } from './slashChat';
 
 /** The part of the core's TaskRuntime the chat uses (the real class satisfies it structurally). */
 export interface TaskRuntimeLike {
@@ -94,4 +95,8 @@ export interface ChatHost {
   memory?: MemoryWorkbench;
   /** What `@` mentions read from the editor; absent: mentions stay text (no folder open). */
   mentions?: EditorMentions;
+  /** Slash commands: Keel's built-ins and the `.claude`/`.keel` commands (docs/commands.md). */
+  commands?: ChatCommands;
+  /** Opens the model picker (`/model` without a name). */
+  selectModel?(): void;
 }

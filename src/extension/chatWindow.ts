@@ -3,7 +3,7 @@ import { MODE_SEMANTICS } from '../core/permissions/modes';
 import type { FromWebviewMessage } from '../shared/protocol/fromWebview';
 import type { PendingPermission, RuleScope } from '../shared/protocol/chatMessages';
 import type { ToWebviewPayload } from '../shared/protocol/toWebview';
-import type { TaskHandle } from '../core/runtime/types';
+import type { MessageExtras, TaskHandle } from '../core/runtime/types';
 import type { PermissionDecider } from '../core/runtime/permissionCheck';
 import type { ChatHost, TaskRuntimeLike } from './chatHost';
 import { PermissionBroker } from './permissionBroker';
@@ -243,12 +243,20 @@ export class ChatWindow {
    * closed); rejects when no task can start (no folder, no provider settings, its record cannot
    * be created: nothing runs unrecorded).
    */
-  async startTask(prompt: string, surfaceId: string, wanted: () => boolean, show: (task: TaskHandle) => void, attachments?: MessageAttachment[]): Promise<void> {
+  async startTask(prompt: string, surfaceId: string, wanted: () => boolean, show: (task: TaskHandle) => void, extras: MessageExtras = {}): Promise<void> {
     const runtime = await this.ensureRuntime();
     const provider = await this.host.providerConfig(this.permissionMode());
     if (!wanted() || this.disposedFlag) return;
     const mode = this.permissionMode();
-    const task = runtime.startTask({ prompt, provider, mode, refreshProvider: () => this.host.providerConfig(this.permissionMode()), ...(attachments?.length ? { attachments } : {}) });
+    const task = runtime.startTask({
+      prompt,
+      provider,
+      mode,
+      refreshProvider: () => this.host.providerConfig(this.permissionMode()),
+      ...(extras.command ? { command: extras.command } : {}),
+      ...(extras.attachments?.length ? { attachments: extras.attachments } : {}),
+      ...(extras.images?.length ? { images: extras.images } : {}),
+    });
     this.track(task, provider.model);
     this.host.log.info(`task ${task.id} started in the ${surfaceId} chat (provider ${provider.provider}, model ${provider.model || 'default'}, mode ${mode})`);
     show(task);

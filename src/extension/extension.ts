@@ -24,6 +24,9 @@ import { vscodeHistoryServices } from './history/vscodeHistory';
 import { vscodeWorkbench } from './workbench';
 import { windowLifetime } from './windowLifetime';
 import { editorMentions } from './mentions/editorMentions';
+import { homedir } from 'node:os';
+import { NOTHING_APPROVED } from '../core/commands/projectGate';
+import { chatSlashCommands, type ChatCommands } from './slashChat';
 
 /** This window's lifetime (the appSession machine), from activation to deactivation. */
 let lifetime: AppLifetime | undefined;
@@ -65,6 +68,14 @@ export function activate(context: vscode.ExtensionContext): void {
   context.subscriptions.push(windowTrust, vscode.commands.registerCommand('keel.reviewTrust', () => windowTrust.review('you asked to review it', true)));
   const prompts = createPermissionPrompts(context, log, () => windowTrust.get());
   const workbench = vscodeWorkbench(context, log);
+  // Slash commands of this window's folder and of the person (docs/commands.md); a workspace's own wait for approval.
+  const commands: ChatCommands = {
+    workspace: () => vscode.workspace.workspaceFolders?.[0]?.uri.fsPath,
+    home: homedir(),
+    gate: NOTHING_APPROVED,
+    approveHint: "this Keel cannot approve a workspace's commands yet: copy the file into ~/.claude/commands/ to use it as your own",
+    trust: () => windowTrust.get(),
+  };
   // One MCP hub per window, owned here and shared by every task; its servers end with the window.
   const mcp = vscodeMcpService(context, log, windowTrust);
   // `@problems` and `@terminal` read the editor; files, folders, git and URLs resolve in the core.
@@ -106,6 +117,8 @@ export function activate(context: vscode.ExtensionContext): void {
     loops,
     memory: vscodeMemoryWorkbench(),
     ...(mentions ? { mentions } : {}),
+    commands,
+    selectModel: () => void vscode.commands.executeCommand('keel.selectModel'),
     providerConfig: (mode) => readProviderConfig(context.secrets, mode),
     chatConfig: readChatConfig,
     permissionMode: readPermissionMode,
@@ -123,8 +136,8 @@ export function activate(context: vscode.ExtensionContext): void {
       ...workbench,
       // `@` mentions list the resources of ready MCP servers (`server:uri`) before folders and files.
       findResources: (query, max) => mcp.mentions(query, max),
-      // `/` at the start of a message suggests the prompts of ready MCP servers.
-      findCommands: (query, max) => mcp.slashCommands(query, max),
+      // `/` at the start of a message suggests the built-ins, the `.claude`/`.keel` commands and the prompts of ready MCP servers.
+      findCommands: async (query, max) => [...chatSlashCommands(commands, query, max), ...(await mcp.slashCommands(query, max))].slice(0, max),
       openDiff: async (change) => {
         if (!change.toolCallId || !(await prompts.diff.reveal(change.toolCallId))) await workbench.openDiff(change);
       },

@@ -199,8 +199,9 @@ export function Composer(p: ComposerProps) {
               }}
             >
               <span class="codicon codicon-symbol-event" aria-hidden="true" /> /{c.name}
-              {c.arguments.length > 0 && <span class="keel-note"> {argumentHint(c.arguments)}</span>}
+              {(c.hint ?? (c.arguments.length > 0 ? argumentHint(c.arguments) : '')) && <span class="keel-note"> {c.hint ?? argumentHint(c.arguments)}</span>}
               {c.description && <span class="keel-note"> — {c.description}</span>}
+              {c.source && <span class="keel-note"> ({c.source})</span>}
             </li>
           ))}
         </ul>

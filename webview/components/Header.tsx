@@ -4,6 +4,7 @@ import type { ChatConfig, TaskWorker } from '../../src/shared/protocol/toWebview
 import { NEEDS_APPROVAL, phaseLabel, phaseTimes, RUNNING_ELSEWHERE, stateLook, type StateLook } from '../../src/shared/words/task';
 import { taskWorkerTooltip } from '../../src/shared/words/workers';
 import { formatCost, formatTokens, modelLabel } from '../format';
+import { TodoList } from './TodoList';
 
 export interface HeaderProps {
   transcript: TaskTranscript | null;
@@ -145,6 +146,7 @@ export function Header({ transcript: t, config, page, contextTokens, contextWind
           <ContextMeter used={contextTokens ?? 0} size={contextWindow} />
         </div>
       )}
+      {chat && t?.todos && <TodoList todos={t.todos} />}
     </header>
   );
 }

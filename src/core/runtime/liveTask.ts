@@ -6,7 +6,7 @@ import type { PermissionMode } from '../../shared/domain/permissionModes';
 import { TaskHookPoints } from '../hooks/taskHooks';
 import { applyTaskEvent, emptyTranscript, type TaskTranscript } from '../../shared/domain/transcript';
 import { taskLockKey, type LockManager } from '../locks/lockManager';
-import type { DoneEvent, PendingSubtask } from '../machines/task/task.machine';
+import type { AttachedImage, DoneEvent, PendingSubtask } from '../machines/task/task.machine';
 import { taskStateTags } from '../machines/task/taskTags';
 import type { ProjectMemory } from '../memory/projectMemory';
 import type { TrustView } from '../trust/items';
@@ -26,9 +26,12 @@ import { DEFAULT_LIMITS } from './limits';
 import type { TaskRuntimeOptions } from './options';
 import type { PermissionDecider } from './permissionCheck';
 import { RunPhases } from './runPhases';
-import type { MessageExtras, StartTaskOptions, TaskHandle } from './types';
-import type { MessageAttachment } from '../../shared/domain/attachments';
-import { attachmentText } from '../../shared/domain/attachments';
+import type { CommandRun, MessageExtras, StartTaskOptions, TaskHandle } from './types';
+import { narrowedBy, type CommandNarrowing } from '../commands/narrowing';
+import { normalizeModelId } from '../providers/modelChoice';
+import type { SkillRef } from '../tools/skill';
+import { RunCommands } from './runCommands';
+import { attachmentText, type MessageAttachment } from '../../shared/domain/attachments';
 import { wireTaskMachine } from './wiring';
 import type { WorkerPool } from '../workers/pool';
 import { remoteTurnOf, type RemoteTaskSide } from './remoteTask';
@@ -37,6 +40,8 @@ import { errorMessage } from '../../shared/domain/errors';
 /** What a live task needs from the runtime that owns it. */
 export interface TaskOwner {
   services(): { options: TaskRuntimeOptions; locks: LockManager; tools: ToolRegistry; pool: WorkerPool | null };
+  /** The skills a run may load now (names and descriptions go into its system prompt). */
+  skills(): SkillRef[];
   /** The workspace's memory, or null when memory is off for this host. */
   projectMemory(): ProjectMemory | null;
   /** The memory settings now (read at the start of each run). */
@@ -113,6 +118,12 @@ export class LiveTask implements TaskHandle, TaskParent {
   private providerConfig: ProviderConfig;
   /** The task's event log (hooks' `transcript_path`), or '' when it is not recorded. */
   private readonly transcriptPath: string;
+  /** While a custom command's run lasts: its `allowed-tools` (docs/commands.md). */
+  private narrowing: CommandNarrowing | null = null;
+  /** While a command's run uses its own model: the task's model to go back to. */
+  private modelAfterRun: string | null = null;
+  /** Which command each run answers (a queued command's holds for the run that sends it). */
+  private readonly commands = new RunCommands();
 
   constructor(
     readonly id: string,
@@ -128,7 +139,8 @@ export class LiveTask implements TaskHandle, TaskParent {
     const mode = parent ? parent.permissionMode() : (options.mode ?? 'default');
     this.loopProgressFile = options.loopProgressFile;
     const own = options.loopProgressFile ? allowingLoopProgress(runtime.permissions, options.loopProgressFile, rt.workspace) : runtime.permissions;
-    this.decider = parent ? boundedByAncestors(own, () => parent.ancestorModes()) : own;
+    // A command's allowed-tools narrow every decision of its run, sub-agents' included (they ask their parent).
+    this.decider = narrowedBy(parent ? boundedByAncestors(own, () => parent.ancestorModes()) : own, () => this.narrowing, rt.workspace, rt.home);
     const providerFactory = rt.providerFactory ?? ((config: ProviderConfig) => loadProvider(config));
     const model = options.provider.model;
     this.provider = options.provider.provider;
@@ -171,6 +183,7 @@ export class LiveTask implements TaskHandle, TaskParent {
       subtask: parent !== undefined || parentId !== undefined,
       loopIteration: options.loopProgressFile !== undefined,
       memory: () => runtime.projectMemory(),
+      skills: () => runtime.skills(),
       settings: () => runtime.memorySettings(),
       secrets: runtime.secrets,
       trust: runtime.trust,
@@ -252,13 +265,19 @@ export class LiveTask implements TaskHandle, TaskParent {
   }
 
   /** Starts on the next microtask, so a host that subscribes right after `startTask` sees every event. */
-  start(prompt: string, attachments?: MessageAttachment[]): void {
-    queueMicrotask(() => this.actor.send({ type: 'START', text: prompt, ...(attachments?.length ? { attachments } : {}) }));
+  start(prompt: string): void {
+    queueMicrotask(() => {
+      this.commands.forNextRun(this.options.command);
+      this.actor.send({ type: 'START', text: prompt, ...this.extrasOf(this.options) });
+    });
   }
 
   /** Continues a settled stored task with a new user message (on a later turn of the event loop, like `resumeInterrupted`). */
-  continueWith(followUp: string, attachments?: MessageAttachment[]): void {
-    setImmediate(() => this.actor.send({ type: 'START', text: followUp, ...(attachments?.length ? { attachments } : {}) }));
+  continueWith(followUp: string): void {
+    setImmediate(() => {
+      this.commands.forNextRun(this.options.command);
+      this.actor.send({ type: 'START', text: followUp, ...this.extrasOf(this.options) });
+    });
   }
 
   /**
@@ -340,12 +359,56 @@ export class LiveTask implements TaskHandle, TaskParent {
     return () => this.listeners.delete(listener);
   }
 
-  sendUserMessage(text: string, extras?: MessageExtras): void {
-    this.actor.send({ type: 'USER_MESSAGE', text, ...(extras?.attachments?.length ? { attachments: extras.attachments } : {}) });
+  sendUserMessage(text: string, extras: MessageExtras = {}): void {
+    // A message sent while a run goes on is queued: its command is that of the run that sends it, never this one's.
+    const queues = this.actor.getSnapshot().hasTag('running');
+    if (!queues) this.commands.forNextRun(extras.command);
+    this.actor.send({ type: 'USER_MESSAGE', text, ...this.extrasOf(extras) });
+    const last = this.actor.getSnapshot().context.queued.at(-1);
+    if (queues && extras.command && last) this.commands.queued(last.id, extras.command);
   }
 
   withdrawQueued(id: string): void {
     this.actor.send({ type: 'UNQUEUE', id });
+  }
+
+  /** What a message carries besides its text, as the task machine takes it. */
+  private extrasOf(extras: MessageExtras): { attachments?: MessageAttachment[]; images?: AttachedImage[] } {
+    return { ...(extras.attachments?.length ? { attachments: extras.attachments } : {}), ...(extras.images?.length ? { images: extras.images } : {}) };
+  }
+
+  /** The model later runs use (`/model`); the turn running now keeps its own. */
+  setModel(model: string): void {
+    const id = normalizeModelId(model);
+    if (!id) return;
+    this.modelAfterRun = null;
+    this.actor.send({ type: 'SET_MODEL', model: id });
+  }
+
+  /** The model the task's next run uses. */
+  model(): string {
+    return this.actor.getSnapshot().context.model;
+  }
+
+  /** A custom command's run: its allowed-tools and model hold until that run's `done`. */
+  private beginCommand(command: CommandRun | undefined): void {
+    this.narrowing = command?.narrowing ?? null;
+    const id = command?.model ? normalizeModelId(command.model) : null;
+    if (!id || this.provider === 'demo') return;
+    const current = this.actor.getSnapshot().context.model;
+    if (id === current) return;
+    this.modelAfterRun = current;
+    this.actor.send({ type: 'SET_MODEL', model: id });
+  }
+
+  /** A run ended: a command's narrowing and model end with it. */
+  private endCommand(): void {
+    this.narrowing = null;
+    if (this.modelAfterRun !== null) {
+      const back = this.modelAfterRun;
+      this.modelAfterRun = null;
+      this.actor.send({ type: 'SET_MODEL', model: back });
+    }
   }
 
   cancel(): void {
@@ -398,6 +461,8 @@ export class LiveTask implements TaskHandle, TaskParent {
       rootId: this.rootId,
       transcriptPath: this.transcriptPath,
       loopProgressFile: this.loopProgressFile,
+      narrowing: () => this.narrowing,
+      skills: () => this.runtime.skills(),
       secrets: this.runtime.secrets,
       providerConfig: () => this.providerConfig,
       parentModes: () => this.parent?.ancestorModes() ?? [],
@@ -467,7 +532,11 @@ export class LiveTask implements TaskHandle, TaskParent {
         this.runtime.log('warn', `a task listener threw: ${errorMessage(err)}`);
       }
     }
+    if (event.type === 'unqueued') this.commands.unqueued(event.ids, event.outcome === 'sent');
+    // A run starts after the last one's `done` (which ended that run's command): it takes its own.
+    if (event.type === 'task' && event.state === 'initializing') this.beginCommand(this.commands.take());
     if (event.type === 'done') {
+      this.endCommand();
       // The run is over and its continuation keys (unique per run) can never recur: let them go.
       this.locks.endScope(taskLockKey(this.id));
       const waiters = this.settleWaiters;

@@ -8,6 +8,8 @@ import type { QueryParams } from '../workers/protocol';
 import type { RemoteHookSink } from '../workers/remoteTurn';
 import type { TaskRuntimeOptions } from './options';
 import type { TaskServices } from './wiring';
+import type { CommandNarrowing } from '../commands/narrowing';
+import type { SkillRef } from '../tools/skill';
 
 /** What the worker side of a task's turn loop needs of the live task it runs for. */
 export interface RemoteTaskSide {
@@ -17,6 +19,10 @@ export interface RemoteTaskSide {
   /** The task's event log (hooks' `transcript_path`), or '' when it is not recorded. */
   readonly transcriptPath: string;
   readonly loopProgressFile: string | undefined;
+  /** The allowed-tools of the custom command whose run this is, if any. */
+  narrowing(): CommandNarrowing | null;
+  /** The skills the task may load now (the worker's Skill tool gets this list). */
+  skills(): SkillRef[];
   readonly secrets: SecretKeeper;
   /** The provider settings of the task's last run (refreshed before each). */
   providerConfig(): ProviderConfig;
@@ -99,6 +105,10 @@ function queryParts(task: RemoteTaskSide, rt: TaskRuntimeOptions): Omit<QueryPar
     provider: task.providerConfig(),
     parentModes: task.parentModes(),
     ...(task.loopProgressFile ? { loopProgressFile: task.loopProgressFile } : {}),
+    // A command's allowed-tools narrow the worker's decisions as they narrow the host's.
+    ...(task.narrowing() ? { narrowing: task.narrowing()! } : {}),
+    // The skills the host found and approved: the worker's Skill tool loads only these.
+    skills: task.skills(),
     // The hooks that may run now, as the host decided (user hooks, approved workspace hooks):
     // the worker runs these and reads no settings file of its own.
     ...(rt.hooks ? { hooks: { sessionId: task.rootId, transcriptPath: task.transcriptPath, approved: rt.hooks.runnable() } } : {}),

@@ -3,6 +3,8 @@ import type { TaskEvent } from '../../shared/domain/events';
 import type { TaskTranscript } from '../../shared/domain/transcript';
 import type { PermissionMode } from '../../shared/domain/permissionModes';
 import type { ProviderConfig } from '../providers/types';
+import type { CommandNarrowing } from '../commands/narrowing';
+import type { AttachedImage } from '../machines/task/task.machine';
 
 /** Defined once in src/shared (the webview needs it too); hosts may take it from here. */
 export type { PermissionMode } from '../../shared/domain/permissionModes';
@@ -27,12 +29,31 @@ export interface StartTaskOptions {
   loopProgressFile?: string;
   /** What the first message's mentions brought (src/core/mentions), read by the model after its text. */
   attachments?: MessageAttachment[];
+  /** The first message is a custom slash command's (docs/commands.md): what its run may use. */
+  command?: CommandRun;
+  /** Images attached to the first message (`keel run --image`, the composer). */
+  images?: AttachedImage[];
+}
+
+/**
+ * What a custom slash command asks of the run that answers it (docs/commands.md): its
+ * `allowed-tools` narrow that run's permissions (never widen them), its `model` is that run's
+ * model. Both end with the run.
+ */
+export interface CommandRun {
+  narrowing?: CommandNarrowing;
+  /** A model id or alias (`haiku`); the task's model comes back after the run. */
+  model?: string;
 }
 
 /** What may come with a user message besides its text. */
 export interface MessageExtras {
   /** What its `@` mentions brought (src/core/mentions): the model reads them after the text. */
   attachments?: MessageAttachment[];
+  /** The message is a custom slash command's: what the run answering it may use (a queued one keeps it). */
+  command?: CommandRun;
+  /** Images attached to the message (checked: context/promptImages.ts). */
+  images?: AttachedImage[];
 }
 
 /**

@@ -341,6 +341,7 @@ async function runTool(services: TurnEnvironment & TurnHost, secrets: SecretKeep
     ...(services.ripgrepPath ? { ripgrepPath: services.ripgrepPath } : {}),
     searchExclusions: (root) => services.permissions.searchExclusions(root),
     onOutput: (chunk) => publishChunk(live.push(chunk)),
+    todos: (items) => services.publish({ type: 'todos', taskId, todos: items }),
   });
   publishChunk(live.end());
   return { result: toolResult(call.id, secrets.redact(r.content), r.isError), summary: secrets.redact(r.summary) };

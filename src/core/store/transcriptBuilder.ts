@@ -81,6 +81,12 @@ export class TranscriptBuilder {
       case 'stream':
         t.streamMode = e.mode;
         return;
+      case 'todos':
+        t.todos = e.todos;
+        return;
+      case 'budget':
+        t.budget = { capUsd: e.capUsd, spentUsd: e.spentUsd };
+        return;
       case 'assistant_start':
         this.closeStreaming(false);
         t.model = e.model || t.model;

@@ -1,5 +1,6 @@
 import type { z } from 'zod';
 import type { HeldLock, LockManager } from '../locks/lockManager';
+import type { TodoItem } from '../../shared/domain/todos';
 
 /**
  * A tool in two steps (STYLE.md #4): `subject` describes what the call will touch, before
@@ -53,6 +54,8 @@ export interface ToolContext {
   heldLock?: HeldLock;
   /** The subject the permission decision was made on, when the runtime has it (Write/Edit check their target against it). */
   approved?: PermissionSubject;
+  /** TodoWrite's list: the runtime publishes it as the task's `todos` event. */
+  todos?(items: TodoItem[]): void;
   /**
    * What a recursive search below `root` (Grep, Glob) must skip so that it reads nothing the
    * Read rules keep out: the permission engine's answer (engine.ts `searchExclusions`), which

@@ -9,6 +9,7 @@ export interface QueuedMessage {
   id: string;
   text: string;
   attachments?: AttachmentSummary[];
+  images?: AttachedImageInfo[];
 }
 
 /**
@@ -17,6 +18,14 @@ export interface QueuedMessage {
  * cancelled or stopped: they go back to the person's composer, unsent).
  */
 export type UnqueuedOutcome = 'sent' | 'withdrawn' | 'returned';
+import type { TodoItem } from './todos';
+
+/** An image the person attached to a message, as views and logs name it (its data is in the conversation). */
+export interface AttachedImageInfo {
+  name: string;
+  mediaType: string;
+  bytes: number;
+}
 
 /**
  * What a task tells the outside world, in order. The CLI prints these as NDJSON
@@ -69,8 +78,11 @@ export type TaskEvent =
   | { type: 'task'; taskId: string; state: string; title?: string; tags?: TaskStateTag[] }
   /** The turn machine entered `state`; `tags` say what it means (stateTags.ts; absent in older logs). */
   | { type: 'turn'; taskId: string; state: string; turn: number; tags?: TurnStateTag[] }
-  /** A message of the person; `attachments`: what its mentions brought (the content is in the `message` event). */
-  | { type: 'user_message'; taskId: string; id: string; text: string; attachments?: AttachmentSummary[] }
+  /**
+   * A message of the person; `attachments`: what its mentions brought (the content is in the
+   * `message` event); `images`: the images attached to it (their data is in the `message` event).
+   */
+  | { type: 'user_message'; taskId: string; id: string; text: string; attachments?: AttachmentSummary[]; images?: AttachedImageInfo[] }
   /** The person sent a message while a run was under way: it waits, and is sent when the run ends. */
   | { type: 'queued'; taskId: string; message: QueuedMessage }
   /** Queued messages left the queue (`outcome` says how). */
@@ -88,6 +100,13 @@ export type TaskEvent =
   /** Images the tool returned, for its card: each a `data:` URL the host checked (toolImages.ts). Sent once, after the call. */
   | { type: 'tool_images'; taskId: string; id: string; images: CardImage[] }
   | { type: 'tool_result'; taskId: string; id: string; is_error: boolean; summary: string }
+  /** The agent's todo list, whole, as TodoWrite last set it (src/shared/domain/todos.ts). */
+  | { type: 'todos'; taskId: string; todos: TodoItem[] }
+  /**
+   * The task's budget changed (docs/cli.md, "Budget"): its cap (null: none) and what it has spent,
+   * its sub-agents and calls outside its runs included.
+   */
+  | { type: 'budget'; taskId: string; capUsd: number | null; spentUsd: number }
   | { type: 'permission'; taskId: string; requestId: string; toolCallId: string; tool: string; decision: PermissionDecision; reason?: string }
   | {
       type: 'usage';

@@ -1,7 +1,8 @@
 import { formatDuration } from './duration';
 import type { ErrorCode } from './errors';
 import type { AttachmentSummary } from './attachments';
-import type { GatekeeperOutcome, PermissionDecision, QueuedMessage, RunPhase, StreamMode, TaskEvent } from './events';
+import type { AttachedImageInfo, GatekeeperOutcome, PermissionDecision, QueuedMessage, RunPhase, StreamMode, TaskEvent } from './events';
+import type { TodoItem } from './todos';
 import type { TaskStateTag } from './stateTags';
 import { MAX_CARD_IMAGES, type CardImage } from './toolImages';
 
@@ -12,7 +13,7 @@ import { MAX_CARD_IMAGES, type CardImage } from './toolImages';
  * sides means the two can never disagree about what an event does.
  */
 export type TranscriptItem =
-  | { kind: 'user'; id: string; text: string; attachments?: AttachmentSummary[] }
+  | { kind: 'user'; id: string; text: string; attachments?: AttachmentSummary[]; images?: AttachedImageInfo[] }
   | {
       kind: 'assistant';
       id: string;
@@ -74,6 +75,13 @@ export interface TaskTranscript {
    * task's transcript has none.
    */
   queued?: QueuedMessage[];
+  /**
+   * The task's budget (docs/cli.md, "Budget"): its cap (null: none) and what it spent, sub-agents
+   * and calls outside its runs included. Absent until a budget event.
+   */
+  budget?: { capUsd: number | null; spentUsd: number };
+  /** The agent's todo list as it last wrote it (TodoWrite); absent until it writes one. */
+  todos?: TodoItem[];
 }
 
 export function emptyTranscript(taskId: string, title: string, model: string): TaskTranscript {
@@ -119,6 +127,10 @@ export function applyTaskEvent(t: TaskTranscript, e: TaskEvent): TaskTranscript 
       return { ...t, turnState: e.state, turn: e.turn };
     case 'user_message':
       return { ...t, done: false, items: [...closeStreaming(t.items), userItem(e)] };
+    case 'todos':
+      return { ...t, todos: e.todos };
+    case 'budget':
+      return { ...t, budget: { capUsd: e.capUsd, spentUsd: e.spentUsd } };
     case 'queued':
       return { ...t, queued: [...(t.queued ?? []).filter((q) => q.id !== e.message.id), e.message] };
     case 'unqueued': {
@@ -218,7 +230,13 @@ export function applyTaskEvent(t: TaskTranscript, e: TaskEvent): TaskTranscript 
 
 /** The transcript item of a `user_message` event (shared with the store's TranscriptBuilder). Pure. */
 export function userItem(e: Extract<TaskEvent, { type: 'user_message' }>): TranscriptItem {
-  return { kind: 'user', id: e.id, text: e.text, ...(e.attachments && e.attachments.length > 0 ? { attachments: e.attachments } : {}) };
+  return {
+    kind: 'user',
+    id: e.id,
+    text: e.text,
+    ...(e.attachments && e.attachments.length > 0 ? { attachments: e.attachments } : {}),
+    ...(e.images && e.images.length > 0 ? { images: e.images } : {}),
+  };
 }
 
 /** The header's phases after a `phase` event (pure; shared with the store's TranscriptBuilder). */

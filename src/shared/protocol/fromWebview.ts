@@ -14,11 +14,27 @@ import type { ParseResult } from './toWebview';
 export const readyMessageSchema = z.object({ type: z.literal('ready'), lastSeq: z.number().int().nonnegative().optional() });
 
 /**
- * Text the user sent: starts a task when none is open, else a follow-up to the open task (queued
- * while a run is under way). Its `@` mentions (domain/mentions.ts) are found and resolved by the
- * host: the page sends the text as typed and never reads what a mention names.
+ * An image attached to a prompt (pasted, dropped or picked in the composer): its name and its
+ * bytes as base64. The host checks each one (PNG, JPEG, GIF or WebP by its first bytes, at most
+ * 5 MB) before anything is sent; the limits here only bound the message.
  */
-export const promptMessageSchema = z.object({ type: z.literal('prompt'), text: z.string().max(200_000).refine((s) => s.trim().length > 0, 'empty prompt') });
+export const promptImageSchema = z.object({
+  name: z.string().min(1).max(300),
+  data: z.string().max(Math.ceil((5 * 1024 * 1024) / 3) * 4 + 4),
+});
+export type PromptImageMessage = z.infer<typeof promptImageSchema>;
+
+/**
+ * Text the user sent (with the images attached to it): starts a task when none is open, else a
+ * follow-up to the open task (queued while a run is under way). Its `@` mentions
+ * (domain/mentions.ts) are found and resolved by the host: the page sends the text as typed and
+ * never reads what a mention names.
+ */
+export const promptMessageSchema = z.object({
+  type: z.literal('prompt'),
+  text: z.string().max(200_000).refine((s) => s.trim().length > 0, 'empty prompt'),
+  images: z.array(promptImageSchema).max(20).optional(),
+});
 
 /** Cancel the shown task's queued message `id` before it is sent. */
 export const withdrawQueuedMessageSchema = z.object({ type: z.literal('withdrawQueued'), id: z.string().min(1).max(200) });

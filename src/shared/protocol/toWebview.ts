@@ -127,13 +127,19 @@ export const mentionResultsMessageSchema = z.object({
 });
 
 /**
- * One slash command the composer can suggest: today the prompts of ready MCP servers,
- * `mcp__<server>__<prompt>`, with their argument names (a server wrote them: bounded, shown as text).
+ * One slash command the composer can suggest (docs/commands.md): Keel's built-ins (`/clear`,
+ * `/compact`, …), the custom commands of `.claude/commands/` and `.keel/commands/` (the person's
+ * and the approved ones of the workspace), and the prompts of ready MCP servers,
+ * `mcp__<server>__<prompt>`, with their argument names (a server wrote them: bounded, shown as
+ * text). `hint` is a command's `argument-hint` as written; `source` says where it comes from
+ * ("built-in", "user", "project:frontend", "MCP server x").
  */
 export const slashCommandSchema = z.object({
   name: z.string().max(200).regex(/^\S+$/),
   description: z.string().max(400),
   arguments: z.array(z.object({ name: z.string().max(100), required: z.boolean() })).max(20),
+  hint: z.string().max(200).optional(),
+  source: z.string().max(300).optional(),
 });
 export type SlashCommand = z.infer<typeof slashCommandSchema>;
 

@@ -2,7 +2,8 @@ import { and, assign, enqueueActions, fromCallback, fromPromise, sendTo, setup, 
 import { summaryOf, type MessageAttachment } from '../../../shared/domain/attachments';
 import type { KeelError } from '../../../shared/domain/errors';
 import type { TaskEvent, TaskStatus } from '../../../shared/domain/events';
-import { ZERO_USAGE, type ConversationMessage, type StopReason, type ToolResultBlock, type Usage } from '../../../shared/domain/messages';
+import { ZERO_USAGE, type ConversationMessage, type ImageBlock, type StopReason, type ToolResultBlock, type Usage } from '../../../shared/domain/messages';
+import type { AttachedImageInfo } from '../../../shared/domain/events';
 import type { PermissionMode } from '../../../shared/domain/permissionModes';
 import { isTaskStateTag, type TaskStateTag } from '../../../shared/domain/stateTags';
 import { tagsOfState } from '../stateTags';
@@ -53,6 +54,8 @@ export interface PendingMessage {
   id: string;
   text: string;
   attachments?: MessageAttachment[];
+  /** Images attached to it (checked: context/promptImages.ts). */
+  images?: AttachedImage[];
 }
 
 export interface PendingSubtask {
@@ -89,13 +92,19 @@ interface TaskContext extends Required<TaskInput> {
   lastDone: DoneEvent | null;
 }
 
+/** An image the person attached to a message: the block the model gets, and how views name it. */
+export interface AttachedImage {
+  block: ImageBlock;
+  info: AttachedImageInfo;
+}
+
 /** A run's last event. */
 export type DoneEvent = TaskEvent & { type: 'done' };
 
 export type TaskMachineEvent =
-  | { type: 'START'; text: string; attachments?: MessageAttachment[] }
+  | { type: 'START'; text: string; attachments?: MessageAttachment[]; images?: AttachedImage[] }
   /** A message of the person: it starts the next run, or waits for the run under way to end (queued). */
-  | { type: 'USER_MESSAGE'; text: string; attachments?: MessageAttachment[] }
+  | { type: 'USER_MESSAGE'; text: string; attachments?: MessageAttachment[]; images?: AttachedImage[] }
   /** The person cancelled queued message `id` before it was sent. */
   | { type: 'UNQUEUE'; id: string }
   | { type: 'CANCEL' }
@@ -103,6 +112,8 @@ export type TaskMachineEvent =
   | { type: 'ABANDON' }
   /** The permission mode from now on: the running turn's next decisions and every later run. */
   | { type: 'SET_MODE'; mode: PermissionMode }
+  /** The model of every later run (`/model`, a command's `model`); a running turn keeps its own. */
+  | { type: 'SET_MODEL'; model: string }
   | { type: 'MARK_INTERRUPTED' }
   | { type: 'RESUME'; note: string }
   | { type: 'SUBTASK_STARTED'; toolCallId: string; description: string; prompt: string }
@@ -182,15 +193,21 @@ const taskSetup = setup({
     }),
     /** A user message: shown (user_message), logged for the conversation (message), and added to it. */
     acceptUserMessage: enqueueActions<TaskContext, TaskMachineEvent, Omit<PendingMessage, 'id'>, TaskMachineEvent, never, Publish, never, never, never>(({ context, enqueue }, p) => {
-      enqueue({ type: 'publish', params: userMessageEvent(context, p.text, p.attachments) });
-      enqueue({ type: 'publish', params: conversationEvent(context, p.text, p.attachments) });
-      enqueue.assign({ messages: [...context.messages, userMessageOf(p.text, p.attachments)], userMessages: context.userMessages + 1, submitted: p.text });
+      const message = fullMessageOf(p);
+      enqueue({ type: 'publish', params: userMessageEvent(context, p.text, p.attachments, p.images) });
+      enqueue({ type: 'publish', params: { type: 'message', taskId: context.taskId, message } });
+      enqueue.assign({ messages: [...context.messages, message], userMessages: context.userMessages + 1, submitted: p.text });
     }),
     /** A message while a run is under way waits for it to end: never refused, never a second request. */
     enqueueMessage: enqueueActions<TaskContext, TaskMachineEvent, undefined, TaskMachineEvent, never, Publish, never, never, never>(({ context, event, enqueue }) => {
       if (event.type !== 'USER_MESSAGE') return;
-      const message: PendingMessage = { id: `${context.taskId}-q${context.queuedCount + 1}`, text: event.text, ...(event.attachments?.length ? { attachments: event.attachments } : {}) };
-      const shown = { id: message.id, text: message.text, ...(message.attachments ? { attachments: message.attachments.map(summaryOf) } : {}) };
+      const message: PendingMessage = { id: `${context.taskId}-q${context.queuedCount + 1}`, ...messageOf(event) };
+      const shown = {
+        id: message.id,
+        text: message.text,
+        ...(message.attachments ? { attachments: message.attachments.map(summaryOf) } : {}),
+        ...(message.images ? { images: message.images.map((i) => i.info) } : {}),
+      };
       enqueue({ type: 'publish', params: { type: 'queued', taskId: context.taskId, message: shown } });
       enqueue.assign({ queued: [...context.queued, message], queuedCount: context.queuedCount + 1 });
     }),
@@ -208,9 +225,10 @@ const taskSetup = setup({
       let count = context.userMessages;
       for (const q of context.queued) {
         const at = { ...context, userMessages: count };
-        enqueue({ type: 'publish', params: userMessageEvent(at, q.text, q.attachments) });
-        enqueue({ type: 'publish', params: conversationEvent(at, q.text, q.attachments) });
-        messages = [...messages, userMessageOf(q.text, q.attachments)];
+        const message = fullMessageOf(q);
+        enqueue({ type: 'publish', params: userMessageEvent(at, q.text, q.attachments, q.images) });
+        enqueue({ type: 'publish', params: { type: 'message', taskId: context.taskId, message } });
+        messages = [...messages, message];
         count += 1;
       }
       enqueue.assign({ messages, userMessages: count, submitted: context.queued.map((q) => q.text).join('\n\n'), queued: [] });
@@ -332,6 +350,7 @@ export const taskMachine = taskSetup.createMachine({
     // A subtask result nobody is waiting for: late or duplicate. Never drives the task.
     SUBTASK_DONE: { actions: assign({ ignoredSubtaskEvents: ({ context }) => context.ignoredSubtaskEvents + 1 }) },
     SET_MODE: { actions: assign({ mode: ({ event }) => event.mode }) },
+    SET_MODEL: { actions: assign({ model: ({ event }) => event.model }) },
     CHARGE: { actions: 'charge' },
     UNQUEUE: { actions: 'withdrawQueued' },
     // After the run's `done` (or with no run going on): the record's failure is told; nothing else changes.
@@ -371,7 +390,7 @@ export const taskMachine = taskSetup.createMachine({
             assign({ submitted: null }),
             // A resume note becomes a user message like any other (a view shows it, the log keeps it).
             { type: 'publish', params: ({ context }) => (context.pendingText === null ? null : userMessageEvent(context, context.pendingText)) },
-            { type: 'publish', params: ({ context }) => (context.pendingText === null ? null : conversationEvent(context, context.pendingText)) },
+            { type: 'publish', params: ({ context }) => (context.pendingText === null ? null : { type: 'message', taskId: context.taskId, message: userText(context.pendingText) }) },
             'takePendingText',
           ],
         },
@@ -600,18 +619,27 @@ function runStartOf(context: TaskContext): RunStartInput {
   return { taskId: context.taskId, run: context.runs + 1, prompt, submitted: context.submitted, fromMessage: pending !== null ? context.messages.length : Math.max(0, context.messages.length - 1) };
 }
 
-function userMessageEvent(context: Pick<TaskContext, 'taskId' | 'userMessages'>, text: string, attachments?: MessageAttachment[]): TaskEvent {
-  const shown = attachments?.length ? { attachments: attachments.map(summaryOf) } : {};
+function userMessageEvent(context: Pick<TaskContext, 'taskId' | 'userMessages'>, text: string, attachments?: MessageAttachment[], images?: AttachedImage[]): TaskEvent {
+  const shown = {
+    ...(attachments?.length ? { attachments: attachments.map(summaryOf) } : {}),
+    ...(images?.length ? { images: images.map((i) => i.info) } : {}),
+  };
   return { type: 'user_message', taskId: context.taskId, id: `${context.taskId}-u${context.userMessages + 1}`, text, ...shown };
 }
 
-function conversationEvent(context: Pick<TaskContext, 'taskId'>, text: string, attachments?: MessageAttachment[]): TaskEvent {
-  return { type: 'message', taskId: context.taskId, message: attachments?.length ? userMessageOf(text, attachments) : userText(text) };
+/**
+ * A user message as the model reads it: the attached images first (as the Messages API
+ * recommends), then the text, then what its mentions brought (conversation.ts `userMessageOf`).
+ */
+function fullMessageOf(m: Omit<PendingMessage, 'id'>): ConversationMessage {
+  if (!m.images?.length && !m.attachments?.length) return userText(m.text);
+  const withMentions = userMessageOf(m.text, m.attachments);
+  return { role: 'user', content: [...(m.images ?? []).map((i) => i.block), ...withMentions.content] };
 }
 
 /** The message a START or USER_MESSAGE carries. */
-function messageOf(event: { text: string; attachments?: MessageAttachment[] }): Omit<PendingMessage, 'id'> {
-  return { text: event.text, ...(event.attachments?.length ? { attachments: event.attachments } : {}) };
+function messageOf(event: { text: string; attachments?: MessageAttachment[]; images?: AttachedImage[] }): Omit<PendingMessage, 'id'> {
+  return { text: event.text, ...(event.attachments?.length ? { attachments: event.attachments } : {}), ...(event.images?.length ? { images: event.images } : {}) };
 }
 
 function errorEvent(context: TaskContext): TaskEvent | null {
