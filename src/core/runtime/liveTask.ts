@@ -30,7 +30,6 @@ import type { CommandRun, MessageExtras, StartTaskOptions, TaskHandle } from './
 import { narrowedBy, type CommandNarrowing } from '../commands/narrowing';
 import { normalizeModelId } from '../providers/modelChoice';
 import type { SkillRef } from '../tools/skill';
-import { RunCommands } from './runCommands';
 import { attachmentText, type MessageAttachment } from '../../shared/domain/attachments';
 import { wireTaskMachine } from './wiring';
 import type { WorkerPool } from '../workers/pool';
@@ -122,8 +121,6 @@ export class LiveTask implements TaskHandle, TaskParent {
   private narrowing: CommandNarrowing | null = null;
   /** While a command's run uses its own model: the task's model to go back to. */
   private modelAfterRun: string | null = null;
-  /** Which command each run answers (a queued command's holds for the run that sends it). */
-  private readonly commands = new RunCommands();
 
   constructor(
     readonly id: string,
@@ -224,6 +221,7 @@ export class LiveTask implements TaskHandle, TaskParent {
       },
       stopPhases: () => this.phases.stop(),
       release: () => this.stop(),
+      startCommand: (command) => this.beginCommand(command),
       publish: (e) => this.emit(e),
       startSubtask: (sub) => {
         const child = runtime.ensureSubtask(this, sub);
@@ -267,7 +265,6 @@ export class LiveTask implements TaskHandle, TaskParent {
   /** Starts on the next microtask, so a host that subscribes right after `startTask` sees every event. */
   start(prompt: string): void {
     queueMicrotask(() => {
-      this.commands.forNextRun(this.options.command);
       this.actor.send({ type: 'START', text: prompt, ...this.extrasOf(this.options) });
     });
   }
@@ -275,7 +272,6 @@ export class LiveTask implements TaskHandle, TaskParent {
   /** Continues a settled stored task with a new user message (on a later turn of the event loop, like `resumeInterrupted`). */
   continueWith(followUp: string): void {
     setImmediate(() => {
-      this.commands.forNextRun(this.options.command);
       this.actor.send({ type: 'START', text: followUp, ...this.extrasOf(this.options) });
     });
   }
@@ -360,12 +356,8 @@ export class LiveTask implements TaskHandle, TaskParent {
   }
 
   sendUserMessage(text: string, extras: MessageExtras = {}): void {
-    // A message sent while a run goes on is queued: its command is that of the run that sends it, never this one's.
-    const queues = this.actor.getSnapshot().hasTag('running');
-    if (!queues) this.commands.forNextRun(extras.command);
+    // A command's message narrows the run that answers it (the task machine's `startCommand`), never the one going on.
     this.actor.send({ type: 'USER_MESSAGE', text, ...this.extrasOf(extras) });
-    const last = this.actor.getSnapshot().context.queued.at(-1);
-    if (queues && extras.command && last) this.commands.queued(last.id, extras.command);
   }
 
   withdrawQueued(id: string): void {
@@ -373,8 +365,12 @@ export class LiveTask implements TaskHandle, TaskParent {
   }
 
   /** What a message carries besides its text, as the task machine takes it. */
-  private extrasOf(extras: MessageExtras): { attachments?: MessageAttachment[]; images?: AttachedImage[] } {
-    return { ...(extras.attachments?.length ? { attachments: extras.attachments } : {}), ...(extras.images?.length ? { images: extras.images } : {}) };
+  private extrasOf(extras: MessageExtras): { attachments?: MessageAttachment[]; images?: AttachedImage[]; command?: CommandRun } {
+    return {
+      ...(extras.attachments?.length ? { attachments: extras.attachments } : {}),
+      ...(extras.images?.length ? { images: extras.images } : {}),
+      ...(extras.command ? { command: extras.command } : {}),
+    };
   }
 
   /** The model later runs use (`/model`); the turn running now keeps its own. */
@@ -532,9 +528,6 @@ export class LiveTask implements TaskHandle, TaskParent {
         this.runtime.log('warn', `a task listener threw: ${errorMessage(err)}`);
       }
     }
-    if (event.type === 'unqueued') this.commands.unqueued(event.ids, event.outcome === 'sent');
-    // A run starts after the last one's `done` (which ended that run's command): it takes its own.
-    if (event.type === 'task' && event.state === 'initializing') this.beginCommand(this.commands.take());
     if (event.type === 'done') {
       this.endCommand();
       // The run is over and its continuation keys (unique per run) can never recur: let them go.

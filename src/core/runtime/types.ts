@@ -3,7 +3,7 @@ import type { TaskEvent } from '../../shared/domain/events';
 import type { TaskTranscript } from '../../shared/domain/transcript';
 import type { PermissionMode } from '../../shared/domain/permissionModes';
 import type { ProviderConfig } from '../providers/types';
-import type { CommandNarrowing } from '../commands/narrowing';
+import type { CommandRun } from '../commands/commandRun';
 import type { AttachedImage } from '../machines/task/task.machine';
 
 /** Defined once in src/shared (the webview needs it too); hosts may take it from here. */
@@ -35,16 +35,7 @@ export interface StartTaskOptions {
   images?: AttachedImage[];
 }
 
-/**
- * What a custom slash command asks of the run that answers it (docs/commands.md): its
- * `allowed-tools` narrow that run's permissions (never widen them), its `model` is that run's
- * model. Both end with the run.
- */
-export interface CommandRun {
-  narrowing?: CommandNarrowing;
-  /** A model id or alias (`haiku`); the task's model comes back after the run. */
-  model?: string;
-}
+export type { CommandRun } from '../commands/commandRun';
 
 /** What may come with a user message besides its text. */
 export interface MessageExtras {

@@ -24,7 +24,7 @@ import type { PreparedRun, RunStart } from './runPhases';
 import { buildSystemPrompt } from './systemPrompt';
 import type { McpToolSource } from '../mcp/toolSource';
 import { runMcpCall } from '../mcp/wiring';
-import type { TaskHandle } from './types';
+import type { CommandRun, TaskHandle } from './types';
 import { remoteTurn, type RemoteTurnDeps } from '../workers/remoteTurn';
 import type { TurnHost } from './turnHost';
 import { errorMessage } from '../../shared/domain/errors';
@@ -66,6 +66,8 @@ export interface TaskServices {
   stopPhases?(): void;
   /** Lets the task go (its log closed, its lock released): its worker died, or its record failed. */
   release?(): void;
+  /** A run starts answering `command` (undefined: none): its allowed-tools and model hold until its `done`. */
+  startCommand?(command: CommandRun | undefined): void;
   publish(event: TaskEvent): void;
   /**
    * Resolves once every event published so far is durable (the task's log fsynced). A tool runs
@@ -310,6 +312,7 @@ export function wireTaskMachine(services: TaskServices) {
       publish,
       stopPhases: () => services.stopPhases?.(),
       release: () => services.release?.(),
+      startCommand: (_: unknown, command: CommandRun | undefined) => services.startCommand?.(command),
     },
   });
 }

@@ -11,6 +11,7 @@ import { userMessageOf, userText } from '../turn/conversation';
 import { queryMachine } from '../query/query.machine';
 import { turnMachine, type TurnLimits, type TurnOutput } from '../turn/turn.machine';
 import type { TurnInput } from '../turn/types';
+import { combineCommands, type CommandRun } from '../../commands/commandRun';
 import { addUsage } from '../turn/turnHelpers';
 
 /** What a task starts from: a new task, or one rebuilt from its log. */
@@ -56,6 +57,8 @@ export interface PendingMessage {
   attachments?: MessageAttachment[];
   /** Images attached to it (checked: context/promptImages.ts). */
   images?: AttachedImage[];
+  /** The custom command it is (docs/commands.md): the run answering it is narrowed by it. */
+  command?: CommandRun;
 }
 
 export interface PendingSubtask {
@@ -82,6 +85,11 @@ interface TaskContext extends Required<TaskInput> {
   submitted: string | null;
   /** Messages sent while a run was under way, oldest first: the next run's, when this one ends. */
   queued: PendingMessage[];
+  /**
+   * The custom command the next (or last) run answers: set with the message(s) it answers, kept
+   * by a retry; the runtime applies it when the run starts (`startCommand`).
+   */
+  command: CommandRun | undefined;
   /** Messages ever queued (keeps their ids unique). */
   queuedCount: number;
   /** How the current run ended outside its turn loop: its worker died, or its record failed (the task is then let go: `release`). */
@@ -102,9 +110,9 @@ export interface AttachedImage {
 export type DoneEvent = TaskEvent & { type: 'done' };
 
 export type TaskMachineEvent =
-  | { type: 'START'; text: string; attachments?: MessageAttachment[]; images?: AttachedImage[] }
+  | { type: 'START'; text: string; attachments?: MessageAttachment[]; images?: AttachedImage[]; command?: CommandRun }
   /** A message of the person: it starts the next run, or waits for the run under way to end (queued). */
-  | { type: 'USER_MESSAGE'; text: string; attachments?: MessageAttachment[]; images?: AttachedImage[] }
+  | { type: 'USER_MESSAGE'; text: string; attachments?: MessageAttachment[]; images?: AttachedImage[]; command?: CommandRun }
   /** The person cancelled queued message `id` before it was sent. */
   | { type: 'UNQUEUE'; id: string }
   | { type: 'CANCEL' }
@@ -171,6 +179,11 @@ const taskSetup = setup({
     stopPhases: () => {},
     /** Lets the task go: its log closed, its lock released (a task whose worker died or whose record failed). Provided by the runtime. */
     release: (_: unknown, _p: undefined) => {},
+    /**
+     * A run starts (after the last run's `done`, which ended that run's command): the runtime
+     * narrows it by the command it answers (none: `undefined`). Provided by the runtime.
+     */
+    startCommand: (_: unknown, _command: CommandRun | undefined) => {},
     /** Publishes the run's owed `done` (a settled run whose phases finished, or that is left before they did). */
     publishOwedDone: enqueueActions<TaskContext, TaskMachineEvent, undefined, TaskMachineEvent, never, Publish, never, never, never>(({ context, enqueue }) => {
       if (context.owedDone === null) return;
@@ -196,7 +209,7 @@ const taskSetup = setup({
       const message = fullMessageOf(p);
       enqueue({ type: 'publish', params: userMessageEvent(context, p.text, p.attachments, p.images) });
       enqueue({ type: 'publish', params: { type: 'message', taskId: context.taskId, message } });
-      enqueue.assign({ messages: [...context.messages, message], userMessages: context.userMessages + 1, submitted: p.text });
+      enqueue.assign({ messages: [...context.messages, message], userMessages: context.userMessages + 1, submitted: p.text, command: p.command });
     }),
     /** A message while a run is under way waits for it to end: never refused, never a second request. */
     enqueueMessage: enqueueActions<TaskContext, TaskMachineEvent, undefined, TaskMachineEvent, never, Publish, never, never, never>(({ context, event, enqueue }) => {
@@ -231,7 +244,9 @@ const taskSetup = setup({
         messages = [...messages, message];
         count += 1;
       }
-      enqueue.assign({ messages, userMessages: count, submitted: context.queued.map((q) => q.text).join('\n\n'), queued: [] });
+      // One run answers them all: it may do only what each of their commands allows.
+      const command = combineCommands(context.queued.flatMap((q) => (q.command ? [q.command] : [])));
+      enqueue.assign({ messages, userMessages: count, submitted: context.queued.map((q) => q.text).join('\n\n'), queued: [], command });
     }),
     /** The run was cancelled or the task stopped: queued messages go back to the person, unsent. */
     returnQueued: enqueueActions<TaskContext, TaskMachineEvent, undefined, TaskMachineEvent, never, Publish, never, never, never>(({ context, enqueue }) => {
@@ -341,6 +356,7 @@ export const taskMachine = taskSetup.createMachine({
     submitted: null,
     queued: [],
     queuedCount: 0,
+    command: undefined,
     ending: null,
     owedDone: null,
     lastDone: null,
@@ -372,7 +388,12 @@ export const taskMachine = taskSetup.createMachine({
     initializing: {
       tags: ['running'],
       // A run left while finishing (a new message, RETRY) publishes its `done` first: it stays that run's last event.
-      entry: ['publishOwedDone', assign({ lastDone: null }), { type: 'publish', params: ({ context }) => stateEvent(context, 'initializing') }],
+      entry: [
+        'publishOwedDone',
+        assign({ lastDone: null }),
+        { type: 'startCommand', params: ({ context }) => context.command },
+        { type: 'publish', params: ({ context }) => stateEvent(context, 'initializing') },
+      ],
       on: {
         USER_MESSAGE: { actions: 'enqueueMessage' },
         INTERRUPT: { target: '#task.interrupted', actions: 'stopPhases' },
@@ -638,8 +659,13 @@ function fullMessageOf(m: Omit<PendingMessage, 'id'>): ConversationMessage {
 }
 
 /** The message a START or USER_MESSAGE carries. */
-function messageOf(event: { text: string; attachments?: MessageAttachment[]; images?: AttachedImage[] }): Omit<PendingMessage, 'id'> {
-  return { text: event.text, ...(event.attachments?.length ? { attachments: event.attachments } : {}), ...(event.images?.length ? { images: event.images } : {}) };
+function messageOf(event: { text: string; attachments?: MessageAttachment[]; images?: AttachedImage[]; command?: CommandRun }): Omit<PendingMessage, 'id'> {
+  return {
+    text: event.text,
+    ...(event.attachments?.length ? { attachments: event.attachments } : {}),
+    ...(event.images?.length ? { images: event.images } : {}),
+    ...(event.command ? { command: event.command } : {}),
+  };
 }
 
 function errorEvent(context: TaskContext): TaskEvent | null {
