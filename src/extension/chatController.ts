@@ -148,6 +148,11 @@ export class ChatController implements ChatSurface {
     return this.options.isActive?.() ?? false;
   }
 
+  /** Shows the chat page and puts the focus in its message box (Keel: Focus Chat). */
+  focusComposer(): void {
+    this.broadcast({ type: 'focusComposer' });
+  }
+
   shownTaskId(): string | undefined {
     return this.current?.id;
   }

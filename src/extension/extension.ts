@@ -12,6 +12,7 @@ import { ChatPanels } from './chatPanel';
 import { ChatViewProvider } from './chatViewProvider';
 import { showWorkers } from './showWorkers';
 import { registerCommands } from './commands';
+import { registerShortcuts } from './shortcuts';
 import { readChatConfig, readKeelSettings, readPermissionMode, readProviderConfig } from './providerSettings';
 import { notificationAsker } from './permissionDialog';
 import { permissionIndicators } from './permissions/indicators';
@@ -165,6 +166,7 @@ export function activate(context: vscode.ExtensionContext): void {
   );
 
   registerCommands({ context, chats, panels, output, log });
+  registerShortcuts({ context, chats, broker: chatWindow.permissions, revealDiff: (id) => prompts.diff.reveal(id), log });
   // The loop page shows in the chat the person sees: the editor tab when it is active, else the side bar.
   const showLoopPage = async (name?: string) => (await chats.showTarget()).navigate('loop', name);
   context.subscriptions.push(
