@@ -20,6 +20,7 @@ import { ChatWindow, type ChatSurface } from './chatWindow';
 import { slashInChat, type SlashSurface } from './slashChat';
 import type { PromptImageMessage } from '../shared/protocol/fromWebview';
 import { promptImageFromData, tooManyImages } from '../core/context/promptImages';
+import { isCardImageSrc } from '../shared/domain/toolImages';
 import type { AttachedImage } from '../core/machines/task/task.machine';
 
 /** The images a prompt message carried, checked; or what is wrong with them. */
@@ -30,7 +31,9 @@ function checkedImages(attached: readonly PromptImageMessage[]): AttachedImage[]
   for (const a of attached) {
     const r = promptImageFromData(a.name, a.data);
     if (!r.ok) return r.problem;
-    out.push(r.image);
+    // The preview is the composer's: kept only when it is a checked image, else the transcript shows the name.
+    const thumbnail = a.thumbnail && isCardImageSrc(a.thumbnail) ? a.thumbnail : undefined;
+    out.push(thumbnail ? { ...r.image, info: { ...r.image.info, thumbnail } } : r.image);
   }
   return out;
 }

@@ -209,10 +209,10 @@ export function App({ store, post, initialDraft = '', persist }: AppProps) {
         onWithdraw={(id) => post({ type: 'withdrawQueued', id })}
         returned={store.returned.value}
         focusRequest={store.focusRequest.value}
-        onSend={(text) => {
+        onSend={(text, images) => {
           store.clearNotices();
           actions.setPage('chat');
-          post({ type: 'prompt', text });
+          post({ type: 'prompt', text, ...(images.length > 0 ? { images } : {}) });
         }}
         onCancel={() => post({ type: 'cancel' })}
         onMode={(m) => post({ type: 'setMode', mode: m })}

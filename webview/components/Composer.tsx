@@ -5,6 +5,9 @@ import type { MentionItem, SlashCommand } from '../../src/shared/protocol/toWebv
 import { activeMention, composerChips, iconOfKind, insertMention, withoutChip } from '../mentions';
 import { activeSlash, argumentHint, insertSlash } from '../slashCommands';
 import { MentionChips, QueuedMessages } from './Chips';
+import { ComposerImages } from './ComposerImages';
+import { admitImages, readImage, thumbnailOf, type ComposerImage } from '../images';
+import { PROMPT_IMAGE_TYPES } from '../../src/shared/domain/promptImageLimits';
 
 export interface ComposerProps {
   busy: boolean;
@@ -18,7 +21,8 @@ export interface ComposerProps {
   initialDraft: string;
   /** The latest answer to a mention query: what can be mentioned. */
   mentions: { queryId: number; items: MentionItem[] } | null;
-  onSend(text: string): void;
+  /** The message and the images attached to it (checked here; the host checks them again). */
+  onSend(text: string, images: { name: string; data: string; thumbnail?: string }[]): void;
   onCancel(): void;
   onMode(mode: PermissionMode): void;
   onDraft(text: string): void;
@@ -52,6 +56,9 @@ export function Composer(p: ComposerProps) {
   const [slash, setSlash] = useState<{ caret: number; queryId: number } | null>(null);
   const [active, setActive] = useState(0);
   const ref = useRef<HTMLTextAreaElement>(null);
+  const fileRef = useRef<HTMLInputElement>(null);
+  const [images, setImages] = useState<ComposerImage[]>([]);
+  const [imageProblems, setImageProblems] = useState<string[]>([]);
   const canSend = !p.disabled && text.trim().length > 0;
   const items = mention && p.mentions?.queryId === mention.queryId ? p.mentions.items.slice(0, 12) : [];
   const commands = slash && p.commands?.queryId === slash.queryId ? p.commands.commands.slice(0, 12) : [];
@@ -128,9 +135,30 @@ export function Composer(p: ComposerProps) {
     focusAt(next.caret);
   };
 
+  /** Pasted, dropped or picked files: the images that may join are read; the others are said. */
+  const addFiles = async (files: File[]) => {
+    if (files.length === 0) return;
+    const { admitted, problems } = admitImages(images.length, files);
+    const read = await Promise.all(admitted.map((f) => readImage(f).then((i) => i, () => f.name || 'the pasted image')));
+    setImageProblems([...problems, ...read.filter((r): r is string => typeof r === 'string').map((n) => `${n} could not be read`)]);
+    const added = read.filter((r): r is ComposerImage => typeof r !== 'string');
+    setImages((cur) => [...cur, ...added]);
+    for (const img of added) {
+      void thumbnailOf(img.url).then(
+        (thumbnail) => thumbnail && setImages((cur) => cur.map((i) => (i.id === img.id ? { ...i, thumbnail } : i))),
+        () => undefined,
+      );
+    }
+  };
+
   const send = () => {
     if (!canSend) return;
-    p.onSend(text);
+    p.onSend(
+      text,
+      images.map((i) => ({ name: i.name, data: i.data, ...(i.thumbnail ? { thumbnail: i.thumbnail } : {}) })),
+    );
+    setImages([]);
+    setImageProblems([]);
     setDraft('');
     setMention(null);
     setSlash(null);
@@ -179,6 +207,15 @@ export function Composer(p: ComposerProps) {
       onSubmit={(e) => {
         e.preventDefault();
         send();
+      }}
+      onDragOver={(e) => {
+        if (e.dataTransfer?.types.includes('Files')) e.preventDefault();
+      }}
+      onDrop={(e) => {
+        const files = [...(e.dataTransfer?.files ?? [])];
+        if (files.length === 0) return;
+        e.preventDefault();
+        void addFiles(files);
       }}
     >
       {p.queued && p.onWithdraw && <QueuedMessages queued={p.queued} onWithdraw={p.onWithdraw} />}
@@ -229,6 +266,7 @@ export function Composer(p: ComposerProps) {
           ))}
         </ul>
       )}
+      <ComposerImages images={images} problems={imageProblems} onRemove={(id) => setImages((cur) => cur.filter((i) => i.id !== id))} />
       <MentionChips
         chips={chips}
         onRemove={(chip) => {
@@ -252,6 +290,28 @@ export function Composer(p: ComposerProps) {
         value={text}
         onInput={(e) => update(e.currentTarget.value, e.currentTarget.selectionStart ?? e.currentTarget.value.length)}
         onKeyDown={onKeyDown}
+        onPaste={(e) => {
+          // A pasted image joins the message; pasted text stays the textarea's.
+          const files = [...(e.clipboardData?.files ?? [])];
+          if (files.length === 0) return;
+          e.preventDefault();
+          void addFiles(files);
+        }}
+      />
+      <input
+        ref={fileRef}
+        type="file"
+        class="keel-visually-hidden"
+        tabIndex={-1}
+        aria-hidden="true"
+        accept={PROMPT_IMAGE_TYPES.join(',')}
+        multiple
+        data-testid="image-file"
+        onChange={(e) => {
+          const files = [...(e.currentTarget.files ?? [])];
+          e.currentTarget.value = '';
+          void addFiles(files);
+        }}
       />
       <div class="keel-composer-actions">
         <label class="keel-mode">
@@ -270,6 +330,16 @@ export function Composer(p: ComposerProps) {
             ))}
           </select>
         </label>
+        <button
+          type="button"
+          class="keel-icon-button"
+          data-testid="attach-image"
+          aria-label="Attach images (PNG, JPEG, GIF or WebP; you can also paste or drop them)"
+          title="Attach images (PNG, JPEG, GIF or WebP; paste or drop works too)"
+          onClick={() => fileRef.current?.click()}
+        >
+          <span class="codicon codicon-file-media" aria-hidden="true" />
+        </button>
         <span class="keel-spacer" />
         {p.busy && (
           <button type="button" class="keel-button keel-button-secondary" data-testid="cancel" onClick={p.onCancel} title="Cancel (Esc)">

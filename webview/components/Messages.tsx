@@ -5,14 +5,25 @@ import { formatSeconds } from '../format';
 import { renderMarkdown } from '../markdown';
 import type { AttachmentSummary } from '../../src/shared/domain/attachments';
 import { AttachmentChips } from './Chips';
+import { SentImages } from './ComposerImages';
+import type { AttachedImageInfo } from '../../src/shared/domain/events';
 
 type AssistantItem = Extract<TranscriptItem, { kind: 'assistant' }>;
 type ErrorItem = Extract<TranscriptItem, { kind: 'error' }>;
 
 /** A message of the person, with what its mentions attached (one chip each, saying what was cut). */
-export const UserMessage = memo(function UserMessage({ text, attachments }: { text: string; attachments?: readonly AttachmentSummary[] | undefined }) {
+export const UserMessage = memo(function UserMessage({
+  text,
+  attachments,
+  images,
+}: {
+  text: string;
+  attachments?: readonly AttachmentSummary[] | undefined;
+  images?: readonly AttachedImageInfo[] | undefined;
+}) {
   return (
     <article class="keel-msg keel-msg-user" data-testid="message-user" aria-label="You">
+      {images && images.length > 0 && <SentImages images={images} />}
       <div class="keel-msg-body keel-pre">{text}</div>
       {attachments && attachments.length > 0 && <AttachmentChips attachments={attachments} />}
     </article>

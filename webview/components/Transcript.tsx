@@ -175,7 +175,7 @@ export function Transcript(props: TranscriptProps) {
   function renderItem(item: TranscriptItem, canRetry: boolean) {
     switch (item.kind) {
       case 'user':
-        return <UserMessage text={item.text} attachments={item.attachments} />;
+        return <UserMessage text={item.text} attachments={item.attachments} images={item.images} />;
       case 'assistant':
         return <AssistantMessage item={item} thoughtMs={item.thinking ? thoughtMs(item.id) : undefined} onCopy={onCopy} onResume={onResume} />;
       case 'tool':

@@ -3,6 +3,7 @@ import { basename } from 'node:path';
 import type { AttachedImageInfo } from '../../shared/domain/events';
 import type { ImageBlock } from '../../shared/domain/messages';
 import { CARD_IMAGE_TYPES, type CardImageType } from '../../shared/domain/toolImages';
+import { MAX_PROMPT_IMAGE_BYTES, MAX_PROMPT_IMAGES, megabytes as mb } from '../../shared/domain/promptImageLimits';
 
 /**
  * Images the person attaches to a message (`keel run --image FILE`, the composer): PNG, JPEG, GIF
@@ -11,8 +12,7 @@ import { CARD_IMAGE_TYPES, type CardImageType } from '../../shared/domain/toolIm
  * Anthropic image blocks (OpenAI `image_url` parts) in the user message, and with it into the task's
  * log, so a resumed task still has them. Never throws: what is wrong is said in words.
  */
-export const MAX_PROMPT_IMAGE_BYTES = 5 * 1024 * 1024;
-export const MAX_PROMPT_IMAGES = 20;
+export { MAX_PROMPT_IMAGE_BYTES, MAX_PROMPT_IMAGES };
 
 export interface PromptImage {
   block: ImageBlock;
@@ -82,8 +82,4 @@ function imageOf(name: string, bytes: Buffer, shown: string): PromptImageOutcome
 /** Checks a message's images together (their count). */
 export function tooManyImages(count: number): string | null {
   return count > MAX_PROMPT_IMAGES ? `${count} images were attached; a message may carry at most ${MAX_PROMPT_IMAGES}` : null;
-}
-
-function mb(bytes: number): string {
-  return `${(bytes / (1024 * 1024)).toFixed(1)} MB`;
 }

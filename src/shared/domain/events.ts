@@ -25,6 +25,8 @@ export interface AttachedImageInfo {
   name: string;
   mediaType: string;
   bytes: number;
+  /** A small preview (a checked image `data:` URL, at most MAX_THUMBNAIL_CHARS) the composer made; absent for `--image` files. */
+  thumbnail?: string;
 }
 
 /**

@@ -8,6 +8,7 @@ import type { StopReason } from '../domain/messages';
 import type { TaskTranscript, TranscriptItem } from '../domain/transcript';
 import { isCardImageSrc, MAX_CARD_IMAGES } from '../domain/toolImages';
 import { MAX_TODO_CHARS, MAX_TODOS, TODO_STATUSES } from '../domain/todos';
+import { MAX_THUMBNAIL_CHARS } from '../domain/promptImageLimits';
 
 /**
  * Zod schemas mirroring the domain types of src/shared/domain, for validating what crosses the
@@ -41,7 +42,16 @@ export const attachmentSummarySchema = z.object({
   failed: z.boolean().optional(),
 });
 const attachmentSummaries = z.array(attachmentSummarySchema).max(100);
-const attachedImages = z.array(z.object({ name: z.string().max(300), mediaType: z.string().max(100), bytes: count })).max(100);
+const attachedImages = z
+  .array(
+    z.object({
+      name: z.string().max(300),
+      mediaType: z.string().max(100),
+      bytes: count,
+      thumbnail: z.string().max(MAX_THUMBNAIL_CHARS).refine(isCardImageSrc, 'not a checked image data: URL').optional(),
+    }),
+  )
+  .max(100);
 export const queuedMessageSchema = z.object({ id: z.string().max(200), text: z.string(), attachments: attachmentSummaries.optional(), images: attachedImages.optional() });
 export const todoItemSchema = z.object({ content: z.string().max(MAX_TODO_CHARS), status: z.enum(TODO_STATUSES), activeForm: z.string().max(MAX_TODO_CHARS).optional() });
 const todos = z.array(todoItemSchema).max(MAX_TODOS);

@@ -3,6 +3,7 @@ import { alwaysAllowSchema, exportFormatSchema, permissionChoiceSchema, permissi
 import { LOOP_ACTIONS, loopNameSchema } from './loopMessages';
 import { MCP_ACTIONS } from './mcpMessages';
 import { MEMORY_ACTIONS, MEMORY_SETTINGS, memoryFileSchema } from './memoryMessages';
+import { MAX_THUMBNAIL_CHARS } from '../domain/promptImageLimits';
 import type { ParseResult } from './toWebview';
 
 /**
@@ -21,6 +22,8 @@ export const readyMessageSchema = z.object({ type: z.literal('ready'), lastSeq: 
 export const promptImageSchema = z.object({
   name: z.string().min(1).max(300),
   data: z.string().max(Math.ceil((5 * 1024 * 1024) / 3) * 4 + 4),
+  /** A small preview the composer made (a `data:` URL); the host keeps it only if it is a checked image. */
+  thumbnail: z.string().max(MAX_THUMBNAIL_CHARS).optional(),
 });
 export type PromptImageMessage = z.infer<typeof promptImageSchema>;
 

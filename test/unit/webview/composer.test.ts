@@ -1,14 +1,16 @@
 // @vitest-environment happy-dom
 import { h, render } from 'preact';
 import { act } from 'preact/test-utils';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { taskStateTags } from '../../../src/core/machines/task/taskTags';
 import type { TaskEvent } from '../../../src/shared/domain/events';
 import type { TaskTranscript } from '../../../src/shared/domain/transcript';
 import type { FromWebviewMessage } from '../../../src/shared/protocol/fromWebview';
 import type { MentionItem } from '../../../src/shared/protocol/toWebview';
 import { App } from '../../../webview/components/App';
+import { UserMessage } from '../../../webview/components/Messages';
 import { ChatStore } from '../../../webview/store';
+import { admitImages } from '../../../webview/images';
 import { CONFIG, transcript } from '../protocol/fixtures';
 
 /**
@@ -144,4 +146,70 @@ describe('the composer from the keyboard', () => {
     expect(m.all('[data-testid="queued-message"]')).toHaveLength(0);
     expect(m.input().value).toBe('also the docs\nhalf written');
   });
+});
+
+/** A 1×1 PNG. */
+const PNG = Uint8Array.from(atob('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=='), (c) => c.charCodeAt(0));
+
+function paste(target: HTMLElement, files: File[]) {
+  const e = new Event('paste', { bubbles: true, cancelable: true });
+  Object.defineProperty(e, 'clipboardData', { value: { files, types: ['Files'] } });
+  act(() => void target.dispatchEvent(e));
+  return e;
+}
+
+describe('images in the composer', () => {
+  it('only PNG, JPEG, GIF and WebP of at most 5 MB, 20 to a message; each other one is said', () => {
+    const f = (name: string, type: string, size = 10) => ({ name, type, size });
+    const r = admitImages(18, [f('a.png', 'image/png'), f('b.bmp', 'image/bmp'), f('big.jpg', 'image/jpeg', 6 * 1024 * 1024), f('c.webp', 'image/webp'), f('d.gif', 'image/gif')]);
+    expect(r.admitted.map((x) => x.name)).toEqual(['a.png', 'c.webp']);
+    expect(r.problems).toEqual([
+      'b.bmp is not a PNG, JPEG, GIF or WebP image',
+      'big.jpg is 6.0 MB; an image may be at most 5.0 MB',
+      'd.gif was not added: a message may carry at most 20 images',
+    ]);
+  });
+
+  it('a pasted image shows as a thumbnail with a remove button and goes with the message; a wrong file is said and not added', async () => {
+    const m = mount();
+    m.send({ type: 'snapshot', transcript: null, config: CONFIG });
+    paste(m.input(), [new File([PNG], 'shot.png', { type: 'image/png' })]);
+    await vi.waitFor(() => expect(m.all('[data-testid="composer-image"]')).toHaveLength(1));
+    const thumb = m.el.querySelector<HTMLImageElement>('[data-testid="composer-image"] img')!;
+    expect(thumb.getAttribute('alt')).toBe('shot.png');
+    expect(thumb.getAttribute('src')).toMatch(/^data:image\/png;base64,/);
+    paste(m.input(), [new File(['BM'], 'old.bmp', { type: 'image/bmp' })]);
+    await vi.waitFor(() => expect(m.el.querySelector('[data-testid="image-problems"]')?.textContent).toBe('old.bmp is not a PNG, JPEG, GIF or WebP image.'));
+    expect(m.all('[data-testid="composer-image"]')).toHaveLength(1);
+    m.type('what is in this screenshot?');
+    m.key('Enter');
+    const prompt = m.posted.find((p) => p.type === 'prompt');
+    expect(prompt).toMatchObject({ type: 'prompt', text: 'what is in this screenshot?', images: [{ name: 'shot.png', data: btoa(String.fromCharCode(...PNG)) }] });
+    expect(m.all('[data-testid="composer-image"]')).toHaveLength(0);
+
+    // Removing one before sending: it does not go.
+    paste(m.input(), [new File([PNG], 'again.png', { type: 'image/png' })]);
+    await vi.waitFor(() => expect(m.all('[data-testid="composer-image"]')).toHaveLength(1));
+    const remove = m.el.querySelector<HTMLButtonElement>('[data-testid="composer-image-remove"]')!;
+    expect(remove.getAttribute('aria-label')).toBe('Remove image again.png');
+    act(() => remove.click());
+    m.type('no image now');
+    m.key('Enter');
+    expect(m.posted.filter((p) => p.type === 'prompt').at(-1)).toEqual({ type: 'prompt', text: 'no image now' });
+  });
+
+  it('the transcript shows a sent message’s images: its preview, else its name', () => {
+    const thumb = `data:image/png;base64,${btoa(String.fromCharCode(...PNG))}`;
+    root = document.createElement('div');
+    document.body.appendChild(root);
+    const el = root;
+    const images = [{ name: 'a.png', mediaType: 'image/png', bytes: 70, thumbnail: thumb }, { name: 'cli.png', mediaType: 'image/png', bytes: 70 }];
+    act(() => render(h(UserMessage, { text: 'look', images }), el));
+    const shown = [...el.querySelectorAll('[data-testid="message-image"]')];
+    expect(shown).toHaveLength(2);
+    expect(shown[0]!.querySelector('img')?.getAttribute('src')).toBe(thumb);
+    expect(shown[0]!.querySelector('img')?.getAttribute('alt')).toBe('a.png');
+    expect(shown[1]!.textContent).toBe('cli.png');
+  });
+
 });
