@@ -5,10 +5,13 @@
  *     chip; a message typed while the answer streams is shown as queued and sent after the turn,
  *     as the next request (never two at once).
  *  2. An image pasted into the composer shows as a thumbnail and reaches the model as an image
- *     block of the message.
+ *     block of the message; a `review.md` command with `$ARGUMENTS` (the person's own, in
+ *     ~/.claude/commands) runs from the `/` list with its text expanded; the todo checklist
+ *     updates live as the model rewrites it.
  * Screenshots go to test-results/composer-*.png.
  */
-import { writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Frame } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
@@ -19,6 +22,8 @@ const READY = 'body[data-keel-ready="true"]';
 const BROKEN = 'src/broken.ts';
 const TS_ERROR = "Type 'string' is not assignable to type 'number'.";
 const QUEUED = 'Also add a test for it.';
+/** A 1×1 PNG. */
+const PNG_B64 = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==';
 
 /** The bodies of the model requests so far, as JSON text. */
 function requests(server: FakeModelServer): string[] {
@@ -107,6 +112,88 @@ describe('the composer in VS Code', () => {
       await vs.screenshot('composer-2-sent');
     } catch (e) {
       await vs?.screenshot('composer-failure').catch(() => undefined);
+      throw new Error(`${e instanceof Error ? e.stack : String(e)}\n--- Keel log ---\n${vs?.readKeelLog().slice(-4000) ?? ''}`);
+    } finally {
+      release();
+      await vs?.close();
+      await server?.close();
+    }
+  });
+  it('a pasted image reaches the model as an image block; /review runs from the / list expanded; the todo checklist updates live', async () => {
+    let server: FakeModelServer | undefined;
+    let vs: VsCodeSession | undefined;
+    let release: () => void = () => undefined;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    const todo = (status: string, second: string) => ({
+      todos: [
+        { content: 'Read greet.ts', status, activeForm: 'Reading greet.ts' },
+        { content: 'Write the review', status: second, activeForm: 'Writing the review' },
+      ],
+    });
+    try {
+      server = await startFakeModelServer({
+        turns: [
+          { blocks: [{ type: 'text', text: 'A tiny red square.' }] },
+          { blocks: [{ type: 'tool_use', id: 'toolu_todo_1', name: 'TodoWrite', input: todo('in_progress', 'pending') }] },
+          // The list's update waits until the test saw the first one.
+          { blocks: [{ type: 'tool_use', id: 'toolu_todo_2', name: 'TodoWrite', input: todo('completed', 'completed') }], fault: { kind: 'stall', afterEvents: 1, until: released } },
+          { blocks: [{ type: 'text', text: 'Review done: greet.ts is fine.' }] },
+        ],
+      });
+      // The person's own command (a workspace's commands wait for an approval this window cannot give yet).
+      const home = mkdtempSync(join(tmpdir(), 'keel-e2e-home-'));
+      mkdirSync(join(home, '.claude', 'commands'), { recursive: true });
+      writeFileSync(join(home, '.claude', 'commands', 'review.md'), '---\ndescription: Review a file\nargument-hint: FILE\n---\nReview $ARGUMENTS carefully and list what is wrong.\n');
+      vs = await startVsCode({ vsixPath: ensureKeelVsix(), settings: settings(server), env: { ANTHROPIC_API_KEY: 'test-key', HOME: home } });
+      const chat = await openChat(vs);
+      const input = chat.locator('[data-testid="prompt-input"]');
+
+      // 1. Paste an image (a real paste event with the image on its clipboard data).
+      await input.click();
+      await input.evaluate((el, b64) => {
+        const bytes = Uint8Array.from(atob(b64), (c) => c.charCodeAt(0));
+        const data = new DataTransfer();
+        data.items.add(new File([bytes], 'square.png', { type: 'image/png' }));
+        el.dispatchEvent(new ClipboardEvent('paste', { clipboardData: data, bubbles: true, cancelable: true }));
+      }, PNG_B64);
+      const thumb = chat.locator('[data-testid="composer-image"]');
+      await thumb.waitFor({ timeout: 30_000 });
+      await chat.locator('[data-testid="composer-image"][data-thumbnail="true"]').waitFor({ timeout: 30_000 });
+      expect(await thumb.locator('img').getAttribute('alt')).toBe('square.png');
+      await input.pressSequentially('What is in this image?');
+      await input.press('Enter');
+      await waitForRequests(server, 1);
+      const body = server.requests.filter((q) => q.path === '/v1/messages')[0]!.body as { messages: { role: string; content: unknown }[] };
+      // The image first (as the Messages API recommends), then the text.
+      const content = body.messages[0]!.content as { type: string; text?: string }[];
+      expect(content[0]).toEqual({ type: 'image', source: { type: 'base64', media_type: 'image/png', data: PNG_B64 } });
+      expect(content[1]).toMatchObject({ type: 'text', text: 'What is in this image?' });
+      await chat.locator('[data-testid="message-user"] [data-testid="message-image"] img').waitFor({ timeout: 30_000 });
+      await chat.locator('[data-testid="message-assistant"]', { hasText: 'A tiny red square.' }).waitFor({ timeout: 30_000 });
+      await vs.screenshot('composer-3-image');
+
+      // 2. /review from the / list, with the keyboard; its $ARGUMENTS filled.
+      await input.click();
+      await input.pressSequentially('/revi');
+      const command = chat.locator('[data-testid="command-option"]', { hasText: '/review' });
+      await command.waitFor({ timeout: 30_000 });
+      await input.press('Enter');
+      expect(await input.inputValue()).toBe('/review ');
+      await input.pressSequentially('src/greet.ts');
+      await input.press('Enter');
+      await waitForRequests(server, 2);
+      expect(requests(server)[1]).toContain('Review src/greet.ts carefully and list what is wrong.');
+
+      // 3. The checklist, live: first 0/2 with the current item, then 2/2.
+      const count = chat.locator('[data-testid="todos-count"]');
+      await expect.poll(async () => (await count.textContent())?.trim(), { timeout: 30_000 }).toBe('Todos 0/2');
+      expect(await chat.locator('[data-testid="todos-current"]').textContent()).toContain('Reading greet.ts');
+      await vs.screenshot('composer-4-todos');
+      release();
+      await expect.poll(async () => (await count.textContent())?.trim(), { timeout: 30_000 }).toBe('Todos 2/2');
+      await chat.locator('[data-testid="message-assistant"]', { hasText: 'Review done' }).waitFor({ timeout: 30_000 });
+    } catch (e) {
+      await vs?.screenshot('composer-failure-2').catch(() => undefined);
       throw new Error(`${e instanceof Error ? e.stack : String(e)}\n--- Keel log ---\n${vs?.readKeelLog().slice(-4000) ?? ''}`);
     } finally {
       release();
