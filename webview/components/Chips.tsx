@@ -1,6 +1,7 @@
 import type { AttachmentSummary } from '../../src/shared/domain/attachments';
 import type { QueuedMessage } from '../../src/shared/domain/events';
 import { iconOfKind, type ComposerChip } from '../mentions';
+import { SentImages } from './ComposerImages';
 
 /**
  * The composer's chips: one per `@` mention of the text being written, each removable (its
@@ -65,6 +66,7 @@ export function QueuedMessages({ queued, onWithdraw }: { queued: readonly Queued
         {queued.map((q) => (
           <li key={q.id} class="keel-queued-item" data-testid="queued-message" data-id={q.id}>
             <div class="keel-queued-text keel-pre">{q.text}</div>
+            {q.images && q.images.length > 0 && <SentImages images={q.images} />}
             {q.attachments && q.attachments.length > 0 && <AttachmentChips attachments={q.attachments} />}
             <button
               type="button"

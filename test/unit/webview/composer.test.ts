@@ -129,11 +129,12 @@ describe('the composer from the keyboard', () => {
     expect(m.posted.filter((p) => p.type === 'prompt').at(-1)).toEqual({ type: 'prompt', text: 'and then the tests' });
     const event = (e: TaskEvent) => m.send({ type: 'event', event: e });
     event({ type: 'queued', taskId: t.taskId, message: { id: 'q1', text: 'and then the tests' } });
-    event({ type: 'queued', taskId: t.taskId, message: { id: 'q2', text: 'also the docs', attachments: [{ kind: 'file', label: 'README.md' }] } });
+    event({ type: 'queued', taskId: t.taskId, message: { id: 'q2', text: 'also the docs', attachments: [{ kind: 'file', label: 'README.md' }], images: [{ name: 'shot.png', mediaType: 'image/png', bytes: 70 }] } });
     const pending = m.all('[data-testid="queued-message"]');
     expect(pending.map((p) => p.querySelector('.keel-queued-text')!.textContent)).toEqual(['and then the tests', 'also the docs']);
     expect(m.el.querySelector('[data-testid="queued"]')!.textContent).toContain('2 queued — sent together when Keel finishes this turn');
     expect(pending[1]!.querySelector('[data-testid="attachment"]')!.textContent).toContain('README.md');
+    expect(pending[1]!.querySelector('[data-testid="message-image"]')!.textContent).toBe('shot.png');
     const cancel = pending[0]!.querySelector<HTMLButtonElement>('[data-testid="queued-cancel"]')!;
     expect(cancel.getAttribute('aria-label')).toBe('Cancel queued message: and then the tests');
     act(() => cancel.click());
