@@ -88,4 +88,25 @@ describe('mentions in the chat', () => {
     await c.handle(conn, { type: 'prompt', text: 'read @README.md' });
     expect(h.runtime.tasks[0]!.options.attachments).toBeUndefined();
   });
+  it('a message’s images go to the task with its mentions; the composer’s preview is kept only when it is a checked image', async () => {
+    const { h, fromPage } = setup();
+    await fromPage({ type: 'ready' });
+    const png = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==';
+    const preview = `data:image/png;base64,${png}`;
+    await fromPage({
+      type: 'prompt',
+      text: 'see @README.md',
+      images: [
+        { name: 'a.png', data: png, thumbnail: preview },
+        { name: 'b.png', data: png, thumbnail: 'data:image/png;base64,AAAA' },
+      ],
+    });
+    const task = h.runtime.tasks[0]!;
+    expect(task.options.attachments?.map((a) => a.label)).toEqual(['README.md']);
+    expect(task.options.images?.map((i) => i.info)).toEqual([
+      { name: 'a.png', mediaType: 'image/png', bytes: 70, thumbnail: preview },
+      { name: 'b.png', mediaType: 'image/png', bytes: 70 },
+    ]);
+    expect(task.options.images?.[0]?.block).toEqual({ type: 'image', source: { type: 'base64', media_type: 'image/png', data: png } });
+  });
 });
