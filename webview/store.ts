@@ -6,7 +6,7 @@ import type { McpStatus } from '../src/shared/protocol/mcpMessages';
 import type { MemoryState } from '../src/shared/protocol/memoryMessages';
 import type { Page, PendingPermission, SettingsState, StoredTaskState, TaskSummary } from '../src/shared/protocol/chatMessages';
 import { INITIAL_SEQUENCE_STATE, type SequenceState, acceptMessage } from '../src/shared/protocol/sequencing';
-import { type ChatConfig, type SlashCommand, type TaskWorker, type ToWebviewMessage, parseToWebview } from '../src/shared/protocol/toWebview';
+import { type ChatConfig, type MentionItem, type SlashCommand, type TaskWorker, type ToWebviewMessage, parseToWebview } from '../src/shared/protocol/toWebview';
 import type { RewindPreviewView } from '../src/shared/protocol/rewindMessages';
 
 export interface HostError {
@@ -84,7 +84,15 @@ export class ChatStore {
   readonly settingsResult = signal<{ ok: boolean; message: string } | null>(null);
   /** The MCP servers and their live state (the settings page's MCP section; null until asked). */
   readonly mcp = signal<McpStatus | null>(null);
-  readonly mentions = signal<{ queryId: number; files: string[] } | null>(null);
+  /** The latest answer to the `@` being typed: what can be mentioned. */
+  readonly mentions = signal<{ queryId: number; items: MentionItem[] } | null>(null);
+  /**
+   * Queued messages the shown task gave back (its run was cancelled or stopped): their text, for
+   * the composer to take back in (`seq` tells one giving back from the next).
+   */
+  readonly returned = signal<{ seq: number; text: string } | null>(null);
+  /** Grows each time the composer is asked to take the focus (Keel: Focus Chat). */
+  readonly focusRequest = signal(0);
   /** The latest slash command search answer (the prompts of ready MCP servers). */
   readonly commands = signal<{ queryId: number; commands: SlashCommand[] } | null>(null);
   /** The workspace's loops (the loop page; null until asked). */
@@ -217,6 +225,7 @@ export class ChatStore {
         const t = this.working;
         if (!t || t.taskId !== message.event.taskId) return;
         const e = message.event;
+        if (e.type === 'unqueued' && e.outcome === 'returned') this.giveBack(t, e.ids);
         this.working = applyTaskEvent(t, e);
         if (e.type === 'thinking') {
           const last = this.working.items[this.working.items.length - 1];
@@ -269,7 +278,11 @@ export class ChatStore {
         this.settingsResult.value = { ok: message.ok, message: message.message };
         return;
       case 'mentionResults':
-        this.mentions.value = { queryId: message.queryId, files: message.files };
+        this.mentions.value = { queryId: message.queryId, items: message.items };
+        return;
+      case 'focusComposer':
+        this.page.value = 'chat';
+        this.focusRequest.value += 1;
         return;
       case 'commandResults':
         this.commands.value = { queryId: message.queryId, commands: message.commands };
@@ -286,6 +299,13 @@ export class ChatStore {
         if (message.loop) this.loopSelected.value = message.loop;
         return;
     }
+  }
+
+  /** The text of the queued messages `ids` goes back to the composer, oldest first. */
+  private giveBack(t: TaskTranscript, ids: string[]): void {
+    const texts = (t.queued ?? []).filter((q) => ids.includes(q.id)).map((q) => q.text);
+    if (texts.length === 0) return;
+    this.returned.value = { seq: (this.returned.value?.seq ?? 0) + 1, text: texts.join('\n') };
   }
 
   private scheduleFlush(): void {

@@ -47,6 +47,8 @@ export interface RunArgs {
   approveProjectHooks: boolean;
   /** `--workers N` (default `KEEL_WORKERS`, else DEFAULT_WORKERS): run turn loops in a pool of at most N worker processes (0: in this process). */
   workers: number;
+  /** `--image FILE` (repeatable, `keel run` only): images attached to the prompt, resolved from the current folder. */
+  images: string[];
   /** `--workers` as given (not from KEEL_WORKERS). */
   workersGiven: boolean;
 }
@@ -80,6 +82,7 @@ const RUN_OPTIONS = {
   'mcp-config': { type: 'string', multiple: true },
   'approve-project-hooks': { type: 'boolean' },
   workers: { type: 'string' },
+  image: { type: 'string', multiple: true },
 } as const;
 
 /**
@@ -96,7 +99,9 @@ export function parseRunArgs(argv: string[], env: NodeJS.ProcessEnv, what: 'prom
   if (values.resume !== undefined && !resume) throw new UsageError('--resume needs a task id (keel tasks list shows them)');
   if (extra !== undefined) throw new UsageError(extraWord(positionals, what));
   if (!prompt && !resume) throw new UsageError(`no ${what} given`);
-  return runArgsFrom(values, prompt, resume, env);
+  const images = (values.image ?? []).map((f) => resolve(f));
+  if (images.length > 0 && !prompt) throw new UsageError('--image needs a prompt to go with it');
+  return { ...runArgsFrom(values, prompt, resume, env), images };
 }
 
 /** The problem with more than one positional argument of run, batch and loop (`words`: all of them). */
@@ -125,7 +130,7 @@ export function storageOption(value: string | undefined, env: NodeJS.ProcessEnv)
 }
 
 /** The options of `keel run` that describe how tasks run (all but --resume): `keel loop` takes them too. */
-export const TASK_OPTIONS = (({ resume: _resume, ...rest }) => rest)(RUN_OPTIONS);
+export const TASK_OPTIONS = (({ resume: _resume, image: _image, ...rest }) => rest)(RUN_OPTIONS);
 
 type TaskOptionValues = { [K in keyof typeof TASK_OPTIONS]?: (typeof TASK_OPTIONS)[K] extends { multiple: true } ? string[] : (typeof TASK_OPTIONS)[K] extends { type: 'boolean' } ? boolean : string };
 
@@ -193,6 +198,7 @@ export function runArgsFrom(values: TaskOptionValues, prompt: string, resume: st
     memory: !values['no-memory'] && !memoryOffByEnv(env),
     approveProjectHooks: Boolean(values['approve-project-hooks']),
     workers,
+    images: [],
     workersGiven: values.workers !== undefined,
   };
 }

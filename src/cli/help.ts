@@ -81,6 +81,16 @@ Options:
                            loop in its own process; a worker that dies interrupts only its task);
                            0: in this process. Default KEEL_WORKERS, else 4 (as VS Code).
                            See docs/workers.md
+  --image FILE             attach an image (PNG, JPEG, GIF or WebP, at most 5 MB; up to 20) to
+                           the prompt; repeatable. Kept with the task: a resumed task has it
+  --max-budget-usd N       pause the task before the model request that would take its cost
+                           (sub-agents, retries, summaries and the memory lesson included) over
+                           N US dollars; continue it with a higher cap: keel run --resume ID
+                           --max-budget-usd M. Default: keel.maxBudgetUsd in ~/.keel/settings.json
+
+A prompt that starts with /name runs a slash command: a custom one (.claude/commands/NAME.md,
+.keel/commands/, ~/.claude/commands/) becomes the prompt with its arguments ($ARGUMENTS, $1…),
+its allowed-tools narrowing what the run may do and its model; /help lists them.
 
 Paths (--workspace, --storage, --mcp-config) are resolved from the current folder and must exist.
 Keys come from the environment: ANTHROPIC_API_KEY, OPENAI_API_KEY. Tool processes never see

@@ -17,6 +17,11 @@ import { EXIT_STORAGE_UNUSABLE, STORAGE_HINT } from './exitCodes';
 import { handleSignals, signalExitCode } from './signals';
 import { TextRenderer } from './textRenderer';
 import { HelpRequested, reportUsage, UsageError } from './usage';
+import { cliContentGate } from './contentGate';
+import { slashForRun } from './slashRun';
+import type { CommandRun } from '../core/runtime/types';
+import type { AttachedImage } from '../core/machines/task/task.machine';
+import { readPromptImage, tooManyImages } from '../core/context/promptImages';
 
 /**
  * `keel run`: starts one task (or, with --resume, continues a stored one), streams its events,
@@ -62,7 +67,7 @@ export async function runCommand(argv: string[], options: { inspect?(event: Insp
       await app.ready();
       return startupFailure(err);
     }
-    const { args, taskId } = setup;
+    const { args, taskId, images } = setup;
     // The key is checked before the task starts; a missing one is reported by the task itself (no_api_key).
     await app.ready();
     // What the workspace provides is used only as the person approved it; what is held back is said now.
@@ -70,6 +75,25 @@ export async function runCommand(argv: string[], options: { inspect?(event: Insp
       trust = await openCliTrust(args);
     } catch (err) {
       return storeFailure(err);
+    }
+    // `/name args`: a custom command becomes the prompt (with its allowed-tools and model); a
+    // built-in that only tells something prints it; one that cannot run sends nothing.
+    let command: CommandRun | undefined;
+    if (args.prompt.trim().startsWith('/')) {
+      const { gate, approveHint } = cliContentGate(args.workspace, args.storage);
+      let slash;
+      try {
+        slash = await slashForRun(args, gate, approveHint, (line) => process.stderr.write(line), trust);
+      } catch (err) {
+        return storeFailure(err);
+      }
+      if (slash.kind === 'usage') return reportUsage('run', new UsageError(slash.message));
+      if (slash.kind === 'printed') {
+        process.stdout.write(`${slash.lines.join('\n')}\n`);
+        return 0;
+      }
+      args.prompt = slash.prompt;
+      command = slash.command;
     }
     // The MCP SDK is loaded only when some server may be configured (it costs start-up time).
     // What becomes of each server is reported as it happens: on stderr, and in stream-json as
@@ -89,7 +113,13 @@ export async function runCommand(argv: string[], options: { inspect?(event: Insp
       return storeFailure(err);
     }
     const { runtime } = cli;
-    const options = { provider: providerFor(args, cli.mode), mode: cli.mode, ...(args.maxTurns ? { maxTurns: args.maxTurns } : {}) };
+    const options = {
+      provider: providerFor(args, cli.mode),
+      mode: cli.mode,
+      ...(args.maxTurns ? { maxTurns: args.maxTurns } : {}),
+      ...(command ? { command } : {}),
+      ...(images.length ? { images } : {}),
+    };
     // `@server:uri` resources and a leading `/mcp__server__prompt` become what the model reads.
     let prompt = args.prompt;
     if (mcpHub && prompt) {
@@ -195,6 +225,8 @@ interface RunSetup {
   taskId: string | undefined;
   /** Why the provider cannot be used (a missing key), if it cannot. */
   keyProblem: string | undefined;
+  /** The `--image` files, read and checked. */
+  images: AttachedImage[];
 }
 
 /** A run that ends before it starts (its message is already printed) and its exit status: 0 after --help, else a failure's. */
@@ -246,7 +278,16 @@ async function prepareRun(argv: string[]): Promise<RunSetup> {
     throw new StartupFailure(reportUsage('run', new UsageError(`the workspace ${args.workspace} is not a folder`)));
   }
   const keyProblem = args.provider.provider === 'anthropic' && !args.provider.apiKey ? 'no Anthropic API key: set ANTHROPIC_API_KEY, or use --provider demo' : undefined;
-  return { args, taskId, keyProblem };
+  // Images are checked before any request: a wrong one is a usage error and nothing is sent.
+  const images: AttachedImage[] = [];
+  const tooMany = tooManyImages(args.images.length);
+  if (tooMany) throw new StartupFailure(reportUsage('run', new UsageError(tooMany)));
+  for (const file of args.images) {
+    const read = readPromptImage(file);
+    if (!read.ok) throw new StartupFailure(reportUsage('run', new UsageError(read.problem)));
+    images.push(read.image);
+  }
+  return { args, taskId, keyProblem, images };
 }
 
 /** The exit status of a run that could not start: printed already when it is a StartupFailure. */

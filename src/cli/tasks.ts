@@ -221,6 +221,9 @@ function showText(task: LoadedTask, s: TaskSummary): string {
     `  workspace: ${s.workspace || 'unknown'}`,
     `  tokens:    ${s.tokens}   cost: $${s.costUsd.toFixed(4)}   events: ${task.replay.events}`,
     ...phasesText(task.replay.transcript.phases),
+    ...(task.replay.transcript.todos?.length
+      ? [`  todos:     ${task.replay.transcript.todos.map((t) => `${t.status === 'completed' ? '[x]' : t.status === 'in_progress' ? '[~]' : '[ ]'} ${t.content}`).join('; ')}`]
+      : []),
     '',
   ];
   for (const it of task.replay.transcript.items) lines.push(...itemText(it), '');

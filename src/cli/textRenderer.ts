@@ -1,5 +1,9 @@
 import type { TaskEvent } from '../shared/domain/events';
 import { retryNotice, waitingNotice } from '../shared/domain/transcript';
+import { todoSummary, type TodoStatus } from '../shared/domain/todos';
+
+/** How each state of a todo reads in a terminal. */
+const TODO_MARK: Record<TodoStatus, string> = { pending: '[ ]', in_progress: '[~]', completed: '[x]' };
 
 /**
  * Human output of `keel run`: the answer on stdout as it streams; tool activity, retries and
@@ -46,6 +50,16 @@ export class TextRenderer {
       case 'error':
         this.newline();
         this.err(`Error (${e.code}): ${e.message}\n`);
+        break;
+      case 'todos': {
+        // The list whole, each time it changes: the person follows the plan as the model keeps it.
+        this.newline();
+        const { done, total } = todoSummary(e.todos);
+        this.err(`Todos (${done}/${total} done):\n${e.todos.map((t) => `  ${TODO_MARK[t.status]} ${t.status === 'in_progress' && t.activeForm ? t.activeForm : t.content}`).join('\n')}\n`);
+        break;
+      }
+      case 'budget':
+        if (e.capUsd !== null) this.err(`(budget: $${e.spentUsd.toFixed(4)} of $${e.capUsd.toFixed(2)} spent)\n`);
         break;
       case 'instructions':
         this.err(`(instructions: ${e.files.join(', ')})\n`);

@@ -6,6 +6,7 @@ import type { FromWebviewMessage } from '../shared/protocol/fromWebview';
 import type { SnapshotMessage, ToWebviewPayload } from '../shared/protocol/toWebview';
 import { taskEventHasTag } from '../core/machines/task/taskTags';
 import type { TaskHandle } from '../core/runtime/types';
+import type { MessageAttachment } from '../shared/domain/attachments';
 import type { PermissionBroker } from './permissionBroker';
 import type { Page, StoredTaskState } from '../shared/protocol/chatMessages';
 import { HistoryActions, isHistoryMessage } from './history/historyActions';
@@ -17,6 +18,26 @@ import { followTask } from './taskFollower';
 import type { ChatHost } from './chatHost';
 import { ChatWindow, type ChatSurface } from './chatWindow';
 import { RewindActions } from './rewindActions';
+import { slashInChat, type SlashSurface } from './slashChat';
+import type { PromptImageMessage } from '../shared/protocol/fromWebview';
+import { promptImageFromData, tooManyImages } from '../core/context/promptImages';
+import { isCardImageSrc } from '../shared/domain/toolImages';
+import type { AttachedImage } from '../core/machines/task/task.machine';
+
+/** The images a prompt message carried, checked; or what is wrong with them. */
+function checkedImages(attached: readonly PromptImageMessage[]): AttachedImage[] | string {
+  const tooMany = tooManyImages(attached.length);
+  if (tooMany) return tooMany;
+  const out: AttachedImage[] = [];
+  for (const a of attached) {
+    const r = promptImageFromData(a.name, a.data);
+    if (!r.ok) return r.problem;
+    // The preview is the composer's: kept only when it is a checked image, else the transcript shows the name.
+    const thumbnail = a.thumbnail && isCardImageSrc(a.thumbnail) ? a.thumbnail : undefined;
+    out.push(thumbnail ? { ...r.image, info: { ...r.image.info, thumbnail } } : r.image);
+  }
+  return out;
+}
 
 export type { ChatHost, TaskRuntimeLike } from './chatHost';
 export { ChatWindow } from './chatWindow';
@@ -141,6 +162,11 @@ export class ChatController implements ChatSurface {
     return this.options.isActive?.() ?? false;
   }
 
+  /** Shows the chat page and puts the focus in its message box (Keel: Focus Chat). */
+  focusComposer(): void {
+    this.broadcast({ type: 'focusComposer' });
+  }
+
   shownTaskId(): string | undefined {
     return this.current?.id;
   }
@@ -178,7 +204,10 @@ export class ChatController implements ChatSurface {
           if (!this.current) void this.history.restoreLast(this.lastTask.get());
           return;
         case 'prompt':
-          await this.prompt(message.text);
+          await this.prompt(message.text, message.images);
+          return;
+        case 'withdrawQueued':
+          this.current?.withdrawQueued(message.id);
           return;
         case 'newTask':
           this.newTask();
@@ -232,36 +261,73 @@ export class ChatController implements ChatSurface {
    * Starts a task with `text` when this surface shows none, otherwise sends it to the shown task
    * as a follow-up (the task decides whether it can take one now).
    */
-  async prompt(typed: string): Promise<void> {
+  async prompt(typed: string, attached: readonly PromptImageMessage[] = []): Promise<void> {
     await this.promptLock.runExclusive(async () => {
       if (this.disposed) return;
-      const text = this.host.mcp ? await this.host.mcp.expand(typed, new AbortController().signal) : typed;
+      // Attached images are checked here, before anything is sent: a wrong one is said, nothing sent.
+      const images = checkedImages(attached);
+      if (typeof images === 'string') {
+        this.broadcast({ type: 'notice', message: `${images}. Nothing was sent.` });
+        return;
+      }
+      // The person's mentions are resolved from what they typed, before a command or an MCP prompt
+      // is expanded into it: a command file's or a server's text never makes Keel read or fetch anything.
+      let attachments: MessageAttachment[];
+      try {
+        attachments = await this.window.resolveMentions(typed, new AbortController().signal);
+      } catch (e) {
+        this.broadcastError(`Keel could not attach what the message mentions: ${errorMessage(e)}`);
+        return;
+      }
+      // `/name args`: a custom command is expanded (with its allowed-tools and model), a built-in acts here.
+      const slash = this.host.commands ? await slashInChat(typed, this.host.commands, this.slashSurface()) : { kind: 'send' as const, text: typed, extras: {} };
+      if (slash.kind === 'handled' || this.disposed) return;
+      const text = this.host.mcp ? await this.host.mcp.expand(slash.text, new AbortController().signal) : slash.text;
+      if (images.length > 0) slash.extras = { ...slash.extras, images };
+      if (attachments.length > 0) slash.extras = { ...slash.extras, attachments };
       if (this.disposed) return;
       if (isStoredTask(this.current)) {
-        await this.history.followUp(text);
+        await this.history.followUp(text, attachments);
         return;
       }
       if (this.current?.transcript().state === 'interrupted') {
         // Interrupted here (its worker died): its handle is stopped, so the message resumes the
         // task from its log, as for a stored one.
         try {
-          await this.history.resume(this.current.id, text);
+          await this.history.resume(this.current.id, text, attachments);
         } catch (e) {
           this.broadcastError(`Keel could not resume the task: ${errorMessage(e)}`);
         }
         return;
       }
       if (this.current) {
-        this.current.sendUserMessage(text);
+        // While a run is under way the task queues it (shown as pending, cancellable) until the run ends.
+        this.current.sendUserMessage(text, slash.extras);
         return;
       }
       try {
-        await this.window.startTask(text, this.id, () => !this.disposed, (task) => this.show(task));
+        await this.window.startTask(text, this.id, () => !this.disposed, (task) => this.show(task), slash.extras);
       } catch (e) {
         this.host.log.error(`cannot start a task: ${errorMessage(e)}`);
         this.broadcastError(`Keel could not start the task: ${errorMessage(e)}`);
       }
     });
+  }
+
+  /** What a built-in slash command may do to this chat. */
+  private slashSurface(): SlashSurface {
+    return {
+      current: () => (isStoredTask(this.current) ? undefined : this.current),
+      newTask: () => this.newTask(),
+      setMode: (mode) => {
+        this.window.setMode(mode);
+        this.current?.setMode(mode);
+        this.refresh();
+      },
+      mode: () => this.permissionMode(),
+      notice: (message) => this.broadcast({ type: 'notice', message }),
+      ...(this.host.selectModel ? { selectModel: () => this.host.selectModel?.() } : {}),
+    };
   }
 
   /** What a loop needs to start its iterations in this window (`ChatWindow.loopHost`). */

@@ -14,6 +14,21 @@ import type { McpChat } from './mcp/mcpRequests';
 import type { LoopChat } from './loops/loopRequests';
 import type { MemoryWorkbench } from './memory/memoryRequests';
 import type { PoolView } from './taskWorker';
+import type { PermissionDecider } from '../core/runtime/permissionCheck';
+import type { ProblemEntry, TerminalCapture } from '../core/mentions/reports';
+
+/**
+ * What `@` mentions need from the editor (src/core/mentions): the workspace they resolve in, and
+ * what only the editor knows. Absent in a host without a folder: mentions are then sent as text.
+ */
+export interface EditorMentions {
+  workspace: string;
+  /** The editor's diagnostics, of one workspace-relative file or of all. */
+  problems?(path: string | undefined): Promise<ProblemEntry[]>;
+  /** The active terminal's selection and last command; null when no terminal is open. */
+  terminal?(): Promise<TerminalCapture | null>;
+}
+import type { ChatCommands } from './slashChat';
 
 /** The part of the core's TaskRuntime the chat uses (the real class satisfies it structurally). */
 export interface TaskRuntimeLike {
@@ -28,6 +43,10 @@ export interface TaskRuntimeLike {
   interruptAll(): string[];
   /** The worker pool turns run on (null: in process); the chat header shows the shown task's worker. */
   workerPool?(): PoolView | null;
+  /** The permission engine the tasks use (mentions obey the same rules). */
+  readonly permissions?: PermissionDecider;
+  /** Redacts the secrets Keel knows from text (mentions' attachments, as tool output). */
+  readonly secrets?: { redact(text: string): string };
   dispose(): void;
   /** Resolves once the records of the tasks it stopped are written and their locks released (TaskRuntime.closed). */
   closed?(): Promise<void>;
@@ -74,4 +93,10 @@ export interface ChatHost {
   loops?: LoopChat;
   /** The workspace's memories (the Memory page); absent: the page says memory needs a folder. */
   memory?: MemoryWorkbench;
+  /** What `@` mentions read from the editor; absent: mentions stay text (no folder open). */
+  mentions?: EditorMentions;
+  /** Slash commands: Keel's built-ins and the `.claude`/`.keel` commands (docs/commands.md). */
+  commands?: ChatCommands;
+  /** Opens the model picker (`/model` without a name). */
+  selectModel?(): void;
 }

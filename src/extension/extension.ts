@@ -12,6 +12,7 @@ import { ChatPanels } from './chatPanel';
 import { ChatViewProvider } from './chatViewProvider';
 import { showWorkers } from './showWorkers';
 import { registerCommands } from './commands';
+import { registerShortcuts } from './shortcuts';
 import { readChatConfig, readKeelSettings, readPermissionMode, readProviderConfig } from './providerSettings';
 import { notificationAsker } from './permissionDialog';
 import { permissionIndicators } from './permissions/indicators';
@@ -23,6 +24,10 @@ import { vscodeMemoryWorkbench } from './memory/vscodeMemory';
 import { vscodeHistoryServices } from './history/vscodeHistory';
 import { vscodeWorkbench } from './workbench';
 import { windowLifetime } from './windowLifetime';
+import { editorMentions } from './mentions/editorMentions';
+import { homedir } from 'node:os';
+import { NOTHING_APPROVED } from '../core/commands/projectGate';
+import { chatSlashCommands, type ChatCommands } from './slashChat';
 
 /** This window's lifetime (the appSession machine), from activation to deactivation. */
 let lifetime: AppLifetime | undefined;
@@ -64,8 +69,20 @@ export function activate(context: vscode.ExtensionContext): void {
   context.subscriptions.push(windowTrust, vscode.commands.registerCommand('keel.reviewTrust', () => windowTrust.review('you asked to review it', true)));
   const prompts = createPermissionPrompts(context, log, () => windowTrust.get());
   const workbench = vscodeWorkbench(context, log);
+  // Slash commands of this window's folder and of the person (docs/commands.md); a workspace's own wait for approval.
+  const commands: ChatCommands = {
+    workspace: () => vscode.workspace.workspaceFolders?.[0]?.uri.fsPath,
+    home: homedir(),
+    gate: NOTHING_APPROVED,
+    approveHint: "this Keel cannot approve a workspace's commands yet: copy the file into ~/.claude/commands/ to use it as your own",
+    trust: () => windowTrust.get(),
+  };
   // One MCP hub per window, owned here and shared by every task; its servers end with the window.
   const mcp = vscodeMcpService(context, log, windowTrust);
+  // `@problems` and `@terminal` read the editor; files, folders, git and URLs resolve in the core.
+  const folder = vscode.workspace.workspaceFolders?.[0];
+  const mentions = folder ? editorMentions(folder.uri.fsPath, log) : undefined;
+  if (mentions) context.subscriptions.push(mentions);
   context.subscriptions.push({ dispose: () => void mcp.dispose() });
   const loops: WindowLoops = new WindowLoops({
     log,
@@ -100,6 +117,9 @@ export function activate(context: vscode.ExtensionContext): void {
     mcp,
     loops,
     memory: vscodeMemoryWorkbench(),
+    ...(mentions ? { mentions } : {}),
+    commands,
+    selectModel: () => void vscode.commands.executeCommand('keel.selectModel'),
     providerConfig: (mode) => readProviderConfig(context.secrets, mode),
     chatConfig: readChatConfig,
     permissionMode: readPermissionMode,
@@ -115,13 +135,10 @@ export function activate(context: vscode.ExtensionContext): void {
     // "Open diff" on a pending edit shows its Accept / Reject diff editor again.
     workbench: {
       ...workbench,
-      // `@` mentions list the resources of ready MCP servers (`server:uri`) before files.
-      findFiles: async (query, max) => {
-        const resources = await mcp.mentions(query, max);
-        return [...resources, ...(await workbench.findFiles(query, max - resources.length))];
-      },
-      // `/` at the start of a message suggests the prompts of ready MCP servers.
-      findCommands: (query, max) => mcp.slashCommands(query, max),
+      // `@` mentions list the resources of ready MCP servers (`server:uri`) before folders and files.
+      findResources: (query, max) => mcp.mentions(query, max),
+      // `/` at the start of a message suggests the built-ins, the `.claude`/`.keel` commands and the prompts of ready MCP servers.
+      findCommands: async (query, max) => [...chatSlashCommands(commands, query, max), ...(await mcp.slashCommands(query, max))].slice(0, max),
       openDiff: async (change) => {
         if (!change.toolCallId || !(await prompts.diff.reveal(change.toolCallId))) await workbench.openDiff(change);
       },
@@ -149,6 +166,7 @@ export function activate(context: vscode.ExtensionContext): void {
   );
 
   registerCommands({ context, chats, panels, output, log });
+  registerShortcuts({ context, chats, broker: chatWindow.permissions, revealDiff: (id) => prompts.diff.reveal(id), log });
   // The loop page shows in the chat the person sees: the editor tab when it is active, else the side bar.
   const showLoopPage = async (name?: string) => (await chats.showTarget()).navigate('loop', name);
   context.subscriptions.push(

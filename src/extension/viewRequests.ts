@@ -7,11 +7,18 @@ import { DEFAULT_MODELS, DEMO_MODEL_LABEL, type UserProviderId } from '../shared
 import { isExternalHttpLink, isRefusedLink } from './links';
 import { type Logger } from './logger';
 import type { ViewConnection } from './viewConnection';
+import { mentionItems } from './mentions/mentionItems';
 
 /** What the chat asks of the workbench (VS Code in the extension, fakes in tests). */
 export interface WorkbenchServices {
   /** Workspace-relative paths of files whose path contains `query` (at most `max`). */
   findFiles(query: string, max: number): Promise<string[]>;
+  /** Workspace-relative paths of folders whose name contains `query` (at most `max`). */
+  findFolders?(query: string, max: number): Promise<string[]>;
+  /** Resources of ready MCP servers as `server:uri`, matching `query` (for `@` mentions). */
+  findResources?(query: string, max: number): Promise<string[]>;
+  /** The active editor's file, workspace-relative; undefined when none (or outside the workspace). */
+  activeFile?(): string | undefined;
   /** Opens a diff editor: `before` (null: a new file) on the left, `after` on the right. `toolCallId`: the call it belongs to. */
   openDiff(change: { path: string; before: string | null; after: string; title: string; toolCallId?: string }): Promise<void>;
   copy(text: string): Promise<void>;
@@ -150,11 +157,18 @@ export class ViewRequests {
   private mention(view: ViewConnection, queryId: number, query: string): void {
     const previous = this.mentionTimers.get(view);
     if (previous) clearTimeout(previous);
+    const w = this.o.workbench;
     const timer = setTimeout(() => {
       this.mentionTimers.delete(view);
-      this.o.workbench.findFiles(query, 50).then(
-        (files) => view.send({ type: 'mentionResults', queryId, files: files.slice(0, 200) }),
-        (e: unknown) => this.o.log.warn(`file search for a mention failed: ${String(e)}`),
+      const sources = {
+        files: (q: string, max: number) => w.findFiles(q, max),
+        ...(w.findFolders ? { folders: (q: string, max: number) => w.findFolders!(q, max) } : {}),
+        ...(w.findResources ? { resources: (q: string, max: number) => w.findResources!(q, max) } : {}),
+        ...(w.activeFile ? { activeFile: () => w.activeFile!() } : {}),
+      };
+      mentionItems(query, sources, 50).then(
+        (items) => view.send({ type: 'mentionResults', queryId, items }),
+        (e: unknown) => this.o.log.warn(`the search for a mention failed: ${String(e)}`),
       );
     }, this.o.mentionDebounceMs ?? 120);
     this.mentionTimers.set(view, timer);

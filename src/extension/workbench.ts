@@ -41,6 +41,30 @@ export function vscodeWorkbench(context: vscode.ExtensionContext, log: Logger): 
       const score = (p: string) => ((p.split('/').pop() ?? p).toLowerCase().includes(lower) ? 0 : 1) * 1000 + p.length;
       return rel.sort((a, b) => score(a) - score(b)).slice(0, max);
     },
+    async findFolders(query, max) {
+      const q = query.replace(/[{}[\]*?\\/]/g, '');
+      if (!q) return [];
+      // Files inside a folder whose name contains the query; the folder is the deepest such segment.
+      const found = await vscode.workspace.findFiles(`**/*${q}*/**`, EXCLUDE, 400);
+      const lower = q.toLowerCase();
+      const folders = new Set<string>();
+      for (const u of found) {
+        const parts = vscode.workspace.asRelativePath(u, false).split('/').slice(0, -1);
+        for (let i = parts.length; i > 0; i--) {
+          if (parts[i - 1]!.toLowerCase().includes(lower)) {
+            folders.add(parts.slice(0, i).join('/'));
+            break;
+          }
+        }
+      }
+      return [...folders].sort((a, b) => a.length - b.length || a.localeCompare(b)).slice(0, max);
+    },
+    activeFile() {
+      const uri = vscode.window.activeTextEditor?.document.uri;
+      if (!uri || uri.scheme !== 'file') return undefined;
+      const rel = vscode.workspace.asRelativePath(uri, false);
+      return rel === uri.fsPath ? undefined : rel;
+    },
     async openDiff(change) {
       const left = changes.add(change.path, change.before ?? '');
       const right = changes.add(change.path, change.after);

@@ -224,10 +224,14 @@ export function App({ store, post, initialDraft = '', persist }: AppProps) {
         mode={mode}
         initialDraft={initialDraft}
         mentions={store.mentions.value}
-        onSend={(text) => {
+        queued={transcript?.queued ?? []}
+        onWithdraw={(id) => post({ type: 'withdrawQueued', id })}
+        returned={store.returned.value}
+        focusRequest={store.focusRequest.value}
+        onSend={(text, images) => {
           store.clearNotices();
           actions.setPage('chat');
-          post({ type: 'prompt', text });
+          post({ type: 'prompt', text, ...(images.length > 0 ? { images } : {}) });
         }}
         onCancel={() => post({ type: 'cancel' })}
         onMode={(m) => post({ type: 'setMode', mode: m })}

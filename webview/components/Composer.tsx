@@ -1,8 +1,13 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { PERMISSION_MODE_INFO, SELECTABLE_MODES, type PermissionMode } from '../../src/shared/domain/permissionModes';
-import type { SlashCommand } from '../../src/shared/protocol/toWebview';
-import { activeMention, insertMention } from '../mentions';
+import type { QueuedMessage } from '../../src/shared/domain/events';
+import type { MentionItem, SlashCommand } from '../../src/shared/protocol/toWebview';
+import { activeMention, composerChips, iconOfKind, insertMention, withoutChip } from '../mentions';
 import { activeSlash, argumentHint, insertSlash } from '../slashCommands';
+import { MentionChips, QueuedMessages } from './Chips';
+import { ComposerImages } from './ComposerImages';
+import { admitImages, readImage, thumbnailOf, type ComposerImage } from '../images';
+import { PROMPT_IMAGE_TYPES } from '../../src/shared/domain/promptImageLimits';
 
 export interface ComposerProps {
   busy: boolean;
@@ -14,9 +19,10 @@ export interface ComposerProps {
   hasTask: boolean;
   mode: PermissionMode;
   initialDraft: string;
-  /** The latest file search answer for a mention query. */
-  mentions: { queryId: number; files: string[] } | null;
-  onSend(text: string): void;
+  /** The latest answer to a mention query: what can be mentioned. */
+  mentions: { queryId: number; items: MentionItem[] } | null;
+  /** The message and the images attached to it (checked here; the host checks them again). */
+  onSend(text: string, images: { name: string; data: string; thumbnail?: string }[]): void;
   onCancel(): void;
   onMode(mode: PermissionMode): void;
   onDraft(text: string): void;
@@ -26,17 +32,25 @@ export interface ComposerProps {
   onCommandQuery?(queryId: number, query: string): void;
   /** Text the host puts in the box (a message a rewind went back to); a new `n` replaces the draft. */
   injected?: { text: string; n: number } | null;
+  /** The shown task's messages waiting for its run to end. */
+  queued?: readonly QueuedMessage[];
+  onWithdraw?(id: string): void;
+  /** Queued messages given back (the run was cancelled): their text comes back into the box, once per `seq`. */
+  returned?: { seq: number; text: string } | null;
+  /** Changes when something asks for the box to take the focus (Keel: Focus Chat). */
+  focusRequest?: number;
 }
 
 let nextQueryId = 1;
 
 /**
- * The message box: Enter sends, Shift+Enter adds a line; while the task works, Cancel (and Esc)
- * takes Send's place, so the row never wraps in a narrow sidebar;
- * `@` opens a list of workspace files (arrows to move, Enter or Tab to pick, Esc to close); `/`
- * at the start of the message lists slash commands (the prompts of ready MCP servers, with their
- * arguments) the same way; the
- * mode selector sets the permission mode of the next task or message.
+ * The message box: Enter sends, Shift+Enter adds a line. While the task works, a message is
+ * queued (shown as pending above the box, each with a cancel button) and sent when the run ends;
+ * Cancel (and Esc) stops the run and gives queued messages back to the box. `@` opens a list of
+ * what can be mentioned (Keel's words, MCP resources, folders, files; arrows to move, Enter or
+ * Tab to pick, Esc to close); each mention of the text shows as a chip with a remove button.
+ * `/` at the start of the message lists slash commands the same way. The mode selector sets the
+ * permission mode of the next task or message. Everything works from the keyboard.
  */
 export function Composer(p: ComposerProps) {
   const [text, setText] = useState(p.initialDraft);
@@ -44,12 +58,16 @@ export function Composer(p: ComposerProps) {
   const [slash, setSlash] = useState<{ caret: number; queryId: number } | null>(null);
   const [active, setActive] = useState(0);
   const ref = useRef<HTMLTextAreaElement>(null);
-  const canSend = !p.busy && !p.disabled && text.trim().length > 0;
-  const files = mention && p.mentions?.queryId === mention.queryId ? p.mentions.files.slice(0, 12) : [];
+  const fileRef = useRef<HTMLInputElement>(null);
+  const [images, setImages] = useState<ComposerImage[]>([]);
+  const [imageProblems, setImageProblems] = useState<string[]>([]);
+  const canSend = !p.disabled && text.trim().length > 0;
+  const items = mention && p.mentions?.queryId === mention.queryId ? p.mentions.items.slice(0, 12) : [];
   const commands = slash && p.commands?.queryId === slash.queryId ? p.commands.commands.slice(0, 12) : [];
   const slashOpen = slash !== null && commands.length > 0;
-  const listOpen = (mention !== null && files.length > 0) || slashOpen;
-  const count = slashOpen ? commands.length : files.length;
+  const listOpen = (mention !== null && items.length > 0) || slashOpen;
+  const count = slashOpen ? commands.length : items.length;
+  const chips = composerChips(text);
 
   useEffect(() => setActive(0), [p.mentions, p.commands]);
 
@@ -62,9 +80,37 @@ export function Composer(p: ComposerProps) {
     ref.current?.focus();
   }, [injected?.n]);
 
-  const update = (value: string, caret: number) => {
+  const setDraft = (value: string) => {
     setText(value);
     p.onDraft(value);
+  };
+
+  const focusAt = (caret: number) =>
+    requestAnimationFrame(() => {
+      ref.current?.focus();
+      ref.current?.setSelectionRange(caret, caret);
+    });
+
+  // Queued messages given back by a cancel come back into the box, before what is being written.
+  const lastReturned = useRef(p.returned?.seq ?? 0);
+  useEffect(() => {
+    if (!p.returned || p.returned.seq === lastReturned.current) return;
+    lastReturned.current = p.returned.seq;
+    const back = p.returned.text;
+    setText((current) => {
+      const next = current.trim() ? `${back}\n${current}` : back;
+      p.onDraft(next);
+      return next;
+    });
+    focusAt(back.length);
+  }, [p.returned]);
+
+  useEffect(() => {
+    if (p.focusRequest) ref.current?.focus();
+  }, [p.focusRequest]);
+
+  const update = (value: string, caret: number) => {
+    setDraft(value);
     const s = p.onCommandQuery ? activeSlash(value, caret) : undefined;
     if (s) {
       const queryId = nextQueryId++;
@@ -84,35 +130,47 @@ export function Composer(p: ComposerProps) {
     p.onMentionQuery(queryId, m.query);
   };
 
-  const pick = (path: string) => {
+  const pick = (item: MentionItem) => {
     if (!mention) return;
-    const next = insertMention(text, mention.start, mention.caret, path);
-    setText(next.text);
-    p.onDraft(next.text);
+    const next = insertMention(text, mention.start, mention.caret, item.insert, item.partial);
+    setDraft(next.text);
     setMention(null);
-    requestAnimationFrame(() => {
-      ref.current?.focus();
-      ref.current?.setSelectionRange(next.caret, next.caret);
-    });
+    focusAt(next.caret);
   };
 
   const pickCommand = (name: string) => {
     if (!slash) return;
     const next = insertSlash(text, slash.caret, name);
-    setText(next.text);
-    p.onDraft(next.text);
+    setDraft(next.text);
     setSlash(null);
-    requestAnimationFrame(() => {
-      ref.current?.focus();
-      ref.current?.setSelectionRange(next.caret, next.caret);
-    });
+    focusAt(next.caret);
+  };
+
+  /** Pasted, dropped or picked files: the images that may join are read; the others are said. */
+  const addFiles = async (files: File[]) => {
+    if (files.length === 0) return;
+    const { admitted, problems } = admitImages(images.length, files);
+    const read = await Promise.all(admitted.map((f) => readImage(f).then((i) => i, () => f.name || 'the pasted image')));
+    setImageProblems([...problems, ...read.filter((r): r is string => typeof r === 'string').map((n) => `${n} could not be read`)]);
+    const added = read.filter((r): r is ComposerImage => typeof r !== 'string');
+    setImages((cur) => [...cur, ...added]);
+    for (const img of added) {
+      void thumbnailOf(img.url).then(
+        (thumbnail) => thumbnail && setImages((cur) => cur.map((i) => (i.id === img.id ? { ...i, thumbnail } : i))),
+        () => undefined,
+      );
+    }
   };
 
   const send = () => {
     if (!canSend) return;
-    p.onSend(text);
-    setText('');
-    p.onDraft('');
+    p.onSend(
+      text,
+      images.map((i) => ({ name: i.name, data: i.data, ...(i.thumbnail ? { thumbnail: i.thumbnail } : {}) })),
+    );
+    setImages([]);
+    setImageProblems([]);
+    setDraft('');
     setMention(null);
     setSlash(null);
     ref.current?.focus();
@@ -132,8 +190,8 @@ export function Composer(p: ComposerProps) {
           if (c) pickCommand(c.name);
           return;
         }
-        const f = files[active];
-        if (f) pick(f);
+        const item = items[active];
+        if (item) pick(item);
         return;
       }
       if (e.key === 'Escape') {
@@ -161,7 +219,17 @@ export function Composer(p: ComposerProps) {
         e.preventDefault();
         send();
       }}
+      onDragOver={(e) => {
+        if (e.dataTransfer?.types.includes('Files')) e.preventDefault();
+      }}
+      onDrop={(e) => {
+        const files = [...(e.dataTransfer?.files ?? [])];
+        if (files.length === 0) return;
+        e.preventDefault();
+        void addFiles(files);
+      }}
     >
+      {p.queued && p.onWithdraw && <QueuedMessages queued={p.queued} onWithdraw={p.onWithdraw} />}
       {slashOpen && (
         <ul class="keel-mentions" role="listbox" id="keel-mention-list" aria-label="Slash commands" data-testid="command-list">
           {commands.map((c, i) => (
@@ -179,32 +247,44 @@ export function Composer(p: ComposerProps) {
               }}
             >
               <span class="codicon codicon-symbol-event" aria-hidden="true" /> /{c.name}
-              {c.arguments.length > 0 && <span class="keel-note"> {argumentHint(c.arguments)}</span>}
+              {(c.hint ?? (c.arguments.length > 0 ? argumentHint(c.arguments) : '')) && <span class="keel-note"> {c.hint ?? argumentHint(c.arguments)}</span>}
               {c.description && <span class="keel-note"> — {c.description}</span>}
+              {c.source && <span class="keel-note"> ({c.source})</span>}
             </li>
           ))}
         </ul>
       )}
       {listOpen && !slashOpen && (
-        <ul class="keel-mentions" role="listbox" id="keel-mention-list" aria-label="Workspace files" data-testid="mention-list">
-          {files.map((f, i) => (
+        <ul class="keel-mentions" role="listbox" id="keel-mention-list" aria-label="What you can mention" data-testid="mention-list">
+          {items.map((item, i) => (
             <li
-              key={f}
+              key={`${item.kind}:${item.insert}`}
               id={`keel-mention-${i}`}
               role="option"
               aria-selected={i === active ? 'true' : 'false'}
               class={i === active ? 'keel-mention keel-mention-active' : 'keel-mention'}
               data-testid="mention-option"
+              data-kind={item.kind}
+              title={item.detail ?? item.label}
               onMouseDown={(e) => {
                 e.preventDefault();
-                pick(f);
+                pick(item);
               }}
             >
-              <span class="codicon codicon-file" aria-hidden="true" /> {f}
+              <span class={`codicon ${iconOfKind(item.kind)}`} aria-hidden="true" /> {item.label}
+              {item.detail && <span class="keel-note"> — {item.detail}</span>}
             </li>
           ))}
         </ul>
       )}
+      <ComposerImages images={images} problems={imageProblems} onRemove={(id) => setImages((cur) => cur.filter((i) => i.id !== id))} />
+      <MentionChips
+        chips={chips}
+        onRemove={(chip) => {
+          setDraft(withoutChip(text, chip));
+          ref.current?.focus();
+        }}
+      />
       <textarea
         ref={ref}
         class="keel-input"
@@ -214,13 +294,35 @@ export function Composer(p: ComposerProps) {
         aria-expanded={listOpen ? 'true' : 'false'}
         aria-controls={listOpen ? 'keel-mention-list' : undefined}
         aria-activedescendant={listOpen ? `keel-mention-${active}` : undefined}
-        placeholder={p.disabled ?? hasTaskPlaceholder(p.hasTask)}
+        placeholder={p.disabled ?? placeholder(p.hasTask, p.busy)}
         disabled={p.disabled !== undefined}
         title={p.disabled}
         rows={3}
         value={text}
         onInput={(e) => update(e.currentTarget.value, e.currentTarget.selectionStart ?? e.currentTarget.value.length)}
         onKeyDown={onKeyDown}
+        onPaste={(e) => {
+          // A pasted image joins the message; pasted text stays the textarea's.
+          const files = [...(e.clipboardData?.files ?? [])];
+          if (files.length === 0) return;
+          e.preventDefault();
+          void addFiles(files);
+        }}
+      />
+      <input
+        ref={fileRef}
+        type="file"
+        class="keel-visually-hidden"
+        tabIndex={-1}
+        aria-hidden="true"
+        accept={PROMPT_IMAGE_TYPES.join(',')}
+        multiple
+        data-testid="image-file"
+        onChange={(e) => {
+          const files = [...(e.currentTarget.files ?? [])];
+          e.currentTarget.value = '';
+          void addFiles(files);
+        }}
       />
       <div class="keel-composer-actions">
         <label class="keel-mode">
@@ -239,15 +341,33 @@ export function Composer(p: ComposerProps) {
             ))}
           </select>
         </label>
+        <button
+          type="button"
+          class="keel-icon-button"
+          data-testid="attach-image"
+          aria-label="Attach images (PNG, JPEG, GIF or WebP; you can also paste or drop them)"
+          title="Attach images (PNG, JPEG, GIF or WebP; paste or drop works too)"
+          onClick={() => fileRef.current?.click()}
+        >
+          <span class="codicon codicon-file-media" aria-hidden="true" />
+        </button>
         <span class="keel-spacer" />
-        {/* One slot, as in Claude Code: Cancel takes Send's place while the task works (Send could not be used then). */}
-        {p.busy ? (
+        {p.busy && (
           <button type="button" class="keel-button keel-button-secondary" data-testid="cancel" onClick={p.onCancel} title="Cancel (Esc)">
             <span class="codicon codicon-debug-stop" aria-hidden="true" /> Cancel
           </button>
-        ) : (
-          <button type="submit" class="keel-button" data-testid="send" disabled={!canSend} aria-label="Send" title={p.disabled ?? 'Send (Enter)'}>
-            <span class="codicon codicon-send" aria-hidden="true" /> Send
+        )}
+        {/* While the task works, Send queues the message for when the run ends. */}
+        {(!p.busy || canSend) && (
+          <button
+            type="submit"
+            class="keel-button"
+            data-testid="send"
+            disabled={!canSend}
+            aria-label={p.busy ? 'Queue' : 'Send'}
+            title={p.disabled ?? (p.busy ? 'Queue: sent when Keel finishes this turn (Enter)' : 'Send (Enter)')}
+          >
+            <span class={`codicon ${p.busy ? 'codicon-clock' : 'codicon-send'}`} aria-hidden="true" /> {p.busy ? 'Queue' : 'Send'}
           </button>
         )}
       </div>
@@ -255,6 +375,9 @@ export function Composer(p: ComposerProps) {
   );
 }
 
-function hasTaskPlaceholder(hasTask: boolean): string {
-  return hasTask ? 'Reply to Keel — @ to mention a file, Enter to send, Shift+Enter for a new line' : 'Ask Keel to do something — @ to mention a file, Enter to send';
+function placeholder(hasTask: boolean, busy: boolean): string {
+  if (busy) return 'Keel is working — a message now is queued and sent when this turn ends';
+  return hasTask
+    ? 'Reply to Keel — @ to mention files, problems, terminal, git or a URL; Enter to send'
+    : 'Ask Keel to do something — @ to mention files, problems, terminal, git or a URL; Enter to send';
 }

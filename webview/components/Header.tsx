@@ -5,6 +5,7 @@ import { NEEDS_APPROVAL, phaseLabel, phaseTimes, RUNNING_ELSEWHERE, stateLook, t
 import { taskWorkerTooltip } from '../../src/shared/words/workers';
 import { formatCost, formatTokens, modelLabel } from '../format';
 import { formatBytes } from '../../src/shared/domain/checkpoints';
+import { TodoList } from './TodoList';
 
 export interface HeaderProps {
   transcript: TaskTranscript | null;
@@ -152,6 +153,7 @@ export function Header({ transcript: t, config, page, contextTokens, contextWind
           <ContextMeter used={contextTokens ?? 0} size={contextWindow} />
         </div>
       )}
+      {chat && t?.todos && <TodoList todos={t.todos} />}
     </header>
   );
 }

@@ -3,14 +3,31 @@ import { useLayoutEffect, useMemo, useRef } from 'preact/hooks';
 import type { TranscriptItem } from '../../src/shared/domain/transcript';
 import { formatSeconds } from '../format';
 import { renderMarkdown } from '../markdown';
+import type { AttachmentSummary } from '../../src/shared/domain/attachments';
+import { AttachmentChips } from './Chips';
+import { SentImages } from './ComposerImages';
+import type { AttachedImageInfo } from '../../src/shared/domain/events';
 
 type AssistantItem = Extract<TranscriptItem, { kind: 'assistant' }>;
 type ErrorItem = Extract<TranscriptItem, { kind: 'error' }>;
 
-export const UserMessage = memo(function UserMessage({ text, onRewind }: { text: string; onRewind?: (() => void) | undefined }) {
+/** A message of the person, with what its mentions attached (one chip each, saying what was cut). */
+export const UserMessage = memo(function UserMessage({
+  text,
+  attachments,
+  images,
+  onRewind,
+}: {
+  text: string;
+  attachments?: readonly AttachmentSummary[] | undefined;
+  images?: readonly AttachedImageInfo[] | undefined;
+  onRewind?: (() => void) | undefined;
+}) {
   return (
     <article class="keel-msg keel-msg-user" data-testid="message-user" aria-label="You">
+      {images && images.length > 0 && <SentImages images={images} />}
       <div class="keel-msg-body keel-pre">{text}</div>
+      {attachments && attachments.length > 0 && <AttachmentChips attachments={attachments} />}
       {onRewind && <RewindButton onRewind={onRewind} />}
     </article>
   );

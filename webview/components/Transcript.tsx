@@ -178,7 +178,7 @@ export function Transcript(props: TranscriptProps) {
   function renderItem(item: TranscriptItem, canRetry: boolean) {
     switch (item.kind) {
       case 'user':
-        return <UserMessage text={item.text} onRewind={onRewind ? () => onRewind(item.id) : undefined} />;
+        return <UserMessage text={item.text} attachments={item.attachments} images={item.images} onRewind={onRewind ? () => onRewind(item.id) : undefined} />;
       case 'assistant':
         return <AssistantMessage item={item} thoughtMs={item.thinking ? thoughtMs(item.id) : undefined} onCopy={onCopy} onResume={onResume} />;
       case 'tool':

@@ -25,6 +25,9 @@ export function estimateTokens(system: string[], messages: ConversationMessage[]
         case 'tool_use':
           chars += JSON.stringify(b.input).length + b.name.length;
           break;
+        case 'image':
+          chars += IMAGE_TOKENS * 4;
+          break;
         case 'tool_result':
           chars += typeof b.content === 'string' ? b.content.length : b.content.reduce((n, c) => n + (c.type === 'text' ? c.text.length : IMAGE_TOKENS * 4), 0);
           break;

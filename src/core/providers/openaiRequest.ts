@@ -52,6 +52,12 @@ function toChatMessages(m: ConversationMessage): ChatMessage[] {
     }
   }
   const text = m.content.flatMap((b) => (b.type === 'text' ? [b.text] : [])).join('\n\n');
-  if (text) out.push({ role: 'user', content: text });
+  const images = m.content.flatMap((b) => (b.type === 'image' ? [b] : []));
+  if (images.length > 0) {
+    // The person's images as `image_url` parts with data: URLs (what vision models of OpenAI-compatible servers take).
+    const parts: OpenAI.Chat.Completions.ChatCompletionContentPart[] = images.map((b) => ({ type: 'image_url', image_url: { url: `data:${b.source.media_type};base64,${b.source.data}` } }));
+    if (text) parts.push({ type: 'text', text });
+    out.push({ role: 'user', content: parts });
+  } else if (text) out.push({ role: 'user', content: text });
   return out;
 }

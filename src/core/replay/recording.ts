@@ -1,5 +1,6 @@
 import type { ErrorCode, KeelError } from '../../shared/domain/errors';
 import type { PermissionDecision, TaskEvent } from '../../shared/domain/events';
+import { attachmentFromText, type AttachmentSummary, type MessageAttachment } from '../../shared/domain/attachments';
 import { repairConversation } from '../machines/turn/conversation';
 import { toolResultText, type AssistantBlock, type ConversationMessage, type StopReason } from '../../shared/domain/messages';
 
@@ -38,11 +39,34 @@ export interface RecordedTool {
   cut: boolean;
 }
 
+/** A message the person sent, as the log has it. */
+export interface RecordedPrompt {
+  text: string;
+  /** What its mentions brought, as the model read it. */
+  attachments?: MessageAttachment[];
+  /** Sent while a run was under way: the index of its `queued` event (a replay sends it there). */
+  queuedAt?: number;
+  /** Its id in the task's queue (a withdrawal names it). */
+  queueId?: string;
+  /**
+   * How many runs had ended when it was sent: by the person after a run's end (not queued; 0 for
+   * the first message), or by the machine, for a queued one, when the run it waited for ended.
+   */
+  afterRuns?: number;
+}
+
 export interface Recording {
   /** Every event of the log, in order. */
   events: TaskEvent[];
-  /** The user's messages in order: the first starts the task, each later one follows a run's end. */
-  prompts: string[];
+  /**
+   * The user's messages in order: the first starts the task; a later one either followed a run's
+   * end (`afterRuns`) or was queued while a run was under way (`queuedAt`; the machine sent it).
+   */
+  prompts: RecordedPrompt[];
+  /** Queued messages the person cancelled: where (the index of the `unqueued` event) and which. */
+  withdrawals: { at: number; id: string }[];
+  /** How many runs ended (`done` events) in what a replay compares. */
+  runsEnded: number;
   /** Model calls keyed by the conversation they were sent with (JSON), in the order made. */
   calls: Map<string, RecordedCall[]>;
   /** What each tool call returned, by tool_use id. */
@@ -125,7 +149,7 @@ function stopsOf(events: TaskEvent[]): Pick<Recording, 'interruptedAt' | 'interr
 /** Reads the recording out of a log's events. Pure. */
 export function recordingOf(events: TaskEvent[]): Recording {
   const stops = stopsOf(events);
-  const rec: Recording = { events, prompts: [], calls: new Map(), tools: new Map(), decisions: [], answers: new Map(), runStarts: [], advice: new Map(), ...stops };
+  const rec: Recording = { events, prompts: [], withdrawals: [], runsEnded: 0, calls: new Map(), tools: new Map(), decisions: [], answers: new Map(), runStarts: [], advice: new Map(), ...stops };
   const stopAt = new Set(stops.cancels);
   const end = stops.interruptedAt >= 0 ? stops.interruptedAt : events.length;
   let conversation: ConversationMessage[] = [];
@@ -140,6 +164,11 @@ export function recordingOf(events: TaskEvent[]): Recording {
   // The run being started (between `task initializing` and `task running`), and how its failure read.
   let starting = false;
   let startFailure: string | null = null;
+  // Queued messages by id, those the machine just sent (their user_message events come next), and
+  // the message whose conversation record (with its attachments' text) comes next.
+  const queuedById = new Map<string, RecordedPrompt>();
+  let sending: RecordedPrompt[] = [];
+  let awaitingRecord: { prompt: RecordedPrompt; summaries: AttachmentSummary[] } | null = null;
   const push = (key: string, call: RecordedCall) => {
     const q = rec.calls.get(key) ?? [];
     q.push(call);
@@ -172,8 +201,24 @@ export function recordingOf(events: TaskEvent[]): Recording {
     const e = events[i]!;
     if (stopAt.has(i)) cut();
     switch (e.type) {
-      case 'user_message':
-        rec.prompts.push(e.text);
+      case 'user_message': {
+        const prompt = sending.shift() ?? { text: e.text, afterRuns: rec.runsEnded };
+        if (!rec.prompts.includes(prompt)) rec.prompts.push(prompt);
+        awaitingRecord = e.attachments?.length ? { prompt, summaries: e.attachments } : null;
+        break;
+      }
+      case 'queued': {
+        const prompt: RecordedPrompt = { text: e.message.text, queuedAt: i, queueId: e.message.id };
+        queuedById.set(e.message.id, prompt);
+        rec.prompts.push(prompt);
+        break;
+      }
+      case 'unqueued':
+        if (e.outcome === 'sent') {
+          sending = e.ids.flatMap((id) => queuedById.get(id) ?? []);
+          for (const p of sending) p.afterRuns = rec.runsEnded;
+        }
+        else if (e.outcome === 'withdrawn') for (const id of e.ids) rec.withdrawals.push({ at: i, id });
         break;
       case 'stream':
         if (e.mode === 'requesting') {
@@ -220,6 +265,17 @@ export function recordingOf(events: TaskEvent[]): Recording {
           pendingKey = null;
           started = null;
         } else if (e.message.role === 'user') {
+          if (awaitingRecord) {
+            // The message's text, then one block per attachment (attachments.ts): what the model read.
+            const { prompt, summaries } = awaitingRecord;
+            const blocks = e.message.content.slice(1);
+            const attachments = summaries.flatMap((summary, k) => {
+              const b = blocks[k];
+              return (b?.type === 'text' && attachmentFromText(summary, b.text)) || [];
+            });
+            if (attachments.length > 0) prompt.attachments = attachments;
+            awaitingRecord = null;
+          }
           for (const b of e.message.content) {
             if (b.type !== 'tool_result') continue;
             const t = rec.tools.get(b.tool_use_id);
@@ -265,6 +321,7 @@ export function recordingOf(events: TaskEvent[]): Recording {
         if (lastAnswer && e.stopReason) lastAnswer.stopReason = e.stopReason;
         lastAnswer = null;
         starting = false;
+        rec.runsEnded += 1;
         break;
       case 'task':
         if (e.state === 'initializing') {

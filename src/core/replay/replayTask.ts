@@ -67,6 +67,11 @@ export async function replayTask(store: TaskStore, id: string, opts: ReplayOptio
   // What the log says, as compared; and where in it each cancel of the person's falls.
   const want = Normaliser.of(expected, header.taskId);
   const cancelAt = recording.cancels.map((i) => Normaliser.of(events.slice(0, i), header.taskId).length);
+  // Messages the person sent while a run was under way, and queued ones they cancelled: at the
+  // same place among the compared events, the replay does the same.
+  const positionOf = (i: number) => Normaliser.of(events.slice(0, i), header.taskId).length;
+  const queuedAt = recording.prompts.flatMap((p) => (p.queuedAt !== undefined ? [{ at: positionOf(p.queuedAt), prompt: p }] : []));
+  const withdrawAt = recording.withdrawals.map((w) => ({ at: positionOf(w.at), id: w.id }));
   // Each run's start as recorded: a run whose provider could not be made (no key) fails the same way.
   const runStarts = [...recording.runStarts];
   let rootStart: KeelError | null | undefined;
@@ -88,7 +93,10 @@ export async function replayTask(store: TaskStore, id: string, opts: ReplayOptio
   let published = 0;
   try {
     await new Promise<void>((resolve) => {
-      const prompts = recording.prompts.slice(1);
+      // Sent by the person after a run ended; the queued ones are sent where they were queued.
+      const prompts = recording.prompts.slice(1).filter((p) => p.queuedAt === undefined);
+      const send = (p: (typeof prompts)[number]) => handle.sendUserMessage(p.text, p.attachments ? { attachments: p.attachments } : {});
+      let runsEnded = 0;
       const maxDelay = Math.max(0, ...events.map((e) => (e.type === 'retry' ? e.delayMs : 0)));
       const idleMs = (opts.idleMs ?? 30_000) + maxDelay;
       let timer = setTimeout(resolve, idleMs);
@@ -96,7 +104,12 @@ export async function replayTask(store: TaskStore, id: string, opts: ReplayOptio
         clearTimeout(timer);
         setImmediate(resolve);
       };
-      const handle = runtime.startTask({ prompt: firstPrompt, title: header.title ?? '', provider: { provider: 'anthropic', model: header.model ?? '' } });
+      const handle = runtime.startTask({
+        prompt: firstPrompt.text,
+        ...(firstPrompt.attachments ? { attachments: firstPrompt.attachments } : {}),
+        title: header.title ?? '',
+        provider: { provider: 'anthropic', model: header.model ?? '' },
+      });
       replayId = handle.id;
       handle.subscribe((e) => {
         published++;
@@ -109,14 +122,25 @@ export async function replayTask(store: TaskStore, id: string, opts: ReplayOptio
           const at = cancelAt.shift()!;
           if (actual.out.length === at) handle.cancel();
         }
+        while (queuedAt.length > 0 && actual.covers(want, queuedAt[0]!.at)) {
+          const { at, prompt } = queuedAt.shift()!;
+          if (actual.out.length === at) send(prompt);
+        }
+        while (withdrawAt.length > 0 && actual.covers(want, withdrawAt[0]!.at)) {
+          const { at, id: queued } = withdrawAt.shift()!;
+          if (actual.out.length === at) handle.withdrawQueued(queued.split(header.taskId).join(replayId));
+        }
         // A log cut short (an interruption, --until): nothing after it is compared, so the replay ends there.
         if (cutShort && actual.covers(want, want.length)) return finish();
         // A replay that went astray may not end by itself: far more events than recorded is enough to show where.
         if (published > 4 * events.length + 100) return finish();
         if (e.type !== 'done') return;
+        runsEnded += 1;
+        // The messages queued during this run start the next one by themselves.
+        if (recording.prompts.some((p) => p.queuedAt !== undefined && p.afterRuns === runsEnded)) return;
         const next = prompts.shift();
         if (next === undefined) finish();
-        else setImmediate(() => handle.sendUserMessage(next));
+        else setImmediate(() => send(next));
       });
     });
     const got = cutShort ? actual.out.slice(0, want.length) : actual.out;

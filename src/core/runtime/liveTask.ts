@@ -6,7 +6,7 @@ import type { PermissionMode } from '../../shared/domain/permissionModes';
 import { TaskHookPoints } from '../hooks/taskHooks';
 import { applyTaskEvent, emptyTranscript, type TaskTranscript } from '../../shared/domain/transcript';
 import { taskLockKey, type LockManager } from '../locks/lockManager';
-import type { DoneEvent, PendingSubtask } from '../machines/task/task.machine';
+import type { AttachedImage, DoneEvent, PendingSubtask } from '../machines/task/task.machine';
 import { taskStateTags } from '../machines/task/taskTags';
 import type { ProjectMemory } from '../memory/projectMemory';
 import type { TrustView } from '../trust/items';
@@ -26,7 +26,11 @@ import { DEFAULT_LIMITS } from './limits';
 import type { TaskRuntimeOptions } from './options';
 import type { PermissionDecider } from './permissionCheck';
 import { RunPhases } from './runPhases';
-import type { StartTaskOptions, TaskHandle } from './types';
+import type { CommandRun, MessageExtras, StartTaskOptions, TaskHandle } from './types';
+import { narrowedBy, type CommandNarrowing } from '../commands/narrowing';
+import { normalizeModelId } from '../providers/modelChoice';
+import type { SkillRef } from '../tools/skill';
+import { attachmentText, type MessageAttachment } from '../../shared/domain/attachments';
 import { wireTaskMachine } from './wiring';
 import type { WorkerPool } from '../workers/pool';
 import { remoteTurnOf, type RemoteTaskSide } from './remoteTask';
@@ -37,6 +41,8 @@ import { errorMessage } from '../../shared/domain/errors';
 /** What a live task needs from the runtime that owns it. */
 export interface TaskOwner {
   services(): { options: TaskRuntimeOptions; locks: LockManager; tools: ToolRegistry; pool: WorkerPool | null };
+  /** The skills a run may load now (names and descriptions go into its system prompt). */
+  skills(): SkillRef[];
   /** The workspace's memory, or null when memory is off for this host. */
   projectMemory(): ProjectMemory | null;
   /** The memory settings now (read at the start of each run). */
@@ -115,6 +121,10 @@ export class LiveTask implements TaskHandle, TaskParent {
   private readonly transcriptPath: string;
   /** The task's checkpoints when it is recorded (turns in this process take them; a worker opens its own). */
   private readonly checkpoints: TaskCheckpoints | undefined;
+  /** While a custom command's run lasts: its `allowed-tools` (docs/commands.md). */
+  private narrowing: CommandNarrowing | null = null;
+  /** While a command's run uses its own model: the task's model to go back to. */
+  private modelAfterRun: string | null = null;
 
   constructor(
     readonly id: string,
@@ -130,7 +140,8 @@ export class LiveTask implements TaskHandle, TaskParent {
     const mode = parent ? parent.permissionMode() : (options.mode ?? 'default');
     this.loopProgressFile = options.loopProgressFile;
     const own = options.loopProgressFile ? allowingLoopProgress(runtime.permissions, options.loopProgressFile, rt.workspace) : runtime.permissions;
-    this.decider = parent ? boundedByAncestors(own, () => parent.ancestorModes()) : own;
+    // A command's allowed-tools narrow every decision of its run, sub-agents' included (they ask their parent).
+    this.decider = narrowedBy(parent ? boundedByAncestors(own, () => parent.ancestorModes()) : own, () => this.narrowing, rt.workspace, rt.home);
     const providerFactory = rt.providerFactory ?? ((config: ProviderConfig) => loadProvider(config));
     const model = options.provider.model;
     this.provider = options.provider.provider;
@@ -183,6 +194,7 @@ export class LiveTask implements TaskHandle, TaskParent {
       subtask: parent !== undefined || parentId !== undefined,
       loopIteration: options.loopProgressFile !== undefined,
       memory: () => runtime.projectMemory(),
+      skills: () => runtime.skills(),
       settings: () => runtime.memorySettings(),
       secrets: runtime.secrets,
       trust: runtime.trust,
@@ -224,6 +236,7 @@ export class LiveTask implements TaskHandle, TaskParent {
       },
       stopPhases: () => this.phases.stop(),
       release: () => this.stop(),
+      startCommand: (command) => this.beginCommand(command),
       publish: (e) => this.emit(e),
       startSubtask: (sub) => {
         const child = runtime.ensureSubtask(this, sub);
@@ -266,12 +279,16 @@ export class LiveTask implements TaskHandle, TaskParent {
 
   /** Starts on the next microtask, so a host that subscribes right after `startTask` sees every event. */
   start(prompt: string): void {
-    queueMicrotask(() => this.actor.send({ type: 'START', text: prompt }));
+    queueMicrotask(() => {
+      this.actor.send({ type: 'START', text: prompt, ...this.extrasOf(this.options) });
+    });
   }
 
   /** Continues a settled stored task with a new user message (on a later turn of the event loop, like `resumeInterrupted`). */
   continueWith(followUp: string): void {
-    setImmediate(() => this.actor.send({ type: 'START', text: followUp }));
+    setImmediate(() => {
+      this.actor.send({ type: 'START', text: followUp, ...this.extrasOf(this.options) });
+    });
   }
 
   /**
@@ -279,8 +296,10 @@ export class LiveTask implements TaskHandle, TaskParent {
    * `reconstructing` state records the repairs (cut-off answer, unconfirmed tool results) and
    * hands the machine the rebuilt conversation.
    */
-  resumeInterrupted(opened: OpenedTask, followUp: string | undefined): void {
-    const plan = planResume(opened.replay, Date.now(), followUp);
+  resumeInterrupted(opened: OpenedTask, followUp: string | undefined, attachments?: MessageAttachment[]): void {
+    // The follow-up is part of the resume note: what its mentions brought follows it there, as text.
+    const withAttachments = followUp && attachments?.length ? [followUp, ...attachments.map(attachmentText)].join('\n\n') : followUp;
+    const plan = planResume(opened.replay, Date.now(), withAttachments);
     this.rebuilt = () => {
       for (const message of plan.repairs) this.emit({ type: 'message', taskId: this.id, message });
       return plan.conversation;
@@ -352,8 +371,56 @@ export class LiveTask implements TaskHandle, TaskParent {
     return () => this.listeners.delete(listener);
   }
 
-  sendUserMessage(text: string): void {
-    this.actor.send({ type: 'USER_MESSAGE', text });
+  sendUserMessage(text: string, extras: MessageExtras = {}): void {
+    // A command's message narrows the run that answers it (the task machine's `startCommand`), never the one going on.
+    this.actor.send({ type: 'USER_MESSAGE', text, ...this.extrasOf(extras) });
+  }
+
+  withdrawQueued(id: string): void {
+    this.actor.send({ type: 'UNQUEUE', id });
+  }
+
+  /** What a message carries besides its text, as the task machine takes it. */
+  private extrasOf(extras: MessageExtras): { attachments?: MessageAttachment[]; images?: AttachedImage[]; command?: CommandRun } {
+    return {
+      ...(extras.attachments?.length ? { attachments: extras.attachments } : {}),
+      ...(extras.images?.length ? { images: extras.images } : {}),
+      ...(extras.command ? { command: extras.command } : {}),
+    };
+  }
+
+  /** The model later runs use (`/model`); the turn running now keeps its own. */
+  setModel(model: string): void {
+    const id = normalizeModelId(model);
+    if (!id) return;
+    this.modelAfterRun = null;
+    this.actor.send({ type: 'SET_MODEL', model: id });
+  }
+
+  /** The model the task's next run uses. */
+  model(): string {
+    return this.actor.getSnapshot().context.model;
+  }
+
+  /** A custom command's run: its allowed-tools and model hold until that run's `done`. */
+  private beginCommand(command: CommandRun | undefined): void {
+    this.narrowing = command?.narrowing ?? null;
+    const id = command?.model ? normalizeModelId(command.model) : null;
+    if (!id || this.provider === 'demo') return;
+    const current = this.actor.getSnapshot().context.model;
+    if (id === current) return;
+    this.modelAfterRun = current;
+    this.actor.send({ type: 'SET_MODEL', model: id });
+  }
+
+  /** A run ended: a command's narrowing and model end with it. */
+  private endCommand(): void {
+    this.narrowing = null;
+    if (this.modelAfterRun !== null) {
+      const back = this.modelAfterRun;
+      this.modelAfterRun = null;
+      this.actor.send({ type: 'SET_MODEL', model: back });
+    }
   }
 
   cancel(): void {
@@ -407,6 +474,8 @@ export class LiveTask implements TaskHandle, TaskParent {
       rootId: this.rootId,
       transcriptPath: this.transcriptPath,
       loopProgressFile: this.loopProgressFile,
+      narrowing: () => this.narrowing,
+      skills: () => this.runtime.skills(),
       secrets: this.runtime.secrets,
       providerConfig: () => this.providerConfig,
       parentModes: () => this.parent?.ancestorModes() ?? [],
@@ -477,6 +546,7 @@ export class LiveTask implements TaskHandle, TaskParent {
       }
     }
     if (event.type === 'done') {
+      this.endCommand();
       // The run is over and its continuation keys (unique per run) can never recur: let them go.
       this.locks.endScope(taskLockKey(this.id));
       const waiters = this.settleWaiters;

@@ -13,6 +13,7 @@ import type { McpToolSource } from '../mcp/toolSource';
 import type { PermissionDecider } from './permissionCheck';
 import type { WorkerPoolOptions } from '../workers/pool';
 import type { CheckpointLimits } from '../checkpoints/recorder';
+import type { ProjectContentGate } from '../commands/projectGate';
 import type { WorkspaceTrust } from '../trust/workspaceTrust';
 
 export interface TaskRuntimeOptions {
@@ -24,8 +25,13 @@ export interface TaskRuntimeOptions {
    * is read at the start of every run (the extension's settings can change at any time).
    */
   memory?: MemorySettings | (() => MemorySettings);
-  /** The person's home folder, for `~/.keel/KEEL.md` (default os.homedir()). */
+  /** The person's home folder, for `~/.keel/KEEL.md` and `~/.claude/skills` (default os.homedir()). */
   home?: string;
+  /**
+   * Approves the workspace's own skills (`.claude/skills`, `.keel/skills`: repository content;
+   * docs/commands.md). Default: none approved (the person's own skills need no approval).
+   */
+  contentGate?: ProjectContentGate;
   /**
    * The person's approvals of this workspace (docs/permissions.md, "Trust"): a workspace's allow
    * rules, additional directories, looser mode and `env`, its instructions files and committed

@@ -9,6 +9,8 @@ import type { RemoteHookSink } from '../workers/remoteTurn';
 import type { TaskRuntimeOptions } from './options';
 import type { TaskServices } from './wiring';
 import type { CheckpointLimits } from '../checkpoints/recorder';
+import type { CommandNarrowing } from '../commands/narrowing';
+import type { SkillRef } from '../tools/skill';
 
 /** What the worker side of a task's turn loop needs of the live task it runs for. */
 export interface RemoteTaskSide {
@@ -20,6 +22,10 @@ export interface RemoteTaskSide {
   readonly loopProgressFile: string | undefined;
   /** Where the worker keeps the task's checkpoints (the task's folder), and their limits; absent: none. */
   readonly checkpoints?: { dir: string; limits: CheckpointLimits };
+  /** The allowed-tools of the custom command whose run this is, if any. */
+  narrowing(): CommandNarrowing | null;
+  /** The skills the task may load now (the worker's Skill tool gets this list). */
+  skills(): SkillRef[];
   readonly secrets: SecretKeeper;
   /** The provider settings of the task's last run (refreshed before each). */
   providerConfig(): ProviderConfig;
@@ -103,6 +109,10 @@ function queryParts(task: RemoteTaskSide, rt: TaskRuntimeOptions): Omit<QueryPar
     parentModes: task.parentModes(),
     ...(task.loopProgressFile ? { loopProgressFile: task.loopProgressFile } : {}),
     ...(task.checkpoints ? { checkpoints: task.checkpoints } : {}),
+    // A command's allowed-tools narrow the worker's decisions as they narrow the host's.
+    ...(task.narrowing() ? { narrowing: task.narrowing()! } : {}),
+    // The skills the host found and approved: the worker's Skill tool loads only these.
+    skills: task.skills(),
     // The hooks that may run now, as the host decided (user hooks, approved workspace hooks):
     // the worker runs these and reads no settings file of its own.
     ...(rt.hooks ? { hooks: { sessionId: task.rootId, transcriptPath: task.transcriptPath, approved: rt.hooks.runnable() } } : {}),

@@ -3,6 +3,7 @@ import type { KeelError } from '../../shared/domain/errors';
 import type { TaskEvent, TaskStatus } from '../../shared/domain/events';
 import type { ConversationMessage, Usage } from '../../shared/domain/messages';
 import { loadInstructions } from '../context/instructions';
+import { skillsPrompt } from '../commands/skills';
 import { taskLockKey, type LockManager } from '../locks/lockManager';
 import { runPhasesMachine, type GatekeeperVerdict, type RunPhasesContext } from '../machines/runPhases/runPhases.machine';
 import { beforeLesson, judgeLesson, noLesson, type GatekeeperDecision } from '../memory/gatekeeper';
@@ -33,6 +34,8 @@ export interface RunPhaseServices {
   subtask: boolean;
   /** The task is an iteration of a loop (no lessons of its own: the loop's files keep them). */
   loopIteration?: boolean;
+  /** The skills the run may load: their names and descriptions go into its system prompt. */
+  skills?(): readonly { name: string; description: string }[];
   /** The workspace's memory; null when memory is off for this host. Read at the start of each run. */
   memory(): ProjectMemory | null;
   /** The memory settings now; read at the start of each run. */
@@ -113,7 +116,8 @@ export class RunPhases {
           const loaded = loadInstructions({ workspace: s.workspace, ...(s.home ? { home: s.home } : {}), knownSecrets: s.secrets.values(), trust: s.trust });
           for (const p of loaded.problems) s.log('warn', `instructions: ${p}`);
           if (loaded.held.length) s.held?.(loaded.held);
-          system.instructions = loaded.text;
+          // Skills after the instructions: only their names and descriptions (docs/commands.md).
+          system.instructions = [loaded.text, skillsPrompt(s.skills?.() ?? [])].filter(Boolean).join('\n\n');
           const files = loaded.files.map((f) => f.display);
           if (files.length) s.publish({ type: 'instructions', taskId: s.taskId, run: start.run, files });
           return { instructionFiles: files };

@@ -17,6 +17,9 @@ import { MEMORY_OFF, type MemorySettings } from '../memory/settings';
 import { WorkerPool } from '../workers/pool';
 import type { AnyTool } from '../tools/types';
 import { DEFAULT_LIMITS } from './limits';
+import { createSkillTool, type SkillRef } from '../tools/skill';
+import { loadSkills } from '../commands/skills';
+import { NOTHING_APPROVED as NO_CONTENT_APPROVED } from '../commands/projectGate';
 import { LiveTask, seedOf, titleOf } from './liveTask';
 import type { TaskRuntimeOptions } from './options';
 import type { PermissionDecider } from './permissionCheck';
@@ -61,7 +64,9 @@ export class TaskRuntime {
   constructor(private readonly options: TaskRuntimeOptions) {
     this.locks = options.locks ?? new LockManager();
     this.sandbox = new Sandbox(options.sandbox ?? { enabled: false }, options.log ? { log: options.log } : {});
-    this.tools = options.tools ?? createToolRegistry(builtinTools.map((t) => (t.name === 'Bash' ? (createBashTool({ sandbox: this.sandbox }) as AnyTool) : t)));
+    this.tools =
+      options.tools ??
+      createToolRegistry([...builtinTools.map((t) => (t.name === 'Bash' ? (createBashTool({ sandbox: this.sandbox }) as AnyTool) : t)), createSkillTool(() => this.skills()) as AnyTool]);
     this.trust = options.trust ?? NOTHING_APPROVED;
     const trust = options.trust;
     this.permissions = options.permissions ?? lazyEngine({ ...options, trust: this.trust, ...(trust ? { protectedFiles: () => trust.protectedFilesNow() } : {}) });
@@ -149,7 +154,12 @@ export class TaskRuntime {
   async resume(id: string, opts: ResumeTaskOptions): Promise<TaskHandle> {
     const live = this.driven(id);
     if (live) {
-      if (opts.followUp?.trim()) live.sendUserMessage(opts.followUp.trim());
+      if (opts.followUp?.trim())
+        live.sendUserMessage(opts.followUp.trim(), {
+          ...(opts.attachments ? { attachments: opts.attachments } : {}),
+          ...(opts.command ? { command: opts.command } : {}),
+          ...(opts.images ? { images: opts.images } : {}),
+        });
       return live;
     }
     if (!this.store) throw new StoreError('not_found', `no task "${id}": this runtime has no store`);
@@ -163,7 +173,7 @@ export class TaskRuntime {
     const task = new LiveTask(id, { ...opts, prompt: opts.followUp ?? '' }, this, seedOf(opened), opened.meta.parentId);
     this.tasks.set(id, task);
     this.options.feed?.bus.publish({ kind: 'SessionCreated', taskId: id, title: opened.meta.title, resumed: true, ...(opened.meta.parentId ? { parentId: opened.meta.parentId } : {}) });
-    if (interrupted) task.resumeInterrupted(opened, opts.followUp);
+    if (interrupted) task.resumeInterrupted(opened, opts.followUp, opts.attachments);
     else task.continueWith(opts.followUp!.trim());
     return task;
   }
@@ -281,6 +291,16 @@ export class TaskRuntime {
 
   private ownerLabel(): string {
     return this.options.ownerLabel ?? 'Keel';
+  }
+
+  /**
+   * The skills tasks here may load (docs/commands.md, "Skills"): the person's, and the
+   * workspace's once approved. Read fresh on every call.
+   */
+  skills(): SkillRef[] {
+    const workspace = this.options.workspace;
+    const found = loadSkills({ workspace, ...(this.options.home ? { home: this.options.home } : {}), gate: this.options.contentGate ?? NO_CONTENT_APPROVED });
+    return found.skills.map((s) => ({ name: s.name, description: s.description, dir: s.dir, path: s.path, linkFree: s.linkFree, ...(s.linkFree ? { workspace } : {}) }));
   }
 
   /** The workspace's memory (built on first use), or null when memory is off for this host. */

@@ -1,7 +1,10 @@
+import type { MessageAttachment } from '../../shared/domain/attachments';
 import type { TaskEvent } from '../../shared/domain/events';
 import type { TaskTranscript } from '../../shared/domain/transcript';
 import type { PermissionMode } from '../../shared/domain/permissionModes';
 import type { ProviderConfig } from '../providers/types';
+import type { CommandRun } from '../commands/commandRun';
+import type { AttachedImage } from '../machines/task/task.machine';
 
 /** Defined once in src/shared (the webview needs it too); hosts may take it from here. */
 export type { PermissionMode } from '../../shared/domain/permissionModes';
@@ -24,6 +27,24 @@ export interface StartTaskOptions {
    * written without a prompt in every mode but plan. Deny and ask rules still apply.
    */
   loopProgressFile?: string;
+  /** What the first message's mentions brought (src/core/mentions), read by the model after its text. */
+  attachments?: MessageAttachment[];
+  /** The first message is a custom slash command's (docs/commands.md): what its run may use. */
+  command?: CommandRun;
+  /** Images attached to the first message (`keel run --image`, the composer). */
+  images?: AttachedImage[];
+}
+
+export type { CommandRun } from '../commands/commandRun';
+
+/** What may come with a user message besides its text. */
+export interface MessageExtras {
+  /** What its `@` mentions brought (src/core/mentions): the model reads them after the text. */
+  attachments?: MessageAttachment[];
+  /** The message is a custom slash command's: what the run answering it may use (a queued one keeps it). */
+  command?: CommandRun;
+  /** Images attached to the message (checked: context/promptImages.ts). */
+  images?: AttachedImage[];
 }
 
 /**
@@ -45,8 +66,14 @@ export interface TaskHandle {
    * the event bus); `transcript()` holds exactly those. Absent: the task is not on a bus.
    */
   eventSeq?(): number;
-  /** A follow-up from the user. Ignored (and reported as an error event) while a turn runs. */
-  sendUserMessage(text: string): void;
+  /**
+   * A message from the person. While a run is under way it is queued (a `queued` event) and sent
+   * when the run ends, as the next run's message; it is never refused and never makes a second
+   * request. A cancelled or stopped run gives queued messages back (`unqueued` returned).
+   */
+  sendUserMessage(text: string, extras?: MessageExtras): void;
+  /** Cancels queued message `id` before it is sent (`unqueued` withdrawn); a message already sent is left alone. */
+  withdrawQueued(id: string): void;
   /** Aborts the request in flight, the running tool and its child processes. */
   cancel(): void;
   /** After a failure the task waits; this sends the last request again. */

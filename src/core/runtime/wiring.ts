@@ -24,7 +24,7 @@ import type { PreparedRun, RunStart } from './runPhases';
 import { buildSystemPrompt } from './systemPrompt';
 import type { McpToolSource } from '../mcp/toolSource';
 import { runMcpCall } from '../mcp/wiring';
-import type { TaskHandle } from './types';
+import type { CommandRun, TaskHandle } from './types';
 import { remoteTurn, type RemoteTurnDeps } from '../workers/remoteTurn';
 import type { TaskCheckpoints } from '../checkpoints/recorder';
 import { prepareWrite, withCheckpoints } from './checkpointWiring';
@@ -70,6 +70,8 @@ export interface TaskServices {
   stopPhases?(): void;
   /** Lets the task go (its log closed, its lock released): its worker died, or its record failed. */
   release?(): void;
+  /** A run starts answering `command` (undefined: none): its allowed-tools and model hold until its `done`. */
+  startCommand?(command: CommandRun | undefined): void;
   publish(event: TaskEvent): void;
   /**
    * Resolves once every event published so far is durable (the task's log fsynced). A tool runs
@@ -331,6 +333,7 @@ export function wireTaskMachine(services: TaskServices) {
       publish,
       stopPhases: () => services.stopPhases?.(),
       release: () => services.release?.(),
+      startCommand: (_: unknown, command: CommandRun | undefined) => services.startCommand?.(command),
     },
   });
 }
@@ -369,6 +372,7 @@ async function runTool(services: TurnEnvironment & TurnHost, secrets: SecretKeep
       ...(checkpoints ? { checkpoints } : {}),
       ...(reviewed ? { reviewed } : {}),
       onOutput: (chunk) => publishChunk(live.push(chunk)),
+      todos: (items) => services.publish({ type: 'todos', taskId, todos: items }),
     });
     publishChunk(live.end());
     return { result: toolResult(call.id, secrets.redact(r.content), r.isError), summary: secrets.redact(r.summary) };

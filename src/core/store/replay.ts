@@ -212,6 +212,8 @@ export class ReplayFold {
     const unfinished = this.status === 'running' || this.status === 'interrupted';
     const cutOff = this.streamText && unfinished ? { text: this.streamText.join(''), thinking: this.streamThinking, toolInput: this.toolInput } : null;
     if (unfinished && !opts.live) this.builder.markInterrupted();
+    // Shown from the store, the task runs nowhere here: nothing it had queued will be sent from this transcript.
+    this.builder.dropQueue();
     return {
       transcript: this.builder.build(),
       conversation: this.conversation,

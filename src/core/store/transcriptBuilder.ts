@@ -1,6 +1,6 @@
 import type { TaskEvent } from '../../shared/domain/events';
 import { MAX_CARD_IMAGES } from '../../shared/domain/toolImages';
-import { emptyTranscript, gatekeeperItem, nextPhases, retryNotice, rewindItem, type TaskTranscript, type TranscriptItem } from '../../shared/domain/transcript';
+import { emptyTranscript, gatekeeperItem, nextPhases, retryNotice, rewindItem, userItem, applyTaskEvent, type TaskTranscript, type TranscriptItem } from '../../shared/domain/transcript';
 
 /** What `TranscriptBuilder.exportState()` returns: JSON-safe. */
 export interface TranscriptBuilderState {
@@ -75,11 +75,17 @@ export class TranscriptBuilder {
       case 'user_message':
         t.done = false;
         this.closeStreaming(false);
-        this.items.push({ kind: 'user', id: e.id, text: e.text });
+        this.items.push(userItem(e));
         this.lastAssistant = -1;
         return;
       case 'stream':
         t.streamMode = e.mode;
+        return;
+      case 'todos':
+        t.todos = e.todos;
+        return;
+      case 'budget':
+        t.budget = { capUsd: e.capUsd, spentUsd: e.spentUsd };
         return;
       case 'assistant_start':
         this.closeStreaming(false);
@@ -131,6 +137,14 @@ export class TranscriptBuilder {
       case 'message':
       case 'compacted':
         return;
+      case 'queued':
+      case 'unqueued': {
+        // The queue is a short list: the shared fold says what each event does to it.
+        const queued = applyTaskEvent({ ...t, items: [] }, e).queued;
+        if (queued) t.queued = queued;
+        else delete t.queued;
+        return;
+      }
       case 'done':
         t.done = true;
         t.streamMode = null;
@@ -184,6 +198,14 @@ export class TranscriptBuilder {
   /** Marks the answer being streamed (if any) as cut off: what a crash or reload did to it. */
   markInterrupted(): void {
     this.closeStreaming(true);
+  }
+
+  /**
+   * Forgets messages still queued: a stored task is not running, so nothing will send them (a
+   * process that died with messages queued lost them; a task stopped in order gave them back).
+   */
+  dropQueue(): void {
+    delete this.t.queued;
   }
 
   /** Whether an answer was being streamed when the events ended. */

@@ -9,6 +9,7 @@ import { taskTool } from './task';
 import type { AnyTool } from './types';
 import { webFetchTool } from './webFetch';
 import { writeTool } from './write';
+import { todoWriteTool } from './todoWrite';
 
 export interface ToolRegistry {
   /** What the model is told, in registration order; schemas without the `$schema` key. */
@@ -20,7 +21,7 @@ export interface ToolRegistry {
 }
 
 /** The built-in tools, in the order the model sees them. */
-export const builtinTools: readonly AnyTool[] = [bashTool, globTool, grepTool, readTool, editTool, writeTool, webFetchTool, taskTool];
+export const builtinTools: readonly AnyTool[] = [bashTool, globTool, grepTool, readTool, editTool, writeTool, webFetchTool, taskTool, todoWriteTool];
 
 /** The JSON Schema a provider sends for a tool's input (zod's input view, no `$schema`). */
 export function toolInputJsonSchema(tool: AnyTool): Record<string, unknown> {

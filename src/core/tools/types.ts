@@ -1,6 +1,7 @@
 import type { z } from 'zod';
 import type { HeldLock, LockManager } from '../locks/lockManager';
 import type { EditReview } from '../../shared/domain/review';
+import type { TodoItem } from '../../shared/domain/todos';
 
 /**
  * A tool in two steps (STYLE.md #4): `subject` describes what the call will touch, before
@@ -81,6 +82,8 @@ export interface ToolContext {
   checkpoints?: ToolCheckpoints;
   /** Set when the person reviewed this Edit/Write change by change: write exactly `review.content`. */
   reviewed?: ReviewedEdit;
+  /** TodoWrite's list: the runtime publishes it as the task's `todos` event. */
+  todos?(items: TodoItem[]): void;
   /**
    * What a recursive search below `root` (Grep, Glob) must skip so that it reads nothing the
    * Read rules keep out: the permission engine's answer (engine.ts `searchExclusions`), which

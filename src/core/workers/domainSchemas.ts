@@ -40,7 +40,7 @@ const redacted = z.object({ type: z.literal('redacted_thinking'), data: z.string
 
 export const toolResultBlockSchema = toolResult;
 export const conversationMessageSchema = z.discriminatedUnion('role', [
-  z.object({ role: z.literal('user'), content: z.array(z.discriminatedUnion('type', [text, toolResult])) }),
+  z.object({ role: z.literal('user'), content: z.array(z.discriminatedUnion('type', [text, toolResult, image])) }),
   z.object({ role: z.literal('assistant'), content: z.array(z.discriminatedUnion('type', [text, thinking, redacted, toolUse])) }),
 ]);
 

@@ -117,6 +117,23 @@ export const queryParamsSchema = z.object({
   runSystem: z.optional(z.array(z.string()).check(z.maxLength(64))),
   /** A loop iteration's progress file, which it may write without a prompt (runtime/loopPermission.ts). */
   loopProgressFile: z.optional(z.string().check(z.minLength(1), z.maxLength(4096))),
+  /** The custom command whose run this is narrows its permissions to its allowed-tools (docs/commands.md). */
+  narrowing: z.optional(z.object({ command: z.string().check(z.maxLength(300)), rules: z.array(z.string().check(z.maxLength(2000))).check(z.maxLength(200)) })),
+  /** The skills the host found and approved for the task (its Skill tool loads only these). */
+  skills: z.optional(
+    z
+      .array(
+        z.object({
+          name: z.string().check(z.maxLength(100)),
+          description: z.string().check(z.maxLength(2000)),
+          dir: z.string().check(z.maxLength(4096)),
+          path: z.string().check(z.maxLength(4096)),
+          linkFree: z.boolean(),
+          workspace: z.optional(z.string().check(z.maxLength(4096))),
+        }),
+      )
+      .check(z.maxLength(200)),
+  ),
   /** The task has the host's MCP servers: the worker asks the host for their tools and calls them through it. */
   mcp: z.optional(z.boolean()),
   hooks: z.optional(queryHooksSchema),

@@ -26,6 +26,8 @@ import { DEFAULT_MAX_LINE_BYTES, PROTOCOL_VERSION, toHost, toWorker, type QueryP
 import { envelopeSchema, RpcEndpoint, type Envelope } from './rpc';
 import { WORKER_ONLY_ENV } from './spawnWorker';
 import { workerHookPoints } from './workerHooks';
+import { narrowedBy } from '../commands/narrowing';
+import { createSkillTool, type SkillRef } from '../tools/skill';
 import { WorkerTrust } from './workerTrust';
 import { errorMessage } from '../../shared/domain/errors';
 
@@ -173,19 +175,23 @@ export function runWorker(args: WorkerArgs): Promise<number> {
 /** What a worker keeps for its whole life: one lock manager; one sandbox and tool set, one permission engine, per settings. */
 class WorkerResources {
   readonly locks = new LockManager();
-  private readonly toolSets = new Map<string, ToolRegistry>();
+  private readonly toolSets = new Map<string, AnyTool[]>();
   private readonly engines = new Map<string, { decider: PermissionDecider; trust: WorkerTrust }>();
 
-  /** The built-in tools, Bash in this sandbox (its network proxy starts on first use and lives as long as the worker). */
-  tools(runtime: RuntimeConfig): ToolRegistry {
+  /**
+   * The built-in tools, Bash in this sandbox (its network proxy starts on first use and lives as
+   * long as the worker), and a Skill tool that loads only the skills this query carried (the host
+   * found and approved them).
+   */
+  tools(runtime: RuntimeConfig, skills: readonly SkillRef[]): ToolRegistry {
     const key = JSON.stringify(runtime.sandbox);
     let tools = this.toolSets.get(key);
     if (!tools) {
       const sandbox = new Sandbox(runtime.sandbox);
-      tools = createToolRegistry(builtinTools.map((t) => (t.name === 'Bash' ? (createBashTool({ sandbox }) as AnyTool) : t)));
+      tools = builtinTools.map((t) => (t.name === 'Bash' ? (createBashTool({ sandbox }) as AnyTool) : t));
       this.toolSets.set(key, tools);
     }
-    return tools;
+    return createToolRegistry([...tools, createSkillTool(() => skills) as AnyTool]);
   }
 
   /**
@@ -286,8 +292,9 @@ function answer(q: QueryParams, rpc: RpcEndpoint<ToWorker, ToHost>, kept: Worker
         workspace: runtime.workspace,
         ...(runtime.ripgrepPath ? { ripgrepPath: runtime.ripgrepPath } : {}),
         locks: kept.locks,
-        tools: kept.tools(runtime),
-        permissions: boundedByAncestors(own, () => parentModes),
+        tools: kept.tools(runtime, q.skills ?? []),
+        // A command's allowed-tools narrow the worker's decisions as they narrow the host's.
+        permissions: narrowedBy(boundedByAncestors(own, () => parentModes), () => q.narrowing ?? null, runtime.workspace),
         secrets,
         // The task's hooks the host approved, at the turn's points (PreToolUse, PostToolUse, Stop, …).
         ...(hooks ? { hooks } : {}),

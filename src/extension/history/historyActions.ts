@@ -1,4 +1,5 @@
 import { errorMessage } from '../../shared/domain/errors';
+import type { MessageAttachment } from '../../shared/domain/attachments';
 import type { TaskHandle } from '../../core/runtime/types';
 import type { StoredTaskState } from '../../shared/protocol/chatMessages';
 import type { FromWebviewMessage } from '../../shared/protocol/fromWebview';
@@ -82,8 +83,8 @@ export class HistoryActions {
   }
 
   /** Resumes task `id` here (optionally with a follow-up) and shows it live. */
-  async resume(id: string, followUp?: string): Promise<void> {
-    const task = await this.history.resume(id, followUp);
+  async resume(id: string, followUp?: string, attachments?: MessageAttachment[]): Promise<void> {
+    const task = await this.history.resume(id, followUp, attachments);
     this.chat.track(task);
     this.chat.show(task);
   }
@@ -92,11 +93,11 @@ export class HistoryActions {
    * The composer's text while a stored task is shown: it continues the task (resuming it) rather
    * than starting a new one. Failures are told to every view.
    */
-  async followUp(text: string): Promise<void> {
+  async followUp(text: string, attachments?: MessageAttachment[]): Promise<void> {
     const current = this.chat.current();
     if (!isStoredTask(current)) return;
     try {
-      await this.resume(current.id, text);
+      await this.resume(current.id, text, attachments);
     } catch (err) {
       this.fail(undefined, 'prompt', err);
     }

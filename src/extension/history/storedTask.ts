@@ -39,6 +39,7 @@ export class StoredTaskHandle implements TaskHandle {
   }
 
   sendUserMessage(): void {}
+  withdrawQueued(): void {}
   cancel(): void {}
   retry(): void {}
   abandon(): void {}

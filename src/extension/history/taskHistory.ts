@@ -1,4 +1,5 @@
 import type { StartTaskOptions, TaskHandle } from '../../core/runtime/types';
+import type { MessageAttachment } from '../../shared/domain/attachments';
 import type { ExportFormat, StoredTaskState, TaskSummary } from '../../shared/protocol/chatMessages';
 import type { Logger } from '../logger';
 import { exportContent, exportFileName } from './exportFile';
@@ -113,11 +114,12 @@ export class TaskHistory {
    * live window is refused (HistoryError 'locked'), a stale holder is taken over. A task this
    * window drives gets `followUp` as a message.
    */
-  async resume(id: string, followUp?: string): Promise<TaskHandle> {
+  async resume(id: string, followUp?: string, attachments?: MessageAttachment[]): Promise<TaskHandle> {
     const runtime = await this.d.runtime();
     const live = runtime.get(id);
+    const extras = attachments?.length ? { attachments } : {};
     if (live && !this.deleted.has(id)) {
-      if (followUp?.trim()) live.sendUserMessage(followUp.trim());
+      if (followUp?.trim()) live.sendUserMessage(followUp.trim(), extras);
       return live;
     }
     const archive = this.archive(runtime);
@@ -130,7 +132,7 @@ export class TaskHistory {
       const interrupted = found.summary.status === 'interrupted' || found.summary.status === 'running';
       const text = followUp?.trim() || (interrupted ? undefined : CONTINUE);
       const options = await this.d.startOptions();
-      const task = await archive.resume(id, { ...options, ...(text ? { followUp: text } : {}) });
+      const task = await archive.resume(id, { ...options, ...(text ? { followUp: text, ...(followUp?.trim() ? extras : {}) } : {}) });
       this.d.log.info(`task ${id} resumed (${found.summary.status}${text ? ', with a follow-up' : ''})`);
       return task;
     } catch (err) {

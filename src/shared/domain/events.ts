@@ -4,8 +4,25 @@ import type { ConversationMessage, StopReason } from './messages';
 import type { TaskStateTag, TurnStateTag } from './stateTags';
 import type { CardImage } from './toolImages';
 import type { GatekeeperOutcome, PermissionDecision, TranscriptItem } from './transcriptItem';
+import type { AttachedImageInfo, AttachmentSummary } from './attachments';
+import type { TodoItem } from './todos';
 
-export type { GatekeeperOutcome, PermissionDecision };
+export type { AttachedImageInfo, GatekeeperOutcome, PermissionDecision };
+
+/** A message the person sent while a run was under way: it waits for the run to end (`queued`). */
+export interface QueuedMessage {
+  id: string;
+  text: string;
+  attachments?: AttachmentSummary[];
+  images?: AttachedImageInfo[];
+}
+
+/**
+ * Why messages left the queue: `sent` (the run ended; they are the next run's messages, their
+ * `user_message` events follow), `withdrawn` (the person cancelled one), `returned` (the run was
+ * cancelled or stopped: they go back to the person's composer, unsent).
+ */
+export type UnqueuedOutcome = 'sent' | 'withdrawn' | 'returned';
 
 /**
  * What a task tells the outside world, in order. The CLI prints these as NDJSON
@@ -53,7 +70,15 @@ export type TaskEvent =
   | { type: 'task'; taskId: string; state: string; title?: string; tags?: TaskStateTag[] }
   /** The turn machine entered `state`; `tags` say what it means (stateTags.ts; absent in older logs). */
   | { type: 'turn'; taskId: string; state: string; turn: number; tags?: TurnStateTag[] }
-  | { type: 'user_message'; taskId: string; id: string; text: string }
+  /**
+   * A message of the person; `attachments`: what its mentions brought (the content is in the
+   * `message` event); `images`: the images attached to it (their data is in the `message` event).
+   */
+  | { type: 'user_message'; taskId: string; id: string; text: string; attachments?: AttachmentSummary[]; images?: AttachedImageInfo[] }
+  /** The person sent a message while a run was under way: it waits, and is sent when the run ends. */
+  | { type: 'queued'; taskId: string; message: QueuedMessage }
+  /** Queued messages left the queue (`outcome` says how). */
+  | { type: 'unqueued'; taskId: string; ids: string[]; outcome: UnqueuedOutcome }
   /** The conversation grew by one message (user text, a complete assistant answer, tool results): what a log must keep to rebuild it. */
   | { type: 'message'; taskId: string; message: ConversationMessage }
   /** The conversation was compacted: from now on it is `messages`. */
@@ -67,6 +92,13 @@ export type TaskEvent =
   /** Images the tool returned, for its card: each a `data:` URL the host checked (toolImages.ts). Sent once, after the call. */
   | { type: 'tool_images'; taskId: string; id: string; images: CardImage[] }
   | { type: 'tool_result'; taskId: string; id: string; is_error: boolean; summary: string }
+  /** The agent's todo list, whole, as TodoWrite last set it (src/shared/domain/todos.ts). */
+  | { type: 'todos'; taskId: string; todos: TodoItem[] }
+  /**
+   * The task's budget changed (docs/cli.md, "Budget"): its cap (null: none) and what it has spent,
+   * its sub-agents and calls outside its runs included.
+   */
+  | { type: 'budget'; taskId: string; capUsd: number | null; spentUsd: number }
   | { type: 'permission'; taskId: string; requestId: string; toolCallId: string; tool: string; decision: PermissionDecision; reason?: string }
   | {
       type: 'usage';

@@ -48,7 +48,8 @@ export function toolResultText(block: ToolResultBlock): string {
   return block.content.map((b) => (b.type === 'text' ? b.text : `[image: ${b.source.media_type}]`)).join('\n');
 }
 export type AssistantBlock = TextBlock | ThinkingBlock | RedactedThinkingBlock | ToolUseBlock;
-export type UserBlock = TextBlock | ToolResultBlock;
+/** A user message holds text, tool results and the images the person attached (`--image`, the composer). */
+export type UserBlock = TextBlock | ToolResultBlock | ImageBlock;
 
 export interface UserMessage {
   role: 'user';

@@ -1,5 +1,6 @@
 import { formatDuration } from './duration';
-import type { RunPhase, StreamMode, TaskEvent } from './events';
+import type { QueuedMessage, RunPhase, StreamMode, TaskEvent } from './events';
+import type { TodoItem } from './todos';
 import type { TaskStateTag } from './stateTags';
 import { MAX_CARD_IMAGES } from './toolImages';
 import type { TranscriptItem } from './transcriptItem';
@@ -39,6 +40,19 @@ export interface TaskTranscript {
   phases?: RunPhasesView;
   /** Bytes the task's checkpoints hold (own and shared with forks), once a checkpoint was taken. */
   checkpointBytes?: number;
+  /**
+   * Messages the person sent while a run was under way, oldest first: they wait for the run to
+   * end (absent: none). A task stopped mid-run gives them back (`unqueued` returned); a stored
+   * task's transcript has none.
+   */
+  queued?: QueuedMessage[];
+  /**
+   * The task's budget (docs/cli.md, "Budget"): its cap (null: none) and what it spent, sub-agents
+   * and calls outside its runs included. Absent until a budget event.
+   */
+  budget?: { capUsd: number | null; spentUsd: number };
+  /** The agent's todo list as it last wrote it (TodoWrite); absent until it writes one. */
+  todos?: TodoItem[];
 }
 
 export function emptyTranscript(taskId: string, title: string, model: string): TaskTranscript {
@@ -84,7 +98,19 @@ export function applyTaskEvent(t: TaskTranscript, e: TaskEvent): TaskTranscript 
     case 'turn':
       return { ...t, turnState: e.state, turn: e.turn };
     case 'user_message':
-      return { ...t, done: false, items: [...closeStreaming(t.items), { kind: 'user', id: e.id, text: e.text }] };
+      return { ...t, done: false, items: [...closeStreaming(t.items), userItem(e)] };
+    case 'todos':
+      return { ...t, todos: e.todos };
+    case 'budget':
+      return { ...t, budget: { capUsd: e.capUsd, spentUsd: e.spentUsd } };
+    case 'queued':
+      return { ...t, queued: [...(t.queued ?? []).filter((q) => q.id !== e.message.id), e.message] };
+    case 'unqueued': {
+      const gone = new Set(e.ids);
+      const queued = (t.queued ?? []).filter((q) => !gone.has(q.id));
+      const { queued: _, ...rest } = t;
+      return queued.length > 0 ? { ...rest, queued } : rest;
+    }
     case 'stream':
       return { ...t, streamMode: e.mode };
     case 'assistant_start': {
@@ -205,6 +231,17 @@ export function rewindItem(e: Extract<TaskEvent, { type: 'rewind' }>): Transcrip
     files: e.files,
     ...(e.forkedFrom ? { forkedFrom: e.forkedFrom } : {}),
     ...(e.forkedTo ? { forkedTo: e.forkedTo } : {}),
+  };
+}
+
+/** The transcript item of a `user_message` event (shared with the store's TranscriptBuilder). Pure. */
+export function userItem(e: Extract<TaskEvent, { type: 'user_message' }>): TranscriptItem {
+  return {
+    kind: 'user',
+    id: e.id,
+    text: e.text,
+    ...(e.attachments && e.attachments.length > 0 ? { attachments: e.attachments } : {}),
+    ...(e.images && e.images.length > 0 ? { images: e.images } : {}),
   };
 }
 

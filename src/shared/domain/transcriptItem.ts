@@ -1,3 +1,4 @@
+import type { AttachedImageInfo, AttachmentSummary } from './attachments';
 import type { CheckpointFileNote, RewindScope, RewoundFile } from './checkpoints';
 import type { ErrorCode } from './errors';
 import type { CardImage } from './toolImages';
@@ -14,7 +15,7 @@ export type PermissionDecision = 'allow' | 'deny' | 'ask';
 export type GatekeeperOutcome = 'saved' | 'rejected' | 'skipped';
 
 export type TranscriptItem =
-  | { kind: 'user'; id: string; text: string }
+  | { kind: 'user'; id: string; text: string; attachments?: AttachmentSummary[]; images?: AttachedImageInfo[] }
   | {
       kind: 'assistant';
       id: string;

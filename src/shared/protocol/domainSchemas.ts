@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { ATTACHMENT_KINDS } from '../domain/attachments';
 import { ERROR_CODES } from '../domain/errors';
 import { RUN_PHASES } from '../domain/events';
 import { TASK_STATE_TAGS, TURN_STATE_TAGS } from '../domain/stateTags';
@@ -6,6 +7,8 @@ import type { ViewTaskEvent } from '../domain/events';
 import type { StopReason } from '../domain/messages';
 import type { TaskTranscript, TranscriptItem } from '../domain/transcript';
 import { isCardImageSrc, MAX_CARD_IMAGES } from '../domain/toolImages';
+import { MAX_TODO_CHARS, MAX_TODOS, TODO_STATUSES } from '../domain/todos';
+import { MAX_THUMBNAIL_CHARS } from '../domain/promptImageLimits';
 
 /**
  * Zod schemas mirroring the domain types of src/shared/domain, for validating what crosses the
@@ -47,12 +50,37 @@ const rewindFields = {
   forkedFrom: z.object({ taskId: z.string(), step: count }).optional(),
   forkedTo: z.string().optional(),
 };
+/** What a view shows of a message's attachment (its chip): never its content. */
+export const attachmentSummarySchema = z.object({
+  kind: z.enum(ATTACHMENT_KINDS),
+  label: z.string().max(2000),
+  note: z.string().max(2000).optional(),
+  failed: z.boolean().optional(),
+});
+const attachmentSummaries = z.array(attachmentSummarySchema).max(100);
+const attachedImages = z
+  .array(
+    z.object({
+      name: z.string().max(300),
+      mediaType: z.string().max(100),
+      bytes: count,
+      thumbnail: z.string().max(MAX_THUMBNAIL_CHARS).refine(isCardImageSrc, 'not a checked image data: URL').optional(),
+    }),
+  )
+  .max(100);
+export const queuedMessageSchema = z.object({ id: z.string().max(200), text: z.string(), attachments: attachmentSummaries.optional(), images: attachedImages.optional() });
+export const todoItemSchema = z.object({ content: z.string().max(MAX_TODO_CHARS), status: z.enum(TODO_STATUSES), activeForm: z.string().max(MAX_TODO_CHARS).optional() });
+const todos = z.array(todoItemSchema).max(MAX_TODOS);
 
 /** One schema per `TaskEvent` variant, keyed by its literal `type`. */
 export const taskEventSchema = z.discriminatedUnion('type', [
   z.object({ type: z.literal('task'), taskId, state: z.string(), title: z.string().optional(), tags: z.array(z.enum(TASK_STATE_TAGS)).max(TASK_STATE_TAGS.length).optional() }),
   z.object({ type: z.literal('turn'), taskId, state: z.string(), turn: count, tags: z.array(z.enum(TURN_STATE_TAGS)).max(TURN_STATE_TAGS.length).optional() }),
-  z.object({ type: z.literal('user_message'), taskId, id: z.string(), text: z.string() }),
+  z.object({ type: z.literal('user_message'), taskId, id: z.string(), text: z.string(), attachments: attachmentSummaries.optional(), images: attachedImages.optional() }),
+  z.object({ type: z.literal('queued'), taskId, message: queuedMessageSchema }),
+  z.object({ type: z.literal('unqueued'), taskId, ids: z.array(z.string().max(200)).max(1000), outcome: z.enum(['sent', 'withdrawn', 'returned']) }),
+  z.object({ type: z.literal('todos'), taskId, todos }),
+  z.object({ type: z.literal('budget'), taskId, capUsd: z.number().nonnegative().nullable(), spentUsd: z.number().nonnegative() }),
   z.object({ type: z.literal('stream'), taskId, mode: streamModeSchema }),
   z.object({ type: z.literal('assistant_start'), taskId, messageId: z.string(), model: z.string() }),
   z.object({ type: z.literal('text'), taskId, delta: z.string() }),
@@ -102,7 +130,7 @@ export const taskEventSchema = z.discriminatedUnion('type', [
 ]);
 
 export const transcriptItemSchema = z.discriminatedUnion('kind', [
-  z.object({ kind: z.literal('user'), id: z.string(), text: z.string() }),
+  z.object({ kind: z.literal('user'), id: z.string(), text: z.string(), attachments: attachmentSummaries.optional(), images: attachedImages.optional() }),
   z.object({
     kind: z.literal('assistant'),
     id: z.string(),
@@ -170,6 +198,9 @@ export const taskTranscriptSchema = z.object({
     .object({ run: count, phase: runPhaseSchema, durations: z.partialRecord(runPhaseSchema, z.number().nonnegative()), failure: z.string().optional() })
     .optional(),
   checkpointBytes: count.optional(),
+  queued: z.array(queuedMessageSchema).max(1000).optional(),
+  budget: z.object({ capUsd: z.number().nonnegative().nullable(), spentUsd: z.number().nonnegative() }).optional(),
+  todos: todos.optional(),
 });
 
 // Compile-time drift checks: each schema's type and its domain type must be mutually assignable.

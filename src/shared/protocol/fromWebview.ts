@@ -4,6 +4,7 @@ import { LOOP_ACTIONS, loopNameSchema } from './loopMessages';
 import { MCP_ACTIONS } from './mcpMessages';
 import { MEMORY_ACTIONS, MEMORY_SETTINGS, memoryFileSchema } from './memoryMessages';
 import { hunkChoiceSchema, rewindApplySchema, rewindCancelSchema, rewindOpenDiffSchema, rewindPreviewRequestSchema } from './rewindMessages';
+import { MAX_THUMBNAIL_CHARS } from '../domain/promptImageLimits';
 import type { ParseResult } from './toWebview';
 
 /**
@@ -14,8 +15,33 @@ import type { ParseResult } from './toWebview';
 /** Sent once per page load. `lastSeq` is the highest seq the page had applied before (diagnostic). */
 export const readyMessageSchema = z.object({ type: z.literal('ready'), lastSeq: z.number().int().nonnegative().optional() });
 
-/** Text the user sent: starts a task when none is open, else a follow-up to the open task. */
-export const promptMessageSchema = z.object({ type: z.literal('prompt'), text: z.string().max(200_000).refine((s) => s.trim().length > 0, 'empty prompt') });
+/**
+ * An image attached to a prompt (pasted, dropped or picked in the composer): its name and its
+ * bytes as base64. The host checks each one (PNG, JPEG, GIF or WebP by its first bytes, at most
+ * 5 MB) before anything is sent; the limits here only bound the message.
+ */
+export const promptImageSchema = z.object({
+  name: z.string().min(1).max(300),
+  data: z.string().max(Math.ceil((5 * 1024 * 1024) / 3) * 4 + 4),
+  /** A small preview the composer made (a `data:` URL); the host keeps it only if it is a checked image. */
+  thumbnail: z.string().max(MAX_THUMBNAIL_CHARS).optional(),
+});
+export type PromptImageMessage = z.infer<typeof promptImageSchema>;
+
+/**
+ * Text the user sent (with the images attached to it): starts a task when none is open, else a
+ * follow-up to the open task (queued while a run is under way). Its `@` mentions
+ * (domain/mentions.ts) are found and resolved by the host: the page sends the text as typed and
+ * never reads what a mention names.
+ */
+export const promptMessageSchema = z.object({
+  type: z.literal('prompt'),
+  text: z.string().max(200_000).refine((s) => s.trim().length > 0, 'empty prompt'),
+  images: z.array(promptImageSchema).max(20).optional(),
+});
+
+/** Cancel the shown task's queued message `id` before it is sent. */
+export const withdrawQueuedMessageSchema = z.object({ type: z.literal('withdrawQueued'), id: z.string().min(1).max(200) });
 
 /** Close the current task (it keeps running in the background) and show the empty state. */
 export const newTaskMessageSchema = z.object({ type: z.literal('newTask') });
@@ -50,7 +76,7 @@ export const permissionAnswerMessageSchema = z.object({
 /** The permission mode for the next task or message. */
 export const setModeMessageSchema = z.object({ type: z.literal('setMode'), mode: permissionModeSchema });
 
-/** Workspace files whose path contains `query` (the `@` mention being typed). */
+/** What can be mentioned matching `query` (the `@` mention being typed): Keel's words, MCP resources, folders, files. */
 export const mentionQueryMessageSchema = z.object({ type: z.literal('mentionQuery'), queryId: z.number().int().nonnegative(), query: z.string().max(500) });
 
 /** Slash commands whose name contains `query` (the `/command` being typed at the start of the message). */
@@ -119,6 +145,7 @@ export const setMemorySettingMessageSchema = z.object({ type: z.literal('setMemo
 export const fromWebviewMessageSchema = z.discriminatedUnion('type', [
   readyMessageSchema,
   promptMessageSchema,
+  withdrawQueuedMessageSchema,
   newTaskMessageSchema,
   cancelMessageSchema,
   retryMessageSchema,

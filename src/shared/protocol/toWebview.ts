@@ -106,22 +106,41 @@ export const settingsMessageSchema = z.object({ type: z.literal('settings'), seq
  */
 export const settingsSavedMessageSchema = z.object({ type: z.literal('settingsSaved'), seq, ok: z.boolean(), message: z.string() });
 
-/** Workspace files matching the `@` mention being typed (answers `mentionQuery` with the same id). */
+/**
+ * One suggestion for the `@` mention being typed: what it is, the text that goes after `@`
+ * (`insert`; `partial`: the person goes on typing it, e.g. `https://`), and how the list shows it.
+ */
+export const mentionItemSchema = z.object({
+  kind: z.enum(['file', 'folder', 'problems', 'terminal', 'git', 'url', 'resource']),
+  insert: z.string().min(1).max(2000),
+  label: z.string().max(2000),
+  detail: z.string().max(400).optional(),
+  partial: z.boolean().optional(),
+});
+export type MentionItem = z.infer<typeof mentionItemSchema>;
+
+/** What can be mentioned matching the `@` being typed (answers `mentionQuery` with the same id), best first. */
 export const mentionResultsMessageSchema = z.object({
   type: z.literal('mentionResults'),
   seq,
   queryId: z.number().int().nonnegative(),
-  files: z.array(z.string()).max(200),
+  items: z.array(mentionItemSchema).max(200),
 });
 
 /**
- * One slash command the composer can suggest: today the prompts of ready MCP servers,
- * `mcp__<server>__<prompt>`, with their argument names (a server wrote them: bounded, shown as text).
+ * One slash command the composer can suggest (docs/commands.md): Keel's built-ins (`/clear`,
+ * `/compact`, …), the custom commands of `.claude/commands/` and `.keel/commands/` (the person's
+ * and the approved ones of the workspace), and the prompts of ready MCP servers,
+ * `mcp__<server>__<prompt>`, with their argument names (a server wrote them: bounded, shown as
+ * text). `hint` is a command's `argument-hint` as written; `source` says where it comes from
+ * ("built-in", "user", "project:frontend", "MCP server x").
  */
 export const slashCommandSchema = z.object({
   name: z.string().max(200).regex(/^\S+$/),
   description: z.string().max(400),
   arguments: z.array(z.object({ name: z.string().max(100), required: z.boolean() })).max(20),
+  hint: z.string().max(200).optional(),
+  source: z.string().max(300).optional(),
 });
 export type SlashCommand = z.infer<typeof slashCommandSchema>;
 
@@ -156,6 +175,9 @@ export const memorySearchMessageSchema = z.object({
 /** Something the user should read that is not an error (e.g. "Resume is not available yet"). */
 export const noticeMessageSchema = z.object({ type: z.literal('notice'), seq, message: z.string() });
 
+/** Show the chat page and put the focus in the message box (Keel: Focus Chat). */
+export const focusComposerMessageSchema = z.object({ type: z.literal('focusComposer'), seq });
+
 /** The shown task moved to another worker, or its worker changed state or went away (null). */
 export const taskWorkerMessageSchema = z.object({ type: z.literal('taskWorker'), seq, taskId: z.string().max(200), worker: taskWorkerSchema.nullable() });
 
@@ -180,6 +202,7 @@ export const toWebviewMessageSchema = z.discriminatedUnion('type', [
   taskWorkerMessageSchema,
   rewindPlanMessageSchema,
   composerTextMessageSchema,
+  focusComposerMessageSchema,
 ]);
 
 export type SnapshotMessage = z.infer<typeof snapshotMessageSchema>;

@@ -54,7 +54,7 @@ describe('ChatController', () => {
     expect(snap.type === 'snapshot' && snap.transcript?.items).toEqual([]);
   });
 
-  it('a second prompt goes to the open task, not a new one: refused while it runs, its next run once settled', async () => {
+  it('a second prompt goes to the open task, not a new one: queued while it runs (cancellable), sent when the run ends', async () => {
     const h = fakeHost();
     const c = new ChatController(h.host);
     const v = view(c, h);
@@ -63,11 +63,20 @@ describe('ChatController', () => {
     await settled();
     expect(h.runtime.tasks).toHaveLength(1);
     const task = h.runtime.tasks[0]!;
-    expect(task.followUps).toEqual([]);
-    expect(v.port.posted.filter((m) => m.type === 'event' && m.event.type === 'error').map((m) => m.type === 'event' && m.event.type === 'error' && m.event.code)).toEqual(['invalid_input']);
+    const events = () => v.port.posted.flatMap((m) => (m.type === 'event' ? [m.event] : []));
+    expect(events().some((e) => e.type === 'error')).toBe(false);
+    expect(task.transcript().queued?.map((q) => q.text)).toEqual(['two']);
+    await v.fromPage({ type: 'prompt', text: 'two and a half' });
+    // The person cancels one of them: it is never sent.
+    await v.fromPage({ type: 'withdrawQueued', id: task.transcript().queued![1]!.id });
+    expect(events().filter((e) => e.type === 'unqueued').map((e) => e.type === 'unqueued' && e.outcome)).toEqual(['withdrawn']);
     task.answer('done');
+    expect(events().filter((e) => e.type === 'user_message').map((e) => e.type === 'user_message' && e.text)).toEqual(['one', 'two']);
+    await settled();
+    task.answer('done too');
     await v.fromPage({ type: 'prompt', text: 'three' });
-    expect(task.followUps).toEqual(['three']);
+    expect(task.followUps).toEqual(['two', 'two and a half', 'three']);
+    expect(events().filter((e) => e.type === 'user_message').map((e) => e.type === 'user_message' && e.text)).toEqual(['one', 'two', 'three']);
     expect(h.runtime.tasks).toHaveLength(1);
   });
 

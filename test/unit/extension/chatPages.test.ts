@@ -67,7 +67,17 @@ describe('chat pages and composer requests', () => {
     await v.fromPage({ type: 'mentionQuery', queryId: 3, query: 'greet' });
     await vi.advanceTimersByTimeAsync(200);
     expect(h.workbench.searches).toEqual(['greet']);
-    expect(of(v.port.posted, 'mentionResults')).toEqual([{ type: 'mentionResults', seq: 2, queryId: 3, files: ['src/greet.ts', 'src/greet.test.ts'] }]);
+    expect(of(v.port.posted, 'mentionResults')).toEqual([
+      {
+        type: 'mentionResults',
+        seq: 2,
+        queryId: 3,
+        items: [
+          { kind: 'file', insert: 'src/greet.ts', label: 'src/greet.ts' },
+          { kind: 'file', insert: 'src/greet.test.ts', label: 'src/greet.test.ts' },
+        ],
+      },
+    ]);
   });
 
   it('/ commands: a query is answered with the workbench\'s commands and its id; without a source, none', async () => {

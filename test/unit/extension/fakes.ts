@@ -1,22 +1,21 @@
 import type { ProviderConfig } from '../../../src/core/providers/types';
-import type { StartTaskOptions, TaskHandle } from '../../../src/core/runtime/types';
+import type { MessageExtras, StartTaskOptions, TaskHandle } from '../../../src/core/runtime/types';
+import { summaryOf } from '../../../src/shared/domain/attachments';
 import type { TaskEvent } from '../../../src/shared/domain/events';
 import type { EventBus } from '../../../src/core/events/eventBus';
 import { publishTaskEvent } from '../../../src/core/events/taskEvents';
 import type { ErrorCode } from '../../../src/shared/domain/errors';
-import { userText } from '../../../src/core/machines/turn/conversation';
+import { userMessageOf } from '../../../src/core/machines/turn/conversation';
 import { taskStateTags } from '../../../src/core/machines/task/taskTags';
 import { turnStateTags } from '../../../src/core/machines/turn/turnTags';
 import { type TaskTranscript, applyTaskEvent, emptyTranscript } from '../../../src/shared/domain/transcript';
 import type { ToWebviewMessage } from '../../../src/shared/protocol/toWebview';
 import type { PermissionAnswer, PermissionRequest } from '../../../src/core/permissions/gate';
 import type { SettingsState } from '../../../src/shared/protocol/chatMessages';
+import type { PermissionDecider } from '../../../src/core/runtime/permissionCheck';
 import type { ChatHost, TaskRuntimeLike } from '../../../src/extension/chatController';
 import type { WorkbenchServices } from '../../../src/extension/viewRequests';
 import type { Logger } from '../../../src/extension/logger';
-
-/** What the real task machine answers to a message sent while a turn runs (task.machine.ts). */
-export const BUSY_MESSAGE = 'The task is still working; wait for it to finish or cancel it first.';
 
 /**
  * A task behind the TaskHandle interface whose model output the test emits by hand (`emit`,
@@ -24,15 +23,22 @@ export const BUSY_MESSAGE = 'The task is still working; wait for it to finish or
  * (taskHandleContract.test.ts) runs the same scenarios against both:
  * - nothing happens inside `startTask`: the run starts on the next microtask (user_message, task
  *   initializing, then task running), so a listener subscribed right away sees every event;
- * - a message sent while a run is under way is refused with an `error` event (invalid_input), a
- *   message after the run settled starts the next run;
- * - cancel ends a run `aborted`, Retry runs a failed one again, abandon ends it `failed`;
+ * - a message sent while a run is under way is queued (`queued`) and sent when the run ends
+ *   (`unqueued` sent, then its user_message starts the next run); a message after the run settled
+ *   starts the next run at once; `withdrawQueued` takes one back (`unqueued` withdrawn);
+ * - cancel ends a run `aborted` and gives queued messages back (`unqueued` returned), Retry runs a
+ *   failed one again, abandon ends it `failed`;
  * - `settled()` resolves with the `done` event that ended the current run.
  */
 export class FakeTask implements TaskHandle {
   private t: TaskTranscript;
   private readonly listeners = new Set<(e: TaskEvent) => void>();
   readonly followUps: string[] = [];
+  /** What came with each message (start included), in order. */
+  readonly extras: MessageExtras[] = [];
+  /** Messages waiting for the run under way, as the task machine keeps them. */
+  private queue: { id: string; text: string; extras: MessageExtras }[] = [];
+  private queuedCount = 0;
   cancels = 0;
   retries = 0;
   readonly modes: string[] = [];
@@ -51,7 +57,8 @@ export class FakeTask implements TaskHandle {
     private readonly bus?: EventBus,
   ) {
     this.t = emptyTranscript(id, options.prompt.slice(0, 40), options.provider.model);
-    queueMicrotask(() => this.run(options.prompt));
+    const first = { text: options.prompt, extras: options.attachments ? { attachments: options.attachments } : {} };
+    queueMicrotask(() => this.run([first]));
   }
 
   eventSeq(): number {
@@ -90,6 +97,7 @@ export class FakeTask implements TaskHandle {
     this.emit({ type: 'text', taskId: this.id, delta: text });
     this.emit({ type: 'task', taskId: this.id, state: 'completed', title: this.t.title });
     this.emit({ type: 'done', taskId: this.id, status: 'completed', stopReason: 'end_turn' });
+    this.sendQueued();
   }
 
   /** The run fails and the task waits for the user (Retry, a message, or abandon). */
@@ -97,6 +105,7 @@ export class FakeTask implements TaskHandle {
     this.emit({ type: 'task', taskId: this.id, state: 'awaitingUser', title: this.t.title });
     this.emit({ type: 'error', taskId: this.id, code, message, retryable: false });
     this.emit({ type: 'done', taskId: this.id, status: 'failed', stopReason: null });
+    this.sendQueued();
   }
 
   transcript(): TaskTranscript {
@@ -106,14 +115,22 @@ export class FakeTask implements TaskHandle {
     this.listeners.add(listener);
     return () => this.listeners.delete(listener);
   }
-  sendUserMessage(text: string): void {
+  sendUserMessage(text: string, extras: MessageExtras = {}): void {
     if (this.t.state === 'failed') return;
+    this.followUps.push(text);
     if (this.running) {
-      this.emit({ type: 'error', taskId: this.id, code: 'invalid_input', message: BUSY_MESSAGE, retryable: false });
+      const id = `${this.id}-q${++this.queuedCount}`;
+      this.queue.push({ id, text, extras });
+      const attachments = extras.attachments?.length ? { attachments: extras.attachments.map(summaryOf) } : {};
+      this.emit({ type: 'queued', taskId: this.id, message: { id, text, ...attachments } });
       return;
     }
-    this.followUps.push(text);
-    this.run(text);
+    this.run([{ text, extras }]);
+  }
+  withdrawQueued(id: string): void {
+    if (!this.queue.some((q) => q.id === id)) return;
+    this.queue = this.queue.filter((q) => q.id !== id);
+    this.emit({ type: 'unqueued', taskId: this.id, ids: [id], outcome: 'withdrawn' });
   }
   cancel(): void {
     this.cancels++;
@@ -121,6 +138,9 @@ export class FakeTask implements TaskHandle {
     // Like the turn: the request is aborted, then the run ends on a later turn of the event loop.
     setImmediate(() => {
       if (!this.running) return;
+      const returned = this.queue.map((q) => q.id);
+      this.queue = [];
+      if (returned.length > 0) this.emit({ type: 'unqueued', taskId: this.id, ids: returned, outcome: 'returned' });
       this.emit({ type: 'task', taskId: this.id, state: 'aborted', title: this.t.title });
       this.emit({ type: 'done', taskId: this.id, status: 'aborted', stopReason: null });
     });
@@ -143,11 +163,24 @@ export class FakeTask implements TaskHandle {
     return new Promise((resolve) => this.waiters.push(resolve));
   }
 
-  /** A run starts with `text` as its user message: initializing at once, running a moment later. */
-  private run(text: string): void {
-    this.userMessages += 1;
-    this.emit({ type: 'user_message', taskId: this.id, id: `${this.id}-u${this.userMessages}`, text });
-    this.emit({ type: 'message', taskId: this.id, message: userText(text) });
+  /** The run ended: what was queued during it starts the next run, as the task machine does. */
+  private sendQueued(): void {
+    if (this.queue.length === 0) return;
+    const sent = this.queue;
+    this.queue = [];
+    this.emit({ type: 'unqueued', taskId: this.id, ids: sent.map((q) => q.id), outcome: 'sent' });
+    this.run(sent);
+  }
+
+  /** A run starts with `messages` as its user messages: initializing at once, running a moment later. */
+  private run(messages: { text: string; extras: MessageExtras }[]): void {
+    for (const { text, extras } of messages) {
+      this.userMessages += 1;
+      this.extras.push(extras);
+      const attachments = extras.attachments?.length ? { attachments: extras.attachments.map(summaryOf) } : {};
+      this.emit({ type: 'user_message', taskId: this.id, id: `${this.id}-u${this.userMessages}`, text, ...attachments });
+      this.emit({ type: 'message', taskId: this.id, message: userMessageOf(text, extras.attachments) });
+    }
     this.emit({ type: 'task', taskId: this.id, state: 'initializing', title: this.t.title });
     queueMicrotask(() => this.emit({ type: 'task', taskId: this.id, state: 'running', title: this.t.title }));
   }
@@ -158,6 +191,8 @@ export class FakeRuntime implements TaskRuntimeLike {
   disposed = false;
   /** The process's event bus: when set, the chat follows its tasks through it. */
   bus: EventBus | undefined;
+  /** The permission engine mentions are resolved under (a test sets a real one); none: every mention's read is refused. */
+  permissions: PermissionDecider | undefined;
   startTask(options: StartTaskOptions): FakeTask {
     const t = new FakeTask(`task-${this.tasks.length + 1}`, options, this.bus);
     this.tasks.push(t);

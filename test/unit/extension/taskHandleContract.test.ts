@@ -7,7 +7,7 @@ import type { ModelProvider, ProviderEvent, ProviderRequest } from '../../../src
 import { TaskRuntime } from '../../../src/core/runtime/taskRuntime';
 import type { TaskHandle } from '../../../src/core/runtime/types';
 import type { TaskEvent } from '../../../src/shared/domain/events';
-import { BUSY_MESSAGE, FakeRuntime, type FakeTask } from './fakes';
+import { FakeRuntime, type FakeTask } from './fakes';
 import { Changes } from '../helpers/changes';
 
 /**
@@ -109,6 +109,12 @@ function trace(events: TaskEvent[]): string[] {
       case 'user_message':
         out.push(`user_message ${e.text}`);
         break;
+      case 'queued':
+        out.push(`queued ${e.message.text}`);
+        break;
+      case 'unqueued':
+        out.push(`unqueued ${e.outcome} ${e.ids.length}`);
+        break;
       case 'task':
         out.push(`task ${e.state}`);
         break;
@@ -171,39 +177,103 @@ describe.each(SUBJECTS)('TaskHandle contract: %s', (_name, make) => {
     expect(task.transcript().items.map((i) => i.kind)).toEqual(['user', 'assistant']);
   });
 
-  it('a message while a run is under way is refused with an error event; after the run it starts the next one', async () => {
+  it('messages while a run is under way are queued, then sent together as the next run when it ends; after a run a message starts the next at once', async () => {
     subject = make();
     const task = subject.start('first');
     const w = watch(task);
     await w.wait('task running');
-    task.sendUserMessage('too early');
-    expect(w.trace().at(-1)).toBe(`error invalid_input final: ${BUSY_MESSAGE}`);
+    task.sendUserMessage('while working');
+    task.sendUserMessage('and this too');
+    expect(w.trace().slice(-2)).toEqual(['queued while working', 'queued and this too']);
+    expect(task.transcript().queued?.map((q) => q.text)).toEqual(['while working', 'and this too']);
     subject.answer(task, 'one');
-    await task.settled();
-    task.sendUserMessage('second');
     await w.wait('task running', 2);
-    // settled() waits for the run under way, not the one before it.
-    const second = task.settled();
+    expect(task.transcript().queued).toBeUndefined();
     subject.answer(task, 'two');
-    expect((await second).status).toBe('completed');
+    await w.wait('done completed end_turn', 2);
+    task.sendUserMessage('third');
+    await w.wait('task running', 3);
+    // settled() waits for the run under way, not the one before it.
+    const third = task.settled();
+    subject.answer(task, 'three');
+    expect((await third).status).toBe('completed');
     expect(w.trace()).toEqual([
       'user_message first',
       'task initializing',
       'task running',
-      `error invalid_input final: ${BUSY_MESSAGE}`,
+      'queued while working',
+      'queued and this too',
       'assistant_start',
       'text one',
       'task completed',
       'done completed end_turn',
-      'user_message second',
+      'unqueued sent 2',
+      'user_message while working',
+      'user_message and this too',
       'task initializing',
       'task running',
       'assistant_start',
       'text two',
       'task completed',
       'done completed end_turn',
+      'user_message third',
+      'task initializing',
+      'task running',
+      'assistant_start',
+      'text three',
+      'task completed',
+      'done completed end_turn',
     ]);
-    expect(task.transcript().items.filter((i) => i.kind === 'user').map((i) => (i.kind === 'user' ? i.text : ''))).toEqual(['first', 'second']);
+    expect(task.transcript().items.filter((i) => i.kind === 'user').map((i) => (i.kind === 'user' ? i.text : ''))).toEqual(['first', 'while working', 'and this too', 'third']);
+  });
+
+  it('a queued message the person withdraws is never sent; one queued after a failed run starts the next run', async () => {
+    subject = make();
+    const task = subject.start('first');
+    const w = watch(task);
+    await w.wait('task running');
+    task.sendUserMessage('never mind');
+    task.sendUserMessage('keep this');
+    const [withdrawn] = task.transcript().queued ?? [];
+    task.withdrawQueued(withdrawn!.id);
+    // A second withdrawal of the same message changes nothing.
+    task.withdrawQueued(withdrawn!.id);
+    expect(task.transcript().queued?.map((q) => q.text)).toEqual(['keep this']);
+    subject.fail(task, 'The API key was refused.');
+    await w.wait('task running', 2);
+    subject.answer(task, 'ok');
+    await w.wait('done completed end_turn');
+    expect(w.trace()).toEqual([
+      'user_message first',
+      'task initializing',
+      'task running',
+      'queued never mind',
+      'queued keep this',
+      'unqueued withdrawn 1',
+      'task awaitingUser',
+      'error auth_failed final: The API key was refused.',
+      'done failed -',
+      'unqueued sent 1',
+      'user_message keep this',
+      'task initializing',
+      'task running',
+      'assistant_start',
+      'text ok',
+      'task completed',
+      'done completed end_turn',
+    ]);
+  });
+
+  it('cancel gives queued messages back unsent', async () => {
+    subject = make();
+    const task = subject.start('long job');
+    const w = watch(task);
+    await w.wait('task running');
+    task.sendUserMessage('after that, this');
+    task.cancel();
+    expect((await task.settled()).status).toBe('aborted');
+    expect(w.trace()).toEqual(['user_message long job', 'task initializing', 'task running', 'queued after that, this', 'unqueued returned 1', 'task aborted', 'done aborted -']);
+    expect(task.transcript().queued).toBeUndefined();
   });
 
   it('cancel ends the run aborted, and a message then starts the next run', async () => {

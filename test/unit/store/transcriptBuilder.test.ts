@@ -51,6 +51,9 @@ const event: fc.Arbitrary<TaskEvent> = fc.oneof(
         : {}),
     }),
   ),
+  fc.tuple(ids, fc.string()).map(([id, text]): TaskEvent => ({ type: 'queued', taskId: T, message: { id, text, attachments: [{ kind: 'git', label: 'git', note: 'cut' }] } })),
+  fc.tuple(fc.subarray(['a', 'b', 'c']), fc.constantFrom('sent', 'withdrawn', 'returned')).map(([ids, outcome]): TaskEvent => ({ type: 'unqueued', taskId: T, ids, outcome: outcome as 'sent' })),
+  fc.string().map((text): TaskEvent => ({ type: 'user_message', taskId: T, id: 'u-a', text, attachments: [{ kind: 'file', label: 'a.ts', failed: true, note: 'not found' }] })),
 );
 
 describe('TranscriptBuilder', () => {

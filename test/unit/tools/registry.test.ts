@@ -8,7 +8,7 @@ import { makeContext } from './helpers';
 describe('createToolRegistry', () => {
   it('defines every built-in tool with a JSON Schema and no $schema key', () => {
     const defs = createToolRegistry().definitions();
-    expect(defs.map((d) => d.name)).toEqual(['Bash', 'Glob', 'Grep', 'Read', 'Edit', 'Write', 'WebFetch', 'Task']);
+    expect(defs.map((d) => d.name)).toEqual(['Bash', 'Glob', 'Grep', 'Read', 'Edit', 'Write', 'WebFetch', 'Task', 'TodoWrite']);
     for (const d of defs) {
       expect(d.description.length).toBeGreaterThan(20);
       expect(d.input_schema).not.toHaveProperty('$schema');
@@ -44,7 +44,7 @@ describe('parseToolInput', () => {
     const r = parseToolInput(registry, 'Delete', {});
     expect(r.ok).toBe(false);
     expect(!r.ok && r.result).toEqual({
-      content: 'Error: unknown tool "Delete"; available: Bash, Glob, Grep, Read, Edit, Write, WebFetch, Task',
+      content: 'Error: unknown tool "Delete"; available: Bash, Glob, Grep, Read, Edit, Write, WebFetch, Task, TodoWrite',
       isError: true,
       summary: 'unknown tool Delete',
     });

@@ -225,3 +225,20 @@ describe('the loop page', () => {
     expect(m.posted).toContainEqual({ type: 'openLink', href: 'https://example.com' });
   });
 });
+
+describe('the todo checklist', () => {
+  it('is one line under the header while closed and the whole list when opened, updated live', () => {
+    const m = mount();
+    m.snapshot(taskIn('running'));
+    expect(m.q('[data-testid="todos"]')).toBeNull();
+    m.event({ type: 'todos', taskId: 't1', todos: [{ content: 'Read the code', status: 'completed' }, { content: 'Run the tests', status: 'in_progress', activeForm: 'Running the tests' }, { content: 'Fix', status: 'pending' }] });
+    const box = m.q('[data-testid="todos"]') as HTMLDetailsElement;
+    expect(box.open).toBe(false);
+    expect(m.q('[data-testid="todos-count"]')!.textContent).toBe(' Todos 1/3');
+    expect(m.q('[data-testid="todos-current"]')!.textContent).toBe(' · Running the tests');
+    expect([...box.querySelectorAll('[data-testid="todo"]')].map((li) => li.getAttribute('data-status'))).toEqual(['completed', 'in_progress', 'pending']);
+    expect(shown(box)).toContain('Run the tests | (in progress)');
+    m.event({ type: 'todos', taskId: 't1', todos: [{ content: 'Read the code', status: 'completed' }, { content: 'Run the tests', status: 'completed' }, { content: 'Fix', status: 'completed' }] });
+    expect(m.q('[data-testid="todos-count"]')!.textContent).toBe(' Todos 3/3');
+  });
+});

@@ -1,14 +1,17 @@
 import { and, assign, enqueueActions, fromCallback, fromPromise, sendTo, setup, stopChild, type EventObject } from 'xstate';
+import { summaryOf, type MessageAttachment } from '../../../shared/domain/attachments';
 import type { KeelError } from '../../../shared/domain/errors';
 import type { TaskEvent, TaskStatus } from '../../../shared/domain/events';
-import { ZERO_USAGE, type ConversationMessage, type StopReason, type ToolResultBlock, type Usage } from '../../../shared/domain/messages';
+import { ZERO_USAGE, type ConversationMessage, type ImageBlock, type StopReason, type ToolResultBlock, type Usage } from '../../../shared/domain/messages';
+import type { AttachedImageInfo } from '../../../shared/domain/events';
 import type { PermissionMode } from '../../../shared/domain/permissionModes';
 import { isTaskStateTag, type TaskStateTag } from '../../../shared/domain/stateTags';
 import { tagsOfState } from '../stateTags';
-import { userText } from '../turn/conversation';
+import { userMessageOf, userText } from '../turn/conversation';
 import { queryMachine } from '../query/query.machine';
 import { turnMachine, type TurnLimits, type TurnOutput } from '../turn/turn.machine';
 import type { TurnInput } from '../turn/types';
+import { combineCommands, type CommandRun } from '../../commands/commandRun';
 import { addUsage } from '../turn/turnHelpers';
 
 /** What a task starts from: a new task, or one rebuilt from its log. */
@@ -47,6 +50,17 @@ export interface RunStartInput {
   fromMessage: number;
 }
 
+/** A message of the person waiting for the run under way to end (the `queued` event shows it). */
+export interface PendingMessage {
+  id: string;
+  text: string;
+  attachments?: MessageAttachment[];
+  /** Images attached to it (checked: context/promptImages.ts). */
+  images?: AttachedImage[];
+  /** The custom command it is (docs/commands.md): the run answering it is narrowed by it. */
+  command?: CommandRun;
+}
+
 export interface PendingSubtask {
   toolCallId: string;
   description: string;
@@ -69,6 +83,15 @@ interface TaskContext extends Required<TaskInput> {
   runs: number;
   /** The message the person just sent, until its run starts (UserPromptSubmit hooks see it). */
   submitted: string | null;
+  /** Messages sent while a run was under way, oldest first: the next run's, when this one ends. */
+  queued: PendingMessage[];
+  /**
+   * The custom command the next (or last) run answers: set with the message(s) it answers, kept
+   * by a retry; the runtime applies it when the run starts (`startCommand`).
+   */
+  command: CommandRun | undefined;
+  /** Messages ever queued (keeps their ids unique). */
+  queuedCount: number;
   /** How the current run ended outside its turn loop: its worker died, or its record failed (the task is then let go: `release`). */
   ending: 'workerLost' | 'recordFailed' | null;
   /** The status of the run's `done` while its state is `finishing` (owed, not yet published). */
@@ -77,17 +100,28 @@ interface TaskContext extends Required<TaskInput> {
   lastDone: DoneEvent | null;
 }
 
+/** An image the person attached to a message: the block the model gets, and how views name it. */
+export interface AttachedImage {
+  block: ImageBlock;
+  info: AttachedImageInfo;
+}
+
 /** A run's last event. */
 export type DoneEvent = TaskEvent & { type: 'done' };
 
 export type TaskMachineEvent =
-  | { type: 'START'; text: string }
-  | { type: 'USER_MESSAGE'; text: string }
+  | { type: 'START'; text: string; attachments?: MessageAttachment[]; images?: AttachedImage[]; command?: CommandRun }
+  /** A message of the person: it starts the next run, or waits for the run under way to end (queued). */
+  | { type: 'USER_MESSAGE'; text: string; attachments?: MessageAttachment[]; images?: AttachedImage[]; command?: CommandRun }
+  /** The person cancelled queued message `id` before it was sent. */
+  | { type: 'UNQUEUE'; id: string }
   | { type: 'CANCEL' }
   | { type: 'RETRY' }
   | { type: 'ABANDON' }
   /** The permission mode from now on: the running turn's next decisions and every later run. */
   | { type: 'SET_MODE'; mode: PermissionMode }
+  /** The model of every later run (`/model`, a command's `model`); a running turn keeps its own. */
+  | { type: 'SET_MODEL'; model: string }
   | { type: 'MARK_INTERRUPTED' }
   | { type: 'RESUME'; note: string }
   | { type: 'SUBTASK_STARTED'; toolCallId: string; description: string; prompt: string }
@@ -145,6 +179,11 @@ const taskSetup = setup({
     stopPhases: () => {},
     /** Lets the task go: its log closed, its lock released (a task whose worker died or whose record failed). Provided by the runtime. */
     release: (_: unknown, _p: undefined) => {},
+    /**
+     * A run starts (after the last run's `done`, which ended that run's command): the runtime
+     * narrows it by the command it answers (none: `undefined`). Provided by the runtime.
+     */
+    startCommand: (_: unknown, _command: CommandRun | undefined) => {},
     /** Publishes the run's owed `done` (a settled run whose phases finished, or that is left before they did). */
     publishOwedDone: enqueueActions<TaskContext, TaskMachineEvent, undefined, TaskMachineEvent, never, Publish, never, never, never>(({ context, enqueue }) => {
       if (context.owedDone === null) return;
@@ -166,10 +205,54 @@ const taskSetup = setup({
       return { messages: [...context.messages, userText(context.pendingText)], pendingText: null, userMessages: context.userMessages + 1 };
     }),
     /** A user message: shown (user_message), logged for the conversation (message), and added to it. */
-    acceptUserMessage: enqueueActions<TaskContext, TaskMachineEvent, { text: string }, TaskMachineEvent, never, Publish, never, never, never>(({ context, enqueue }, p) => {
-      enqueue({ type: 'publish', params: userMessageEvent(context, p.text) });
-      enqueue({ type: 'publish', params: conversationEvent(context, p.text) });
-      enqueue.assign({ messages: [...context.messages, userText(p.text)], userMessages: context.userMessages + 1, submitted: p.text });
+    acceptUserMessage: enqueueActions<TaskContext, TaskMachineEvent, Omit<PendingMessage, 'id'>, TaskMachineEvent, never, Publish, never, never, never>(({ context, enqueue }, p) => {
+      const message = fullMessageOf(p);
+      enqueue({ type: 'publish', params: userMessageEvent(context, p.text, p.attachments, p.images) });
+      enqueue({ type: 'publish', params: { type: 'message', taskId: context.taskId, message } });
+      enqueue.assign({ messages: [...context.messages, message], userMessages: context.userMessages + 1, submitted: p.text, command: p.command });
+    }),
+    /** A message while a run is under way waits for it to end: never refused, never a second request. */
+    enqueueMessage: enqueueActions<TaskContext, TaskMachineEvent, undefined, TaskMachineEvent, never, Publish, never, never, never>(({ context, event, enqueue }) => {
+      if (event.type !== 'USER_MESSAGE') return;
+      const message: PendingMessage = { id: `${context.taskId}-q${context.queuedCount + 1}`, ...messageOf(event) };
+      const shown = {
+        id: message.id,
+        text: message.text,
+        ...(message.attachments ? { attachments: message.attachments.map(summaryOf) } : {}),
+        ...(message.images ? { images: message.images.map((i) => i.info) } : {}),
+      };
+      enqueue({ type: 'publish', params: { type: 'queued', taskId: context.taskId, message: shown } });
+      enqueue.assign({ queued: [...context.queued, message], queuedCount: context.queuedCount + 1 });
+    }),
+    /** The person cancelled one queued message; an id no longer queued (already sent) changes nothing. */
+    withdrawQueued: enqueueActions<TaskContext, TaskMachineEvent, undefined, TaskMachineEvent, never, Publish, never, never, never>(({ context, event, enqueue }) => {
+      if (event.type !== 'UNQUEUE' || !context.queued.some((q) => q.id === event.id)) return;
+      enqueue({ type: 'publish', params: { type: 'unqueued', taskId: context.taskId, ids: [event.id], outcome: 'withdrawn' } });
+      enqueue.assign({ queued: context.queued.filter((q) => q.id !== event.id) });
+    }),
+    /** The run ended: every queued message, in order, becomes the next run's (one run answers them all). */
+    sendQueued: enqueueActions<TaskContext, TaskMachineEvent, undefined, TaskMachineEvent, never, Publish, never, never, never>(({ context, enqueue }) => {
+      if (context.queued.length === 0) return;
+      enqueue({ type: 'publish', params: { type: 'unqueued', taskId: context.taskId, ids: context.queued.map((q) => q.id), outcome: 'sent' } });
+      let messages = context.messages;
+      let count = context.userMessages;
+      for (const q of context.queued) {
+        const at = { ...context, userMessages: count };
+        const message = fullMessageOf(q);
+        enqueue({ type: 'publish', params: userMessageEvent(at, q.text, q.attachments, q.images) });
+        enqueue({ type: 'publish', params: { type: 'message', taskId: context.taskId, message } });
+        messages = [...messages, message];
+        count += 1;
+      }
+      // One run answers them all: it may do only what each of their commands allows.
+      const command = combineCommands(context.queued.flatMap((q) => (q.command ? [q.command] : [])));
+      enqueue.assign({ messages, userMessages: count, submitted: context.queued.map((q) => q.text).join('\n\n'), queued: [], command });
+    }),
+    /** The run was cancelled or the task stopped: queued messages go back to the person, unsent. */
+    returnQueued: enqueueActions<TaskContext, TaskMachineEvent, undefined, TaskMachineEvent, never, Publish, never, never, never>(({ context, enqueue }) => {
+      if (context.queued.length === 0) return;
+      enqueue({ type: 'publish', params: { type: 'unqueued', taskId: context.taskId, ids: context.queued.map((q) => q.id), outcome: 'returned' } });
+      enqueue.assign({ queued: [] });
     }),
     /** A hook blocked the prompt just sent: it leaves the conversation (and the log, through `compacted`). */
     dropBlockedPrompt: assign(({ context }) => (context.submitted === null ? {} : { messages: context.messages.slice(0, -1), submitted: null })),
@@ -207,6 +290,7 @@ const taskSetup = setup({
     promptBlocked: ({ event }) => 'error' in event && typeof event.error === 'object' && event.error !== null && (event.error as { code?: unknown }).code === 'blocked_by_hook',
     isAwaitedSubtask: ({ context, event }) => event.type === 'SUBTASK_DONE' && context.subtasks.some((s) => s.toolCallId === event.toolCallId),
     isLastSubtask: ({ context }) => context.subtasks.length === 1,
+    hasQueued: ({ context }) => context.queued.length > 0,
     onWorker: ({ context }) => context.runner === 'worker',
     workerLost: (_, p: { output: TurnOutput }) => p.output.error?.code === 'worker_lost',
   },
@@ -270,6 +354,9 @@ export const taskMachine = taskSetup.createMachine({
     runs: input.runs ?? 0,
     runner: input.runner ?? 'local',
     submitted: null,
+    queued: [],
+    queuedCount: 0,
+    command: undefined,
     ending: null,
     owedDone: null,
     lastDone: null,
@@ -279,7 +366,9 @@ export const taskMachine = taskSetup.createMachine({
     // A subtask result nobody is waiting for: late or duplicate. Never drives the task.
     SUBTASK_DONE: { actions: assign({ ignoredSubtaskEvents: ({ context }) => context.ignoredSubtaskEvents + 1 }) },
     SET_MODE: { actions: assign({ mode: ({ event }) => event.mode }) },
+    SET_MODEL: { actions: assign({ model: ({ event }) => event.model }) },
     CHARGE: { actions: 'charge' },
+    UNQUEUE: { actions: 'withdrawQueued' },
     // After the run's `done` (or with no run going on): the record's failure is told; nothing else changes.
     RECORD_FAILED: { actions: { type: 'publish', params: ({ context, event }) => recordFailedEvent(context, event.failure, false) } },
   },
@@ -287,7 +376,7 @@ export const taskMachine = taskSetup.createMachine({
     created: {
       tags: ['running'],
       on: {
-        START: { target: 'initializing', actions: { type: 'acceptUserMessage', params: ({ event }) => ({ text: event.text }) } },
+        START: { target: 'initializing', actions: { type: 'acceptUserMessage', params: ({ event }) => messageOf(event) } },
         MARK_INTERRUPTED: 'interrupted',
         INTERRUPT: { target: '#task.interrupted', actions: 'stopPhases' },
         RECORD_FAILED: {
@@ -299,11 +388,20 @@ export const taskMachine = taskSetup.createMachine({
     initializing: {
       tags: ['running'],
       // A run left while finishing (a new message, RETRY) publishes its `done` first: it stays that run's last event.
-      entry: ['publishOwedDone', assign({ lastDone: null }), { type: 'publish', params: ({ context }) => stateEvent(context, 'initializing') }],
-      on: { INTERRUPT: { target: '#task.interrupted', actions: 'stopPhases' }, RECORD_FAILED: {
+      entry: [
+        'publishOwedDone',
+        assign({ lastDone: null }),
+        { type: 'startCommand', params: ({ context }) => context.command },
+        { type: 'publish', params: ({ context }) => stateEvent(context, 'initializing') },
+      ],
+      on: {
+        USER_MESSAGE: { actions: 'enqueueMessage' },
+        INTERRUPT: { target: '#task.interrupted', actions: 'stopPhases' },
+        RECORD_FAILED: {
           target: '#task.failed',
           actions: ['stopPhases', assign({ ending: 'recordFailed', owedDone: null }), { type: 'publish', params: ({ context, event }) => recordFailedEvent(context, event.failure, true) }],
-        } },
+        },
+      },
       invoke: {
         src: 'initialize',
         input: ({ context }) => runStartOf(context),
@@ -313,7 +411,7 @@ export const taskMachine = taskSetup.createMachine({
             assign({ submitted: null }),
             // A resume note becomes a user message like any other (a view shows it, the log keeps it).
             { type: 'publish', params: ({ context }) => (context.pendingText === null ? null : userMessageEvent(context, context.pendingText)) },
-            { type: 'publish', params: ({ context }) => (context.pendingText === null ? null : conversationEvent(context, context.pendingText)) },
+            { type: 'publish', params: ({ context }) => (context.pendingText === null ? null : { type: 'message', taskId: context.taskId, message: userText(context.pendingText) }) },
             'takePendingText',
           ],
         },
@@ -343,7 +441,7 @@ export const taskMachine = taskSetup.createMachine({
       on: {
         CANCEL: { actions: sendTo('turnLoop', { type: 'CANCEL' }) },
         SET_MODE: { actions: [assign({ mode: ({ event }) => event.mode }), sendTo('turnLoop', ({ event }) => ({ type: 'SET_MODE', mode: event.mode }))] },
-        USER_MESSAGE: { actions: { type: 'publish', params: ({ context }) => busyError(context) } },
+        USER_MESSAGE: { actions: 'enqueueMessage' },
         INTERRUPT: { target: '#task.interrupted', actions: 'stopPhases' },
         RECORD_FAILED: {
           target: '#task.failed',
@@ -446,9 +544,11 @@ export const taskMachine = taskSetup.createMachine({
         assign({ owedDone: 'failed' }),
       ],
       ...finishingThenSettled,
+      // Messages queued during the run that failed are its follow-ups: they start the next run (after that run's `done`).
+      always: { guard: 'hasQueued', target: 'initializing', actions: ['publishOwedDone', 'sendQueued'] },
       on: {
         RETRY: 'initializing',
-        USER_MESSAGE: { target: 'initializing', actions: { type: 'acceptUserMessage', params: ({ event }) => ({ text: event.text }) } },
+        USER_MESSAGE: { target: 'initializing', actions: { type: 'acceptUserMessage', params: ({ event }) => messageOf(event) } },
         ABANDON: 'failed',
       },
     },
@@ -456,33 +556,42 @@ export const taskMachine = taskSetup.createMachine({
       tags: ['settled', 'completed'],
       entry: [{ type: 'publish', params: ({ context }) => stateEvent(context, 'completed') }, assign({ owedDone: 'completed' })],
       ...finishingThenSettled,
-      on: { USER_MESSAGE: { target: 'initializing', actions: { type: 'acceptUserMessage', params: ({ event }) => ({ text: event.text }) } } },
+      // The turn boundary: what the person queued during the run is sent now, as the next run (the finished run's `done` first: the queue is sent after it).
+      always: { guard: 'hasQueued', target: 'initializing', actions: ['publishOwedDone', 'sendQueued'] },
+      on: { USER_MESSAGE: { target: 'initializing', actions: { type: 'acceptUserMessage', params: ({ event }) => messageOf(event) } } },
     },
     aborted: {
       tags: ['settled', 'aborted'],
-      entry: [{ type: 'publish', params: ({ context }) => stateEvent(context, 'aborted') }, assign({ owedDone: 'aborted' })],
+      // Cancelled: the person stopped the run, so what they queued is given back to them, not sent.
+      entry: ['returnQueued', { type: 'publish', params: ({ context }) => stateEvent(context, 'aborted') }, assign({ owedDone: 'aborted' })],
       ...finishingThenSettled,
-      on: { USER_MESSAGE: { target: 'initializing', actions: { type: 'acceptUserMessage', params: ({ event }) => ({ text: event.text }) } } },
+      on: { USER_MESSAGE: { target: 'initializing', actions: { type: 'acceptUserMessage', params: ({ event }) => messageOf(event) } } },
     },
     failed: {
       type: 'final',
       tags: ['settled', 'failed'],
       // Given up while finishing (ABANDON): that run's `done` comes first. A failed record's `done` comes last.
-      entry: ['publishOwedDone', { type: 'publish', params: ({ context }) => stateEvent(context, 'failed') }, { type: 'endOutsideLoop', params: { status: 'failed' } }],
+      // Queued messages go back to the person, unsent.
+      entry: ['publishOwedDone', 'returnQueued', { type: 'publish', params: ({ context }) => stateEvent(context, 'failed') }, { type: 'endOutsideLoop', params: { status: 'failed' } }],
     },
     interrupted: {
       tags: ['settled', 'interrupted'],
       // A run whose worker died ends here with its `done`; the owner's INTERRUPT publishes none (the host is ending).
-      entry: [{ type: 'publish', params: ({ context }) => stateEvent(context, 'interrupted') }, { type: 'endOutsideLoop', params: { status: 'interrupted' } }],
+      // Queued messages go back to the person, unsent, before anything else is said.
+      entry: ['returnQueued', { type: 'publish', params: ({ context }) => stateEvent(context, 'interrupted') }, { type: 'endOutsideLoop', params: { status: 'interrupted' } }],
       on: { RESUME: { target: 'reconstructing', actions: assign({ pendingText: ({ event }) => event.note, ending: null }) } },
     },
     reconstructing: {
       tags: ['running'],
       entry: [assign({ lastDone: null }), { type: 'publish', params: ({ context }) => stateEvent(context, 'reconstructing') }],
-      on: { INTERRUPT: { target: '#task.interrupted', actions: 'stopPhases' }, RECORD_FAILED: {
+      on: {
+        USER_MESSAGE: { actions: 'enqueueMessage' },
+        INTERRUPT: { target: '#task.interrupted', actions: 'stopPhases' },
+        RECORD_FAILED: {
           target: '#task.failed',
           actions: ['stopPhases', assign({ ending: 'recordFailed', owedDone: null }), { type: 'publish', params: ({ context, event }) => recordFailedEvent(context, event.failure, true) }],
-        } },
+        },
+      },
       invoke: {
         src: 'reconstruct',
         input: ({ context }) => ({ taskId: context.taskId }),
@@ -531,16 +640,32 @@ function runStartOf(context: TaskContext): RunStartInput {
   return { taskId: context.taskId, run: context.runs + 1, prompt, submitted: context.submitted, fromMessage: pending !== null ? context.messages.length : Math.max(0, context.messages.length - 1) };
 }
 
-function userMessageEvent(context: TaskContext, text: string): TaskEvent {
-  return { type: 'user_message', taskId: context.taskId, id: `${context.taskId}-u${context.userMessages + 1}`, text };
+function userMessageEvent(context: Pick<TaskContext, 'taskId' | 'userMessages'>, text: string, attachments?: MessageAttachment[], images?: AttachedImage[]): TaskEvent {
+  const shown = {
+    ...(attachments?.length ? { attachments: attachments.map(summaryOf) } : {}),
+    ...(images?.length ? { images: images.map((i) => i.info) } : {}),
+  };
+  return { type: 'user_message', taskId: context.taskId, id: `${context.taskId}-u${context.userMessages + 1}`, text, ...shown };
 }
 
-function conversationEvent(context: TaskContext, text: string): TaskEvent {
-  return { type: 'message', taskId: context.taskId, message: userText(text) };
+/**
+ * A user message as the model reads it: the attached images first (as the Messages API
+ * recommends), then the text, then what its mentions brought (conversation.ts `userMessageOf`).
+ */
+function fullMessageOf(m: Omit<PendingMessage, 'id'>): ConversationMessage {
+  if (!m.images?.length && !m.attachments?.length) return userText(m.text);
+  const withMentions = userMessageOf(m.text, m.attachments);
+  return { role: 'user', content: [...(m.images ?? []).map((i) => i.block), ...withMentions.content] };
 }
 
-function busyError(context: TaskContext): TaskEvent {
-  return { type: 'error', taskId: context.taskId, code: 'invalid_input', message: 'The task is still working; wait for it to finish or cancel it first.', retryable: false };
+/** The message a START or USER_MESSAGE carries. */
+function messageOf(event: { text: string; attachments?: MessageAttachment[]; images?: AttachedImage[]; command?: CommandRun }): Omit<PendingMessage, 'id'> {
+  return {
+    text: event.text,
+    ...(event.attachments?.length ? { attachments: event.attachments } : {}),
+    ...(event.images?.length ? { images: event.images } : {}),
+    ...(event.command ? { command: event.command } : {}),
+  };
 }
 
 function errorEvent(context: TaskContext): TaskEvent | null {

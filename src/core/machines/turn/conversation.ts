@@ -1,3 +1,4 @@
+import { attachmentText, type MessageAttachment } from '../../../shared/domain/attachments';
 import type { AssistantMessage, ConversationMessage, ToolResultBlock, ToolUseBlock, UserMessage } from '../../../shared/domain/messages';
 
 /** Pure helpers for the conversation the turn machine carries. */
@@ -91,6 +92,14 @@ export function repairConversation(messages: ConversationMessage[], reason = 'Th
 
 export function userText(text: string): UserMessage {
   return { role: 'user', content: [{ type: 'text', text }] };
+}
+
+/**
+ * A person's message as the model reads it: the text they typed, then one text block per
+ * attachment their mentions brought (attachments.ts says how each reads). Pure.
+ */
+export function userMessageOf(text: string, attachments: readonly MessageAttachment[] = []): UserMessage {
+  return { role: 'user', content: [{ type: 'text', text }, ...attachments.map((a) => ({ type: 'text' as const, text: attachmentText(a) }))] };
 }
 
 /** The longest wait before a retry, whatever a server's retry-after asks for. */
