@@ -72,7 +72,7 @@ export interface PreparedRun {
 /** How long the lesson call may take before the gatekeeper gives up ("no lesson"). */
 const LESSON_TIMEOUT_MS = 60_000;
 
-/** The run's phases as the task machine holds them (its child; see the machine's `startPhases`). */
+/** The run's phases as the task machine holds them (its child `runPhases`, spawned as `initializing` is entered). */
 export type RunPhasesRef = ActorRefFrom<typeof runPhasesMachine>;
 
 /** What one run's phases prepared, and what failed them (the provider's KeelError, for the task's error). */

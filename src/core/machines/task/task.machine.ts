@@ -144,7 +144,7 @@ const taskSetup = setup({
      * Provided by the runtime (runtime/runPhases.ts, the task's recorder).
      */
     finishRun: fromPromise<void, { status: TaskStatus }>(async () => undefined),
-    /** A run's phases (instructions, memory, runner, gatekeeper, memory write): spawned by `startPhases`. Provided with its real actors by the runtime. */
+    /** A run's phases (instructions, memory, runner, gatekeeper, memory write): spawned as `initializing` is entered. Provided with its real actors by the runtime. */
     runPhases: runPhasesMachine,
   },
   actions: {
