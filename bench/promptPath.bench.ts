@@ -140,14 +140,17 @@ const PROBE_PROMPT = 'second prompt (probe 7f3a)';
  * when the process exits.
  */
 const PROBES = `
-const fs = require('node:fs'), path = require('node:path'), { Writable } = require('node:stream');
+const fs = require('node:fs'), path = require('node:path'), { Writable, Duplex } = require('node:stream');
 const PROBE = ${JSON.stringify(PROBE_PROMPT)};
 Error.stackTraceLimit = Infinity;
 const stacks = [];
 globalThis.__keelProbe = (point, file) => stacks.push({ point, stack: new Error(point).stack, file });
 const carries = (v) => { try { return typeof v === 'string' ? v.includes(PROBE) : Buffer.isBuffer(v) ? v.includes(PROBE) : false; } catch { return false; } };
-const write = Writable.prototype.write;
-Writable.prototype.write = function (chunk, ...rest) { if (carries(chunk)) globalThis.__keelProbe('stream write'); return write.call(this, chunk, ...rest); };
+// Duplex has its own copy of Writable's write (node:stream copies the methods): both are probed.
+for (const proto of [Writable.prototype, Duplex.prototype]) {
+  const write = proto.write;
+  proto.write = function (chunk, ...rest) { if (carries(chunk)) globalThis.__keelProbe('stream write'); return write.call(this, chunk, ...rest); };
+}
 const parse = JSON.parse;
 JSON.parse = function (text, reviver) { if (carries(text)) globalThis.__keelProbe('JSON.parse'); return parse.call(this, text, reviver); };
 const fetch0 = globalThis.fetch;
