@@ -16,7 +16,7 @@
 //
 // Coverage counts every file that ran while the prompt was handled — the event bus, the recorder,
 // the webview's transcript, the SDK's helpers' callers — which is not what the review traced by
-// hand (~30 files a prompt passes through). `stack_*` is comparable to that: the files holding a
+// hand (~30 files a prompt passes through). `stack_*` counts the other way (a floor): the files holding a
 // frame on the prompt's path, from stack traces (V8's async stack traces on, no depth limit)
 // captured where the prompt is handed along — the host's task taking the message
 // (LiveTask.sendUserMessage, its caller chain from the page's message), the host writing the
