@@ -13,6 +13,18 @@
 //  - `in_process_files`: the same second prompt with `workers: 0` (the runtime runs the turn).
 // A file counts when any of its functions was called (module bodies run at load do not: each is
 // one function per bundle). Prints one JSON line, with the files of each side.
+//
+// Coverage counts every file that ran while the prompt was handled — the event bus, the recorder,
+// the webview's transcript, the SDK's helpers' callers — which is not what the review traced by
+// hand (~30 files a prompt passes through). `stack_*` counts the other way (a floor): the files holding a
+// frame on the prompt's path, from stack traces (V8's async stack traces on, no depth limit)
+// captured where the prompt is handed along — the host's task taking the message
+// (LiveTask.sendUserMessage, its caller chain from the page's message), the host writing the
+// query to its worker (a stream write carrying the prompt), the worker parsing the query (the
+// JSON.parse of a text carrying it) and the provider request (`fetch` with the prompt in its
+// body; in the host with workers 0) — mapped through the bundles' source maps, unioned per
+// process. A hop through an event queue (xstate's mailbox, a socket) starts a new stack, which is
+// why each side is probed where it hands the prompt on. See docs/benchmarks.md.
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { SourceMap } from 'node:module';
@@ -61,11 +73,26 @@ async function main(): Promise<void> {
     });
     const host = sides.find((s) => s.bundle === 'driver.js')?.files ?? [];
     const worker = sides.find((s) => s.bundle === 'worker.js')?.files ?? [];
+    const stacks = stackFiles(cov, dir);
+    const stackHost = stacks.get('driver.js') ?? [];
+    const stackWorker = stacks.get('worker.js') ?? [];
     if (workers > 0) {
       const all = new Set([...host, ...worker]);
-      Object.assign(result, { files_crossed: all.size, host_files: host.length, worker_files: worker.length, host, worker });
+      const onPath = new Set([...stackHost, ...stackWorker]);
+      Object.assign(result, {
+        files_crossed: all.size,
+        host_files: host.length,
+        worker_files: worker.length,
+        stack_files_on_path: onPath.size,
+        stack_host_files: stackHost.length,
+        stack_worker_files: stackWorker.length,
+        host,
+        worker,
+        stack_host: stackHost,
+        stack_worker: stackWorker,
+      });
     } else {
-      Object.assign(result, { in_process_files: host.length, in_process: host });
+      Object.assign(result, { in_process_files: host.length, stack_in_process_files: stackHost.length, in_process: host, stack_in_process: stackHost });
     }
   }
   process.stdout.write(`${JSON.stringify(result)}\n`);
@@ -104,6 +131,58 @@ function filesRun(coverageFile: string, dir: string): { bundle: string; files: s
   return { bundle: '', files: [] };
 }
 
+/** The prompt of the measured (second) run: the probes recognise what carries it. */
+const PROBE_PROMPT = 'second prompt (probe 7f3a)';
+
+/**
+ * Stack probes for one process, run in it (the driver; a preload in the worker): each probe keeps
+ * the stack where the prompt is handed along, written as stacks-<pid>.json in the coverage folder
+ * when the process exits.
+ */
+const PROBES = `
+const fs = require('node:fs'), path = require('node:path'), { Writable, Duplex } = require('node:stream');
+const PROBE = ${JSON.stringify(PROBE_PROMPT)};
+Error.stackTraceLimit = Infinity;
+const stacks = [];
+globalThis.__keelProbe = (point, file) => stacks.push({ point, stack: new Error(point).stack, file });
+const carries = (v) => { try { return typeof v === 'string' ? v.includes(PROBE) : Buffer.isBuffer(v) ? v.includes(PROBE) : false; } catch { return false; } };
+// Duplex has its own copy of Writable's write (node:stream copies the methods): both are probed.
+for (const proto of [Writable.prototype, Duplex.prototype]) {
+  const write = proto.write;
+  proto.write = function (chunk, ...rest) { if (carries(chunk)) globalThis.__keelProbe('stream write'); return write.call(this, chunk, ...rest); };
+}
+const parse = JSON.parse;
+JSON.parse = function (text, reviver) { if (carries(text)) globalThis.__keelProbe('JSON.parse'); return parse.call(this, text, reviver); };
+const fetch0 = globalThis.fetch;
+globalThis.fetch = function (input, init) { if (init && carries(init.body)) globalThis.__keelProbe('fetch'); return fetch0.call(this, input, init); };
+process.on('exit', () => fs.writeFileSync(path.join(process.env.NODE_V8_COVERAGE, 'stacks-' + process.pid + '.json'), JSON.stringify(stacks)));
+`;
+
+/** The src/ files with a frame on the probes' stacks, per bundle (driver.js: the host; worker.js). */
+function stackFiles(cov: string, dir: string): Map<string, string[]> {
+  const maps = new Map<string, SourceMap>();
+  const out = new Map<string, Set<string>>();
+  for (const f of readdirSync(cov).filter((n) => n.startsWith('stacks-'))) {
+    const stacks = JSON.parse(readFileSync(join(cov, f), 'utf8')) as { point: string; stack: string; file?: string }[];
+    for (const { stack, file } of stacks) {
+      if (file) out.set('driver.js', (out.get('driver.js') ?? new Set()).add(file));
+      for (const line of stack.split('\n')) {
+        const m = /\(?([^()\s]+\.js):(\d+):(\d+)\)?$/.exec(line.trim());
+        const bundle = m && ['driver.js', 'worker.js'].find((b) => m[1]!.endsWith(`/${b}`));
+        if (!m || !bundle) continue;
+        let map = maps.get(bundle);
+        if (!map) maps.set(bundle, (map = new SourceMap(JSON.parse(readFileSync(join(dir, `${bundle}.map`), 'utf8')))));
+        const entry = map.findEntry(Number(m[2]) - 1, Number(m[3]) - 1) as { originalSource?: string };
+        const source = entry.originalSource ? relative(ROOT, resolve(dir, entry.originalSource)) : '';
+        if (!source.startsWith('src/')) continue;
+        if (!out.has(bundle)) out.set(bundle, new Set());
+        out.get(bundle)!.add(source);
+      }
+    }
+  }
+  return new Map([...out].map(([b, files]) => [b, [...files].sort()]));
+}
+
 /** The child process: one chat, one task, two prompts; coverage reset between them. */
 async function driver(): Promise<void> {
   const v8 = await import('node:v8');
@@ -116,7 +195,16 @@ async function driver(): Promise<void> {
   const dir = process.env.KEEL_BENCH_DIR!;
   const workers = Number(process.env.KEEL_BENCH_WORKERS);
   const preload = join(dir, 'reset.js');
-  writeFileSync(preload, "process.on('SIGUSR2', () => require('node:v8').takeCoverage());\n");
+  writeFileSync(preload, `process.on('SIGUSR2', () => require('node:v8').takeCoverage());\n${PROBES}`);
+  // The same probes in this process (the host), and the host's task taking the message.
+  new Function('require', PROBES)(require);
+  const { LiveTask } = await import('../src/core/runtime/liveTask');
+  const send = LiveTask.prototype.sendUserMessage;
+  LiveTask.prototype.sendUserMessage = function (this: InstanceType<typeof LiveTask>, text: string) {
+    // The probed method's own file holds a frame on the path too (the probe runs in its stead).
+    if (text.includes(PROBE_PROMPT)) (globalThis as { __keelProbe?: (p: string, file?: string) => void }).__keelProbe?.('sendUserMessage', 'src/core/runtime/liveTask.ts');
+    return send.call(this, text);
+  };
   const server = await startFakeModelServer();
   server.enqueue({ blocks: [{ type: 'text', text: 'The first answer.' }] }, { blocks: [{ type: 'text', text: 'The second answer, in a few words.' }] });
   const workspace = mkdtempSync(join(tmpdir(), 'keel-prompt-ws-'));
@@ -157,7 +245,7 @@ async function driver(): Promise<void> {
   }
   v8.takeCoverage();
   const second = new Promise<void>((resolveDone) => task.subscribe((e) => e.type === 'done' && resolveDone()));
-  await fromPage({ type: 'prompt', text: 'second' });
+  await fromPage({ type: 'prompt', text: PROBE_PROMPT });
   await second;
   v8.takeCoverage();
   // The worker writes its coverage when it exits: let it stop on its own.

@@ -76,7 +76,7 @@ function machinesCommand(argv: string[], describeAll: typeof DescribeAll): numbe
     return 0;
   }
   for (const m of all.machines) {
-    const nested = m.invokes.filter((i) => i.machine).map((i) => `${i.state} → ${i.machine}`);
+    const nested = m.invokes.filter((i) => i.machine).map((i) => `${i.state} → ${i.machine}${i.spawned ? ' (spawned)' : ''}`);
     const actionOnly = m.transitions.filter((t) => t.to === null).length;
     process.stdout.write(`${m.id}: ${m.states.length} states, ${m.transitions.length} transitions (${actionOnly} of them only run actions)\n  ${m.states.join('\n  ')}\n`);
     if (nested.length) process.stdout.write(`  invokes: ${nested.join(', ')}\n`);

@@ -157,6 +157,8 @@ export class TaskHookPoints {
   /** SessionEnd when the task is let go (the window or the run ends). Fire and forget. */
   sessionEnd(): void {
     if (!this.sessionStarted) return;
+    // Once per session: the task's owner may let it go more than once.
+    this.sessionStarted = false;
     void this.fire({ hook_event_name: 'SessionEnd', reason: 'other' });
   }
 

@@ -32,7 +32,8 @@ export interface MachineDescription {
   id: string;
   states: string[];
   transitions: TransitionDescription[];
-  invokes: { state: string; src: string; machine?: string }[];
+  /** What each state invokes, and what it spawns as it is entered (`spawned`: a child that outlives the state). */
+  invokes: { state: string; src: string; machine?: string; spawned?: true }[];
 }
 
 export interface TransitionDescription {
@@ -82,6 +83,12 @@ export function describeTransition(t: { source: AnyNode; target?: readonly unkno
   return t.target.map((target) => ({ ...common, to: pathOf(target as AnyNode) }));
 }
 
+/** The `spawnChild` entry action's source and id, or null for any other action. */
+function spawnedBy(action: unknown): { src: unknown; id?: string } | null {
+  if (typeof action !== 'function' || !('type' in action) || action.type !== 'xstate.spawnChild' || !('src' in action)) return null;
+  return { src: action.src, ...('id' in action && typeof action.id === 'string' ? { id: action.id } : {}) };
+}
+
 export function describeMachine(machine: AnyStateMachine): MachineDescription {
   const states: string[] = [];
   const transitions: TransitionDescription[] = [];
@@ -94,6 +101,14 @@ export function describeMachine(machine: AnyStateMachine): MachineDescription {
       const src = typeof inv.src === 'string' ? inv.src : inv.id;
       const logic = typeof inv.src === 'string' ? actors[inv.src] : inv.src;
       invokes.push({ state: from || '(root)', src, ...(logic instanceof StateMachine ? { machine: logic.id } : {}) });
+    }
+    // A child the state spawns as it is entered (one that outlives the state, like a run's phases).
+    for (const action of node.entry) {
+      const spawn = spawnedBy(action);
+      if (!spawn) continue;
+      const logic = typeof spawn.src === 'string' ? actors[spawn.src] : spawn.src;
+      const src = typeof spawn.src === 'string' ? spawn.src : (spawn.id ?? 'spawned');
+      invokes.push({ state: from || '(root)', src, spawned: true, ...(logic instanceof StateMachine ? { machine: logic.id } : {}) });
     }
     const defs = [...node.transitions.values()].flat().concat(node.always ?? []);
     for (const t of defs) transitions.push(...describeTransition(t as Parameters<typeof describeTransition>[0]));
@@ -173,7 +188,7 @@ export function executionPaths(machines: MachineDescription[]): ExecutionPath[] 
       for (const i of byId.get(id)?.invokes ?? []) {
         if (id === runner.machine && i.state === otherPath) continue;
         if (i.machine) {
-          steps.push({ from: `${id}.${i.state}`, to: i.machine });
+          steps.push({ from: `${id}.${i.state}`, to: i.machine, ...(i.spawned ? { how: 'spawned as the state is entered; it outlives the state' } : {}) });
           visit(i.machine);
         }
       }

@@ -7,6 +7,7 @@ import { TaskHookPoints } from '../hooks/taskHooks';
 import { applyTaskEvent, emptyTranscript, type TaskTranscript } from '../../shared/domain/transcript';
 import { taskLockKey, type LockManager } from '../locks/lockManager';
 import type { AttachedImage, DoneEvent, PendingSubtask } from '../machines/task/task.machine';
+import { phasesEventOf } from '../machines/runPhases/runPhases.machine';
 import { taskStateTags } from '../machines/task/taskTags';
 import type { ProjectMemory } from '../memory/projectMemory';
 import type { TrustView } from '../trust/items';
@@ -25,7 +26,7 @@ import { allowingLoopProgress } from './loopPermission';
 import { DEFAULT_LIMITS } from './limits';
 import type { TaskRuntimeOptions } from './options';
 import type { PermissionDecider } from './permissionCheck';
-import { RunPhases } from './runPhases';
+import type { RunPhaseServices } from './runPhases';
 import type { CommandRun, MessageExtras, StartTaskOptions, TaskHandle } from './types';
 import { narrowedBy, type CommandNarrowing } from '../commands/narrowing';
 import { normalizeModelId } from '../providers/modelChoice';
@@ -104,14 +105,6 @@ export class LiveTask implements TaskHandle, TaskParent {
   /** The root task's id: this task's for a top-level task, its top ancestor's for a sub-agent. */
   readonly rootId: string;
   private readonly hooks: TaskHookPoints | undefined;
-  /**
-   * Set once this handle is let go (its log closed, its lock released, its actor stopped): late
-   * callbacks (output of a command being killed) publish nothing more. Not the task's lifecycle —
-   * the task machine holds that — but whether this process still holds the task.
-   */
-  private stopped = false;
-  /** The phases of the current run (instructions, memory, runner, gatekeeper). */
-  private readonly phases: RunPhases;
   /** Events delivered in this process: the transcript holds exactly these (`eventSeq`). */
   private delivered = 0;
   private readonly parent: TaskParent | undefined;
@@ -187,7 +180,7 @@ export class LiveTask implements TaskHandle, TaskParent {
       this.provider = config.provider;
       return providerFactory(config);
     };
-    this.phases = new RunPhases({
+    const phases: Omit<RunPhaseServices, 'createProvider' | 'publish'> = {
       taskId: id,
       workspace: rt.workspace,
       ...(rt.home ? { home: rt.home } : {}),
@@ -201,16 +194,14 @@ export class LiveTask implements TaskHandle, TaskParent {
       held: (items) => rt.trust?.reportHeld(items),
       ownMemory: async (item) => rt.trust?.recordOwn([item]),
       locks,
-      createProvider: createTaskProvider,
       providerKind: () => this.provider,
       // The lesson call uses the model the run's turns used.
       model: () => this.actor.getSnapshot().context.model,
       conversation: () => this.actor.getSnapshot().context.messages,
-      publish: (e) => this.emit(e),
       // Priced at the model the call used; the task machine owns the totals.
       charge: (usage) => this.actor.send({ type: 'CHARGE', usage, costUsd: costUsd(this.actor.getSnapshot().context.model, usage) }),
       log: (level, message) => runtime.log(level, message),
-    });
+    };
     const machine = wireTaskMachine({
       taskId: id,
       ...(this.hooks ? { hooks: this.hooks } : {}),
@@ -225,16 +216,11 @@ export class LiveTask implements TaskHandle, TaskParent {
       ...(rt.mcp ? { mcp: rt.mcp } : {}),
       ...(this.checkpoints ? { checkpoints: this.checkpoints } : {}),
       createProvider: createTaskProvider,
-      beginRun: (start) => this.phases.begin(start),
-      finishRun: async (status) => {
-        this.phases.runEnded(status);
-        await this.phases.finished();
-        // `done` never announces a run whose record failed: that failure reaches the machine first
-        // (RECORD_FAILED, on a microtask), which ends the run failed instead. A record that failed
-        // in an earlier run (already told) does not hold this run's `done` back.
-        await this.recorded().catch(() => new Promise<void>((resolve) => setImmediate(resolve)));
-      },
-      stopPhases: () => this.phases.stop(),
+      phases,
+      // `done` never announces a run whose record failed: that failure reaches the machine first
+      // (RECORD_FAILED, on a microtask), which ends the run failed instead. A record that failed
+      // in an earlier run (already told) does not hold this run's `done` back.
+      recorded: () => this.recorded().catch(() => new Promise<void>((resolve) => setImmediate(resolve))),
       release: () => this.stop(),
       startCommand: (command) => this.beginCommand(command),
       publish: (e) => this.emit(e),
@@ -313,13 +299,10 @@ export class LiveTask implements TaskHandle, TaskParent {
 
   /** Stops the actor, then writes and closes the log and releases the lock and the task's continuation keys. */
   stop(): void {
-    if (!this.stopped) {
-      this.hooks?.sessionEnd();
-      // What is left of the run's phases ends (recorded as failed), then a run still finishing publishes its `done`.
-      this.phases.stop();
-      this.actor.send({ type: 'CLOSE' });
-    }
-    this.stopped = true;
+    // A run still finishing publishes its `done`; the machine ends what is left of the run's phases.
+    if (!this.hasStopped) this.actor.send({ type: 'CLOSE' });
+    // Once per session, also for a task whose machine ended (`failed`).
+    this.hooks?.sessionEnd();
     this.actor.stop();
     // Its last writes and the lock's release go on off the event loop (TaskRuntime.closed waits for them).
     void this.recorder?.close();
@@ -334,7 +317,7 @@ export class LiveTask implements TaskHandle, TaskParent {
    * Returns whether it was interrupted (false for a settled or already stopped task).
    */
   interrupt(): boolean {
-    if (this.stopped) return false;
+    if (this.hasStopped) return false;
     // The task machine takes INTERRUPT in every running state (and only there): the run's phases
     // end (`failed`, recorded) first, then `interrupted`, the task's last event.
     const unsettled = this.actor.getSnapshot().hasTag('running');
@@ -357,7 +340,10 @@ export class LiveTask implements TaskHandle, TaskParent {
    * its log instead (`TaskRuntime.resume`).
    */
   get hasStopped(): boolean {
-    return this.stopped;
+    // The actor's own status: stopped here (`stop`) — or the machine ended (`failed`) letting it go
+    // itself (`release`, a failed record). A task given up (ABANDON) is done but still held until stopped.
+    const snap = this.actor.getSnapshot();
+    return snap.status === 'stopped' || (snap.status === 'done' && snap.context.ending !== null);
   }
 
   /** The task machine's current state as a dotted path. */
@@ -447,7 +433,7 @@ export class LiveTask implements TaskHandle, TaskParent {
    * the disk allowed.
    */
   private recordFailed(failure: string): void {
-    if (this.stopped) return;
+    if (this.hasStopped) return;
     this.runtime.log('info', `task ${this.id}: ${failure}`);
     this.actor.send({ type: 'RECORD_FAILED', failure });
   }
@@ -514,17 +500,18 @@ export class LiveTask implements TaskHandle, TaskParent {
 
   /**
    * Publishes one event of this task: to the log first, then the transcript, then listeners, then
-   * the run's phases (tool calls, usage). A run's `done` comes from the task machine once the run's
-   * phases and its record are over (its `finishing` state), so it is the run's last event.
+   * the task machine, which feeds the run's phases (tool calls, usage: `RUN_EVENT`). A run's `done`
+   * comes from the task machine once the run's phases and its record are over (its `finishing`
+   * state), so it is the run's last event. Once this process let the task go (its actor stopped),
+   * late callbacks (output of a command being killed) publish nothing more.
    */
   private emit(event: TaskEvent): void {
-    if (this.stopped) return;
+    if (this.hasStopped) return;
     this.deliver(event);
-    this.phases.observe(event);
+    if (phasesEventOf(event)) this.actor.send({ type: 'RUN_EVENT', event });
   }
 
   private deliver(event: TaskEvent): void {
-    if (this.stopped) return;
     if (event.type === 'error') {
       const advice = this.runtime.services().options.advise?.({ code: event.code, provider: this.provider, taskId: this.id });
       if (advice) event = { ...event, message: `${event.message} ${advice}` };

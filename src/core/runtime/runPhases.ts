@@ -1,6 +1,6 @@
-import { createActor, fromPromise, type Actor } from 'xstate';
+import { fromPromise, type ActorRefFrom, type SnapshotFrom } from 'xstate';
 import type { KeelError } from '../../shared/domain/errors';
-import type { TaskEvent, TaskStatus } from '../../shared/domain/events';
+import type { TaskEvent } from '../../shared/domain/events';
 import type { ConversationMessage, Usage } from '../../shared/domain/messages';
 import { loadInstructions } from '../context/instructions';
 import { skillsPrompt } from '../commands/skills';
@@ -16,18 +16,12 @@ import { fileDigest } from '../trust/digest';
 import { isApproved, memoryItem, type TrustItem, type TrustView } from '../trust/items';
 import { errorMessage } from '../../shared/domain/errors';
 
-/**
- * Runs the runPhases machine (src/core/machines/runPhases/) for each run of one task with its real
- * actors: the instructions files and the provider (initializing), the memory search, the runner
- * (`runnerStarting` reports this process's pid, also when a pool runs the turn loop: the worker is
- * leased later, by the query machine in the task's turn loop), then after a completed run the gatekeeper (one
- * short lesson call under the task's lock) and the memory write. The task machine stays the
- * owner: its `initialize` calls `begin` and waits for `runnerRunning`; the task's events are fed
- * in through `observe`; nothing here starts or steers a turn loop.
- */
+/** What a task's run phases (`wireRunPhases`) need from the task that runs them. */
 export interface RunPhaseServices {
   taskId: string;
   workspace: string;
+  /** Read the instructions files (default true; false: a run's setup only creates its provider). */
+  instructions?: boolean;
   /** The person's home, for ~/.keel/KEEL.md (default os.homedir()). */
   home?: string;
   /** The task is a subtask (no lessons of its own). */
@@ -81,185 +75,147 @@ export interface PreparedRun {
 /** How long the lesson call may take before the gatekeeper gives up ("no lesson"). */
 const LESSON_TIMEOUT_MS = 60_000;
 
-export class RunPhases {
-  private actor: Actor<typeof runPhasesMachine> | null = null;
-  private finishing: Promise<void> = Promise.resolve();
-  private settleFinishing: () => void = () => undefined;
-  private pendingTools = 0;
+/** The run's phases as the task machine holds them (its child `runPhases`, spawned as `initializing` is entered). */
+export type RunPhasesRef = ActorRefFrom<typeof runPhasesMachine>;
 
-  constructor(private readonly s: RunPhaseServices) {}
+/** What one run's phases prepared, and what failed them (the provider's KeelError, for the task's error). */
+interface RunState {
+  run: number;
+  start: RunStart;
+  settings: MemorySettings;
+  memory: ProjectMemory | null;
+  provider: ModelProvider | null;
+  cause: unknown;
+  instructions: string;
+  memoryText: string;
+}
 
-  /**
-   * Starts the phases of run `start.run` (stopping what is left of the previous run's, which
-   * cannot be running a model call: the task's lock orders it). Resolves once the run reaches
-   * `runnerRunning`; rejects with the cause (a KeelError from the provider, or an Error) when the
-   * run fails before, after publishing the `failed` phase.
-   */
-  begin(start: RunStart): Promise<PreparedRun> {
-    const s = this.s;
-    let provider: ModelProvider | null = null;
-    let cause: unknown = null;
-    const system: { instructions: string; memory: string } = { instructions: '', memory: '' };
-    const toolSummaries: string[] = [];
-    const input = { taskId: s.taskId, run: start.run };
-    const settings = s.settings();
-    const memory = settings.enabled ? s.memory() : null;
-    const machine = runPhasesMachine.provide({
-      actors: {
-        loadRunSetup: fromPromise(async () => {
-          const created = await s.createProvider();
-          if (!('stream' in created)) {
-            cause = created;
-            throw new Error(created.message);
-          }
-          provider = created;
-          const loaded = loadInstructions({ workspace: s.workspace, ...(s.home ? { home: s.home } : {}), knownSecrets: s.secrets.values(), trust: s.trust });
-          for (const p of loaded.problems) s.log('warn', `instructions: ${p}`);
-          if (loaded.held.length) s.held?.(loaded.held);
-          // Skills after the instructions: only their names and descriptions (docs/commands.md).
-          system.instructions = [loaded.text, skillsPrompt(s.skills?.() ?? [])].filter(Boolean).join('\n\n');
-          const files = loaded.files.map((f) => f.display);
-          if (files.length) s.publish({ type: 'instructions', taskId: s.taskId, run: start.run, files });
-          return { instructionFiles: files };
-        }),
-        searchMemory: fromPromise(async () => {
-          if (!memory) return { hits: [], tokens: 0 };
-          // A memory is used only as the person approved it, or as Keel itself saved it.
-          const unapproved: TrustItem[] = [];
-          const found = memory.recall(start.prompt, settings.maxTokens, s.secrets.values(), (m) => {
-            const item = memoryItem(m.file, fileDigest(m.path), m.title);
-            if (isApproved(s.trust, item)) return true;
-            unapproved.push(item);
-            return false;
-          });
-          if (unapproved.length) s.held?.(unapproved);
-          for (const l of found.left) s.log('warn', `memory: ${l.file} left out of the prompt: ${l.why}`);
-          system.memory = found.text;
-          const hits = found.used.map((h) => ({ file: h.memory.file, title: h.memory.title, score: Math.round(h.score * 100) / 100 }));
-          if (hits.length) s.publish({ type: 'memory', taskId: s.taskId, run: start.run, hits, tokens: found.tokens });
-          return { hits, tokens: found.tokens };
-        }),
-        acquireRunner: fromPromise(async () => ({ pid: process.pid })),
-        evaluateGatekeeper: fromPromise(async ({ signal }) => {
-          const decision = await this.judge(start, provider, toolSummaries, settings, memory, signal);
-          if (decision.decision !== 'saved') {
-            s.publish({ type: 'gatekeeper', taskId: s.taskId, run: start.run, decision: decision.decision, rule: decision.rule, reasons: decision.reasons });
-            if (decision.decision === 'rejected') s.log('info', `memory: lesson rejected by rule ${decision.rule}: ${decision.reasons.join('; ')}`);
-          }
-          return verdictOf(decision);
-        }),
-        persistMemory: fromPromise(async ({ input: p }) => {
-          const file = await memory!.save(p.lesson, s.taskId);
-          try {
-            const path = memory!.store.pathOf(file);
-            await s.ownMemory?.(memoryItem(file, fileDigest(path), p.lesson.title));
-          } catch (err) {
-            s.log('warn', `memory: ${file} was saved, but could not be recorded as Keel's own (${errorMessage(err)}); it waits for your approval like a committed one`);
-          }
-          s.publish({ type: 'gatekeeper', taskId: s.taskId, run: start.run, decision: 'saved', rule: 'accepted', reasons: ['it passed every rule'], file, title: p.lesson.title });
-          return file;
-        }),
-      },
-      actions: { publish: (_, event) => void (event && s.publish(event)) },
-    });
-    this.stop();
-    this.pendingTools = 0;
-    this.toolSummaries = toolSummaries;
-    const actor = createActor(machine, { input });
-    this.actor = actor;
-    let settle!: () => void;
-    this.finishing = new Promise<void>((r) => (settle = r));
-    this.settleFinishing = settle;
-    const ready = new Promise<PreparedRun>((resolve, reject) => {
-      actor.subscribe({
-        next: (snap) => {
-          if (snap.value === 'runnerRunning' && provider) resolve({ provider, system: [system.instructions, system.memory].filter(Boolean) });
-          if (snap.status === 'done') {
-            settle();
-            if (snap.value === 'failed') reject(cause ?? new Error(failureText(snap.context)));
-          }
-        },
-        error: (err) => {
-          settle();
-          reject(err);
-        },
-      });
-    });
-    actor.start();
-    actor.send({ type: 'START' });
-    return ready;
-  }
-
-  private toolSummaries: string[] = [];
-
-  /** Feeds a task event to the current run's phases (tool calls, usage); the run's end comes through `runEnded`. */
-  observe(e: TaskEvent): void {
-    const actor = this.actor;
-    if (!actor || actor.getSnapshot().status !== 'active') return;
-    switch (e.type) {
-      case 'tool_call':
-        this.pendingTools++;
-        actor.send({ type: 'TOOL_EVENT' });
-        return;
-      case 'tool_result':
-        this.toolSummaries.push(e.summary);
-        this.pendingTools = Math.max(0, this.pendingTools - 1);
-        if (this.pendingTools === 0) actor.send({ type: 'TOOL_EVENTS_DONE' });
-        return;
-      case 'turn':
-        // Back to the model: whatever tool calls were left unanswered are over for this turn.
-        if (e.state === 'checkingContext' && this.pendingTools > 0) {
-          this.pendingTools = 0;
-          actor.send({ type: 'TOOL_EVENTS_DONE' });
+/**
+ * The runPhases machine with its real actors for one task: the instructions files and the
+ * provider (initializing), the memory search, the runner (`runnerStarting` reports this process's
+ * pid, also when a pool runs the turn loop: the worker is leased later, by the query machine in
+ * the task's turn loop), then after a completed run the gatekeeper (one short lesson call under
+ * the task's lock) and the memory write. The task machine owns each run's phases: it spawns them
+ * when a run starts, feeds them its turn loop's tool and usage events, tells them how the run
+ * ended, and stops them (an interrupt, a lost worker, a failed record). `ready` and `finished` are
+ * how its `initialize` and `finishRun` wait on them.
+ */
+export function wireRunPhases(s: RunPhaseServices) {
+  // One run's phases at a time: the task's lock orders runs, and a new run stops the last one's.
+  let current: RunState | null = null;
+  const runOf = (run: number): RunState => {
+    if (!current || current.run !== run) throw new Error(`the phases of run ${run} were not started`);
+    return current;
+  };
+  const machine = runPhasesMachine.provide({
+    actors: {
+      loadRunSetup: fromPromise(async ({ input }) => {
+        const settings = s.settings();
+        const start = { run: input.run, prompt: input.prompt, fromMessage: input.fromMessage };
+        const state: RunState = { run: input.run, start, settings, memory: settings.enabled ? s.memory() : null, provider: null, cause: null, instructions: '', memoryText: '' };
+        current = state;
+        const created = await s.createProvider();
+        if (!('stream' in created)) {
+          state.cause = created;
+          throw new Error(created.message);
         }
-        return;
-      case 'usage':
-        actor.send({ type: 'USAGE', tokens: e.inputTokens + e.outputTokens });
-        return;
-      default:
-        return;
-    }
-  }
+        state.provider = created;
+        if (s.instructions === false) return { instructionFiles: [] };
+        const loaded = loadInstructions({ workspace: s.workspace, ...(s.home ? { home: s.home } : {}), knownSecrets: s.secrets.values(), trust: s.trust });
+        for (const p of loaded.problems) s.log('warn', `instructions: ${p}`);
+        if (loaded.held.length) s.held?.(loaded.held);
+        // Skills after the instructions: only their names and descriptions (docs/commands.md).
+        state.instructions = [loaded.text, skillsPrompt(s.skills?.() ?? [])].filter(Boolean).join('\n\n');
+        const files = loaded.files.map((f) => f.display);
+        if (files.length) s.publish({ type: 'instructions', taskId: s.taskId, run: input.run, files });
+        return { instructionFiles: files };
+      }),
+      searchMemory: fromPromise(async ({ input }) => {
+        const state = runOf(input.run);
+        const memory = state.memory;
+        if (!memory) return { hits: [], tokens: 0 };
+        // A memory is used only as the person approved it, or as Keel itself saved it.
+        const unapproved: TrustItem[] = [];
+        const found = memory.recall(state.start.prompt, state.settings.maxTokens, s.secrets.values(), (m) => {
+          const item = memoryItem(m.file, fileDigest(m.path), m.title);
+          if (isApproved(s.trust, item)) return true;
+          unapproved.push(item);
+          return false;
+        });
+        if (unapproved.length) s.held?.(unapproved);
+        for (const l of found.left) s.log('warn', `memory: ${l.file} left out of the prompt: ${l.why}`);
+        state.memoryText = found.text;
+        const hits = found.used.map((h) => ({ file: h.memory.file, title: h.memory.title, score: Math.round(h.score * 100) / 100 }));
+        if (hits.length) s.publish({ type: 'memory', taskId: s.taskId, run: input.run, hits, tokens: found.tokens });
+        return { hits, tokens: found.tokens };
+      }),
+      acquireRunner: fromPromise(async () => ({ pid: process.pid })),
+      evaluateGatekeeper: fromPromise(async ({ input, signal }) => {
+        const state = runOf(input.run);
+        const decision = await judge(s, state, input.toolSummaries, signal);
+        if (decision.decision !== 'saved') {
+          s.publish({ type: 'gatekeeper', taskId: s.taskId, run: input.run, decision: decision.decision, rule: decision.rule, reasons: decision.reasons });
+          if (decision.decision === 'rejected') s.log('info', `memory: lesson rejected by rule ${decision.rule}: ${decision.reasons.join('; ')}`);
+        }
+        return verdictOf(decision);
+      }),
+      persistMemory: fromPromise(async ({ input: p }) => {
+        const memory = runOf(p.run).memory!;
+        const file = await memory.save(p.lesson, s.taskId);
+        try {
+          const path = memory.store.pathOf(file);
+          await s.ownMemory?.(memoryItem(file, fileDigest(path), p.lesson.title));
+        } catch (err) {
+          s.log('warn', `memory: ${file} was saved, but could not be recorded as Keel's own (${errorMessage(err)}); it waits for your approval like a committed one`);
+        }
+        s.publish({ type: 'gatekeeper', taskId: s.taskId, run: p.run, decision: 'saved', rule: 'accepted', reasons: ['it passed every rule'], file, title: p.lesson.title });
+        return file;
+      }),
+    },
+    actions: { publish: (_, event) => void (event && s.publish(event)) },
+  });
+  return {
+    machine,
+    /**
+     * Resolves once `phases` reach `runnerRunning`, with what the run's turn loop gets; rejects
+     * with the cause (a KeelError from the provider, or an Error) when the run failed before.
+     */
+    async ready(phases: RunPhasesRef | undefined): Promise<PreparedRun> {
+      if (!phases) throw new Error('the run has no phases');
+      const snap = await waitFor(phases, (p) => p.value === 'runnerRunning' || p.status !== 'active');
+      const state = current;
+      if (snap.value === 'runnerRunning' && state?.run === snap.context.run && state.provider) {
+        return { provider: state.provider, system: [state.instructions, state.memoryText].filter(Boolean) };
+      }
+      throw state?.run === snap.context.run && state.cause ? state.cause : new Error(failureText(snap.context));
+    },
+    /** Resolves once `phases` are over (completed, failed, or stopped); at once when there are none. */
+    async finished(phases: RunPhasesRef | undefined): Promise<void> {
+      if (phases) await waitFor(phases, (p) => p.status !== 'active');
+    },
+  };
+}
 
-  /**
-   * The run's turn loop ended with `status` (the task machine's `finishing`): after a completed
-   * run the gatekeeper and the memory write follow; otherwise the phases end. Once per run.
-   */
-  runEnded(status: TaskStatus): void {
-    const actor = this.actor;
-    if (actor && actor.getSnapshot().status === 'active' && status !== 'running') actor.send({ type: 'RUN_ENDED', status });
-  }
+/** Lets xstate's `waitFor` see a stopped actor as over (it never emits again). */
+function waitFor(phases: RunPhasesRef, done: (snap: SnapshotFrom<typeof runPhasesMachine>) => boolean): Promise<SnapshotFrom<typeof runPhasesMachine>> {
+  const now = phases.getSnapshot();
+  if (done(now)) return Promise.resolve(now);
+  return new Promise((resolve) => {
+    const sub = phases.subscribe({
+      next: (snap) => {
+        if (!done(snap)) return;
+        sub.unsubscribe();
+        resolve(snap);
+      },
+      error: () => resolve(phases.getSnapshot()),
+      complete: () => resolve(phases.getSnapshot()),
+    });
+  });
+}
 
-  /** Resolves once the current run's phases are over (completed or failed); at once when none run. */
-  finished(): Promise<void> {
-    return this.finishing;
-  }
-
-  /** The current run's machine state (for tests and `inspect`), or null before the first run. */
-  snapshot(): RunPhasesContext | null {
-    return this.actor?.getSnapshot().context ?? null;
-  }
-
-  /** Ends the current run's phases where they are (`failed`, "stopped"), e.g. when the task is stopped. */
-  stop(): void {
-    const actor = this.actor;
-    if (!actor) return;
-    if (actor.getSnapshot().status === 'active') actor.send({ type: 'ABORT', message: 'the task was stopped' });
-    actor.stop();
-    this.actor = null;
-    this.settleFinishing();
-  }
-
-  /** The gatekeeper's decision for a completed run: the rules before the lesson call, the call, the rules on the lesson. */
-  private async judge(
-    start: RunStart,
-    provider: ModelProvider | null,
-    toolSummaries: string[],
-    settings: MemorySettings,
-    memory: ProjectMemory | null,
-    signal: AbortSignal,
-  ): Promise<GatekeeperDecision> {
-    const s = this.s;
+/** The gatekeeper's decision for a completed run: the rules before the lesson call, the call, the rules on the lesson. */
+async function judge(s: RunPhaseServices, run: RunState, toolSummaries: string[], signal: AbortSignal): Promise<GatekeeperDecision> {
+    const { start, provider, settings, memory } = run;
     const early = beforeLesson({
       memoryEnabled: settings.enabled && memory !== null,
       autoSave: settings.autoSave,
@@ -291,7 +247,6 @@ export class RunPhases {
     if (!answer.lesson) return noLesson(answer.none ?? 'no lesson');
     const similar = memory!.index.similarCandidates(`${answer.lesson.title}\n${answer.lesson.body}`);
     return judgeLesson(answer.lesson, similar, s.secrets.values());
-  }
 }
 
 function verdictOf(d: GatekeeperDecision): GatekeeperVerdict {

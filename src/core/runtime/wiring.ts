@@ -20,7 +20,10 @@ import type { ToolRegistry } from '../tools/registry';
 import type { TaskHookPoints } from '../hooks/taskHooks';
 import { toolUseOf, wireHookedPermissionMachine } from './hookedPermission';
 import { validateToolCall, wirePermissionMachine, type PermissionDecider } from './permissionCheck';
-import type { PreparedRun, RunStart } from './runPhases';
+import { wireRunPhases, type RunPhaseServices, type RunPhasesRef } from './runPhases';
+import { MEMORY_OFF } from '../memory/settings';
+import { NOTHING_APPROVED } from '../trust/items';
+import { RUN_PHASES_ID } from '../machines/task/task.machine';
 import { buildSystemPrompt } from './systemPrompt';
 import type { McpToolSource } from '../mcp/toolSource';
 import { runMcpCall } from '../mcp/wiring';
@@ -56,18 +59,16 @@ export interface TaskServices {
   /** Creates the provider when the task initialises; a KeelError (e.g. no key) fails initialisation. */
   createProvider(): Promise<ModelProvider | KeelError>;
   /**
-   * Runs a run's phases up to the runner (runtime/runPhases.ts): creates the provider (through
-   * `createProvider`), reads the instructions files, searches memory. Its `system` parts follow
-   * the base system prompt. Without it, a run only creates its provider.
+   * What the run's phases (runtime/runPhases.ts, the task machine's child `runPhases`) use: the
+   * instructions files, the memory, the gatekeeper. Their `system` parts follow the base system
+   * prompt. Without it, a run's phases only create its provider (through `createProvider`).
    */
-  beginRun?(start: RunStart): Promise<PreparedRun>;
+  phases?: Omit<RunPhaseServices, 'createProvider' | 'publish'>;
   /**
-   * A settled run's last steps (the task machine's `finishing`): tells the run's phases how it
-   * ended; resolves once they are over and what the run recorded is saved. Without it, at once.
+   * What a settled run recorded is saved (the task machine's `finishing`, once the run's phases
+   * are over). Without it, at once.
    */
-  finishRun?(status: TaskStatus): Promise<void>;
-  /** Ends the current run's phases where they are (an interrupt, a dead worker, a failed record, a cancel while finishing). */
-  stopPhases?(): void;
+  recorded?(): Promise<void>;
   /** Lets the task go (its log closed, its lock released): its worker died, or its record failed. */
   release?(): void;
   /** A run starts answering `command` (undefined: none): its allowed-tools and model hold until its `done`. */
@@ -275,6 +276,28 @@ export function wireTaskMachine(services: TaskServices) {
     host,
   );
   const remote = services.remote;
+  const phases = wireRunPhases(
+    services.phases
+      ? { ...services.phases, createProvider: services.createProvider, publish: services.publish }
+      : {
+          taskId: services.taskId,
+          workspace: services.workspace,
+          subtask: false,
+          memory: () => null,
+          settings: () => MEMORY_OFF,
+          secrets,
+          trust: NOTHING_APPROVED,
+          locks: services.locks,
+          createProvider: services.createProvider,
+          providerKind: () => '',
+          model: () => '',
+          conversation: () => [],
+          publish: services.publish,
+          charge: () => undefined,
+          log: () => undefined,
+          instructions: false,
+        },
+  );
 
   return taskMachine.provide({
     actors: {
@@ -285,16 +308,11 @@ export function wireTaskMachine(services: TaskServices) {
         if (!services.reconstruct) throw new Error('this task has no stored log to rebuild it from');
         return services.reconstruct();
       }),
-      initialize: fromPromise(async ({ input }) => {
-        if (services.beginRun) {
-          const prepared = await services.beginRun({ run: input.run, prompt: input.prompt, fromMessage: input.fromMessage });
-          provider = prepared.provider;
-          runSystem = prepared.system;
-        } else {
-          const created = await services.createProvider();
-          if ('stream' in created) provider = created;
-          else throw created;
-        }
+      // The run's phases (the task machine's child, spawned as this starts) up to the runner, then the hooks.
+      initialize: fromPromise(async ({ input, system }) => {
+        const prepared = await phases.ready(phasesOf(system));
+        provider = prepared.provider;
+        runSystem = prepared.system;
         if (!hooks) return;
         await hooks.sessionStart(services.resumed ? 'resume' : 'startup', provider.label);
         if (input.submitted === null) return;
@@ -327,11 +345,15 @@ export function wireTaskMachine(services: TaskServices) {
           if (!answered) child?.cancel();
         };
       }),
-      finishRun: fromPromise(async ({ input }) => services.finishRun?.(input.status)),
+      // The run's phases were told how it ended (the machine's `endPhases`): their end, then the record.
+      finishRun: fromPromise(async ({ system }) => {
+        await phases.finished(phasesOf(system));
+        await services.recorded?.();
+      }),
+      runPhases: phases.machine,
     },
     actions: {
       publish,
-      stopPhases: () => services.stopPhases?.(),
       release: () => services.release?.(),
       startCommand: (_: unknown, command: CommandRun | undefined) => services.startCommand?.(command),
     },
@@ -407,4 +429,9 @@ function lastAssistantText(t: TaskTranscript): string {
     if (it.kind === 'assistant' && it.text) return it.text;
   }
   return '';
+}
+
+/** The current run's phases: the task machine's child, found by its systemId in the task's actor system. */
+function phasesOf(system: { get(id: string): unknown }): RunPhasesRef | undefined {
+  return system.get(RUN_PHASES_ID) as RunPhasesRef | undefined;
 }

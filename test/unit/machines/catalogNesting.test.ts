@@ -85,13 +85,15 @@ describe('how the machines nest while a task runs', () => {
     expect(invoked(ON_WORKERS.runner.inHost)?.machine).toBe('turn');
   });
 
-  it('the default path goes task → query → worker → turn, and every step names states the catalog has', () => {
+  it('the default path goes task → runPhases, task → query → worker → turn, and every step names states the catalog has', () => {
     const { machines, paths } = describeAll();
     const [workers, host] = paths;
-    expect(workers!.steps.map((s) => `${s.from} → ${s.to}`).slice(0, 3)).toEqual(['task.running.loop.onWorker → query', 'query.processing → worker.busy', 'worker.busy → turn']);
-    expect(host!.steps.map((s) => `${s.from} → ${s.to}`)[0]).toBe('task.running.loop.inProcess → turn');
+    // A run's phases are the task machine's child on both paths, spawned as the run starts (issue 25 item 2).
+    for (const p of [workers!, host!]) expect(p.steps[0]).toEqual({ from: 'task.initializing', to: 'runPhases', how: 'spawned as the state is entered; it outlives the state' });
+    expect(workers!.steps.map((s) => `${s.from} → ${s.to}`).slice(1, 4)).toEqual(['task.running.loop.onWorker → query', 'query.processing → worker.busy', 'worker.busy → turn']);
+    expect(host!.steps.map((s) => `${s.from} → ${s.to}`)[1]).toBe('task.running.loop.inProcess → turn');
     // Past the worker, both paths nest the same: the turn's model call and permission check.
-    expect(workers!.steps.slice(3)).toEqual(host!.steps.slice(1));
+    expect(workers!.steps.slice(4)).toEqual(host!.steps.slice(2));
     const states = new Set(machines.flatMap((m) => [m.id, ...m.states.map((s) => `${m.id}.${s}`)]));
     for (const s of paths.flatMap((p) => p.steps)) {
       expect(states.has(s.from), s.from).toBe(true);

@@ -1,9 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { createActor, fromCallback, fromPromise, type EventObject } from 'xstate';
+import { createActor, fromCallback, fromPromise, waitFor, type ActorRefFrom, type EventObject } from 'xstate';
 import type { TaskEvent, TaskStatus } from '../../../src/shared/domain/events';
 import { ZERO_USAGE } from '../../../src/shared/domain/messages';
 import { queryMachine, type QueryEvent, type QueryInput, type WorkerLease } from '../../../src/core/machines/query/query.machine';
-import { taskMachine, type RunStartInput } from '../../../src/core/machines/task/task.machine';
+import { RUN_PHASES_ID, taskMachine, type RunStartInput } from '../../../src/core/machines/task/task.machine';
+import { runPhasesMachine, type GatekeeperVerdict } from '../../../src/core/machines/runPhases/runPhases.machine';
 
 /**
  * The task machine holds a task's whole lifecycle (issue 25 item 2): the owner's interrupt, a
@@ -152,5 +153,106 @@ describe('the task machine holds the lifecycle', () => {
     expect(after.actor.getSnapshot().matches({ completed: 'settled' })).toBe(true);
     expect(after.kinds().slice(-1)).toEqual(['error:record_failed']);
     expect(after.seen.at(-1)).toMatchObject({ message: 'The disk is full. The run had ended, but its record is incomplete.' });
+  });
+});
+
+/**
+ * The run's phases are the task machine's child (`runPhases`): spawned as a run starts, fed the
+ * run's tool and usage events through the machine (RUN_EVENT), told how the run ended, and
+ * stopped by the machine's own transitions — the machine's real actions here, only the phases'
+ * I/O (provider, memory, gatekeeper) stood in.
+ */
+function withPhases(opts: { turn: Turn; gatekeeper?: 'hang' }) {
+  const seen: TaskEvent[] = [];
+  const worker = queryMachine.provide({
+    actors: {
+      acquire: fromPromise<WorkerLease, { queryId: string; taskId: string }>(async () => ({ workerId: 'w1', pid: null })),
+      execute: fromCallback<EventObject, { queryId: string; lease: WorkerLease; input: QueryInput }>(({ sendBack }) => {
+        if (opts.turn === 'lost') sendBack({ type: 'WORKER_LOST', reason: 'it was killed' } satisfies QueryEvent);
+        if (opts.turn === 'complete') {
+          const output = { status: 'done' as const, stopReason: 'end_turn' as const, error: null, usage: ZERO_USAGE, costUsd: 0, compactionFailures: 0, messageCount: 1 };
+          sendBack({ type: 'QUERY_COMPLETE', output } satisfies QueryEvent);
+        }
+      }),
+    },
+  });
+  const phases = runPhasesMachine.provide({
+    actors: {
+      evaluateGatekeeper: fromPromise<GatekeeperVerdict, { taskId: string; run: number; toolSummaries: string[] }>(({ input }) =>
+        opts.gatekeeper === 'hang' ? new Promise(() => undefined) : Promise.resolve({ decision: 'skipped', rule: 'test', reasons: input.toolSummaries }),
+      ),
+    },
+    actions: { publish: (_, e) => void (e && seen.push(e)) },
+  });
+  const machine = taskMachine.provide({
+    actors: {
+      workerTurn: worker,
+      runPhases: phases,
+      // As the runtime's: waits for the run's phases (the child) to reach the runner.
+      initialize: fromPromise<void, RunStartInput>(async ({ system }) => void (await waitFor(system.get(RUN_PHASES_ID), (p) => p.value === 'runnerRunning'))),
+      // As the runtime's: waits for the phases the machine told how the run ended (the record is not stood in).
+      finishRun: fromPromise<void, { status: TaskStatus }>(async ({ system }) => void (await waitFor(system.get(RUN_PHASES_ID), (p) => p.status !== 'active'))),
+    },
+    actions: { publish: (_, e) => void (e && seen.push(e)), release: () => undefined },
+  });
+  const actor = createActor(machine, {
+    input: { taskId: 't', title: 't', model: 'm', mode: 'default', limits: { maxTurns: 5, maxTokens: 100, contextLimit: 1e9, retryLimit: 0, retryBaseMs: 1, lockTimeoutMs: 0 }, runner: 'worker' },
+  });
+  actor.start();
+  const child = () => actor.getSnapshot().children.runPhases as ActorRefFrom<typeof runPhasesMachine> | undefined;
+  const phaseNames = () => seen.flatMap((e) => (e.type === 'phase' ? [e.phase] : []));
+  return { actor, seen, child, phaseNames };
+}
+
+describe('the run’s phases are the task machine’s child', () => {
+  it('spawned as a run starts, held in the task’s snapshot, fed the run’s tool and usage events through the machine', async () => {
+    const t = withPhases({ turn: 'hang' });
+    t.actor.send({ type: 'START', text: 'hi' });
+    await tick();
+    expect(t.child()?.getSnapshot().context).toMatchObject({ run: 1, prompt: 'hi' });
+    t.actor.send({ type: 'RUN_EVENT', event: { type: 'tool_call', taskId: 't', id: 'c1', name: 'Read', input: {} } });
+    expect(t.child()?.getSnapshot().value).toBe('processingToolEvents');
+    t.actor.send({ type: 'RUN_EVENT', event: { type: 'tool_result', taskId: 't', id: 'c1', is_error: false, summary: 'read a.txt' } });
+    t.actor.send({ type: 'RUN_EVENT', event: { type: 'usage', taskId: 't', inputTokens: 7, outputTokens: 3, cacheReadTokens: 0, cacheWriteTokens: 0, costUsd: 0, totalCostUsd: 0 } });
+    expect(t.child()?.getSnapshot().value).toBe('runnerRunning');
+    expect(t.child()?.getSnapshot().context).toMatchObject({ toolEventsCount: 1, toolSummaries: ['read a.txt'], metrics: { tokens: 10 } });
+  });
+
+  it('a completed run’s phases go on to the gatekeeper with the run’s tool summaries; the next run gets phases of its own', async () => {
+    const t = withPhases({ turn: 'complete' });
+    t.actor.send({ type: 'START', text: 'hi' });
+    await tick();
+    await tick();
+    expect(t.actor.getSnapshot().matches({ completed: 'settled' })).toBe(true);
+    expect(t.phaseNames()).toEqual(['initializing', 'memorySearch', 'runnerStarting', 'runnerRunning', 'gatekeeperEvaluating', 'completed']);
+    expect(t.seen.at(-1)).toMatchObject({ type: 'done', status: 'completed' });
+    t.actor.send({ type: 'USER_MESSAGE', text: 'more' });
+    expect(t.child()?.getSnapshot().context).toMatchObject({ run: 2, prompt: 'more' });
+  });
+
+  it('INTERRUPT, a lost worker and a cancel while the gatekeeper works end the phases (failed) before the task’s next event', async () => {
+    const interrupted = withPhases({ turn: 'hang' });
+    interrupted.actor.send({ type: 'START', text: 'hi' });
+    await tick();
+    interrupted.actor.send({ type: 'INTERRUPT' });
+    expect(interrupted.child()?.getSnapshot().value).toBe('failed');
+    const kinds = interrupted.seen.map((e) => (e.type === 'phase' ? `phase:${e.phase}` : e.type === 'task' ? `task:${e.state}` : e.type));
+    expect(kinds.slice(-2)).toEqual(['phase:failed', 'task:interrupted']);
+
+    const lost = withPhases({ turn: 'lost' });
+    lost.actor.send({ type: 'START', text: 'hi' });
+    await tick();
+    expect(lost.phaseNames().at(-1)).toBe('failed');
+    expect(lost.seen.at(-1)).toMatchObject({ type: 'done', status: 'interrupted' });
+
+    const cancelled = withPhases({ turn: 'complete', gatekeeper: 'hang' });
+    cancelled.actor.send({ type: 'START', text: 'hi' });
+    await waitFor(cancelled.actor, (s) => s.matches({ completed: 'finishing' }));
+    expect(cancelled.phaseNames().at(-1)).toBe('gatekeeperEvaluating');
+    cancelled.actor.send({ type: 'CANCEL' });
+    await tick();
+    expect(cancelled.phaseNames().slice(-2)).toEqual(['gatekeeperEvaluating', 'failed']);
+    expect(cancelled.actor.getSnapshot().matches({ completed: 'settled' })).toBe(true);
+    expect(cancelled.seen.at(-1)).toMatchObject({ type: 'done', status: 'completed' });
   });
 });

@@ -83,7 +83,12 @@ export function transitionPaths<M extends AnyStateMachine>(
  */
 function withParent(machine: AnyStateMachine): AnyStateMachine {
   const parent = createEmptyActor();
-  const scoped = (scope: AnyActorScope): AnyActorScope => ({ ...scope, self: Object.assign(Object.create(scope.self) as object, { _parent: parent }) as AnyActorScope['self'] });
+  // The explored paths share one mock system: a child spawned with a systemId (a task's run phases)
+  // is spawned again on the next path that enters its state, so registration never collides here.
+  const scoped = (scope: AnyActorScope): AnyActorScope => {
+    const system = Object.create(scope.system, { _set: { value: () => undefined } }) as AnyActorScope['system'];
+    return { ...scope, system, self: Object.assign(Object.create(scope.self) as object, { _parent: parent, system }) as AnyActorScope['self'] };
+  };
   const logic = Object.create(machine) as AnyStateMachine;
   logic.transition = (s, e, scope) => machine.transition(s, e, scoped(scope));
   logic.getInitialSnapshot = (scope, input) => machine.getInitialSnapshot(scoped(scope), input);

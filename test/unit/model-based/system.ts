@@ -2,6 +2,7 @@ import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createActor, fromPromise, type AnyMachineSnapshot, type InspectionEvent } from 'xstate';
+import { phasesEventOf } from '../../../src/core/machines/runPhases/runPhases.machine';
 import type { TaskEvent } from '../../../src/shared/domain/events';
 import type { ConversationMessage, ToolUseBlock } from '../../../src/shared/domain/messages';
 import type { PermissionMode } from '../../../src/shared/domain/permissionModes';
@@ -151,6 +152,8 @@ export async function replay(script: Script, target: string, expected: string[],
   const subtasks = script.subtasks.slice();
   const finishes = script.finish.slice();
   const events: TaskEvent[] = [];
+  // Set once the actor exists (the wiring is built before it).
+  const phasesFeed: { send?: (e: TaskEvent) => void } = {};
   const wired = wireTaskMachine({
     taskId: TASK_ID,
     workspace,
@@ -165,8 +168,13 @@ export async function replay(script: Script, target: string, expected: string[],
       if (r === 'blocked') return { code: 'blocked_by_hook', message: 'A UserPromptSubmit hook blocked this prompt (scripted).', retryable: false };
       return r === 'fail' ? { code: 'no_api_key', message: 'No API key (scripted).', retryable: true } : provider;
     },
-    publish: (e) => events.push(e),
-    finishRun: async () => {
+    publish: (e) => {
+      events.push(e);
+      // As LiveTask.emit: the task machine feeds the run's phases from what its turn loop publishes.
+      if (phasesEventOf(e)) phasesFeed.send?.(e);
+    },
+    // A settled run's finishing: its phases end (for real), then its record is saved (scripted).
+    recorded: async () => {
       if (finishes.shift() === undefined) return never();
     },
     ...(hub ? { mcp: hub } : {}),
@@ -218,6 +226,7 @@ export async function replay(script: Script, target: string, expected: string[],
     inspect,
   });
   actor.subscribe({ error: () => undefined });
+  phasesFeed.send = (e) => actor.send({ type: 'RUN_EVENT', event: e });
   actor.start();
   // A turn or call path starts when the task starts; a task path sends START itself.
   if (target !== 'task') actor.send({ type: 'START', text: 'hi' });

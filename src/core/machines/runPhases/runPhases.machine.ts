@@ -4,17 +4,22 @@ import type { MemoryHitInfo, RunPhase, TaskEvent } from '../../../shared/domain/
 
 /**
  * The phases of one run of a task (the StateManager design): settings and instructions files,
- * memory search, the runner (acquire a worker when the pool exists, the turn loop in process
- * otherwise), the runner's tool events, then the gatekeeper and the memory write. It composes with
- * the task machine, which stays the owner of the run: the task's `initialize` waits until this
- * machine reaches `runnerRunning` (or fails), the task's events drive it while the turn loop runs
- * (TOOL_EVENT, TOOL_EVENTS_DONE, USAGE, RUN_ENDED), and it never starts or steers the turn loop.
+ * memory search, the runner (this process: a worker, when there is one, is leased by the turn
+ * loop's query), the runner's tool events, then the gatekeeper and the memory write. It is the
+ * task machine's child (`runPhases`, spawned as a run starts): the task's `initialize` waits until
+ * this machine reaches `runnerRunning` (or fails), the task machine feeds it the run's events while
+ * the turn loop runs (TOOL_EVENT, TOOL_RESULT, TOOL_EVENTS_DONE, USAGE: `phasesEventOf`), tells it
+ * how the run ended (RUN_ENDED) or stops it (ABORT); it never starts or steers the turn loop.
  * `failed` is reachable from every phase and records the phase it failed in.
  */
 export interface RunPhasesInput {
   taskId: string;
   /** The run's number in this task, from 1. */
   run: number;
+  /** What the run answers (the memory search's query). */
+  prompt?: string;
+  /** The index of the run's first message (the gatekeeper's digest starts there). */
+  fromMessage?: number;
 }
 
 /** What the initializing phase read: the instructions files used (their display names). */
@@ -55,6 +60,10 @@ export interface RunPhasesContext extends RunPhasesInput {
   previousPhase: RunPhase | null;
   previousMs: number;
   toolEventsCount: number;
+  /** Tool calls of the current turn not answered yet. */
+  pendingTools: number;
+  /** The run's tool results' summaries, in order (the gatekeeper's digest). */
+  toolSummaries: string[];
   memoryHits: MemoryHitInfo[];
   runnerPid: number | null;
   gatekeeperDecision: GatekeeperVerdict | null;
@@ -70,7 +79,9 @@ export type RunPhasesEvent =
   | { type: 'START' }
   /** The turn loop made a tool call. */
   | { type: 'TOOL_EVENT' }
-  /** The tool calls of a turn were answered (the loop goes back to the model). */
+  /** A tool call was answered (`summary`: what it did); the last one of a turn goes back to runnerRunning. */
+  | { type: 'TOOL_RESULT'; summary: string }
+  /** The turn loop went back to the model: what tool calls were left unanswered are over. */
   | { type: 'TOOL_EVENTS_DONE' }
   | { type: 'USAGE'; tokens: number }
   /** The task's run ended (its `done`): completed goes on to the gatekeeper, anything else fails the run. */
@@ -89,13 +100,17 @@ export const runPhasesMachine = setup({
   },
   actors: {
     /** Reads the settings and the instructions files (and records which were used). Provided by the runtime. */
-    loadRunSetup: fromPromise<RunSetup, { taskId: string; run: number }>(async () => ({ instructionFiles: [] })),
+    loadRunSetup: fromPromise<RunSetup, { taskId: string; run: number; prompt: string; fromMessage: number }>(async () => ({ instructionFiles: [] })),
     /** Searches the project's memory for the run's prompt (and records the hits). Provided by the runtime. */
     searchMemory: fromPromise<MemorySearchResult, { taskId: string; run: number }>(async () => ({ hits: [], tokens: 0 })),
     /** Acquires the runner: a worker once the pool exists; in process otherwise. Provided by the runtime. */
     acquireRunner: fromPromise<RunnerInfo, { taskId: string; run: number }>(async () => ({ pid: 0 })),
     /** Applies the gatekeeper's rules (with its one short lesson call). Provided by the runtime. */
-    evaluateGatekeeper: fromPromise<GatekeeperVerdict, { taskId: string; run: number }>(async () => ({ decision: 'skipped', rule: 'memory-enabled', reasons: ['no gatekeeper wired'] })),
+    evaluateGatekeeper: fromPromise<GatekeeperVerdict, { taskId: string; run: number; toolSummaries: string[] }>(async () => ({
+      decision: 'skipped',
+      rule: 'memory-enabled',
+      reasons: ['no gatekeeper wired'],
+    })),
     /** Writes the kept lesson as a memory file (atomically); resolves with its file name. Provided by the runtime. */
     persistMemory: fromPromise<string, { taskId: string; run: number; lesson: NonNullable<GatekeeperVerdict['lesson']> }>(async () => {
       throw new Error('no memory store wired');
@@ -108,6 +123,10 @@ export const runPhasesMachine = setup({
       failure: { phase: context.phase, message: p.message },
       ...(p.outcome ? { outcome: p.outcome } : {}),
     })),
+    countToolCall: assign(({ context }) => ({ toolEventsCount: context.toolEventsCount + 1, pendingTools: context.pendingTools + 1 })),
+    recordToolResult: assign(({ context, event }) =>
+      event.type === 'TOOL_RESULT' ? { toolSummaries: [...context.toolSummaries, event.summary], pendingTools: Math.max(0, context.pendingTools - 1) } : {},
+    ),
     enter: assign(({ context }, p: { phase: RunPhase }) => {
       const now = Date.now();
       const spent = Math.max(0, now - context.enteredAt);
@@ -117,6 +136,7 @@ export const runPhasesMachine = setup({
     }),
   },
   guards: {
+    lastPendingTool: ({ context }) => context.pendingTools <= 1,
     ranWell: ({ event }) => event.type === 'RUN_ENDED' && event.status === 'completed',
     keepsLesson: (_, p: { verdict: GatekeeperVerdict }) => p.verdict.decision === 'saved' && p.verdict.lesson !== undefined,
   },
@@ -129,6 +149,8 @@ export const runPhasesMachine = setup({
     previousPhase: null,
     previousMs: 0,
     toolEventsCount: 0,
+    pendingTools: 0,
+    toolSummaries: [],
     memoryHits: [],
     runnerPid: null,
     gatekeeperDecision: null,
@@ -150,7 +172,7 @@ export const runPhasesMachine = setup({
       entry: phaseEntry('initializing'),
       invoke: {
         src: 'loadRunSetup',
-        input: ({ context }) => ({ taskId: context.taskId, run: context.run }),
+        input: ({ context }) => ({ taskId: context.taskId, run: context.run, prompt: context.prompt ?? '', fromMessage: context.fromMessage ?? 0 }),
         onDone: 'memorySearch',
         onError: actorFailed,
       },
@@ -179,7 +201,8 @@ export const runPhasesMachine = setup({
     runnerRunning: {
       entry: phaseEntry('runnerRunning'),
       on: {
-        TOOL_EVENT: { target: 'processingToolEvents', actions: assign({ toolEventsCount: ({ context }) => context.toolEventsCount + 1 }) },
+        TOOL_EVENT: { target: 'processingToolEvents', actions: 'countToolCall' },
+        TOOL_RESULT: { actions: 'recordToolResult' },
         RUN_ENDED: [
           { guard: 'ranWell', target: 'gatekeeperEvaluating', actions: assign({ outcome: 'completed' }) },
           { target: 'failed', actions: { type: 'recordFailure', params: ({ event }) => ({ message: event.message ?? `the run ended ${event.status}`, outcome: event.status }) } },
@@ -189,8 +212,9 @@ export const runPhasesMachine = setup({
     processingToolEvents: {
       entry: phaseEntry('processingToolEvents'),
       on: {
-        TOOL_EVENT: { actions: assign({ toolEventsCount: ({ context }) => context.toolEventsCount + 1 }) },
-        TOOL_EVENTS_DONE: 'runnerRunning',
+        TOOL_EVENT: { actions: 'countToolCall' },
+        TOOL_RESULT: [{ guard: 'lastPendingTool', target: 'runnerRunning', actions: 'recordToolResult' }, { actions: 'recordToolResult' }],
+        TOOL_EVENTS_DONE: { target: 'runnerRunning', actions: assign({ pendingTools: 0 }) },
         RUN_ENDED: [
           { guard: 'ranWell', target: 'gatekeeperEvaluating', actions: assign({ outcome: 'completed' }) },
           { target: 'failed', actions: { type: 'recordFailure', params: ({ event }) => ({ message: event.message ?? `the run ended ${event.status}`, outcome: event.status }) } },
@@ -201,7 +225,7 @@ export const runPhasesMachine = setup({
       entry: phaseEntry('gatekeeperEvaluating'),
       invoke: {
         src: 'evaluateGatekeeper',
-        input: ({ context }) => ({ taskId: context.taskId, run: context.run }),
+        input: ({ context }) => ({ taskId: context.taskId, run: context.run, toolSummaries: context.toolSummaries }),
         onDone: [
           { guard: { type: 'keepsLesson', params: ({ event }) => ({ verdict: event.output }) }, target: 'memoryPersisting', actions: assign({ gatekeeperDecision: ({ event }) => event.output }) },
           { target: 'completed', actions: assign({ gatekeeperDecision: ({ event }) => event.output }) },
@@ -222,6 +246,25 @@ export const runPhasesMachine = setup({
     failed: { type: 'final', entry: phaseEntry('failed') },
   },
 });
+
+/**
+ * What a task event tells the run's phases (the task machine feeds them its turn loop's events):
+ * a tool call, its answer, the loop going back to the model, a model call's tokens; null for the rest.
+ */
+export function phasesEventOf(e: TaskEvent): RunPhasesEvent | null {
+  switch (e.type) {
+    case 'tool_call':
+      return { type: 'TOOL_EVENT' };
+    case 'tool_result':
+      return { type: 'TOOL_RESULT', summary: e.summary };
+    case 'turn':
+      return e.state === 'checkingContext' ? { type: 'TOOL_EVENTS_DONE' } : null;
+    case 'usage':
+      return { type: 'USAGE', tokens: e.inputTokens + e.outputTokens };
+    default:
+      return null;
+  }
+}
 
 /** Entering a phase: account the time of the one left, then publish the change. */
 function phaseEntry(phase: RunPhase) {

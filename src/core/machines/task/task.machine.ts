@@ -1,4 +1,4 @@
-import { and, assign, enqueueActions, fromCallback, fromPromise, sendTo, setup, stopChild, type EventObject } from 'xstate';
+import { and, assign, enqueueActions, fromCallback, fromPromise, sendTo, setup, spawnChild, stopChild, type AnyActorRef, type EventObject } from 'xstate';
 import { summaryOf, type MessageAttachment } from '../../../shared/domain/attachments';
 import type { KeelError } from '../../../shared/domain/errors';
 import type { TaskEvent, TaskStatus } from '../../../shared/domain/events';
@@ -10,6 +10,7 @@ import { tagsOfState } from '../stateTags';
 import { userMessageOf, userText } from '../turn/conversation';
 import { queryMachine } from '../query/query.machine';
 import { turnMachine, type TurnLimits, type TurnOutput } from '../turn/turn.machine';
+import { phasesEventOf, runPhasesMachine, type RunPhasesEvent, type RunPhasesInput } from '../runPhases/runPhases.machine';
 import type { TurnInput } from '../turn/types';
 import { combineCommands, type CommandRun } from '../../commands/commandRun';
 import { addUsage } from '../turn/turnHelpers';
@@ -136,7 +137,12 @@ export type TaskMachineEvent =
   /** The task's record could not be saved (`failure` says why): a run going on ends `failed`; after it ended, the error is told. */
   | { type: 'RECORD_FAILED'; failure: string }
   /** The owner lets the task go: a run whose phases are still finishing publishes its `done` now. */
-  | { type: 'CLOSE' };
+  | { type: 'CLOSE' }
+  /** An event the task published (its turn loop's tool calls and results, usage): the run's phases are fed from it. */
+  | { type: 'RUN_EVENT'; event: TaskEvent };
+
+/** The id and systemId of the current run's phases, the task machine's child (the runtime's `initialize` and `finishRun` wait on it). */
+export const RUN_PHASES_ID = 'runPhases';
 
 type Publish = { type: 'publish'; params: TaskEvent | null };
 type Release = { type: 'release'; params: undefined };
@@ -172,11 +178,26 @@ const taskSetup = setup({
      * Provided by the runtime (runtime/runPhases.ts, the task's recorder).
      */
     finishRun: fromPromise<void, { status: TaskStatus }>(async () => undefined),
+    /** A run's phases (instructions, memory, runner, gatekeeper, memory write): spawned as `initializing` is entered. Provided with its real actors by the runtime. */
+    runPhases: runPhasesMachine,
   },
   actions: {
     publish: (_: unknown, _event: TaskEvent | null) => {},
-    /** Ends the current run's phases where they are (recorded as `failed`). Provided by the runtime. */
-    stopPhases: () => {},
+    /** The last run's phases, if any are left, end where they are (`failed`, "the task was stopped"): a new run's take their place. */
+    retirePhases: ({ system }) => tell(phasesOf(system), { type: 'ABORT', message: 'the task was stopped' }),
+    /** Ends the current run's phases where they are (`failed`, recorded): an interrupt, a lost worker, a failed record, a cancel while finishing. */
+    stopPhases: ({ system }) => tell(phasesOf(system), { type: 'ABORT', message: 'the task was stopped' }),
+    /** The run's turn loop ended (its state's `finishing`): a completed run's phases go on to the gatekeeper; any other's end. */
+    endPhases: ({ context, system }) => {
+      const status = context.owedDone;
+      if (status !== null && status !== 'running') tell(phasesOf(system), { type: 'RUN_ENDED', status });
+    },
+    /** What the run's phases learn from the task's events: tool calls and results, the loop back at the model, tokens. */
+    feedPhases: ({ event, system }) => {
+      if (event.type !== 'RUN_EVENT') return;
+      const fed = phasesEventOf(event.event);
+      if (fed) tell(phasesOf(system), fed);
+    },
     /** Lets the task go: its log closed, its lock released (a task whose worker died or whose record failed). Provided by the runtime. */
     release: (_: unknown, _p: undefined) => {},
     /**
@@ -304,6 +325,7 @@ const finishingThenSettled = taskSetup.createStateConfig({
   initial: 'finishing',
   states: {
     finishing: {
+      entry: 'endPhases',
       invoke: { src: 'finishRun', input: ({ context }) => ({ status: context.owedDone ?? 'completed' }), onDone: { target: 'settled', actions: 'publishOwedDone' } },
       on: {
         CANCEL: { actions: 'stopPhases' },
@@ -333,6 +355,9 @@ const finishingThenSettled = taskSetup.createStateConfig({
  * recorded is saved (the invoked `finishRun`), then `settled`. Its `done` is published when they
  * are over, or when the state is left first (a new message, RETRY, ABANDON, CLOSE: the next
  * state's entry publishes it before anything of its own), so `done` stays the run's last event.
+ * Each run's phases (instructions, memory, runner, gatekeeper, memory write) are its child
+ * `runPhases`, spawned as the run starts and fed the run's events (RUN_EVENT); `finishing` tells
+ * them how the run ended, and the transitions that stop a run from outside end them first.
  * INTERRUPT (the owner is ending) takes every running state to `interrupted`; a turn loop whose
  * worker died (`worker_lost`) does too, with its `done`; RECORD_FAILED ends a run going on (or
  * finishing) `failed`. Those two end with `release`: the runtime lets the task go.
@@ -371,6 +396,7 @@ export const taskMachine = taskSetup.createMachine({
     UNQUEUE: { actions: 'withdrawQueued' },
     // After the run's `done` (or with no run going on): the record's failure is told; nothing else changes.
     RECORD_FAILED: { actions: { type: 'publish', params: ({ context, event }) => recordFailedEvent(context, event.failure, false) } },
+    RUN_EVENT: { actions: 'feedPhases' },
   },
   states: {
     created: {
@@ -393,6 +419,12 @@ export const taskMachine = taskSetup.createMachine({
         assign({ lastDone: null }),
         { type: 'startCommand', params: ({ context }) => context.command },
         { type: 'publish', params: ({ context }) => stateEvent(context, 'initializing') },
+        // The run's phases (instructions, memory, runner; after the loop the gatekeeper), this machine's child: `initialize` waits for them.
+        'retirePhases',
+        stopChild(RUN_PHASES_ID),
+        // (stopChild frees the systemId at once: the new run's phases take it.)
+        spawnChild('runPhases', { id: RUN_PHASES_ID, systemId: RUN_PHASES_ID, input: ({ context }) => phasesInputOf(context) }),
+        sendTo(RUN_PHASES_ID, { type: 'START' }),
       ],
       on: {
         USER_MESSAGE: { actions: 'enqueueMessage' },
@@ -695,6 +727,22 @@ function recordFailedEvent(context: TaskContext, failure: string, unsettled: boo
   const after = unsettled ? 'The run was stopped; what was saved before that is kept.' : 'The run had ended, but its record is incomplete.';
   const message = `${failure.slice(0, 1).toUpperCase()}${failure.slice(1)}. ${after}`;
   return { type: 'error', taskId: context.taskId, code: 'record_failed', message, retryable: false };
+}
+
+/** The phases' input of the run about to start. */
+function phasesInputOf(context: TaskContext): RunPhasesInput {
+  const start = runStartOf(context);
+  return { taskId: context.taskId, run: start.run, prompt: start.prompt, fromMessage: start.fromMessage };
+}
+
+/** The current run's phases (the child `runPhases`), if any. */
+function phasesOf(system: { get(id: string): AnyActorRef | undefined }): AnyActorRef | undefined {
+  return system.get(RUN_PHASES_ID);
+}
+
+/** Tells the run's phases `event` now (synchronously: what they publish comes before what follows), if they still run. */
+function tell(phases: AnyActorRef | undefined, event: RunPhasesEvent): void {
+  if (phases?.getSnapshot().status === 'active') phases.send(event);
 }
 
 function doneEvent(context: TaskContext, status: TaskStatus): DoneEvent {
