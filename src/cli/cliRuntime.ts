@@ -10,6 +10,7 @@ import { loadSandboxSettings } from '../core/sandbox/settings';
 import { settingsDefaultMode } from '../core/permissions/settings';
 import type { PermissionMode } from '../shared/domain/permissionModes';
 import { readUserPassEnv } from '../core/security/passEnv';
+import { readUserMaxBudget } from '../core/runtime/budgetSetting';
 import { cliAdvice } from './advice';
 import type { RunArgs } from './args';
 import { DEFAULT_MEMORY_SETTINGS, MEMORY_OFF } from '../core/memory/settings';
@@ -46,6 +47,9 @@ export async function createCliRuntime(args: RunArgs, ownerLabel: string, mcp?: 
   // a project's own files: a cloned repository must not be able to ask for the keys).
   const userPassEnv = readUserPassEnv();
   for (const p of userPassEnv.problems) warn(p);
+  // The person's standing budget per task (a loop's: per loop), unless --max-budget-usd says otherwise.
+  const userBudget = readUserMaxBudget();
+  for (const p of userBudget.problems) warn(p);
   // The Bash sandbox from the settings files' `sandbox` sections (a project may only tighten it).
   const sandbox = loadSandboxSettings({ workspace: args.workspace });
   for (const p of sandbox.problems) warn(`sandbox settings: ${p}`);
@@ -77,6 +81,7 @@ export async function createCliRuntime(args: RunArgs, ownerLabel: string, mcp?: 
     trust,
     passEnv: [...new Set([...args.passEnv, ...userPassEnv.names])],
     sandbox: sandbox.settings,
+    ...(userBudget.capUsd !== undefined ? { maxBudgetUsd: userBudget.capUsd } : {}),
     storageDir: args.storage,
     // Project memory unless --no-memory or KEEL_MEMORY=off (docs/memory.md).
     memory: args.memory ? DEFAULT_MEMORY_SETTINGS : MEMORY_OFF,

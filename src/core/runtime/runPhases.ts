@@ -4,6 +4,9 @@ import type { TaskEvent, TaskStatus } from '../../shared/domain/events';
 import type { ConversationMessage, Usage } from '../../shared/domain/messages';
 import { loadInstructions } from '../context/instructions';
 import { skillsPrompt } from '../commands/skills';
+import { requestEstimateUsd } from '../machines/turn/budget';
+import { userText } from '../machines/turn/conversation';
+import { LESSON_MAX_TOKENS, LESSON_SYSTEM } from '../memory/lesson';
 import { taskLockKey, type LockManager } from '../locks/lockManager';
 import { runPhasesMachine, type GatekeeperVerdict, type RunPhasesContext } from '../machines/runPhases/runPhases.machine';
 import { beforeLesson, judgeLesson, noLesson, type GatekeeperDecision } from '../memory/gatekeeper';
@@ -61,6 +64,8 @@ export interface RunPhaseServices {
   publish(event: TaskEvent): void;
   /** The lesson call's tokens: the task machine adds them (and their price) to the task's usage and cost. */
   charge(usage: Usage): void;
+  /** Whether the task's budget leaves room for a call that may cost up to `estimateUsd` (docs/cli.md, "Budget"). Absent: always. */
+  admit?(estimateUsd: number): boolean;
   log(level: 'info' | 'warn' | 'error', message: string): void;
 }
 
@@ -276,6 +281,10 @@ export class RunPhases {
     // transition has finished.
     await Promise.resolve();
     const digest = runDigest(s.conversation(), start.fromMessage, toolSummaries);
+    // Priced at its worst like every request (machines/turn/budget.ts): without room for it, no lesson.
+    if (s.admit && !s.admit(requestEstimateUsd(s.model(), [LESSON_SYSTEM], [userText(`The finished task:\n\n${digest}`)], [], LESSON_MAX_TOKENS))) {
+      return noLesson('the task\'s budget leaves no room for the lesson call');
+    }
     const timeout = AbortSignal.any([signal, AbortSignal.timeout(LESSON_TIMEOUT_MS)]);
     let answer;
     try {

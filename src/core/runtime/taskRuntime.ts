@@ -160,7 +160,9 @@ export class TaskRuntime {
     if (!this.store) throw new StoreError('not_found', `no task "${id}": this runtime has no store`);
     const opened = await this.store.open(id, this.ownerLabel());
     const interrupted = opened.replay.status === 'running' || opened.replay.status === 'interrupted';
-    if (!interrupted && !opts.followUp?.trim()) {
+    // A task paused at its budget goes on without a message (with the budget given now, or its own).
+    const atBudget = !interrupted && (opened.replay.transcript.tags ?? []).includes('budgetReached');
+    if (!interrupted && !atBudget && !opts.followUp?.trim()) {
       void opened.recorder.close();
       throw new FollowUpRequired(id, opened.replay.status);
     }
@@ -169,6 +171,7 @@ export class TaskRuntime {
     this.tasks.set(id, task);
     this.options.feed?.bus.publish({ kind: 'SessionCreated', taskId: id, title: opened.meta.title, resumed: true, ...(opened.meta.parentId ? { parentId: opened.meta.parentId } : {}) });
     if (interrupted) task.resumeInterrupted(opened, opts.followUp);
+    else if (atBudget && !opts.followUp?.trim()) task.continueAtBudget();
     else task.continueWith(opts.followUp!.trim());
     return task;
   }

@@ -3,7 +3,7 @@ import type { TaskEvent, TaskStatus } from '../../shared/domain/events';
 import type { TaskTranscript } from '../../shared/domain/transcript';
 import type { KeelError } from '../../shared/domain/errors';
 import { toolResult, ZERO_USAGE, type ConversationMessage } from '../../shared/domain/messages';
-import { SUMMARY_INSTRUCTION } from '../context/compaction';
+import { SUMMARY_INSTRUCTION, SUMMARY_MAX_TOKENS } from '../context/compaction';
 import { taskLockKey, type HeldLock, type LockManager } from '../locks/lockManager';
 import { callMachine } from '../machines/call/call.machine';
 import { providerStreamActor } from '../machines/stream/actors';
@@ -77,6 +77,8 @@ export interface TaskServices {
   reconstruct?(): Promise<ConversationMessage[]>;
   /** MCP servers' tools (`mcp__server__tool`), shared by the host's tasks. */
   mcp?: McpToolSource;
+  /** The task's budget: whether a priced request may go (TurnHost.admit). Absent: no budget. */
+  admit?: TurnHost['admit'];
   /**
    * The task's hook points (docs/hooks.md): PreToolUse and PermissionRequest inside the
    * permission machine, PostToolUse after a tool ran, SessionStart and UserPromptSubmit when a run
@@ -199,6 +201,7 @@ export function wireTurnLoop(env: TurnEnvironment, host: TurnHost) {
       }),
       callMcpTool: fromPromise(({ input, signal }) => runMcpCall({ ...services, redact: (t) => secrets.redact(t) }, input.taskId, input.call, signal)),
       stopHook: fromPromise(async ({ input }) => ({ continueWith: hooks ? await hooks.stop(input.lastMessage, input.continuations) : null })),
+      admit: fromPromise(async ({ input }) => (host.admit ? host.admit(input) : null)),
     },
     actions: {
       publish,
@@ -233,6 +236,7 @@ export function wireTaskMachine(services: TaskServices) {
     asker: services.asker,
     ...(services.durable ? { durable: services.durable } : {}),
     ...(services.mcp ? { mcp: services.mcp } : {}),
+    ...(services.admit ? { admit: services.admit } : {}),
   };
   // The run's instructions files and memories, then what its SessionStart and UserPromptSubmit hooks (run here) added.
   const systemOfRun = () => [...runSystem, ...(hooks?.contextForRun() ?? [])];
@@ -351,7 +355,7 @@ async function runTool(services: TurnEnvironment & TurnHost, secrets: SecretKeep
 async function summarize(provider: ModelProvider, taskId: string, model: string, system: string[], messages: ConversationMessage[], signal: AbortSignal): Promise<Summary> {
   let text = '';
   let usage = ZERO_USAGE;
-  for await (const e of provider.stream({ model, system, messages: [...messages, userText(SUMMARY_INSTRUCTION)], tools: [], maxTokens: 4096, taskId }, signal)) {
+  for await (const e of provider.stream({ model, system, messages: [...messages, userText(SUMMARY_INSTRUCTION)], tools: [], maxTokens: SUMMARY_MAX_TOKENS, taskId }, signal)) {
     if (e.type === 'message_start') usage = mergeUsage(usage, e.message.usage);
     if (e.type === 'message_delta') usage = mergeUsage(usage, e.usage);
     if (e.type === 'content_block_delta' && e.delta.type === 'text_delta') text += e.delta.text;

@@ -91,6 +91,8 @@ export type TaskMachineEvent =
   | { type: 'START'; text: string; images?: AttachedImage[] }
   | { type: 'USER_MESSAGE'; text: string; images?: AttachedImage[] }
   | { type: 'CANCEL' }
+  /** A stored task goes on from its conversation with no new message (its budget was raised after it paused). */
+  | { type: 'CONTINUE' }
   | { type: 'RETRY' }
   | { type: 'ABANDON' }
   /** The permission mode from now on: the running turn's next decisions and every later run. */
@@ -221,6 +223,8 @@ const taskSetup = setup({
     isLastSubtask: ({ context }) => context.subtasks.length === 1,
     onWorker: ({ context }) => context.runner === 'worker',
     workerLost: (_, p: { output: TurnOutput }) => p.output.error?.code === 'worker_lost',
+    /** The turn stopped before a request its budget could not pay for (machines/turn/budget.ts). */
+    turnOverBudget: (_, p: { output: TurnOutput }) => p.output.error?.code === 'budget_exceeded',
   },
 });
 
@@ -301,6 +305,8 @@ export const taskMachine = taskSetup.createMachine({
       tags: ['running'],
       on: {
         START: { target: 'initializing', actions: { type: 'acceptUserMessage', params: messageOf } },
+        // A stored task paused at its budget goes on with no new message once its budget was raised.
+        CONTINUE: 'initializing',
         MARK_INTERRUPTED: 'interrupted',
         INTERRUPT: { target: '#task.interrupted', actions: 'stopPhases' },
         RECORD_FAILED: {
@@ -378,6 +384,7 @@ export const taskMachine = taskSetup.createMachine({
                 input: ({ context }) => turnInputOf(context),
                 onDone: [
                   { guard: { type: 'turnCancelled', params: turnOutput }, target: '#task.aborted', actions: { type: 'recordTurn', params: turnOutput } },
+                  { guard: { type: 'turnOverBudget', params: turnOutput }, target: '#task.pausedForBudget', actions: { type: 'recordTurn', params: turnOutput } },
                   { guard: { type: 'turnFailed', params: turnOutput }, target: '#task.awaitingUser', actions: { type: 'recordTurn', params: turnOutput } },
                   { target: '#task.completed', actions: { type: 'recordTurn', params: turnOutput } },
                 ],
@@ -403,6 +410,7 @@ export const taskMachine = taskSetup.createMachine({
                     ],
                   },
                   { guard: { type: 'turnCancelled', params: turnOutput }, target: '#task.aborted', actions: { type: 'recordTurn', params: turnOutput } },
+                  { guard: { type: 'turnOverBudget', params: turnOutput }, target: '#task.pausedForBudget', actions: { type: 'recordTurn', params: turnOutput } },
                   { guard: { type: 'turnFailed', params: turnOutput }, target: '#task.awaitingUser', actions: { type: 'recordTurn', params: turnOutput } },
                   { target: '#task.completed', actions: { type: 'recordTurn', params: turnOutput } },
                 ],
@@ -455,6 +463,25 @@ export const taskMachine = taskSetup.createMachine({
       tags: ['settled', 'failed', 'waitingForPerson'],
       entry: [
         { type: 'publish', params: ({ context }) => stateEvent(context, 'awaitingUser') },
+        { type: 'publish', params: ({ context }) => errorEvent(context) },
+        assign({ owedDone: 'failed' }),
+      ],
+      ...finishingThenSettled,
+      on: {
+        RETRY: 'initializing',
+        USER_MESSAGE: { target: 'initializing', actions: { type: 'acceptUserMessage', params: messageOf } },
+        ABANDON: 'failed',
+      },
+    },
+    /**
+     * The run stopped before a model request that could take the task past its budget: nothing
+     * was sent. Raising the budget continues it (the host sends RETRY), as does a new message;
+     * stored as failed (a limit reached is not a goal reached) until then.
+     */
+    pausedForBudget: {
+      tags: ['settled', 'failed', 'waitingForPerson', 'budgetReached'],
+      entry: [
+        { type: 'publish', params: ({ context }) => stateEvent(context, 'pausedForBudget') },
         { type: 'publish', params: ({ context }) => errorEvent(context) },
         assign({ owedDone: 'failed' }),
       ],
