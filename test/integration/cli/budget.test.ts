@@ -92,3 +92,23 @@ describe('budget caps', () => {
     expect(server.requests).toHaveLength(0);
   });
 });
+
+describe('a loop budget', () => {
+  const PROGRESS = '.keel/loop/tests/progress.md';
+  const writeProgress = (content: string, usage = { input_tokens: 100_000, output_tokens: 1000 }) => ({ blocks: [{ type: 'tool_use' as const, name: 'Write', input: { file_path: PROGRESS, content } }], usage });
+  const say = (text: string) => ({ blocks: [{ type: 'text' as const, text }], usage: { input_tokens: 1000, output_tokens: 10 } });
+  const loop = (...extra: string[]) => runCli(['loop', ...extra, '--workspace', workspace, ...args()], KEY, storage);
+
+  it('pauses the whole loop before the request that could exceed it (exit 6); --resume with a higher cap goes on', async () => {
+    server.enqueue(writeProgress('# Progress\n- started\n'), say('Started.'), writeProgress('# Progress\nDONE\n', { input_tokens: 1000, output_tokens: 10 }), say('Done.'));
+    const r = await loop('make every test pass', '--name', 'tests', '--max-budget-usd', '0.4');
+    expect((await r.exit).code, r.stderr()).toBe(6);
+    expect(server.requests).toHaveLength(1);
+    expect(r.stderr()).toMatch(/"tests" paused at its budget \(spent \$0\.32 of \$0\.40\).*keel loop --resume tests --max-budget-usd N/);
+
+    const next = await loop('--resume', 'tests', '--max-budget-usd', '5');
+    expect((await next.exit).code, next.stderr()).toBe(0);
+    // The cut-off iteration runs again, within the raised budget.
+    expect(server.requests.length).toBeGreaterThan(1);
+  });
+});
