@@ -18,6 +18,7 @@ import { permissionIndicators } from './permissions/indicators';
 import { createPermissionPrompts } from './permissions/setup';
 import { loadTaskRuntime } from './runtimeHost';
 import { vscodeMcpService } from './mcp/vscodeMcp';
+import { raiseBudgetPrompt } from './budgetPrompt';
 import { WindowTrust } from './trust/windowTrust';
 import { vscodeMemoryWorkbench } from './memory/vscodeMemory';
 import { vscodeHistoryServices } from './history/vscodeHistory';
@@ -119,6 +120,7 @@ export function activate(context: vscode.ExtensionContext): void {
     openExternal: (href) => Promise.resolve(vscode.env.openExternal(vscode.Uri.parse(href, true))),
     confirm: async (message, detail) => (await vscode.window.showWarningMessage(message, { modal: true, detail }, 'Open')) === 'Open',
     warn: (message) => void vscode.window.showWarningMessage(message),
+    raiseBudget: (budget) => raiseBudgetPrompt(budget),
     notifyPermission: (request, signal) => notificationAsker(log).ask(request, signal),
     history: vscodeHistoryServices(context),
     watchTask: (task) => app.watch(task),

@@ -96,6 +96,8 @@ export async function loadTaskRuntime(
     ...(mcp ? { mcp } : {}),
     sandbox: await sandboxSettings(log, folder.uri.fsPath),
     advise: extensionAdvice,
+    // keel.maxBudgetUsd: the person's own (user settings only: a workspace never sets what a task may spend), read when a task starts.
+    maxBudgetUsd: () => budgetSetting(vscode.workspace.getConfiguration('keel').inspect<number | null>('maxBudgetUsd')?.globalValue),
     // keel.memory.* are read at the start of every run (docs/memory.md).
     memory: () => {
       const c = vscode.workspace.getConfiguration('keel.memory');
@@ -156,4 +158,9 @@ async function startActivity(context: vscode.ExtensionContext, log: Logger, work
   const unsubscribe = activity.board.subscribe(update);
   context.subscriptions.push(bar, { dispose: () => (unsubscribe(), void activity.dispose('window closed')) });
   return activity;
+}
+
+/** `keel.maxBudgetUsd` as the person set it: a positive number, else no budget. */
+function budgetSetting(value: number | null | undefined): number | undefined {
+  return typeof value === 'number' && Number.isFinite(value) && value > 0 ? value : undefined;
 }

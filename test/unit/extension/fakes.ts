@@ -35,6 +35,8 @@ export class FakeTask implements TaskHandle {
   readonly followUps: string[] = [];
   cancels = 0;
   retries = 0;
+  /** The caps `setBudget` was given. */
+  readonly budgets: (number | null)[] = [];
   readonly modes: string[] = [];
   /** A run is under way (between task initializing and its done event). */
   private running = false;
@@ -56,6 +58,10 @@ export class FakeTask implements TaskHandle {
 
   eventSeq(): number {
     return this.delivered;
+  }
+
+  setBudget(capUsd: number | null): void {
+    this.budgets.push(capUsd);
   }
 
   get listenerCount(): number {
