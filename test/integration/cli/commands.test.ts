@@ -42,14 +42,14 @@ const userText = (i: number) => {
 const say = (text: string) => ({ blocks: [{ type: 'text' as const, text }] });
 
 describe('keel run "/command"', () => {
-  it('expands $ARGUMENTS and $1 of a command (namespaced by its folder) into the prompt the model gets', async () => {
+  it.each([['0'], ['1']])('expands $ARGUMENTS and $1 of a command (namespaced by its folder) into the prompt the model gets (workers %s)', async (workers) => {
     userCommand('git/review.md', '---\ndescription: Review a change\nargument-hint: [file] [focus]\n---\nReview $1 with a focus on $2. All: $ARGUMENTS\n');
     server.enqueue(say('Reviewed.'));
-    const r = await run('/review src/a.ts "error handling"');
+    const r = await run('/review src/a.ts "error handling"', '--workers', workers);
     expect((await r.exit).code, r.stderr()).toBe(0);
     expect(userText(0)).toContain('Review src/a.ts with a focus on error handling. All: src/a.ts \\"error handling\\"');
     expect(ofType(r.events, 'user_message')[0]).toMatchObject({ text: expect.stringContaining('Review src/a.ts') });
-    const again = await run('/git:review b.ts');
+    const again = await run('/git:review b.ts', '--workers', workers);
     expect((await again.exit).code, again.stderr()).toBe(0);
     expect(userText(1)).toContain('Review b.ts with a focus on .');
   });
