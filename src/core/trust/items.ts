@@ -85,18 +85,20 @@ export function envItem(source: string, name: string, value: string): TrustItem 
 
 /** A workspace hook: its definition and the files its command runs. */
 export function hookItem(
-  hook: { event: string; matcher?: string | undefined; command: string; args?: string[] | undefined; fingerprint: string; source: string },
+  hook: { event: string; matcher?: string | undefined; if?: string | undefined; command: string; args?: string[] | undefined; fingerprint: string; source: string },
   source: string,
   ctx: CommandContext,
 ): TrustItem {
   const runs = commandRuns(hook.args ? { words: [hook.command, ...hook.args] } : { shell: hook.command }, ctx);
   const line = hook.args ? [hook.command, ...hook.args].join(' ') : hook.command;
-  const details = [`on ${hook.event}${hook.matcher ? ` [${hook.matcher}]` : ''} runs: ${line}`, ...runLines(runs.files), ...runs.notes];
+  // Its `if` is part of what it is: the person approves it with the calls it fires on.
+  const when = `${hook.event}${hook.matcher ? ` [${hook.matcher}]` : ''}${hook.if ? ` if ${hook.if}` : ''}`;
+  const details = [`on ${when} runs: ${line}`, ...runLines(runs.files), ...runs.notes];
   return {
     id: `hook:${hook.fingerprint}`,
     kind: 'hook',
     fingerprint: digestOf([hook.fingerprint, runs.files.map((f) => [f.path, f.part ?? '', f.digest])]),
-    summary: `hook ${hook.event}${hook.matcher ? ` [${hook.matcher}]` : ''}: ${line}`,
+    summary: `hook ${when}: ${line}`,
     details,
     source,
     runs: runs.files,
