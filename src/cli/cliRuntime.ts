@@ -11,6 +11,7 @@ import { settingsDefaultMode } from '../core/permissions/settings';
 import type { PermissionMode } from '../shared/domain/permissionModes';
 import { readUserPassEnv } from '../core/security/passEnv';
 import { readUserMaxBudget } from '../core/runtime/budgetSetting';
+import { ignoredSettingsNotices } from '../core/hooks/ignoredSettings';
 import { cliAdvice } from './advice';
 import type { RunArgs } from './args';
 import { DEFAULT_MEMORY_SETTINGS, MEMORY_OFF } from '../core/memory/settings';
@@ -47,6 +48,8 @@ export async function createCliRuntime(args: RunArgs, ownerLabel: string, mcp?: 
   // a project's own files: a cloned repository must not be able to ask for the keys).
   const userPassEnv = readUserPassEnv();
   for (const p of userPassEnv.problems) warn(p);
+  // Claude Code settings Keel does not use (`model`, `statusLine`): said once, never ignored silently.
+  for (const n of ignoredSettingsNotices(args.workspace)) warn(n);
   // The person's standing budget per task (a loop's: per loop), unless --max-budget-usd says otherwise.
   const userBudget = readUserMaxBudget();
   for (const p of userBudget.problems) warn(p);

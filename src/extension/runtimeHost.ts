@@ -1,4 +1,5 @@
 import { existsSync } from 'node:fs';
+import { ignoredSettingsNotices } from '../core/hooks/ignoredSettings';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import * as vscode from 'vscode';
@@ -66,6 +67,8 @@ export async function loadTaskRuntime(
   // What the workspace provides is used only as the person approved it (docs/permissions.md, "Trust").
   const trust = await windowTrust.get();
   if (!trust) throw new Error('open a folder first: a task works inside a workspace folder.');
+  // Claude Code settings Keel does not use (`model`, `statusLine`): said once in Keel's log.
+  for (const n of ignoredSettingsNotices(folder.uri.fsPath)) log.warn(n);
   const activity = await startActivity(context, log, folder.uri.fsPath, storageDir, () => secrets.environment(), trust);
   onActivity?.(activity);
   // keel.workers.max > 0: each task's turn loop runs in a worker process (docs/workers.md), on the
