@@ -38,8 +38,15 @@ export function matchValue(input: HookInput): string | null {
   switch (input.hook_event_name) {
     case 'PreToolUse':
     case 'PostToolUse':
+    case 'PostToolUseFailure':
     case 'PermissionRequest':
       return input.tool_name;
+    case 'PostCompact':
+      return input.trigger;
+    case 'SubagentStart':
+      return input.agent_type;
+    case 'InstructionsLoaded':
+      return input.load_reason;
     case 'SessionStart':
       return input.source;
     case 'SessionEnd':

@@ -1,4 +1,5 @@
 import { createActor, type Actor } from 'xstate';
+import type { InstructionsFile } from '../context/instructions';
 import type { TaskEvent } from '../../shared/domain/events';
 import { costUsd } from '../providers/pricing';
 import type { ConversationMessage, Usage } from '../../shared/domain/messages';
@@ -202,6 +203,8 @@ export class LiveTask implements TaskHandle, TaskParent {
       secrets: runtime.secrets,
       trust: runtime.trust,
       held: (items) => rt.trust?.reportHeld(items),
+      // InstructionsLoaded hooks, for each file the run read into its context.
+      ...(this.hooks ? { instructionsLoaded: (files: InstructionsFile[]) => this.hooks!.instructionsLoaded(files, (display) => files.find((f) => f.display === display)?.path) } : {}),
       ownMemory: async (item) => rt.trust?.recordOwn([item]),
       locks,
       createProvider: createTaskProvider,
@@ -243,6 +246,8 @@ export class LiveTask implements TaskHandle, TaskParent {
       publish: (e) => this.emit(e),
       startSubtask: (sub) => {
         const child = runtime.ensureSubtask(this, sub);
+        // SubagentStart in this task's hooks, once per sub-agent (a rebuilt parent re-attaches without it).
+        if (!this.children.has(child)) this.hooks?.subagentStart(child.id);
         this.children.add(child);
         return child;
       },

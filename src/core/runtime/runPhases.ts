@@ -2,7 +2,7 @@ import { createActor, fromPromise, type Actor } from 'xstate';
 import type { KeelError } from '../../shared/domain/errors';
 import type { TaskEvent, TaskStatus } from '../../shared/domain/events';
 import type { ConversationMessage, Usage } from '../../shared/domain/messages';
-import { loadInstructions } from '../context/instructions';
+import { loadInstructions, type InstructionsFile } from '../context/instructions';
 import { skillsPrompt } from '../commands/skills';
 import { requestEstimateUsd } from '../machines/turn/budget';
 import { userText } from '../machines/turn/conversation';
@@ -51,6 +51,8 @@ export interface RunPhaseServices {
   trust: TrustView;
   /** What this run left out for want of approval (the host tells the person). */
   held?(items: TrustItem[]): void;
+  /** The instructions files a run read into its context (InstructionsLoaded hooks). */
+  instructionsLoaded?(files: InstructionsFile[]): void;
   /** A memory Keel's gatekeeper saved is Keel's own: recorded as approved in its exact content. */
   ownMemory?(item: TrustItem): Promise<void>;
   locks: LockManager;
@@ -125,6 +127,7 @@ export class RunPhases {
           system.instructions = [loaded.text, skillsPrompt(s.skills?.() ?? [])].filter(Boolean).join('\n\n');
           const files = loaded.files.map((f) => f.display);
           if (files.length) s.publish({ type: 'instructions', taskId: s.taskId, run: start.run, files });
+          if (loaded.files.length) s.instructionsLoaded?.(loaded.files);
           return { instructionFiles: files };
         }),
         searchMemory: fromPromise(async () => {

@@ -329,8 +329,9 @@ export class TaskRuntime {
     let child = this.subtasks.get(key);
     if (!child) {
       // The child takes the parent's mode as it is now, not as the parent started (LiveTask binds it).
-      // Its title comes from its own prompt, not from the parent's.
-      const { title: _parentTitle, ...inherited } = parent.options;
+      // Its title comes from its own prompt, not from the parent's; the parent's images are not its
+      // message's. Its command narrowing and its budget are the parent's (it spends from it).
+      const { title: _parentTitle, images: _parentImages, ...inherited } = parent.options;
       child = this.spawn({ ...inherited, mode: parent.permissionMode(), prompt: `${sub.description ? `${sub.description}\n\n` : ''}${sub.prompt}` }, parent);
       this.subtasks.set(key, child);
     }

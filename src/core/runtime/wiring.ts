@@ -189,7 +189,9 @@ export function wireTurnLoop(env: TurnEnvironment, host: TurnHost) {
       })),
       summarize: fromPromise(async ({ input, signal }) => {
         await hooks?.preCompact('auto');
-        return services.locks.runExclusive(taskLockKey(input.taskId), () => summarize(getProvider(), input.taskId, input.model, input.system, input.messages, signal), { signal });
+        const summary = await services.locks.runExclusive(taskLockKey(input.taskId), () => summarize(getProvider(), input.taskId, input.model, input.system, input.messages, signal), { signal });
+        await hooks?.postCompact('auto', summary.text);
+        return summary;
       }),
       validateToolCall: fromPromise(async ({ input }) => validateToolCall(services, input.call)),
       permission: hooks ? wireHookedPermissionMachine(services, hooks) : wirePermissionMachine(services),
