@@ -132,7 +132,13 @@ function readGroup(src: HookSource, event: HookEventName, raw: unknown, where: s
     }
     const d = handler.data;
     if (d.type !== 'command') {
-      problems.push(`${src.path}: ${at}: "${d.type}" hooks are not supported by Keel (only "command"); ignored`);
+      // Said plainly: Claude Code's "prompt" (a model judges the event) and "agent" hooks would be
+      // priced model calls of their own; Keel does not run them (docs/hooks.md).
+      const judged = d.type === 'prompt' || d.type === 'agent';
+      const what = judged
+        ? `"${d.type}" hooks (a model judging the event) are not supported by Keel: this hook never runs; write it as a "command" hook`
+        : `"${d.type}" hooks are not supported by Keel (only "command"); ignored`;
+      problems.push(`${src.path}: ${at}: ${what}`);
       return;
     }
     if (!d.command || !d.command.trim()) {

@@ -52,4 +52,13 @@ describe('the events Keel now fires', () => {
     expect(loaded.hooks.map((x) => x.event)).toEqual(['PostToolUseFailure', 'PostCompact', 'SubagentStart', 'InstructionsLoaded']);
     expect(loaded.problems).toEqual([expect.stringContaining('hooks.TeammateIdle: Keel does not fire this event')]);
   });
+
+  it('a "prompt" hook is said plainly not to run (never silently ignored)', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'keel-prompt-hook-'));
+    const path = join(dir, 'settings.json');
+    writeFileSync(path, JSON.stringify({ hooks: { Stop: [{ hooks: [{ type: 'prompt', prompt: 'Are all tasks done? $ARGUMENTS' }] }] } }));
+    const loaded = loadHooksConfig([{ path, scope: 'user' }]);
+    expect(loaded.hooks).toEqual([]);
+    expect(loaded.problems).toEqual([expect.stringMatching(/hooks\.Stop\[0\]\.hooks\[0\]: "prompt" hooks \(a model judging the event\) are not supported by Keel: this hook never runs/)]);
+  });
 });
