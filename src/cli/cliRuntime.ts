@@ -82,6 +82,8 @@ export async function createCliRuntime(args: RunArgs, ownerLabel: string, mcp?: 
     ...(args.workers > 0 ? { workers: { command: cliWorkerCommand(), max: args.workers } } : {}),
     workspace: args.workspace,
     trust,
+    // The workspace's own skills are offered as the person approved them (keel trust approve).
+    contentGate: trust,
     passEnv: [...new Set([...args.passEnv, ...userPassEnv.names])],
     sandbox: sandbox.settings,
     ...(userBudget.capUsd !== undefined ? { maxBudgetUsd: userBudget.capUsd } : {}),

@@ -81,7 +81,7 @@ export async function runCommand(argv: string[], options: { inspect?(event: Insp
     // built-in that only tells something prints it; one that cannot run sends nothing.
     let command: CommandRun | undefined;
     if (args.prompt.trim().startsWith('/')) {
-      const { gate, approveHint } = cliContentGate(args.workspace, args.storage);
+      const { gate, approveHint } = cliContentGate(trust, args.workspace, args.storage);
       let slash;
       try {
         slash = await slashForRun(args, gate, approveHint, (line) => process.stderr.write(line), trust);

@@ -88,6 +88,8 @@ export async function loadTaskRuntime(
   const runtime = new TaskRuntime({
     workspace: folder.uri.fsPath,
     trust,
+    // The workspace's own skills are offered as the person approved them (Review Workspace Trust).
+    contentGate: trust,
     hooks: activity.hooks,
     feed: activity.feed,
     ...(workers ? { workers } : {}),

@@ -11,7 +11,7 @@ import type { McpServerSpec } from '../mcp/types';
  * for one id *and* fingerprint: a changed item is a new question. Pure except for reading the
  * files it digests; never throws.
  */
-export type TrustKind = 'allow' | 'directory' | 'mode' | 'env' | 'hook' | 'mcp' | 'instructions' | 'memory' | 'loop';
+export type TrustKind = 'allow' | 'directory' | 'mode' | 'env' | 'hook' | 'mcp' | 'instructions' | 'memory' | 'loop' | 'command' | 'skill';
 
 export interface TrustItem {
   id: string;
@@ -200,4 +200,13 @@ export function changedRunFile(runs: readonly RunFile[] | undefined): string | n
     if (now !== null && now !== f.digest) return f.display;
   }
   return null;
+}
+
+/**
+ * A workspace's slash command or skill (docs/commands.md): repository content the model reads as
+ * instructions, approved for its exact text (`contentDigest`), like an instructions file.
+ */
+export function contentItem(item: { id: string; kind: 'command' | 'skill'; fingerprint: string; summary: string; source: string }): TrustItem {
+  const what = item.kind === 'command' ? 'offers the slash command, whose text becomes a prompt when you run it' : 'lists the skill for the model, which may load its text and files';
+  return { id: item.id, kind: item.kind, fingerprint: item.fingerprint, summary: item.summary, details: [`${what}: ${item.source}`], source: item.source };
 }

@@ -73,6 +73,13 @@ describe('skills in keel run', () => {
     const r = await run();
     expect((await r.exit).code, r.stderr()).toBe(0);
     expect(system(0)).not.toContain('Deploy to production');
+    // Approved with the rest of the workspace (keel trust approve): listed from then on.
+    const approve = await runCli(['trust', 'approve', '--workspace', workspace], {}, storage);
+    expect((await approve.exit).code, approve.stderr()).toBe(0);
+    server.enqueue(say('ok'));
+    const next = await run();
+    expect((await next.exit).code, next.stderr()).toBe(0);
+    expect(system(1)).toContain('deploy: Deploy to production');
   });
 
   it('a skill loads the same way when the turn runs on a worker', async () => {
