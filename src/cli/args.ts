@@ -1,4 +1,5 @@
 import { homedir } from 'node:os';
+import { parseBudgetUsd } from '../core/runtime/taskBudget';
 import { statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { resolveModel } from '../core/providers/modelChoice';
@@ -47,6 +48,8 @@ export interface RunArgs {
   approveProjectHooks: boolean;
   /** `--workers N` (default `KEEL_WORKERS`, else DEFAULT_WORKERS): run turn loops in a pool of at most N worker processes (0: in this process). */
   workers: number;
+  /** `--max-budget-usd N`: the task's (a loop's: the whole loop's) budget cap in US dollars; absent: the settings' or none. */
+  maxBudgetUsd?: number;
   /** `--image FILE` (repeatable, `keel run` only): images attached to the prompt, resolved from the current folder. */
   images: string[];
   /** `--workers` as given (not from KEEL_WORKERS). */
@@ -82,6 +85,7 @@ const RUN_OPTIONS = {
   'mcp-config': { type: 'string', multiple: true },
   'approve-project-hooks': { type: 'boolean' },
   workers: { type: 'string' },
+  'max-budget-usd': { type: 'string' },
   image: { type: 'string', multiple: true },
 } as const;
 
@@ -162,6 +166,12 @@ export function runArgsFrom(values: TaskOptionValues, prompt: string, resume: st
     const source = values.workers !== undefined ? '--workers' : 'KEEL_WORKERS';
     if (!/^\d+$/.test(workersText.trim()) || workers > 64) throw new UsageError(`${source} must be an integer from 0 to 64 (got "${workersText}")`);
   }
+  let maxBudgetUsd: number | undefined;
+  if (values['max-budget-usd'] !== undefined) {
+    const cap = parseBudgetUsd(values['max-budget-usd']);
+    if (cap === null) throw new UsageError(`--max-budget-usd must be a positive number of US dollars, such as 5 or 0.50 (got "${values['max-budget-usd']}")`);
+    maxBudgetUsd = cap;
+  }
   const passEnv = [...new Set(values['pass-env'] ?? [])];
   const badName = passEnv.find((name) => !ENV_NAME.test(name));
   if (badName !== undefined) throw new UsageError(`--pass-env: ${JSON.stringify(badName)} is not an environment variable name (letters, digits and _, not starting with a digit)`);
@@ -198,6 +208,7 @@ export function runArgsFrom(values: TaskOptionValues, prompt: string, resume: st
     memory: !values['no-memory'] && !memoryOffByEnv(env),
     approveProjectHooks: Boolean(values['approve-project-hooks']),
     workers,
+    ...(maxBudgetUsd !== undefined ? { maxBudgetUsd } : {}),
     images: [],
     workersGiven: values.workers !== undefined,
   };

@@ -11,6 +11,8 @@ import { loadSandboxSettings } from '../core/sandbox/settings';
 import { settingsDefaultMode } from '../core/permissions/settings';
 import type { PermissionMode } from '../shared/domain/permissionModes';
 import { readUserPassEnv } from '../core/security/passEnv';
+import { readUserMaxBudget } from '../core/runtime/budgetSetting';
+import { ignoredSettingsNotices } from '../core/hooks/ignoredSettings';
 import { cliAdvice } from './advice';
 import type { RunArgs } from './args';
 import { DEFAULT_MEMORY_SETTINGS, MEMORY_OFF } from '../core/memory/settings';
@@ -47,6 +49,11 @@ export async function createCliRuntime(args: RunArgs, ownerLabel: string, mcp?: 
   // a project's own files: a cloned repository must not be able to ask for the keys).
   const userPassEnv = readUserPassEnv();
   for (const p of userPassEnv.problems) warn(p);
+  // Claude Code settings Keel does not use (`model`, `statusLine`): said once, never ignored silently.
+  for (const n of ignoredSettingsNotices(args.workspace)) warn(n);
+  // The person's standing budget per task (a loop's: per loop), unless --max-budget-usd says otherwise.
+  const userBudget = readUserMaxBudget();
+  for (const p of userBudget.problems) warn(p);
   // The Bash sandbox from the settings files' `sandbox` sections (a project may only tighten it).
   const sandbox = loadSandboxSettings({ workspace: args.workspace });
   for (const p of sandbox.problems) warn(`sandbox settings: ${p}`);
@@ -76,8 +83,11 @@ export async function createCliRuntime(args: RunArgs, ownerLabel: string, mcp?: 
     ...(args.workers > 0 ? { workers: { command: cliWorkerCommand(), max: args.workers } } : {}),
     workspace: args.workspace,
     trust,
+    // The workspace's own skills are offered as the person approved them (keel trust approve).
+    contentGate: trust,
     passEnv: [...new Set([...args.passEnv, ...userPassEnv.names])],
     sandbox: sandbox.settings,
+    ...(userBudget.capUsd !== undefined ? { maxBudgetUsd: userBudget.capUsd } : {}),
     storageDir: args.storage,
     // Checkpoint limits from KEEL_CHECKPOINT_MAX_FILE_BYTES / _TASK_BYTES, or KEEL_CHECKPOINTS=off.
     checkpoints: checkpointSettings(process.env, warn),

@@ -1,14 +1,14 @@
-import { NOTHING_APPROVED, type ProjectContentGate } from '../core/commands/projectGate';
+import type { ProjectContentGate } from '../core/commands/projectGate';
+import type { TrustView } from '../core/trust/items';
 
 /**
  * The approval of a workspace's own commands and skills in a headless run (docs/commands.md,
- * "Trust"): the one seam the workspace trust store plugs into. Until that store is there, a
- * workspace's commands and skills are held back and the person is told how to use them anyway
- * (as their own, from `~/.claude/`).
+ * "Trust"): the workspace's trust, like everything else it provides — `keel trust approve`
+ * approves them (each for its exact text), `keel trust show` lists them.
  */
-export function cliContentGate(_workspace: string, _keelHome: string): { gate: ProjectContentGate; approveHint: string } {
+export function cliContentGate(trust: TrustView, workspace: string, keelHome: string): { gate: ProjectContentGate; approveHint: string } {
   return {
-    gate: NOTHING_APPROVED,
-    approveHint: 'this Keel cannot approve a workspace\'s commands and skills yet: copy the file into ~/.claude/commands/ (or ~/.claude/skills/) to use it as your own',
+    gate: trust,
+    approveHint: `review it with keel trust show --workspace ${workspace} --storage ${keelHome}, approve it with keel trust approve (same options)`,
   };
 }

@@ -11,5 +11,11 @@ export const EXIT_LOOP_STALLED = 4;
 /** `keel loop`: every allowed iteration ran and the goal was not reached (docs/loop.md). */
 export const EXIT_LOOP_LIMIT = 5;
 
+/**
+ * `keel run`, `keel loop`: the task (the loop) paused before a model request that could take it
+ * past its budget (docs/cli.md, "Budget"); a higher --max-budget-usd with --resume continues it.
+ */
+export const EXIT_BUDGET_REACHED = 6;
+
 /** Said after an `unusable` storage error. */
 export const STORAGE_HINT = 'choose a folder Keel can write with --storage DIR or $KEEL_HOME';

@@ -99,7 +99,8 @@ The Bash sandbox (bubblewrap, Linux) is set in ~/.keel/settings.json: "sandbox":
 "network": {"allowedDomains": ["github.com"]}}; a project's settings can only tighten it.
 Exit status: 0 when the task completes, 1 when it fails or is cancelled, 2 on bad usage (one
 line on stderr saying what is wrong), 3 when the storage folder cannot record the run, 130 / 143
-when ended by Ctrl+C / SIGTERM (the task can be resumed: keel run --resume ID).
+when ended by Ctrl+C / SIGTERM (the task can be resumed: keel run --resume ID), 6 when the task
+paused at its budget (keel run --resume ID --max-budget-usd N continues it).
 `;
 
 export const MACHINES_HELP = `Usage: keel machines [--json]
@@ -191,12 +192,15 @@ times, appended by Keel). After each iteration a judge decides:
   --checkpoints        commit the workspace after each iteration on refs/keel/loop/<name>/<n>
                        (your branch and index are never touched)
   --resume NAME        continue a loop from its state.json (a stalled one goes on)
+  --max-budget-usd N   one budget for the whole loop (every iteration, sub-agents, retries,
+                       summaries): the loop pauses before a request that could take it over N
+                       US dollars (exit 6); keel loop --resume NAME --max-budget-usd M goes on
 The run options (--workspace, --provider, --model, --mode, --output-format, --max-turns, ...)
 apply to every iteration; see keel run --help. With --output-format stream-json every loop
 event ({"type":"loop",...}) and task event is one JSON line.
 Loop files that are symbolic links (or sit under one) are refused: Keel never follows them.
 Exit status: 0 complete, 1 cancelled or failed, 2 bad usage, 3 unusable storage, 4 stalled,
-5 stopped at the iteration limit without reaching the goal.
+5 stopped at the iteration limit without reaching the goal, 6 paused at its budget.
 `;
 
 export const BATCH_HELP = `Usage: keel batch FILE [run options] [--workers N]

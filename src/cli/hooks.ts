@@ -63,6 +63,7 @@ function list(hooks: ConfiguredHook[], stateOf: (h: ConfiguredHook) => string, j
   const rows = hooks.map((h) => ({
     event: h.event,
     matcher: h.matcher ?? '',
+    ...(h.if !== undefined ? { if: h.if } : {}),
     command: h.command,
     ...(h.args ? { args: h.args } : {}),
     timeout: h.timeout ?? 60,
@@ -78,11 +79,11 @@ function list(hooks: ConfiguredHook[], stateOf: (h: ConfiguredHook) => string, j
     process.stdout.write('No hooks configured.\n');
     return 0;
   }
-  for (const r of rows) process.stdout.write(`${r.state.padEnd(14)} ${r.event}${r.matcher ? ` [${r.matcher}]` : ''}: ${r.command}  (${r.source})\n`);
+  for (const r of rows) process.stdout.write(`${r.state.padEnd(14)} ${r.event}${r.matcher ? ` [${r.matcher}]` : ''}${r.if ? ` if ${r.if}` : ''}: ${r.command}  (${r.source})\n`);
   if (rows.some((r) => r.state === 'needs approval')) process.stdout.write("Review what this workspace provides with keel trust show; approve it with keel trust approve\n");
   return 0;
 }
 
 export function describe(h: ConfiguredHook): string {
-  return `${h.event}${h.matcher ? ` [${h.matcher}]` : ''}: ${h.command}${h.args ? ` ${h.args.join(' ')}` : ''}  (${h.source})`;
+  return `${h.event}${h.matcher ? ` [${h.matcher}]` : ''}${h.if ? ` if ${h.if}` : ''}: ${h.command}${h.args ? ` ${h.args.join(' ')}` : ''}  (${h.source})`;
 }

@@ -6,7 +6,10 @@ import { LinkRefused } from '../core/security/linkFreeFiles';
 import { TaskStore } from '../core/store/taskStore';
 import { extraWord, providerFor, runArgsFrom, TASK_OPTIONS, type RunArgs } from './args';
 import { createCliRuntime } from './cliRuntime';
-import { EXIT_LOOP_LIMIT, EXIT_LOOP_STALLED, EXIT_STORAGE_UNUSABLE, STORAGE_HINT } from './exitCodes';
+import { EXIT_BUDGET_REACHED, EXIT_LOOP_LIMIT, EXIT_LOOP_STALLED, EXIT_STORAGE_UNUSABLE, STORAGE_HINT } from './exitCodes';
+import { TaskBudget } from '../core/runtime/taskBudget';
+import { readUserMaxBudget } from '../core/runtime/budgetSetting';
+import { usd } from '../core/machines/turn/budget';
 import { LOOP_HELP } from './help';
 import { handleSignals } from './signals';
 import { TextRenderer } from './textRenderer';
@@ -109,6 +112,11 @@ export async function loopCommand(argv: string[]): Promise<number> {
   const write = (line: string) => process.stdout.write(line);
   const json = run.outputFormat === 'stream-json';
   const unsubscribers: (() => void)[] = [];
+  // One budget for the whole loop (--max-budget-usd, else maxBudgetUsd in ~/.keel/settings.json):
+  // every iteration spends from it; what earlier iterations spent is counted once the loop is open.
+  let loopBudget: TaskBudget | undefined;
+  let budgetReached: () => void = () => undefined;
+  const atBudget = new Promise<'budget'>((resolve) => (budgetReached = () => resolve('budget')));
   const onLoop = (e: LoopEvent) => {
     cli.activity.feed.publish({ kind: 'loop', at: Date.now(), event: e });
     if (json) write(`${JSON.stringify(e)}\n`);
@@ -133,7 +141,10 @@ export async function loopCommand(argv: string[]): Promise<number> {
           mode: cli.mode,
           ...(run.maxTurns ? { maxTurns: run.maxTurns } : {}),
           loopProgressFile: it.progressFile,
+          ...(loopBudget ? { sharedBudget: loopBudget } : {}),
         });
+        // An iteration paused at the loop's budget pauses the loop: nothing more is sent.
+        unsubscribers.push(task.subscribe((e) => e.type === 'task' && e.tags?.includes('budgetReached') && budgetReached()));
         if (json) unsubscribers.push(task.subscribe((e) => write(`${JSON.stringify(e)}\n`)));
         else {
           const text = new TextRenderer(write, (line) => process.stderr.write(line));
@@ -162,6 +173,8 @@ export async function loopCommand(argv: string[]): Promise<number> {
     if (err instanceof LinkRefused) process.stderr.write('  a loop\'s folder must hold plain files: remove the link (check where it pointed first), or give the loop another --name\n');
     return 1;
   }
+  const cap = run.maxBudgetUsd ?? readUserMaxBudget().capUsd;
+  if (cap !== undefined) loopBudget = new TaskBudget(cap, runner.view().iterations.reduce((sum, i) => sum + (i.costUsd ?? 0), 0));
   const unhandle = handleSignals({
     cancel: () => runner.cancel(),
     interrupt: (signal) => {
@@ -173,7 +186,18 @@ export async function loopCommand(argv: string[]): Promise<number> {
   });
   try {
     const stalledBefore = runner.status === 'stalled';
-    let status: LoopStatus = await runner.run();
+    const first = await Promise.race([runner.run(), atBudget]);
+    if (first === 'budget') {
+      // The loop keeps its state (as after a signal): `keel loop --resume` runs the cut-off iteration again.
+      runner.dispose();
+      const spent = loopBudget!.total();
+      process.stderr.write(
+        `keel loop: "${runner.name}" paused at its budget (spent ${usd(spent)} of ${usd(loopBudget!.capUsd ?? 0)}) before a request that could go over it; ` +
+          `continue it with a higher cap: keel loop --resume ${runner.name} --max-budget-usd N\n`,
+      );
+      return EXIT_BUDGET_REACHED;
+    }
+    let status: LoopStatus = first;
     // Continuing a stalled loop means the person stepped in: it goes on.
     if (status === 'stalled' && stalledBefore) status = await runner.resume();
     const view = runner.view();

@@ -13,7 +13,8 @@ import type { WorkspaceTrust } from '../core/trust/workspaceTrust';
 import { RUN_HELP } from './help';
 import { mayHaveMcpServers } from './mcp/presence';
 import type { McpReport } from './mcp/host';
-import { EXIT_STORAGE_UNUSABLE, STORAGE_HINT } from './exitCodes';
+import { EXIT_BUDGET_REACHED, EXIT_STORAGE_UNUSABLE, STORAGE_HINT } from './exitCodes';
+import { usd } from '../core/machines/turn/budget';
 import { handleSignals, signalExitCode } from './signals';
 import { TextRenderer } from './textRenderer';
 import { HelpRequested, reportUsage, UsageError } from './usage';
@@ -80,7 +81,7 @@ export async function runCommand(argv: string[], options: { inspect?(event: Insp
     // built-in that only tells something prints it; one that cannot run sends nothing.
     let command: CommandRun | undefined;
     if (args.prompt.trim().startsWith('/')) {
-      const { gate, approveHint } = cliContentGate(args.workspace, args.storage);
+      const { gate, approveHint } = cliContentGate(trust, args.workspace, args.storage);
       let slash;
       try {
         slash = await slashForRun(args, gate, approveHint, (line) => process.stderr.write(line), trust);
@@ -119,6 +120,7 @@ export async function runCommand(argv: string[], options: { inspect?(event: Insp
       ...(args.maxTurns ? { maxTurns: args.maxTurns } : {}),
       ...(command ? { command } : {}),
       ...(images.length ? { images } : {}),
+      ...(args.maxBudgetUsd !== undefined ? { maxBudgetUsd: args.maxBudgetUsd } : {}),
     };
     // `@server:uri` resources and a leading `/mcp__server__prompt` become what the model reads.
     let prompt = args.prompt;
@@ -177,6 +179,14 @@ export async function runCommand(argv: string[], options: { inspect?(event: Insp
       // A failed task waits for the user (awaitingUser, recorded as failed): `done` is the last
       // event of the run, and `keel run --resume ID "<follow-up>"` continues it later. The answer
       // so far ended its line above; stderr says how it ended and how to go on, as after SIGTERM.
+      // Paused at its budget: a limit reached, not a goal; a higher cap continues it where it stopped.
+      if (task.transcript().tags.includes('budgetReached')) {
+        const budget = task.transcript().budget;
+        const figures = budget?.capUsd != null ? ` (spent ${usd(budget.spentUsd)} of ${usd(budget.capUsd)})` : '';
+        const how = `continue it with a higher cap: keel run --resume ${task.id} --max-budget-usd N`;
+        process.stderr.write(`keel run: task ${task.id} paused at its budget${figures} before a request that could go over it; ${how}\n`);
+        return EXIT_BUDGET_REACHED;
+      }
       if (done.status !== 'completed') {
         const how = done.status === 'aborted' ? `${cancelledBy ? `${cancelledBy}: ` : ''}task ${task.id} cancelled` : `task ${task.id} ${done.status}`;
         process.stderr.write(`keel run: ${how}; continue it with: keel run --resume ${task.id} "<follow-up>"\n`);

@@ -470,6 +470,13 @@ export class ChatController implements ChatSurface {
         else v.sendTaskEvent(event, taskSeq);
       }
     }
+    // Paused at its budget: the header says so; the person is offered to raise it, which continues the task.
+    if (event.type === 'task' && taskEventHasTag(event, 'budgetReached') && this.host.raiseBudget && task.setBudget) {
+      const budget = task.transcript().budget ?? { capUsd: null, spentUsd: 0 };
+      void this.host.raiseBudget(budget).then((capUsd) => {
+        if (capUsd !== null) task.setBudget?.(capUsd);
+      });
+    }
     // The views' sessions follow the shown task: completed when its run ends, active when it runs again.
     if (event.type === 'done') for (const v of this.views) v.taskSettled();
     else if (event.type === 'task' && taskEventHasTag(event, 'running')) for (const v of this.views) v.taskResumed();

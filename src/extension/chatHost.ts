@@ -71,6 +71,11 @@ export interface ChatHost {
   confirm(message: string, detail: string): Promise<boolean>;
   /** A warning the user sees (a notification). */
   warn(message: string): void;
+  /**
+   * A task paused at its budget (docs/cli.md, "Budget"): tells the person and offers to raise it;
+   * resolves with the new cap, or null when the person leaves it. Absent: the header says it only.
+   */
+  raiseBudget?(budget: { capUsd: number | null; spentUsd: number }): Promise<number | null>;
   /** The notification prompt for a permission request (shown when no chat view is visible). */
   notifyPermission: NotificationPrompt;
   /** Other places a prompt shows (the diff editor for edits, a modal for risky commands). */

@@ -19,6 +19,8 @@ import { permissionIndicators } from './permissions/indicators';
 import { createPermissionPrompts } from './permissions/setup';
 import { loadTaskRuntime } from './runtimeHost';
 import { vscodeMcpService } from './mcp/vscodeMcp';
+import { raiseBudgetPrompt } from './budgetPrompt';
+import type { WorkspaceTrust } from '../core/trust/workspaceTrust';
 import { WindowTrust } from './trust/windowTrust';
 import { vscodeMemoryWorkbench } from './memory/vscodeMemory';
 import { vscodeHistoryServices } from './history/vscodeHistory';
@@ -26,7 +28,6 @@ import { vscodeWorkbench } from './workbench';
 import { windowLifetime } from './windowLifetime';
 import { editorMentions } from './mentions/editorMentions';
 import { homedir } from 'node:os';
-import { NOTHING_APPROVED } from '../core/commands/projectGate';
 import { chatSlashCommands, type ChatCommands } from './slashChat';
 
 /** This window's lifetime (the appSession machine), from activation to deactivation. */
@@ -69,12 +70,15 @@ export function activate(context: vscode.ExtensionContext): void {
   context.subscriptions.push(windowTrust, vscode.commands.registerCommand('keel.reviewTrust', () => windowTrust.review('you asked to review it', true)));
   const prompts = createPermissionPrompts(context, log, () => windowTrust.get());
   const workbench = vscodeWorkbench(context, log);
+  let approvedNow: WorkspaceTrust | undefined;
+  void windowTrust.get().then((t) => (approvedNow = t));
   // Slash commands of this window's folder and of the person (docs/commands.md); a workspace's own wait for approval.
   const commands: ChatCommands = {
     workspace: () => vscode.workspace.workspaceFolders?.[0]?.uri.fsPath,
     home: homedir(),
-    gate: NOTHING_APPROVED,
-    approveHint: "this Keel cannot approve a workspace's commands yet: copy the file into ~/.claude/commands/ to use it as your own",
+    // The window's trust, once it is open: until then (and in Restricted Mode) nothing is approved.
+    gate: { approves: (item) => approvedNow?.approves(item) ?? false },
+    approveHint: 'review and approve it with Keel: Review Workspace Trust',
     trust: () => windowTrust.get(),
   };
   // One MCP hub per window, owned here and shared by every task; its servers end with the window.
@@ -126,6 +130,7 @@ export function activate(context: vscode.ExtensionContext): void {
     openExternal: (href) => Promise.resolve(vscode.env.openExternal(vscode.Uri.parse(href, true))),
     confirm: async (message, detail) => (await vscode.window.showWarningMessage(message, { modal: true, detail }, 'Open')) === 'Open',
     warn: (message) => void vscode.window.showWarningMessage(message),
+    raiseBudget: (budget) => raiseBudgetPrompt(budget),
     notifyPermission: (request, signal) => notificationAsker(log).ask(request, signal),
     history: vscodeHistoryServices(context),
     watchTask: (task) => app.watch(task),

@@ -1,4 +1,5 @@
 import { existsSync } from 'node:fs';
+import { ignoredSettingsNotices } from '../core/hooks/ignoredSettings';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import * as vscode from 'vscode';
@@ -66,6 +67,8 @@ export async function loadTaskRuntime(
   // What the workspace provides is used only as the person approved it (docs/permissions.md, "Trust").
   const trust = await windowTrust.get();
   if (!trust) throw new Error('open a folder first: a task works inside a workspace folder.');
+  // Claude Code settings Keel does not use (`model`, `statusLine`): said once in Keel's log.
+  for (const n of ignoredSettingsNotices(folder.uri.fsPath)) log.warn(n);
   const activity = await startActivity(context, log, folder.uri.fsPath, storageDir, () => secrets.environment(), trust);
   onActivity?.(activity);
   // keel.workers.max > 0: each task's turn loop runs in a worker process (docs/workers.md), on the
@@ -85,6 +88,8 @@ export async function loadTaskRuntime(
   const runtime = new TaskRuntime({
     workspace: folder.uri.fsPath,
     trust,
+    // The workspace's own skills are offered as the person approved them (Review Workspace Trust).
+    contentGate: trust,
     hooks: activity.hooks,
     feed: activity.feed,
     ...(workers ? { workers } : {}),
@@ -96,6 +101,8 @@ export async function loadTaskRuntime(
     ...(mcp ? { mcp } : {}),
     sandbox: await sandboxSettings(log, folder.uri.fsPath),
     advise: extensionAdvice,
+    // keel.maxBudgetUsd: the person's own (user settings only: a workspace never sets what a task may spend), read when a task starts.
+    maxBudgetUsd: () => budgetSetting(vscode.workspace.getConfiguration('keel').inspect<number | null>('maxBudgetUsd')?.globalValue),
     // keel.memory.* are read at the start of every run (docs/memory.md).
     memory: () => {
       const c = vscode.workspace.getConfiguration('keel.memory');
@@ -156,4 +163,9 @@ async function startActivity(context: vscode.ExtensionContext, log: Logger, work
   const unsubscribe = activity.board.subscribe(update);
   context.subscriptions.push(bar, { dispose: () => (unsubscribe(), void activity.dispose('window closed')) });
   return activity;
+}
+
+/** `keel.maxBudgetUsd` as the person set it: a positive number, else no budget. */
+function budgetSetting(value: number | null | undefined): number | undefined {
+  return typeof value === 'number' && Number.isFinite(value) && value > 0 ? value : undefined;
 }

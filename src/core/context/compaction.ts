@@ -42,6 +42,9 @@ function mergeLeadingUsers(head: ConversationMessage[], tail: ConversationMessag
   return out;
 }
 
+/** The most output a summary request asks for (the budget prices a summary at it). */
+export const SUMMARY_MAX_TOKENS = 4096;
+
 /** The request sent to summarise a conversation; the answer replaces everything but the task. */
 export const SUMMARY_INSTRUCTION =
   'Summarise the conversation so far for your own later use: the task, what has been done (files read and changed, ' +

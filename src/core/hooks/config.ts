@@ -4,6 +4,7 @@ import { homedir } from 'node:os';
 import { join } from 'node:path';
 import * as z from 'zod/mini';
 import { compileMatcher } from './matcher';
+import { compileIf } from './ifCondition';
 import { isHookEventName, type ConfiguredHook, type HookEventName, type HookScope } from './types';
 import { errorMessage } from '../../shared/domain/errors';
 
@@ -131,12 +132,25 @@ function readGroup(src: HookSource, event: HookEventName, raw: unknown, where: s
     }
     const d = handler.data;
     if (d.type !== 'command') {
-      problems.push(`${src.path}: ${at}: "${d.type}" hooks are not supported by Keel (only "command"); ignored`);
+      // Said plainly: Claude Code's "prompt" (a model judges the event) and "agent" hooks would be
+      // priced model calls of their own; Keel does not run them (docs/hooks.md).
+      const judged = d.type === 'prompt' || d.type === 'agent';
+      const what = judged
+        ? `"${d.type}" hooks (a model judging the event) are not supported by Keel: this hook never runs; write it as a "command" hook`
+        : `"${d.type}" hooks are not supported by Keel (only "command"); ignored`;
+      problems.push(`${src.path}: ${at}: ${what}`);
       return;
     }
     if (!d.command || !d.command.trim()) {
       problems.push(`${src.path}: ${at}: a command hook needs a "command"; ignored`);
       return;
+    }
+    if (d.if !== undefined) {
+      const condition = compileIf(d.if);
+      if (!condition.ok) {
+        problems.push(`${src.path}: ${at}: ${condition.error} (one permission rule, such as "Bash(rm -rf *)"); this hook never runs`);
+        return;
+      }
     }
     const base = { event, matcher, command: d.command, timeout: d.timeout, ...(d.args ? { args: d.args } : {}), ...(d.if !== undefined ? { if: d.if } : {}) };
     add({ ...base, scope: src.scope, source: src.path, fingerprint: fingerprintOf(base) });

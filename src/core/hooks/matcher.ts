@@ -1,3 +1,4 @@
+import { compileIf } from './ifCondition';
 import type { ConfiguredHook, HookInput } from './types';
 import { errorMessage } from '../../shared/domain/errors';
 
@@ -37,8 +38,15 @@ export function matchValue(input: HookInput): string | null {
   switch (input.hook_event_name) {
     case 'PreToolUse':
     case 'PostToolUse':
+    case 'PostToolUseFailure':
     case 'PermissionRequest':
       return input.tool_name;
+    case 'PostCompact':
+      return input.trigger;
+    case 'SubagentStart':
+      return input.agent_type;
+    case 'InstructionsLoaded':
+      return input.load_reason;
     case 'SessionStart':
       return input.source;
     case 'SessionEnd':
@@ -57,10 +65,9 @@ export function matchValue(input: HookInput): string | null {
 
 /**
  * Whether `hook` runs for `input`: same event, its matcher matches (an invalid regular expression
- * matches nothing), and its `if` names this tool. Claude Code's `if` holds one permission rule
- * (`Bash(rm *)`); Keel checks the rule's tool name only and runs the hook for every call of that
- * tool — as Claude Code does when it cannot parse a command: the filter fails open, the hook
- * itself decides. On events that are not tool events, a hook with `if` never runs (as in Claude Code).
+ * matches nothing), and the call matches its `if` — one permission rule (`Bash(rm -rf *)`), read
+ * as ifCondition.ts says (an `if` that is not a rule matches nothing). On events that are not
+ * tool events, a hook with `if` never runs (as in Claude Code).
  */
 export function hookMatches(hook: ConfiguredHook, input: HookInput): boolean {
   if (hook.event !== input.hook_event_name) return false;
@@ -71,8 +78,8 @@ export function hookMatches(hook: ConfiguredHook, input: HookInput): boolean {
   }
   if (hook.if !== undefined) {
     if (!('tool_name' in input)) return false;
-    const tool = /^\s*([^\s(]+)/.exec(hook.if)?.[1];
-    if (tool !== undefined && tool !== input.tool_name) return false;
+    const condition = compileIf(hook.if);
+    if (!condition.ok || !condition.test(input.tool_name, input.tool_input, input.cwd)) return false;
   }
   return true;
 }

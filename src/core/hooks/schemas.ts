@@ -58,7 +58,7 @@ export const approvedHookSchema = z.pipe(
 );
 
 /** The events a task's turn fires, so the ones that run in the worker that runs the turn. */
-export const WORKER_HOOK_EVENTS = ['PreToolUse', 'PostToolUse', 'PermissionRequest', 'Notification', 'Stop', 'SubagentStop', 'PreCompact'] as const;
+export const WORKER_HOOK_EVENTS = ['PreToolUse', 'PostToolUse', 'PostToolUseFailure', 'PermissionRequest', 'Notification', 'Stop', 'SubagentStop', 'PreCompact', 'PostCompact'] as const;
 export type WorkerHookEvent = (typeof WORKER_HOOK_EVENTS)[number];
 export type WorkerHookInput = Extract<HookInput, { hook_event_name: WorkerHookEvent }>;
 
@@ -87,6 +87,15 @@ export const workerHookInputSchema = z.discriminatedUnion('hook_event_name', [
     tool_use_id: text,
     duration_ms: z.optional(z.number().check(z.nonnegative())),
   }),
+  z.object({
+    ...common,
+    hook_event_name: z.literal('PostToolUseFailure'),
+    tool_name: text,
+    tool_input: toolInput,
+    tool_use_id: text,
+    error: text,
+    is_interrupt: z.optional(z.boolean()),
+  }),
   z.object({ ...common, hook_event_name: z.literal('PermissionRequest'), tool_name: text, tool_input: toolInput, permission_suggestions: z.optional(z.array(z.unknown())) }),
   z.object({
     ...common,
@@ -105,6 +114,7 @@ export const workerHookInputSchema = z.discriminatedUnion('hook_event_name', [
     last_assistant_message: text,
   }),
   z.object({ ...common, hook_event_name: z.literal('PreCompact'), trigger: z.enum(['manual', 'auto']), custom_instructions: text }),
+  z.object({ ...common, hook_event_name: z.literal('PostCompact'), trigger: z.enum(['manual', 'auto']), compact_summary: text }),
 ]);
 
 // Compile-time drift checks: what the schemas accept is what the domain types hold.

@@ -51,7 +51,8 @@ export class TaskHookPoints {
   }
 
   /** Fires one event with this task's common fields; reports the outcome's messages to the person. */
-  async fire(body: HookEventBody, signal?: AbortSignal): Promise<HookOutcome> {
+  async fire(body: HookEventBody | { hook_event_name: 'SubagentStart'; agent_id: string; agent_type: string }, signal?: AbortSignal): Promise<HookOutcome> {
+    // SubagentStart names the sub-agent that starts (its own agent_id), not this task.
     const input = { ...this.common(), ...body } as HookInput;
     let outcome: HookOutcome;
     try {
@@ -107,7 +108,20 @@ export class TaskHookPoints {
    * PreToolUse context of the call.
    */
   async postToolUse(call: ToolUseBlock, result: ToolResultBlock, durationMs: number, signal: AbortSignal): Promise<ToolResultBlock> {
-    const o = await this.fire(
+    // A call that failed is PostToolUseFailure's, as in Claude Code (PostToolUse is for calls that worked).
+    const o = result.is_error
+      ? await this.fire(
+          {
+            hook_event_name: 'PostToolUseFailure',
+            tool_name: call.name,
+            tool_input: call.input,
+            tool_use_id: call.id,
+            error: resultText(result),
+            ...(signal.aborted ? { is_interrupt: true } : {}),
+          },
+          signal,
+        )
+      : await this.fire(
       {
         hook_event_name: 'PostToolUse',
         tool_name: call.name,
@@ -152,6 +166,30 @@ export class TaskHookPoints {
   /** PreCompact before the conversation is summarised (cannot be blocked). */
   async preCompact(trigger: 'manual' | 'auto'): Promise<void> {
     await this.fire({ hook_event_name: 'PreCompact', trigger, custom_instructions: '' });
+  }
+
+  /** PostCompact once the conversation was summarised, with the summary (cannot change it). */
+  async postCompact(trigger: 'manual' | 'auto', summary: string): Promise<void> {
+    await this.fire({ hook_event_name: 'PostCompact', trigger, compact_summary: summary });
+  }
+
+  /** SubagentStart when a Task call's sub-agent is about to start (observed; fire and forget). */
+  subagentStart(agentId: string): void {
+    void this.fire({ hook_event_name: 'SubagentStart', agent_id: agentId, agent_type: 'Task' });
+  }
+
+  /** InstructionsLoaded for each instructions file a run read into its context (observed; fire and forget). */
+  instructionsLoaded(files: readonly { path: string; scope: 'user' | 'workspace'; importedBy?: string | undefined }[], parentPath: (display: string) => string | undefined): void {
+    for (const f of files) {
+      const parent = f.importedBy !== undefined ? parentPath(f.importedBy) : undefined;
+      void this.fire({
+        hook_event_name: 'InstructionsLoaded',
+        file_path: f.path,
+        memory_type: f.scope === 'user' ? 'User' : 'Project',
+        load_reason: f.importedBy !== undefined ? 'include' : 'session_start',
+        ...(parent ? { parent_file_path: parent } : {}),
+      });
+    }
   }
 
   /** SessionEnd when the task is let go (the window or the run ends). Fire and forget. */
@@ -200,4 +238,11 @@ function withNotes(result: ToolResultBlock, notes: string[]): ToolResultBlock {
 
 function asRecord(input: unknown): Record<string, unknown> {
   return input && typeof input === 'object' && !Array.isArray(input) ? (input as Record<string, unknown>) : {};
+}
+
+/** A tool result's text (what PostToolUseFailure's `error` says). */
+function resultText(result: ToolResultBlock): string {
+  const c = result.content;
+  if (typeof c === 'string') return c;
+  return c.map((b) => (b.type === 'text' ? b.text : '')).join('\n');
 }

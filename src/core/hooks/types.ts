@@ -10,12 +10,16 @@ import type { RunFile } from '../trust/commandFiles';
 export const HOOK_EVENTS = [
   'PreToolUse',
   'PostToolUse',
+  'PostToolUseFailure',
   'UserPromptSubmit',
   'Stop',
   'SubagentStop',
+  'SubagentStart',
   'SessionStart',
   'SessionEnd',
   'PreCompact',
+  'PostCompact',
+  'InstructionsLoaded',
   'Notification',
   'PermissionRequest',
 ] as const;
@@ -48,6 +52,8 @@ export type HookInput =
       tool_use_id: string;
       duration_ms?: number;
     })
+  /** A tool call that failed (its result is an error, or it was cancelled): instead of PostToolUse. */
+  | (HookCommonInput & { hook_event_name: 'PostToolUseFailure'; tool_name: string; tool_input: Record<string, unknown>; tool_use_id: string; error: string; is_interrupt?: boolean })
   | (HookCommonInput & { hook_event_name: 'PermissionRequest'; tool_name: string; tool_input: Record<string, unknown>; permission_suggestions?: unknown[] })
   | (HookCommonInput & { hook_event_name: 'UserPromptSubmit'; prompt: string })
   | (HookCommonInput & { hook_event_name: 'Stop'; stop_hook_active: boolean; last_assistant_message: string })
@@ -61,6 +67,17 @@ export type HookInput =
   | (HookCommonInput & { hook_event_name: 'SessionStart'; source: 'startup' | 'resume' | 'clear' | 'compact'; model?: string })
   | (HookCommonInput & { hook_event_name: 'SessionEnd'; reason: 'clear' | 'logout' | 'prompt_input_exit' | 'other' })
   | (HookCommonInput & { hook_event_name: 'PreCompact'; trigger: 'manual' | 'auto'; custom_instructions: string })
+  | (HookCommonInput & { hook_event_name: 'PostCompact'; trigger: 'manual' | 'auto'; compact_summary: string })
+  /** A sub-agent is about to start (fired in its parent's task, with the sub-agent's id and type). */
+  | (HookCommonInput & { hook_event_name: 'SubagentStart'; agent_id: string; agent_type: string })
+  /** An instructions file (KEEL.md, CLAUDE.md, AGENTS.md, an import) was read into a run's context. */
+  | (HookCommonInput & {
+      hook_event_name: 'InstructionsLoaded';
+      file_path: string;
+      memory_type: 'User' | 'Project';
+      load_reason: 'session_start' | 'include';
+      parent_file_path?: string;
+    })
   | (HookCommonInput & { hook_event_name: 'Notification'; message: string; title?: string; notification_type: NotificationType });
 
 export type NotificationType = 'permission_prompt' | 'idle_prompt' | 'agent_needs_input' | 'agent_completed';

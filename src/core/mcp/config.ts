@@ -108,7 +108,12 @@ export function readConfigFile(path: string, scope: McpScope, env: Readonly<Reco
   for (const [name, entry] of Object.entries(file.data.mcpServers)) {
     const parsed = parseEntry(name, entry, scope, path, env);
     if ('error' in parsed) problems.push({ source: path, message: `server "${name}": ${parsed.error}` });
-    else servers.push(parsed);
+    else {
+      servers.push(parsed);
+      // What Keel ignores of a server it uses is said where the file's problems are (keel mcp list,
+      // keel run's stderr and `mcp` lines), not only once the server fails (docs/mcp.md).
+      for (const note of parsed.problems.filter((p) => p.startsWith('"'))) problems.push({ source: path, message: `server "${name}": ${note}` });
+    }
   }
   return { servers, problems };
 }
@@ -135,7 +140,7 @@ function parseEntry(name: string, entry: unknown, scope: McpScope, source: strin
   } else {
     return { error: `unknown type ${JSON.stringify(type)} (expected "stdio", "http" or "sse")` };
   }
-  for (const key of Object.keys(entry)) if (!known.has(key)) problems.push(`"${key}" is not supported by Keel and was ignored`);
+  for (const key of Object.keys(entry)) if (!known.has(key)) problems.push(unsupportedKey(key, name));
   const expanded = expandSpec(template, env, scope === 'project');
   problems.push(...expanded.problems);
   let spec = expanded.spec;
@@ -199,4 +204,21 @@ function shellQuote(word: string): string {
 
 function describeZodError(error: z.ZodError): string {
   return error.issues.map((i) => `${i.path.length ? `${i.path.join('.')}: ` : ''}${i.message}`).join('; ');
+}
+
+/**
+ * What Keel says of a key it does not use, in words that tell what to do instead for the keys
+ * people copy from Claude Code and Cline (`cwd`, `alwaysAllow`, `disabledTools`).
+ */
+function unsupportedKey(key: string, server: string): string {
+  switch (key) {
+    case 'cwd':
+      return `"cwd" is not supported by Keel and was ignored: the server starts in the workspace folder`;
+    case 'alwaysAllow':
+      return `"alwaysAllow" is not supported by Keel and was ignored: allow a tool with a permission rule (mcp__${server}__<tool>)`;
+    case 'disabledTools':
+      return `"disabledTools" is not supported by Keel and was ignored: deny a tool with a permission rule (mcp__${server}__<tool>)`;
+    default:
+      return `"${key}" is not supported by Keel and was ignored`;
+  }
 }

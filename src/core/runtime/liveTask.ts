@@ -1,4 +1,5 @@
 import { createActor, type Actor } from 'xstate';
+import type { InstructionsFile } from '../context/instructions';
 import type { TaskEvent } from '../../shared/domain/events';
 import { costUsd } from '../providers/pricing';
 import type { ConversationMessage, Usage } from '../../shared/domain/messages';
@@ -29,6 +30,7 @@ import type { PermissionDecider } from './permissionCheck';
 import type { RunPhaseServices } from './runPhases';
 import type { CommandRun, MessageExtras, StartTaskOptions, TaskHandle } from './types';
 import { narrowedBy, type CommandNarrowing } from '../commands/narrowing';
+import { budgetFor, type TaskBudget } from './taskBudget';
 import { normalizeModelId } from '../providers/modelChoice';
 import type { SkillRef } from '../tools/skill';
 import { attachmentText, type MessageAttachment } from '../../shared/domain/attachments';
@@ -87,6 +89,8 @@ export interface TaskParent {
   permissionMode(): PermissionMode;
   /** The parent's mode and its ancestors', nearest first, as they are now. */
   ancestorModes(): PermissionMode[];
+  /** The budget the parent spends from: its sub-agents spend from it too. */
+  readonly budget: TaskBudget;
 }
 
 export class LiveTask implements TaskHandle, TaskParent {
@@ -118,6 +122,9 @@ export class LiveTask implements TaskHandle, TaskParent {
   private narrowing: CommandNarrowing | null = null;
   /** While a command's run uses its own model: the task's model to go back to. */
   private modelAfterRun: string | null = null;
+  /** What this task spends from (docs/cli.md, "Budget"): its own, its parent's, or its loop's. */
+  readonly budget: TaskBudget;
+  private readonly budgetEvents: (() => void) | undefined;
 
   constructor(
     readonly id: string,
@@ -132,6 +139,18 @@ export class LiveTask implements TaskHandle, TaskParent {
     this.locks = locks;
     const mode = parent ? parent.permissionMode() : (options.mode ?? 'default');
     this.loopProgressFile = options.loopProgressFile;
+    const defaultCap = typeof rt.maxBudgetUsd === 'function' ? rt.maxBudgetUsd() : rt.maxBudgetUsd;
+    this.budget = budgetFor({
+      shared: options.sharedBudget,
+      parent: parent?.budget,
+      capUsd: options.maxBudgetUsd,
+      defaultCapUsd: defaultCap,
+      stored: seed.transcript?.budget,
+      storedOwnUsd: seed.transcript?.usage.costUsd ?? 0,
+    });
+    if (seed.transcript?.usage.costUsd) this.budget.record(id, seed.transcript.usage.costUsd);
+    // A top-level task tells its budget as it changes (cap, spending of the whole tree), once one is set.
+    this.budgetEvents = parent ? undefined : this.budget.subscribe(() => this.publishBudget());
     const own = options.loopProgressFile ? allowingLoopProgress(runtime.permissions, options.loopProgressFile, rt.workspace) : runtime.permissions;
     // A command's allowed-tools narrow every decision of its run, sub-agents' included (they ask their parent).
     this.decider = narrowedBy(parent ? boundedByAncestors(own, () => parent.ancestorModes()) : own, () => this.narrowing, rt.workspace, rt.home);
@@ -192,12 +211,16 @@ export class LiveTask implements TaskHandle, TaskParent {
       secrets: runtime.secrets,
       trust: runtime.trust,
       held: (items) => rt.trust?.reportHeld(items),
+      // InstructionsLoaded hooks, for each file the run read into its context.
+      ...(this.hooks ? { instructionsLoaded: (files: InstructionsFile[]) => this.hooks!.instructionsLoaded(files, (display) => files.find((f) => f.display === display)?.path) } : {}),
       ownMemory: async (item) => rt.trust?.recordOwn([item]),
       locks,
       providerKind: () => this.provider,
       // The lesson call uses the model the run's turns used.
       model: () => this.actor.getSnapshot().context.model,
       conversation: () => this.actor.getSnapshot().context.messages,
+      // The lesson call is a priced request too: it is made only when the budget leaves room for it.
+      admit: (estimateUsd) => this.budget.verdict(estimateUsd) === null,
       // Priced at the model the call used; the task machine owns the totals.
       charge: (usage) => this.actor.send({ type: 'CHARGE', usage, costUsd: costUsd(this.actor.getSnapshot().context.model, usage) }),
       log: (level, message) => runtime.log(level, message),
@@ -226,6 +249,8 @@ export class LiveTask implements TaskHandle, TaskParent {
       publish: (e) => this.emit(e),
       startSubtask: (sub) => {
         const child = runtime.ensureSubtask(this, sub);
+        // SubagentStart in this task's hooks, once per sub-agent (a rebuilt parent re-attaches without it).
+        if (!this.children.has(child)) this.hooks?.subagentStart(child.id);
         this.children.add(child);
         return child;
       },
@@ -234,6 +259,8 @@ export class LiveTask implements TaskHandle, TaskParent {
       // process, through it (mcp/onWorkers/hostServer.ts).
       ...(pool ? { remote: remoteTurnOf(this.remoteSide(), pool, rt, parentId !== undefined) } : {}),
       ...(this.recorder ? { durable: () => this.recorder!.durable() } : {}),
+      // Every priced request of the turn (in process or on a worker) asks the budget first.
+      admit: async (request) => this.budget.verdict(request.estimateUsd),
       reconstruct: async () => {
         if (!this.rebuilt) throw new Error('nothing to rebuild: this task was not resumed from its log');
         return this.rebuilt();
@@ -277,6 +304,11 @@ export class LiveTask implements TaskHandle, TaskParent {
     });
   }
 
+  /** Continues a stored task that paused at its budget, with no new message (its next request is asked again). */
+  continueAtBudget(): void {
+    setImmediate(() => this.actor.send({ type: 'CONTINUE' }));
+  }
+
   /**
    * Resumes an interrupted stored task: marks it interrupted, then RESUME with the note; the
    * `reconstructing` state records the repairs (cut-off answer, unconfirmed tool results) and
@@ -303,6 +335,7 @@ export class LiveTask implements TaskHandle, TaskParent {
     if (!this.hasStopped) this.actor.send({ type: 'CLOSE' });
     // Once per session, also for a task whose machine ended (`failed`).
     this.hooks?.sessionEnd();
+    this.budgetEvents?.();
     this.actor.stop();
     // Its last writes and the lock's release go on off the event loop (TaskRuntime.closed waits for them).
     void this.recorder?.close();
@@ -418,6 +451,19 @@ export class LiveTask implements TaskHandle, TaskParent {
     this.actor.send({ type: 'RETRY' });
   }
 
+  /** A new cap for this task's budget; a task paused at its budget goes on (its next request is asked again). */
+  setBudget(capUsd: number | null): void {
+    this.budget.setCap(capUsd);
+    if (this.actor.getSnapshot().hasTag('budgetReached')) this.actor.send({ type: 'RETRY' });
+  }
+
+  /** The `budget` event of a top-level task whose budget has (or had) a cap. */
+  private publishBudget(): void {
+    const capUsd = this.budget.capUsd;
+    if (capUsd === null && this.transcriptState.budget === undefined) return;
+    this.emit({ type: 'budget', taskId: this.id, capUsd, spentUsd: this.budget.total() });
+  }
+
   /** The mode from now on, for this task and every live subtask of it (they follow their parent). */
   setMode(mode: PermissionMode): void {
     this.actor.send({ type: 'SET_MODE', mode });
@@ -509,6 +555,8 @@ export class LiveTask implements TaskHandle, TaskParent {
     if (this.hasStopped) return;
     this.deliver(event);
     if (phasesEventOf(event)) this.actor.send({ type: 'RUN_EVENT', event });
+    // Each usage event carries the task's running total: the budget counts it (answers, retries, summaries, the lesson).
+    if (event.type === 'usage') this.budget.record(this.id, event.totalCostUsd);
   }
 
   private deliver(event: TaskEvent): void {

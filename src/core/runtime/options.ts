@@ -33,6 +33,11 @@ export interface TaskRuntimeOptions {
    */
   contentGate?: ProjectContentGate;
   /**
+   * The budget cap of every task started here without one of its own (docs/cli.md, "Budget"):
+   * `keel.maxBudgetUsd`, `"maxBudgetUsd"` in ~/.keel/settings.json. Read when a task starts.
+   */
+  maxBudgetUsd?: number | (() => number | undefined);
+  /**
    * The person's approvals of this workspace (docs/permissions.md, "Trust"): a workspace's allow
    * rules, additional directories, looser mode and `env`, its instructions files and committed
    * memories are used only once approved, and the files its hooks and MCP servers run are

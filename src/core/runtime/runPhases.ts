@@ -2,7 +2,10 @@ import { fromPromise, type ActorRefFrom, type SnapshotFrom } from 'xstate';
 import type { KeelError } from '../../shared/domain/errors';
 import type { TaskEvent } from '../../shared/domain/events';
 import type { ConversationMessage, Usage } from '../../shared/domain/messages';
-import { loadInstructions } from '../context/instructions';
+import { loadInstructions, type InstructionsFile } from '../context/instructions';
+import { requestEstimateUsd } from '../machines/turn/budget';
+import { userText } from '../machines/turn/conversation';
+import { LESSON_MAX_TOKENS, LESSON_SYSTEM } from '../memory/lesson';
 import { skillsPrompt } from '../commands/skills';
 import { taskLockKey, type LockManager } from '../locks/lockManager';
 import { runPhasesMachine, type GatekeeperVerdict, type RunPhasesContext } from '../machines/runPhases/runPhases.machine';
@@ -42,6 +45,8 @@ export interface RunPhaseServices {
   trust: TrustView;
   /** What this run left out for want of approval (the host tells the person). */
   held?(items: TrustItem[]): void;
+  /** The instructions files a run read into its context (InstructionsLoaded hooks). */
+  instructionsLoaded?(files: InstructionsFile[]): void;
   /** A memory Keel's gatekeeper saved is Keel's own: recorded as approved in its exact content. */
   ownMemory?(item: TrustItem): Promise<void>;
   locks: LockManager;
@@ -55,6 +60,8 @@ export interface RunPhaseServices {
   publish(event: TaskEvent): void;
   /** The lesson call's tokens: the task machine adds them (and their price) to the task's usage and cost. */
   charge(usage: Usage): void;
+  /** Whether the task's budget leaves room for a call that may cost up to `estimateUsd` (docs/cli.md, "Budget"). Absent: always. */
+  admit?(estimateUsd: number): boolean;
   log(level: 'info' | 'warn' | 'error', message: string): void;
 }
 
@@ -128,6 +135,7 @@ export function wireRunPhases(s: RunPhaseServices) {
         state.instructions = [loaded.text, skillsPrompt(s.skills?.() ?? [])].filter(Boolean).join('\n\n');
         const files = loaded.files.map((f) => f.display);
         if (files.length) s.publish({ type: 'instructions', taskId: s.taskId, run: input.run, files });
+        if (loaded.files.length) s.instructionsLoaded?.(loaded.files);
         return { instructionFiles: files };
       }),
       searchMemory: fromPromise(async ({ input }) => {
@@ -232,6 +240,10 @@ async function judge(s: RunPhaseServices, run: RunState, toolSummaries: string[]
     // transition has finished.
     await Promise.resolve();
     const digest = runDigest(s.conversation(), start.fromMessage, toolSummaries);
+    // Priced at its worst like every request (machines/turn/budget.ts): without room for it, no lesson.
+    if (s.admit && !s.admit(requestEstimateUsd(s.model(), [LESSON_SYSTEM], [userText(`The finished task:\n\n${digest}`)], [], LESSON_MAX_TOKENS))) {
+      return noLesson('the task\'s budget leaves no room for the lesson call');
+    }
     const timeout = AbortSignal.any([signal, AbortSignal.timeout(LESSON_TIMEOUT_MS)]);
     let answer;
     try {

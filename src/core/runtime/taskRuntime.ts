@@ -165,7 +165,9 @@ export class TaskRuntime {
     if (!this.store) throw new StoreError('not_found', `no task "${id}": this runtime has no store`);
     const opened = await this.store.open(id, this.ownerLabel());
     const interrupted = opened.replay.status === 'running' || opened.replay.status === 'interrupted';
-    if (!interrupted && !opts.followUp?.trim()) {
+    // A task paused at its budget goes on without a message (with the budget given now, or its own).
+    const atBudget = !interrupted && (opened.replay.transcript.tags ?? []).includes('budgetReached');
+    if (!interrupted && !atBudget && !opts.followUp?.trim()) {
       void opened.recorder.close();
       throw new FollowUpRequired(id, opened.replay.status);
     }
@@ -174,6 +176,7 @@ export class TaskRuntime {
     this.tasks.set(id, task);
     this.options.feed?.bus.publish({ kind: 'SessionCreated', taskId: id, title: opened.meta.title, resumed: true, ...(opened.meta.parentId ? { parentId: opened.meta.parentId } : {}) });
     if (interrupted) task.resumeInterrupted(opened, opts.followUp, opts.attachments);
+    else if (atBudget && !opts.followUp?.trim()) task.continueAtBudget();
     else task.continueWith(opts.followUp!.trim());
     return task;
   }
@@ -331,8 +334,9 @@ export class TaskRuntime {
     let child = this.subtasks.get(key);
     if (!child) {
       // The child takes the parent's mode as it is now, not as the parent started (LiveTask binds it).
-      // Its title comes from its own prompt, not from the parent's.
-      const { title: _parentTitle, ...inherited } = parent.options;
+      // Its title comes from its own prompt, not from the parent's; the parent's images are not its
+      // message's. Its command narrowing and its budget are the parent's (it spends from it).
+      const { title: _parentTitle, images: _parentImages, ...inherited } = parent.options;
       child = this.spawn({ ...inherited, mode: parent.permissionMode(), prompt: `${sub.description ? `${sub.description}\n\n` : ''}${sub.prompt}` }, parent);
       this.subtasks.set(key, child);
     }

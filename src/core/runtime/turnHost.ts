@@ -1,6 +1,7 @@
 import type { TaskEvent } from '../../shared/domain/events';
 import type { McpToolSource } from '../mcp/toolSource';
 import type { PermissionAsker } from '../permissions/gate';
+import type { BudgetRequest, BudgetVerdict } from '../machines/turn/budget';
 
 /**
  * What a running turn loop needs of the owner of its task: the one contract between a turn and
@@ -27,4 +28,9 @@ export interface TurnHost {
    * SUBTASK_RESULT. Absent: the turn's parent machine (the task machine) is the owner.
    */
   startSubtask?(call: { toolCallId: string; description: string; prompt: string }): void;
+  /**
+   * Whether a priced request may go (the task's budget, machines/turn/budget.ts): null when it
+   * may. Asked before every answer, retry and summary. Absent: no budget.
+   */
+  admit?(request: BudgetRequest): Promise<BudgetVerdict>;
 }

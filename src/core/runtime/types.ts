@@ -5,6 +5,7 @@ import type { PermissionMode } from '../../shared/domain/permissionModes';
 import type { ProviderConfig } from '../providers/types';
 import type { CommandRun } from '../commands/commandRun';
 import type { AttachedImage } from '../machines/task/task.machine';
+import type { TaskBudget } from './taskBudget';
 
 /** Defined once in src/shared (the webview needs it too); hosts may take it from here. */
 export type { PermissionMode } from '../../shared/domain/permissionModes';
@@ -33,6 +34,14 @@ export interface StartTaskOptions {
   command?: CommandRun;
   /** Images attached to the first message (`keel run --image`, the composer). */
   images?: AttachedImage[];
+  /**
+   * The task's budget cap in US dollars (docs/cli.md, "Budget"): `--max-budget-usd`, else the
+   * runtime's default (`keel.maxBudgetUsd`). A resumed task keeps its stored cap unless this
+   * raises (or lowers) it.
+   */
+  maxBudgetUsd?: number;
+  /** A budget shared with other tasks (every iteration of a `keel loop`); overrides `maxBudgetUsd`. */
+  sharedBudget?: TaskBudget;
 }
 
 export type { CommandRun } from '../commands/commandRun';
@@ -82,6 +91,11 @@ export interface TaskHandle {
   setMode(mode: PermissionMode): void;
   /** Gives up on a task that waits after a failure: it ends `failed`. */
   abandon(): void;
+  /**
+   * A new budget cap (docs/cli.md, "Budget"); a task paused for its budget continues at once
+   * when its next request now fits (else it pauses again, saying so). Absent: no budgets.
+   */
+  setBudget?(capUsd: number | null): void;
   /** Resolves when the task reaches a state where it waits for the user or ends. */
   settled(): Promise<TaskEvent & { type: 'done' }>;
   /**

@@ -3,7 +3,7 @@ import type { TaskEvent, TaskStatus } from '../../shared/domain/events';
 import type { TaskTranscript } from '../../shared/domain/transcript';
 import type { KeelError } from '../../shared/domain/errors';
 import { toolResult, ZERO_USAGE, type ConversationMessage } from '../../shared/domain/messages';
-import { SUMMARY_INSTRUCTION } from '../context/compaction';
+import { SUMMARY_INSTRUCTION, SUMMARY_MAX_TOKENS } from '../context/compaction';
 import { taskLockKey, type HeldLock, type LockManager } from '../locks/lockManager';
 import { callMachine } from '../machines/call/call.machine';
 import { providerStreamActor } from '../machines/stream/actors';
@@ -84,6 +84,8 @@ export interface TaskServices {
   reconstruct?(): Promise<ConversationMessage[]>;
   /** MCP servers' tools (`mcp__server__tool`), shared by the host's tasks. */
   mcp?: McpToolSource;
+  /** The task's budget: whether a priced request may go (TurnHost.admit). Absent: no budget. */
+  admit?: TurnHost['admit'];
   /**
    * The task's checkpoints (src/core/checkpoints): before-images of what tools change, kept
    * before they change it. Absent: none are kept (a task that is not recorded).
@@ -206,7 +208,9 @@ export function wireTurnLoop(env: TurnEnvironment, host: TurnHost) {
       })),
       summarize: fromPromise(async ({ input, signal }) => {
         await hooks?.preCompact('auto');
-        return services.locks.runExclusive(taskLockKey(input.taskId), () => summarize(getProvider(), input.taskId, input.model, input.system, input.messages, signal), { signal });
+        const summary = await services.locks.runExclusive(taskLockKey(input.taskId), () => summarize(getProvider(), input.taskId, input.model, input.system, input.messages, signal), { signal });
+        await hooks?.postCompact('auto', summary.text);
+        return summary;
       }),
       validateToolCall: fromPromise(async ({ input }) => validateToolCall(services, input.call)),
       permission: hooks ? wireHookedPermissionMachine(services, hooks) : wirePermissionMachine(services),
@@ -222,6 +226,7 @@ export function wireTurnLoop(env: TurnEnvironment, host: TurnHost) {
         withCheckpoints(services, input.taskId, input.call.id, { kind: 'command' }, () => runMcpCall({ ...services, redact: (t) => secrets.redact(t) }, input.taskId, input.call, signal)),
       ),
       stopHook: fromPromise(async ({ input }) => ({ continueWith: hooks ? await hooks.stop(input.lastMessage, input.continuations) : null })),
+      admit: fromPromise(async ({ input }) => (host.admit ? host.admit(input) : null)),
     },
     actions: {
       publish,
@@ -256,6 +261,7 @@ export function wireTaskMachine(services: TaskServices) {
     asker: services.asker,
     ...(services.durable ? { durable: services.durable } : {}),
     ...(services.mcp ? { mcp: services.mcp } : {}),
+    ...(services.admit ? { admit: services.admit } : {}),
   };
   // The run's instructions files and memories, then what its SessionStart and UserPromptSubmit hooks (run here) added.
   const systemOfRun = () => [...runSystem, ...(hooks?.contextForRun() ?? [])];
@@ -405,7 +411,7 @@ async function runTool(services: TurnEnvironment & TurnHost, secrets: SecretKeep
 async function summarize(provider: ModelProvider, taskId: string, model: string, system: string[], messages: ConversationMessage[], signal: AbortSignal): Promise<Summary> {
   let text = '';
   let usage = ZERO_USAGE;
-  for await (const e of provider.stream({ model, system, messages: [...messages, userText(SUMMARY_INSTRUCTION)], tools: [], maxTokens: 4096, taskId }, signal)) {
+  for await (const e of provider.stream({ model, system, messages: [...messages, userText(SUMMARY_INSTRUCTION)], tools: [], maxTokens: SUMMARY_MAX_TOKENS, taskId }, signal)) {
     if (e.type === 'message_start') usage = mergeUsage(usage, e.message.usage);
     if (e.type === 'message_delta') usage = mergeUsage(usage, e.usage);
     if (e.type === 'content_block_delta' && e.delta.type === 'text_delta') text += e.delta.text;

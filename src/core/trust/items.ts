@@ -11,7 +11,7 @@ import type { McpServerSpec } from '../mcp/types';
  * for one id *and* fingerprint: a changed item is a new question. Pure except for reading the
  * files it digests; never throws.
  */
-export type TrustKind = 'allow' | 'directory' | 'mode' | 'env' | 'hook' | 'mcp' | 'instructions' | 'memory' | 'loop';
+export type TrustKind = 'allow' | 'directory' | 'mode' | 'env' | 'hook' | 'mcp' | 'instructions' | 'memory' | 'loop' | 'command' | 'skill';
 
 export interface TrustItem {
   id: string;
@@ -85,18 +85,20 @@ export function envItem(source: string, name: string, value: string): TrustItem 
 
 /** A workspace hook: its definition and the files its command runs. */
 export function hookItem(
-  hook: { event: string; matcher?: string | undefined; command: string; args?: string[] | undefined; fingerprint: string; source: string },
+  hook: { event: string; matcher?: string | undefined; if?: string | undefined; command: string; args?: string[] | undefined; fingerprint: string; source: string },
   source: string,
   ctx: CommandContext,
 ): TrustItem {
   const runs = commandRuns(hook.args ? { words: [hook.command, ...hook.args] } : { shell: hook.command }, ctx);
   const line = hook.args ? [hook.command, ...hook.args].join(' ') : hook.command;
-  const details = [`on ${hook.event}${hook.matcher ? ` [${hook.matcher}]` : ''} runs: ${line}`, ...runLines(runs.files), ...runs.notes];
+  // Its `if` is part of what it is: the person approves it with the calls it fires on.
+  const when = `${hook.event}${hook.matcher ? ` [${hook.matcher}]` : ''}${hook.if ? ` if ${hook.if}` : ''}`;
+  const details = [`on ${when} runs: ${line}`, ...runLines(runs.files), ...runs.notes];
   return {
     id: `hook:${hook.fingerprint}`,
     kind: 'hook',
     fingerprint: digestOf([hook.fingerprint, runs.files.map((f) => [f.path, f.part ?? '', f.digest])]),
-    summary: `hook ${hook.event}${hook.matcher ? ` [${hook.matcher}]` : ''}: ${line}`,
+    summary: `hook ${when}: ${line}`,
     details,
     source,
     runs: runs.files,
@@ -198,4 +200,13 @@ export function changedRunFile(runs: readonly RunFile[] | undefined): string | n
     if (now !== null && now !== f.digest) return f.display;
   }
   return null;
+}
+
+/**
+ * A workspace's slash command or skill (docs/commands.md): repository content the model reads as
+ * instructions, approved for its exact text (`contentDigest`), like an instructions file.
+ */
+export function contentItem(item: { id: string; kind: 'command' | 'skill'; fingerprint: string; summary: string; source: string }): TrustItem {
+  const what = item.kind === 'command' ? 'offers the slash command, whose text becomes a prompt when you run it' : 'lists the skill for the model, which may load its text and files';
+  return { id: item.id, kind: item.kind, fingerprint: item.fingerprint, summary: item.summary, details: [`${what}: ${item.source}`], source: item.source };
 }

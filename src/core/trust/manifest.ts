@@ -6,7 +6,9 @@ import { hookSources, loadHooksConfig } from '../hooks/config';
 import { loadMcpConfig } from '../mcp/config';
 import { defaultSources, loadSettings } from '../permissions/settings';
 import { digestOf, fileDigest } from './digest';
-import { hookItem, instructionsItem, loopItem, loopPromptFiles, mcpItem, memoryItem, NOTHING_APPROVED, type TrustItem } from './items';
+import { contentItem, hookItem, instructionsItem, loopItem, loopPromptFiles, mcpItem, memoryItem, NOTHING_APPROVED, type TrustItem } from './items';
+import { loadCommands } from '../commands/catalog';
+import { loadSkills } from '../commands/skills';
 
 /**
  * Everything a workspace provides that loosens permissions or runs code, as items the person
@@ -48,7 +50,7 @@ export function collectManifest(opts: ManifestOptions): Manifest {
   const instructions = loadInstructions({ workspace, home, trust: null });
   for (const f of instructions.files) if (f.scope === 'workspace') items.push(instructionsItem(f.display, f.digest, f.importedBy));
 
-  items.push(...memoryItems(workspace), ...loopItems(workspace));
+  items.push(...memoryItems(workspace), ...loopItems(workspace), ...contentItems(workspace, home));
   return { workspace, items, problems: [...new Set(problems)], fingerprint: manifestFingerprint(items) };
 }
 
@@ -74,6 +76,15 @@ export function runningItems(opts: ManifestOptions, problems: string[] = []): Tr
 /** The files that configure hooks and MCP servers (watched to know when `runningItems` changes). */
 export function configFiles(workspace: string, home: string): string[] {
   return [...hookSources(workspace, home).map((s) => s.path), join(workspace, '.mcp.json')];
+}
+
+/** The workspace's own slash commands and skills (`.claude/`, `.keel/`), each for its exact text. */
+export function contentItems(workspace: string, home: string): TrustItem[] {
+  const out: TrustItem[] = [];
+  const none = { approves: () => false };
+  for (const c of loadCommands({ workspace, home, gate: none }).held) if (c.item) out.push(contentItem(c.item));
+  for (const s of loadSkills({ workspace, home, gate: none }).held) if (s.item) out.push(contentItem(s.item));
+  return out;
 }
 
 /** The digest of a set of items (ids and fingerprints, in order). */

@@ -189,6 +189,14 @@ export const toHost = {
   permission: request(z.object({ ...ofQuery, request: permissionRequestSchema }), permissionAnswerSchema),
   /** Answered once everything the query published so far is durable (a tool runs only after). */
   durable: request(z.object(ofQuery), empty),
+  /**
+   * Whether a priced request of the query's turn may go (the task's budget, docs/cli.md "Budget"):
+   * `verdict` null when it may, else the cap, what was spent and the request's worst case.
+   */
+  budget: request(
+    z.object({ ...ofQuery, purpose: z.enum(['answer', 'summary']), estimateUsd: z.number().check(z.nonnegative()) }),
+    z.object({ verdict: z.nullable(z.object({ capUsd: z.number(), spentUsd: z.number(), estimateUsd: z.number() })) }),
+  ),
   /** A Task tool call: the host starts the child task; its answer comes back as `subtaskResult`. */
   subtaskStart: notification(z.object({ ...ofQuery, toolCallId: id, description: z.string(), prompt: z.string() })),
   /** The task's MCP tools: `tools` are offered to the model, `known` the other names the hub resolves (their server is down). */

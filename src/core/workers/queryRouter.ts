@@ -45,6 +45,7 @@ export function queryHandlers(current: () => RunningQuery | null, violation: (re
     hookStop: (p) => route(p.queryId, 'hookStop')?.hookStop(p),
     permission: (p, c) => route(p.queryId, 'permission')?.permission(p, c) ?? refused('a permission request'),
     durable: (p, c) => route(p.queryId, 'durable')?.durable(p, c) ?? refused('a durability request'),
+    budget: (p, c) => route(p.queryId, 'budget')?.budget(p, c) ?? refused('a budget request'),
     mcpList: (p, c) => route(p.queryId, 'mcpList')?.mcpList(p, c) ?? refused('an MCP tool list'),
     mcpCall: (p, c) => route(p.queryId, 'mcpCall')?.mcpCall(p, c) ?? refused('an MCP call'),
   };

@@ -111,6 +111,8 @@ export function remoteTurn(deps: RemoteTurnDeps) {
         await host.durable?.().catch(() => untilAborted(AbortSignal.any([signal, stopped.signal])));
         return {};
       },
+      // The task's budget is the host's (it counts the sub-agents' spending too): it answers.
+      budget: async (p) => ({ verdict: host.admit ? await host.admit({ taskId: turn.taskId, purpose: p.purpose, estimateUsd: p.estimateUsd }) : null }),
       mcpList: () => mcp?.list() ?? noMcp(),
       mcpCall: (p, context) => mcp?.call(p, { ...context, signal: AbortSignal.any([context.signal, stopped.signal]) }) ?? noMcp(),
       hookEvent: (p) => deps.hooks?.announce(p.input),

@@ -245,6 +245,8 @@ function answer(q: QueryParams, rpc: RpcEndpoint<ToWorker, ToHost>, kept: Worker
   const host: TurnHost = {
     publish: (event) => rpc.notify('event', { queryId, event }),
     durable: () => rpc.request('durable', { queryId }).then(() => undefined),
+    // The task's budget is kept by the host, which sees its sub-agents spend too.
+    admit: (r) => rpc.request('budget', { queryId, purpose: r.purpose, estimateUsd: r.estimateUsd }).then((a) => a.verdict),
     asker,
     ...(q.mcp ? { mcp: new IpcMcpToolSource(queryId, rpc) } : {}),
     // Sent after the turn's step, as a parent hears sendParent in the host's process: the turn's

@@ -27,6 +27,8 @@ export const ERROR_CODES = [
   'worker_unavailable',
   /** The task's record could not be saved (a full disk, its folder removed…): the run was stopped and ended failed. */
   'record_failed',
+  /** The next model request could take the task past its budget (docs/cli.md, "Budget"): the task paused before it. */
+  'budget_exceeded',
 ] as const;
 export type ErrorCode = (typeof ERROR_CODES)[number];
 

@@ -16,10 +16,12 @@
  *   stopped (interrupted). A follow-up, Retry or Resume starts the next.
  * - `waitingForPerson`: the task cannot go on by itself: a run failed, and it waits for Retry or
  *   a message.
+ * - `budgetReached`: the task paused before a model request that could take it past its budget
+ *   (docs/cli.md, "Budget"); raising the budget continues it.
  * - `completed`, `failed`, `aborted`, `interrupted`: how a settled state is stored (a task's
  *   status in history and `keel tasks`); a `running` state is stored as `running`.
  */
-export const TASK_STATE_TAGS = ['running', 'settled', 'waitingForPerson', 'completed', 'failed', 'aborted', 'interrupted'] as const;
+export const TASK_STATE_TAGS = ['running', 'settled', 'waitingForPerson', 'budgetReached', 'completed', 'failed', 'aborted', 'interrupted'] as const;
 export type TaskStateTag = (typeof TASK_STATE_TAGS)[number];
 
 export function isTaskStateTag(tag: string): tag is TaskStateTag {

@@ -27,6 +27,8 @@ const DONE: StateLook = { label: 'Done', icon: 'codicon-check', tone: 'done', se
 const CANCELLED: StateLook = { label: 'Cancelled', icon: 'codicon-debug-stop', tone: 'paused', sentence: 'was cancelled' };
 const FAILED: StateLook = { label: 'Failed', icon: 'codicon-error', tone: 'error', sentence: 'failed' };
 const INTERRUPTED: StateLook = { label: 'Interrupted', icon: 'codicon-debug-pause', tone: 'paused', sentence: 'was interrupted' };
+/** A task paused before a request its budget could not pay for (docs/cli.md, "Budget"). */
+const BUDGET_REACHED: StateLook = { label: 'Budget reached', icon: 'codicon-credit-card', tone: 'attention', sentence: 'paused at its budget: raise the budget to continue' };
 /** A running task whose tool call waits for the person's Allow or Deny. */
 export const NEEDS_APPROVAL: StateLook = { label: 'Needs your approval', icon: 'codicon-shield', tone: 'attention', sentence: 'waits for your approval' };
 /** A task another window or process runs: what the header and the history row say. */
@@ -39,6 +41,7 @@ const LOOKS: Readonly<Record<string, StateLook>> = {
   waitingForSubtask: { label: 'Waiting for a subtask', icon: SPIN, tone: 'busy', sentence: 'is waiting for a subtask' },
   reconstructing: { label: 'Resuming', icon: SPIN, tone: 'busy', sentence: 'is resuming' },
   awaitingUser: NEEDS_YOU,
+  pausedForBudget: BUDGET_REACHED,
   completed: DONE,
   aborted: CANCELLED,
   failed: FAILED,
@@ -59,6 +62,7 @@ function spelledOut(state: string): string {
 /** The look a state's tags give it (a state the table does not name). */
 function lookOfTags(tags: readonly TaskStateTag[]): StateLook | undefined {
   if (tags.includes('running')) return WORKING;
+  if (tags.includes('budgetReached')) return BUDGET_REACHED;
   if (tags.includes('waitingForPerson')) return NEEDS_YOU;
   if (tags.includes('completed')) return DONE;
   if (tags.includes('aborted')) return CANCELLED;

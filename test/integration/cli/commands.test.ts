@@ -42,14 +42,14 @@ const userText = (i: number) => {
 const say = (text: string) => ({ blocks: [{ type: 'text' as const, text }] });
 
 describe('keel run "/command"', () => {
-  it('expands $ARGUMENTS and $1 of a command (namespaced by its folder) into the prompt the model gets', async () => {
+  it.each([['0'], ['1']])('expands $ARGUMENTS and $1 of a command (namespaced by its folder) into the prompt the model gets (workers %s)', async (workers) => {
     userCommand('git/review.md', '---\ndescription: Review a change\nargument-hint: [file] [focus]\n---\nReview $1 with a focus on $2. All: $ARGUMENTS\n');
     server.enqueue(say('Reviewed.'));
-    const r = await run('/review src/a.ts "error handling"');
+    const r = await run('/review src/a.ts "error handling"', '--workers', workers);
     expect((await r.exit).code, r.stderr()).toBe(0);
     expect(userText(0)).toContain('Review src/a.ts with a focus on error handling. All: src/a.ts \\"error handling\\"');
     expect(ofType(r.events, 'user_message')[0]).toMatchObject({ text: expect.stringContaining('Review src/a.ts') });
-    const again = await run('/git:review b.ts');
+    const again = await run('/git:review b.ts', '--workers', workers);
     expect((await again.exit).code, again.stderr()).toBe(0);
     expect(userText(1)).toContain('Review b.ts with a focus on .');
   });
@@ -96,8 +96,23 @@ describe('keel run "/command"', () => {
     writeFileSync(join(workspace, '.claude', 'commands', 'deploy.md'), 'Run ./deploy.sh to production');
     const r = await run('/deploy');
     expect((await r.exit).code).toBe(2);
-    expect(r.stderr()).toMatch(/\/deploy is a command of this workspace \(\.claude\/commands\/deploy\.md\) that you have not approved yet/);
+    expect(r.stderr()).toMatch(/\/deploy is a command of this workspace \(\.claude\/commands\/deploy\.md\) that you have not approved yet; review it with keel trust show/);
     expect(server.requests).toHaveLength(0);
+
+    // keel trust lists it; once approved, it runs — and a changed file is a new question.
+    const show = await runCli(['trust', 'show', '--workspace', workspace], {}, storage);
+    expect((await show.exit).code, show.stderr()).toBe(0);
+    expect(show.stdout()).toContain('command /deploy');
+    const approve = await runCli(['trust', 'approve', '--workspace', workspace], {}, storage);
+    expect((await approve.exit).code, approve.stderr()).toBe(0);
+    server.enqueue(say('Deployed.'));
+    const next = await run('/deploy');
+    expect((await next.exit).code, next.stderr()).toBe(0);
+    expect(userText(0)).toContain('Run ./deploy.sh to production');
+    writeFileSync(join(workspace, '.claude', 'commands', 'deploy.md'), 'Run ./deploy.sh --force to production');
+    const changed = await run('/deploy');
+    expect((await changed.exit).code).toBe(2);
+    expect(server.requests).toHaveLength(1);
   });
 
   it('an unknown command is a usage error; /help lists the commands; neither sends a request', async () => {

@@ -31,22 +31,23 @@ type Body = { messages: { role: string; content: unknown }[] };
 const content = (i: number) => (server.requests[i]!.body as Body).messages[0]!.content as Record<string, unknown>[];
 
 describe('keel run --image', () => {
-  it('sends the image as an Anthropic image block before the text, and names it in user_message', async () => {
+  // In this process and on a worker (the default): the image crosses to the worker with the conversation.
+  it.each([['0'], ['1']])('sends the image as an Anthropic image block before the text, and names it in user_message (workers %s)', async (workers) => {
     server.enqueue(say('A single pixel.'));
-    const r = await anthropic('what is in this picture?', '--image', join(workspace, 'shot.png'));
+    const r = await anthropic('what is in this picture?', '--image', join(workspace, 'shot.png'), '--workers', workers);
     expect((await r.exit).code, r.stderr()).toBe(0);
     expect(content(0)[0]).toEqual({ type: 'image', source: { type: 'base64', media_type: 'image/png', data: PNG } });
     expect(content(0)[1]).toMatchObject({ type: 'text', text: 'what is in this picture?' });
     expect(ofType(r.events, 'user_message')[0]).toMatchObject({ images: [{ name: 'shot.png', mediaType: 'image/png', bytes: 70 }] });
   });
 
-  it('a resumed task still has the image', async () => {
+  it.each([['0'], ['1']])('a resumed task still has the image (workers %s)', async (workers) => {
     server.enqueue(say('A single pixel.'));
-    const first = await anthropic('what is this?', '--image', join(workspace, 'shot.png'));
+    const first = await anthropic('what is this?', '--image', join(workspace, 'shot.png'), '--workers', workers);
     expect((await first.exit).code, first.stderr()).toBe(0);
     const id = String(ofType(first.events, 'task')[0]!.taskId);
     server.enqueue(say('Red.'));
-    const next = await anthropic('--resume', id, 'and its colour?');
+    const next = await anthropic('--resume', id, 'and its colour?', '--workers', workers);
     expect((await next.exit).code, next.stderr()).toBe(0);
     expect(JSON.stringify((server.requests[1]!.body as Body).messages)).toContain(PNG);
   });

@@ -40,11 +40,11 @@ const loadSkill = { blocks: [{ type: 'tool_use' as const, id: 'toolu_skill', nam
 const say = (text: string) => ({ blocks: [{ type: 'text' as const, text }] });
 
 describe('skills in keel run', () => {
-  it('lists only name and description; the body loads through the Skill tool once a Read rule allows it', async () => {
+  it.each([['0'], ['1']])('lists only name and description; the body loads through the Skill tool once a Read rule allows it (workers %s)', async (workers) => {
     mkdirSync(join(storage, '.keel'), { recursive: true });
     writeFileSync(join(storage, '.keel', 'settings.json'), JSON.stringify({ permissions: { allow: ['Read(~/.claude/skills/**)'] } }));
     server.enqueue(loadSkill, say('Filled.'));
-    const r = await run();
+    const r = await run('--workers', workers);
     expect((await r.exit).code, r.stderr()).toBe(0);
     expect(system(0)).toContain('pdf-forms: Fill in PDF forms with pdftk');
     expect(system(0)).not.toContain('SECRET-STEP');
@@ -73,6 +73,13 @@ describe('skills in keel run', () => {
     const r = await run();
     expect((await r.exit).code, r.stderr()).toBe(0);
     expect(system(0)).not.toContain('Deploy to production');
+    // Approved with the rest of the workspace (keel trust approve): listed from then on.
+    const approve = await runCli(['trust', 'approve', '--workspace', workspace], {}, storage);
+    expect((await approve.exit).code, approve.stderr()).toBe(0);
+    server.enqueue(say('ok'));
+    const next = await run();
+    expect((await next.exit).code, next.stderr()).toBe(0);
+    expect(system(1)).toContain('deploy: Deploy to production');
   });
 
   it('a skill loads the same way when the turn runs on a worker', async () => {

@@ -41,6 +41,8 @@ export class FakeTask implements TaskHandle {
   private queuedCount = 0;
   cancels = 0;
   retries = 0;
+  /** The caps `setBudget` was given. */
+  readonly budgets: (number | null)[] = [];
   readonly modes: string[] = [];
   /** A run is under way (between task initializing and its done event). */
   private running = false;
@@ -63,6 +65,10 @@ export class FakeTask implements TaskHandle {
 
   eventSeq(): number {
     return this.delivered;
+  }
+
+  setBudget(capUsd: number | null): void {
+    this.budgets.push(capUsd);
   }
 
   get listenerCount(): number {

@@ -20,10 +20,11 @@ function setup(steps: Step[], delayMs = 0) {
 
 const model = { provider: 'anthropic' as const, model: 'm' };
 
+/** Resolves once the model's answer has begun (the call, and its key, exist: the budget's admission comes before). */
 function streaming(task: TaskHandle): Promise<void> {
   return new Promise((resolve) => {
     const off = task.subscribe((e: TaskEvent) => {
-      if (e.type === 'turn' && e.state === 'streaming') {
+      if (e.type === 'assistant_start') {
         off();
         resolve();
       }

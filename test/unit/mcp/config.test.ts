@@ -90,13 +90,16 @@ describe('loading configuration', () => {
     const set = loadMcpConfig({ workspace: ws, keelHome: tempDir(), env: {} });
     expect(set.servers.map((s) => s.name)).toEqual(['ftp', 'extra', 'good']);
     expect(set.servers.find((s) => s.name === 'ftp')).toMatchObject({ resolved: null, problems: ['url must be http or https (got ftp:)'] });
-    expect(set.servers.find((s) => s.name === 'extra')!.problems).toEqual(['"cwd" is not supported by Keel and was ignored', '"headersHelper" is not supported by Keel and was ignored']);
+    const ignored = ['"cwd" is not supported by Keel and was ignored: the server starts in the workspace folder', '"headersHelper" is not supported by Keel and was ignored'];
+    expect(set.servers.find((s) => s.name === 'extra')!.problems).toEqual(ignored);
     expect(set.problems.map((p) => p.message)).toEqual([
       expect.stringContaining('server "a__b": the name may hold only'),
       expect.stringContaining('server "a.b": the name may hold only'),
       'server "weird": unknown type "websocket" (expected "stdio", "http" or "sse")',
       expect.stringContaining('server "nocmd": command: command must not be empty'),
       expect.stringContaining('server "args": args'),
+      // What is ignored of a server that loads is a problem of its file too (keel mcp list, keel run say it).
+      ...ignored.map((m) => `server "extra": ${m}`),
     ]);
   });
 

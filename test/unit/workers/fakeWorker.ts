@@ -76,6 +76,7 @@ export function runOn(handle: WorkerHandle, queryId: string, taskId: string, tex
         return answer;
       },
       durable: async () => ({}),
+      budget: async () => ({ verdict: null }),
       mcpList: noMcp,
       mcpCall: noMcp,
       hookEvent: () => undefined,

@@ -37,6 +37,7 @@ function unexpectedAtHost(): Handlers<ToHost> {
     hookStop: ignored,
     permission: unexpected('permission'),
     durable: unexpected('durable'),
+    budget: unexpected('budget'),
     mcpList: unexpected('mcpList'),
     mcpCall: unexpected('mcpCall'),
   };

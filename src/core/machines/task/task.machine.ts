@@ -117,6 +117,8 @@ export type TaskMachineEvent =
   /** The person cancelled queued message `id` before it was sent. */
   | { type: 'UNQUEUE'; id: string }
   | { type: 'CANCEL' }
+  /** A stored task goes on from its conversation with no new message (its budget was raised after it paused). */
+  | { type: 'CONTINUE' }
   | { type: 'RETRY' }
   | { type: 'ABANDON' }
   /** The permission mode from now on: the running turn's next decisions and every later run. */
@@ -314,6 +316,8 @@ const taskSetup = setup({
     hasQueued: ({ context }) => context.queued.length > 0,
     onWorker: ({ context }) => context.runner === 'worker',
     workerLost: (_, p: { output: TurnOutput }) => p.output.error?.code === 'worker_lost',
+    /** The turn stopped before a request its budget could not pay for (machines/turn/budget.ts). */
+    turnOverBudget: (_, p: { output: TurnOutput }) => p.output.error?.code === 'budget_exceeded',
   },
 });
 
@@ -403,6 +407,8 @@ export const taskMachine = taskSetup.createMachine({
       tags: ['running'],
       on: {
         START: { target: 'initializing', actions: { type: 'acceptUserMessage', params: ({ event }) => messageOf(event) } },
+        // A stored task paused at its budget goes on with no new message once its budget was raised.
+        CONTINUE: 'initializing',
         MARK_INTERRUPTED: 'interrupted',
         INTERRUPT: { target: '#task.interrupted', actions: 'stopPhases' },
         RECORD_FAILED: {
@@ -495,6 +501,7 @@ export const taskMachine = taskSetup.createMachine({
                 input: ({ context }) => turnInputOf(context),
                 onDone: [
                   { guard: { type: 'turnCancelled', params: turnOutput }, target: '#task.aborted', actions: { type: 'recordTurn', params: turnOutput } },
+                  { guard: { type: 'turnOverBudget', params: turnOutput }, target: '#task.pausedForBudget', actions: { type: 'recordTurn', params: turnOutput } },
                   { guard: { type: 'turnFailed', params: turnOutput }, target: '#task.awaitingUser', actions: { type: 'recordTurn', params: turnOutput } },
                   { target: '#task.completed', actions: { type: 'recordTurn', params: turnOutput } },
                 ],
@@ -520,6 +527,7 @@ export const taskMachine = taskSetup.createMachine({
                     ],
                   },
                   { guard: { type: 'turnCancelled', params: turnOutput }, target: '#task.aborted', actions: { type: 'recordTurn', params: turnOutput } },
+                  { guard: { type: 'turnOverBudget', params: turnOutput }, target: '#task.pausedForBudget', actions: { type: 'recordTurn', params: turnOutput } },
                   { guard: { type: 'turnFailed', params: turnOutput }, target: '#task.awaitingUser', actions: { type: 'recordTurn', params: turnOutput } },
                   { target: '#task.completed', actions: { type: 'recordTurn', params: turnOutput } },
                 ],
@@ -578,6 +586,25 @@ export const taskMachine = taskSetup.createMachine({
       ...finishingThenSettled,
       // Messages queued during the run that failed are its follow-ups: they start the next run (after that run's `done`).
       always: { guard: 'hasQueued', target: 'initializing', actions: ['publishOwedDone', 'sendQueued'] },
+      on: {
+        RETRY: 'initializing',
+        USER_MESSAGE: { target: 'initializing', actions: { type: 'acceptUserMessage', params: ({ event }) => messageOf(event) } },
+        ABANDON: 'failed',
+      },
+    },
+    /**
+     * The run stopped before a model request that could take the task past its budget: nothing
+     * was sent. Raising the budget continues it (the host sends RETRY), as does a new message;
+     * stored as failed (a limit reached is not a goal reached) until then.
+     */
+    pausedForBudget: {
+      tags: ['settled', 'failed', 'waitingForPerson', 'budgetReached'],
+      entry: [
+        { type: 'publish', params: ({ context }) => stateEvent(context, 'pausedForBudget') },
+        { type: 'publish', params: ({ context }) => errorEvent(context) },
+        assign({ owedDone: 'failed' }),
+      ],
+      ...finishingThenSettled,
       on: {
         RETRY: 'initializing',
         USER_MESSAGE: { target: 'initializing', actions: { type: 'acceptUserMessage', params: ({ event }) => messageOf(event) } },

@@ -3,7 +3,7 @@ import type { TaskEvent } from '../../../shared/domain/events';
 import { isTurnStateTag, type TurnStateTag } from '../../../shared/domain/stateTags';
 import { tagsOfState } from '../stateTags';
 import { ZERO_USAGE, type ConversationMessage, type StopReason, type ToolUseBlock, type Usage } from '../../../shared/domain/messages';
-import { compactWithSummary, truncateConversation } from '../../context/compaction';
+import { compactWithSummary, SUMMARY_INSTRUCTION, SUMMARY_MAX_TOKENS, truncateConversation } from '../../context/compaction';
 import { estimateTokens } from '../../context/tokens';
 import type { PermissionMode } from '../../../shared/domain/permissionModes';
 import type { ToolDefinition } from '../../providers/types';
@@ -34,6 +34,7 @@ import {
   usageOf,
 } from './turnHelpers';
 import type { PermissionOutcome, Summary, ToolRunOutput, TurnContext, TurnEvent, TurnInput, TurnOutput, ValidatedCall, ValidationOutcome } from './types';
+import { budgetError, requestEstimateUsd, type BudgetRequest, type BudgetVerdict } from './budget';
 
 export type { PermissionOutcome, Summary, ToolRunOutput, TurnEvent, TurnInput, TurnLimits, TurnOutput, ValidatedCall, ValidationOutcome } from './types';
 
@@ -71,6 +72,11 @@ export const turnMachine = setup({
       throw new Error('no summariser wired');
     }),
     modelCall: callMachine,
+    /**
+     * Asks the task's owner whether a priced request may go (budget.ts): null when it may, else
+     * why not. Provided by the runtime; without a budget every request goes.
+     */
+    admit: fromPromise<BudgetVerdict, BudgetRequest>(async () => null),
     /** Parses a call's input against its tool's schema and has the tool describe it. Provided by the runtime. */
     validateToolCall: fromPromise<ValidationOutcome, { taskId: string; call: ToolUseBlock }>(async ({ input }) => ({
       ok: false,
@@ -129,6 +135,8 @@ export const turnMachine = setup({
     overContext: ({ context }) => estimateTokens(context.system, context.messages) > context.limits.contextLimit,
     breakerClosed: ({ context }) => context.compactionFailures < COMPACTION_BREAKER,
     callSucceeded: (_, p: { output: CallOutput }) => p.output.ok,
+    /** The owner refused the request: it could take the task past its budget. */
+    refused: (_, p: { verdict: BudgetVerdict }) => p.verdict !== null,
     callRetryable: ({ context }, p: { output: CallOutput }) =>
       !p.output.ok && 'error' in p.output && p.output.error.retryable && context.attempt <= context.limits.retryLimit,
     hasToolUses: ({ context }) => (context.last ? pendingToolUses(context.last.message).length > 0 : false),
@@ -221,11 +229,30 @@ export const turnMachine = setup({
     compacting: {
       tags: ['compacting'],
       entry: { type: 'publish', params: ({ context }) => turnEvent(context, 'compacting') },
+      initial: 'admittingSummary',
+      states: {
+        /** A summary is a priced request too: the budget is asked first (budget.ts). */
+        admittingSummary: {
+          invoke: {
+            src: 'admit',
+            input: ({ context }) => ({
+              taskId: context.taskId,
+              purpose: 'summary' as const,
+              estimateUsd: requestEstimateUsd(context.model, context.system, [...repairConversation(context.messages), userText(SUMMARY_INSTRUCTION)], [], SUMMARY_MAX_TOKENS),
+            }),
+            onDone: [
+              { guard: { type: 'refused', params: ({ event }) => ({ verdict: event.output }) }, target: '#turn.error', actions: assign({ error: ({ event }) => budgetError(event.output!) }) },
+              { target: 'summarizing' },
+            ],
+            onError: { target: '#turn.error', actions: assign({ error: ({ event }) => internal(event.error) }) },
+          },
+        },
+        summarizing: {
       invoke: {
         src: 'summarize',
         input: ({ context }) => ({ taskId: context.taskId, model: context.model, system: context.system, messages: repairConversation(context.messages) }),
         onDone: {
-          target: 'streaming',
+          target: '#turn.streaming',
           actions: [
             { type: 'chargeUsage', params: ({ event }) => ({ usage: event.output.usage, failed: false }) },
             assign({
@@ -234,14 +261,32 @@ export const turnMachine = setup({
             { type: 'publish', params: ({ context }) => ({ type: 'compacted', taskId: context.taskId, messages: context.messages, summary: true }) },
           ],
         },
-        onError: { target: 'checkingContext', actions: assign({ compactionFailures: ({ context }) => context.compactionFailures + 1 }) },
+        onError: { target: '#turn.checkingContext', actions: assign({ compactionFailures: ({ context }) => context.compactionFailures + 1 }) },
+      },
+        },
       },
     },
     streaming: {
       tags: ['working'],
-      initial: 'requesting',
+      initial: 'admittingRequest',
       entry: { type: 'publish', params: ({ context }) => turnEvent(context, 'streaming') },
       states: {
+        /** Every request (the first, one after a summary, each retry) is priced at its worst and asked for first (budget.ts). */
+        admittingRequest: {
+          invoke: {
+            src: 'admit',
+            input: ({ context }) => ({
+              taskId: context.taskId,
+              purpose: 'answer' as const,
+              estimateUsd: requestEstimateUsd(context.model, context.system, context.messages, context.tools, context.limits.maxTokens),
+            }),
+            onDone: [
+              { guard: { type: 'refused', params: ({ event }) => ({ verdict: event.output }) }, target: '#turn.error', actions: assign({ error: ({ event }) => budgetError(event.output!) }) },
+              { target: 'requesting' },
+            ],
+            onError: { target: '#turn.error', actions: assign({ error: ({ event }) => internal(event.error) }) },
+          },
+        },
         requesting: {
           invoke: {
             src: 'modelCall',
@@ -293,7 +338,7 @@ export const turnMachine = setup({
             ],
           },
         },
-        backoff: { after: { retryDelay: 'requesting' } },
+        backoff: { after: { retryDelay: 'admittingRequest' } },
       },
     },
     evaluating: {
