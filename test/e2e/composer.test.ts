@@ -5,8 +5,8 @@
  *     chip; a message typed while the answer streams is shown as queued and sent after the turn,
  *     as the next request (never two at once).
  *  2. An image pasted into the composer shows as a thumbnail and reaches the model as an image
- *     block of the message; a `review.md` command with `$ARGUMENTS` (the person's own, in
- *     ~/.claude/commands) runs from the `/` list with its text expanded; the todo checklist
+ *     block of the message; a `review.md` command with `$ARGUMENTS` (the workspace's own,
+ *     .claude/commands, approved with Keel: Review Workspace Trust) runs from the `/` list with its text expanded; the todo checklist
  *     updates live as the model rewrites it.
  * Screenshots go to test-results/composer-*.png.
  */
@@ -140,10 +140,8 @@ describe('the composer in VS Code', () => {
           { blocks: [{ type: 'text', text: 'Review done: greet.ts is fine.' }] },
         ],
       });
-      // The person's own command (a workspace's commands wait for an approval this window cannot give yet).
+      // A home of its own: no command of this machine's person is offered.
       const home = mkdtempSync(join(tmpdir(), 'keel-e2e-home-'));
-      mkdirSync(join(home, '.claude', 'commands'), { recursive: true });
-      writeFileSync(join(home, '.claude', 'commands', 'review.md'), '---\ndescription: Review a file\nargument-hint: FILE\n---\nReview $ARGUMENTS carefully and list what is wrong.\n');
       vs = await startVsCode({ vsixPath: ensureKeelVsix(), settings: settings(server), env: { ANTHROPIC_API_KEY: 'test-key', HOME: home } });
       const chat = await openChat(vs);
       const input = chat.locator('[data-testid="prompt-input"]');
@@ -172,7 +170,17 @@ describe('the composer in VS Code', () => {
       await chat.locator('[data-testid="message-assistant"]', { hasText: 'A tiny red square.' }).waitFor({ timeout: 30_000 });
       await vs.screenshot('composer-3-image');
 
-      // 2. /review from the / list, with the keyboard; its $ARGUMENTS filled.
+      // 2. The workspace's own .claude/commands/review.md: repository content, offered once the
+      // person approved it (Keel: Review Workspace Trust shows it with everything else), then
+      // /review from the / list, with the keyboard; its $ARGUMENTS filled.
+      mkdirSync(join(vs.workspace, '.claude', 'commands'), { recursive: true });
+      writeFileSync(join(vs.workspace, '.claude', 'commands', 'review.md'), '---\ndescription: Review a file\nargument-hint: FILE\n---\nReview $ARGUMENTS carefully and list what is wrong.\n');
+      await vs.runCommand('Keel: Review Workspace Trust');
+      const dialog = vs.page.locator('.monaco-dialog-box', { hasText: 'Approve what this workspace provides?' });
+      await dialog.waitFor({ timeout: 60_000 });
+      expect((await dialog.textContent()) ?? '').toContain('command /review');
+      await dialog.locator('.monaco-button', { hasText: /^Approve all$/ }).click();
+      await expect.poll(() => vs!.readKeelLog(), { timeout: 30_000 }).toMatch(/approved \d+ item\(s\) of this workspace/);
       await input.click();
       await input.pressSequentially('/revi');
       const command = chat.locator('[data-testid="command-option"]', { hasText: '/review' });
