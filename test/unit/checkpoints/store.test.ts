@@ -1,7 +1,8 @@
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, truncateSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { open } from 'node:fs/promises';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { encodeRecord, frame, hashContent, PACK_MAGIC, PACK_MAGIC_V1 } from '../../../src/core/checkpoints/format';
 import { CheckpointStore } from '../../../src/core/checkpoints/store';
 
@@ -16,6 +17,7 @@ function tmp(): string {
   return d;
 }
 afterEach(() => {
+  vi.restoreAllMocks();
   for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
 });
 
@@ -139,5 +141,30 @@ describe('the checkpoint store', () => {
     const again = new CheckpointStore(dir);
     expect((await again.read(hashContent(big))).equals(big)).toBe(true);
     expect((await again.read(hashContent(small))).equals(small)).toBe(true);
+  });
+
+  it('after a write that failed, stores the content again in a new pack instead of taking it as kept', async () => {
+    const dir = tmp();
+    const store = new CheckpointStore(dir);
+    const first = Buffer.from(code(20, 6));
+    await store.put(first, 'a.ts');
+    await store.sync();
+    // The next write fails (a full disk): nothing of it reaches the file.
+    const probe = await open(join(dir, 'packs', '000001.pack'), 'r');
+    const handle = Object.getPrototypeOf(probe) as { writev: (...args: unknown[]) => Promise<unknown> };
+    await probe.close();
+    vi.spyOn(handle, 'writev').mockRejectedValueOnce(Object.assign(new Error('no space left on device'), { code: 'ENOSPC' }));
+    const lost = Buffer.from(code(20, 7));
+    await store.put(lost, 'a.ts');
+    await expect(store.sync()).rejects.toThrow(/no space left/);
+
+    const again = await store.put(lost, 'a.ts');
+    expect(again.added).toBeGreaterThan(0);
+    await store.sync();
+    await store.close();
+    expect(readdirSync(join(dir, 'packs')).sort()).toEqual(['000001.pack', '000002.pack']);
+    const fresh = new CheckpointStore(dir);
+    expect((await fresh.read(hashContent(lost))).equals(lost)).toBe(true);
+    expect((await fresh.read(hashContent(first))).equals(first)).toBe(true);
   });
 });
