@@ -43,7 +43,34 @@ async function edit(store: CheckpointStore, text: string, count: number): Promis
   return { text, changed, versions };
 }
 
+/** Real code to insert: this folder's sources, each edit a different stretch of them. */
+const CORPUS = readdirSync(join(__dirname, '../../../src/core/checkpoints'))
+  .sort()
+  .map((f) => readFileSync(join(__dirname, '../../../src/core/checkpoints', f), 'utf8'))
+  .join('');
+
 describe('the checkpoint store', () => {
+  it('keeps edits that insert varied real code at well under what format 1 framed alone', async () => {
+    const dir = tmp();
+    const store = new CheckpointStore(dir);
+    let text = CORPUS.slice(0, 60_000);
+    await store.put(Buffer.from(text), 'src/big.ts');
+    await store.sync();
+    const first = packBytes(dir);
+    for (let k = 0; k < 200; k++) {
+      const at = (k * 104_729) % (text.length - 200);
+      const from = 60_000 + ((k * 7_919) % (CORPUS.length - 60_200));
+      text = text.slice(0, at) + CORPUS.slice(from, from + 100) + text.slice(at + 100);
+      const { hash } = await store.put(Buffer.from(text), 'src/big.ts');
+      await store.append({ type: 'mark', step: `toolu_01HxQm${k.toString(36).padStart(6, '0')}Zk`, path: 'src/big.ts', before: { kind: 'blob', hash, size: Buffer.byteLength(text) } });
+      await store.sync();
+    }
+    // A delta Brotli-compressed alone before its group: ~150 B an edit (its bytes no longer match
+    // the code of the groups before it).
+    expect((packBytes(dir) - first) / 200).toBeLessThan(125);
+    await store.close();
+  });
+
   it('keeps each small edit of a large file at about what it changed, not at its bookkeeping', async () => {
     const dir = tmp();
     const store = new CheckpointStore(dir);
