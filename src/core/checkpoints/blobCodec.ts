@@ -1,20 +1,24 @@
 import { promisify } from 'node:util';
 import { brotliCompress, brotliDecompress, constants } from 'node:zlib';
 import { makeDelta } from './delta';
-import type { BlobEncoding, ContentHash } from './format';
+import { GROUP_MAX_BLOB, type BlobEncoding, type ContentHash } from './format';
 
 const compress = promisify(brotliCompress);
 const decompress = promisify(brotliDecompress);
 
 /** Below this, compression is not tried (its framing would cost more than it saves). */
 const MIN_COMPRESS = 96;
+/** Deltas up to this size are left uncompressed here: their pack group compresses them. */
+const GROUPED_DELTA = GROUP_MAX_BLOB - 64;
 /** A delta is kept only when it is at most this share of the content. */
 const DELTA_WORTH = 0.5;
 
 /**
- * Brotli at quality 5 with a 16 MB window: about the ratio of gzip -9 on source code at a fifth of
- * the time (measured on 1 MB of this repository's sources: 270 KB in ~90 ms on a loaded machine),
- * and async, on libuv's pool, so a large file never blocks the host's event loop.
+ * Brotli at quality 4 with a 16 MB window, async on libuv's pool, so a large file never blocks the
+ * host's event loop. Measured on this repository's sources (docs/benchmarks.md, "checkpoints"):
+ * 100 KB to 31.5 % in ~2 ms, 1 MB to 27.6 % in ~14–50 ms; quality 5 saves another 2 points for
+ * about 1.5 ms more per 100 KB, on the path of every Write (a checkpoint is durable before the
+ * write), so it is not taken; quality 11 (23 %) costs 1.5 s per MB.
  */
 function brotli(input: Buffer): Promise<Buffer> {
   return compress(input, {
@@ -42,7 +46,9 @@ export async function encodeBlob(content: Buffer, base?: { hash: ContentHash; co
   if (base && content.length > 64) {
     const delta = makeDelta(base.content, content);
     if (delta.length <= content.length * DELTA_WORTH) {
-      if (delta.length >= MIN_COMPRESS) {
+      // A small delta goes in its step's group, compressed there against the steps before it
+      // (format.ts): compressed alone first, it would hide what it shares with them.
+      if (delta.length > GROUPED_DELTA) {
         const packed = await brotli(delta);
         if (packed.length < delta.length) return { encoding: 'delta-br', payload: packed, base: base.hash };
       }

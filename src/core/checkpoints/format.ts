@@ -1,17 +1,31 @@
 import { createHash } from 'node:crypto';
-import { crc32 } from 'node:zlib';
+import { constants, crc32, deflateRawSync, inflateRawSync } from 'node:zlib';
 
 /**
  * The records of a checkpoint pack (docs/persistence.md, "Checkpoints"), and their binary form.
- * A pack is `KEELCP1\n` then frames `[u32 body length][u32 crc32 of body][body]`; the body's first
+ * A pack is a magic line then frames `[u32 body length][u32 crc32 of body][body]`; the body's first
  * byte says what it is. Binary, not JSON: a checkpoint of a 100-byte edit is a ~100-byte delta,
  * and the bookkeeping around it must not be larger than the edit itself.
+ *
+ * Format 2 (`KEELCP2\n`, written since issue 23's cost work) adds the **group** frame: the small
+ * records one `sync` makes durable (marks, anchors, command brackets, blobs of a few KB — a
+ * 100-byte edit's delta) are written together as one raw-deflate body whose preset dictionary is
+ * the last 32 KB of the pack's earlier groups, uncompressed. What a step records repeats what the
+ * steps before it recorded (the hash of the version before, the path, the tool call id's prefix,
+ * the code around an edit), so a step costs about what it changed, not its bookkeeping. Each group
+ * is a complete deflate stream (no state carried in the writer but the dictionary), so a torn
+ * tail loses only itself. Format 1 packs (`KEELCP1\n`, no groups) are still read; a pack of a
+ * newer format is reported as such and left alone.
  */
 
 /** A content address: the first 128 bits of the content's SHA-256, as 32 hex digits. */
 export type ContentHash = string;
 
-export const PACK_MAGIC = Buffer.from('KEELCP1\n', 'latin1');
+export const PACK_MAGIC = Buffer.from('KEELCP2\n', 'latin1');
+/** The format 1 header: such packs have no group frames. */
+export const PACK_MAGIC_V1 = Buffer.from('KEELCP1\n', 'latin1');
+/** The formats this build reads. */
+export const PACK_FORMATS = [1, 2] as const;
 export const FRAME_HEADER = 8;
 /** The longest body a frame may declare (a 64 MB file's full copy and then some). */
 export const MAX_BODY = 128 * 1024 * 1024;
@@ -52,6 +66,12 @@ export type PackRecord =
   | { type: 'command'; step: string; phase: 'start' | 'end'; mode: 'git' | 'scan' | 'none'; manifest?: ContentHash; head?: string; notes: string[] };
 
 const TYPE = { blob: 1, mark: 2, anchor: 3, command: 4 } as const;
+/** A group frame's first byte (format 2). */
+export const GROUP_TYPE = 5;
+/** How much of the earlier groups a group is compressed against (deflate's whole window). */
+export const GROUP_DICTIONARY = 32 * 1024;
+/** Blob records up to this size (the whole body) go in groups; larger ones get a frame each. */
+export const GROUP_MAX_BLOB = 4096;
 const ENCODING: readonly BlobEncoding[] = ['raw', 'br', 'delta', 'delta-br'];
 const IMAGE = { blob: 1, absent: 2, unknown: 3 } as const;
 const MODE = ['git', 'scan', 'none'] as const;
@@ -224,6 +244,50 @@ export function decodeRecord(body: Buffer): PackRecord {
     default:
       throw new RangeError(`unknown record type ${t}`);
   }
+}
+
+function varintBytes(n: number): Buffer {
+  const o = new Out();
+  o.varint(n);
+  return Buffer.from(o.done());
+}
+
+/**
+ * The group frame body of `bodies` (record bodies, in order), compressed against `dictionary`
+ * (the tail of the pack's earlier groups), and the uncompressed bytes that extend it.
+ */
+export function encodeGroup(bodies: Buffer[], dictionary: Buffer): { body: Buffer; raw: Buffer } {
+  const parts: Buffer[] = [];
+  for (const b of bodies) parts.push(varintBytes(b.length), b);
+  const raw = Buffer.concat(parts);
+  const packed = deflateRawSync(raw, { level: 9, memLevel: 9, ...(dictionary.length ? { dictionary } : {}) });
+  return { body: Buffer.concat([Buffer.from([GROUP_TYPE]), varintBytes(raw.length), packed]), raw };
+}
+
+/** The record bodies of a group frame body. Throws RangeError when it does not decode. */
+export function decodeGroup(body: Buffer, dictionary: Buffer): { bodies: Buffer[]; raw: Buffer } {
+  const i = new In(body);
+  if (i.byte() !== GROUP_TYPE) throw new RangeError('not a group');
+  const rawLength = i.varint();
+  if (rawLength > MAX_BODY) throw new RangeError('a group declares an impossible size');
+  let raw: Buffer;
+  try {
+    raw = inflateRawSync(i.rest(), { ...(dictionary.length ? { dictionary } : {}), finishFlush: constants.Z_FINISH, maxOutputLength: rawLength + 1 });
+  } catch (err) {
+    throw new RangeError(`a group does not decompress (${(err as Error).message})`);
+  }
+  if (raw.length !== rawLength) throw new RangeError(`a group holds ${raw.length} bytes, not ${rawLength}`);
+  const r = new In(raw);
+  const bodies: Buffer[] = [];
+  while (!r.ended) bodies.push(r.bytes(r.varint()));
+  return { bodies, raw };
+}
+
+/** `dictionary` extended by `raw`, cut to the group dictionary's size. */
+export function nextDictionary(dictionary: Buffer, raw: Buffer): Buffer {
+  if (raw.length >= GROUP_DICTIONARY) return Buffer.from(raw.subarray(raw.length - GROUP_DICTIONARY));
+  const keep = Math.min(dictionary.length, GROUP_DICTIONARY - raw.length);
+  return Buffer.concat([dictionary.subarray(dictionary.length - keep), raw]);
 }
 
 /** One framed record, ready to append. */

@@ -1,6 +1,22 @@
 import { constants } from 'node:fs';
 import { open, type FileHandle } from 'node:fs/promises';
-import { checksumOk, decodeRecord, encodeRecord, FRAME_HEADER, frame, MAX_BODY, PACK_MAGIC, type PackRecord } from './format';
+import {
+  checksumOk,
+  decodeGroup,
+  decodeRecord,
+  encodeGroup,
+  encodeRecord,
+  FRAME_HEADER,
+  frame,
+  GROUP_MAX_BLOB,
+  GROUP_TYPE,
+  MAX_BODY,
+  nextDictionary,
+  PACK_FORMATS,
+  PACK_MAGIC,
+  PACK_MAGIC_V1,
+  type PackRecord,
+} from './format';
 
 /**
  * One pack file: append-only, written by one process at a time (the task's driver, or the worker
@@ -17,8 +33,14 @@ export interface BlobLocation {
   bodyLength: number;
 }
 
-/** A record found by a scan; a blob's payload is left out (read it with `readBody`). */
-export type ScannedRecord = Exclude<PackRecord, { type: 'blob' }> | (Omit<Extract<PackRecord, { type: 'blob' }>, 'payload'> & { at: BlobLocation });
+/**
+ * Where a blob's payload is: a frame of its own (read it with `readBody`), or, for a small blob
+ * that came in a group (format 2), the payload itself, decompressed with its group.
+ */
+export type BlobSource = { at: BlobLocation; inline?: undefined } | { inline: Buffer; at?: undefined };
+
+/** A record found by a scan; a large blob's payload is left out (read it with `readBody`). */
+export type ScannedRecord = Exclude<PackRecord, { type: 'blob' }> | (Omit<Extract<PackRecord, { type: 'blob' }>, 'payload'> & BlobSource);
 
 export interface PackScan {
   records: ScannedRecord[];
@@ -26,6 +48,8 @@ export interface PackScan {
   validBytes: number;
   /** Why the scan stopped before the end, if it did. */
   damage?: string;
+  /** The header itself was not one this build reads (nothing of the pack was). */
+  unreadable?: boolean;
 }
 
 const CHUNK = 1 << 20;
@@ -41,9 +65,16 @@ export async function scanPack(file: string, limit = Infinity): Promise<PackScan
     const size = Math.min((await fh.stat()).size, limit);
     const records: ScannedRecord[] = [];
     const magic = Buffer.alloc(PACK_MAGIC.length);
-    if (size < PACK_MAGIC.length) return { records, validBytes: 0, damage: 'shorter than its header' };
+    if (size < PACK_MAGIC.length) return { records, validBytes: 0, damage: 'shorter than its header', unreadable: true };
     await fh.read(magic, 0, magic.length, 0);
-    if (!magic.equals(PACK_MAGIC)) return { records, validBytes: 0, damage: 'not a checkpoint pack' };
+    const format = magic.equals(PACK_MAGIC) ? 2 : magic.equals(PACK_MAGIC_V1) ? 1 : 0;
+    if (!format) {
+      const newer = /^KEELCP(\d+)\n$/.exec(magic.toString('latin1'));
+      const damage = newer ? `written in checkpoint format ${newer[1]} by a newer Keel; this build reads formats ${PACK_FORMATS.join(' and ')}` : 'not a checkpoint pack';
+      return { records, validBytes: 0, damage, unreadable: true };
+    }
+    // The uncompressed tail of the groups read so far: the next group's dictionary.
+    let dictionary: Buffer = Buffer.alloc(0);
     let pos = PACK_MAGIC.length;
     let buf = Buffer.alloc(0);
     let bufAt = pos;
@@ -66,16 +97,29 @@ export async function scanPack(file: string, limit = Infinity): Promise<PackScan
       if (!(await ensure(bodyAt, len))) return { records, validBytes: pos, damage: 'a record is cut short' };
       const body = buf.subarray(bodyAt - bufAt, bodyAt - bufAt + len);
       if (!checksumOk(body, crc)) return { records, validBytes: pos, damage: 'a record fails its checksum' };
-      let rec: PackRecord;
+      let found: ScannedRecord[];
       try {
-        rec = decodeRecord(body);
+        if (format >= 2 && body[0] === GROUP_TYPE) {
+          const group = decodeGroup(body, dictionary);
+          dictionary = nextDictionary(dictionary, group.raw);
+          found = group.bodies.map((b) => {
+            const rec = decodeRecord(b);
+            if (rec.type !== 'blob') return rec;
+            // A copy: the group's buffer is not kept alive by one small payload.
+            const { payload, ...head } = rec;
+            return { ...head, inline: Buffer.from(payload) };
+          });
+        } else {
+          const rec = decodeRecord(body);
+          if (rec.type === 'blob') {
+            const { payload: _payload, ...head } = rec;
+            found = [{ ...head, at: { file, bodyOffset: bodyAt, bodyLength: len } }];
+          } else found = [rec];
+        }
       } catch (err) {
         return { records, validBytes: pos, damage: `a record cannot be read (${(err as Error).message})` };
       }
-      if (rec.type === 'blob') {
-        const { payload: _payload, ...head } = rec;
-        records.push({ ...head, at: { file, bodyOffset: bodyAt, bodyLength: len } });
-      } else records.push(rec);
+      records.push(...found);
       pos = bodyAt + len;
     }
     return { records, validBytes: pos };
@@ -98,13 +142,21 @@ export async function readBody(at: BlobLocation): Promise<Buffer> {
 }
 
 /**
- * Appends records to a pack this process created. `append` queues bytes; `sync` writes them and
- * fdatasyncs, resolving once they are on disk. Calls are serialised.
+ * Appends records to a pack this process created. `append` queues a record; `sync` writes what is
+ * queued and fdatasyncs, resolving once it is on disk. Calls are serialised. Small records wait
+ * for the next `sync` (or the next large blob) and are written as one group frame, compressed
+ * against the groups before it; a large blob gets a frame of its own, so its place is known when
+ * it is queued. Once a write fails the writer is spent (`failed`): what it wrote after the
+ * failure could depend on bytes that never reached the file, so the store opens a new pack.
  */
 export class PackWriter {
   private chain: Promise<void> = Promise.resolve();
   private pending: Buffer[] = [];
+  private small: Buffer[] = [];
+  private smallBytes = 0;
+  private dictionary: Buffer = Buffer.alloc(0);
   private size: number;
+  private failure: Error | null = null;
 
   private constructor(
     readonly file: string,
@@ -120,31 +172,67 @@ export class PackWriter {
     return new PackWriter(file, fh);
   }
 
-  /** Bytes written and queued so far. */
+  /** Bytes written and queued so far (small records counted uncompressed until grouped). */
   get bytes(): number {
-    return this.size;
+    return this.size + this.smallBytes;
   }
 
-  /** Queues a record; returns where its body will lie. */
-  append(r: PackRecord, encoded?: Buffer): BlobLocation {
-    const framed = frame(encoded ?? encodeRecord(r));
-    const at: BlobLocation = { file: this.file, bodyOffset: this.size + FRAME_HEADER, bodyLength: framed.length - FRAME_HEADER };
+  /** Why this writer stopped writing, once a write or an fdatasync failed. */
+  get failed(): Error | null {
+    return this.failure;
+  }
+
+  /**
+   * Queues a record. Returns where a large blob's body will lie; null for a record that goes in
+   * the next group (a small blob's payload is then known only from the record itself).
+   */
+  append(r: PackRecord, encoded?: Buffer): BlobLocation | null {
+    if (this.failure) throw this.failure;
+    const body = encoded ?? encodeRecord(r);
+    if (r.type !== 'blob' || body.length <= GROUP_MAX_BLOB) {
+      this.small.push(body);
+      this.smallBytes += body.length;
+      return null;
+    }
+    // What was queued before it is written before it: records stay in the order they were made.
+    this.closeGroup();
+    const framed = frame(body);
+    const at: BlobLocation = { file: this.file, bodyOffset: this.size + FRAME_HEADER, bodyLength: body.length };
     this.pending.push(framed);
     this.size += framed.length;
     return at;
   }
 
+  private closeGroup(): void {
+    if (!this.small.length) return;
+    const { body, raw } = encodeGroup(this.small, this.dictionary);
+    this.dictionary = nextDictionary(this.dictionary, raw);
+    this.small = [];
+    this.smallBytes = 0;
+    const framed = frame(body);
+    this.pending.push(framed);
+    this.size += framed.length;
+  }
+
   /** Writes what is queued and makes it durable. */
   sync(): Promise<void> {
+    if (this.failure) return Promise.reject(this.failure);
+    this.closeGroup();
     const next = this.chain.then(async () => {
+      if (this.failure) throw this.failure;
       const out = this.pending;
       this.pending = [];
-      if (out.length) {
-        const want = out.reduce((n, b) => n + b.length, 0);
-        const { bytesWritten } = await this.fh.writev(out);
-        if (bytesWritten !== want) throw new Error(`${this.file}: wrote ${bytesWritten} of ${want} bytes`);
+      try {
+        if (out.length) {
+          const want = out.reduce((n, b) => n + b.length, 0);
+          const { bytesWritten } = await this.fh.writev(out);
+          if (bytesWritten !== want) throw new Error(`${this.file}: wrote ${bytesWritten} of ${want} bytes`);
+        }
+        await this.fh.datasync();
+      } catch (err) {
+        this.failure = err instanceof Error ? err : new Error(String(err));
+        throw this.failure;
       }
-      await this.fh.datasync();
     });
     this.chain = next.catch(() => undefined);
     return next;

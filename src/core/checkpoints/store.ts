@@ -123,8 +123,8 @@ export class CheckpointStore {
     const writer = await this.openWriter();
     const before = writer.bytes;
     const at = writer.append(rec);
-    const { payload: _p, ...head } = rec;
-    idx.blobs.set(hash, { ...head, at });
+    const { payload, ...head } = rec;
+    idx.blobs.set(hash, at ? { ...head, at } : { ...head, inline: payload });
     this.depth.set(hash, enc.base ? (this.depth.get(enc.base) ?? 0) + 1 : 0);
     if (path) this.remember(path, hash, content);
     return { hash, added: writer.bytes - before };
@@ -138,10 +138,29 @@ export class CheckpointStore {
     idx.records.push(rec);
   }
 
-  /** Makes everything queued durable (fdatasync). */
+  /**
+   * Makes everything queued durable (fdatasync). When that fails, what this process knows is
+   * forgotten (the next `load` reads the packs as they are on disk, so a content that did not
+   * reach the disk is stored again, never taken as kept) and the next record starts a new pack.
+   */
   async sync(): Promise<void> {
     if (this.creating) await this.creating;
-    await this.writer?.sync();
+    const writer = this.writer;
+    if (!writer) return;
+    try {
+      await writer.sync();
+    } catch (err) {
+      if (this.writer === writer) {
+        this.writer = null;
+        this.index = null;
+        this.loading = null;
+        this.depth.clear();
+        this.bases.clear();
+        this.baseBytes = 0;
+        void writer.close().catch(() => undefined);
+      }
+      throw err;
+    }
   }
 
   async close(): Promise<void> {
@@ -237,6 +256,7 @@ export class CheckpointStore {
 }
 
 async function payloadOf(b: BlobRecord): Promise<Buffer> {
+  if (b.inline) return unpackPayload(b.encoding, b.inline);
   const body = await readBody(b.at);
   // The payload is the body's tail: what precedes it is the header the scan parsed.
   const headerLen = 1 + 16 + varintLength(b.size) + 1 + (b.encoding === 'delta' || b.encoding === 'delta-br' ? 16 : 0);
@@ -316,7 +336,7 @@ async function readIndex(dir: string): Promise<CheckpointIndex> {
         if (!idx.blobs.has(r.hash)) idx.blobs.set(r.hash, r);
       } else idx.records.push(r);
     }
-    if (scan.damage) idx.damage.push(`${name}: ${scan.damage} at byte ${scan.validBytes}; what came before it is kept`);
+    if (scan.damage) idx.damage.push(scan.unreadable ? `${name}: ${scan.damage}; none of it is read` : `${name}: ${scan.damage} at byte ${scan.validBytes}; what came before it is kept`);
   };
   let linked: LinkedPack[] = [];
   try {
