@@ -10,10 +10,11 @@
 //   dist/webview.js    the chat UI (iife, browser) and dist/webview.css
 // `--watch` builds the extension and the worker self-contained (no core.js to keep in step).
 import * as esbuild from 'esbuild';
-import { cpSync, mkdirSync, rmSync, existsSync } from 'node:fs';
+import { cpSync, mkdirSync, readFileSync, rmSync, existsSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { createRequire } from 'node:module';
 import { buildExtension, buildWorker } from './sharedCore.mjs';
+import { subsetCodicons, usedCodicons } from './codiconSubset.mjs';
 
 const require = createRequire(import.meta.url);
 const watch = process.argv.includes('--watch');
@@ -25,8 +26,10 @@ mkdirSync('dist', { recursive: true });
 // Static assets that run: codicons font + css, and the tree-sitter wasm files used by the
 // permission engine's shell parser.
 const codicons = dirname(require.resolve('@vscode/codicons/dist/codicon.css'));
-cpSync(join(codicons, 'codicon.css'), 'dist/codicon.css');
-cpSync(join(codicons, 'codicon.ttf'), 'dist/codicon.ttf');
+// Only the icons the webview names (scripts/codiconSubset.mjs): ~50 of ~650 glyphs.
+const icons = await subsetCodicons(readFileSync(join(codicons, 'codicon.css'), 'utf8'), readFileSync(join(codicons, 'codicon.ttf')), usedCodicons('webview'));
+writeFileSync('dist/codicon.css', icons.css);
+writeFileSync('dist/codicon.ttf', icons.font);
 // (web-tree-sitter's exports do not list package.json, so resolve its main file instead.)
 for (const [entry, file] of [['web-tree-sitter', 'web-tree-sitter.wasm'], ['tree-sitter-bash/package.json', 'tree-sitter-bash.wasm']]) {
   const p = join(dirname(require.resolve(entry)), file);
