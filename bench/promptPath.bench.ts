@@ -42,7 +42,7 @@ async function main(): Promise<void> {
   // Loaded here: the driver (this bundle again, in a child) never needs it.
   const { build } = await import('esbuild');
   await build({
-    entryPoints: { driver: join(ROOT, 'bench/promptPath.bench.ts'), worker: join(ROOT, 'src/cli/workerEntry.ts') },
+    entryPoints: { driver: join(ROOT, 'bench/promptPath.bench.ts'), worker: join(ROOT, 'src/cli/workerEntry.ts'), causal: join(ROOT, 'bench/promptPathCausal.ts') },
     outdir: dir,
     bundle: true,
     platform: 'node',
@@ -74,6 +74,9 @@ async function main(): Promise<void> {
     const host = sides.find((s) => s.bundle === 'driver.js')?.files ?? [];
     const worker = sides.find((s) => s.bundle === 'worker.js')?.files ?? [];
     const stacks = stackFiles(cov, dir);
+    const causal = causalFiles(cov, dir);
+    const causalHost = causal.get('driver.js') ?? [];
+    const causalWorker = causal.get('worker.js') ?? [];
     const stackHost = stacks.get('driver.js') ?? [];
     const stackWorker = stacks.get('worker.js') ?? [];
     if (workers > 0) {
@@ -84,15 +87,27 @@ async function main(): Promise<void> {
         host_files: host.length,
         worker_files: worker.length,
         stack_files_on_path: onPath.size,
+        causal_files_on_path: new Set([...causalHost, ...causalWorker]).size,
+        causal_host_files: causalHost.length,
+        causal_worker_files: causalWorker.length,
         stack_host_files: stackHost.length,
         stack_worker_files: stackWorker.length,
         host,
         worker,
         stack_host: stackHost,
         stack_worker: stackWorker,
+        causal_host: causalHost,
+        causal_worker: causalWorker,
       });
     } else {
-      Object.assign(result, { in_process_files: host.length, stack_in_process_files: stackHost.length, in_process: host, stack_in_process: stackHost });
+      Object.assign(result, {
+        in_process_files: host.length,
+        stack_in_process_files: stackHost.length,
+        causal_in_process_files: causalHost.length,
+        in_process: host,
+        stack_in_process: stackHost,
+        causal_in_process: causalHost,
+      });
     }
   }
   process.stdout.write(`${JSON.stringify(result)}\n`);
@@ -170,14 +185,36 @@ function stackFiles(cov: string, dir: string): Map<string, string[]> {
         const m = /\(?([^()\s]+\.js):(\d+):(\d+)\)?$/.exec(line.trim());
         const bundle = m && ['driver.js', 'worker.js'].find((b) => m[1]!.endsWith(`/${b}`));
         if (!m || !bundle) continue;
-        let map = maps.get(bundle);
-        if (!map) maps.set(bundle, (map = new SourceMap(JSON.parse(readFileSync(join(dir, `${bundle}.map`), 'utf8')))));
-        const entry = map.findEntry(Number(m[2]) - 1, Number(m[3]) - 1) as { originalSource?: string };
-        const source = entry.originalSource ? relative(ROOT, resolve(dir, entry.originalSource)) : '';
+        const source = sourceOf(maps, dir, bundle, Number(m[2]), Number(m[3]));
         if (!source.startsWith('src/')) continue;
         if (!out.has(bundle)) out.set(bundle, new Set());
         out.get(bundle)!.add(source);
       }
+    }
+  }
+  return new Map([...out].map(([b, files]) => [b, [...files].sort()]));
+}
+
+/** The file (relative to the repository) of a frame at 1-based `line`:`column` of a bundle. */
+function sourceOf(maps: Map<string, SourceMap>, dir: string, bundle: string, line: number, column: number): string {
+  let map = maps.get(bundle);
+  if (!map) maps.set(bundle, (map = new SourceMap(JSON.parse(readFileSync(join(dir, `${bundle}.map`), 'utf8')))));
+  const entry = map.findEntry(line - 1, column - 1) as { originalSource?: string };
+  return entry.originalSource ? relative(ROOT, resolve(dir, entry.originalSource)) : '';
+}
+
+/** The src/ files of the frames the causal trace kept (bench/promptPathCausal.ts), per bundle. */
+function causalFiles(cov: string, dir: string): Map<string, string[]> {
+  const maps = new Map<string, SourceMap>();
+  const out = new Map<string, Set<string>>();
+  for (const f of readdirSync(cov).filter((n) => n.startsWith('causal-'))) {
+    const { frames } = JSON.parse(readFileSync(join(cov, f), 'utf8')) as { frames: string[] };
+    for (const frame of frames) {
+      const m = /^(.+\.js):(\d+):(\d+)$/.exec(frame);
+      const bundle = m && ['driver.js', 'worker.js'].find((b) => m[1]!.endsWith(`/${b}`));
+      if (!m || !bundle) continue;
+      const source = sourceOf(maps, dir, bundle, Number(m[2]), Number(m[3]));
+      if (source.startsWith('src/')) out.set(bundle, (out.get(bundle) ?? new Set()).add(source));
     }
   }
   return new Map([...out].map(([b, files]) => [b, [...files].sort()]));
@@ -195,7 +232,19 @@ async function driver(): Promise<void> {
   const dir = process.env.KEEL_BENCH_DIR!;
   const workers = Number(process.env.KEEL_BENCH_WORKERS);
   const preload = join(dir, 'reset.js');
-  writeFileSync(preload, `process.on('SIGUSR2', () => require('node:v8').takeCoverage());\n${PROBES}`);
+  const cov = process.env.NODE_V8_COVERAGE!;
+  const causalOpts = { outDir: cov, shared: join(cov, 'hashes-shared.txt'), probe: PROBE_PROMPT };
+  // The worker's first SIGUSR2 (after the first prompt) resets its coverage and starts its causal
+  // trace; the second (the second prompt done) writes the trace.
+  writeFileSync(
+    preload,
+    `const trace = require(${JSON.stringify(join(dir, 'causal.js'))}).installCausalTrace(${JSON.stringify(causalOpts)});
+let usr2 = 0;
+process.on('SIGUSR2', () => { if (usr2++ === 0) { require('node:v8').takeCoverage(); trace.start(); } else trace.stop(); });
+${PROBES}`,
+  );
+  const { installCausalTrace } = await import('./promptPathCausal');
+  const trace = installCausalTrace(causalOpts);
   // The same probes in this process (the host), and the host's task taking the message.
   new Function('require', PROBES)(require);
   const { LiveTask } = await import('../src/core/runtime/liveTask');
@@ -237,7 +286,6 @@ async function driver(): Promise<void> {
   await task.settled();
   // Both processes' counts start again here.
   const pid = runtime?.workerPool()?.status().workers[0]?.pid;
-  const cov = process.env.NODE_V8_COVERAGE!;
   if (pid) {
     const before = readdirSync(cov).filter((f) => f.startsWith(`coverage-${pid}-`)).length;
     process.kill(pid, 'SIGUSR2');
@@ -245,9 +293,18 @@ async function driver(): Promise<void> {
   }
   v8.takeCoverage();
   const second = new Promise<void>((resolveDone) => task.subscribe((e) => e.type === 'done' && resolveDone()));
-  await fromPage({ type: 'prompt', text: PROBE_PROMPT });
+  trace.start();
+  await trace.runMarked(() => fromPage({ type: 'prompt', text: PROBE_PROMPT }));
   await second;
   v8.takeCoverage();
+  // What the prompt's contexts still do after its `done` (the worker going idle, the record's
+  // last write) is theirs too: a short quiet time, then both traces stop.
+  await new Promise((r) => setTimeout(r, 250));
+  trace.stop();
+  if (pid) {
+    process.kill(pid, 'SIGUSR2');
+    while (!readdirSync(cov).includes(`causal-${pid}.json`)) await new Promise((r) => setTimeout(r, 20));
+  }
   // The worker writes its coverage when it exits: let it stop on its own.
   await runtime?.shutdownWorkers();
   window.dispose();
