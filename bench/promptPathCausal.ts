@@ -17,6 +17,7 @@
 import { AsyncResource, createHook, executionAsyncId, executionAsyncResource } from 'node:async_hooks';
 import { createHash } from 'node:crypto';
 import { appendFileSync, readFileSync, writeFileSync } from 'node:fs';
+import { Session } from 'node:inspector';
 import { join } from 'node:path';
 
 export interface CausalTrace {
@@ -48,6 +49,41 @@ export function installCausalTrace(opts: { outDir: string; shared: string; probe
   let sharedRead = 0;
   const pid = String(process.pid);
 
+  // The functions called while a marked context runs (synchronous work that leaves no frame on
+  // a later stack: a helper called and returned before the next resource is made). V8's precise
+  // call counts, taken (and reset) each time the running context changes from marked to not or
+  // back, through this thread's own inspector session (its `post` answers synchronously). It
+  // resets the counts NODE_V8_COVERAGE uses, so the bench runs this trace in runs of its own.
+  const session = new Session();
+  session.connect();
+  session.post('Profiler.enable');
+  session.post('Profiler.startPreciseCoverage', { callCount: true, detailed: false });
+  /** "<script url> <function start offset>" of the functions called while marked. */
+  const ran = new Set<string>();
+  let state = false;
+  const states: boolean[] = [];
+  let takes = 0;
+  const take = (): void => {
+    takes++;
+    const wasMarked = state;
+    session.post('Profiler.takePreciseCoverage', (err, res) => {
+      if (err || !wasMarked) return;
+      for (const script of res.result) {
+        if (!script.url.endsWith('.js')) continue;
+        for (const fn of script.functions) {
+          const range = fn.ranges[0];
+          if (range && range.count > 0) ran.add(`${script.url} ${range.startOffset}`);
+        }
+      }
+    });
+  };
+  const enter = (now: boolean): void => {
+    if (now !== state) {
+      take();
+      state = now;
+    }
+  };
+
   const inMarked = (): boolean => {
     if (tickMarked !== -1 && executionAsyncId() === tickMarked) return true;
     const r = executionAsyncResource();
@@ -64,6 +100,7 @@ export function installCausalTrace(opts: { outDir: string; shared: string; probe
     if (inMarked()) return;
     marks.push({ why, at: Date.now() });
     tickMarked = executionAsyncId();
+    enter(true);
     keepStack();
   };
 
@@ -75,8 +112,13 @@ export function installCausalTrace(opts: { outDir: string; shared: string; probe
       resources++;
       keepStack();
     },
+    before() {
+      states.push(state);
+      enter(recording && inMarked());
+    },
     after(id) {
       if (id === tickMarked) tickMarked = -1;
+      enter(states.pop() ?? false);
     },
   }).enable();
 
@@ -119,19 +161,26 @@ export function installCausalTrace(opts: { outDir: string; shared: string; probe
       const scope = new AsyncResource('KeelPromptReceipt');
       marked.add(scope);
       return scope.runInAsyncScope(() => {
+        const outer = state;
         if (recording) {
           marks.push({ why: "the page's prompt message received", at: Date.now() });
           keepStack();
+          enter(true);
         }
-        return fn();
+        try {
+          return fn();
+        } finally {
+          enter(outer);
+        }
       });
     },
     start() {
       recording = true;
     },
     stop() {
+      enter(false);
       recording = false;
-      writeFileSync(join(opts.outDir, `causal-${pid}.json`), stringify({ pid, resources, marks, frames: [...frames] }));
+      writeFileSync(join(opts.outDir, `causal-${pid}.json`), stringify({ pid, resources, takes, marks, frames: [...frames], ran: [...ran] }));
     },
   };
 }
