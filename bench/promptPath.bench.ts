@@ -24,9 +24,18 @@
 // JSON.parse of a text carrying it) and the provider request (`fetch` with the prompt in its
 // body; in the host with workers 0) — mapped through the bundles' source maps, unioned per
 // process. A hop through an event queue (xstate's mailbox, a socket) starts a new stack, which is
-// why each side is probed where it hands the prompt on. See docs/benchmarks.md.
+// why each side is probed where it hands the prompt on.
+// `causal_*` follows the prompt across every hop instead (bench/promptPathCausal.ts, in runs of
+// their own, both processes): its handling is an async context marked at the host's receipt of
+// the page's message and, in either process, where a message the other sent from a marked
+// context is parsed; every async resource created in a marked context is marked (async_hooks).
+// `causal_callers_*`: the files with a frame on the stack at each such creation (its synchronous
+// callers); `causal_*`: those and the files of every function called while a marked context ran
+// (V8's call counts, taken at each switch between marked and unmarked work). Work not caused by
+// the prompt (other contexts: the pool's timers, the first prompt's leftovers) is left out. See
+// docs/benchmarks.md for what it cannot see.
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { SourceMap } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join, relative, resolve } from 'node:path';
@@ -42,7 +51,7 @@ async function main(): Promise<void> {
   // Loaded here: the driver (this bundle again, in a child) never needs it.
   const { build } = await import('esbuild');
   await build({
-    entryPoints: { driver: join(ROOT, 'bench/promptPath.bench.ts'), worker: join(ROOT, 'src/cli/workerEntry.ts') },
+    entryPoints: { driver: join(ROOT, 'bench/promptPath.bench.ts'), worker: join(ROOT, 'src/cli/workerEntry.ts'), causal: join(ROOT, 'bench/promptPathCausal.ts') },
     outdir: dir,
     bundle: true,
     platform: 'node',
@@ -74,6 +83,15 @@ async function main(): Promise<void> {
     const host = sides.find((s) => s.bundle === 'driver.js')?.files ?? [];
     const worker = sides.find((s) => s.bundle === 'worker.js')?.files ?? [];
     const stacks = stackFiles(cov, dir);
+    // The causal trace in a run of its own (its call counts would reset the coverage's).
+    const out = mkdtempSync(join(tmpdir(), 'keel-prompt-causal-'));
+    execFileSync(process.execPath, [join(dir, 'driver.js')], { env: { ...process.env, KEEL_BENCH_ROLE: 'driver', KEEL_BENCH_ROOT: ROOT, KEEL_BENCH_DIR: dir, KEEL_BENCH_WORKERS: String(workers), KEEL_BENCH_CAUSAL: out }, stdio: ['ignore', 'inherit', 'inherit'] });
+    const causal = causalFiles(out, dir);
+    for (const d of [cov, out]) rmSync(d, { recursive: true, force: true });
+    const causalHost = causal.all.get('driver.js') ?? [];
+    const causalWorker = causal.all.get('worker.js') ?? [];
+    const callersHost = causal.callers.get('driver.js') ?? [];
+    const callersWorker = causal.callers.get('worker.js') ?? [];
     const stackHost = stacks.get('driver.js') ?? [];
     const stackWorker = stacks.get('worker.js') ?? [];
     if (workers > 0) {
@@ -84,17 +102,37 @@ async function main(): Promise<void> {
         host_files: host.length,
         worker_files: worker.length,
         stack_files_on_path: onPath.size,
+        causal_files_on_path: new Set([...causalHost, ...causalWorker]).size,
+        causal_host_files: causalHost.length,
+        causal_worker_files: causalWorker.length,
+        causal_callers_files_on_path: new Set([...callersHost, ...callersWorker]).size,
+        causal_callers_host_files: callersHost.length,
+        causal_callers_worker_files: callersWorker.length,
         stack_host_files: stackHost.length,
         stack_worker_files: stackWorker.length,
         host,
         worker,
         stack_host: stackHost,
         stack_worker: stackWorker,
+        causal_host: causalHost,
+        causal_worker: causalWorker,
+        causal_callers_host: callersHost,
+        causal_callers_worker: callersWorker,
       });
     } else {
-      Object.assign(result, { in_process_files: host.length, stack_in_process_files: stackHost.length, in_process: host, stack_in_process: stackHost });
+      Object.assign(result, {
+        in_process_files: host.length,
+        stack_in_process_files: stackHost.length,
+        causal_in_process_files: causalHost.length,
+        causal_callers_in_process_files: callersHost.length,
+        in_process: host,
+        stack_in_process: stackHost,
+        causal_in_process: causalHost,
+        causal_callers_in_process: callersHost,
+      });
     }
   }
+  rmSync(dir, { recursive: true, force: true });
   process.stdout.write(`${JSON.stringify(result)}\n`);
 }
 
@@ -107,21 +145,13 @@ function filesRun(coverageFile: string, dir: string): { bundle: string; files: s
     const path = join(dir, bundle);
     const code = readFileSync(path, 'utf8');
     const map = new SourceMap(JSON.parse(readFileSync(`${path}.map`, 'utf8')));
-    const lineStarts = [0];
-    for (let i = code.indexOf('\n'); i !== -1; i = code.indexOf('\n', i + 1)) lineStarts.push(i + 1);
+    const lineStarts = lineStartsOf(code);
     const files = new Set<string>();
     for (const fn of script.functions) {
       const range = fn.ranges[0];
       // The bundle's own wrapper (offset 0) is every module body at once.
       if (!range || range.count === 0 || range.startOffset === 0) continue;
-      let line = 0;
-      for (let lo = 0, hi = lineStarts.length - 1; lo <= hi; ) {
-        const mid = (lo + hi) >> 1;
-        if (lineStarts[mid]! <= range.startOffset) {
-          line = mid;
-          lo = mid + 1;
-        } else hi = mid - 1;
-      }
+      const line = lineAt(lineStarts, range.startOffset);
       const entry = map.findEntry(line, range.startOffset - lineStarts[line]!) as { originalSource?: string };
       const source = entry.originalSource ? relative(ROOT, resolve(dir, entry.originalSource)) : '';
       if (source.startsWith('src/')) files.add(source);
@@ -129,6 +159,26 @@ function filesRun(coverageFile: string, dir: string): { bundle: string; files: s
     return { bundle, files: [...files].sort() };
   }
   return { bundle: '', files: [] };
+}
+
+/** The offset of each line's start in `code`. */
+function lineStartsOf(code: string): number[] {
+  const starts = [0];
+  for (let i = code.indexOf('\n'); i !== -1; i = code.indexOf('\n', i + 1)) starts.push(i + 1);
+  return starts;
+}
+
+/** The 0-based line holding `offset`. */
+function lineAt(starts: number[], offset: number): number {
+  let line = 0;
+  for (let lo = 0, hi = starts.length - 1; lo <= hi; ) {
+    const mid = (lo + hi) >> 1;
+    if (starts[mid]! <= offset) {
+      line = mid;
+      lo = mid + 1;
+    } else hi = mid - 1;
+  }
+  return line;
 }
 
 /** The prompt of the measured (second) run: the probes recognise what carries it. */
@@ -170,10 +220,7 @@ function stackFiles(cov: string, dir: string): Map<string, string[]> {
         const m = /\(?([^()\s]+\.js):(\d+):(\d+)\)?$/.exec(line.trim());
         const bundle = m && ['driver.js', 'worker.js'].find((b) => m[1]!.endsWith(`/${b}`));
         if (!m || !bundle) continue;
-        let map = maps.get(bundle);
-        if (!map) maps.set(bundle, (map = new SourceMap(JSON.parse(readFileSync(join(dir, `${bundle}.map`), 'utf8')))));
-        const entry = map.findEntry(Number(m[2]) - 1, Number(m[3]) - 1) as { originalSource?: string };
-        const source = entry.originalSource ? relative(ROOT, resolve(dir, entry.originalSource)) : '';
+        const source = sourceOf(maps, dir, bundle, Number(m[2]), Number(m[3]));
         if (!source.startsWith('src/')) continue;
         if (!out.has(bundle)) out.set(bundle, new Set());
         out.get(bundle)!.add(source);
@@ -181,6 +228,52 @@ function stackFiles(cov: string, dir: string): Map<string, string[]> {
     }
   }
   return new Map([...out].map(([b, files]) => [b, [...files].sort()]));
+}
+
+/** The file (relative to the repository) of a frame at 1-based `line`:`column` of a bundle. */
+function sourceOf(maps: Map<string, SourceMap>, dir: string, bundle: string, line: number, column: number): string {
+  let map = maps.get(bundle);
+  if (!map) maps.set(bundle, (map = new SourceMap(JSON.parse(readFileSync(join(dir, `${bundle}.map`), 'utf8')))));
+  const entry = map.findEntry(line - 1, column - 1) as { originalSource?: string };
+  return entry.originalSource ? relative(ROOT, resolve(dir, entry.originalSource)) : '';
+}
+
+/**
+ * The src/ files of the causal trace (bench/promptPathCausal.ts), per bundle: `callers`, those
+ * with a frame on a stack kept where the prompt's contexts created work; `all`, those and the
+ * files of the functions called while a marked context ran.
+ */
+function causalFiles(cov: string, dir: string): { all: Map<string, string[]>; callers: Map<string, string[]> } {
+  const maps = new Map<string, SourceMap>();
+  const all = new Map<string, Set<string>>();
+  const callers = new Map<string, Set<string>>();
+  const lineStarts = new Map<string, number[]>();
+  const add = (bundle: string, source: string, caller: boolean) => {
+    if (!source.startsWith('src/')) return;
+    all.set(bundle, (all.get(bundle) ?? new Set()).add(source));
+    if (caller) callers.set(bundle, (callers.get(bundle) ?? new Set()).add(source));
+  };
+  for (const f of readdirSync(cov).filter((n) => n.startsWith('causal-'))) {
+    const { frames, ran } = JSON.parse(readFileSync(join(cov, f), 'utf8')) as { frames: string[]; ran: string[] };
+    for (const frame of frames) {
+      const m = /^(.+\.js):(\d+):(\d+)$/.exec(frame);
+      const bundle = m && ['driver.js', 'worker.js'].find((b) => m[1]!.endsWith(`/${b}`));
+      if (m && bundle) add(bundle, sourceOf(maps, dir, bundle, Number(m[2]), Number(m[3])), true);
+    }
+    // The functions called while marked: "<url> <offset>"; offset 0 is the bundle's wrapper.
+    for (const fn of ran) {
+      const [url, at] = fn.split(' ');
+      const bundle = ['driver.js', 'worker.js'].find((b) => url!.endsWith(`/${b}`));
+      const offset = Number(at);
+      if (!bundle || offset === 0) continue;
+      let starts = lineStarts.get(bundle);
+      if (!starts) lineStarts.set(bundle, (starts = lineStartsOf(readFileSync(join(dir, bundle), 'utf8'))));
+      const line = lineAt(starts, offset);
+      add(bundle, sourceOf(maps, dir, bundle, line + 1, offset - starts[line]! + 1), false);
+    }
+  }
+  const sorted = (m: Map<string, Set<string>>) => new Map([...m].map(([b, files]) => [b, [...files].sort()]));
+  return { all: sorted(all), callers: sorted(callers) };
 }
 
 /** The child process: one chat, one task, two prompts; coverage reset between them. */
@@ -195,9 +288,24 @@ async function driver(): Promise<void> {
   const dir = process.env.KEEL_BENCH_DIR!;
   const workers = Number(process.env.KEEL_BENCH_WORKERS);
   const preload = join(dir, 'reset.js');
-  writeFileSync(preload, `process.on('SIGUSR2', () => require('node:v8').takeCoverage());\n${PROBES}`);
+  // Either a coverage run (coverage and stack probes) or a causal run (the causal trace alone).
+  const causalOut = process.env.KEEL_BENCH_CAUSAL;
+  const out = causalOut ?? process.env.NODE_V8_COVERAGE!;
+  const causalOpts = { outDir: out, shared: join(out, 'hashes-shared.txt'), probe: PROBE_PROMPT };
+  // The worker's first SIGUSR2 (after the first prompt) resets its coverage, or starts its causal
+  // trace (and says so: started-<pid>); the second (the second prompt done) writes the trace.
+  writeFileSync(
+    preload,
+    causalOut
+      ? `const trace = require(${JSON.stringify(join(dir, 'causal.js'))}).installCausalTrace(${JSON.stringify(causalOpts)});
+let usr2 = 0;
+process.on('SIGUSR2', () => { if (usr2++ === 0) { trace.start(); require('node:fs').writeFileSync(${JSON.stringify(out)} + '/started-' + process.pid, ''); } else trace.stop(); });\n`
+      : `process.on('SIGUSR2', () => require('node:v8').takeCoverage());\n${PROBES}`,
+  );
+  const { installCausalTrace } = await import('./promptPathCausal');
+  const trace = causalOut ? installCausalTrace(causalOpts) : undefined;
   // The same probes in this process (the host), and the host's task taking the message.
-  new Function('require', PROBES)(require);
+  if (!causalOut) new Function('require', PROBES)(require);
   const { LiveTask } = await import('../src/core/runtime/liveTask');
   const send = LiveTask.prototype.sendUserMessage;
   LiveTask.prototype.sendUserMessage = function (this: InstanceType<typeof LiveTask>, text: string) {
@@ -237,20 +345,35 @@ async function driver(): Promise<void> {
   await task.settled();
   // Both processes' counts start again here.
   const pid = runtime?.workerPool()?.status().workers[0]?.pid;
-  const cov = process.env.NODE_V8_COVERAGE!;
   if (pid) {
-    const before = readdirSync(cov).filter((f) => f.startsWith(`coverage-${pid}-`)).length;
+    // Its answer: a new coverage file, or started-<pid>.
+    const answers = (): number => readdirSync(out).filter((f) => f.startsWith(causalOut ? `started-${pid}` : `coverage-${pid}-`)).length;
+    const before = answers();
     process.kill(pid, 'SIGUSR2');
-    while (readdirSync(cov).filter((f) => f.startsWith(`coverage-${pid}-`)).length === before) await new Promise((r) => setTimeout(r, 20));
+    while (answers() === before) await new Promise((r) => setTimeout(r, 20));
   }
-  v8.takeCoverage();
+  if (!causalOut) v8.takeCoverage();
   const second = new Promise<void>((resolveDone) => task.subscribe((e) => e.type === 'done' && resolveDone()));
-  await fromPage({ type: 'prompt', text: PROBE_PROMPT });
+  if (trace) {
+    trace.start();
+    await trace.runMarked(() => fromPage({ type: 'prompt', text: PROBE_PROMPT }));
+  } else await fromPage({ type: 'prompt', text: PROBE_PROMPT });
   await second;
-  v8.takeCoverage();
+  if (!trace) v8.takeCoverage();
+  else {
+    // What the prompt's contexts still do after its `done` (the worker going idle, the record's
+    // last write) is theirs too: a short quiet time, then both traces stop.
+    await new Promise((r) => setTimeout(r, 250));
+    trace.stop();
+    if (pid) {
+      process.kill(pid, 'SIGUSR2');
+      while (!readdirSync(out).includes(`causal-${pid}.json`)) await new Promise((r) => setTimeout(r, 20));
+    }
+  }
   // The worker writes its coverage when it exits: let it stop on its own.
   await runtime?.shutdownWorkers();
   window.dispose();
   await server.close();
+  for (const d of [workspace, storage]) rmSync(d, { recursive: true, force: true });
   process.exit(0);
 }
