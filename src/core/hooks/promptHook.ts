@@ -21,6 +21,7 @@ import { errorMessage } from '../../shared/domain/errors';
  * its budget and its cost). `ask` never rejects.
  */
 export interface PromptHookModel {
+  /** `error` says what the person reads, whole ("the model call failed: …", "not asked: …"). */
   ask(request: { system: string; prompt: string; model: string | undefined; signal: AbortSignal }): Promise<{ ok: true; text: string } | { ok: false; error: string }>;
 }
 
@@ -79,11 +80,11 @@ export async function runPromptHook(hook: ConfiguredHook, input: HookInput, mode
   try {
     answer = await model.ask({ system: PROMPT_HOOK_SYSTEM, prompt: promptText(hook.command, input), model: hook.model, signal: both });
   } catch (err) {
-    answer = { ok: false, error: errorMessage(err) };
+    answer = { ok: false, error: `the model call failed: ${errorMessage(err)}` };
   }
   if (signal.aborted) return { ...base, exitCode: null, stderr: '', cancelled: true, durationMs: took() };
   if (timeout.aborted) return { ...base, exitCode: null, stderr: '', timedOut: true, durationMs: took() };
-  if (!answer.ok) return { ...base, exitCode: 1, stderr: `the model call failed: ${answer.error}`, durationMs: took() };
+  if (!answer.ok) return { ...base, exitCode: 1, stderr: answer.error, durationMs: took() };
   const verdict = parsePromptAnswer(answer.text);
   if ('error' in verdict) return { ...base, exitCode: 1, stderr: verdict.error, durationMs: took() };
   if (verdict.ok) return { ...base, exitCode: 0, stderr: '', durationMs: took() };

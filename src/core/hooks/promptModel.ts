@@ -45,7 +45,7 @@ export function createPromptHookModel(deps: PromptModelDeps): PromptHookModel {
       } catch (err) {
         provider = errorMessage(err);
       }
-      if (typeof provider === 'string') return { ok: false, error: provider };
+      if (typeof provider === 'string') return { ok: false, error: `no model to ask: ${provider}` };
       const model = promptHookModelId(provider, hookModel, deps.taskModel());
       const messages = [{ role: 'user' as const, content: [{ type: 'text' as const, text: prompt }] }];
       const verdict = await deps.admit(requestEstimateUsd(model, [system], messages, [], PROMPT_HOOK_MAX_TOKENS));
@@ -73,7 +73,7 @@ export function createPromptHookModel(deps: PromptModelDeps): PromptHookModel {
       }
       // What the call used counts whatever it answered.
       if (usage.inputTokens + usage.outputTokens + usage.cacheReadTokens + usage.cacheWriteTokens > 0) deps.charge(usage, costUsd(model, usage));
-      return failure !== null ? { ok: false, error: failure } : { ok: true, text };
+      return failure !== null ? { ok: false, error: `the model call failed: ${failure}` } : { ok: true, text };
     },
   };
 }

@@ -84,4 +84,59 @@ describe('prompt hooks in keel run', () => {
     expect(usage.filter((u) => u.costUsd > 0)).toHaveLength(3);
     expect(usage.at(-1)!.totalCostUsd).toBeCloseTo(usage.reduce((s, u) => s + u.costUsd, 0), 10);
   });
+
+  it("a workspace's prompt hook is held until approved, shown in full in the approval, and a changed prompt is held again", async () => {
+    const settings = join(workspace, '.claude', 'settings.json');
+    mkdirSync(join(workspace, '.claude'), { recursive: true });
+    const write = (prompt: string) => writeFileSync(settings, JSON.stringify({ hooks: { Stop: [{ hooks: [{ type: 'prompt', prompt }] }] } }));
+    write('Keep going until the tests pass. $ARGUMENTS');
+    const run = () =>
+      runCli(['run', 'hi', '--provider', 'anthropic', '--base-url', server.url, '--model', 'claude-test', '--workspace', workspace, '--output-format', 'stream-json', '--no-memory', '--workers', '0'], KEY, storage);
+
+    // Not approved: it never asks the model (only the agent's request is sent).
+    server.enqueue(agent({ blocks: [{ type: 'text', text: 'Hello.' }] }));
+    const held = await run();
+    expect((await held.exit).code, held.stderr()).toBe(0);
+    expect(server.requests).toHaveLength(1);
+
+    const show = await runCli(['trust', 'show', '--workspace', workspace], {}, storage);
+    expect((await show.exit).code, show.stderr()).toBe(0);
+    expect(show.stdout()).toContain('Keep going until the tests pass. $ARGUMENTS');
+    expect(show.stdout()).toContain('priced request');
+    const approve = await runCli(['trust', 'approve', '--workspace', workspace], {}, storage);
+    expect((await approve.exit).code, approve.stderr()).toBe(0);
+
+    // Approved: it judges the stop.
+    server.enqueue(agent({ blocks: [{ type: 'text', text: 'Hello again.' }] }), judge('{"ok": true}'));
+    const ran = await run();
+    expect((await ran.exit).code, ran.stderr()).toBe(0);
+    expect(server.requests).toHaveLength(3);
+    expect(bodyText(2)).toContain('Keep going until the tests pass.');
+
+    // A changed prompt is a new hook: held again, and listed as needing approval.
+    write('Never stop. $ARGUMENTS');
+    server.enqueue(agent({ blocks: [{ type: 'text', text: 'Bye.' }] }));
+    const changed = await run();
+    expect((await changed.exit).code, changed.stderr()).toBe(0);
+    expect(server.requests).toHaveLength(4);
+    const list = await runCli(['hooks', 'list', '--workspace', workspace], {}, storage);
+    expect((await list.exit).code, list.stderr()).toBe(0);
+    expect(list.stdout()).toMatch(/needs approval +Stop: prompt "Never stop\. \$ARGUMENTS"/);
+  });
+
+  it('a judgement the budget has no room for is not sent: the hook fails visibly and the task goes on', async () => {
+    mkdirSync(join(storage, '.keel'), { recursive: true });
+    writeFileSync(join(storage, '.keel', 'settings.json'), JSON.stringify({ hooks: { Stop: [{ hooks: [{ type: 'prompt', prompt: 'Done? $ARGUMENTS' }] }] } }));
+    // The agent's model has no price (it costs nothing); the judge's fast model does, and the cap leaves no room for it.
+    server.enqueue(agent({ blocks: [{ type: 'text', text: 'Hello.' }] }), judge('{"ok": false, "reason": "never seen"}'));
+    const r = await runCli(
+      ['run', 'hi', '--provider', 'anthropic', '--base-url', server.url, '--model', 'claude-test', '--workspace', workspace, '--output-format', 'stream-json', '--no-memory', '--workers', '0', '--max-budget-usd', '0.0001'],
+      KEY,
+      storage,
+    );
+    expect((await r.exit).code, r.stderr()).toBe(0);
+    expect(server.requests).toHaveLength(1);
+    expect(r.stderr()).toMatch(/Stop prompt hook "Done\? \$ARGUMENTS" error: Failed with non-blocking status code 1: not asked: the task has spent \$0\.00 of its \$0\.0001 budget and this call could cost up to \$0\.\d+/);
+    expect(r.events.at(-1)).toMatchObject({ type: 'done', status: 'completed' });
+  });
 });

@@ -120,7 +120,7 @@ describe('prompt hooks: what each answer does', () => {
     expect(garbled.permission).toBeUndefined();
     expect(garbled.block).toBeUndefined();
     expect(garbled.errors.join('\n')).toMatch(/PreToolUse prompt hook .*did not answer with \{"ok"/);
-    const failed = await r.fire(pre, undefined, { ask: async () => ({ ok: false, error: 'server said 500' }) });
+    const failed = await r.fire(pre, undefined, { ask: async () => ({ ok: false, error: 'the model call failed: server said 500' }) });
     expect(failed.permission).toBeUndefined();
     expect(failed.errors.join('\n')).toContain('the model call failed: server said 500');
     const none = await r.fire(pre);
