@@ -4,7 +4,7 @@ import { relative, resolve } from 'node:path';
 import { hookSources, loadHooksConfig } from '../core/hooks/config';
 import { hookItem, isApproved } from '../core/trust/items';
 import { WorkspaceTrust } from '../core/trust/workspaceTrust';
-import type { ConfiguredHook } from '../core/hooks/types';
+import { hookTimeoutS, type ConfiguredHook } from '../core/hooks/types';
 import { storageOption } from './args';
 import { HOOKS_HELP } from './help';
 import { HelpRequested, parseCommandLine, reportUsage, UsageError } from './usage';
@@ -64,9 +64,9 @@ function list(hooks: ConfiguredHook[], stateOf: (h: ConfiguredHook) => string, j
     event: h.event,
     matcher: h.matcher ?? '',
     ...(h.if !== undefined ? { if: h.if } : {}),
-    command: h.command,
+    ...(h.type === 'prompt' ? { type: 'prompt', prompt: h.command, ...(h.model ? { model: h.model } : {}) } : { command: h.command }),
     ...(h.args ? { args: h.args } : {}),
-    timeout: h.timeout ?? 60,
+    timeout: hookTimeoutS(h),
     scope: h.scope,
     source: h.source,
     state: stateOf(h),
@@ -79,11 +79,15 @@ function list(hooks: ConfiguredHook[], stateOf: (h: ConfiguredHook) => string, j
     process.stdout.write('No hooks configured.\n');
     return 0;
   }
-  for (const r of rows) process.stdout.write(`${r.state.padEnd(14)} ${r.event}${r.matcher ? ` [${r.matcher}]` : ''}${r.if ? ` if ${r.if}` : ''}: ${r.command}  (${r.source})\n`);
+  for (const r of rows) {
+    const what = 'prompt' in r ? `prompt ${JSON.stringify(r.prompt)}` : r.command;
+    process.stdout.write(`${r.state.padEnd(14)} ${r.event}${r.matcher ? ` [${r.matcher}]` : ''}${r.if ? ` if ${r.if}` : ''}: ${what}  (${r.source})\n`);
+  }
   if (rows.some((r) => r.state === 'needs approval')) process.stdout.write("Review what this workspace provides with keel trust show; approve it with keel trust approve\n");
   return 0;
 }
 
 export function describe(h: ConfiguredHook): string {
-  return `${h.event}${h.matcher ? ` [${h.matcher}]` : ''}${h.if ? ` if ${h.if}` : ''}: ${h.command}${h.args ? ` ${h.args.join(' ')}` : ''}  (${h.source})`;
+  const what = h.type === 'prompt' ? `prompt ${JSON.stringify(h.command)}` : `${h.command}${h.args ? ` ${h.args.join(' ')}` : ''}`;
+  return `${h.event}${h.matcher ? ` [${h.matcher}]` : ''}${h.if ? ` if ${h.if}` : ''}: ${what}  (${h.source})`;
 }

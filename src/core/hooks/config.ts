@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import * as z from 'zod/mini';
 import { compileMatcher } from './matcher';
 import { compileIf } from './ifCondition';
-import { isHookEventName, type ConfiguredHook, type HookEventName, type HookScope } from './types';
+import { isHookEventName, PROMPT_HOOK_EVENTS, type ConfiguredHook, type HookEventName, type HookScope } from './types';
 import { errorMessage } from '../../shared/domain/errors';
 
 /**
@@ -46,12 +46,16 @@ const handlerSchema = z.looseObject({
   args: z.optional(z.array(z.string())),
   timeout: z.optional(z.number().check(z.positive())),
   if: z.optional(z.string()),
+  prompt: z.optional(z.string()),
+  model: z.optional(z.string()),
 });
 const groupSchema = z.looseObject({ matcher: z.optional(z.string()), hooks: z.array(z.unknown()) });
 const fileSchema = z.looseObject({ hooks: z.optional(z.record(z.string(), z.unknown())), disableAllHooks: z.optional(z.boolean()) });
 
-export function fingerprintOf(h: Pick<ConfiguredHook, 'event' | 'matcher' | 'command' | 'args' | 'timeout' | 'if'>): string {
-  const canonical = [h.event, h.matcher ?? '', h.command, h.args ?? null, h.timeout ?? null, h.if ?? null];
+export function fingerprintOf(h: Pick<ConfiguredHook, 'event' | 'matcher' | 'command' | 'args' | 'timeout' | 'if' | 'type' | 'model'>): string {
+  const canonical: unknown[] = [h.event, h.matcher ?? '', h.command, h.args ?? null, h.timeout ?? null, h.if ?? null];
+  // A prompt hook's text is `command`: what the person approves is exactly the prompt, its type and model.
+  if (h.type === 'prompt') canonical.push('prompt', h.model ?? null);
   return createHash('sha256').update(JSON.stringify(canonical)).digest('hex');
 }
 
@@ -131,18 +135,24 @@ function readGroup(src: HookSource, event: HookEventName, raw: unknown, where: s
       return;
     }
     const d = handler.data;
-    if (d.type !== 'command') {
-      // Said plainly: Claude Code's "prompt" (a model judges the event) and "agent" hooks would be
-      // priced model calls of their own; Keel does not run them (docs/hooks.md).
-      const judged = d.type === 'prompt' || d.type === 'agent';
-      const what = judged
-        ? `"${d.type}" hooks (a model judging the event) are not supported by Keel: this hook never runs; write it as a "command" hook`
-        : `"${d.type}" hooks are not supported by Keel (only "command"); ignored`;
+    if (d.type === 'prompt') {
+      if (!PROMPT_HOOK_EVENTS.has(event)) {
+        problems.push(`${src.path}: ${at}: "prompt" hooks run only on ${[...PROMPT_HOOK_EVENTS].join(', ')} (as in Claude Code); this hook never runs`);
+        return;
+      }
+    } else if (d.type !== 'command') {
+      // Said plainly: Claude Code's "agent" hooks (a sub-agent with tools judges the event) are not
+      // run by Keel (docs/hooks.md).
+      const what =
+        d.type === 'agent'
+          ? `"agent" hooks (a sub-agent judging the event) are not supported by Keel: this hook never runs; write it as a "prompt" or "command" hook`
+          : `"${d.type}" hooks are not supported by Keel (only "command" and "prompt"); ignored`;
       problems.push(`${src.path}: ${at}: ${what}`);
       return;
     }
-    if (!d.command || !d.command.trim()) {
-      problems.push(`${src.path}: ${at}: a command hook needs a "command"; ignored`);
+    const text = d.type === 'prompt' ? d.prompt : d.command;
+    if (!text || !text.trim()) {
+      problems.push(`${src.path}: ${at}: a ${d.type} hook needs a "${d.type}"; ignored`);
       return;
     }
     if (d.if !== undefined) {
@@ -152,7 +162,9 @@ function readGroup(src: HookSource, event: HookEventName, raw: unknown, where: s
         return;
       }
     }
-    const base = { event, matcher, command: d.command, timeout: d.timeout, ...(d.args ? { args: d.args } : {}), ...(d.if !== undefined ? { if: d.if } : {}) };
+    const kind = d.type === 'prompt' ? { type: 'prompt' as const, ...(d.model !== undefined ? { model: d.model } : {}) } : {};
+    const args = d.type === 'prompt' ? undefined : d.args;
+    const base = { event, matcher, command: text, timeout: d.timeout, ...(args ? { args } : {}), ...(d.if !== undefined ? { if: d.if } : {}), ...kind };
     add({ ...base, scope: src.scope, source: src.path, fingerprint: fingerprintOf(base) });
   });
 }

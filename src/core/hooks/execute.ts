@@ -1,6 +1,7 @@
 import { changedRunFile } from '../trust/items';
 import { hookMatches } from './matcher';
 import { mergeOutcome } from './outcome';
+import { runPromptHook, type PromptHookModel } from './promptHook';
 import { runHookCommand } from './runCommand';
 import { EMPTY_OUTCOME, type ConfiguredHook, type HookInput, type HookOutcome } from './types';
 
@@ -11,7 +12,8 @@ import { EMPTY_OUTCOME, type ConfiguredHook, type HookInput, type HookOutcome } 
  * `fire` never rejects.
  */
 export interface HookFirer {
-  fire(input: HookInput, signal?: AbortSignal): Promise<HookOutcome>;
+  /** `model`: what the task's prompt hooks ask (promptHook.ts); without it a prompt hook is an error. */
+  fire(input: HookInput, signal?: AbortSignal, model?: PromptHookModel): Promise<HookOutcome>;
 }
 
 export interface HookRunContext {
@@ -20,6 +22,8 @@ export interface HookRunContext {
   env: NodeJS.ProcessEnv;
   signal: AbortSignal;
   killGraceMs?: number;
+  /** The model the task's prompt hooks ask. */
+  model?: PromptHookModel | undefined;
 }
 
 /**
@@ -37,7 +41,9 @@ export async function runHooks(hooks: readonly ConfiguredHook[], input: HookInpu
     if (changed) stale.push(`a hook of this workspace did not run: ${changed} changed since it was approved (${h.command})`);
     return !changed;
   });
-  const results = await Promise.all(fresh.map(async (hook) => ({ hook, result: await runHookCommand(hook, input, ctx) })));
+  const results = await Promise.all(
+    fresh.map(async (hook) => ({ hook, result: hook.type === 'prompt' ? await runPromptHook(hook, input, ctx.model, ctx.signal) : await runHookCommand(hook, input, ctx) })),
+  );
   const outcome = fresh.length ? mergeOutcome(input.hook_event_name, results) : EMPTY_OUTCOME;
   return stale.length ? { ...outcome, errors: [...outcome.errors, ...stale] } : outcome;
 }
@@ -59,7 +65,7 @@ export interface ApprovedHooksOptions {
 export class ApprovedHooksRunner implements HookFirer {
   constructor(private readonly opts: ApprovedHooksOptions) {}
 
-  async fire(input: HookInput, signal: AbortSignal = new AbortController().signal): Promise<HookOutcome> {
+  async fire(input: HookInput, signal: AbortSignal = new AbortController().signal, model?: PromptHookModel): Promise<HookOutcome> {
     try {
       this.opts.announce(input);
     } catch {
@@ -71,6 +77,7 @@ export class ApprovedHooksRunner implements HookFirer {
       workspace: this.opts.workspace,
       env: this.opts.environment(),
       signal,
+      model,
       ...(this.opts.killGraceMs !== undefined ? { killGraceMs: this.opts.killGraceMs } : {}),
     });
   }

@@ -1,6 +1,6 @@
 import * as z from 'zod/mini';
 import type { HookCommandResult } from './runCommand';
-import { HOOK_TEXT_CAP, type ConfiguredHook, type HookEventName, type HookOutcome, type HookRun } from './types';
+import { HOOK_TEXT_CAP, hookTimeoutS, type ConfiguredHook, type HookEventName, type HookOutcome, type HookRun } from './types';
 
 /**
  * Turns what hook commands did into one `HookOutcome`, with Claude Code's semantics
@@ -44,7 +44,7 @@ export function cap(text: string, max = HOOK_TEXT_CAP): string {
 
 export function hookLabel(hook: ConfiguredHook): string {
   const c = hook.command.replace(/\s+/g, ' ').trim();
-  return `${hook.event} hook "${c.length > 80 ? `${c.slice(0, 77)}…` : c}"`;
+  return `${hook.event}${hook.type === 'prompt' ? ' prompt' : ''} hook "${c.length > 80 ? `${c.slice(0, 77)}…` : c}"`;
 }
 
 export function mergeOutcome(event: HookEventName, results: readonly { hook: ConfiguredHook; result: HookCommandResult }[]): HookOutcome {
@@ -59,7 +59,7 @@ export function mergeOutcome(event: HookEventName, results: readonly { hook: Con
       continue;
     }
     if (result.timedOut) {
-      o.errors.push(`${label} was stopped at its timeout (${hook.timeout ?? 60} s); Keel went on without it`);
+      o.errors.push(`${label} was stopped at its timeout (${hookTimeoutS(hook)} s); Keel went on without it`);
       continue;
     }
     const stderr = cap(result.stderr.trim());

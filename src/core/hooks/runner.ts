@@ -5,6 +5,7 @@ import { hookItem, isApproved, type TrustItem, type TrustView } from '../trust/i
 import { hookSources, loadHooksConfig, stampOf, type HookSource, type HooksConfig } from './config';
 import { runHooks, type HookFirer } from './execute';
 import { hookMatches } from './matcher';
+import type { PromptHookModel } from './promptHook';
 import { EMPTY_OUTCOME, type ConfiguredHook, type HookInput, type HookOutcome } from './types';
 import { errorMessage } from '../../shared/domain/errors';
 
@@ -80,7 +81,7 @@ export class HookRunner implements HookFirer {
    * Announces `input` and runs its hooks. Aborting `signal` kills running hooks. Never rejects.
    * The outcome's errors are the caller's to report (TaskHooks does, once), not logged here too.
    */
-  async fire(input: HookInput, signal: AbortSignal = new AbortController().signal): Promise<HookOutcome> {
+  async fire(input: HookInput, signal: AbortSignal = new AbortController().signal, model?: PromptHookModel): Promise<HookOutcome> {
     await FileWatch.settled();
     const runnable = this.announce(input);
     if (runnable.length === 0) return EMPTY_OUTCOME;
@@ -88,6 +89,7 @@ export class HookRunner implements HookFirer {
       workspace: this.opts.workspace,
       env: this.opts.environment(),
       signal,
+      model,
       ...(this.opts.killGraceMs !== undefined ? { killGraceMs: this.opts.killGraceMs } : {}),
     });
     for (const o of this.observers) this.notify(() => o.outcome?.(input, outcome));

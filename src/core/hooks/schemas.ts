@@ -31,6 +31,8 @@ export const approvedHookSchema = z.pipe(
       args: z.optional(z.array(z.string().check(z.maxLength(100_000))).check(z.maxLength(1000))),
       timeout: z.optional(z.number().check(z.positive())),
       if: z.optional(z.string().check(z.maxLength(10_000))),
+      type: z.optional(z.literal('prompt')),
+      model: z.optional(z.string().check(z.maxLength(200))),
       scope: z.enum(['user', 'project', 'local']),
       source: z.string().check(z.maxLength(4096)),
       fingerprint: z.string().check(z.regex(/^[0-9a-f]{64}$/)),

@@ -2,6 +2,7 @@ import type { ToolResultBlock, ToolUseBlock } from '../../shared/domain/messages
 import type { PermissionAsker } from '../permissions/gate';
 import type { PermissionMode } from '../runtime/types';
 import type { HookFirer } from './execute';
+import type { PromptHookModel } from './promptHook';
 import { EMPTY_OUTCOME, type HookCommonInput, type HookInput, type HookOutcome } from './types';
 import { errorMessage } from '../../shared/domain/errors';
 
@@ -25,6 +26,8 @@ export interface TaskHookIdentity {
   requestStop(reason: string): void;
   /** Where what the person must see goes (hook errors, `systemMessage`s, a bounded Stop hook). */
   log(level: 'info' | 'warn' | 'error', message: string): void;
+  /** The model this task's prompt hooks ask (its provider, budget and cost: promptModel.ts). */
+  promptModel?: PromptHookModel;
 }
 
 /**
@@ -56,7 +59,7 @@ export class TaskHookPoints {
     const input = { ...this.common(), ...body } as HookInput;
     let outcome: HookOutcome;
     try {
-      outcome = await this.runner.fire(input, signal);
+      outcome = await this.runner.fire(input, signal, this.id.promptModel);
     } catch (err) {
       this.id.log('warn', `hooks: ${errorMessage(err)}`);
       return EMPTY_OUTCOME;

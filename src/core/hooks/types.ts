@@ -87,12 +87,21 @@ export type HookInputOf<E extends HookEventName> = Extract<HookInput, { hook_eve
 /** Where a hook was configured. Project and local files belong to the repository: they run only once approved. */
 export type HookScope = 'user' | 'project' | 'local';
 
-/** One `{"type":"command"}` handler as configured, with where it came from. */
+/**
+ * One handler as configured, with where it came from: a `{"type":"command"}` handler, or (with
+ * `type: 'prompt'`) Claude Code's `{"type":"prompt"}` handler, whose `command` holds the prompt
+ * text a model answers (promptHook.ts).
+ */
 export interface ConfiguredHook {
   event: HookEventName;
   /** As written; undefined when omitted. */
   matcher: string | undefined;
+  /** The command; for a prompt hook, its prompt text (with `$ARGUMENTS`). */
   command: string;
+  /** Set for a prompt hook; absent for a command hook. */
+  type?: 'prompt';
+  /** A prompt hook's `model`, as written (default: promptModel.ts). */
+  model?: string;
   /** Exec form (Claude Code's `args`): `command` is run directly with these arguments, no shell. */
   args?: string[];
   /** Seconds; undefined means the default (60 s). */
@@ -102,7 +111,7 @@ export interface ConfiguredHook {
   scope: HookScope;
   /** The settings file it came from. */
   source: string;
-  /** Stable identity of this hook (event, matcher, command, args, timeout, if). */
+  /** Stable identity of this hook (event, matcher, command, args, timeout, if; a prompt hook's type and model). */
   fingerprint: string;
   /**
    * For a workspace hook the person approved: the files it runs with their digests when the
@@ -150,6 +159,17 @@ export const EMPTY_OUTCOME: HookOutcome = Object.freeze({ additionalContext: [],
 
 /** Default timeout of a command hook, in seconds. */
 export const DEFAULT_HOOK_TIMEOUT_S = 60;
+
+/** Default timeout of a prompt hook, in seconds (Claude Code's). */
+export const DEFAULT_PROMPT_HOOK_TIMEOUT_S = 30;
+
+/** The events Claude Code runs `"type": "prompt"` hooks for; on the others it is a configuration error. */
+export const PROMPT_HOOK_EVENTS: ReadonlySet<HookEventName> = new Set(['PreToolUse', 'PostToolUse', 'PostToolUseFailure', 'PermissionRequest', 'UserPromptSubmit', 'Stop', 'SubagentStop']);
+
+/** The seconds a hook may run before Keel goes on without it. */
+export function hookTimeoutS(hook: Pick<ConfiguredHook, 'timeout' | 'type'>): number {
+  return hook.timeout ?? (hook.type === 'prompt' ? DEFAULT_PROMPT_HOOK_TIMEOUT_S : DEFAULT_HOOK_TIMEOUT_S);
+}
 
 /** What the model or the person sees of one hook's output at most (Claude Code's cap). */
 export const HOOK_TEXT_CAP = 10_000;

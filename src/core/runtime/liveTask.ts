@@ -40,6 +40,10 @@ import { remoteTurnOf, type RemoteTaskSide } from './remoteTask';
 import { join } from 'node:path';
 import { TaskCheckpoints } from '../checkpoints/recorder';
 import { errorMessage } from '../../shared/domain/errors';
+import { createPromptHookModel } from '../hooks/promptModel';
+import type { ModelProvider } from '../providers/types';
+import type { KeelError } from '../../shared/domain/errors';
+import type { PromptHookModel } from '../hooks/promptHook';
 
 /** What a live task needs from the runtime that owns it. */
 export interface TaskOwner {
@@ -182,6 +186,10 @@ export class LiveTask implements TaskHandle, TaskParent {
           mode: () => this.permissionMode(),
           requestStop: (reason) => this.hookStop(reason),
           log: (level, message) => runtime.log(level, message),
+          promptModel: this.promptHookModel(id, (config) => {
+            runtime.secrets.remember(config.apiKey);
+            return providerFactory(config);
+          }),
         })
       : undefined;
     const createTaskProvider = async () => {
@@ -518,6 +526,29 @@ export class LiveTask implements TaskHandle, TaskParent {
   }
 
   /** A hook answered `"continue": false` (here or on the worker): the task stops, the reason shown. */
+  /**
+   * What this task's prompt hooks ask when they run in this process (docs/hooks.md, "Prompt
+   * hooks"): the task's provider (made once per provider settings), asked against the task's
+   * budget; the cost goes to the task (to its running turn, when one runs here: the machine
+   * routes CHARGE).
+   */
+  private promptHookModel(taskId: string, make: (config: ProviderConfig) => ModelProvider | KeelError | Promise<ModelProvider | KeelError>): PromptHookModel {
+    let made: { config: ProviderConfig; provider: Promise<ModelProvider | string> } | null = null;
+    return createPromptHookModel({
+      taskId,
+      provider: () => {
+        const config = this.providerConfig;
+        if (made?.config !== config) {
+          made = { config, provider: Promise.resolve(make(config)).then((p) => ('stream' in p ? p : p.message)) };
+        }
+        return made.provider;
+      },
+      taskModel: () => this.actor.getSnapshot().context.model,
+      admit: async (estimateUsd) => this.budget.verdict(estimateUsd),
+      charge: (usage, costUsd) => this.actor.send({ type: 'CHARGE', usage, costUsd }),
+    });
+  }
+
   private hookStop(reason: string): void {
     this.runtime.log('warn', `a hook stopped task ${this.id}: ${reason}`);
     this.cancel();

@@ -85,12 +85,28 @@ export function envItem(source: string, name: string, value: string): TrustItem 
 
 /** A workspace hook: its definition and the files its command runs. */
 export function hookItem(
-  hook: { event: string; matcher?: string | undefined; if?: string | undefined; command: string; args?: string[] | undefined; fingerprint: string; source: string },
+  hook: {
+    event: string;
+    matcher?: string | undefined;
+    if?: string | undefined;
+    command: string;
+    args?: string[] | undefined;
+    type?: 'prompt' | undefined;
+    model?: string | undefined;
+    fingerprint: string;
+    source: string;
+  },
   source: string,
   ctx: CommandContext,
 ): TrustItem {
-  const runs = commandRuns(hook.args ? { words: [hook.command, ...hook.args] } : { shell: hook.command }, ctx);
-  const line = hook.args ? [hook.command, ...hook.args].join(' ') : hook.command;
+  // A prompt hook runs no file: what is approved is its prompt (and model), shown in full.
+  const runs = hook.type === 'prompt' ? { files: [], notes: [], unresolved: [] } : commandRuns(hook.args ? { words: [hook.command, ...hook.args] } : { shell: hook.command }, ctx);
+  const line =
+    hook.type === 'prompt'
+      ? `asks ${hook.model ? `the model ${hook.model}` : 'a model'} (a priced request of the task): ${hook.command}`
+      : hook.args
+        ? [hook.command, ...hook.args].join(' ')
+        : hook.command;
   // Its `if` is part of what it is: the person approves it with the calls it fires on.
   const when = `${hook.event}${hook.matcher ? ` [${hook.matcher}]` : ''}${hook.if ? ` if ${hook.if}` : ''}`;
   const details = [`on ${when} runs: ${line}`, ...runLines(runs.files), ...runs.notes];

@@ -194,7 +194,7 @@ export const toHost = {
    * `verdict` null when it may, else the cap, what was spent and the request's worst case.
    */
   budget: request(
-    z.object({ ...ofQuery, purpose: z.enum(['answer', 'summary']), estimateUsd: z.number().check(z.nonnegative()) }),
+    z.object({ ...ofQuery, purpose: z.enum(['answer', 'summary', 'hook']), estimateUsd: z.number().check(z.nonnegative()) }),
     z.object({ verdict: z.nullable(z.object({ capUsd: z.number(), spentUsd: z.number(), estimateUsd: z.number() })) }),
   ),
   /** A Task tool call: the host starts the child task; its answer comes back as `subtaskResult`. */

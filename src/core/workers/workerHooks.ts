@@ -1,5 +1,8 @@
 import type { PermissionMode } from '../../shared/domain/permissionModes';
 import { ApprovedHooksRunner } from '../hooks/execute';
+import { createPromptHookModel } from '../hooks/promptModel';
+import type { ModelProvider } from '../providers/types';
+import type { Usage } from '../../shared/domain/messages';
 import { isWorkerHookInput } from '../hooks/schemas';
 import { TaskHookPoints } from '../hooks/taskHooks';
 import type { SecretKeeper } from '../security/secretKeeper';
@@ -19,7 +22,16 @@ import type { RpcEndpoint } from './rpc';
  */
 export function workerHookPoints(
   q: QueryParams,
-  deps: { host: Pick<RpcEndpoint<ToWorker, ToHost>, 'notify'>; secrets: SecretKeeper; mode(): PermissionMode; stopTurn(): void },
+  deps: {
+    host: Pick<RpcEndpoint<ToWorker, ToHost>, 'notify' | 'request'>;
+    secrets: SecretKeeper;
+    mode(): PermissionMode;
+    stopTurn(): void;
+    /** The query's provider (loaded once by the worker), or why it could not be. */
+    provider(): Promise<ModelProvider | string>;
+    /** A prompt hook's call: counted in the query's turn (its usage events carry the task's total). */
+    charge(usage: Usage, costUsd: number): void;
+  },
 ): TaskHookPoints | undefined {
   const plan = q.hooks;
   if (!plan) return undefined;
@@ -46,6 +58,14 @@ export function workerHookPoints(
       deps.stopTurn();
     },
     log: (level, message) => deps.host.notify('hookLog', { queryId, level, message: capped(message) }),
+    // Prompt hooks ask the query's provider here; the task's budget is the host's (as for the turn's requests).
+    promptModel: createPromptHookModel({
+      taskId: q.taskId,
+      provider: deps.provider,
+      taskModel: () => q.turn.model,
+      admit: (estimateUsd) => deps.host.request('budget', { queryId, purpose: 'hook', estimateUsd }).then((a) => a.verdict),
+      charge: deps.charge,
+    }),
   });
 }
 

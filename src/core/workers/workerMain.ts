@@ -1,3 +1,4 @@
+import type { Usage } from '../../shared/domain/messages';
 import { randomUUID } from 'node:crypto';
 import type { Duplex } from 'node:stream';
 import { createActor, type Actor } from 'xstate';
@@ -226,7 +227,16 @@ function answer(q: QueryParams, rpc: RpcEndpoint<ToWorker, ToHost>, kept: Worker
   // What arrives while the provider's module loads (the first query's SDK) reaches the turn once it starts.
   const early: TurnEventIn[] = [];
   const toTurn = (e: TurnEventIn) => (turn ? turn.send(e) : early.push(e));
-  const hooks = workerHookPoints(q, { host: rpc, secrets, mode: () => mode, stopTurn: () => toTurn({ type: 'CANCEL' }) });
+  // Loaded once, for the turn and for the query's prompt hooks.
+  const loaded = loadProvider(q.provider);
+  const hooks = workerHookPoints(q, {
+    host: rpc,
+    secrets,
+    mode: () => mode,
+    stopTurn: () => toTurn({ type: 'CANCEL' }),
+    provider: () => loaded.then((p) => ('stream' in p ? p : p.message), (err: unknown) => `the worker could not load the ${q.provider.provider} provider: ${errorMessage(err)}`),
+    charge: (usage, costUsd) => toTurn({ type: 'CHARGE', usage, costUsd }),
+  });
   const { decider: engine, trust } = kept.engine(runtime);
   // The same exception the host gives a loop iteration (LiveTask): its own progress file.
   const own: PermissionDecider = q.loopProgressFile ? allowingLoopProgress(engine, q.loopProgressFile, runtime.workspace) : engine;
@@ -264,7 +274,7 @@ function answer(q: QueryParams, rpc: RpcEndpoint<ToWorker, ToHost>, kept: Worker
     void closed.then(() => finish({ ...rest, messageCount: messages.length }));
   };
   rpc.notify('session', { queryId, sessionId: randomUUID(), warm: false });
-  loadProvider(q.provider).then(
+  loaded.then(
     (created) => {
       if (!('stream' in created)) done(failed(q, created));
       else start(created);
@@ -319,7 +329,7 @@ function answer(q: QueryParams, rpc: RpcEndpoint<ToWorker, ToHost>, kept: Worker
   }
 }
 
-type TurnEventIn = { type: 'CANCEL' } | { type: 'SET_MODE'; mode: PermissionMode } | ReturnType<typeof subtaskEvent>;
+type TurnEventIn = { type: 'CANCEL' } | { type: 'SET_MODE'; mode: PermissionMode } | { type: 'CHARGE'; usage: Usage; costUsd: number } | ReturnType<typeof subtaskEvent>;
 
 function subtaskEvent(toolCallId: string, result: Extract<TurnOutput['messages'][number]['content'][number], { type: 'tool_result' }>, summary: string) {
   return { type: 'SUBTASK_RESULT' as const, toolCallId, result, summary };

@@ -53,12 +53,12 @@ describe('the events Keel now fires', () => {
     expect(loaded.problems).toEqual([expect.stringContaining('hooks.TeammateIdle: Keel does not fire this event')]);
   });
 
-  it('a "prompt" hook is said plainly not to run (never silently ignored)', () => {
+  it('an "agent" hook is said plainly not to run (never silently ignored); a "prompt" hook is read', () => {
     const dir = mkdtempSync(join(tmpdir(), 'keel-prompt-hook-'));
     const path = join(dir, 'settings.json');
-    writeFileSync(path, JSON.stringify({ hooks: { Stop: [{ hooks: [{ type: 'prompt', prompt: 'Are all tasks done? $ARGUMENTS' }] }] } }));
+    writeFileSync(path, JSON.stringify({ hooks: { Stop: [{ hooks: [{ type: 'agent', prompt: 'Check the tests pass' }, { type: 'prompt', prompt: 'Are all tasks done? $ARGUMENTS' }] }] } }));
     const loaded = loadHooksConfig([{ path, scope: 'user' }]);
-    expect(loaded.hooks).toEqual([]);
-    expect(loaded.problems).toEqual([expect.stringMatching(/hooks\.Stop\[0\]\.hooks\[0\]: "prompt" hooks \(a model judging the event\) are not supported by Keel: this hook never runs/)]);
+    expect(loaded.hooks).toEqual([expect.objectContaining({ event: 'Stop', type: 'prompt', command: 'Are all tasks done? $ARGUMENTS' })]);
+    expect(loaded.problems).toEqual([expect.stringMatching(/hooks\.Stop\[0\]\.hooks\[0\]: "agent" hooks \(a sub-agent judging the event\) are not supported by Keel: this hook never runs/)]);
   });
 });

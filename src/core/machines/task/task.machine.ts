@@ -495,6 +495,8 @@ export const taskMachine = taskSetup.createMachine({
             /** Where this run's turn loop runs: in this process, or on a worker. */
             starting: { always: [{ guard: 'onWorker', target: 'onWorker' }, { target: 'inProcess' }] },
             inProcess: {
+              // A prompt hook's call during the turn counts in the turn's totals (its usage events carry them).
+              on: { CHARGE: { actions: sendTo('turnLoop', ({ event }) => event) } },
               invoke: {
                 id: 'turnLoop',
                 src: 'turnLoop',

@@ -15,8 +15,8 @@ import type { ToolDefinition } from '../../providers/types';
  */
 export interface BudgetRequest {
   taskId: string;
-  /** What the request is for: the model's answer, or a summary of the conversation. */
-  purpose: 'answer' | 'summary';
+  /** What the request is for: the model's answer, a summary of the conversation, or a prompt hook's judgement. */
+  purpose: 'answer' | 'summary' | 'hook';
   /** The worst this request can cost, in USD. */
   estimateUsd: number;
 }

@@ -32,6 +32,7 @@ import {
   toolCallEvent,
   turnEvent as untaggedTurnEvent,
   usageOf,
+  addUsage,
 } from './turnHelpers';
 import type { PermissionOutcome, Summary, ToolRunOutput, TurnContext, TurnEvent, TurnInput, TurnOutput, ValidatedCall, ValidationOutcome } from './types';
 import { budgetError, requestEstimateUsd, type BudgetRequest, type BudgetVerdict } from './budget';
@@ -126,6 +127,12 @@ export const turnMachine = setup({
       enqueue.assign({ usage: charged.usage, costUsd: charged.costUsd });
       enqueue({ type: 'publish', params: charged.event });
     }),
+    chargeCall: enqueueActions<TurnContext, TurnEvent, undefined, TurnEvent, never, Publish, never, never, never>(({ context, event, enqueue }) => {
+      if (event.type !== 'CHARGE') return;
+      const total = context.costUsd + event.costUsd;
+      enqueue.assign({ usage: addUsage(context.usage, event.usage), costUsd: total });
+      enqueue({ type: 'publish', params: { type: 'usage', taskId: context.taskId, ...event.usage, costUsd: event.costUsd, totalCostUsd: context.priorCostUsd + total } });
+    }),
   },
   delays: {
     retryDelay: ({ context }) => nextRetryDelayMs(context),
@@ -177,6 +184,9 @@ export const turnMachine = setup({
   initial: 'idle',
   on: {
     SET_MODE: { actions: assign({ mode: ({ event }) => event.mode }) },
+    // A prompt hook's call during the run: counted in the run's totals, so the usage events' running
+    // total (the budget's figure) includes it at once.
+    CHARGE: { actions: 'chargeCall' },
     CANCEL: {
       target: '.error',
       actions: assign({ error: { code: 'cancelled', message: 'Cancelled by the user.', retryable: false } }),

@@ -106,5 +106,7 @@ export interface TurnContext extends TurnInput {
 export type TurnEvent =
   | { type: 'CANCEL' }
   | { type: 'SET_MODE'; mode: PermissionMode }
+  /** A priced call of the run outside its own requests (a prompt hook's): its tokens and price count in the run. */
+  | { type: 'CHARGE'; usage: Usage; costUsd: number }
   | { type: 'SUBTASK_RESULT'; toolCallId: string; result: ToolResultBlock; summary: string };
 
