@@ -129,7 +129,10 @@ export class GitObjects {
   async read(id: string, size: number): Promise<Buffer> {
     if (!/^(?:[0-9a-f]{40}|[0-9a-f]{64})$/.test(id)) throw new GitBlobError('corrupt', `the checkpoint names git object "${id.slice(0, 80)}", which is not an object id`);
     const repo = this.store();
-    if (!repo) throw new GitBlobError('missing', `its before-image is git's object ${id}, and the workspace is no longer a git repository Keel reads (no .git folder of its own, or one borrowing objects from elsewhere)`);
+    if (!repo) {
+      const why = 'no .git folder of its own, or one borrowing objects from elsewhere';
+      throw new GitBlobError('missing', `its before-image is git's object ${id}, and the workspace is no longer a git repository Keel reads (${why})`);
+    }
     let loose: Buffer | null;
     try {
       loose = readLoose(repo.objects, id, size);
@@ -137,7 +140,9 @@ export class GitObjects {
       throw new GitBlobError('corrupt', `git's object ${id}, kept as its before-image, cannot be read (${(err as Error).message})`);
     }
     if (loose) return loose;
-    if (!this.inPack(repo, id)) throw new GitBlobError('missing', `its before-image is git's object ${id}, which the repository no longer has (its history was rewritten and pruned?)`);
+    if (!this.inPack(repo, id)) {
+      throw new GitBlobError('missing', `its before-image is git's object ${id}, which the repository no longer has (its history was rewritten and pruned?)`);
+    }
     const found = await findRepo(this.workspace, homedir());
     if (!found.repo) throw new GitBlobError('unusable', `its before-image is git's object ${id}, packed in the repository, and git is not used here${found.note ? ` (${found.note})` : ''}`);
     const r = await runGit(this.workspace, ['cat-file', 'blob', id], undefined, size + 1);

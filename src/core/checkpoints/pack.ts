@@ -71,7 +71,8 @@ export async function scanPack(file: string, limit = Infinity): Promise<PackScan
     const format = magic.equals(PACK_MAGIC) ? 3 : magic.equals(PACK_MAGIC_V2) ? 2 : magic.equals(PACK_MAGIC_V1) ? 1 : 0;
     if (!format) {
       const newer = /^KEELCP(\d+)\n$/.exec(magic.toString('latin1'));
-      const damage = newer ? `written in checkpoint format ${newer[1]} by a newer Keel; this build reads formats ${PACK_FORMATS.slice(0, -1).join(', ')} and ${PACK_FORMATS[PACK_FORMATS.length - 1]}` : 'not a checkpoint pack';
+      const formats = `${PACK_FORMATS.slice(0, -1).join(', ')} and ${PACK_FORMATS[PACK_FORMATS.length - 1]}`;
+      const damage = newer ? `written in checkpoint format ${newer[1]} by a newer Keel; this build reads formats ${formats}` : 'not a checkpoint pack';
       return { records, validBytes: 0, damage, unreadable: true };
     }
     // The uncompressed tail of the groups read so far: the next group's dictionary.
