@@ -2,7 +2,9 @@ import { createHash } from 'node:crypto';
 import { closeSync, lstatSync, openSync, readdirSync, readFileSync, readSync, type Stats } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
-import { inflateSync } from 'node:zlib';
+import { readFile } from 'node:fs/promises';
+import { promisify } from 'node:util';
+import { inflate as inflateCb } from 'node:zlib';
 import { parseGitConfig } from '../permissions/readOnly/gitConfig';
 import { findRepo, runGit } from './git';
 
@@ -64,6 +66,7 @@ interface PackIndex {
   fanout: number[];
 }
 
+const inflate = promisify(inflateCb);
 const IDX_MAGIC = 0xff744f63;
 const IDX_HEADER = 8 + 256 * 4;
 
@@ -106,14 +109,16 @@ export class GitObjects {
 
   /**
    * git's id for `content` when the repository holds exactly that blob (a loose object whose
-   * content was checked, or a name in a pack index), else null. Never throws, never starts git.
+   * content was checked, or a name in a pack index: a packed object's content is checked only
+ * when it is read back), else null. Never rejects, never starts git. The loose object is read and
+ * decompressed off the event loop.
    */
-  reference(content: Buffer): string | null {
+  async reference(content: Buffer): Promise<string | null> {
     try {
       const repo = this.store();
       if (!repo) return null;
       const id = gitBlobId(content, repo.format);
-      const loose = readLoose(repo.objects, id, content.length);
+      const loose = await readLoose(repo.objects, id, content.length);
       if (loose) return loose.equals(content) ? id : null;
       return this.inPack(repo, id) ? id : null;
     } catch {
@@ -135,7 +140,7 @@ export class GitObjects {
     }
     let loose: Buffer | null;
     try {
-      loose = readLoose(repo.objects, id, size);
+      loose = await readLoose(repo.objects, id, size);
     } catch (err) {
       throw new GitBlobError('corrupt', `git's object ${id}, kept as its before-image, cannot be read (${(err as Error).message})`);
     }
@@ -235,15 +240,17 @@ export function hasName(idx: { path: string; fanout: number[] }, name: Buffer): 
  * The content of loose object `id` when it is a blob of `size` bytes; null when there is no such
  * loose object. Throws when there is one but it is not that (damaged, another type or size).
  */
-function readLoose(objects: string, id: string, size: number): Buffer | null {
+async function readLoose(objects: string, id: string, size: number): Promise<Buffer | null> {
   const p = join(objects, id.slice(0, 2), id.slice(2));
   const st = lstatOrNull(p);
   if (!st) return null;
   if (!st.isFile()) throw new Error('it is not a file');
+  // zlib never makes data much larger: a bigger file is not this object (and is not read).
+  if (st.size > size + Math.ceil(size / 1000) + 1024) throw new Error(`it is ${st.size} bytes, too large for a blob of ${size}`);
   const header = Buffer.from(`blob ${size}\0`, 'latin1');
   let raw: Buffer;
   try {
-    raw = inflateSync(readFileSync(p), { maxOutputLength: header.length + size + 1 });
+    raw = await inflate(await readFile(p), { maxOutputLength: header.length + size + 1 });
   } catch (err) {
     throw new Error(`it does not decompress: ${(err as Error).message}`);
   }

@@ -147,9 +147,9 @@ export class CheckpointStore {
     // A whole copy git already holds is named, not copied (asked first: a lookup costs a hash
     // and a few small reads, compressing a large file tens of milliseconds).
     const gitWorthy = !!path && !path.startsWith('\0') && content.length >= MIN_GIT_REFERENCE && this.git !== null;
-    let enc = !base && gitWorthy ? this.gitReference(content) : null;
+    let enc = !base && gitWorthy ? await this.gitReference(content) : null;
     enc ??= await encodeBlob(content, base);
-    if (enc.encoding !== 'delta' && enc.encoding !== 'delta-br' && enc.encoding !== 'git' && base && gitWorthy) enc = this.gitReference(content) ?? enc;
+    if (enc.encoding !== 'delta' && enc.encoding !== 'delta-br' && enc.encoding !== 'git' && base && gitWorthy) enc = (await this.gitReference(content)) ?? enc;
     // Stored meanwhile by another call of this writer.
     if (idx.blobs.has(hash)) return { hash, added: 0 };
     const rec: PackRecord = { type: 'blob', hash, size: content.length, encoding: enc.encoding, payload: enc.payload, ...(enc.base ? { base: enc.base } : {}) };
@@ -228,8 +228,8 @@ export class CheckpointStore {
   }
 
   /** `content` as a reference to the git blob holding it, when the repository has one. */
-  private gitReference(content: Buffer): EncodedBlob | null {
-    const id = this.git?.reference(content);
+  private async gitReference(content: Buffer): Promise<EncodedBlob | null> {
+    const id = await this.git?.reference(content);
     return id ? { encoding: 'git', payload: Buffer.from(id, 'hex') } : null;
   }
 

@@ -41,12 +41,12 @@ describe('before-images held by a real git repository', () => {
   it('finds committed contents loose and, after git gc, in the pack index, and reads a packed one back checked', async () => {
     const { ws, files } = repo();
     const objects = new GitObjects(ws);
-    files.forEach((c, i) => expect(objects.reference(c)).toBe(git(ws, 'hash-object', `f${i}.txt`).trim()));
-    expect(objects.reference(content(4))).toBeNull();
+    for (const [i, c] of files.entries()) expect(await objects.reference(c)).toBe(git(ws, 'hash-object', `f${i}.txt`).trim());
+    expect(await objects.reference(content(4))).toBeNull();
     git(ws, 'gc', '-q', '--prune=now');
     expect(readdirSync(join(ws, '.git', 'objects', 'pack')).some((n) => n.endsWith('.idx'))).toBe(true);
-    for (const c of files) expect(objects.reference(c)).toBe(gitBlobId(c));
-    expect(objects.reference(content(4))).toBeNull();
+    for (const c of files) expect(await objects.reference(c)).toBe(gitBlobId(c));
+    expect(await objects.reference(content(4))).toBeNull();
     const dir = tmp();
     const store = new CheckpointStore(dir, objects);
     const { hash, added } = await store.put(files[1]!, 'f1.txt');
@@ -59,20 +59,20 @@ describe('before-images held by a real git repository', () => {
     expect((await again.read(hash)).equals(files[1]!)).toBe(true);
   });
 
-  it('uses the ids of a sha256 repository', () => {
+  it('uses the ids of a sha256 repository', async () => {
     const { ws, files } = repo('--object-format=sha256');
     expect(git(ws, 'rev-parse', 'HEAD').trim()).toHaveLength(64);
-    expect(new GitObjects(ws).reference(files[0]!)).toBe(git(ws, 'hash-object', 'f0.txt').trim());
+    expect(await new GitObjects(ws).reference(files[0]!)).toBe(git(ws, 'hash-object', 'f0.txt').trim());
     git(ws, 'gc', '-q', '--prune=now');
-    expect(new GitObjects(ws).reference(files[2]!)).toBe(gitBlobId(files[2]!, 'sha256'));
+    expect(await new GitObjects(ws).reference(files[2]!)).toBe(gitBlobId(files[2]!, 'sha256'));
   });
 
-  it('does not use git in a linked worktree (its .git is a file pointing elsewhere)', () => {
+  it('does not use git in a linked worktree (its .git is a file pointing elsewhere)', async () => {
     const { ws, files } = repo();
     const wt = join(tmp(), 'wt');
     git(ws, 'worktree', 'add', '-q', wt);
-    expect(new GitObjects(wt).reference(files[0]!)).toBeNull();
-    expect(new GitObjects(ws).reference(files[0]!)).toBe(gitBlobId(files[0]!));
+    expect(await new GitObjects(wt).reference(files[0]!)).toBeNull();
+    expect(await new GitObjects(ws).reference(files[0]!)).toBe(gitBlobId(files[0]!));
   });
 
   it('says the before-image is no longer restorable once history is rewritten and pruned', async () => {
