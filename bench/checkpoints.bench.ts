@@ -7,7 +7,12 @@
 //      holds afterwards (apparent size; `disk_bytes` also prints what the file system allocated)
 //      over the bytes those edits changed (for each, the longer of the text replaced and the text
 //      put in). The first before-image is the whole file (compressed): `first_copy_bytes`; the
-//      others are deltas against the version before: `per_edit_bytes`.
+//      others are deltas against the version before: `per_edit_bytes`. The workspace is a plain
+//      folder (no git): every before-image is in the checkpoints.
+//  (a') checkpoint_bytes_ratio_git_repo: the same 1,000 Edits with the file committed in a git
+//      repository (the usual case): its first before-image is git's blob, kept as a reference
+//      (src/core/checkpoints/gitObjects.ts), not copied. The repository's own bytes are not
+//      counted: they were there before the task and stay after it.
 //  (b) checkpoint_overhead_ratio: a tool round — the model answers with a Write of a 100 KB file
 //      (over an existing 100 KB file of other content: no delta helps), the permission check, the
 //      log made durable, the tool, the result, the next request — with checkpoints against the
@@ -17,6 +22,7 @@
 //      preview (`previewRewind`) and a rewind of the files (`rewindTask`, files only) back to
 //      before the first: the wall time of both, median of 3.
 // Prints one JSON line.
+import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -71,12 +77,18 @@ const rand = (n: number) => {
   return seed % n;
 };
 
-async function bytesRatio() {
+const GIT_ENV = { ...process.env, GIT_CONFIG_GLOBAL: '/dev/null', GIT_CONFIG_NOSYSTEM: '1', GIT_AUTHOR_NAME: 'bench', GIT_AUTHOR_EMAIL: 'b@b', GIT_COMMITTER_NAME: 'bench', GIT_COMMITTER_EMAIL: 'b@b' };
+
+async function bytesRatio(inGit: boolean) {
+  seed = 7;
   const ws = mkdtempSync(join(tmpdir(), 'keel-bench-cp-ws-'));
   const store = mkdtempSync(join(tmpdir(), 'keel-bench-cp-st-'));
   const file = join(ws, 'big.ts');
   let text = SOURCE.subarray(0, 1 << 20).toString('utf8');
   writeFileSync(file, text);
+  if (inGit) {
+    for (const args of [['init', '-q'], ['add', 'big.ts'], ['commit', '-qm', 'start']]) execFileSync('git', args, { cwd: ws, env: GIT_ENV, stdio: 'ignore' });
+  }
   const cps = new TaskCheckpoints({ dir: join(store, 'checkpoints'), workspace: ws });
   const locks = new LockManager();
   let changed = 0;
@@ -104,6 +116,15 @@ async function bytesRatio() {
   const used = dirBytes(join(store, 'checkpoints'));
   rmSync(ws, { recursive: true, force: true });
   rmSync(store, { recursive: true, force: true });
+  if (inGit) {
+    return {
+      checkpoint_bytes_ratio_git_repo: Number((used.bytes / changed).toFixed(2)),
+      checkpoint_bytes_git_repo: used.bytes,
+      first_copy_bytes_git_repo: firstCopy,
+      per_edit_bytes_git_repo: Number(((used.bytes - firstCopy) / 999).toFixed(1)),
+      edits_ms_each_git_repo: Number((ms / 1000).toFixed(2)),
+    };
+  }
   return {
     checkpoint_bytes_ratio: Number((used.bytes / changed).toFixed(2)),
     checkpoint_bytes: used.bytes,
@@ -239,7 +260,7 @@ async function rewind100() {
 }
 
 async function main() {
-  const result = { ...(await bytesRatio()), ...(await overhead()), ...(await rewind100()), node: process.version };
+  const result = { ...(await bytesRatio(false)), ...(await bytesRatio(true)), ...(await overhead()), ...(await rewind100()), node: process.version };
   process.stdout.write(`${JSON.stringify(result)}\n`);
 }
 

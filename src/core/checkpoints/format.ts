@@ -16,16 +16,23 @@ import { constants, crc32, deflateRawSync, inflateRawSync } from 'node:zlib';
  * is a complete deflate stream (no state carried in the writer but the dictionary), so a torn
  * tail loses only itself. Format 1 packs (`KEELCP1\n`, no groups) are still read; a pack of a
  * newer format is reported as such and left alone.
+ *
+ * Format 3 (`KEELCP3\n`) adds the blob encoding `git`: the content is not in the pack but is the
+ * blob the workspace's git repository holds under the id in the payload (gitObjects.ts). A Keel
+ * that reads only formats 1 and 2 names such a pack as written by a newer Keel, rather than
+ * reading it up to the first such blob.
  */
 
 /** A content address: the first 128 bits of the content's SHA-256, as 32 hex digits. */
 export type ContentHash = string;
 
-export const PACK_MAGIC = Buffer.from('KEELCP2\n', 'latin1');
+export const PACK_MAGIC = Buffer.from('KEELCP3\n', 'latin1');
+/** The format 2 header: as format 3, without blobs kept as git objects. */
+export const PACK_MAGIC_V2 = Buffer.from('KEELCP2\n', 'latin1');
 /** The format 1 header: such packs have no group frames. */
 export const PACK_MAGIC_V1 = Buffer.from('KEELCP1\n', 'latin1');
 /** The formats this build reads. */
-export const PACK_FORMATS = [1, 2] as const;
+export const PACK_FORMATS = [1, 2, 3] as const;
 export const FRAME_HEADER = 8;
 /** The longest body a frame may declare (a 64 MB file's full copy and then some). */
 export const MAX_BODY = 128 * 1024 * 1024;
@@ -43,8 +50,12 @@ export type FileImage =
   /** Not kept, and why (a limit, a file outside the workspace, a read that failed). */
   | { kind: 'unknown'; reason: string };
 
-/** How a blob's payload holds its content. */
-export type BlobEncoding = 'raw' | 'br' | 'delta' | 'delta-br';
+/**
+ * How a blob's payload holds its content: whole, a delta against another blob (either maybe
+ * Brotli-compressed), or `git`: the payload is the raw id (20 or 32 bytes) of the git blob that
+ * holds exactly the content (format 3).
+ */
+export type BlobEncoding = 'raw' | 'br' | 'delta' | 'delta-br' | 'git';
 
 export type PackRecord =
   /** Content, whole or as a delta against the blob `base`. */
@@ -72,7 +83,7 @@ export const GROUP_TYPE = 5;
 export const GROUP_DICTIONARY = 32 * 1024;
 /** Blob records up to this size (the whole body) go in groups; larger ones get a frame each. */
 export const GROUP_MAX_BLOB = 4096;
-const ENCODING: readonly BlobEncoding[] = ['raw', 'br', 'delta', 'delta-br'];
+const ENCODING: readonly BlobEncoding[] = ['raw', 'br', 'delta', 'delta-br', 'git'];
 const IMAGE = { blob: 1, absent: 2, unknown: 3 } as const;
 const MODE = ['git', 'scan', 'none'] as const;
 

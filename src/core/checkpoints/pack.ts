@@ -15,6 +15,7 @@ import {
   PACK_FORMATS,
   PACK_MAGIC,
   PACK_MAGIC_V1,
+  PACK_MAGIC_V2,
   type PackRecord,
 } from './format';
 
@@ -67,10 +68,11 @@ export async function scanPack(file: string, limit = Infinity): Promise<PackScan
     const magic = Buffer.alloc(PACK_MAGIC.length);
     if (size < PACK_MAGIC.length) return { records, validBytes: 0, damage: 'shorter than its header', unreadable: true };
     await fh.read(magic, 0, magic.length, 0);
-    const format = magic.equals(PACK_MAGIC) ? 2 : magic.equals(PACK_MAGIC_V1) ? 1 : 0;
+    const format = magic.equals(PACK_MAGIC) ? 3 : magic.equals(PACK_MAGIC_V2) ? 2 : magic.equals(PACK_MAGIC_V1) ? 1 : 0;
     if (!format) {
       const newer = /^KEELCP(\d+)\n$/.exec(magic.toString('latin1'));
-      const damage = newer ? `written in checkpoint format ${newer[1]} by a newer Keel; this build reads formats ${PACK_FORMATS.join(' and ')}` : 'not a checkpoint pack';
+      const formats = `${PACK_FORMATS.slice(0, -1).join(', ')} and ${PACK_FORMATS[PACK_FORMATS.length - 1]}`;
+      const damage = newer ? `written in checkpoint format ${newer[1]} by a newer Keel; this build reads formats ${formats}` : 'not a checkpoint pack';
       return { records, validBytes: 0, damage, unreadable: true };
     }
     // The uncompressed tail of the groups read so far: the next group's dictionary.

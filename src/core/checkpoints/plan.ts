@@ -11,6 +11,7 @@ import type { CheckpointIndex, CheckpointStore } from './store';
 import { conversationBefore, itemsBefore, positionsOf, type Step, type Timeline } from './timeline';
 import { captureView, diffViews, type WorkspaceView } from './workspaceView';
 import type { GitRepo } from './git';
+import { GitBlobError } from './gitObjects';
 
 /**
  * What a rewind to before a step would do, worked out before anything is written: for each file
@@ -115,7 +116,18 @@ export async function planRewind(input: PlanInput): Promise<RewindPlan> {
     }
     const expected = last.get(path)!.after;
     const conflict = !sameImage(current, expected);
-    const content = target.kind === 'blob' ? recovered.get(target.hash) : undefined;
+    let content = target.kind === 'blob' ? recovered.get(target.hash) : undefined;
+    if (target.kind === 'blob' && !content && (await input.store.fromGit(target.hash))) {
+      // Kept as git's object: read (and checked) now, so the preview never offers what the
+      // repository can no longer give back, and the restore writes exactly what was read.
+      try {
+        content = await input.store.read(target.hash);
+      } catch (err) {
+        const reason = err instanceof GitBlobError ? err.message : `its before-image could not be read (${(err as Error).message})`;
+        out.files.push({ path, abs, action: 'notRestorable', conflict: false, reason, target, current });
+        continue;
+      }
+    }
     out.files.push({
       path,
       abs,

@@ -6,6 +6,7 @@ import { formatBytes, type CheckpointFileNote } from '../../shared/domain/checkp
 import type { ToolCheckpoints } from '../tools/types';
 import { hashContent, type FileImage } from './format';
 import { findRepo, type GitRepo } from './git';
+import { GitObjects } from './gitObjects';
 import { CheckpointStore } from './store';
 import { captureView, diffViews, type Recording, type WorkspaceView } from './workspaceView';
 
@@ -52,7 +53,6 @@ export class TaskCheckpoints {
   private lastView: WorkspaceView | null = null;
 
   constructor(private readonly options: TaskCheckpointsOptions) {
-    this.store = new CheckpointStore(options.dir);
     this.limits = { ...DEFAULT_CHECKPOINT_LIMITS, ...options.limits };
     let ws = options.workspace;
     try {
@@ -61,6 +61,7 @@ export class TaskCheckpoints {
       /* a workspace that does not exist: paths stay as given */
     }
     this.workspace = ws;
+    this.store = new CheckpointStore(options.dir, new GitObjects(ws));
   }
 
   private readonly calls = new Map<string, CallCheckpoints>();

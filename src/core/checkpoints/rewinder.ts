@@ -82,7 +82,14 @@ export async function previewRewind(access: CheckpointsAccess, id: string, n: nu
 
 /** The text a planned file holds now and would hold after the rewind (null: no file), for a diff. */
 export async function plannedTexts(access: CheckpointsAccess, id: string, file: PlannedFile): Promise<{ current: Buffer | null; target: Buffer | null }> {
-  const cps = new TaskCheckpoints({ dir: checkpointsDir(access.store, id), workspace: '/' });
+  let workspace = '/';
+  if (file.target.kind === 'blob' && !file.targetContent) {
+    // A before-image kept as git's object is read from the task's workspace's repository.
+    const probe = new TaskCheckpoints({ dir: checkpointsDir(access.store, id), workspace: '/' });
+    const fromGit = await probe.store.fromGit(file.target.hash).finally(() => probe.close());
+    if (fromGit) workspace = (await readTimeline(access.store.taskDir(id))).header.workspace ?? '/';
+  }
+  const cps = new TaskCheckpoints({ dir: checkpointsDir(access.store, id), workspace });
   try {
     const current = file.abs && file.current.kind === 'blob' ? await readFile(file.abs).catch(() => null) : null;
     const target = file.target.kind === 'blob' ? (file.targetContent ?? (await cps.store.read(file.target.hash))) : null;

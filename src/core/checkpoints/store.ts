@@ -1,9 +1,10 @@
 import { copyFileSync, existsSync, linkSync, mkdirSync, readdirSync, readFileSync, statSync, truncateSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { writeFileAtomicSync } from '../store/atomicFile';
-import { encodeBlob, unpackPayload } from './blobCodec';
+import { encodeBlob, unpackPayload, type EncodedBlob } from './blobCodec';
 import { Pieces } from './delta';
 import { encodeRecord, hashContent, type ContentHash, type PackRecord } from './format';
+import { GitBlobError, MIN_GIT_REFERENCE, type GitObjects } from './gitObjects';
 import { PackWriter, readBody, scanPack, type PackScan, type ScannedRecord } from './pack';
 
 /**
@@ -57,7 +58,14 @@ export class CheckpointStore {
   private baseBytes = 0;
   private readonly depth = new Map<ContentHash, number>();
 
-  constructor(readonly dir: string) {}
+  /**
+   * @param git the workspace's git object store: a whole before-image git already holds is kept
+   *   as a reference to its blob, not copied (null: always copied).
+   */
+  constructor(
+    readonly dir: string,
+    private readonly git: GitObjects | null = null,
+  ) {}
 
   /** Reads every pack once (later calls share the result, and writes keep it current). */
   load(): Promise<CheckpointIndex> {
@@ -82,7 +90,27 @@ export class CheckpointStore {
     return idx.ownBytes + idx.linkedBytes + (this.writer?.bytes ?? 0);
   }
 
-  /** The content `hash` stands for. Throws when it is missing or damaged. */
+  /**
+   * True when the content `hash` stands for is rebuilt from a git object (kept as a reference, or
+   * a delta on one): reading it may fail because the repository no longer holds that object.
+   */
+  async fromGit(hash: ContentHash): Promise<boolean> {
+    const idx = await this.load();
+    let h: ContentHash | undefined = hash;
+    for (let n = 0; h && n <= MAX_CHAIN + 1; n++) {
+      const b = idx.blobs.get(h);
+      if (!b) return false;
+      if (b.encoding === 'git') return true;
+      h = b.encoding === 'delta' || b.encoding === 'delta-br' ? b.base : undefined;
+    }
+    return false;
+  }
+
+  /**
+   * The content `hash` stands for. Throws when it is missing or damaged; GitBlobError (whose
+   * message says so plainly) when it rests on a git object the repository no longer holds, or
+   * one that does not hold what was recorded.
+   */
   async read(hash: ContentHash): Promise<Buffer> {
     const idx = await this.load();
     const chain: BlobRecord[] = [];
@@ -95,7 +123,7 @@ export class CheckpointStore {
       h = b.encoding === 'delta' || b.encoding === 'delta-br' ? b.base : undefined;
     }
     const root = chain.pop()!;
-    let pieces = Pieces.of(await payloadOf(root));
+    let pieces = Pieces.of(root.encoding === 'git' ? await this.fromGitObject(root) : await payloadOf(root));
     for (let k = chain.length - 1; k >= 0; k--) pieces = pieces.apply(await payloadOf(chain[k]!));
     const out = pieces.bytes();
     if (hashContent(out) !== hash) throw new Error(`stored content ${hash} does not match its address`);
@@ -116,7 +144,12 @@ export class CheckpointStore {
     }
     const prev = path ? this.bases.get(path) : undefined;
     const base = prev && prev.hash !== hash && this.depthOf(idx, prev.hash) < MAX_CHAIN ? prev : undefined;
-    const enc = await encodeBlob(content, base);
+    // A whole copy git already holds is named, not copied (asked first: a lookup costs a hash
+    // and a few small reads, compressing a large file tens of milliseconds).
+    const gitWorthy = !!path && !path.startsWith('\0') && content.length >= MIN_GIT_REFERENCE && this.git !== null;
+    let enc = !base && gitWorthy ? await this.gitReference(content) : null;
+    enc ??= await encodeBlob(content, base);
+    if (enc.encoding !== 'delta' && enc.encoding !== 'delta-br' && enc.encoding !== 'git' && base && gitWorthy) enc = (await this.gitReference(content)) ?? enc;
     // Stored meanwhile by another call of this writer.
     if (idx.blobs.has(hash)) return { hash, added: 0 };
     const rec: PackRecord = { type: 'blob', hash, size: content.length, encoding: enc.encoding, payload: enc.payload, ...(enc.base ? { base: enc.base } : {}) };
@@ -192,6 +225,24 @@ export class CheckpointStore {
       out.push({ file: `linked/${name}`, bytes: p.bytes });
     }
     writeFileAtomicSync(join(forkDir, 'linked.json'), `${JSON.stringify({ packs: out }, null, 2)}\n`);
+  }
+
+  /** `content` as a reference to the git blob holding it, when the repository has one. */
+  private async gitReference(content: Buffer): Promise<EncodedBlob | null> {
+    const id = await this.git?.reference(content);
+    return id ? { encoding: 'git', payload: Buffer.from(id, 'hex') } : null;
+  }
+
+  /** The content of a blob kept as a git object, checked against what was recorded. */
+  private async fromGitObject(b: BlobRecord): Promise<Buffer> {
+    const payload = await payloadOf(b);
+    const id = payload.toString('hex');
+    if (!this.git) throw new GitBlobError('unusable', `its before-image is git's object ${id}, and this rewind does not know the task's workspace to read it from`);
+    const content = await this.git.read(id, b.size);
+    if (content.length !== b.size || hashContent(content) !== b.hash) {
+      throw new GitBlobError('corrupt', `git's object ${id}, kept as its before-image, does not hold what was recorded (the repository's copy is damaged or was replaced): it is not restored`);
+    }
+    return content;
   }
 
   /** How many deltas lie between `hash` and a whole copy (memoised; a missing base counts as whole). */

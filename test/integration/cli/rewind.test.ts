@@ -1,5 +1,6 @@
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { deflateSync } from 'node:zlib';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
@@ -11,8 +12,9 @@ import { cliBundle, ofType, runCli } from './cliHarness';
  * run`s against the fake model server: steps listed with their files, a dry run that writes
  * nothing, a rewind of files and conversation (the model's next request carries the rewound
  * conversation), a rewind undone, conflicts the person decides, limits that are named, forks that
- * share checkpoints with their parent and outlive its deletion, and a kill -9 between a command's
- * checkpoint and the end of its recording.
+ * share checkpoints with their parent and outlive its deletion, a kill -9 between a command's
+ * checkpoint and the end of its recording, and before-images git already holds (kept as a
+ * reference, restored checked, named when the repository lost or damaged them).
  */
 let server: FakeModelServer;
 let workspace: string;
@@ -26,6 +28,8 @@ const tasks = (...args: string[]) => runCli(['tasks', ...args], KEY, storage);
 const tool = (id: string, name: string, input: Record<string, unknown>, text?: string): FakeTurn => ({ blocks: [...(text ? [{ type: 'text' as const, text }] : []), { type: 'tool_use', id, name, input }] });
 const say = (text: string): FakeTurn => ({ blocks: [{ type: 'text', text }] });
 const read = (p: string) => readFileSync(join(workspace, p), 'utf8');
+/** `bytes` of numbered lines, different for each seed (compresses as text does, not to nothing). */
+const lines = (seed: number, bytes: number) => Array.from({ length: bytes / 18 }, (_, i) => `line ${String((i * 2654435761 + seed * 97) % 999999999989).padStart(12, '0')}\n`).join('');
 
 async function finished(r: Awaited<ReturnType<typeof runCli>>): Promise<{ code: number | null; out: string; err: string }> {
   const { code } = await r.exit;
@@ -167,6 +171,66 @@ describe('keel tasks checkpoints / rewind / fork', () => {
     expect(done.out).toMatch(/not restored +big\.txt/);
     expect(read('a.txt')).toBe('one\ntwo\n');
     expect(read('big.txt')).toBe('small now\n');
+  });
+
+  it('keeps a committed file\'s before-image as git\'s object, not a copy, and restores it from there', async () => {
+    const big = lines(1, 64 * 1024);
+    writeFileSync(join(workspace, 'big.ts'), big);
+    execFileSync('git', ['add', 'big.ts'], { cwd: workspace });
+    execFileSync('git', ['commit', '-qm', 'big'], { cwd: workspace, env: GIT_ENV });
+    server.enqueue(tool('toolu_e', 'Edit', { file_path: 'big.ts', old_string: big.split('\n')[5]!, new_string: 'line five' }), say('done'));
+    const r = await run('edit big');
+    expect((await r.exit).code, r.stderr()).toBe(0);
+    const id = String(ofType(r.events, 'done')[0]!.taskId);
+    const listing = JSON.parse((await finished(await tasks('checkpoints', id, '--output-format', 'json'))).out) as { ownBytes: number; steps: { files: { path: string; restorable: boolean }[] }[] };
+    expect(listing.steps[1]!.files).toEqual([{ path: 'big.ts', restorable: true }]);
+    // The 64 KB before-image (~20 KB compressed) is not in the task's checkpoints: git holds it.
+    expect(listing.ownBytes).toBeLessThan(2000);
+    expect(read('big.ts')).not.toBe(big);
+    const done = await finished(await tasks('rewind', id, '--to', '2', '--files-only', '--output-format', 'json'));
+    expect(done.code, done.err).toBe(0);
+    expect((JSON.parse(done.out) as { files: unknown[] }).files).toEqual([{ path: 'big.ts', outcome: 'restored' }]);
+    expect(read('big.ts')).toBe(big);
+  });
+
+  it('names a before-image git no longer has, or holds damaged, as not restorable and never writes it', async () => {
+    const [gone, bad] = [lines(2, 16 * 1024), lines(3, 16 * 1024)];
+    writeFileSync(join(workspace, 'gone.ts'), gone);
+    writeFileSync(join(workspace, 'bad.ts'), bad);
+    execFileSync('git', ['add', '.'], { cwd: workspace });
+    execFileSync('git', ['commit', '-qm', 'two'], { cwd: workspace, env: GIT_ENV });
+    server.enqueue(
+      tool('toolu_g', 'Write', { file_path: 'gone.ts', content: 'gone v2\n' }),
+      tool('toolu_d', 'Write', { file_path: 'bad.ts', content: 'bad v2\n' }),
+      tool('toolu_a', 'Edit', { file_path: 'a.txt', old_string: 'one', new_string: 'ONE' }),
+      say('done'),
+    );
+    const r = await run('rewrite');
+    expect((await r.exit).code, r.stderr()).toBe(0);
+    const id = String(ofType(r.events, 'done')[0]!.taskId);
+    const object = (content: string) => {
+      const oid = execFileSync('git', ['hash-object', '--stdin'], { cwd: workspace, input: content }).toString().trim();
+      return join(workspace, '.git', 'objects', oid.slice(0, 2), oid.slice(2));
+    };
+    // History rewritten and pruned: the object is gone. The other is replaced by a well-formed
+    // blob of the same size holding something else (a damaged or planted object).
+    expect(existsSync(object(gone)) && existsSync(object(bad))).toBe(true);
+    rmSync(object(gone));
+    const other = Buffer.from(bad);
+    other[100] = 0x21;
+    rmSync(object(bad));
+    writeFileSync(object(bad), deflateSync(Buffer.concat([Buffer.from(`blob ${other.length}\0`), other])));
+    const dry = await finished(await tasks('rewind', id, '--to', '2', '--dry-run', '--output-format', 'json'));
+    expect(dry.code, dry.err).toBe(0);
+    const plan = JSON.parse(dry.out) as { files: { path: string; action: string; reason?: string }[] };
+    expect(plan.files.find((f) => f.path === 'gone.ts')).toMatchObject({ action: 'notRestorable', reason: expect.stringMatching(/git's object [0-9a-f]{40}, which the repository no longer has/) });
+    expect(plan.files.find((f) => f.path === 'bad.ts')).toMatchObject({ action: 'notRestorable', reason: expect.stringMatching(/does not hold what was recorded/) });
+    expect(plan.files.find((f) => f.path === 'a.txt')).toMatchObject({ action: 'restore' });
+    const done = await finished(await tasks('rewind', id, '--to', '2', '--files-only'));
+    expect(done.code, done.err).toBe(0);
+    expect(done.out).toMatch(/not restored +gone\.ts \(its before-image is git's object/);
+    expect(done.out).toMatch(/not restored +bad\.ts \(git's object/);
+    expect([read('gone.ts'), read('bad.ts'), read('a.txt')]).toEqual(['gone v2\n', 'bad v2\n', 'one\ntwo\n']);
   });
 
   it('forks at a step (prints the new id), shares checkpoints, and each task frees only what the other does not use', async () => {

@@ -112,7 +112,7 @@ describe('the checkpoint store', () => {
     expect((await new CheckpointStore(dir).read(versions[39]!.hash)).toString()).toBe(versions[39]!.text);
   });
 
-  it('reads a format 1 store and adds to it in format 2', async () => {
+  it('reads a format 1 store and adds to it in the current format', async () => {
     const dir = tmp();
     mkdirSync(join(dir, 'packs'), { recursive: true });
     const old = Buffer.from(code(50, 3));
@@ -144,7 +144,7 @@ describe('the checkpoint store', () => {
     mkdirSync(join(dir, 'packs'), { recursive: true });
     writeFileSync(join(dir, 'packs', '000001.pack'), Buffer.concat([Buffer.from('KEELCP9\n'), Buffer.alloc(40, 1)]));
     const idx = await new CheckpointStore(dir).load();
-    expect(idx.damage).toEqual(['000001.pack: written in checkpoint format 9 by a newer Keel; this build reads formats 1 and 2; none of it is read']);
+    expect(idx.damage).toEqual(['000001.pack: written in checkpoint format 9 by a newer Keel; this build reads formats 1, 2 and 3; none of it is read']);
   });
 
   it('keeps a large blob in a frame of its own, between the small records around it, in order', async () => {
