@@ -4,6 +4,7 @@ import { homedir } from 'node:os';
 import { isAbsolute, relative, sep } from 'node:path';
 import { formatBytes, type CheckpointFileNote } from '../../shared/domain/checkpoints';
 import type { ToolCheckpoints } from '../tools/types';
+import { containsSecret } from '../security/secrets';
 import { hashContent, type FileImage } from './format';
 import { findRepo, type GitRepo } from './git';
 import { GitObjects } from './gitObjects';
@@ -186,7 +187,7 @@ export class CallCheckpoints implements ToolCheckpoints {
     const beforeKey = before.kind === 'blob' ? before.hash : before.kind;
     if (prior && prior.before === beforeKey && prior.after === afterKey) return;
     if (content && before.kind === 'blob') {
-      const full = await this.task.full();
+      const full = secretIn(content) ?? (await this.task.full());
       if (full) before = { kind: 'unknown', reason: full };
       else await store.put(content, rel);
     }
@@ -255,6 +256,8 @@ export class CallCheckpoints implements ToolCheckpoints {
   }
 
   private async keep(path: string, content: Buffer): Promise<FileImage> {
+    const secret = secretIn(content);
+    if (secret) return { kind: 'unknown', reason: secret };
     const { hash } = await this.task.store.put(content, path);
     return { kind: 'blob', hash, size: content.length };
   }
@@ -277,4 +280,13 @@ function lstatOrNull(p: string) {
   } catch {
     return null;
   }
+}
+
+/**
+ * Why a file is not kept when it holds a key or token (the shared detector, security/secrets.ts):
+ * the task's storage never holds a secret, as its log does not (its tool results are redacted).
+ * Such a file is named as not restorable, with this reason. Null: it may be kept.
+ */
+function secretIn(content: Buffer): string | null {
+  return containsSecret(content.toString('utf8')) ? 'it holds a key or token, which Keel never stores' : null;
 }

@@ -10,7 +10,7 @@ import { cliBundle, filesUnder, ofType, pieces, runCli } from './cliHarness';
  * `keel run` with provider keys in its environment, against the fake model server: a scripted
  * (hostile) model asks the Bash tool for the environment every way it can, reads a file holding a
  * key and greps for one. Neither what the model receives, nor the live output, nor the task log on
- * disk holds a key (the checkpoints keep the workspace's files as they are, private, and nothing else); a variable the person passes through reaches the command.
+ * disk (its log and its checkpoints) holds a key; a variable the person passes through reaches the command.
  */
 const ANTHROPIC_KEY = `sk-ant-api03-${'Qw7_'.repeat(23)}zAA`;
 const OPENAI_KEY = `sk-proj-${'Lm4-'.repeat(18)}abT3BlbkFJ${'Rt5_'.repeat(18)}cd`;
@@ -90,19 +90,17 @@ describe('keel run keeps keys out of tool processes, tool results and the task l
 
     const everythingTheModelGot = server.requests.map((r) => JSON.stringify([...toolResults(r.body).values()])).join('\n');
     const liveAndEvents = run.stdout();
-    // The checkpoints are copies of the workspace's own files, kept to restore them (docs/persistence.md,
-    // "Checkpoints"): deploy.env's before-image may hold its token, as the workspace does — private
-    // (0600) like everything in the store, and never a key that was only in a command's output.
+    // Everything the task stored — its log and its checkpoints (docs/persistence.md: a file that
+    // holds a key or token, deploy.env here, is not kept, and is named not restorable) — holds no
+    // key; the checkpoints are private like the rest of the store.
     const stored = filesUnder(run.storage);
     const checkpointFiles = stored.filter((f) => f.includes('/checkpoints/'));
     expect(checkpointFiles.length, 'the commands were checkpointed').toBeGreaterThan(0);
     for (const f of checkpointFiles) expect((statSync(f).mode & 0o077).toString(8), f).toBe('0');
-    const taskLog = stored.filter((f) => !checkpointFiles.includes(f)).map((f) => readFileSync(f, 'utf8')).join('\n');
-    const checkpoints = checkpointFiles.map((f) => readFileSync(f, 'latin1')).join('\n');
+    const taskLog = stored.map((f) => readFileSync(f, 'latin1')).join('\n');
     for (const [what, text] of [['model', everythingTheModelGot], ['stream-json output', liveAndEvents], ['task log', taskLog]] as const) {
       for (const secret of [ANTHROPIC_KEY, OPENAI_KEY, SHAPED, FILE_KEY]) expect(pieces(text, secret), `${what} holds a piece of a key`).toEqual([]);
     }
-    for (const secret of [ANTHROPIC_KEY, OPENAI_KEY, SHAPED]) expect(pieces(checkpoints, secret), 'the checkpoints hold a piece of a key').toEqual([]);
     // The live output went through the redactor too (and was there to check).
     expect(ofType(run.events, 'tool_output').map((e) => e.chunk).join('')).toContain('found: [REDACTED:');
   });

@@ -4,9 +4,11 @@ import type { ModelProvider, ProviderEvent, ProviderRequest } from '../../../src
  * A ModelProvider for scenario replays: each request plays the next scripted step. A step either
  * plays its events and ends, or (`hang`) plays them and then waits until the request is aborted,
  * so a test can act while a request is provably in flight. With no step left, a request hangs.
+ * A `held` step waits first (counted as hung) until `release()`, then plays its events: a test acts
+ * while the request is in flight, then lets it answer.
  * Records every request, the number in flight, and how many are hung right now.
  */
-export type ScenarioStep = { events: ProviderEvent[]; hang?: boolean };
+export type ScenarioStep = { events: ProviderEvent[]; hang?: boolean; held?: boolean };
 
 export class ScenarioProvider implements ModelProvider {
   readonly id = 'scripted' as const;
@@ -15,6 +17,8 @@ export class ScenarioProvider implements ModelProvider {
   inFlight = 0;
   maxInFlight = 0;
   hung = 0;
+  /** The held requests' releases, in order. */
+  private readonly holds: (() => void)[] = [];
   /** Called whenever a request starts, hangs or ends (tests wait on it, not on the clock). */
   onChange: () => void = () => undefined;
 
@@ -22,6 +26,11 @@ export class ScenarioProvider implements ModelProvider {
 
   push(...steps: ScenarioStep[]): void {
     this.steps.push(...steps);
+  }
+
+  /** Lets the held requests (`held` steps) play their events. */
+  release(): void {
+    for (const r of this.holds.splice(0)) r();
   }
 
   remaining(): number {
@@ -35,6 +44,18 @@ export class ScenarioProvider implements ModelProvider {
     this.onChange();
     try {
       const step = this.steps.shift() ?? { events: [], hang: true };
+      if (step.held && !signal.aborted) {
+        this.hung++;
+        this.onChange();
+        try {
+          await new Promise<void>((resolve) => {
+            this.holds.push(resolve);
+            signal.addEventListener('abort', () => resolve(), { once: true });
+          });
+        } finally {
+          this.hung--;
+        }
+      }
       for (const e of step.events) {
         if (signal.aborted) return;
         yield e;

@@ -189,13 +189,9 @@ function withPhases(opts: { turn: Turn; gatekeeper?: 'hang' }) {
       workerTurn: worker,
       runPhases: phases,
       // As the runtime's: waits for the run's phases (the child) to reach the runner.
-      initialize: fromPromise<void, RunStartInput>(async ({ system }) => {
-        const phases = system.get(RUN_PHASES_ID);
-        if (!phases) throw new Error('the run has no phases');
-        await waitFor(phases, (p) => p.value === 'runnerRunning');
-      }),
-      // As the runtime's: waits for the phases the machine told how the run ended (the record is not stood in).
-      // (Already gone when the machine stopped them, e.g. a failed record: as in the runtime's, nothing to wait for.)
+      initialize: fromPromise<void, RunStartInput>(async ({ system }) => void (await waitFor(system.get(RUN_PHASES_ID), (p) => p.value === 'runnerRunning'))),
+      // As the runtime's (runPhases.ts `finished`): waits for the phases the machine told how the run
+      // ended; phases already over and let go (a final child leaves the system) are nothing to wait for.
       finishRun: fromPromise<void, { status: TaskStatus }>(async ({ system }) => {
         const phases = system.get(RUN_PHASES_ID);
         if (phases) await waitFor(phases, (p) => p.status !== 'active');

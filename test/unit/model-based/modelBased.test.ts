@@ -67,6 +67,9 @@ const NOT_REPLAYED: Record<string, Record<string, string>> = {
     // A worker killed under its query: test/integration/cli/workerFaults.test.ts kills real workers
     // (the task ends interrupted, worker_lost); test/unit/machines/taskLifecycle.test.ts takes the transition.
     'running.loop.onWorker -> interrupted : xstate.done.actor.turnLoop [workerLost]': 'a worker killed under its query: workerFaults.test.ts, taskLifecycle.test.ts',
+    // The fake worker of WORKER_RUNS asks no budget; keel run (on workers by default) pauses a
+    // task at its budget for real in test/integration/cli/budget.test.ts.
+    'running.loop.onWorker -> pausedForBudget : xstate.done.actor.turnLoop [turnOverBudget]': 'a run on a worker refused by its budget: budget.test.ts',
   },
   turn: {
     'dispatchingTools -> (stays) : always [nextCallInvalid]': 'a tool call whose input is not valid JSON: the turn model has no such answer yet (streamAssembly.test.ts tests how such input is assembled, not this transition)',

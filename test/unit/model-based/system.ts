@@ -50,6 +50,12 @@ export interface Script {
   reconstruct: ('ok' | 'fail')[];
   /** Each settled run's finishing (its phases and record over); none left: it waits (`finishing`). */
   finish: 'ok'[];
+  /**
+   * The task's budget, asked before each priced request (TurnHost.admit), in order: it may go,
+   * it may not (the task pauses for its budget), or the owner fails. None left: it may go (a task
+   * with no budget).
+   */
+  admit: ('ok' | 'refuse' | 'reject')[];
   prepareFails: boolean[];
   duplicateKeys: string[];
   holdLock: boolean;
@@ -88,7 +94,7 @@ export const SETTINGS = { permissions: { deny: ['Bash(rm:*)'] } };
 export const MCP_SETTINGS = { permissions: { ...SETTINGS.permissions, allow: ['mcp__mbt__echo'] } };
 
 export function emptyScript(): Script {
-  return { provider: [], init: [], asker: [], subtasks: [], reconstruct: [], finish: [], prepareFails: [], duplicateKeys: [], holdLock: false, limits: {} };
+  return { provider: [], init: [], asker: [], subtasks: [], reconstruct: [], finish: [], admit: [], prepareFails: [], duplicateKeys: [], holdLock: false, limits: {} };
 }
 
 /** Sends `send` to the task once the target machine's observed (deduplicated) states reach index `at`. */
@@ -97,6 +103,8 @@ export interface Trigger {
   send: TaskMachineEvent;
   /** Also wait until a provider request is hung in flight (a cancel that must find one). */
   whenHung?: boolean;
+  /** After sending, let the held request answer (a message sent while it was in flight). */
+  release?: boolean;
 }
 
 export const TASK_ID = 'task-mbt';
@@ -151,6 +159,7 @@ export async function replay(script: Script, target: string, expected: string[],
   const inits = script.init.slice();
   const subtasks = script.subtasks.slice();
   const finishes = script.finish.slice();
+  const admits = script.admit.slice();
   const events: TaskEvent[] = [];
   // Set once the actor exists (the wiring is built before it).
   const phasesFeed: { send?: (e: TaskEvent) => void } = {};
@@ -178,6 +187,11 @@ export async function replay(script: Script, target: string, expected: string[],
       if (finishes.shift() === undefined) return never();
     },
     ...(hub ? { mcp: hub } : {}),
+    admit: async () => {
+      const a = admits.shift() ?? 'ok';
+      if (a === 'reject') throw new Error('the budget could not be read (scripted)');
+      return a === 'refuse' ? { capUsd: 1, spentUsd: 0.9, estimateUsd: 0.5 } : null;
+    },
     startSubtask: () => {
       const finishes = subtasks.shift() === 'resolve';
       return {
@@ -236,6 +250,7 @@ export async function replay(script: Script, target: string, expected: string[],
       await changes.until(() => diverged() || (observed.length > t.at && (!t.whenHung || provider.hung > 0)), () => `trigger ${t.send.type} at ${t.at}: ${seen()}`);
       if (observed.length !== t.at + 1 || observed[t.at] !== expected[t.at]) break; // diverged; the final comparison reports it
       actor.send(t.send);
+      if (t.release) provider.release();
     }
     await changes.until(() => diverged() || observed.length >= expected.length, seen);
     await settled();

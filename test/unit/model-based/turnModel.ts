@@ -12,7 +12,7 @@ import { emptyScript, LIMITS, TASK_ID, type Script, type Trigger } from './syste
  * outputs its actors can produce (a model call that ends end_turn / tool_use / max_tokens /
  * pause_turn, fails retryably or not, is a duplicate or times out on the lock; a validation that
  * finds a valid call (a read, a subtask, an MCP tool), an invalid one, or fails; a permission
- * allow / deny / failure; ...), plus CANCEL and the backoff timer. Three limit variants make the
+ * allow / deny / failure; the budget letting a request go, refusing it, failing; ...), plus CANCEL and the backoff timer. Three limit variants make the
  * context guards reachable (over the context limit; one model call allowed). A path compiles to
  * a script for the wired task system: what the provider streams, what the person answers the
  * real permission engine's prompts, whether the subtask finishes, and when CANCEL is sent; a
@@ -44,7 +44,7 @@ export const TURN_VARIANTS: TurnVariant[] = [
     limits: {},
     messages: REBUILT_WITH_SUBTASK,
     // preparing → validatingInput (the adopted Task call) → permissionCheck → startingSubtask → awaitingSubtasks → its result → an answer.
-    only: (tags) => tags.join(' ') === 'preparing:ok validatingInput:task permissionCheck:allow SUBTASK_RESULT streaming.requesting:end',
+    only: (tags) => tags.join(' ') === 'preparing:ok validatingInput:task permissionCheck:allow SUBTASK_RESULT streaming.admittingRequest:ok streaming.requesting:end',
   },
 ];
 
@@ -84,6 +84,10 @@ function events(s: AnyMachineSnapshot): ModelEvent[] {
     for (const inv of node.invoke) {
       const id = inv.id;
       switch (inv.src) {
+        case 'admit':
+          // The task's budget: the request may go, may not (the task pauses for its budget), or its owner fails.
+          out.push(doneEvent(id, null, 'ok'), doneEvent(id, { capUsd: 1, spentUsd: 0.9, estimateUsd: 0.5 }, 'refused'), errorEvent(id, new Error('x')));
+          break;
         case 'prepareSystemPrompt':
           out.push(doneEvent(id, { system: [], tools: [] }, 'ok'), errorEvent(id, new Error('x')));
           break;
@@ -201,7 +205,8 @@ export function compileTurn(path: ModelPath, variant: TurnVariant): { script: Sc
   };
   path.events.forEach((e, i) => {
     const t = e.type;
-    if (t.startsWith('xstate.error.actor.0.turn.preparing')) script.prepareFails.push(true);
+    if (t.includes('.admittingRequest') || t.includes('.admittingSummary')) script.admit.push(t.startsWith('xstate.error') ? 'reject' : e.tag === 'refused' ? 'refuse' : 'ok');
+    else if (t.startsWith('xstate.error.actor.0.turn.preparing')) script.prepareFails.push(true);
     else if (t.startsWith('xstate.done.actor.0.turn.preparing')) script.prepareFails.push(false);
     else if (t.startsWith('xstate.done.actor.0.turn.compacting')) script.provider.push({ events: textTurn('summary of the conversation') });
     else if (t.startsWith('xstate.error.actor.0.turn.compacting')) script.provider.push({ events: fatal });
@@ -280,6 +285,9 @@ export function compileTurn(path: ModelPath, variant: TurnVariant): { script: Sc
   const prefixOk =
     path.events.length === 0 ||
     last === JSON.stringify({ streaming: 'backoff' }) ||
+    // The budget answers at once: a request admitted goes.
+    last === JSON.stringify({ streaming: 'admittingRequest' }) ||
+    last === JSON.stringify({ compacting: 'admittingSummary' }) ||
     (!inject && (last === '"executingTool"' || last === '"validatingInput"' || last === '"mcpCall"')) ||
     // Without Stop hooks the real stop point lets the answer stop at once.
     (!inject && last === '"stopping"') ||

@@ -279,10 +279,17 @@ const taskSetup = setup({
     }),
     /** A hook blocked the prompt just sent: it leaves the conversation (and the log, through `compacted`). */
     dropBlockedPrompt: assign(({ context }) => (context.submitted === null ? {} : { messages: context.messages.slice(0, -1), submitted: null })),
-    /** A child answered: its result goes to the turn, its actor is let go. */
+    /**
+     * A child answered: its result goes to the turn, its actor is let go. The result reaches the
+     * turn once this step is over (delay 0), as it reaches a turn on a worker: a turn loop in this
+     * process would otherwise publish its tool_result and move on (assembling, the next request)
+     * inside this machine's step, while the RUN_EVENT that feeds the run's phases waits in this
+     * machine's mailbox, so the phase change would come after the turn's next events — a log
+     * whose order depends on where the turn ran (and a replay, in process, that differs from it).
+     */
     finishSubtask: enqueueActions<TaskContext, TaskMachineEvent, undefined, TaskMachineEvent, never, never, never, never, never>(({ context, event, enqueue }) => {
       if (event.type !== 'SUBTASK_DONE') return;
-      enqueue.sendTo('turnLoop', { type: 'SUBTASK_RESULT', toolCallId: event.toolCallId, result: event.result, summary: event.summary });
+      enqueue.sendTo('turnLoop', { type: 'SUBTASK_RESULT', toolCallId: event.toolCallId, result: event.result, summary: event.summary }, { delay: 0 });
       enqueue(stopChild(subtaskActorId(event.toolCallId)));
       enqueue.assign({ subtasks: context.subtasks.filter((s) => s.toolCallId !== event.toolCallId) });
     }),
