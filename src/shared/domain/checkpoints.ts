@@ -6,6 +6,20 @@
 /** What a rewind puts back: the files, the conversation, or both. */
 export type RewindScope = 'both' | 'files' | 'conversation';
 
+/** A rewind or fork as the log's `rewind` event and the chat's `rewind` item both carry it. */
+export interface RewindRecord {
+  id: string;
+  action: 'rewind' | 'fork';
+  step: number;
+  stepId: string;
+  scope: RewindScope;
+  /** One line for people: "Rewound to before step 4 (Edit src/a.ts)". */
+  label: string;
+  files: RewoundFile[];
+  forkedFrom?: { taskId: string; step: number };
+  forkedTo?: string;
+}
+
 /** One file a tool call's checkpoint covered: kept (restorable), or not and why. */
 export interface CheckpointFileNote {
   /** Workspace-relative (`/`-separated), or absolute for a file outside the workspace. */

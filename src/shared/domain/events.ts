@@ -1,4 +1,4 @@
-import type { CheckpointFileNote, RewindScope, RewoundFile } from './checkpoints';
+import type { CheckpointFileNote, RewindRecord } from './checkpoints';
 import type { ErrorCode } from './errors';
 import type { ConversationMessage, StopReason } from './messages';
 import type { TaskStateTag, TurnStateTag } from './stateTags';
@@ -142,21 +142,7 @@ export type TaskEvent =
    * as a `compacted` event). `action: 'fork'` in a new task says where it came from
    * (`forkedFrom`); in the task it was forked from, `forkedTo` names the new one.
    */
-  | {
-      type: 'rewind';
-      taskId: string;
-      id: string;
-      action: 'rewind' | 'fork';
-      step: number;
-      stepId: string;
-      scope: RewindScope;
-      /** One line for people: "Rewound to before step 4 (Edit src/a.ts)". */
-      label: string;
-      files: RewoundFile[];
-      items?: TranscriptItem[];
-      forkedFrom?: { taskId: string; step: number };
-      forkedTo?: string;
-    };
+  | ({ type: 'rewind'; taskId: string; items?: TranscriptItem[] } & RewindRecord);
 
 export type TaskEventType = TaskEvent['type'];
 

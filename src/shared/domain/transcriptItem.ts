@@ -1,5 +1,5 @@
 import type { AttachedImageInfo, AttachmentSummary } from './attachments';
-import type { CheckpointFileNote, RewindScope, RewoundFile } from './checkpoints';
+import type { CheckpointFileNote, RewindRecord } from './checkpoints';
 import type { ErrorCode } from './errors';
 import type { CardImage } from './toolImages';
 
@@ -48,15 +48,4 @@ export type TranscriptItem =
   /** The gatekeeper's decision at the end of a run (a memory saved, a lesson refused, nothing kept). */
   | { kind: 'gatekeeper'; id: string; run: number; decision: GatekeeperOutcome; rule: string; reasons: string[]; file?: string; title?: string }
   /** A rewind or fork: where the chat went back to, and what happened to the files. */
-  | {
-      kind: 'rewind';
-      id: string;
-      action: 'rewind' | 'fork';
-      step: number;
-      stepId: string;
-      scope: RewindScope;
-      label: string;
-      files: RewoundFile[];
-      forkedFrom?: { taskId: string; step: number };
-      forkedTo?: string;
-    };
+  | ({ kind: 'rewind' } & RewindRecord);
