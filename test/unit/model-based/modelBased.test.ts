@@ -70,8 +70,15 @@ const NOT_REPLAYED: Record<string, Record<string, string>> = {
     // The fake worker of WORKER_RUNS asks no budget; keel run (on workers by default) pauses a
     // task at its budget for real in test/integration/cli/budget.test.ts.
     'running.loop.onWorker -> pausedForBudget : xstate.done.actor.turnLoop [turnOverBudget]': 'a run on a worker refused by its budget: budget.test.ts',
+    // A prompt hook's judgement while the turn runs here: its price goes to the turn (the task
+    // machine forwards CHARGE). The scripted replays run no hooks; keel run --workers 0 with a
+    // prompt hook takes it for real in test/integration/cli/hooksPrompt.test.ts.
+    'running.loop.inProcess -> (stays) : CHARGE': 'a prompt hook priced during an in-process turn: hooksPrompt.test.ts',
   },
   turn: {
+    // The same charge as the turn receives it (in process from the task machine, on a worker from
+    // its hooks): hooksPrompt.test.ts checks the usage events' totals include each judgement.
+    '(root) -> (stays) : CHARGE': 'a prompt hook priced during the turn: hooksPrompt.test.ts',
     'dispatchingTools -> (stays) : always [nextCallInvalid]': 'a tool call whose input is not valid JSON: the turn model has no such answer yet (streamAssembly.test.ts tests how such input is assembled, not this transition)',
   },
 };
