@@ -332,6 +332,19 @@ const taskSetup = setup({
  * How a run's end settles (completed, awaitingUser, aborted): `finishing` while the run's phases go
  * on and what it recorded is being saved — its `done` waits (see `finishRun`) — then `settled`.
  */
+/**
+ * The task's record failed while a run was under way or finishing (RECORD_FAILED): what is left of
+ * the run's phases stops, and the run ends failed saying why — the same in every such state.
+ */
+const recordFailedMidRun = taskSetup.createStateConfig({
+  on: {
+    RECORD_FAILED: {
+      target: '#task.failed',
+      actions: ['stopPhases', assign({ ending: 'recordFailed', owedDone: null }), { type: 'publish', params: ({ context, event }) => recordFailedEvent(context, event.failure, true) }],
+    },
+  },
+});
+
 const finishingThenSettled = taskSetup.createStateConfig({
   initial: 'finishing',
   states: {
@@ -341,10 +354,7 @@ const finishingThenSettled = taskSetup.createStateConfig({
       on: {
         CANCEL: { actions: 'stopPhases' },
         CLOSE: { target: 'settled', actions: 'publishOwedDone' },
-        RECORD_FAILED: {
-          target: '#task.failed',
-          actions: ['stopPhases', assign({ ending: 'recordFailed', owedDone: null }), { type: 'publish', params: ({ context, event }) => recordFailedEvent(context, event.failure, true) }],
-        },
+        ...recordFailedMidRun.on,
       },
     },
     settled: {},
@@ -418,10 +428,7 @@ export const taskMachine = taskSetup.createMachine({
         CONTINUE: 'initializing',
         MARK_INTERRUPTED: 'interrupted',
         INTERRUPT: { target: '#task.interrupted', actions: 'stopPhases' },
-        RECORD_FAILED: {
-          target: '#task.failed',
-          actions: ['stopPhases', assign({ ending: 'recordFailed', owedDone: null }), { type: 'publish', params: ({ context, event }) => recordFailedEvent(context, event.failure, true) }],
-        },
+        ...recordFailedMidRun.on,
       },
     },
     initializing: {
@@ -442,10 +449,7 @@ export const taskMachine = taskSetup.createMachine({
       on: {
         USER_MESSAGE: { actions: 'enqueueMessage' },
         INTERRUPT: { target: '#task.interrupted', actions: 'stopPhases' },
-        RECORD_FAILED: {
-          target: '#task.failed',
-          actions: ['stopPhases', assign({ ending: 'recordFailed', owedDone: null }), { type: 'publish', params: ({ context, event }) => recordFailedEvent(context, event.failure, true) }],
-        },
+        ...recordFailedMidRun.on,
       },
       invoke: {
         src: 'initialize',
@@ -488,10 +492,7 @@ export const taskMachine = taskSetup.createMachine({
         SET_MODE: { actions: [assign({ mode: ({ event }) => event.mode }), sendTo('turnLoop', ({ event }) => ({ type: 'SET_MODE', mode: event.mode }))] },
         USER_MESSAGE: { actions: 'enqueueMessage' },
         INTERRUPT: { target: '#task.interrupted', actions: 'stopPhases' },
-        RECORD_FAILED: {
-          target: '#task.failed',
-          actions: ['stopPhases', assign({ ending: 'recordFailed', owedDone: null }), { type: 'publish', params: ({ context, event }) => recordFailedEvent(context, event.failure, true) }],
-        },
+        ...recordFailedMidRun.on,
       },
       // A cancel or a failure ends the turn while children may still run: they are stopped with it.
       exit: 'stopSubtasks',
@@ -655,10 +656,7 @@ export const taskMachine = taskSetup.createMachine({
       on: {
         USER_MESSAGE: { actions: 'enqueueMessage' },
         INTERRUPT: { target: '#task.interrupted', actions: 'stopPhases' },
-        RECORD_FAILED: {
-          target: '#task.failed',
-          actions: ['stopPhases', assign({ ending: 'recordFailed', owedDone: null }), { type: 'publish', params: ({ context, event }) => recordFailedEvent(context, event.failure, true) }],
-        },
+        ...recordFailedMidRun.on,
       },
       invoke: {
         src: 'reconstruct',
