@@ -190,7 +190,9 @@ describe('the composer in VS Code', () => {
       await input.pressSequentially('src/greet.ts');
       await input.press('Enter');
       await waitForRequests(server, 2);
-      expect(requests(server)[1]).toContain('Review src/greet.ts carefully and list what is wrong.');
+      // The last user message of the request, whole (a failure shows what was sent, not a cut body).
+      const sent = JSON.parse(requests(server)[1]!) as { messages: { role: string; content: unknown }[] };
+      expect(JSON.stringify(sent.messages.filter((m) => m.role === 'user').at(-1)?.content)).toContain('Review src/greet.ts carefully and list what is wrong.');
 
       // 3. The checklist, live: first 0/2 with the current item, then 2/2.
       const count = chat.locator('[data-testid="todos-count"]');

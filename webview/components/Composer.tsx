@@ -1,4 +1,4 @@
-import { useEffect, useRef, useState } from 'preact/hooks';
+import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
 import { PERMISSION_MODE_INFO, SELECTABLE_MODES, type PermissionMode } from '../../src/shared/domain/permissionModes';
 import type { QueuedMessage } from '../../src/shared/domain/events';
 import type { MentionItem, SlashCommand } from '../../src/shared/protocol/toWebview';
@@ -85,11 +85,23 @@ export function Composer(p: ComposerProps) {
     p.onDraft(value);
   };
 
-  const focusAt = (caret: number) =>
-    requestAnimationFrame(() => {
-      ref.current?.focus();
-      ref.current?.setSelectionRange(caret, caret);
-    });
+  // Where the caret goes once the text just set is in the box. Placed right after that render (a
+  // layout effect), never on a later frame: a person typing on after Enter picked a command or a
+  // mention would otherwise have the caret jump back mid-word and their next keys land before
+  // what they had just typed (a deferred frame comes late on a busy machine).
+  const pendingCaret = useRef<number | null>(null);
+  const [caretTick, setCaretTick] = useState(0);
+  useLayoutEffect(() => {
+    const caret = pendingCaret.current;
+    if (caret === null) return;
+    pendingCaret.current = null;
+    ref.current?.focus();
+    ref.current?.setSelectionRange(caret, caret);
+  }, [caretTick]);
+  const focusAt = (caret: number) => {
+    pendingCaret.current = caret;
+    setCaretTick((n) => n + 1);
+  };
 
   // Queued messages given back by a cancel come back into the box, before what is being written.
   const lastReturned = useRef(p.returned?.seq ?? 0);

@@ -104,6 +104,33 @@ describe('the composer from the keyboard', () => {
     expect(m.input().value).toBe('');
   });
 
+  it('Enter picks a / command; keys typed right after land after it, in order, however late the next frame comes', async () => {
+    const m = mount();
+    m.send({ type: 'snapshot', transcript: null, config: CONFIG });
+    m.type('/revi');
+    const query = m.posted.filter((p): p is Extract<FromWebviewMessage, { type: 'commandQuery' }> => p.type === 'commandQuery').at(-1)!;
+    expect(query.query).toBe('revi');
+    m.send({ type: 'commandResults', queryId: query.queryId, commands: [{ name: 'review', description: 'Review a file', arguments: [], hint: 'FILE' }] });
+    m.key('Enter');
+    expect(m.input().value).toBe('/review ');
+    // A person typing on: each key goes in where the caret is, as a browser puts it.
+    const typeKey = (ch: string) =>
+      act(() => {
+        const box = m.input();
+        const at = box.selectionStart ?? box.value.length;
+        box.value = box.value.slice(0, at) + ch + box.value.slice(at);
+        box.setSelectionRange(at + 1, at + 1);
+        box.dispatchEvent(new Event('input', { bubbles: true }));
+      });
+    for (const ch of 'src') typeKey(ch);
+    // Frames and timers run (a late frame used to put the caret back after "/review ").
+    await new Promise((r) => setTimeout(r, 50));
+    for (const ch of '/greet.ts') typeKey(ch);
+    expect(m.input().value).toBe('/review src/greet.ts');
+    m.key('Enter');
+    expect(m.posted.filter((p) => p.type === 'prompt')).toEqual([{ type: 'prompt', text: '/review src/greet.ts' }]);
+  });
+
   it('Escape closes the list and keeps the text; a second Escape with nothing open does not send', () => {
     const m = mount();
     m.send({ type: 'snapshot', transcript: null, config: CONFIG });
