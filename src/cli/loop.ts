@@ -174,7 +174,7 @@ export async function loopCommand(argv: string[]): Promise<number> {
     return 1;
   }
   const cap = run.maxBudgetUsd ?? readUserMaxBudget().capUsd;
-  if (cap !== undefined) loopBudget = new TaskBudget(cap, runner.view().iterations.reduce((sum, i) => sum + (i.costUsd ?? 0), 0));
+  if (cap !== undefined) loopBudget = new TaskBudget(cap, runner.spentUsd());
   const unhandle = handleSignals({
     cancel: () => runner.cancel(),
     interrupt: (signal) => {

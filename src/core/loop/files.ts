@@ -56,6 +56,12 @@ const stateSchema = z.object({
   stopReasons: z.array(z.string()),
   errorCounts: z.record(z.string(), z.number()),
   reasons: z.array(z.string()).default([]),
+  /**
+   * What iterations that were cut off (a budget pause, a signal, a reload) spent before they were
+   * started again as new tasks: their records are replaced, their spend is not forgotten (a loop's
+   * budget counts every priced call).
+   */
+  cutOffCostUsd: z.number().nonnegative().optional(),
   createdAt: z.number(),
   updatedAt: z.number(),
 });
@@ -277,4 +283,9 @@ export function uniqueLoopName(workspace: string, goal: string): string {
   const base = nameFromGoal(goal);
   if (!existsLoop(workspace, base)) return base;
   for (let i = 2; ; i++) if (!existsLoop(workspace, `${base}-${i}`)) return `${base}-${i}`;
+}
+
+/** What the loop has spent so far: every iteration's priced calls, the cut-off ones' included. */
+export function loopSpentUsd(state: Pick<LoopState, 'iterations' | 'cutOffCostUsd'>): number {
+  return state.iterations.reduce((sum, i) => sum + (i.costUsd ?? 0), state.cutOffCostUsd ?? 0);
 }

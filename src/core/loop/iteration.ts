@@ -50,7 +50,10 @@ export async function runIteration(c: IterationContext, n: number, signal: Abort
   });
   const task = c.host.startIteration(prompt, { loopName: c.state.name, iteration: n, progressFile: paths.progress });
   const record: IterationRecord = { n, taskId: task.id, startedAt: Date.now(), reasons: [] };
-  // An iteration cut off by a reload is started again as a new task: it replaces the old record.
+  // An iteration cut off (a reload, a signal, a budget pause) is started again as a new task: it
+  // replaces the old record, whose spend is carried (a loop's budget counts every priced call).
+  const cutOff = c.state.iterations.filter((i) => i.n >= n).reduce((sum, i) => sum + (i.costUsd ?? 0), 0);
+  if (cutOff > 0) c.state.cutOffCostUsd = (c.state.cutOffCostUsd ?? 0) + cutOff;
   c.state.iterations = [...c.state.iterations.filter((i) => i.n < n), record];
   c.state.status = 'active';
   saveState(c.workspace, c.state);
@@ -65,7 +68,11 @@ export async function runIteration(c: IterationContext, n: number, signal: Abort
     else if (e.type === 'error') {
       errors.error(e.code, e.message);
       lastError = { code: e.code, message: e.message };
-    } else if (e.type === 'usage') cost = e.totalCostUsd;
+    } else if (e.type === 'usage') {
+      cost = e.totalCostUsd;
+      // Kept on the record as it grows: the runner saves it if the iteration is cut off.
+      record.costUsd = cost;
+    }
     else if (e.type === 'task' && taskEventHasTag(e, 'running')) lastError = undefined;
   });
   const unfeed = c.feed?.subscribe((a) => {

@@ -3,7 +3,7 @@ import type { LoopEvent, LoopStatus, LoopView } from '../../shared/domain/loop';
 import type { ActivitySource } from '../hooks/feed';
 import { loopModeMachine, type LoopModeNotice } from '../machines/loopMode/loopMode.machine';
 import { acquireTaskLock, type HeldTaskLock } from '../store/taskLock';
-import { checkLoopFolder, createLoop, existsLoop, keptProgress, loopPaths, nameProblem, readState, readTextForView, saveState, type LoopState, type StoredLoopSettings } from './files';
+import { checkLoopFolder, createLoop, existsLoop, keptProgress, loopPaths, loopSpentUsd, nameProblem, readState, readTextForView, saveState, type LoopState, type StoredLoopSettings } from './files';
 import { recordIteration, runIteration, type LoopTaskHost } from './iteration';
 import { loopItem, loopPromptFiles, type TrustItem } from '../trust/items';
 import { errorMessage } from '../../shared/domain/errors';
@@ -164,12 +164,25 @@ export class LoopRunner {
 
   /** Lets go of the loop without changing its status (the window closes; it continues after a reload). */
   dispose(): void {
+    // An iteration cut off here (a budget pause, a signal, the window closing) keeps what it spent.
+    if (this.lock && this.state.iterations.some((i) => i.endedAt === undefined && i.costUsd !== undefined)) {
+      try {
+        saveState(this.opts.workspace, this.state);
+      } catch (err) {
+        this.opts.log?.('error', `loop ${this.state.name}: could not save what its cut-off iteration spent: ${errorMessage(err)}`);
+      }
+    }
     this.disposed = true;
     this.actor?.stop();
     this.actor = undefined;
     this.lock?.release();
     this.lock = undefined;
     this.listeners.clear();
+  }
+
+  /** What the loop has spent so far, cut-off iterations included (its budget starts from this). */
+  spentUsd(): number {
+    return loopSpentUsd(this.state);
   }
 
   view(): LoopView {

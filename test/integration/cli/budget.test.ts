@@ -111,4 +111,16 @@ describe('a loop budget', () => {
     // The cut-off iteration runs again, within the raised budget.
     expect(server.requests.length).toBeGreaterThan(1);
   });
+
+  it('what the cut-off iteration spent still counts after --resume: a cap it already used up pauses again before any request', async () => {
+    server.enqueue(writeProgress('# Progress\n- started\n'), say('Started.'));
+    const r = await loop('make every test pass', '--name', 'tests', '--max-budget-usd', '0.4');
+    expect((await r.exit).code, r.stderr()).toBe(6);
+    expect(server.requests).toHaveLength(1);
+    // $0.315 spent; $0.42 leaves ~$0.10, less than a new request's worst case (~$0.12): nothing sent.
+    const next = await loop('--resume', 'tests', '--max-budget-usd', '0.42');
+    expect((await next.exit).code, next.stderr()).toBe(6);
+    expect(server.requests).toHaveLength(1);
+    expect(next.stderr()).toMatch(/"tests" paused at its budget \(spent \$0\.32 of \$0\.42\)/);
+  });
 });
