@@ -12,9 +12,8 @@ import type { Page, StoredTaskState } from '../shared/protocol/chatMessages';
 import { HistoryActions, isHistoryMessage } from './history/historyActions';
 import { isStoredTask } from './history/storedTask';
 import type { LastTask } from './history/taskHistory';
-import type { ShownTask, ViewConnection } from './viewConnection';
+import { followTask, type ShownTask, type ViewConnection } from './viewConnection';
 import { TaskWorkerWatch, type PoolView } from './taskWorker';
-import { followTask } from './taskFollower';
 import type { ChatHost } from './chatHost';
 import { ChatWindow, type ChatSurface } from './chatWindow';
 import { RewindActions } from './rewindActions';
@@ -464,12 +463,7 @@ export class ChatController implements ChatSurface {
     if (event.type === 'error') this.host.log.warn(`task ${task.id}: ${event.code}: ${event.message}`);
     if (event.type === 'done') this.host.log.info(`task ${task.id} done: ${event.status} (${event.stopReason ?? 'no stop reason'})`);
     // Through the bus, each view skips what the snapshot it last got already holds.
-    if (isViewEvent(event)) {
-      for (const v of this.views) {
-        if (taskSeq === undefined) v.send({ type: 'event', event });
-        else v.sendTaskEvent(event, taskSeq);
-      }
-    }
+    if (isViewEvent(event)) for (const v of this.views) v.sendTaskEvent(event, taskSeq);
     // Paused at its budget: the header says so; the person is offered to raise it, which continues the task.
     if (event.type === 'task' && taskEventHasTag(event, 'budgetReached') && this.host.raiseBudget && task.setBudget) {
       const budget = task.transcript().budget ?? { capUsd: null, spentUsd: 0 };
