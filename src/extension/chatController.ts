@@ -6,7 +6,6 @@ import type { FromWebviewMessage } from '../shared/protocol/fromWebview';
 import type { SnapshotMessage, ToWebviewPayload } from '../shared/protocol/toWebview';
 import { taskEventHasTag } from '../core/machines/task/taskTags';
 import type { TaskHandle } from '../core/runtime/types';
-import type { MessageAttachment } from '../shared/domain/attachments';
 import type { PermissionBroker } from './permissionBroker';
 import type { Page, StoredTaskState } from '../shared/protocol/chatMessages';
 import { HistoryActions, isHistoryMessage } from './history/historyActions';
@@ -17,26 +16,9 @@ import { TaskWorkerWatch, type PoolView } from './taskWorker';
 import type { ChatHost } from './chatHost';
 import { ChatWindow, type ChatSurface } from './chatWindow';
 import { RewindActions } from './rewindActions';
-import { slashInChat, type SlashSurface } from './slashChat';
+import type { SlashSurface } from './slashChat';
+import { composeMessage } from './composerMessage';
 import type { PromptImageMessage } from '../shared/protocol/fromWebview';
-import { promptImageFromData, tooManyImages } from '../core/context/promptImages';
-import { isCardImageSrc } from '../shared/domain/toolImages';
-import type { AttachedImage } from '../core/machines/task/task.machine';
-
-/** The images a prompt message carried, checked; or what is wrong with them. */
-function checkedImages(attached: readonly PromptImageMessage[]): AttachedImage[] | string {
-  const tooMany = tooManyImages(attached.length);
-  if (tooMany) return tooMany;
-  const out: AttachedImage[] = [];
-  for (const a of attached) {
-    const r = promptImageFromData(a.name, a.data);
-    if (!r.ok) return r.problem;
-    // The preview is the composer's: kept only when it is a checked image, else the transcript shows the name.
-    const thumbnail = a.thumbnail && isCardImageSrc(a.thumbnail) ? a.thumbnail : undefined;
-    out.push(thumbnail ? { ...r.image, info: { ...r.image.info, thumbnail } } : r.image);
-  }
-  return out;
-}
 
 export type { ChatHost, TaskRuntimeLike } from './chatHost';
 export { ChatWindow } from './chatWindow';
@@ -263,28 +245,19 @@ export class ChatController implements ChatSurface {
   async prompt(typed: string, attached: readonly PromptImageMessage[] = []): Promise<void> {
     await this.promptLock.runExclusive(async () => {
       if (this.disposed) return;
-      // Attached images are checked here, before anything is sent: a wrong one is said, nothing sent.
-      const images = checkedImages(attached);
-      if (typeof images === 'string') {
-        this.broadcast({ type: 'notice', message: `${images}. Nothing was sent.` });
-        return;
-      }
-      // The person's mentions are resolved from what they typed, before a command or an MCP prompt
-      // is expanded into it: a command file's or a server's text never makes Keel read or fetch anything.
-      let attachments: MessageAttachment[];
-      try {
-        attachments = await this.window.resolveMentions(typed, new AbortController().signal);
-      } catch (e) {
-        this.broadcastError(`Keel could not attach what the message mentions: ${errorMessage(e)}`);
-        return;
-      }
-      // `/name args`: a custom command is expanded (with its allowed-tools and model), a built-in acts here.
-      const slash = this.host.commands ? await slashInChat(typed, this.host.commands, this.slashSurface()) : { kind: 'send' as const, text: typed, extras: {} };
-      if (slash.kind === 'handled' || this.disposed) return;
-      const text = this.host.mcp ? await this.host.mcp.expand(slash.text, new AbortController().signal) : slash.text;
-      if (images.length > 0) slash.extras = { ...slash.extras, images };
-      if (attachments.length > 0) slash.extras = { ...slash.extras, attachments };
-      if (this.disposed) return;
+      const message = await composeMessage(typed, attached, {
+        runtime: () => this.window.ensureRuntime(),
+        mode: () => this.permissionMode(),
+        mentions: this.host.mentions,
+        commands: this.host.commands,
+        mcp: this.host.mcp,
+        surface: this.slashSurface(),
+        error: (m) => this.broadcastError(m),
+        closed: () => this.disposed,
+      });
+      if (message.kind === 'nothing') return;
+      const { text, extras } = message;
+      const attachments = extras.attachments ?? [];
       if (isStoredTask(this.current)) {
         await this.history.followUp(text, attachments);
         return;
@@ -301,11 +274,11 @@ export class ChatController implements ChatSurface {
       }
       if (this.current) {
         // While a run is under way the task queues it (shown as pending, cancellable) until the run ends.
-        this.current.sendUserMessage(text, slash.extras);
+        this.current.sendUserMessage(text, extras);
         return;
       }
       try {
-        await this.window.startTask(text, this.id, () => !this.disposed, (task) => this.show(task), slash.extras);
+        await this.window.startTask(text, this.id, () => !this.disposed, (task) => this.show(task), extras);
       } catch (e) {
         this.host.log.error(`cannot start a task: ${errorMessage(e)}`);
         this.broadcastError(`Keel could not start the task: ${errorMessage(e)}`);
