@@ -435,7 +435,7 @@ export class ChatController implements ChatSurface {
     if (task !== this.current) return;
     if (event.type === 'error') this.host.log.warn(`task ${task.id}: ${event.code}: ${event.message}`);
     if (event.type === 'done') this.host.log.info(`task ${task.id} done: ${event.status} (${event.stopReason ?? 'no stop reason'})`);
-    // Through the bus, each view skips what the snapshot it last got already holds.
+    // Each view skips what the snapshot it last got already holds, and its session follows the task.
     if (isViewEvent(event)) for (const v of this.views) v.sendTaskEvent(event, taskSeq);
     // Paused at its budget: the header says so; the person is offered to raise it, which continues the task.
     if (event.type === 'task' && taskEventHasTag(event, 'budgetReached') && this.host.raiseBudget && task.setBudget) {
@@ -444,9 +444,6 @@ export class ChatController implements ChatSurface {
         if (capUsd !== null) task.setBudget?.(capUsd);
       });
     }
-    // The views' sessions follow the shown task: completed when its run ends, active when it runs again.
-    if (event.type === 'done') for (const v of this.views) v.taskSettled();
-    else if (event.type === 'task' && taskEventHasTag(event, 'running')) for (const v of this.views) v.taskResumed();
   }
 
   /** What a snapshot taken now holds of the shown task's events (when they come through the bus). */

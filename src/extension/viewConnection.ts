@@ -1,5 +1,6 @@
 import { createActor, type Actor, type ActorOptions, type AnyActorLogic, type InspectionEvent } from 'xstate';
 import { deliveryOf, sessionMachine, type SessionEvent } from '../core/machines/session/session.machine';
+import { taskEventHasTag } from '../core/machines/task/taskTags';
 import type { EventBus } from '../core/events/eventBus';
 import type { TaskHandle } from '../core/runtime/types';
 import { type FromWebviewMessage, parseFromWebview } from '../shared/protocol/fromWebview';
@@ -284,14 +285,17 @@ export class ViewConnection {
 
   /**
    * One event of the shown task (as `followTask` gives it). One that arrived through a queue
-   * (`taskSeq`: its number in the task) is skipped when the snapshot this view last posted
-   * already holds it (it would be applied twice: a text delta repeated); otherwise it is sent
-   * like any payload.
+   * (`taskSeq`: its number in the task) is not posted when the snapshot this view last posted
+   * already holds it (it would be applied twice: a text delta repeated); otherwise it is sent like
+   * any payload. Either way the session follows the task: completed when its run ends (`done`),
+   * active again when it runs again (a follow-up, Retry, Resume).
    */
   sendTaskEvent(event: ViewTaskEvent, taskSeq?: number): void {
     const c = this.covered;
-    if (taskSeq !== undefined && c && c.taskId === event.taskId && taskSeq <= c.seq) return;
-    this.send({ type: 'event', event });
+    const held = taskSeq !== undefined && c !== undefined && c.taskId === event.taskId && taskSeq <= c.seq;
+    if (!held) this.send({ type: 'event', event });
+    if (event.type === 'done') this.tell({ type: 'TASK_SETTLED' });
+    else if (event.type === 'task' && taskEventHasTag(event, 'running')) this.tell({ type: 'TASK_RESUMED' });
   }
 
   /** The page said `ready`: a new page gets the snapshot (seq 1), then what was kept. */
@@ -311,16 +315,6 @@ export class ViewConnection {
   /** The chat shows `shown` from now on (a loaded page gets its snapshot). */
   show(shown: ShownTask): void {
     this.tell(shown ? { type: 'ATTACH', taskId: shown.taskId, settled: shown.settled } : { type: 'DETACH' });
-  }
-
-  /** The task shown ended its run (it waits for the user or is done). */
-  taskSettled(): void {
-    this.tell({ type: 'TASK_SETTLED' });
-  }
-
-  /** The task shown runs again (a follow-up, Retry, Resume). */
-  taskResumed(): void {
-    this.tell({ type: 'TASK_RESUMED' });
   }
 
   dispose(): void {
