@@ -130,11 +130,6 @@ export class ChatController implements ChatSurface {
     this.window.permissions.viewsChanged();
   }
 
-  /** The task this surface shows while one of its views is visible (undefined: none shown, or not visible). */
-  visibleTaskId(): string | undefined {
-    return this.isVisible() ? this.current?.id : undefined;
-  }
-
   isVisible(): boolean {
     return [...this.views].some((v) => v.isReady);
   }
@@ -154,16 +149,6 @@ export class ChatController implements ChatSurface {
 
   shownTask(): TaskHandle | undefined {
     return this.current;
-  }
-
-  /** The task this surface shows, if any. */
-  get currentTask(): TaskHandle | undefined {
-    return this.current;
-  }
-
-  /** This window's tasks, newest last (empty before the runtime exists). */
-  tasks(): TaskHandle[] {
-    return this.window.tasks();
   }
 
   /** The mode the next task or message uses: the chat's selector, else the setting. */
@@ -300,11 +285,6 @@ export class ChatController implements ChatSurface {
       notice: (message) => this.broadcast({ type: 'notice', message }),
       ...(this.host.selectModel ? { selectModel: () => this.host.selectModel?.() } : {}),
     };
-  }
-
-  /** What a loop needs to start its iterations in this window (`ChatWindow.loopHost`). */
-  loopHost(): ReturnType<ChatWindow['loopHost']> {
-    return this.window.loopHost();
   }
 
   /** Shows `task` here, live (a loop's iteration); undefined: the empty chat. */
