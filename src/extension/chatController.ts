@@ -1,7 +1,6 @@
 import { errorMessage } from '../shared/domain/errors';
 import { Mutex } from 'async-mutex';
 import { isViewEvent, type TaskEvent } from '../shared/domain/events';
-import type { PermissionMode } from '../shared/domain/permissionModes';
 import type { FromWebviewMessage } from '../shared/protocol/fromWebview';
 import type { SnapshotMessage, ToWebviewPayload } from '../shared/protocol/toWebview';
 import { taskEventHasTag } from '../core/machines/task/taskTags';
@@ -151,11 +150,6 @@ export class ChatController implements ChatSurface {
     return this.current;
   }
 
-  /** The mode the next task or message uses: the chat's selector, else the setting. */
-  permissionMode(): PermissionMode {
-    return this.window.permissionMode();
-  }
-
   watchPool(pool: PoolView | null): void {
     this.worker.watch(pool);
   }
@@ -232,7 +226,7 @@ export class ChatController implements ChatSurface {
       if (this.disposed) return;
       const message = await composeMessage(typed, attached, {
         runtime: () => this.window.ensureRuntime(),
-        mode: () => this.permissionMode(),
+        mode: () => this.window.permissionMode(),
         mentions: this.host.mentions,
         commands: this.host.commands,
         mcp: this.host.mcp,
@@ -281,7 +275,7 @@ export class ChatController implements ChatSurface {
         this.current?.setMode(mode);
         this.refresh();
       },
-      mode: () => this.permissionMode(),
+      mode: () => this.window.permissionMode(),
       notice: (message) => this.broadcast({ type: 'notice', message }),
       ...(this.host.selectModel ? { selectModel: () => this.host.selectModel?.() } : {}),
     };
@@ -438,7 +432,7 @@ export class ChatController implements ChatSurface {
     return {
       type: 'snapshot',
       transcript: t?.transcript() ?? null,
-      config: { ...this.host.chatConfig(this.permissionMode()), mode: this.permissionMode() },
+      config: { ...this.host.chatConfig(this.window.permissionMode()), mode: this.window.permissionMode() },
       permissions: this.window.cardsFor(this),
       ...(t ? { meta: this.window.book.meta(t.id) } : {}),
       ...(t && this.stored ? { stored: this.stored } : {}),
