@@ -257,7 +257,7 @@ export class ChatController implements ChatSurface {
         return;
       }
       try {
-        await this.window.startTask(text, this.id, () => !this.disposed, (task) => this.show(task), extras);
+        await this.window.startTask(this, text, extras);
       } catch (e) {
         this.host.log.error(`cannot start a task: ${errorMessage(e)}`);
         this.broadcastError(`Keel could not start the task: ${errorMessage(e)}`);

@@ -230,17 +230,17 @@ export class ChatWindow {
   }
 
   /**
-   * Starts a task with `prompt` for `surfaceId` in the chat's mode, with the provider settings read
+   * Starts a task with `prompt` for `surface` in the chat's mode, with the provider settings read
    * now (each run reads them again: a key set meanwhile, the model of the mode it runs in), and
-   * watches it, and has `show` show it at once (before any of its events can be missed). Does
-   * nothing when `wanted()` turns false while the runtime or the settings load (the surface
-   * closed); rejects when no task can start (no folder, no provider settings, its record cannot
-   * be created: nothing runs unrecorded).
+   * watches it, and has the surface show it at once (before any of its events can be missed).
+   * Does nothing when the surface closed while the runtime or the settings loaded; rejects when
+   * no task can start (no folder, no provider settings, its record cannot be created: nothing
+   * runs unrecorded).
    */
-  async startTask(prompt: string, surfaceId: string, wanted: () => boolean, show: (task: TaskHandle) => void, extras: MessageExtras = {}): Promise<void> {
+  async startTask(surface: ChatSurface, prompt: string, extras: MessageExtras = {}): Promise<void> {
     const runtime = await this.ensureRuntime();
     const provider = await this.host.providerConfig(this.permissionMode());
-    if (!wanted() || this.disposedFlag) return;
+    if (!this.surfaces.includes(surface) || this.disposedFlag) return;
     const mode = this.permissionMode();
     const task = runtime.startTask({
       prompt,
@@ -252,8 +252,8 @@ export class ChatWindow {
       ...(extras.images?.length ? { images: extras.images } : {}),
     });
     this.track(task, provider.model);
-    this.host.log.info(`task ${task.id} started in the ${surfaceId} chat (provider ${provider.provider}, model ${provider.model || 'default'}, mode ${mode})`);
-    show(task);
+    this.host.log.info(`task ${task.id} started in the ${surface.id} chat (provider ${provider.provider}, model ${provider.model || 'default'}, mode ${mode})`);
+    surface.showLive(task);
   }
 
   /** Acts on a message of the shared pages, and on the requests of `ViewRequests` (files, diffs, settings). */
