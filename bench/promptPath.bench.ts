@@ -341,7 +341,7 @@ process.on('SIGUSR2', () => { if (usr2++ === 0) { trace.start(); require('node:f
   };
   await fromPage({ type: 'ready' });
   await fromPage({ type: 'prompt', text: 'first' });
-  const task = chat.currentTask!;
+  const task = chat.shownTask()!;
   await task.settled();
   // Both processes' counts start again here.
   const pid = runtime?.workerPool()?.status().workers[0]?.pid;

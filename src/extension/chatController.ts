@@ -1,43 +1,23 @@
 import { errorMessage } from '../shared/domain/errors';
 import { Mutex } from 'async-mutex';
 import { isViewEvent, type TaskEvent } from '../shared/domain/events';
-import type { PermissionMode } from '../shared/domain/permissionModes';
 import type { FromWebviewMessage } from '../shared/protocol/fromWebview';
 import type { SnapshotMessage, ToWebviewPayload } from '../shared/protocol/toWebview';
 import { taskEventHasTag } from '../core/machines/task/taskTags';
 import type { TaskHandle } from '../core/runtime/types';
-import type { MessageAttachment } from '../shared/domain/attachments';
 import type { PermissionBroker } from './permissionBroker';
 import type { Page, StoredTaskState } from '../shared/protocol/chatMessages';
 import { HistoryActions, isHistoryMessage } from './history/historyActions';
 import { isStoredTask } from './history/storedTask';
 import type { LastTask } from './history/taskHistory';
-import type { ShownTask, ViewConnection } from './viewConnection';
+import { followTask, type ShownTask, type ViewConnection } from './viewConnection';
 import { TaskWorkerWatch, type PoolView } from './taskWorker';
-import { followTask } from './taskFollower';
 import type { ChatHost } from './chatHost';
 import { ChatWindow, type ChatSurface } from './chatWindow';
 import { RewindActions } from './rewindActions';
-import { slashInChat, type SlashSurface } from './slashChat';
+import type { SlashSurface } from './slashChat';
+import { composeMessage } from './composerMessage';
 import type { PromptImageMessage } from '../shared/protocol/fromWebview';
-import { promptImageFromData, tooManyImages } from '../core/context/promptImages';
-import { isCardImageSrc } from '../shared/domain/toolImages';
-import type { AttachedImage } from '../core/machines/task/task.machine';
-
-/** The images a prompt message carried, checked; or what is wrong with them. */
-function checkedImages(attached: readonly PromptImageMessage[]): AttachedImage[] | string {
-  const tooMany = tooManyImages(attached.length);
-  if (tooMany) return tooMany;
-  const out: AttachedImage[] = [];
-  for (const a of attached) {
-    const r = promptImageFromData(a.name, a.data);
-    if (!r.ok) return r.problem;
-    // The preview is the composer's: kept only when it is a checked image, else the transcript shows the name.
-    const thumbnail = a.thumbnail && isCardImageSrc(a.thumbnail) ? a.thumbnail : undefined;
-    out.push(thumbnail ? { ...r.image, info: { ...r.image.info, thumbnail } } : r.image);
-  }
-  return out;
-}
 
 export type { ChatHost, TaskRuntimeLike } from './chatHost';
 export { ChatWindow } from './chatWindow';
@@ -149,11 +129,6 @@ export class ChatController implements ChatSurface {
     this.window.permissions.viewsChanged();
   }
 
-  /** The task this surface shows while one of its views is visible (undefined: none shown, or not visible). */
-  visibleTaskId(): string | undefined {
-    return this.isVisible() ? this.current?.id : undefined;
-  }
-
   isVisible(): boolean {
     return [...this.views].some((v) => v.isReady);
   }
@@ -173,21 +148,6 @@ export class ChatController implements ChatSurface {
 
   shownTask(): TaskHandle | undefined {
     return this.current;
-  }
-
-  /** The task this surface shows, if any. */
-  get currentTask(): TaskHandle | undefined {
-    return this.current;
-  }
-
-  /** This window's tasks, newest last (empty before the runtime exists). */
-  tasks(): TaskHandle[] {
-    return this.window.tasks();
-  }
-
-  /** The mode the next task or message uses: the chat's selector, else the setting. */
-  permissionMode(): PermissionMode {
-    return this.window.permissionMode();
   }
 
   watchPool(pool: PoolView | null): void {
@@ -264,28 +224,19 @@ export class ChatController implements ChatSurface {
   async prompt(typed: string, attached: readonly PromptImageMessage[] = []): Promise<void> {
     await this.promptLock.runExclusive(async () => {
       if (this.disposed) return;
-      // Attached images are checked here, before anything is sent: a wrong one is said, nothing sent.
-      const images = checkedImages(attached);
-      if (typeof images === 'string') {
-        this.broadcast({ type: 'notice', message: `${images}. Nothing was sent.` });
-        return;
-      }
-      // The person's mentions are resolved from what they typed, before a command or an MCP prompt
-      // is expanded into it: a command file's or a server's text never makes Keel read or fetch anything.
-      let attachments: MessageAttachment[];
-      try {
-        attachments = await this.window.resolveMentions(typed, new AbortController().signal);
-      } catch (e) {
-        this.broadcastError(`Keel could not attach what the message mentions: ${errorMessage(e)}`);
-        return;
-      }
-      // `/name args`: a custom command is expanded (with its allowed-tools and model), a built-in acts here.
-      const slash = this.host.commands ? await slashInChat(typed, this.host.commands, this.slashSurface()) : { kind: 'send' as const, text: typed, extras: {} };
-      if (slash.kind === 'handled' || this.disposed) return;
-      const text = this.host.mcp ? await this.host.mcp.expand(slash.text, new AbortController().signal) : slash.text;
-      if (images.length > 0) slash.extras = { ...slash.extras, images };
-      if (attachments.length > 0) slash.extras = { ...slash.extras, attachments };
-      if (this.disposed) return;
+      const message = await composeMessage(typed, attached, {
+        runtime: () => this.window.ensureRuntime(),
+        mode: () => this.window.permissionMode(),
+        mentions: this.host.mentions,
+        commands: this.host.commands,
+        mcp: this.host.mcp,
+        surface: this.slashSurface(),
+        error: (m) => this.broadcastError(m),
+        closed: () => this.disposed,
+      });
+      if (message.kind === 'nothing') return;
+      const { text, extras } = message;
+      const attachments = extras.attachments ?? [];
       if (isStoredTask(this.current)) {
         await this.history.followUp(text, attachments);
         return;
@@ -302,11 +253,11 @@ export class ChatController implements ChatSurface {
       }
       if (this.current) {
         // While a run is under way the task queues it (shown as pending, cancellable) until the run ends.
-        this.current.sendUserMessage(text, slash.extras);
+        this.current.sendUserMessage(text, extras);
         return;
       }
       try {
-        await this.window.startTask(text, this.id, () => !this.disposed, (task) => this.show(task), slash.extras);
+        await this.window.startTask(this, text, extras);
       } catch (e) {
         this.host.log.error(`cannot start a task: ${errorMessage(e)}`);
         this.broadcastError(`Keel could not start the task: ${errorMessage(e)}`);
@@ -324,15 +275,10 @@ export class ChatController implements ChatSurface {
         this.current?.setMode(mode);
         this.refresh();
       },
-      mode: () => this.permissionMode(),
+      mode: () => this.window.permissionMode(),
       notice: (message) => this.broadcast({ type: 'notice', message }),
       ...(this.host.selectModel ? { selectModel: () => this.host.selectModel?.() } : {}),
     };
-  }
-
-  /** What a loop needs to start its iterations in this window (`ChatWindow.loopHost`). */
-  loopHost(): ReturnType<ChatWindow['loopHost']> {
-    return this.window.loopHost();
   }
 
   /** Shows `task` here, live (a loop's iteration); undefined: the empty chat. */
@@ -463,13 +409,8 @@ export class ChatController implements ChatSurface {
     if (task !== this.current) return;
     if (event.type === 'error') this.host.log.warn(`task ${task.id}: ${event.code}: ${event.message}`);
     if (event.type === 'done') this.host.log.info(`task ${task.id} done: ${event.status} (${event.stopReason ?? 'no stop reason'})`);
-    // Through the bus, each view skips what the snapshot it last got already holds.
-    if (isViewEvent(event)) {
-      for (const v of this.views) {
-        if (taskSeq === undefined) v.send({ type: 'event', event });
-        else v.sendTaskEvent(event, taskSeq);
-      }
-    }
+    // Each view skips what the snapshot it last got already holds, and its session follows the task.
+    if (isViewEvent(event)) for (const v of this.views) v.sendTaskEvent(event, taskSeq);
     // Paused at its budget: the header says so; the person is offered to raise it, which continues the task.
     if (event.type === 'task' && taskEventHasTag(event, 'budgetReached') && this.host.raiseBudget && task.setBudget) {
       const budget = task.transcript().budget ?? { capUsd: null, spentUsd: 0 };
@@ -477,9 +418,6 @@ export class ChatController implements ChatSurface {
         if (capUsd !== null) task.setBudget?.(capUsd);
       });
     }
-    // The views' sessions follow the shown task: completed when its run ends, active when it runs again.
-    if (event.type === 'done') for (const v of this.views) v.taskSettled();
-    else if (event.type === 'task' && taskEventHasTag(event, 'running')) for (const v of this.views) v.taskResumed();
   }
 
   /** What a snapshot taken now holds of the shown task's events (when they come through the bus). */
@@ -494,7 +432,7 @@ export class ChatController implements ChatSurface {
     return {
       type: 'snapshot',
       transcript: t?.transcript() ?? null,
-      config: { ...this.host.chatConfig(this.permissionMode()), mode: this.permissionMode() },
+      config: { ...this.host.chatConfig(this.window.permissionMode()), mode: this.window.permissionMode() },
       permissions: this.window.cardsFor(this),
       ...(t ? { meta: this.window.book.meta(t.id) } : {}),
       ...(t && this.stored ? { stored: this.stored } : {}),

@@ -32,7 +32,7 @@ import type { ChatCommands } from './slashChat';
 
 /** The part of the core's TaskRuntime the chat uses (the real class satisfies it structurally). */
 export interface TaskRuntimeLike {
-  /** The process's event bus: the views follow the shown task through a queued subscriber of it (taskFollower.ts). */
+  /** The process's event bus: the views follow the shown task through a queued subscriber of it (`followTask`, viewConnection.ts). */
   readonly bus?: EventBus | undefined;
   startTask(options: StartTaskOptions): TaskHandle;
   get(id: string): TaskHandle | undefined;

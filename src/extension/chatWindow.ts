@@ -4,7 +4,6 @@ import type { FromWebviewMessage } from '../shared/protocol/fromWebview';
 import type { PendingPermission, RuleScope } from '../shared/protocol/chatMessages';
 import type { ToWebviewPayload } from '../shared/protocol/toWebview';
 import type { MessageExtras, TaskHandle } from '../core/runtime/types';
-import type { PermissionDecider } from '../core/runtime/permissionCheck';
 import type { ChatHost, TaskRuntimeLike } from './chatHost';
 import { PermissionBroker } from './permissionBroker';
 import { TaskBook } from './taskBook';
@@ -15,9 +14,6 @@ import { McpRequests } from './mcp/mcpRequests';
 import { LoopRequests } from './loops/loopRequests';
 import { MemoryRequests } from './memory/memoryRequests';
 import type { PoolView } from './taskWorker';
-import type { MessageAttachment } from '../shared/domain/attachments';
-import { findMentions } from '../shared/domain/mentions';
-import { resolveMentions } from '../core/mentions/resolveMentions';
 
 /** What the window needs of one chat surface (a ChatController). */
 export interface ChatSurface {
@@ -69,8 +65,6 @@ export class ChatWindow {
   private runtimeLoading: Promise<TaskRuntimeLike> | undefined;
   private modeOverride: PermissionMode | undefined;
   private disposedFlag = false;
-  /** The rules mentions obey when the runtime has no engine of its own to share. */
-  private mentionEngine: PermissionDecider | undefined;
 
   constructor(readonly host: ChatHost) {
     this.permissions = new PermissionBroker({
@@ -236,17 +230,17 @@ export class ChatWindow {
   }
 
   /**
-   * Starts a task with `prompt` for `surfaceId` in the chat's mode, with the provider settings read
+   * Starts a task with `prompt` for `surface` in the chat's mode, with the provider settings read
    * now (each run reads them again: a key set meanwhile, the model of the mode it runs in), and
-   * watches it, and has `show` show it at once (before any of its events can be missed). Does
-   * nothing when `wanted()` turns false while the runtime or the settings load (the surface
-   * closed); rejects when no task can start (no folder, no provider settings, its record cannot
-   * be created: nothing runs unrecorded).
+   * watches it, and has the surface show it at once (before any of its events can be missed).
+   * Does nothing when the surface closed while the runtime or the settings loaded; rejects when
+   * no task can start (no folder, no provider settings, its record cannot be created: nothing
+   * runs unrecorded).
    */
-  async startTask(prompt: string, surfaceId: string, wanted: () => boolean, show: (task: TaskHandle) => void, extras: MessageExtras = {}): Promise<void> {
+  async startTask(surface: ChatSurface, prompt: string, extras: MessageExtras = {}): Promise<void> {
     const runtime = await this.ensureRuntime();
     const provider = await this.host.providerConfig(this.permissionMode());
-    if (!wanted() || this.disposedFlag) return;
+    if (!this.surfaces.includes(surface) || this.disposedFlag) return;
     const mode = this.permissionMode();
     const task = runtime.startTask({
       prompt,
@@ -258,31 +252,8 @@ export class ChatWindow {
       ...(extras.images?.length ? { images: extras.images } : {}),
     });
     this.track(task, provider.model);
-    this.host.log.info(`task ${task.id} started in the ${surfaceId} chat (provider ${provider.provider}, model ${provider.model || 'default'}, mode ${mode})`);
-    show(task);
-  }
-
-  /**
-   * The attachments of the `@` mentions in what the person typed (src/core/mentions), resolved
-   * here under the tasks' permission rules and in the chat's mode. None when the text mentions
-   * nothing or the host has no folder. Never rejects (rejects only when no runtime can be made,
-   * as a first prompt would).
-   */
-  async resolveMentions(text: string, signal: AbortSignal): Promise<MessageAttachment[]> {
-    const editor = this.host.mentions;
-    if (!editor || !findMentions(text).some((t) => t.mention.kind !== 'resource')) return [];
-    const runtime = await this.ensureRuntime();
-    // A runtime without a permission engine (none in the product) may read nothing for a mention.
-    this.mentionEngine ??= runtime.permissions ?? REFUSE_ALL;
-    return resolveMentions(text, {
-      workspace: editor.workspace,
-      permissions: this.mentionEngine,
-      mode: this.permissionMode(),
-      redact: (t) => runtime.secrets?.redact(t) ?? t,
-      signal,
-      ...(editor.problems ? { problems: (p: string | undefined) => editor.problems!(p) } : {}),
-      ...(editor.terminal ? { terminal: () => editor.terminal!() } : {}),
-    });
+    this.host.log.info(`task ${task.id} started in the ${surface.id} chat (provider ${provider.provider}, model ${provider.model || 'default'}, mode ${mode})`);
+    surface.showLive(task);
   }
 
   /** Acts on a message of the shared pages, and on the requests of `ViewRequests` (files, diffs, settings). */
@@ -389,9 +360,3 @@ export class ChatWindow {
     return undefined;
   }
 }
-
-/** Denies every mention's read: what a runtime without a permission engine may resolve. */
-const REFUSE_ALL: PermissionDecider = {
-  decide: async () => ({ decision: 'deny', reason: 'no permission rules are loaded' }),
-  searchExclusions: async () => null,
-};

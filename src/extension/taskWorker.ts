@@ -10,13 +10,13 @@ export interface PoolView {
 }
 
 /** The worker the chat header shows for `taskId`: null without a pool, a task, or a live worker bound to it. */
-export function taskWorkerOf(pool: PoolView | null | undefined, taskId: string | undefined): TaskWorker | null {
+function taskWorkerOf(pool: PoolView | null | undefined, taskId: string | undefined): TaskWorker | null {
   if (!pool || !taskId) return null;
   const w = pool.workerOf(taskId);
   return w ? { id: w.id, state: w.state, pid: w.pid } : null;
 }
 
-export function sameTaskWorker(a: TaskWorker | null, b: TaskWorker | null): boolean {
+function sameTaskWorker(a: TaskWorker | null, b: TaskWorker | null): boolean {
   return a === b || (a !== null && b !== null && a.id === b.id && a.state === b.state && a.pid === b.pid);
 }
 

@@ -1,10 +1,148 @@
 import { createActor, type Actor, type ActorOptions, type AnyActorLogic, type InspectionEvent } from 'xstate';
 import { deliveryOf, sessionMachine, type SessionEvent } from '../core/machines/session/session.machine';
+import { taskEventHasTag } from '../core/machines/task/taskTags';
+import type { EventBus } from '../core/events/eventBus';
+import type { TaskHandle } from '../core/runtime/types';
 import { type FromWebviewMessage, parseFromWebview } from '../shared/protocol/fromWebview';
-import type { ViewTaskEvent } from '../shared/domain/events';
-import type { SnapshotMessage, ToWebviewPayload } from '../shared/protocol/toWebview';
-import type { Logger } from './logger';
-import { Outbox, type PostMessage } from './outbox';
+import { errorMessage } from '../shared/domain/errors';
+import { isViewEvent, type TaskEvent, type ViewTaskEvent } from '../shared/domain/events';
+import { COVERED_BY_SNAPSHOT, type SnapshotMessage, type ToWebviewMessage, type ToWebviewPayload } from '../shared/protocol/toWebview';
+import { type Logger, silentLogger } from './logger';
+
+// Delivering to a chat view: this file holds the whole way a task's events and the chat's
+// messages reach one page — following the shown task's events off the bus (`followTask`), the
+// view's session deciding post / keep / drop (`ViewConnection`), and the numbered stream that
+// survives a page reload (`Outbox`). One contract spans the three: every event reaches a loaded
+// page once, in order, numbered from 1 after its snapshot; a reloaded page loses nothing a
+// snapshot does not hold, and gets nothing twice that it does.
+
+export interface TaskFollowerHandlers {
+  /** One event of the task, in order (through the bus: only view events, with their `taskSeq`; compare with `eventSeq()`). */
+  event(event: TaskEvent, taskSeq?: number): void;
+  /** Some events were lost to a full queue: what was shown must be rebuilt from a fresh snapshot. */
+  lagged(missed: number): void;
+}
+
+/**
+ * Follows one task's events for the chat views. With the process's event bus (and a task that
+ * numbers its events), through a queued bus subscriber of its own: the views never slow the task
+ * or the bus's other subscribers, and one that falls behind is told (`lagged`) and rebuilt from a
+ * snapshot; events arrive a little later than the task delivered them, so a snapshot taken
+ * meanwhile may already hold some of them (`taskSeq` ≤ the task's `eventSeq()` then). Without a
+ * bus, directly from the task, synchronously. Returns the function that stops following.
+ */
+export function followTask(task: TaskHandle, bus: EventBus | undefined, handlers: TaskFollowerHandlers, capacity?: number): () => void {
+  if (!bus || !task.eventSeq) return task.subscribe((e) => handlers.event(e));
+  const sub = bus.subscribe(
+    (d) => {
+      if (d.kind === 'Lagged') handlers.lagged(d.missed);
+      else if (d.kind === 'TaskEvent' && d.taskSeq !== undefined) handlers.event(d.event, d.taskSeq);
+    },
+    {
+      name: `chat views of ${task.id}`,
+      ...(capacity !== undefined ? { capacity } : {}),
+      filter: (e) => e.kind === 'TaskEvent' && e.taskId === task.id && isViewEvent(e.event),
+    },
+  );
+  return () => sub.unsubscribe();
+}
+
+/** Where an outbox delivers numbered messages: `Webview.postMessage` in the extension. */
+export type PostMessage = (message: ToWebviewMessage) => PromiseLike<boolean> | boolean;
+
+interface OutboxOptions {
+  post: PostMessage;
+  log?: Logger;
+  /** How many kept messages to hold for the next page (oldest dropped first). */
+  maxPending?: number;
+  /** A message to page `page` was not delivered (postMessage said false, threw or rejected). */
+  undelivered?(page: number): void;
+}
+
+/**
+ * The mechanics of one view's message stream; *when* to post, keep or drop is the view's session
+ * (`ViewConnection`, below). Contract:
+ * - Messages are numbered per page: `open` posts the snapshot as seq 1, then what was kept, in
+ *   order; `post` numbers on (2, 3, …) in the order it was called.
+ * - `keep` holds a message for the next page unless a snapshot covers it (`COVERED_BY_SNAPSHOT`:
+ *   events, permission prompts, answers the reloaded page asks for again); host errors and
+ *   notices are kept, the newest `maxPending`.
+ * - Never throws. A failed post is logged and reported once per page (`undelivered`); what is
+ *   posted to that page afterwards is kept for the next page instead.
+ */
+class Outbox {
+  private seq = 0;
+  private page = 0;
+  /** The page a post failed on: it gets nothing more. */
+  private broken = -1;
+  private pending: ToWebviewPayload[] = [];
+  private readonly options: OutboxOptions;
+  private readonly log: Logger;
+  private readonly maxPending: number;
+
+  constructor(options: OutboxOptions) {
+    this.options = options;
+    this.log = options.log ?? silentLogger;
+    this.maxPending = options.maxPending ?? 20;
+  }
+
+  /** Page `page` loaded: numbering restarts, `snapshot` goes out as seq 1, then what was kept. */
+  open(page: number, snapshot: Omit<SnapshotMessage, 'seq'>): void {
+    this.page = page;
+    this.seq = 0;
+    const pending = this.pending;
+    this.pending = [];
+    this.post(snapshot);
+    for (const p of pending) this.post(p);
+  }
+
+  /** Posts `payload` to the current page, numbered; kept instead if that page already failed a post. */
+  post(payload: ToWebviewPayload): void {
+    if (this.broken === this.page) {
+      this.keep(payload);
+      return;
+    }
+    this.seq += 1;
+    const message = { ...payload, seq: this.seq } as ToWebviewMessage;
+    const sentAt = this.seq;
+    const page = this.page;
+    try {
+      const result = this.options.post(message);
+      if (typeof result === 'boolean') {
+        if (!result) this.failed(page, sentAt, 'postMessage returned false');
+      } else {
+        result.then(
+          (ok) => {
+            if (!ok) this.failed(page, sentAt, 'postMessage returned false');
+          },
+          (e: unknown) => this.failed(page, sentAt, errorMessage(e)),
+        );
+      }
+    } catch (e) {
+      this.failed(page, sentAt, errorMessage(e));
+    }
+  }
+
+  /** Holds `payload` for the next page, unless its snapshot will cover it. */
+  keep(payload: ToWebviewPayload): void {
+    if (COVERED_BY_SNAPSHOT.has(payload.type)) return;
+    this.pending.push(payload);
+    if (this.pending.length > this.maxPending) this.pending.splice(0, this.pending.length - this.maxPending);
+  }
+
+  /** Forgets what was kept (the next page's snapshot is all it gets). */
+  drop(): void {
+    this.pending = [];
+  }
+
+  private failed(page: number, seq: number, why: string): void {
+    // A late failure from an earlier page changes nothing: that page is gone anyway.
+    if (page !== this.page || this.broken === page) return;
+    this.broken = page;
+    this.log.warn(`webview message ${seq} not delivered (${why}); waiting for the view's next ready`);
+    this.options.undelivered?.(page);
+  }
+}
 
 /** Where a view lives. */
 export type ViewKind = 'sidebar' | 'panel';
@@ -146,14 +284,18 @@ export class ViewConnection {
   }
 
   /**
-   * One event of the shown task that arrived through a queue: `taskSeq` is its number in the task.
-   * Skipped when the snapshot this view last posted already holds it (it would be applied twice:
-   * a text delta repeated); otherwise sent like any payload.
+   * One event of the shown task (as `followTask` gives it). One that arrived through a queue
+   * (`taskSeq`: its number in the task) is not posted when the snapshot this view last posted
+   * already holds it (it would be applied twice: a text delta repeated); otherwise it is sent like
+   * any payload. Either way the session follows the task: completed when its run ends (`done`),
+   * active again when it runs again (a follow-up, Retry, Resume).
    */
-  sendTaskEvent(event: ViewTaskEvent, taskSeq: number): void {
+  sendTaskEvent(event: ViewTaskEvent, taskSeq?: number): void {
     const c = this.covered;
-    if (c && c.taskId === event.taskId && taskSeq <= c.seq) return;
-    this.send({ type: 'event', event });
+    const held = taskSeq !== undefined && c !== undefined && c.taskId === event.taskId && taskSeq <= c.seq;
+    if (!held) this.send({ type: 'event', event });
+    if (event.type === 'done') this.tell({ type: 'TASK_SETTLED' });
+    else if (event.type === 'task' && taskEventHasTag(event, 'running')) this.tell({ type: 'TASK_RESUMED' });
   }
 
   /** The page said `ready`: a new page gets the snapshot (seq 1), then what was kept. */
@@ -173,16 +315,6 @@ export class ViewConnection {
   /** The chat shows `shown` from now on (a loaded page gets its snapshot). */
   show(shown: ShownTask): void {
     this.tell(shown ? { type: 'ATTACH', taskId: shown.taskId, settled: shown.settled } : { type: 'DETACH' });
-  }
-
-  /** The task shown ended its run (it waits for the user or is done). */
-  taskSettled(): void {
-    this.tell({ type: 'TASK_SETTLED' });
-  }
-
-  /** The task shown runs again (a follow-up, Retry, Resume). */
-  taskResumed(): void {
-    this.tell({ type: 'TASK_RESUMED' });
   }
 
   dispose(): void {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ChatController } from '../../../src/extension/chatController';
+import { ChatController, ChatWindow } from '../../../src/extension/chatController';
 import { chatConfigOf, resolveProviderConfig } from '../../../src/extension/providerConfig';
 import { ViewConnection } from '../../../src/extension/viewConnection';
 import { CLAUDE_FAMILIES } from '../../../src/shared/domain/models';
@@ -226,5 +226,29 @@ describe('ChatController', () => {
     await v.fromPage({ type: 'setMode', mode: 'default' });
     expect(header()).toBe(`default: ${CLAUDE_FAMILIES.haiku}`);
     expect((await task.options.refreshProvider?.())?.model).toBe(CLAUDE_FAMILIES.haiku);
+  });
+
+  it('a chat tab closed while its first prompt waits for the provider settings starts nothing; the sidebar is left as it was', async () => {
+    const h = fakeHost();
+    let release: (() => void) | undefined;
+    const window = new ChatWindow({
+      ...h.host,
+      providerConfig: () =>
+        new Promise((resolve) => {
+          release = () => resolve({ provider: 'demo', model: 'demo' });
+        }),
+    });
+    const sidebar = new ChatController(window, { id: 'sidebar' });
+    const tab = new ChatController(window, { id: 'panel' });
+    const v = view(tab, h);
+    await v.fromPage({ type: 'ready' });
+    const sent = v.fromPage({ type: 'prompt', text: 'start something' });
+    while (!release) await settled();
+    tab.dispose();
+    release();
+    await sent;
+    expect(h.runtime.tasks).toHaveLength(0);
+    expect(sidebar.shownTask()).toBeUndefined();
+    expect(h.log.lines.join('\n')).not.toMatch(/started in the/);
   });
 });

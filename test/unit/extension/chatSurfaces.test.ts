@@ -87,15 +87,15 @@ describe('chat surfaces: each chat shows its own task', () => {
     const tab = await w.view(w.tab, 'panel-1');
 
     await side.fromPage({ type: 'prompt', text: 'task alpha' });
-    const a = w.sidebar.currentTask!;
+    const a = w.sidebar.shownTask()!;
     await until(() => textOf(side.port.posted, a.id).length > 0, 'A streaming in the sidebar');
     await tab.fromPage({ type: 'prompt', text: 'task beta' });
-    const b = w.tab.currentTask!;
+    const b = w.tab.shownTask()!;
     expect(b.id).not.toBe(a.id);
     await until(() => textOf(tab.port.posted, b.id).length > 0, 'B streaming in the tab');
 
     // Starting B in the tab did not switch the sidebar: it still shows A, and each chat got only its task's events.
-    expect(w.sidebar.currentTask?.id).toBe(a.id);
+    expect(w.sidebar.shownTask()?.id).toBe(a.id);
     expect(eventTasks(side.port.posted)).toEqual(new Set([a.id]));
     expect(eventTasks(tab.port.posted)).toEqual(new Set([b.id]));
     expect(of(tab.port.posted, 'snapshot').every((s) => s.transcript === null || s.transcript.taskId === b.id)).toBe(true);
@@ -128,17 +128,17 @@ describe('chat surfaces: each chat shows its own task', () => {
     const side = await w.view(w.sidebar, 'sidebar-1');
     const tab = await w.view(w.tab, 'panel-1');
     await side.fromPage({ type: 'prompt', text: 'task alpha' });
-    const a = w.sidebar.currentTask!;
+    const a = w.sidebar.shownTask()!;
     await tab.fromPage({ type: 'prompt', text: 'task beta' });
-    const b = w.tab.currentTask!;
+    const b = w.tab.shownTask()!;
     await b.settled();
 
     // The tab opens A from its History: both chats now follow A; New Task in the sidebar leaves the tab on A.
     await tab.fromPage({ type: 'openTask', taskId: a.id });
-    expect(w.tab.currentTask?.id).toBe(a.id);
+    expect(w.tab.shownTask()?.id).toBe(a.id);
     await side.fromPage({ type: 'newTask' });
-    expect(w.sidebar.currentTask).toBeUndefined();
-    expect(w.tab.currentTask?.id).toBe(a.id);
+    expect(w.sidebar.shownTask()).toBeUndefined();
+    expect(w.tab.shownTask()?.id).toBe(a.id);
     const before = of(side.port.posted, 'event').length;
     holdA.go();
     await a.settled();
@@ -151,16 +151,16 @@ describe('chat surfaces: each chat shows its own task', () => {
     const side = await w.view(w.sidebar, 'sidebar-1');
     const tab = await w.view(w.tab, 'panel-1');
     await side.fromPage({ type: 'prompt', text: 'task gamma' });
-    const g = w.sidebar.currentTask!;
+    const g = w.sidebar.shownTask()!;
     await g.settled();
     // The sidebar's History page is open and lists the task.
     await side.fromPage({ type: 'listTasks' });
     expect(of(side.port.posted, 'taskList').at(-1)!.tasks.map((r) => r.taskId)).toContain(g.id);
     await tab.fromPage({ type: 'openTask', taskId: g.id });
-    expect(w.tab.currentTask?.id).toBe(g.id);
+    expect(w.tab.shownTask()?.id).toBe(g.id);
     await tab.fromPage({ type: 'deleteTask', taskId: g.id });
-    expect(w.tab.currentTask).toBeUndefined();
-    expect(w.sidebar.currentTask).toBeUndefined();
+    expect(w.tab.shownTask()).toBeUndefined();
+    expect(w.sidebar.shownTask()).toBeUndefined();
     expect(of(side.port.posted, 'snapshot').at(-1)!.transcript).toBeNull();
     // Deleted from the tab: the sidebar's open History no longer offers it.
     expect(of(side.port.posted, 'taskList').at(-1)!.tasks.map((r) => r.taskId)).not.toContain(g.id);
@@ -176,9 +176,9 @@ describe('chat surfaces: each chat shows its own task', () => {
     const side = await w.view(w.sidebar, 'sidebar-1');
     const tab = await w.view(w.tab, 'panel-1');
     await side.fromPage({ type: 'prompt', text: 'task alpha' });
-    const a = w.sidebar.currentTask!;
+    const a = w.sidebar.shownTask()!;
     await tab.fromPage({ type: 'prompt', text: 'task beta' });
-    const b = w.tab.currentTask!;
+    const b = w.tab.shownTask()!;
     await until(() => w.window.permissions.list().length === 2, 'both prompts pending');
 
     const cards = (ms: ToWebviewMessage[]) => new Set(of(ms, 'permissionRequest').map((m) => m.request.taskId));

@@ -67,7 +67,7 @@ const until = (cond: () => boolean, what: string) => eventually(cond, () => what
 async function interruptedTask(storage: string, workspace: string, crash = false): Promise<string> {
   const first = windowOn(storage, workspace, [textTurn(LONG)], memoryServices(workspace).services, 5);
   await first.fromPage({ type: 'prompt', text: 'explain the reload' });
-  const task = first.controller.currentTask!;
+  const task = first.controller.shownTask()!;
   await until(() => (task.transcript().items.at(-1) as { text?: string } | undefined)?.text?.length !== undefined && task.transcript().items.some((i) => i.kind === 'assistant' && i.text.length > 8), 'the answer to start');
   if (crash) first.runtime.dispose();
   else first.controller.dispose(); // the host goes away: the task is recorded interrupted, its lock released
@@ -104,7 +104,7 @@ describe('history in the chat, on a real task store', () => {
     expect(second.provider.requests).toHaveLength(0); // opening never runs anything
 
     await second.fromPage({ type: 'resume' });
-    const live = second.controller.currentTask!;
+    const live = second.controller.shownTask()!;
     expect(live.id).toBe(id);
     expect(of(second.port.posted, 'snapshot').at(-1)!.stored).toBeUndefined();
     await live.settled();
@@ -143,7 +143,7 @@ describe('history in the chat, on a real task store', () => {
     await until(() => of(second.port.posted, 'snapshot').some((m) => m.stored?.status === 'interrupted'), 'the restored snapshot');
     await Promise.all([second.fromPage({ type: 'resume' }), second.fromPage({ type: 'openTask', taskId: id })]);
     await until(() => second.provider.requests.length > 0, 'the resumed request');
-    const live = second.controller.currentTask!;
+    const live = second.controller.shownTask()!;
     expect(live.id).toBe(id);
     expect(of(second.port.posted, 'snapshot').at(-1)!.stored).toBeUndefined();
     await live.settled();
@@ -155,15 +155,15 @@ describe('history in the chat, on a real task store', () => {
     const { storage, workspace } = dirs();
     const first = windowOn(storage, workspace, [textTurn('First answer.')], memoryServices(workspace).services);
     await first.fromPage({ type: 'prompt', text: 'first question' });
-    const id = first.controller.currentTask!.id;
-    await first.controller.currentTask!.settled();
+    const id = first.controller.shownTask()!.id;
+    await first.controller.shownTask()!.settled();
     first.controller.dispose();
 
     const second = windowOn(storage, workspace, [textTurn('Second answer.')], memoryServices(workspace).services);
     await second.fromPage({ type: 'openTask', taskId: id });
     expect(of(second.port.posted, 'snapshot').at(-1)!.stored).toEqual({ status: 'completed', resumable: false });
     await second.fromPage({ type: 'prompt', text: 'and another thing' });
-    const live = second.controller.currentTask!;
+    const live = second.controller.shownTask()!;
     await until(() => live.transcript().items.some((i) => i.kind === 'assistant' && i.text === 'Second answer.' && !i.streaming), 'the second answer');
     expect(second.provider.requests[0]!.messages.map((m) => m.role)).toEqual(['user', 'assistant', 'user']);
     expect(JSON.stringify(second.provider.requests[0]!.messages[2])).toContain('and another thing');
@@ -174,7 +174,7 @@ describe('history in the chat, on a real task store', () => {
     const mem = memoryServices(workspace, false);
     const w = windowOn(storage, workspace, [textTurn('Done.'), textTurn(LONG)], mem.services, 3);
     await w.fromPage({ type: 'prompt', text: 'to be deleted' });
-    const done = w.controller.currentTask!;
+    const done = w.controller.shownTask()!;
     await done.settled();
     await w.fromPage({ type: 'deleteTask', taskId: done.id });
     expect(mem.confirms).toEqual(['Delete the task "to be deleted"?']);
@@ -187,7 +187,7 @@ describe('history in the chat, on a real task store', () => {
     expect(of(w.port.posted, 'snapshot').at(-1)!.transcript).toBeNull();
 
     await w.fromPage({ type: 'prompt', text: 'still running' });
-    const running = w.controller.currentTask!;
+    const running = w.controller.shownTask()!;
     await w.fromPage({ type: 'deleteTask', taskId: running.id });
     expect(of(w.port.posted, 'notice').at(-1)!.message).toMatch(/still running; cancel it/);
     expect(existsSync(join(storage, 'tasks', running.id))).toBe(true);
@@ -199,7 +199,7 @@ describe('history in the chat, on a real task store', () => {
     const mem = memoryServices(workspace);
     const w = windowOn(storage, workspace, [textTurn('The answer.')], mem.services);
     await w.fromPage({ type: 'prompt', text: 'Export me: please' });
-    const task = w.controller.currentTask!;
+    const task = w.controller.shownTask()!;
     await task.settled();
     await w.fromPage({ type: 'exportTask', taskId: task.id, format: 'markdown' });
     await w.fromPage({ type: 'exportTask', taskId: task.id, format: 'json' });
@@ -238,7 +238,7 @@ describe('history in the chat, on a real task store', () => {
     await new Promise<void>((r) => other.once('exit', () => r()));
     utimesSync(join(dir, 'lock'), new Date(), new Date());
     await w.fromPage({ type: 'resume' });
-    const live: TaskHandle = w.controller.currentTask!;
+    const live: TaskHandle = w.controller.shownTask()!;
     await live.settled();
     await live.recorded?.();
     expect(w.provider.requests).toHaveLength(1);

@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -7,6 +7,7 @@ import { ViewConnection } from '../../../src/extension/viewConnection';
 import type { ProblemEntry } from '../../../src/core/mentions/reports';
 import { lazyEngine } from '../../../src/core/runtime/permissionDecider';
 import { NOTHING_APPROVED } from '../../../src/core/trust/items';
+import { NOTHING_APPROVED as NO_PROJECT_CONTENT } from '../../../src/core/commands/projectGate';
 import { fakeHost, recordingPort } from './fakes';
 
 /**
@@ -108,5 +109,21 @@ describe('mentions in the chat', () => {
       { name: 'b.png', mediaType: 'image/png', bytes: 70 },
     ]);
     expect(task.options.images?.[0]?.block).toEqual({ type: 'image', source: { type: 'base64', media_type: 'image/png', data: png } });
+  });
+
+  it('only what the person typed is read: a mention that a command brings is sent as text, never read', async () => {
+    const { h, fromPage } = setup();
+    const home = mkdtempSync(join(tmpdir(), 'keel-chat-mentions-home-'));
+    dirs.push(home);
+    mkdirSync(join(home, '.claude', 'commands'), { recursive: true });
+    writeFileSync(join(home, '.claude', 'commands', 'peek.md'), 'Look at @README.md and $ARGUMENTS');
+    const ws = h.host.mentions!.workspace;
+    writeFileSync(join(ws, 'notes.txt'), 'my notes\n');
+    h.host.commands = { workspace: () => ws, home, gate: NO_PROJECT_CONTENT, approveHint: 'approve it first' };
+    await fromPage({ type: 'ready' });
+    await fromPage({ type: 'prompt', text: '/peek @notes.txt' });
+    const task = h.runtime.tasks[0]!;
+    expect(task.options.prompt).toBe('Look at @README.md and @notes.txt');
+    expect(task.options.attachments?.map((a) => a.label)).toEqual(['notes.txt']);
   });
 });

@@ -148,25 +148,44 @@ describe('ViewConnection: a view\'s session decides what its page receives', () 
     expect(conn.isReady).toBe(true);
   });
 
-  it('showing another task sends a loaded page its snapshot, numbered on; a hidden one gets it on its next ready', () => {
+  it('the session follows the shown task (its run ending, running again); showing another task sends a loaded page its snapshot, numbered on; a hidden one gets it on its next ready', () => {
     const { conn, posted, show } = view();
     conn.ready();
     show({ taskId: 't1', settled: false });
     expect(conn.state).toBe('active');
-    conn.taskSettled();
+    conn.sendTaskEvent({ type: 'done', taskId: 't1', status: 'completed', stopReason: 'end_turn' });
     expect(conn.state).toBe('completed');
-    conn.taskResumed();
+    conn.sendTaskEvent({ type: 'task', taskId: 't1', state: 'running' });
     expect(conn.state).toBe('active');
     conn.setVisible(false);
     show({ taskId: 't2', settled: true });
     show(null);
     show({ taskId: 't3', settled: true });
-    expect(summary(posted)).toEqual(['1:snapshot:shows nothing', '2:snapshot:shows t1']);
+    expect(summary(posted)).toEqual(['1:snapshot:shows nothing', '2:snapshot:shows t1', '3:event', '4:event']);
     conn.ready();
     expect(conn.state).toBe('completed');
     show(null);
     expect(conn.state).toBe('inactive');
-    expect(summary(posted.slice(2))).toEqual(['1:snapshot:shows t3', '2:snapshot:shows nothing']);
+    expect(summary(posted.slice(4))).toEqual(['1:snapshot:shows t3', '2:snapshot:shows nothing']);
+  });
+
+  it('an event its snapshot already holds is not posted again, yet its session still follows it', () => {
+    const posted: ToWebviewMessage[] = [];
+    const post = (m: ToWebviewMessage) => {
+      posted.push(m);
+      return true;
+    };
+    const conn = new ViewConnection('v1', 'sidebar', post, new MemoryLogger());
+    const snapshot = (): Omit<SnapshotMessage, 'seq'> => ({ type: 'snapshot', transcript: null, config: CONFIG });
+    // The snapshot holds the task's first 3 events (its `done` among them); the queue delivers them late.
+    conn.connect({ snapshot, coverage: () => ({ taskId: 't1', seq: 3 }), readinessChanged: () => undefined }, { taskId: 't1', settled: false });
+    conn.ready();
+    conn.sendTaskEvent({ type: 'text', taskId: 't1', delta: 'held' }, 2);
+    conn.sendTaskEvent({ type: 'done', taskId: 't1', status: 'completed', stopReason: 'end_turn' }, 3);
+    expect(summary(posted)).toEqual(['1:snapshot:demo model']);
+    expect(conn.state).toBe('completed');
+    conn.sendTaskEvent({ type: 'text', taskId: 't1', delta: 'new' }, 4);
+    expect(summary(posted)).toEqual(['1:snapshot:demo model', '2:event:new']);
   });
 
   it('a disposed view gets nothing and accepts nothing', () => {

@@ -116,7 +116,7 @@ describe('chat views on the event bus', () => {
     };
     await fromPage({ type: 'ready' });
     await fromPage({ type: 'prompt', text: 'explain' });
-    const task = c.currentTask!;
+    const task = c.shownTask()!;
     await task.settled();
     await feed.bus.drained();
     expect(seqs).toEqual(seqs.map((_, i) => i + 1));

@@ -59,7 +59,7 @@ describe('chat header: the worker the shown task runs on', () => {
   it('busy on a live worker pid while it runs, idle after; a view that attaches later gets it in its snapshot', async () => {
     const { controller, port, fromPage, view } = await windowOnWorkers();
     await fromPage({ type: 'prompt', text: 'hang' });
-    const task = controller.currentTask!;
+    const task = controller.shownTask()!;
     await until(() => of(port.posted, 'taskWorker').some((m) => m.worker?.state === 'busy'), 'the worker busy with the task');
     const busy = of(port.posted, 'taskWorker').find((m) => m.worker?.state === 'busy')!;
     expect(busy.taskId).toBe(task.id);
@@ -87,14 +87,14 @@ describe('chat: Resume of a task whose worker died', () => {
   it('the shown task ends interrupted (worker_lost); Resume continues it, recorded, on a new worker', async () => {
     const { storage, runtime, controller, port, fromPage } = await windowOnWorkers();
     await fromPage({ type: 'prompt', text: 'crash' });
-    const lost = controller.currentTask!;
+    const lost = controller.shownTask()!;
     expect((await lost.settled()).status).toBe('interrupted');
     expect(lost.transcript().items.find((i) => i.kind === 'error')).toMatchObject({ code: 'worker_lost' });
     // The header's worker goes away with the process.
     await until(() => of(port.posted, 'taskWorker').at(-1)?.worker === null, 'the worker gone from the header');
 
     await fromPage({ type: 'resume' });
-    const resumed = controller.currentTask!;
+    const resumed = controller.shownTask()!;
     expect(resumed.id).toBe(lost.id);
     expect(resumed).not.toBe(lost);
     expect((await resumed.settled()).status).toBe('completed');
@@ -108,7 +108,7 @@ describe('chat: Resume of a task whose worker died', () => {
   it('a task whose worker died, no longer shown, opens again from its log (interrupted, with Resume)', async () => {
     const { controller, port, fromPage } = await windowOnWorkers();
     await fromPage({ type: 'prompt', text: 'crash' });
-    const lost = controller.currentTask!;
+    const lost = controller.shownTask()!;
     expect((await lost.settled()).status).toBe('interrupted');
     await fromPage({ type: 'newTask' });
     expect(controller.showTask(lost.id)).toBe(false);
@@ -122,10 +122,10 @@ describe('chat: Resume of a task whose worker died', () => {
   it('a message typed into the chat of a task whose worker died resumes it with that message', async () => {
     const { controller, port, fromPage } = await windowOnWorkers();
     await fromPage({ type: 'prompt', text: 'crash' });
-    const lost = controller.currentTask!;
+    const lost = controller.shownTask()!;
     expect((await lost.settled()).status).toBe('interrupted');
     await fromPage({ type: 'prompt', text: 'please go on' });
-    const resumed = controller.currentTask!;
+    const resumed = controller.shownTask()!;
     expect(resumed).not.toBe(lost);
     expect(resumed.id).toBe(lost.id);
     expect((await resumed.settled()).status).toBe('completed');
