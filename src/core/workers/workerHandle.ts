@@ -4,21 +4,22 @@ import { ActorWiring } from '../machines/actorWiring';
 import type { IpcConnectionEmitted } from '../machines/ipcConnection/ipcConnection.machine';
 import { workerMachine, type WorkerEmitted, type WorkerEvent } from '../machines/worker/worker.machine';
 import type { ChannelStats } from './channel';
+import { healthClock, type HealthLimits } from './healthClock';
 import { openIpcConnection, type IpcConnectionActor } from './ipcActors';
-import { PROTOCOL_VERSION, toHost, toWorker, type QueryParams, type ToHost, type ToWorker } from './protocol';
-import { queryHandlers, type QueryServer, type RunningQuery } from './queryRouter';
-import { RpcEndpoint, RpcFailure, type Envelope, type ParamsOf } from './rpc';
+import { PROTOCOL_VERSION, toHost, toWorker, type QueryParams, type QueryResult, type ToHost, type ToWorker } from './protocol';
+import { RpcEndpoint, RpcFailure, type Envelope, type Handlers, type ParamsOf } from './rpc';
 import { launchWorkerProcess } from './processLauncher';
 import { killProcessGroup, type WorkerCommand } from './spawnWorker';
 import { sweepWorkerProcesses, sweepWorkerProcessesInBackground, WORKER_TAG_ENV } from './workerSweep';
 
 /**
  * One worker process as the pool holds it: the worker machine with its real actors (the child
- * process, its ipcConnection, the health clock), the protocol's endpoint on its channel
- * (rpc.ts), and the routing of the worker's messages to the query that owns the worker right now
- * (queryRouter.ts). Contract: a message for any other query breaks the connection (the worker is
- * replaced); when the worker dies with a query attached, that query's server is told `lost`
- * exactly once; after `dead` nothing more is delivered.
+ * process, its ipcConnection, the health clock: healthClock.ts), the protocol's endpoint on its
+ * channel (rpc.ts), and the routing of the worker's query-scoped messages to the server of the
+ * query that owns the worker right now (`queryHandlers`). Contract: a message for any other query
+ * breaks the connection (the worker is replaced; a request is refused); when the worker dies with
+ * a query attached, that query's server is told `lost` exactly once; after `dead` nothing more is
+ * delivered.
  *
  * No process the worker started outlives it: a worker that ends on its own stops its commands
  * (cli/worker.ts); one that dies by a signal, or that the host kills, has every process carrying
@@ -27,13 +28,9 @@ import { sweepWorkerProcesses, sweepWorkerProcessesInBackground, WORKER_TAG_ENV 
 /** How long a closed connection waits for the process's exit before it is reported on its own. */
 const EXIT_AFTER_CLOSE_MS = 1000;
 
-export interface WorkerTimeouts {
+export interface WorkerTimeouts extends HealthLimits {
   readyMs: number;
   shutdownGraceMs: number;
-  healthIntervalMs: number;
-  healthAnswerMs: number;
-  /** The same limit while the worker runs a query (it may be working hard, below the host's priority). */
-  busyHealthAnswerMs: number;
 }
 
 export interface WorkerHandleOptions {
@@ -48,6 +45,28 @@ export interface WorkerHandleOptions {
   onEmitted(event: WorkerEmitted): void;
   /** xstate inspection of the worker's machines (tests measure coverage with it). */
   inspect?: (event: InspectionEvent) => void;
+}
+
+/**
+ * The host's side of one query on a worker: the `toHost` methods that name a query (protocol.ts),
+ * served for it (workers/remoteTurn.ts serves them with the task's own TurnHost), and how the
+ * query ended.
+ */
+export type QueryServer = Omit<Handlers<ToHost>, 'ready'> & {
+  /** The worker answered the query (its turn's result). */
+  complete(result: QueryResult): void;
+  /** The worker refused or could not run the query (not a model failure: those are in the result). */
+  failed(message: string): void;
+  /** The worker died, or its connection broke, while it had the query. Called at most once. */
+  lost(reason: string): void;
+};
+
+/** The query the worker has now, and how to withdraw it. */
+interface RunningQuery {
+  queryId: string;
+  server: QueryServer;
+  /** Cancels the `query` request (the worker stops the turn and still answers). */
+  cancel(): void;
 }
 
 export interface WorkerHealth {
@@ -124,10 +143,8 @@ export class WorkerHandle {
   }
 
   /** Tells the worker something about the current query (its mode, a sub-agent's answer); nothing for another query. */
-  notifyQuery(notice: { method: 'setMode'; params: ParamsOf<ToWorker, 'setMode'> } | { method: 'subtaskResult'; params: ParamsOf<ToWorker, 'subtaskResult'> }): void {
-    if (this.query?.queryId !== notice.params.queryId) return;
-    if (notice.method === 'setMode') this.rpc?.notify('setMode', notice.params);
-    else this.rpc?.notify('subtaskResult', notice.params);
+  notifyQuery<M extends 'setMode' | 'subtaskResult'>(method: M, params: ParamsOf<ToWorker, M> & { queryId: string }): void {
+    if (this.query?.queryId === params.queryId) this.rpc?.notify(method, params);
   }
 
   private finishQuery(q: RunningQuery, tell: () => void): void {
@@ -171,15 +188,11 @@ export class WorkerHandle {
       (h) => {
         this.health = { uptimeMs: h.uptime, rssBytes: h.rssBytes, at: Date.now() };
         this.actor.send({ type: 'HEALTH_OK' });
-        const waiters = this.healthWaiters;
-        this.healthWaiters = [];
-        for (const w of waiters) w();
+        this.wakeHealthWaiters();
       },
       () => undefined,
     );
   }
-
-  private ipc: IpcConnectionActor | undefined;
 
   /** The `process` actor: the child, its socket, and what they say, as worker-machine events. */
   private runProcess(sendBack: (e: WorkerEvent) => void, receive: (listener: (e: EventObject) => void) => void): () => void {
@@ -189,7 +202,6 @@ export class WorkerHandle {
       (s) => (this.channelStats = { ...s }),
       this.opts.inspect,
     );
-    this.ipc = ipc;
     const violation = (reason: string) => {
       ipc.send({ type: 'CLOSE', reason: `protocol violation: ${reason}` });
       this.opts.log('warn', `worker ${this.id}: protocol violation: ${reason}; the worker is replaced`);
@@ -203,7 +215,7 @@ export class WorkerHandle {
         },
         toHost,
         toWorker,
-        { ready: (p) => this.onReady(p, sendBack, ipc), ...queryHandlers(() => this.query, violation) },
+        { ready: (p) => this.onReady(p, sendBack, ipc), ...this.queryHandlers(violation) },
         violation,
       );
     });
@@ -282,6 +294,33 @@ export class WorkerHandle {
     };
   }
 
+  /**
+   * The handlers of the worker's query-scoped messages: each goes to the server of the query it
+   * names, which must be the one the worker has now — a message for any other query is a protocol
+   * violation (`violation` breaks the connection; a request is refused).
+   */
+  private queryHandlers(violation: (reason: string) => void): Omit<Handlers<ToHost>, 'ready'> {
+    const route = (queryId: string, what: string): QueryServer | null => {
+      if (this.query?.queryId === queryId) return this.query.server;
+      violation(`${/^[aeiou]/.test(what) ? 'an' : 'a'} ${what} for query ${queryId}, which the worker does not have`);
+      return null;
+    };
+    const refused = (what: string) => Promise.reject(new Error(`${what} for a query this worker does not have`));
+    return {
+      session: (p) => route(p.queryId, 'session')?.session(p),
+      event: (p) => route(p.queryId, 'event')?.event(p),
+      subtaskStart: (p) => route(p.queryId, 'subtaskStart')?.subtaskStart(p),
+      hookEvent: (p) => route(p.queryId, 'hookEvent')?.hookEvent(p),
+      hookLog: (p) => route(p.queryId, 'hookLog')?.hookLog(p),
+      hookStop: (p) => route(p.queryId, 'hookStop')?.hookStop(p),
+      permission: (p, c) => route(p.queryId, 'permission')?.permission(p, c) ?? refused('a permission request'),
+      durable: (p, c) => route(p.queryId, 'durable')?.durable(p, c) ?? refused('a durability request'),
+      budget: (p, c) => route(p.queryId, 'budget')?.budget(p, c) ?? refused('a budget request'),
+      mcpList: (p, c) => route(p.queryId, 'mcpList')?.mcpList(p, c) ?? refused('an MCP tool list'),
+      mcpCall: (p, c) => route(p.queryId, 'mcpCall')?.mcpCall(p, c) ?? refused('an MCP call'),
+    };
+  }
+
   /** SIGKILL to the worker's process group and to every process carrying its tag (`now`: synchronously, for a host on its way out). */
   kill(now = false): void {
     liveWorkers.delete(this);
@@ -321,11 +360,13 @@ export class WorkerHandle {
       this.query = null;
       this.rpc?.close(e.reason);
       if (q) q.server.lost(e.reason);
-      const waiters = this.healthWaiters;
-      this.healthWaiters = [];
-      for (const w of waiters) w();
+      this.wakeHealthWaiters();
     }
     this.opts.onEmitted(e);
+  }
+
+  private wakeHealthWaiters(): void {
+    for (const w of this.healthWaiters.splice(0)) w();
   }
 }
 
@@ -365,45 +406,3 @@ const liveWorkers = new Set<WorkerHandle>();
 process.on('exit', () => {
   for (const w of [...liveWorkers]) w.kill(true);
 });
-
-/**
- * The health clock: HEALTH_DUE every interval; HEALTH_TIMEOUT when a SENT check is not ANSWERED in
- * time **and the worker sent nothing else since**: a worker busy sending (a 50 MB answer in parts)
- * is plainly alive even if its answer to the check waits behind what it is sending. "In time" is
- * `healthAnswerMs` for an idle worker and `busyHealthAnswerMs` for one running a query (SENT says
- * `busy`): a worker runs below the host's CPU priority, and on a machine whose cores are taken by
- * programs at normal priority one that is handling a large answer got ~1/20 of a core and went
- * silent for 10 s (issue 26, item 4) — busy, not stuck. A stuck busy worker is still killed (later),
- * and a cancel kills it after its own grace period (the worker machine's `cancelling`).
- */
-function healthClock(t: WorkerTimeouts, lastHeardAt: () => number, sendBack: (e: WorkerEvent) => void, receive: (listener: (e: EventObject) => void) => void): () => void {
-  let answerTimer: NodeJS.Timeout | undefined;
-  let judging: NodeJS.Immediate | undefined;
-  const interval = setInterval(() => {
-    if (answerTimer === undefined) sendBack({ type: 'HEALTH_DUE' });
-  }, t.healthIntervalMs);
-  const settle = () => {
-    clearTimeout(answerTimer);
-    clearImmediate(judging);
-    answerTimer = judging = undefined;
-  };
-  receive((e) => {
-    if (e.type === 'SENT' && answerTimer === undefined) {
-      const sentAt = Date.now();
-      const ms = (e as EventObject & { busy?: boolean }).busy ? t.busyHealthAnswerMs : t.healthAnswerMs;
-      answerTimer = setTimeout(() => {
-        // Judged after this turn's I/O: a host that was busy itself runs its timers before it
-        // reads what the worker sent meanwhile.
-        judging = setImmediate(() => {
-          settle();
-          if (lastHeardAt() < sentAt) sendBack({ type: 'HEALTH_TIMEOUT', ms });
-        });
-      }, ms);
-    }
-    if (e.type === 'ANSWERED') settle();
-  });
-  return () => {
-    clearInterval(interval);
-    settle();
-  };
-}
