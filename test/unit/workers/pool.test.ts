@@ -103,6 +103,27 @@ describe('worker pool (real processes)', () => {
     expect(await run(b, 'q2', 'task-a', 'hello')).toContain('complete');
   });
 
+  it('a lease released after its query ran hands nothing back: the worker stays with its next holder', async () => {
+    const p = pool({ max: 1 });
+    const a = await p.acquire('task-a');
+    expect(await run(a, 'qa', 'task-a', 'hello')).toContain('complete');
+    const b = await p.acquire('task-b');
+    expect(b.workerId).toBe(a.workerId);
+    // a's worker is b's now: a late release of a must not free it for a third task.
+    a.release();
+    let granted = false;
+    const c = p.acquire('task-c').then((lease) => {
+      granted = true;
+      return lease;
+    });
+    await new Promise((r) => setImmediate(r));
+    expect(granted).toBe(false);
+    expect(p.status().waiting).toBe(1);
+    // b never used it: its release hands the worker on.
+    b.release();
+    expect((await c).workerId).toBe(a.workerId);
+  });
+
   it('workers run below the host\'s CPU priority (nice 10; on Linux, their own scheduling group too)', async () => {
     const p = pool();
     const lease = await p.acquire('task-a');
