@@ -1,11 +1,9 @@
 import { randomUUID } from 'node:crypto';
-import { createActor, fromCallback, type Actor, type EventObject, type InspectionEvent } from 'xstate';
-import { ActorWiring } from '../machines/actorWiring';
+import type { EventObject, InspectionEvent } from 'xstate';
 import type { IpcConnectionEmitted } from '../machines/ipcConnection/ipcConnection.machine';
-import { workerMachine, type WorkerEmitted, type WorkerEvent } from '../machines/worker/worker.machine';
+import type { WorkerEmitted, WorkerEvent } from '../machines/worker/worker.machine';
 import type { ChannelStats } from './channel';
-import { healthClock, type HealthLimits } from './healthClock';
-import { openIpcConnection, type IpcConnectionActor } from './ipcActors';
+import { createWorkerActor, openIpcConnection, type HealthLimits, type IpcConnectionActor, type WorkerActor } from './workerActors';
 import { PROTOCOL_VERSION, toHost, toWorker, type QueryParams, type QueryResult, type ToHost, type ToWorker } from './protocol';
 import { RpcEndpoint, RpcFailure, type Envelope, type Handlers, type ParamsOf } from './rpc';
 import { launchWorkerProcess } from './processLauncher';
@@ -13,8 +11,8 @@ import { killProcessGroup, type WorkerCommand } from './spawnWorker';
 import { sweepWorkerProcesses, sweepWorkerProcessesInBackground, WORKER_TAG_ENV } from './workerSweep';
 
 /**
- * One worker process as the pool holds it: the worker machine with its real actors (the child
- * process, its ipcConnection, the health clock: healthClock.ts), the protocol's endpoint on its
+ * One worker process as the pool holds it: its worker machine (its actors: workerActors.ts; the
+ * `process` actor's work — the child, its ipcConnection — is done here), the protocol's endpoint on its
  * channel (rpc.ts), and the routing of the worker's query-scoped messages to the server of the
  * query that owns the worker right now (`queryHandlers`). Contract: a message for any other query
  * breaks the connection (the worker is replaced; a request is refused); when the worker dies with
@@ -76,7 +74,7 @@ export interface WorkerHealth {
 }
 
 export class WorkerHandle {
-  readonly actor: Actor<typeof wiredWorkerMachine>;
+  readonly actor: WorkerActor;
   /** The worker process's pid once it exists (the `ready` message says it again). */
   private childPid: number | null = null;
   private exited = false;
@@ -97,11 +95,11 @@ export class WorkerHandle {
     readonly id: string,
     private readonly opts: WorkerHandleOptions,
   ) {
-    this.actor = createActor(wiredWorkerMachine, {
-      input: { workerId: id, readyTimeoutMs: opts.timeouts.readyMs, shutdownGraceMs: opts.timeouts.shutdownGraceMs },
-      ...(opts.inspect ? { inspect: opts.inspect } : {}),
-    });
-    handles.bind(this.actor, { process: (sendBack, receive) => this.runProcess(sendBack, receive), timeouts: opts.timeouts, lastHeardAt: () => this.lastHeardAt });
+    this.actor = createWorkerActor(
+      { workerId: id, readyTimeoutMs: opts.timeouts.readyMs, shutdownGraceMs: opts.timeouts.shutdownGraceMs },
+      { process: (sendBack, receive) => this.runProcess(sendBack, receive), timeouts: opts.timeouts, lastHeardAt: () => this.lastHeardAt },
+      opts.inspect,
+    );
     for (const type of ['worker:ready', 'worker:busy', 'worker:idle', 'worker:crashed', 'worker:stopped'] as const) {
       // Handled after the worker's transition (the pool reacts by driving other actors).
       this.actor.on(type, (e) => queueMicrotask(() => this.onEmitted(e)));
@@ -369,32 +367,6 @@ export class WorkerHandle {
     for (const w of this.healthWaiters.splice(0)) w();
   }
 }
-
-type Receive = (listener: (e: EventObject) => void) => void;
-
-/** What each worker actor's root actors run: its handle's process, its timeouts' health clock. */
-interface WorkerWiring {
-  process(sendBack: (e: WorkerEvent) => void, receive: Receive): () => void;
-  timeouts: WorkerTimeouts;
-  /** When the worker last sent anything. */
-  lastHeardAt(): number;
-}
-const handles = new ActorWiring<WorkerWiring>('the worker process');
-
-/**
- * The worker machine with its real actors, provided once per process (not per handle: building
- * a machine for each was most of the cost of starting workers; actorWiring.ts). Each actor's
- * `process` and `healthClock` are its own handle's.
- */
-const wiredWorkerMachine = workerMachine.provide({
-  actors: {
-    process: fromCallback<EventObject, { workerId: string }>(({ sendBack, receive, system }) => handles.of(system).process(sendBack, receive)),
-    healthClock: fromCallback<EventObject, { workerId: string }>(({ sendBack, receive, system }) => {
-      const wiring = handles.of(system);
-      return healthClock(wiring.timeouts, wiring.lastHeardAt, sendBack, receive);
-    }),
-  },
-});
 
 /**
  * Workers whose process exists and has not been seen to exit. When the host process exits (its
