@@ -1,6 +1,5 @@
 import type { Duplex } from 'node:stream';
-import type { z } from 'zod';
-import { validate } from './protocol';
+import * as z from 'zod/mini';
 
 /**
  * Milliseconds on a monotonic clock. Not `performance.now()`: the first touch of the global
@@ -349,4 +348,14 @@ export class MessageChannel<In, Out> {
       this.socket.destroy();
     }
   }
+}
+
+export type Validated<T> = { ok: true; message: T } | { ok: false; problem: string };
+
+/** Validates one decoded line against a schema (the channel's envelope). Never throws. */
+export function validate<T>(schema: z.core.$ZodType<T>, value: unknown): Validated<T> {
+  const r = z.safeParse(schema, value);
+  if (r.success) return { ok: true, message: r.data };
+  const kind = value && typeof value === 'object' && 'kind' in value ? String((value as { kind: unknown }).kind).slice(0, 40) : '(none)';
+  return { ok: false, problem: `invalid message of kind ${JSON.stringify(kind)}: ${r.error.issues[0]?.message ?? 'does not match the protocol'}` };
 }
