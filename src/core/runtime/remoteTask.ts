@@ -47,7 +47,7 @@ export function remoteTurnOf(task: RemoteTaskSide, pool: WorkerPool, rt: TaskRun
   return {
     pool,
     queryParts: () => queryParts(task, rt),
-    parentModes: task.parentModes(),
+    parentModes: () => task.parentModes(),
     overflow,
     // The worker lists and calls the host's MCP tools through it; the host checks each call
     // again with this task's own decision (its rules, its mode now, its ancestors).

@@ -312,23 +312,21 @@ export class WorkerPool {
     const handle = this.handles.get(workerId);
     this.waiters.delete(requestId);
     if (!handle) return;
-    let used = false;
+    // Whether the lease was used is the worker machine's own record: a query assigned since the
+    // grant left it busy, or counted once done.
+    const processedAtGrant = handle.actor.getSnapshot().context.queriesProcessed;
+    let released = false;
     const lease: PoolLease = {
       workerId,
       pid: handle.pid,
       handle,
       release: () => {
-        if (used) return;
-        used = true;
+        if (released) return;
+        released = true;
+        const { context } = handle.actor.getSnapshot();
         // Never used for a query: the worker machine never went busy; the pool must hear it is free.
-        if (handle.state === 'ready') this.actor.send({ type: 'WORKER_IDLE', workerId, queriesProcessed: handle.actor.getSnapshot().context.queriesProcessed });
+        if (handle.state === 'ready' && context.queriesProcessed === processedAtGrant) this.actor.send({ type: 'WORKER_IDLE', workerId, queriesProcessed: context.queriesProcessed });
       },
-    };
-    const run = handle.runQuery.bind(handle);
-    handle.runQuery = (message, listener) => {
-      used = true;
-      handle.runQuery = run;
-      run(message, listener);
     };
     if (waiter) waiter.resolve(lease);
     else lease.release();

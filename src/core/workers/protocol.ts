@@ -222,16 +222,6 @@ export type HealthAnswer = ResultOf<ToWorker, 'health'>;
 export type McpToolsAnswer = ResultOf<ToHost, 'mcpList'>;
 export type McpCallParams = ParamsOf<ToHost, 'mcpCall'>;
 
-export type Validated<T> = { ok: true; message: T } | { ok: false; problem: string };
-
-/** Validates one decoded line against a schema (the channel's envelope). Never throws. */
-export function validate<T>(schema: z.core.$ZodType<T>, value: unknown): Validated<T> {
-  const r = z.safeParse(schema, value);
-  if (r.success) return { ok: true, message: r.data };
-  const kind = value && typeof value === 'object' && 'kind' in value ? String((value as { kind: unknown }).kind).slice(0, 40) : '(none)';
-  return { ok: false, problem: `invalid message of kind ${JSON.stringify(kind)}: ${r.error.issues[0]?.message ?? 'does not match the protocol'}` };
-}
-
 // Compile-time drift check: what `mcpCall` answers is exactly the hub's outcome.
 type MutuallyAssignable<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
 const assertTrue = <T extends true>(): T | undefined => undefined;

@@ -6,7 +6,7 @@ import type { TurnHost } from '../runtime/turnHost';
 import { McpHostServer, type McpHostDeps } from '../mcp/onWorkers/hostServer';
 import type { PoolLease, WorkerPool } from './pool';
 import type { QueryParams } from './protocol';
-import type { QueryServer } from './queryRouter';
+import type { QueryServer } from './workerHandle';
 
 /**
  * The query machine with its real actors: `acquire` leases a worker of `pool` for the task,
@@ -30,8 +30,8 @@ export interface RemoteTurnDeps {
   host: TurnHost;
   /** A sub-agent's queries may start a worker beyond the pool's size (its parent holds one while it waits). */
   overflow?: boolean;
-  /** The modes of the task's ancestors, for a SET_MODE sent down mid-query. */
-  parentModes?: PermissionMode[];
+  /** The modes of the task's ancestors now, for a SET_MODE sent down mid-query (they may have changed since the task was made). */
+  parentModes?: () => PermissionMode[];
   /** How the host checks the worker's MCP calls before its hub makes them (mcp/onWorkers/hostServer.ts). */
   mcp?: McpHostDeps;
   /** Where the task's hooks run by the worker report to (docs/hooks.md, "Hooks on a worker"). */
@@ -73,8 +73,8 @@ export function remoteTurn(deps: RemoteTurnDeps) {
         receive((event) => {
           const e = event as QueryEvent;
           if (e.type === 'CANCEL') lease.handle.cancelQuery(queryId);
-          else if (e.type === 'SET_MODE') lease.handle.notifyQuery({ method: 'setMode', params: { queryId, mode: e.mode, parentModes: deps.parentModes ?? [] } });
-          else if (e.type === 'SUBTASK_RESULT') lease.handle.notifyQuery({ method: 'subtaskResult', params: { queryId, toolCallId: e.toolCallId, result: e.result, summary: e.summary } });
+          else if (e.type === 'SET_MODE') lease.handle.notifyQuery('setMode', { queryId, mode: e.mode, parentModes: deps.parentModes?.() ?? [] });
+          else if (e.type === 'SUBTASK_RESULT') lease.handle.notifyQuery('subtaskResult', { queryId, toolCallId: e.toolCallId, result: e.result, summary: e.summary });
         });
         return serve(lease, queryId, input.input, sendBack);
       }),

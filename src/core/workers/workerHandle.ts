@@ -1,24 +1,23 @@
 import { randomUUID } from 'node:crypto';
-import { createActor, fromCallback, type Actor, type EventObject, type InspectionEvent } from 'xstate';
-import { ActorWiring } from '../machines/actorWiring';
+import type { EventObject, InspectionEvent } from 'xstate';
 import type { IpcConnectionEmitted } from '../machines/ipcConnection/ipcConnection.machine';
-import { workerMachine, type WorkerEmitted, type WorkerEvent } from '../machines/worker/worker.machine';
+import type { WorkerEmitted, WorkerEvent } from '../machines/worker/worker.machine';
 import type { ChannelStats } from './channel';
-import { openIpcConnection, type IpcConnectionActor } from './ipcActors';
-import { PROTOCOL_VERSION, toHost, toWorker, type QueryParams, type ToHost, type ToWorker } from './protocol';
-import { queryHandlers, type QueryServer, type RunningQuery } from './queryRouter';
-import { RpcEndpoint, RpcFailure, type Envelope, type ParamsOf } from './rpc';
+import { createWorkerActor, openIpcConnection, type HealthLimits, type IpcConnectionActor, type WorkerActor } from './workerActors';
+import { PROTOCOL_VERSION, toHost, toWorker, type QueryParams, type QueryResult, type ToHost, type ToWorker } from './protocol';
+import { RpcEndpoint, RpcFailure, type Envelope, type Handlers, type ParamsOf } from './rpc';
 import { launchWorkerProcess } from './processLauncher';
 import { killProcessGroup, type WorkerCommand } from './spawnWorker';
 import { sweepWorkerProcesses, sweepWorkerProcessesInBackground, WORKER_TAG_ENV } from './workerSweep';
 
 /**
- * One worker process as the pool holds it: the worker machine with its real actors (the child
- * process, its ipcConnection, the health clock), the protocol's endpoint on its channel
- * (rpc.ts), and the routing of the worker's messages to the query that owns the worker right now
- * (queryRouter.ts). Contract: a message for any other query breaks the connection (the worker is
- * replaced); when the worker dies with a query attached, that query's server is told `lost`
- * exactly once; after `dead` nothing more is delivered.
+ * One worker process as the pool holds it: its worker machine (its actors: workerActors.ts; the
+ * `process` actor's work — the child, its ipcConnection — is done here), the protocol's endpoint on its
+ * channel (rpc.ts), and the routing of the worker's query-scoped messages to the server of the
+ * query that owns the worker right now (`queryHandlers`). Contract: a message for any other query
+ * breaks the connection (the worker is replaced; a request is refused); when the worker dies with
+ * a query attached, that query's server is told `lost` exactly once; after `dead` nothing more is
+ * delivered.
  *
  * No process the worker started outlives it: a worker that ends on its own stops its commands
  * (cli/worker.ts); one that dies by a signal, or that the host kills, has every process carrying
@@ -27,13 +26,9 @@ import { sweepWorkerProcesses, sweepWorkerProcessesInBackground, WORKER_TAG_ENV 
 /** How long a closed connection waits for the process's exit before it is reported on its own. */
 const EXIT_AFTER_CLOSE_MS = 1000;
 
-export interface WorkerTimeouts {
+export interface WorkerTimeouts extends HealthLimits {
   readyMs: number;
   shutdownGraceMs: number;
-  healthIntervalMs: number;
-  healthAnswerMs: number;
-  /** The same limit while the worker runs a query (it may be working hard, below the host's priority). */
-  busyHealthAnswerMs: number;
 }
 
 export interface WorkerHandleOptions {
@@ -50,6 +45,28 @@ export interface WorkerHandleOptions {
   inspect?: (event: InspectionEvent) => void;
 }
 
+/**
+ * The host's side of one query on a worker: the `toHost` methods that name a query (protocol.ts),
+ * served for it (workers/remoteTurn.ts serves them with the task's own TurnHost), and how the
+ * query ended.
+ */
+export type QueryServer = Omit<Handlers<ToHost>, 'ready'> & {
+  /** The worker answered the query (its turn's result). */
+  complete(result: QueryResult): void;
+  /** The worker refused or could not run the query (not a model failure: those are in the result). */
+  failed(message: string): void;
+  /** The worker died, or its connection broke, while it had the query. Called at most once. */
+  lost(reason: string): void;
+};
+
+/** The query the worker has now, and how to withdraw it. */
+interface RunningQuery {
+  queryId: string;
+  server: QueryServer;
+  /** Cancels the `query` request (the worker stops the turn and still answers). */
+  cancel(): void;
+}
+
 export interface WorkerHealth {
   uptimeMs: number;
   rssBytes: number;
@@ -57,7 +74,7 @@ export interface WorkerHealth {
 }
 
 export class WorkerHandle {
-  readonly actor: Actor<typeof wiredWorkerMachine>;
+  readonly actor: WorkerActor;
   /** The worker process's pid once it exists (the `ready` message says it again). */
   private childPid: number | null = null;
   private exited = false;
@@ -78,11 +95,11 @@ export class WorkerHandle {
     readonly id: string,
     private readonly opts: WorkerHandleOptions,
   ) {
-    this.actor = createActor(wiredWorkerMachine, {
-      input: { workerId: id, readyTimeoutMs: opts.timeouts.readyMs, shutdownGraceMs: opts.timeouts.shutdownGraceMs },
-      ...(opts.inspect ? { inspect: opts.inspect } : {}),
-    });
-    handles.bind(this.actor, { process: (sendBack, receive) => this.runProcess(sendBack, receive), timeouts: opts.timeouts, lastHeardAt: () => this.lastHeardAt });
+    this.actor = createWorkerActor(
+      { workerId: id, readyTimeoutMs: opts.timeouts.readyMs, shutdownGraceMs: opts.timeouts.shutdownGraceMs },
+      { process: (sendBack, receive) => this.runProcess(sendBack, receive), timeouts: opts.timeouts, lastHeardAt: () => this.lastHeardAt },
+      opts.inspect,
+    );
     for (const type of ['worker:ready', 'worker:busy', 'worker:idle', 'worker:crashed', 'worker:stopped'] as const) {
       // Handled after the worker's transition (the pool reacts by driving other actors).
       this.actor.on(type, (e) => queueMicrotask(() => this.onEmitted(e)));
@@ -124,10 +141,8 @@ export class WorkerHandle {
   }
 
   /** Tells the worker something about the current query (its mode, a sub-agent's answer); nothing for another query. */
-  notifyQuery(notice: { method: 'setMode'; params: ParamsOf<ToWorker, 'setMode'> } | { method: 'subtaskResult'; params: ParamsOf<ToWorker, 'subtaskResult'> }): void {
-    if (this.query?.queryId !== notice.params.queryId) return;
-    if (notice.method === 'setMode') this.rpc?.notify('setMode', notice.params);
-    else this.rpc?.notify('subtaskResult', notice.params);
+  notifyQuery<M extends 'setMode' | 'subtaskResult'>(method: M, params: ParamsOf<ToWorker, M> & { queryId: string }): void {
+    if (this.query?.queryId === params.queryId) this.rpc?.notify(method, params);
   }
 
   private finishQuery(q: RunningQuery, tell: () => void): void {
@@ -171,15 +186,11 @@ export class WorkerHandle {
       (h) => {
         this.health = { uptimeMs: h.uptime, rssBytes: h.rssBytes, at: Date.now() };
         this.actor.send({ type: 'HEALTH_OK' });
-        const waiters = this.healthWaiters;
-        this.healthWaiters = [];
-        for (const w of waiters) w();
+        this.wakeHealthWaiters();
       },
       () => undefined,
     );
   }
-
-  private ipc: IpcConnectionActor | undefined;
 
   /** The `process` actor: the child, its socket, and what they say, as worker-machine events. */
   private runProcess(sendBack: (e: WorkerEvent) => void, receive: (listener: (e: EventObject) => void) => void): () => void {
@@ -189,7 +200,6 @@ export class WorkerHandle {
       (s) => (this.channelStats = { ...s }),
       this.opts.inspect,
     );
-    this.ipc = ipc;
     const violation = (reason: string) => {
       ipc.send({ type: 'CLOSE', reason: `protocol violation: ${reason}` });
       this.opts.log('warn', `worker ${this.id}: protocol violation: ${reason}; the worker is replaced`);
@@ -203,7 +213,7 @@ export class WorkerHandle {
         },
         toHost,
         toWorker,
-        { ready: (p) => this.onReady(p, sendBack, ipc), ...queryHandlers(() => this.query, violation) },
+        { ready: (p) => this.onReady(p, sendBack, ipc), ...this.queryHandlers(violation) },
         violation,
       );
     });
@@ -282,6 +292,33 @@ export class WorkerHandle {
     };
   }
 
+  /**
+   * The handlers of the worker's query-scoped messages: each goes to the server of the query it
+   * names, which must be the one the worker has now — a message for any other query is a protocol
+   * violation (`violation` breaks the connection; a request is refused).
+   */
+  private queryHandlers(violation: (reason: string) => void): Omit<Handlers<ToHost>, 'ready'> {
+    const route = (queryId: string, what: string): QueryServer | null => {
+      if (this.query?.queryId === queryId) return this.query.server;
+      violation(`${/^[aeiou]/.test(what) ? 'an' : 'a'} ${what} for query ${queryId}, which the worker does not have`);
+      return null;
+    };
+    const refused = (what: string) => Promise.reject(new Error(`${what} for a query this worker does not have`));
+    return {
+      session: (p) => route(p.queryId, 'session')?.session(p),
+      event: (p) => route(p.queryId, 'event')?.event(p),
+      subtaskStart: (p) => route(p.queryId, 'subtaskStart')?.subtaskStart(p),
+      hookEvent: (p) => route(p.queryId, 'hookEvent')?.hookEvent(p),
+      hookLog: (p) => route(p.queryId, 'hookLog')?.hookLog(p),
+      hookStop: (p) => route(p.queryId, 'hookStop')?.hookStop(p),
+      permission: (p, c) => route(p.queryId, 'permission')?.permission(p, c) ?? refused('a permission request'),
+      durable: (p, c) => route(p.queryId, 'durable')?.durable(p, c) ?? refused('a durability request'),
+      budget: (p, c) => route(p.queryId, 'budget')?.budget(p, c) ?? refused('a budget request'),
+      mcpList: (p, c) => route(p.queryId, 'mcpList')?.mcpList(p, c) ?? refused('an MCP tool list'),
+      mcpCall: (p, c) => route(p.queryId, 'mcpCall')?.mcpCall(p, c) ?? refused('an MCP call'),
+    };
+  }
+
   /** SIGKILL to the worker's process group and to every process carrying its tag (`now`: synchronously, for a host on its way out). */
   kill(now = false): void {
     liveWorkers.delete(this);
@@ -321,39 +358,15 @@ export class WorkerHandle {
       this.query = null;
       this.rpc?.close(e.reason);
       if (q) q.server.lost(e.reason);
-      const waiters = this.healthWaiters;
-      this.healthWaiters = [];
-      for (const w of waiters) w();
+      this.wakeHealthWaiters();
     }
     this.opts.onEmitted(e);
   }
+
+  private wakeHealthWaiters(): void {
+    for (const w of this.healthWaiters.splice(0)) w();
+  }
 }
-
-type Receive = (listener: (e: EventObject) => void) => void;
-
-/** What each worker actor's root actors run: its handle's process, its timeouts' health clock. */
-interface WorkerWiring {
-  process(sendBack: (e: WorkerEvent) => void, receive: Receive): () => void;
-  timeouts: WorkerTimeouts;
-  /** When the worker last sent anything. */
-  lastHeardAt(): number;
-}
-const handles = new ActorWiring<WorkerWiring>('the worker process');
-
-/**
- * The worker machine with its real actors, provided once per process (not per handle: building
- * a machine for each was most of the cost of starting workers; actorWiring.ts). Each actor's
- * `process` and `healthClock` are its own handle's.
- */
-const wiredWorkerMachine = workerMachine.provide({
-  actors: {
-    process: fromCallback<EventObject, { workerId: string }>(({ sendBack, receive, system }) => handles.of(system).process(sendBack, receive)),
-    healthClock: fromCallback<EventObject, { workerId: string }>(({ sendBack, receive, system }) => {
-      const wiring = handles.of(system);
-      return healthClock(wiring.timeouts, wiring.lastHeardAt, sendBack, receive);
-    }),
-  },
-});
 
 /**
  * Workers whose process exists and has not been seen to exit. When the host process exits (its
@@ -365,45 +378,3 @@ const liveWorkers = new Set<WorkerHandle>();
 process.on('exit', () => {
   for (const w of [...liveWorkers]) w.kill(true);
 });
-
-/**
- * The health clock: HEALTH_DUE every interval; HEALTH_TIMEOUT when a SENT check is not ANSWERED in
- * time **and the worker sent nothing else since**: a worker busy sending (a 50 MB answer in parts)
- * is plainly alive even if its answer to the check waits behind what it is sending. "In time" is
- * `healthAnswerMs` for an idle worker and `busyHealthAnswerMs` for one running a query (SENT says
- * `busy`): a worker runs below the host's CPU priority, and on a machine whose cores are taken by
- * programs at normal priority one that is handling a large answer got ~1/20 of a core and went
- * silent for 10 s (issue 26, item 4) — busy, not stuck. A stuck busy worker is still killed (later),
- * and a cancel kills it after its own grace period (the worker machine's `cancelling`).
- */
-function healthClock(t: WorkerTimeouts, lastHeardAt: () => number, sendBack: (e: WorkerEvent) => void, receive: (listener: (e: EventObject) => void) => void): () => void {
-  let answerTimer: NodeJS.Timeout | undefined;
-  let judging: NodeJS.Immediate | undefined;
-  const interval = setInterval(() => {
-    if (answerTimer === undefined) sendBack({ type: 'HEALTH_DUE' });
-  }, t.healthIntervalMs);
-  const settle = () => {
-    clearTimeout(answerTimer);
-    clearImmediate(judging);
-    answerTimer = judging = undefined;
-  };
-  receive((e) => {
-    if (e.type === 'SENT' && answerTimer === undefined) {
-      const sentAt = Date.now();
-      const ms = (e as EventObject & { busy?: boolean }).busy ? t.busyHealthAnswerMs : t.healthAnswerMs;
-      answerTimer = setTimeout(() => {
-        // Judged after this turn's I/O: a host that was busy itself runs its timers before it
-        // reads what the worker sent meanwhile.
-        judging = setImmediate(() => {
-          settle();
-          if (lastHeardAt() < sentAt) sendBack({ type: 'HEALTH_TIMEOUT', ms });
-        });
-      }, ms);
-    }
-    if (e.type === 'ANSWERED') settle();
-  });
-  return () => {
-    clearInterval(interval);
-    settle();
-  };
-}

@@ -156,7 +156,7 @@ export class MiniHost {
     return {
       pool,
       overflow: child,
-      parentModes,
+      parentModes: () => parentModes,
       queryParts: () => ({
         runtime: { workspace: this.workspace, settingsFiles: [], sandbox: { enabled: false }, passEnv: [], heldSecrets: [] },
         provider: { provider: 'anthropic' as const, model: 'claude-test', baseUrl: this.baseUrl, apiKey: 'test-key' },

@@ -2,7 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import type { Duplex } from 'node:stream';
 import type { AnyMachineSnapshot } from 'xstate';
 import { ipcConnectionMachine } from '../../../src/core/machines/ipcConnection/ipcConnection.machine';
-import { openIpcConnection } from '../../../src/core/workers/ipcActors';
+import { openIpcConnection } from '../../../src/core/workers/workerActors';
 import { waitForSnapshot } from '../workers/fakeWorker';
 import type { CoverageRecorder } from './coverage';
 import { dedupe, transitionPaths, type ModelPath } from './paths';

@@ -4,8 +4,7 @@ import type { QueryInput } from '../../../src/core/machines/query/query.machine'
 import type { TaskEvent } from '../../../src/shared/domain/events';
 import type { PermissionAnswer, PermissionRequest } from '../../../src/core/permissions/gate';
 import type { QueryParams } from '../../../src/core/workers/protocol';
-import type { QueryServer } from '../../../src/core/workers/queryRouter';
-import type { WorkerHandle } from '../../../src/core/workers/workerHandle';
+import type { QueryServer, WorkerHandle } from '../../../src/core/workers/workerHandle';
 import type { WorkerCommand } from '../../../src/core/workers/spawnWorker';
 import { processAlive } from '../../../src/core/workers/spawnWorker';
 

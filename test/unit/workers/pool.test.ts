@@ -5,6 +5,7 @@ import { poolMachine } from '../../../src/core/machines/pool/pool.machine';
 import { CoverageRecorder, formatCoverage } from '../model-based/coverage';
 import { createActor, toPromise } from 'xstate';
 import { denyingAsker, type PermissionAsker } from '../../../src/core/permissions/gate';
+import type { PermissionMode } from '../../../src/shared/domain/permissionModes';
 import { WorkerPool, type PoolLease } from '../../../src/core/workers/pool';
 import { WORKER_NICENESS } from '../../../src/core/workers/workerPriority';
 import { remoteTurn } from '../../../src/core/workers/remoteTurn';
@@ -103,6 +104,27 @@ describe('worker pool (real processes)', () => {
     expect(await run(b, 'q2', 'task-a', 'hello')).toContain('complete');
   });
 
+  it('a lease released after its query ran hands nothing back: the worker stays with its next holder', async () => {
+    const p = pool({ max: 1 });
+    const a = await p.acquire('task-a');
+    expect(await run(a, 'qa', 'task-a', 'hello')).toContain('complete');
+    const b = await p.acquire('task-b');
+    expect(b.workerId).toBe(a.workerId);
+    // a's worker is b's now: a late release of a must not free it for a third task.
+    a.release();
+    let granted = false;
+    const c = p.acquire('task-c').then((lease) => {
+      granted = true;
+      return lease;
+    });
+    await new Promise((r) => setImmediate(r));
+    expect(granted).toBe(false);
+    expect(p.status().waiting).toBe(1);
+    // b never used it: its release hands the worker on.
+    b.release();
+    expect((await c).workerId).toBe(a.workerId);
+  });
+
   it('workers run below the host\'s CPU priority (nice 10; on Linux, their own scheduling group too)', async () => {
     const p = pool();
     const lease = await p.acquire('task-a');
@@ -167,6 +189,19 @@ describe('worker pool (real processes)', () => {
     expect(out.error?.message).toMatch(/exited \(signal SIGKILL\).*interrupted; resume it/);
     // No second worker was started to run it again.
     expect(p.status().stats.spawned).toBe(1);
+  });
+
+  it('a mode set mid-query reaches the worker with its ancestors\' modes as they are then, not as they were when the task was made', async () => {
+    const p = pool();
+    let ancestors: PermissionMode[] = ['plan'];
+    const machine = remoteTurn({ pool: p, queryParts, parentModes: () => ancestors, host: { asker: denyingAsker, publish: () => undefined } });
+    const actor = createActor(machine, { input: turnInput('task-a', 'mode') }).start();
+    await eventually(() => actor.getSnapshot().value === 'streaming', 20_000, 'the query to stream');
+    // The person switches the parent (and so this sub-agent) out of plan mode mid-run.
+    ancestors = ['acceptEdits'];
+    actor.send({ type: 'SET_MODE', mode: 'acceptEdits' });
+    const out = await toPromise(actor);
+    expect(out.messages.at(-1)!.content[0]).toEqual({ type: 'text', text: 'mode: acceptEdits; parents: acceptEdits' });
   });
 
   it('a permission prompt goes up to the host with its id and the answer comes back down', async () => {

@@ -1,4 +1,5 @@
-import { toHost, toWorker, validate, type ToHost, type ToWorker } from '../../../src/core/workers/protocol';
+import { validate } from '../../../src/core/workers/channel';
+import { toHost, toWorker, type ToHost, type ToWorker } from '../../../src/core/workers/protocol';
 import { envelopeSchema, RpcEndpoint, type Envelope, type Handlers } from '../../../src/core/workers/rpc';
 
 /**

@@ -2,8 +2,100 @@ import type { Duplex } from 'node:stream';
 import { createActor, fromCallback, type Actor, type EventObject, type InspectionEvent } from 'xstate';
 import { ActorWiring } from '../machines/actorWiring';
 import { ipcConnectionMachine, type IpcConnectionEvent } from '../machines/ipcConnection/ipcConnection.machine';
+import { workerMachine, type WorkerEvent, type WorkerInput } from '../machines/worker/worker.machine';
 import { MessageChannel } from './channel';
 import { envelopeSchema, type Envelope } from './rpc';
+
+/**
+ * The real actors of one worker's two machines, each machine provided once per process (not per
+ * worker: building a machine for each was most of the cost of starting workers; actorWiring.ts),
+ * its actors finding their own worker's wiring by their actor's system:
+ *  - the worker machine's `process` (its handle's: the child, its connection, what they say;
+ *    workerHandle.ts) and `healthClock` (when to check, when a check went unanswered);
+ *  - the ipcConnection machine's `attach` (waits for the launcher to hand over the channel) and
+ *    `channel` (the NDJSON connection over it).
+ */
+
+/** The health clock's limits (the pool's options; WorkerTimeouts carries them). */
+export interface HealthLimits {
+  healthIntervalMs: number;
+  healthAnswerMs: number;
+  /** The same limit while the worker runs a query (it may be working hard, below the host's priority). */
+  busyHealthAnswerMs: number;
+}
+
+/**
+ * The health clock: HEALTH_DUE every interval; HEALTH_TIMEOUT when a SENT check is not ANSWERED in
+ * time **and the worker sent nothing else since**: a worker busy sending (a 50 MB answer in parts)
+ * is plainly alive even if its answer to the check waits behind what it is sending. "In time" is
+ * `healthAnswerMs` for an idle worker and `busyHealthAnswerMs` for one running a query (SENT says
+ * `busy`): a worker runs below the host's CPU priority, and on a machine whose cores are taken by
+ * programs at normal priority one that is handling a large answer got ~1/20 of a core and went
+ * silent for 10 s (issue 26, item 4) — busy, not stuck. A stuck busy worker is still killed (later),
+ * and a cancel kills it after its own grace period (the worker machine's `cancelling`).
+ */
+function healthClock(t: HealthLimits, lastHeardAt: () => number, sendBack: (e: WorkerEvent) => void, receive: (listener: (e: EventObject) => void) => void): () => void {
+  let answerTimer: NodeJS.Timeout | undefined;
+  let judging: NodeJS.Immediate | undefined;
+  const interval = setInterval(() => {
+    if (answerTimer === undefined) sendBack({ type: 'HEALTH_DUE' });
+  }, t.healthIntervalMs);
+  const settle = () => {
+    clearTimeout(answerTimer);
+    clearImmediate(judging);
+    answerTimer = judging = undefined;
+  };
+  receive((e) => {
+    if (e.type === 'SENT' && answerTimer === undefined) {
+      const sentAt = Date.now();
+      const ms = (e as EventObject & { busy?: boolean }).busy ? t.busyHealthAnswerMs : t.healthAnswerMs;
+      answerTimer = setTimeout(() => {
+        // Judged after this turn's I/O: a host that was busy itself runs its timers before it
+        // reads what the worker sent meanwhile.
+        judging = setImmediate(() => {
+          settle();
+          if (lastHeardAt() < sentAt) sendBack({ type: 'HEALTH_TIMEOUT', ms });
+        });
+      }, ms);
+    }
+    if (e.type === 'ANSWERED') settle();
+  });
+  return () => {
+    clearInterval(interval);
+    settle();
+  };
+}
+
+type Receive = (listener: (e: EventObject) => void) => void;
+
+/** What each worker actor's root actors run: its handle's process, its timeouts' health clock. */
+export interface WorkerWiring {
+  process(sendBack: (e: WorkerEvent) => void, receive: Receive): () => void;
+  timeouts: HealthLimits;
+  /** When the worker last sent anything. */
+  lastHeardAt(): number;
+}
+const workers = new ActorWiring<WorkerWiring>('the worker process');
+
+/** The worker machine with its real actors: each actor's `process` and `healthClock` are its own worker's. */
+const wiredWorkerMachine = workerMachine.provide({
+  actors: {
+    process: fromCallback<EventObject, { workerId: string }>(({ sendBack, receive, system }) => workers.of(system).process(sendBack, receive)),
+    healthClock: fromCallback<EventObject, { workerId: string }>(({ sendBack, receive, system }) => {
+      const wiring = workers.of(system);
+      return healthClock(wiring.timeouts, wiring.lastHeardAt, sendBack, receive);
+    }),
+  },
+});
+
+export type WorkerActor = Actor<typeof wiredWorkerMachine>;
+
+/** A worker machine actor (not started) whose actors run `wiring`. */
+export function createWorkerActor(input: WorkerInput, wiring: WorkerWiring, inspect?: (event: InspectionEvent) => void): WorkerActor {
+  const actor = createActor(wiredWorkerMachine, { input, ...(inspect ? { inspect } : {}) });
+  workers.bind(actor, wiring);
+  return actor;
+}
 
 /**
  * The ipcConnection machine with its real actors for one worker: `attach` waits for the host's
@@ -37,7 +129,7 @@ export interface IpcChannelDoor {
 }
 
 /** The two actors, reading their connection's wiring through `wiringOf` (by the actor's system). */
-function ipcActors(wiringOf: (system: object) => IpcWiring) {
+function connectionActors(wiringOf: (system: object) => IpcWiring) {
   return {
     attach: fromCallback<EventObject, { workerId: string }>(({ sendBack, system }) => {
       const wiring = wiringOf(system);
@@ -95,7 +187,7 @@ function ipcActors(wiringOf: (system: object) => IpcWiring) {
 
 const connections = new ActorWiring<IpcWiring>('the worker connection');
 /** Provided once per process: each connection's actors find their own wiring by their actor's system. */
-const sharedIpcConnectionMachine = ipcConnectionMachine.provide({ actors: ipcActors((system) => connections.of(system)) });
+const sharedIpcConnectionMachine = ipcConnectionMachine.provide({ actors: connectionActors((system) => connections.of(system)) });
 
 export type IpcConnectionActor = Actor<typeof sharedIpcConnectionMachine>;
 
