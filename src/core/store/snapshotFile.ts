@@ -14,7 +14,12 @@ import { errorMessage } from '../../shared/domain/errors';
  * (the FoldState, as lines: snapshotBody.ts). The head says which log and which prefix of it the body folds, so a
  * reader can tell, without reading that prefix, whether the snapshot still agrees with the log.
  */
-export const SNAPSHOT_FORMAT = 2;
+export const SNAPSHOT_FORMAT = 3;
+/**
+ * Formats this Keel reads: 3, and 2, whose body also holds the transcript's tool index (which the
+ * items say again: it is ignored). Format 1 (JSON lines, a sampled prefix) is passed over.
+ */
+const READABLE_FORMATS: readonly number[] = [2, 3];
 
 export interface SnapshotHead {
   type: 'keel.task-snapshot';
@@ -187,7 +192,7 @@ export async function readSnapshot(taskDir: string, logPath: string, taskId: str
     return { ok: false, reason: 'has an unreadable head' };
   }
   if (typeof head !== 'object' || head === null || head.type !== 'keel.task-snapshot') return { ok: false, reason: 'is not a Keel snapshot' };
-  if (head.format !== SNAPSHOT_FORMAT) return { ok: false, reason: `has format ${String(head.format)}, this Keel reads ${SNAPSHOT_FORMAT}` };
+  if (!READABLE_FORMATS.includes(head.format)) return { ok: false, reason: `has format ${String(head.format)}, this Keel reads ${READABLE_FORMATS.join(' and ')}` };
   if (head.schemaVersion !== SCHEMA_VERSION) return { ok: false, reason: `was written for log schema ${String(head.schemaVersion)}, this Keel reads ${SCHEMA_VERSION}` };
   if (head.taskId !== taskId) return { ok: false, reason: 'belongs to another task' };
   if (NAME.exec(name)?.[1] !== snapshotName(head.logOffset).slice(0, 16)) return { ok: false, reason: 'is named for another offset' };
