@@ -11,7 +11,7 @@ import { errorMessage } from '../../shared/domain/errors';
 /**
  * One snapshot file, `tasks/<id>/snapshots/<offset>.snap`: the folded state of a task's log up to
  * a byte offset (docs/persistence.md, "Snapshots"). A head line (JSON, below), then the body
- * (the FoldState, as lines: snapshotBody.ts). The head says which log and which prefix of it the body folds, so a
+ * (the FoldState, in frames: snapshotBody.ts). The head says which log and which prefix of it the body folds, so a
  * reader can tell, without reading that prefix, whether the snapshot still agrees with the log.
  */
 export const SNAPSHOT_FORMAT = 3;
