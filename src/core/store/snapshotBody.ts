@@ -83,7 +83,9 @@ export async function decodeBody(body: Buffer): Promise<FoldState | null> {
   const [core, ...chunks] = values as [CoreFrame, ...unknown[]];
   if (typeof core !== 'object' || core === null || typeof core.conversationCount !== 'number' || typeof core.itemCount !== 'number') return null;
   if (!chunks.every(Array.isArray) || typeof core.transcript !== 'object' || core.transcript === null) return null;
-  const { conversationCount, itemCount, transcript, ...fields } = core;
+  // A format-2 body also holds the transcript's tool index: the items say the same (transcriptBuilder.ts).
+  const { conversationCount, itemCount, transcript: withIndex, ...fields } = core;
+  const { toolIndex: _formerIndex, ...transcript } = withIndex as typeof withIndex & { toolIndex?: unknown };
   const conversation: ConversationMessage[] = [];
   const items: TranscriptItem[] = [];
   for (const chunk of chunks as unknown[][]) {
@@ -102,7 +104,8 @@ function isFoldState(s: FoldState): boolean {
     Array.isArray(s.calls) &&
     typeof s.events === 'number' &&
     typeof s.status === 'string' &&
-    Array.isArray(s.transcript.toolIndex) &&
+    Array.isArray(s.transcript.items) &&
+    typeof s.transcript.lastAssistant === 'number' &&
     typeof s.transcript.header === 'object' &&
     s.transcript.header !== null
   );

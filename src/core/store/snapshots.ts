@@ -9,11 +9,11 @@ import type { LogHeader, LogRecord, StoreLogger } from './types';
 /**
  * K: a task's driver writes a snapshot at the first quiescent point (a turn about to call the
  * model, or a run's end) after this many events. A resume then reads at most about K events of
- * log after the newest snapshot. Why 4,000: a snapshot holds the whole transcript (it grows with
- * the task), so writing one every K events writes O(n²/K) bytes over a task's life; with the
- * events real runs publish (about 250 bytes a line on average) 4,000 events are about 1 MB of log,
- * which reads in ~10 ms, while a 100,000-event task writes ~25 snapshots in its life, about as
- * many bytes as its log once more. Smaller K buys little resume time and much writing.
+ * log after the newest snapshot. Why 2,000 (docs/persistence.md, "Snapshots"): a snapshot holds
+ * the whole transcript (it grows with the task), so writing one every K events writes O(n²/K)
+ * bytes over a task's life; 2,000 events are about 0.5 MB of log (a few ms to fold), and a
+ * 100,000-event task writes ~50 snapshots in its life. It was 4,000 until the tail folded after
+ * the snapshot was a fifth of a resume; smaller K buys little more and much writing.
  */
 export const SNAPSHOT_EVERY_EVENTS = 2000;
 /** N: snapshots kept per task; older ones are removed after each write. */

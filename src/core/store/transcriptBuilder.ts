@@ -2,13 +2,19 @@ import type { TaskEvent } from '../../shared/domain/events';
 import { MAX_CARD_IMAGES } from '../../shared/domain/toolImages';
 import { emptyTranscript, gatekeeperItem, nextPhases, retryNotice, rewindItem, userItem, applyTaskEvent, type TaskTranscript, type TranscriptItem } from '../../shared/domain/transcript';
 
-/** What `TranscriptBuilder.exportState()` returns: JSON-safe. */
+/**
+ * What `TranscriptBuilder.exportState()` returns: JSON-safe. Which item each tool call id names is
+ * not part of it: that is what the items say (the last tool item with that id), so a builder
+ * restored from a state finds it again when an event asks (`toolAt`).
+ */
 export interface TranscriptBuilderState {
   header: Omit<TaskTranscript, 'items'>;
   items: TranscriptItem[];
   lastAssistant: number;
-  toolIndex: [string, number][];
 }
+
+/** How many items from the end a restored builder looks through for a tool call before it indexes them all. */
+const TOOL_SEARCH = 64;
 
 type AssistantItem = Extract<TranscriptItem, { kind: 'assistant' }>;
 type ToolItem = Extract<TranscriptItem, { kind: 'tool' }>;
@@ -23,7 +29,13 @@ export class TranscriptBuilder {
   private readonly t: TaskTranscript;
   /** The last assistant item with no user item after it, or -1. */
   private lastAssistant = -1;
-  private readonly toolIndex = new Map<string, number>();
+  /**
+   * Tool call id → index of the last tool item with that id: what `items` says, kept as a map
+   * once built. null until then (a builder restored from a state, or after a rewind replaced the
+   * items): `toolAt` looks through the newest items first, where the events of a running task
+   * point, and builds the map from the items on the first miss.
+   */
+  private toolIndex: Map<string, number> | null = new Map<string, number>();
   private textParts: string[] = [];
   private thinkingParts: string[] = [];
 
@@ -44,19 +56,20 @@ export class TranscriptBuilder {
   exportState(): TranscriptBuilderState {
     this.settleParts();
     const { items: _items, ...header } = this.t;
-    return { header, items: this.items, lastAssistant: this.lastAssistant, toolIndex: [...this.toolIndex] };
+    return { header, items: this.items, lastAssistant: this.lastAssistant };
   }
 
   /**
    * A builder that continues from `state` (taken by `exportState()` and read back from a
    * snapshot). It takes `state.items` over as its own list (a long task's items are not copied):
-   * the caller must not use that state afterwards.
+   * the caller must not use that state afterwards. It indexes the items' tool calls only if an
+   * event names one that is not among the newest items (a resume seldom does).
    */
   static fromState(s: TranscriptBuilderState): TranscriptBuilder {
     const b = new TranscriptBuilder(s.header.taskId, s.header.title, s.header.model, s.items);
     Object.assign(b.t, s.header);
     b.lastAssistant = s.lastAssistant;
-    for (const [id, i] of s.toolIndex) b.toolIndex.set(id, i);
+    b.toolIndex = null;
     return b;
   }
 
@@ -102,13 +115,13 @@ export class TranscriptBuilder {
       case 'tool_call':
         this.closeStreaming(false);
         this.items.push({ kind: 'tool', id: e.id, name: e.name, input: e.input, output: '' });
-        this.toolIndex.set(e.id, this.items.length - 1);
+        this.toolIndex?.set(e.id, this.items.length - 1);
         return;
       case 'tool_output':
       case 'tool_images':
       case 'tool_result':
       case 'permission': {
-        const i = this.toolIndex.get(e.type === 'permission' ? e.toolCallId : e.id);
+        const i = this.toolAt(e.type === 'permission' ? e.toolCallId : e.id);
         if (i === undefined) return;
         const it = this.items[i] as ToolItem;
         if (e.type === 'tool_output') it.output += e.chunk;
@@ -174,7 +187,7 @@ export class TranscriptBuilder {
         return;
       case 'checkpoint': {
         t.checkpointBytes = e.storedBytes;
-        const i = this.toolIndex.get(e.toolCallId);
+        const i = this.toolAt(e.toolCallId);
         if (i !== undefined) (this.items[i] as ToolItem).checkpoint = e.files;
         return;
       }
@@ -185,8 +198,7 @@ export class TranscriptBuilder {
           this.items.length = 0;
           // Copies: the builder changes its items in place, and the event is not its to change.
           for (const it of e.items) this.items.push({ ...it });
-          this.toolIndex.clear();
-          this.items.forEach((it, k) => it.kind === 'tool' && this.toolIndex.set(it.id, k));
+          this.toolIndex = null;
           this.lastAssistant = -1;
         } else this.closeStreaming(false);
         this.items.push(rewindItem(e));
@@ -216,6 +228,20 @@ export class TranscriptBuilder {
   build(): TaskTranscript {
     this.settleParts();
     return { ...this.t, items: this.items };
+  }
+
+  /** The index of the last tool item with this id, or undefined (see `toolIndex`). */
+  private toolAt(id: string): number | undefined {
+    if (this.toolIndex) return this.toolIndex.get(id);
+    const items = this.items;
+    for (let k = items.length - 1, end = Math.max(0, items.length - TOOL_SEARCH); k >= end; k--) {
+      const it = items[k]!;
+      if (it.kind === 'tool' && it.id === id) return k;
+    }
+    const index = new Map<string, number>();
+    items.forEach((it, k) => it.kind === 'tool' && index.set(it.id, k));
+    this.toolIndex = index;
+    return index.get(id);
   }
 
   private streamingItem(): AssistantItem | null {

@@ -1,8 +1,10 @@
 import fc from 'fast-check';
 import { readdirSync, readFileSync, rmSync, truncateSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { deserialize, serialize } from 'node:v8';
 import { describe, expect, it } from 'vitest';
 import { TaskStore } from '../../../src/core/store/taskStore';
+import { runningChecksum, type ChecksumKind } from '../../../src/core/store/checksum';
 import { SNAPSHOT_DIR } from '../../../src/core/store/snapshotFile';
 import { tempStore } from './helpers';
 import { lineEnds, recordTask, T, taskLog } from './snapshotLogs';
@@ -85,6 +87,79 @@ describe('snapshots of a task log', () => {
   });
 });
 
+/** A snapshot file's head and its body's frames (snapshotBody.ts: a 4-byte length, then a V8-serialized value). */
+function snapshotParts(path: string): { head: Record<string, unknown>; frames: unknown[] } {
+  const b = readFileSync(path);
+  const nl = b.indexOf(10);
+  const frames: unknown[] = [];
+  for (let at = nl + 1; at < b.length; ) {
+    const length = b.readUInt32LE(at);
+    frames.push(deserialize(b.subarray(at + 4, at + 4 + length)));
+    at += 4 + length;
+  }
+  return { head: JSON.parse(b.toString('utf8', 0, nl)) as Record<string, unknown>, frames };
+}
+
+function writeSnapshotParts(path: string, head: Record<string, unknown>, frames: unknown[]): void {
+  const body = Buffer.concat(
+    frames.flatMap((f) => {
+      const data = serialize(f);
+      const length = Buffer.alloc(4);
+      length.writeUInt32LE(data.length);
+      return [length, data];
+    }),
+  );
+  const sum = runningChecksum(head.checksum as ChecksumKind);
+  sum.update(body);
+  writeFileSync(path, Buffer.concat([Buffer.from(`${JSON.stringify({ ...head, bodyBytes: body.length, bodyChecksum: sum.digest() })}\n`), body]));
+}
+
+describe('the snapshot body', () => {
+  const rounds = Array.from({ length: 6 }, (_, i) => [
+    { type: 'tool_call' as const, taskId: T, id: `toolu_${i}`, name: 'Read', input: { i } },
+    { type: 'tool_result' as const, taskId: T, id: `toolu_${i}`, is_error: false, summary: `read ${i}` },
+  ]).flat();
+  const seed = () => ({ title: 'snapshot test', model: 'claude-a' });
+
+  it('holds the transcript items but no index of their tool calls (the items say it: format 3)', async () => {
+    const { root, store } = tempStore();
+    try {
+      await recordTask(new TaskStore(root, { snapshots: false }), rounds);
+      const ends = lineEnds(root);
+      await store.snapshotsOf(T).save(ends[ends.length - 1]!, seed);
+      const { head, frames } = snapshotParts(join(snapDir(root), snapNames(root)[0]!));
+      expect(head.format).toBe(3);
+      const core = frames[0] as { transcript: Record<string, unknown>; itemCount: number };
+      expect(core.itemCount).toBeGreaterThanOrEqual(6);
+      expect(Object.keys(core.transcript)).not.toContain('toolIndex');
+    } finally {
+      rmSync(root, { recursive: true, force: true });
+    }
+  });
+
+  it('of a format-2 snapshot (with its tool index) is still read: the resume starts from it', async () => {
+    const { root, store, logs } = tempStore();
+    try {
+      await recordTask(new TaskStore(root, { snapshots: false }), [...rounds, { type: 'tool_output', taskId: T, id: 'toolu_0', chunk: 'late' }]);
+      const ends = lineEnds(root);
+      const at = ends[ends.length - 2]!;
+      await store.snapshotsOf(T).save(at, seed);
+      const path = join(snapDir(root), snapNames(root)[0]!);
+      const { head, frames } = snapshotParts(path);
+      // What the previous Keel wrote: the same, with the tool index in the transcript's state.
+      const core = frames[0] as { transcript: Record<string, unknown> };
+      core.transcript.toolIndex = Array.from({ length: 6 }, (_, i) => [`toolu_${i}`, i]);
+      writeSnapshotParts(path, { ...head, format: 2 }, frames);
+      const restored = await store.snapshotsOf(T).restore(seed);
+      expect(restored.snapshot?.logOffset).toBe(at);
+      expect(logs.filter((l) => l.startsWith('warn'))).toEqual([]);
+      expect((await store.load(T)).replay).toEqual(await fullReplay(root));
+    } finally {
+      rmSync(root, { recursive: true, force: true });
+    }
+  });
+});
+
 describe('a damaged snapshot', () => {
   const events = [
     ...Array.from({ length: 30 }, (_, i) => ({ type: 'message' as const, taskId: T, message: { role: 'user' as const, content: [{ type: 'text' as const, text: `message ${i} ${'x'.repeat(200)}` }] } })),
@@ -109,7 +184,7 @@ describe('a damaged snapshot', () => {
       b[i] = 'M'.charCodeAt(0);
       writeFileSync(p, b);
     }, /checksum/],
-    ['of another format version', (p) => writeFileSync(p, readFileSync(p, 'utf8').replace('"format":2', '"format":3')), /format 3/],
+    ['of another format version', (p) => writeFileSync(p, readFileSync(p, 'utf8').replace('"format":3', '"format":4')), /format 4/],
     ['of another log schema version', (p) => writeFileSync(p, readFileSync(p, 'utf8').replace('"schemaVersion":1', '"schemaVersion":7')), /log schema 7/],
     ['that refers past the end of the log', (_p, root, older) => {
       // Power loss took the log's last lines (line 15 on; then line 5 on), not the snapshot.
@@ -130,7 +205,7 @@ describe('a damaged snapshot', () => {
         const first = await store.snapshotsOf(T).restore(() => ({ title: 'snapshot test', model: 'claude-a' }));
         const restoredFrom = first.snapshot?.logOffset;
         expect((await store.load(T)).replay).toEqual(expected);
-        expect(logs.some((l) => l.startsWith('warn') && reason.test(l))).toBe(true);
+        expect(logs.some((l) => l.startsWith('warn') && reason.test(l)), logs.join('\n')).toBe(true);
         if (what.includes('rewritten')) {
           // Both snapshots folded the old prefix: neither may be used.
           expect(restoredFrom).toBeUndefined();

@@ -1,4 +1,5 @@
 import fc from 'fast-check';
+import { deserialize, serialize } from 'node:v8';
 import { describe, expect, it } from 'vitest';
 import type { TaskEvent } from '../../../src/shared/domain/events';
 import { applyTaskEvent, emptyTranscript, type TranscriptItem } from '../../../src/shared/domain/transcript';
@@ -70,6 +71,55 @@ describe('TranscriptBuilder', () => {
       }),
       { numRuns: 400 },
     );
+  });
+
+  it('restored from its state (as a snapshot keeps it), folds the rest exactly as the builder that folded everything', () => {
+    fc.assert(
+      fc.property(fc.array(event, { maxLength: 60 }), fc.nat(), (events, cut) => {
+        const at = events.length === 0 ? 0 : cut % (events.length + 1);
+        const whole = new TranscriptBuilder(T, 'title', 'model-a');
+        const first = new TranscriptBuilder(T, 'title', 'model-a');
+        events.forEach((e, i) => {
+          whole.apply(e);
+          if (i < at) first.apply(e);
+        });
+        const restored = TranscriptBuilder.fromState(deserialize(serialize(first.exportState())) as ReturnType<TranscriptBuilder['exportState']>);
+        for (const e of events.slice(at)) restored.apply(e);
+        expect(restored.build()).toEqual(whole.build());
+      }),
+      { numRuns: 400 },
+    );
+  });
+
+  it('restored from its state, finds a tool call however far back it is, without a stored index', () => {
+    // 150 tool calls: the first ones are far behind the newest items a restored builder looks through first.
+    const calls: TaskEvent[] = Array.from({ length: 150 }, (_, i) => ({ type: 'tool_call', taskId: T, id: `call-${i}`, name: 'Read', input: { i } }));
+    const later: TaskEvent[] = [
+      { type: 'tool_result', taskId: T, id: 'call-149', is_error: false, summary: 'newest' },
+      { type: 'tool_output', taskId: T, id: 'call-3', chunk: 'late output of an old call' },
+      { type: 'permission', taskId: T, requestId: 'r', toolCallId: 'call-0', tool: 'Read', decision: 'deny' },
+      { type: 'tool_result', taskId: T, id: 'no-such-call', is_error: true, summary: 'ignored' },
+      { type: 'tool_call', taskId: T, id: 'call-150', name: 'Read', input: {} },
+      { type: 'tool_result', taskId: T, id: 'call-150', is_error: false, summary: 'after the index was built' },
+    ];
+    const whole = new TranscriptBuilder(T, 'title', 'm');
+    const first = new TranscriptBuilder(T, 'title', 'm');
+    for (const e of calls) {
+      whole.apply(e);
+      first.apply(e);
+    }
+    const state = first.exportState();
+    expect(Object.keys(state).sort()).toEqual(['header', 'items', 'lastAssistant']);
+    const restored = TranscriptBuilder.fromState(deserialize(serialize(state)) as typeof state);
+    for (const e of later) {
+      whole.apply(e);
+      restored.apply(e);
+    }
+    const items = restored.build().items;
+    expect(items).toEqual(whole.build().items);
+    expect(items[3]).toMatchObject({ id: 'call-3', output: 'late output of an old call' });
+    expect(items[0]).toMatchObject({ id: 'call-0', permission: { decision: 'deny' } });
+    expect(items[150]).toMatchObject({ id: 'call-150', result: { summary: 'after the index was built' } });
   });
 
   it('marks an answer cut off by the end of the log as interrupted', () => {
