@@ -301,9 +301,9 @@ export class ChatStore {
     }
   }
 
-  /** The text of the queued messages `ids` goes back to the composer, oldest first. */
+  /** The queued messages `ids` go back to the composer as the person typed them, oldest first. */
   private giveBack(t: TaskTranscript, ids: string[]): void {
-    const texts = (t.queued ?? []).filter((q) => ids.includes(q.id)).map((q) => q.text);
+    const texts = (t.queued ?? []).filter((q) => ids.includes(q.id)).map((q) => q.typed ?? q.text);
     if (texts.length === 0) return;
     this.returned.value = { seq: (this.returned.value?.seq ?? 0) + 1, text: texts.join('\n') };
   }

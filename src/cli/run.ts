@@ -20,7 +20,7 @@ import { TextRenderer } from './textRenderer';
 import { HelpRequested, reportUsage, UsageError } from './usage';
 import { cliContentGate } from './contentGate';
 import { slashForRun } from './slashRun';
-import type { CommandRun } from '../core/runtime/types';
+import type { CommandRun, StartTaskOptions } from '../core/runtime/types';
 import type { AttachedImage } from '../core/machines/task/task.machine';
 import { readPromptImage, tooManyImages } from '../core/context/promptImages';
 
@@ -80,6 +80,8 @@ export async function runCommand(argv: string[], options: { inspect?(event: Insp
     // `/name args`: a custom command becomes the prompt (with its allowed-tools and model); a
     // built-in that only tells something prints it; one that cannot run sends nothing.
     let command: CommandRun | undefined;
+    // What the person typed: the message as shown (and the task's title) when what is sent is not that.
+    const typed = args.prompt;
     if (args.prompt.trim().startsWith('/')) {
       const { gate, approveHint } = cliContentGate(trust, args.workspace, args.storage);
       let slash;
@@ -114,7 +116,7 @@ export async function runCommand(argv: string[], options: { inspect?(event: Insp
       return storeFailure(err);
     }
     const { runtime } = cli;
-    const options = {
+    const options: Omit<StartTaskOptions, 'prompt'> = {
       provider: providerFor(args, cli.mode),
       mode: cli.mode,
       ...(args.maxTurns ? { maxTurns: args.maxTurns } : {}),
@@ -129,6 +131,7 @@ export async function runCommand(argv: string[], options: { inspect?(event: Insp
       for (const note of expanded.notes) process.stderr.write(`keel: MCP ${note}\n`);
       prompt = expanded.text;
     }
+    if (prompt !== typed) options.typed = typed;
     let task: TaskHandle;
     try {
       task = taskId ? await runtime.resume(taskId, { ...options, ...(prompt ? { followUp: prompt } : {}) }) : runtime.startTask({ prompt, ...options });

@@ -241,7 +241,8 @@ function phasesText(p: RunPhasesView | undefined): string[] {
 function itemText(it: TranscriptItem): string[] {
   switch (it.kind) {
     case 'user':
-      return ['> user', indent(it.text)];
+      // As typed (`/review a.ts`), then what it sent when that was something else (a command's text).
+      return it.typed !== undefined ? ['> user', indent(it.typed), '  which sent:', indent(indent(it.text))] : ['> user', indent(it.text)];
     case 'assistant':
       return [`> assistant${it.interrupted ? ' (interrupted: the answer was cut off)' : ''}`, indent(it.text || '(no text)')];
     case 'tool':

@@ -25,6 +25,13 @@ export class TextRenderer {
         this.out(e.delta);
         this.atLineStart = e.delta.endsWith('\n');
         break;
+      case 'user_message':
+        // A message sent as something else (a command's text): say what ran, as the person typed
+        // it; what was sent is in stream-json and `keel tasks show`. Plain messages are not echoed.
+        if (e.typed === undefined) break;
+        this.newline();
+        this.err(`${e.typed.split('\n').map((l) => `> ${l}`).join('\n')}\n`);
+        break;
       case 'tool_call':
         this.newline();
         this.err(`→ ${e.name} ${brief(e.input)}\n`);

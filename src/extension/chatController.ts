@@ -236,16 +236,15 @@ export class ChatController implements ChatSurface {
       });
       if (message.kind === 'nothing') return;
       const { text, extras } = message;
-      const attachments = extras.attachments ?? [];
       if (isStoredTask(this.current)) {
-        await this.history.followUp(text, attachments);
+        await this.history.followUp(text, extras);
         return;
       }
       if (this.current?.transcript().state === 'interrupted') {
         // Interrupted here (its worker died): its handle is stopped, so the message resumes the
         // task from its log, as for a stored one.
         try {
-          await this.history.resume(this.current.id, text, attachments);
+          await this.history.resume(this.current.id, text, extras);
         } catch (e) {
           this.broadcastError(`Keel could not resume the task: ${errorMessage(e)}`);
         }

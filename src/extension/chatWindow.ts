@@ -250,6 +250,7 @@ export class ChatWindow {
       ...(extras.command ? { command: extras.command } : {}),
       ...(extras.attachments?.length ? { attachments: extras.attachments } : {}),
       ...(extras.images?.length ? { images: extras.images } : {}),
+      ...(extras.typed !== undefined ? { typed: extras.typed } : {}),
     });
     this.track(task, provider.model);
     this.host.log.info(`task ${task.id} started in the ${surface.id} chat (provider ${provider.provider}, model ${provider.model || 'default'}, mode ${mode})`);

@@ -46,6 +46,8 @@ export type ComposedMessage = { kind: 'send'; text: string; extras: MessageExtra
  * 3. `/name args`: a custom command is expanded (with its allowed-tools and model), a built-in
  *    acts on the chat and nothing is sent;
  * 4. MCP prompts and resources in the text are expanded.
+ * When what is sent is not what the person typed, `extras.typed` is what they typed: the chat
+ * shows that as their message, with the text sent on demand (the model reads only the text).
  * Rejects only when no runtime can be made for a message with mentions (as a first prompt would).
  */
 export async function composeMessage(typed: string, attached: readonly PromptImageMessage[], ctx: ComposerContext): Promise<ComposedMessage> {
@@ -68,7 +70,12 @@ export async function composeMessage(typed: string, attached: readonly PromptIma
   return {
     kind: 'send',
     text,
-    extras: { ...slash.extras, ...(images.length > 0 ? { images } : {}), ...(attachments.length > 0 ? { attachments } : {}) },
+    extras: {
+      ...slash.extras,
+      ...(images.length > 0 ? { images } : {}),
+      ...(attachments.length > 0 ? { attachments } : {}),
+      ...(text !== typed ? { typed } : {}),
+    },
   };
 }
 

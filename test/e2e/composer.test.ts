@@ -6,7 +6,8 @@
  *     as the next request (never two at once).
  *  2. An image pasted into the composer shows as a thumbnail and reaches the model as an image
  *     block of the message; a `review.md` command with `$ARGUMENTS` (the workspace's own,
- *     .claude/commands, approved with Keel: Review Workspace Trust) runs from the `/` list with its text expanded; the todo checklist
+ *     .claude/commands, approved with Keel: Review Workspace Trust) runs from the `/` list with its text expanded (what the model
+ *     gets) while the chat shows it as typed, its expansion behind a disclosure; the todo checklist
  *     updates live as the model rewrites it.
  * Screenshots go to test-results/composer-*.png.
  */
@@ -193,12 +194,24 @@ describe('the composer in VS Code', () => {
       // The last user message of the request, whole (a failure shows what was sent, not a cut body).
       const sent = JSON.parse(requests(server)[1]!) as { messages: { role: string; content: unknown }[] };
       expect(JSON.stringify(sent.messages.filter((m) => m.role === 'user').at(-1)?.content)).toContain('Review src/greet.ts carefully and list what is wrong.');
+      expect(JSON.stringify(sent.messages)).not.toContain('/review');
+      // The chat shows the message as typed; its disclosure, pressed from the keyboard, shows what /review sent.
+      const mine = chat.locator('[data-testid="message-user"]').last();
+      await expect.poll(async () => (await mine.locator('[data-testid="message-user-text"]').textContent())?.trim(), { timeout: 30_000 }).toBe('/review src/greet.ts');
+      expect(await mine.locator('[data-testid="message-user-sent"]').count()).toBe(0);
+      const disclosure = mine.locator('[data-testid="message-user-sent-toggle"]');
+      expect((await disclosure.textContent())?.trim()).toBe('Show what /review sent');
+      await disclosure.focus();
+      await disclosure.press('Enter');
+      expect(await disclosure.getAttribute('aria-expanded')).toBe('true');
+      expect((await mine.locator('[data-testid="message-user-sent"]').textContent())?.trim()).toBe('Review src/greet.ts carefully and list what is wrong.');
+      await vs.screenshot('composer-4-typed-command');
 
       // 3. The checklist, live: first 0/2 with the current item, then 2/2.
       const count = chat.locator('[data-testid="todos-count"]');
       await expect.poll(async () => (await count.textContent())?.trim(), { timeout: 30_000 }).toBe('Todos 0/2');
       expect(await chat.locator('[data-testid="todos-current"]').textContent()).toContain('Reading greet.ts');
-      await vs.screenshot('composer-4-todos');
+      await vs.screenshot('composer-5-todos');
       release();
       await expect.poll(async () => (await count.textContent())?.trim(), { timeout: 30_000 }).toBe('Todos 2/2');
       await chat.locator('[data-testid="message-assistant"]', { hasText: 'Review done' }).waitFor({ timeout: 30_000 });

@@ -65,14 +65,14 @@ export function QueuedMessages({ queued, onWithdraw }: { queued: readonly Queued
       <ol class="keel-queued-list">
         {queued.map((q) => (
           <li key={q.id} class="keel-queued-item" data-testid="queued-message" data-id={q.id}>
-            <div class="keel-queued-text keel-pre">{q.text}</div>
+            <div class="keel-queued-text keel-pre">{q.typed ?? q.text}</div>
             {q.images && q.images.length > 0 && <SentImages images={q.images} />}
             {q.attachments && q.attachments.length > 0 && <AttachmentChips attachments={q.attachments} />}
             <button
               type="button"
               class="keel-icon-button"
               data-testid="queued-cancel"
-              aria-label={`Cancel queued message: ${q.text.slice(0, 60)}`}
+              aria-label={`Cancel queued message: ${(q.typed ?? q.text).slice(0, 60)}`}
               title="Cancel this message (it is not sent)"
               onClick={() => onWithdraw(q.id)}
             >

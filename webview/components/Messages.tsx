@@ -1,5 +1,5 @@
 import { memo } from 'preact/compat';
-import { useLayoutEffect, useMemo, useRef } from 'preact/hooks';
+import { useId, useLayoutEffect, useMemo, useRef, useState } from 'preact/hooks';
 import type { TranscriptItem } from '../../src/shared/domain/transcript';
 import { formatSeconds } from '../format';
 import { renderMarkdown } from '../markdown';
@@ -11,14 +11,22 @@ import type { AttachedImageInfo } from '../../src/shared/domain/events';
 type AssistantItem = Extract<TranscriptItem, { kind: 'assistant' }>;
 type ErrorItem = Extract<TranscriptItem, { kind: 'error' }>;
 
-/** A message of the person, with what its mentions attached (one chip each, saying what was cut). */
+/**
+ * A message of the person, with what its mentions attached (one chip each, saying what was cut).
+ * A message sent as something else (`/review a.ts`, whose command file's text the model read)
+ * reads as typed, with a button that shows and hides what it sent.
+ */
 export const UserMessage = memo(function UserMessage({
   text,
+  typed,
   attachments,
   images,
   onRewind,
 }: {
+  /** What the model read. */
   text: string;
+  /** What the person typed, when it is not `text`. */
+  typed?: string | undefined;
   attachments?: readonly AttachmentSummary[] | undefined;
   images?: readonly AttachedImageInfo[] | undefined;
   onRewind?: (() => void) | undefined;
@@ -26,12 +34,46 @@ export const UserMessage = memo(function UserMessage({
   return (
     <article class="keel-msg keel-msg-user" data-testid="message-user" aria-label="You">
       {images && images.length > 0 && <SentImages images={images} />}
-      <div class="keel-msg-body keel-pre">{text}</div>
+      <div class="keel-msg-body keel-pre" data-testid="message-user-text">{typed ?? text}</div>
+      {typed !== undefined && <SentText typed={typed} text={text} />}
       {attachments && attachments.length > 0 && <AttachmentChips attachments={attachments} />}
       {onRewind && <RewindButton onRewind={onRewind} />}
     </article>
   );
 });
+
+/** "Show what /review sent": a disclosure of the text a typed message was sent as (closed at first). */
+function SentText({ typed, text }: { typed: string; text: string }) {
+  const [open, setOpen] = useState(false);
+  const id = useId();
+  const what = sentLabel(typed);
+  return (
+    <div class="keel-sent">
+      <button
+        type="button"
+        class="keel-link-button"
+        data-testid="message-user-sent-toggle"
+        aria-expanded={open ? 'true' : 'false'}
+        aria-controls={id}
+        onClick={() => setOpen(!open)}
+      >
+        <span class={`codicon ${open ? 'codicon-chevron-down' : 'codicon-chevron-right'}`} aria-hidden="true" />
+        {open ? `Hide what ${what} sent` : `Show what ${what} sent`}
+      </button>
+      {open && (
+        <div id={id} class="keel-pre keel-sent-text" data-testid="message-user-sent" role="region" aria-label={`What ${what} sent`}>
+          {text}
+        </div>
+      )}
+    </div>
+  );
+}
+
+/** How the disclosure names a typed message: its command (`/review`), else "this message". */
+export function sentLabel(typed: string): string {
+  const command = /^\s*(\/\S+)/.exec(typed)?.[1];
+  return command ? command.slice(0, 80) : 'this message';
+}
 
 /** "Rewind to here": a preview of putting the files and the conversation back to before this step. */
 export function RewindButton({ onRewind }: { onRewind: () => void }) {

@@ -30,7 +30,7 @@ function estimate(item: TranscriptItem | undefined): number {
   if (!item) return 40;
   switch (item.kind) {
     case 'user':
-      return 36 + Math.min(400, Math.ceil(item.text.length / 60) * 18);
+      return 36 + Math.min(400, Math.ceil((item.typed ?? item.text).length / 60) * 18);
     case 'assistant':
       return 30 + Math.min(2000, Math.ceil(item.text.length / 60) * 19);
     case 'tool':
@@ -178,7 +178,7 @@ export function Transcript(props: TranscriptProps) {
   function renderItem(item: TranscriptItem, canRetry: boolean) {
     switch (item.kind) {
       case 'user':
-        return <UserMessage text={item.text} attachments={item.attachments} images={item.images} onRewind={onRewind ? () => onRewind(item.id) : undefined} />;
+        return <UserMessage text={item.text} typed={item.typed} attachments={item.attachments} images={item.images} onRewind={onRewind ? () => onRewind(item.id) : undefined} />;
       case 'assistant':
         return <AssistantMessage item={item} thoughtMs={item.thinking ? thoughtMs(item.id) : undefined} onCopy={onCopy} onResume={onResume} />;
       case 'tool':

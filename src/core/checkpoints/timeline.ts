@@ -24,7 +24,7 @@ export interface Step {
   /** One line for people: the message's first line, the tool and its main input, the rewind. */
   label: string;
   tool?: string;
-  /** A user message's whole text. */
+  /** A user message's whole text, as the person typed it (what a rewind gives back to the composer). */
   text?: string;
 }
 
@@ -46,7 +46,8 @@ export function stepsOf(records: LogRecord[]): Step[] {
   records.forEach((rec, record) => {
     const e = rec.event;
     const base = { number: steps.length + 1, record, at: rec.at };
-    if (e.type === 'user_message') steps.push({ ...base, kind: 'message', id: e.id, label: firstLine(e.text), text: e.text });
+    // A message is named, and given back by a rewind, as the person typed it (`/review a.ts`), not as a command expanded it.
+    if (e.type === 'user_message') steps.push({ ...base, kind: 'message', id: e.id, label: firstLine(e.typed ?? e.text), text: e.typed ?? e.text });
     else if (e.type === 'tool_call') steps.push({ ...base, kind: 'tool', id: e.id, tool: e.name, label: `${e.name} ${mainInput(e.input)}`.trim() });
     else if (e.type === 'rewind' && !e.forkedTo) steps.push({ ...base, kind: 'rewind', id: e.id, label: e.label });
   });

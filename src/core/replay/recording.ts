@@ -42,6 +42,8 @@ export interface RecordedTool {
 /** A message the person sent, as the log has it. */
 export interface RecordedPrompt {
   text: string;
+  /** What the person typed, when it was not the text sent (a command expanded into it). */
+  typed?: string;
   /** What its mentions brought, as the model read it. */
   attachments?: MessageAttachment[];
   /** Sent while a run was under way: the index of its `queued` event (a replay sends it there). */
@@ -202,13 +204,13 @@ export function recordingOf(events: TaskEvent[]): Recording {
     if (stopAt.has(i)) cut();
     switch (e.type) {
       case 'user_message': {
-        const prompt = sending.shift() ?? { text: e.text, afterRuns: rec.runsEnded };
+        const prompt = sending.shift() ?? { text: e.text, ...(e.typed !== undefined ? { typed: e.typed } : {}), afterRuns: rec.runsEnded };
         if (!rec.prompts.includes(prompt)) rec.prompts.push(prompt);
         awaitingRecord = e.attachments?.length ? { prompt, summaries: e.attachments } : null;
         break;
       }
       case 'queued': {
-        const prompt: RecordedPrompt = { text: e.message.text, queuedAt: i, queueId: e.message.id };
+        const prompt: RecordedPrompt = { text: e.message.text, ...(e.message.typed !== undefined ? { typed: e.message.typed } : {}), queuedAt: i, queueId: e.message.id };
         queuedById.set(e.message.id, prompt);
         rec.prompts.push(prompt);
         break;

@@ -408,11 +408,12 @@ export class LiveTask implements TaskHandle, TaskParent {
   }
 
   /** What a message carries besides its text, as the task machine takes it. */
-  private extrasOf(extras: MessageExtras): { attachments?: MessageAttachment[]; images?: AttachedImage[]; command?: CommandRun } {
+  private extrasOf(extras: MessageExtras): { attachments?: MessageAttachment[]; images?: AttachedImage[]; command?: CommandRun; typed?: string } {
     return {
       ...(extras.attachments?.length ? { attachments: extras.attachments } : {}),
       ...(extras.images?.length ? { images: extras.images } : {}),
       ...(extras.command ? { command: extras.command } : {}),
+      ...(extras.typed !== undefined ? { typed: extras.typed } : {}),
     };
   }
 

@@ -90,7 +90,8 @@ export class TaskRuntime {
 
   private spawn(opts: StartTaskOptions, parent?: LiveTask): LiveTask {
     const id = randomUUID();
-    const title = opts.title?.trim() || titleOf(opts.prompt);
+    // A task is known by what the person typed (`/review a.ts`), not by what a command expanded it to.
+    const title = opts.title?.trim() || titleOf(opts.typed ?? opts.prompt);
     let recorder: TaskRecorder | undefined;
     if (this.store) {
       try {
@@ -159,6 +160,7 @@ export class TaskRuntime {
           ...(opts.attachments ? { attachments: opts.attachments } : {}),
           ...(opts.command ? { command: opts.command } : {}),
           ...(opts.images ? { images: opts.images } : {}),
+          ...(opts.typed !== undefined ? { typed: opts.typed } : {}),
         });
       return live;
     }

@@ -35,6 +35,11 @@ export interface StartTaskOptions {
   /** Images attached to the first message (`keel run --image`, the composer). */
   images?: AttachedImage[];
   /**
+   * What the person typed for the first message, when `prompt` is not that (a custom command
+   * expanded into it): shown as the message, and the task's default title.
+   */
+  typed?: string;
+  /**
    * The task's budget cap in US dollars (docs/cli.md, "Budget"): `--max-budget-usd`, else the
    * runtime's default (`keel.maxBudgetUsd`). A resumed task keeps its stored cap unless this
    * raises (or lowers) it.
@@ -54,6 +59,12 @@ export interface MessageExtras {
   command?: CommandRun;
   /** Images attached to the message (checked: context/promptImages.ts). */
   images?: AttachedImage[];
+  /**
+   * What the person typed, when the text sent is not that (`/review a.ts`, whose command file's
+   * text is what the model reads): views, the log and `keel run`'s text output show it, with the
+   * text sent on demand. Never sent to the model.
+   */
+  typed?: string;
 }
 
 /**

@@ -42,7 +42,8 @@ export function exportMarkdown(task: LoadedTask, summary: TaskSummary = task.met
 function itemMarkdown(it: TranscriptItem): string[] {
   switch (it.kind) {
     case 'user':
-      return ['## User', '', it.text];
+      // As typed (`/review a.ts`), with what it sent folded away, as the chat shows it.
+      return it.typed !== undefined ? ['## User', '', it.typed, '', '<details><summary>What it sent</summary>', '', it.text, '', '</details>'] : ['## User', '', it.text];
     case 'assistant': {
       const lines = [`## Assistant${it.model ? ` (${it.model})` : ''}${it.interrupted ? ' — interrupted' : ''}`, ''];
       if (it.thinking) lines.push('<details><summary>Thinking</summary>', '', it.thinking, '', '</details>', '');

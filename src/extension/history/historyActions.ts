@@ -1,6 +1,5 @@
 import { errorMessage } from '../../shared/domain/errors';
-import type { MessageAttachment } from '../../shared/domain/attachments';
-import type { TaskHandle } from '../../core/runtime/types';
+import type { MessageExtras, TaskHandle } from '../../core/runtime/types';
 import type { StoredTaskState } from '../../shared/protocol/chatMessages';
 import type { FromWebviewMessage } from '../../shared/protocol/fromWebview';
 import type { ToWebviewPayload } from '../../shared/protocol/toWebview';
@@ -83,8 +82,8 @@ export class HistoryActions {
   }
 
   /** Resumes task `id` here (optionally with a follow-up) and shows it live. */
-  async resume(id: string, followUp?: string, attachments?: MessageAttachment[]): Promise<void> {
-    const task = await this.history.resume(id, followUp, attachments);
+  async resume(id: string, followUp?: string, extras?: MessageExtras): Promise<void> {
+    const task = await this.history.resume(id, followUp, extras);
     this.chat.track(task);
     this.chat.show(task);
   }
@@ -93,11 +92,11 @@ export class HistoryActions {
    * The composer's text while a stored task is shown: it continues the task (resuming it) rather
    * than starting a new one. Failures are told to every view.
    */
-  async followUp(text: string, attachments?: MessageAttachment[]): Promise<void> {
+  async followUp(text: string, extras?: MessageExtras): Promise<void> {
     const current = this.chat.current();
     if (!isStoredTask(current)) return;
     try {
-      await this.resume(current.id, text, attachments);
+      await this.resume(current.id, text, extras);
     } catch (err) {
       this.fail(undefined, 'prompt', err);
     }

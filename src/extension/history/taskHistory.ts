@@ -1,5 +1,4 @@
-import type { StartTaskOptions, TaskHandle } from '../../core/runtime/types';
-import type { MessageAttachment } from '../../shared/domain/attachments';
+import type { MessageExtras, StartTaskOptions, TaskHandle } from '../../core/runtime/types';
 import type { ExportFormat, StoredTaskState, TaskSummary } from '../../shared/protocol/chatMessages';
 import type { Logger } from '../logger';
 import { exportContent, exportFileName } from './exportFile';
@@ -112,12 +111,12 @@ export class TaskHistory {
    * Continues task `id` here and returns its live handle: an interrupted task is rebuilt from its
    * log; a failed or aborted one continues with `followUp` (default CONTINUE); a task held by a
    * live window is refused (HistoryError 'locked'), a stale holder is taken over. A task this
-   * window drives gets `followUp` as a message.
+   * window drives gets `followUp` as a message. `extras` come with the follow-up (what its
+   * mentions brought, its images, its command and what the person typed).
    */
-  async resume(id: string, followUp?: string, attachments?: MessageAttachment[]): Promise<TaskHandle> {
+  async resume(id: string, followUp?: string, extras: MessageExtras = {}): Promise<TaskHandle> {
     const runtime = await this.d.runtime();
     const live = runtime.get(id);
-    const extras = attachments?.length ? { attachments } : {};
     if (live && !this.deleted.has(id)) {
       if (followUp?.trim()) live.sendUserMessage(followUp.trim(), extras);
       return live;

@@ -12,7 +12,10 @@ export type { AttachedImageInfo, GatekeeperOutcome, PermissionDecision };
 /** A message the person sent while a run was under way: it waits for the run to end (`queued`). */
 export interface QueuedMessage {
   id: string;
+  /** What the model will read (a custom command's expansion). */
   text: string;
+  /** What the person typed, when it differs from `text` (`/review a.ts`): what views show and give back. */
+  typed?: string;
   attachments?: AttachmentSummary[];
   images?: AttachedImageInfo[];
 }
@@ -71,10 +74,12 @@ export type TaskEvent =
   /** The turn machine entered `state`; `tags` say what it means (stateTags.ts; absent in older logs). */
   | { type: 'turn'; taskId: string; state: string; turn: number; tags?: TurnStateTag[] }
   /**
-   * A message of the person; `attachments`: what its mentions brought (the content is in the
+   * A message of the person; `text`: what the model reads; `typed`: what the person typed, when
+   * that differs (a custom command `/review a.ts` or an MCP prompt, expanded into `text`): views
+   * show it, with `text` on demand; `attachments`: what its mentions brought (the content is in the
    * `message` event); `images`: the images attached to it (their data is in the `message` event).
    */
-  | { type: 'user_message'; taskId: string; id: string; text: string; attachments?: AttachmentSummary[]; images?: AttachedImageInfo[] }
+  | { type: 'user_message'; taskId: string; id: string; text: string; typed?: string; attachments?: AttachmentSummary[]; images?: AttachedImageInfo[] }
   /** The person sent a message while a run was under way: it waits, and is sent when the run ends. */
   | { type: 'queued'; taskId: string; message: QueuedMessage }
   /** Queued messages left the queue (`outcome` says how). */

@@ -240,6 +240,7 @@ export function userItem(e: Extract<TaskEvent, { type: 'user_message' }>): Trans
     kind: 'user',
     id: e.id,
     text: e.text,
+    ...(e.typed !== undefined ? { typed: e.typed } : {}),
     ...(e.attachments && e.attachments.length > 0 ? { attachments: e.attachments } : {}),
     ...(e.images && e.images.length > 0 ? { images: e.images } : {}),
   };

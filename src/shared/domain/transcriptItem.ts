@@ -15,7 +15,8 @@ export type PermissionDecision = 'allow' | 'deny' | 'ask';
 export type GatekeeperOutcome = 'saved' | 'rejected' | 'skipped';
 
 export type TranscriptItem =
-  | { kind: 'user'; id: string; text: string; attachments?: AttachmentSummary[]; images?: AttachedImageInfo[] }
+  /** `text`: what the model read; `typed`: what the person typed, when it differs (shown, with `text` on demand). */
+  | { kind: 'user'; id: string; text: string; typed?: string; attachments?: AttachmentSummary[]; images?: AttachedImageInfo[] }
   | {
       kind: 'assistant';
       id: string;

@@ -68,7 +68,13 @@ const attachedImages = z
     }),
   )
   .max(100);
-export const queuedMessageSchema = z.object({ id: z.string().max(200), text: z.string(), attachments: attachmentSummaries.optional(), images: attachedImages.optional() });
+export const queuedMessageSchema = z.object({
+  id: z.string().max(200),
+  text: z.string(),
+  typed: z.string().optional(),
+  attachments: attachmentSummaries.optional(),
+  images: attachedImages.optional(),
+});
 export const todoItemSchema = z.object({ content: z.string().max(MAX_TODO_CHARS), status: z.enum(TODO_STATUSES), activeForm: z.string().max(MAX_TODO_CHARS).optional() });
 const todos = z.array(todoItemSchema).max(MAX_TODOS);
 
@@ -76,7 +82,7 @@ const todos = z.array(todoItemSchema).max(MAX_TODOS);
 export const taskEventSchema = z.discriminatedUnion('type', [
   z.object({ type: z.literal('task'), taskId, state: z.string(), title: z.string().optional(), tags: z.array(z.enum(TASK_STATE_TAGS)).max(TASK_STATE_TAGS.length).optional() }),
   z.object({ type: z.literal('turn'), taskId, state: z.string(), turn: count, tags: z.array(z.enum(TURN_STATE_TAGS)).max(TURN_STATE_TAGS.length).optional() }),
-  z.object({ type: z.literal('user_message'), taskId, id: z.string(), text: z.string(), attachments: attachmentSummaries.optional(), images: attachedImages.optional() }),
+  z.object({ type: z.literal('user_message'), taskId, id: z.string(), text: z.string(), typed: z.string().optional(), attachments: attachmentSummaries.optional(), images: attachedImages.optional() }),
   z.object({ type: z.literal('queued'), taskId, message: queuedMessageSchema }),
   z.object({ type: z.literal('unqueued'), taskId, ids: z.array(z.string().max(200)).max(1000), outcome: z.enum(['sent', 'withdrawn', 'returned']) }),
   z.object({ type: z.literal('todos'), taskId, todos }),
@@ -130,7 +136,7 @@ export const taskEventSchema = z.discriminatedUnion('type', [
 ]);
 
 export const transcriptItemSchema = z.discriminatedUnion('kind', [
-  z.object({ kind: z.literal('user'), id: z.string(), text: z.string(), attachments: attachmentSummaries.optional(), images: attachedImages.optional() }),
+  z.object({ kind: z.literal('user'), id: z.string(), text: z.string(), typed: z.string().optional(), attachments: attachmentSummaries.optional(), images: attachedImages.optional() }),
   z.object({
     kind: z.literal('assistant'),
     id: z.string(),

@@ -54,6 +54,42 @@ describe('keel run "/command"', () => {
     expect(userText(1)).toContain('Review b.ts with a focus on .');
   });
 
+  it.each([['0'], ['1']])('shows the command as typed (text output, stream-json, keel tasks show) while the model gets its expansion (workers %s)', async (workers) => {
+    userCommand('review.md', '---\ndescription: Review a file\n---\nReview $ARGUMENTS carefully and list what is wrong.\n');
+    const EXPANDED = 'Review src/greet.ts carefully and list what is wrong.';
+    server.enqueue(say('greet.ts is fine.'));
+    const common = ['--provider', 'anthropic', '--base-url', server.url, '--model', 'claude-test', '--workspace', workspace, '--no-memory', '--workers', workers];
+    const text = await runCli(['run', '/review src/greet.ts', ...common], KEY, storage);
+    expect((await text.exit).code, text.stderr()).toBe(0);
+    // The text output names what ran as the person typed it; stdout stays the answer.
+    expect(text.stderr()).toMatch(/^> \/review src\/greet\.ts$/m);
+    expect(text.stderr()).not.toContain(EXPANDED);
+    expect(text.stdout().trim()).toBe('greet.ts is fine.');
+    // The request carries the expansion, never the typed line.
+    expect(userText(0)).toContain(EXPANDED);
+    expect(userText(0)).not.toContain('/review');
+
+    // stream-json carries both; a plain message has no `typed`.
+    server.enqueue(say('fine again.'));
+    const json = await run('/review src/greet.ts', '--workers', workers);
+    expect((await json.exit).code, json.stderr()).toBe(0);
+    expect(ofType(json.events, 'user_message')[0]).toMatchObject({ text: expect.stringContaining(EXPANDED), typed: '/review src/greet.ts' });
+    expect(userText(1)).not.toContain('/review');
+    server.enqueue(say('hi'));
+    const plain = await run('just words', '--workers', workers);
+    expect((await plain.exit).code, plain.stderr()).toBe(0);
+    expect(ofType(plain.events, 'user_message')[0]).not.toHaveProperty('typed');
+
+    // The history names the task, and shows the message, as typed, with what it sent under it.
+    const id = String(ofType(json.events, 'task')[0]!.taskId);
+    const list = await runCli(['tasks', 'list'], {}, storage);
+    expect((await list.exit).code, list.stderr()).toBe(0);
+    expect(list.stdout()).toContain('/review src/greet.ts');
+    const show = await runCli(['tasks', 'show', id], {}, storage);
+    expect((await show.exit).code, show.stderr()).toBe(0);
+    expect(show.stdout()).toContain(`> user\n  /review src/greet.ts\n  which sent:\n    ${EXPANDED}`);
+  });
+
   it("a command's model is its run's model", async () => {
     userCommand('quick.md', '---\nmodel: claude-haiku-4-5\n---\nSay hi');
     server.enqueue(say('hi'));

@@ -5,12 +5,14 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { TaskRuntime } from '../../../src/core/runtime/taskRuntime';
 import type { TaskHandle } from '../../../src/core/runtime/types';
+import { NOTHING_APPROVED } from '../../../src/core/commands/projectGate';
 import { ChatController } from '../../../src/extension/chatController';
+import type { ChatCommands } from '../../../src/extension/slashChat';
 import type { HistoryServices } from '../../../src/extension/history/taskHistory';
 import { ViewConnection } from '../../../src/extension/viewConnection';
 import type { ExportFormat } from '../../../src/shared/protocol/chatMessages';
 import type { ToWebviewMessage } from '../../../src/shared/protocol/toWebview';
-import { ListProvider, textTurn, type Step } from '../helpers/scriptedEvents';
+import { ListProvider, textTurn, toolTurn, type Step } from '../helpers/scriptedEvents';
 import { fakeHost, recordingPort } from './fakes';
 import { eventually } from '../helpers/changes';
 
@@ -37,11 +39,11 @@ function memoryServices(workspace: string, confirm = true) {
 }
 
 /** One "window": a real TaskRuntime on a real store folder, with a scripted provider, behind a ChatController. */
-function windowOn(storage: string, workspace: string, steps: Step[], services: HistoryServices, delayMs = 0) {
+function windowOn(storage: string, workspace: string, steps: Step[], services: HistoryServices, delayMs = 0, commands?: ChatCommands) {
   const provider = new ListProvider(steps, delayMs);
   const runtime = new TaskRuntime({ workspace, storageDir: storage, providerFactory: () => provider, ownerLabel: 'VS Code window test', limits: { retryBaseMs: 1 } });
   const h = fakeHost({ provider: anthropic });
-  const controller = new ChatController({ ...h.host, loadRuntime: async () => runtime, history: services });
+  const controller = new ChatController({ ...h.host, loadRuntime: async () => runtime, history: services, ...(commands ? { commands } : {}) });
   cleanups.push(() => controller.dispose());
   const port = recordingPort();
   const conn = new ViewConnection('v', 'sidebar', port.post, h.log);
@@ -167,6 +169,32 @@ describe('history in the chat, on a real task store', () => {
     await until(() => live.transcript().items.some((i) => i.kind === 'assistant' && i.text === 'Second answer.' && !i.streaming), 'the second answer');
     expect(second.provider.requests[0]!.messages.map((m) => m.role)).toEqual(['user', 'assistant', 'user']);
     expect(JSON.stringify(second.provider.requests[0]!.messages[2])).toContain('and another thing');
+  });
+
+  it('a command typed as the follow-up of a stored task is sent expanded, with its allowed-tools, and shown as typed', async () => {
+    const { storage, workspace } = dirs();
+    const home = mkdtempSync(join(tmpdir(), 'keel-hist-home-'));
+    mkdirSync(join(home, '.claude', 'commands'), { recursive: true });
+    writeFileSync(join(home, '.claude', 'commands', 'review.md'), '---\nallowed-tools: Read\n---\nReview $ARGUMENTS carefully.');
+    const commands: ChatCommands = { workspace: () => workspace, home, gate: NOTHING_APPROVED, approveHint: 'approve it' };
+    const first = windowOn(storage, workspace, [textTurn('First answer.')], memoryServices(workspace).services, 0, commands);
+    await first.fromPage({ type: 'prompt', text: 'first question' });
+    const id = first.controller.shownTask()!.id;
+    await first.controller.shownTask()!.settled();
+    first.controller.dispose();
+
+    const steps = [toolTurn('toolu_b', 'Bash', { command: 'touch made.txt' }), textTurn('Reviewed.')];
+    const second = windowOn(storage, workspace, steps, memoryServices(workspace).services, 0, commands);
+    await second.fromPage({ type: 'openTask', taskId: id });
+    await second.fromPage({ type: 'prompt', text: '/review notes.md' });
+    const live = second.controller.shownTask()!;
+    await until(() => live.transcript().items.some((i) => i.kind === 'assistant' && i.text === 'Reviewed.' && !i.streaming), 'the review');
+    expect(JSON.stringify(second.provider.requests[0]!.messages[2])).toContain('Review notes.md carefully.');
+    expect(JSON.stringify(second.provider.requests[0]!.messages[2])).not.toContain('/review');
+    expect(live.transcript().items.filter((i) => i.kind === 'user').at(-1)).toMatchObject({ text: 'Review notes.md carefully.', typed: '/review notes.md' });
+    // The command's allowed-tools hold on this follow-up too: its Bash call is denied.
+    expect(live.transcript().items.find((i) => i.kind === 'tool')).toMatchObject({ permission: { decision: 'deny' } });
+    expect(existsSync(join(workspace, 'made.txt'))).toBe(false);
   });
 
   it('delete asks first, removes the task folder, and refuses a task still running here', async () => {

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { NOTHING_APPROVED } from '../../../src/core/commands/projectGate';
 import type { PermissionMode } from '../../../src/shared/domain/permissionModes';
+import { composeMessage } from '../../../src/extension/composerMessage';
 import { chatSlashCommands, slashInChat, type ChatCommands, type SlashSurface } from '../../../src/extension/slashChat';
 
 /** The chat's `/` handling as the controller uses it, with a real commands folder. */
@@ -39,6 +40,17 @@ describe('slash commands in the chat', () => {
       text: 'Review a.ts',
       extras: { command: { narrowing: { command: '/review', rules: ['Read'] }, model: 'haiku' } },
     });
+  });
+
+  it('the composed message of a command keeps what was typed (shown), its text is the expansion (sent); a plain one has no typed', async () => {
+    const { commands, surface } = setup();
+    const ctx = { runtime: () => Promise.reject(new Error('no runtime is needed')), mode: () => 'default' as const, commands, surface, error: () => undefined, closed: () => false };
+    expect(await composeMessage('/review a.ts', [], ctx)).toEqual({
+      kind: 'send',
+      text: 'Review a.ts',
+      extras: { command: { narrowing: { command: '/review', rules: ['Read'] }, model: 'haiku' }, typed: '/review a.ts' },
+    });
+    expect(await composeMessage('plain text', [], ctx)).toEqual({ kind: 'send', text: 'plain text', extras: {} });
   });
 
   it('built-ins act on the chat; a held or unknown command is a notice that keeps what was typed', async () => {

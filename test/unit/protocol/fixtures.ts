@@ -25,6 +25,9 @@ export const ALL_EVENTS: TaskEvent[] = [
   { type: 'todos', taskId: 't1', todos: [{ content: 'Run the tests', status: 'in_progress', activeForm: 'Running the tests' }, { content: 'Fix', status: 'pending' }] },
   { type: 'budget', taskId: 't1', capUsd: 1, spentUsd: 0.25 },
   { type: 'user_message', taskId: 't1', id: 'u2', text: 'look', images: [{ name: 'shot.png', mediaType: 'image/png', bytes: 1200 }] },
+  // Typed as a command: views show `typed`, the model read `text`.
+  { type: 'user_message', taskId: 't1', id: 'u3', text: 'Review a.ts carefully.', typed: '/review a.ts' },
+  { type: 'queued', taskId: 't1', message: { id: 'q1', text: 'Review b.ts carefully.', typed: '/review b.ts' } },
   { type: 'permission', taskId: 't1', requestId: 'p1', toolCallId: 'c1', tool: 'Bash', decision: 'allow', reason: 'rule' },
   { type: 'usage', taskId: 't1', inputTokens: 10, outputTokens: 5, cacheReadTokens: 0, cacheWriteTokens: 0, costUsd: 0.001, totalCostUsd: 0.002 },
   { type: 'retry', taskId: 't1', attempt: 1, delayMs: 500, code: 'overloaded', message: 'Anthropic is overloaded (529).' },

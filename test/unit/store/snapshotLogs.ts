@@ -19,7 +19,10 @@ const user = (t: string): ConversationMessage => ({ role: 'user', content: [{ ty
 export const taskEvent: fc.Arbitrary<TaskEvent> = fc.oneof(
   fc.constantFrom('initializing', 'running', 'waitingForSubtask', 'completed', 'awaitingUser', 'interrupted', 'reconstructing', 'aborted').map((state): TaskEvent => ({ type: 'task', taskId: T, state, title: `t-${state}` })),
   fc.constantFrom('checkingContext', 'streaming', 'executingTool', 'assembling', 'done').map((state): TaskEvent => ({ type: 'turn', taskId: T, state, turn: 1 })),
-  text.map((t): TaskEvent => ({ type: 'user_message', taskId: T, id: `u-${t.length}`, text: t })),
+  // Some typed as a command (`typed`: what the person typed, `text`: what it sent).
+  fc.tuple(text, fc.option(fc.constantFrom('/review a.ts', '/git:ship now'), { nil: undefined })).map(
+    ([t, typed]): TaskEvent => ({ type: 'user_message', taskId: T, id: `u-${t.length}`, text: t, ...(typed !== undefined ? { typed } : {}) }),
+  ),
   fc.constantFrom('requesting', 'responding', 'thinking', 'toolInput').map((mode): TaskEvent => ({ type: 'stream', taskId: T, mode: mode as 'requesting' })),
   fc.constantFrom('', 'claude-b').map((model): TaskEvent => ({ type: 'assistant_start', taskId: T, messageId: `m-${model}`, model })),
   text.map((delta): TaskEvent => ({ type: 'text', taskId: T, delta })),

@@ -54,7 +54,10 @@ export interface RunStartInput {
 /** A message of the person waiting for the run under way to end (the `queued` event shows it). */
 export interface PendingMessage {
   id: string;
+  /** What the model reads. */
   text: string;
+  /** What the person typed, when it differs from `text` (a command expanded into it): what views show. */
+  typed?: string;
   attachments?: MessageAttachment[];
   /** Images attached to it (checked: context/promptImages.ts). */
   images?: AttachedImage[];
@@ -111,9 +114,12 @@ export interface AttachedImage {
 export type DoneEvent = TaskEvent & { type: 'done' };
 
 export type TaskMachineEvent =
-  | { type: 'START'; text: string; attachments?: MessageAttachment[]; images?: AttachedImage[]; command?: CommandRun }
-  /** A message of the person: it starts the next run, or waits for the run under way to end (queued). */
-  | { type: 'USER_MESSAGE'; text: string; attachments?: MessageAttachment[]; images?: AttachedImage[]; command?: CommandRun }
+  | { type: 'START'; text: string; typed?: string; attachments?: MessageAttachment[]; images?: AttachedImage[]; command?: CommandRun }
+  /**
+   * A message of the person: it starts the next run, or waits for the run under way to end
+   * (queued). `typed`: what the person typed when `text` is not that (shown, never sent).
+   */
+  | { type: 'USER_MESSAGE'; text: string; typed?: string; attachments?: MessageAttachment[]; images?: AttachedImage[]; command?: CommandRun }
   /** The person cancelled queued message `id` before it was sent. */
   | { type: 'UNQUEUE'; id: string }
   | { type: 'CANCEL' }
@@ -230,7 +236,7 @@ const taskSetup = setup({
     /** A user message: shown (user_message), logged for the conversation (message), and added to it. */
     acceptUserMessage: enqueueActions<TaskContext, TaskMachineEvent, Omit<PendingMessage, 'id'>, TaskMachineEvent, never, Publish, never, never, never>(({ context, enqueue }, p) => {
       const message = fullMessageOf(p);
-      enqueue({ type: 'publish', params: userMessageEvent(context, p.text, p.attachments, p.images) });
+      enqueue({ type: 'publish', params: userMessageEvent(context, p) });
       enqueue({ type: 'publish', params: { type: 'message', taskId: context.taskId, message } });
       enqueue.assign({ messages: [...context.messages, message], userMessages: context.userMessages + 1, submitted: p.text, command: p.command });
     }),
@@ -241,6 +247,7 @@ const taskSetup = setup({
       const shown = {
         id: message.id,
         text: message.text,
+        ...(message.typed !== undefined ? { typed: message.typed } : {}),
         ...(message.attachments ? { attachments: message.attachments.map(summaryOf) } : {}),
         ...(message.images ? { images: message.images.map((i) => i.info) } : {}),
       };
@@ -262,7 +269,7 @@ const taskSetup = setup({
       for (const q of context.queued) {
         const at = { ...context, userMessages: count };
         const message = fullMessageOf(q);
-        enqueue({ type: 'publish', params: userMessageEvent(at, q.text, q.attachments, q.images) });
+        enqueue({ type: 'publish', params: userMessageEvent(at, q) });
         enqueue({ type: 'publish', params: { type: 'message', taskId: context.taskId, message } });
         messages = [...messages, message];
         count += 1;
@@ -459,7 +466,7 @@ export const taskMachine = taskSetup.createMachine({
           actions: [
             assign({ submitted: null }),
             // A resume note becomes a user message like any other (a view shows it, the log keeps it).
-            { type: 'publish', params: ({ context }) => (context.pendingText === null ? null : userMessageEvent(context, context.pendingText)) },
+            { type: 'publish', params: ({ context }) => (context.pendingText === null ? null : userMessageEvent(context, { text: context.pendingText })) },
             { type: 'publish', params: ({ context }) => (context.pendingText === null ? null : { type: 'message', taskId: context.taskId, message: userText(context.pendingText) }) },
             'takePendingText',
           ],
@@ -706,12 +713,13 @@ function runStartOf(context: TaskContext): RunStartInput {
   return { taskId: context.taskId, run: context.runs + 1, prompt, submitted: context.submitted, fromMessage: pending !== null ? context.messages.length : Math.max(0, context.messages.length - 1) };
 }
 
-function userMessageEvent(context: Pick<TaskContext, 'taskId' | 'userMessages'>, text: string, attachments?: MessageAttachment[], images?: AttachedImage[]): TaskEvent {
+function userMessageEvent(context: Pick<TaskContext, 'taskId' | 'userMessages'>, m: Omit<PendingMessage, 'id'>): TaskEvent {
   const shown = {
-    ...(attachments?.length ? { attachments: attachments.map(summaryOf) } : {}),
-    ...(images?.length ? { images: images.map((i) => i.info) } : {}),
+    ...(m.typed !== undefined ? { typed: m.typed } : {}),
+    ...(m.attachments?.length ? { attachments: m.attachments.map(summaryOf) } : {}),
+    ...(m.images?.length ? { images: m.images.map((i) => i.info) } : {}),
   };
-  return { type: 'user_message', taskId: context.taskId, id: `${context.taskId}-u${context.userMessages + 1}`, text, ...shown };
+  return { type: 'user_message', taskId: context.taskId, id: `${context.taskId}-u${context.userMessages + 1}`, text: m.text, ...shown };
 }
 
 /**
@@ -724,10 +732,11 @@ function fullMessageOf(m: Omit<PendingMessage, 'id'>): ConversationMessage {
   return { role: 'user', content: [...(m.images ?? []).map((i) => i.block), ...withMentions.content] };
 }
 
-/** The message a START or USER_MESSAGE carries. */
-function messageOf(event: { text: string; attachments?: MessageAttachment[]; images?: AttachedImage[]; command?: CommandRun }): Omit<PendingMessage, 'id'> {
+/** The message a START or USER_MESSAGE carries (`typed` only when it is not the text sent). */
+function messageOf(event: { text: string; typed?: string; attachments?: MessageAttachment[]; images?: AttachedImage[]; command?: CommandRun }): Omit<PendingMessage, 'id'> {
   return {
     text: event.text,
+    ...(event.typed !== undefined && event.typed !== event.text ? { typed: event.typed } : {}),
     ...(event.attachments?.length ? { attachments: event.attachments } : {}),
     ...(event.images?.length ? { images: event.images } : {}),
     ...(event.command ? { command: event.command } : {}),
