@@ -1,6 +1,7 @@
 import type { ErrorCode, KeelError } from '../../shared/domain/errors';
 import type { PermissionDecision, TaskEvent } from '../../shared/domain/events';
-import { attachmentFromText, type AttachmentSummary, type MessageAttachment } from '../../shared/domain/attachments';
+import { attachmentFromText, type AttachedImageInfo, type AttachmentSummary, type MessageAttachment } from '../../shared/domain/attachments';
+import type { AttachedImage } from '../machines/task/task.machine';
 import { repairConversation } from '../machines/turn/conversation';
 import { toolResultText, type AssistantBlock, type ConversationMessage, type StopReason } from '../../shared/domain/messages';
 
@@ -46,6 +47,8 @@ export interface RecordedPrompt {
   typed?: string;
   /** What its mentions brought, as the model read it. */
   attachments?: MessageAttachment[];
+  /** Its images, as the model read them (the blocks of its conversation record) and as the log names them. */
+  images?: AttachedImage[];
   /** Sent while a run was under way: the index of its `queued` event (a replay sends it there). */
   queuedAt?: number;
   /** Its id in the task's queue (a withdrawal names it). */
@@ -170,7 +173,7 @@ export function recordingOf(events: TaskEvent[]): Recording {
   // the message whose conversation record (with its attachments' text) comes next.
   const queuedById = new Map<string, RecordedPrompt>();
   let sending: RecordedPrompt[] = [];
-  let awaitingRecord: { prompt: RecordedPrompt; summaries: AttachmentSummary[] } | null = null;
+  let awaitingRecord: { prompt: RecordedPrompt; summaries: AttachmentSummary[]; images: AttachedImageInfo[] } | null = null;
   const push = (key: string, call: RecordedCall) => {
     const q = rec.calls.get(key) ?? [];
     q.push(call);
@@ -206,7 +209,7 @@ export function recordingOf(events: TaskEvent[]): Recording {
       case 'user_message': {
         const prompt = sending.shift() ?? { text: e.text, ...(e.typed !== undefined ? { typed: e.typed } : {}), afterRuns: rec.runsEnded };
         if (!rec.prompts.includes(prompt)) rec.prompts.push(prompt);
-        awaitingRecord = e.attachments?.length ? { prompt, summaries: e.attachments } : null;
+        awaitingRecord = e.attachments?.length || e.images?.length ? { prompt, summaries: e.attachments ?? [], images: e.images ?? [] } : null;
         break;
       }
       case 'queued': {
@@ -268,9 +271,15 @@ export function recordingOf(events: TaskEvent[]): Recording {
           started = null;
         } else if (e.message.role === 'user') {
           if (awaitingRecord) {
-            // The message's text, then one block per attachment (attachments.ts): what the model read.
-            const { prompt, summaries } = awaitingRecord;
-            const blocks = e.message.content.slice(1);
+            // Its images first, then its text, then one block per attachment (attachments.ts,
+            // task.machine.ts userMessageOf): what the model read.
+            const { prompt, summaries, images: named } = awaitingRecord;
+            const images = named.flatMap((info, k) => {
+              const b = e.message.content[k];
+              return b?.type === 'image' ? [{ block: b, info }] : [];
+            });
+            if (images.length > 0) prompt.images = images;
+            const blocks = e.message.content.slice(named.length + 1);
             const attachments = summaries.flatMap((summary, k) => {
               const b = blocks[k];
               return (b?.type === 'text' && attachmentFromText(summary, b.text)) || [];

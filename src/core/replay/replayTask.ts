@@ -96,7 +96,7 @@ export async function replayTask(store: TaskStore, id: string, opts: ReplayOptio
       // Sent by the person after a run ended; the queued ones are sent where they were queued.
       const prompts = recording.prompts.slice(1).filter((p) => p.queuedAt === undefined);
       const send = (p: (typeof prompts)[number]) =>
-        handle.sendUserMessage(p.text, { ...(p.attachments ? { attachments: p.attachments } : {}), ...(p.typed !== undefined ? { typed: p.typed } : {}) });
+        handle.sendUserMessage(p.text, { ...(p.attachments ? { attachments: p.attachments } : {}), ...(p.images ? { images: p.images } : {}), ...(p.typed !== undefined ? { typed: p.typed } : {}) });
       let runsEnded = 0;
       const maxDelay = Math.max(0, ...events.map((e) => (e.type === 'retry' ? e.delayMs : 0)));
       const idleMs = (opts.idleMs ?? 30_000) + maxDelay;
@@ -108,6 +108,7 @@ export async function replayTask(store: TaskStore, id: string, opts: ReplayOptio
       const handle = runtime.startTask({
         prompt: firstPrompt.text,
         ...(firstPrompt.attachments ? { attachments: firstPrompt.attachments } : {}),
+        ...(firstPrompt.images ? { images: firstPrompt.images } : {}),
         ...(firstPrompt.typed !== undefined ? { typed: firstPrompt.typed } : {}),
         title: header.title ?? '',
         provider: { provider: 'anthropic', model: header.model ?? '' },

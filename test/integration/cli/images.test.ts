@@ -52,6 +52,16 @@ describe('keel run --image', () => {
     expect(JSON.stringify((server.requests[1]!.body as Body).messages)).toContain(PNG);
   });
 
+  it('keel tasks replay plays a task with an image back exactly (the image is the log\'s, sent again)', async () => {
+    server.enqueue(say('A single pixel.'));
+    const first = await anthropic('what is this?', '--image', join(workspace, 'shot.png'), '--workers', '0');
+    expect((await first.exit).code, first.stderr()).toBe(0);
+    const id = String(ofType(first.events, 'task')[0]!.taskId);
+    const replay = await runCli(['tasks', 'replay', id], { ANTHROPIC_API_KEY: 'sk-test' }, storage);
+    expect((await replay.exit).code, replay.stdout() + replay.stderr()).toBe(0);
+    expect(replay.stdout()).toMatch(/replayed task \S+: the \d+ events/);
+  });
+
   it('sends an OpenAI-compatible server an image_url part with a data: URL', async () => {
     server.enqueue(say('A pixel.'));
     const r = await runCli(

@@ -3,6 +3,7 @@ import type { TaskEvent } from '../../../src/shared/domain/events';
 import { recordingOf } from '../../../src/core/replay/recording';
 import { RecordedModel } from '../../../src/core/replay/playback';
 import type { ProviderEvent } from '../../../src/core/providers/types';
+import { attachmentText, summaryOf } from '../../../src/shared/domain/attachments';
 
 /**
  * What a replay reads out of a log whose run was stopped (docs/persistence.md, "Deterministic
@@ -94,5 +95,20 @@ describe('recordingOf a stopped run', () => {
     expect(rec.interruptedAt).toBe(-1);
     expect(rec.runStarts).toEqual([{ code: 'no_api_key', message: 'No Anthropic API key is set.', retryable: false }]);
     expect(rec.advice.get('no_api_key')).toBe('Set ANTHROPIC_API_KEY=… in the environment.');
+  });
+});
+
+describe('recordingOf a message with images and mentions', () => {
+  it('takes the images from the conversation record (they come first), then each mention after the text', () => {
+    const a = { kind: 'file' as const, label: 'src/a.ts', content: 'export const a = 1;' };
+    const image = { type: 'image' as const, source: { type: 'base64' as const, media_type: 'image/png' as const, data: 'iVBORw0KGgo=' } };
+    const info = { name: 'shot.png', mediaType: 'image/png', bytes: 8 };
+    const events: TaskEvent[] = [
+      { type: 'user_message', taskId: T, id: `${T}-u1`, text: 'look', images: [info], attachments: [summaryOf(a)] },
+      { type: 'message', taskId: T, message: { role: 'user', content: [image, { type: 'text', text: 'look' }, { type: 'text', text: attachmentText(a) }] } },
+    ];
+    const [prompt] = recordingOf(events).prompts;
+    expect(prompt!.images).toEqual([{ block: image, info }]);
+    expect(prompt!.attachments).toEqual([a]);
   });
 });
