@@ -33,7 +33,7 @@ import { narrowedBy, type CommandNarrowing } from '../commands/narrowing';
 import { budgetFor, type TaskBudget } from './taskBudget';
 import { normalizeModelId } from '../providers/modelChoice';
 import type { SkillRef } from '../tools/skill';
-import { attachmentText, type MessageAttachment } from '../../shared/domain/attachments';
+import type { MessageAttachment } from '../../shared/domain/attachments';
 import { wireTaskMachine } from './wiring';
 import type { WorkerPool } from '../workers/pool';
 import { remoteTurnOf, type RemoteTaskSide } from './remoteTask';
@@ -322,10 +322,10 @@ export class LiveTask implements TaskHandle, TaskParent {
    * `reconstructing` state records the repairs (cut-off answer, unconfirmed tool results) and
    * hands the machine the rebuilt conversation.
    */
-  resumeInterrupted(opened: OpenedTask, followUp: string | undefined, attachments?: MessageAttachment[]): void {
-    // The follow-up is part of the resume note: what its mentions brought follows it there, as text.
-    const withAttachments = followUp && attachments?.length ? [followUp, ...attachments.map(attachmentText)].join('\n\n') : followUp;
-    const plan = planResume(opened.replay, Date.now(), withAttachments);
+  resumeInterrupted(opened: OpenedTask, followUp: string | undefined): void {
+    // The follow-up ends the resume note's text; its images, mentions, command and what was typed
+    // go with the note as with any message (a follow-up's extras are this task's options).
+    const plan = planResume(opened.replay, Date.now(), followUp);
     this.rebuilt = () => {
       for (const message of plan.repairs) this.emit({ type: 'message', taskId: this.id, message });
       return plan.conversation;
@@ -333,7 +333,7 @@ export class LiveTask implements TaskHandle, TaskParent {
     // A later turn of the event loop: whoever awaited `resume` subscribes first and sees every event.
     setImmediate(() => {
       this.actor.send({ type: 'MARK_INTERRUPTED' });
-      this.actor.send({ type: 'RESUME', note: plan.note });
+      this.actor.send({ type: 'RESUME', note: plan.note, ...this.extrasOf(this.options) });
     });
   }
 

@@ -177,7 +177,7 @@ export class TaskRuntime {
     const task = new LiveTask(id, { ...opts, prompt: opts.followUp ?? '' }, this, seedOf(opened), opened.meta.parentId);
     this.tasks.set(id, task);
     this.options.feed?.bus.publish({ kind: 'SessionCreated', taskId: id, title: opened.meta.title, resumed: true, ...(opened.meta.parentId ? { parentId: opened.meta.parentId } : {}) });
-    if (interrupted) task.resumeInterrupted(opened, opts.followUp, opts.attachments);
+    if (interrupted) task.resumeInterrupted(opened, opts.followUp);
     else if (atBudget && !opts.followUp?.trim()) task.continueAtBudget();
     else task.continueWith(opts.followUp!.trim());
     return task;

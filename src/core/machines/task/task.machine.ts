@@ -72,7 +72,8 @@ export interface PendingSubtask {
 }
 
 interface TaskContext extends Required<TaskInput> {
-  pendingText: string | null;
+  /** The resume note (with the follow-up's images, mentions, command and what was typed), until the rebuilt conversation takes it. */
+  pendingResume: Omit<PendingMessage, 'id'> | null;
   error: KeelError | null;
   stopReason: StopReason | null;
   /** The subtasks of the running turn that have not answered yet, in the order they started. */
@@ -132,7 +133,12 @@ export type TaskMachineEvent =
   /** The model of every later run (`/model`, a command's `model`); a running turn keeps its own. */
   | { type: 'SET_MODEL'; model: string }
   | { type: 'MARK_INTERRUPTED' }
-  | { type: 'RESUME'; note: string }
+  /**
+   * An interrupted task goes on: `note` is its next user message (what was cut off, then the
+   * follow-up if any); the follow-up's images, mentions, command and `typed` go with it as with
+   * any message.
+   */
+  | { type: 'RESUME'; note: string; typed?: string; attachments?: MessageAttachment[]; images?: AttachedImage[]; command?: CommandRun }
   | { type: 'SUBTASK_STARTED'; toolCallId: string; description: string; prompt: string }
   | { type: 'SUBTASK_DONE'; toolCallId: string; result: ToolResultBlock; summary: string }
   /**
@@ -228,10 +234,17 @@ const taskSetup = setup({
       enqueue.assign({ lastDone: done });
       enqueue({ type: 'release' });
     }),
-    /** A resume note waiting for the rebuilt conversation goes in before the next run. */
-    takePendingText: assign(({ context }) => {
-      if (context.pendingText === null) return {};
-      return { messages: [...context.messages, userText(context.pendingText)], pendingText: null, userMessages: context.userMessages + 1 };
+    /**
+     * A resume note waiting for the rebuilt conversation goes in before the next run, a user
+     * message like any other: shown (user_message), logged (message), added to the conversation.
+     */
+    takePendingResume: enqueueActions<TaskContext, TaskMachineEvent, undefined, TaskMachineEvent, never, Publish, never, never, never>(({ context, enqueue }) => {
+      const p = context.pendingResume;
+      if (p === null) return;
+      const message = fullMessageOf(p);
+      enqueue({ type: 'publish', params: userMessageEvent(context, p) });
+      enqueue({ type: 'publish', params: { type: 'message', taskId: context.taskId, message } });
+      enqueue.assign({ messages: [...context.messages, message], pendingResume: null, userMessages: context.userMessages + 1 });
     }),
     /** A user message: shown (user_message), logged for the conversation (message), and added to it. */
     acceptUserMessage: enqueueActions<TaskContext, TaskMachineEvent, Omit<PendingMessage, 'id'>, TaskMachineEvent, never, Publish, never, never, never>(({ context, enqueue }, p) => {
@@ -395,7 +408,7 @@ export const taskMachine = taskSetup.createMachine({
   context: ({ input }) => ({
     ...input,
     messages: input.messages ?? [],
-    pendingText: null,
+    pendingResume: null,
     error: null,
     stopReason: null,
     subtasks: [],
@@ -466,9 +479,7 @@ export const taskMachine = taskSetup.createMachine({
           actions: [
             assign({ submitted: null }),
             // A resume note becomes a user message like any other (a view shows it, the log keeps it).
-            { type: 'publish', params: ({ context }) => (context.pendingText === null ? null : userMessageEvent(context, { text: context.pendingText })) },
-            { type: 'publish', params: ({ context }) => (context.pendingText === null ? null : { type: 'message', taskId: context.taskId, message: userText(context.pendingText) }) },
-            'takePendingText',
+            'takePendingResume',
           ],
         },
         onError: [
@@ -655,7 +666,13 @@ export const taskMachine = taskSetup.createMachine({
       // A run whose worker died ends here with its `done`; the owner's INTERRUPT publishes none (the host is ending).
       // Queued messages go back to the person, unsent, before anything else is said.
       entry: ['returnQueued', { type: 'publish', params: ({ context }) => stateEvent(context, 'interrupted') }, { type: 'endOutsideLoop', params: { status: 'interrupted' } }],
-      on: { RESUME: { target: 'reconstructing', actions: assign({ pendingText: ({ event }) => event.note, ending: null }) } },
+      // The follow-up's command narrows the run that answers it (set before `initializing` applies it).
+      on: {
+        RESUME: {
+          target: 'reconstructing',
+          actions: assign(({ event }) => ({ pendingResume: messageOf({ ...event, text: event.note }), command: event.command, ending: null })),
+        },
+      },
     },
     reconstructing: {
       tags: ['running'],
@@ -702,7 +719,7 @@ function subtaskActorId(toolCallId: string): string {
 
 /** The run about to start: the next run number, the text it answers (a resume note, else the last user message). */
 function runStartOf(context: TaskContext): RunStartInput {
-  const pending = context.pendingText;
+  const pending = context.pendingResume?.text ?? null;
   let prompt = pending ?? '';
   if (pending === null) {
     for (let i = context.messages.length - 1; i >= 0 && !prompt; i--) {
