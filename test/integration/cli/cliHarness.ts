@@ -3,7 +3,7 @@ import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, statSync
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import * as esbuild from 'esbuild';
-import { onTestFinished } from 'vitest';
+import { expect, onTestFinished } from 'vitest';
 import { buildWorker } from '../../../scripts/sharedCore.mjs';
 import { Changes } from '../../unit/helpers/changes';
 
@@ -102,6 +102,19 @@ export async function runCli(args: string[], env: Record<string, string | undefi
     /* started outside a test (a hook): the hook's own cleanup ends it */
   }
   return { child, storage, events, changes, stdout: () => out, stderr: () => err, exit };
+}
+
+/**
+ * Waits for `run` to exit, at most `withinMs`; one still running then is killed (SIGKILL) and the
+ * test fails with its stderr.
+ */
+export async function endedWithin(run: CliRun, withinMs: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const bound = new Promise<'still running'>((resolve) => (timer = setTimeout(() => resolve('still running'), withinMs)));
+  const result = await Promise.race([run.exit, bound]);
+  clearTimeout(timer);
+  if (result === 'still running') run.child.kill('SIGKILL');
+  expect(result, run.stderr()).not.toBe('still running');
 }
 
 export const ofType = (events: Record<string, unknown>[], type: string) => events.filter((e) => e.type === type);

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFakeModelServer, type FakeModelServer } from '../../fixtures/fake-model-server';
 import { waitUntil } from '../../unit/model-based/system';
-import { cliBundle, ofType, runCli, type CliRun } from './cliHarness';
+import { cliBundle, ofType, runCli, type CliRun, endedWithin } from './cliHarness';
 
 /**
  * `keel tasks replay` of a task that was interrupted — SIGTERM, Ctrl+C, its worker killed, no API
@@ -35,14 +35,7 @@ afterAll(async () => {
 
 const runArgs = (prompt: string, ...extra: string[]) => ['run', prompt, '--provider', 'anthropic', '--base-url', server.url, '--model', 'claude-test', '--workspace', ws, '--output-format', 'stream-json', ...extra];
 
-async function ended(run: CliRun): Promise<void> {
-  let timer: NodeJS.Timeout | undefined;
-  const bound = new Promise<'still running'>((resolve) => (timer = setTimeout(() => resolve('still running'), GONE_WITHIN_MS)));
-  const result = await Promise.race([run.exit, bound]);
-  clearTimeout(timer);
-  if (result === 'still running') run.child.kill('SIGKILL');
-  expect(result, run.stderr()).not.toBe('still running');
-}
+const ended = (run: CliRun) => endedWithin(run, GONE_WITHIN_MS);
 
 async function replay(run: CliRun): Promise<{ code: number | null; out: string }> {
   const id = String(run.events[0]!.taskId);

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startFakeModelServer, type FakeModelServer } from '../../fixtures/fake-model-server';
 import { waitUntil } from '../../unit/model-based/system';
-import { cliBundle, ofType, runCli, type CliRun } from './cliHarness';
+import { cliBundle, ofType, runCli, type CliRun, endedWithin } from './cliHarness';
 
 /**
  * `keel run --resume ID "<follow-up>"` of an INTERRUPTED task: the follow-up ends the resume note,
@@ -51,14 +51,7 @@ async function interruptedTask(): Promise<string> {
   return String(run.events[0]!.taskId);
 }
 
-async function ended(run: CliRun): Promise<void> {
-  let timer: NodeJS.Timeout | undefined;
-  const bound = new Promise<'still running'>((resolve) => (timer = setTimeout(() => resolve('still running'), GONE_WITHIN_MS)));
-  const result = await Promise.race([run.exit, bound]);
-  clearTimeout(timer);
-  if (result === 'still running') run.child.kill('SIGKILL');
-  expect(result, run.stderr()).not.toBe('still running');
-}
+const ended = (run: CliRun) => endedWithin(run, GONE_WITHIN_MS);
 
 type Body = { messages: { role: string; content: string | Record<string, unknown>[] }[] };
 const lastUser = (i: number) => (server.requests[i]!.body as Body).messages.filter((m) => m.role === 'user').at(-1)!;
