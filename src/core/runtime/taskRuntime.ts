@@ -155,13 +155,8 @@ export class TaskRuntime {
   async resume(id: string, opts: ResumeTaskOptions): Promise<TaskHandle> {
     const live = this.driven(id);
     if (live) {
-      if (opts.followUp?.trim())
-        live.sendUserMessage(opts.followUp.trim(), {
-          ...(opts.attachments ? { attachments: opts.attachments } : {}),
-          ...(opts.command ? { command: opts.command } : {}),
-          ...(opts.images ? { images: opts.images } : {}),
-          ...(opts.typed !== undefined ? { typed: opts.typed } : {}),
-        });
+      // The follow-up's extras (mentions, images, command, what was typed) are the options' own.
+      if (opts.followUp?.trim()) live.sendUserMessage(opts.followUp.trim(), opts);
       return live;
     }
     if (!this.store) throw new StoreError('not_found', `no task "${id}": this runtime has no store`);
