@@ -307,7 +307,7 @@ process.on('SIGUSR2', () => { if (usr2++ === 0) { trace.start(); require('node:f
   // The same probes in this process (the host), and the host's task taking the message.
   if (!causalOut) new Function('require', PROBES)(require);
   const { LiveTask } = await import('../src/core/runtime/liveTask');
-  const { ActivityFeed } = await import('../src/core/hooks/feed');
+  const { ActivityFeed } = await import('../src/core/events/activityFeed');
   const send = LiveTask.prototype.sendUserMessage;
   LiveTask.prototype.sendUserMessage = function (this: InstanceType<typeof LiveTask>, text: string) {
     // The probed method's own file holds a frame on the path too (the probe runs in its stead).

@@ -1,6 +1,6 @@
 import { createActor, type Actor, type InspectionEvent } from 'xstate';
 import type { AgentKind, AgentRow, AgentStatus } from '../../shared/domain/agents';
-import type { ActivitySource } from '../hooks/feed';
+import type { ActivitySource } from '../events/activityFeed';
 import { agentStatusMachine } from '../machines/agentStatus/agentStatus.machine';
 import { statusChanges } from './statusEvents';
 

@@ -4,7 +4,7 @@ import type { BusSubscription } from '../events/eventBus';
 import { bridgeMcpEvents, type McpStatusSource } from '../mcp/events';
 import { bridgeWorkerEvents, type WorkerEventSource } from '../events/workerEvents';
 import { MetricsCollector } from '../events/metrics';
-import { ActivityFeed } from '../hooks/feed';
+import { ActivityFeed } from '../events/activityFeed';
 import { HookRunner } from '../hooks/runner';
 import type { ConfiguredHook } from '../hooks/types';
 import type { TrustItem, TrustView } from '../trust/items';

@@ -1,4 +1,4 @@
-import type { ActivityEvent } from '../hooks/feed';
+import type { ActivityEvent } from '../events/activityFeed';
 import type { AgentStatusEvent } from '../machines/agentStatus/agentStatus.machine';
 import type { AgentKind } from '../../shared/domain/agents';
 import { taskEventHasTag } from '../machines/task/taskTags';

@@ -4,7 +4,7 @@ import { createConnection, createServer, type Server, type Socket } from 'node:n
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { AgentRow } from '../../shared/domain/agents';
-import type { ActivityEvent, ActivitySource } from '../hooks/feed';
+import type { ActivityEvent, ActivitySource } from '../events/activityFeed';
 import type { PoolStatus } from '../workers/poolStatus';
 import { errorMessage } from '../../shared/domain/errors';
 

@@ -1,6 +1,6 @@
 import type { TaskEvent } from '../../shared/domain/events';
 import type { TaskTranscript } from '../../shared/domain/transcript';
-import type { ActivitySource } from '../hooks/feed';
+import type { ActivitySource } from '../events/activityFeed';
 import type { IterationEnd } from '../machines/loopMode/loopMode.machine';
 import { taskEventHasTag } from '../machines/task/taskTags';
 import type { TaskHandle } from '../runtime/types';

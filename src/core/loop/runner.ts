@@ -1,6 +1,6 @@
 import { createActor, fromPromise, type Actor } from 'xstate';
 import type { LoopEvent, LoopStatus, LoopView } from '../../shared/domain/loop';
-import type { ActivitySource } from '../hooks/feed';
+import type { ActivitySource } from '../events/activityFeed';
 import { loopModeMachine, type LoopModeNotice } from '../machines/loopMode/loopMode.machine';
 import { acquireTaskLock, type HeldTaskLock } from '../store/taskLock';
 import { checkLoopFolder, createLoop, existsLoop, keptProgress, loopPaths, loopSpentUsd, nameProblem, readState, readTextForView, saveState, type LoopState, type StoredLoopSettings } from './files';

@@ -1,4 +1,4 @@
-import type { ActivityFeed } from '../hooks/feed';
+import type { ActivityFeed } from '../events/activityFeed';
 import type { HookRunner } from '../hooks/runner';
 import type { ErrorCode, KeelError } from '../../shared/domain/errors';
 import type { LockManager } from '../locks/lockManager';

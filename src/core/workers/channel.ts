@@ -32,7 +32,9 @@ function monotonicMs(): number {
  * A line that is not JSON, does not match the schema (an unknown `type` included) or is too long
  * breaks the channel: `onBroken` is called once with the reason, the socket is destroyed, and
  * nothing after the bad line is delivered. `onClose` is called once when the connection is over,
- * after every valid line received before it was delivered. Never throws into the socket's events.
+ * after every valid line received before it was delivered. After `destroy` nothing more is
+ * delivered (what waited is dropped; `onClose` still comes): its owner, which let go of the
+ * connection, hears no message of it. Never throws into the socket's events.
  */
 export interface ChannelOptions<In> {
   schema: z.core.$ZodType<In>;
@@ -153,6 +155,8 @@ export class MessageChannel<In, Out> {
   private pumpScheduled = false;
   private ended = false;
   private broken = false;
+  /** `destroy` was called: nothing more is delivered. */
+  private dropped = false;
   private closeReported = false;
   private readonly highWater: number;
   private readonly lowWater: number;
@@ -222,13 +226,18 @@ export class MessageChannel<In, Out> {
     if (!this.socket.destroyed) this.socket.end();
   }
 
-  /** Drops the connection at once. */
+  /** Drops the connection at once: nothing more is delivered (see the class contract). */
   destroy(): void {
+    this.dropped = true;
+    this.queue.length = 0;
+    this.head = 0;
+    this.queuedBytes = 0;
+    this.parts = [];
     this.socket.destroy();
   }
 
   private onData(chunk: Buffer): void {
-    if (this.broken) return;
+    if (this.broken || this.dropped) return;
     const { lines, overflow } = this.decoder.push(chunk);
     for (const l of lines) {
       if (l.trim() === '') continue;
@@ -257,7 +266,7 @@ export class MessageChannel<In, Out> {
     this.pumpScheduled = false;
     const started = monotonicMs();
     let n = 0;
-    while (this.head < this.queue.length && !this.broken) {
+    while (this.head < this.queue.length && !this.broken && !this.dropped) {
       if (n >= this.batch || (n > 0 && monotonicMs() - started > this.sliceMs)) break;
       const line = this.queue[this.head]!;
       this.queue[this.head] = '';

@@ -3,7 +3,7 @@ import { createActor, fromCallback, type Actor, type EventObject, type Inspectio
 import { ActorWiring } from '../machines/actorWiring';
 import { ipcConnectionMachine, type IpcConnectionEvent } from '../machines/ipcConnection/ipcConnection.machine';
 import { workerMachine, type WorkerEvent, type WorkerInput } from '../machines/worker/worker.machine';
-import { MessageChannel } from './channel';
+import { MessageChannel, type ChannelStats } from './channel';
 import { envelopeSchema, type Envelope } from './rpc';
 
 /**
@@ -13,7 +13,7 @@ import { envelopeSchema, type Envelope } from './rpc';
  *  - the worker machine's `process` (its handle's: the child, its connection, what they say;
  *    workerHandle.ts) and `healthClock` (when to check, when a check went unanswered);
  *  - the ipcConnection machine's `attach` (waits for the launcher to hand over the channel) and
- *    `channel` (the NDJSON connection over it).
+ *    `channel` (the NDJSON connection over it, whose messages go to its owner, `IpcPeer`).
  */
 
 /** The health clock's limits (the pool's options; WorkerTimeouts carries them). */
@@ -108,12 +108,28 @@ export interface IpcLimits {
   highWater?: number;
 }
 
-type ChannelStatsListener = (stats: MessageChannel<Envelope, Envelope>['stats']) => void;
+/** The connection's channel as its owner sees it: what it sends to the worker. */
+export type IpcChannel = Pick<MessageChannel<Envelope, Envelope>, 'send'>;
 
-/** One connection's own: its limits, its statistics listener, and the stream the launcher hands over. */
+/**
+ * The owner of one connection (the worker handle): the messages go between the channel and it
+ * directly, not through the machine (which holds the lifecycle only; ipcConnection.machine.ts).
+ * `opened` comes when the machine enters `connected`, with the channel to send on (until the
+ * machine emits `ipc:disconnected`); `message` gets each valid message, in order, never before
+ * `opened` nor once the machine has left `connected` (the channel is destroyed as it leaves).
+ */
+export interface IpcPeer {
+  opened(channel: IpcChannel): void;
+  /** A function, not a method: the channel calls it as it is. */
+  readonly message: (message: Envelope) => void;
+  /** The channel's statistics when it closes (back-pressure pauses, longest queue). */
+  stats?(stats: ChannelStats): void;
+}
+
+/** One connection's own: its limits, its owner, and the stream the launcher hands over. */
 interface IpcWiring {
   limits: IpcLimits;
-  onStats: ChannelStatsListener | undefined;
+  peer: IpcPeer;
   stream: Duplex | null;
   failure: string | null;
   /** Set while `attach` waits: called when the stream (or its failure) arrives. */
@@ -148,8 +164,8 @@ function connectionActors(wiringOf: (system: object) => IpcWiring) {
         if (wiring.wake === check) wiring.wake = null;
       };
     }),
-    channel: fromCallback<EventObject, { workerId: string }>(({ sendBack, receive, system }) => {
-      const { stream, limits, onStats } = wiringOf(system);
+    channel: fromCallback<EventObject, { workerId: string }>(({ sendBack, system }) => {
+      const { stream, limits, peer } = wiringOf(system);
       if (!stream) {
         sendBack({ type: 'PEER_CLOSED' } satisfies IpcConnectionEvent);
         return () => undefined;
@@ -159,9 +175,8 @@ function connectionActors(wiringOf: (system: object) => IpcWiring) {
         schema: envelopeSchema,
         maxLineBytes: limits.maxLineBytes,
         ...(limits.highWater ? { highWater: limits.highWater } : {}),
-        onMessage: (message) => {
-          if (live) sendBack({ type: 'RECEIVED', message } satisfies IpcConnectionEvent);
-        },
+        // Straight to the owner: the channel delivers nothing once destroyed (as this actor stops).
+        onMessage: peer.message,
         onBroken: (reason) => {
           if (live) sendBack({ type: 'VIOLATION', reason } satisfies IpcConnectionEvent);
           live = false;
@@ -169,16 +184,13 @@ function connectionActors(wiringOf: (system: object) => IpcWiring) {
         onClose: () => {
           if (live) sendBack({ type: 'PEER_CLOSED' } satisfies IpcConnectionEvent);
           live = false;
-          onStats?.(channel.stats);
+          peer.stats?.(channel.stats);
         },
       });
-      receive((event) => {
-        const e = event as IpcConnectionEvent;
-        if (e.type === 'SEND') channel.send(e.message);
-      });
+      peer.opened(channel);
       return () => {
         live = false;
-        onStats?.(channel.stats);
+        peer.stats?.(channel.stats);
         channel.destroy();
       };
     }),
@@ -192,19 +204,15 @@ const sharedIpcConnectionMachine = ipcConnectionMachine.provide({ actors: connec
 export type IpcConnectionActor = Actor<typeof sharedIpcConnectionMachine>;
 
 /**
- * An ipcConnection actor (not started) for worker `workerId`'s channel, with `limits`, on the
- * machine every connection of this process shares (building a machine per connection was a large
- * part of starting a worker; actorWiring.ts), and the door its launcher hands the channel through.
- * A stream handed over while the connection is not waiting for one (it was closed) is destroyed.
+ * An ipcConnection actor (not started) for worker `workerId`'s channel, with `limits` and its
+ * owner `peer`, on the machine every connection of this process shares (building a machine per
+ * connection was a large part of starting a worker; actorWiring.ts), and the door its launcher
+ * hands the channel through. A stream handed over while the connection is not waiting for one
+ * (it was closed) is destroyed.
  */
-export function openIpcConnection(
-  workerId: string,
-  limits: IpcLimits,
-  onStats?: ChannelStatsListener,
-  inspect?: (event: InspectionEvent) => void,
-): { actor: IpcConnectionActor; door: IpcChannelDoor } {
+export function openIpcConnection(workerId: string, limits: IpcLimits, peer: IpcPeer, inspect?: (event: InspectionEvent) => void): { actor: IpcConnectionActor; door: IpcChannelDoor } {
   const actor = createActor(sharedIpcConnectionMachine, { input: { workerId }, ...(inspect ? { inspect } : {}) });
-  const wiring: IpcWiring = { limits, onStats, stream: null, failure: null, wake: null };
+  const wiring: IpcWiring = { limits, peer, stream: null, failure: null, wake: null };
   connections.bind(actor, wiring);
   const door: IpcChannelDoor = {
     attach(stream) {

@@ -5,7 +5,7 @@ import type { WorkerEmitted, WorkerEvent } from '../machines/worker/worker.machi
 import type { ChannelStats } from './channel';
 import { createWorkerActor, openIpcConnection, type HealthLimits, type IpcConnectionActor, type WorkerActor } from './workerActors';
 import { PROTOCOL_VERSION, toHost, toWorker, type QueryParams, type QueryResult, type ToHost, type ToWorker } from './protocol';
-import { RpcEndpoint, RpcFailure, type Envelope, type Handlers, type ParamsOf } from './rpc';
+import { RpcEndpoint, RpcFailure, type Handlers, type ParamsOf } from './rpc';
 import { launchWorkerProcess } from './processLauncher';
 import { killProcessGroup, type WorkerCommand } from './spawnWorker';
 import { sweepWorkerProcesses, sweepWorkerProcessesInBackground, WORKER_TAG_ENV } from './workerSweep';
@@ -194,33 +194,28 @@ export class WorkerHandle {
 
   /** The `process` actor: the child, its socket, and what they say, as worker-machine events. */
   private runProcess(sendBack: (e: WorkerEvent) => void, receive: (listener: (e: EventObject) => void) => void): () => void {
-    const { actor: ipc, door } = openIpcConnection(
-      this.id,
-      { maxLineBytes: this.opts.maxLineBytes, ...(this.opts.highWater ? { highWater: this.opts.highWater } : {}) },
-      (s) => (this.channelStats = { ...s }),
-      this.opts.inspect,
-    );
     const violation = (reason: string) => {
       ipc.send({ type: 'CLOSE', reason: `protocol violation: ${reason}` });
       this.opts.log('warn', `worker ${this.id}: protocol violation: ${reason}; the worker is replaced`);
       sendBack({ type: 'DISCONNECTED', reason: `protocol violation: ${reason}`, broken: true });
     };
-    ipc.on('ipc:connected', () => {
-      this.rpc = new RpcEndpoint<ToHost, ToWorker>(
-        (m: Envelope) => {
-          ipc.send({ type: 'SEND', message: m });
-          return true;
+    // The messages go between the channel and the protocol's endpoint directly; the connection's
+    // machine hears its lifecycle only (ipcConnection.machine.ts).
+    const { actor: ipc, door } = openIpcConnection(
+      this.id,
+      { maxLineBytes: this.opts.maxLineBytes, ...(this.opts.highWater ? { highWater: this.opts.highWater } : {}) },
+      {
+        opened: (channel) => {
+          this.rpc = new RpcEndpoint<ToHost, ToWorker>((m) => channel.send(m), toHost, toWorker, { ready: (p) => this.onReady(p, sendBack, ipc), ...this.queryHandlers(violation) }, violation);
         },
-        toHost,
-        toWorker,
-        { ready: (p) => this.onReady(p, sendBack, ipc), ...this.queryHandlers(violation) },
-        violation,
-      );
-    });
-    ipc.on('ipc:message', (e: Extract<IpcConnectionEmitted, { type: 'ipc:message' }>) => {
-      this.lastHeardAt = Date.now();
-      this.rpc?.receive(e.message);
-    });
+        message: (m) => {
+          this.lastHeardAt = Date.now();
+          this.rpc?.receive(m);
+        },
+        stats: (s) => (this.channelStats = { ...s }),
+      },
+      this.opts.inspect,
+    );
     let exitWait: NodeJS.Timeout | undefined;
     ipc.on('ipc:disconnected', (e: Extract<IpcConnectionEmitted, { type: 'ipc:disconnected' }>) => {
       this.rpc?.close(e.reason);

@@ -1,4 +1,4 @@
-import type { ActivityFeed } from '../../core/hooks/feed';
+import type { ActivityFeed } from '../../core/events/activityFeed';
 import { restoreCheckpoint } from '../../core/loop/checkpoint';
 import { listLoops, loopDir, uniqueLoopName, type StoredLoopSettings } from '../../core/loop/files';
 import { LoopRunner, type LoopTaskHost, type LoopTrust } from '../../core/loop/runner';

@@ -2,7 +2,7 @@ import { errorMessage } from '../../shared/domain/errors';
 import * as vscode from 'vscode';
 import type { StoredLoopSettings } from '../../core/loop/files';
 import type { LoopTaskHost, LoopTrust } from '../../core/loop/runner';
-import type { ActivityFeed } from '../../core/hooks/feed';
+import type { ActivityFeed } from '../../core/events/activityFeed';
 import type { LoopStatus } from '../../shared/domain/loop';
 import type { LoopAction, LoopsState } from '../../shared/protocol/loopMessages';
 import { type Logger } from '../logger';

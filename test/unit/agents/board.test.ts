@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { StatusBoard } from '../../../src/core/agents/board';
-import type { ActivityEvent, ActivitySource } from '../../../src/core/hooks/feed';
+import type { ActivityEvent, ActivitySource } from '../../../src/core/events/activityFeed';
 import { taskStateTags } from '../../../src/core/machines/task/taskTags';
 import { agentItems } from '../../../src/extension/agentsRows';
 import type { ViewTaskEvent } from '../../../src/shared/domain/events';

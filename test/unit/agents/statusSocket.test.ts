@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { StatusBoard } from '../../../src/core/agents/board';
 import { readAgents, StatusPublisher, watchSocket } from '../../../src/core/agents/statusSocket';
-import { ActivityFeed } from '../../../src/core/hooks/feed';
+import { ActivityFeed } from '../../../src/core/events/activityFeed';
 import { statusSummary } from '../../../src/shared/domain/agents';
 import { Changes } from '../helpers/changes';
 

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ProcessActivity } from '../../../src/core/agents/processActivity';
 import type { BusDelivery } from '../../../src/core/events/eventBus';
-import type { ActivityEvent } from '../../../src/core/hooks/feed';
+import type { ActivityEvent } from '../../../src/core/events/activityFeed';
 import { NOTHING_APPROVED } from '../../../src/core/trust/items';
 
 /**

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { EventBus, type BusDelivery, type BusEvent } from '../../../src/core/events/eventBus';
-import { busEventsOf, publishTaskEvent } from '../../../src/core/events/taskEvents';
+import { ActivityFeed, busEventsOf } from '../../../src/core/events/activityFeed';
 
 const started = (n: number) => ({ kind: 'SessionCreated' as const, taskId: `t${n}`, title: `task ${n}`, resumed: false });
 
@@ -125,7 +125,7 @@ describe('task events on the bus', () => {
     const bus = new EventBus();
     const kinds: string[] = [];
     bus.observe((e) => kinds.push(e.kind), { name: 'all' });
-    publishTaskEvent(bus, { type: 'task', taskId, state: 'running' });
+    new ActivityFeed(undefined, bus).publishTask({ type: 'task', taskId, state: 'running' });
     expect(kinds).toEqual(['TaskEvent', 'SessionStateChanged']);
   });
 });
@@ -135,11 +135,12 @@ describe('MetricsCollector', () => {
     const { MetricsCollector } = await import('../../../src/core/events/metrics');
     const bus = new EventBus();
     const metrics = new MetricsCollector().attach(bus);
+    const feed = new ActivityFeed(undefined, bus);
     const taskId = 't';
-    publishTaskEvent(bus, { type: 'phase', taskId, run: 1, phase: 'memorySearch', previous: 'initializing', ms: 7 });
-    publishTaskEvent(bus, { type: 'tool_call', taskId, id: 'c', name: 'Read', input: {} });
-    publishTaskEvent(bus, { type: 'usage', taskId, inputTokens: 10, outputTokens: 5, cacheReadTokens: 1, cacheWriteTokens: 0, costUsd: 0, totalCostUsd: 0 });
-    publishTaskEvent(bus, { type: 'done', taskId, status: 'completed', stopReason: 'end_turn' });
+    feed.publishTask({ type: 'phase', taskId, run: 1, phase: 'memorySearch', previous: 'initializing', ms: 7 });
+    feed.publishTask({ type: 'tool_call', taskId, id: 'c', name: 'Read', input: {} });
+    feed.publishTask({ type: 'usage', taskId, inputTokens: 10, outputTokens: 5, cacheReadTokens: 1, cacheWriteTokens: 0, costUsd: 0, totalCostUsd: 0 });
+    feed.publishTask({ type: 'done', taskId, status: 'completed', stopReason: 'end_turn' });
     await bus.drained();
     const m = metrics.snapshot();
     expect(m).toMatchObject({ runs: { completed: 1, failed: 0 }, toolEvents: 1, tokens: 16, phaseMs: { initializing: 7 } });

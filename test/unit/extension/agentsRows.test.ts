@@ -44,7 +44,7 @@ describe('agentItems', () => {
 
 describe('a loop that ran out of iterations', () => {
   it('is shown as stopped at its limit, not done, through the real status board', async () => {
-    const { ActivityFeed } = await import('../../../src/core/hooks/feed');
+    const { ActivityFeed } = await import('../../../src/core/events/activityFeed');
     const { StatusBoard } = await import('../../../src/core/agents/board');
     const feed = new ActivityFeed();
     const board = new StatusBoard(feed);

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { StatusBoard } from '../../../src/core/agents/board';
-import { ActivityFeed } from '../../../src/core/hooks/feed';
+import { ActivityFeed } from '../../../src/core/events/activityFeed';
 import type { HookInput } from '../../../src/core/hooks/types';
 import { attentionToTell } from '../../../src/extension/attention';
 

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { TaskRuntime } from '../../../src/core/runtime/taskRuntime';
-import { ActivityFeed } from '../../../src/core/hooks/feed';
+import { ActivityFeed } from '../../../src/core/events/activityFeed';
 import { ChatController, ChatWindow } from '../../../src/extension/chatController';
 import { memoryHistoryServices } from '../../../src/extension/history/taskHistory';
 import { ViewConnection } from '../../../src/extension/viewConnection';

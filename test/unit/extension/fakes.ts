@@ -3,7 +3,7 @@ import type { MessageExtras, StartTaskOptions, TaskHandle } from '../../../src/c
 import { summaryOf } from '../../../src/shared/domain/attachments';
 import type { TaskEvent } from '../../../src/shared/domain/events';
 import type { EventBus } from '../../../src/core/events/eventBus';
-import { publishTaskEvent } from '../../../src/core/events/taskEvents';
+import { ActivityFeed } from '../../../src/core/events/activityFeed';
 import type { ErrorCode } from '../../../src/shared/domain/errors';
 import { userMessageOf } from '../../../src/core/machines/turn/conversation';
 import { taskStateTags } from '../../../src/core/machines/task/taskTags';
@@ -85,7 +85,7 @@ export class FakeTask implements TaskHandle {
       this.lastDone = null;
     }
     if (e.type === 'done') this.running = false;
-    if (this.bus) publishTaskEvent(this.bus, e, { taskSeq: this.delivered + 1 });
+    if (this.bus) new ActivityFeed(undefined, this.bus).publishTask(e, { taskSeq: this.delivered + 1 });
     this.t = applyTaskEvent(this.t, e);
     this.delivered++;
     for (const l of this.listeners) l(e);

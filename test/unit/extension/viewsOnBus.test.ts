@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { EventBus } from '../../../src/core/events/eventBus';
-import { ActivityFeed } from '../../../src/core/hooks/feed';
+import { ActivityFeed } from '../../../src/core/events/activityFeed';
 import { TaskRuntime } from '../../../src/core/runtime/taskRuntime';
 import { ChatController } from '../../../src/extension/chatController';
 import { ViewConnection } from '../../../src/extension/viewConnection';

@@ -1,7 +1,7 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import type { AnyMachineSnapshot, StateValue } from 'xstate';
 import { StatusBoard } from '../../../src/core/agents/board';
-import { ActivityFeed, type ActivityEvent } from '../../../src/core/hooks/feed';
+import { ActivityFeed, type ActivityEvent } from '../../../src/core/events/activityFeed';
 import type { HookInput } from '../../../src/core/hooks/types';
 import { agentStatusMachine, type AgentStatusEvent } from '../../../src/core/machines/agentStatus/agentStatus.machine';
 import { loopModeMachine, type IterationEnd, type LoopModeNotice } from '../../../src/core/machines/loopMode/loopMode.machine';

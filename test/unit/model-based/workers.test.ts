@@ -60,7 +60,14 @@ describe('model-based: ipcConnection (a real socketpair)', () => {
     const r = await replayIpc(path, recorder);
     expect(r.observed).toEqual(r.expected);
     if (path.events.some((e) => e.type === 'VIOLATION')) expect(r.reason).toMatch(/protocol violation: a line that is not JSON/);
-    if (path.events.some((e) => e.type === 'RECEIVED')) expect(r.received).toEqual(['ready']);
+    // Its owner got a channel on each entry to `connected`, and the traffic of each reached it.
+    const connections = path.events.filter((e) => e.type === 'ATTACHED').length;
+    expect(r.opened).toBe(connections);
+    expect(r.received).toEqual(Array.from({ length: connections }, () => 'echo:ping'));
+    // Every way down is announced once, with its reason; only a protocol violation says `broken`.
+    const downs = path.events.filter((e) => ['ATTACH_FAILED', 'CLOSE', 'PEER_CLOSED', 'VIOLATION'].includes(e.type));
+    expect(r.disconnected.map((d) => d.broken)).toEqual(downs.map((e) => e.type === 'VIOLATION'));
+    expect(r.disconnected.at(-1)?.reason ?? null).toBe(r.reason);
   });
   it('every state and transition of the ipcConnection machine was taken by the real actors', () => {
     const c = recorder.report(ipcConnectionMachine);

@@ -95,6 +95,29 @@ describe('a worker channel carries long messages in parts', () => {
     expect(r2.got).toEqual([]);
   });
 
+  it('a channel destroyed by its owner delivers nothing more, not even what was waiting, and still reports its close', async () => {
+    const [a, b] = await pair();
+    const got: string[] = [];
+    let closed!: () => void;
+    const close = new Promise<void>((resolve) => (closed = resolve));
+    const channel: MessageChannel<Big, Big> = new MessageChannel<Big, Big>(b, {
+      schema,
+      maxLineBytes: 4096,
+      // One message per turn of the event loop: the rest waits in the queue.
+      batch: 1,
+      onMessage: (m) => {
+        got.push(m.text);
+        // The owner lets go of the connection (as the ipcConnection's channel actor stops).
+        if (m.text === 'first') channel.destroy();
+      },
+      onBroken: () => undefined,
+      onClose: () => closed(),
+    });
+    a.write(['first', 'second', 'third'].map((text) => `${JSON.stringify({ type: 'big', text })}\n`).join(''));
+    await close;
+    expect(got).toEqual(['first']);
+  });
+
   it('a short message is one line, as before', () => {
     expect(linesOf({ type: 'big', text: 'hello' })).toEqual(['{"type":"big","text":"hello"}']);
   });

@@ -1,5 +1,4 @@
-import { assign, emit, fromCallback, sendTo, setup, type EventObject } from 'xstate';
-import type { Envelope } from '../../workers/rpc';
+import { assign, emit, fromCallback, setup, type EventObject } from 'xstate';
 
 /**
  * The host's end of one worker's channel: disconnected → connecting (the worker is being started;
@@ -7,9 +6,16 @@ import type { Envelope } from '../../workers/rpc';
  * is the socketpair the worker inherits (workers/spawnWorker.ts, WORKER_CHANNEL_FD): there is no
  * address another process could connect to, so "connecting" waits for the launcher, not for a
  * peer. A line that breaks the protocol, the peer going away or CLOSE all end in `disconnected`,
- * with the reason kept; nothing is delivered after that. Emits `ipc:connected`, `ipc:message`
- * (each valid message, in order) and `ipc:disconnected`. The I/O is in two actors provided by the
- * pool: `attach` (waits for the launcher's end of the channel) and `channel` (the connection).
+ * with the reason kept; nothing is delivered after that. Emits `ipc:connected` and
+ * `ipc:disconnected`. The I/O is in two actors provided by the pool: `attach` (waits for the
+ * launcher's end of the channel) and `channel` (the connection, which lives exactly while the
+ * machine is `connected`).
+ *
+ * The machine holds the connection's lifecycle, not its traffic: the messages go between the
+ * channel and its owner's protocol endpoint directly (workers/workerActors.ts, `IpcPeer`), not
+ * as an event of this machine each (decided 27 Nov 2026, issue 25: a `SEND` / `RECEIVED` per
+ * message was a hop of every message that decided nothing). What it guarantees of the traffic:
+ * no message is delivered before `connected` or after it is left.
  */
 export interface IpcConnectionInput {
   /** The worker this channel belongs to (for messages). */
@@ -21,8 +27,6 @@ interface IpcConnectionContext extends IpcConnectionInput {
   reason: string | null;
   /** True when the peer broke the protocol (a malformed, unknown or oversized message). */
   broken: boolean;
-  sent: number;
-  received: number;
 }
 
 export type IpcConnectionEvent =
@@ -32,17 +36,13 @@ export type IpcConnectionEvent =
   | { type: 'ATTACHED' }
   /** From `attach`: there will be no channel (the worker could not be started). */
   | { type: 'ATTACH_FAILED'; reason: string }
-  /** From `channel`: one valid message. */
-  | { type: 'RECEIVED'; message: Envelope }
   /** From `channel`: the peer closed the connection. */
   | { type: 'PEER_CLOSED' }
   /** From `channel`: the peer broke the protocol. */
-  | { type: 'VIOLATION'; reason: string }
-  | { type: 'SEND'; message: Envelope };
+  | { type: 'VIOLATION'; reason: string };
 
 export type IpcConnectionEmitted =
   | { type: 'ipc:connected' }
-  | { type: 'ipc:message'; message: Envelope }
   | { type: 'ipc:disconnected'; reason: string; broken: boolean };
 
 export const ipcConnectionMachine = setup({
@@ -57,14 +57,14 @@ export const ipcConnectionMachine = setup({
     attach: fromCallback<EventObject, { workerId: string }>(({ sendBack }) => {
       sendBack({ type: 'ATTACH_FAILED', reason: 'no launcher wired' });
     }),
-    /** The connection: sends RECEIVED / PEER_CLOSED / VIOLATION; takes SEND and CLOSE. Provided by the pool. */
+    /** The connection: sends PEER_CLOSED / VIOLATION; its messages go to its owner, not here. Provided by the pool. */
     channel: fromCallback<EventObject, { workerId: string }>(({ sendBack }) => {
       sendBack({ type: 'PEER_CLOSED' });
     }),
   },
 }).createMachine({
   id: 'ipcConnection',
-  context: ({ input }) => ({ ...input, reason: null, broken: false, sent: 0, received: 0 }),
+  context: ({ input }) => ({ ...input, reason: null, broken: false }),
   initial: 'disconnected',
   states: {
     disconnected: {
@@ -94,8 +94,6 @@ export const ipcConnectionMachine = setup({
       entry: emit({ type: 'ipc:connected' }),
       invoke: { id: 'channel', src: 'channel', input: ({ context }) => ({ workerId: context.workerId }) },
       on: {
-        RECEIVED: { actions: [assign({ received: ({ context }) => context.received + 1 }), emit(({ event }) => ({ type: 'ipc:message', message: event.message }) as const)] },
-        SEND: { actions: [assign({ sent: ({ context }) => context.sent + 1 }), sendTo('channel', ({ event }) => event)] },
         PEER_CLOSED: {
           target: 'disconnected',
           actions: [assign({ reason: 'the worker closed the connection' }), emit({ type: 'ipc:disconnected', reason: 'the worker closed the connection', broken: false })],
