@@ -8,7 +8,6 @@ import { TaskHookPoints } from '../hooks/taskHooks';
 import { applyTaskEvent, emptyTranscript, type TaskTranscript } from '../../shared/domain/transcript';
 import { taskLockKey, type LockManager } from '../locks/lockManager';
 import type { AttachedImage, DoneEvent, PendingSubtask } from '../machines/task/task.machine';
-import { phasesEventOf } from '../machines/runPhases/runPhases.machine';
 import { taskStateTags } from '../machines/task/taskTags';
 import type { ProjectMemory } from '../memory/projectMemory';
 import type { TrustView } from '../trust/items';
@@ -577,8 +576,9 @@ export class LiveTask implements TaskHandle, TaskParent {
   }
 
   /**
-   * Publishes one event of this task: to the log first, then the transcript, then listeners, then
-   * the task machine, which feeds the run's phases (tool calls, usage: `RUN_EVENT`). A run's `done`
+   * Publishes one event of this task: to the log first, then the transcript, then listeners. The
+   * run's phases hear of the turn loop's tool calls and tokens from the task machine, which its
+   * turn loop tells (`RUN_EVENT`), not from here. A run's `done`
    * comes from the task machine once the run's phases and its record are over (its `finishing`
    * state), so it is the run's last event. Once this process let the task go (its actor stopped),
    * late callbacks (output of a command being killed) publish nothing more.
@@ -586,7 +586,6 @@ export class LiveTask implements TaskHandle, TaskParent {
   private emit(event: TaskEvent): void {
     if (this.hasStopped) return;
     this.deliver(event);
-    if (phasesEventOf(event)) this.actor.send({ type: 'RUN_EVENT', event });
     // Each usage event carries the task's running total: the budget counts it (answers, retries, summaries, the lesson).
     if (event.type === 'usage') this.budget.record(this.id, event.totalCostUsd);
   }

@@ -20,7 +20,7 @@ import type { ToolRegistry } from '../tools/registry';
 import type { TaskHookPoints } from '../hooks/taskHooks';
 import { toolUseOf, wireHookedPermissionMachine } from './hookedPermission';
 import { validateToolCall, wirePermissionMachine, type PermissionDecider } from './permissionCheck';
-import { wireRunPhases, type RunPhaseServices, type RunPhasesRef } from './runPhases';
+import { phasesOver, preparedRun, wireRunPhases, type RunPhaseServices, type RunPhasesRef } from './runPhases';
 import { MEMORY_OFF } from '../memory/settings';
 import { NOTHING_APPROVED } from '../trust/items';
 import { RUN_PHASES_ID } from '../machines/task/task.machine';
@@ -282,7 +282,7 @@ export function wireTaskMachine(services: TaskServices) {
     host,
   );
   const remote = services.remote;
-  const phases = wireRunPhases(
+  const runPhases = wireRunPhases(
     services.phases
       ? { ...services.phases, createProvider: services.createProvider, publish: services.publish }
       : {
@@ -316,7 +316,7 @@ export function wireTaskMachine(services: TaskServices) {
       }),
       // The run's phases (the task machine's child, spawned as this starts) up to the runner, then the hooks.
       initialize: fromPromise(async ({ input, system }) => {
-        const prepared = await phases.ready(phasesOf(system));
+        const prepared = await preparedRun(phasesOf(system));
         provider = prepared.provider;
         runSystem = prepared.system;
         if (!hooks) return;
@@ -353,10 +353,10 @@ export function wireTaskMachine(services: TaskServices) {
       }),
       // The run's phases were told how it ended (the machine's `endPhases`): their end, then the record.
       finishRun: fromPromise(async ({ system }) => {
-        await phases.finished(phasesOf(system));
+        await phasesOver(phasesOf(system));
         await services.recorded?.();
       }),
-      runPhases: phases.machine,
+      runPhases,
     },
     actions: {
       publish,

@@ -3,7 +3,8 @@ import { describe, expect, it } from 'vitest';
 import { createActor, fromPromise } from 'xstate';
 import type { TaskEvent } from '../../../src/shared/domain/events';
 import { describeAll, describeMachine } from '../../../src/core/machines/catalog';
-import { runPhasesMachine, type GatekeeperVerdict, type RunPhasesEvent } from '../../../src/core/machines/runPhases/runPhases.machine';
+import { runPhasesMachine, type GatekeeperVerdict, type RunnerInfo, type RunPhasesEvent } from '../../../src/core/machines/runPhases/runPhases.machine';
+import type { ProjectMemory } from '../../../src/core/memory/projectMemory';
 
 /**
  * Model-based tests of the runPhases machine: random event sequences against a model of what a
@@ -30,9 +31,9 @@ function start(w: Wiring) {
     actors: {
       loadRunSetup: act('setup', { instructionFiles: ['KEEL.md'] }),
       searchMemory: act('search', { hits: [{ file: 'a.md', title: 'A', score: 9 }], tokens: 10 }),
-      acquireRunner: act('runner', { pid: 4242 }),
+      acquireRunner: act<RunnerInfo, { taskId: string; run: number; runner: 'local' | 'worker' }>('runner', { pid: 4242 }),
       evaluateGatekeeper: act('gatekeeper', w.verdict ?? skipped),
-      persistMemory: act<string, { taskId: string; run: number; lesson: NonNullable<GatekeeperVerdict['lesson']> }>('persist', 'a-2.md'),
+      persistMemory: act<string, { taskId: string; run: number; lesson: NonNullable<GatekeeperVerdict['lesson']>; memory: ProjectMemory | null }>('persist', 'a-2.md'),
     },
     actions: { publish: (_, e) => void (e && e.type === 'phase' && published.push(e)) },
   });

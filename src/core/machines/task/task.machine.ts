@@ -152,14 +152,21 @@ export type TaskMachineEvent =
   | { type: 'RECORD_FAILED'; failure: string }
   /** The owner lets the task go: a run whose phases are still finishing publishes its `done` now. */
   | { type: 'CLOSE' }
-  /** An event the task published (its turn loop's tool calls and results, usage): the run's phases are fed from it. */
-  | { type: 'RUN_EVENT'; event: TaskEvent };
+  /**
+   * From the run's turn loop, its child (the turn machine's `tellOwner`, or the query machine
+   * relaying a worker's): an event it just published that the run's phases count — a tool call,
+   * its result, the loop back at the model, a model call's tokens. The machine feeds them on.
+   */
+  | { type: 'RUN_EVENT'; event: TaskEvent }
+  /** From the run's query (tasks on workers): the worker it leased, whose pid is the run's runner's. */
+  | { type: 'RUNNER_LEASED'; pid: number | null };
 
 /** The id and systemId of the current run's phases, the task machine's child (the runtime's `initialize` and `finishRun` wait on it). */
 export const RUN_PHASES_ID = 'runPhases';
 
 type Publish = { type: 'publish'; params: TaskEvent | null };
 type Release = { type: 'release'; params: undefined };
+type FeedPhasesUsage = { type: 'feedPhasesUsage'; params: TaskEvent };
 
 /** The task machine's types, actions, actors and guards (the machine itself is `taskMachine`). */
 const taskSetup = setup({
@@ -206,11 +213,15 @@ const taskSetup = setup({
       const status = context.owedDone;
       if (status !== null && status !== 'running') tell(phasesOf(system), { type: 'RUN_ENDED', status });
     },
-    /** What the run's phases learn from the task's events: tool calls and results, the loop back at the model, tokens. */
+    /** What the run's phases learn from the turn loop's events (RUN_EVENT): tool calls and results, the loop back at the model, tokens. */
     feedPhases: ({ event, system }) => {
       if (event.type !== 'RUN_EVENT') return;
       const fed = phasesEventOf(event.event);
       if (fed) tell(phasesOf(system), fed);
+    },
+    /** The run's query leased a worker: the phases' runner is that worker (its pid). */
+    tellRunner: ({ event, system }) => {
+      if (event.type === 'RUNNER_LEASED') tell(phasesOf(system), { type: 'RUNNER', pid: event.pid });
     },
     /** Lets the task go: its log closed, its lock released (a task whose worker died or whose record failed). Provided by the runtime. */
     release: (_: unknown, _p: undefined) => {},
@@ -318,12 +329,20 @@ const taskSetup = setup({
       for (const s of context.subtasks) enqueue(stopChild(subtaskActorId(s.toolCallId)));
       enqueue.assign({ subtasks: [] });
     }),
+    /** A call's tokens the task machine itself published (CHARGE): the run's phases, if any still run, count them. */
+    feedPhasesUsage: ({ system }, usage: TaskEvent) => {
+      const fed = phasesEventOf(usage);
+      if (fed) tell(phasesOf(system), fed);
+    },
     /** A call outside the turn loops (CHARGE): the task's totals grow, and the usage event carries the new total. */
-    charge: enqueueActions<TaskContext, TaskMachineEvent, undefined, TaskMachineEvent, never, Publish, never, never, never>(({ context, event, enqueue }) => {
+    charge: enqueueActions<TaskContext, TaskMachineEvent, undefined, TaskMachineEvent, never, Publish | FeedPhasesUsage, never, never, never>(({ context, event, enqueue }) => {
       if (event.type !== 'CHARGE') return;
       const total = context.costUsd + event.costUsd;
-      enqueue({ type: 'publish', params: { type: 'usage', taskId: context.taskId, ...event.usage, costUsd: event.costUsd, totalCostUsd: total } });
+      const usage: TaskEvent = { type: 'usage', taskId: context.taskId, ...event.usage, costUsd: event.costUsd, totalCostUsd: total };
+      enqueue({ type: 'publish', params: usage });
       enqueue.assign({ usage: addUsage(context.usage, event.usage), costUsd: total });
+      // The run's phases count the call's tokens too (the gatekeeper's lesson call while finishing).
+      enqueue({ type: 'feedPhasesUsage', params: usage });
     }),
     recordTurn: assign(({ context }, p: { output: TurnOutput }) => ({
       messages: p.output.messages,
@@ -438,6 +457,7 @@ export const taskMachine = taskSetup.createMachine({
     // After the run's `done` (or with no run going on): the record's failure is told; nothing else changes.
     RECORD_FAILED: { actions: { type: 'publish', params: ({ context, event }) => recordFailedEvent(context, event.failure, false) } },
     RUN_EVENT: { actions: 'feedPhases' },
+    RUNNER_LEASED: { actions: 'tellRunner' },
   },
   states: {
     created: {
@@ -792,7 +812,7 @@ function recordFailedEvent(context: TaskContext, failure: string, unsettled: boo
 /** The phases' input of the run about to start. */
 function phasesInputOf(context: TaskContext): RunPhasesInput {
   const start = runStartOf(context);
-  return { taskId: context.taskId, run: start.run, prompt: start.prompt, fromMessage: start.fromMessage };
+  return { taskId: context.taskId, run: start.run, prompt: start.prompt, fromMessage: start.fromMessage, runner: context.runner };
 }
 
 /** The current run's phases (the child `runPhases`), if any. */
