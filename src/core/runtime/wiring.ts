@@ -27,7 +27,7 @@ import { RUN_PHASES_ID } from '../machines/task/task.machine';
 import { buildSystemPrompt } from './systemPrompt';
 import type { McpToolSource } from '../mcp/toolSource';
 import { runMcpCall } from '../mcp/wiring';
-import type { CommandRun, TaskHandle } from './types';
+import type { TaskHandle } from './types';
 import { remoteTurn, type RemoteTurnDeps } from '../workers/remoteTurn';
 import type { TaskCheckpoints } from '../checkpoints/recorder';
 import { prepareWrite, withCheckpoints } from './checkpointWiring';
@@ -71,8 +71,8 @@ export interface TaskServices {
   recorded?(): Promise<void>;
   /** Lets the task go (its log closed, its lock released): its worker died, or its record failed. */
   release?(): void;
-  /** A run starts answering `command` (undefined: none): its allowed-tools and model hold until its `done`. */
-  startCommand?(command: CommandRun | undefined): void;
+  /** Whether a command's model is used for its run (false: the provider has one model, the demo). Default: true. */
+  commandModelApplies?(): boolean;
   publish(event: TaskEvent): void;
   /**
    * Resolves once every event published so far is durable (the task's log fsynced). A tool runs
@@ -361,8 +361,8 @@ export function wireTaskMachine(services: TaskServices) {
     actions: {
       publish,
       release: () => services.release?.(),
-      startCommand: (_: unknown, command: CommandRun | undefined) => services.startCommand?.(command),
     },
+    guards: { commandModelApplies: () => services.commandModelApplies?.() ?? true },
   });
 }
 

@@ -294,3 +294,38 @@ describe('the run’s phases are the task machine’s child', () => {
     expect(cancelled.seen.at(-1)).toMatchObject({ type: 'done', status: 'completed' });
   });
 });
+
+describe('a command’s run is the task machine’s to hold (LiveTask keeps no copy of it)', () => {
+  const command = { narrowing: { command: '/quick', rules: ['Read'] }, model: 'claude-haiku-4-5' };
+
+  it('the run answering a command has its narrowing and its model until its done; then the task’s model is back', async () => {
+    const t = lifecycle({ turn: 'complete' });
+    t.actor.send({ type: 'START', text: 'hi', command });
+    expect(t.actor.getSnapshot().context).toMatchObject({ runCommand: command, model: 'claude-haiku-4-5' });
+    await tick();
+    expect(t.actor.getSnapshot().matches({ completed: 'finishing' })).toBe(true);
+    expect(t.actor.getSnapshot().context.model).toBe('claude-haiku-4-5');
+    t.finish();
+    await tick();
+    expect(t.kinds().at(-1)).toBe('done:completed');
+    expect(t.actor.getSnapshot().context).toMatchObject({ runCommand: undefined, model: 'm', modelAfterRun: null });
+  });
+
+  it('a model the person chose during the command’s run holds after it; a provider with one model keeps its own', async () => {
+    const t = lifecycle({ turn: 'complete' });
+    t.actor.send({ type: 'START', text: 'hi', command });
+    t.actor.send({ type: 'SET_MODEL', model: 'claude-sonnet-4-5' });
+    await tick();
+    t.finish();
+    await tick();
+    expect(t.actor.getSnapshot().context.model).toBe('claude-sonnet-4-5');
+
+    const demo = createActor(taskMachine.provide({ guards: { commandModelApplies: () => false } }), {
+      input: { taskId: 't', title: 't', model: 'demo', mode: 'default', limits: { maxTurns: 5, maxTokens: 100, contextLimit: 1e9, retryLimit: 0, retryBaseMs: 1, lockTimeoutMs: 0 } },
+    });
+    demo.start();
+    demo.send({ type: 'START', text: 'hi', command });
+    expect(demo.getSnapshot().context).toMatchObject({ runCommand: command, model: 'demo' });
+    demo.stop();
+  });
+});

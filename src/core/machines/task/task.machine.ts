@@ -14,6 +14,7 @@ import { phasesEventOf, runPhasesMachine, type RunPhasesEvent, type RunPhasesInp
 import type { TurnInput } from '../turn/types';
 import { combineCommands, type CommandRun } from '../../commands/commandRun';
 import { addUsage } from '../turn/turnHelpers';
+import { normalizeModelId } from '../../providers/modelChoice';
 
 /** What a task starts from: a new task, or one rebuilt from its log. */
 export interface TaskInput {
@@ -92,9 +93,16 @@ interface TaskContext extends Required<TaskInput> {
   queued: PendingMessage[];
   /**
    * The custom command the next (or last) run answers: set with the message(s) it answers, kept
-   * by a retry; the runtime applies it when the run starts (`startCommand`).
+   * by a retry; it becomes the run's (`runCommand`) when the run starts.
    */
   command: CommandRun | undefined;
+  /**
+   * The command the run under way answers, from its start to its `done`: its allowed-tools narrow
+   * the run's permission decisions (the runtime's decider reads them here), its model is the run's.
+   */
+  runCommand: CommandRun | undefined;
+  /** While a command's run uses its own model: the task's model, back once the run's `done` is published. */
+  modelAfterRun: string | null;
   /** Messages ever queued (keeps their ids unique). */
   queuedCount: number;
   /** How the current run ended outside its turn loop: its worker died, or its record failed (the task is then let go: `release`). */
@@ -226,23 +234,32 @@ const taskSetup = setup({
     /** Lets the task go: its log closed, its lock released (a task whose worker died or whose record failed). Provided by the runtime. */
     release: (_: unknown, _p: undefined) => {},
     /**
-     * A run starts (after the last run's `done`, which ended that run's command): the runtime
-     * narrows it by the command it answers (none: `undefined`). Provided by the runtime.
+     * A run starts (after the last run's `done`, which ended that run's command): it answers
+     * `command` (none: undefined) — its narrowing, and its model for as long as the run lasts
+     * (when the provider takes another model: `commandModelApplies`).
      */
-    startCommand: (_: unknown, _command: CommandRun | undefined) => {},
+    beginRunCommand: enqueueActions<TaskContext, TaskMachineEvent, undefined, TaskMachineEvent, never, never, { type: 'commandModelApplies'; params: undefined }, never, never>(
+      ({ context, enqueue, check }) => {
+        const command = context.command;
+        const model = context.modelAfterRun ?? context.model;
+        const id = command?.model ? normalizeModelId(command.model) : null;
+        const own = id !== null && id !== model && check({ type: 'commandModelApplies' });
+        enqueue.assign({ runCommand: command, model: own ? id : model, modelAfterRun: own ? model : null });
+      },
+    ),
     /** Publishes the run's owed `done` (a settled run whose phases finished, or that is left before they did). */
     publishOwedDone: enqueueActions<TaskContext, TaskMachineEvent, undefined, TaskMachineEvent, never, Publish, never, never, never>(({ context, enqueue }) => {
       if (context.owedDone === null) return;
       const done = doneEvent(context, context.owedDone);
       enqueue({ type: 'publish', params: done });
-      enqueue.assign({ owedDone: null, lastDone: done });
+      enqueue.assign({ owedDone: null, lastDone: done, ...runCommandEnded(context) });
     }),
     /** How the run ended outside its turn loop: its `done` (a dead worker's `interrupted`, a failed record's `failed`), then the task is let go. */
     endOutsideLoop: enqueueActions<TaskContext, TaskMachineEvent, { status: TaskStatus }, TaskMachineEvent, never, Publish | Release, never, never, never>(({ context, enqueue }, p) => {
       if (context.ending === null) return;
       const done = doneEvent(context, p.status);
       enqueue({ type: 'publish', params: done });
-      enqueue.assign({ lastDone: done });
+      enqueue.assign({ lastDone: done, ...runCommandEnded(context) });
       enqueue({ type: 'release' });
     }),
     /**
@@ -362,6 +379,8 @@ const taskSetup = setup({
     hasQueued: ({ context }) => context.queued.length > 0,
     onWorker: ({ context }) => context.runner === 'worker',
     workerLost: (_, p: { output: TurnOutput }) => p.output.error?.code === 'worker_lost',
+    /** Whether a command's model is used for its run (not with a provider that has one model, the demo). Provided by the runtime. */
+    commandModelApplies: () => true,
     /** The turn stopped before a request its budget could not pay for (machines/turn/budget.ts). */
     turnOverBudget: (_, p: { output: TurnOutput }) => p.output.error?.code === 'budget_exceeded',
   },
@@ -442,6 +461,8 @@ export const taskMachine = taskSetup.createMachine({
     queued: [],
     queuedCount: 0,
     command: undefined,
+    runCommand: undefined,
+    modelAfterRun: null,
     ending: null,
     owedDone: null,
     lastDone: null,
@@ -451,7 +472,8 @@ export const taskMachine = taskSetup.createMachine({
     // A subtask result nobody is waiting for: late or duplicate. Never drives the task.
     SUBTASK_DONE: { actions: assign({ ignoredSubtaskEvents: ({ context }) => context.ignoredSubtaskEvents + 1 }) },
     SET_MODE: { actions: assign({ mode: ({ event }) => event.mode }) },
-    SET_MODEL: { actions: assign({ model: ({ event }) => event.model }) },
+    // The person's choice holds after a command's run too.
+    SET_MODEL: { actions: assign({ model: ({ event }) => event.model, modelAfterRun: null }) },
     CHARGE: { actions: 'charge' },
     UNQUEUE: { actions: 'withdrawQueued' },
     // After the run's `done` (or with no run going on): the record's failure is told; nothing else changes.
@@ -477,7 +499,7 @@ export const taskMachine = taskSetup.createMachine({
       entry: [
         'publishOwedDone',
         assign({ lastDone: null }),
-        { type: 'startCommand', params: ({ context }) => context.command },
+        'beginRunCommand',
         { type: 'publish', params: ({ context }) => stateEvent(context, 'initializing') },
         // The run's phases (instructions, memory, runner; after the loop the gatekeeper), this machine's child: `initialize` waits for them.
         'retirePhases',
@@ -823,6 +845,11 @@ function phasesOf(system: { get(id: string): AnyActorRef | undefined }): AnyActo
 /** Tells the run's phases `event` now (synchronously: what they publish comes before what follows), if they still run. */
 function tell(phases: AnyActorRef | undefined, event: RunPhasesEvent): void {
   if (phases?.getSnapshot().status === 'active') phases.send(event);
+}
+
+/** A run's `done` ends its command: no narrowing, and the task's own model back. */
+function runCommandEnded(context: TaskContext): Pick<TaskContext, 'runCommand' | 'modelAfterRun'> & { model?: string } {
+  return { runCommand: undefined, modelAfterRun: null, ...(context.modelAfterRun !== null ? { model: context.modelAfterRun } : {}) };
 }
 
 function doneEvent(context: TaskContext, status: TaskStatus): DoneEvent {
