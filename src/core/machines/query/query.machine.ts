@@ -16,7 +16,9 @@ export type TurnResult = Omit<TurnOutput, 'messages'> & { messageCount: number }
  * came back) → complete | error | cancelled; pending → rejected when no worker can be had at all
  * (workers keep dying before they are ready, the pool is shutting down). It stands in for the turn machine in the task machine (same
  * input and output, same CANCEL / SET_MODE / SUBTASK_RESULT, and it relays the worker's Task calls
- * to the task as SUBTASK_STARTED), so the task machine drives a remote turn exactly as a local one.
+ * to the task as SUBTASK_STARTED and the events the run's phases count as RUN_EVENT, as the turn
+ * machine tells them, plus its worker's pid as RUNNER_LEASED), so the task machine drives a remote
+ * turn exactly as a local one.
  *
  * A query is sent to a worker at most once. If the worker dies after that, the query ends in
  * `error` with `worker_lost` (the task machine then marks the task interrupted): it is never run

@@ -331,8 +331,8 @@ const taskSetup = setup({
      * A child answered: its result goes to the turn, its actor is let go. The result reaches the
      * turn once this step is over (delay 0), as it reaches a turn on a worker: a turn loop in this
      * process would otherwise publish its tool_result and move on (assembling, the next request)
-     * inside this machine's step, while the RUN_EVENT that feeds the run's phases waits in this
-     * machine's mailbox, so the phase change would come after the turn's next events — a log
+     * inside this machine's step, while the RUN_EVENT it tells this machine (for the run's phases)
+     * waits in this machine's mailbox, so the phase change would come after the turn's next events — a log
      * whose order depends on where the turn ran (and a replay, in process, that differs from it).
      */
     finishSubtask: enqueueActions<TaskContext, TaskMachineEvent, undefined, TaskMachineEvent, never, never, never, never, never>(({ context, event, enqueue }) => {
@@ -435,7 +435,9 @@ const finishingThenSettled = taskSetup.createStateConfig({
  * are over, or when the state is left first (a new message, RETRY, ABANDON, CLOSE: the next
  * state's entry publishes it before anything of its own), so `done` stays the run's last event.
  * Each run's phases (instructions, memory, runner, gatekeeper, memory write) are its child
- * `runPhases`, spawned as the run starts and fed the run's events (RUN_EVENT); `finishing` tells
+ * `runPhases`, spawned as the run starts and fed by this machine alone: the tool calls, results
+ * and tokens its turn loop tells it of (RUN_EVENT), a CHARGE's tokens, the leased worker's pid
+ * (RUNNER_LEASED); `finishing` tells
  * them how the run ended, and the transitions that stop a run from outside end them first.
  * INTERRUPT (the owner is ending) takes every running state to `interrupted`; a turn loop whose
  * worker died (`worker_lost`) does too, with its `done`; RECORD_FAILED ends a run going on (or
