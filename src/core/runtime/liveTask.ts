@@ -8,7 +8,6 @@ import { TaskHookPoints } from '../hooks/taskHooks';
 import { applyTaskEvent, emptyTranscript, type TaskTranscript } from '../../shared/domain/transcript';
 import { taskLockKey, type LockManager } from '../locks/lockManager';
 import type { AttachedImage, DoneEvent, PendingSubtask } from '../machines/task/task.machine';
-import { phasesEventOf } from '../machines/runPhases/runPhases.machine';
 import { taskStateTags } from '../machines/task/taskTags';
 import type { ProjectMemory } from '../memory/projectMemory';
 import type { TrustView } from '../trust/items';
@@ -122,10 +121,6 @@ export class LiveTask implements TaskHandle, TaskParent {
   private readonly transcriptPath: string;
   /** The task's checkpoints when it is recorded (turns in this process take them; a worker opens its own). */
   private readonly checkpoints: TaskCheckpoints | undefined;
-  /** While a custom command's run lasts: its `allowed-tools` (docs/commands.md). */
-  private narrowing: CommandNarrowing | null = null;
-  /** While a command's run uses its own model: the task's model to go back to. */
-  private modelAfterRun: string | null = null;
   /** What this task spends from (docs/cli.md, "Budget"): its own, its parent's, or its loop's. */
   readonly budget: TaskBudget;
   private readonly budgetEvents: (() => void) | undefined;
@@ -157,7 +152,7 @@ export class LiveTask implements TaskHandle, TaskParent {
     this.budgetEvents = parent ? undefined : this.budget.subscribe(() => this.publishBudget());
     const own = options.loopProgressFile ? allowingLoopProgress(runtime.permissions, options.loopProgressFile, rt.workspace) : runtime.permissions;
     // A command's allowed-tools narrow every decision of its run, sub-agents' included (they ask their parent).
-    this.decider = narrowedBy(parent ? boundedByAncestors(own, () => parent.ancestorModes()) : own, () => this.narrowing, rt.workspace, rt.home);
+    this.decider = narrowedBy(parent ? boundedByAncestors(own, () => parent.ancestorModes()) : own, () => this.narrowing(), rt.workspace, rt.home);
     const providerFactory = rt.providerFactory ?? ((config: ProviderConfig) => loadProvider(config));
     const model = options.provider.model;
     this.provider = options.provider.provider;
@@ -253,7 +248,8 @@ export class LiveTask implements TaskHandle, TaskParent {
       // in an earlier run (already told) does not hold this run's `done` back.
       recorded: () => this.recorded().catch(() => new Promise<void>((resolve) => setImmediate(resolve))),
       release: () => this.stop(),
-      startCommand: (command) => this.beginCommand(command),
+      // A command's model is not the demo's to take.
+      commandModelApplies: () => this.provider !== 'demo',
       publish: (e) => this.emit(e),
       startSubtask: (sub) => {
         const child = runtime.ensureSubtask(this, sub);
@@ -421,7 +417,6 @@ export class LiveTask implements TaskHandle, TaskParent {
   setModel(model: string): void {
     const id = normalizeModelId(model);
     if (!id) return;
-    this.modelAfterRun = null;
     this.actor.send({ type: 'SET_MODEL', model: id });
   }
 
@@ -430,25 +425,9 @@ export class LiveTask implements TaskHandle, TaskParent {
     return this.actor.getSnapshot().context.model;
   }
 
-  /** A custom command's run: its allowed-tools and model hold until that run's `done`. */
-  private beginCommand(command: CommandRun | undefined): void {
-    this.narrowing = command?.narrowing ?? null;
-    const id = command?.model ? normalizeModelId(command.model) : null;
-    if (!id || this.provider === 'demo') return;
-    const current = this.actor.getSnapshot().context.model;
-    if (id === current) return;
-    this.modelAfterRun = current;
-    this.actor.send({ type: 'SET_MODEL', model: id });
-  }
-
-  /** A run ended: a command's narrowing and model end with it. */
-  private endCommand(): void {
-    this.narrowing = null;
-    if (this.modelAfterRun !== null) {
-      const back = this.modelAfterRun;
-      this.modelAfterRun = null;
-      this.actor.send({ type: 'SET_MODEL', model: back });
-    }
+  /** While a custom command's run lasts (the task machine's `runCommand`): its `allowed-tools` (docs/commands.md). */
+  private narrowing(): CommandNarrowing | null {
+    return this.actor.getSnapshot().context.runCommand?.narrowing ?? null;
   }
 
   cancel(): void {
@@ -515,7 +494,7 @@ export class LiveTask implements TaskHandle, TaskParent {
       rootId: this.rootId,
       transcriptPath: this.transcriptPath,
       loopProgressFile: this.loopProgressFile,
-      narrowing: () => this.narrowing,
+      narrowing: () => this.narrowing(),
       skills: () => this.runtime.skills(),
       secrets: this.runtime.secrets,
       providerConfig: () => this.providerConfig,
@@ -577,8 +556,9 @@ export class LiveTask implements TaskHandle, TaskParent {
   }
 
   /**
-   * Publishes one event of this task: to the log first, then the transcript, then listeners, then
-   * the task machine, which feeds the run's phases (tool calls, usage: `RUN_EVENT`). A run's `done`
+   * Publishes one event of this task: to the log first, then the transcript, then listeners. The
+   * run's phases hear of the turn loop's tool calls and tokens from the task machine, which its
+   * turn loop tells (`RUN_EVENT`), not from here. A run's `done`
    * comes from the task machine once the run's phases and its record are over (its `finishing`
    * state), so it is the run's last event. Once this process let the task go (its actor stopped),
    * late callbacks (output of a command being killed) publish nothing more.
@@ -586,7 +566,6 @@ export class LiveTask implements TaskHandle, TaskParent {
   private emit(event: TaskEvent): void {
     if (this.hasStopped) return;
     this.deliver(event);
-    if (phasesEventOf(event)) this.actor.send({ type: 'RUN_EVENT', event });
     // Each usage event carries the task's running total: the budget counts it (answers, retries, summaries, the lesson).
     if (event.type === 'usage') this.budget.record(this.id, event.totalCostUsd);
   }
@@ -613,7 +592,6 @@ export class LiveTask implements TaskHandle, TaskParent {
       }
     }
     if (event.type === 'done') {
-      this.endCommand();
       // The run is over and its continuation keys (unique per run) can never recur: let them go.
       this.locks.endScope(taskLockKey(this.id));
       const waiters = this.settleWaiters;

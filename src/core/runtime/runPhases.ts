@@ -8,7 +8,7 @@ import { userText } from '../machines/turn/conversation';
 import { LESSON_MAX_TOKENS, LESSON_SYSTEM } from '../memory/lesson';
 import { skillsPrompt } from '../commands/skills';
 import { taskLockKey, type LockManager } from '../locks/lockManager';
-import { runPhasesMachine, type GatekeeperVerdict, type RunPhasesContext } from '../machines/runPhases/runPhases.machine';
+import { runPhasesMachine, type GatekeeperVerdict, type MemorySearchResult, type RunPhasesContext, type RunResources, type RunSetup } from '../machines/runPhases/runPhases.machine';
 import { beforeLesson, judgeLesson, noLesson, type GatekeeperDecision } from '../memory/gatekeeper';
 import { extractLesson, runDigest } from '../memory/lesson';
 import type { ProjectMemory } from '../memory/projectMemory';
@@ -85,66 +85,44 @@ const LESSON_TIMEOUT_MS = 60_000;
 /** The run's phases as the task machine holds them (its child `runPhases`, spawned as `initializing` is entered). */
 export type RunPhasesRef = ActorRefFrom<typeof runPhasesMachine>;
 
-/** What one run's phases prepared, and what failed them (the provider's KeelError, for the task's error). */
-interface RunState {
-  run: number;
-  start: RunStart;
-  settings: MemorySettings;
-  memory: ProjectMemory | null;
-  provider: ModelProvider | null;
-  cause: unknown;
-  instructions: string;
-  memoryText: string;
-}
-
 /**
  * The runPhases machine with its real actors for one task: the instructions files and the
- * provider (initializing), the memory search, the runner (`runnerStarting` reports this process's
- * pid, also when a pool runs the turn loop: the worker is leased later, by the query machine in
- * the task's turn loop), then after a completed run the gatekeeper (one short lesson call under
- * the task's lock) and the memory write. The task machine owns each run's phases: it spawns them
- * when a run starts, feeds them its turn loop's tool and usage events, tells them how the run
- * ended, and stops them (an interrupt, a lost worker, a failed record). `ready` and `finished` are
- * how its `initialize` and `finishRun` wait on them.
+ * provider (initializing), the memory search, the runner (`runnerStarting`: this process's pid;
+ * on workers none yet — the worker is leased by the run's query once the turn loop starts, and
+ * the task machine gives the phases its pid, RUNNER), then after a completed run the gatekeeper
+ * (one short lesson call under the task's lock) and the memory write. The actors keep nothing
+ * between them: what a run prepared (its provider, memory, settings, system text) is the phases'
+ * context (`prepared`), passed to each later phase as input. The task machine owns each run's
+ * phases: it spawns them when a run starts, feeds them what its turn loop tells it, tells them
+ * how the run ended, and stops them (an interrupt, a lost worker, a failed record).
  */
 export function wireRunPhases(s: RunPhaseServices) {
-  // One run's phases at a time: the task's lock orders runs, and a new run stops the last one's.
-  let current: RunState | null = null;
-  const runOf = (run: number): RunState => {
-    if (!current || current.run !== run) throw new Error(`the phases of run ${run} were not started`);
-    return current;
-  };
-  const machine = runPhasesMachine.provide({
+  return runPhasesMachine.provide({
     actors: {
-      loadRunSetup: fromPromise(async ({ input }) => {
+      loadRunSetup: fromPromise(async ({ input }): Promise<RunSetup> => {
         const settings = s.settings();
-        const start = { run: input.run, prompt: input.prompt, fromMessage: input.fromMessage };
-        const state: RunState = { run: input.run, start, settings, memory: settings.enabled ? s.memory() : null, provider: null, cause: null, instructions: '', memoryText: '' };
-        current = state;
+        const memory = settings.enabled ? s.memory() : null;
         const created = await s.createProvider();
-        if (!('stream' in created)) {
-          state.cause = created;
-          throw new Error(created.message);
-        }
-        state.provider = created;
-        if (s.instructions === false) return { instructionFiles: [] };
+        // The provider's KeelError (no key, …) fails the run in `initializing`, and is the task's error.
+        if (!('stream' in created)) throw created;
+        const resources: RunResources = { provider: created, settings, memory };
+        if (s.instructions === false) return { instructionFiles: [], resources };
         const loaded = loadInstructions({ workspace: s.workspace, ...(s.home ? { home: s.home } : {}), knownSecrets: s.secrets.values(), trust: s.trust });
         for (const p of loaded.problems) s.log('warn', `instructions: ${p}`);
         if (loaded.held.length) s.held?.(loaded.held);
         // Skills after the instructions: only their names and descriptions (docs/commands.md).
-        state.instructions = [loaded.text, skillsPrompt(s.skills?.() ?? [])].filter(Boolean).join('\n\n');
+        const instructions = [loaded.text, skillsPrompt(s.skills?.() ?? [])].filter(Boolean).join('\n\n');
         const files = loaded.files.map((f) => f.display);
         if (files.length) s.publish({ type: 'instructions', taskId: s.taskId, run: input.run, files });
         if (loaded.files.length) s.instructionsLoaded?.(loaded.files);
-        return { instructionFiles: files };
+        return { instructionFiles: files, instructions, resources };
       }),
-      searchMemory: fromPromise(async ({ input }) => {
-        const state = runOf(input.run);
-        const memory = state.memory;
-        if (!memory) return { hits: [], tokens: 0 };
+      searchMemory: fromPromise(async ({ input }): Promise<MemorySearchResult> => {
+        const memory = input.resources?.memory;
+        if (!input.resources || !memory) return { hits: [], tokens: 0 };
         // A memory is used only as the person approved it, or as Keel itself saved it.
         const unapproved: TrustItem[] = [];
-        const found = memory.recall(state.start.prompt, state.settings.maxTokens, s.secrets.values(), (m) => {
+        const found = memory.recall(input.prompt, input.resources.settings.maxTokens, s.secrets.values(), (m) => {
           const item = memoryItem(m.file, fileDigest(m.path), m.title);
           if (isApproved(s.trust, item)) return true;
           unapproved.push(item);
@@ -152,15 +130,14 @@ export function wireRunPhases(s: RunPhaseServices) {
         });
         if (unapproved.length) s.held?.(unapproved);
         for (const l of found.left) s.log('warn', `memory: ${l.file} left out of the prompt: ${l.why}`);
-        state.memoryText = found.text;
         const hits = found.used.map((h) => ({ file: h.memory.file, title: h.memory.title, score: Math.round(h.score * 100) / 100 }));
         if (hits.length) s.publish({ type: 'memory', taskId: s.taskId, run: input.run, hits, tokens: found.tokens });
-        return { hits, tokens: found.tokens };
+        return { hits, tokens: found.tokens, text: found.text };
       }),
-      acquireRunner: fromPromise(async () => ({ pid: process.pid })),
+      // In process the runner is this process; on workers it is leased later (RUNNER gives its pid).
+      acquireRunner: fromPromise(async ({ input }) => ({ pid: input.runner === 'worker' ? null : process.pid })),
       evaluateGatekeeper: fromPromise(async ({ input, signal }) => {
-        const state = runOf(input.run);
-        const decision = await judge(s, state, input.toolSummaries, signal);
+        const decision = await judge(s, input, signal);
         if (decision.decision !== 'saved') {
           s.publish({ type: 'gatekeeper', taskId: s.taskId, run: input.run, decision: decision.decision, rule: decision.rule, reasons: decision.reasons });
           if (decision.decision === 'rejected') s.log('info', `memory: lesson rejected by rule ${decision.rule}: ${decision.reasons.join('; ')}`);
@@ -168,7 +145,8 @@ export function wireRunPhases(s: RunPhaseServices) {
         return verdictOf(decision);
       }),
       persistMemory: fromPromise(async ({ input: p }) => {
-        const memory = runOf(p.run).memory!;
+        const memory = p.memory;
+        if (!memory) throw new Error('memory is off for this run');
         const file = await memory.save(p.lesson, s.taskId);
         try {
           const path = memory.store.pathOf(file);
@@ -182,26 +160,25 @@ export function wireRunPhases(s: RunPhaseServices) {
     },
     actions: { publish: (_, event) => void (event && s.publish(event)) },
   });
-  return {
-    machine,
-    /**
-     * Resolves once `phases` reach `runnerRunning`, with what the run's turn loop gets; rejects
-     * with the cause (a KeelError from the provider, or an Error) when the run failed before.
-     */
-    async ready(phases: RunPhasesRef | undefined): Promise<PreparedRun> {
-      if (!phases) throw new Error('the run has no phases');
-      const snap = await waitFor(phases, (p) => p.value === 'runnerRunning' || p.status !== 'active');
-      const state = current;
-      if (snap.value === 'runnerRunning' && state?.run === snap.context.run && state.provider) {
-        return { provider: state.provider, system: [state.instructions, state.memoryText].filter(Boolean) };
-      }
-      throw state?.run === snap.context.run && state.cause ? state.cause : new Error(failureText(snap.context));
-    },
-    /** Resolves once `phases` are over (completed, failed, or stopped); at once when there are none. */
-    async finished(phases: RunPhasesRef | undefined): Promise<void> {
-      if (phases) await waitFor(phases, (p) => p.status !== 'active');
-    },
-  };
+}
+
+/**
+ * Resolves once `phases` reach `runnerRunning`, with what the run's turn loop gets (read from
+ * their context); rejects with the cause (the provider's KeelError, or an Error) when the run
+ * failed before.
+ */
+export async function preparedRun(phases: RunPhasesRef | undefined): Promise<PreparedRun> {
+  if (!phases) throw new Error('the run has no phases');
+  const snap = await waitFor(phases, (p) => p.value === 'runnerRunning' || p.status !== 'active');
+  const { resources, instructions, memoryText } = snap.context.prepared;
+  if (snap.value === 'runnerRunning' && resources) return { provider: resources.provider, system: [instructions, memoryText].filter(Boolean) };
+  const cause = snap.context.failureCause;
+  throw isKeelError(cause) ? cause : new Error(failureText(snap.context));
+}
+
+/** Resolves once `phases` are over (completed, failed, or stopped); at once when there are none. */
+export async function phasesOver(phases: RunPhasesRef | undefined): Promise<void> {
+  if (phases) await waitFor(phases, (p) => p.status !== 'active');
 }
 
 /** Lets xstate's `waitFor` see a stopped actor as over (it never emits again). */
@@ -222,47 +199,54 @@ function waitFor(phases: RunPhasesRef, done: (snap: SnapshotFrom<typeof runPhase
 }
 
 /** The gatekeeper's decision for a completed run: the rules before the lesson call, the call, the rules on the lesson. */
-async function judge(s: RunPhaseServices, run: RunState, toolSummaries: string[], signal: AbortSignal): Promise<GatekeeperDecision> {
-    const { start, provider, settings, memory } = run;
-    const early = beforeLesson({
-      memoryEnabled: settings.enabled && memory !== null,
-      autoSave: settings.autoSave,
-      status: 'completed',
-      provider: s.providerKind(),
-      subtask: s.subtask,
-      loopIteration: s.loopIteration === true,
-      memoryFolderProblem: memory?.folderProblem() ?? null,
-    });
-    if (early) return early;
-    if (!provider) return noLesson('no provider for the lesson call');
-    // The run's end is told from inside the task machine's transition, while its snapshot may
-    // still hold the conversation before the turn's answer was recorded: read it once that
-    // transition has finished.
-    await Promise.resolve();
-    const digest = runDigest(s.conversation(), start.fromMessage, toolSummaries);
-    // Priced at its worst like every request (machines/turn/budget.ts): without room for it, no lesson.
-    if (s.admit && !s.admit(requestEstimateUsd(s.model(), [LESSON_SYSTEM], [userText(`The finished task:\n\n${digest}`)], [], LESSON_MAX_TOKENS))) {
-      return noLesson('the task\'s budget leaves no room for the lesson call');
-    }
-    const timeout = AbortSignal.any([signal, AbortSignal.timeout(LESSON_TIMEOUT_MS)]);
-    let answer;
-    try {
-      // The lesson call is a provider request of this task: it takes the task's lock like any other.
-      answer = await s.locks.runExclusive(taskLockKey(s.taskId), () => extractLesson(provider, s.model(), s.taskId, digest, timeout), { signal: timeout });
-    } catch (err) {
-      if (signal.aborted) throw err;
-      return noLesson(`the lesson call did not finish: ${errorMessage(err)}`);
-    }
-    // What the call used counts whatever it answered (a failed call counts what the server reported).
-    const u = answer.usage;
-    if (u.inputTokens + u.outputTokens + u.cacheReadTokens + u.cacheWriteTokens > 0) s.charge(u);
-    if (!answer.lesson) return noLesson(answer.none ?? 'no lesson');
-    const similar = memory!.index.similarCandidates(`${answer.lesson.title}\n${answer.lesson.body}`);
-    return judgeLesson(answer.lesson, similar, s.secrets.values());
+async function judge(s: RunPhaseServices, run: { toolSummaries: string[]; fromMessage: number; resources: RunResources | null }, signal: AbortSignal): Promise<GatekeeperDecision> {
+  const settings = run.resources?.settings;
+  const memory = run.resources?.memory ?? null;
+  const early = beforeLesson({
+    memoryEnabled: settings?.enabled === true && memory !== null,
+    autoSave: settings?.autoSave ?? false,
+    status: 'completed',
+    provider: s.providerKind(),
+    subtask: s.subtask,
+    loopIteration: s.loopIteration === true,
+    memoryFolderProblem: memory?.folderProblem() ?? null,
+  });
+  if (early) return early;
+  const provider = run.resources?.provider;
+  if (!provider || !memory) return noLesson('no provider for the lesson call');
+  // The run's end is told from inside the task machine's transition, while its snapshot may
+  // still hold the conversation before the turn's answer was recorded: read it once that
+  // transition has finished.
+  await Promise.resolve();
+  const digest = runDigest(s.conversation(), run.fromMessage, run.toolSummaries);
+  // Priced at its worst like every request (machines/turn/budget.ts): without room for it, no lesson.
+  if (s.admit && !s.admit(requestEstimateUsd(s.model(), [LESSON_SYSTEM], [userText(`The finished task:\n\n${digest}`)], [], LESSON_MAX_TOKENS))) {
+    return noLesson('the task\'s budget leaves no room for the lesson call');
+  }
+  const timeout = AbortSignal.any([signal, AbortSignal.timeout(LESSON_TIMEOUT_MS)]);
+  let answer;
+  try {
+    // The lesson call is a provider request of this task: it takes the task's lock like any other.
+    answer = await s.locks.runExclusive(taskLockKey(s.taskId), () => extractLesson(provider, s.model(), s.taskId, digest, timeout), { signal: timeout });
+  } catch (err) {
+    if (signal.aborted) throw err;
+    return noLesson(`the lesson call did not finish: ${errorMessage(err)}`);
+  }
+  // What the call used counts whatever it answered (a failed call counts what the server reported).
+  const u = answer.usage;
+  if (u.inputTokens + u.outputTokens + u.cacheReadTokens + u.cacheWriteTokens > 0) s.charge(u);
+  if (!answer.lesson) return noLesson(answer.none ?? 'no lesson');
+  const similar = memory.index.similarCandidates(`${answer.lesson.title}\n${answer.lesson.body}`);
+  return judgeLesson(answer.lesson, similar, s.secrets.values());
 }
 
 function verdictOf(d: GatekeeperDecision): GatekeeperVerdict {
   return { decision: d.decision, rule: d.rule, reasons: d.reasons, ...(d.lesson ? { lesson: d.lesson } : {}) };
+}
+
+/** A KeelError an actor threw as it is (the provider's: its code says what the person can do). */
+function isKeelError(e: unknown): e is KeelError {
+  return typeof e === 'object' && e !== null && 'code' in e && 'message' in e && typeof e.message === 'string';
 }
 
 function failureText(c: RunPhasesContext): string {

@@ -20,14 +20,14 @@ import type { ToolRegistry } from '../tools/registry';
 import type { TaskHookPoints } from '../hooks/taskHooks';
 import { toolUseOf, wireHookedPermissionMachine } from './hookedPermission';
 import { validateToolCall, wirePermissionMachine, type PermissionDecider } from './permissionCheck';
-import { wireRunPhases, type RunPhaseServices, type RunPhasesRef } from './runPhases';
+import { phasesOver, preparedRun, wireRunPhases, type RunPhaseServices, type RunPhasesRef } from './runPhases';
 import { MEMORY_OFF } from '../memory/settings';
 import { NOTHING_APPROVED } from '../trust/items';
 import { RUN_PHASES_ID } from '../machines/task/task.machine';
 import { buildSystemPrompt } from './systemPrompt';
 import type { McpToolSource } from '../mcp/toolSource';
 import { runMcpCall } from '../mcp/wiring';
-import type { CommandRun, TaskHandle } from './types';
+import type { TaskHandle } from './types';
 import { remoteTurn, type RemoteTurnDeps } from '../workers/remoteTurn';
 import type { TaskCheckpoints } from '../checkpoints/recorder';
 import { prepareWrite, withCheckpoints } from './checkpointWiring';
@@ -71,8 +71,8 @@ export interface TaskServices {
   recorded?(): Promise<void>;
   /** Lets the task go (its log closed, its lock released): its worker died, or its record failed. */
   release?(): void;
-  /** A run starts answering `command` (undefined: none): its allowed-tools and model hold until its `done`. */
-  startCommand?(command: CommandRun | undefined): void;
+  /** Whether a command's model is used for its run (false: the provider has one model, the demo). Default: true. */
+  commandModelApplies?(): boolean;
   publish(event: TaskEvent): void;
   /**
    * Resolves once every event published so far is durable (the task's log fsynced). A tool runs
@@ -282,7 +282,7 @@ export function wireTaskMachine(services: TaskServices) {
     host,
   );
   const remote = services.remote;
-  const phases = wireRunPhases(
+  const runPhases = wireRunPhases(
     services.phases
       ? { ...services.phases, createProvider: services.createProvider, publish: services.publish }
       : {
@@ -316,7 +316,7 @@ export function wireTaskMachine(services: TaskServices) {
       }),
       // The run's phases (the task machine's child, spawned as this starts) up to the runner, then the hooks.
       initialize: fromPromise(async ({ input, system }) => {
-        const prepared = await phases.ready(phasesOf(system));
+        const prepared = await preparedRun(phasesOf(system));
         provider = prepared.provider;
         runSystem = prepared.system;
         if (!hooks) return;
@@ -353,16 +353,16 @@ export function wireTaskMachine(services: TaskServices) {
       }),
       // The run's phases were told how it ended (the machine's `endPhases`): their end, then the record.
       finishRun: fromPromise(async ({ system }) => {
-        await phases.finished(phasesOf(system));
+        await phasesOver(phasesOf(system));
         await services.recorded?.();
       }),
-      runPhases: phases.machine,
+      runPhases,
     },
     actions: {
       publish,
       release: () => services.release?.(),
-      startCommand: (_: unknown, command: CommandRun | undefined) => services.startCommand?.(command),
     },
+    guards: { commandModelApplies: () => services.commandModelApplies?.() ?? true },
   });
 }
 

@@ -3,7 +3,16 @@ import { describe, expect, it } from 'vitest';
 import { createActor, fromPromise } from 'xstate';
 import type { TaskEvent } from '../../../src/shared/domain/events';
 import { describeAll, describeMachine } from '../../../src/core/machines/catalog';
-import { runPhasesMachine, type GatekeeperVerdict, type RunPhasesEvent } from '../../../src/core/machines/runPhases/runPhases.machine';
+import { runPhasesMachine, type GatekeeperVerdict, type RunnerInfo, type RunPhasesEvent } from '../../../src/core/machines/runPhases/runPhases.machine';
+import type { ProjectMemory } from '../../../src/core/memory/projectMemory';
+import type { KeelError } from '../../../src/shared/domain/errors';
+import type { ModelProvider } from '../../../src/core/providers/types';
+import { preparedRun, wireRunPhases } from '../../../src/core/runtime/runPhases';
+import { MEMORY_OFF } from '../../../src/core/memory/settings';
+import { SecretKeeper } from '../../../src/core/security/secretKeeper';
+import { NOTHING_APPROVED } from '../../../src/core/trust/items';
+import { LockManager } from '../../../src/core/locks/lockManager';
+import { ScenarioProvider } from '../helpers/scenarioProvider';
 
 /**
  * Model-based tests of the runPhases machine: random event sequences against a model of what a
@@ -30,9 +39,9 @@ function start(w: Wiring) {
     actors: {
       loadRunSetup: act('setup', { instructionFiles: ['KEEL.md'] }),
       searchMemory: act('search', { hits: [{ file: 'a.md', title: 'A', score: 9 }], tokens: 10 }),
-      acquireRunner: act('runner', { pid: 4242 }),
+      acquireRunner: act<RunnerInfo, { taskId: string; run: number; runner: 'local' | 'worker' }>('runner', { pid: 4242 }),
       evaluateGatekeeper: act('gatekeeper', w.verdict ?? skipped),
-      persistMemory: act<string, { taskId: string; run: number; lesson: NonNullable<GatekeeperVerdict['lesson']> }>('persist', 'a-2.md'),
+      persistMemory: act<string, { taskId: string; run: number; lesson: NonNullable<GatekeeperVerdict['lesson']>; memory: ProjectMemory | null }>('persist', 'a-2.md'),
     },
     actions: { publish: (_, e) => void (e && e.type === 'phase' && published.push(e)) },
   });
@@ -149,5 +158,52 @@ describe('runPhases in the catalog', () => {
     expect(d.transitions).toContainEqual(expect.objectContaining({ from: '(root)', to: 'failed', event: 'ABORT' }));
     // `keel machines --json` prints it with the others.
     expect(describeAll().machines.map((m) => m.id)).toContain('runPhases');
+  });
+});
+
+describe('the runtime’s run phases (wireRunPhases): the runner is where the turn loop runs', () => {
+  const wired = (provider: ModelProvider | KeelError) =>
+    wireRunPhases({
+      taskId: 't1',
+      workspace: '/nonexistent-workspace',
+      instructions: false,
+      subtask: false,
+      memory: () => null,
+      settings: () => MEMORY_OFF,
+      secrets: new SecretKeeper(),
+      trust: NOTHING_APPROVED,
+      locks: new LockManager(),
+      createProvider: async () => provider,
+      providerKind: () => 'scripted',
+      model: () => 'm',
+      conversation: () => [],
+      publish: () => undefined,
+      charge: () => undefined,
+      log: () => undefined,
+    });
+
+  it.each([
+    ['local', process.pid],
+    ['worker', null],
+  ] as const)('a run %s: the runner’s pid is %s as the runner starts; the task machine’s RUNNER names the worker', async (runner, pid) => {
+    const provider = new ScenarioProvider([]);
+    const actor = createActor(wired(provider), { input: { taskId: 't1', run: 1, prompt: 'hi', runner } });
+    actor.start();
+    actor.send({ type: 'START' });
+    // What the run's turn loop gets is read from the phases' own context.
+    await expect(preparedRun(actor)).resolves.toEqual({ provider, system: [] });
+    expect(actor.getSnapshot().context.runnerPid).toBe(pid);
+    actor.send({ type: 'RUNNER', pid: 4321 });
+    expect(actor.getSnapshot().context.runnerPid).toBe(4321);
+    actor.stop();
+  });
+
+  it('a provider that cannot be made fails the run in initializing, and the run’s start rejects with its KeelError', async () => {
+    const noKey: KeelError = { code: 'no_api_key', message: 'No Anthropic API key is set.', retryable: true };
+    const actor = createActor(wired(noKey), { input: { taskId: 't1', run: 1, prompt: 'hi' } });
+    actor.start();
+    actor.send({ type: 'START' });
+    await expect(preparedRun(actor)).rejects.toEqual(noKey);
+    expect(actor.getSnapshot().context.failure).toEqual({ phase: 'initializing', message: 'No Anthropic API key is set.' });
   });
 });

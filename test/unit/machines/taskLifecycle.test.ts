@@ -4,7 +4,7 @@ import type { TaskEvent, TaskStatus } from '../../../src/shared/domain/events';
 import { ZERO_USAGE } from '../../../src/shared/domain/messages';
 import { queryMachine, type QueryEvent, type QueryInput, type WorkerLease } from '../../../src/core/machines/query/query.machine';
 import { RUN_PHASES_ID, taskMachine, type RunStartInput } from '../../../src/core/machines/task/task.machine';
-import { runPhasesMachine, type GatekeeperVerdict } from '../../../src/core/machines/runPhases/runPhases.machine';
+import { runPhasesMachine, type GatekeeperVerdict, type RunResources } from '../../../src/core/machines/runPhases/runPhases.machine';
 
 /**
  * The task machine holds a task's whole lifecycle (issue 25 item 2): the owner's interrupt, a
@@ -15,8 +15,11 @@ import { runPhasesMachine, type GatekeeperVerdict } from '../../../src/core/mach
  */
 type Marker = { type: 'phasesStopped' } | { type: 'released' };
 
-/** How the run's turn loop (a query on a stand-in worker) ends: answered, its worker died, or not at all. */
-type Turn = 'complete' | 'lost' | 'hang';
+/**
+ * How the run's turn loop (a query on a stand-in worker) ends: answered, its worker died, or not
+ * at all (`tools`: not at all, after a tool call, its result and a model call's tokens).
+ */
+type Turn = 'complete' | 'lost' | 'hang' | 'tools';
 
 function lifecycle(opts: { turn?: Turn } = {}) {
   const seen: (TaskEvent | Marker)[] = [];
@@ -158,16 +161,20 @@ describe('the task machine holds the lifecycle', () => {
 
 /**
  * The run's phases are the task machine's child (`runPhases`): spawned as a run starts, fed the
- * run's tool and usage events through the machine (RUN_EVENT), told how the run ended, and
- * stopped by the machine's own transitions — the machine's real actions here, only the phases'
- * I/O (provider, memory, gatekeeper) stood in.
+ * run's tool and usage events by the machine as its turn loop (here the query machine, relaying a
+ * stand-in worker's events) tells it of them, told how the run ended, and stopped by the
+ * machine's own transitions — the machine's real actions here, only the phases' I/O (provider,
+ * memory, gatekeeper) and the worker stood in. Nothing outside the machine sends it RUN_EVENT.
  */
 function withPhases(opts: { turn: Turn; gatekeeper?: 'hang' }) {
   const seen: TaskEvent[] = [];
   const worker = queryMachine.provide({
     actors: {
-      acquire: fromPromise<WorkerLease, { queryId: string; taskId: string }>(async () => ({ workerId: 'w1', pid: null })),
+      acquire: fromPromise<WorkerLease, { queryId: string; taskId: string }>(async () => ({ workerId: 'w1', pid: 4321 })),
       execute: fromCallback<EventObject, { queryId: string; lease: WorkerLease; input: QueryInput }>(({ sendBack }) => {
+        if (opts.turn === 'tools') {
+          for (const event of WORKER_TOOL_ROUND) sendBack({ type: 'WORKER_EVENT', event } satisfies QueryEvent);
+        }
         if (opts.turn === 'lost') sendBack({ type: 'WORKER_LOST', reason: 'it was killed' } satisfies QueryEvent);
         if (opts.turn === 'complete') {
           const output = { status: 'done' as const, stopReason: 'end_turn' as const, error: null, usage: ZERO_USAGE, costUsd: 0, compactionFailures: 0, messageCount: 1 };
@@ -175,10 +182,12 @@ function withPhases(opts: { turn: Turn; gatekeeper?: 'hang' }) {
         }
       }),
     },
+    // The worker's events reach the task's log from the query (as remoteTurn publishes them).
+    actions: { publish: (_, e) => void (e && seen.push(e)) },
   });
   const phases = runPhasesMachine.provide({
     actors: {
-      evaluateGatekeeper: fromPromise<GatekeeperVerdict, { taskId: string; run: number; toolSummaries: string[] }>(({ input }) =>
+      evaluateGatekeeper: fromPromise<GatekeeperVerdict, { taskId: string; run: number; toolSummaries: string[]; fromMessage: number; resources: RunResources | null }>(({ input }) =>
         opts.gatekeeper === 'hang' ? new Promise(() => undefined) : Promise.resolve({ decision: 'skipped', rule: 'test', reasons: input.toolSummaries }),
       ),
     },
@@ -208,18 +217,43 @@ function withPhases(opts: { turn: Turn; gatekeeper?: 'hang' }) {
   return { actor, seen, child, phaseNames };
 }
 
+/** What the stand-in worker's turn publishes for `tools`: a tool call, its result, the loop back at the model, a model call's tokens. */
+const WORKER_TOOL_ROUND: TaskEvent[] = [
+  { type: 'tool_call', taskId: 't', id: 'c1', name: 'Read', input: {} },
+  { type: 'turn', taskId: 't', state: 'executingTool', turn: 1 },
+  { type: 'tool_result', taskId: 't', id: 'c1', is_error: false, summary: 'read a.txt' },
+  { type: 'turn', taskId: 't', state: 'checkingContext', turn: 1 },
+  { type: 'usage', taskId: 't', inputTokens: 7, outputTokens: 3, cacheReadTokens: 0, cacheWriteTokens: 0, costUsd: 0, totalCostUsd: 0 },
+];
+
 describe('the run’s phases are the task machine’s child', () => {
-  it('spawned as a run starts, held in the task’s snapshot, fed the run’s tool and usage events through the machine', async () => {
-    const t = withPhases({ turn: 'hang' });
+  it('spawned as a run starts, held in the task’s snapshot, fed what its turn loop tells the machine (no one else sends it anything)', async () => {
+    const t = withPhases({ turn: 'tools' });
     t.actor.send({ type: 'START', text: 'hi' });
     await tick();
     expect(t.child()?.getSnapshot().context).toMatchObject({ run: 1, prompt: 'hi' });
-    t.actor.send({ type: 'RUN_EVENT', event: { type: 'tool_call', taskId: 't', id: 'c1', name: 'Read', input: {} } });
-    expect(t.child()?.getSnapshot().value).toBe('processingToolEvents');
-    t.actor.send({ type: 'RUN_EVENT', event: { type: 'tool_result', taskId: 't', id: 'c1', is_error: false, summary: 'read a.txt' } });
-    t.actor.send({ type: 'RUN_EVENT', event: { type: 'usage', taskId: 't', inputTokens: 7, outputTokens: 3, cacheReadTokens: 0, cacheWriteTokens: 0, costUsd: 0, totalCostUsd: 0 } });
+    // The worker's events came through the query to the task machine, which fed its child: each
+    // phase change right after the event that made it, in the log's order.
+    const kinds = t.seen.map((e) => (e.type === 'phase' ? `phase:${e.phase}` : e.type === 'turn' ? `turn:${e.state}` : e.type));
+    expect(kinds.slice(kinds.indexOf('tool_call'))).toEqual(['tool_call', 'phase:processingToolEvents', 'turn:executingTool', 'tool_result', 'phase:runnerRunning', 'turn:checkingContext', 'usage']);
     expect(t.child()?.getSnapshot().value).toBe('runnerRunning');
     expect(t.child()?.getSnapshot().context).toMatchObject({ toolEventsCount: 1, toolSummaries: ['read a.txt'], metrics: { tokens: 10 } });
+  });
+
+  it('on workers the run’s runner is the worker its query leased: its pid, not this process’s', async () => {
+    const t = withPhases({ turn: 'hang' });
+    t.actor.send({ type: 'START', text: 'hi' });
+    await tick();
+    expect(t.actor.getSnapshot().hasTag('running')).toBe(true);
+    expect(t.child()?.getSnapshot().context.runnerPid).toBe(4321);
+  });
+
+  it('a charge outside the turn loop (the lesson call while finishing) counts in the phases’ tokens', async () => {
+    const t = withPhases({ turn: 'complete', gatekeeper: 'hang' });
+    t.actor.send({ type: 'START', text: 'hi' });
+    await waitFor(t.actor, (s) => s.matches({ completed: 'finishing' }));
+    t.actor.send({ type: 'CHARGE', usage: { inputTokens: 40, outputTokens: 2, cacheReadTokens: 0, cacheWriteTokens: 0 }, costUsd: 0.01 });
+    expect(t.child()?.getSnapshot().context.metrics.tokens).toBe(42);
   });
 
   it('a completed run’s phases go on to the gatekeeper with the run’s tool summaries; the next run gets phases of its own', async () => {
@@ -258,5 +292,40 @@ describe('the run’s phases are the task machine’s child', () => {
     expect(cancelled.phaseNames().slice(-2)).toEqual(['gatekeeperEvaluating', 'failed']);
     expect(cancelled.actor.getSnapshot().matches({ completed: 'settled' })).toBe(true);
     expect(cancelled.seen.at(-1)).toMatchObject({ type: 'done', status: 'completed' });
+  });
+});
+
+describe('a command’s run is the task machine’s to hold (LiveTask keeps no copy of it)', () => {
+  const command = { narrowing: { command: '/quick', rules: ['Read'] }, model: 'claude-haiku-4-5' };
+
+  it('the run answering a command has its narrowing and its model until its done; then the task’s model is back', async () => {
+    const t = lifecycle({ turn: 'complete' });
+    t.actor.send({ type: 'START', text: 'hi', command });
+    expect(t.actor.getSnapshot().context).toMatchObject({ runCommand: command, model: 'claude-haiku-4-5' });
+    await tick();
+    expect(t.actor.getSnapshot().matches({ completed: 'finishing' })).toBe(true);
+    expect(t.actor.getSnapshot().context.model).toBe('claude-haiku-4-5');
+    t.finish();
+    await tick();
+    expect(t.kinds().at(-1)).toBe('done:completed');
+    expect(t.actor.getSnapshot().context).toMatchObject({ runCommand: undefined, model: 'm', modelAfterRun: null });
+  });
+
+  it('a model the person chose during the command’s run holds after it; a provider with one model keeps its own', async () => {
+    const t = lifecycle({ turn: 'complete' });
+    t.actor.send({ type: 'START', text: 'hi', command });
+    t.actor.send({ type: 'SET_MODEL', model: 'claude-sonnet-4-5' });
+    await tick();
+    t.finish();
+    await tick();
+    expect(t.actor.getSnapshot().context.model).toBe('claude-sonnet-4-5');
+
+    const demo = createActor(taskMachine.provide({ guards: { commandModelApplies: () => false } }), {
+      input: { taskId: 't', title: 't', model: 'demo', mode: 'default', limits: { maxTurns: 5, maxTokens: 100, contextLimit: 1e9, retryLimit: 0, retryBaseMs: 1, lockTimeoutMs: 0 } },
+    });
+    demo.start();
+    demo.send({ type: 'START', text: 'hi', command });
+    expect(demo.getSnapshot().context).toMatchObject({ runCommand: command, model: 'demo' });
+    demo.stop();
   });
 });

@@ -136,7 +136,7 @@ describe('model-based: task', () => {
 
 describe('model-based: task, its turn loop on a worker (real worker processes)', () => {
   it.each(WORKER_RUNS.map((r) => [r.end, r] as const))('a run on a worker that ends %s', async (_end, run) => {
-    const { states, events } = await replayOnWorker(run, recorders.real);
+    const { states, events, runnerPid, workerPids } = await replayOnWorker(run, recorders.real);
     expect(states).toEqual([
       '"created"',
       '"initializing"',
@@ -146,6 +146,9 @@ describe('model-based: task, its turn loop on a worker (real worker processes)',
     ]);
     // What the person sees of it: the run's end as a done event with its status.
     expect(events.filter((e) => e.type === 'done').map((e) => (e.type === 'done' ? e.status : ''))).toEqual([{ completed: 'completed', awaitingUser: 'failed', aborted: 'aborted' }[run.end]]);
+    // The run's runner, as its phases recorded it, is the worker process that ran the turn, not this one.
+    expect(runnerPid).not.toBe(process.pid);
+    expect(workerPids).toContain(runnerPid);
   });
 });
 

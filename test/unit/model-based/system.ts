@@ -2,7 +2,6 @@ import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createActor, fromPromise, type AnyMachineSnapshot, type InspectionEvent } from 'xstate';
-import { phasesEventOf } from '../../../src/core/machines/runPhases/runPhases.machine';
 import type { TaskEvent } from '../../../src/shared/domain/events';
 import type { ConversationMessage, ToolUseBlock } from '../../../src/shared/domain/messages';
 import type { PermissionMode } from '../../../src/shared/domain/permissionModes';
@@ -161,8 +160,6 @@ export async function replay(script: Script, target: string, expected: string[],
   const finishes = script.finish.slice();
   const admits = script.admit.slice();
   const events: TaskEvent[] = [];
-  // Set once the actor exists (the wiring is built before it).
-  const phasesFeed: { send?: (e: TaskEvent) => void } = {};
   const wired = wireTaskMachine({
     taskId: TASK_ID,
     workspace,
@@ -177,11 +174,8 @@ export async function replay(script: Script, target: string, expected: string[],
       if (r === 'blocked') return { code: 'blocked_by_hook', message: 'A UserPromptSubmit hook blocked this prompt (scripted).', retryable: false };
       return r === 'fail' ? { code: 'no_api_key', message: 'No API key (scripted).', retryable: true } : provider;
     },
-    publish: (e) => {
-      events.push(e);
-      // As LiveTask.emit: the task machine feeds the run's phases from what its turn loop publishes.
-      if (phasesEventOf(e)) phasesFeed.send?.(e);
-    },
+    // Only recorded: the run's phases hear of the turn's tool calls and tokens from the task machine itself.
+    publish: (e) => void events.push(e),
     // A settled run's finishing: its phases end (for real), then its record is saved (scripted).
     recorded: async () => {
       if (finishes.shift() === undefined) return never();
@@ -240,7 +234,6 @@ export async function replay(script: Script, target: string, expected: string[],
     inspect,
   });
   actor.subscribe({ error: () => undefined });
-  phasesFeed.send = (e) => actor.send({ type: 'RUN_EVENT', event: e });
   actor.start();
   // A turn or call path starts when the task starts; a task path sends START itself.
   if (target !== 'task') actor.send({ type: 'START', text: 'hi' });

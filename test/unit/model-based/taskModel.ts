@@ -1,6 +1,7 @@
 import type { AnyMachineSnapshot } from 'xstate';
 import type { ProviderEvent } from '../../../src/core/providers/types';
 import type { ConversationMessage } from '../../../src/shared/domain/messages';
+import type { TaskEvent } from '../../../src/shared/domain/events';
 import { taskMachine } from '../../../src/core/machines/task/task.machine';
 import { start, textTurn, toolTurn } from '../helpers/scriptedEvents';
 import { dedupe, doneEvent, errorEvent, transitionPaths, type ModelEvent, type ModelPath } from './paths';
@@ -206,12 +207,53 @@ export function taskOutputProblems(path: ModelPath, r: ReplayResult): string[] {
     const usage = r.events.filter((e) => e.type === 'usage').at(-1) as { costUsd?: number; totalCostUsd?: number } | undefined;
     if (!usage || usage.costUsd !== 0.25 || (usage.totalCostUsd ?? 0) < 0.25) problems.push(`the charge outside the runs shows as ${JSON.stringify(usage)}`);
   }
+  problems.push(...phaseProblems(path, r));
   const blocked = sent.filter((x) => x.i < blockedAt && x.i !== busyAt).at(-1)?.text;
   const saysBlocked = (m: ConversationMessage) => m.role === 'user' && (typeof m.content === 'string' ? m.content === blocked : m.content.some((b) => b.type === 'text' && b.text === blocked));
   if (blocked !== undefined && r.provider.requests.some((q) => q.messages.some(saysBlocked))) {
     problems.push(`the prompt a hook blocked (${JSON.stringify(blocked)}) was sent to the model`);
   }
   return problems;
+}
+
+/**
+ * What the run's phases (the task machine's child) show of a path, fed by nobody but the task
+ * machine as its turn loop tells it: the turn's tool call is followed at once by the phases'
+ * `processingToolEvents`, its result by `runnerRunning`; and a completed run whose finishing ran
+ * its course (no CLOSE, CANCEL or RECORD_FAILED) publishes its `done` only after its phases
+ * reached `completed` (the gatekeeper's decision published) and its record was saved.
+ */
+function phaseProblems(path: ModelPath, r: ReplayResult): string[] {
+  const problems: string[] = [];
+  const name = (e: TaskEvent | undefined) => (e === undefined ? 'nothing' : e.type === 'phase' ? `phase ${e.phase}` : e.type);
+  r.events.forEach((e, i) => {
+    const next = r.events[i + 1];
+    if (e.type === 'tool_call' && !(next?.type === 'phase' && next.phase === 'processingToolEvents')) problems.push(`the tool call ${e.id} was followed by ${name(next)}, not the run's phases processing tool events`);
+    if (e.type === 'tool_result' && !(next?.type === 'phase' && next.phase === 'runnerRunning')) problems.push(`the tool result ${e.id} was followed by ${name(next)}, not the run's phases back at runnerRunning`);
+  });
+  // (A run ended with a message queued goes straight on to the next run: its done comes first.)
+  if (finishingCutShort(path) || queuedThenEnded(path) >= 0) return problems;
+  let since = 0;
+  r.events.forEach((e, i) => {
+    if (e.type !== 'done') return;
+    const before = r.events.slice(since, i);
+    since = i + 1;
+    if (e.status !== 'completed') return;
+    const phases = before.filter((b) => b.type === 'phase').map((b) => (b.type === 'phase' ? b.phase : ''));
+    if (phases.at(-1) !== 'completed' || !before.some((b) => b.type === 'gatekeeper')) problems.push(`a completed run's done came after its phases ${phases.join(' → ') || '(none)'}, not once they completed with the gatekeeper's decision`);
+  });
+  return problems;
+}
+
+/** Whether an event of the path leaves a run's `finishing` before its phases and record are over (its `done` is then published early). */
+function finishingCutShort(path: ModelPath): boolean {
+  let finishing = false;
+  for (const e of path.events) {
+    if (e.type === 'xstate.done.actor.turnLoop' || (e.type.startsWith('xstate.error') && e.type.includes('task.initializing'))) finishing = true;
+    else if (e.type.includes('.finishing')) finishing = false;
+    else if (finishing && EXTERNAL.has(e.type) && e.type !== 'SET_MODE' && e.type !== 'SET_MODEL' && e.type !== 'CHARGE' && e.type !== 'UNQUEUE') return true;
+  }
+  return false;
 }
 
 /**

@@ -1,7 +1,7 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createActor, type InspectionEvent } from 'xstate';
+import { createActor, type AnyMachineSnapshot, type InspectionEvent } from 'xstate';
 import type { TaskEvent } from '../../../src/shared/domain/events';
 import { LockManager } from '../../../src/core/locks/lockManager';
 import { denyingAsker } from '../../../src/core/permissions/gate';
@@ -27,10 +27,26 @@ export const WORKER_RUNS = [
   { end: 'aborted', prompt: 'hold cancelled', cancel: true },
 ] as const;
 
-export async function replayOnWorker(run: (typeof WORKER_RUNS)[number], recorder: CoverageRecorder): Promise<{ states: string[]; events: TaskEvent[] }> {
+/**
+ * The run's states, its events, the pid its phases recorded as the runner's (the task machine's
+ * child, seen through the inspector: a final child leaves the task's snapshot) and the pids of the
+ * pool's workers.
+ */
+export async function replayOnWorker(
+  run: (typeof WORKER_RUNS)[number],
+  recorder: CoverageRecorder,
+): Promise<{ states: string[]; events: TaskEvent[]; runnerPid: number | null; workerPids: number[] }> {
   const workspace = mkdtempSync(join(tmpdir(), 'keel-mbt-worker-'));
   const pool = new WorkerPool({ command: fakeWorker(), max: 1, shutdownGraceMs: 2000, healthIntervalMs: 600_000 });
   const events: TaskEvent[] = [];
+  let runnerPid: number | null = null;
+  const workerPids = new Set<number>();
+  const inspect = (e: InspectionEvent) => {
+    recorder.inspect(e);
+    if (e.type !== '@xstate.snapshot') return;
+    const snap = e.snapshot as AnyMachineSnapshot;
+    if (snap.machine?.id === 'runPhases' && typeof snap.context.runnerPid === 'number') runnerPid = snap.context.runnerPid;
+  };
   try {
     const machine = wireTaskMachine({
       taskId: TASK_ID,
@@ -46,7 +62,7 @@ export async function replayOnWorker(run: (typeof WORKER_RUNS)[number], recorder
       },
       remote: { pool, queryParts },
     });
-    const actor = createActor(machine, { input: { taskId: TASK_ID, title: 't', model: 'test-model', mode: 'default', limits: LIMITS, runner: 'worker' }, inspect: (e: InspectionEvent) => recorder.inspect(e) });
+    const actor = createActor(machine, { input: { taskId: TASK_ID, title: 't', model: 'test-model', mode: 'default', limits: LIMITS, runner: 'worker' }, inspect });
     const states: string[] = [];
     actor.subscribe((s) => {
       const v = JSON.stringify(s.value);
@@ -60,8 +76,9 @@ export async function replayOnWorker(run: (typeof WORKER_RUNS)[number], recorder
     }
     // Settled: the run's finishing is over (nothing to wait for here), its `done` published.
     await waitForSnapshot(actor, (s) => s.matches({ [run.end]: 'settled' }), 20_000, run.end);
+    for (const w of pool.status().workers) if (w.pid !== null) workerPids.add(w.pid);
     actor.stop();
-    return { states, events };
+    return { states, events, runnerPid, workerPids: [...workerPids] };
   } finally {
     await pool.shutdown();
   }

@@ -4,6 +4,7 @@ import type { TaskEvent } from '../../../shared/domain/events';
 import { ZERO_USAGE, type ToolResultBlock } from '../../../shared/domain/messages';
 import type { PermissionMode } from '../../../shared/domain/permissionModes';
 import type { TurnInput, TurnOutput } from '../turn/types';
+import { toldToOwner } from '../turn/turnHelpers';
 
 /** The turn's output as a worker reports it: without the conversation, with its length. */
 export type TurnResult = Omit<TurnOutput, 'messages'> & { messageCount: number };
@@ -15,7 +16,9 @@ export type TurnResult = Omit<TurnOutput, 'messages'> & { messageCount: number }
  * came back) → complete | error | cancelled; pending → rejected when no worker can be had at all
  * (workers keep dying before they are ready, the pool is shutting down). It stands in for the turn machine in the task machine (same
  * input and output, same CANCEL / SET_MODE / SUBTASK_RESULT, and it relays the worker's Task calls
- * to the task as SUBTASK_STARTED), so the task machine drives a remote turn exactly as a local one.
+ * to the task as SUBTASK_STARTED and the events the run's phases count as RUN_EVENT, as the turn
+ * machine tells them, plus its worker's pid as RUNNER_LEASED), so the task machine drives a remote
+ * turn exactly as a local one.
  *
  * A query is sent to a worker at most once. If the worker dies after that, the query ends in
  * `error` with `worker_lost` (the task machine then marks the task interrupted): it is never run
@@ -103,6 +106,15 @@ export const queryMachine = setup({
   },
   actions: {
     publish: (_: unknown, _event: TaskEvent | null) => {},
+    /**
+     * Tells the query's owner (its parent machine: the task machine) what it keeps of the run, as
+     * the turn machine tells it in the host's process (its `tellOwner`): the worker's events the
+     * run's phases count (turnHelpers.ts `toldToOwner`) right after each is published, and the
+     * leased worker's pid (RUNNER_LEASED). Inline, so the log reads the same wherever the turn ran.
+     */
+    tellOwner: ({ self }, event: EventObject | null) => {
+      if (event) self._parent?.send(event);
+    },
   },
   guards: {
     outputCancelled: (_, p: { output: TurnResult }) => p.output.error?.code === 'cancelled',
@@ -163,6 +175,8 @@ export const queryMachine = setup({
           target: 'processing',
           actions: [
             assign({ lease: ({ event }) => event.output }),
+            // The run's runner is this worker: its pid is the run's phases' (not the host's).
+            { type: 'tellOwner', params: ({ event }) => ({ type: 'RUNNER_LEASED', pid: event.output.pid }) },
             spawnChild('execute', { id: 'execute', input: ({ context }) => ({ queryId: context.queryId, lease: context.lease!, input: turnInputOf(context) }) }),
           ],
         },
@@ -180,10 +194,29 @@ export const queryMachine = setup({
       on: { CANCEL: 'cancelled' },
     },
     processing: {
-      on: { WORKER_EVENT: { target: 'streaming', actions: [{ type: 'publish', params: ({ event }) => event.event }, assign(({ context, event }) => grow(context, event.event))] } },
+      on: {
+        WORKER_EVENT: {
+          target: 'streaming',
+          actions: [
+            { type: 'publish', params: ({ event }) => event.event },
+            // The run's phases count some of them: the owner hears of those right after each is published.
+            { type: 'tellOwner', params: ({ event }) => runEventOf(event.event) },
+            assign(({ context, event }) => grow(context, event.event)),
+          ],
+        },
+      },
     },
     streaming: {
-      on: { WORKER_EVENT: { actions: [{ type: 'publish', params: ({ event }) => event.event }, assign(({ context, event }) => grow(context, event.event))] } },
+      on: {
+        WORKER_EVENT: {
+          actions: [
+            { type: 'publish', params: ({ event }) => event.event },
+            // The run's phases count some of them: the owner hears of those right after each is published.
+            { type: 'tellOwner', params: ({ event }) => runEventOf(event.event) },
+            assign(({ context, event }) => grow(context, event.event)),
+          ],
+        },
+      },
     },
     complete: { type: 'final' },
     error: { type: 'final' },
@@ -205,6 +238,11 @@ function outputOf(context: QueryContext, result: TurnResult): TurnOutput {
 
 function turnInputOf(c: QueryContext): QueryInput {
   return { taskId: c.taskId, model: c.model, mode: c.mode, messages: c.messages, limits: c.limits, compactionFailures: c.compactionFailures, run: c.run, priorCostUsd: c.priorCostUsd };
+}
+
+/** What the owner is told of one of the worker's events (the task machine's RUN_EVENT), or nothing. */
+function runEventOf(event: TaskEvent): { type: 'RUN_EVENT'; event: TaskEvent } | null {
+  return toldToOwner(event) ? { type: 'RUN_EVENT', event } : null;
 }
 
 /** The conversation as the host has seen it grow (what a lost worker's query leaves behind). */

@@ -14,6 +14,7 @@ import { phasesEventOf, runPhasesMachine, type RunPhasesEvent, type RunPhasesInp
 import type { TurnInput } from '../turn/types';
 import { combineCommands, type CommandRun } from '../../commands/commandRun';
 import { addUsage } from '../turn/turnHelpers';
+import { normalizeModelId } from '../../providers/modelChoice';
 
 /** What a task starts from: a new task, or one rebuilt from its log. */
 export interface TaskInput {
@@ -92,9 +93,16 @@ interface TaskContext extends Required<TaskInput> {
   queued: PendingMessage[];
   /**
    * The custom command the next (or last) run answers: set with the message(s) it answers, kept
-   * by a retry; the runtime applies it when the run starts (`startCommand`).
+   * by a retry; it becomes the run's (`runCommand`) when the run starts.
    */
   command: CommandRun | undefined;
+  /**
+   * The command the run under way answers, from its start to its `done`: its allowed-tools narrow
+   * the run's permission decisions (the runtime's decider reads them here), its model is the run's.
+   */
+  runCommand: CommandRun | undefined;
+  /** While a command's run uses its own model: the task's model, back once the run's `done` is published. */
+  modelAfterRun: string | null;
   /** Messages ever queued (keeps their ids unique). */
   queuedCount: number;
   /** How the current run ended outside its turn loop: its worker died, or its record failed (the task is then let go: `release`). */
@@ -152,14 +160,21 @@ export type TaskMachineEvent =
   | { type: 'RECORD_FAILED'; failure: string }
   /** The owner lets the task go: a run whose phases are still finishing publishes its `done` now. */
   | { type: 'CLOSE' }
-  /** An event the task published (its turn loop's tool calls and results, usage): the run's phases are fed from it. */
-  | { type: 'RUN_EVENT'; event: TaskEvent };
+  /**
+   * From the run's turn loop, its child (the turn machine's `tellOwner`, or the query machine
+   * relaying a worker's): an event it just published that the run's phases count — a tool call,
+   * its result, the loop back at the model, a model call's tokens. The machine feeds them on.
+   */
+  | { type: 'RUN_EVENT'; event: TaskEvent }
+  /** From the run's query (tasks on workers): the worker it leased, whose pid is the run's runner's. */
+  | { type: 'RUNNER_LEASED'; pid: number | null };
 
 /** The id and systemId of the current run's phases, the task machine's child (the runtime's `initialize` and `finishRun` wait on it). */
 export const RUN_PHASES_ID = 'runPhases';
 
 type Publish = { type: 'publish'; params: TaskEvent | null };
 type Release = { type: 'release'; params: undefined };
+type FeedPhasesUsage = { type: 'feedPhasesUsage'; params: TaskEvent };
 
 /** The task machine's types, actions, actors and guards (the machine itself is `taskMachine`). */
 const taskSetup = setup({
@@ -206,32 +221,45 @@ const taskSetup = setup({
       const status = context.owedDone;
       if (status !== null && status !== 'running') tell(phasesOf(system), { type: 'RUN_ENDED', status });
     },
-    /** What the run's phases learn from the task's events: tool calls and results, the loop back at the model, tokens. */
+    /** What the run's phases learn from the turn loop's events (RUN_EVENT): tool calls and results, the loop back at the model, tokens. */
     feedPhases: ({ event, system }) => {
       if (event.type !== 'RUN_EVENT') return;
       const fed = phasesEventOf(event.event);
       if (fed) tell(phasesOf(system), fed);
     },
+    /** The run's query leased a worker: the phases' runner is that worker (its pid). */
+    tellRunner: ({ event, system }) => {
+      if (event.type === 'RUNNER_LEASED') tell(phasesOf(system), { type: 'RUNNER', pid: event.pid });
+    },
     /** Lets the task go: its log closed, its lock released (a task whose worker died or whose record failed). Provided by the runtime. */
     release: (_: unknown, _p: undefined) => {},
     /**
-     * A run starts (after the last run's `done`, which ended that run's command): the runtime
-     * narrows it by the command it answers (none: `undefined`). Provided by the runtime.
+     * A run starts (after the last run's `done`, which ended that run's command): it answers
+     * `command` (none: undefined) — its narrowing, and its model for as long as the run lasts
+     * (when the provider takes another model: `commandModelApplies`).
      */
-    startCommand: (_: unknown, _command: CommandRun | undefined) => {},
+    beginRunCommand: enqueueActions<TaskContext, TaskMachineEvent, undefined, TaskMachineEvent, never, never, { type: 'commandModelApplies'; params: undefined }, never, never>(
+      ({ context, enqueue, check }) => {
+        const command = context.command;
+        const model = context.modelAfterRun ?? context.model;
+        const id = command?.model ? normalizeModelId(command.model) : null;
+        const own = id !== null && id !== model && check({ type: 'commandModelApplies' });
+        enqueue.assign({ runCommand: command, model: own ? id : model, modelAfterRun: own ? model : null });
+      },
+    ),
     /** Publishes the run's owed `done` (a settled run whose phases finished, or that is left before they did). */
     publishOwedDone: enqueueActions<TaskContext, TaskMachineEvent, undefined, TaskMachineEvent, never, Publish, never, never, never>(({ context, enqueue }) => {
       if (context.owedDone === null) return;
       const done = doneEvent(context, context.owedDone);
       enqueue({ type: 'publish', params: done });
-      enqueue.assign({ owedDone: null, lastDone: done });
+      enqueue.assign({ owedDone: null, lastDone: done, ...runCommandEnded(context) });
     }),
     /** How the run ended outside its turn loop: its `done` (a dead worker's `interrupted`, a failed record's `failed`), then the task is let go. */
     endOutsideLoop: enqueueActions<TaskContext, TaskMachineEvent, { status: TaskStatus }, TaskMachineEvent, never, Publish | Release, never, never, never>(({ context, enqueue }, p) => {
       if (context.ending === null) return;
       const done = doneEvent(context, p.status);
       enqueue({ type: 'publish', params: done });
-      enqueue.assign({ lastDone: done });
+      enqueue.assign({ lastDone: done, ...runCommandEnded(context) });
       enqueue({ type: 'release' });
     }),
     /**
@@ -303,8 +331,8 @@ const taskSetup = setup({
      * A child answered: its result goes to the turn, its actor is let go. The result reaches the
      * turn once this step is over (delay 0), as it reaches a turn on a worker: a turn loop in this
      * process would otherwise publish its tool_result and move on (assembling, the next request)
-     * inside this machine's step, while the RUN_EVENT that feeds the run's phases waits in this
-     * machine's mailbox, so the phase change would come after the turn's next events — a log
+     * inside this machine's step, while the RUN_EVENT it tells this machine (for the run's phases)
+     * waits in this machine's mailbox, so the phase change would come after the turn's next events — a log
      * whose order depends on where the turn ran (and a replay, in process, that differs from it).
      */
     finishSubtask: enqueueActions<TaskContext, TaskMachineEvent, undefined, TaskMachineEvent, never, never, never, never, never>(({ context, event, enqueue }) => {
@@ -318,12 +346,20 @@ const taskSetup = setup({
       for (const s of context.subtasks) enqueue(stopChild(subtaskActorId(s.toolCallId)));
       enqueue.assign({ subtasks: [] });
     }),
+    /** A call's tokens the task machine itself published (CHARGE): the run's phases, if any still run, count them. */
+    feedPhasesUsage: ({ system }, usage: TaskEvent) => {
+      const fed = phasesEventOf(usage);
+      if (fed) tell(phasesOf(system), fed);
+    },
     /** A call outside the turn loops (CHARGE): the task's totals grow, and the usage event carries the new total. */
-    charge: enqueueActions<TaskContext, TaskMachineEvent, undefined, TaskMachineEvent, never, Publish, never, never, never>(({ context, event, enqueue }) => {
+    charge: enqueueActions<TaskContext, TaskMachineEvent, undefined, TaskMachineEvent, never, Publish | FeedPhasesUsage, never, never, never>(({ context, event, enqueue }) => {
       if (event.type !== 'CHARGE') return;
       const total = context.costUsd + event.costUsd;
-      enqueue({ type: 'publish', params: { type: 'usage', taskId: context.taskId, ...event.usage, costUsd: event.costUsd, totalCostUsd: total } });
+      const usage: TaskEvent = { type: 'usage', taskId: context.taskId, ...event.usage, costUsd: event.costUsd, totalCostUsd: total };
+      enqueue({ type: 'publish', params: usage });
       enqueue.assign({ usage: addUsage(context.usage, event.usage), costUsd: total });
+      // The run's phases count the call's tokens too (the gatekeeper's lesson call while finishing).
+      enqueue({ type: 'feedPhasesUsage', params: usage });
     }),
     recordTurn: assign(({ context }, p: { output: TurnOutput }) => ({
       messages: p.output.messages,
@@ -343,6 +379,8 @@ const taskSetup = setup({
     hasQueued: ({ context }) => context.queued.length > 0,
     onWorker: ({ context }) => context.runner === 'worker',
     workerLost: (_, p: { output: TurnOutput }) => p.output.error?.code === 'worker_lost',
+    /** Whether a command's model is used for its run (not with a provider that has one model, the demo). Provided by the runtime. */
+    commandModelApplies: () => true,
     /** The turn stopped before a request its budget could not pay for (machines/turn/budget.ts). */
     turnOverBudget: (_, p: { output: TurnOutput }) => p.output.error?.code === 'budget_exceeded',
   },
@@ -397,7 +435,9 @@ const finishingThenSettled = taskSetup.createStateConfig({
  * are over, or when the state is left first (a new message, RETRY, ABANDON, CLOSE: the next
  * state's entry publishes it before anything of its own), so `done` stays the run's last event.
  * Each run's phases (instructions, memory, runner, gatekeeper, memory write) are its child
- * `runPhases`, spawned as the run starts and fed the run's events (RUN_EVENT); `finishing` tells
+ * `runPhases`, spawned as the run starts and fed by this machine alone: the tool calls, results
+ * and tokens its turn loop tells it of (RUN_EVENT), a CHARGE's tokens, the leased worker's pid
+ * (RUNNER_LEASED); `finishing` tells
  * them how the run ended, and the transitions that stop a run from outside end them first.
  * INTERRUPT (the owner is ending) takes every running state to `interrupted`; a turn loop whose
  * worker died (`worker_lost`) does too, with its `done`; RECORD_FAILED ends a run going on (or
@@ -423,6 +463,8 @@ export const taskMachine = taskSetup.createMachine({
     queued: [],
     queuedCount: 0,
     command: undefined,
+    runCommand: undefined,
+    modelAfterRun: null,
     ending: null,
     owedDone: null,
     lastDone: null,
@@ -432,12 +474,14 @@ export const taskMachine = taskSetup.createMachine({
     // A subtask result nobody is waiting for: late or duplicate. Never drives the task.
     SUBTASK_DONE: { actions: assign({ ignoredSubtaskEvents: ({ context }) => context.ignoredSubtaskEvents + 1 }) },
     SET_MODE: { actions: assign({ mode: ({ event }) => event.mode }) },
-    SET_MODEL: { actions: assign({ model: ({ event }) => event.model }) },
+    // The person's choice holds after a command's run too.
+    SET_MODEL: { actions: assign({ model: ({ event }) => event.model, modelAfterRun: null }) },
     CHARGE: { actions: 'charge' },
     UNQUEUE: { actions: 'withdrawQueued' },
     // After the run's `done` (or with no run going on): the record's failure is told; nothing else changes.
     RECORD_FAILED: { actions: { type: 'publish', params: ({ context, event }) => recordFailedEvent(context, event.failure, false) } },
     RUN_EVENT: { actions: 'feedPhases' },
+    RUNNER_LEASED: { actions: 'tellRunner' },
   },
   states: {
     created: {
@@ -457,7 +501,7 @@ export const taskMachine = taskSetup.createMachine({
       entry: [
         'publishOwedDone',
         assign({ lastDone: null }),
-        { type: 'startCommand', params: ({ context }) => context.command },
+        'beginRunCommand',
         { type: 'publish', params: ({ context }) => stateEvent(context, 'initializing') },
         // The run's phases (instructions, memory, runner; after the loop the gatekeeper), this machine's child: `initialize` waits for them.
         'retirePhases',
@@ -792,7 +836,7 @@ function recordFailedEvent(context: TaskContext, failure: string, unsettled: boo
 /** The phases' input of the run about to start. */
 function phasesInputOf(context: TaskContext): RunPhasesInput {
   const start = runStartOf(context);
-  return { taskId: context.taskId, run: start.run, prompt: start.prompt, fromMessage: start.fromMessage };
+  return { taskId: context.taskId, run: start.run, prompt: start.prompt, fromMessage: start.fromMessage, runner: context.runner };
 }
 
 /** The current run's phases (the child `runPhases`), if any. */
@@ -803,6 +847,11 @@ function phasesOf(system: { get(id: string): AnyActorRef | undefined }): AnyActo
 /** Tells the run's phases `event` now (synchronously: what they publish comes before what follows), if they still run. */
 function tell(phases: AnyActorRef | undefined, event: RunPhasesEvent): void {
   if (phases?.getSnapshot().status === 'active') phases.send(event);
+}
+
+/** A run's `done` ends its command: no narrowing, and the task's own model back. */
+function runCommandEnded(context: TaskContext): Pick<TaskContext, 'runCommand' | 'modelAfterRun'> & { model?: string } {
+  return { runCommand: undefined, modelAfterRun: null, ...(context.modelAfterRun !== null ? { model: context.modelAfterRun } : {}) };
 }
 
 function doneEvent(context: TaskContext, status: TaskStatus): DoneEvent {

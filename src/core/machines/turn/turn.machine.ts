@@ -42,6 +42,7 @@ export type { PermissionOutcome, Summary, ToolRunOutput, TurnEvent, TurnInput, T
 const COMPACTION_BREAKER = 3;
 
 type Publish = { type: 'publish'; params: TaskEvent | null };
+type TellOwner = { type: 'tellOwner'; params: TaskEvent | null };
 /** The `permission` event of a decided call (an ask was published by the permission machine itself). */
 const publishPermission = {
   type: 'publish',
@@ -105,33 +106,51 @@ export const turnMachine = setup({
   actions: {
     publish: (_: unknown, _event: TaskEvent | null) => {},
     /**
+     * Tells the turn's owner (its parent machine: the task machine, which feeds the run's phases)
+     * an event of the run just published that the phases keep count of: a tool call, its result,
+     * the loop back at the model, a model call's tokens. Inline, not deferred like `sendParent`:
+     * what the phases publish follows that event in the log, as it does on a worker, where the
+     * query machine relays the worker's events one by one. A turn without a parent (on a worker)
+     * tells nobody here: the query machine on the host tells the task machine.
+     */
+    tellOwner: ({ self }, event: TaskEvent | null) => {
+      if (event) self._parent?.send({ type: 'RUN_EVENT', event });
+    },
+    /**
      * A Task call: whoever owns the task starts the sub-agent (runtime/turnHost.ts). In the host's
      * process that is the turn's parent, the task machine (SUBTASK_STARTED); a worker provides
      * the call up to its host instead.
      */
     startSubtask: sendParent((_, p: { toolCallId: string; description: string; prompt: string }) => ({ type: 'SUBTASK_STARTED' as const, ...p })),
     /** Records the current call's result (published as a tool_result) and moves to the next call. */
-    answer: enqueueActions<TurnContext, TurnEvent, ToolRunOutput, TurnEvent, never, Publish, never, never, never>(({ context, enqueue }, p) => {
-      enqueue({ type: 'publish', params: resultEvent(context, p.result, p.summary) });
+    answer: enqueueActions<TurnContext, TurnEvent, ToolRunOutput, TurnEvent, never, Publish | TellOwner, never, never, never>(({ context, enqueue }, p) => {
+      const result = resultEvent(context, p.result, p.summary);
+      enqueue({ type: 'publish', params: result });
+      enqueue({ type: 'tellOwner', params: result });
       enqueue.assign(advance(context, p.result));
     }),
     /** A started subtask answered: its result is kept (put in call order when the turn assembles) and it is no longer awaited. */
-    recordSubtask: enqueueActions<TurnContext, TurnEvent, ToolRunOutput, TurnEvent, never, Publish, never, never, never>(({ context, enqueue }, p) => {
-      enqueue({ type: 'publish', params: resultEvent(context, p.result, p.summary) });
+    recordSubtask: enqueueActions<TurnContext, TurnEvent, ToolRunOutput, TurnEvent, never, Publish | TellOwner, never, never, never>(({ context, enqueue }, p) => {
+      const result = resultEvent(context, p.result, p.summary);
+      enqueue({ type: 'publish', params: result });
+      enqueue({ type: 'tellOwner', params: result });
       enqueue.assign({ results: [...context.results, p.result], subtasks: context.subtasks.filter((id) => id !== p.result.tool_use_id) });
     }),
     /** Adds a model call's tokens and price to the run and publishes its `usage` event. */
-    chargeUsage: enqueueActions<TurnContext, TurnEvent, { usage: Usage; failed: boolean }, TurnEvent, never, Publish, never, never, never>(({ context, enqueue }, p) => {
+    chargeUsage: enqueueActions<TurnContext, TurnEvent, { usage: Usage; failed: boolean }, TurnEvent, never, Publish | TellOwner, never, never, never>(({ context, enqueue }, p) => {
       const charged = charge(context, p.usage, p.failed);
       if (!charged) return;
       enqueue.assign({ usage: charged.usage, costUsd: charged.costUsd });
       enqueue({ type: 'publish', params: charged.event });
+      enqueue({ type: 'tellOwner', params: charged.event });
     }),
-    chargeCall: enqueueActions<TurnContext, TurnEvent, undefined, TurnEvent, never, Publish, never, never, never>(({ context, event, enqueue }) => {
+    chargeCall: enqueueActions<TurnContext, TurnEvent, undefined, TurnEvent, never, Publish | TellOwner, never, never, never>(({ context, event, enqueue }) => {
       if (event.type !== 'CHARGE') return;
       const total = context.costUsd + event.costUsd;
       enqueue.assign({ usage: addUsage(context.usage, event.usage), costUsd: total });
-      enqueue({ type: 'publish', params: { type: 'usage', taskId: context.taskId, ...event.usage, costUsd: event.costUsd, totalCostUsd: context.priorCostUsd + total } });
+      const usage: TaskEvent = { type: 'usage', taskId: context.taskId, ...event.usage, costUsd: event.costUsd, totalCostUsd: context.priorCostUsd + total };
+      enqueue({ type: 'publish', params: usage });
+      enqueue({ type: 'tellOwner', params: usage });
     }),
   },
   delays: {
@@ -217,7 +236,8 @@ export const turnMachine = setup({
       },
     },
     checkingContext: {
-      entry: { type: 'publish', params: ({ context }) => turnEvent(context, 'checkingContext') },
+      // Back at the model: the run's phases hear the turn's tool calls are over.
+      entry: [{ type: 'publish', params: ({ context }) => turnEvent(context, 'checkingContext') }, { type: 'tellOwner', params: ({ context }) => turnEvent(context, 'checkingContext') }],
       always: [
         {
           guard: 'maxTurnsReached',
@@ -400,6 +420,7 @@ export const turnMachine = setup({
           guard: 'nextCallInvalid',
           actions: [
             { type: 'publish', params: ({ context }) => toolCallEvent(context) },
+            { type: 'tellOwner', params: ({ context }) => toolCallEvent(context) },
             { type: 'answer', params: ({ context }) => ({ result: invalidInputResult(context), summary: 'not run: its input was not valid JSON' }) },
           ],
         },
@@ -410,7 +431,7 @@ export const turnMachine = setup({
     },
     /** Parsed once here: an invalid call is answered with the schema's problems, asking nobody. */
     validatingInput: {
-      entry: { type: 'publish', params: ({ context }) => toolCallEvent(context) },
+      entry: [{ type: 'publish', params: ({ context }) => toolCallEvent(context) }, { type: 'tellOwner', params: ({ context }) => toolCallEvent(context) }],
       invoke: {
         src: 'validateToolCall',
         input: ({ context }) => ({ taskId: context.taskId, call: context.pending[context.index]! }),

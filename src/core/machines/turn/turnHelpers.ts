@@ -155,3 +155,12 @@ export function charge(context: TurnContext, usage: Usage, failed: boolean): { u
 export function usageOf(output: CallOutput): Usage {
   return 'usage' in output ? output.usage : ZERO_USAGE;
 }
+
+/**
+ * Whether a turn's owner (the task machine, for the run's phases) is told `e` as it is published:
+ * a tool call, its result, the loop back at the model (`checkingContext`), a model call's tokens —
+ * where the turn machine's `tellOwner` runs, and what the query machine relays of a worker's events.
+ */
+export function toldToOwner(e: TaskEvent): boolean {
+  return e.type === 'tool_call' || e.type === 'tool_result' || e.type === 'usage' || (e.type === 'turn' && e.state === 'checkingContext');
+}
