@@ -1,4 +1,4 @@
-import { KEEL_SECRET_PATTERNS } from './secretPatterns';
+import { KEEL_SECRET_PATTERNS, type SecretPattern } from './secretPatterns';
 import { secretlintScan } from './secretlintRules';
 
 /**
@@ -28,8 +28,56 @@ const KIND_ALIASES: Record<string, string> = { privatekey: 'private-key' };
 const URL_RULES = new Set(['basicauth', 'database-connection-string']);
 const URL_PASSWORD = /^[a-zA-Z][a-zA-Z0-9+.:-]{1,30}\/\/[^\s:/@]{1,256}:([^\s@/]{1,256})@/;
 
-/** With the `d` flag, so a capture group's position is known exactly. */
-const PATTERNS = KEEL_SECRET_PATTERNS.map((p) => ({ ...p, regex: new RegExp(p.regex.source, `${p.regex.flags.replace('d', '')}d`) }));
+interface CompiledPattern extends SecretPattern {
+  /** The pattern's regex, global. */
+  regex: RegExp;
+  /** The same, sticky: tried at one position. */
+  sticky: RegExp;
+}
+
+function compile(p: SecretPattern, indices: boolean): CompiledPattern {
+  const flags = [...p.regex.flags].filter((f) => f !== 'd' && f !== 'g' && f !== 'y').join('') + (indices ? 'd' : '');
+  return { ...p, regex: new RegExp(p.regex.source, `${flags}g`), sticky: new RegExp(p.regex.source, `${flags}y`) };
+}
+
+/**
+ * With the `d` flag, so a capture group's position is known exactly (findSecrets); without it
+ * for a yes/no answer (containsSecret), which needs no positions and is cheaper without them.
+ */
+const PATTERNS = KEEL_SECRET_PATTERNS.map((p) => compile(p, true));
+const PATTERNS_NO_INDICES = KEEL_SECRET_PATTERNS.map((p) => compile(p, false));
+
+/** One text's candidate starts, worked out once per scan for the patterns that share a `starts`. */
+type StartsMemo = Map<NonNullable<SecretPattern['starts']>, number[] | null>;
+
+/**
+ * Every match of `p` in `text`: the same ones, in the same order, as `text.matchAll(p.regex)`.
+ * With `starts`, the sticky regex is tried only at those positions, in ascending order, each at
+ * most once and none inside an earlier match — matchAll's own leftmost-first, non-overlapping walk,
+ * restricted to the places where a match can start.
+ */
+function* matchesOf(p: CompiledPattern, text: string, memo: StartsMemo): Generator<RegExpExecArray> {
+  let starts: number[] | null = null;
+  if (p.starts) {
+    if (!memo.has(p.starts)) memo.set(p.starts, p.starts(text)?.sort((a, b) => a - b) ?? null);
+    starts = memo.get(p.starts) ?? null;
+  }
+  if (!starts) {
+    yield* text.matchAll(p.regex);
+    return;
+  }
+  let next = 0;
+  for (const start of starts) {
+    if (start < next) continue;
+    p.sticky.lastIndex = start;
+    const m = p.sticky.exec(text);
+    next = start + 1;
+    if (!m) continue;
+    yield m;
+    // An empty match moves on by one, as matchAll does (no pattern has one).
+    next = Math.max(next, start + m[0].length);
+  }
+}
 
 /**
  * Every secret in `text`, sorted by position, overlapping findings merged (the first kind wins).
@@ -50,8 +98,9 @@ export function findSecrets(text: string, knownValues: Iterable<string> = []): S
     }
     found.push({ start: hit.start, end: hit.end, kind: KIND_ALIASES[hit.rule] ?? hit.rule });
   }
+  const memo: StartsMemo = new Map();
   for (const p of PATTERNS) {
-    for (const m of text.matchAll(p.regex)) {
+    for (const m of matchesOf(p, text, memo)) {
       const span = m.indices?.[p.group ?? 0];
       if (!span || span[1] <= span[0]) continue;
       if (p.accept && !p.accept(text.slice(span[0], span[1]))) continue;
@@ -67,9 +116,25 @@ export function findSecrets(text: string, knownValues: Iterable<string> = []): S
   return merge(found);
 }
 
-/** True when `text` holds something that looks like a secret (for refusing to store it). */
+/**
+ * True when `text` holds something that looks like a secret (for refusing to store it): exactly
+ * when `findSecrets(text, knownValues)` is not empty, but it stops at the first finding and does
+ * not work out where each one is (every checkpointed before-image is scanned: 100 KB of source
+ * per Write). Never throws.
+ */
 export function containsSecret(text: string, knownValues: Iterable<string> = []): boolean {
-  return findSecrets(text, knownValues).length > 0;
+  if (text.length === 0) return false;
+  for (const value of knownValues) if (value.length >= MIN_KNOWN_SECRET_LENGTH && text.includes(value)) return true;
+  const memo: StartsMemo = new Map();
+  for (const p of PATTERNS_NO_INDICES) {
+    for (const m of matchesOf(p, text, memo)) {
+      // findSecrets keeps a match whose redacted part is not empty and passes `accept`.
+      const value = m[p.group ?? 0];
+      if (value && (!p.accept || p.accept(value))) return true;
+    }
+  }
+  // findSecrets keeps every non-empty secretlint hit (a URL rule's as its password or whole).
+  return secretlintScan(text).some((hit) => hit.end > hit.start);
 }
 
 /**
