@@ -1,6 +1,7 @@
 import { constants } from 'node:fs';
 import { open, type FileHandle } from 'node:fs/promises';
 import {
+  checksum,
   checksumOk,
   decodeGroup,
   decodeRecord,
@@ -16,7 +17,9 @@ import {
   PACK_MAGIC,
   PACK_MAGIC_V1,
   PACK_MAGIC_V2,
+  PACK_MAGIC_V3,
   type PackRecord,
+  type PrevBlob,
 } from './format';
 
 /**
@@ -29,10 +32,15 @@ import {
 /** Where a blob's payload lies, for reading it later without scanning again. */
 export interface BlobLocation {
   file: string;
+  /** Byte offset of the record's frame (its header) in the file. */
+  frameOffset: number;
   /** Byte offset of the record's body in the file. */
   bodyOffset: number;
   bodyLength: number;
+  /** The body's crc32, as its frame says. */
+  crc: number;
 }
+
 
 /**
  * Where a blob's payload is: a frame of its own (read it with `readBody`), or, for a small blob
@@ -68,7 +76,7 @@ export async function scanPack(file: string, limit = Infinity): Promise<PackScan
     const magic = Buffer.alloc(PACK_MAGIC.length);
     if (size < PACK_MAGIC.length) return { records, validBytes: 0, damage: 'shorter than its header', unreadable: true };
     await fh.read(magic, 0, magic.length, 0);
-    const format = magic.equals(PACK_MAGIC) ? 3 : magic.equals(PACK_MAGIC_V2) ? 2 : magic.equals(PACK_MAGIC_V1) ? 1 : 0;
+    const format = magic.equals(PACK_MAGIC) ? 4 : magic.equals(PACK_MAGIC_V3) ? 3 : magic.equals(PACK_MAGIC_V2) ? 2 : magic.equals(PACK_MAGIC_V1) ? 1 : 0;
     if (!format) {
       const newer = /^KEELCP(\d+)\n$/.exec(magic.toString('latin1'));
       const formats = `${PACK_FORMATS.slice(0, -1).join(', ')} and ${PACK_FORMATS[PACK_FORMATS.length - 1]}`;
@@ -91,21 +99,42 @@ export async function scanPack(file: string, limit = Infinity): Promise<PackScan
       return bytesRead >= n;
     };
     while (pos < size) {
-      if (!(await ensure(pos, FRAME_HEADER))) return { records, validBytes: pos, damage: 'a record is cut short' };
-      const len = buf.readUInt32LE(pos - bufAt);
-      const crc = buf.readUInt32LE(pos - bufAt + 4);
+      // Format 4: a varint length (at most 4 bytes for MAX_BODY) then the checksum.
+      let len: number;
+      let headerLen: number;
+      if (format >= 4) {
+        if (!(await ensure(pos, Math.min(9, size - pos)))) return { records, validBytes: pos, damage: 'a record is cut short' };
+        len = 0;
+        headerLen = 0;
+        for (let scale = 1; ; scale *= 0x80) {
+          if (headerLen >= 4 || pos + headerLen >= size) return { records, validBytes: pos, damage: headerLen >= 4 ? 'a record has an impossible length' : 'a record is cut short' };
+          const b = buf[pos - bufAt + headerLen]!;
+          headerLen++;
+          len += (b & 0x7f) * scale;
+          if (b < 0x80) break;
+        }
+        headerLen += 4;
+        if (!(await ensure(pos, headerLen))) return { records, validBytes: pos, damage: 'a record is cut short' };
+      } else {
+        if (!(await ensure(pos, FRAME_HEADER))) return { records, validBytes: pos, damage: 'a record is cut short' };
+        len = buf.readUInt32LE(pos - bufAt);
+        headerLen = FRAME_HEADER;
+      }
+      const crc = buf.readUInt32LE(pos - bufAt + headerLen - 4);
       if (len === 0 || len > MAX_BODY) return { records, validBytes: pos, damage: 'a record has an impossible length' };
-      const bodyAt = pos + FRAME_HEADER;
+      const bodyAt = pos + headerLen;
       if (!(await ensure(bodyAt, len))) return { records, validBytes: pos, damage: 'a record is cut short' };
       const body = buf.subarray(bodyAt - bufAt, bodyAt - bufAt + len);
       if (!checksumOk(body, crc)) return { records, validBytes: pos, damage: 'a record fails its checksum' };
       let found: ScannedRecord[];
       try {
         if (format >= 2 && body[0] === GROUP_TYPE) {
-          const group = decodeGroup(body, dictionary);
+          const group = decodeGroup(body, dictionary, format);
           dictionary = nextDictionary(dictionary, group.raw);
+          let prev: PrevBlob | undefined;
           found = group.bodies.map((b) => {
-            const rec = decodeRecord(b);
+            const rec = decodeRecord(b, prev);
+            prev = rec.type === 'blob' ? { hash: rec.hash, size: rec.size } : undefined;
             if (rec.type !== 'blob') return rec;
             // A copy: the group's buffer is not kept alive by one small payload.
             const { payload, ...head } = rec;
@@ -115,7 +144,7 @@ export async function scanPack(file: string, limit = Infinity): Promise<PackScan
           const rec = decodeRecord(body);
           if (rec.type === 'blob') {
             const { payload: _payload, ...head } = rec;
-            found = [{ ...head, at: { file, bodyOffset: bodyAt, bodyLength: len } }];
+            found = [{ ...head, at: { file, frameOffset: pos, bodyOffset: bodyAt, bodyLength: len, crc } }];
           } else found = [rec];
         }
       } catch (err) {
@@ -130,13 +159,13 @@ export async function scanPack(file: string, limit = Infinity): Promise<PackScan
   }
 }
 
-/** Reads one record's body again (a blob's payload), checking nothing: the scan checked it. */
+/** Reads one record's body again (a blob's payload), checked against the checksum the scan saw. */
 export async function readBody(at: BlobLocation): Promise<Buffer> {
   const fh = await open(at.file, 'r');
   try {
     const buf = Buffer.allocUnsafe(at.bodyLength);
     const { bytesRead } = await fh.read(buf, 0, at.bodyLength, at.bodyOffset);
-    if (bytesRead !== at.bodyLength) throw new Error(`${at.file} is shorter than when it was read`);
+    if (bytesRead !== at.bodyLength || checksum(buf) !== at.crc) throw new Error(`${at.file} changed since it was read`);
     return buf;
   } finally {
     await fh.close();
@@ -156,6 +185,8 @@ export class PackWriter {
   private pending: Buffer[] = [];
   private small: Buffer[] = [];
   private smallBytes = 0;
+  /** The last small record queued, when it is a blob: a mark after it may name it in one byte. */
+  private lastSmall: PrevBlob | undefined;
   private dictionary: Buffer = Buffer.alloc(0);
   private size: number;
   private failure: Error | null = null;
@@ -188,24 +219,27 @@ export class PackWriter {
    * Queues a record. Returns where a large blob's body will lie; null for a record that goes in
    * the next group (a small blob's payload is then known only from the record itself).
    */
-  append(r: PackRecord, encoded?: Buffer): BlobLocation | null {
+  append(r: PackRecord): BlobLocation | null {
     if (this.failure) throw this.failure;
-    const body = encoded ?? encodeRecord(r);
+    const body = encodeRecord(r, this.lastSmall);
     if (r.type !== 'blob' || body.length <= GROUP_MAX_BLOB) {
       this.small.push(body);
       this.smallBytes += body.length;
+      this.lastSmall = r.type === 'blob' ? { hash: r.hash, size: r.size } : undefined;
       return null;
     }
     // What was queued before it is written before it: records stay in the order they were made.
     this.closeGroup();
     const framed = frame(body);
-    const at: BlobLocation = { file: this.file, bodyOffset: this.size + FRAME_HEADER, bodyLength: body.length };
+    const headerLen = framed.length - body.length;
+    const at: BlobLocation = { file: this.file, frameOffset: this.size, bodyOffset: this.size + headerLen, bodyLength: body.length, crc: framed.readUInt32LE(headerLen - 4) };
     this.pending.push(framed);
     this.size += framed.length;
     return at;
   }
 
   private closeGroup(): void {
+    this.lastSmall = undefined;
     if (!this.small.length) return;
     const { body, raw } = encodeGroup(this.small, this.dictionary);
     this.dictionary = nextDictionary(this.dictionary, raw);
@@ -220,8 +254,7 @@ export class PackWriter {
   sync(): Promise<void> {
     if (this.failure) return Promise.reject(this.failure);
     this.closeGroup();
-    const next = this.chain.then(async () => {
-      if (this.failure) throw this.failure;
+    return this.serial(async () => {
       const out = this.pending;
       this.pending = [];
       try {
@@ -236,7 +269,15 @@ export class PackWriter {
         throw this.failure;
       }
     });
-    this.chain = next.catch(() => undefined);
+  }
+
+  /** Runs `job` after every write queued before it (a failed one does not stop the chain). */
+  private serial<T>(job: () => Promise<T>): Promise<T> {
+    const next = this.chain.then(job);
+    this.chain = next.then(
+      () => undefined,
+      () => undefined,
+    );
     return next;
   }
 
