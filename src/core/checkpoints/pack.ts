@@ -1,5 +1,6 @@
 import { constants } from 'node:fs';
-import { open, type FileHandle } from 'node:fs/promises';
+import { open, rename, unlink, type FileHandle } from 'node:fs/promises';
+import { dirname } from 'node:path';
 import {
   checksum,
   checksumOk,
@@ -37,10 +38,19 @@ export interface BlobLocation {
   /** Byte offset of the record's body in the file. */
   bodyOffset: number;
   bodyLength: number;
-  /** The body's crc32, as its frame says. */
+  /** The body's crc32, as its frame says: a read checks it (the pack may have been recompacted since). */
   crc: number;
 }
 
+/**
+ * What `readBody` throws when the bytes at a location are no longer the record the scan found
+ * there: the pack was recompacted (recompact.ts) since, and is to be scanned again.
+ */
+export class PackMovedError extends Error {
+  constructor(readonly file: string) {
+    super(`${file} changed since it was read`);
+  }
+}
 
 /**
  * Where a blob's payload is: a frame of its own (read it with `readBody`), or, for a small blob
@@ -159,13 +169,16 @@ export async function scanPack(file: string, limit = Infinity): Promise<PackScan
   }
 }
 
-/** Reads one record's body again (a blob's payload), checked against the checksum the scan saw. */
+/**
+ * Reads one record's body again (a blob's payload). Throws PackMovedError when the bytes there
+ * are not that record any more (their checksum differs: the pack was recompacted since the scan).
+ */
 export async function readBody(at: BlobLocation): Promise<Buffer> {
   const fh = await open(at.file, 'r');
   try {
     const buf = Buffer.allocUnsafe(at.bodyLength);
     const { bytesRead } = await fh.read(buf, 0, at.bodyLength, at.bodyOffset);
-    if (bytesRead !== at.bodyLength || checksum(buf) !== at.crc) throw new Error(`${at.file} changed since it was read`);
+    if (bytesRead !== at.bodyLength || checksum(buf) !== at.crc) throw new PackMovedError(at.file);
     return buf;
   } finally {
     await fh.close();
@@ -179,6 +192,7 @@ export async function readBody(at: BlobLocation): Promise<Buffer> {
  * against the groups before it; a large blob gets a frame of its own, so its place is known when
  * it is queued. Once a write fails the writer is spent (`failed`): what it wrote after the
  * failure could depend on bytes that never reached the file, so the store opens a new pack.
+ * `replace` swaps one large frame for another (recompact.ts) by writing the pack anew beside it.
  */
 export class PackWriter {
   private chain: Promise<void> = Promise.resolve();
@@ -189,13 +203,17 @@ export class PackWriter {
   private lastSmall: PrevBlob | undefined;
   private dictionary: Buffer = Buffer.alloc(0);
   private size: number;
+  /** Bytes on disk (whole frames, every write before made durable or in flight done). */
+  private written: number;
   private failure: Error | null = null;
+  private closed = false;
 
   private constructor(
     readonly file: string,
-    private readonly fh: FileHandle,
+    private fh: FileHandle,
   ) {
     this.size = PACK_MAGIC.length;
+    this.written = PACK_MAGIC.length;
   }
 
   /** Creates `file` (it must not exist) with the pack's header. */
@@ -262,6 +280,7 @@ export class PackWriter {
           const want = out.reduce((n, b) => n + b.length, 0);
           const { bytesWritten } = await this.fh.writev(out);
           if (bytesWritten !== want) throw new Error(`${this.file}: wrote ${bytesWritten} of ${want} bytes`);
+          this.written += want;
         }
         await this.fh.datasync();
       } catch (err) {
@@ -269,6 +288,67 @@ export class PackWriter {
         throw this.failure;
       }
     });
+  }
+
+  /**
+   * Replaces the large frame at `at` (on disk already) by a frame of `body`, crash-safely: the
+   * pack is written anew beside itself (`<pack>.<pid>.recompact`; everything up to now copied,
+   * that frame swapped), made durable, and renamed over the pack; the rename is atomic, so a
+   * kill at any moment leaves either the old pack or the new one, each whole. The bulk is copied
+   * while the turn goes on; only the tail written meanwhile and the rename wait for the writes
+   * before them (the turn's next sync waits for at most that). Not done (false) when the pack
+   * has another link (a fork shares it: its bytes must stay as they are) or the writer failed.
+   * `moved(shift, at)` runs synchronously at the swap: every frame after `at` is now `shift`
+   * bytes earlier, and the new frame is at `at`.
+   */
+  async replace(at: BlobLocation, body: Buffer, moved: (shift: number, at: BlobLocation) => void): Promise<boolean> {
+    if (this.failure || this.closed || at.file !== this.file) return false;
+    const oldEnd = at.bodyOffset + at.bodyLength;
+    const mark = this.written;
+    if (oldEnd > mark || (await this.fh.stat()).nlink > 1) return false;
+    const tmp = `${this.file}.${process.pid}.recompact`;
+    const framed = frame(body);
+    const out = await open(tmp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_TRUNC, 0o600);
+    let swapped = false;
+    try {
+      await copyRange(this.file, out, 0, at.frameOffset);
+      if ((await out.write(framed)).bytesWritten !== framed.length) throw new Error('a short write');
+      await copyRange(this.file, out, oldEnd, mark);
+      await out.datasync();
+      swapped = await this.serial(async () => {
+        if (this.failure || this.closed || (await this.fh.stat()).nlink > 1) return false;
+        const end = this.written;
+        await copyRange(this.file, out, mark, end);
+        await out.datasync();
+        await out.close();
+        await rename(tmp, this.file);
+        // Renamed: whatever follows, the pack at this path is the new one, and this writer says so.
+        // (A crash before the folder is synced leaves either pack under the name: each is whole.)
+        await syncDir(dirname(this.file)).catch(() => undefined);
+        const shift = oldEnd - at.frameOffset - framed.length;
+        let next: FileHandle;
+        try {
+          next = await open(this.file, constants.O_WRONLY | constants.O_APPEND);
+        } catch (err) {
+          this.failure = err instanceof Error ? err : new Error(String(err));
+          throw this.failure;
+        } finally {
+          await this.fh.close().catch(() => undefined);
+        }
+        this.fh = next;
+        this.size -= shift;
+        this.written = end - shift;
+        const headerLen = framed.length - body.length;
+        moved(shift, { file: this.file, frameOffset: at.frameOffset, bodyOffset: at.frameOffset + headerLen, bodyLength: body.length, crc: framed.readUInt32LE(headerLen - 4) });
+        return true;
+      });
+      return swapped;
+    } finally {
+      if (!swapped) {
+        await out.close().catch(() => undefined);
+        await unlink(tmp).catch(() => undefined);
+      }
+    }
   }
 
   /** Runs `job` after every write queued before it (a failed one does not stop the chain). */
@@ -281,8 +361,38 @@ export class PackWriter {
     return next;
   }
 
+  /** Closes the file once the writes queued (and a rewrite already swapping the pack) are done. */
   async close(): Promise<void> {
+    this.closed = true;
     await this.chain;
     await this.fh.close();
+  }
+}
+
+/** Appends bytes [from, to) of `file` to `out`, in chunks. */
+async function copyRange(file: string, out: FileHandle, from: number, to: number): Promise<void> {
+  if (to <= from) return;
+  const src = await open(file, 'r');
+  try {
+    const buf = Buffer.allocUnsafe(Math.min(CHUNK, to - from));
+    for (let pos = from; pos < to; ) {
+      const { bytesRead } = await src.read(buf, 0, Math.min(buf.length, to - pos), pos);
+      if (bytesRead === 0) throw new Error(`${file} is shorter than ${to} bytes`);
+      const { bytesWritten } = await out.write(buf.subarray(0, bytesRead));
+      if (bytesWritten !== bytesRead) throw new Error(`wrote ${bytesWritten} of ${bytesRead} bytes`);
+      pos += bytesRead;
+    }
+  } finally {
+    await src.close();
+  }
+}
+
+/** Makes a rename in `dir` durable. */
+async function syncDir(dir: string): Promise<void> {
+  const fh = await open(dir, 'r');
+  try {
+    await fh.sync();
+  } finally {
+    await fh.close();
   }
 }

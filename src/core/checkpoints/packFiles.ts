@@ -1,4 +1,4 @@
-import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, statSync, unlinkSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import type { ContentHash } from './format';
 import { scanPack, type PackScan, type ScannedRecord } from './pack';
@@ -24,6 +24,32 @@ export interface CheckpointIndex {
 export interface LinkedPack {
   file: string;
   bytes: number;
+}
+
+/**
+ * Removes what a recompaction left when its process died before the rename
+ * (`<pack>.<pid>.recompact`, the pid no longer running): the pack itself is whole.
+ */
+export function sweepRecompactions(packs: string): void {
+  for (const name of safeReaddir(packs)) {
+    const m = /^\d{6}\.pack\.(\d+)\.recompact$/.exec(name);
+    if (!m || alive(Number(m[1]))) continue;
+    try {
+      unlinkSync(join(packs, name));
+    } catch {
+      /* gone already, or not ours to remove: left */
+    }
+  }
+}
+
+function alive(pid: number): boolean {
+  if (pid === process.pid) return true;
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
 }
 
 export function nextPackNumber(dir: string): number {

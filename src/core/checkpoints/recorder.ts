@@ -62,7 +62,7 @@ export class TaskCheckpoints {
       /* a workspace that does not exist: paths stay as given */
     }
     this.workspace = ws;
-    this.store = new CheckpointStore(options.dir, new GitObjects(ws));
+    this.store = new CheckpointStore(options.dir, new GitObjects(ws), (m) => options.log?.('warn', m));
   }
 
   private readonly calls = new Map<string, CallCheckpoints>();
@@ -84,6 +84,11 @@ export class TaskCheckpoints {
 
   storedBytes(): Promise<number> {
     return this.store.storedBytes();
+  }
+
+  /** Resolves once the background recompaction of large whole copies has nothing left to do. */
+  recompacted(): Promise<void> {
+    return this.store.recompacted();
   }
 
   close(): Promise<void> {

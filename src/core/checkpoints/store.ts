@@ -5,8 +5,9 @@ import { encodeBlob, unpackPayload, type EncodedBlob } from './blobCodec';
 import { Pieces } from './delta';
 import { hasBase, hashContent, type ContentHash, type PackRecord } from './format';
 import { GitBlobError, MIN_GIT_REFERENCE, type GitObjects } from './gitObjects';
-import { PackWriter, readBody, scanPack } from './pack';
-import { listPacks, nextPackNumber, readIndex, type BlobRecord, type CheckpointIndex, type LinkedPack } from './packFiles';
+import { PackMovedError, PackWriter, readBody, scanPack, type BlobLocation } from './pack';
+import { listPacks, nextPackNumber, readIndex, sweepRecompactions, type BlobRecord, type CheckpointIndex, type LinkedPack } from './packFiles';
+import { Recompactor, type RecompactStats } from './recompact';
 
 /**
  * A task's checkpoints: content-addressed blobs and the records that say which step changed which
@@ -23,7 +24,8 @@ import { listPacks, nextPackNumber, readIndex, type BlobRecord, type CheckpointI
  * Packs are shared by hard links, so a blob lives as long as the last task that links its pack:
  * deleting a task's folder frees exactly what no other task uses, and nothing is counted or
  * collected. A writer never appends to a pack it did not create, so a pack another task links is
- * never changed under it.
+ * never changed under it; recompaction (recompact.ts) writes a pack anew and renames it over the
+ * old one, only while no other task links it.
  */
 
 /** A chain longer than this is cut by storing the next version whole. */
@@ -42,15 +44,46 @@ export class CheckpointStore {
   private readonly bases = new Map<string, { hash: ContentHash; content: Buffer }>();
   private baseBytes = 0;
   private readonly depth = new Map<ContentHash, number>();
+  private readonly recompactor: Recompactor;
 
   /**
    * @param git the workspace's git object store: a whole before-image git already holds is kept
    *   as a reference to its blob, not copied (null: always copied).
+   * @param warn where a background recompaction's failure is said (it loses nothing).
    */
   constructor(
     readonly dir: string,
     private readonly git: GitObjects | null = null,
-  ) {}
+    warn?: (message: string) => void,
+  ) {
+    this.recompactor = new Recompactor(
+      {
+        wholeCopy: (hash) => {
+          const b = this.index?.blobs.get(hash);
+          if (!b?.at || b.encoding !== 'br') return null;
+          return { at: b.at, size: b.size, payloadBytes: b.at.bodyLength - blobHeaderLength(b) };
+        },
+        content: (hash) => this.read(hash),
+        writer: () => (this.writer && !this.writer.failed ? this.writer : null),
+        moved: (file, from, shift, hash, at) => this.moved(file, from, shift, hash, at),
+      },
+      warn,
+    );
+  }
+
+  /**
+   * Resolves once the background recompaction of large whole copies is done (or had nothing to
+   * do): what is queued is made durable first, so its recompaction may start.
+   */
+  async recompacted(): Promise<void> {
+    await this.sync();
+    await this.recompactor.idle();
+  }
+
+  /** What the background recompaction did so far. */
+  get recompaction(): RecompactStats {
+    return this.recompactor.stats;
+  }
 
   /** Reads every pack once (later calls share the result, and writes keep it current). */
   load(): Promise<CheckpointIndex> {
@@ -97,6 +130,17 @@ export class CheckpointStore {
    * one that does not hold what was recorded.
    */
   async read(hash: ContentHash): Promise<Buffer> {
+    try {
+      return await this.readOnce(hash);
+    } catch (err) {
+      // Another process recompacted a pack since it was scanned: scan it again, once.
+      if (!(err instanceof PackMovedError)) throw err;
+      await this.rescan(err.file);
+      return this.readOnce(hash);
+    }
+  }
+
+  private async readOnce(hash: ContentHash): Promise<Buffer> {
     const idx = await this.load();
     const chain: BlobRecord[] = [];
     let h: ContentHash | undefined = hash;
@@ -146,6 +190,7 @@ export class CheckpointStore {
     const at = writer.append(rec);
     const { payload, ...head } = rec;
     idx.blobs.set(hash, at ? { ...head, at } : { ...head, inline: payload });
+    if (at && enc.encoding === 'br') this.recompactor.offer(hash, content.length);
     this.depth.set(hash, enc.base ? (this.depth.get(enc.base) ?? 0) + 1 : 0);
     if (path) this.remember(path, hash, content);
     return { hash, added: writer.bytes - before };
@@ -170,6 +215,8 @@ export class CheckpointStore {
     if (!writer) return;
     try {
       await writer.sync();
+      // What was offered for recompaction is durable now: it may start (in the background).
+      this.recompactor.kick();
     } catch (err) {
       if (this.writer === writer) {
         this.writer = null;
@@ -184,7 +231,9 @@ export class CheckpointStore {
     }
   }
 
+  /** Closes the pack. Recompaction stops: a copy not rewritten yet keeps its first encoding. */
   async close(): Promise<void> {
+    this.recompactor.stop();
     if (this.creating) await this.creating.catch(() => undefined);
     await this.writer?.close().catch(() => undefined);
     this.writer = null;
@@ -209,7 +258,8 @@ export class CheckpointStore {
       } catch {
         copyFileSync(p.path, to);
       }
-      // Measured on the file linked, not the one listed (what the fork reads is that file).
+      // Measured on the file linked, not the one listed: a writer recompacting its pack may have
+      // renamed a new one over that name meanwhile (the link holds whichever it got, whole).
       const bytes = Math.min((await scanPack(to, p.limit)).validBytes, p.limit);
       if (statSync(to).nlink === 1) truncateSync(to, bytes);
       out.push({ file: `linked/${name}`, bytes });
@@ -272,11 +322,34 @@ export class CheckpointStore {
     }
   }
 
+  /** After a pack was recompacted: the locations in it after `from` moved `shift` bytes earlier. */
+  private moved(file: string, from: number, shift: number, hash: ContentHash, at: BlobLocation): void {
+    const idx = this.index;
+    if (!idx) return;
+    for (const [h, b] of idx.blobs) {
+      if (!b.at || b.at.file !== file) continue;
+      if (h === hash) idx.blobs.set(h, { ...b, at });
+      else if (b.at.frameOffset > from) idx.blobs.set(h, { ...b, at: { ...b.at, frameOffset: b.at.frameOffset - shift, bodyOffset: b.at.bodyOffset - shift } });
+    }
+  }
+
+  /** Reads `file` again and takes where its blobs are now (another process recompacted it). */
+  private async rescan(file: string): Promise<void> {
+    const idx = await this.load();
+    const scan = await scanPack(file);
+    for (const r of scan.records) {
+      if (r.type !== 'blob' || !r.at) continue;
+      const b = idx.blobs.get(r.hash);
+      if (b?.at?.file === file) idx.blobs.set(r.hash, r);
+    }
+  }
+
   private async openWriter(): Promise<PackWriter> {
     if (this.writer) return this.writer;
     this.creating ??= (async () => {
       const packs = join(this.dir, 'packs');
       mkdirSync(packs, { recursive: true, mode: 0o700 });
+      sweepRecompactions(packs);
       for (let attempt = 0; ; attempt++) {
         const next = nextPackNumber(packs) + attempt;
         try {
