@@ -1,5 +1,5 @@
 import { constants } from 'node:fs';
-import { open, rename, unlink, type FileHandle } from 'node:fs/promises';
+import { open, rename, stat, unlink, type FileHandle } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import {
   checksum,
@@ -296,16 +296,17 @@ export class PackWriter {
    * that frame swapped), made durable, and renamed over the pack; the rename is atomic, so a
    * kill at any moment leaves either the old pack or the new one, each whole. The bulk is copied
    * while the turn goes on; only the tail written meanwhile and the rename wait for the writes
-   * before them (the turn's next sync waits for at most that). Not done (false) when the pack
-   * has another link (a fork shares it: its bytes must stay as they are) or the writer failed.
+   * before them (the turn's next sync waits for at most that). Works on a closed writer too (a
+   * rewrite under way when the store closed is finished). Not done (false) when the pack has
+   * another link (a fork shares it: its bytes must stay as they are) or the writer failed.
    * `moved(shift, at)` runs synchronously at the swap: every frame after `at` is now `shift`
    * bytes earlier, and the new frame is at `at`.
    */
   async replace(at: BlobLocation, body: Buffer, moved: (shift: number, at: BlobLocation) => void): Promise<boolean> {
-    if (this.failure || this.closed || at.file !== this.file) return false;
+    if (this.failure || at.file !== this.file) return false;
     const oldEnd = at.bodyOffset + at.bodyLength;
     const mark = this.written;
-    if (oldEnd > mark || (await this.fh.stat()).nlink > 1) return false;
+    if (oldEnd > mark || (await stat(this.file)).nlink > 1) return false;
     const tmp = `${this.file}.${process.pid}.recompact`;
     const framed = frame(body);
     const out = await open(tmp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_TRUNC, 0o600);
@@ -316,7 +317,8 @@ export class PackWriter {
       await copyRange(this.file, out, oldEnd, mark);
       await out.datasync();
       swapped = await this.serial(async () => {
-        if (this.failure || this.closed || (await this.fh.stat()).nlink > 1) return false;
+        // Checked here, in turn with the writes: no sync runs between this and the rename.
+        if (this.failure || (await stat(this.file)).nlink > 1) return false;
         const end = this.written;
         await copyRange(this.file, out, mark, end);
         await out.datasync();
@@ -326,16 +328,19 @@ export class PackWriter {
         // (A crash before the folder is synced leaves either pack under the name: each is whole.)
         await syncDir(dirname(this.file)).catch(() => undefined);
         const shift = oldEnd - at.frameOffset - framed.length;
-        let next: FileHandle;
-        try {
-          next = await open(this.file, constants.O_WRONLY | constants.O_APPEND);
-        } catch (err) {
-          this.failure = err instanceof Error ? err : new Error(String(err));
-          throw this.failure;
-        } finally {
-          await this.fh.close().catch(() => undefined);
+        // A closed writer's handle is closed already (close waited for the writes before this).
+        if (!this.closed) {
+          let next: FileHandle;
+          try {
+            next = await open(this.file, constants.O_WRONLY | constants.O_APPEND);
+          } catch (err) {
+            this.failure = err instanceof Error ? err : new Error(String(err));
+            throw this.failure;
+          } finally {
+            await this.fh.close().catch(() => undefined);
+          }
+          this.fh = next;
         }
-        this.fh = next;
         this.size -= shift;
         this.written = end - shift;
         const headerLen = framed.length - body.length;
@@ -361,7 +366,7 @@ export class PackWriter {
     return next;
   }
 
-  /** Closes the file once the writes queued (and a rewrite already swapping the pack) are done. */
+  /** Closes the file once the writes queued (and a rewrite already swapping the pack) are done; no more appends. */
   async close(): Promise<void> {
     this.closed = true;
     await this.chain;

@@ -91,7 +91,7 @@ export class Recompactor {
 
   /** Resolves once nothing is queued or running. */
   idle(): Promise<void> {
-    if (!this.running && !this.queue.length) return Promise.resolve();
+    if (!this.running && (this.stopped || !this.queue.length)) return Promise.resolve();
     return new Promise((resolve) => {
       this.waiters.push(resolve);
       this.kick();
@@ -99,10 +99,10 @@ export class Recompactor {
   }
 
   /**
-   * No more jobs: what is queued is dropped, and the running one is abandoned before it rewrites
-   * the pack (its compression, on the pool, is let run out and thrown away). Not waited for: the
-   * end of a turn on a worker waits for its checkpoints to close, and must not wait ~1.5 s per MB
-   * for a saving. A rewrite already swapping the pack finishes before the writer closes.
+   * No more jobs: what is queued is dropped; the running one goes on to its end, not waited for
+   * (the end of a turn on a worker waits for its checkpoints to close, and must not wait ~1.5 s
+   * per MB for a saving; the process, a worker or the host, lives on and finishes it; a `keel`
+   * command's process ends once it is done).
    */
   stop(): void {
     this.stopped = true;
@@ -111,7 +111,7 @@ export class Recompactor {
   }
 
   private settle(): void {
-    if (!this.stopped && (this.running || this.queue.length)) return;
+    if (this.running || (this.queue.length && !this.stopped)) return;
     for (const w of this.waiters.splice(0)) w();
   }
 
@@ -136,7 +136,7 @@ export class Recompactor {
     if (!found || !writer || found.at.file !== writer.file) return;
     const content = await this.host.content(hash);
     const packed = await brotliBest(content);
-    if (this.stopped || packed.length + MIN_SAVING > found.payloadBytes) return;
+    if (packed.length + MIN_SAVING > found.payloadBytes) return;
     const body = encodeRecord({ type: 'blob', hash, size: content.length, encoding: 'br', payload: packed });
     const from = found.at.frameOffset;
     const file = writer.file;

@@ -49,12 +49,13 @@ export class CheckpointStore {
   /**
    * @param git the workspace's git object store: a whole before-image git already holds is kept
    *   as a reference to its blob, not copied (null: always copied).
-   * @param warn where a background recompaction's failure is said (it loses nothing).
+   * @param options.warn where a background recompaction's failure is said (it loses nothing);
+   *   `recompact: false` keeps whole copies as first stored (a short-lived store: a rewind's).
    */
   constructor(
     readonly dir: string,
     private readonly git: GitObjects | null = null,
-    warn?: (message: string) => void,
+    options: { warn?: (message: string) => void; recompact?: boolean } = {},
   ) {
     this.recompactor = new Recompactor(
       {
@@ -67,8 +68,9 @@ export class CheckpointStore {
         writer: () => (this.writer && !this.writer.failed ? this.writer : null),
         moved: (file, from, shift, hash, at) => this.moved(file, from, shift, hash, at),
       },
-      warn,
+      options.warn,
     );
+    if (options.recompact === false) this.recompactor.stop();
   }
 
   /**
@@ -231,7 +233,10 @@ export class CheckpointStore {
     }
   }
 
-  /** Closes the pack. Recompaction stops: a copy not rewritten yet keeps its first encoding. */
+  /**
+   * Closes the pack. Recompaction stops: the copies queued keep their first encoding; the one
+   * being rewritten is finished in the background (`recompacted()` waits for it).
+   */
   async close(): Promise<void> {
     this.recompactor.stop();
     if (this.creating) await this.creating.catch(() => undefined);

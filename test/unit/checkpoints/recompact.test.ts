@@ -106,18 +106,32 @@ describe('recompaction of large whole copies', () => {
     await store.close();
   });
 
-  it('closing the store abandons what was not rewritten yet: nothing is left beside the pack, every version reads', async () => {
+  it('closing the store drops the copies queued and finishes the one being rewritten, without waiting for it', async () => {
     const dir = tmp();
     const store = new CheckpointStore(dir);
-    const text = CORPUS.slice(0, 300_000);
-    const { hash } = await store.put(Buffer.from(text), 'big.ts');
+    const texts = [CORPUS.slice(0, 300_000), CORPUS.slice(300_000, 600_000)];
+    const hashes: string[] = [];
+    for (const [k, t] of texts.entries()) hashes.push((await store.put(Buffer.from(t), `big${k}.ts`)).hash);
     await store.sync();
-    // Closed as the copy became durable: its rewrite (~1 s of compression) has not begun.
+    // Closed as the copies became durable: the first one's rewrite has begun (its ~1 s of
+    // compression is under way), the second waits in the queue.
     await store.close();
+    expect(store.recompaction.done).toBe(0);
+    await store.recompacted();
+    expect(store.recompaction.done).toBe(1);
+    expect(readdirSync(join(dir, 'packs'))).toEqual(['000001.pack']);
+    const fresh = new CheckpointStore(dir);
+    expect(await fresh.storedBytes()).toBe(folderBytes(dir));
+    for (const [k, t] of texts.entries()) expect((await fresh.read(hashes[k]!)).toString()).toBe(t);
+  });
+
+  it('a store made not to recompact keeps its copies as first stored', async () => {
+    const dir = tmp();
+    const store = new CheckpointStore(dir, null, { recompact: false });
+    await store.put(Buffer.from(CORPUS.slice(0, 300_000)), 'big.ts');
     await store.recompacted();
     expect(store.recompaction.done).toBe(0);
-    expect(readdirSync(join(dir, 'packs'))).toEqual(['000001.pack']);
-    expect((await new CheckpointStore(dir).read(hash)).toString()).toBe(text);
+    await store.close();
   });
 
   it('a store that read the pack before it was rewritten (another process) reads it again, right', async () => {
