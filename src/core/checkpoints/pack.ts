@@ -309,7 +309,9 @@ export class PackWriter {
     if (oldEnd > mark || (await stat(this.file)).nlink > 1) return false;
     const tmp = `${this.file}.${process.pid}.recompact`;
     const framed = frame(body);
-    const out = await open(tmp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_TRUNC, 0o600);
+    // Not O_EXCL: only this writer rewrites this pack in this process, so a file of that name is
+    // what a dead process of the same pid left.
+    const out = await open(tmp, constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC, 0o600);
     let swapped = false;
     try {
       await copyRange(this.file, out, 0, at.frameOffset);
