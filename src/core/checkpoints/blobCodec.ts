@@ -1,6 +1,6 @@
 import { promisify } from 'node:util';
 import { brotliCompress, brotliDecompress, constants } from 'node:zlib';
-import { makeDelta } from './delta';
+import { commonPrefix, commonSuffix, makeDelta } from './delta';
 import { GROUP_MAX_BLOB, type BlobEncoding, type ContentHash } from './format';
 
 const compress = promisify(brotliCompress);
@@ -45,6 +45,9 @@ export interface EncodedBlob {
 export async function encodeBlob(content: Buffer, base?: { hash: ContentHash; content: Buffer }): Promise<EncodedBlob> {
   if (base && content.length > 64) {
     const delta = makeDelta(base.content, content);
+    const splice = spliceOf(base.content, content);
+    // One stretch replaced (an Edit): the splice says it without the delta's sizes and offsets.
+    if (splice.length <= delta.length && splice.length <= GROUPED_DELTA && splice.length <= content.length * DELTA_WORTH) return { encoding: 'splice', payload: splice, base: base.hash };
     if (delta.length <= content.length * DELTA_WORTH) {
       // A small delta goes in its step's group, compressed there against the steps before it
       // (format.ts): compressed alone first, it would hide what it shares with them.
@@ -60,6 +63,20 @@ export async function encodeBlob(content: Buffer, base?: { hash: ContentHash; co
     if (packed.length < content.length) return { encoding: 'br', payload: packed };
   }
   return { encoding: 'raw', payload: content };
+}
+
+function varint(n: number): number[] {
+  const out: number[] = [];
+  for (; n >= 0x80; n = Math.floor(n / 0x80)) out.push((n % 0x80) | 0x80);
+  out.push(n);
+  return out;
+}
+
+/** `target` as `base` with one stretch replaced: `varint(prefix) varint(suffix) middle` (format 4). */
+export function spliceOf(base: Buffer, target: Buffer): Buffer {
+  const prefix = commonPrefix(base, target);
+  const suffix = commonSuffix(base, target, Math.min(base.length, target.length) - prefix);
+  return Buffer.concat([Buffer.from([...varint(prefix), ...varint(suffix)]), target.subarray(prefix, target.length - suffix)]);
 }
 
 /** A stored payload, uncompressed (for a delta: the delta itself). */

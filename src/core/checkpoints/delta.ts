@@ -45,7 +45,8 @@ class DeltaOut {
   }
 }
 
-function commonPrefix(a: Buffer, b: Buffer): number {
+/** How many bytes `a` and `b` share at their start. */
+export function commonPrefix(a: Buffer, b: Buffer): number {
   const n = Math.min(a.length, b.length);
   let i = 0;
   const step = 4096;
@@ -54,7 +55,8 @@ function commonPrefix(a: Buffer, b: Buffer): number {
   return i;
 }
 
-function commonSuffix(a: Buffer, b: Buffer, limit: number): number {
+/** How many bytes `a` and `b` share at their end, at most `limit`. */
+export function commonSuffix(a: Buffer, b: Buffer, limit: number): number {
   let k = 0;
   const step = 4096;
   while (k + step <= limit && a.compare(b, b.length - k - step, b.length - k, a.length - k - step, a.length - k) === 0) k += step;
@@ -196,6 +198,47 @@ export class Pieces {
       }
     }
     if (written !== targetSize) throw new RangeError(`delta made ${written} bytes, not ${targetSize}`);
+    if (starts.length === 0) starts.push(0);
+    return new Pieces(out, starts, written);
+  }
+
+  /**
+   * The version a `splice` payload (`varint(prefix) varint(suffix) middle`, format 4) makes of
+   * this one: its first `prefix` bytes, the middle, its last `suffix` bytes; `size` is the
+   * version's recorded size. Throws RangeError when the payload does not fit this version.
+   */
+  splice(payload: Buffer, size: number): Pieces {
+    let pos = 0;
+    const varint = (): number => {
+      let n = 0;
+      for (let i = 0, scale = 1; i < 8; i++, scale *= 0x80) {
+        if (pos >= payload.length) throw new RangeError('splice ends early');
+        const b = payload[pos++]!;
+        n += (b & 0x7f) * scale;
+        if (b < 0x80) return n;
+      }
+      throw new RangeError('bad varint in splice');
+    };
+    const prefix = varint();
+    const suffix = varint();
+    const middle = payload.length - pos;
+    if (prefix + suffix > this.length || prefix + middle + suffix !== size) throw new RangeError(`a splice of ${prefix}+${middle}+${suffix} bytes does not make ${size} from ${this.length}`);
+    const out: Piece[] = [];
+    const starts: number[] = [];
+    let written = 0;
+    const push = (p: Piece) => {
+      if (p.len === 0) return;
+      const last = out[out.length - 1];
+      if (last && last.src === p.src && last.off + last.len === p.off) last.len += p.len;
+      else {
+        out.push({ ...p });
+        starts.push(written);
+      }
+      written += p.len;
+    };
+    this.slice(0, prefix, push);
+    push({ src: payload, off: pos, len: middle });
+    this.slice(this.length - suffix, suffix, push);
     if (starts.length === 0) starts.push(0);
     return new Pieces(out, starts, written);
   }

@@ -21,18 +21,31 @@ import { constants, crc32, deflateRawSync, inflateRawSync } from 'node:zlib';
  * blob the workspace's git repository holds under the id in the payload (gitObjects.ts). A Keel
  * that reads only formats 1 and 2 names such a pack as written by a newer Keel, rather than
  * reading it up to the first such blob.
+ *
+ * Format 4 (`KEELCP4\n`) trims what every step repeats (issue 23's bytes goal): a frame's length
+ * is a varint (`[varint body length][u32 crc32 of body][body]`: a step's group is ~60 bytes, its
+ * header was 8); a group is its type byte then the deflate stream (inflate finds its end; the
+ * uncompressed length it declared before said nothing the stream does not); a mark whose
+ * before-image is the blob record just before it in the same group says so in one byte (image
+ * kind `prev`) instead of repeating its hash and size; and the blob encoding `splice` stores an
+ * edit as `varint(prefix kept) varint(suffix kept)` and the bytes between, against its base (the
+ * base's size and the blob's own size say the rest), where a delta spent ~15 bytes on sizes and
+ * offsets that say the same.
  */
 
 /** A content address: the first 128 bits of the content's SHA-256, as 32 hex digits. */
 export type ContentHash = string;
 
-export const PACK_MAGIC = Buffer.from('KEELCP3\n', 'latin1');
+export const PACK_MAGIC = Buffer.from('KEELCP4\n', 'latin1');
+/** The format 3 header: fixed frame headers, groups declaring their length, no `prev` or `splice`. */
+export const PACK_MAGIC_V3 = Buffer.from('KEELCP3\n', 'latin1');
 /** The format 2 header: as format 3, without blobs kept as git objects. */
 export const PACK_MAGIC_V2 = Buffer.from('KEELCP2\n', 'latin1');
 /** The format 1 header: such packs have no group frames. */
 export const PACK_MAGIC_V1 = Buffer.from('KEELCP1\n', 'latin1');
 /** The formats this build reads. */
-export const PACK_FORMATS = [1, 2, 3] as const;
+export const PACK_FORMATS = [1, 2, 3, 4] as const;
+/** A frame header's size in formats 1 to 3 (format 4: a varint and the checksum). */
 export const FRAME_HEADER = 8;
 /** The longest body a frame may declare (a 64 MB file's full copy and then some). */
 export const MAX_BODY = 128 * 1024 * 1024;
@@ -52,10 +65,15 @@ export type FileImage =
 
 /**
  * How a blob's payload holds its content: whole, a delta against another blob (either maybe
- * Brotli-compressed), or `git`: the payload is the raw id (20 or 32 bytes) of the git blob that
- * holds exactly the content (format 3).
+ * Brotli-compressed), `git`: the payload is the raw id (20 or 32 bytes) of the git blob that
+ * holds exactly the content (format 3), or `splice`: the base with one stretch replaced (format 4).
  */
-export type BlobEncoding = 'raw' | 'br' | 'delta' | 'delta-br' | 'git';
+export type BlobEncoding = 'raw' | 'br' | 'delta' | 'delta-br' | 'git' | 'splice';
+
+/** True for the encodings whose payload is read against the blob `base`. */
+export function hasBase(e: BlobEncoding): boolean {
+  return e === 'delta' || e === 'delta-br' || e === 'splice';
+}
 
 export type PackRecord =
   /** Content, whole or as a delta against the blob `base`. */
@@ -83,8 +101,10 @@ export const GROUP_TYPE = 5;
 export const GROUP_DICTIONARY = 32 * 1024;
 /** Blob records up to this size (the whole body) go in groups; larger ones get a frame each. */
 export const GROUP_MAX_BLOB = 4096;
-const ENCODING: readonly BlobEncoding[] = ['raw', 'br', 'delta', 'delta-br', 'git'];
+const ENCODING: readonly BlobEncoding[] = ['raw', 'br', 'delta', 'delta-br', 'git', 'splice'];
+/** Image kinds; 4 (`prev`, format 4) is a blob image written as "the blob record just before". */
 const IMAGE = { blob: 1, absent: 2, unknown: 3 } as const;
+const IMAGE_PREV = 4;
 const MODE = ['git', 'scan', 'none'] as const;
 
 /** Appends bytes; grows as needed. */
@@ -167,7 +187,17 @@ export class In {
   }
 }
 
-function writeImage(o: Out, img: FileImage): void {
+/** The blob record just before a record in its group: what image kind `prev` stands for. */
+export interface PrevBlob {
+  hash: ContentHash;
+  size: number;
+}
+
+function writeImage(o: Out, img: FileImage, prev?: PrevBlob): void {
+  if (img.kind === 'blob' && prev && prev.hash === img.hash && prev.size === img.size) {
+    o.byte(IMAGE_PREV);
+    return;
+  }
   o.byte(IMAGE[img.kind]);
   if (img.kind === 'blob') {
     o.hash(img.hash);
@@ -175,16 +205,23 @@ function writeImage(o: Out, img: FileImage): void {
   } else if (img.kind === 'unknown') o.str(img.reason);
 }
 
-function readImage(i: In): FileImage {
+function readImage(i: In, prev?: PrevBlob): FileImage {
   const k = i.byte();
+  if (k === IMAGE_PREV) {
+    if (!prev) throw new RangeError('a mark names the blob before it, and there is none');
+    return { kind: 'blob', hash: prev.hash, size: prev.size };
+  }
   if (k === IMAGE.blob) return { kind: 'blob', hash: i.hash(), size: i.varint() };
   if (k === IMAGE.absent) return { kind: 'absent' };
   if (k === IMAGE.unknown) return { kind: 'unknown', reason: i.str() };
   throw new RangeError(`unknown image kind ${k}`);
 }
 
-/** The body of `r` (without its frame). */
-export function encodeRecord(r: PackRecord): Buffer {
+/**
+ * The body of `r` (without its frame). `prev`: the blob record just before it in the same group
+ * (format 4), which a mark's before-image then names in one byte.
+ */
+export function encodeRecord(r: PackRecord, prev?: PrevBlob): Buffer {
   const o = new Out();
   o.byte(TYPE[r.type]);
   switch (r.type) {
@@ -192,13 +229,13 @@ export function encodeRecord(r: PackRecord): Buffer {
       o.hash(r.hash);
       o.varint(r.size);
       o.byte(ENCODING.indexOf(r.encoding));
-      if (r.encoding === 'delta' || r.encoding === 'delta-br') o.hash(r.base ?? '');
+      if (hasBase(r.encoding)) o.hash(r.base ?? '');
       o.bytes(r.payload);
       break;
     case 'mark':
       o.str(r.step);
       o.str(r.path);
-      writeImage(o, r.before);
+      writeImage(o, r.before, prev);
       o.byte(r.after ? 1 : 0);
       if (r.after) writeImage(o, r.after);
       break;
@@ -220,7 +257,7 @@ export function encodeRecord(r: PackRecord): Buffer {
 }
 
 /** Parses a body; throws RangeError when it is not a record this build knows. */
-export function decodeRecord(body: Buffer): PackRecord {
+export function decodeRecord(body: Buffer, prev?: PrevBlob): PackRecord {
   const i = new In(body);
   const t = i.byte();
   switch (t) {
@@ -229,13 +266,13 @@ export function decodeRecord(body: Buffer): PackRecord {
       const size = i.varint();
       const encoding = ENCODING[i.byte()];
       if (!encoding) throw new RangeError('unknown blob encoding');
-      const base = encoding === 'delta' || encoding === 'delta-br' ? i.hash() : undefined;
+      const base = hasBase(encoding) ? i.hash() : undefined;
       return { type: 'blob', hash, size, encoding, ...(base ? { base } : {}), payload: i.rest() };
     }
     case TYPE.mark: {
       const step = i.str();
       const path = i.str();
-      const before = readImage(i);
+      const before = readImage(i, prev);
       const after = i.byte() === 1 ? readImage(i) : undefined;
       return { type: 'mark', step, path, before, ...(after ? { after } : {}) };
     }
@@ -265,29 +302,30 @@ function varintBytes(n: number): Buffer {
 
 /**
  * The group frame body of `bodies` (record bodies, in order), compressed against `dictionary`
- * (the tail of the pack's earlier groups), and the uncompressed bytes that extend it.
+ * (the tail of the pack's earlier groups), and the uncompressed bytes that extend it. Format 4:
+ * no declared length (formats 2 and 3 wrote the uncompressed length after the type byte).
  */
 export function encodeGroup(bodies: Buffer[], dictionary: Buffer): { body: Buffer; raw: Buffer } {
   const parts: Buffer[] = [];
   for (const b of bodies) parts.push(varintBytes(b.length), b);
   const raw = Buffer.concat(parts);
   const packed = deflateRawSync(raw, { level: 9, memLevel: 9, ...(dictionary.length ? { dictionary } : {}) });
-  return { body: Buffer.concat([Buffer.from([GROUP_TYPE]), varintBytes(raw.length), packed]), raw };
+  return { body: Buffer.concat([Buffer.from([GROUP_TYPE]), packed]), raw };
 }
 
-/** The record bodies of a group frame body. Throws RangeError when it does not decode. */
-export function decodeGroup(body: Buffer, dictionary: Buffer): { bodies: Buffer[]; raw: Buffer } {
+/** The record bodies of a group frame body of pack format `format`. Throws RangeError when it does not decode. */
+export function decodeGroup(body: Buffer, dictionary: Buffer, format: number = 4): { bodies: Buffer[]; raw: Buffer } {
   const i = new In(body);
   if (i.byte() !== GROUP_TYPE) throw new RangeError('not a group');
-  const rawLength = i.varint();
+  const rawLength = format >= 4 ? -1 : i.varint();
   if (rawLength > MAX_BODY) throw new RangeError('a group declares an impossible size');
   let raw: Buffer;
   try {
-    raw = inflateRawSync(i.rest(), { ...(dictionary.length ? { dictionary } : {}), finishFlush: constants.Z_FINISH, maxOutputLength: rawLength + 1 });
+    raw = inflateRawSync(i.rest(), { ...(dictionary.length ? { dictionary } : {}), finishFlush: constants.Z_FINISH, maxOutputLength: rawLength >= 0 ? rawLength + 1 : MAX_BODY });
   } catch (err) {
     throw new RangeError(`a group does not decompress (${(err as Error).message})`);
   }
-  if (raw.length !== rawLength) throw new RangeError(`a group holds ${raw.length} bytes, not ${rawLength}`);
+  if (rawLength >= 0 && raw.length !== rawLength) throw new RangeError(`a group holds ${raw.length} bytes, not ${rawLength}`);
   const r = new In(raw);
   const bodies: Buffer[] = [];
   while (!r.ended) bodies.push(r.bytes(r.varint()));
@@ -301,14 +339,29 @@ export function nextDictionary(dictionary: Buffer, raw: Buffer): Buffer {
   return Buffer.concat([dictionary.subarray(dictionary.length - keep), raw]);
 }
 
-/** One framed record, ready to append. */
+/** One framed record in format 4 (`[varint length][u32 crc32][body]`), ready to append. */
 export function frame(body: Buffer): Buffer {
   if (body.length > MAX_BODY) throw new Error(`a checkpoint record of ${body.length} bytes is larger than ${MAX_BODY}`);
+  const len = varintBytes(body.length);
+  const out = Buffer.allocUnsafe(len.length + 4 + body.length);
+  len.copy(out, 0);
+  out.writeUInt32LE(crc32(body), len.length);
+  body.copy(out, len.length + 4);
+  return out;
+}
+
+/** One framed record as formats 1 to 3 wrote it (`[u32 length][u32 crc32][body]`). */
+export function frameFixed(body: Buffer): Buffer {
   const out = Buffer.allocUnsafe(FRAME_HEADER + body.length);
   out.writeUInt32LE(body.length, 0);
   out.writeUInt32LE(crc32(body), 4);
   body.copy(out, FRAME_HEADER);
   return out;
+}
+
+/** The checksum a frame holds for `body`. */
+export function checksum(body: Buffer): number {
+  return crc32(body);
 }
 
 export function checksumOk(body: Buffer, crc: number): boolean {

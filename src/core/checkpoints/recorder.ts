@@ -31,6 +31,12 @@ export interface TaskCheckpointsOptions {
   /** The home folder (git's `~` in a repository's config). */
   home?: string;
   log?: (level: 'info' | 'warn' | 'error', message: string) => void;
+  /**
+   * False: large whole copies are not recompacted in the background (recompact.ts). For a
+   * process that ends right after (a rewind's `keel tasks rewind`), which would otherwise wait
+   * for the rewrite under way as it exits.
+   */
+  recompact?: boolean;
 }
 
 /** What a call's checkpoints came to, for its `checkpoint` event. */
@@ -62,7 +68,7 @@ export class TaskCheckpoints {
       /* a workspace that does not exist: paths stay as given */
     }
     this.workspace = ws;
-    this.store = new CheckpointStore(options.dir, new GitObjects(ws));
+    this.store = new CheckpointStore(options.dir, new GitObjects(ws), { warn: (m) => options.log?.('warn', m), ...(options.recompact === false ? { recompact: false } : {}) });
   }
 
   private readonly calls = new Map<string, CallCheckpoints>();
@@ -84,6 +90,11 @@ export class TaskCheckpoints {
 
   storedBytes(): Promise<number> {
     return this.store.storedBytes();
+  }
+
+  /** Resolves once the background recompaction of large whole copies has nothing left to do. */
+  recompacted(): Promise<void> {
+    return this.store.recompacted();
   }
 
   close(): Promise<void> {

@@ -156,7 +156,8 @@ function refuseUndecided(plan: RewindPlan, decide: ((f: PlannedFile) => Conflict
 type Decide = (f: PlannedFile) => ConflictChoice | undefined;
 
 async function restoreFiles(access: CheckpointsAccess, id: string, timeline: Timeline, plan: RewindPlan, rewindId: string, decide: Decide): Promise<RewoundFile[]> {
-  const cps = new TaskCheckpoints({ dir: checkpointsDir(access.store, id), workspace: timeline.header.workspace ?? '/', ...(access.limits ? { limits: access.limits } : {}) });
+  // Its copies of what it overwrites are not recompacted: `keel tasks rewind` would wait for it to exit.
+  const cps = new TaskCheckpoints({ dir: checkpointsDir(access.store, id), workspace: timeline.header.workspace ?? '/', recompact: false, ...(access.limits ? { limits: access.limits } : {}) });
   const out: RewoundFile[] = [];
   const writes: { file: PlannedFile; content: Buffer | null }[] = [];
   try {

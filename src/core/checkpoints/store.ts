@@ -1,11 +1,13 @@
-import { copyFileSync, existsSync, linkSync, mkdirSync, readdirSync, readFileSync, statSync, truncateSync } from 'node:fs';
-import { basename, join } from 'node:path';
+import { copyFileSync, linkSync, mkdirSync, statSync, truncateSync } from 'node:fs';
+import { join } from 'node:path';
 import { writeFileAtomicSync } from '../store/atomicFile';
 import { encodeBlob, unpackPayload, type EncodedBlob } from './blobCodec';
 import { Pieces } from './delta';
-import { encodeRecord, hashContent, type ContentHash, type PackRecord } from './format';
+import { hasBase, hashContent, type ContentHash, type PackRecord } from './format';
 import { GitBlobError, MIN_GIT_REFERENCE, type GitObjects } from './gitObjects';
-import { PackWriter, readBody, scanPack, type PackScan, type ScannedRecord } from './pack';
+import { PackMovedError, PackWriter, readBody, scanPack, type BlobLocation } from './pack';
+import { listPacks, nextPackNumber, readIndex, sweepRecompactions, type BlobRecord, type CheckpointIndex, type LinkedPack } from './packFiles';
+import { Recompactor, type RecompactStats } from './recompact';
 
 /**
  * A task's checkpoints: content-addressed blobs and the records that say which step changed which
@@ -22,31 +24,16 @@ import { PackWriter, readBody, scanPack, type PackScan, type ScannedRecord } fro
  * Packs are shared by hard links, so a blob lives as long as the last task that links its pack:
  * deleting a task's folder frees exactly what no other task uses, and nothing is counted or
  * collected. A writer never appends to a pack it did not create, so a pack another task links is
- * never changed under it.
+ * never changed under it; recompaction (recompact.ts) writes a pack anew and renames it over the
+ * old one, only while no other task links it.
  */
-
-export type BlobRecord = Extract<ScannedRecord, { type: 'blob' }>;
-
-/** Everything a task's packs say, in the order it happened. */
-export interface CheckpointIndex {
-  records: ScannedRecord[];
-  blobs: Map<ContentHash, BlobRecord>;
-  /** Damage found (a torn tail after a crash, a checksum failure): what was before it is kept. */
-  damage: string[];
-  /** Bytes of this task's own packs and of the packs it links (shared with a parent or fork). */
-  ownBytes: number;
-  linkedBytes: number;
-}
-
-interface LinkedPack {
-  file: string;
-  bytes: number;
-}
 
 /** A chain longer than this is cut by storing the next version whole. */
 const MAX_CHAIN = 4000;
 /** Bytes of recent contents kept in memory as delta bases. */
 const BASE_CACHE_BYTES = 64 * 1024 * 1024;
+
+export type { BlobRecord, CheckpointIndex } from './packFiles';
 
 export class CheckpointStore {
   private index: CheckpointIndex | null = null;
@@ -57,15 +44,48 @@ export class CheckpointStore {
   private readonly bases = new Map<string, { hash: ContentHash; content: Buffer }>();
   private baseBytes = 0;
   private readonly depth = new Map<ContentHash, number>();
+  private readonly recompactor: Recompactor;
 
   /**
    * @param git the workspace's git object store: a whole before-image git already holds is kept
    *   as a reference to its blob, not copied (null: always copied).
+   * @param options.warn where a background recompaction's failure is said (it loses nothing);
+   *   `recompact: false` keeps whole copies as first stored (a short-lived store: a rewind's).
    */
   constructor(
     readonly dir: string,
     private readonly git: GitObjects | null = null,
-  ) {}
+    options: { warn?: (message: string) => void; recompact?: boolean } = {},
+  ) {
+    this.recompactor = new Recompactor(
+      {
+        wholeCopy: (hash) => {
+          const b = this.index?.blobs.get(hash);
+          if (!b?.at || b.encoding !== 'br') return null;
+          return { at: b.at, size: b.size, payloadBytes: b.at.bodyLength - blobHeaderLength(b) };
+        },
+        content: (hash) => this.read(hash),
+        writer: () => (this.writer && !this.writer.failed ? this.writer : null),
+        moved: (file, from, shift, hash, at) => this.moved(file, from, shift, hash, at),
+      },
+      options.warn,
+    );
+    if (options.recompact === false) this.recompactor.stop();
+  }
+
+  /**
+   * Resolves once the background recompaction of large whole copies is done (or had nothing to
+   * do): what is queued is made durable first, so its recompaction may start.
+   */
+  async recompacted(): Promise<void> {
+    await this.sync();
+    await this.recompactor.idle();
+  }
+
+  /** What the background recompaction did so far. */
+  get recompaction(): RecompactStats {
+    return this.recompactor.stats;
+  }
 
   /** Reads every pack once (later calls share the result, and writes keep it current). */
   load(): Promise<CheckpointIndex> {
@@ -101,7 +121,7 @@ export class CheckpointStore {
       const b = idx.blobs.get(h);
       if (!b) return false;
       if (b.encoding === 'git') return true;
-      h = b.encoding === 'delta' || b.encoding === 'delta-br' ? b.base : undefined;
+      h = hasBase(b.encoding) ? b.base : undefined;
     }
     return false;
   }
@@ -112,6 +132,17 @@ export class CheckpointStore {
    * one that does not hold what was recorded.
    */
   async read(hash: ContentHash): Promise<Buffer> {
+    try {
+      return await this.readOnce(hash);
+    } catch (err) {
+      // Another process recompacted a pack since it was scanned: scan it again, once.
+      if (!(err instanceof PackMovedError)) throw err;
+      await this.rescan(err.file);
+      return this.readOnce(hash);
+    }
+  }
+
+  private async readOnce(hash: ContentHash): Promise<Buffer> {
     const idx = await this.load();
     const chain: BlobRecord[] = [];
     let h: ContentHash | undefined = hash;
@@ -120,11 +151,14 @@ export class CheckpointStore {
       if (!b) throw new Error(chain.length ? `the base ${h} of a stored version is missing` : `no stored content ${h}`);
       chain.push(b);
       if (chain.length > MAX_CHAIN + 1) throw new Error(`the chain of ${hash} is longer than ${MAX_CHAIN}`);
-      h = b.encoding === 'delta' || b.encoding === 'delta-br' ? b.base : undefined;
+      h = hasBase(b.encoding) ? b.base : undefined;
     }
     const root = chain.pop()!;
     let pieces = Pieces.of(root.encoding === 'git' ? await this.fromGitObject(root) : await payloadOf(root));
-    for (let k = chain.length - 1; k >= 0; k--) pieces = pieces.apply(await payloadOf(chain[k]!));
+    for (let k = chain.length - 1; k >= 0; k--) {
+      const b = chain[k]!;
+      pieces = b.encoding === 'splice' ? pieces.splice(await payloadOf(b), b.size) : pieces.apply(await payloadOf(b));
+    }
     const out = pieces.bytes();
     if (hashContent(out) !== hash) throw new Error(`stored content ${hash} does not match its address`);
     return out;
@@ -149,7 +183,7 @@ export class CheckpointStore {
     const gitWorthy = !!path && !path.startsWith('\0') && content.length >= MIN_GIT_REFERENCE && this.git !== null;
     let enc = !base && gitWorthy ? await this.gitReference(content) : null;
     enc ??= await encodeBlob(content, base);
-    if (enc.encoding !== 'delta' && enc.encoding !== 'delta-br' && enc.encoding !== 'git' && base && gitWorthy) enc = (await this.gitReference(content)) ?? enc;
+    if (!hasBase(enc.encoding) && enc.encoding !== 'git' && base && gitWorthy) enc = (await this.gitReference(content)) ?? enc;
     // Stored meanwhile by another call of this writer.
     if (idx.blobs.has(hash)) return { hash, added: 0 };
     const rec: PackRecord = { type: 'blob', hash, size: content.length, encoding: enc.encoding, payload: enc.payload, ...(enc.base ? { base: enc.base } : {}) };
@@ -158,6 +192,7 @@ export class CheckpointStore {
     const at = writer.append(rec);
     const { payload, ...head } = rec;
     idx.blobs.set(hash, at ? { ...head, at } : { ...head, inline: payload });
+    if (at && enc.encoding === 'br') this.recompactor.offer(hash, content.length);
     this.depth.set(hash, enc.base ? (this.depth.get(enc.base) ?? 0) + 1 : 0);
     if (path) this.remember(path, hash, content);
     return { hash, added: writer.bytes - before };
@@ -167,7 +202,7 @@ export class CheckpointStore {
   async append(rec: Exclude<PackRecord, { type: 'blob' }>): Promise<void> {
     const idx = await this.load();
     const writer = await this.openWriter();
-    writer.append(rec, encodeRecord(rec));
+    writer.append(rec);
     idx.records.push(rec);
   }
 
@@ -182,6 +217,8 @@ export class CheckpointStore {
     if (!writer) return;
     try {
       await writer.sync();
+      // What was offered for recompaction is durable now: it may start (in the background).
+      this.recompactor.kick();
     } catch (err) {
       if (this.writer === writer) {
         this.writer = null;
@@ -196,7 +233,12 @@ export class CheckpointStore {
     }
   }
 
+  /**
+   * Closes the pack. Recompaction stops: the copies queued keep their first encoding; the one
+   * being rewritten is finished in the background (`recompacted()` waits for it).
+   */
   async close(): Promise<void> {
+    this.recompactor.stop();
     if (this.creating) await this.creating.catch(() => undefined);
     await this.writer?.close().catch(() => undefined);
     this.writer = null;
@@ -220,9 +262,12 @@ export class CheckpointStore {
         linkSync(p.path, to);
       } catch {
         copyFileSync(p.path, to);
-        truncateSync(to, p.bytes);
       }
-      out.push({ file: `linked/${name}`, bytes: p.bytes });
+      // Measured on the file linked, not the one listed: a writer recompacting its pack may have
+      // renamed a new one over that name meanwhile (the link holds whichever it got, whole).
+      const bytes = Math.min((await scanPack(to, p.limit)).validBytes, p.limit);
+      if (statSync(to).nlink === 1) truncateSync(to, bytes);
+      out.push({ file: `linked/${name}`, bytes });
     }
     writeFileAtomicSync(join(forkDir, 'linked.json'), `${JSON.stringify({ packs: out }, null, 2)}\n`);
   }
@@ -259,7 +304,7 @@ export class CheckpointStore {
       }
       walk.push(h);
       const b = idx.blobs.get(h);
-      if (!b || (b.encoding !== 'delta' && b.encoding !== 'delta-br') || !b.base || walk.length > MAX_CHAIN * 2) break;
+      if (!b || !hasBase(b.encoding) || !b.base || walk.length > MAX_CHAIN * 2) break;
       h = b.base;
     }
     for (let k = walk.length - 1; k >= 0; k--) this.depth.set(walk[k]!, ++below);
@@ -282,11 +327,34 @@ export class CheckpointStore {
     }
   }
 
+  /** After a pack was recompacted: the locations in it after `from` moved `shift` bytes earlier. */
+  private moved(file: string, from: number, shift: number, hash: ContentHash, at: BlobLocation): void {
+    const idx = this.index;
+    if (!idx) return;
+    for (const [h, b] of idx.blobs) {
+      if (!b.at || b.at.file !== file) continue;
+      if (h === hash) idx.blobs.set(h, { ...b, at });
+      else if (b.at.frameOffset > from) idx.blobs.set(h, { ...b, at: { ...b.at, frameOffset: b.at.frameOffset - shift, bodyOffset: b.at.bodyOffset - shift } });
+    }
+  }
+
+  /** Reads `file` again and takes where its blobs are now (another process recompacted it). */
+  private async rescan(file: string): Promise<void> {
+    const idx = await this.load();
+    const scan = await scanPack(file);
+    for (const r of scan.records) {
+      if (r.type !== 'blob' || !r.at) continue;
+      const b = idx.blobs.get(r.hash);
+      if (b?.at?.file === file) idx.blobs.set(r.hash, r);
+    }
+  }
+
   private async openWriter(): Promise<PackWriter> {
     if (this.writer) return this.writer;
     this.creating ??= (async () => {
       const packs = join(this.dir, 'packs');
       mkdirSync(packs, { recursive: true, mode: 0o700 });
+      sweepRecompactions(packs);
       for (let attempt = 0; ; attempt++) {
         const next = nextPackNumber(packs) + attempt;
         try {
@@ -310,8 +378,12 @@ async function payloadOf(b: BlobRecord): Promise<Buffer> {
   if (b.inline) return unpackPayload(b.encoding, b.inline);
   const body = await readBody(b.at);
   // The payload is the body's tail: what precedes it is the header the scan parsed.
-  const headerLen = 1 + 16 + varintLength(b.size) + 1 + (b.encoding === 'delta' || b.encoding === 'delta-br' ? 16 : 0);
-  return unpackPayload(b.encoding, body.subarray(headerLen));
+  return unpackPayload(b.encoding, body.subarray(blobHeaderLength(b)));
+}
+
+/** The bytes of a blob record's body before its payload. */
+function blobHeaderLength(b: BlobRecord): number {
+  return 1 + 16 + varintLength(b.size) + 1 + (hasBase(b.encoding) ? 16 : 0);
 }
 
 function varintLength(n: number): number {
@@ -321,98 +393,4 @@ function varintLength(n: number): number {
     len++;
   }
   return len;
-}
-
-function nextPackNumber(dir: string): number {
-  let max = 0;
-  for (const name of safeReaddir(dir)) {
-    const m = /^(\d{6})\.pack$/.exec(name);
-    if (m) max = Math.max(max, Number(m[1]));
-  }
-  return max + 1;
-}
-
-function safeReaddir(dir: string): string[] {
-  try {
-    return readdirSync(dir);
-  } catch {
-    return [];
-  }
-}
-
-/** This task's packs in reading order (linked first, each with its readable size), for sharing. */
-async function listPacks(dir: string): Promise<{ path: string; bytes: number }[]> {
-  const out: { path: string; bytes: number }[] = [];
-  for (const l of readLinked(dir)) {
-    const path = join(dir, l.file);
-    if (!existsSync(path)) continue;
-    const scan = await scanPack(path, l.bytes);
-    out.push({ path, bytes: scan.validBytes });
-  }
-  for (const name of ownPackNames(dir)) {
-    const path = join(dir, 'packs', name);
-    const scan = await scanPack(path);
-    out.push({ path, bytes: scan.validBytes });
-  }
-  return out;
-}
-
-function ownPackNames(dir: string): string[] {
-  return safeReaddir(join(dir, 'packs'))
-    .filter((n) => /^\d{6}\.pack$/.test(n))
-    .sort();
-}
-
-function readLinked(dir: string): LinkedPack[] {
-  let text: string;
-  try {
-    text = readFileSync(join(dir, 'linked.json'), 'utf8');
-  } catch {
-    return [];
-  }
-  const parsed = JSON.parse(text) as { packs?: unknown };
-  if (!Array.isArray(parsed.packs)) throw new Error(`${join(dir, 'linked.json')} is not a list of packs`);
-  return parsed.packs.map((p: unknown) => {
-    const rec = p as { file?: unknown; bytes?: unknown };
-    if (typeof rec.file !== 'string' || !/^linked\/\d{6}\.pack$/.test(rec.file) || typeof rec.bytes !== 'number') throw new Error(`${join(dir, 'linked.json')} names a pack it should not`);
-    return { file: rec.file, bytes: rec.bytes };
-  });
-}
-
-async function readIndex(dir: string): Promise<CheckpointIndex> {
-  const idx: CheckpointIndex = { records: [], blobs: new Map(), damage: [], ownBytes: 0, linkedBytes: 0 };
-  const add = (scan: PackScan, name: string) => {
-    for (const r of scan.records) {
-      if (r.type === 'blob') {
-        if (!idx.blobs.has(r.hash)) idx.blobs.set(r.hash, r);
-      } else idx.records.push(r);
-    }
-    if (scan.damage) idx.damage.push(scan.unreadable ? `${name}: ${scan.damage}; none of it is read` : `${name}: ${scan.damage} at byte ${scan.validBytes}; what came before it is kept`);
-  };
-  let linked: LinkedPack[] = [];
-  try {
-    linked = readLinked(dir);
-  } catch (err) {
-    idx.damage.push((err as Error).message);
-  }
-  for (const l of linked) {
-    const path = join(dir, l.file);
-    try {
-      const scan = await scanPack(path, l.bytes);
-      add(scan, l.file);
-      idx.linkedBytes += statSync(path).size;
-    } catch (err) {
-      idx.damage.push(`${l.file}: ${(err as Error).message}`);
-    }
-  }
-  for (const name of ownPackNames(dir)) {
-    const path = join(dir, 'packs', name);
-    try {
-      add(await scanPack(path), basename(path));
-      idx.ownBytes += statSync(path).size;
-    } catch (err) {
-      idx.damage.push(`${name}: ${(err as Error).message}`);
-    }
-  }
-  return idx;
 }

@@ -3,7 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { open } from 'node:fs/promises';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { encodeRecord, frame, hashContent, PACK_MAGIC, PACK_MAGIC_V1 } from '../../../src/core/checkpoints/format';
+import { deflateRawSync } from 'node:zlib';
+import { encodeRecord, frameFixed, hashContent, PACK_MAGIC, PACK_MAGIC_V1, PACK_MAGIC_V3 } from '../../../src/core/checkpoints/format';
 import { CheckpointStore } from '../../../src/core/checkpoints/store';
 
 /** Code-like text: `n` lines, different for each seed. */
@@ -121,7 +122,7 @@ describe('the checkpoint store', () => {
       encodeRecord({ type: 'blob', hash, size: old.length, encoding: 'raw', payload: old }),
       encodeRecord({ type: 'mark', step: 'toolu_old', path: 'a.ts', before: { kind: 'blob', hash, size: old.length } }),
     ];
-    writeFileSync(join(dir, 'packs', '000001.pack'), Buffer.concat([PACK_MAGIC_V1, ...records.map(frame)]));
+    writeFileSync(join(dir, 'packs', '000001.pack'), Buffer.concat([PACK_MAGIC_V1, ...records.map(frameFixed)]));
 
     const store = new CheckpointStore(dir);
     expect((await store.read(hash)).equals(old)).toBe(true);
@@ -144,7 +145,7 @@ describe('the checkpoint store', () => {
     mkdirSync(join(dir, 'packs'), { recursive: true });
     writeFileSync(join(dir, 'packs', '000001.pack'), Buffer.concat([Buffer.from('KEELCP9\n'), Buffer.alloc(40, 1)]));
     const idx = await new CheckpointStore(dir).load();
-    expect(idx.damage).toEqual(['000001.pack: written in checkpoint format 9 by a newer Keel; this build reads formats 1, 2 and 3; none of it is read']);
+    expect(idx.damage).toEqual(['000001.pack: written in checkpoint format 9 by a newer Keel; this build reads formats 1, 2, 3 and 4; none of it is read']);
   });
 
   it('keeps a large blob in a frame of its own, between the small records around it, in order', async () => {
@@ -193,5 +194,55 @@ describe('the checkpoint store', () => {
     const fresh = new CheckpointStore(dir);
     expect((await fresh.read(hashContent(lost))).equals(lost)).toBe(true);
     expect((await fresh.read(hashContent(first))).equals(first)).toBe(true);
+  });
+
+  it('keeps an Edit as a splice of its base, and names the blob before a mark in one byte (format 4)', async () => {
+    const dir = tmp();
+    const store = new CheckpointStore(dir);
+    const base = code(400, 8);
+    await store.put(Buffer.from(base), 'e.ts');
+    await store.sync();
+    const edited = `${base.slice(0, 5000)}const replaced = true;\n${base.slice(5100)}`;
+    const { hash } = await store.put(Buffer.from(edited), 'e.ts');
+    await store.append({ type: 'mark', step: 'toolu_e', path: 'e.ts', before: { kind: 'blob', hash, size: Buffer.byteLength(edited) }, after: { kind: 'absent' } });
+    // Two stretches far apart: a delta says it in less than a splice of everything between.
+    const twice = `${edited.slice(0, 100)}// one\n${edited.slice(120, 40_000)}// two\n${edited.slice(40_020)}`;
+    const second = await store.put(Buffer.from(twice), 'e.ts');
+    await store.sync();
+    await store.close();
+    const raw = readFileSync(join(dir, 'packs', '000001.pack'));
+    expect(raw.subarray(0, PACK_MAGIC.length).toString('latin1')).toBe('KEELCP4\n');
+    const again = new CheckpointStore(dir);
+    const idx = await again.load();
+    expect(idx.damage).toEqual([]);
+    expect(idx.blobs.get(hash)?.encoding).toBe('splice');
+    expect(idx.blobs.get(second.hash)?.encoding).toBe('delta');
+    expect(idx.records).toEqual([{ type: 'mark', step: 'toolu_e', path: 'e.ts', before: { kind: 'blob', hash, size: Buffer.byteLength(edited) }, after: { kind: 'absent' } }]);
+    expect((await again.read(hash)).toString()).toBe(edited);
+    expect((await again.read(second.hash)).toString()).toBe(twice);
+  });
+
+  it('reads a format 3 pack (fixed frame headers, groups that declare their length)', async () => {
+    const dir = tmp();
+    mkdirSync(join(dir, 'packs'), { recursive: true });
+    const content = Buffer.from(code(30, 9));
+    const hash = hashContent(content);
+    const bodies = [
+      encodeRecord({ type: 'blob', hash, size: content.length, encoding: 'raw', payload: content }),
+      encodeRecord({ type: 'mark', step: 'toolu_v3', path: 'v3.ts', before: { kind: 'blob', hash, size: content.length } }),
+    ];
+    const varint = (n: number) => {
+      const out: number[] = [];
+      for (; n >= 0x80; n = Math.floor(n / 0x80)) out.push((n % 0x80) | 0x80);
+      return Buffer.from([...out, n]);
+    };
+    const groupRaw = Buffer.concat(bodies.flatMap((b) => [varint(b.length), b]));
+    const group = Buffer.concat([Buffer.from([5]), varint(groupRaw.length), deflateRawSync(groupRaw)]);
+    writeFileSync(join(dir, 'packs', '000001.pack'), Buffer.concat([PACK_MAGIC_V3, frameFixed(group)]));
+    const store = new CheckpointStore(dir);
+    const idx = await store.load();
+    expect(idx.damage).toEqual([]);
+    expect(idx.records).toEqual([{ type: 'mark', step: 'toolu_v3', path: 'v3.ts', before: { kind: 'blob', hash, size: content.length } }]);
+    expect((await store.read(hash)).equals(content)).toBe(true);
   });
 });
