@@ -8,7 +8,7 @@ import { containsSecret } from '../security/secrets';
 import { hashContent, type FileImage } from './format';
 import { findRepo, type GitRepo } from './git';
 import { GitObjects } from './gitObjects';
-import { CheckpointStore } from './store';
+import { CheckpointStore, SECRET_REFUSAL } from './store';
 import { captureView, diffViews, type Recording, type WorkspaceView } from './workspaceView';
 
 /** The limits of a task's checkpoints; reaching one is reported, never silent. */
@@ -198,9 +198,9 @@ export class CallCheckpoints implements ToolCheckpoints {
     const beforeKey = before.kind === 'blob' ? before.hash : before.kind;
     if (prior && prior.before === beforeKey && prior.after === afterKey) return;
     if (content && before.kind === 'blob') {
-      const full = secretIn(content) ?? (await this.task.full());
-      if (full) before = { kind: 'unknown', reason: full };
-      else await store.put(content, rel);
+      const full = await this.task.full();
+      const kept = full ? { refused: secretIn(content) ?? full } : await store.putFile(content, rel, before.hash);
+      if ('refused' in kept) before = { kind: 'unknown', reason: kept.refused };
     }
     await store.append({ type: 'mark', step: this.callId, path: rel, before, after: afterImage });
     await store.sync();
@@ -267,10 +267,8 @@ export class CallCheckpoints implements ToolCheckpoints {
   }
 
   private async keep(path: string, content: Buffer): Promise<FileImage> {
-    const secret = secretIn(content);
-    if (secret) return { kind: 'unknown', reason: secret };
-    const { hash } = await this.task.store.put(content, path);
-    return { kind: 'blob', hash, size: content.length };
+    const kept = await this.task.store.putFile(content, path);
+    return 'refused' in kept ? { kind: 'unknown', reason: kept.refused } : { kind: 'blob', hash: kept.hash, size: content.length };
   }
 
   private note(path: string, kept: boolean, reason?: string): void {
@@ -294,10 +292,9 @@ function lstatOrNull(p: string) {
 }
 
 /**
- * Why a file is not kept when it holds a key or token (the shared detector, security/secrets.ts):
- * the task's storage never holds a secret, as its log does not (its tool results are redacted).
- * Such a file is named as not restorable, with this reason. Null: it may be kept.
+ * Why a file is not kept when it holds a key or token, when nothing is stored anyway (the task's
+ * checkpoints are full): the reason a person is told first. Otherwise `putFile` scans.
  */
 function secretIn(content: Buffer): string | null {
-  return containsSecret(content.toString('utf8')) ? 'it holds a key or token, which Keel never stores' : null;
+  return containsSecret(content.toString('utf8')) ? SECRET_REFUSAL : null;
 }

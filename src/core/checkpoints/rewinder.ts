@@ -180,12 +180,14 @@ async function restoreFiles(access: CheckpointsAccess, id: string, timeline: Tim
       }
       const content = f.target.kind === 'blob' ? (f.targetContent ?? (await cps.store.read(f.target.hash))) : null;
       // Content recovered from git for this rewind is kept from now on, like any before-image.
-      if (f.targetContent) await cps.store.put(f.targetContent, f.path);
+      // (One holding a key or token is not: it is read from git again when needed.)
+      if (f.targetContent) await cps.store.putFile(f.targetContent, f.path);
       let before: FileImage = nowImage;
-      if (now !== null) {
+      if (now !== null && nowImage.kind === 'blob') {
+        // What the file holds now, so that the rewind can be undone — never a key or token.
         const full = await cps.full();
-        if (full) before = { kind: 'unknown', reason: full };
-        else await cps.store.put(now, f.path);
+        const kept = full ? { refused: full } : await cps.store.putFile(now, f.path, nowImage.hash);
+        if ('refused' in kept) before = { kind: 'unknown', reason: kept.refused };
       }
       await cps.store.append({ type: 'mark', step: rewindId, path: f.path, before, after: f.target });
       writes.push({ file: f, content });

@@ -1,5 +1,6 @@
 import { copyFileSync, linkSync, mkdirSync, statSync, truncateSync } from 'node:fs';
 import { join } from 'node:path';
+import { containsSecret } from '../security/secrets';
 import { writeFileAtomicSync } from '../store/atomicFile';
 import { encodeBlob, unpackPayload, type EncodedBlob } from './blobCodec';
 import { Pieces } from './delta';
@@ -8,6 +9,9 @@ import { GitBlobError, MIN_GIT_REFERENCE, type GitObjects } from './gitObjects';
 import { PackMovedError, PackWriter, readBody, scanPack, type BlobLocation } from './pack';
 import { listPacks, nextPackNumber, readIndex, sweepRecompactions, type BlobRecord, type CheckpointIndex, type LinkedPack } from './packFiles';
 import { Recompactor, type RecompactStats } from './recompact';
+
+/** Why a file's content is not kept (`putFile`); the file is named as not restorable with it. */
+export const SECRET_REFUSAL = 'it holds a key or token, which Keel never stores';
 
 /**
  * A task's checkpoints: content-addressed blobs and the records that say which step changed which
@@ -167,11 +171,29 @@ export class CheckpointStore {
   /**
    * Stores `content` unless it is already here (content addressing: the same bytes are kept
    * once, whichever step or fork needs them), as a delta against the last content stored for
-   * `path` when that is smaller. Queued: `sync()` makes it durable.
+   * `path` when that is smaller. Queued: `sync()` makes it durable. For what Keel itself writes
+   * (a command's manifest); a file's content goes through `putFile`.
    */
   async put(content: Buffer, path?: string): Promise<{ hash: ContentHash; added: number }> {
+    const r = await this.add(content, path, hashContent(content), null);
+    if ('refused' in r) throw new Error(r.refused);
+    return r;
+  }
+
+  /**
+   * Stores a file's content as `put` does, unless it holds a key or token (the shared detector,
+   * security/secrets.ts): then nothing is stored and the reason is returned — the task's storage
+   * never holds a secret, as its log does not. The scan runs on this thread while the content is
+   * compressed on libuv's pool (the two are a before-image's cost on the path of every Write); a
+   * content already stored was scanned when it was stored, and is not scanned again. `hash`: the
+   * content's, when the caller has it already.
+   */
+  putFile(content: Buffer, path: string, hash: ContentHash = hashContent(content)): Promise<{ hash: ContentHash; added: number } | { refused: string }> {
+    return this.add(content, path, hash, () => (containsSecret(content.toString('utf8')) ? SECRET_REFUSAL : null));
+  }
+
+  private async add(content: Buffer, path: string | undefined, hash: ContentHash, refuse: (() => string | null) | null): Promise<{ hash: ContentHash; added: number } | { refused: string }> {
     const idx = await this.load();
-    const hash = hashContent(content);
     if (idx.blobs.has(hash)) {
       if (path) this.remember(path, hash, content);
       return { hash, added: 0 };
@@ -181,9 +203,17 @@ export class CheckpointStore {
     // A whole copy git already holds is named, not copied (asked first: a lookup costs a hash
     // and a few small reads, compressing a large file tens of milliseconds).
     const gitWorthy = !!path && !path.startsWith('\0') && content.length >= MIN_GIT_REFERENCE && this.git !== null;
-    let enc = !base && gitWorthy ? await this.gitReference(content) : null;
-    enc ??= await encodeBlob(content, base);
-    if (!hasBase(enc.encoding) && enc.encoding !== 'git' && base && gitWorthy) enc = (await this.gitReference(content)) ?? enc;
+    const encoding = (async () => {
+      let enc = !base && gitWorthy ? await this.gitReference(content) : null;
+      enc ??= await encodeBlob(content, base);
+      if (!hasBase(enc.encoding) && enc.encoding !== 'git' && base && gitWorthy) enc = (await this.gitReference(content)) ?? enc;
+      return enc;
+    })();
+    // Started above up to its first wait (the compression handed to the pool): the scan runs meanwhile.
+    void encoding.catch(() => undefined); // a refused content's compression is dropped, and its failure with it
+    const refused = refuse ? refuse() : null;
+    if (refused !== null) return { refused };
+    const enc = await encoding;
     // Stored meanwhile by another call of this writer.
     if (idx.blobs.has(hash)) return { hash, added: 0 };
     const rec: PackRecord = { type: 'blob', hash, size: content.length, encoding: enc.encoding, payload: enc.payload, ...(enc.base ? { base: enc.base } : {}) };

@@ -1,9 +1,9 @@
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { forkTask, listCheckpoints, previewRewind, rewindTask, RewindError } from '../../../src/core/checkpoints/rewinder';
+import { checkpointsDir, forkTask, listCheckpoints, previewRewind, rewindTask, RewindError } from '../../../src/core/checkpoints/rewinder';
 import { TaskRuntime } from '../../../src/core/runtime/taskRuntime';
 import { TaskStore } from '../../../src/core/store/taskStore';
 import { ListProvider, textTurn, toolTurn, type Step } from '../helpers/scriptedEvents';
@@ -130,5 +130,26 @@ describe.each([true, false])('checkpoints and rewind (git workspace: %s)', (git)
     const back = await rewindTask(access, fork.taskId, 2, 'files');
     expect(back.files.map((f) => [f.path, f.outcome])).toEqual([['a.txt', 'restored']]);
     expect(readFileSync(join(ws, 'a.txt'), 'utf8')).toBe('alpha\nbeta\ngamma\n');
+  });
+
+  it('never keeps a key or token the person put in a file it rewinds over: that file cannot be brought back by undoing', async () => {
+    const ws = workspace(git);
+    const storage = mkdtempSync(join(tmpdir(), 'keel-rw-st-'));
+    const { id } = await runTask(ws, storage, script());
+    const access = { store: new TaskStore(storage), owner: 'test' };
+    const token = `ghp_${'Qw7e'.repeat(9)}`;
+    writeFileSync(join(ws, 'c.txt'), `GITHUB_TOKEN=${token}\n`);
+    const r = await rewindTask(access, id, 2, 'files', () => 'overwrite');
+    expect(r.files.find((f) => f.path === 'c.txt')).toMatchObject({ outcome: 'restored' });
+    expect(readFileSync(join(ws, 'c.txt'), 'utf8')).toBe('see\n');
+    // The rewind's own checkpoint of c.txt (what it held before the rewind) was not kept.
+    const listing = await listCheckpoints(access, id);
+    const rewind = listing.steps.at(-1)!;
+    expect(rewind.kind).toBe('rewind');
+    expect(rewind.files.find((f) => f.path === 'c.txt')).toMatchObject({ restorable: false, reason: expect.stringMatching(/key or token/) });
+    const dir = checkpointsDir(access.store, id);
+    for (const e of readdirSync(dir, { recursive: true, withFileTypes: true }).filter((x) => x.isFile())) {
+      expect(readFileSync(join(e.parentPath, e.name), 'latin1')).not.toContain('Qw7eQw7e');
+    }
   });
 });
