@@ -38,6 +38,7 @@ import type { ModelProvider, ProviderEvent, ProviderRequest } from '../src/core/
 import { TaskRuntime } from '../src/core/runtime/taskRuntime';
 import { TaskStore } from '../src/core/store/taskStore';
 import { editTool } from '../src/core/tools/edit';
+import { startFakeModelServer, type FakeModelServer } from '../test/fixtures/fake-model-server';
 
 const ROOT = join(__dirname, '..', '..');
 
@@ -189,20 +190,37 @@ function answer(blocks: ({ type: 'text'; text: string } | { type: 'tool_use'; id
 const ROUNDS = 10;
 const KB100 = 100 * 1024;
 
-/** One task of ROUNDS Write rounds; returns its wall time and the process's CPU time. */
-async function writeRounds(checkpoints: boolean): Promise<{ wall: number; cpu: number }> {
+/** Characters per `input_json_delta` of the whole-path rounds: a few dozen tokens per event, coarser than the API's. */
+const SSE_CHUNK = 256;
+
+/**
+ * One task of ROUNDS Write rounds; returns its wall time and the process's CPU time. `server`:
+ * the whole path — the real Anthropic provider streaming each answer over loopback SSE from the
+ * fake model server, the Write's content in SSE_CHUNK-character deltas, as a model sends it;
+ * without: the answers handed to the task in memory, each whole in one event (the strictest
+ * figure: the round is only Keel's own work).
+ */
+async function writeRounds(checkpoints: boolean, server?: FakeModelServer): Promise<{ wall: number; cpu: number }> {
   const ws = mkdtempSync(join(tmpdir(), 'keel-bench-ov-ws-'));
   const storage = mkdtempSync(join(tmpdir(), 'keel-bench-ov-st-'));
   for (let i = 0; i < ROUNDS; i++) writeFileSync(join(ws, `f${i}.ts`), SOURCE.subarray(i * KB100, (i + 1) * KB100));
+  const contentOf = (n: number) => SOURCE.subarray((n + 20) * KB100, (n + 21) * KB100).toString('utf8');
+  if (server) {
+    for (let n = 0; n < ROUNDS; n++) server.enqueue({ blocks: [{ type: 'tool_use', id: `toolu_w${n}`, name: 'Write', input: { file_path: `f${n}.ts`, content: contentOf(n) } }], chunkSize: SSE_CHUNK });
+    server.enqueue({ blocks: [{ type: 'text', text: 'done' }] });
+  }
   const provider = new Answers((_req, n) => {
     if (n >= ROUNDS) return answer([{ type: 'text', text: 'done' }]);
-    const content = SOURCE.subarray((n + 20) * KB100, (n + 21) * KB100).toString('utf8');
-    return answer([{ type: 'tool_use', id: `toolu_w${n}`, name: 'Write', input: { file_path: `f${n}.ts`, content } }]);
+    return answer([{ type: 'tool_use', id: `toolu_w${n}`, name: 'Write', input: { file_path: `f${n}.ts`, content: contentOf(n) } }]);
   });
-  const runtime = new TaskRuntime({ workspace: ws, storageDir: storage, providerFactory: () => provider, ownerLabel: 'bench', ...(checkpoints ? {} : { checkpoints: false }) });
+  const runtime = new TaskRuntime({ workspace: ws, storageDir: storage, ...(server ? {} : { providerFactory: () => provider }), ownerLabel: 'bench', ...(checkpoints ? {} : { checkpoints: false }) });
   const t0 = performance.now();
   const c0 = process.cpuUsage();
-  const task = runtime.startTask({ prompt: 'write the files', provider: { provider: 'anthropic', model: 'claude-bench' }, mode: 'bypassPermissions' });
+  const task = runtime.startTask({
+    prompt: 'write the files',
+    provider: server ? { provider: 'anthropic', model: 'claude-bench', baseUrl: server.url, apiKey: 'sk-bench' } : { provider: 'anthropic', model: 'claude-bench' },
+    mode: 'bypassPermissions',
+  });
   const done = await task.settled();
   const ms = performance.now() - t0;
   const c = process.cpuUsage(c0);
@@ -213,9 +231,9 @@ async function writeRounds(checkpoints: boolean): Promise<{ wall: number; cpu: n
   return { wall: ms, cpu: (c.user + c.system) / 1000 };
 }
 
-async function overhead() {
-  await writeRounds(true);
-  await writeRounds(false);
+async function overhead(server?: FakeModelServer) {
+  await writeRounds(true, server);
+  await writeRounds(false, server);
   const ratios: number[] = [];
   const cpuRatios: number[] = [];
   const withMs: number[] = [];
@@ -225,11 +243,11 @@ async function overhead() {
     let a: { wall: number; cpu: number };
     let b: { wall: number; cpu: number };
     if (pair % 2 === 0) {
-      a = await writeRounds(true);
-      b = await writeRounds(false);
+      a = await writeRounds(true, server);
+      b = await writeRounds(false, server);
     } else {
-      b = await writeRounds(false);
-      a = await writeRounds(true);
+      b = await writeRounds(false, server);
+      a = await writeRounds(true, server);
     }
     withMs.push(a.wall);
     withoutMs.push(b.wall);
@@ -278,7 +296,17 @@ async function rewind100() {
 }
 
 async function main() {
-  const result = { ...(await bytesRatio(false)), ...(await bytesRatio(true)), ...(await overhead()), ...(await rewind100()), node: process.version };
+  const server = await startFakeModelServer();
+  const sse = await overhead(server);
+  await server.close();
+  const wholePath = {
+    checkpoint_overhead_ratio_whole_path: sse.checkpoint_overhead_ratio,
+    checkpoint_overhead_cpu_ratio_whole_path: sse.checkpoint_overhead_cpu_ratio,
+    round_ms_with_whole_path: sse.round_ms_with,
+    round_ms_without_whole_path: sse.round_ms_without,
+    sse_chunk_chars: SSE_CHUNK,
+  };
+  const result = { ...(await bytesRatio(false)), ...(await bytesRatio(true)), ...(await overhead()), ...wholePath, ...(await rewind100()), node: process.version };
   process.stdout.write(`${JSON.stringify(result)}\n`);
 }
 
