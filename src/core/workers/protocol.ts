@@ -34,8 +34,12 @@ import { notification, request, type Declarations, type ParamsOf, type ResultOf 
  * task's hooks report.
  */
 
-/** 3: the typed request/notification layer (rpc.ts). 2: long messages in parts, the channel on fd 3. */
-export const PROTOCOL_VERSION = 3;
+/**
+ * 4: the budget request, prompt hooks' model calls, checkpoints and per-hunk review on workers
+ * (added to the declarations after 3). 3: the typed request/notification layer (rpc.ts). 2: long
+ * messages in parts, the channel on fd 3. A worker that speaks another version is not used.
+ */
+export const PROTOCOL_VERSION = 4;
 
 /**
  * The longest line either side accepts by default. A long message (a query carrying a long
