@@ -22,7 +22,11 @@
 //      (over an existing 100 KB file of other content: no delta helps), the permission check, the
 //      log made durable, the tool, the result, the next request — with checkpoints against the
 //      same round without (`checkpoints: false`), each a task of 10 rounds on a recorded runtime,
-//      side by side in alternating pairs; the median of the per-pair ratios.
+//      side by side in alternating pairs; the median of the per-pair ratios. The whole path: the
+//      real Anthropic provider streams each answer over loopback SSE from the fake model server,
+//      the Write's content in 256-character deltas (`sse_chunk_chars`; the API sends smaller ones,
+//      so a real round is longer and its ratio lower). `…_in_memory`: the same rounds with each
+//      answer handed to the task whole, in one event (only Keel's own work: the strictest figure).
 //  (c) rewind_ms_100_files: one answer with 100 Writes (each file 4–8 KB of source), then a
 //      preview (`previewRewind`) and a rewind of the files (`rewindTask`, files only) back to
 //      before the first: the wall time of both, median of 3.
@@ -297,16 +301,16 @@ async function rewind100() {
 
 async function main() {
   const server = await startFakeModelServer();
-  const sse = await overhead(server);
+  const wholePath = { ...(await overhead(server)), sse_chunk_chars: SSE_CHUNK };
   await server.close();
-  const wholePath = {
-    checkpoint_overhead_ratio_whole_path: sse.checkpoint_overhead_ratio,
-    checkpoint_overhead_cpu_ratio_whole_path: sse.checkpoint_overhead_cpu_ratio,
-    round_ms_with_whole_path: sse.round_ms_with,
-    round_ms_without_whole_path: sse.round_ms_without,
-    sse_chunk_chars: SSE_CHUNK,
+  const m = await overhead();
+  const inMemory = {
+    checkpoint_overhead_ratio_in_memory: m.checkpoint_overhead_ratio,
+    checkpoint_overhead_cpu_ratio_in_memory: m.checkpoint_overhead_cpu_ratio,
+    round_ms_with_in_memory: m.round_ms_with,
+    round_ms_without_in_memory: m.round_ms_without,
   };
-  const result = { ...(await bytesRatio(false)), ...(await bytesRatio(true)), ...(await overhead()), ...wholePath, ...(await rewind100()), node: process.version };
+  const result = { ...(await bytesRatio(false)), ...(await bytesRatio(true)), ...wholePath, ...inMemory, ...(await rewind100()), node: process.version };
   process.stdout.write(`${JSON.stringify(result)}\n`);
 }
 

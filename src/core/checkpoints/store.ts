@@ -203,14 +203,22 @@ export class CheckpointStore {
     // A whole copy git already holds is named, not copied (asked first: a lookup costs a hash
     // and a few small reads, compressing a large file tens of milliseconds).
     const gitWorthy = !!path && !path.startsWith('\0') && content.length >= MIN_GIT_REFERENCE && this.git !== null;
+    // The scan (on this thread) starts once the compression is on the pool — not before: the
+    // git lookup ahead of it resumes on this thread, and would wait for the whole scan.
+    let compressing!: () => void;
+    const handedOff = new Promise<void>((resolve) => (compressing = resolve));
     const encoding = (async () => {
       let enc = !base && gitWorthy ? await this.gitReference(content) : null;
-      enc ??= await encodeBlob(content, base);
+      if (!enc) {
+        const encoded = encodeBlob(content, base);
+        compressing();
+        enc = await encoded;
+      }
       if (!hasBase(enc.encoding) && enc.encoding !== 'git' && base && gitWorthy) enc = (await this.gitReference(content)) ?? enc;
       return enc;
     })();
-    // Started above up to its first wait (the compression handed to the pool): the scan runs meanwhile.
     void encoding.catch(() => undefined); // a refused content's compression is dropped, and its failure with it
+    if (refuse) await Promise.race([handedOff, encoding.then(() => undefined, () => undefined)]);
     const refused = refuse ? refuse() : null;
     if (refused !== null) return { refused };
     const enc = await encoding;
