@@ -6,7 +6,7 @@ import { TaskRuntime } from '../../../src/core/runtime/taskRuntime';
 import { ChatController } from '../../../src/extension/chatController';
 import { ViewConnection } from '../../../src/extension/viewConnection';
 import type { ToWebviewMessage } from '../../../src/shared/protocol/toWebview';
-import { processAlive } from '../../../src/core/workers/spawnWorker';
+import { processAlive } from '../../../src/core/locks/processAlive';
 import { fakeWorker } from '../workers/fakeWorker';
 import { fakeHost, recordingPort } from './fakes';
 import { eventually } from '../helpers/changes';
@@ -31,9 +31,13 @@ async function windowOnWorkers() {
   const runtime = new TaskRuntime({ workspace, storageDir: storage, ownerLabel: 'VS Code window test', workers: { command: fakeWorker(), max: 1, strategy: 'lru' } });
   const h = fakeHost({ provider });
   const controller = new ChatController({ ...h.host, loadRuntime: async () => runtime });
+  // Run last to first: the chat let go, the workers stopped, then every close the tasks started
+  // (their logs' last writes, meta.json) waited for before their folder is removed — removing it
+  // while one still writes fails with ENOTEMPTY (seen once in CI).
   cleanups.push(
     () => rmSync(storage, { recursive: true, force: true }),
     () => rmSync(workspace, { recursive: true, force: true }),
+    () => runtime.closed(),
     () => runtime.shutdownWorkers(),
     () => controller.dispose(),
   );
