@@ -7,6 +7,7 @@ import type { AgentRow } from '../../shared/domain/agents';
 import type { ActivityEvent, ActivitySource } from '../events/activityFeed';
 import type { PoolStatus } from '../workers/poolStatus';
 import { errorMessage } from '../../shared/domain/errors';
+import { processAlive } from '../locks/processAlive';
 
 /**
  * The local socket through which outside tools watch Keel (`keel status --follow`, docs/hooks.md):
@@ -155,7 +156,7 @@ export function liveSockets(keelHome: string): string[] {
     const m = /^(\d+)\.sock$/.exec(name);
     if (!m) continue;
     const path = join(dir, name);
-    if (!alive(Number(m[1]))) {
+    if (!processAlive(Number(m[1]))) {
       rmSync(path, { force: true });
       continue;
     }
@@ -166,15 +167,6 @@ export function liveSockets(keelHome: string): string[] {
     }
   }
   return out;
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
 }
 
 /**

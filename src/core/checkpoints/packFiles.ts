@@ -2,6 +2,7 @@ import { existsSync, readdirSync, readFileSync, statSync, unlinkSync } from 'nod
 import { basename, join } from 'node:path';
 import type { ContentHash } from './format';
 import { scanPack, type PackScan, type ScannedRecord } from './pack';
+import { processAlive } from '../locks/processAlive';
 
 /**
  * The files of a task's checkpoints folder (store.ts has its layout): which packs there are, in
@@ -33,22 +34,12 @@ export interface LinkedPack {
 export function sweepRecompactions(packs: string): void {
   for (const name of safeReaddir(packs)) {
     const m = /^\d{6}\.pack\.(\d+)\.recompact$/.exec(name);
-    if (!m || alive(Number(m[1]))) continue;
+    if (!m || processAlive(Number(m[1]))) continue;
     try {
       unlinkSync(join(packs, name));
     } catch {
       /* gone already, or not ours to remove: left */
     }
-  }
-}
-
-function alive(pid: number): boolean {
-  if (pid === process.pid) return true;
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
   }
 }
 

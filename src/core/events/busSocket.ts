@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { makeDirs } from '../store/makeDirs';
 import type { BusSubscription, EventBus } from './eventBus';
 import type { BusDelivery, BusEvent } from './types';
+import { processAlive } from '../locks/processAlive';
 
 /**
  * A host's bus, readable by other processes of the same user (`keel events --follow`): a Unix
@@ -54,7 +55,7 @@ export function listBusEndpoints(storage: string): BusEndpoint[] {
     } catch {
       continue; // being written, or not ours
     }
-    if (!processExists(ep.pid)) {
+    if (!processAlive(ep.pid)) {
       rmSync(path, { force: true });
       if (ep.socket.startsWith(dir)) rmSync(ep.socket, { force: true });
       continue;
@@ -62,15 +63,6 @@ export function listBusEndpoints(storage: string): BusEndpoint[] {
     out.push(ep);
   }
   return out.sort((a, b) => a.startedAt - b.startedAt);
-}
-
-function processExists(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
 }
 
 function privateDir(path: string): void {

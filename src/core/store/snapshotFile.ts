@@ -7,6 +7,7 @@ import { checksumSliced, decodeBody, encodeBody } from './snapshotBody';
 import type { FoldState } from './replay';
 import { SCHEMA_VERSION } from './types';
 import { errorMessage } from '../../shared/domain/errors';
+import { processAlive } from '../locks/processAlive';
 
 /**
  * One snapshot file, `tasks/<id>/snapshots/<offset>.snap`: the folded state of a task's log up to
@@ -238,14 +239,4 @@ export async function removeOldSnapshots(taskDir: string, keep: number): Promise
 /** Removes one snapshot (a damaged one, by the task's driver). Never throws. */
 export async function removeSnapshot(taskDir: string, name: string): Promise<void> {
   await unlink(join(taskDir, SNAPSHOT_DIR, name)).catch(() => undefined);
-}
-
-function processAlive(pid: number): boolean {
-  if (pid === process.pid) return true; // a write of this process may be in flight
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
 }

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import * as lockfile from 'proper-lockfile';
 import { PRIVATE_DIR, PRIVATE_FILE } from './privateFiles';
 import type { LockOwner, StoreLogger } from './types';
+import { processAlive } from '../locks/processAlive';
 
 /**
  * A write past the file-size limit (RLIMIT_FSIZE, `ulimit -f`) raises SIGXFSZ. Node ignores it —
@@ -154,14 +155,4 @@ function readOwner(dir: string): LockOwner | null {
 function forceRemove(dir: string): void {
   rmSync(join(dir, LOCK_DIR), { recursive: true, force: true });
   rmSync(join(dir, OWNER_FILE), { force: true });
-}
-
-function processAlive(pid: number): boolean {
-  if (pid === process.pid) return true;
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
 }

@@ -130,16 +130,6 @@ export function killProcessGroup(pid: number | undefined): void {
   }
 }
 
-/** True while a process with this pid exists (a zombie counts until it is reaped). */
-export function processAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
-
 /**
  * Starting a process blocks this one's event loop for a while (tens of ms on a loaded machine,
  * more for a big host); a pool that starts four workers at once in one turn of the event loop

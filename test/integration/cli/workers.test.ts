@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startFakeModelServer, type FakeModelServer } from '../../fixtures/fake-model-server';
 import { changesOf, eventually } from '../../unit/helpers/changes';
-import { processAlive } from '../../../src/core/workers/spawnWorker';
+import { processAlive } from '../../../src/core/locks/processAlive';
 import { cliBundle, ofType, runCli } from './cliHarness';
 
 /**

@@ -6,7 +6,7 @@ import type { PermissionAnswer, PermissionRequest } from '../../../src/core/perm
 import type { QueryParams } from '../../../src/core/workers/protocol';
 import type { QueryServer, WorkerHandle } from '../../../src/core/workers/workerHandle';
 import type { WorkerCommand } from '../../../src/core/workers/spawnWorker';
-import { processAlive } from '../../../src/core/workers/spawnWorker';
+import { processAlive } from '../../../src/core/locks/processAlive';
 
 /**
  * Helpers for tests of the host side of the pool against test/fixtures/fake-worker/worker.mjs: a
