@@ -1,15 +1,18 @@
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { cliBundle } from '../../integration/cli/cliHarness';
 import { makeFixture, type PermissionFixture } from './fixture';
 
-const root = join(__dirname, '..', '..', '..');
-const cli = join(root, 'dist', 'cli.js');
+let cli: string;
 let fx: PermissionFixture;
 
 beforeAll(async () => {
-  if (!existsSync(cli) || !existsSync(join(root, 'dist', 'tree-sitter-bash.wasm'))) execFileSync(process.execPath, ['scripts/build.mjs'], { cwd: root, stdio: 'ignore' });
+  // dist/cli.js when it is newer than the sources, else the CLI alone built once into a temp folder
+  // (the whole build, extension and webview too, took most of this hook's two minutes on a
+  // loaded machine, and once all of them: CI failed on the hook's timeout).
+  cli = await cliBundle();
   fx = await makeFixture();
   // Keel's home for these checks: a --storage folder must exist (a typo is bad usage, never a new store).
   mkdirSync(join(fx.root, 'keel-home'));
