@@ -154,52 +154,26 @@ export class Pieces {
 
   /** The version `delta` makes of this one. Throws RangeError when the delta does not fit it. */
   apply(delta: Buffer): Pieces {
-    let pos = 0;
-    const varint = (): number => {
-      let n = 0;
-      let scale = 1;
-      for (let i = 0; i < 8; i++) {
-        if (pos >= delta.length) throw new RangeError('delta ends early');
-        const b = delta[pos++]!;
-        n += (b & 0x7f) * scale;
-        if (b < 0x80) return n;
-        scale *= 0x80;
-      }
-      throw new RangeError('bad varint in delta');
-    };
-    const baseSize = varint();
-    const targetSize = varint();
+    const read = varintReader(delta, 'delta');
+    const baseSize = read.next();
+    const targetSize = read.next();
     if (baseSize !== this.length) throw new RangeError(`delta is for a base of ${baseSize} bytes, not ${this.length}`);
-    const out: Piece[] = [];
-    const starts: number[] = [];
-    let written = 0;
-    const push = (p: Piece) => {
-      if (p.len === 0) return;
-      const last = out[out.length - 1];
-      if (last && last.src === p.src && last.off + last.len === p.off) {
-        last.len += p.len;
-      } else {
-        out.push({ ...p });
-        starts.push(written);
-      }
-      written += p.len;
-    };
-    while (pos < delta.length) {
-      const op = varint();
+    const b = new PieceBuilder();
+    while (read.pos < delta.length) {
+      const op = read.next();
       const len = Math.floor(op / 2);
       if (op % 2 === 1) {
-        if (pos + len > delta.length) throw new RangeError('delta ends early');
-        push({ src: delta, off: pos, len });
-        pos += len;
+        if (read.pos + len > delta.length) throw new RangeError('delta ends early');
+        b.push({ src: delta, off: read.pos, len });
+        read.pos += len;
       } else {
-        const offset = varint();
+        const offset = read.next();
         if (offset + len > this.length) throw new RangeError('delta copies past the end of its base');
-        this.slice(offset, len, push);
+        this.slice(offset, len, b.push);
       }
     }
-    if (written !== targetSize) throw new RangeError(`delta made ${written} bytes, not ${targetSize}`);
-    if (starts.length === 0) starts.push(0);
-    return new Pieces(out, starts, written);
+    if (b.written !== targetSize) throw new RangeError(`delta made ${b.written} bytes, not ${targetSize}`);
+    return b.done();
   }
 
   /**
@@ -208,39 +182,21 @@ export class Pieces {
    * version's recorded size. Throws RangeError when the payload does not fit this version.
    */
   splice(payload: Buffer, size: number): Pieces {
-    let pos = 0;
-    const varint = (): number => {
-      let n = 0;
-      for (let i = 0, scale = 1; i < 8; i++, scale *= 0x80) {
-        if (pos >= payload.length) throw new RangeError('splice ends early');
-        const b = payload[pos++]!;
-        n += (b & 0x7f) * scale;
-        if (b < 0x80) return n;
-      }
-      throw new RangeError('bad varint in splice');
-    };
-    const prefix = varint();
-    const suffix = varint();
-    const middle = payload.length - pos;
+    const read = varintReader(payload, 'splice');
+    const prefix = read.next();
+    const suffix = read.next();
+    const middle = payload.length - read.pos;
     if (prefix + suffix > this.length || prefix + middle + suffix !== size) throw new RangeError(`a splice of ${prefix}+${middle}+${suffix} bytes does not make ${size} from ${this.length}`);
-    const out: Piece[] = [];
-    const starts: number[] = [];
-    let written = 0;
-    const push = (p: Piece) => {
-      if (p.len === 0) return;
-      const last = out[out.length - 1];
-      if (last && last.src === p.src && last.off + last.len === p.off) last.len += p.len;
-      else {
-        out.push({ ...p });
-        starts.push(written);
-      }
-      written += p.len;
-    };
-    this.slice(0, prefix, push);
-    push({ src: payload, off: pos, len: middle });
-    this.slice(this.length - suffix, suffix, push);
-    if (starts.length === 0) starts.push(0);
-    return new Pieces(out, starts, written);
+    const b = new PieceBuilder();
+    this.slice(0, prefix, b.push);
+    b.push({ src: payload, off: read.pos, len: middle });
+    this.slice(this.length - suffix, suffix, b.push);
+    return b.done();
+  }
+
+  /** @internal the builder's result (PieceBuilder). */
+  static made(pieces: Piece[], starts: number[], length: number): Pieces {
+    return new Pieces(pieces, starts, length);
   }
 
   private slice(offset: number, len: number, push: (p: Piece) => void): void {
@@ -282,4 +238,45 @@ export class Pieces {
 /** `base` with `delta` applied. Throws RangeError when the delta does not fit `base`. */
 export function applyDelta(base: Buffer, delta: Buffer): Buffer {
   return Pieces.of(base).apply(delta).bytes();
+}
+
+/** Unsigned LEB128 varints read from `buf` in turn (`pos` is where the next byte is); `what` names it in errors. */
+function varintReader(buf: Buffer, what: string): { pos: number; next(): number } {
+  const r = {
+    pos: 0,
+    next(): number {
+      let n = 0;
+      for (let i = 0, scale = 1; i < 8; i++, scale *= 0x80) {
+        if (r.pos >= buf.length) throw new RangeError(`${what} ends early`);
+        const b = buf[r.pos++]!;
+        n += (b & 0x7f) * scale;
+        if (b < 0x80) return n;
+      }
+      throw new RangeError(`bad varint in ${what}`);
+    },
+  };
+  return r;
+}
+
+/** A new version's pieces, in order: adjacent slices of the same buffer merged into one. */
+class PieceBuilder {
+  private readonly out: Piece[] = [];
+  private readonly starts: number[] = [];
+  written = 0;
+
+  readonly push = (p: Piece): void => {
+    if (p.len === 0) return;
+    const last = this.out[this.out.length - 1];
+    if (last && last.src === p.src && last.off + last.len === p.off) last.len += p.len;
+    else {
+      this.out.push({ ...p });
+      this.starts.push(this.written);
+    }
+    this.written += p.len;
+  };
+
+  done(): Pieces {
+    if (this.starts.length === 0) this.starts.push(0);
+    return Pieces.made(this.out, this.starts, this.written);
+  }
 }
