@@ -92,13 +92,17 @@ export class PortStream extends Duplex {
     }
   }
 
-  /** The thread let go of the socket (the worker's end closed, or the thread stopped). */
+  /**
+   * The thread let go of the socket (the worker's end closed, or the thread stopped). What the
+   * worker wrote before that and this end has not yet read stays readable: the stream ends after
+   * it, then closes (as a socket whose peer closed does) — destroying it here dropped the lines a
+   * paused reader still had queued, the last a dying worker said.
+   */
   private onPortClosed(): void {
     if (this.portClosed) return;
     this.closePort();
     this.failUnacked(new Error('the worker channel was closed'));
     this.push(null);
-    this.destroy();
   }
 
   private failUnacked(err: Error): void {

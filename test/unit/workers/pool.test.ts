@@ -177,6 +177,15 @@ describe('worker pool (real processes)', () => {
     expect(lease.handle.channelStats!.maxQueued).toBeLessThan(20_000);
   });
 
+  it('a worker that dies right after writing still has everything it wrote delivered before it is reported lost', async () => {
+    const p = pool();
+    const lease = await p.acquire('task-a');
+    // Its exit is seen while most of these lines are still in the socket, unread.
+    const outcome = await run(lease, 'qc', 'task-a', 'quiet flood 5000 crash');
+    expect(outcome.filter((t) => t === 'event').length).toBe(5000);
+    expect(outcome.at(-1)).toMatch(/^lost: .*signal SIGKILL/);
+  });
+
   it('a query whose worker is killed mid-stream ends worker_lost and is never sent again', async () => {
     const p = pool({ max: 2 });
     const machine = remoteTurn({ pool: p, queryParts, host: { asker: denyingAsker, publish: () => undefined } });
