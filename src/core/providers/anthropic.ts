@@ -5,7 +5,6 @@ import { baseUrlProblem } from './connectionErrors';
 import { connectionFailure, guardedError, internalError, retryAfterMs, shouldRetryHeader } from './failures';
 import type { Failure, FailureContext } from './failures';
 import { pulled } from './pulled';
-import { TurnSlicer } from './turnSlicer';
 import { StreamGuard } from './streamGuard';
 import type { EmitProviderEvent, ModelProvider, ProviderErrorPhase, ProviderEvent, ProviderRequest } from './types';
 
@@ -86,12 +85,11 @@ export class AnthropicProvider implements ModelProvider {
         return;
       }
       const mapper = new AnthropicEventMapper();
-      const slicer = new TurnSlicer();
       guard.progress();
       try {
         for await (const raw of stream) {
           // A buffered answer is read in microtasks: let timers and I/O run now and then.
-          if (slicer.due()) await slicer.breathe();
+          if (guard.turnDue()) await guard.giveTurn();
           // Pings (and blocks Keel drops) map to nothing: they are not progress.
           const event = mapper.map(raw);
           if (event === undefined) continue;

@@ -7,7 +7,6 @@ import { ChatChunkTranslator } from './openaiChunks';
 import type { LooseChunk } from './openaiChunks';
 import { toChatParams } from './openaiRequest';
 import { pulled } from './pulled';
-import { TurnSlicer } from './turnSlicer';
 import { StreamGuard } from './streamGuard';
 import type { EmitProviderEvent, ModelProvider, ProviderErrorPhase, ProviderEvent, ProviderRequest } from './types';
 
@@ -81,12 +80,11 @@ export class OpenAICompatibleProvider implements ModelProvider {
         return;
       }
       const translator = new ChatChunkTranslator(request.model);
-      const slicer = new TurnSlicer();
       guard.progress();
       try {
         for await (const chunk of stream) {
           // A buffered answer is read in microtasks: let timers and I/O run now and then.
-          if (slicer.due()) await slicer.breathe();
+          if (guard.turnDue()) await guard.giveTurn();
           // A chunk with nothing in it (an empty delta) is not progress; SSE comments never get here.
           const events = translator.push(chunk as unknown as LooseChunk);
           if (events.length === 0) continue;

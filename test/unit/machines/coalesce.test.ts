@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { DeltaCoalescer } from '../../../src/core/machines/stream/coalesce';
+import { DeltaCoalescer } from '../../../src/core/machines/stream/actors';
 import type { ProviderEvent } from '../../../src/core/providers/types';
 
 type Delta = Extract<ProviderEvent, { type: 'content_block_delta' }>;
