@@ -7,9 +7,54 @@
 // Goals (issue #6): dom_nodes ≤ 3000, heap_mb ≤ 150, token_to_dom_p95_ms ≤ 50. Prints one JSON line.
 import { chromium } from 'playwright-core';
 import { openWebviewPage } from '../test/e2e/support/webviewPage';
+import { parseToWebview, type SnapshotMessage, type ToWebviewMessage } from '../src/shared/protocol/toWebview';
 
 const MESSAGES = 10_000;
 const TOKENS = 400;
+/** How long the page may take to show what was posted before the bench fails saying so. */
+const PAGE_LIMIT_MS = 60_000;
+
+type Transcript = NonNullable<SnapshotMessage['transcript']>;
+
+/** A task of `n` messages: user prompts, answers with Markdown and code, tool cards. */
+function bigTranscript(n: number): Transcript {
+  const items: Transcript['items'] = [];
+  for (let i = 0; i < n; i++) {
+    const k = i % 4;
+    if (k === 0) items.push({ kind: 'user', id: `u${i}`, text: `Question ${i}: please look at src/file${i}.ts and fix the bug.` });
+    else if (k === 1)
+      items.push({
+        kind: 'assistant',
+        id: `m${i}`,
+        model: 'claude-sonnet-5-5',
+        text: `Here is **answer ${i}** with a [link](https://example.com/${i}) and code:\n\n\`\`\`ts\nexport function f${i}(x: number): number {\n  return x * ${i}; // times ${i}\n}\n\`\`\`\n\nDone.`,
+        thinking: i % 8 === 1 ? `thinking about ${i}` : '',
+        streaming: false,
+      });
+    else if (k === 2) items.push({ kind: 'tool', id: `c${i}`, name: i % 3 ? 'Read' : 'Bash', input: { file_path: `src/file${i}.ts`, command: 'npm test' }, output: i % 3 ? '' : 'ok\n'.repeat(5), result: { isError: false, summary: 'exit 0' } });
+    else items.push({ kind: 'assistant', id: `m${i}`, model: 'claude-sonnet-5-5', text: `Short reply ${i}.`, thinking: '', streaming: false });
+  }
+  return {
+    taskId: 'big',
+    title: 'A very long task',
+    state: 'running',
+    tags: ['running'],
+    turnState: 'streaming',
+    turn: n,
+    streamMode: 'responding',
+    model: 'claude-sonnet-5-5',
+    usage: { inputTokens: 120_000, outputTokens: 40_000, cacheReadTokens: 10_000, cacheWriteTokens: 0, costUsd: 1.23 },
+    items,
+    done: false,
+  };
+}
+
+/** `m`, once the page's own parser accepts it (it drops what it does not, with a console warning). */
+function checked<M extends ToWebviewMessage>(m: M): M {
+  const r = parseToWebview(m);
+  if (!r.ok) throw new Error(`the bench's ${m.type} message is not one the page accepts: ${r.error}`);
+  return m;
+}
 
 async function main() {
   const browser = await chromium.launch({
@@ -20,49 +65,29 @@ async function main() {
   try {
     const view = await openWebviewPage(browser, { viewport: { width: 420, height: 900 } });
     const { page } = view;
+    page.on('crash', () => process.stderr.write('webview bench: the page crashed\n'));
+    page.on('console', (m) => process.stderr.write(`webview bench: page console ${m.type()}: ${m.text()}\n`));
+    page.on('pageerror', (e) => process.stderr.write(`webview bench: page error: ${e.message}\n`));
     const cdp = await page.context().newCDPSession(page);
     await cdp.send('Performance.enable');
 
-    // Build the transcript inside the page (as the host's structured clone would deliver it).
-    const openMs = await page.evaluate(async (n) => {
-      const items: unknown[] = [];
-      for (let i = 0; i < n; i++) {
-        const k = i % 4;
-        if (k === 0) items.push({ kind: 'user', id: `u${i}`, text: `Question ${i}: please look at src/file${i}.ts and fix the bug.` });
-        else if (k === 1)
-          items.push({
-            kind: 'assistant',
-            id: `m${i}`,
-            model: 'claude-sonnet-5-5',
-            text: `Here is **answer ${i}** with a [link](https://example.com/${i}) and code:\n\n\`\`\`ts\nexport function f${i}(x: number): number {\n  return x * ${i}; // times ${i}\n}\n\`\`\`\n\nDone.`,
-            thinking: i % 8 === 1 ? `thinking about ${i}` : '',
-            streaming: false,
-          });
-        else if (k === 2) items.push({ kind: 'tool', id: `c${i}`, name: i % 3 ? 'Read' : 'Bash', input: { file_path: `src/file${i}.ts`, command: 'npm test' }, output: i % 3 ? '' : 'ok\n'.repeat(5), result: { isError: false, summary: 'exit 0' } });
-        else items.push({ kind: 'assistant', id: `m${i}`, model: 'claude-sonnet-5-5', text: `Short reply ${i}.`, thinking: '', streaming: false });
-      }
-      const transcript = {
-        taskId: 'big',
-        title: 'A very long task',
-        state: 'running',
-        turnState: 'streaming',
-        turn: n,
-        streamMode: 'responding',
-        model: 'claude-sonnet-5-5',
-        usage: { inputTokens: 120_000, outputTokens: 40_000, cacheReadTokens: 10_000, cacheWriteTokens: 0, costUsd: 1.23 },
-        items,
-        done: false,
-      };
-      const config = { provider: 'anthropic', providerLabel: 'Anthropic', model: 'claude-sonnet-5-5', mode: 'default' };
+    // The snapshot the host would post, built here with the protocol's types and checked with the
+    // page's own parser (a bench whose message the page drops measures nothing: until 28 Nov 2026
+    // its transcript lacked the state tags, the page dropped it, and the bench waited forever).
+    const snapshot = checked({ type: 'snapshot', seq: 1, transcript: bigTranscript(MESSAGES), config: { provider: 'anthropic', providerLabel: 'Anthropic', model: 'claude-sonnet-5-5', mode: 'default' }, permissions: [] });
+    checked({ type: 'event', seq: 2, event: { type: 'assistant_start', taskId: 'big', messageId: 'streamed', model: 'claude-sonnet-5-5' } });
+    checked({ type: 'event', seq: 3, event: { type: 'text', taskId: 'big', delta: 'The ' } });
+    const openMs = await page.evaluate(async ({ message, limitMs }) => {
       const t0 = performance.now();
-      window.postMessage({ type: 'snapshot', seq: 1, transcript, config, permissions: [] }, '*');
+      window.postMessage(message, '*');
       for (;;) {
         await new Promise((r) => requestAnimationFrame(r));
         if (document.body.dataset.keelReady === 'true' && document.querySelector('[data-testid="message-assistant"]')) break;
+        if (performance.now() - t0 > limitMs) throw new Error(`the page did not show the transcript within ${limitMs} ms`);
       }
       await new Promise((r) => requestAnimationFrame(r));
       return performance.now() - t0;
-    }, MESSAGES);
+    }, { message: snapshot, limitMs: PAGE_LIMIT_MS });
 
     const countNodes = () => page.evaluate(() => document.getElementsByTagName('*').length);
     const nodesAtEnd = await countNodes();
@@ -79,13 +104,15 @@ async function main() {
     });
 
     // Stream tokens into a new message at the end, posted 2-20 ms apart as a model streams them.
-    const latencies = await page.evaluate(async ({ tokens, startSeq }) => {
+    const latencies = await page.evaluate(async ({ tokens, startSeq, limitMs }) => {
       let seq = startSeq;
       const post = (event: unknown) => window.postMessage({ type: 'event', seq: seq++, event }, '*');
       post({ type: 'assistant_start', taskId: 'big', messageId: 'streamed', model: 'claude-sonnet-5-5' });
+      const t0 = performance.now();
       for (;;) {
         await new Promise((r) => requestAnimationFrame(r));
         if (document.querySelector('[data-testid="message-assistant"][data-streaming="true"]')) break;
+        if (performance.now() - t0 > limitMs) throw new Error(`the page did not show the streaming message within ${limitMs} ms`);
       }
       const target = document.querySelector('[data-testid="message-assistant"][data-streaming="true"]')!;
       const pending: number[] = [];
@@ -104,7 +131,7 @@ async function main() {
       for (let i = 0; i < 10 && pending.length; i++) await new Promise((r) => requestAnimationFrame(r));
       observer.disconnect();
       return out;
-    }, { tokens: TOKENS, startSeq: 2 });
+    }, { tokens: TOKENS, startSeq: 2, limitMs: PAGE_LIMIT_MS });
 
     const nodesAfterStream = await countNodes();
     await cdp.send('HeapProfiler.collectGarbage');
