@@ -163,7 +163,7 @@ describe('rewind: "Rewind to here" on a tool card', () => {
     }
   });
 
-  it('in the diff editor: Leave Out This Change at the cursor, then Accept, writes exactly the other change', async () => {
+  it('in the diff editor: Leave Out This Change at the cursor, the other change edited by hand, then Accept, writes exactly that', async () => {
     let server: FakeModelServer | undefined;
     let vs: VsCodeSession | undefined;
     const OLD = "  if (hour < 12) return 'Good morning';\n  if (hour < 18) return 'Good afternoon';\n  return 'Good evening';";
@@ -200,12 +200,23 @@ describe('rewind: "Rewind to here" on a tool card', () => {
       // (The editor renders spaces as no-break spaces.)
       expect((await modified.locator('.view-lines').textContent())?.replace(/\u00a0/g, ' ')).toContain('hour < 11');
       await vs.screenshot('rewind-4-diff-editor-review');
+      // The person types into the proposed side: a note at the end of the morning change.
+      await modified.locator('.view-line', { hasText: 'Good morning' }).click();
+      await page.keyboard.press('End');
+      await page.keyboard.type(' // by hand');
+      await modified.locator('.view-lines', { hasText: 'by hand' }).waitFor({ timeout: 30_000 });
+      await vs.screenshot('rewind-5-diff-editor-edited');
       expect(readFileSync(join(ws, GREET), 'utf8')).toBe(original);
       await page.locator('.editor-actions [aria-label*="Accept Proposed Change"]').click();
 
       await chat.locator('[data-testid="message-assistant"]', { hasText: 'Reviewed in the editor.' }).waitFor({ timeout: 60_000 });
-      expect(readFileSync(join(ws, GREET), 'utf8')).toBe(original.replace("if (hour < 12) return 'Good morning';", "if (hour < 11) return 'Good morning';"));
+      // Exactly what the proposed side showed: the morning change as typed, the evening line as it was.
+      expect(readFileSync(join(ws, GREET), 'utf8')).toBe(original.replace("if (hour < 12) return 'Good morning';", "if (hour < 11) return 'Good morning'; // by hand"));
       expect(requestText(server, 1)).toContain('NOT applied');
+      expect(requestText(server, 1)).toContain('replaced your proposal with their own lines');
+      expect(requestText(server, 1)).toContain("return 'Good morning'; // by hand");
+      // The diff tab closed without asking to save.
+      await page.locator('.monaco-diff-editor').waitFor({ state: 'detached', timeout: 30_000 });
     } catch (e) {
       await vs?.screenshot('rewind-editor-review-failure').catch(() => undefined);
       throw new Error(`${e instanceof Error ? e.stack : String(e)}\n--- Keel log ---\n${vs?.readKeelLog().slice(-4000) ?? ''}`);

@@ -4,6 +4,7 @@ import type { Logger } from '../logger';
 import type { PromptAnswer, PromptSurface } from '../permissionBroker';
 import { proposedTitle, requestIdOfQuery } from './proposal';
 import { hunksOf, type HunkChoice } from '../../shared/diff/lineDiff';
+import { choicesFromText } from '../../shared/domain/review';
 import { choicesToSend, hunkAtLine, hunkLayout } from './hunkLayout';
 
 /** Scheme of the proposed (right) side; the Accept / Reject editor-title buttons show for it. */
@@ -37,8 +38,18 @@ interface Shown {
  * would be written; Accept allows with those choices, which the broker turns into the review
  * from the request's own proposal. The chat card keeps its own choices: the surface that answers
  * decides.
+ *
+ * The proposed side is editable, as in other agents' diff views: it is a file of this surface's
+ * own file system (`keel-proposed`, in memory), so the person may type into it before accepting.
+ * Accept then writes what that side shows: the text is read back into per-hunk choices
+ * (`choicesFromText`: each change applied, left out, or replaced by the person's lines), which the
+ * broker turns into the review the model is told, as for the card's edits. An edit of the lines
+ * around the changes cannot be told that way: Accept then says so and answers nothing (the person
+ * undoes it, or rejects). Once edited, the lenses are gone (their places no longer hold), and
+ * Apply / Leave Out say to edit the text itself. An answered request's edited side is saved into
+ * this file system before its tab closes, so closing asks nothing.
  */
-export class DiffPrompt implements PromptSurface, vscode.TextDocumentContentProvider, vscode.Disposable {
+export class DiffPrompt implements PromptSurface, vscode.TextDocumentContentProvider, vscode.FileSystemProvider, vscode.Disposable {
   readonly source = 'editor' as const;
   readonly when = 'atOnce' as const;
   private readonly docs = new Map<string, string>();
@@ -49,10 +60,15 @@ export class DiffPrompt implements PromptSurface, vscode.TextDocumentContentProv
   private readonly changed = new vscode.EventEmitter<vscode.Uri>();
   private readonly lensesChanged = new vscode.EventEmitter<void>();
   readonly onDidChange = this.changed.event;
+  /** The proposed side's file system: its files change when a hunk's choice does. */
+  private readonly filesChanged = new vscode.EventEmitter<vscode.FileChangeEvent[]>();
+  readonly onDidChangeFile = this.filesChanged.event;
+  /** Each proposed file's version, as its mtime: VS Code reads a file again when it moves. */
+  private readonly versions = new Map<string, number>();
 
   constructor(private readonly log: Logger) {
     this.disposables.push(
-      vscode.workspace.registerTextDocumentContentProvider(PROPOSED_SCHEME, this),
+      vscode.workspace.registerFileSystemProvider(PROPOSED_SCHEME, this, { isCaseSensitive: true }),
       vscode.workspace.registerTextDocumentContentProvider(CURRENT_SCHEME, this),
       vscode.commands.registerCommand(ACCEPT_COMMAND, (uri?: unknown) => this.answerFrom(uri, (id) => this.allowAnswer(id))),
       vscode.commands.registerCommand(REJECT_COMMAND, (uri?: unknown) => this.answerFrom(uri, () => ({ decision: 'deny', feedback: 'The user rejected the proposed change in the diff editor.' }))),
@@ -62,8 +78,12 @@ export class DiffPrompt implements PromptSurface, vscode.TextDocumentContentProv
       vscode.commands.registerCommand(APPLY_CHANGE_COMMAND, () => this.chooseAtCursor({ kind: 'accept' })),
       vscode.commands.registerCommand(LEAVE_OUT_CHANGE_COMMAND, () => this.chooseAtCursor({ kind: 'reject' })),
       vscode.languages.registerCodeLensProvider({ scheme: PROPOSED_SCHEME }, { provideCodeLenses: (doc) => this.lenses(doc), onDidChangeCodeLenses: this.lensesChanged.event }),
+      vscode.workspace.onDidChangeTextDocument((e) => {
+        if (e.document.uri.scheme === PROPOSED_SCHEME) this.lensesChanged.fire();
+      }),
       this.changed,
       this.lensesChanged,
+      this.filesChanged,
     );
   }
 
@@ -73,6 +93,51 @@ export class DiffPrompt implements PromptSurface, vscode.TextDocumentContentProv
 
   provideTextDocumentContent(uri: vscode.Uri): string {
     return this.docs.get(`${uri.scheme}:${uri.query}`) ?? '';
+  }
+
+  // The proposed side's file system: one file per shown request, named by its query.
+  watch(): vscode.Disposable {
+    return new vscode.Disposable(() => undefined);
+  }
+
+  stat(uri: vscode.Uri): vscode.FileStat {
+    const text = this.proposedText(uri);
+    const version = this.versions.get(uri.query) ?? 1;
+    return { type: vscode.FileType.File, ctime: 1, mtime: version, size: Buffer.byteLength(text) };
+  }
+
+  readFile(uri: vscode.Uri): Uint8Array {
+    return Buffer.from(this.proposedText(uri), 'utf8');
+  }
+
+  /** The person saved the proposed side: it holds their text from now on (Accept reads it back). */
+  writeFile(uri: vscode.Uri, content: Uint8Array): void {
+    this.proposedText(uri);
+    this.docs.set(`${PROPOSED_SCHEME}:${uri.query}`, Buffer.from(content).toString('utf8'));
+    this.versions.set(uri.query, (this.versions.get(uri.query) ?? 1) + 1);
+  }
+
+  readDirectory(): [string, vscode.FileType][] {
+    return [];
+  }
+
+  createDirectory(uri: vscode.Uri): void {
+    throw vscode.FileSystemError.NoPermissions(uri);
+  }
+
+  delete(uri: vscode.Uri): void {
+    throw vscode.FileSystemError.NoPermissions(uri);
+  }
+
+  rename(uri: vscode.Uri): void {
+    throw vscode.FileSystemError.NoPermissions(uri);
+  }
+
+  /** A shown request's proposed text; a file of no request (answered, or never shown) does not exist. */
+  private proposedText(uri: vscode.Uri): string {
+    const text = this.docs.get(`${PROPOSED_SCHEME}:${uri.query}`);
+    if (text === undefined) throw vscode.FileSystemError.FileNotFound(uri);
+    return text;
   }
 
   show(request: PermissionRequest, signal: AbortSignal): Promise<PromptAnswer | undefined> {
@@ -96,6 +161,7 @@ export class DiffPrompt implements PromptSurface, vscode.TextDocumentContentProv
         void this.closeTabs(id).finally(() => {
           this.docs.delete(`${CURRENT_SCHEME}:${query}`);
           this.docs.delete(`${PROPOSED_SCHEME}:${query}`);
+          this.versions.delete(query);
         });
         resolve(answer);
       };
@@ -136,12 +202,46 @@ export class DiffPrompt implements PromptSurface, vscode.TextDocumentContentProv
     for (const d of this.disposables) d.dispose();
   }
 
-  /** Accept: an allow, with the per-hunk choices made here when some change is left out. */
-  private allowAnswer(id: string): PromptAnswer {
+  /**
+   * Accept: an allow of what the proposed side shows — the per-hunk choices made here, or, when
+   * the person typed into it, the choices read back from their text. Undefined (no answer) when
+   * their edit reaches outside the changes.
+   */
+  private allowAnswer(id: string): PromptAnswer | undefined {
     const s = this.shown.get(id);
     const diff = s && s.request.subject.kind === 'write' ? s.request.subject.diff : undefined;
-    const choices = diff ? choicesToSend(hunksOf(diff.before, diff.after).length, this.choices.get(id) ?? []) : undefined;
+    if (!diff) return { decision: 'allow' };
+    const count = hunksOf(diff.before, diff.after).length;
+    const chosen = this.choices.get(id) ?? [];
+    const shown = this.shownText(id);
+    if (shown === undefined || shown === hunkLayout(diff.before, diff.after, chosen).content) {
+      const choices = choicesToSend(count, chosen);
+      return { decision: 'allow', ...(choices ? { choices } : {}) };
+    }
+    const edited = choicesFromText(diff.before, diff.after, shown);
+    if (!edited) {
+      void vscode.window.showWarningMessage(
+        'Keel: only the proposed changes can be edited here — the lines around them must stay as they are in the file. Undo that edit and Accept, or Reject.',
+      );
+      return undefined;
+    }
+    const choices = choicesToSend(count, edited);
     return { decision: 'allow', ...(choices ? { choices } : {}) };
+  }
+
+  /** What request `id`'s proposed side shows now: its open document's text (saved or not), else its file. */
+  private shownText(id: string): string | undefined {
+    const query = `request=${encodeURIComponent(id)}`;
+    const doc = vscode.workspace.textDocuments.find((d) => d.uri.scheme === PROPOSED_SCHEME && d.uri.query === query);
+    return doc ? doc.getText() : this.docs.get(`${PROPOSED_SCHEME}:${query}`);
+  }
+
+  /** The person typed into request `id`'s proposed side: it no longer shows the layout of its choices. */
+  private edited(id: string): boolean {
+    const s = this.shown.get(id);
+    const diff = s && s.request.subject.kind === 'write' ? s.request.subject.diff : undefined;
+    const shown = this.shownText(id);
+    return !!diff && shown !== undefined && shown !== hunkLayout(diff.before, diff.after, this.choices.get(id) ?? []).content;
   }
 
   /** Sets one hunk's choice of request `id` and shows the proposed side as it would now be written. */
@@ -149,14 +249,19 @@ export class DiffPrompt implements PromptSurface, vscode.TextDocumentContentProv
     const s = this.shown.get(id);
     const diff = s && s.request.subject.kind === 'write' ? s.request.subject.diff : undefined;
     if (!diff) return;
+    if (this.edited(id)) {
+      void vscode.window.showInformationMessage('Keel: you edited this proposal — change its text directly; Accept writes what it shows.');
+      return;
+    }
     const next = [...(this.choices.get(id) ?? [])];
     while (next.length <= index) next.push(undefined);
     next[index] = choice;
     this.choices.set(id, next);
     const query = `request=${encodeURIComponent(id)}`;
     this.docs.set(`${PROPOSED_SCHEME}:${query}`, hunkLayout(diff.before, diff.after, next).content);
+    this.versions.set(query, (this.versions.get(query) ?? 1) + 1);
     const path = diff.path.startsWith('/') ? diff.path : `/${diff.path}`;
-    this.changed.fire(vscode.Uri.from({ scheme: PROPOSED_SCHEME, path, query }));
+    this.filesChanged.fire([{ type: vscode.FileChangeType.Changed, uri: vscode.Uri.from({ scheme: PROPOSED_SCHEME, path, query }) }]);
     this.lensesChanged.fire();
   }
 
@@ -183,7 +288,7 @@ export class DiffPrompt implements PromptSurface, vscode.TextDocumentContentProv
   /** A lens above each change of the proposed side: what happens to it, and the other choice. */
   private lenses(doc: vscode.TextDocument): vscode.CodeLens[] {
     const id = requestIdOfQuery(doc.uri.query);
-    const layout = id ? this.layoutOf(id) : undefined;
+    const layout = id && !this.edited(id) ? this.layoutOf(id) : undefined;
     if (!id || !layout) return [];
     const n = layout.length;
     return layout.map((h) => {
@@ -198,7 +303,7 @@ export class DiffPrompt implements PromptSurface, vscode.TextDocumentContentProv
   }
 
   /** Accept / Reject: the editor-title button passes the editor's resource; the palette passes nothing. */
-  private answerFrom(arg: unknown, answerOf: (requestId: string) => PromptAnswer): void {
+  private answerFrom(arg: unknown, answerOf: (requestId: string) => PromptAnswer | undefined): void {
     const uri = arg instanceof vscode.Uri ? arg : this.activeProposal();
     const id = uri && (uri.scheme === PROPOSED_SCHEME || uri.scheme === CURRENT_SCHEME) ? requestIdOfQuery(uri.query) : undefined;
     const shown = id ? this.shown.get(id) : undefined;
@@ -206,7 +311,8 @@ export class DiffPrompt implements PromptSurface, vscode.TextDocumentContentProv
       void vscode.window.showInformationMessage('Keel: this proposed change was already answered.');
       return;
     }
-    shown.finish(answerOf(id));
+    const answer = answerOf(id);
+    if (answer) shown.finish(answer);
   }
 
   private activeProposal(): vscode.Uri | undefined {
@@ -219,6 +325,11 @@ export class DiffPrompt implements PromptSurface, vscode.TextDocumentContentProv
       .flatMap((g) => g.tabs)
       .filter((t) => t.input instanceof vscode.TabInputTextDiff && t.input.modified.scheme === PROPOSED_SCHEME && requestIdOfQuery(t.input.modified.query) === requestId);
     if (tabs.length === 0) return;
+    // An edited side is saved into this surface's file system first: closing then asks nothing.
+    const query = `request=${encodeURIComponent(requestId)}`;
+    for (const doc of vscode.workspace.textDocuments) {
+      if (doc.uri.scheme === PROPOSED_SCHEME && doc.uri.query === query && doc.isDirty) await doc.save().then(undefined, () => false);
+    }
     try {
       await vscode.window.tabGroups.close(tabs, true);
     } catch (e) {
