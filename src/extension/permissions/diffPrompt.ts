@@ -5,7 +5,7 @@ import type { PromptAnswer, PromptSurface } from '../permissionBroker';
 import { proposedTitle, requestIdOfQuery } from './proposal';
 import { hunksOf, type HunkChoice } from '../../shared/diff/lineDiff';
 import { choicesFromText } from '../../shared/domain/review';
-import { choicesToSend, hunkAtLine, hunkLayout } from './hunkLayout';
+import { choicesToSend, hunkAtLine, hunkLayout, showsLayout } from './hunkLayout';
 
 /** Scheme of the proposed (right) side; the Accept / Reject editor-title buttons show for it. */
 export const PROPOSED_SCHEME = 'keel-proposed';
@@ -214,7 +214,7 @@ export class DiffPrompt implements PromptSurface, vscode.TextDocumentContentProv
     const count = hunksOf(diff.before, diff.after).length;
     const chosen = this.choices.get(id) ?? [];
     const shown = this.shownText(id);
-    if (shown === undefined || shown === hunkLayout(diff.before, diff.after, chosen).content) {
+    if (shown === undefined || showsLayout(shown, hunkLayout(diff.before, diff.after, chosen).content)) {
       const choices = choicesToSend(count, chosen);
       return { decision: 'allow', ...(choices ? { choices } : {}) };
     }
@@ -241,7 +241,7 @@ export class DiffPrompt implements PromptSurface, vscode.TextDocumentContentProv
     const s = this.shown.get(id);
     const diff = s && s.request.subject.kind === 'write' ? s.request.subject.diff : undefined;
     const shown = this.shownText(id);
-    return !!diff && shown !== undefined && shown !== hunkLayout(diff.before, diff.after, this.choices.get(id) ?? []).content;
+    return !!diff && shown !== undefined && !showsLayout(shown, hunkLayout(diff.before, diff.after, this.choices.get(id) ?? []).content);
   }
 
   /** Sets one hunk's choice of request `id` and shows the proposed side as it would now be written. */

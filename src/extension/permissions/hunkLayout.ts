@@ -37,3 +37,13 @@ export function choicesToSend(count: number, choices: readonly (HunkChoice | und
   const all = Array.from({ length: count }, (_, i): HunkChoice => choices[i] ?? { kind: 'accept' });
   return all.some((c) => c.kind !== 'accept') ? all : undefined;
 }
+
+/**
+ * Whether the proposed side's text (`shown`, as VS Code holds it) is still `layout` (what the
+ * choices would write), the person having typed nothing. Line endings are not compared: VS Code
+ * turns a document's mixed line endings into one kind as it loads it, which is no edit. Pure.
+ */
+export function showsLayout(shown: string, layout: string): boolean {
+  const lines = (t: string) => t.replace(/\r\n?/g, '\n');
+  return shown === layout || lines(shown) === lines(layout);
+}

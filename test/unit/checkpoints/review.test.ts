@@ -39,6 +39,20 @@ describe('a proposed edit reviewed hunk by hunk', () => {
       { numRuns: 400 },
     );
   });
+
+  it('a text typed freely (the diff editor) is read back, when it can be, as choices that write exactly it (property)', () => {
+    const line = fc.constantFrom('a', 'b', 'c', 'd', 'e', '');
+    fc.assert(
+      fc.property(fc.array(line, { maxLength: 12 }), fc.array(line, { maxLength: 12 }), fc.array(line, { maxLength: 12 }), (a, b, c) => {
+        const before = a.join('\n');
+        const after = b.join('\n');
+        const typed = c.join('\n');
+        const back = choicesFromText(before, after, typed);
+        if (back) expect(reviewOf(before, after, back).content).toBe(typed);
+      }),
+      { numRuns: 1000 },
+    );
+  });
 });
 
 describe('the partial outcome, in a run', () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { choicesToSend, hunkAtLine, hunkLayout } from '../../../src/extension/permissions/hunkLayout';
+import { choicesToSend, hunkAtLine, hunkLayout, showsLayout } from '../../../src/extension/permissions/hunkLayout';
 
 /** The diff editor's proposed side while its changes are reviewed one by one: text and lens positions. */
 const BEFORE = ['a', 'b', 'c', 'd', 'e', 'f'].join('\n');
@@ -32,5 +32,21 @@ describe('hunkLayout', () => {
   it('sends choices only when some change is left out, one per change', () => {
     expect(choicesToSend(3, [{ kind: 'accept' }])).toBeUndefined();
     expect(choicesToSend(3, [undefined, { kind: 'reject' }])).toEqual([{ kind: 'accept' }, { kind: 'reject' }, { kind: 'accept' }]);
+  });
+});
+
+describe('showsLayout (the diff editor\'s proposed side, untouched or typed into)', () => {
+  it('an untouched side whose mixed line endings VS Code made one kind still shows the layout', () => {
+    const layout = 'a\r\nb\nc\r\n';
+    expect(showsLayout(layout, layout)).toBe(true);
+    expect(showsLayout('a\r\nb\r\nc\r\n', layout)).toBe(true);
+    expect(showsLayout('a\nb\nc\n', layout)).toBe(true);
+  });
+
+  it('any typed character, a line added or removed, is an edit', () => {
+    expect(showsLayout('a\nb!\nc\n', 'a\nb\nc\n')).toBe(false);
+    expect(showsLayout('a\nb\n\nc\n', 'a\nb\nc\n')).toBe(false);
+    expect(showsLayout('a\nc\n', 'a\nb\nc\n')).toBe(false);
+    expect(showsLayout('a\nb\nc', 'a\nb\nc\n')).toBe(false);
   });
 });
