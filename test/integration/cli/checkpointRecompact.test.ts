@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startFakeModelServer, type FakeModelServer, type FakeTurn } from '../../fixtures/fake-model-server';
 import { cliBundle, runCli } from './cliHarness';
+import { sourceCorpus } from '../../fixtures/sourceCorpus';
 
 /**
  * The background recompaction of a large file's first before-image (docs/persistence.md,
@@ -30,16 +31,7 @@ async function finished(r: Awaited<ReturnType<typeof runCli>>): Promise<{ code: 
 
 /** 400 KB of this repository's code: what a large source file compresses like. */
 function code(): string {
-  const out: string[] = [];
-  const walk = (dir: string) => {
-    for (const name of readdirSync(dir).sort()) {
-      const p = join(dir, name);
-      if (statSync(p).isDirectory()) walk(p);
-      else if (name.endsWith('.ts')) out.push(readFileSync(p, 'utf8'));
-    }
-  };
-  walk(join(__dirname, '../../../src/core'));
-  return out.join('').slice(0, 400_000);
+  return sourceCorpus().slice(0, 400_000);
 }
 
 function leftovers(): string[] {

@@ -5,6 +5,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { hashContent } from '../../../src/core/checkpoints/format';
 import { RECOMPACT_MIN_BYTES } from '../../../src/core/checkpoints/recompact';
 import { CheckpointStore } from '../../../src/core/checkpoints/store';
+import { sourceCorpus } from '../../fixtures/sourceCorpus';
 
 /**
  * Background recompaction of large whole copies (recompact.ts, PackWriter.replace): the pack ends
@@ -14,18 +15,7 @@ import { CheckpointStore } from '../../../src/core/checkpoints/store';
  */
 
 /** Real code: this repository's sources, concatenated in a fixed order. */
-const CORPUS = (() => {
-  const out: string[] = [];
-  const walk = (dir: string) => {
-    for (const name of readdirSync(dir).sort()) {
-      const p = join(dir, name);
-      if (statSync(p).isDirectory()) walk(p);
-      else if (name.endsWith('.ts')) out.push(readFileSync(p, 'utf8'));
-    }
-  };
-  walk(join(__dirname, '../../../src/core'));
-  return out.join('');
-})();
+const CORPUS = sourceCorpus();
 
 const dirs: string[] = [];
 function tmp(): string {
