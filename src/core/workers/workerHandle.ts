@@ -217,9 +217,6 @@ export class WorkerHandle {
       this.opts.inspect,
     );
     let exitWait: NodeJS.Timeout | undefined;
-    // The channel is attached and has not closed: what the worker wrote before it died may still
-    // be unread in it.
-    let channelOpen = false;
     // The process's exit, held until its channel has given up what the worker wrote before dying.
     let heldExit: { code: number | null; signal: NodeJS.Signals | null } | null = null;
     const reportExit = () => {
@@ -228,7 +225,6 @@ export class WorkerHandle {
       heldExit = null;
     };
     ipc.on('ipc:disconnected', (e: Extract<IpcConnectionEmitted, { type: 'ipc:disconnected' }>) => {
-      channelOpen = false;
       this.rpc?.close(e.reason);
       if (e.broken) {
         this.opts.log('warn', `worker ${this.id}: ${e.reason}; the worker is replaced`);
@@ -252,7 +248,6 @@ export class WorkerHandle {
     const withdrawSpawn = launchWorkerProcess(command, this.id, this.opts.niceness, {
       // The worker's inherited channel: the only way to reach it (spawnWorker.ts, WORKER_CHANNEL_FD).
       channel: (stream) => {
-        channelOpen = true;
         door.attach(stream);
         // Bytes arriving are a sign of life, even the parts of a message not yet whole (healthClock).
         stream.on('data', () => (this.lastHeardAt = Date.now()));
@@ -274,8 +269,9 @@ export class WorkerHandle {
         heldExit = { code, signal };
         // The exit can be seen before the last lines the worker wrote are read (a text streamed,
         // a result made durable, then a crash): those are delivered first, so nothing it said is
-        // lost. A channel some other process still holds open is waited for a moment only.
-        if (!channelOpen) return reportExit();
+        // lost. A channel some other process still holds open is waited for a moment only. The
+        // connection is `connected` from the channel's hand-over until it closed.
+        if (ipc.getSnapshot().value !== 'connected') return reportExit();
         exitWait = setTimeout(reportExit, EXIT_AFTER_CLOSE_MS);
       },
       stderr: (text) => this.opts.log('info', `worker ${this.id}: ${text.trimEnd()}`),
