@@ -1,7 +1,7 @@
 /**
  * How long a provider waits on a model server, and the one check of the figures a person sets
  * (`keel run --stall-timeout / --response-timeout`, the VS Code settings
- * `keel.provider.stallTimeoutSeconds / responseTimeoutSeconds`). No SDK is imported here, so the
+ * `keel.timeouts.stallSeconds / responseSeconds`). No SDK is imported here, so the
  * CLI's help and the extension read the defaults without loading one.
  *
  * Two waits, because a slow server is slow in two places: before it answers at all (a local

@@ -107,13 +107,13 @@ export interface ProviderConfig {
   /**
    * No part of the answer for this long (pings do not count) is a `stream_stalled` mid-stream
    * failure. Unset: the provider's default (timeouts.ts). Set by the person: `--stall-timeout`,
-   * `keel.provider.stallTimeoutSeconds`.
+   * `keel.timeouts.stallSeconds`.
    */
   stallTimeoutMs?: number;
   /**
    * No response headers for this long is a `stream_stalled` failure in the connect phase. Unset:
    * the provider's default (timeouts.ts). Set by the person: `--response-timeout`,
-   * `keel.provider.responseTimeoutSeconds`.
+   * `keel.timeouts.responseSeconds`.
    */
   headerTimeoutMs?: number;
 }

@@ -4,7 +4,7 @@ import { waitingNotice } from '../../../src/shared/domain/transcript';
 
 /**
  * The one check of the waits a person sets (`--stall-timeout`, `--response-timeout`,
- * `keel.provider.*TimeoutSeconds`): whole or decimal seconds from 1 to 3600, nothing else.
+ * `keel.timeouts.*Seconds`): whole or decimal seconds from 1 to 3600, nothing else.
  */
 describe('timeouts a person sets', () => {
   it('a command line takes plain decimal seconds within 1 to 3600', () => {
