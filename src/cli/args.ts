@@ -4,6 +4,7 @@ import { statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { resolveModel } from '../core/providers/modelChoice';
 import type { ProviderConfig } from '../core/providers/types';
+import { secondsToMs, TIMEOUT_SECONDS_WANTED, timeoutSecondsFromText } from '../core/providers/timeouts';
 import { DEFAULT_MODELS, PROVIDER_IDS } from '../shared/domain/models';
 import { isPermissionMode, PERMISSION_MODES, type PermissionMode } from '../shared/domain/permissionModes';
 import { ENV_NAME } from '../core/security/toolEnvironment';
@@ -86,6 +87,8 @@ const RUN_OPTIONS = {
   'approve-project-hooks': { type: 'boolean' },
   workers: { type: 'string' },
   'max-budget-usd': { type: 'string' },
+  'stall-timeout': { type: 'string' },
+  'response-timeout': { type: 'string' },
   image: { type: 'string', multiple: true },
 } as const;
 
@@ -172,6 +175,8 @@ export function runArgsFrom(values: TaskOptionValues, prompt: string, resume: st
     if (cap === null) throw new UsageError(`--max-budget-usd must be a positive number of US dollars, such as 5 or 0.50 (got "${values['max-budget-usd']}")`);
     maxBudgetUsd = cap;
   }
+  const stallTimeoutMs = timeoutOption('--stall-timeout', values['stall-timeout']);
+  const headerTimeoutMs = timeoutOption('--response-timeout', values['response-timeout']);
   const passEnv = [...new Set(values['pass-env'] ?? [])];
   const badName = passEnv.find((name) => !ENV_NAME.test(name));
   if (badName !== undefined) throw new UsageError(`--pass-env: ${JSON.stringify(badName)} is not an environment variable name (letters, digits and _, not starting with a digit)`);
@@ -197,6 +202,8 @@ export function runArgsFrom(values: TaskOptionValues, prompt: string, resume: st
       model: mode === 'plan' && models.plan ? models.plan : models.other,
       ...(baseUrl ? { baseUrl } : {}),
       ...(apiKey ? { apiKey } : {}),
+      ...(stallTimeoutMs !== undefined ? { stallTimeoutMs } : {}),
+      ...(headerTimeoutMs !== undefined ? { headerTimeoutMs } : {}),
     },
     models,
     mode,
@@ -212,6 +219,18 @@ export function runArgsFrom(values: TaskOptionValues, prompt: string, resume: st
     images: [],
     workersGiven: values.workers !== undefined,
   };
+}
+
+/**
+ * `--stall-timeout S` / `--response-timeout S`: seconds (timeouts.ts says which figures are
+ * valid) as the provider's milliseconds; absent: undefined (the provider's default). Throws
+ * UsageError for anything else, so a run never starts with a figure the person did not mean.
+ */
+function timeoutOption(option: string, text: string | undefined): number | undefined {
+  if (text === undefined) return undefined;
+  const seconds = timeoutSecondsFromText(text);
+  if (seconds === null) throw new UsageError(`${option} must be ${TIMEOUT_SECONDS_WANTED}, such as 120 (got "${text}")`);
+  return secondsToMs(seconds);
 }
 
 function isHttpUrl(text: string): boolean {

@@ -1,5 +1,6 @@
 import { DEFAULT_MODELS } from '../shared/domain/models';
 import { PERMISSION_MODES } from '../shared/domain/permissionModes';
+import { DEFAULT_ANTHROPIC_HEADER_TIMEOUT_MS, DEFAULT_OPENAI_HEADER_TIMEOUT_MS, DEFAULT_STALL_TIMEOUT_MS, TIMEOUT_SECONDS } from '../core/providers/timeouts';
 
 export { KEEL_VERSION as VERSION } from '../shared/version';
 
@@ -58,6 +59,14 @@ Options:
                            OpenAI-compatible: e.g. http://localhost:11434/v1)
   --model ID               model id (default: ${DEFAULT_MODELS.anthropic} for anthropic,
                            ${DEFAULT_MODELS['openai-compatible']} for openai-compatible)
+  --stall-timeout S        give the model's answer up as stalled, and try again (up to 3 times),
+                           after S seconds without a part of it (keep-alive pings do not count):
+                           ${TIMEOUT_SECONDS.min} to ${TIMEOUT_SECONDS.max}, default ${DEFAULT_STALL_TIMEOUT_MS / 1000}. Raise it for a slow local server that
+                           pauses long mid-answer
+  --response-timeout S     how long to wait for the server to start answering (its response
+                           headers) before trying again: ${TIMEOUT_SECONDS.min} to ${TIMEOUT_SECONDS.max} seconds, default ${DEFAULT_ANTHROPIC_HEADER_TIMEOUT_MS / 1000} for
+                           anthropic, ${DEFAULT_OPENAI_HEADER_TIMEOUT_MS / 1000} for openai-compatible (a local server loads the
+                           model and reads the whole prompt first: minutes on a CPU)
   --mode MODE              ${PERMISSION_MODES.join(' | ')}
                            (headless, anything that would ask is denied). Default: the
                            settings files' defaultMode (a workspace file only stricter), else default

@@ -1,5 +1,14 @@
 import { resolveModel } from '../core/providers/modelChoice';
 import type { ProviderConfig } from '../core/providers/types';
+import {
+  DEFAULT_ANTHROPIC_HEADER_TIMEOUT_MS,
+  DEFAULT_OPENAI_HEADER_TIMEOUT_MS,
+  DEFAULT_STALL_TIMEOUT_MS,
+  secondsToMs,
+  TIMEOUT_SECONDS_WANTED,
+  timeoutSecondsFromSetting,
+} from '../core/providers/timeouts';
+import { formatDuration } from '../shared/domain/duration';
 import { atLeastAsStrict } from '../core/permissions/defaultMode';
 import { isPermissionMode, type PermissionMode } from '../shared/domain/permissionModes';
 import { DEFAULT_MODELS, DEMO_MODEL_LABEL, PROVIDER_IDS, type UserProviderId } from '../shared/domain/models';
@@ -21,6 +30,10 @@ export interface KeelSettings {
   anthropicBaseUrl: unknown;
   openaiBaseUrl: unknown;
   defaultMode: unknown;
+  /** `keel.timeouts.stallSeconds` from the user settings (undefined or null: the default). */
+  stallSeconds?: unknown;
+  /** `keel.timeouts.responseSeconds` from the user settings (undefined or null: the provider's default). */
+  responseSeconds?: unknown;
 }
 
 export const PROVIDER_LABELS: Record<UserProviderId, string> = {
@@ -126,7 +139,8 @@ export function modelOf(settings: KeelSettings, env: Record<string, string | und
 }
 
 /**
- * The provider config a run in `mode` starts with (the model: `modelOf`). `secretKey` (from
+ * The provider config a run in `mode` starts with (the model: `modelOf`; the waits:
+ * `providerTimeouts`, whose `notice` says what is wrong with a timeout setting). `secretKey` (from
  * SecretStorage) wins over the environment. A missing Anthropic key is not an error here: the
  * task reports `no_api_key`.
  */
@@ -135,13 +149,41 @@ export function resolveProviderConfig(
   secretKey: string | undefined,
   env: Record<string, string | undefined>,
   mode?: PermissionMode,
+  notice: (message: string) => void = () => undefined,
 ): ProviderConfig {
   const provider = providerOf(settings);
   const model = modelOf(settings, env, mode);
   if (provider === 'demo') return { provider, model };
   const apiKey = secretKey || env[ENV_KEYS[provider]] || undefined;
   const baseUrl = str(provider === 'anthropic' ? settings.anthropicBaseUrl : settings.openaiBaseUrl) || undefined;
-  return { provider, model, ...(baseUrl ? { baseUrl } : {}), ...(apiKey ? { apiKey } : {}) };
+  return { provider, model, ...(baseUrl ? { baseUrl } : {}), ...(apiKey ? { apiKey } : {}), ...providerTimeouts(settings, provider, notice) };
+}
+
+/**
+ * The settings of the waits on the model server (the CLI's `--stall-timeout` and
+ * `--response-timeout`). Not under `keel.provider.`: that key is a string, and VS Code ignores a
+ * setting nested under a key that holds a value.
+ */
+export const TIMEOUT_SETTINGS = { stall: 'keel.timeouts.stallSeconds', response: 'keel.timeouts.responseSeconds' } as const;
+
+/**
+ * The waits the person set, in the provider's milliseconds; a setting left unset (or null) is
+ * left out, so the provider's default applies. A value that is not a number of seconds from 1 to
+ * 3600 is not used: `notice` says so, and that the default applies (as an invalid
+ * `keel.permissions.defaultMode` is told and ignored). Pure but for `notice`.
+ */
+export function providerTimeouts(settings: KeelSettings, provider: Exclude<UserProviderId, 'demo'>, notice: (message: string) => void): Pick<ProviderConfig, 'stallTimeoutMs' | 'headerTimeoutMs'> {
+  const headerDefault = provider === 'anthropic' ? DEFAULT_ANTHROPIC_HEADER_TIMEOUT_MS : DEFAULT_OPENAI_HEADER_TIMEOUT_MS;
+  const read = (key: string, value: unknown, defaultMs: number): number | undefined => {
+    if (value === undefined || value === null) return undefined;
+    const seconds = timeoutSecondsFromSetting(value);
+    if (seconds !== null) return secondsToMs(seconds);
+    notice(`${key} ${JSON.stringify(value)} is not ${TIMEOUT_SECONDS_WANTED}; Keel waits the default, ${formatDuration(defaultMs)}, until you correct it`);
+    return undefined;
+  };
+  const stallTimeoutMs = read(TIMEOUT_SETTINGS.stall, settings.stallSeconds, DEFAULT_STALL_TIMEOUT_MS);
+  const headerTimeoutMs = read(TIMEOUT_SETTINGS.response, settings.responseSeconds, headerDefault);
+  return { ...(stallTimeoutMs !== undefined ? { stallTimeoutMs } : {}), ...(headerTimeoutMs !== undefined ? { headerTimeoutMs } : {}) };
 }
 
 /**

@@ -25,6 +25,10 @@ export function readKeelSettings(): KeelSettings {
     anthropicBaseUrl: c.get('anthropic.baseUrl'),
     openaiBaseUrl: c.get('openai.baseUrl'),
     defaultMode: defaultModeSetting(c.inspect('permissions.defaultMode'), filesDefaultMode, warnOnce),
+    // The person's own (user settings only): how long their model server may take is theirs to
+    // say, not a cloned repository's (one second would give up every answer, an hour hang a task).
+    stallSeconds: c.inspect('timeouts.stallSeconds')?.globalValue,
+    responseSeconds: c.inspect('timeouts.responseSeconds')?.globalValue,
   };
 }
 
@@ -59,7 +63,8 @@ export async function readProviderConfig(secrets: vscode.SecretStorage, mode?: P
   const settings = readKeelSettings();
   const provider = providerOf(settings);
   const secret = provider === 'demo' ? undefined : await secrets.get(SECRET_KEYS[provider]);
-  return resolveProviderConfig(settings, secret, process.env, mode);
+  // A timeout setting that cannot be used is said (once per window), and its default applies.
+  return resolveProviderConfig(settings, secret, process.env, mode, warnOnce);
 }
 
 /** What the chat header shows, for the chat's mode `mode`. */

@@ -6,27 +6,19 @@ import { connectionFailure, guardedError, internalError, retryAfterMs, shouldRet
 import type { Failure, FailureContext } from './failures';
 import { pulled } from './pulled';
 import { StreamGuard } from './streamGuard';
+import { DEFAULT_ANTHROPIC_HEADER_TIMEOUT_MS, DEFAULT_STALL_TIMEOUT_MS } from './timeouts';
 import type { EmitProviderEvent, ModelProvider, ProviderErrorPhase, ProviderEvent, ProviderRequest } from './types';
 
 export const DEFAULT_ANTHROPIC_BASE_URL = 'https://api.anthropic.com';
-/**
- * No part of the answer for this long (keep-alive pings do not count) is a stall: the attempt is
- * given up and retried (at most 3 times). 30 s: a streaming answer whose server only pings for that
- * long is not coming; a permanent stall then fails after about 2.5 minutes (docs/cli.md).
- */
-export const DEFAULT_STALL_TIMEOUT_MS = 30_000;
-/**
- * How long to wait for the response headers. The Messages API sends them as soon as it accepts a
- * streaming request (the answer's first token may come much later, with pings in between).
- */
-export const DEFAULT_ANTHROPIC_HEADER_TIMEOUT_MS = 30_000;
 
 export interface AnthropicProviderOptions {
   /** Passed by the host (SecretStorage or the CLI's environment); core never reads env. */
   apiKey: string;
   model: string;
   baseUrl?: string;
+  /** Default {@link DEFAULT_STALL_TIMEOUT_MS}. */
   stallTimeoutMs?: number;
+  /** Default {@link DEFAULT_ANTHROPIC_HEADER_TIMEOUT_MS}. */
   headerTimeoutMs?: number;
 }
 

@@ -1,5 +1,4 @@
 import OpenAI from 'openai';
-import { DEFAULT_STALL_TIMEOUT_MS } from './anthropic';
 import { baseUrlProblem } from './connectionErrors';
 import { connectionFailure, guardedError, internalError, retryAfterMs, shouldRetryHeader } from './failures';
 import type { Failure, FailureContext } from './failures';
@@ -8,14 +7,10 @@ import type { LooseChunk } from './openaiChunks';
 import { toChatParams } from './openaiRequest';
 import { pulled } from './pulled';
 import { StreamGuard } from './streamGuard';
+import { DEFAULT_OPENAI_HEADER_TIMEOUT_MS, DEFAULT_STALL_TIMEOUT_MS } from './timeouts';
 import type { EmitProviderEvent, ModelProvider, ProviderErrorPhase, ProviderEvent, ProviderRequest } from './types';
 
 export const DEFAULT_OPENAI_BASE_URL = 'http://localhost:11434/v1';
-/**
- * How long to wait for the response headers. Longer than Anthropic's: local servers (Ollama, LM
- * Studio) answer only once the model is loaded and the prompt read, which can take minutes.
- */
-export const DEFAULT_OPENAI_HEADER_TIMEOUT_MS = 120_000;
 
 export interface OpenAICompatibleProviderOptions {
   model: string;
@@ -23,7 +18,9 @@ export interface OpenAICompatibleProviderOptions {
   baseUrl?: string;
   /** Local servers need none; a dummy is sent then. */
   apiKey?: string;
+  /** Default {@link DEFAULT_STALL_TIMEOUT_MS}. */
   stallTimeoutMs?: number;
+  /** Default {@link DEFAULT_OPENAI_HEADER_TIMEOUT_MS}. */
   headerTimeoutMs?: number;
 }
 

@@ -104,8 +104,16 @@ export interface ProviderConfig {
   model: string;
   baseUrl?: string;
   apiKey?: string;
-  /** No part of the answer for this long (pings do not count) is a `stream_stalled` mid-stream failure. */
+  /**
+   * No part of the answer for this long (pings do not count) is a `stream_stalled` mid-stream
+   * failure. Unset: the provider's default (timeouts.ts). Set by the person: `--stall-timeout`,
+   * `keel.timeouts.stallSeconds`.
+   */
   stallTimeoutMs?: number;
-  /** No response headers for this long is a `stream_stalled` failure in the connect phase. */
+  /**
+   * No response headers for this long is a `stream_stalled` failure in the connect phase. Unset:
+   * the provider's default (timeouts.ts). Set by the person: `--response-timeout`,
+   * `keel.timeouts.responseSeconds`.
+   */
   headerTimeoutMs?: number;
 }

@@ -52,6 +52,7 @@ export const turnLimitsSchema = z.object({
   contextLimit: z.number().check(z.positive()),
   retryLimit: count,
   retryBaseMs: z.number().check(z.nonnegative()),
+  maxRetryDelayMs: z.optional(z.number().check(z.nonnegative())),
   lockTimeoutMs: z.number().check(z.nonnegative()),
   thinkingBudgetTokens: z.optional(z.number().check(z.int(), z.positive())),
 });
@@ -79,7 +80,7 @@ export const providerConfigSchema = z.object({
   baseUrl: z.optional(z.string()),
   apiKey: z.optional(z.string()),
   stallTimeoutMs: z.optional(z.number().check(z.positive())),
-  maxRetries: z.optional(count),
+  headerTimeoutMs: z.optional(z.number().check(z.positive())),
 });
 
 // Compile-time drift checks (see src/shared/protocol/domainSchemas.ts for the same pattern).
@@ -90,6 +91,13 @@ assertTrue<MutuallyAssignable<z.infer<typeof toolResultBlockSchema>, ToolResultB
 assertTrue<MutuallyAssignable<z.infer<typeof permissionAnswerSchema>, PermissionAnswer>>();
 assertTrue<MutuallyAssignable<z.infer<typeof turnLimitsSchema>, TurnLimits>>();
 assertTrue<MutuallyAssignable<z.infer<typeof providerConfigSchema>, ProviderConfig>>();
+// The same keys too: an optional field the schema lacks passes the check above, and parsing then
+// drops it silently (a worker ran with the default response timeout the person had raised, and
+// without a test's cap on the retry wait).
+assertTrue<MutuallyAssignable<keyof z.infer<typeof conversationMessageSchema>, keyof ConversationMessage>>();
+assertTrue<MutuallyAssignable<keyof z.infer<typeof permissionAnswerSchema>, keyof PermissionAnswer>>();
+assertTrue<MutuallyAssignable<keyof z.infer<typeof turnLimitsSchema>, keyof TurnLimits>>();
+assertTrue<MutuallyAssignable<keyof z.infer<typeof providerConfigSchema>, keyof ProviderConfig>>();
 
 /** The longest hook message a worker sends up (it cuts longer ones: hook output is untrusted). */
 export const HOOK_LOG_MAX_CHARS = 64 * 1024;

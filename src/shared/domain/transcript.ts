@@ -258,13 +258,16 @@ export function gatekeeperItem(e: Extract<TaskEvent, { type: 'gatekeeper' }>, in
   return { kind: 'gatekeeper', id: `gk-${index}`, run: e.run, decision: e.decision, rule: e.rule, reasons: e.reasons, ...(e.file ? { file: e.file } : {}), ...(e.title ? { title: e.title } : {}) };
 }
 
-/** What a person reads about a retry: what failed, how long Keel waits, which retry this is. */
-/** What a person is told while the model's answer is quiet (a `waiting` event). */
+/**
+ * What a person is told while the model's answer is quiet (a `waiting` event): how long it has
+ * been quiet and the stall timeout in force (the one the person set, else the default), written
+ * as the `stream_stalled` message writes it, so a set 2.5 s reads "2.5 s", not "3 s".
+ */
 export function waitingNotice(e: Extract<TaskEvent, { type: 'waiting' }>): string {
-  const s = (ms: number) => `${Math.round(ms / 1000)} s`;
-  return `No part of the answer for ${s(e.quietMs)}; Keel waits up to ${s(e.stallAfterMs)} of silence, then gives this attempt up as stalled and tries again.`;
+  return `No part of the answer for ${formatDuration(e.quietMs)}; Keel waits up to ${formatDuration(e.stallAfterMs)} of silence, then gives this attempt up as stalled and tries again.`;
 }
 
+/** What a person reads about a retry: what failed, how long Keel waits, which retry this is. */
 export function retryNotice(e: Extract<TaskEvent, { type: 'retry' }>): string {
   const what = e.message.trim() || `The request failed (${e.code}).`;
   return `${what} Retrying in ${formatDuration(e.delayMs)} (retry ${e.attempt}).`;

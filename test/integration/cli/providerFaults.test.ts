@@ -1,8 +1,8 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { startFakeModelServer, type FakeModelServer } from '../../fixtures/fake-model-server';
+import { afterEach, beforeAll, beforeEach, describe, expect, it, onTestFinished } from 'vitest';
+import { startFakeModelServer, type FakeModelServer, type FakeTurn } from '../../fixtures/fake-model-server';
 import { cliBundle, ofType, runCli } from './cliHarness';
 
 /**
@@ -55,26 +55,81 @@ describe('keel run: provider faults are final or visibly retried', () => {
   });
 
   it('a quiet answer is visible while Keel waits, then the answer goes on (issue 26 item 11)', async () => {
-    // 16 s of silence mid-answer: past the first look of the stall clock (7.5 s of 30), short of a stall.
-    server.enqueue({ blocks: [{ type: 'text', text: 'Part one. Part two.' }], chunkSize: 10, fault: { kind: 'stall', afterEvents: 4, ms: 16_000 } });
-    const run = await runCli(args(server.url, '--no-memory', '--output-format', 'stream-json'), KEY);
-    expect((await run.exit).code, run.stderr()).toBe(0);
-    const waiting = ofType(run.events, 'waiting');
-    expect(waiting).toEqual([expect.objectContaining({ quietMs: 7500, stallAfterMs: 30_000 })]);
-    // Said while the answer was under way: after its first words, before the rest.
-    const at = run.events.indexOf(waiting[0]!);
-    expect(run.events.findIndex((e) => e.type === 'text'), run.events.map((e) => `${String(e.type)}:${JSON.stringify(e.delta ?? e.mode ?? '')}`).join(' ')).toBeLessThan(at);
-    expect(run.events.findLastIndex((e) => e.type === 'text')).toBeGreaterThan(at);
-    expect(ofType(run.events, 'retry')).toEqual([]);
+    // A stall timeout of 6 s: the clock looks every 1.5 s. The first part of the answer comes at
+    // once, so the first quiet look is the one at 3 s, which says "quiet for 1.5 s" (a quarter of
+    // the timeout); the stall would be declared at the fourth (7.5 s). 5 s of silence lies between.
+    const quiet = (): FakeTurn => ({ blocks: [{ type: 'text', text: 'Part one. Part two.' }], chunkSize: 10, fault: { kind: 'stall', afterEvents: 4, ms: 5_000 } });
+    const other = await startFakeModelServer();
+    onTestFinished(() => other.close());
+    server.enqueue(quiet());
+    other.enqueue(quiet());
+    // The same answer in both output formats, side by side (each on its own server).
+    const [json, text] = await Promise.all([
+      runCli(args(server.url, '--stall-timeout', '6', '--no-memory', '--output-format', 'stream-json'), KEY),
+      runCli(args(other.url, '--stall-timeout', '6', '--no-memory'), KEY),
+    ]);
 
-    // In text mode, on stderr.
-    server.enqueue({ blocks: [{ type: 'text', text: 'Part one. Part two.' }], chunkSize: 10, fault: { kind: 'stall', afterEvents: 4, ms: 16_000 } });
-    const text = await runCli(args(server.url, '--no-memory'), KEY);
+    expect((await json.exit).code, json.stderr()).toBe(0);
+    const waiting = ofType(json.events, 'waiting');
+    expect(waiting).toEqual([expect.objectContaining({ quietMs: 1500, stallAfterMs: 6000 })]);
+    // Said while the answer was under way: after its first words, before the rest.
+    const at = json.events.indexOf(waiting[0]!);
+    expect(json.events.findIndex((e) => e.type === 'text'), json.events.map((e) => `${String(e.type)}:${JSON.stringify(e.delta ?? e.mode ?? '')}`).join(' ')).toBeLessThan(at);
+    expect(json.events.findLastIndex((e) => e.type === 'text')).toBeGreaterThan(at);
+    expect(ofType(json.events, 'retry')).toEqual([]);
+    expect(server.requests).toHaveLength(1);
+
+    // In text mode, on stderr, with the timeout the person set.
     expect((await text.exit).code, text.stderr()).toBe(0);
-    expect(text.stderr()).toContain('(waiting) No part of the answer for 8 s; Keel waits up to 30 s of silence, then gives this attempt up as stalled and tries again.');
+    expect(text.stderr()).toContain('(waiting) No part of the answer for 1.5 s; Keel waits up to 6 s of silence, then gives this attempt up as stalled and tries again.');
     // The answer on stdout is whole: the notice went to stderr alone.
     expect(text.stdout()).toBe('Part one. Part two.\n');
-  }, 120_000);
+  }, 60_000);
+
+  it('--stall-timeout 2 gives a 4 s silence up as stalled and retries; without it (30 s) the same silence is waited out', async () => {
+    const silent = (): FakeTurn => ({ blocks: [{ type: 'text', text: 'Part one. Part two.' }], chunkSize: 10, fault: { kind: 'stall', afterEvents: 4, ms: 4_000 } });
+    const patient = await startFakeModelServer();
+    onTestFinished(() => patient.close());
+    server.enqueue(silent(), { blocks: [{ type: 'text', text: 'Answered on the retry.' }] });
+    patient.enqueue(silent());
+    const [short, dflt] = await Promise.all([
+      runCli(args(server.url, '--stall-timeout', '2', '--no-memory', '--output-format', 'stream-json'), KEY),
+      runCli(args(patient.url, '--no-memory', '--output-format', 'stream-json'), KEY),
+    ]);
+
+    expect((await short.exit).code, short.stderr()).toBe(0);
+    expect(ofType(short.events, 'waiting')).toEqual([expect.objectContaining({ quietMs: 500, stallAfterMs: 2000 })]);
+    expect(ofType(short.events, 'retry')).toEqual([expect.objectContaining({ attempt: 1, code: 'stream_stalled', message: 'Anthropic sent no part of the answer for 2 s; the answer was abandoned.' })]);
+    expect(ofType(short.events, 'text').map((e) => e.delta).join('')).toContain('Answered on the retry.');
+    expect(server.requests).toHaveLength(2);
+
+    expect((await dflt.exit).code, dflt.stderr()).toBe(0);
+    expect(ofType(dflt.events, 'retry')).toEqual([]);
+    expect(ofType(dflt.events, 'text').map((e) => e.delta).join('')).toBe('Part one. Part two.');
+    expect(patient.requests).toHaveLength(1);
+  }, 60_000);
+
+  it('--response-timeout 1: a server that sends no response headers for 1 s is retried, naming the wait', async () => {
+    server.enqueue({ blocks: [], fault: { kind: 'no-headers' } }, { blocks: [{ type: 'text', text: 'Answered.' }] });
+    const run = await runCli(args(server.url, '--response-timeout', '1', '--no-memory', '--output-format', 'stream-json'), KEY);
+    expect((await run.exit).code, run.stderr()).toBe(0);
+    expect(ofType(run.events, 'retry')).toEqual([expect.objectContaining({ attempt: 1, code: 'stream_stalled', message: `${server.url} sent no response within 1 s.` })]);
+    expect(server.requests).toHaveLength(2);
+  });
+
+  it.each([
+    [['run', 'hi', '--stall-timeout', '0'], 'run', '--stall-timeout must be a number of seconds from 1 to 3600, such as 120 (got "0")'],
+    [['run', 'hi', '--stall-timeout', '10s'], 'run', '--stall-timeout must be a number of seconds from 1 to 3600, such as 120 (got "10s")'],
+    [['run', 'hi', '--response-timeout', '-5'], 'run', '--response-timeout must be a number of seconds from 1 to 3600, such as 120 (got "-5")'],
+    [['loop', 'make it pass', '--stall-timeout', 'NaN'], 'loop', '--stall-timeout must be a number of seconds from 1 to 3600, such as 120 (got "NaN")'],
+    [['run', 'hi', '--response-timeout'], 'run', '--response-timeout needs a value'],
+  ])('keel %j is bad usage: one line, exit 2, and nothing runs', async (argv, command, problem) => {
+    const run = await runCli([...argv, '--provider', 'anthropic', '--base-url', server.url, '--workspace', workspace], KEY);
+    expect((await run.exit).code).toBe(2);
+    expect(run.stderr()).toBe(`keel ${command}: ${problem} (see keel ${command} --help)\n`);
+    expect(run.stdout()).toBe('');
+    expect(server.requests).toEqual([]);
+  });
 
   it('a delta of a block never started is a visible protocol error: retried, then the run fails saying so (issue 26 item 11)', async () => {
     server.enqueue({ blocks: [{ type: 'text', text: 'Some words.' }], fault: { kind: 'unstarted-delta', afterEvents: 4, index: 6 }, repeat: 4 });

@@ -35,6 +35,34 @@ describe('keel run arguments', () => {
     expect(() => parseRunArgs(['hi', '--pass-env', 'A=B'], {})).toThrow(/--pass-env: "A=B" is not an environment variable name/);
   });
 
+  it('--stall-timeout and --response-timeout set the provider\'s waits, in seconds; absent, the provider\'s defaults', () => {
+    const set = parseRunArgs(['hi', '--stall-timeout', '2', '--response-timeout', '600'], {});
+    expect(set.provider).toMatchObject({ stallTimeoutMs: 2000, headerTimeoutMs: 600_000 });
+    expect(parseRunArgs(['hi', '--stall-timeout=2.5'], {}).provider.stallTimeoutMs).toBe(2500);
+    const unset = parseRunArgs(['hi'], {}).provider;
+    expect('stallTimeoutMs' in unset || 'headerTimeoutMs' in unset).toBe(false);
+    // Every mode's provider keeps them (plan mode changes only the model).
+    expect(providerFor(parseRunArgs(['hi', '--stall-timeout', '300'], { KEEL_PLAN_MODEL: 'opus' }), 'plan')).toMatchObject({ model: 'claude-opus-5-5', stallTimeoutMs: 300_000 });
+  });
+
+  it.each([
+    ['--stall-timeout', '0'],
+    ['--stall-timeout', '-5'],
+    ['--stall-timeout', 'NaN'],
+    ['--stall-timeout', '10s'],
+    ['--stall-timeout', '3601'],
+    ['--response-timeout', '0.5'],
+    ['--response-timeout', '1e3'],
+  ])('%s %s is bad usage that names the flag, the range and what was given', (flag, value) => {
+    expect(() => parseRunArgs(['hi', flag, value], {})).toThrow(UsageError);
+    expect(() => parseRunArgs(['hi', flag, value], {})).toThrow(`${flag} must be a number of seconds from 1 to 3600, such as 120 (got "${value}")`);
+  });
+
+  it('--stall-timeout without its number is bad usage, not the prompt taken as one', () => {
+    expect(() => parseRunArgs(['hi', '--stall-timeout'], {})).toThrow(/--stall-timeout needs a value/);
+    expect(() => parseRunArgs(['--stall-timeout', '--mode', 'plan', 'hi'], {})).toThrow(/--stall-timeout needs a value/);
+  });
+
   it('collects --pass-env names, repeated, without duplicates', () => {
     expect(parseRunArgs(['hi'], {}).passEnv).toEqual([]);
     expect(parseRunArgs(['hi', '--pass-env', 'NPM_TOKEN', '--pass-env', 'GIT_SSH_COMMAND', '--pass-env', 'NPM_TOKEN'], {}).passEnv).toEqual(['NPM_TOKEN', 'GIT_SSH_COMMAND']);

@@ -1,5 +1,5 @@
 import { expect, it } from 'vitest';
-import { DEFAULT_STALL_TIMEOUT_MS } from '../../../src/core/providers/anthropic';
+import { DEFAULT_STALL_TIMEOUT_MS } from '../../../src/core/providers/timeouts';
 import { retryDelayMs } from '../../../src/core/machines/turn/conversation';
 import { DEFAULT_LIMITS } from '../../../src/core/runtime/limits';
 
