@@ -17,6 +17,10 @@
 //    sample, so the turn that starts the four tasks at once (for the pool: creating four
 //    workers) was invisible when it came right after `enable()`, and it is the host's
 //    longest turn of the run;
+//  - big_answer_* and big_resume_*: a 50 MB answer through `keel run --workers 1` (the built CLI),
+//    then `keel run --resume` of it, against the same with `--workers 0` (in the host), and the
+//    resume against a bare parse of the task's log (bench/bigAnswer.ts). `KEEL_POOL_BENCH=big`
+//    runs this phase alone;
 //  - parallel_speedup_4_workers: four CPU-bound scripted tasks (each asks, turn after turn, to
 //    run a long shell command whose permission analysis — tree-sitter parse and rule checks in
 //    the worker — is the work) on a pool of 4 workers vs a pool of 1, wall time ratio. It cannot
@@ -27,11 +31,12 @@
 // Prints one JSON line. Figures on a loaded 2-core machine are noisy: the core count is reported.
 import { fork, type ChildProcess } from 'node:child_process';
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync } from 'node:fs';
-import { availableParallelism, tmpdir } from 'node:os';
+import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import * as esbuild from 'esbuild';
 import { buildWorker } from '../scripts/sharedCore.mjs';
+import { bigAnswer } from './bigAnswer';
 import { TaskRuntime } from '../src/core/runtime/taskRuntime';
 import type { TaskHandle } from '../src/core/runtime/types';
 import { workerCommandBeside } from '../src/core/workers/spawnWorker';
@@ -80,12 +85,13 @@ async function serveFromParent(): Promise<void> {
 // The runner (scripts/bench.mjs) runs from the repository's root; this file runs bundled elsewhere.
 const ROOT = process.cwd();
 
-/** Builds the worker bundle as scripts/build.mjs does (minified, with core.js beside it); returns its folder. */
+/** Builds the worker bundle as scripts/build.mjs does (minified, with core.js beside it, and cli.js for the big-answer phase); returns its folder. */
 async function workerBundle(): Promise<string> {
   const out = join(ROOT, '.cache/bench/pool-worker');
   mkdirSync(out, { recursive: true });
   const options = { bundle: true, minify: true, legalComments: 'none' as const, platform: 'node' as const, format: 'cjs' as const, target: 'node20', logLevel: 'warning' as const };
   await buildWorker(esbuild, options, out, 'src/cli/workerEntry.ts');
+  await esbuild.build({ ...options, entryPoints: { cli: join(ROOT, 'src/cli/main.ts') }, outdir: out, banner: { js: '#!/usr/bin/env node' } });
   for (const [pkg, file] of [['web-tree-sitter', 'web-tree-sitter.wasm'], ['tree-sitter-bash', 'tree-sitter-bash.wasm']] as const) {
     const p = join(ROOT, 'node_modules', pkg, file);
     if (existsSync(p)) copyFileSync(p, join(out, file));
@@ -222,6 +228,10 @@ async function main() {
   const workspace = mkdtempSync(join(tmpdir(), 'keel-bench-pool-'));
   const server = await serverProcess();
   try {
+    if (process.env.KEEL_POOL_BENCH === 'big') {
+      process.stdout.write(`${JSON.stringify({ ...(await bigAnswer(join(workerDir, 'cli.js'), server)), load: loadavg().map((l) => Number(l.toFixed(2))), cores: availableParallelism(), node: process.version })}\n`);
+      return;
+    }
     const d = await dispatch(workerDir, server, workspace);
     // In-host first, then with workers; each twice, the better (lower) of each kept.
     const inHost = Math.min(await hostBlock(null, server, workspace), await hostBlock(null, server, workspace));
@@ -232,6 +242,7 @@ async function main() {
     const four = await cpuBound(workerDir, server, workspace, 4);
     const oneWorker = one.ms;
     const fourWorkers = four.ms;
+    const big = await bigAnswer(join(workerDir, 'cli.js'), server);
     const result = {
       warm_vs_cold_dispatch_ratio: Number((d.cold / d.warm).toFixed(1)),
       cold_dispatch_ms: Number(d.cold.toFixed(1)),
@@ -246,6 +257,8 @@ async function main() {
       parallel_speedup_4_workers: Number((oneWorker / fourWorkers).toFixed(2)),
       cpu_bound_1_worker_ms: Math.round(oneWorker),
       cpu_bound_4_workers_ms: Math.round(fourWorkers),
+      ...big,
+      load: loadavg().map((l) => Number(l.toFixed(2))),
       cores: availableParallelism(),
       node: process.version,
     };

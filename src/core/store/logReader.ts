@@ -60,10 +60,13 @@ export async function readLog(path: string, onRecord: (r: LogRecord) => void, op
     let version = options.from?.version ?? SCHEMA_VERSION;
     let upgrade: ((v: unknown) => unknown) | null = options.from ? migrator('record', version, table, options.targetVersion ?? SCHEMA_VERSION) : null;
     let records = 0;
-    let offset = options.from?.offset ?? 0; // file offset of `carry[0]`
+    let offset = options.from?.offset ?? 0; // file offset of the first byte of `carry`
     let validBytes = offset;
     const until = options.until ?? Infinity;
-    let carry: Buffer = Buffer.alloc(0);
+    // The start of a line not finished yet, as read: joined once its newline comes (joining it
+    // with each chunk read was quadratic in a long line: a 50 MB answer's message is one line).
+    let carry: Buffer[] = [];
+    let carryBytes = 0;
     let sliceStart = performance.now();
     // Held in an object: TypeScript does not see assignments made inside `handleLine`.
     const bad: { line: { offset: number; bytes: number; reason: string } | null } = { line: null };
@@ -98,14 +101,21 @@ export async function readLog(path: string, onRecord: (r: LogRecord) => void, op
     };
 
     for (;;) {
-      const want = Math.min(chunkBytes, until - (offset + carry.length));
+      const want = Math.min(chunkBytes, until - (offset + carryBytes));
       if (want <= 0) break;
       const buf = Buffer.allocUnsafe(want);
-      const { bytesRead } = await fh.read(buf, 0, want, offset + carry.length);
+      const { bytesRead } = await fh.read(buf, 0, want, offset + carryBytes);
       sliceStart = performance.now(); // the read itself was a wait, not work
       if (bytesRead === 0) break;
-      options.onBytes?.(buf.subarray(0, bytesRead));
-      const data = carry.length ? Buffer.concat([carry, buf.subarray(0, bytesRead)]) : buf.subarray(0, bytesRead);
+      const chunk = buf.subarray(0, bytesRead);
+      options.onBytes?.(chunk);
+      if (chunk.indexOf(NEWLINE) === -1) {
+        carry.push(chunk);
+        carryBytes += bytesRead;
+        if (performance.now() - sliceStart > sliceMs) await yieldToLoop(); // `onBytes` is work
+        continue;
+      }
+      const data = carry.length ? Buffer.concat([...carry, chunk], carryBytes + bytesRead) : chunk;
       let start = 0;
       let n = 0;
       for (let nl = data.indexOf(NEWLINE, start); nl !== -1; nl = data.indexOf(NEWLINE, start)) {
@@ -115,24 +125,23 @@ export async function readLog(path: string, onRecord: (r: LogRecord) => void, op
         } else if (!bad.line) validBytes = offset + nl + 1;
         start = nl + 1;
         if ((++n & 63) === 0 && performance.now() - sliceStart > sliceMs) {
-          await new Promise<void>((r) => setImmediate(r));
+          await yieldToLoop();
           sliceStart = performance.now();
         }
       }
       offset += start;
-      carry = Buffer.from(data.subarray(start));
-      if (performance.now() - sliceStart > sliceMs) {
-        await new Promise<void>((r) => setImmediate(r));
-        sliceStart = performance.now();
-      }
+      // A copy (at most one chunk: the last newline is in this chunk), so a long line just joined is freed.
+      carryBytes = data.length - start;
+      carry = carryBytes > 0 ? [Buffer.from(data.subarray(start))] : [];
+      if (performance.now() - sliceStart > sliceMs) await yieldToLoop();
     }
 
     // What is left has no newline: a complete record (kept) or a torn write (dropped).
     let missingNewline = false;
-    if (carry.length > 0) {
-      handleLine(carry.toString('utf8'), offset, carry.length);
+    if (carryBytes > 0) {
+      handleLine(Buffer.concat(carry, carryBytes).toString('utf8'), offset, carryBytes);
       if (!bad.line) {
-        validBytes = offset + carry.length;
+        validBytes = offset + carryBytes;
         missingNewline = true;
       }
     }
@@ -143,6 +152,11 @@ export async function readLog(path: string, onRecord: (r: LogRecord) => void, op
   } finally {
     await fh.close();
   }
+}
+
+/** One turn of the event loop (setImmediate), so other work runs between slices of reading. */
+function yieldToLoop(): Promise<void> {
+  return new Promise<void>((r) => setImmediate(r));
 }
 
 function isHeader(v: unknown): v is LogHeader {

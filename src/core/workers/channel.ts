@@ -62,8 +62,9 @@ export const DEFAULT_MAX_MESSAGE_CHARS = 256 * 1024 * 1024;
 /** The lines that carry `message` (one line, or its parts), each without its newline. */
 export function linesOf(message: unknown): string[] {
   const text = JSON.stringify(message);
-  // A UTF-8 byte is at most 3 per UTF-16 unit: most messages are decided without counting.
-  if (text.length * 3 <= PART_BYTES || Buffer.byteLength(text) <= PART_BYTES) return [text];
+  // A UTF-16 unit is 1 to 3 bytes of UTF-8: only messages between PART_BYTES / 3 and PART_BYTES
+  // units are counted (counting a 50 MB answer's message walked all of it, to no end).
+  if (text.length * 3 <= PART_BYTES || (text.length <= PART_BYTES && Buffer.byteLength(text) <= PART_BYTES)) return [text];
   const lines: string[] = [];
   let at = 0;
   while (at < text.length) {

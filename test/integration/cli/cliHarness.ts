@@ -74,9 +74,17 @@ export async function runCli(args: string[], env: Record<string, string | undefi
   let partial = '';
   child.stdout!.setEncoding('utf8').on('data', (d: string) => {
     out += d;
-    partial += d;
-    const lines = partial.split('\n');
-    partial = lines.pop() ?? '';
+    // Only a chunk with a newline finishes lines: splitting the whole unfinished line at every
+    // chunk was quadratic in a long line (a 50 MB answer's `message` event is one 52 MB line:
+    // ~800 chunks, each flattening and scanning what had come so far, ~15 s of CPU).
+    const nl = d.lastIndexOf('\n');
+    if (nl === -1) {
+      partial += d;
+      changes.notify();
+      return;
+    }
+    const lines = (partial + d.slice(0, nl)).split('\n');
+    partial = d.slice(nl + 1);
     for (const line of lines) {
       if (!line.trim()) continue;
       try {

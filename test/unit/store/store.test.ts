@@ -193,6 +193,34 @@ describe('event log writer and reader', () => {
     expect(r.torn).toBeNull();
   });
 
+  it('reads lines many chunks long (a long answer) whole, with their offsets, a long last line kept or a torn one dropped', async () => {
+    const { root } = tempStore();
+    const path = join(root, 'long.jsonl');
+    const header = `${JSON.stringify({ type: 'keel.task-log', schemaVersion: 1, taskId: 'l', createdAt: 1 })}\n`;
+    // Multi-byte characters so chunk boundaries fall inside characters; lines of 1 to ~40 chunks.
+    const texts = ['short', 'é€'.repeat(30_000) + 'x'.repeat(1023), 'y'.repeat(4096 * 3), 'z', '€'.repeat(50_001)];
+    const lines = texts.map((text, i) => `${JSON.stringify({ at: i, event: { type: 'text', taskId: 'l', delta: text } })}\n`);
+    writeFileSync(path, header + lines.join(''));
+    const bytes = statSync(path).size;
+    const seen: string[] = [];
+    const r = await readLog(path, (rec) => seen.push((rec.event as { delta: string }).delta), { chunkBytes: 4096, sliceMs: 0 });
+    expect(seen).toEqual(texts);
+    expect(r).toMatchObject({ records: texts.length, validBytes: bytes, missingNewline: false, torn: null });
+
+    // Stopping at a line boundary (a snapshot's `until`) reads exactly the lines before it.
+    const until = Buffer.byteLength(header + lines.slice(0, 3).join(''));
+    const upTo: string[] = [];
+    expect((await readLog(path, (rec) => upTo.push((rec.event as { delta: string }).delta), { chunkBytes: 4096, until })).validBytes).toBe(until);
+    expect(upTo).toEqual(texts.slice(0, 3));
+
+    // A long last line that lost only its newline is kept; one cut short is dropped, the rest kept.
+    truncateSync(path, bytes - 1);
+    expect(await readLog(path, () => undefined, { chunkBytes: 4096 })).toMatchObject({ records: texts.length, validBytes: bytes - 1, missingNewline: true, torn: null });
+    truncateSync(path, bytes - 20_000);
+    const cut = await readLog(path, () => undefined, { chunkBytes: 4096 });
+    expect(cut).toMatchObject({ records: texts.length - 1, validBytes: until + Buffer.byteLength(lines[3]!), torn: { offset: until + Buffer.byteLength(lines[3]!) } });
+  });
+
   it('applies the migration hook to lines of an older schema version', async () => {
     const { root } = tempStore();
     const path = join(root, 'old.jsonl');

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { linesOf, MessageChannel, PART_CHARS } from '../../../src/core/workers/channel';
+import { linesOf, MessageChannel, PART_BYTES, PART_CHARS } from '../../../src/core/workers/channel';
 
 /**
  * Long messages cross a worker channel in parts (issue 26, item 4): a 50 MB answer arrives whole
@@ -120,5 +120,19 @@ describe('a worker channel carries long messages in parts', () => {
 
   it('a short message is one line, as before', () => {
     expect(linesOf({ type: 'big', text: 'hello' })).toEqual(['{"type":"big","text":"hello"}']);
+  });
+
+  it('a message goes in parts exactly when its line would be longer than PART_BYTES bytes', () => {
+    const json = (text: string) => JSON.stringify({ type: 'big', text });
+    const room = PART_BYTES - json('').length;
+    // ASCII up to the limit is one line; one byte more is parts, as is any longer message.
+    expect(linesOf({ type: 'big', text: 'a'.repeat(room) })).toEqual([json('a'.repeat(room))]);
+    expect(linesOf({ type: 'big', text: 'a'.repeat(room + 1) }).length).toBeGreaterThan(1);
+    const long = linesOf({ type: 'big', text: 'a'.repeat(3 * PART_BYTES) });
+    expect(long).toHaveLength(Math.ceil(json('a'.repeat(3 * PART_BYTES)).length / PART_CHARS));
+    expect(long.map((l) => l[0]).join('')).toBe(`${'+'.repeat(long.length - 1)}=`);
+    // Fewer units than bytes: 'é' is two bytes of UTF-8.
+    expect(linesOf({ type: 'big', text: 'é'.repeat(Math.floor(room / 2)) })).toHaveLength(1);
+    expect(linesOf({ type: 'big', text: 'é'.repeat(Math.floor(room / 2) + 1) }).length).toBeGreaterThan(1);
   });
 });
