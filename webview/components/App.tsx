@@ -13,6 +13,7 @@ import { Header } from './Header';
 import { PermissionCard } from './PermissionCard';
 import { RewindCard } from './RewindCard';
 import { Transcript } from './Transcript';
+import { WaitingLine } from './Messages';
 
 export interface AppProps {
   store: ChatStore;
@@ -168,6 +169,7 @@ export function App({ store, post, initialDraft = '', persist }: AppProps) {
           onOpenMemory={actions.openMemory}
           onRewind={busy || heldElsewhere(store.stored.value) ? undefined : actions.rewind}
         />
+        {transcript.waiting && !store.stored.value && <WaitingLine waiting={transcript.waiting} />}
         </>
       ) : (
         <section class="keel-empty" data-testid="empty-state" aria-label="No task open">
