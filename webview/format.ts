@@ -98,3 +98,15 @@ export function resumeIndex(transcript: Pick<TaskTranscript, 'items' | 'tags'>):
   }
   return -1;
 }
+
+/**
+ * Where the line saying Keel waits on a quiet answer goes (TaskTranscript.waiting): under the
+ * answer that streams (its index), or -1 — no wait, or none of the answer has come yet (the
+ * server sent its headers, then nothing) — when it goes under the conversation instead.
+ */
+export function waitingUnder(transcript: Pick<TaskTranscript, 'items' | 'waiting'>): number {
+  if (!transcript.waiting) return -1;
+  const i = transcript.items.length - 1;
+  const last = transcript.items[i];
+  return last?.kind === 'assistant' && last.streaming ? i : -1;
+}

@@ -112,12 +112,14 @@ export interface AssistantMessageProps {
    * interrupted (resumeIndex, format.ts). Elsewhere Resume would do nothing, or start a new run.
    */
   canResume: boolean;
+  /** Keel waits on this answer, quiet for a while (TaskTranscript.waiting): the line under it. */
+  waiting?: QuietAnswer | undefined;
   onCopy(text: string): void;
   onResume(): void;
 }
 
 /** An assistant message: thinking folded away ("Thought for N s"), text as sanitized Markdown. */
-export const AssistantMessage = memo(function AssistantMessage({ item, thoughtMs, canResume, onCopy, onResume }: AssistantMessageProps) {
+export const AssistantMessage = memo(function AssistantMessage({ item, thoughtMs, canResume, waiting, onCopy, onResume }: AssistantMessageProps) {
   const html = useMemo(() => renderMarkdown(item.text), [item.text]);
   const body = useRef<HTMLDivElement>(null);
   useLayoutEffect(() => {
@@ -154,6 +156,7 @@ export const AssistantMessage = memo(function AssistantMessage({ item, thoughtMs
       )}
       <div class="keel-msg-body keel-markdown" ref={body} onClick={onClick} dangerouslySetInnerHTML={{ __html: html }} />
       {item.streaming && !item.text && !item.thinking && <span class="codicon codicon-loading codicon-modifier-spin" aria-label="Responding" />}
+      {waiting && <WaitingLine waiting={waiting} />}
       {item.cancelled && (
         <div class="keel-interrupted keel-cancelled" data-testid="cancelled" role="note">
           <span class="codicon codicon-debug-stop" aria-hidden="true" /> {CUT_OFF_WORDS.cancelled.label}
@@ -202,8 +205,9 @@ export const ErrorMessage = memo(function ErrorMessage({ item, canRetry, onRetry
 
 /**
  * Keel waits on a quiet answer (TaskTranscript.waiting): the words the CLI prints, under the
- * conversation, for as long as it is true. The transcript state clears it (the next part of the
- * answer, a retry, the run's end), so the page keeps no timer of its own.
+ * answer that streams (or under the conversation before any of it came: waitingUnder, format.ts),
+ * for as long as it is true. The transcript state clears it (the next part of the answer, a
+ * retry, the run's end), so the page keeps no timer of its own.
  */
 export function WaitingLine({ waiting }: { waiting: QuietAnswer }) {
   return (

@@ -104,7 +104,8 @@ describe('Keel waiting on a quiet answer', () => {
     expect(p.text('waiting')).toEqual([]);
     p.event(waiting);
     expect(p.text('waiting')).toEqual([NOTICE]);
-    // Only a line: no item was added to the conversation.
+    // A line under the answer that streams; no item was added to the conversation.
+    expect(p.el.querySelector('[data-testid="message-assistant"] [data-testid="waiting"]')).not.toBeNull();
     expect(p.el.querySelectorAll('.keel-row')).toHaveLength(2);
     p.event({ type: 'text', taskId: T, delta: ', then more' });
     expect(p.text('waiting')).toEqual([]);
@@ -119,6 +120,14 @@ describe('Keel waiting on a quiet answer', () => {
     const p = page(host);
     expect(p.text('waiting')).toEqual([NOTICE]);
     p.event({ type: 'waiting_ended', taskId: T });
+    expect(p.text('waiting')).toEqual([]);
+  });
+
+  it('before any of the answer came (headers, then silence): under the conversation, gone when the answer starts', () => {
+    const p = page(fold([asked, waiting], 'running'));
+    expect(p.text('waiting')).toEqual([NOTICE]);
+    expect(p.el.querySelector('.keel-row [data-testid="waiting"]')).toBeNull();
+    p.event({ type: 'assistant_start', taskId: T, messageId: 'a1', model: 'm' });
     expect(p.text('waiting')).toEqual([]);
   });
 
