@@ -80,3 +80,33 @@ export function retryableIndex(items: TaskTranscript['items']): number {
   }
   return -1;
 }
+
+/**
+ * Index of the answer an item-level Resume belongs to: the last answer, cut off by an
+ * interruption (not given up for a retry), with nothing but notices and errors after it, while
+ * the task is interrupted (its `interrupted` tag). Anywhere else Resume has nothing to continue:
+ * on a live task it would only say so, and on a task reopened from the store it would start a
+ * new run of a finished task; -1 then.
+ */
+export function resumeIndex(transcript: Pick<TaskTranscript, 'items' | 'tags'>): number {
+  if (!transcript.tags.includes('interrupted')) return -1;
+  const items = transcript.items;
+  for (let i = items.length - 1; i >= 0; i--) {
+    const it = items[i]!;
+    if (it.kind === 'notice' || it.kind === 'error') continue;
+    return it.kind === 'assistant' && it.interrupted && !it.retried ? i : -1;
+  }
+  return -1;
+}
+
+/**
+ * Where the line saying Keel waits on a quiet answer goes (TaskTranscript.waiting): under the
+ * answer that streams (its index), or -1 — no wait, or none of the answer has come yet (the
+ * server sent its headers, then nothing) — when it goes under the conversation instead.
+ */
+export function waitingUnder(transcript: Pick<TaskTranscript, 'items' | 'waiting'>): number {
+  if (!transcript.waiting) return -1;
+  const i = transcript.items.length - 1;
+  const last = transcript.items[i];
+  return last?.kind === 'assistant' && last.streaming ? i : -1;
+}

@@ -7,6 +7,7 @@ import { TaskStore, type LoadedTask } from '../core/store/taskStore';
 import { StoreError, type TaskSummary } from '../core/store/types';
 import { modelLabel } from '../shared/domain/models';
 import { rewoundWords } from '../shared/domain/checkpoints';
+import { CUT_OFF_WORDS, cutOffOf } from '../shared/words/answers';
 import { storageOption } from './args';
 import { replayCommand } from './replay';
 import { checkpointsCommand } from './checkpoints';
@@ -243,8 +244,10 @@ function itemText(it: TranscriptItem): string[] {
     case 'user':
       // As typed (`/review a.ts`), then what it sent when that was something else (a command's text).
       return it.typed !== undefined ? ['> user', indent(it.typed), '  which sent:', indent(indent(it.text))] : ['> user', indent(it.text)];
-    case 'assistant':
-      return [`> assistant${it.interrupted ? ' (interrupted: the answer was cut off)' : ''}`, indent(it.text || '(no text)')];
+    case 'assistant': {
+      const cut = cutOffOf(it);
+      return [`> assistant${cut ? ` (${CUT_OFF_WORDS[cut].tag})` : ''}`, indent(it.text || '(no text)')];
+    }
     case 'tool':
       return [
         `> tool ${it.name} ${JSON.stringify(it.input)}`,

@@ -1,7 +1,7 @@
 import { useEffect, useMemo } from 'preact/hooks';
 import type { Page, PermissionMode, StoredTaskState } from '../../src/shared/protocol/chatMessages';
 import type { FromWebviewMessage } from '../../src/shared/protocol/fromWebview';
-import { isBusy } from '../format';
+import { isBusy, waitingUnder } from '../format';
 import { HistoryPage } from '../pages/HistoryPage';
 import { LoopPage } from '../pages/LoopPage';
 import { MemoryPage } from '../pages/MemoryPage';
@@ -13,6 +13,7 @@ import { Header } from './Header';
 import { PermissionCard } from './PermissionCard';
 import { RewindCard } from './RewindCard';
 import { Transcript } from './Transcript';
+import { WaitingLine } from './Messages';
 
 export interface AppProps {
   store: ChatStore;
@@ -168,6 +169,7 @@ export function App({ store, post, initialDraft = '', persist }: AppProps) {
           onOpenMemory={actions.openMemory}
           onRewind={busy || heldElsewhere(store.stored.value) ? undefined : actions.rewind}
         />
+        {transcript.waiting && !store.stored.value && waitingUnder(transcript) < 0 && <WaitingLine waiting={transcript.waiting} />}
         </>
       ) : (
         <section class="keel-empty" data-testid="empty-state" aria-label="No task open">

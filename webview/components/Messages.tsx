@@ -1,12 +1,13 @@
 import { memo } from 'preact/compat';
 import { useId, useLayoutEffect, useMemo, useRef, useState } from 'preact/hooks';
-import type { TranscriptItem } from '../../src/shared/domain/transcript';
+import { waitingNotice, type QuietAnswer, type TranscriptItem } from '../../src/shared/domain/transcript';
 import { formatSeconds } from '../format';
 import { renderMarkdown } from '../markdown';
 import type { AttachmentSummary } from '../../src/shared/domain/attachments';
 import { AttachmentChips } from './Chips';
 import { SentImages } from './ComposerImages';
 import type { AttachedImageInfo } from '../../src/shared/domain/events';
+import { CUT_OFF_WORDS, cutOffOf } from '../../src/shared/words/answers';
 
 type AssistantItem = Extract<TranscriptItem, { kind: 'assistant' }>;
 type ErrorItem = Extract<TranscriptItem, { kind: 'error' }>;
@@ -106,12 +107,19 @@ export interface AssistantMessageProps {
   item: AssistantItem;
   /** How long it thought, in ms (undefined: unknown). */
   thoughtMs: number | undefined;
+  /**
+   * Whether an interrupted answer offers Resume: only the task's last answer, while the task is
+   * interrupted (resumeIndex, format.ts). Elsewhere Resume would do nothing, or start a new run.
+   */
+  canResume: boolean;
+  /** Keel waits on this answer, quiet for a while (TaskTranscript.waiting): the line under it. */
+  waiting?: QuietAnswer | undefined;
   onCopy(text: string): void;
   onResume(): void;
 }
 
 /** An assistant message: thinking folded away ("Thought for N s"), text as sanitized Markdown. */
-export const AssistantMessage = memo(function AssistantMessage({ item, thoughtMs, onCopy, onResume }: AssistantMessageProps) {
+export const AssistantMessage = memo(function AssistantMessage({ item, thoughtMs, canResume, waiting, onCopy, onResume }: AssistantMessageProps) {
   const html = useMemo(() => renderMarkdown(item.text), [item.text]);
   const body = useRef<HTMLDivElement>(null);
   useLayoutEffect(() => {
@@ -135,6 +143,7 @@ export const AssistantMessage = memo(function AssistantMessage({ item, thoughtMs
       data-streaming={item.streaming ? 'true' : 'false'}
       aria-label="Keel"
       aria-busy={item.streaming ? 'true' : 'false'}
+      data-cut-off={cutOffOf(item) ?? undefined}
     >
       {item.thinking && (
         <details class="keel-thinking" data-testid="thinking">
@@ -147,17 +156,26 @@ export const AssistantMessage = memo(function AssistantMessage({ item, thoughtMs
       )}
       <div class="keel-msg-body keel-markdown" ref={body} onClick={onClick} dangerouslySetInnerHTML={{ __html: html }} />
       {item.streaming && !item.text && !item.thinking && <span class="codicon codicon-loading codicon-modifier-spin" aria-label="Responding" />}
+      {waiting && <WaitingLine waiting={waiting} />}
       {item.cancelled && (
         <div class="keel-interrupted keel-cancelled" data-testid="cancelled" role="note">
-          <span class="codicon codicon-debug-stop" aria-hidden="true" /> Cancelled — the answer stops here.
+          <span class="codicon codicon-debug-stop" aria-hidden="true" /> {CUT_OFF_WORDS.cancelled.label}
         </div>
       )}
-      {item.interrupted && (
+      {item.retried && (
+        // Superseded, not stopped: the retry's answer follows, so there is nothing to resume.
+        <div class="keel-interrupted keel-retried" data-testid="retried" role="note">
+          <span class="codicon codicon-history" aria-hidden="true" /> {CUT_OFF_WORDS.retried.label}
+        </div>
+      )}
+      {item.interrupted && !item.retried && (
         <div class="keel-interrupted" data-testid="interrupted" role="note">
-          <span class="codicon codicon-debug-pause" aria-hidden="true" /> Interrupted
-          <button type="button" class="keel-button keel-button-secondary" data-testid="resume" onClick={onResume}>
-            <span class="codicon codicon-debug-continue" aria-hidden="true" /> Resume
-          </button>
+          <span class="codicon codicon-debug-pause" aria-hidden="true" /> {CUT_OFF_WORDS.interrupted.label}
+          {canResume && (
+            <button type="button" class="keel-button keel-button-secondary" data-testid="resume" onClick={onResume}>
+              <span class="codicon codicon-debug-continue" aria-hidden="true" /> Resume
+            </button>
+          )}
         </div>
       )}
     </article>
@@ -184,3 +202,17 @@ export const ErrorMessage = memo(function ErrorMessage({ item, canRetry, onRetry
     </div>
   );
 });
+
+/**
+ * Keel waits on a quiet answer (TaskTranscript.waiting): the words the CLI prints, under the
+ * answer that streams (or under the conversation before any of it came: waitingUnder, format.ts),
+ * for as long as it is true. The transcript state clears it (the next part of the answer, a
+ * retry, the run's end), so the page keeps no timer of its own.
+ */
+export function WaitingLine({ waiting }: { waiting: QuietAnswer }) {
+  return (
+    <div class="keel-waiting" data-testid="waiting" role="status">
+      <span class="codicon codicon-watch" aria-hidden="true" /> {waitingNotice(waiting)}
+    </div>
+  );
+}

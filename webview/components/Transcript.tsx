@@ -4,7 +4,7 @@ import type { TaskTranscript, TranscriptItem } from '../../src/shared/domain/tra
 import { rewoundWords } from '../../src/shared/domain/checkpoints';
 import { AssistantMessage, ErrorMessage, UserMessage } from './Messages';
 import { ToolCard } from './ToolCard';
-import { retryableIndex } from '../format';
+import { resumeIndex, retryableIndex, waitingUnder } from '../format';
 import { EndFollower } from '../stickToEnd';
 
 export interface TranscriptProps {
@@ -158,6 +158,8 @@ export function Transcript(props: TranscriptProps) {
   };
 
   const retryAt = retryableIndex(items);
+  const resumeAt = resumeIndex(transcript);
+  const waitingAt = waitingUnder(transcript);
   const rows = v.getVirtualItems();
   return (
     <div class="keel-transcript" ref={scroller} onClick={onClick} role="log" aria-label="Conversation" aria-live="off" tabIndex={0}>
@@ -167,7 +169,7 @@ export function Transcript(props: TranscriptProps) {
           if (!item) return null;
           return (
             <div key={row.key} class="keel-row" data-index={row.index} ref={v.measureElement} style={{ transform: `translateY(${row.start}px)` }}>
-              {renderItem(item, row.index === retryAt)}
+              {renderItem(item, row.index, row.index === retryAt, row.index === resumeAt)}
             </div>
           );
         })}
@@ -175,12 +177,21 @@ export function Transcript(props: TranscriptProps) {
     </div>
   );
 
-  function renderItem(item: TranscriptItem, canRetry: boolean) {
+  function renderItem(item: TranscriptItem, index: number, canRetry: boolean, canResume: boolean) {
     switch (item.kind) {
       case 'user':
         return <UserMessage text={item.text} typed={item.typed} attachments={item.attachments} images={item.images} onRewind={onRewind ? () => onRewind(item.id) : undefined} />;
       case 'assistant':
-        return <AssistantMessage item={item} thoughtMs={item.thinking ? thoughtMs(item.id) : undefined} onCopy={onCopy} onResume={onResume} />;
+        return (
+          <AssistantMessage
+            item={item}
+            thoughtMs={item.thinking ? thoughtMs(item.id) : undefined}
+            canResume={canResume}
+            waiting={index === waitingAt ? transcript.waiting : undefined}
+            onCopy={onCopy}
+            onResume={onResume}
+          />
+        );
       case 'tool':
         return <ToolCard item={item} awaitingPermission={awaiting.has(item.id)} onOpenDiff={onOpenDiff} onOpenSubtask={onOpenSubtask} onRewind={onRewind} />;
       case 'error':

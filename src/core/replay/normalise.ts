@@ -9,8 +9,8 @@ export type Normalised = Record<string, unknown>;
  * (and a memory write's phase, and the lesson call's usage with its share of the later running
  * totals) are left out of the comparison on both sides; the replay runs with memory off.
  */
-// `waiting` says the live stream was quiet for a while: a replay's recorded answers come at once.
-const NOT_REPLAYED = new Set<TaskEvent['type']>(['instructions', 'memory', 'gatekeeper', 'waiting']);
+// `waiting` (and `waiting_ended`) say the live stream was quiet for a while: a replay's recorded answers come at once.
+const NOT_REPLAYED = new Set<TaskEvent['type']>(['instructions', 'memory', 'gatekeeper', 'waiting', 'waiting_ended']);
 
 /**
  * Events as compared, built one event at a time (a replay checks its progress after each one):

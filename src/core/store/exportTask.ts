@@ -1,5 +1,6 @@
 import { rewoundWords } from '../../shared/domain/checkpoints';
 import type { TranscriptItem } from '../../shared/domain/transcript';
+import { CUT_OFF_WORDS, cutOffOf } from '../../shared/words/answers';
 import type { LoadedTask } from './taskStore';
 import type { TaskSummary } from './types';
 
@@ -45,10 +46,11 @@ function itemMarkdown(it: TranscriptItem): string[] {
       // As typed (`/review a.ts`), with what it sent folded away, as the chat shows it.
       return it.typed !== undefined ? ['## User', '', it.typed, '', '<details><summary>What it sent</summary>', '', it.text, '', '</details>'] : ['## User', '', it.text];
     case 'assistant': {
-      const lines = [`## Assistant${it.model ? ` (${it.model})` : ''}${it.interrupted ? ' — interrupted' : ''}`, ''];
+      const cut = cutOffOf(it);
+      const lines = [`## Assistant${it.model ? ` (${it.model})` : ''}${cut ? ` — ${CUT_OFF_WORDS[cut].tag}` : ''}`, ''];
       if (it.thinking) lines.push('<details><summary>Thinking</summary>', '', it.thinking, '', '</details>', '');
       lines.push(it.text || '_(no text)_');
-      if (it.interrupted) lines.push('', '_The answer was cut off here._');
+      if (cut) lines.push('', `_${CUT_OFF_WORDS[cut].sentence}_`);
       return lines;
     }
     case 'tool': {

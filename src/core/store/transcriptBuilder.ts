@@ -1,6 +1,19 @@
 import type { TaskEvent } from '../../shared/domain/events';
 import { MAX_CARD_IMAGES } from '../../shared/domain/toolImages';
-import { emptyTranscript, gatekeeperItem, nextPhases, retryNotice, rewindItem, userItem, applyTaskEvent, type TaskTranscript, type TranscriptItem } from '../../shared/domain/transcript';
+import {
+  CUT_OFF_FLAG,
+  emptyTranscript,
+  endsWaiting,
+  gatekeeperItem,
+  nextPhases,
+  retryNotice,
+  rewindItem,
+  userItem,
+  applyTaskEvent,
+  type AnswerCutOff,
+  type TaskTranscript,
+  type TranscriptItem,
+} from '../../shared/domain/transcript';
 
 /**
  * What `TranscriptBuilder.exportState()` returns: JSON-safe. Which item each tool call id names is
@@ -75,6 +88,7 @@ export class TranscriptBuilder {
 
   apply(e: TaskEvent): void {
     const t = this.t;
+    if (endsWaiting(e)) delete t.waiting;
     switch (e.type) {
       case 'task':
         t.state = e.state;
@@ -87,7 +101,7 @@ export class TranscriptBuilder {
         return;
       case 'user_message':
         t.done = false;
-        this.closeStreaming(false);
+        this.closeStreaming();
         this.items.push(userItem(e));
         this.lastAssistant = -1;
         return;
@@ -101,7 +115,7 @@ export class TranscriptBuilder {
         t.budget = { capUsd: e.capUsd, spentUsd: e.spentUsd };
         return;
       case 'assistant_start':
-        this.closeStreaming(false);
+        this.closeStreaming();
         t.model = e.model || t.model;
         this.items.push({ kind: 'assistant', id: e.messageId, model: e.model, text: '', thinking: '', streaming: true });
         this.lastAssistant = this.items.length - 1;
@@ -113,7 +127,7 @@ export class TranscriptBuilder {
         if (this.streamingItem()) this.thinkingParts.push(e.delta);
         return;
       case 'tool_call':
-        this.closeStreaming(false);
+        this.closeStreaming();
         this.items.push({ kind: 'tool', id: e.id, name: e.name, input: e.input, output: '' });
         this.toolIndex?.set(e.id, this.items.length - 1);
         return;
@@ -140,15 +154,19 @@ export class TranscriptBuilder {
         };
         return;
       case 'retry':
-        this.closeStreaming(true);
+        this.closeStreaming('retried');
         this.items.push({ kind: 'notice', id: `retry-${this.items.length}`, text: retryNotice(e) });
         return;
       case 'error':
-        this.closeStreaming(true);
+        this.closeStreaming('interrupted');
         this.items.push({ kind: 'error', id: `err-${this.items.length}`, code: e.code, message: e.message, retryable: e.retryable });
         return;
       case 'message':
       case 'compacted':
+      case 'waiting_ended':
+        return;
+      case 'waiting':
+        t.waiting = { quietMs: e.quietMs, stallAfterMs: e.stallAfterMs };
         return;
       case 'queued':
       case 'unqueued': {
@@ -161,7 +179,7 @@ export class TranscriptBuilder {
       case 'done':
         t.done = true;
         t.streamMode = null;
-        this.closeStreaming(false, e.status === 'aborted');
+        this.closeStreaming(e.status === 'aborted' ? 'cancelled' : undefined);
         return;
       case 'phase':
         t.phases = nextPhases(t.phases, e);
@@ -200,7 +218,7 @@ export class TranscriptBuilder {
           for (const it of e.items) this.items.push({ ...it });
           this.toolIndex = null;
           this.lastAssistant = -1;
-        } else this.closeStreaming(false);
+        } else this.closeStreaming();
         this.items.push(rewindItem(e));
         return;
       }
@@ -209,7 +227,8 @@ export class TranscriptBuilder {
 
   /** Marks the answer being streamed (if any) as cut off: what a crash or reload did to it. */
   markInterrupted(): void {
-    this.closeStreaming(true);
+    delete this.t.waiting;
+    this.closeStreaming('interrupted');
   }
 
   /**
@@ -259,12 +278,12 @@ export class TranscriptBuilder {
     this.thinkingParts = [];
   }
 
-  private closeStreaming(interrupted: boolean, cancelled = false): void {
+  /** Ends the answer being streamed, if any, marking why it was cut off (`cut`; none: it ended). */
+  private closeStreaming(cut?: AnswerCutOff): void {
     const it = this.streamingItem();
     if (!it) return;
     this.settleParts();
     it.streaming = false;
-    if (interrupted) it.interrupted = true;
-    if (cancelled) it.cancelled = true;
+    if (cut) Object.assign(it, CUT_OFF_FLAG[cut]);
   }
 }

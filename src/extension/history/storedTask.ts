@@ -19,8 +19,10 @@ export class StoredTaskHandle implements TaskHandle {
     readonly stored: StoredTaskState,
   ) {
     const state = stored.heldElsewhere ? transcript.state : stored.status;
+    // Nothing streams here: a wait on a quiet answer the log ended in is not shown as going on.
+    const { waiting: _, ...settled } = transcript;
     this.shown = {
-      ...transcript,
+      ...settled,
       state,
       // A stored status is also the name of the task state it was recorded in.
       tags: taskStateTags(state),

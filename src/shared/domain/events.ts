@@ -119,6 +119,12 @@ export type TaskEvent =
   | { type: 'retry'; taskId: string; attempt: number; delayMs: number; code: ErrorCode; message: string }
   /** The model's answer has been quiet for `quietMs` (once per silence); after `stallAfterMs` the attempt is retried as stalled. */
   | { type: 'waiting'; taskId: string; quietMs: number; stallAfterMs: number }
+  /**
+   * The answer moves again after a `waiting` (a part of it arrived, of any kind: text, thinking,
+   * a tool's input): Keel is no longer waiting on it. A retry, an error or the run's end also
+   * end the wait, without this event.
+   */
+  | { type: 'waiting_ended'; taskId: string }
   | { type: 'error'; taskId: string; code: ErrorCode; message: string; retryable: boolean }
   | { type: 'done'; taskId: string; status: TaskStatus; stopReason: StopReason | null }
   /**

@@ -53,6 +53,19 @@ export interface TaskTranscript {
   budget?: { capUsd: number | null; spentUsd: number };
   /** The agent's todo list as it last wrote it (TodoWrite); absent until it writes one. */
   todos?: TodoItem[];
+  /**
+   * Set while Keel waits on a quiet answer (a `waiting` event: quiet for `quietMs`, given up
+   * as stalled after `stallAfterMs`); the chat shows `waitingNotice` under the answer. A passing
+   * state, never an item: the next part of the answer, a retry, an error, the run's end or the
+   * task stopping clears it (`endsWaiting`). A transcript from the store never has it.
+   */
+  waiting?: QuietAnswer;
+}
+
+/** How long an answer has been quiet, and after how long of silence Keel gives the attempt up. */
+export interface QuietAnswer {
+  quietMs: number;
+  stallAfterMs: number;
 }
 
 export function emptyTranscript(taskId: string, title: string, model: string): TaskTranscript {
@@ -88,10 +101,44 @@ function replaceAt(items: TranscriptItem[], i: number, item: TranscriptItem): Tr
 }
 
 /**
+ * Whether an event ends a wait on a quiet answer (`TaskTranscript.waiting`): a part of the answer
+ * came (`waiting_ended` says so for any part; the others are parts themselves), the attempt ended
+ * (retry, error), the run ended, the person sent a message, the chat was rewound, or the task
+ * left its running states. Shared with the store's TranscriptBuilder.
+ */
+export function endsWaiting(e: TaskEvent): boolean {
+  switch (e.type) {
+    case 'waiting_ended':
+    case 'assistant_start':
+    case 'text':
+    case 'thinking':
+    case 'tool_call':
+    case 'stream':
+    case 'retry':
+    case 'error':
+    case 'done':
+    case 'user_message':
+    case 'rewind':
+      return true;
+    case 'task':
+      return !(e.tags ?? []).includes('running');
+    default:
+      return false;
+  }
+}
+
+/**
  * Folds one event into a transcript. Pure: returns a new transcript (sharing unchanged items),
  * never mutates its argument, and ignores events it has no use for.
  */
 export function applyTaskEvent(t: TaskTranscript, e: TaskEvent): TaskTranscript {
+  const next = foldEvent(t, e);
+  if (next.waiting === undefined || !endsWaiting(e)) return next;
+  const { waiting: _, ...rest } = next;
+  return rest;
+}
+
+function foldEvent(t: TaskTranscript, e: TaskEvent): TaskTranscript {
   switch (e.type) {
     case 'task':
       return { ...t, state: e.state, tags: e.tags ?? [], title: e.title ?? t.title };
@@ -164,21 +211,25 @@ export function applyTaskEvent(t: TaskTranscript, e: TaskEvent): TaskTranscript 
         },
       };
     case 'retry':
-      return { ...t, items: [...closeStreaming(t.items, true), { kind: 'notice', id: `retry-${t.items.length}`, text: retryNotice(e) }] };
+      // The attempt is given up and another follows: what it streamed is kept, marked as retried.
+      return { ...t, items: [...closeStreaming(t.items, 'retried'), { kind: 'notice', id: `retry-${t.items.length}`, text: retryNotice(e) }] };
     case 'error':
       return {
         ...t,
-        items: [...closeStreaming(t.items, true), { kind: 'error', id: `err-${t.items.length}`, code: e.code, message: e.message, retryable: e.retryable }],
+        items: [...closeStreaming(t.items, 'interrupted'), { kind: 'error', id: `err-${t.items.length}`, code: e.code, message: e.message, retryable: e.retryable }],
       };
     case 'message':
     case 'compacted':
       // Conversation content for the log; what a person sees came with the other events.
       return t;
     case 'waiting':
-      // A passing state of the live stream (the CLI prints it); nothing to keep in the chat.
+      // A passing state of the live stream: shown while it lasts, never kept as an item.
+      return { ...t, waiting: { quietMs: e.quietMs, stallAfterMs: e.stallAfterMs } };
+    case 'waiting_ended':
+      // What it ends is done by applyTaskEvent (endsWaiting).
       return t;
     case 'done':
-      return { ...t, done: true, streamMode: null, items: closeStreaming(t.items, false, e.status === 'aborted') };
+      return { ...t, done: true, streamMode: null, items: closeStreaming(t.items, e.status === 'aborted' ? 'cancelled' : undefined) };
     case 'phase':
       return { ...t, phases: nextPhases(t.phases, e) };
     case 'instructions':
@@ -263,7 +314,7 @@ export function gatekeeperItem(e: Extract<TaskEvent, { type: 'gatekeeper' }>, in
  * been quiet and the stall timeout in force (the one the person set, else the default), written
  * as the `stream_stalled` message writes it, so a set 2.5 s reads "2.5 s", not "3 s".
  */
-export function waitingNotice(e: Extract<TaskEvent, { type: 'waiting' }>): string {
+export function waitingNotice(e: QuietAnswer): string {
   return `No part of the answer for ${formatDuration(e.quietMs)}; Keel waits up to ${formatDuration(e.stallAfterMs)} of silence, then gives this attempt up as stalled and tries again.`;
 }
 
@@ -273,10 +324,24 @@ export function retryNotice(e: Extract<TaskEvent, { type: 'retry' }>): string {
   return `${what} Retrying in ${formatDuration(e.delayMs)} (retry ${e.attempt}).`;
 }
 
-/** Ends the answer that is streaming, if any, marking why it was cut off. */
-function closeStreaming(items: TranscriptItem[], interrupted = false, cancelled = false): TranscriptItem[] {
+/**
+ * Why an answer stopped before its end (the flag `closeStreaming` sets on it): `interrupted` (the
+ * run ended with it unfinished), `retried` (given up for another attempt, which follows),
+ * `cancelled` (the person stopped the task).
+ */
+export type AnswerCutOff = 'interrupted' | 'retried' | 'cancelled';
+
+/** The item's flag for each way an answer is cut off (shared with the store's TranscriptBuilder). */
+export const CUT_OFF_FLAG: Readonly<Record<AnswerCutOff, { interrupted: true } | { retried: true } | { cancelled: true }>> = {
+  interrupted: { interrupted: true },
+  retried: { retried: true },
+  cancelled: { cancelled: true },
+};
+
+/** Ends the answer that is streaming, if any, marking why it was cut off (`cut`; none: it ended). */
+function closeStreaming(items: TranscriptItem[], cut?: AnswerCutOff): TranscriptItem[] {
   const i = lastStreamingAssistant(items);
   if (i < 0) return items;
   const it = items[i] as Extract<TranscriptItem, { kind: 'assistant' }>;
-  return replaceAt(items, i, { ...it, streaming: false, ...(interrupted ? { interrupted: true } : {}), ...(cancelled ? { cancelled: true } : {}) });
+  return replaceAt(items, i, { ...it, streaming: false, ...(cut ? CUT_OFF_FLAG[cut] : {}) });
 }

@@ -24,8 +24,16 @@ export type TranscriptItem =
       text: string;
       thinking: string;
       streaming: boolean;
-      /** Cut off by a failure (a retry or an error followed). */
+      /**
+       * Cut off and not picked up again: the run ended with it unfinished (an error followed, the
+       * worker running it was lost, the window closed). Resuming the task continues from it.
+       */
       interrupted?: boolean;
+      /**
+       * Given up for a retry (it stalled, or failed in a way another attempt can help): the retry's
+       * answer follows it, so there is nothing to resume. Never set with `interrupted`.
+       */
+      retried?: boolean;
       /** Cut off because the person cancelled the task: the text stops where the cancel came. */
       cancelled?: boolean;
     }

@@ -116,6 +116,7 @@ export const taskEventSchema = z.discriminatedUnion('type', [
   }),
   z.object({ type: z.literal('retry'), taskId, attempt: count, delayMs: z.number().nonnegative(), code: errorCodeSchema, message: z.string() }),
   z.object({ type: z.literal('waiting'), taskId, quietMs: z.number().nonnegative(), stallAfterMs: z.number().nonnegative() }),
+  z.object({ type: z.literal('waiting_ended'), taskId }),
   z.object({ type: z.literal('error'), taskId, code: errorCodeSchema, message: z.string(), retryable: z.boolean() }),
   z.object({ type: z.literal('done'), taskId, status: taskStatusSchema, stopReason: stopReasonSchema.nullable() }),
   z.object({ type: z.literal('phase'), taskId, run: count, phase: runPhaseSchema, previous: runPhaseSchema.nullable(), ms: z.number().nonnegative(), failure: z.string().optional() }),
@@ -145,6 +146,7 @@ export const transcriptItemSchema = z.discriminatedUnion('kind', [
     thinking: z.string(),
     streaming: z.boolean(),
     interrupted: z.boolean().optional(),
+    retried: z.boolean().optional(),
     cancelled: z.boolean().optional(),
   }),
   z.object({
@@ -207,6 +209,7 @@ export const taskTranscriptSchema = z.object({
   queued: z.array(queuedMessageSchema).max(1000).optional(),
   budget: z.object({ capUsd: z.number().nonnegative().nullable(), spentUsd: z.number().nonnegative() }).optional(),
   todos: todos.optional(),
+  waiting: z.object({ quietMs: z.number().nonnegative(), stallAfterMs: z.number().nonnegative() }).optional(),
 });
 
 // Compile-time drift checks: each schema's type and its domain type must be mutually assignable.

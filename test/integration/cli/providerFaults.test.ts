@@ -76,6 +76,11 @@ describe('keel run: provider faults are final or visibly retried', () => {
     const at = json.events.indexOf(waiting[0]!);
     expect(json.events.findIndex((e) => e.type === 'text'), json.events.map((e) => `${String(e.type)}:${JSON.stringify(e.delta ?? e.mode ?? '')}`).join(' ')).toBeLessThan(at);
     expect(json.events.findLastIndex((e) => e.type === 'text')).toBeGreaterThan(at);
+    // The wait ends with the answer's next part (a chat's waiting line goes then): told once, before that part.
+    expect(ofType(json.events, 'waiting_ended')).toHaveLength(1);
+    const ended = json.events.findIndex((e) => e.type === 'waiting_ended');
+    expect(ended).toBeGreaterThan(at);
+    expect(ended).toBeLessThan(json.events.findIndex((e, i) => i > at && e.type === 'text'));
     expect(ofType(json.events, 'retry')).toEqual([]);
     expect(server.requests).toHaveLength(1);
 

@@ -87,7 +87,8 @@ describe('task runtime: the agent loop through the real machines', () => {
     expect(JSON.stringify(provider.requests[1]!.messages)).not.toContain('partial');
     const assistants = task.transcript().items.filter((i) => i.kind === 'assistant');
     expect(assistants.at(-1)).toMatchObject({ text: 'Recovered answer.', streaming: false });
-    expect(assistants[0]).toMatchObject({ interrupted: true });
+    expect(assistants[0]).toMatchObject({ retried: true });
+    expect(assistants[0]).not.toHaveProperty('interrupted');
   });
 
   it('waits with a retryable error after the retry limit, and Retry sends again', async () => {

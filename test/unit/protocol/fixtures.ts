@@ -31,6 +31,8 @@ export const ALL_EVENTS: TaskEvent[] = [
   { type: 'permission', taskId: 't1', requestId: 'p1', toolCallId: 'c1', tool: 'Bash', decision: 'allow', reason: 'rule' },
   { type: 'usage', taskId: 't1', inputTokens: 10, outputTokens: 5, cacheReadTokens: 0, cacheWriteTokens: 0, costUsd: 0.001, totalCostUsd: 0.002 },
   { type: 'retry', taskId: 't1', attempt: 1, delayMs: 500, code: 'overloaded', message: 'Anthropic is overloaded (529).' },
+  { type: 'waiting', taskId: 't1', quietMs: 7500, stallAfterMs: 30000 },
+  { type: 'waiting_ended', taskId: 't1' },
   { type: 'error', taskId: 't1', code: 'no_api_key', message: 'No API key', retryable: false },
   { type: 'done', taskId: 't1', status: 'completed', stopReason: 'end_turn' },
   { type: 'done', taskId: 't1', status: 'aborted', stopReason: null },

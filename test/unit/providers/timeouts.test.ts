@@ -34,9 +34,9 @@ describe('timeouts a person sets', () => {
   });
 
   it('the waiting notice says the timeout in force as it was set, not rounded to a whole second', () => {
-    expect(waitingNotice({ type: 'waiting', taskId: 't', quietMs: 625, stallAfterMs: 2500 })).toBe(
+    expect(waitingNotice({ quietMs: 625, stallAfterMs: 2500 })).toBe(
       'No part of the answer for 0.6 s; Keel waits up to 2.5 s of silence, then gives this attempt up as stalled and tries again.',
     );
-    expect(waitingNotice({ type: 'waiting', taskId: 't', quietMs: 150_000, stallAfterMs: 600_000 })).toContain('for 3 min; Keel waits up to 10 min of silence');
+    expect(waitingNotice({ quietMs: 150_000, stallAfterMs: 600_000 })).toContain('for 3 min; Keel waits up to 10 min of silence');
   });
 });

@@ -23,6 +23,8 @@ const event: fc.Arbitrary<TaskEvent> = fc.oneof(
   ),
   fc.nat(100).map((n): TaskEvent => ({ type: 'usage', taskId: T, inputTokens: n, outputTokens: 1, cacheReadTokens: 2, cacheWriteTokens: 3, costUsd: 0.1, totalCostUsd: n / 10 })),
   fc.constant<TaskEvent>({ type: 'retry', taskId: T, attempt: 1, delayMs: 1, code: 'overloaded', message: 'Overloaded.' }),
+  fc.nat(3000).map((quietMs): TaskEvent => ({ type: 'waiting', taskId: T, quietMs, stallAfterMs: 4 * quietMs })),
+  fc.constant<TaskEvent>({ type: 'waiting_ended', taskId: T }),
   fc.constant<TaskEvent>({ type: 'error', taskId: T, code: 'overloaded', message: 'x', retryable: true }),
   fc.constant<TaskEvent>({ type: 'done', taskId: T, status: 'completed', stopReason: 'end_turn' }),
   fc.constant<TaskEvent>({ type: 'done', taskId: T, status: 'aborted', stopReason: null }),

@@ -38,8 +38,17 @@ export function providerStreamActor(getProvider: () => ModelProvider, track: (do
       flushScheduled = false;
       perTurn.flush();
     };
+    // Whether the provider said the answer is quiet (`waiting`, which the machine publishes) and
+    // no part of it has come since: the next part, of any kind, is told to views at once
+    // (`waiting_ended`), as a tool's input has no view event of its own until it is whole.
+    let quiet = false;
     const push = (e: ProviderEvent): void => {
       if (signal.aborted) return;
+      if (e.type === 'waiting') quiet = true;
+      else if (quiet && e.type !== 'ping' && e.type !== 'provider_error') {
+        quiet = false;
+        publish({ type: 'waiting_ended', taskId: input.taskId });
+      }
       if (e.type === 'content_block_delta') {
         perTurn.push(e);
         if (!flushScheduled) {
