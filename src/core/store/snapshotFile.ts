@@ -15,12 +15,15 @@ import { processAlive } from '../locks/processAlive';
  * (the FoldState, in frames: snapshotBody.ts). The head says which log and which prefix of it the body folds, so a
  * reader can tell, without reading that prefix, whether the snapshot still agrees with the log.
  */
-export const SNAPSHOT_FORMAT = 3;
+export const SNAPSHOT_FORMAT = 4;
 /**
- * Formats this Keel reads: 3, and 2, whose body also holds the transcript's tool index (which the
- * items say again: it is ignored). Format 1 (JSON lines, a sampled prefix) is passed over.
+ * Formats this Keel reads: 4 only. A snapshot is the log folded by the rules of the Keel that
+ * wrote it, so when the rules change, so does the format, and older snapshots are passed over
+ * (the log is folded again, and the task's next driver writes a new one): format 3 and 2 read an
+ * attempt given up for a retry as interrupted, with Resume (28 Nov 2026); format 1 held JSON lines
+ * and a sampled prefix.
  */
-const READABLE_FORMATS: readonly number[] = [2, 3];
+const READABLE_FORMATS: readonly number[] = [SNAPSHOT_FORMAT];
 
 export interface SnapshotHead {
   type: 'keel.task-snapshot';

@@ -121,14 +121,14 @@ describe('the snapshot body', () => {
   ]).flat();
   const seed = () => ({ title: 'snapshot test', model: 'claude-a' });
 
-  it('holds the transcript items but no index of their tool calls (the items say it: format 3)', async () => {
+  it('holds the transcript items but no index of their tool calls (the items say it: since format 3)', async () => {
     const { root, store } = tempStore();
     try {
       await recordTask(new TaskStore(root, { snapshots: false }), rounds);
       const ends = lineEnds(root);
       await store.snapshotsOf(T).save(ends[ends.length - 1]!, seed);
       const { head, frames } = snapshotParts(join(snapDir(root), snapNames(root)[0]!));
-      expect(head.format).toBe(3);
+      expect(head.format).toBe(4);
       const core = frames[0] as { transcript: Record<string, unknown>; itemCount: number };
       expect(core.itemCount).toBeGreaterThanOrEqual(6);
       expect(Object.keys(core.transcript)).not.toContain('toolIndex');
@@ -137,23 +137,36 @@ describe('the snapshot body', () => {
     }
   });
 
-  it('of a format-2 snapshot (with its tool index) is still read: the resume starts from it', async () => {
+  it("of an older Keel's rules (format 3) is passed over: the log is folded again, and a retried attempt reads retried, not interrupted", async () => {
     const { root, store, logs } = tempStore();
     try {
-      await recordTask(new TaskStore(root, { snapshots: false }), [...rounds, { type: 'tool_output', taskId: T, id: 'toolu_0', chunk: 'late' }]);
+      const retried = [
+        { type: 'assistant_start' as const, taskId: T, messageId: 'msg_1', model: 'claude-a' },
+        { type: 'text' as const, taskId: T, delta: 'The first words, then a long silence' },
+        { type: 'retry' as const, taskId: T, attempt: 1, delayMs: 1000, code: 'stream_stalled' as const, message: 'Anthropic sent no part of the answer for 2 s.' },
+        { type: 'assistant_start' as const, taskId: T, messageId: 'msg_2', model: 'claude-a' },
+        { type: 'text' as const, taskId: T, delta: 'Answered on the retry.' },
+        { type: 'done' as const, taskId: T, status: 'completed' as const, stopReason: null },
+      ];
+      await recordTask(new TaskStore(root, { snapshots: false }), [...rounds, ...retried]);
       const ends = lineEnds(root);
-      const at = ends[ends.length - 2]!;
+      const at = ends[ends.length - 1]!;
       await store.snapshotsOf(T).save(at, seed);
       const path = join(snapDir(root), snapNames(root)[0]!);
       const { head, frames } = snapshotParts(path);
-      // What the previous Keel wrote: the same, with the tool index in the transcript's state.
-      const core = frames[0] as { transcript: Record<string, unknown> };
-      core.transcript.toolIndex = Array.from({ length: 6 }, (_, i) => [`toolu_${i}`, i]);
-      writeSnapshotParts(path, { ...head, format: 2 }, frames);
+      expect(head.format).toBe(4);
+      // What the previous Keel wrote: the same log folded by its rules, the retried attempt read as interrupted.
+      const older = frames.map((f) => deserialize(serialize(f)) as unknown);
+      const asOlder = JSON.parse(JSON.stringify(older).replaceAll('"retried":true', '"interrupted":true')) as unknown[];
+      expect(JSON.stringify(asOlder)).toContain('"interrupted":true');
+      writeSnapshotParts(path, { ...head, format: 3 }, asOlder);
       const restored = await store.snapshotsOf(T).restore(seed);
-      expect(restored.snapshot?.logOffset).toBe(at);
-      expect(logs.filter((l) => l.startsWith('warn'))).toEqual([]);
-      expect((await store.load(T)).replay).toEqual(await fullReplay(root));
+      expect(restored.snapshot).toBeNull();
+      expect(logs.some((l) => l.startsWith('warn') && /format 3/.test(l)), logs.join('\n')).toBe(true);
+      const { replay } = await store.load(T);
+      expect(replay).toEqual(await fullReplay(root));
+      const answers = replay.transcript.items.filter((i) => i.kind === 'assistant');
+      expect(answers.map((i) => ('retried' in i && i.retried ? 'retried' : 'interrupted' in i && i.interrupted ? 'interrupted' : 'whole'))).toEqual(['retried', 'whole']);
     } finally {
       rmSync(root, { recursive: true, force: true });
     }
@@ -184,7 +197,7 @@ describe('a damaged snapshot', () => {
       b[i] = 'M'.charCodeAt(0);
       writeFileSync(p, b);
     }, /checksum/],
-    ['of another format version', (p) => writeFileSync(p, readFileSync(p, 'utf8').replace('"format":3', '"format":4')), /format 4/],
+    ['of another format version', (p) => writeFileSync(p, readFileSync(p, 'utf8').replace('"format":4', '"format":5')), /format 5/],
     ['of another log schema version', (p) => writeFileSync(p, readFileSync(p, 'utf8').replace('"schemaVersion":1', '"schemaVersion":7')), /log schema 7/],
     ['that refers past the end of the log', (_p, root, older) => {
       // Power loss took the log's last lines (line 15 on; then line 5 on), not the snapshot.
