@@ -106,6 +106,23 @@ export interface Trigger {
   release?: boolean;
 }
 
+/**
+ * The limits of a replay's MCP hub: it waits for its server to finish starting for as long as the
+ * test lets it. The scripted model asks for the server's tool whether or not its request offered
+ * it, so with the product's startup wait (KEEL_MCP_STARTUP_WAIT, 5 s) a server that a loaded
+ * machine starts in more than 5 s is not in the request's tools yet, its tool is unknown when the
+ * call is validated, and the replay leaves its path (it did, once, under load 7). The hub's waits
+ * end when the connection's state changes (an event), so these bounds only have to outlast the
+ * test's own timeout, which is what bounds a server that never starts.
+ */
+const MCP_REPLAY_LIMITS = { startupWaitMs: 10 * 60_000, connectTimeoutMs: 10 * 60_000, toolTimeoutMs: 10 * 60_000 };
+
+/** Keel's environment without the variables that would set the hub's timeouts over MCP_REPLAY_LIMITS. */
+function withoutMcpTimeouts(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  const { KEEL_MCP_STARTUP_WAIT: _wait, MCP_TIMEOUT: _connect, MCP_TOOL_TIMEOUT: _call, ...rest } = env;
+  return rest;
+}
+
 export const TASK_ID = 'task-mbt';
 export const LIMITS: TurnLimits = { maxTurns: 3, maxTokens: 1024, contextLimit: 1e9, retryLimit: 1, retryBaseMs: 1, lockTimeoutMs: 0 };
 
@@ -131,7 +148,13 @@ export async function replay(script: Script, target: string, expected: string[],
   writeFileSync(join(workspace, '.keel', 'settings.json'), JSON.stringify(script.mcp ? MCP_SETTINGS : SETTINGS));
   const mcpSpec = { transport: 'stdio' as const, command: process.execPath, args: [FAULTY, '--log', join(workspace, 'mcp-log.jsonl')], env: {} };
   const hub = script.mcp
-    ? new McpHub({ workspace, keelHome: mkdtempSync(join(tmpdir(), 'keel-mbt-home-')), config: { servers: [{ name: 'mbt', scope: 'user', source: 'model-based', template: mcpSpec, resolved: mcpSpec, problems: [] }], problems: [] } })
+    ? new McpHub({
+        workspace,
+        keelHome: mkdtempSync(join(tmpdir(), 'keel-mbt-home-')),
+        config: { servers: [{ name: 'mbt', scope: 'user', source: 'model-based', template: mcpSpec, resolved: mcpSpec, problems: [] }], problems: [] },
+        env: withoutMcpTimeouts(process.env),
+        limits: MCP_REPLAY_LIMITS,
+      })
     : undefined;
   const provider = new ScenarioProvider(script.provider.slice());
   const locks = new LockManager();
