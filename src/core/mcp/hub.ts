@@ -168,6 +168,10 @@ export class McpHub implements McpToolSource {
     return [...this.byModelName].map(([name, t]) => ({ name, ...t }));
   }
 
+  startingServers(): string[] {
+    return [...this.connections.values()].filter((c) => c.isTransitional()).map((c) => c.name);
+  }
+
   /** The tools of every ready server with their model-facing names (modelTools.ts). */
   private readyTools(): ModelTool[] {
     return modelTools(this.connections.values(), (server, count) => {

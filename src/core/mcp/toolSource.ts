@@ -21,6 +21,12 @@ export interface McpToolSource {
    */
   knownTools(): { name: string; server: string; tool: string }[];
   /**
+   * The servers still starting (connecting or initialising) as the last tool list was made:
+   * their tools were not offered yet and join a later request once they are ready. A call of
+   * `mcp__<one of them>__…` is told so, not "no such tool" (`mcpCallSubject`).
+   */
+  startingServers(): string[];
+  /**
    * Calls the tool once. Never rejects and never re-runs a call by itself (except after an HTTP
    * session expired before the server saw the call): a failure, a server that is down or exits
    * mid-call, a timeout or a cancel are results with `isError` and a message for the model.

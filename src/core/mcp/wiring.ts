@@ -2,7 +2,7 @@ import type { ToolResultBlock, ToolUseBlock } from '../../shared/domain/messages
 import type { TaskEvent } from '../../shared/domain/events';
 import { checkCardImage, MAX_CARD_IMAGES, type CardImage } from '../../shared/domain/toolImages';
 import type { ToolRunOutput } from '../machines/turn/types';
-import { isMcpToolName } from './names';
+import { isMcpToolName, serverOfToolName } from './names';
 import type { McpToolSource } from './toolSource';
 import type { PermissionSubject } from '../tools/types';
 
@@ -20,7 +20,13 @@ import type { PermissionSubject } from '../tools/types';
 export function mcpCallSubject(mcp: McpToolSource | undefined, call: ToolUseBlock): { ok: true; subject: PermissionSubject; readOnly: false } | { ok: false; message: string } | undefined {
   if (!mcp || !isMcpToolName(call.name)) return undefined;
   const target = mcp.resolveTool(call.name);
-  if (!target) return { ok: false, message: `There is no MCP tool named ${call.name}. Use only the tools you were given.` };
+  if (!target) {
+    const server = serverOfToolName(call.name);
+    if (server !== undefined && mcp.startingServers().includes(server)) {
+      return { ok: false, message: `MCP server ${server} is still starting, so its tools were not offered in this request; they will be in a later one once it is ready. ${call.name} was not called: go on with the tools you were given.` };
+    }
+    return { ok: false, message: `There is no MCP tool named ${call.name}. Use only the tools you were given.` };
+  }
   return { ok: true, subject: { kind: 'mcp', tool: call.name, server: target.server, summary: `${target.tool} on MCP server ${target.server}` }, readOnly: false };
 }
 

@@ -14,7 +14,7 @@ import { type Logger } from '../logger';
  */
 export type McpHubLike = Pick<
   McpHub,
-  | 'toolDefinitions' | 'resolveTool' | 'knownTools' | 'callTool' | 'start' | 'status' | 'problems' | 'subscribe' | 'restart' | 'enable' | 'disable'
+  | 'toolDefinitions' | 'resolveTool' | 'knownTools' | 'startingServers' | 'callTool' | 'start' | 'status' | 'problems' | 'subscribe' | 'restart' | 'enable' | 'disable'
   | 'approvalsChanged' | 'revoke' | 'readResource' | 'getPrompt' | 'limits' | 'dispose' | 'empty' | 'signIn' | 'signOut'
 >;
 

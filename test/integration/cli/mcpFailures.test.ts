@@ -64,6 +64,21 @@ describe('keel run: MCP servers that fail are visible', () => {
     expect(toolsOf(0)).toEqual([]);
   }, 120_000);
 
+  it('a model that calls a tool of a server still starting is told the server is starting (on its worker), and nothing is called', async () => {
+    server.enqueue({ blocks: [{ type: 'tool_use', id: 'toolu_early', name: 'mcp__hung__echo', input: { message: 'too soon' } }] }, { blocks: [{ type: 'text', text: 'I will wait for it.' }] });
+    const r = await run({ MCP_TIMEOUT: '600000', KEEL_MCP_STARTUP_WAIT: '200' }, '--mcp-config', config({ hung: 'silent' }), '--mode', 'bypassPermissions', '--workers', '1');
+    expect((await r.exit).code, r.stderr()).toBe(0);
+    expect(r.stdout()).toContain('I will wait for it.');
+    const results = (server.requests[1]!.body as { messages: { role: string; content: unknown }[] }).messages.at(-1)!.content as { type: string; content?: unknown; is_error?: boolean }[];
+    expect(results).toEqual([
+      expect.objectContaining({
+        type: 'tool_result',
+        is_error: true,
+        content: expect.stringContaining('MCP server hung is still starting, so its tools were not offered in this request; they will be in a later one once it is ready. mcp__hung__echo was not called'),
+      }),
+    ]);
+  }, 120_000);
+
   it('a broken .mcp.json: named on stderr and as an mcp line, and keel mcp list says the file is broken (exit 1)', async () => {
     writeFileSync(join(workspace, '.mcp.json'), '{"mcpServers": {"x": ');
     server.enqueue({ blocks: [{ type: 'text', text: 'Hi.' }] });

@@ -2,6 +2,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { McpHub } from '../../../src/core/mcp/hub';
+import { mcpCallSubject } from '../../../src/core/mcp/wiring';
 import type { McpServerStatus } from '../../../src/core/mcp/types';
 import { startHttpMcpServer, type HttpMcpServer } from '../../fixtures/mcp/httpServer';
 import { isAlive } from '../tools/helpers';
@@ -82,6 +83,13 @@ describe('a stdio server that misbehaves', () => {
     // The next request does not wait again, nor warn again.
     expect(await hub.toolDefinitions()).toEqual([]);
     expect(waiting()).toHaveLength(1);
+    // A model that names one of its tools anyway (it saw them before a resume) is told the server is starting, not that no such tool exists.
+    expect(hub.startingServers()).toEqual(['faulty']);
+    expect(mcpCallSubject(hub, { type: 'tool_use', id: 't1', name: 'mcp__faulty__echo', input: {} })).toEqual({
+      ok: false,
+      message: 'MCP server faulty is still starting, so its tools were not offered in this request; they will be in a later one once it is ready. mcp__faulty__echo was not called: go on with the tools you were given.',
+    });
+    expect(mcpCallSubject(hub, { type: 'tool_use', id: 't2', name: 'mcp__other__echo', input: {} })).toEqual({ ok: false, message: 'There is no MCP tool named mcp__other__echo. Use only the tools you were given.' });
   });
 
   it('exits at start: the error names the exit and the last stderr line; after the allowed restarts it stays in error', async () => {

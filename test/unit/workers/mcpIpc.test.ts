@@ -3,6 +3,7 @@ import type { McpHub } from '../../../src/core/mcp/hub';
 import type { McpToolSource } from '../../../src/core/mcp/toolSource';
 import { McpHostServer } from '../../../src/core/mcp/onWorkers/hostServer';
 import { IpcMcpToolSource } from '../../../src/core/mcp/onWorkers/remote';
+import { mcpCallSubject } from '../../../src/core/mcp/wiring';
 import { toHost, toWorker, type ToHost, type ToWorker } from '../../../src/core/workers/protocol';
 import { RpcEndpoint, type Envelope } from '../../../src/core/workers/rpc';
 import { EVERYTHING, hubOf, nodeServer, server } from '../mcp/helpers';
@@ -127,6 +128,20 @@ describe('the worker\'s MCP tool source, alone', () => {
       expect(outcome.isError, `hooksMayAllow ${hooksMayAllow}`).toBe(!hooksMayAllow);
       expect(source.calls).toHaveLength(hooksMayAllow ? 1 : 0);
     }
+  });
+
+  it('a tool of a server the host says is still starting is told so in the worker, as in the host, and nothing is called', async () => {
+    const source = new RecordingSource(undefined, ['gamma']);
+    const { worker, problems, end } = connect(source);
+    await worker.toolDefinitions();
+    expect(worker.startingServers()).toEqual(['gamma']);
+    const call = { type: 'tool_use' as const, id: 't1', name: 'mcp__gamma__search', input: {} };
+    expect(mcpCallSubject(worker, call)).toEqual(mcpCallSubject(source, call));
+    expect(mcpCallSubject(worker, call)).toEqual({ ok: false, message: expect.stringContaining('MCP server gamma is still starting, so its tools were not offered in this request') });
+    expect(mcpCallSubject(worker, { ...call, name: 'mcp__delta__search' })).toEqual({ ok: false, message: 'There is no MCP tool named mcp__delta__search. Use only the tools you were given.' });
+    expect(source.calls).toEqual([]);
+    expect(problems).toEqual([]);
+    end();
   });
 
   it('a name it was never given is not resolved, and calling it sends nothing', async () => {

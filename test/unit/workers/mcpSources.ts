@@ -8,7 +8,8 @@ import type { ToolDefinition } from '../../../src/core/providers/types';
  * - `mcp__alpha__ping` answers `pong <arguments>`;
  * - `mcp__alpha__slow` reports progress `started`, then waits for its signal and answers as the
  *   hub does a cancelled call;
- * - `mcp__beta__wipe` resolves, but is neither offered nor listed as known: a server the task was not given.
+ * - `mcp__beta__wipe` resolves, but is neither offered nor listed as known: a server the task was not given;
+ * - `starting`: the servers it says are still starting.
  */
 export class RecordingSource implements McpToolSource {
   readonly calls: { name: string; args: Record<string, unknown>; signal: AbortSignal; toolCallId: string | undefined }[] = [];
@@ -18,7 +19,10 @@ export class RecordingSource implements McpToolSource {
     ['mcp__beta__wipe', { server: 'beta', tool: 'wipe' }],
   ]);
 
-  constructor(private readonly offered: readonly string[] = ['mcp__alpha__ping', 'mcp__alpha__slow']) {}
+  constructor(
+    private readonly offered: readonly string[] = ['mcp__alpha__ping', 'mcp__alpha__slow'],
+    private readonly starting: readonly string[] = [],
+  ) {}
 
   async toolDefinitions(): Promise<ToolDefinition[]> {
     return this.offered.map((name) => ({ name, description: `${name} (test)`, input_schema: { type: 'object' } }));
@@ -30,6 +34,10 @@ export class RecordingSource implements McpToolSource {
 
   knownTools(): { name: string; server: string; tool: string }[] {
     return [...this.known].filter(([name]) => this.offered.includes(name)).map(([name, t]) => ({ name, ...t }));
+  }
+
+  startingServers(): string[] {
+    return [...this.starting];
   }
 
   callTool(name: string, args: Record<string, unknown>, opts: McpCallOptions): Promise<McpToolOutcome> {

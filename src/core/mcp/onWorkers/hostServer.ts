@@ -69,7 +69,7 @@ export class McpHostServer {
     // run saw them), and gets the hub's "not available" answer, as in the host.
     const known = this.deps.source.knownTools().filter((t) => !this.offered.has(t.name));
     for (const t of known) this.offered.set(t.name, { server: t.server, tool: t.tool });
-    return { tools, known };
+    return { tools, known, starting: this.deps.source.startingServers() };
   }
 
   /** The `mcpCall` request: checked again, then made through the hub (never rejects). */

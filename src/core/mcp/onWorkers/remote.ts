@@ -22,6 +22,7 @@ import { errorMessage } from '../../../shared/domain/errors';
  */
 export class IpcMcpToolSource implements McpToolSource {
   private byName = new Map<string, { server: string; tool: string }>();
+  private starting: string[] = [];
 
   constructor(
     private readonly queryId: string,
@@ -37,6 +38,7 @@ export class IpcMcpToolSource implements McpToolSource {
       return [];
     }
     this.byName = new Map([...answer.known, ...answer.tools].map((t) => [t.name, { server: t.server, tool: t.tool }]));
+    this.starting = answer.starting;
     return answer.tools.map(({ name, description, input_schema }) => ({ name, description, input_schema }));
   }
 
@@ -46,6 +48,10 @@ export class IpcMcpToolSource implements McpToolSource {
 
   knownTools(): { name: string; server: string; tool: string }[] {
     return [...this.byName].map(([name, t]) => ({ name, ...t }));
+  }
+
+  startingServers(): string[] {
+    return this.starting;
   }
 
   async callTool(name: string, args: Record<string, unknown>, opts: McpCallOptions): Promise<McpToolOutcome> {
