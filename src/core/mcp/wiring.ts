@@ -23,7 +23,8 @@ export function mcpCallSubject(mcp: McpToolSource | undefined, call: ToolUseBloc
   if (!target) {
     const server = serverOfToolName(call.name);
     if (server !== undefined && mcp.startingServers().includes(server)) {
-      return { ok: false, message: `MCP server ${server} is still starting, so its tools were not offered in this request; they will be in a later one once it is ready. ${call.name} was not called: go on with the tools you were given.` };
+      const later = 'so its tools were not offered in this request; they will be in a later one once it is ready';
+      return { ok: false, message: `MCP server ${server} is still starting, ${later}. ${call.name} was not called: go on with the tools you were given.` };
     }
     return { ok: false, message: `There is no MCP tool named ${call.name}. Use only the tools you were given.` };
   }

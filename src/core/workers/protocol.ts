@@ -204,7 +204,15 @@ export const toHost = {
   /** A Task tool call: the host starts the child task; its answer comes back as `subtaskResult`. */
   subtaskStart: notification(z.object({ ...ofQuery, toolCallId: id, description: z.string(), prompt: z.string() })),
   /** The task's MCP tools: `tools` are offered to the model, `known` the other names the hub resolves (their server is down). */
-  mcpList: request(z.object(ofQuery), z.object({ tools: z.array(mcpToolSchema).check(z.maxLength(10_000)), known: z.array(mcpTargetSchema).check(z.maxLength(10_000)), starting: z.array(z.string().check(z.maxLength(200))).check(z.maxLength(1_000)) })),
+  mcpList: request(
+    z.object(ofQuery),
+    z.object({
+      tools: z.array(mcpToolSchema).check(z.maxLength(10_000)),
+      known: z.array(mcpTargetSchema).check(z.maxLength(10_000)),
+      // The servers still starting: a call of one of their tools is told so (mcpCallSubject).
+      starting: z.array(z.string().check(z.maxLength(200))).check(z.maxLength(1_000)),
+    }),
+  ),
   /** One MCP tool call through the host's hub (`toolCallId`: the model's call, for the host's permission re-check); progress lines on the way. */
   mcpCall: request(
     z.object({ ...ofQuery, toolCallId: id, name: mcpNameSchema, server: mcpNameSchema, tool: mcpNameSchema, arguments: z.record(z.string(), z.unknown()) }),
