@@ -128,9 +128,13 @@ describe('loop mode in VS Code', () => {
       expect(await waiting.textContent()).toContain('Touch attention.txt');
       const loopRow = agents.locator('.monaco-list-row', { hasText: `Loop ${NAME}` });
       await loopRow.waitFor({ timeout: 30_000 });
-      // Under the loop, each iteration by its number (the loop's name is on the row above).
-      expect(await agents.locator('.monaco-list-row', { hasText: 'Iteration 2' }).count()).toBe(1);
-      expect(await agents.locator('.monaco-list-row', { hasText: 'Iteration 1' }).count()).toBe(1);
+      // Under the loop, each iteration by its number (the loop's name is on the row above). The
+      // tree draws a row's children after the row itself: each is waited for, then counted once.
+      for (const n of [2, 1]) {
+        const row = agents.locator('.monaco-list-row', { hasText: `Iteration ${n}` });
+        await row.first().waitFor({ timeout: 30_000 });
+        expect(await row.count()).toBe(1);
+      }
       // The loop's figures are its iterations': not "0 tok".
       expect(await loopRow.textContent()).not.toContain(' 0 tok');
       await page.locator('.statusbar-item', { hasText: '1 needs you' }).waitFor({ timeout: 30_000 });
