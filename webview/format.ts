@@ -1,6 +1,7 @@
 import { modelLabel as labelOf } from '../src/shared/domain/models';
 import type { TaskTranscript } from '../src/shared/domain/transcript';
 import type { ChatConfig } from '../src/shared/protocol/toWebview';
+import { cutOffOf } from '../src/shared/words/answers';
 
 /** Whether the task works now (Cancel shown, Send held back): its state is tagged `running`. */
 export function isBusy(t: TaskTranscript | null): boolean {
@@ -94,7 +95,7 @@ export function resumeIndex(transcript: Pick<TaskTranscript, 'items' | 'tags'>):
   for (let i = items.length - 1; i >= 0; i--) {
     const it = items[i]!;
     if (it.kind === 'notice' || it.kind === 'error') continue;
-    return it.kind === 'assistant' && it.interrupted && !it.retried ? i : -1;
+    return it.kind === 'assistant' && cutOffOf(it) === 'interrupted' ? i : -1;
   }
   return -1;
 }
